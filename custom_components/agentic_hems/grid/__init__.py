@@ -1,0 +1,1 @@
+"""The grid toolkit: seed 002's agent tool contracts (filled by issue 5)."""

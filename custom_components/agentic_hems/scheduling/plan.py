@@ -1,0 +1,142 @@
+"""Plan and load types shared by the planners (../shared/DESIGN.md, "Core types")."""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+import math
+from typing import Any
+
+import numpy as np
+
+
+class Reason(StrEnum):
+    """Why a plan looks as it does; translated by the shell (``plan_reason`` in translations/*.json)."""
+
+    OPTIMAL = "optimal"
+    PARTIAL_PRICES = "partial_prices"  # the window runs past the known prices; planned on the known slots
+    WINDOW_TOO_SHORT = "window_too_short"  # the window cannot hold the load at its power
+    NO_PRICES = "no_prices"  # no known price inside the window
+    POWER_LIMIT = "power_limit"  # the household power limit leaves no room for the loads
+    INVALID = "invalid"  # the load itself is malformed (non-positive power, no duration or energy)
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """One flexible load for :func:`plan_joint`: ``LoadSpec(name, *, power_kw, ..., earliest_start, deadline)``.
+
+    Attributes:
+        name: label carried into the plan.
+        power_kw: kW drawn while running (contiguous) or the maximum charge power (energy loads).
+        duration_min: run time in minutes for contiguous loads; rounded up to whole slots.
+        energy_kwh: energy to deliver for non-contiguous loads (EV); the last slot may be partial.
+        earliest_start: aware datetime; rounded up to a slot boundary.
+        deadline: aware datetime by which the load must be done; rounded down to a slot boundary.
+        contiguous: True for a run that cannot be interrupted (dishwasher, washing machine, heat-pump block).
+    """
+
+    name: str
+    _: KW_ONLY
+    power_kw: float
+    duration_min: float | None = None
+    energy_kwh: float | None = None
+    earliest_start: datetime
+    deadline: datetime
+    contiguous: bool = True
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Plan:
+    """A placed load.
+
+    Attributes:
+        name: the load's label.
+        feasible: False when nothing could be placed; ``reason`` says why and ``power_kw`` is all zero.
+        start, end: aware UTC datetimes of the first planned slot start and last planned slot end, or None.
+        power_kw: float64 array (n,) of kW per slot, aligned with the curve it was planned on
+            (index i covers ``curve_start + i * resolution``).
+        curve_start, resolution: the grid ``power_kw`` is aligned with.
+        energy_kwh: energy placed (sum of power_kw times slot hours).
+        cost: price-weighted energy in ``currency``; None when infeasible.
+        baseline_cost: cost of starting at the earliest slot and running as fast as allowed; None if unknown.
+        currency: ISO 4217 code of the curve.
+        method: the algorithm (``window_sums``, ``greedy_sorted``, ``milp``).
+        reason: a :class:`Reason` value.
+        detail: a short English explanation for logs and service responses.
+    """
+
+    name: str
+    feasible: bool
+    start: datetime | None
+    end: datetime | None
+    power_kw: np.ndarray
+    curve_start: datetime
+    resolution: timedelta
+    energy_kwh: float
+    cost: float | None
+    baseline_cost: float | None
+    currency: str
+    method: str
+    reason: Reason
+    detail: str = ""
+
+    @property
+    def savings(self) -> float | None:
+        """baseline_cost - cost, in ``currency``; None when either is unknown."""
+        if self.cost is None or self.baseline_cost is None:
+            return None
+        return self.baseline_cost - self.cost
+
+    def slot_starts(self) -> list[datetime]:
+        """UTC start of every slot of ``power_kw``."""
+        return [self.curve_start + self.resolution * i for i in range(len(self.power_kw))]
+
+    def is_running(self, moment: datetime) -> bool:
+        """True when ``moment`` falls in a slot with planned power > 0."""
+        i = math.floor((moment - self.curve_start) / self.resolution)
+        return 0 <= i < len(self.power_kw) and bool(self.power_kw[i] > 0)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form (ISO 8601 UTC strings, floats, None) for service responses and storage."""
+        return {
+            "name": self.name,
+            "feasible": self.feasible,
+            "start": self.start.isoformat() if self.start else None,
+            "end": self.end.isoformat() if self.end else None,
+            "curve_start": self.curve_start.isoformat(),
+            "resolution_minutes": self.resolution.total_seconds() / 60,
+            "power_kw": [round(float(p), 6) for p in self.power_kw],
+            "energy_kwh": round(self.energy_kwh, 6),
+            "cost": None if self.cost is None else round(self.cost, 6),
+            "baseline_cost": None if self.baseline_cost is None else round(self.baseline_cost, 6),
+            "savings": None if self.savings is None else round(self.savings, 6),
+            "currency": self.currency,
+            "method": self.method,
+            "reason": str(self.reason),
+            "detail": self.detail,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Plan:
+        """Inverse of :meth:`as_dict`.
+
+        Raises:
+            KeyError, ValueError, TypeError: malformed data.
+        """
+        return cls(
+            name=str(data["name"]),
+            feasible=bool(data["feasible"]),
+            start=datetime.fromisoformat(data["start"]) if data.get("start") else None,
+            end=datetime.fromisoformat(data["end"]) if data.get("end") else None,
+            power_kw=np.array(data["power_kw"], dtype=np.float64),
+            curve_start=datetime.fromisoformat(data["curve_start"]),
+            resolution=timedelta(minutes=float(data["resolution_minutes"])),
+            energy_kwh=float(data["energy_kwh"]),
+            cost=None if data.get("cost") is None else float(data["cost"]),
+            baseline_cost=None if data.get("baseline_cost") is None else float(data["baseline_cost"]),
+            currency=str(data["currency"]),
+            method=str(data["method"]),
+            reason=Reason(data["reason"]),
+            detail=str(data.get("detail", "")),
+        )
