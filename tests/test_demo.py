@@ -1,0 +1,93 @@
+"""End to end: ``scripts/demo --check`` starts a real Home Assistant, sets agentic_hems up and plans three appliances.
+
+The demo runs as a subprocess (its own Home Assistant on a free 127.0.0.1 port), so pytest's socket blocking does not
+apply. It takes about half a minute; deselect it with ``--deselect tests/test_demo.py`` or ``-k "not demo"``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+import json
+import os
+from pathlib import Path
+import re
+import subprocess
+import sys
+from zoneinfo import ZoneInfo
+
+ROOT = Path(__file__).resolve().parent.parent
+APPLIANCES = ("Dishwasher", "Washing machine", "EV charger")
+
+PLAN_LINE = re.compile(
+    r"^PLAN (?P<name>.+?)\s+start \w{3} (?P<start>\d{4}-\d\d-\d\d \d\d:\d\d)\s+end \w{3} (?P<end>\d{4}-\d\d-\d\d \d\d:\d\d)"
+    r"\s+cost (?P<cost>-?\d+\.\d+) (?P<currency>[A-Z]{3})\s+now (?P<baseline>-?\d+\.\d+) [A-Z]{3}"
+    r"\s+saves (?P<savings>-?\d+\.\d+) [A-Z]{3}"
+)
+PRICES_LINE = re.compile(
+    r"^PRICES min (?P<min>-?\d+\.\d+) max (?P<max>-?\d+\.\d+) .*?, (?P<slots>\d+) slots .* sample: (?P<sample>true|false)$"
+)
+
+
+def _free_port() -> int:
+    """A free TCP port on 127.0.0.1, found in a child process (sockets are blocked in this one)."""
+    code = "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
+    return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def test_demo_check(tmp_path: Path) -> None:
+    """The demo exits 0, prints a feasible, money-saving plan per appliance, and its JSON report agrees."""
+    report_path = tmp_path / "demo.json"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("DEMO_PORT", None)
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "demo"), "--check", "--port", str(_free_port()), "--json", str(report_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env=env,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"scripts/demo --check exited {proc.returncode}:\n{output}"
+    assert "CHECK OK" in proc.stdout, output
+    assert "Home Assistant stopped." in proc.stdout, output
+
+    # The printed plans parse, and each is a real plan: start before end, no dearer than starting now.
+    printed = {m["name"]: m for line in proc.stdout.splitlines() if (m := PLAN_LINE.match(line))}
+    assert set(printed) == set(APPLIANCES), output
+    for name, match in printed.items():
+        start = datetime.strptime(match["start"], "%Y-%m-%d %H:%M")
+        end = datetime.strptime(match["end"], "%Y-%m-%d %H:%M")
+        # Local wall-clock times; a DST change inside a plan moves the end by at most an hour.
+        assert (end - start).total_seconds() > -3600, (name, match.group(0))
+        assert float(match["cost"]) <= float(match["baseline"]) + 1e-4, (name, match.group(0))
+        assert abs(float(match["baseline"]) - float(match["cost"]) - float(match["savings"])) < 1e-3, match.group(0)
+
+    prices_lines = [m for line in proc.stdout.splitlines() if (m := PRICES_LINE.match(line))]
+    assert len(prices_lines) == 1, output
+    assert prices_lines[0]["sample"] == "true"
+    assert float(prices_lines[0]["min"]) <= float(prices_lines[0]["max"])
+    assert int(prices_lines[0]["slots"]) >= 92
+
+    # The JSON report holds the service responses themselves.
+    report = json.loads(report_path.read_text())
+    assert report["problems"] == []
+    assert set(report["plans"]) == set(APPLIANCES)
+    for name, plan in report["plans"].items():
+        assert plan["feasible"] is True, (name, plan)
+        start, end = datetime.fromisoformat(plan["start"]), datetime.fromisoformat(plan["end"])
+        assert start.tzinfo is not None and end.tzinfo is not None, plan
+        assert start < end, (name, plan)
+        assert plan["cost"] <= plan["baseline_cost"] + 1e-9, (name, plan)
+        printed_start = datetime.strptime(printed[name]["start"], "%Y-%m-%d %H:%M")
+        assert start.astimezone(ZoneInfo("Europe/Brussels")).replace(tzinfo=None, second=0, microsecond=0) == printed_start, name
+    assert report["prices"]["sample"] is True
+    assert report["prices"]["min"] <= report["prices"]["max"]
+
+    entities = report["entities"]
+    assert len(entities) >= 5 * len(APPLIANCES), entities
+    assert all(e["state"] not in (None, "unavailable") for e in entities), entities
+    for name in APPLIANCES:
+        keys = {e["translation_key"] for e in entities if e["subentry"] == name}
+        assert len(keys) >= 5, (name, keys)
