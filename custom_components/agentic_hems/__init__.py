@@ -1,0 +1,97 @@
+"""Agentic HEMS: day-ahead prices to optimal appliance plans (DESIGN.md; issue 2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.event import async_track_state_change_event
+from homeassistant.helpers.storage import Store
+from homeassistant.helpers.typing import ConfigType
+
+from .const import CONF_PRICE_ENTITY, CONF_PRICE_SOURCE, DOMAIN, LOGGER, PLATFORMS, SOURCE_SENSOR, STORAGE_VERSION
+from .coordinator import PriceCoordinator
+from .planner import PlanManager
+from .price_sources import source_for_entry
+from .scheduling.appliance import Appliance
+from .services import async_setup_services
+
+CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+
+
+@dataclass
+class RuntimeData:
+    """Everything a loaded entry owns."""
+
+    coordinator: PriceCoordinator
+    planner: PlanManager
+
+
+type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
+
+
+async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
+    """Register the service actions once for all entries."""
+    async_setup_services(hass)
+    return True
+
+
+async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> bool:
+    """Load cached prices and plans, start the entities, and fetch in the background (never blocks start-up)."""
+    coordinator = PriceCoordinator(hass, entry, source_for_entry(hass, entry))
+    await coordinator.async_load()
+    appliances = {sid: Appliance.from_config(sid, dict(sub.data)) for sid, sub in entry.subentries.items()}
+    planner = PlanManager(hass, entry.entry_id, coordinator, appliances)
+    await planner.async_load()
+    entry.runtime_data = RuntimeData(coordinator=coordinator, planner=planner)
+
+    if (cached := coordinator.cached_data()) is not None:
+        coordinator.async_set_updated_data(cached)
+    entry.async_on_unload(coordinator.async_start())
+
+    @callback
+    def _prices_updated() -> None:
+        entry.async_create_background_task(hass, planner.async_replan_due(), f"{DOMAIN} replan")
+
+    entry.async_on_unload(coordinator.async_add_listener(_prices_updated))
+    if entry.data[CONF_PRICE_SOURCE] == SOURCE_SENSOR:
+
+        @callback
+        def _sensor_changed(event: Event[EventStateChangedData]) -> None:
+            entry.async_create_background_task(hass, coordinator.async_fetch_now(), f"{DOMAIN} sensor")
+
+        entry.async_on_unload(
+            async_track_state_change_event(hass, [entry.data[CONF_PRICE_ENTITY]], _sensor_changed)
+        )
+    entry.async_on_unload(entry.add_update_listener(_async_reload))
+
+    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    entry.async_create_background_task(hass, coordinator.async_refresh(), f"{DOMAIN} first refresh")
+    await planner.async_replan_due()
+    return True
+
+
+async def _async_reload(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
+    """Options, data or subentries changed: reload."""
+    await hass.config_entries.async_reload(entry.entry_id)
+
+
+async def async_unload_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> bool:
+    """Unload the platforms; timers and listeners go with ``async_on_unload``."""
+    return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
+
+
+async def async_remove_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
+    """Delete what the entry stored (cached prices and plans)."""
+    for name in ("prices", "plans"):
+        await Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.{name}").async_remove()
+
+
+async def async_migrate_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> bool:
+    """Migrate older entries; version 1.1 is the first, so only newer (downgrades) are refused."""
+    if entry.version > 1:
+        LOGGER.error("Cannot downgrade %s from version %s.%s", entry.title, entry.version, entry.minor_version)
+        return False
+    return True

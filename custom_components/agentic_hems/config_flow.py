@@ -1,0 +1,374 @@
+"""Config flow: price source, price formula, household limit, and appliance subentries."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import time, timedelta
+from typing import Any
+
+import voluptuous as vol
+
+from homeassistant.config_entries import (
+    ConfigEntry,
+    ConfigFlow,
+    ConfigFlowResult,
+    ConfigSubentryFlow,
+    OptionsFlow,
+    SubentryFlowResult,
+)
+from homeassistant.const import CONF_API_KEY, CONF_ENTITY_ID, CONF_NAME
+from homeassistant.core import callback
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.helpers.selector import (
+    BooleanSelector,
+    ConfigEntrySelector,
+    ConfigEntrySelectorConfig,
+    EntitySelector,
+    EntitySelectorConfig,
+    NumberSelector,
+    NumberSelectorConfig,
+    NumberSelectorMode,
+    SelectSelector,
+    SelectSelectorConfig,
+    SelectSelectorMode,
+    TextSelector,
+    TextSelectorConfig,
+    TextSelectorType,
+    TimeSelector,
+)
+from homeassistant.util import dt as dt_util
+
+from .const import (
+    APPLIANCE_KINDS,
+    CONF_AREA,
+    CONF_BIDDING_ZONE,
+    CONF_CONTIGUOUS,
+    CONF_DEADLINE,
+    CONF_DURATION_MIN,
+    CONF_EARLIEST_START,
+    CONF_ENERGY_KWH,
+    CONF_GRID_FEE,
+    CONF_KIND,
+    CONF_MARKUP,
+    CONF_NORDPOOL_ENTRY,
+    CONF_POWER_KW,
+    CONF_POWER_LIMIT_KW,
+    CONF_PRICE_ENTITY,
+    CONF_PRICE_SOURCE,
+    CONF_VAT_ON_NEGATIVE,
+    CONF_VAT_PERCENT,
+    DEFAULT_OPTIONS,
+    DOMAIN,
+    PRICE_SOURCES,
+    SOURCE_ENTSOE,
+    SOURCE_NORDPOOL,
+    SOURCE_SAMPLE,
+    SOURCE_SENSOR,
+    SUBENTRY_APPLIANCE,
+    VALIDATE_TIMEOUT_S,
+)
+from .prices import PriceError, PricesNotPublished
+from .prices.entsoe import ZONES, async_fetch_day_ahead
+from .prices.errors import InvalidAuth
+
+CONTIGUOUS_KINDS = {"dishwasher", "washing_machine", "heat_pump", "generic"}
+
+
+def _number(minimum: float, maximum: float, step: float, unit: str | None = None) -> NumberSelector:
+    return NumberSelector(
+        NumberSelectorConfig(
+            min=minimum, max=maximum, step=step, unit_of_measurement=unit, mode=NumberSelectorMode.BOX
+        )
+    )
+
+
+def settings_schema(values: Mapping[str, Any]) -> vol.Schema:
+    """The price formula and household limit, shown at creation and in the options."""
+    return vol.Schema(
+        {
+            vol.Required(CONF_MARKUP, default=values[CONF_MARKUP]): _number(-10, 10, 0.0001, "per kWh"),
+            vol.Required(CONF_VAT_PERCENT, default=values[CONF_VAT_PERCENT]): _number(0, 100, 0.1, "%"),
+            vol.Required(CONF_GRID_FEE, default=values[CONF_GRID_FEE]): _number(-10, 10, 0.0001, "per kWh"),
+            vol.Required(CONF_VAT_ON_NEGATIVE, default=values[CONF_VAT_ON_NEGATIVE]): BooleanSelector(),
+            vol.Required(CONF_POWER_LIMIT_KW, default=values[CONF_POWER_LIMIT_KW]): _number(0.5, 100, 0.1, "kW"),
+        }
+    )
+
+
+def _zone_selector() -> SelectSelector:
+    return SelectSelector(SelectSelectorConfig(options=list(ZONES), mode=SelectSelectorMode.DROPDOWN, sort=True))
+
+
+async def _validate_entsoe(flow: ConfigFlow, api_key: str, zone: str) -> dict[str, str]:
+    """Check the key with one short request for today; returns form errors (empty when the key works)."""
+    start = dt_util.as_utc(dt_util.start_of_local_day())
+    try:
+        await async_fetch_day_ahead(
+            async_get_clientsession(flow.hass), api_key, zone, start, start + timedelta(days=1), timeout=VALIDATE_TIMEOUT_S
+        )
+    except InvalidAuth:
+        return {"base": "invalid_auth"}
+    except PricesNotPublished:
+        return {}
+    except PriceError:
+        return {"base": "cannot_connect"}
+    return {}
+
+
+class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
+    """Set up a price source: user → source step → settings."""
+
+    VERSION = 1
+    MINOR_VERSION = 1
+
+    def __init__(self) -> None:
+        """Start with no collected data."""
+        self._data: dict[str, Any] = {}
+
+    @staticmethod
+    @callback
+    def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
+        """Return the options flow (price formula and power limit)."""
+        return AgenticHemsOptionsFlow()
+
+    @classmethod
+    @callback
+    def async_get_supported_subentry_types(cls, config_entry: ConfigEntry) -> dict[str, type[ConfigSubentryFlow]]:
+        """Appliances are subentries."""
+        return {SUBENTRY_APPLIANCE: ApplianceSubentryFlow}
+
+    async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Pick the price source."""
+        if user_input is not None:
+            self._data[CONF_PRICE_SOURCE] = user_input[CONF_PRICE_SOURCE]
+            if user_input[CONF_PRICE_SOURCE] == SOURCE_SAMPLE:
+                await self.async_set_unique_id(SOURCE_SAMPLE)
+                self._abort_if_unique_id_configured()
+                return await self.async_step_settings()
+            return await getattr(self, f"async_step_{user_input[CONF_PRICE_SOURCE]}")()
+        return self.async_show_form(
+            step_id="user",
+            data_schema=vol.Schema(
+                {
+                    vol.Required(CONF_PRICE_SOURCE, default=SOURCE_SAMPLE): SelectSelector(
+                        SelectSelectorConfig(
+                            options=PRICE_SOURCES, mode=SelectSelectorMode.LIST, translation_key=CONF_PRICE_SOURCE
+                        )
+                    )
+                }
+            ),
+        )
+
+    async def async_step_entsoe(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """ENTSO-E: API key and bidding zone, checked with one request."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            await self.async_set_unique_id(f"{SOURCE_ENTSOE}_{user_input[CONF_BIDDING_ZONE]}")
+            self._abort_if_unique_id_configured()
+            errors = await _validate_entsoe(self, user_input[CONF_API_KEY], user_input[CONF_BIDDING_ZONE])
+            if not errors:
+                self._data.update(user_input)
+                return await self.async_step_settings()
+        return self.async_show_form(
+            step_id=SOURCE_ENTSOE,
+            data_schema=self.add_suggested_values_to_schema(_entsoe_schema(), user_input or {}),
+            errors=errors,
+        )
+
+    async def async_step_nordpool(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """The core Nord Pool integration: which entry and which area."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            entry = self.hass.config_entries.async_get_entry(user_input[CONF_NORDPOOL_ENTRY])
+            area = user_input[CONF_AREA].upper()
+            if entry is None or entry.domain != SOURCE_NORDPOOL:
+                errors[CONF_NORDPOOL_ENTRY] = "nordpool_entry_missing"
+            elif area not in entry.data.get("areas", []):
+                errors[CONF_AREA] = "area_not_in_entry"
+            else:
+                await self.async_set_unique_id(f"{SOURCE_NORDPOOL}_{area}")
+                self._abort_if_unique_id_configured()
+                self._data.update({CONF_NORDPOOL_ENTRY: entry.entry_id, CONF_AREA: area})
+                return await self.async_step_settings()
+        return self.async_show_form(
+            step_id=SOURCE_NORDPOOL,
+            data_schema=self.add_suggested_values_to_schema(_nordpool_schema(), user_input or {}),
+            errors=errors,
+        )
+
+    async def async_step_sensor(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Another HA price sensor with today/tomorrow attributes."""
+        if user_input is not None:
+            await self.async_set_unique_id(f"{SOURCE_SENSOR}_{user_input[CONF_PRICE_ENTITY]}")
+            self._abort_if_unique_id_configured()
+            self._data.update(user_input)
+            return await self.async_step_settings()
+        return self.async_show_form(step_id=SOURCE_SENSOR, data_schema=_sensor_schema())
+
+    async def async_step_settings(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Price formula and household power limit; creates the entry."""
+        if user_input is not None:
+            return self.async_create_entry(title=_title(self._data), data=self._data, options=user_input)
+        return self.async_show_form(step_id="settings", data_schema=settings_schema(DEFAULT_OPTIONS))
+
+    async def async_step_reconfigure(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Change the source's settings (zone and key, Nord Pool area, or the price entity)."""
+        entry = self._get_reconfigure_entry()
+        source = entry.data[CONF_PRICE_SOURCE]
+        if source == SOURCE_SAMPLE:
+            return self.async_abort(reason="nothing_to_reconfigure")
+        schema = {SOURCE_ENTSOE: _entsoe_schema, SOURCE_NORDPOOL: _nordpool_schema, SOURCE_SENSOR: _sensor_schema}
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            if source == SOURCE_ENTSOE:
+                errors = await _validate_entsoe(self, user_input[CONF_API_KEY], user_input[CONF_BIDDING_ZONE])
+            if not errors:
+                data = {**entry.data, **user_input}
+                return self.async_update_reload_and_abort(entry, data=data, title=_title(data))
+        return self.async_show_form(
+            step_id="reconfigure",
+            data_schema=self.add_suggested_values_to_schema(schema[source](), user_input or dict(entry.data)),
+            errors=errors,
+        )
+
+    async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
+        """ENTSO-E rejected the API key."""
+        return await self.async_step_reauth_confirm()
+
+    async def async_step_reauth_confirm(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Ask for a new ENTSO-E API key."""
+        entry = self._get_reauth_entry()
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors = await _validate_entsoe(self, user_input[CONF_API_KEY], entry.data[CONF_BIDDING_ZONE])
+            if not errors:
+                return self.async_update_reload_and_abort(entry, data_updates=user_input)
+        return self.async_show_form(
+            step_id="reauth_confirm",
+            data_schema=vol.Schema({vol.Required(CONF_API_KEY): _password()}),
+            description_placeholders={"zone": entry.data[CONF_BIDDING_ZONE]},
+            errors=errors,
+        )
+
+
+def _password() -> TextSelector:
+    return TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
+
+
+def _entsoe_schema() -> vol.Schema:
+    return vol.Schema({vol.Required(CONF_API_KEY): _password(), vol.Required(CONF_BIDDING_ZONE): _zone_selector()})
+
+
+def _nordpool_schema() -> vol.Schema:
+    return vol.Schema(
+        {
+            vol.Required(CONF_NORDPOOL_ENTRY): ConfigEntrySelector(ConfigEntrySelectorConfig(integration="nordpool")),
+            vol.Required(CONF_AREA): TextSelector(),
+        }
+    )
+
+
+def _sensor_schema() -> vol.Schema:
+    return vol.Schema({vol.Required(CONF_PRICE_ENTITY): EntitySelector(EntitySelectorConfig(domain="sensor"))})
+
+
+def _title(data: Mapping[str, Any]) -> str:
+    source = data[CONF_PRICE_SOURCE]
+    if source == SOURCE_ENTSOE:
+        return f"ENTSO-E {data[CONF_BIDDING_ZONE]}"
+    if source == SOURCE_NORDPOOL:
+        return f"Nord Pool {data[CONF_AREA]}"
+    if source == SOURCE_SENSOR:
+        return f"Prices from {data[CONF_PRICE_ENTITY]}"
+    return "Sample prices"
+
+
+class AgenticHemsOptionsFlow(OptionsFlow):
+    """Change the price formula and the household power limit."""
+
+    async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Show the settings with the current values."""
+        if user_input is not None:
+            return self.async_create_entry(data=user_input)
+        return self.async_show_form(
+            step_id="init", data_schema=settings_schema({**DEFAULT_OPTIONS, **self.config_entry.options})
+        )
+
+
+def appliance_schema() -> vol.Schema:
+    """The appliance form; duration for contiguous loads, energy for the others."""
+    return vol.Schema(
+        {
+            vol.Required(CONF_NAME): TextSelector(),
+            vol.Required(CONF_KIND, default="dishwasher"): SelectSelector(
+                SelectSelectorConfig(options=APPLIANCE_KINDS, mode=SelectSelectorMode.DROPDOWN, translation_key=CONF_KIND)
+            ),
+            vol.Required(CONF_ENTITY_ID): EntitySelector(
+                EntitySelectorConfig(domain=["switch", "input_boolean", "climate", "water_heater", "number", "select"])
+            ),
+            vol.Required(CONF_POWER_KW): _number(0.01, 100, 0.01, "kW"),
+            vol.Optional(CONF_DURATION_MIN): _number(1, 2880, 1, "min"),
+            vol.Optional(CONF_ENERGY_KWH): _number(0.01, 500, 0.01, "kWh"),
+            vol.Required(CONF_CONTIGUOUS, default=True): BooleanSelector(),
+            vol.Required(CONF_EARLIEST_START, default="00:00:00"): TimeSelector(),
+            vol.Required(CONF_DEADLINE, default="07:00:00"): TimeSelector(),
+        }
+    )
+
+
+def validate_appliance(data: Mapping[str, Any]) -> dict[str, str]:
+    """Form errors for appliance data: a contiguous load needs a duration, an energy load needs energy."""
+    errors: dict[str, str] = {}
+    if data[CONF_CONTIGUOUS] and data.get(CONF_DURATION_MIN) is None:
+        errors[CONF_DURATION_MIN] = "duration_required"
+    if not data[CONF_CONTIGUOUS] and data.get(CONF_ENERGY_KWH) is None:
+        errors[CONF_ENERGY_KWH] = "energy_required"
+    for key in (CONF_EARLIEST_START, CONF_DEADLINE):
+        try:
+            time.fromisoformat(str(data[key]))
+        except ValueError:
+            errors[key] = "invalid_time"
+    return errors
+
+
+def _clean_appliance(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Keep only the field the load type uses, so one fact has one place."""
+    cleaned = dict(data)
+    cleaned.pop(CONF_ENERGY_KWH if data[CONF_CONTIGUOUS] else CONF_DURATION_MIN, None)
+    return cleaned
+
+
+class ApplianceSubentryFlow(ConfigSubentryFlow):
+    """Add or reconfigure an appliance."""
+
+    async def async_step_user(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        """Add an appliance."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors = validate_appliance(user_input)
+            names = {s.title.casefold() for s in self._get_entry().subentries.values()}
+            if user_input[CONF_NAME].casefold() in names:
+                errors[CONF_NAME] = "name_exists"
+            if not errors:
+                return self.async_create_entry(title=user_input[CONF_NAME], data=_clean_appliance(user_input))
+        return self.async_show_form(
+            step_id="user",
+            data_schema=self.add_suggested_values_to_schema(appliance_schema(), user_input or {}),
+            errors=errors,
+        )
+
+    async def async_step_reconfigure(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        """Change an appliance."""
+        subentry = self._get_reconfigure_subentry()
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors = validate_appliance(user_input)
+            if not errors:
+                return self.async_update_and_abort(
+                    self._get_entry(), subentry, title=user_input[CONF_NAME], data=_clean_appliance(user_input)
+                )
+        return self.async_show_form(
+            step_id="reconfigure",
+            data_schema=self.add_suggested_values_to_schema(appliance_schema(), user_input or dict(subentry.data)),
+            errors=errors,
+        )

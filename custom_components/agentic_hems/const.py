@@ -1,0 +1,64 @@
+"""Constants shared by the Home Assistant shell."""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+from homeassistant.const import Platform
+
+DOMAIN: Final = "agentic_hems"
+LOGGER = logging.getLogger(__package__)
+
+PLATFORMS: Final = [Platform.BINARY_SENSOR, Platform.SENSOR, Platform.SWITCH, Platform.TIME]
+
+# Config entry data (the price source).
+CONF_PRICE_SOURCE: Final = "price_source"
+CONF_BIDDING_ZONE: Final = "bidding_zone"
+CONF_NORDPOOL_ENTRY: Final = "nordpool_entry"
+CONF_AREA: Final = "area"
+CONF_PRICE_ENTITY: Final = "price_entity"
+
+SOURCE_SAMPLE: Final = "sample"
+SOURCE_ENTSOE: Final = "entsoe"
+SOURCE_NORDPOOL: Final = "nordpool"
+SOURCE_SENSOR: Final = "sensor"
+PRICE_SOURCES: Final = [SOURCE_SAMPLE, SOURCE_ENTSOE, SOURCE_NORDPOOL, SOURCE_SENSOR]
+
+# Config entry options (the price formula and the household).
+CONF_MARKUP: Final = "markup"
+CONF_VAT_PERCENT: Final = "vat_percent"
+CONF_GRID_FEE: Final = "grid_fee"
+CONF_VAT_ON_NEGATIVE: Final = "vat_on_negative"
+CONF_POWER_LIMIT_KW: Final = "power_limit_kw"
+DEFAULT_OPTIONS: Final = {
+    CONF_MARKUP: 0.0,
+    CONF_VAT_PERCENT: 0.0,
+    CONF_GRID_FEE: 0.0,
+    CONF_VAT_ON_NEGATIVE: True,
+    CONF_POWER_LIMIT_KW: 11.0,
+}
+
+# Appliance subentries.
+SUBENTRY_APPLIANCE: Final = "appliance"
+CONF_KIND: Final = "kind"
+CONF_POWER_KW: Final = "power_kw"
+CONF_DURATION_MIN: Final = "duration_min"
+CONF_ENERGY_KWH: Final = "energy_kwh"
+CONF_CONTIGUOUS: Final = "contiguous"
+CONF_EARLIEST_START: Final = "earliest_start"
+CONF_DEADLINE: Final = "deadline"
+APPLIANCE_KINDS: Final = ["dishwasher", "washing_machine", "ev_charger", "heat_pump", "battery", "generic"]
+
+# ENTSO-E publishes day-ahead results around 12:45-13:00 Europe/Brussels.
+PUBLICATION_TZ: Final = "Europe/Brussels"
+PUBLICATION_HOUR: Final = 12
+PUBLICATION_MINUTE: Final = 45
+FETCH_TIMEOUT_S: Final = 120.0
+VALIDATE_TIMEOUT_S: Final = 30.0
+BACKOFF_MIN: Final = (5, 10, 20, 40, 60)
+
+STORAGE_VERSION: Final = 1
+
+ATTR_CONFIG_ENTRY_ID: Final = "config_entry_id"
+ATTR_APPLIANCE: Final = "appliance"

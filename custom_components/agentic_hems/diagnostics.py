@@ -1,0 +1,42 @@
+"""Diagnostics for a config entry, with the API key redacted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant.components.diagnostics import async_redact_data
+from homeassistant.const import CONF_API_KEY
+from homeassistant.core import HomeAssistant
+
+from . import AgenticHemsConfigEntry
+
+TO_REDACT = {CONF_API_KEY}
+
+
+async def async_get_config_entry_diagnostics(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> dict[str, Any]:
+    """The entry's settings, the price cache summary and every appliance's plan."""
+    coordinator = entry.runtime_data.coordinator
+    planner = entry.runtime_data.planner
+    spot = coordinator.spot
+    return {
+        "entry": {
+            "title": entry.title,
+            "data": async_redact_data(dict(entry.data), TO_REDACT),
+            "options": dict(entry.options),
+            "subentries": {sid: dict(sub.data) for sid, sub in entry.subentries.items()},
+        },
+        "prices": None
+        if spot is None
+        else {
+            "start": spot.start.isoformat(),
+            "end": spot.end.isoformat(),
+            "known_until": (k.isoformat() if (k := spot.known_until()) else None),
+            "currency": spot.currency,
+            "source": spot.source,
+            "sample": spot.sample,
+            "fetched_at": spot.fetched_at.isoformat() if spot.fetched_at else None,
+        },
+        "last_error": repr(coordinator.last_error) if coordinator.last_error else None,
+        "last_update_success": coordinator.last_update_success,
+        "appliances": {sid: state.as_dict() for sid, state in planner.states.items()},
+    }

@@ -1,0 +1,135 @@
+"""Appliances from config subentries, their daily windows, and their plans.
+
+An appliance has a default window given as local times of day (``earliest_start``, ``deadline``); a deadline at or
+before the earliest start means the next day. Nothing here imports Home Assistant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+import math
+from typing import Any
+
+from ..prices import SLOT, PriceCurve, ensure_utc
+from .contiguous import plan_contiguous
+from .energy import plan_energy
+from .plan import Plan
+
+
+@dataclass(frozen=True, kw_only=True)
+class Appliance:
+    """One appliance subentry.
+
+    Attributes:
+        appliance_id: the subentry id.
+        name: display name.
+        kind: dishwasher | washing_machine | ev_charger | heat_pump | battery | generic.
+        entity_id: the HA entity it controls.
+        power_kw: kW while running (contiguous) or maximum charge power (energy).
+        duration_min: run time in minutes (contiguous loads) or None.
+        energy_kwh: energy to deliver (non-contiguous loads) or None.
+        contiguous: True when a run cannot be interrupted.
+        earliest_start, deadline: local times of day of the default window.
+    """
+
+    appliance_id: str
+    name: str
+    kind: str
+    entity_id: str
+    power_kw: float
+    duration_min: float | None
+    energy_kwh: float | None
+    contiguous: bool
+    earliest_start: time
+    deadline: time
+
+    @classmethod
+    def from_config(cls, appliance_id: str, data: Mapping[str, Any]) -> Appliance:
+        """Build from subentry data (times as ``HH:MM[:SS]`` strings).
+
+        Raises:
+            KeyError, ValueError: malformed data.
+        """
+        return cls(
+            appliance_id=appliance_id,
+            name=str(data["name"]),
+            kind=str(data["kind"]),
+            entity_id=str(data["entity_id"]),
+            power_kw=float(data["power_kw"]),
+            duration_min=None if data.get("duration_min") is None else float(data["duration_min"]),
+            energy_kwh=None if data.get("energy_kwh") is None else float(data["energy_kwh"]),
+            contiguous=bool(data.get("contiguous", True)),
+            earliest_start=time.fromisoformat(str(data["earliest_start"])),
+            deadline=time.fromisoformat(str(data["deadline"])),
+        )
+
+    @property
+    def run_time(self) -> timedelta:
+        """Shortest time the load needs at full power, rounded up to whole 15-minute slots."""
+        if self.contiguous and self.duration_min is not None:
+            minutes = self.duration_min
+        else:
+            minutes = 60.0 * (self.energy_kwh or 0.0) / self.power_kw
+        return SLOT * math.ceil(minutes / 15.0 - 1e-9)
+
+
+def _local(day: date, at: time, tz: tzinfo) -> datetime:
+    return datetime.combine(day, at, tzinfo=tz)
+
+
+def next_window(
+    earliest_start: time, deadline: time, *, now: datetime, tz: tzinfo, run_time: timedelta = timedelta(0)
+) -> tuple[datetime, datetime]:
+    """The next daily window ``[start, end)`` that can still hold ``run_time``.
+
+    Args:
+        earliest_start, deadline: local times of day; a deadline at or before ``earliest_start`` is the next day.
+        now: aware datetime; the window never starts before it.
+        tz: the home's time zone.
+        run_time: the load's shortest run; windows that can no longer hold it are skipped.
+
+    Returns:
+        Aware UTC datetimes (start, end); start is ``max(now, local earliest start)``.
+    """
+    now = ensure_utc(now)
+    today = now.astimezone(tz).date()
+    for offset in (-1, 0, 1, 2):
+        day = today + timedelta(days=offset)
+        start = _local(day, earliest_start, tz)
+        end_day = day + timedelta(days=1) if deadline <= earliest_start else day
+        end = _local(end_day, deadline, tz)
+        start_utc, end_utc = ensure_utc(max(start, now)), ensure_utc(end)
+        if end_utc - start_utc >= max(run_time, SLOT):
+            return start_utc, end_utc
+    raise AssertionError("unreachable: a window two days ahead always fits")  # pragma: no cover
+
+
+def plan_appliance(
+    curve: PriceCurve, appliance: Appliance, *, now: datetime, tz: tzinfo, deadline: time | None = None
+) -> Plan:
+    """Plan ``appliance`` in its next window on ``curve`` (contiguous run or energy plan).
+
+    ``deadline`` overrides the appliance's default (the "ready by" time entity).
+    """
+    start, end = next_window(
+        appliance.earliest_start, deadline or appliance.deadline, now=now, tz=tz, run_time=appliance.run_time
+    )
+    if appliance.contiguous:
+        return plan_contiguous(
+            curve,
+            power_kw=appliance.power_kw,
+            duration_min=appliance.duration_min or 0.0,
+            earliest_start=start,
+            deadline=end,
+            name=appliance.name,
+        )
+    return plan_energy(
+        curve,
+        max_power_kw=appliance.power_kw,
+        energy_kwh=appliance.energy_kwh or 0.0,
+        earliest_start=start,
+        deadline=end,
+        name=appliance.name,
+    )

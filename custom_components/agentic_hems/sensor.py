@@ -1,0 +1,137 @@
+"""Sensors: the current total price (entry) and, per appliance, the next start and the planned cost."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorStateClass
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+from homeassistant.util import dt as dt_util
+
+from . import AgenticHemsConfigEntry
+from .entity import AgenticHemsEntity, ApplianceEntity
+from .views import day_prices
+
+PARALLEL_UPDATES = 0
+
+
+async def async_setup_entry(
+    hass: HomeAssistant, entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
+) -> None:
+    """Add the price sensor and each appliance's sensors."""
+    async_add_entities([PriceSensor(entry)])
+    for appliance in entry.runtime_data.planner.appliances.values():
+        async_add_entities(
+            [NextStartSensor(entry, appliance, "next_start"), PlannedCostSensor(entry, appliance, "planned_cost")],
+            config_subentry_id=appliance.appliance_id,
+        )
+
+
+class PriceSensor(AgenticHemsEntity, SensorEntity):
+    """The total price now (spot with the price formula), usable as the Energy dashboard's current price."""
+
+    _attr_state_class = SensorStateClass.MEASUREMENT
+    _attr_suggested_display_precision = 4
+    _unrecorded_attributes = frozenset({"today", "tomorrow"})
+
+    def __init__(self, entry: AgenticHemsConfigEntry) -> None:
+        """Create the entry's price sensor."""
+        super().__init__(entry, "electricity_price")
+
+    @property
+    def available(self) -> bool:
+        """Available while the cached curve has a price for now."""
+        return super().available and self.coordinator.data is not None and self.native_value is not None
+
+    @property
+    def native_value(self) -> float | None:
+        """Total price of the current slot, per kWh."""
+        data = self.coordinator.data
+        return None if data is None else data.total.price_at(dt_util.utcnow())
+
+    @property
+    def native_unit_of_measurement(self) -> str | None:
+        """``<currency>/kWh``."""
+        data = self.coordinator.data
+        return None if data is None else f"{data.total.currency}/kWh"
+
+    @property
+    def extra_state_attributes(self) -> dict[str, Any] | None:
+        """Today's and tomorrow's total prices ([{start, price}], unrecorded) and where they come from."""
+        data = self.coordinator.data
+        if data is None:
+            return None
+        tz = dt_util.get_default_time_zone()
+        today = dt_util.now().date()
+        return {
+            "currency": data.total.currency,
+            "source": data.total.source,
+            "sample": data.sample,
+            "spot_price": data.spot.price_at(dt_util.utcnow()),
+            "today": day_prices(data.total, today, tz),
+            "tomorrow": day_prices(data.total, today + timedelta(days=1), tz),
+        }
+
+
+class NextStartSensor(ApplianceEntity, SensorEntity):
+    """When the appliance's planned run starts (unknown when nothing is planned ahead)."""
+
+    _attr_device_class = SensorDeviceClass.TIMESTAMP
+
+    @property
+    def available(self) -> bool:
+        """Plans stay readable while prices are briefly unavailable."""
+        return True
+
+    @property
+    def native_value(self) -> datetime | None:
+        """Start of the planned run, if it has not ended."""
+        plan = self.state_data.plan
+        if plan is None or not plan.feasible or plan.end is None or plan.end <= dt_util.utcnow():
+            return None
+        return plan.start
+
+    @property
+    def extra_state_attributes(self) -> dict[str, Any]:
+        """End, reason and whether the plan came from the schedule service."""
+        plan = self.state_data.plan
+        return {
+            "end": plan.end.isoformat() if plan and plan.end else None,
+            "reason": str(plan.reason) if plan else None,
+            "scheduled_by_service": self.state_data.pinned,
+        }
+
+
+class PlannedCostSensor(ApplianceEntity, SensorEntity):
+    """What the planned run costs at the total price, with the cost of starting at once for comparison."""
+
+    _attr_device_class = SensorDeviceClass.MONETARY
+    _attr_suggested_display_precision = 3
+
+    @property
+    def available(self) -> bool:
+        """Plans stay readable while prices are briefly unavailable."""
+        return True
+
+    @property
+    def native_unit_of_measurement(self) -> str | None:
+        """The plan's currency."""
+        plan = self.state_data.plan
+        return plan.currency if plan else None
+
+    @property
+    def native_value(self) -> float | None:
+        """Planned cost in the curve's currency."""
+        plan = self.state_data.plan
+        return None if plan is None or plan.cost is None else round(plan.cost, 6)
+
+    @property
+    def extra_state_attributes(self) -> dict[str, Any]:
+        """Baseline (start at once) cost and savings."""
+        plan = self.state_data.plan
+        return {
+            "baseline_cost": None if plan is None or plan.baseline_cost is None else round(plan.baseline_cost, 6),
+            "savings": None if plan is None or plan.savings is None else round(plan.savings, 6),
+        }

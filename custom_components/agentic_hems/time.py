@@ -1,0 +1,43 @@
+"""Time entity per appliance: "ready by", the deadline of its daily window."""
+
+from __future__ import annotations
+
+from datetime import time
+
+from homeassistant.components.time import TimeEntity
+from homeassistant.const import EntityCategory
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+
+from . import AgenticHemsConfigEntry
+from .entity import ApplianceEntity
+
+PARALLEL_UPDATES = 0
+
+
+async def async_setup_entry(
+    hass: HomeAssistant, entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
+) -> None:
+    """Add each appliance's "ready by" time."""
+    for appliance in entry.runtime_data.planner.appliances.values():
+        async_add_entities([ReadyByTime(entry, appliance, "ready_by")], config_subentry_id=appliance.appliance_id)
+
+
+class ReadyByTime(ApplianceEntity, TimeEntity):
+    """The local time by which the appliance must be done (at or before the earliest start: the next day)."""
+
+    _attr_entity_category = EntityCategory.CONFIG
+
+    @property
+    def available(self) -> bool:
+        """A setting: always available."""
+        return True
+
+    @property
+    def native_value(self) -> time:
+        """The deadline in force."""
+        return self.planner.deadline_for(self.appliance.appliance_id)
+
+    async def async_set_value(self, value: time) -> None:
+        """Change the deadline and replan."""
+        await self.planner.async_set_ready_by(self.appliance.appliance_id, value)
