@@ -67,9 +67,12 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
         )
     entry.async_on_unload(entry.add_update_listener(_async_reload))
 
-    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
-    entry.async_create_background_task(hass, coordinator.async_refresh(), f"{DOMAIN} first refresh")
+    if coordinator.source.daily_publication:  # network: fetch in the background, never block start-up
+        entry.async_create_background_task(hass, coordinator.async_refresh(), f"{DOMAIN} first refresh")
+    else:  # a local sensor or the bundled sample: cheap, so entities start with prices
+        await coordinator.async_refresh()
     await planner.async_replan_due()
+    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
 
 

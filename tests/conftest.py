@@ -1,0 +1,14 @@
+"""Shared fixtures: custom integrations enabled for every test that uses HA."""
+
+from __future__ import annotations
+
+import pytest
+
+import custom_components.agentic_hems  # noqa: F401 - make HA find this package, not phcc's testing one
+
+
+@pytest.fixture(autouse=True)
+def auto_enable_custom_integrations(request: pytest.FixtureRequest) -> None:
+    """Let HA load custom_components/agentic_hems in every test that has a ``hass``; pure tests stay HA-free."""
+    if "hass" in request.fixturenames:
+        request.getfixturevalue("enable_custom_integrations")

@@ -1,0 +1,1 @@
+"""Tests that run against a Home Assistant instance (the ``hass`` fixture)."""
