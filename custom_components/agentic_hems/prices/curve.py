@@ -7,6 +7,7 @@ unknown price. Nothing here imports Home Assistant.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 import math
@@ -15,6 +16,9 @@ from typing import Any
 import numpy as np
 
 SLOT = timedelta(minutes=15)
+# Longest curve ``curve_from_intervals`` builds (a leap year of 15-minute slots): a bound on malformed input.
+MAX_SLOTS = 366 * 96
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def ensure_utc(moment: datetime) -> datetime:
@@ -205,3 +209,42 @@ class PriceCurve:
             sample=bool(data.get("sample", False)),
             fetched_at=datetime.fromisoformat(data["fetched_at"]) if data.get("fetched_at") else None,
         )
+
+
+def curve_from_intervals(
+    intervals: Iterable[tuple[datetime, datetime, float]],
+    *,
+    currency: str,
+    source: str,
+    resolution: timedelta = SLOT,
+) -> PriceCurve:
+    """One contiguous curve from ``(start, end, price)`` intervals; each price holds for every slot it covers.
+
+    An hourly price becomes four 15-minute prices. Where intervals overlap the shorter (finer) one wins, NaN never
+    overwrites a known price, and slots no interval covers are NaN. Prices are taken as they are (no unit conversion).
+
+    Raises:
+        ValueError: no intervals, a naive datetime, ``end <= start``, a bound off the ``resolution`` grid, or a
+            curve longer than ``MAX_SLOTS``.
+    """
+    spans: list[tuple[int, int, float]] = []
+    for start, end, price in intervals:
+        first, off_start = divmod(ensure_utc(start) - _EPOCH, resolution)
+        last, off_end = divmod(ensure_utc(end) - _EPOCH, resolution)
+        if last <= first or off_start or off_end:
+            raise ValueError(f"interval {start.isoformat()} to {end.isoformat()} is empty or off the {resolution} grid")
+        spans.append((first, last, float(price)))
+    if not spans:
+        raise ValueError("no intervals")
+    origin = min(span[0] for span in spans)
+    length = max(span[1] for span in spans) - origin
+    if length > MAX_SLOTS:
+        raise ValueError(f"{length} slots exceed the limit of {MAX_SLOTS}")
+    prices = np.full(length, np.nan)
+    # Longest first, so finer intervals overwrite coarser ones.
+    for first, last, price in sorted(spans, key=lambda span: span[0] - span[1]):
+        if not math.isnan(price):
+            prices[first - origin : last - origin] = price
+    return PriceCurve(
+        start=_EPOCH + resolution * origin, resolution=resolution, prices=prices, currency=currency, source=source
+    )

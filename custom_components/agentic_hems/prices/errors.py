@@ -19,3 +19,15 @@ class PriceSourceError(PriceError):
     """The source answered with something that is not a day-ahead price document (HTML page, empty body, bad XML)."""
 
     translation_key = "price_source_error"
+
+
+class InvalidAuth(PriceError):
+    """The price source rejected the credentials (ENTSO-E answers HTTP 401 to an unknown security token)."""
+
+    translation_key = "invalid_auth"
+
+
+class CannotConnect(PriceSourceError):
+    """The price source could not be reached: timeout, DNS or connection failure, or a 5xx answer."""
+
+    translation_key = "cannot_connect"
