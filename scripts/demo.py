@@ -23,7 +23,8 @@ import asyncio
 from collections.abc import Callable
 import contextlib
 import ctypes
-from datetime import datetime
+import importlib.util
+from datetime import datetime, time as dt_time, timedelta
 import json
 import math
 import os
@@ -47,6 +48,7 @@ HOST = "127.0.0.1"
 START_DEADLINE_S = 180.0
 ENTITY_DEADLINE_S = 60.0
 STOP_GRACE_S = 30.0
+SLOT = timedelta(minutes=15)
 
 OWNER_NAME = "Demo Owner"
 USERNAME = "demo"
@@ -62,7 +64,9 @@ CONFIG_FLOW_STEPS: dict[str, dict[str, Any]] = {
     "settings": {"markup": 0.0, "vat_percent": 0.0, "grid_fee": 0.0, "vat_on_negative": True, "power_limit_kw": 11.0},
 }
 
-# The appliance subentries. Windows: earliest start == deadline means "a full day from the next earliest start".
+# The appliance subentries. A deadline at or before the earliest start is on the next day, and each window is the next
+# one that can still hold the run, so every window lies within the sample prices (local today and tomorrow) whenever
+# the demo runs: "ready by 07:00" = any time in the 24 h before the next 07:00, starting now.
 APPLIANCES: list[dict[str, Any]] = [
     {
         "name": "Dishwasher",
@@ -71,8 +75,8 @@ APPLIANCES: list[dict[str, Any]] = [
         "power_kw": 1.8,
         "duration_min": 150,
         "contiguous": True,
-        "earliest_start": "00:00:00",
-        "deadline": "00:00:00",
+        "earliest_start": "07:00:00",
+        "deadline": "07:00:00",
     },
     {
         "name": "Washing machine",
@@ -81,8 +85,8 @@ APPLIANCES: list[dict[str, Any]] = [
         "power_kw": 2.0,
         "duration_min": 120,
         "contiguous": True,
-        "earliest_start": "00:00:00",
-        "deadline": "00:00:00",
+        "earliest_start": "18:00:00",
+        "deadline": "18:00:00",
     },
     {
         "name": "EV charger",
@@ -91,14 +95,14 @@ APPLIANCES: list[dict[str, Any]] = [
         "power_kw": 11.0,
         "energy_kwh": 30.0,
         "contiguous": False,
-        "earliest_start": "00:00:00",
-        "deadline": "00:00:00",
+        "earliest_start": "18:00:00",
+        "deadline": "07:00:00",
     },
 ]
 
 # Translation keys of the entities every appliance must have, and of the entry's own entities.
 APPLIANCE_KEYS = {"next_start", "planned_cost", "run_now", "ready_by", "automatic_planning"}
-ENTRY_KEYS: set[str] = set()
+ENTRY_KEYS = {"electricity_price", "tomorrow_prices"}
 
 CONFIGURATION_YAML = """\
 # Written by scripts/demo; regenerated on every run.
@@ -115,7 +119,7 @@ http:
   server_port: {port}
 
 # A small, fast set instead of default_config: the UI, the REST and websocket APIs, and the stand-ins.
-frontend:
+{frontend}
 config:
 api:
 history:
@@ -194,7 +198,7 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def prepare_config(config_dir: Path, port: int) -> None:
+def prepare_config(config_dir: Path, port: int, integration: Path) -> None:
     """Write a fresh config directory (the previous run's is removed)."""
     pid_file = DEMO_DIR / "hass.pid"
     if pid_file.exists():
@@ -208,10 +212,15 @@ def prepare_config(config_dir: Path, port: int) -> None:
     if config_dir.exists():
         shutil.rmtree(config_dir)
     (config_dir / "custom_components").mkdir(parents=True)
-    (config_dir / "custom_components" / DOMAIN).symlink_to(ROOT / "custom_components" / DOMAIN)
+    (config_dir / "custom_components" / DOMAIN).symlink_to(integration.resolve())
     stand_ins = "\n".join(f"  {oid}:\n    name: {name}" for oid, name in STAND_INS.items())
+    if importlib.util.find_spec("hass_frontend") is not None:
+        frontend = "frontend:"
+    else:  # scripts/bootstrap installs it (requirements_test.txt); without it the APIs still work, the UI does not
+        log("note: home-assistant-frontend is not installed, so there is no web UI; run scripts/bootstrap")
+        frontend = "# frontend: (home-assistant-frontend is not installed)"
     (config_dir / "configuration.yaml").write_text(
-        CONFIGURATION_YAML.format(host=HOST, port=port, domain=DOMAIN, stand_ins=stand_ins)
+        CONFIGURATION_YAML.format(host=HOST, port=port, domain=DOMAIN, stand_ins=stand_ins, frontend=frontend)
     )
 
 
@@ -228,6 +237,7 @@ class HassProcess:
         self.config_dir = config_dir
         self.console_path = DEMO_DIR / "hass-console.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.started = False
 
     def start(self) -> None:
         hass = ROOT / ".venv" / "bin" / "hass"
@@ -245,6 +255,7 @@ class HassProcess:
                 start_new_session=True,  # Ctrl-C in the terminal reaches the driver only; it stops HA cleanly
                 preexec_fn=_set_pdeathsig,
             )
+        self.started = True
         (DEMO_DIR / "hass.pid").write_text(f"{self.proc.pid}\n")
 
     @property
@@ -432,9 +443,13 @@ class HassClient:
             if result.get("errors"):
                 raise DemoError(f"{kind} flow step {result.get('step_id')!r} rejected the input: {result['errors']}")
             data = answers(result)
+            step = result
             result = await self.request("POST", f"{start_path}/{flow_id}", json=data, expect=(200, 400))
-            if "type" not in result:  # HTTP 400: schema validation failed
-                raise DemoError(f"{kind} flow step rejected {data}: {result}")
+            if not isinstance(result, dict) or "type" not in result:  # HTTP 400
+                hint = ""
+                if not isinstance(result, dict):  # a bare "400: Bad Request": vol.Invalid escaped the step handler
+                    hint = " (a voluptuous error escaped the flow's step handler, e.g. an invalid selector config)"
+                raise DemoError(f"{kind} flow step {step.get('step_id')!r} rejected {data}: {result}{hint}")
         raise DemoError(f"{kind} flow did not finish within 10 steps")
 
     async def call_service(self, service: str, data: dict[str, Any]) -> Any:
@@ -470,8 +485,36 @@ def local(iso: str | None, tz: ZoneInfo) -> datetime | None:
     return datetime.fromisoformat(iso).astimezone(tz)
 
 
+def run_time(appliance: dict[str, Any]) -> timedelta:
+    """The load's shortest run, in whole 15-minute slots."""
+    if appliance.get("contiguous"):
+        minutes = float(appliance["duration_min"])
+    else:
+        minutes = 60.0 * appliance["energy_kwh"] / appliance["power_kw"]
+    return SLOT * math.ceil(minutes / 15.0 - 1e-9)
+
+
+def next_window(appliance: dict[str, Any], now: datetime, tz: ZoneInfo) -> tuple[datetime, datetime]:
+    """The appliance's next daily window that can still hold its run, as the integration computes it.
+
+    Only used to label the baseline ("start now" or a later window start); the plan itself comes from the service.
+    """
+    earliest, deadline = dt_time.fromisoformat(appliance["earliest_start"]), dt_time.fromisoformat(appliance["deadline"])
+    for offset in (-1, 0, 1, 2):
+        day = now.astimezone(tz).date() + timedelta(days=offset)
+        start = datetime.combine(day, earliest, tzinfo=tz)
+        end = datetime.combine(day + timedelta(days=1) if deadline <= earliest else day, deadline, tzinfo=tz)
+        start = max(start, now)
+        if end - start >= max(run_time(appliance), SLOT):
+            return start, end
+    raise DemoError(f"no window for {appliance['name']}")
+
+
 def fmt_money(value: Any, currency: str) -> str:
-    return f"{float(value):.4f} {currency}" if isinstance(value, (int, float)) else f"{value} {currency}"
+    if not isinstance(value, (int, float)):
+        return f"{value} {currency}"
+    text = f"{float(value):.4f}"
+    return f"{'0.0000' if text == '-0.0000' else text} {currency}"
 
 
 class Demo:
@@ -514,8 +557,7 @@ class Demo:
             f"{appliance['duration_min']} min" if "duration_min" in appliance else f"{appliance['energy_kwh']} kWh"
         )
         shape = "in one run" if appliance.get("contiguous") else "in any slots"
-        return (f"{appliance['power_kw']} kW, {amount} {shape}, earliest {appliance['earliest_start'][:5]}, "
-                f"deadline {appliance['deadline'][:5]}")
+        return f"{appliance['power_kw']} kW, {amount} {shape}, daily {appliance['earliest_start'][:5]} to {appliance['deadline'][:5]}"
 
     async def show_prices(self) -> None:
         prices = await self.client.call_service("get_prices", {})
@@ -539,17 +581,18 @@ class Demo:
         }
         self.report["prices"] = summary
         log(
-            f"PRICES min {summary['min']:.4f} max {summary['max']:.4f} {unit}, {len(slots)} slots of "
+            f"PRICES min {fmt_money(summary['min'], unit)} max {fmt_money(summary['max'], unit)}, {len(slots)} slots of "
             f"{summary['resolution_minutes']} min, {first:%a %d %b %H:%M} to {last:%a %d %b %H:%M}, "
             f"source {summary['source']}, sample: {str(summary['sample']).lower()}"
         )
 
     async def show_plans(self) -> None:
         log("")
-        log(f"Plans (times in {self.tz.key}):")
+        log(f"Plans (times in {self.tz.key}; 'baseline' = starting at the start of the window, i.e. right away):")
         width = max(len(a["name"]) for a in APPLIANCES)
         for appliance in APPLIANCES:
             name = appliance["name"]
+            window_start, window_end = next_window(appliance, datetime.now(self.tz), self.tz)
             plan = await self.client.call_service("plan", {"appliance": name})
             self.report["plans"][name] = plan
             if not isinstance(plan, dict):
@@ -569,20 +612,28 @@ class Demo:
                 self.problems.append(f"plan for {name!r}: cost {cost!r} or baseline {baseline!r} is not a number")
                 continue
             if cost > baseline + 1e-9:
-                self.problems.append(f"plan for {name!r} costs {cost} > baseline (start now) {baseline}")
+                self.problems.append(f"plan for {name!r} costs {cost} > baseline (start right away) {baseline}")
             if savings is None:
                 savings = baseline - cost
             percent = f" ({100 * savings / baseline:.0f}%)" if baseline > 0 else ""
+            right_away = "now" if window_start <= datetime.now(self.tz) + SLOT else f"{window_start:%a %H:%M}"
             log(
                 f"PLAN {name:<{width}}  start {start:%a %Y-%m-%d %H:%M}  end {end:%a %Y-%m-%d %H:%M}  "
-                f"cost {fmt_money(cost, currency)}  now {fmt_money(baseline, currency)}  "
+                f"cost {fmt_money(cost, currency)}  baseline {fmt_money(baseline, currency)} (start {right_away})  "
                 f"saves {fmt_money(savings, currency)}{percent}"
             )
+            log(f"     {'':<{width}}  {self.describe(appliance)}; window {right_away} to {window_end:%a %H:%M}")
 
-    async def check_entities(self, entry_id: str) -> None:
-        """Every agentic_hems entity has a usable state; every appliance has its five entities."""
+    async def wait_settled(self, entry_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Wait until the entry is loaded again (adding a subentry reloads it) with every expected entity.
+
+        Returns the entity registry entries of agentic_hems and the entry's subentries; records problems when the
+        entry does not settle within ENTITY_DEADLINE_S.
+        """
         deadline = time.monotonic() + ENTITY_DEADLINE_S
         while True:
+            entries = await self.client.request("GET", f"/api/config/config_entries/entry?domain={DOMAIN}")
+            state = next((e.get("state") for e in entries if e.get("entry_id") == entry_id), None)
             registry, subentries = await self.client.ws(
                 [{"type": "config/entity_registry/list"}, {"type": "config_entries/subentries/list", "entry_id": entry_id}]
             )
@@ -596,16 +647,22 @@ class Demo:
             }
             missing = {title: keys for title, keys in missing.items() if keys}
             missing_entry = sorted(ENTRY_KEYS - by_subentry.get(None, set()))
-            if (not missing and not missing_entry and len(appliance_subs) == len(APPLIANCES)) or time.monotonic() > deadline:
+            settled = state == "loaded" and not missing and not missing_entry and len(appliance_subs) == len(APPLIANCES)
+            if settled or time.monotonic() > deadline:
                 break
-            await asyncio.sleep(1)
+            await asyncio.sleep(0.5)
+        if state != "loaded":
+            raise DemoError(f"the agentic_hems entry is {state!r}, not loaded, {ENTITY_DEADLINE_S:.0f} s after setup")
         if len(appliance_subs) != len(APPLIANCES):
             self.problems.append(f"expected {len(APPLIANCES)} appliance subentries, found {[s['title'] for s in appliance_subs]}")
         for title, keys in missing.items():
             self.problems.append(f"appliance {title!r} lacks entities with translation keys {keys}")
         if missing_entry:
             self.problems.append(f"the entry lacks entities with translation keys {missing_entry}")
+        return ours, subentries
 
+    async def show_entities(self, ours: list[dict[str, Any]], subentries: list[dict[str, Any]]) -> None:
+        """Print every agentic_hems entity's state; each must exist and not be unavailable."""
         titles = {s["subentry_id"]: s["title"] for s in subentries}
         log("")
         log(f"Entities ({len(ours)}):")
@@ -648,10 +705,11 @@ class Demo:
             f"(time zone {self.tz.key}, country {config.get('country')}, currency {config.get('currency')})")
         log("Setting up agentic_hems through its config flow and appliance subentry flows:")
         entry_id = await self.setup_integration()
+        ours, subentries = await self.wait_settled(entry_id)
         log("")
         await self.show_prices()
         await self.show_plans()
-        await self.check_entities(entry_id)
+        await self.show_entities(ours, subentries)
 
 
 def print_credentials(base: str) -> None:
@@ -685,7 +743,6 @@ async def amain(args: argparse.Namespace, hass: HassProcess) -> int:
         log("CHECK FAILED:")
         for problem in demo.problems:
             log(f"  - {problem}")
-        log(hass.log_tail())
         return 1
     log("CHECK OK: every plan is feasible, every entity exists and is available.")
     if args.check:
@@ -703,6 +760,11 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="headless: print the plans, stop HA, exit 0 only if all is well")
     parser.add_argument("--port", type=int, default=int(os.environ.get("DEMO_PORT", "8123")), help="HTTP port (default 8123)")
     parser.add_argument("--json", metavar="PATH", help="also write the plans, price summary and entities as JSON to PATH")
+    parser.add_argument(
+        "--integration",
+        default=str(ROOT / "custom_components" / DOMAIN),
+        help="the integration directory to link into the config (default: this checkout's)",
+    )
     args = parser.parse_args()
 
     DEMO_DIR.mkdir(exist_ok=True)
@@ -717,28 +779,27 @@ def main() -> int:
     code = 1
     try:
         ensure_port_free(args.port)
-        prepare_config(config_dir, args.port)
+        prepare_config(config_dir, args.port, Path(args.integration))
         code = asyncio.run(amain(args, hass))
     except KeyboardInterrupt:
         log("")
         log("Stopping Home Assistant ...")
-        code = 0 if not args.check else 130
+        code = 130 if args.check else 0
     except DemoError as err:
         log("")
         log(f"DEMO FAILED: {err}")
-        if hass.proc is not None or (config_dir / "home-assistant.log").exists():
-            log(hass.log_tail())
         code = 1
     finally:
         # Ignore further Ctrl-C while HA shuts down, so it always gets stopped.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        was_running = hass.proc is not None
-        hass.stop()
-        if was_running:
+        if hass.started:
+            hass.stop()
             log("Home Assistant stopped.")
+    if code not in (0, 130) and hass.started:
+        # After the stop, so that HA has flushed its log (it writes through a queue).
+        log(hass.log_tail())
     return code
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -20,11 +20,11 @@ APPLIANCES = ("Dishwasher", "Washing machine", "EV charger")
 
 PLAN_LINE = re.compile(
     r"^PLAN (?P<name>.+?)\s+start \w{3} (?P<start>\d{4}-\d\d-\d\d \d\d:\d\d)\s+end \w{3} (?P<end>\d{4}-\d\d-\d\d \d\d:\d\d)"
-    r"\s+cost (?P<cost>-?\d+\.\d+) (?P<currency>[A-Z]{3})\s+now (?P<baseline>-?\d+\.\d+) [A-Z]{3}"
+    r"\s+cost (?P<cost>-?\d+\.\d+) (?P<currency>[A-Z]{3})\s+baseline (?P<baseline>-?\d+\.\d+) [A-Z]{3} \(start [^)]+\)"
     r"\s+saves (?P<savings>-?\d+\.\d+) [A-Z]{3}"
 )
 PRICES_LINE = re.compile(
-    r"^PRICES min (?P<min>-?\d+\.\d+) max (?P<max>-?\d+\.\d+) .*?, (?P<slots>\d+) slots .* sample: (?P<sample>true|false)$"
+    r"^PRICES min (?P<min>-?\d+\.\d+) \S+ max (?P<max>-?\d+\.\d+) \S+, (?P<slots>\d+) slots .* sample: (?P<sample>true|false)$"
 )
 
 
