@@ -1,0 +1,166 @@
+"""Service actions against a loaded sample entry, checked against brute force on the served prices."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from freezegun.api import FrozenDateTimeFactory
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
+
+from custom_components.agentic_hems.const import DOMAIN
+
+from .conftest import NOW, sample_entry
+from .oracles import be_60m_hourly_eur_per_kwh, cheapest_run
+
+
+async def call(hass: HomeAssistant, service: str, **data: Any) -> dict[str, Any]:
+    """Call a service of ours and return its response."""
+    return await hass.services.async_call(DOMAIN, service, data, blocking=True, return_response=True)
+
+
+async def test_get_prices_serves_the_real_documents(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """Today is BE_60M re-dated to local midnight: each hour's price on four quarter-hours, in EUR/kWh."""
+    response = await call(hass, "get_prices")
+    assert response["unit"] == "EUR/kWh"
+    assert response["currency"] == "EUR"
+    assert response["resolution_minutes"] == 15
+    assert response["source"] == "sample"
+    assert response["sample"] is True
+    prices = response["prices"]
+    assert len(prices) == 192  # local today and tomorrow, 96 slots each
+    assert prices[0]["start"] == "2026-11-28T23:00:00+00:00"
+    assert prices[0]["end"] == "2026-11-28T23:15:00+00:00"
+    hourly = be_60m_hourly_eur_per_kwh()
+    assert [p["price"] for p in prices[:96]] == pytest.approx([hourly[k // 4] for k in range(96)])
+    assert all(p["price"] is not None for p in prices)
+
+
+async def test_plan_dishwasher_is_the_cheapest_run(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """The appliance's next window is tonight 20:15 (rounded up from 20:05) to 07:00 tomorrow."""
+    prices = (await call(hass, "get_prices"))["prices"]
+    plan = await call(hass, "plan", appliance="Dishwasher")
+    start, end = datetime.fromisoformat("2026-11-29T19:15:00+00:00"), datetime.fromisoformat("2026-11-30T06:00:00+00:00")
+    total, first = cheapest_run(prices, start, end, slots=10)  # 150 min
+    assert plan["feasible"] is True
+    assert plan["start"] == prices[first]["start"]
+    assert datetime.fromisoformat(plan["end"]) - datetime.fromisoformat(plan["start"]) == timedelta(minutes=150)
+    assert plan["cost"] == pytest.approx(total * 1.8 * 0.25, abs=1e-6)
+    baseline = sum(p["price"] for p in prices if start <= datetime.fromisoformat(p["start"]) < start + timedelta(minutes=150))
+    assert plan["baseline_cost"] == pytest.approx(baseline * 1.8 * 0.25, abs=1e-6)
+    assert plan["savings"] == pytest.approx(plan["baseline_cost"] - plan["cost"], abs=1e-6)
+    assert plan["sample"] is True
+    assert plan["appliance"] == "dishwasher"
+    assert plan["currency"] == "EUR"
+
+
+async def test_plan_ad_hoc_energy_fills_cheapest_slots(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """An ad-hoc EV load: 30 kWh at up to 11 kW takes the cheapest slots, the last one partial."""
+    prices = (await call(hass, "get_prices"))["prices"]
+    deadline = NOW + timedelta(hours=12)
+    plan = await call(hass, "plan", power_kw=11, energy_kwh=30, deadline=deadline.isoformat(), contiguous=False)
+    window = [p for p in prices if NOW <= datetime.fromisoformat(p["start"]) and datetime.fromisoformat(p["start"]) + timedelta(minutes=15) <= deadline]
+    window = [p for p in window if datetime.fromisoformat(p["start"]) >= datetime.fromisoformat("2026-11-29T19:15:00+00:00")]
+    ordered = sorted(window, key=lambda p: (p["price"], p["start"]))
+    remaining, oracle = 30.0, 0.0
+    for p in ordered:
+        take = min(remaining, 11 * 0.25)
+        oracle += take * p["price"]
+        remaining -= take
+        if remaining <= 1e-9:
+            break
+    assert plan["feasible"] is True
+    assert plan["energy_kwh"] == pytest.approx(30.0)
+    assert plan["cost"] == pytest.approx(oracle, abs=1e-6)
+    assert max(plan["power_kw"]) == pytest.approx(11.0)
+    assert plan["appliance"] is None
+
+
+async def test_plan_rejects_bad_input(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """Bad input raises a translated ServiceValidationError."""
+    cases = [
+        ({"appliance": "Toaster"}, "appliance_not_found"),
+        ({"power_kw": 2, "duration_min": 60}, "missing_load_fields"),
+        ({"power_kw": 2, "deadline": (NOW + timedelta(hours=2)).isoformat()}, "missing_load_fields"),
+        (
+            {"power_kw": 2, "duration_min": 60, "earliest_start": (NOW + timedelta(hours=3)).isoformat(), "deadline": (NOW + timedelta(hours=2)).isoformat()},
+            "deadline_before_start",
+        ),
+        ({"config_entry_id": "nope", "appliance": "Dishwasher"}, "entry_not_found"),
+    ]
+    for data, key in cases:
+        with pytest.raises(ServiceValidationError) as err:
+            await call(hass, "plan", **data)
+        assert err.value.translation_key == key, data
+        assert err.value.translation_domain == DOMAIN
+
+
+async def test_two_entries_need_an_entry_id(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """With two loaded entries the services refuse to guess."""
+    other = MockConfigEntry(domain=DOMAIN, title="Second", unique_id="second", data={"price_source": "sample"}, options=dict(loaded_entry.options))
+    other.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(other.entry_id)
+    await hass.async_block_till_done()
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "get_prices")
+    assert err.value.translation_key == "entry_required"
+    response = await call(hass, "get_prices", config_entry_id=other.entry_id)
+    assert len(response["prices"]) == 192
+
+
+async def test_schedule_persists_and_clear_replans(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, hass_storage: dict[str, Any]
+) -> None:
+    """A scheduled plan is stored, shown by the entities, kept over a reload, and cleared on request."""
+    auto_start = hass.states.get("sensor.dishwasher_next_start").state
+    deadline = NOW + timedelta(hours=3)
+    response = await call(hass, "schedule", appliance="dishwasher", deadline=deadline.isoformat())
+    assert response["feasible"] is True
+    assert datetime.fromisoformat(response["end"]) <= deadline
+    state = hass.states.get("sensor.dishwasher_next_start")
+    assert datetime.fromisoformat(state.state) == datetime.fromisoformat(response["start"])
+    assert state.attributes["scheduled_by_service"] is True
+    stored = hass_storage[f"{DOMAIN}.{loaded_entry.entry_id}.plans"]["data"]["dishwasher"]
+    assert stored["pinned"] is True
+    assert stored["plan"]["start"] == response["start"]
+
+    assert await hass.config_entries.async_reload(loaded_entry.entry_id)
+    await hass.async_block_till_done()
+    assert hass.states.get("sensor.dishwasher_next_start").state == state.state
+
+    await hass.services.async_call(DOMAIN, "clear_schedule", {"appliance": "Dishwasher"}, blocking=True)
+    await hass.async_block_till_done()
+    state = hass.states.get("sensor.dishwasher_next_start")
+    assert state.state == auto_start
+    assert state.attributes["scheduled_by_service"] is False
+
+
+async def test_schedule_refuses_infeasible_and_stores_nothing(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, hass_storage: dict[str, Any]
+) -> None:
+    """A 150-minute run cannot fit before a deadline one hour away: translated error, nothing stored."""
+    before = hass_storage[f"{DOMAIN}.{loaded_entry.entry_id}.plans"]["data"]["dishwasher"]
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "schedule", appliance="Dishwasher", deadline=(NOW + timedelta(hours=1)).isoformat())
+    assert err.value.translation_key == "plan_infeasible"
+    assert hass_storage[f"{DOMAIN}.{loaded_entry.entry_id}.plans"]["data"]["dishwasher"] == before
+    assert hass.states.get("sensor.dishwasher_next_start").attributes["scheduled_by_service"] is False
+
+
+async def test_no_entry_loaded(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
+    """Services exist once the integration is set up; with every entry unloaded they say so."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "get_prices")
+    assert err.value.translation_key == "no_entry_loaded"
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "get_prices", config_entry_id=entry.entry_id)
+    assert err.value.translation_key == "entry_not_loaded"
