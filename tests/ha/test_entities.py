@@ -1,0 +1,133 @@
+"""Entities: values, unrecorded slot arrays on normal and DST days, run-now timing, ready-by and the switch."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from freezegun.api import FrozenDateTimeFactory
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
+
+from homeassistant.const import STATE_OFF, STATE_ON
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import device_registry as dr, entity_registry as er
+
+from custom_components.agentic_hems.binary_sensor import RunNowSensor
+from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.sensor import PriceSensor
+
+from .conftest import TZ, sample_entry
+from .oracles import be_60m_hourly_eur_per_kwh
+
+
+async def test_price_sensor(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """The state is the current slot's price; today's and tomorrow's curves are unrecorded attributes."""
+    state = hass.states.get("sensor.agentic_hems_electricity_price")
+    assert float(state.state) == pytest.approx(be_60m_hourly_eur_per_kwh()[20])  # 20:05 local → hour 20
+    assert state.attributes["unit_of_measurement"] == "EUR/kWh"
+    assert state.attributes["state_class"] == "measurement"
+    assert state.attributes["sample"] is True
+    assert len(state.attributes["today"]) == 96
+    assert len(state.attributes["tomorrow"]) == 96
+    assert {"today", "tomorrow"} <= PriceSensor._unrecorded_attributes
+    assert hass.states.get("binary_sensor.agentic_hems_tomorrow_s_prices_available").state == STATE_ON
+
+
+async def test_devices_per_appliance(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """Each appliance subentry has one device with its five entities, linked to the subentry."""
+    registry = er.async_get(hass)
+    devices = dr.async_get(hass)
+    for subentry_id, name in (("dishwasher", "Dishwasher"), ("washer", "Washing machine"), ("ev", "EV charger")):
+        device = devices.async_get_device(identifiers={(DOMAIN, subentry_id)})
+        assert device.name == name
+        keys = sorted(e.translation_key for e in er.async_entries_for_device(registry, device.id))
+        assert keys == ["automatic_planning", "next_start", "planned_cost", "ready_by", "run_now"]
+        assert {e.config_subentry_id for e in er.async_entries_for_device(registry, device.id)} == {subentry_id}
+
+
+async def test_run_now_follows_the_plan(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, freezer: FrozenDateTimeFactory
+) -> None:
+    """Run now turns on at the planned start's slot boundary and off after the last planned slot."""
+    state = hass.states.get("binary_sensor.dishwasher_run_now")
+    start = datetime.fromisoformat(state.attributes["start"])
+    end = datetime.fromisoformat(state.attributes["end"])
+    assert state.state == STATE_OFF
+    freezer.move_to(start - timedelta(seconds=1))
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done()
+    assert hass.states.get("binary_sensor.dishwasher_run_now").state == STATE_OFF
+    freezer.move_to(start)
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done()
+    assert hass.states.get("binary_sensor.dishwasher_run_now").state == STATE_ON
+    freezer.move_to(end)
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done()
+    assert hass.states.get("binary_sensor.dishwasher_run_now").state == STATE_OFF
+
+
+@pytest.mark.parametrize(
+    ("local_now", "today_slots", "tomorrow_slots"),
+    [
+        (datetime(2026, 11, 29, 20, 5), 96, 96),
+        (datetime(2026, 3, 28, 20, 5), 96, 92),  # tomorrow is the 23-hour day
+        (datetime(2026, 3, 29, 12, 5), 92, 96),
+        (datetime(2025, 10, 26, 12, 5), 100, 96),  # the 25-hour day
+    ],
+)
+async def test_slot_arrays_on_dst_days(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, local_now: datetime, today_slots: int, tomorrow_slots: int
+) -> None:
+    """Slot arrays cover the local day: 92, 96 or 100 entries; planned energy matches the plan."""
+    await hass.config.async_set_time_zone(TZ)
+    freezer.move_to(local_now.replace(tzinfo=ZoneInfo(TZ)))
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    price = hass.states.get("sensor.agentic_hems_electricity_price").attributes
+    assert (len(price["today"]), len(price["tomorrow"])) == (today_slots, tomorrow_slots)
+    assert all(p["price"] is not None for p in price["today"] + price["tomorrow"])
+    run = hass.states.get("binary_sensor.ev_charger_run_now").attributes
+    assert (len(run["slots"]), len(run["slot_starts"])) == (today_slots, today_slots)
+    assert (len(run["slots_tomorrow"]), len(run["slot_starts_tomorrow"])) == (tomorrow_slots, tomorrow_slots)
+    starts = [datetime.fromisoformat(s) for s in run["slot_starts"] + run["slot_starts_tomorrow"]]
+    assert all(b - a == timedelta(minutes=15) for a, b in zip(starts, starts[1:], strict=False))
+    assert sum(run["slots"] + run["slots_tomorrow"]) * 0.25 == pytest.approx(30.0)  # the EV's 30 kWh
+    assert {"slots", "slot_starts"} <= RunNowSensor._unrecorded_attributes
+
+
+async def test_ready_by_replans(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """An earlier "ready by" moves the plan inside the new deadline."""
+    await hass.services.async_call(
+        "time", "set_value", {"entity_id": "time.dishwasher_ready_by", "time": "23:30:00"}, blocking=True
+    )
+    await hass.async_block_till_done()
+    assert hass.states.get("time.dishwasher_ready_by").state == "23:30:00"
+    end = datetime.fromisoformat(hass.states.get("binary_sensor.dishwasher_run_now").attributes["end"])
+    assert end <= datetime(2026, 11, 29, 23, 30, tzinfo=ZoneInfo(TZ))
+
+
+async def test_switch_off_keeps_the_plan(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """With automatic planning off, a new deadline does not move the plan."""
+    before = hass.states.get("sensor.dishwasher_next_start").state
+    await hass.services.async_call("switch", "turn_off", {"entity_id": "switch.dishwasher_automatic_planning"}, blocking=True)
+    assert hass.states.get("switch.dishwasher_automatic_planning").state == STATE_OFF
+    await hass.services.async_call(
+        "time", "set_value", {"entity_id": "time.dishwasher_ready_by", "time": "23:30:00"}, blocking=True
+    )
+    await hass.async_block_till_done()
+    assert hass.states.get("sensor.dishwasher_next_start").state == before
+    await hass.services.async_call("switch", "turn_on", {"entity_id": "switch.dishwasher_automatic_planning"}, blocking=True)
+    await hass.async_block_till_done()
+    assert hass.states.get("sensor.dishwasher_next_start").state != before
+
+
+async def test_unload_removes_entities_state(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """Unloading leaves every entity unavailable and stops the slot timer."""
+    assert await hass.config_entries.async_unload(loaded_entry.entry_id)
+    await hass.async_block_till_done()
+    assert hass.states.get("sensor.agentic_hems_electricity_price").state == "unavailable"
+    assert hass.states.get("binary_sensor.dishwasher_run_now").state == "unavailable"
