@@ -65,15 +65,13 @@ def item_list(value: object, name: str) -> list[Mapping[str, object]]:
 def timed_intervals(
     items: Iterable[Mapping[str, object]], *, start_key: str, end_key: str, value_key: str, scale: float
 ) -> list[Interval]:
-    """``(start, end, value × scale)`` for items that carry their own start and end.
+    """``(start, end, value x scale)`` for items that carry their own start and end.
 
     Raises:
         PriceSourceError: a missing key or an unreadable time or price.
     """
     try:
-        return [
-            (moment(item[start_key]), moment(item[end_key]), price(item[value_key]) * scale) for item in items
-        ]
+        return [(moment(item[start_key]), moment(item[end_key]), price(item[value_key]) * scale) for item in items]
     except KeyError as err:
         raise PriceSourceError(f"price item without {err}") from err
 

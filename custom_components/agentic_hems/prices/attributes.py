@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import reduce
+from itertools import pairwise
 import math
 import re
 from typing import Any, Final
@@ -135,7 +136,7 @@ def derive_resolution(times: Sequence[datetime]) -> timedelta:
         PriceSourceError: fewer than two times, repeated times, inconsistent spacing, or a resolution that is not a
             positive multiple of 15 minutes.
     """
-    seconds = [int((later - earlier).total_seconds()) for earlier, later in zip(times, times[1:], strict=False)]
+    seconds = [int((later - earlier).total_seconds()) for earlier, later in pairwise(times)]
     if not seconds:
         raise PriceSourceError("cannot derive a resolution from fewer than two items")
     if min(seconds) <= 0:

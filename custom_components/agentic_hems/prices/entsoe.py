@@ -93,7 +93,8 @@ def build_request_params(api_key: str, zone: str, start: datetime, end: datetime
     Args:
         api_key: ENTSO-E security token.
         zone: an entry of ``ZONES`` (entsoe-py Area name such as "BE" or "DE_LU"; case-insensitive).
-        start, end: aware datetimes, sent as UTC ``yyyyMMddHHmm``.
+        start: aware datetime, sent as UTC ``yyyyMMddHHmm`` (periodStart).
+        end: aware datetime, sent likewise (periodEnd).
 
     Raises:
         ValueError: unknown zone, naive datetimes or ``end <= start``.
