@@ -181,6 +181,8 @@ def ensure_port_free(port: int) -> None:
                 f"(another scripts/demo?) or pass --port"
             )
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # SO_REUSEADDR as HA's server sets it: connections of a previous run in TIME_WAIT must not count as busy.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((HOST, port))
         except OSError as err:
@@ -743,10 +745,12 @@ async def amain(args: argparse.Namespace, hass: HassProcess) -> int:
         log("CHECK FAILED:")
         for problem in demo.problems:
             log(f"  - {problem}")
-        return 1
-    log("CHECK OK: every plan is feasible, every entity exists and is available.")
-    if args.check:
-        return 0
+        if args.check:
+            return 1
+    else:
+        log("CHECK OK: every plan is feasible, every entity exists and is available.")
+        if args.check:
+            return 0
     log("")
     log("Home Assistant keeps running; open it in a browser and log in with:")
     print_credentials(base)
@@ -774,6 +778,7 @@ def main() -> int:
     def on_signal(signum: int, _frame: Any) -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored (e.g. via &)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
     code = 1
