@@ -202,7 +202,7 @@ def pid_alive(pid: int) -> bool:
 
 def prepare_config(config_dir: Path, port: int, integration: Path) -> None:
     """Write a fresh config directory (the previous run's is removed)."""
-    pid_file = DEMO_DIR / "hass.pid"
+    pid_file = config_dir.parent / "hass.pid"
     if pid_file.exists():
         with contextlib.suppress(ValueError):
             pid = int(pid_file.read_text().strip())
@@ -237,7 +237,8 @@ class HassProcess:
 
     def __init__(self, config_dir: Path) -> None:
         self.config_dir = config_dir
-        self.console_path = DEMO_DIR / "hass-console.log"
+        self.run_dir = config_dir.parent
+        self.console_path = self.run_dir / "hass-console.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.started = False
 
@@ -253,12 +254,12 @@ class HassProcess:
                 stdin=subprocess.DEVNULL,
                 stdout=console,
                 stderr=subprocess.STDOUT,
-                cwd=str(DEMO_DIR),
+                cwd=str(self.run_dir),
                 start_new_session=True,  # Ctrl-C in the terminal reaches the driver only; it stops HA cleanly
                 preexec_fn=_set_pdeathsig,
             )
         self.started = True
-        (DEMO_DIR / "hass.pid").write_text(f"{self.proc.pid}\n")
+        (self.run_dir / "hass.pid").write_text(f"{self.proc.pid}\n")
 
     @property
     def pid(self) -> int | None:
@@ -285,7 +286,7 @@ class HassProcess:
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(10)
-        (DEMO_DIR / "hass.pid").unlink(missing_ok=True)
+        (self.run_dir / "hass.pid").unlink(missing_ok=True)
 
     def log_tail(self, lines: int = 60) -> str:
         """The last ``lines`` lines of home-assistant.log (or of the console output when there is no log).
@@ -729,7 +730,8 @@ async def wait_for_stop(hass: HassProcess) -> None:
 
 async def amain(args: argparse.Namespace, hass: HassProcess) -> int:
     base = f"http://{HOST}:{args.port}"
-    log(f"Agentic HEMS demo: Home Assistant at {base} (config {hass.config_dir.relative_to(ROOT)})")
+    shown = hass.config_dir.relative_to(ROOT) if hass.config_dir.is_relative_to(ROOT) else hass.config_dir
+    log(f"Agentic HEMS demo: Home Assistant at {base} (config {shown})")
     print_credentials(base)
     hass.start()
     log(f"Started Home Assistant (pid {hass.pid}); waiting for it (deadline {START_DEADLINE_S:.0f} s)")
@@ -765,14 +767,19 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=int(os.environ.get("DEMO_PORT", "8123")), help="HTTP port (default 8123)")
     parser.add_argument("--json", metavar="PATH", help="also write the plans, price summary and entities as JSON to PATH")
     parser.add_argument(
+        "--dir",
+        help="where the config directory, pid file and console log go (default .demo/, or .demo/port-N/ with --port N)",
+    )
+    parser.add_argument(
         "--integration",
         default=str(ROOT / "custom_components" / DOMAIN),
         help="the integration directory to link into the config (default: this checkout's)",
     )
     args = parser.parse_args()
 
-    DEMO_DIR.mkdir(exist_ok=True)
-    config_dir = DEMO_DIR / "config"
+    run_dir = Path(args.dir) if args.dir else DEMO_DIR if args.port == 8123 else DEMO_DIR / f"port-{args.port}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config_dir = run_dir.resolve() / "config"
     hass = HassProcess(config_dir)
 
     def on_signal(signum: int, _frame: Any) -> None:

@@ -40,7 +40,16 @@ def test_demo_check(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("DEMO_PORT", None)
     proc = subprocess.run(
-        [str(ROOT / "scripts" / "demo"), "--check", "--port", str(_free_port()), "--json", str(report_path)],
+        [
+            str(ROOT / "scripts" / "demo"),
+            "--check",
+            "--port",
+            str(_free_port()),
+            "--dir",
+            str(tmp_path / "demo"),
+            "--json",
+            str(report_path),
+        ],
         capture_output=True,
         text=True,
         timeout=600,
