@@ -118,9 +118,10 @@ def test_plain_lists_with_day_start(day: date, slots: int, per_day: int) -> None
     assert local.prices == pytest.approx(np.repeat(np.arange(count, dtype=float), 4 // per_day))
 
 
-def test_plain_lists_need_day_start() -> None:
+@pytest.mark.parametrize("day_start", [None, datetime(2025, 1, 14)])
+def test_plain_lists_need_an_aware_day_start(day_start: datetime | None) -> None:
     with pytest.raises(PriceSourceError, match="day_start"):
-        curve_from_attributes({"today": [1.0] * 24}, unit="EUR/kWh")
+        curve_from_attributes({"today": [1.0] * 24}, unit="EUR/kWh", day_start=day_start)
 
 
 def test_plain_list_length_must_fit_the_day() -> None:

@@ -152,10 +152,8 @@ def derive_resolution(times: Sequence[datetime]) -> timedelta:
 
 def _day_list_intervals(attributes: Mapping[str, Any], day_start: datetime | None, scale: float) -> list[Interval]:
     """Intervals of the plain ``today`` and ``tomorrow`` lists, which split their local day evenly."""
-    if day_start is None:
-        raise PriceSourceError("plain today/tomorrow lists need day_start")
-    tz = moment(day_start).tzinfo
-    assert tz is not None  # moment() accepts aware datetimes only
+    if day_start is None or (tz := day_start.tzinfo) is None:
+        raise PriceSourceError("plain today/tomorrow lists need an aware day_start")
     intervals: list[Interval] = []
     for offset, key in enumerate(("today", "tomorrow")):
         values = attributes.get(key) or []
