@@ -1,0 +1,129 @@
+"""Contiguous loads (dishwasher, washing machine, heat-pump block): one uninterrupted run at constant power."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from ..prices.curve import PriceCurve
+from .plan import Plan, Reason
+from .windows import (
+    LoadWindow,
+    build_plan,
+    check_positive,
+    missing_prices_text,
+    resolve_window,
+    slot_hours,
+    slots_for_duration,
+    unplanned,
+    window_sums,
+    window_text,
+)
+
+METHOD = "window_sums"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Where a run of ``slots`` slots may start in a window, and what that implies for the plan.
+
+    Attributes:
+        slots: run length in slots.
+        starts: int array of candidate start indices on the curve, ascending; every slot of each run lies inside
+            the window and has a known price.
+        sums: price sums of the runs at ``starts`` (currency per kWh, see :func:`window_sums`).
+        reason: OPTIMAL or PARTIAL_PRICES when ``starts`` is non-empty, else why the run cannot be placed.
+        detail: explanation for the plan.
+        baseline_cost: cost of the run starting at the window's first slot, None when that run touches an
+            unknown price or does not fit.
+    """
+
+    slots: int
+    starts: np.ndarray
+    sums: np.ndarray
+    reason: Reason
+    detail: str
+    baseline_cost: float | None
+
+    @property
+    def feasible(self) -> bool:
+        """True when at least one start is possible."""
+        return self.starts.size > 0
+
+
+def run_options(curve: PriceCurve, window: LoadWindow, *, power_kw: float, slots: int) -> RunOptions:
+    """Candidate starts of a ``slots``-long run at ``power_kw`` inside ``window`` (see :class:`RunOptions`)."""
+    n = len(curve)
+    lo, hi = min(window.first, n), min(window.stop, n)
+    sums = window_sums(curve.prices[lo:hi], slots)
+    starts = lo + np.flatnonzero(~np.isnan(sums))
+    sums = sums[~np.isnan(sums)]
+    baseline = float(power_kw * slot_hours(curve) * sums[0]) if starts.size and starts[0] == window.first else None
+    missing = missing_prices_text(curve, window)
+    if window.length < slots:
+        reason, detail = Reason.WINDOW_TOO_SHORT, f"{window_text(curve, window)} holds {window.length} slots; the run needs {slots}"
+    elif window.known_count == 0:
+        reason, detail = Reason.NO_PRICES, f"no known price in {window_text(curve, window)}"
+    elif starts.size == 0:
+        reason = Reason.WINDOW_TOO_SHORT
+        detail = f"no {slots} consecutive slots with known prices; {missing}"
+    else:
+        reason, detail = (Reason.OPTIMAL, "") if window.complete else (Reason.PARTIAL_PRICES, missing)
+    return RunOptions(slots=slots, starts=starts, sums=sums, reason=reason, detail=detail, baseline_cost=baseline)
+
+
+def run_power(n: int, start: int, slots: int, power_kw: float) -> np.ndarray:
+    """Per-slot power (n,) of a run of ``slots`` slots at ``power_kw`` from slot ``start``."""
+    power = np.zeros(n)
+    power[start : start + slots] = power_kw
+    return power
+
+
+def plan_contiguous(
+    curve: PriceCurve,
+    *,
+    power_kw: float,
+    duration_min: float,
+    earliest_start: datetime,
+    deadline: datetime,
+    name: str = "",
+) -> Plan:
+    """Place one uninterrupted run at constant power where it costs least.
+
+    Args:
+        curve: prices per kWh (NaN = unknown); the plan's ``power_kw`` array is aligned with it (same length).
+        power_kw: kW drawn while running, > 0.
+        duration_min: run time in minutes, > 0; a partial slot rounds up to a whole slot.
+        earliest_start: aware datetime (any tz), rounded up to a slot boundary; clipped to the curve start.
+        deadline: aware datetime (any tz) by which the run must end, rounded down to a slot boundary; may cross
+            midnight or lie past the curve end.
+        name: label carried into the plan.
+
+    Returns:
+        A :class:`Plan` with method ``window_sums``. The run starts at the argmin of :func:`window_sums` over the
+        runs that lie inside the window on known prices only (a run never spans a NaN slot). Exact float ties go
+        to the earliest start (``np.argmin`` returns the first minimum; no tolerance is applied). ``reason`` is
+        OPTIMAL, PARTIAL_PRICES (the window has unknown slots; planned on the known ones, ``detail`` says until
+        when prices are known), WINDOW_TOO_SHORT (power all zero, start, end and cost None) or NO_PRICES.
+        ``baseline_cost`` is the cost of starting at the window's first slot. O(n * slots) time.
+
+    Raises:
+        ValueError: ``power_kw`` or ``duration_min`` not finite and > 0, or a naive datetime.
+    """
+    check_positive(power_kw=power_kw, duration_min=duration_min)
+    window = resolve_window(curve, earliest_start, deadline)
+    options = run_options(curve, window, power_kw=power_kw, slots=slots_for_duration(duration_min, curve.resolution))
+    if not options.feasible:
+        return unplanned(curve, name, method=METHOD, reason=options.reason, detail=options.detail)
+    start = int(options.starts[int(np.argmin(options.sums))])
+    return build_plan(
+        curve,
+        name,
+        run_power(len(curve), start, options.slots, power_kw),
+        baseline_cost=options.baseline_cost,
+        method=METHOD,
+        reason=options.reason,
+        detail=options.detail,
+    )

@@ -1,0 +1,166 @@
+"""Energy loads (EV charging): deliver an amount of energy in any slots, at up to a maximum power."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+import math
+
+import numpy as np
+
+from ..prices.curve import PriceCurve
+from .plan import Plan, Reason
+from .windows import (
+    SLOT_EPS,
+    LoadWindow,
+    build_plan,
+    check_positive,
+    missing_prices_text,
+    resolve_window,
+    slot_hours,
+    unplanned,
+    window_text,
+)
+
+METHOD = "greedy_sorted"
+
+
+def fill_in_order(order: np.ndarray, caps_kwh: np.ndarray, energy_kwh: float) -> np.ndarray | None:
+    """Fill slots in ``order`` up to their caps until ``energy_kwh`` is placed.
+
+    Args:
+        order: int array of slot indices, in the order they are filled.
+        caps_kwh: float array aligned with ``order``, the most each slot can take (kWh).
+        energy_kwh: energy to place, > 0.
+
+    Returns:
+        kWh per entry of ``order`` (every entry before the last used one at its cap, the last one partial or full,
+        the rest zero), or None when the caps cannot hold the energy. Float noise below ``SLOT_EPS`` relative
+        counts as exact, so no sliver slots appear.
+    """
+    cumulative = np.cumsum(caps_kwh)
+    last = int(np.searchsorted(cumulative, energy_kwh * (1 - SLOT_EPS)))
+    if last == order.size:
+        return None
+    placed = np.zeros(order.size)
+    placed[:last] = caps_kwh[:last]
+    rest = energy_kwh - (float(cumulative[last - 1]) if last else 0.0)
+    placed[last] = caps_kwh[last] if rest >= caps_kwh[last] * (1 - SLOT_EPS) else rest
+    return placed
+
+
+@dataclass(frozen=True)
+class ChargeOptions:
+    """The slots an energy load may use in a window, and what that implies for the plan.
+
+    Attributes:
+        slots: int array of usable slot indices on the curve (inside the window, known price), ascending.
+        reason: OPTIMAL or PARTIAL_PRICES when the known slots can deliver the energy, else why not.
+        detail: explanation for the plan.
+        baseline_cost: cost of charging at full power from the window's first slot, None when that touches an
+            unknown price or does not fit.
+    """
+
+    slots: np.ndarray
+    reason: Reason
+    detail: str
+    baseline_cost: float | None
+
+    @property
+    def feasible(self) -> bool:
+        """True when the usable slots can deliver the energy."""
+        return self.reason in (Reason.OPTIMAL, Reason.PARTIAL_PRICES)
+
+
+def charge_options(curve: PriceCurve, window: LoadWindow, *, max_power_kw: float, energy_kwh: float) -> ChargeOptions:
+    """Usable slots for delivering ``energy_kwh`` at up to ``max_power_kw`` inside ``window``."""
+    per_slot = max_power_kw * slot_hours(curve)
+    needed = max(math.ceil(energy_kwh / per_slot - SLOT_EPS), 1)
+    slots = np.flatnonzero(window.known)
+
+    baseline = None
+    head = np.arange(window.first, window.first + needed)
+    if head[-1] < min(window.stop, len(curve)) and not np.isnan(curve.prices[head]).any():
+        placed = fill_in_order(head, np.full(needed, per_slot), energy_kwh)
+        assert placed is not None  # ``needed`` full slots hold the energy
+        baseline = float(np.dot(curve.prices[head], placed))
+
+    missing = missing_prices_text(curve, window)
+    if window.length < needed:
+        reason = Reason.WINDOW_TOO_SHORT
+        detail = f"{window_text(curve, window)} holds {window.length} slots; {energy_kwh:g} kWh at {max_power_kw:g} kW needs {needed}"
+    elif slots.size == 0:
+        reason, detail = Reason.NO_PRICES, f"no known price in {window_text(curve, window)}"
+    elif slots.size < needed:
+        reason = Reason.WINDOW_TOO_SHORT
+        detail = f"{energy_kwh:g} kWh at {max_power_kw:g} kW needs {needed} slots with known prices; {missing}"
+    else:
+        reason, detail = (Reason.OPTIMAL, "") if window.complete else (Reason.PARTIAL_PRICES, missing)
+    return ChargeOptions(slots=slots, reason=reason, detail=detail, baseline_cost=baseline)
+
+
+def cheapest_fill(curve: PriceCurve, slots: np.ndarray, caps_kw: np.ndarray, energy_kwh: float) -> np.ndarray | None:
+    """Per-slot kW (n,) placing ``energy_kwh`` in the cheapest of ``slots`` (ascending) at up to ``caps_kw`` each.
+
+    The stable sort by price sends equal prices to the earliest slot; None when the caps cannot hold the energy.
+    """
+    hours = slot_hours(curve)
+    order = np.argsort(curve.prices[slots], kind="stable")
+    placed = fill_in_order(slots[order], caps_kw[order] * hours, energy_kwh)
+    if placed is None:
+        return None
+    power = np.zeros(len(curve))
+    power[slots[order]] = placed / hours
+    return power
+
+
+def plan_energy(
+    curve: PriceCurve,
+    *,
+    max_power_kw: float,
+    energy_kwh: float,
+    earliest_start: datetime,
+    deadline: datetime,
+    name: str = "",
+) -> Plan:
+    """Deliver exactly ``energy_kwh`` in the cheapest slots, not necessarily contiguous.
+
+    Args:
+        curve: prices per kWh (NaN = unknown); the plan's ``power_kw`` array is aligned with it (same length).
+        max_power_kw: maximum charge power in kW, > 0.
+        energy_kwh: energy to deliver in kWh, > 0.
+        earliest_start: aware datetime (any tz), rounded up to a slot boundary; clipped to the curve start.
+        deadline: aware datetime (any tz) by which charging must end, rounded down to a slot boundary; may cross
+            midnight or lie past the curve end.
+        name: label carried into the plan.
+
+    Returns:
+        A :class:`Plan` with method ``greedy_sorted``: the window's known slots sorted by (price, index), the
+        first ``floor(E / (P h))`` at ``max_power_kw`` and the next one (the most expensive chosen) at the
+        remaining power. Minimising ``sum(p_i x_i)`` subject to ``sum(x_i) = E`` and ``0 <= x_i <= P h`` is a
+        fractional knapsack: any solution that leaves a cheaper slot below capacity while using a dearer one
+        can move energy to the cheaper slot without raising the cost, so filling the cheapest slots first is
+        optimal (also with negative prices, since the energy is fixed). The stable sort sends equal prices to
+        the earliest slot. Unknown (NaN) slots are never used. ``reason`` and ``detail`` as for
+        :func:`plan_contiguous`; ``baseline_cost`` is charging at full power from the window's first slot.
+        O(n log n) time.
+
+    Raises:
+        ValueError: ``max_power_kw`` or ``energy_kwh`` not finite and > 0, or a naive datetime.
+    """
+    check_positive(max_power_kw=max_power_kw, energy_kwh=energy_kwh)
+    window = resolve_window(curve, earliest_start, deadline)
+    options = charge_options(curve, window, max_power_kw=max_power_kw, energy_kwh=energy_kwh)
+    if not options.feasible:
+        return unplanned(curve, name, method=METHOD, reason=options.reason, detail=options.detail)
+    power = cheapest_fill(curve, options.slots, np.full(options.slots.size, max_power_kw), energy_kwh)
+    assert power is not None  # charge_options counted enough known slots at full power
+    return build_plan(
+        curve,
+        name,
+        power,
+        baseline_cost=options.baseline_cost,
+        method=METHOD,
+        reason=options.reason,
+        detail=options.detail,
+    )

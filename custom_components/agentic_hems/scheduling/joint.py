@@ -1,0 +1,430 @@
+"""Several loads at once under the household power limit: a MILP solved by HiGHS (scipy.optimize.milp)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+import math
+from typing import Any
+
+import numpy as np
+
+from ..prices.curve import PriceCurve
+from .contiguous import RunOptions, run_options, run_power
+from .energy import ChargeOptions, charge_options, cheapest_fill
+from .plan import LoadSpec, Plan, Reason
+from .windows import SLOT_EPS, build_plan, check_positive, resolve_window, slot_hours, slots_for_duration, unplanned
+
+METHOD = "milp"
+# HiGHS stops when (primal - dual bound) / |primal| <= MIP_REL_GAP. Its absolute gap is fixed at 1e-6 (scipy does not
+# expose it), so the cost objective is scaled to COST_SCALE: 1e-6 is then 1e-10 of the cost scale.
+MIP_REL_GAP = 1e-9
+COST_SCALE = 1e4
+# Wall-clock cap per HiGHS call; a 192-slot, 4-load problem takes tens of milliseconds.
+TIME_LIMIT_S = 10.0
+# The tie-break may spend this fraction of the cost scale (max |price| x total energy) to move loads earlier.
+TIE_SLACK = 1e-9
+
+
+@dataclass
+class _Run:
+    """A contiguous load: one binary variable per start its window and the limit allow."""
+
+    index: int  # position in the caller's list
+    spec: LoadSpec
+    options: RunOptions
+    starts: np.ndarray  # allowed starts, ascending
+    cost: np.ndarray  # cost of the run at each start (currency)
+
+
+@dataclass
+class _Charge:
+    """An energy load: one continuous kW variable per known slot of its window with headroom."""
+
+    index: int
+    spec: LoadSpec
+    options: ChargeOptions
+    slots: np.ndarray  # usable slots, ascending
+    caps_kw: np.ndarray  # per-slot cap: min(max power, headroom)
+
+
+type _Load = _Run | _Charge
+
+
+def _validate(spec: LoadSpec) -> None:
+    label = spec.name or "load"
+    check_positive(**{f"{label}.power_kw": spec.power_kw})
+    if (spec.duration_min is None) == (spec.energy_kwh is None):
+        raise ValueError(f"load {label!r}: give exactly one of duration_min and energy_kwh")
+    if spec.contiguous and spec.duration_min is None:
+        raise ValueError(f"load {label!r}: a contiguous load needs duration_min (energy_kwh needs contiguous=False)")
+    if not spec.contiguous and spec.energy_kwh is None:
+        raise ValueError(f"load {label!r}: a non-contiguous load needs energy_kwh (duration_min needs contiguous=True)")
+    if spec.contiguous:
+        check_positive(**{f"{label}.duration_min": spec.duration_min})  # type: ignore[dict-item]
+    else:
+        check_positive(**{f"{label}.energy_kwh": spec.energy_kwh})  # type: ignore[dict-item]
+
+
+def _base_load(base_load_kw: float | np.ndarray, n: int) -> np.ndarray:
+    base = np.asarray(base_load_kw, dtype=np.float64)
+    if base.ndim == 0:
+        base = np.full(n, float(base))
+    if base.shape != (n,):
+        raise ValueError(f"base_load_kw must be a number or an array of {n} values, got shape {base.shape}")
+    if not np.isfinite(base).all():
+        raise ValueError("base_load_kw must be finite in every slot")
+    return base
+
+
+def plan_joint(
+    curve: PriceCurve,
+    loads: Sequence[LoadSpec],
+    *,
+    power_limit_kw: float,
+    base_load_kw: float | np.ndarray = 0.0,
+) -> list[Plan]:
+    """Schedule several loads together at least total cost without exceeding the household power limit.
+
+    Args:
+        curve: prices per kWh (NaN = unknown); every plan's ``power_kw`` array is aligned with it.
+        loads: the loads; ``contiguous=True`` needs ``duration_min`` (one uninterrupted run at ``power_kw``),
+            ``contiguous=False`` needs ``energy_kwh`` (any slots, 0 to ``power_kw`` kW each, exactly that energy).
+            Windows round as in :func:`plan_contiguous` and :func:`plan_energy`; unknown prices are never used.
+        power_limit_kw: the main fuse in kW, > 0; base load plus planned loads stay at or below it in every slot.
+        base_load_kw: kW drawn by the rest of the house, a number or a finite array (n,) aligned with the curve
+            (negative where solar exports).
+
+    Returns:
+        One :class:`Plan` per load, in order, method ``milp``. A load whose window cannot hold it on its own gets
+        feasible=False with WINDOW_TOO_SHORT or NO_PRICES and the others are still planned. When the limit leaves
+        no common schedule, every other plan is feasible=False with POWER_LIMIT and nothing is scheduled; the
+        ``detail`` names the loads that cannot run under the limit even alone. ``baseline_cost`` is each load's own
+        baseline (earliest start, limit ignored). Cost is optimal to a relative gap of 1e-9.
+
+    Raises:
+        ValueError: a malformed load (non-positive or non-finite numbers, both or neither of ``duration_min`` and
+            ``energy_kwh``, or one that contradicts ``contiguous``), a limit that is not > 0, a base load of the
+            wrong shape or not finite, or a naive datetime.
+
+    The model, with binary start variables y for contiguous loads and continuous kW x for energy loads:
+
+        min  sum_l sum_j P_l h W_lj y_lj + sum_l sum_t h p_t x_lt                (W_lj: window sum of the run at j)
+        s.t. sum_j y_lj = 1                           for each contiguous load
+             sum_t h x_lt = E_l,  0 <= x_lt <= min(P_l, limit - base_t)   for each energy load
+             sum_l P_l sum_{j <= t < j + k_l} y_lj + sum_l x_lt <= limit - base_t   for every slot t
+
+    Starts whose run meets a slot with ``base + P > limit`` are dropped first. The limit is the only coupling, so
+    when the loads' own optima (:func:`plan_contiguous`, :func:`plan_energy` under the limit) fit together they are
+    the optimum and HiGHS is not called. Otherwise HiGHS solves the MILP with explicit ``mip_rel_gap`` and
+    ``time_limit``, and ties go to earlier slots (see :func:`_solve`). HiGHS is deterministic: the same inputs give
+    the same plans.
+    """
+    if isinstance(power_limit_kw, bool) or not isinstance(power_limit_kw, (int, float, np.integer, np.floating)):
+        raise ValueError(f"power_limit_kw must be a number, got {power_limit_kw!r}")
+    if not power_limit_kw > 0:
+        raise ValueError(f"power_limit_kw must be > 0, got {power_limit_kw!r}")
+    for spec in loads:
+        _validate(spec)
+    n, hours = len(curve), slot_hours(curve)
+    base = _base_load(base_load_kw, n)
+    headroom = power_limit_kw - base
+
+    plans: list[Plan | None] = [None] * len(loads)
+    fitting: list[_Load] = []
+    for index, spec in enumerate(loads):
+        window = resolve_window(curve, spec.earliest_start, spec.deadline)
+        if spec.contiguous:
+            slots = slots_for_duration(spec.duration_min, curve.resolution)  # type: ignore[arg-type]
+            run = run_options(curve, window, power_kw=spec.power_kw, slots=slots)
+            if run.feasible:
+                ok = _fits(run.starts, slots, spec.power_kw, headroom)  # room for this load alone
+                fitting.append(_Run(index, spec, run, run.starts[ok], spec.power_kw * hours * run.sums[ok]))
+                continue
+            reason, detail = run.reason, run.detail
+        else:
+            charge = charge_options(curve, window, max_power_kw=spec.power_kw, energy_kwh=spec.energy_kwh)  # type: ignore[arg-type]
+            if charge.feasible:
+                caps = np.minimum(spec.power_kw, headroom[charge.slots])
+                keep = caps > 0
+                fitting.append(_Charge(index, spec, charge, charge.slots[keep], caps[keep]))
+                continue
+            reason, detail = charge.reason, charge.detail
+        plans[index] = unplanned(curve, spec.name, method=METHOD, reason=reason, detail=detail)
+
+    # Each load's own optimum under the limit: the same choice plan_contiguous / plan_energy make.
+    alone = [_place(curve, load, headroom) for load in fitting]
+    blocked_names = [repr(load.spec.name) for load, best in zip(fitting, alone, strict=True) if best is None]
+    if blocked_names:
+        detail = (
+            f"{', '.join(blocked_names)} cannot run within its window under the {power_limit_kw:g} kW limit "
+            "and the base load, even alone; nothing scheduled"
+        )
+        return _blocked(curve, plans, fitting, detail)
+
+    powers = [best[0] for best in alone if best is not None]
+    note = ""
+    if fitting and np.any(np.sum(powers, axis=0) > headroom):
+        costs = [best[1] for best in alone if best is not None]
+        solved, note = _solve(curve, fitting, headroom, costs)
+        if solved is None:
+            detail = f"the loads do not fit together under the {power_limit_kw:g} kW limit and the base load{note}"
+            return _blocked(curve, plans, fitting, detail + "; nothing scheduled")
+        powers = solved
+    for load, power in zip(fitting, powers, strict=True):
+        plans[load.index] = build_plan(
+            curve,
+            load.spec.name,
+            power,
+            baseline_cost=load.options.baseline_cost,
+            method=METHOD,
+            reason=load.options.reason,
+            detail="; ".join(part for part in (load.options.detail, note) if part),
+        )
+    return [plan for plan in plans if plan is not None]
+
+
+def _blocked(curve: PriceCurve, plans: list[Plan | None], fitting: list[_Load], detail: str) -> list[Plan]:
+    for load in fitting:
+        plans[load.index] = unplanned(
+            curve,
+            load.spec.name,
+            method=METHOD,
+            reason=Reason.POWER_LIMIT,
+            detail=detail,
+            baseline_cost=load.options.baseline_cost,
+        )
+    return [plan for plan in plans if plan is not None]
+
+
+@dataclass
+class _Model:
+    """The MILP over a subset of the variables (see :func:`_build`)."""
+
+    cost: np.ndarray  # currency per unit of each variable
+    tie: np.ndarray  # kWh x slot index per unit of each variable
+    upper: np.ndarray
+    integrality: np.ndarray
+    limit_matrix: Any  # scipy.sparse csr (slots touched, variables)
+    limit_rhs: np.ndarray
+    equality_matrix: Any  # scipy.sparse csr (loads, variables)
+    equality_rhs: np.ndarray
+    columns: list[slice]  # each load's variables
+    keys: list[np.ndarray]  # each load's starts (runs) or slots (energy loads), one per variable
+
+
+def _build(curve: PriceCurve, fitting: list[_Load], keep: list[np.ndarray], headroom: np.ndarray) -> _Model:
+    """The MILP with the variables ``keep[l]`` selects of load l (a mask over its starts or slots)."""
+    from scipy.sparse import coo_array  # noqa: PLC0415 - heavy; plan_joint runs in an executor job
+
+    hours = slot_hours(curve)
+    cost, tie, upper, integrality, rows, cols, vals, eq_cols, eq_vals, eq_rhs, columns, keys = ([] for _ in range(12))
+    column = 0
+    for load, mask in zip(fitting, keep, strict=True):
+        if isinstance(load, _Run):
+            starts, slots, power = load.starts[mask], load.options.slots, load.spec.power_kw
+            count = starts.size
+            keys.append(starts)
+            cost.append(load.cost[mask])
+            tie.append(power * hours * slots * (starts + (slots - 1) / 2))
+            upper.append(np.ones(count))
+            integrality.append(np.ones(count))
+            rows.append((starts[:, None] + np.arange(slots)).ravel())
+            cols.append(np.repeat(np.arange(column, column + count), slots))
+            vals.append(np.full(count * slots, power))
+            eq_vals.append(np.ones(count))
+            eq_rhs.append(1.0)
+        else:
+            slots_used = load.slots[mask]
+            count = slots_used.size
+            keys.append(slots_used)
+            cost.append(hours * curve.prices[slots_used])
+            tie.append(hours * slots_used.astype(np.float64))
+            upper.append(load.caps_kw[mask])
+            integrality.append(np.zeros(count))
+            rows.append(slots_used)
+            cols.append(np.arange(column, column + count))
+            vals.append(np.ones(count))
+            eq_vals.append(np.full(count, hours))
+            eq_rhs.append(float(load.spec.energy_kwh))  # type: ignore[arg-type]
+        eq_cols.append(np.arange(column, column + count))
+        columns.append(slice(column, column + count))
+        column += count
+    limit_rows = np.concatenate(rows)
+    used = np.unique(limit_rows)
+    eq_rows = np.repeat(np.arange(len(fitting)), [c.size for c in eq_cols])
+    return _Model(
+        cost=np.concatenate(cost),
+        tie=np.concatenate(tie),
+        upper=np.concatenate(upper),
+        integrality=np.concatenate(integrality),
+        limit_matrix=coo_array(
+            (np.concatenate(vals), (np.searchsorted(used, limit_rows), np.concatenate(cols))),
+            shape=(used.size, column),
+        ).tocsr(),
+        limit_rhs=headroom[used],
+        equality_matrix=coo_array(
+            (np.concatenate(eq_vals), (eq_rows, np.concatenate(eq_cols))), shape=(len(fitting), column)
+        ).tocsr(),
+        equality_rhs=np.array(eq_rhs),
+        columns=columns,
+        keys=keys,
+    )
+
+
+def _solve(
+    curve: PriceCurve, fitting: list[_Load], headroom: np.ndarray, own_costs: list[float]
+) -> tuple[list[np.ndarray] | None, str]:
+    """Solve the MILP; per-load kW arrays (None when no schedule exists) and a note for ``detail``.
+
+    Tie-break. Stage 1 minimises cost alone, giving C1. Stage 2 minimises the energy-weighted slot index
+    (sum of kWh x slot) subject to ``cost <= C1 + TIE_SLACK x S`` with S = max|price| x total energy, so among
+    schedules within 1e-9 of the optimal cost (relative to S) the earliest wins. Folding a penalty into one
+    objective instead would need it below 1e-9 of S to keep the cost, and HiGHS cannot resolve differences that
+    small: its absolute gap (1e-6, not settable through scipy) and feasibility tolerances (1e-7) would leave such
+    ties to the solver's path. Stage 2's objective is in slots, where ties differ by at least one slot of a load's
+    energy. Stage 2 keeps only the starts that can still be in such a schedule: a run costing more than its load's
+    own optimum plus (C1 - sum of own optima) + slack cannot be, since every other load costs at least its own
+    optimum. Stage 2's schedule is used only when its recomputed cost stays within C1 + TIE_SLACK x S.
+    """
+    from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - heavy; plan_joint runs in an executor job
+
+    options = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
+    hours = slot_hours(curve)
+    energy = sum(_energy(load, hours) for load in fitting)
+    spans = [curve.prices[load.starts[0] : load.starts[-1] + load.options.slots] if isinstance(load, _Run)
+             else curve.prices[load.slots] for load in fitting]
+    scale = max(float(np.nanmax(np.abs(span))) for span in spans) * energy or energy
+    slack = TIE_SLACK * scale
+
+    def within(budget: float) -> list[np.ndarray]:
+        """Columns that can be part of a schedule costing at most ``budget`` (+ slack): every other load costs at
+        least its own optimum, so a run dearer than its own optimum + (budget - sum of own optima) cannot."""
+        extra = budget - sum(own_costs) + slack
+        return [
+            load.cost - own <= extra if isinstance(load, _Run) else np.ones(load.slots.size, dtype=bool)
+            for load, own in zip(fitting, own_costs, strict=True)
+        ]
+
+    def constraints(m: _Model) -> list[LinearConstraint]:
+        return [
+            LinearConstraint(m.limit_matrix, -np.inf, m.limit_rhs),
+            LinearConstraint(m.equality_matrix, m.equality_rhs, m.equality_rhs),
+        ]
+
+    model = _build(curve, fitting, within(_heuristic(curve, fitting, headroom)), headroom)
+    first = milp(
+        model.cost * (COST_SCALE / scale),
+        integrality=model.integrality,
+        bounds=Bounds(0, model.upper),
+        constraints=constraints(model),
+        options=options,
+    )
+    if first.x is None:
+        return None, "" if first.status == 2 else f" (no schedule found: {first.message})"
+    note = "" if first.status == 0 else f"solver stopped early ({first.message}); best schedule found"
+    x1 = _clean(model, first.x)
+    cost1 = float(model.cost @ x1)
+
+    tied = _build(curve, fitting, within(cost1), headroom)
+    second = milp(
+        (tied.tie - tied.tie.min()) / energy,
+        integrality=tied.integrality,
+        bounds=Bounds(0, tied.upper),
+        constraints=[
+            *constraints(tied),
+            LinearConstraint(tied.cost[None, :] * (COST_SCALE / scale), -np.inf, (cost1 + slack) * COST_SCALE / scale),
+        ],
+        options=options,
+    )
+    if second.x is not None and float(tied.cost @ _clean(tied, second.x)) <= cost1 + slack:
+        model, x1 = tied, _clean(tied, second.x)
+    return _powers(curve, fitting, model, x1, headroom), note
+
+
+def _energy(load: _Load, hours: float) -> float:
+    """kWh a load draws (a run: power x whole slots)."""
+    if isinstance(load, _Run):
+        return load.options.slots * load.spec.power_kw * hours
+    return float(load.spec.energy_kwh)  # type: ignore[arg-type]
+
+
+def _fits(starts: np.ndarray, slots: int, power_kw: float, room: np.ndarray) -> np.ndarray:
+    """Mask of the ``starts`` whose run of ``slots`` slots at ``power_kw`` stays within ``room`` (kW per slot)."""
+    over = np.concatenate(([0], np.cumsum(power_kw > room)))  # integer prefix counts: exact
+    return over[starts + slots] == over[starts]
+
+
+def _place(curve: PriceCurve, load: _Load, room: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """``load`` at its cheapest place within ``room`` (kW per slot): per-slot kW and cost, None if it does not fit."""
+    if isinstance(load, _Run):
+        ok = np.flatnonzero(_fits(load.starts, load.options.slots, load.spec.power_kw, room))
+        if ok.size == 0:
+            return None
+        best = int(ok[np.argmin(load.cost[ok])])
+        return run_power(len(curve), int(load.starts[best]), load.options.slots, load.spec.power_kw), float(load.cost[best])
+    caps = np.minimum(load.caps_kw, np.maximum(room[load.slots], 0.0))
+    power = cheapest_fill(curve, load.slots, caps, float(load.spec.energy_kwh))  # type: ignore[arg-type]
+    if power is None:
+        return None
+    used = power > 0
+    return power, float(np.dot(curve.prices[used], power[used])) * slot_hours(curve)
+
+
+def _heuristic(curve: PriceCurve, fitting: list[_Load], headroom: np.ndarray) -> float:
+    """Cost of a quick feasible schedule: an upper bound that lets :func:`_solve` drop hopeless starts.
+
+    The loads go one at a time, most energy first, each to its cheapest place in the room the others left; then
+    each load in turn is lifted out and put back at its cheapest place, while that lowers the cost (at most
+    ``len(fitting)`` rounds). ``math.inf`` when the first pass cannot place every load.
+    """
+    hours = slot_hours(curve)
+    room = headroom.copy()
+    placed: dict[int, tuple[np.ndarray, float]] = {}
+    for number in sorted(range(len(fitting)), key=lambda i: (isinstance(fitting[i], _Charge), -_energy(fitting[i], hours))):
+        spot = _place(curve, fitting[number], room)
+        if spot is None:
+            return math.inf
+        placed[number] = spot
+        room -= spot[0]
+    for _ in range(len(fitting)):
+        improved = False
+        for number, load in enumerate(fitting):
+            power, cost = placed[number]
+            spot = _place(curve, load, room + power)
+            if spot is not None and spot[1] < cost:
+                room += power - spot[0]
+                placed[number] = spot
+                improved = True
+        if not improved:
+            break
+    return sum(cost for _, cost in placed.values())
+
+
+def _clean(model: _Model, x: np.ndarray) -> np.ndarray:
+    """Binaries rounded, continuous values clipped to their bounds with solver noise below SLOT_EPS x bound zeroed."""
+    x = np.clip(x, 0.0, model.upper)
+    x[model.integrality > 0] = np.round(x[model.integrality > 0])
+    x[x <= SLOT_EPS * model.upper] = 0.0
+    return x
+
+
+def _powers(
+    curve: PriceCurve, fitting: list[_Load], model: _Model, x: np.ndarray, headroom: np.ndarray
+) -> list[np.ndarray]:
+    """Per-slot kW of each load from a cleaned solution, kept exactly within the limit."""
+    n = len(curve)
+    powers: list[np.ndarray] = []
+    for load, columns, keys in zip(fitting, model.columns, model.keys, strict=True):
+        power = np.zeros(n)
+        if isinstance(load, _Run):
+            power = run_power(n, int(keys[int(np.argmax(x[columns]))]), load.options.slots, load.spec.power_kw)
+        else:
+            power[keys] = x[columns]
+        powers.append(power)
+    runs = sum((p for p, load in zip(powers, fitting, strict=True) if isinstance(load, _Run)), np.zeros(n))
+    flexible = sum((p for p, load in zip(powers, fitting, strict=True) if isinstance(load, _Charge)), np.zeros(n))
+    # Feasibility tolerances (~1e-7 kW) may overshoot the limit; scale energy loads back into the headroom exactly.
+    room = np.maximum(headroom - runs, 0.0)
+    factor = np.where(flexible > room, room / np.where(flexible > 0, flexible, 1.0), 1.0)
+    return [p * factor if isinstance(load, _Charge) else p for p, load in zip(powers, fitting, strict=True)]

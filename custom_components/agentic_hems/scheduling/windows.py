@@ -1,0 +1,208 @@
+"""Load windows on a price curve and the pieces every planner shares.
+
+A load may run in ``[earliest_start, deadline)``: ``earliest_start`` rounds up and ``deadline`` rounds down to
+slot boundaries of the curve. :func:`resolve_window` turns that into slot indices, :func:`window_sums` is the cost
+kernel of contiguous planning, and :func:`build_plan` / :func:`unplanned` turn a per-slot power array into a
+:class:`~.plan.Plan`. Nothing here imports Home Assistant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+import math
+import operator
+
+import numpy as np
+
+from ..prices.curve import PriceCurve, ceil_slot, floor_slot
+from .plan import Plan, Reason
+
+_HOUR = timedelta(hours=1)
+# Relative slack for "a whole number of slots": absorbs float noise such as 0.3 / (1.2 * 0.25) = 1.0000000000000002.
+SLOT_EPS = 1e-9
+
+
+def window_sums(prices: np.ndarray, width: int) -> np.ndarray:
+    """Sum of every run of ``width`` consecutive slots.
+
+    Args:
+        prices: 1-D float array (price per kWh, NaN where unknown).
+        width: slots per window, at least 1.
+
+    Returns:
+        float64 array of shape ``(max(n - width + 1, 0),)``; element ``j`` is ``prices[j] + ... + prices[j + width - 1]``,
+        NaN when the window touches a NaN.
+
+    Raises:
+        ValueError: ``prices`` is not 1-D or ``width < 1``.
+        TypeError: ``width`` is not an integer.
+
+    Every window is summed left to right with the same sequence of float additions (``width`` shifted vector adds,
+    O(n * width)), not as a difference of prefix sums. Windows holding the same prices in the same order therefore
+    have bit-identical sums, so ``np.argmin`` (which returns the first minimum) breaks exact ties to the earliest
+    start. Prefix-sum differences would carry the rounding of the whole prefix and turn the exact ties of a flat
+    tariff into arbitrary winners. Windows with equal prices in a different order may differ in the last ulp.
+    """
+    values = np.asarray(prices, dtype=np.float64)
+    width = operator.index(width)
+    if values.ndim != 1:
+        raise ValueError("prices must be one-dimensional")
+    if width < 1:
+        raise ValueError(f"width must be at least 1, got {width}")
+    count = values.shape[0] - width + 1
+    if count <= 0:
+        return np.empty(0, dtype=np.float64)
+    sums = values[:count].copy()
+    for offset in range(1, width):
+        sums += values[offset : offset + count]
+    return sums
+
+
+def slot_hours(curve: PriceCurve) -> float:
+    """Length of one slot of ``curve`` in hours (0.25 at 15 minutes)."""
+    return curve.resolution / _HOUR
+
+
+def check_positive(**values: float) -> None:
+    """Raise ValueError unless every value is a finite number > 0 (``name=value`` pairs name the argument)."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+
+
+def slots_for_duration(duration_min: float, resolution: timedelta) -> int:
+    """Whole slots needed to run ``duration_min`` minutes; a partial slot rounds up (float noise excepted)."""
+    ratio = duration_min / (resolution.total_seconds() / 60)
+    return max(math.ceil(ratio - SLOT_EPS), 1)
+
+
+@dataclass(frozen=True)
+class LoadWindow:
+    """A load's window resolved to slot indices of one curve.
+
+    Attributes:
+        first: index of the first usable slot (``earliest_start`` rounded up, clipped to the curve start).
+        stop: one past the last slot (``deadline`` rounded down); NOT clipped to the curve end, ``stop >= first``.
+        known: bool array (n,) aligned with the curve, True for slots inside the window with a known price.
+    """
+
+    first: int
+    stop: int
+    known: np.ndarray
+
+    @property
+    def length(self) -> int:
+        """Slots in the window, including those without a price or beyond the curve."""
+        return self.stop - self.first
+
+    @property
+    def known_count(self) -> int:
+        """Slots in the window with a known price."""
+        return int(np.count_nonzero(self.known))
+
+    @property
+    def complete(self) -> bool:
+        """True when every slot of the window has a known price."""
+        return self.known_count == self.length
+
+
+def resolve_window(curve: PriceCurve, earliest_start: datetime, deadline: datetime) -> LoadWindow:
+    """Resolve ``[earliest_start, deadline)`` to slot indices of ``curve``.
+
+    Args:
+        curve: the price curve the plan is aligned with.
+        earliest_start: aware datetime (any tz), rounded up to a slot boundary.
+        deadline: aware datetime (any tz), rounded down to a slot boundary; may lie tomorrow or past the curve.
+
+    Raises:
+        ValueError: a naive datetime.
+
+    A deadline at or before the start gives an empty window (a planner reports it as too short).
+    """
+    n = len(curve)
+    first = max(curve.index_of(ceil_slot(earliest_start, curve.resolution)), 0)
+    stop = max(curve.index_of(floor_slot(deadline, curve.resolution)), first)
+    known = np.zeros(n, dtype=bool)
+    lo, hi = min(first, n), min(stop, n)
+    known[lo:hi] = ~np.isnan(curve.prices[lo:hi])
+    return LoadWindow(first=first, stop=stop, known=known)
+
+
+def window_text(curve: PriceCurve, window: LoadWindow) -> str:
+    """The window in UTC for ``detail`` strings, e.g. ``2026-03-29T22:00Z to 2026-03-30T06:00Z``."""
+    start, end = curve.slot_start(window.first), curve.slot_start(window.stop)
+    return f"{start:%Y-%m-%dT%H:%MZ} to {end:%Y-%m-%dT%H:%MZ}"
+
+
+def missing_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
+    """Explain which slots of ``window`` lack a price (empty when all are known)."""
+    if window.complete:
+        return ""
+    missing = window.length - window.known_count
+    text = f"{missing} of {window.length} slots in {window_text(curve, window)} have no price"
+    known = np.flatnonzero(window.known)
+    if known.size:
+        text += f"; prices known until {curve.slot_start(int(known[-1]) + 1):%Y-%m-%dT%H:%MZ}"
+    return text + "; planned on the known slots only"
+
+
+def build_plan(
+    curve: PriceCurve,
+    name: str,
+    power_kw: np.ndarray,
+    *,
+    baseline_cost: float | None,
+    method: str,
+    reason: Reason,
+    detail: str = "",
+) -> Plan:
+    """A feasible plan from a per-slot power array (kW, aligned with ``curve``, > 0 only on known prices)."""
+    active = np.flatnonzero(power_kw > 0)
+    hours = slot_hours(curve)
+    return Plan(
+        name=name,
+        feasible=True,
+        start=curve.slot_start(int(active[0])) if active.size else None,
+        end=curve.slot_start(int(active[-1]) + 1) if active.size else None,
+        power_kw=power_kw,
+        curve_start=curve.start,
+        resolution=curve.resolution,
+        energy_kwh=float(np.sum(power_kw[active])) * hours,
+        cost=float(np.dot(curve.prices[active], power_kw[active])) * hours,
+        baseline_cost=baseline_cost,
+        currency=curve.currency,
+        method=method,
+        reason=reason,
+        detail=detail,
+    )
+
+
+def unplanned(
+    curve: PriceCurve,
+    name: str,
+    *,
+    method: str,
+    reason: Reason,
+    detail: str,
+    baseline_cost: float | None = None,
+) -> Plan:
+    """An infeasible plan: nothing scheduled (power all zero), start, end and cost None."""
+    return Plan(
+        name=name,
+        feasible=False,
+        start=None,
+        end=None,
+        power_kw=np.zeros(len(curve)),
+        curve_start=curve.start,
+        resolution=curve.resolution,
+        energy_kwh=0.0,
+        cost=None,
+        baseline_cost=baseline_cost,
+        currency=curve.currency,
+        method=method,
+        reason=reason,
+        detail=detail,
+    )
