@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import time, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import voluptuous as vol
 
@@ -74,7 +74,7 @@ from .prices.errors import InvalidAuth
 CONTIGUOUS_KINDS = {"dishwasher", "washing_machine", "heat_pump", "generic"}
 
 
-def _number(minimum: float, maximum: float, step: float, unit: str | None = None) -> NumberSelector:
+def _number(minimum: float, maximum: float, step: float | Literal["any"], unit: str | None = None) -> NumberSelector:
     return NumberSelector(
         NumberSelectorConfig(
             min=minimum, max=maximum, step=step, unit_of_measurement=unit, mode=NumberSelectorMode.BOX
@@ -86,9 +86,9 @@ def settings_schema(values: Mapping[str, Any]) -> vol.Schema:
     """The price formula and household limit, shown at creation and in the options."""
     return vol.Schema(
         {
-            vol.Required(CONF_MARKUP, default=values[CONF_MARKUP]): _number(-10, 10, 0.0001, "per kWh"),
+            vol.Required(CONF_MARKUP, default=values[CONF_MARKUP]): _number(-10, 10, "any", "per kWh"),
             vol.Required(CONF_VAT_PERCENT, default=values[CONF_VAT_PERCENT]): _number(0, 100, 0.1, "%"),
-            vol.Required(CONF_GRID_FEE, default=values[CONF_GRID_FEE]): _number(-10, 10, 0.0001, "per kWh"),
+            vol.Required(CONF_GRID_FEE, default=values[CONF_GRID_FEE]): _number(-10, 10, "any", "per kWh"),
             vol.Required(CONF_VAT_ON_NEGATIVE, default=values[CONF_VAT_ON_NEGATIVE]): BooleanSelector(),
             vol.Required(CONF_POWER_LIMIT_KW, default=values[CONF_POWER_LIMIT_KW]): _number(0.5, 100, 0.1, "kW"),
         }
@@ -142,7 +142,7 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
         if user_input is not None:
             self._data[CONF_PRICE_SOURCE] = user_input[CONF_PRICE_SOURCE]
             if user_input[CONF_PRICE_SOURCE] == SOURCE_SAMPLE:
-                await self.async_set_unique_id(SOURCE_SAMPLE)
+                await self.async_set_unique_id(_unique_id(self._data))
                 self._abort_if_unique_id_configured()
                 return await self.async_step_settings()
             return await getattr(self, f"async_step_{user_input[CONF_PRICE_SOURCE]}")()
@@ -163,7 +163,7 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
         """ENTSO-E: API key and bidding zone, checked with one request."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            await self.async_set_unique_id(f"{SOURCE_ENTSOE}_{user_input[CONF_BIDDING_ZONE]}")
+            await self.async_set_unique_id(_unique_id({CONF_PRICE_SOURCE: SOURCE_ENTSOE, **user_input}))
             self._abort_if_unique_id_configured()
             errors = await _validate_entsoe(self, user_input[CONF_API_KEY], user_input[CONF_BIDDING_ZONE])
             if not errors:
@@ -179,16 +179,11 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
         """The core Nord Pool integration: which entry and which area."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            entry = self.hass.config_entries.async_get_entry(user_input[CONF_NORDPOOL_ENTRY])
-            area = user_input[CONF_AREA].upper()
-            if entry is None or entry.domain != SOURCE_NORDPOOL:
-                errors[CONF_NORDPOOL_ENTRY] = "nordpool_entry_missing"
-            elif area not in entry.data.get("areas", []):
-                errors[CONF_AREA] = "area_not_in_entry"
-            else:
-                await self.async_set_unique_id(f"{SOURCE_NORDPOOL}_{area}")
+            errors, cleaned = _validate_nordpool(self, user_input)
+            if not errors:
+                await self.async_set_unique_id(_unique_id({CONF_PRICE_SOURCE: SOURCE_NORDPOOL, **cleaned}))
                 self._abort_if_unique_id_configured()
-                self._data.update({CONF_NORDPOOL_ENTRY: entry.entry_id, CONF_AREA: area})
+                self._data.update(cleaned)
                 return await self.async_step_settings()
         return self.async_show_form(
             step_id=SOURCE_NORDPOOL,
@@ -199,7 +194,7 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
     async def async_step_sensor(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Another HA price sensor with today/tomorrow attributes."""
         if user_input is not None:
-            await self.async_set_unique_id(f"{SOURCE_SENSOR}_{user_input[CONF_PRICE_ENTITY]}")
+            await self.async_set_unique_id(_unique_id({CONF_PRICE_SOURCE: SOURCE_SENSOR, **user_input}))
             self._abort_if_unique_id_configured()
             self._data.update(user_input)
             return await self.async_step_settings()
@@ -220,11 +215,20 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
         schema = {SOURCE_ENTSOE: _entsoe_schema, SOURCE_NORDPOOL: _nordpool_schema, SOURCE_SENSOR: _sensor_schema}
         errors: dict[str, str] = {}
         if user_input is not None:
-            if source == SOURCE_ENTSOE:
-                errors = await _validate_entsoe(self, user_input[CONF_API_KEY], user_input[CONF_BIDDING_ZONE])
+            if source == SOURCE_NORDPOOL:
+                errors, user_input = _validate_nordpool(self, user_input)
+            data = {**entry.data, **user_input}
             if not errors:
-                data = {**entry.data, **user_input}
-                return self.async_update_reload_and_abort(entry, data=data, title=_title(data))
+                # The unique id follows the zone, area or entity, which must not belong to another entry.
+                other = self.hass.config_entries.async_entry_for_domain_unique_id(DOMAIN, _unique_id(data))
+                if other is not None and other.entry_id != entry.entry_id:
+                    return self.async_abort(reason="already_configured")
+                if source == SOURCE_ENTSOE:
+                    errors = await _validate_entsoe(self, user_input[CONF_API_KEY], user_input[CONF_BIDDING_ZONE])
+            if not errors:
+                return self.async_update_reload_and_abort(
+                    entry, unique_id=_unique_id(data), data=data, title=_title(data)
+                )
         return self.async_show_form(
             step_id="reconfigure",
             data_schema=self.add_suggested_values_to_schema(schema[source](), user_input or dict(entry.data)),
@@ -270,6 +274,30 @@ def _nordpool_schema() -> vol.Schema:
 
 def _sensor_schema() -> vol.Schema:
     return vol.Schema({vol.Required(CONF_PRICE_ENTITY): EntitySelector(EntitySelectorConfig(domain="sensor"))})
+
+
+def _validate_nordpool(flow: ConfigFlow, user_input: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    """Form errors for a Nord Pool entry and area, and the input with the area upper-cased."""
+    entry = flow.hass.config_entries.async_get_entry(user_input[CONF_NORDPOOL_ENTRY])
+    area = user_input[CONF_AREA].strip().upper()
+    cleaned = {**user_input, CONF_AREA: area}
+    if entry is None or entry.domain != SOURCE_NORDPOOL:
+        return {CONF_NORDPOOL_ENTRY: "nordpool_entry_missing"}, cleaned
+    if area not in entry.data.get("areas", []):
+        return {CONF_AREA: "area_not_in_entry"}, cleaned
+    return {}, cleaned
+
+
+def _unique_id(data: Mapping[str, Any]) -> str:
+    """One entry per source instance: the sample, an ENTSO-E zone, a Nord Pool area or a price sensor."""
+    source = data[CONF_PRICE_SOURCE]
+    if source == SOURCE_ENTSOE:
+        return f"{SOURCE_ENTSOE}_{data[CONF_BIDDING_ZONE]}"
+    if source == SOURCE_NORDPOOL:
+        return f"{SOURCE_NORDPOOL}_{data[CONF_AREA]}"
+    if source == SOURCE_SENSOR:
+        return f"{SOURCE_SENSOR}_{data[CONF_PRICE_ENTITY]}"
+    return SOURCE_SAMPLE
 
 
 def _title(data: Mapping[str, Any]) -> str:
@@ -363,6 +391,9 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
         errors: dict[str, str] = {}
         if user_input is not None:
             errors = validate_appliance(user_input)
+            others = (s for sid, s in self._get_entry().subentries.items() if sid != subentry.subentry_id)
+            if user_input[CONF_NAME].casefold() in {s.title.casefold() for s in others}:
+                errors[CONF_NAME] = "name_exists"
             if not errors:
                 return self.async_update_and_abort(
                     self._get_entry(), subentry, title=user_input[CONF_NAME], data=_clean_appliance(user_input)

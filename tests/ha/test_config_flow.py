@@ -1,0 +1,744 @@
+"""Config flow: sources, settings, options, reconfigure, reauth and appliance subentries, against HA's flow managers.
+
+ENTSO-E answers come from ``aioclient_mock`` (HA's shared aiohttp session), so the real request building and status
+handling of ``prices.entsoe.async_fetch_day_ahead`` run; only the socket is fake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+from unittest.mock import AsyncMock, patch
+from urllib.parse import parse_qs
+
+from freezegun.api import FrozenDateTimeFactory
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.test_util.aiohttp import AiohttpClientMocker
+import voluptuous as vol
+
+from homeassistant.config_entries import SOURCE_RECONFIGURE, SOURCE_USER, ConfigEntryState
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType, InvalidData
+
+from custom_components.agentic_hems.config_flow import validate_appliance
+from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.prices.entsoe import API_URL
+from custom_components.agentic_hems.prices.formula import PriceFormula
+
+from .conftest import APPLIANCES, NOW, sample_entry
+
+BE_60M = (Path(__file__).parent.parent / "fixtures" / "entsoe" / "BE_60M.xml").read_text(encoding="utf-8")
+ACK_NS = "urn:iec62325.351:tc57wg16:451-1:acknowledgementdocument:7:0"
+SETTINGS = {"markup": 0.015, "vat_percent": 21, "grid_fee": 0.0842, "vat_on_negative": False, "power_limit_kw": 9.2}
+PRICE_SENSOR = "sensor.agentic_hems_electricity_price"
+
+
+def acknowledgement(text: str, code: str = "999") -> str:
+    """An ENTSO-E Acknowledgement_MarketDocument with one reason."""
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<Acknowledgement_MarketDocument xmlns="{ACK_NS}">'
+        "<mRID>ack</mRID><createdDateTime>2026-11-29T19:05:00Z</createdDateTime>"
+        f"<Reason><code>{code}</code><text>{text}</text></Reason></Acknowledgement_MarketDocument>"
+    )
+
+
+NO_DATA = acknowledgement(
+    "No matching data found for Data item Day-ahead Prices [12.1.D] (10YBE----------2, 10YBE----------2) "
+    "and interval 2026-11-28T23:00:00.000Z/2026-11-29T23:00:00.000Z."
+)
+
+
+@pytest.fixture
+def mock_setup_entry() -> Generator[AsyncMock]:
+    """Entries created or reloaded by a flow set up instantly, without fetching prices."""
+    with patch("custom_components.agentic_hems.async_setup_entry", return_value=True) as mock:
+        yield mock
+
+
+@pytest.fixture
+async def frozen(hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory) -> None:
+    """Brussels time at NOW, so the validation request covers 2026-11-29 local (23:00 to 23:00 UTC)."""
+    freezer.move_to(NOW)
+
+
+def query(aioclient_mock: AiohttpClientMocker, index: int = -1) -> dict[str, str]:
+    """The query parameters of a recorded request (each given once)."""
+    method, url, _data, _headers = aioclient_mock.mock_calls[index]
+    assert method.upper() == "GET"
+    assert f"{url.scheme}://{url.host}{url.path}" == API_URL
+    return {key: values[0] for key, values in parse_qs(url.query_string).items() if len(values) == 1}
+
+
+def schema_values(result: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """``{field: (default, suggested value)}`` of a form's schema."""
+    values: dict[str, tuple[Any, Any]] = {}
+    for key in result["data_schema"].schema:
+        default = key.default() if key.default is not vol.UNDEFINED else None
+        values[str(key)] = (default, (key.description or {}).get("suggested_value"))
+    return values
+
+
+def entsoe_entry(zone: str = "BE", api_key: str = "old-token") -> MockConfigEntry:
+    """An ENTSO-E entry as the flow creates it."""
+    return MockConfigEntry(
+        domain=DOMAIN,
+        title=f"ENTSO-E {zone}",
+        unique_id=f"entsoe_{zone}",
+        data={"price_source": "entsoe", "api_key": api_key, "bidding_zone": zone},
+        options=dict(DEFAULT_OPTIONS),
+        version=1,
+        minor_version=1,
+    )
+
+
+async def start(hass: HomeAssistant, source: str) -> dict[str, Any]:
+    """Start a user flow and pick ``source``."""
+    result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
+    return await hass.config_entries.flow.async_configure(result["flow_id"], {"price_source": source})
+
+
+# --- user → source → settings -------------------------------------------------------------------------------------
+
+
+async def test_sample_creates_entry(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
+    """Sample prices skip the source step; the settings become the options, VAT kept in percent as typed."""
+    result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "user"
+    assert schema_values(result) == {"price_source": ("sample", None)}
+
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"price_source": "sample"})
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "settings"
+    assert {key: default for key, (default, _) in schema_values(result).items()} == DEFAULT_OPTIONS
+
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], SETTINGS)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == "Sample prices"
+    assert result["data"] == {"price_source": "sample"}
+    assert result["options"] == {
+        "markup": 0.015,
+        "vat_percent": 21.0,
+        "grid_fee": 0.0842,
+        "vat_on_negative": False,
+        "power_limit_kw": 9.2,
+    }
+    entry = result["result"]
+    assert entry.unique_id == "sample"
+    assert entry.options["vat_percent"] == 21.0  # percent, not the 0.21 fraction
+    await hass.async_block_till_done()
+    assert mock_setup_entry.call_count == 1
+    assert entry.state is ConfigEntryState.LOADED
+
+
+async def test_settings_out_of_range_rejected(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
+    """VAT is a percentage from 0 to 100 and the power limit at least 0.5 kW; the selectors refuse the rest."""
+    result = await start(hass, "sample")
+    for field, value in (("vat_percent", 101), ("power_limit_kw", 0.1), ("markup", 11)):
+        with pytest.raises(InvalidData) as err:
+            await hass.config_entries.flow.async_configure(result["flow_id"], {**SETTINGS, field: value})
+        assert set(err.value.schema_errors) == {field}
+    assert hass.config_entries.async_entries(DOMAIN) == []
+
+
+async def test_sample_twice_aborts(hass: HomeAssistant) -> None:
+    """Only one sample entry."""
+    sample_entry().add_to_hass(hass)
+    result = await start(hass, "sample")
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+
+
+# --- ENTSO-E ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("zone", "eic", "sequence"),
+    [("BE", "10YBE----------2", None), ("DE_LU", "10Y1001A1001A82H", "1")],
+)
+async def test_entsoe_creates_entry(
+    hass: HomeAssistant,
+    frozen: None,
+    aioclient_mock: AiohttpClientMocker,
+    mock_setup_entry: AsyncMock,
+    zone: str,
+    eic: str,
+    sequence: str | None,
+) -> None:
+    """A key that returns a real A44 document is accepted after exactly one A44 request for today."""
+    aioclient_mock.get(API_URL, text=BE_60M)
+    result = await start(hass, "entsoe")
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "entsoe"
+    assert result["errors"] == {}
+    assert aioclient_mock.call_count == 0
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"api_key": "good-token", "bidding_zone": zone}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "settings"
+    assert aioclient_mock.call_count == 1
+    expected = {
+        "securityToken": "good-token",
+        "documentType": "A44",
+        "contract_MarketAgreement.type": "A01",
+        "in_Domain": eic,
+        "out_Domain": eic,
+        "periodStart": "202611282300",
+        "periodEnd": "202611292300",
+    }
+    if sequence is not None:
+        expected["classificationSequence_AttributeInstanceComponent.position"] = sequence
+    assert query(aioclient_mock) == expected
+
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], dict(DEFAULT_OPTIONS))
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == f"ENTSO-E {zone}"
+    assert result["data"] == {"price_source": "entsoe", "api_key": "good-token", "bidding_zone": zone}
+    assert result["options"] == DEFAULT_OPTIONS
+    assert result["result"].unique_id == f"entsoe_{zone}"
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        ({"status": 401, "text": "Unauthorized"}, "invalid_auth"),
+        ({"exc": TimeoutError()}, "cannot_connect"),
+        ({"status": 503, "text": "<html>maintenance</html>"}, "cannot_connect"),
+        ({"status": 400, "text": acknowledgement("Amount of requested data exceeds allowed limit")}, "cannot_connect"),
+    ],
+    ids=["401", "timeout", "503", "400-refused"],
+)
+async def test_entsoe_errors_then_retry(
+    hass: HomeAssistant,
+    frozen: None,
+    aioclient_mock: AiohttpClientMocker,
+    mock_setup_entry: AsyncMock,
+    answer: dict[str, Any],
+    error: str,
+) -> None:
+    """A failed check shows the error with the typed values kept; the next good answer moves on."""
+    aioclient_mock.get(API_URL, **answer)
+    result = await start(hass, "entsoe")
+    user_input = {"api_key": "the-token", "bidding_zone": "NL"}
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], user_input)
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "entsoe"
+    assert result["errors"] == {"base": error}
+    assert schema_values(result) == {"api_key": (None, "the-token"), "bidding_zone": (None, "NL")}
+    assert query(aioclient_mock)["in_Domain"] == "10YNL----------L"
+
+    aioclient_mock.clear_requests()
+    aioclient_mock.get(API_URL, text=BE_60M)
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], user_input)
+    assert result["step_id"] == "settings"
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], SETTINGS)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"] == {"price_source": "entsoe", "api_key": "the-token", "bidding_zone": "NL"}
+
+
+async def test_entsoe_not_published_yet_is_accepted(
+    hass: HomeAssistant, frozen: None, aioclient_mock: AiohttpClientMocker, mock_setup_entry: AsyncMock
+) -> None:
+    """HTTP 400 with the "no matching data" acknowledgement means the key works but prices are not out yet."""
+    aioclient_mock.get(API_URL, status=400, text=NO_DATA)
+    result = await start(hass, "entsoe")
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"api_key": "early-token", "bidding_zone": "BE"}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "settings"
+    assert aioclient_mock.call_count == 1
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], SETTINGS)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"]["api_key"] == "early-token"
+    assert result["options"]["vat_percent"] == 21.0
+
+
+async def test_entsoe_unique_per_zone(
+    hass: HomeAssistant, frozen: None, aioclient_mock: AiohttpClientMocker, mock_setup_entry: AsyncMock
+) -> None:
+    """A configured zone aborts before any request; another zone goes on."""
+    entsoe_entry("BE").add_to_hass(hass)
+    aioclient_mock.get(API_URL, text=BE_60M)
+    result = await start(hass, "entsoe")
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"api_key": "good-token", "bidding_zone": "BE"}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+    assert aioclient_mock.call_count == 0
+
+    result = await start(hass, "entsoe")
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"api_key": "good-token", "bidding_zone": "FR"}
+    )
+    assert result["step_id"] == "settings"
+    assert query(aioclient_mock)["in_Domain"] == "10YFR-RTE------C"
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], SETTINGS)
+    assert result["result"].unique_id == "entsoe_FR"
+    assert sorted(e.unique_id for e in hass.config_entries.async_entries(DOMAIN)) == ["entsoe_BE", "entsoe_FR"]
+
+
+async def test_entsoe_unknown_zone_rejected(hass: HomeAssistant) -> None:
+    """The zone dropdown only takes the ENTSO-E zones."""
+    result = await start(hass, "entsoe")
+    with pytest.raises(InvalidData) as err:
+        await hass.config_entries.flow.async_configure(result["flow_id"], {"api_key": "k", "bidding_zone": "XX"})
+    assert set(err.value.schema_errors) == {"bidding_zone"}
+
+
+# --- Nord Pool ----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def nordpool(hass: HomeAssistant) -> MockConfigEntry:
+    """A core Nord Pool entry for SE3 in SEK."""
+    entry = MockConfigEntry(domain="nordpool", data={"areas": ["SE3"], "currency": "SEK"})
+    entry.add_to_hass(hass)
+    return entry
+
+
+async def test_nordpool_creates_entry(
+    hass: HomeAssistant, nordpool: MockConfigEntry, mock_setup_entry: AsyncMock
+) -> None:
+    """An area of the chosen entry (any case) is stored upper-cased."""
+    result = await start(hass, "nordpool")
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "nordpool"
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"nordpool_entry": nordpool.entry_id, "area": "se3"}
+    )
+    assert result["step_id"] == "settings"
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], SETTINGS)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == "Nord Pool SE3"
+    assert result["data"] == {"price_source": "nordpool", "nordpool_entry": nordpool.entry_id, "area": "SE3"}
+    assert result["result"].unique_id == "nordpool_SE3"
+
+    result = await start(hass, "nordpool")
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"nordpool_entry": nordpool.entry_id, "area": "SE3"}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+
+
+async def test_nordpool_errors(hass: HomeAssistant, nordpool: MockConfigEntry) -> None:
+    """An area the entry lacks, an unknown entry id and an entry of another integration are form errors.
+
+    ConfigEntrySelector only checks for a string, so unknown ids reach the step.
+    """
+    other = sample_entry()
+    other.add_to_hass(hass)
+    result = await start(hass, "nordpool")
+    cases = [
+        ({"nordpool_entry": nordpool.entry_id, "area": "SE4"}, {"area": "area_not_in_entry"}),
+        ({"nordpool_entry": "01JUNKNOWNENTRY", "area": "SE3"}, {"nordpool_entry": "nordpool_entry_missing"}),
+        ({"nordpool_entry": other.entry_id, "area": "SE3"}, {"nordpool_entry": "nordpool_entry_missing"}),
+    ]
+    for user_input, errors in cases:
+        result = await hass.config_entries.flow.async_configure(result["flow_id"], user_input)
+        assert result["type"] is FlowResultType.FORM
+        assert result["step_id"] == "nordpool"
+        assert result["errors"] == errors
+        assert schema_values(result)["nordpool_entry"] == (None, user_input["nordpool_entry"])
+    assert [e.unique_id for e in hass.config_entries.async_entries(DOMAIN)] == ["sample"]
+
+
+# --- price sensor -------------------------------------------------------------------------------------------------
+
+
+async def test_sensor_creates_entry_and_duplicate_aborts(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
+    """One entry per price sensor."""
+    result = await start(hass, "sensor")
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "sensor"
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"price_entity": "sensor.spot_price"})
+    assert result["step_id"] == "settings"
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], SETTINGS)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == "Prices from sensor.spot_price"
+    assert result["data"] == {"price_source": "sensor", "price_entity": "sensor.spot_price"}
+    assert result["result"].unique_id == "sensor_sensor.spot_price"
+
+    result = await start(hass, "sensor")
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"price_entity": "sensor.spot_price"})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+
+
+# --- options ------------------------------------------------------------------------------------------------------
+
+
+async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """The options form shows the current values; saving them reloads the entry with the new formula."""
+    before = hass.states.get(PRICE_SENSOR)
+    spot = before.attributes["spot_price"]
+    assert float(before.state) == pytest.approx(spot)  # default options: total == spot
+    old_runtime = loaded_entry.runtime_data
+
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "init"
+    assert {key: default for key, (default, _) in schema_values(result).items()} == DEFAULT_OPTIONS
+
+    new = {"markup": 0.015, "vat_percent": 21, "grid_fee": 0.0842, "vat_on_negative": True, "power_limit_kw": 9.2}
+    result = await hass.config_entries.options.async_configure(result["flow_id"], new)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done()
+
+    assert dict(loaded_entry.options) == {**new, "vat_percent": 21.0}
+    assert loaded_entry.state is ConfigEntryState.LOADED
+    assert loaded_entry.runtime_data is not old_runtime  # reloaded
+    assert loaded_entry.runtime_data.coordinator.formula == PriceFormula(
+        markup=0.015, vat=0.21, grid_fee=0.0842, vat_on_negative=True
+    )
+    after = hass.states.get(PRICE_SENSOR)
+    assert after.attributes["spot_price"] == spot
+    assert round(float(after.state), 9) == round((spot + 0.015) * 1.21 + 0.0842, 9)
+
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    assert {key: default for key, (default, _) in schema_values(result).items()} == {**new, "vat_percent": 21.0}
+
+
+# --- reconfigure --------------------------------------------------------------------------------------------------
+
+
+async def test_reconfigure_sample_aborts(hass: HomeAssistant) -> None:
+    """The sample has no source settings."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    result = await entry.start_reconfigure_flow(hass)
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "nothing_to_reconfigure"
+
+
+async def test_reconfigure_entsoe(
+    hass: HomeAssistant, frozen: None, aioclient_mock: AiohttpClientMocker, mock_setup_entry: AsyncMock
+) -> None:
+    """A rejected key is an error and changes nothing; a good one moves the entry to the new zone and reloads it."""
+    entry = entsoe_entry("BE", "old-token")
+    entry.add_to_hass(hass)
+    aioclient_mock.get(API_URL, params={"securityToken": "bad-token"}, status=401)
+    aioclient_mock.get(API_URL, params={"securityToken": "new-token"}, text=BE_60M)
+
+    result = await entry.start_reconfigure_flow(hass)
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "reconfigure"
+    assert schema_values(result) == {"api_key": (None, "old-token"), "bidding_zone": (None, "BE")}
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"api_key": "bad-token", "bidding_zone": "NL"}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"base": "invalid_auth"}
+    assert schema_values(result) == {"api_key": (None, "bad-token"), "bidding_zone": (None, "NL")}
+    assert entry.data["api_key"] == "old-token"
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"api_key": "new-token", "bidding_zone": "NL"}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert query(aioclient_mock)["in_Domain"] == "10YNL----------L"
+    assert dict(entry.data) == {"price_source": "entsoe", "api_key": "new-token", "bidding_zone": "NL"}
+    assert entry.title == "ENTSO-E NL"
+    assert entry.unique_id == "entsoe_NL"
+    await hass.async_block_till_done()
+    assert mock_setup_entry.call_count == 1
+
+    # The old zone is free again.
+    result = await start(hass, "entsoe")
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"api_key": "new-token", "bidding_zone": "BE"}
+    )
+    assert result["step_id"] == "settings"
+
+
+async def test_reconfigure_entsoe_to_a_taken_zone_aborts(
+    hass: HomeAssistant, aioclient_mock: AiohttpClientMocker
+) -> None:
+    """Moving to a zone another entry has would make two entries for one zone."""
+    entry = entsoe_entry("BE")
+    entry.add_to_hass(hass)
+    entsoe_entry("NL").add_to_hass(hass)
+    result = await entry.start_reconfigure_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"api_key": "old-token", "bidding_zone": "NL"}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+    assert aioclient_mock.call_count == 0
+    assert dict(entry.data) == {"price_source": "entsoe", "api_key": "old-token", "bidding_zone": "BE"}
+    assert entry.unique_id == "entsoe_BE"
+
+
+async def test_reconfigure_nordpool(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
+    """The area is checked against the Nord Pool entry like at creation, and stored upper-cased."""
+    nordpool = MockConfigEntry(domain="nordpool", data={"areas": ["SE3", "SE4"], "currency": "SEK"})
+    nordpool.add_to_hass(hass)
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="Nord Pool SE3",
+        unique_id="nordpool_SE3",
+        data={"price_source": "nordpool", "nordpool_entry": nordpool.entry_id, "area": "SE3"},
+        options=dict(DEFAULT_OPTIONS),
+    )
+    entry.add_to_hass(hass)
+    result = await entry.start_reconfigure_flow(hass)
+    assert schema_values(result) == {"nordpool_entry": (None, nordpool.entry_id), "area": (None, "SE3")}
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"nordpool_entry": nordpool.entry_id, "area": "SE2"}
+    )
+    assert result["errors"] == {"area": "area_not_in_entry"}
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"nordpool_entry": "gone", "area": "SE4"}
+    )
+    assert result["errors"] == {"nordpool_entry": "nordpool_entry_missing"}
+    assert entry.data["area"] == "SE3"
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"nordpool_entry": nordpool.entry_id, "area": "se4"}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert dict(entry.data) == {"price_source": "nordpool", "nordpool_entry": nordpool.entry_id, "area": "SE4"}
+    assert entry.title == "Nord Pool SE4"
+    assert entry.unique_id == "nordpool_SE4"
+
+
+async def test_reconfigure_sensor(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
+    """A new price entity; options stay."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="Prices from sensor.old",
+        unique_id="sensor_sensor.old",
+        data={"price_source": "sensor", "price_entity": "sensor.old"},
+        options={**DEFAULT_OPTIONS, "vat_percent": 6.0},
+    )
+    entry.add_to_hass(hass)
+    result = await entry.start_reconfigure_flow(hass)
+    assert result["step_id"] == "reconfigure"
+    assert schema_values(result) == {"price_entity": (None, "sensor.old")}
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"price_entity": "sensor.new"})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert dict(entry.data) == {"price_source": "sensor", "price_entity": "sensor.new"}
+    assert entry.title == "Prices from sensor.new"
+    assert entry.unique_id == "sensor_sensor.new"
+    assert entry.options["vat_percent"] == 6.0
+
+
+# --- reauth -------------------------------------------------------------------------------------------------------
+
+
+async def test_reauth_entsoe(
+    hass: HomeAssistant, frozen: None, aioclient_mock: AiohttpClientMocker, mock_setup_entry: AsyncMock
+) -> None:
+    """A new key is checked against the entry's zone; only the key changes."""
+    entry = entsoe_entry("DK_1", "expired-token")
+    entry.add_to_hass(hass)
+    aioclient_mock.get(API_URL, params={"securityToken": "bad-token"}, status=401)
+    aioclient_mock.get(API_URL, params={"securityToken": "fresh-token"}, status=400, text=NO_DATA)
+
+    result = await entry.start_reauth_flow(hass)
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "reauth_confirm"
+    assert result["description_placeholders"]["zone"] == "DK_1"
+    assert result["errors"] == {}
+
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"api_key": "bad-token"})
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"base": "invalid_auth"}
+    assert query(aioclient_mock)["in_Domain"] == "10YDK-1--------W"
+    assert entry.data["api_key"] == "expired-token"
+
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"api_key": "fresh-token"})
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reauth_successful"
+    assert query(aioclient_mock)["securityToken"] == "fresh-token"
+    assert dict(entry.data) == {"price_source": "entsoe", "api_key": "fresh-token", "bidding_zone": "DK_1"}
+    assert entry.unique_id == "entsoe_DK_1"
+    assert entry.title == "ENTSO-E DK_1"
+    await hass.async_block_till_done()
+    assert mock_setup_entry.call_count == 1
+
+
+# --- appliance subentries -----------------------------------------------------------------------------------------
+
+BOILER = {
+    "name": "Boiler",
+    "kind": "heat_pump",
+    "entity_id": "switch.boiler",
+    "power_kw": 3.0,
+    "duration_min": 90,
+    "energy_kwh": 4.5,
+    "contiguous": True,
+    "earliest_start": "22:00:00",
+    "deadline": "06:00:00",
+}
+BATTERY = {
+    "name": "Home battery",
+    "kind": "battery",
+    "entity_id": "select.battery_mode",
+    "power_kw": 2.5,
+    "duration_min": 60,
+    "energy_kwh": 5.0,
+    "contiguous": False,
+    "earliest_start": "00:00:00",
+    "deadline": "06:00:00",
+}
+
+
+async def add_appliance(hass: HomeAssistant, entry: MockConfigEntry, user_input: dict[str, Any]) -> dict[str, Any]:
+    """Open the add-appliance form and submit ``user_input``."""
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "appliance"), context={"source": SOURCE_USER}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "user"
+    return await hass.config_entries.subentries.async_configure(result["flow_id"], user_input)
+
+
+async def test_add_contiguous_appliance(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """A contiguous load keeps its duration, drops the energy, and is planned after the reload."""
+    result = await add_appliance(hass, loaded_entry, BOILER)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == "Boiler"
+    stored = {k: v for k, v in BOILER.items() if k != "energy_kwh"}
+    assert result["data"] == {**stored, "duration_min": 90.0}
+    await hass.async_block_till_done()
+
+    (subentry,) = [s for s in loaded_entry.subentries.values() if s.title == "Boiler"]
+    assert subentry.subentry_type == "appliance"
+    assert dict(subentry.data) == {**stored, "duration_min": 90.0}
+    assert loaded_entry.state is ConfigEntryState.LOADED
+    appliances = loaded_entry.runtime_data.planner.appliances
+    assert sorted(a.name for a in appliances.values()) == ["Boiler", "Dishwasher", "EV charger", "Washing machine"]
+    assert appliances[subentry.subentry_id].kind == "heat_pump"
+
+
+async def test_add_split_appliance(hass: HomeAssistant) -> None:
+    """A load that can be split keeps its energy and drops the duration."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    result = await add_appliance(hass, entry, BATTERY)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == "Home battery"
+    assert result["data"] == {k: v for k, v in BATTERY.items() if k != "duration_min"}
+    (subentry,) = [s for s in entry.subentries.values() if s.title == "Home battery"]
+    assert "duration_min" not in subentry.data
+    assert subentry.data["energy_kwh"] == 5.0
+
+
+@pytest.mark.parametrize(
+    ("changes", "errors"),
+    [
+        ({"duration_min": None}, {"duration_min": "duration_required"}),
+        ({"contiguous": False, "energy_kwh": None}, {"energy_kwh": "energy_required"}),
+        ({"name": "dishWASHER"}, {"name": "name_exists"}),
+        (
+            {"earliest_start": "7:00", "deadline": "+6:00"},
+            {"earliest_start": "invalid_time", "deadline": "invalid_time"},
+        ),
+        ({"name": "ev charger", "duration_min": None}, {"name": "name_exists", "duration_min": "duration_required"}),
+    ],
+    ids=["no-duration", "no-energy", "name-exists", "non-iso-time", "two-errors"],
+)
+async def test_add_appliance_errors(hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]) -> None:
+    """Form errors name the field; nothing is stored; the typed values are suggested back.
+
+    TimeSelector accepts what ``cv.time`` parses ("7:00", "+6:00"), but the planner reads ISO times, so the flow
+    refuses those.
+    """
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    user_input = {k: v for k, v in {**BOILER, **changes}.items() if v is not None}
+    result = await add_appliance(hass, entry, user_input)
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "user"
+    assert result["errors"] == errors
+    assert schema_values(result)["name"] == (None, user_input["name"])
+    assert sorted(entry.subentries) == sorted(APPLIANCES)
+
+
+@pytest.mark.parametrize("bad", ["25:00", "7", "noon", "07:00:00.5"])
+async def test_time_selector_rejects_non_times(hass: HomeAssistant, bad: str) -> None:
+    """What is no time of day at all fails schema validation before the step runs."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "appliance"), context={"source": SOURCE_USER}
+    )
+    with pytest.raises(InvalidData) as err:
+        await hass.config_entries.subentries.async_configure(result["flow_id"], {**BOILER, "deadline": bad})
+    assert set(err.value.schema_errors) == {"deadline"}
+
+
+def test_validate_appliance_accepts_iso_times() -> None:
+    """The data the selectors send (HH:MM:SS) and HH:MM both pass."""
+    assert validate_appliance({**BOILER, "earliest_start": "22:00", "deadline": "06:00:00"}) == {}
+
+
+async def test_reconfigure_appliance(hass: HomeAssistant) -> None:
+    """The form starts from the stored data; saving replaces data and title (switching to a split load)."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    result = await entry.start_subentry_reconfigure_flow(hass, "appliance", "washer")
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "reconfigure"
+    suggested = {key: value for key, (_, value) in schema_values(result).items() if value is not None}
+    assert suggested == APPLIANCES["washer"]
+
+    new = {**APPLIANCES["washer"], "name": "Washer", "contiguous": False, "energy_kwh": 1.2, "deadline": "21:30:00"}
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], new)
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    subentry = entry.subentries["washer"]
+    assert subentry.title == "Washer"
+    assert dict(subentry.data) == {k: v for k, v in new.items() if k != "duration_min"}
+    assert entry.subentries["dishwasher"].data == APPLIANCES["dishwasher"]
+
+
+async def test_reconfigure_appliance_keeps_its_own_name(hass: HomeAssistant) -> None:
+    """Its own name (in another case) is no clash."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    result = await entry.start_subentry_reconfigure_flow(hass, "appliance", "ev")
+    new = {**APPLIANCES["ev"], "name": "EV Charger", "power_kw": 7.4}
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], new)
+    assert result["reason"] == "reconfigure_successful"
+    assert entry.subentries["ev"].title == "EV Charger"
+    assert entry.subentries["ev"].data["power_kw"] == 7.4
+
+
+@pytest.mark.parametrize(
+    ("changes", "errors"),
+    [
+        ({"name": "washing MACHINE"}, {"name": "name_exists"}),
+        ({"contiguous": True}, {"duration_min": "duration_required"}),
+        ({"energy_kwh": None}, {"energy_kwh": "energy_required"}),
+        ({"earliest_start": "5:00"}, {"earliest_start": "invalid_time"}),
+    ],
+    ids=["name-of-another", "no-duration", "no-energy", "non-iso-time"],
+)
+async def test_reconfigure_appliance_errors(
+    hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]
+) -> None:
+    """Reconfigure validates like adding; the subentry stays as it was."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    result = await entry.start_subentry_reconfigure_flow(hass, "appliance", "ev")
+    user_input = {k: v for k, v in {**APPLIANCES["ev"], **changes}.items() if v is not None}
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], user_input)
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "reconfigure"
+    assert result["errors"] == errors
+    assert schema_values(result)["name"] == (None, user_input["name"])
+    assert entry.subentries["ev"].title == "EV charger"
+    assert dict(entry.subentries["ev"].data) == APPLIANCES["ev"]
