@@ -544,6 +544,7 @@ class Demo:
         if entry.get("state") != "loaded":
             raise DemoError(f"the agentic_hems entry did not load: state {entry.get('state')!r}, "
                             f"reason {entry.get('reason')!r}")
+        done: list[str] = []
         for appliance in APPLIANCES:
             await self.client.drive_flow(
                 "appliance subentry",
@@ -551,6 +552,9 @@ class Demo:
                 [entry_id, "appliance"],
                 lambda step, a=appliance: fill_form(step, a, f"appliance {a['name']!r}"),
             )
+            # Adding a subentry reloads the entry; wait for that before adding the next one, as a user would.
+            done.append(appliance["name"])
+            await self.wait_settled(entry_id, done)
             log(f"  appliance {appliance['name']!r}: {self.describe(appliance)}")
         return entry_id
 
@@ -627,10 +631,12 @@ class Demo:
             )
             log(f"     {'':<{width}}  {self.describe(appliance)}; window {right_away} to {window_end:%a %H:%M}")
 
-    async def wait_settled(self, entry_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Wait until the entry is loaded again (adding a subentry reloads it) with every expected entity.
+    async def wait_settled(
+        self, entry_id: str, titles: list[str]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Wait until the entry is loaded (adding a subentry reloads it) with every entity of the given appliances.
 
-        Returns the entity registry entries of agentic_hems and the entry's subentries; records problems when the
+        Returns the entity registry entries of agentic_hems and the entry's subentries. Raises DemoError when the
         entry does not settle within ENTITY_DEADLINE_S.
         """
         deadline = time.monotonic() + ENTITY_DEADLINE_S
@@ -644,25 +650,21 @@ class Demo:
             by_subentry: dict[str | None, set[str]] = {}
             for entity in ours:
                 by_subentry.setdefault(entity.get("config_subentry_id"), set()).add(entity.get("translation_key"))
-            appliance_subs = [s for s in subentries if s.get("subentry_type") == "appliance"]
-            missing = {
-                s["title"]: sorted(APPLIANCE_KEYS - by_subentry.get(s["subentry_id"], set())) for s in appliance_subs
-            }
+            ids = {s["title"]: s["subentry_id"] for s in subentries if s.get("subentry_type") == "appliance"}
+            missing = {title: sorted(APPLIANCE_KEYS - by_subentry.get(ids.get(title), set())) for title in titles}
             missing = {title: keys for title, keys in missing.items() if keys}
             missing_entry = sorted(ENTRY_KEYS - by_subentry.get(None, set()))
-            settled = state == "loaded" and not missing and not missing_entry and len(appliance_subs) == len(APPLIANCES)
-            if settled or time.monotonic() > deadline:
+            if state == "loaded" and not missing and not missing_entry:
+                return ours, subentries
+            if time.monotonic() > deadline:
                 break
             await asyncio.sleep(0.5)
-        if state != "loaded":
-            raise DemoError(f"the agentic_hems entry is {state!r}, not loaded, {ENTITY_DEADLINE_S:.0f} s after setup")
-        if len(appliance_subs) != len(APPLIANCES):
-            self.problems.append(f"expected {len(APPLIANCES)} appliance subentries, found {[s['title'] for s in appliance_subs]}")
-        for title, keys in missing.items():
-            self.problems.append(f"appliance {title!r} lacks entities with translation keys {keys}")
+        details = [f"entry state {state!r}"]
+        details += [f"appliance {t!r} " + ("has no subentry" if t not in ids else f"lacks entities {k}")
+                    for t, k in missing.items()]
         if missing_entry:
-            self.problems.append(f"the entry lacks entities with translation keys {missing_entry}")
-        return ours, subentries
+            details.append(f"the entry lacks entities {missing_entry}")
+        raise DemoError(f"agentic_hems did not settle within {ENTITY_DEADLINE_S:.0f} s: " + "; ".join(details))
 
     async def show_entities(self, ours: list[dict[str, Any]], subentries: list[dict[str, Any]]) -> None:
         """Print every agentic_hems entity's state; each must exist and not be unavailable."""
@@ -708,7 +710,7 @@ class Demo:
             f"(time zone {self.tz.key}, country {config.get('country')}, currency {config.get('currency')})")
         log("Setting up agentic_hems through its config flow and appliance subentry flows:")
         entry_id = await self.setup_integration()
-        ours, subentries = await self.wait_settled(entry_id)
+        ours, subentries = await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
         log("")
         await self.show_prices()
         await self.show_plans()
