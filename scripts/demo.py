@@ -20,22 +20,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Callable
 import contextlib
 import ctypes
 import importlib.util
-from datetime import datetime, time as dt_time, timedelta
 import json
 import math
 import os
 import re
-from pathlib import Path
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from datetime import time as dt_time
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -355,7 +356,7 @@ class HassClient:
                     if resp.status == 200:
                         return
                     last = f"HTTP {resp.status}"
-            except (aiohttp.ClientError, asyncio.TimeoutError) as err:
+            except (TimeoutError, aiohttp.ClientError) as err:
                 last = type(err).__name__
             await asyncio.sleep(0.5)
         raise DemoError(f"Home Assistant did not answer on {self.base} within {START_DEADLINE_S:.0f} s ({last})")
@@ -403,13 +404,16 @@ class HassClient:
             if config.get("state") == "RUNNING":
                 return config
             await asyncio.sleep(0.5)
-        raise DemoError(f"Home Assistant did not reach RUNNING within {START_DEADLINE_S:.0f} s "
-                        f"(state {config.get('state')!r})")
+        raise DemoError(
+            f"Home Assistant did not reach RUNNING within {START_DEADLINE_S:.0f} s (state {config.get('state')!r})"
+        )
 
     async def ws(self, messages: list[dict[str, Any]]) -> list[Any]:
         """Send websocket commands one after another; return their results (DemoError on failure)."""
         results = []
-        async with self.session.ws_connect(self.base + "/api/websocket", timeout=aiohttp.ClientWSTimeout(ws_close=10)) as conn:
+        async with self.session.ws_connect(
+            self.base + "/api/websocket", timeout=aiohttp.ClientWSTimeout(ws_close=10)
+        ) as conn:
             if (await conn.receive_json(timeout=30)).get("type") != "auth_required":
                 raise DemoError("websocket: expected auth_required")
             await conn.send_json({"type": "auth", "access_token": self.token})
@@ -437,10 +441,14 @@ class HassClient:
             if rtype == "create_entry":
                 return result
             if rtype == "abort":
-                raise DemoError(f"{kind} flow aborted: {result.get('reason')} {result.get('description_placeholders') or ''}")
+                raise DemoError(
+                    f"{kind} flow aborted: {result.get('reason')} {result.get('description_placeholders') or ''}"
+                )
             flow_id = result["flow_id"]
             if rtype == "menu":
-                raise DemoError(f"{kind} flow shows a menu at step {result.get('step_id')!r}: {result.get('menu_options')}")
+                raise DemoError(
+                    f"{kind} flow shows a menu at step {result.get('step_id')!r}: {result.get('menu_options')}"
+                )
             if rtype != "form":
                 raise DemoError(f"{kind} flow: unexpected result {result}")
             if result.get("errors"):
@@ -502,7 +510,10 @@ def next_window(appliance: dict[str, Any], now: datetime, tz: ZoneInfo) -> tuple
 
     Only used to label the baseline ("start now" or a later window start); the plan itself comes from the service.
     """
-    earliest, deadline = dt_time.fromisoformat(appliance["earliest_start"]), dt_time.fromisoformat(appliance["deadline"])
+    earliest, deadline = (
+        dt_time.fromisoformat(appliance["earliest_start"]),
+        dt_time.fromisoformat(appliance["deadline"]),
+    )
     for offset in (-1, 0, 1, 2):
         day = now.astimezone(tz).date() + timedelta(days=offset)
         start = datetime.combine(day, earliest, tzinfo=tz)
@@ -542,8 +553,9 @@ class Demo:
         entry_id = entry["entry_id"]
         log(f"  config entry {entry['title']!r} ({entry_id}): {entry.get('state')}")
         if entry.get("state") != "loaded":
-            raise DemoError(f"the agentic_hems entry did not load: state {entry.get('state')!r}, "
-                            f"reason {entry.get('reason')!r}")
+            raise DemoError(
+                f"the agentic_hems entry did not load: state {entry.get('state')!r}, reason {entry.get('reason')!r}"
+            )
         done: list[str] = []
         for appliance in APPLIANCES:
             await self.client.drive_flow(
@@ -560,11 +572,10 @@ class Demo:
 
     @staticmethod
     def describe(appliance: dict[str, Any]) -> str:
-        amount = (
-            f"{appliance['duration_min']} min" if "duration_min" in appliance else f"{appliance['energy_kwh']} kWh"
-        )
+        amount = f"{appliance['duration_min']} min" if "duration_min" in appliance else f"{appliance['energy_kwh']} kWh"
         shape = "in one run" if appliance.get("contiguous") else "in any slots"
-        return f"{appliance['power_kw']} kW, {amount} {shape}, daily {appliance['earliest_start'][:5]} to {appliance['deadline'][:5]}"
+        window = f"daily {appliance['earliest_start'][:5]} to {appliance['deadline'][:5]}"
+        return f"{appliance['power_kw']} kW, {amount} {shape}, {window}"
 
     async def show_prices(self) -> None:
         prices = await self.client.call_service("get_prices", {})
@@ -588,8 +599,9 @@ class Demo:
         }
         self.report["prices"] = summary
         log(
-            f"PRICES min {fmt_money(summary['min'], unit)} max {fmt_money(summary['max'], unit)}, {len(slots)} slots of "
-            f"{summary['resolution_minutes']} min, {first:%a %d %b %H:%M} to {last:%a %d %b %H:%M}, "
+            f"PRICES min {fmt_money(summary['min'], unit)} max {fmt_money(summary['max'], unit)}, "
+            f"{len(slots)} slots of {summary['resolution_minutes']} min, "
+            f"{first:%a %d %b %H:%M} to {last:%a %d %b %H:%M}, "
             f"source {summary['source']}, sample: {str(summary['sample']).lower()}"
         )
 
@@ -613,7 +625,9 @@ class Demo:
             start, end = local(plan.get("start"), self.tz), local(plan.get("end"), self.tz)
             cost, baseline, savings = plan.get("cost"), plan.get("baseline_cost"), plan.get("savings")
             if start is None or end is None or not start < end:
-                self.problems.append(f"plan for {name!r}: start {plan.get('start')} is not before end {plan.get('end')}")
+                self.problems.append(
+                    f"plan for {name!r}: start {plan.get('start')} is not before end {plan.get('end')}"
+                )
                 continue
             if not all(isinstance(v, (int, float)) for v in (cost, baseline)):
                 self.problems.append(f"plan for {name!r}: cost {cost!r} or baseline {baseline!r} is not a number")
@@ -631,9 +645,7 @@ class Demo:
             )
             log(f"     {'':<{width}}  {self.describe(appliance)}; window {right_away} to {window_end:%a %H:%M}")
 
-    async def wait_settled(
-        self, entry_id: str, titles: list[str]
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    async def wait_settled(self, entry_id: str, titles: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Wait until the entry is loaded (adding a subentry reloads it) with every entity of the given appliances.
 
         Returns the entity registry entries of agentic_hems and the entry's subentries. Raises DemoError when the
@@ -644,7 +656,10 @@ class Demo:
             entries = await self.client.request("GET", f"/api/config/config_entries/entry?domain={DOMAIN}")
             state = next((e.get("state") for e in entries if e.get("entry_id") == entry_id), None)
             registry, subentries = await self.client.ws(
-                [{"type": "config/entity_registry/list"}, {"type": "config_entries/subentries/list", "entry_id": entry_id}]
+                [
+                    {"type": "config/entity_registry/list"},
+                    {"type": "config_entries/subentries/list", "entry_id": entry_id},
+                ]
             )
             ours = [e for e in registry if e.get("platform") == DOMAIN]
             by_subentry: dict[str | None, set[str]] = {}
@@ -660,8 +675,10 @@ class Demo:
                 break
             await asyncio.sleep(0.5)
         details = [f"entry state {state!r}"]
-        details += [f"appliance {t!r} " + ("has no subentry" if t not in ids else f"lacks entities {k}")
-                    for t, k in missing.items()]
+        details += [
+            f"appliance {t!r} " + ("has no subentry" if t not in ids else f"lacks entities {k}")
+            for t, k in missing.items()
+        ]
         if missing_entry:
             details.append(f"the entry lacks entities {missing_entry}")
         raise DemoError(f"agentic_hems did not settle within {ENTITY_DEADLINE_S:.0f} s: " + "; ".join(details))
@@ -679,8 +696,14 @@ class Demo:
             state = await self.client.request("GET", f"/api/states/{entity_id}", expect=(200, 404))
             value = state.get("state") if isinstance(state, dict) and "state" in state else None
             unit = (state.get("attributes") or {}).get("unit_of_measurement", "") if value is not None else ""
-            self.report["entities"].append({"entity_id": entity_id, "translation_key": entity.get("translation_key"),
-                                            "subentry": titles.get(entity.get("config_subentry_id")), "state": value})
+            self.report["entities"].append(
+                {
+                    "entity_id": entity_id,
+                    "translation_key": entity.get("translation_key"),
+                    "subentry": titles.get(entity.get("config_subentry_id")),
+                    "state": value,
+                }
+            )
             if value is None:
                 self.problems.append(f"{entity_id} is in the entity registry but has no state")
                 shown = "NO STATE"
@@ -706,8 +729,10 @@ class Demo:
         await self.client.onboard()
         config = await self.client.wait_running(deadline, hass)
         self.tz = ZoneInfo(config.get("time_zone") or "UTC")
-        log(f"Home Assistant {config.get('version')} running after {time.monotonic() - started:.1f} s "
-            f"(time zone {self.tz.key}, country {config.get('country')}, currency {config.get('currency')})")
+        log(
+            f"Home Assistant {config.get('version')} running after {time.monotonic() - started:.1f} s "
+            f"(time zone {self.tz.key}, country {config.get('country')}, currency {config.get('currency')})"
+        )
         log("Setting up agentic_hems through its config flow and appliance subentry flows:")
         entry_id = await self.setup_integration()
         ours, subentries = await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
@@ -765,9 +790,15 @@ async def amain(args: argparse.Namespace, hass: HassProcess) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], prog="scripts/demo")
-    parser.add_argument("--check", action="store_true", help="headless: print the plans, stop HA, exit 0 only if all is well")
-    parser.add_argument("--port", type=int, default=int(os.environ.get("DEMO_PORT", "8123")), help="HTTP port (default 8123)")
-    parser.add_argument("--json", metavar="PATH", help="also write the plans, price summary and entities as JSON to PATH")
+    parser.add_argument(
+        "--check", action="store_true", help="headless: print the plans, stop HA, exit 0 only if all is well"
+    )
+    parser.add_argument(
+        "--port", type=int, default=int(os.environ.get("DEMO_PORT", "8123")), help="HTTP port (default 8123)"
+    )
+    parser.add_argument(
+        "--json", metavar="PATH", help="also write the plans, price summary and entities as JSON to PATH"
+    )
     parser.add_argument(
         "--dir",
         help="where the config directory, pid file and console log go (default .demo/, or .demo/port-N/ with --port N)",
@@ -814,6 +845,7 @@ def main() -> int:
         # After the stop, so that HA has flushed its log (it writes through a queue).
         log(hass.log_tail())
     return code
+
 
 if __name__ == "__main__":
     sys.exit(main())

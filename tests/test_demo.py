@@ -1,30 +1,32 @@
 """End to end: ``scripts/demo --check`` starts a real Home Assistant, sets agentic_hems up and plans three appliances.
 
 The demo runs as a subprocess (its own Home Assistant on a free 127.0.0.1 port), so pytest's socket blocking does not
-apply. It takes about half a minute; deselect it with ``--deselect tests/test_demo.py`` or ``-k "not demo"``.
+apply. It takes about ten seconds; deselect it with ``--deselect tests/test_demo.py`` or ``-k "not demo"``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 import json
 import os
-from pathlib import Path
 import re
 import subprocess
 import sys
+from datetime import datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parent.parent
 APPLIANCES = ("Dishwasher", "Washing machine", "EV charger")
 
 PLAN_LINE = re.compile(
-    r"^PLAN (?P<name>.+?)\s+start \w{3} (?P<start>\d{4}-\d\d-\d\d \d\d:\d\d)\s+end \w{3} (?P<end>\d{4}-\d\d-\d\d \d\d:\d\d)"
+    r"^PLAN (?P<name>.+?)\s+start \w{3} (?P<start>\d{4}-\d\d-\d\d \d\d:\d\d)"
+    r"\s+end \w{3} (?P<end>\d{4}-\d\d-\d\d \d\d:\d\d)"
     r"\s+cost (?P<cost>-?\d+\.\d+) (?P<currency>[A-Z]{3})\s+baseline (?P<baseline>-?\d+\.\d+) [A-Z]{3} \(start [^)]+\)"
     r"\s+saves (?P<savings>-?\d+\.\d+) [A-Z]{3}"
 )
 PRICES_LINE = re.compile(
-    r"^PRICES min (?P<min>-?\d+\.\d+) \S+ max (?P<max>-?\d+\.\d+) \S+, (?P<slots>\d+) slots .* sample: (?P<sample>true|false)$"
+    r"^PRICES min (?P<min>-?\d+\.\d+) \S+ max (?P<max>-?\d+\.\d+) \S+, (?P<slots>\d+) slots"
+    r" .* sample: (?P<sample>true|false)$"
 )
 
 
@@ -90,7 +92,9 @@ def test_demo_check(tmp_path: Path) -> None:
         assert start < end, (name, plan)
         assert plan["cost"] <= plan["baseline_cost"] + 1e-9, (name, plan)
         printed_start = datetime.strptime(printed[name]["start"], "%Y-%m-%d %H:%M")
-        assert start.astimezone(ZoneInfo("Europe/Brussels")).replace(tzinfo=None, second=0, microsecond=0) == printed_start, name
+        assert (
+            start.astimezone(ZoneInfo("Europe/Brussels")).replace(tzinfo=None, second=0, microsecond=0) == printed_start
+        ), name
     assert report["prices"]["sample"] is True
     assert report["prices"]["min"] <= report["prices"]["max"]
 
