@@ -11,7 +11,7 @@ import numpy as np
 from ..prices.curve import PriceCurve
 from .plan import Plan, Reason
 from .windows import (
-    SLOT_EPS,
+    REL_EPS,
     LoadWindow,
     build_plan,
     check_positive,
@@ -35,17 +35,17 @@ def fill_in_order(order: np.ndarray, caps_kwh: np.ndarray, energy_kwh: float) ->
 
     Returns:
         kWh per entry of ``order`` (every entry before the last used one at its cap, the last one partial or full,
-        the rest zero), or None when the caps cannot hold the energy. Float noise below ``SLOT_EPS`` relative
+        the rest zero), or None when the caps cannot hold the energy. Float noise below ``REL_EPS`` relative
         counts as exact, so no sliver slots appear.
     """
     cumulative = np.cumsum(caps_kwh)
-    last = int(np.searchsorted(cumulative, energy_kwh * (1 - SLOT_EPS)))
+    last = int(np.searchsorted(cumulative, energy_kwh * (1 - REL_EPS)))
     if last == order.size:
         return None
     placed = np.zeros(order.size)
     placed[:last] = caps_kwh[:last]
     rest = energy_kwh - (float(cumulative[last - 1]) if last else 0.0)
-    placed[last] = caps_kwh[last] if rest >= caps_kwh[last] * (1 - SLOT_EPS) else rest
+    placed[last] = caps_kwh[last] if rest >= caps_kwh[last] * (1 - REL_EPS) else rest
     return placed
 
 
@@ -75,7 +75,7 @@ class ChargeOptions:
 def charge_options(curve: PriceCurve, window: LoadWindow, *, max_power_kw: float, energy_kwh: float) -> ChargeOptions:
     """Usable slots for delivering ``energy_kwh`` at up to ``max_power_kw`` inside ``window``."""
     per_slot = max_power_kw * slot_hours(curve)
-    needed = max(math.ceil(energy_kwh / per_slot - SLOT_EPS), 1)
+    needed = max(math.ceil(energy_kwh / per_slot - REL_EPS), 1)
     slots = np.flatnonzero(window.known)
 
     baseline = None

@@ -13,7 +13,7 @@ from ..prices.curve import PriceCurve
 from .contiguous import RunOptions, run_options, run_power
 from .energy import ChargeOptions, charge_options, cheapest_fill
 from .plan import LoadSpec, Plan, Reason
-from .windows import SLOT_EPS, build_plan, check_positive, resolve_window, slot_hours, slots_for_duration, unplanned
+from .windows import REL_EPS, build_plan, check_positive, resolve_window, slot_hours, slots_for_duration, unplanned
 
 METHOD = "milp"
 # HiGHS stops when (primal - dual bound) / |primal| <= MIP_REL_GAP. Its absolute gap is fixed at 1e-6 (scipy does not
@@ -128,7 +128,7 @@ def plan_joint(
         _validate(spec)
     n, hours = len(curve), slot_hours(curve)
     base = _base_load(base_load_kw, n)
-    headroom = power_limit_kw - base
+    headroom = power_limit_kw * (1 + REL_EPS) - base  # kW left for the loads per slot; REL_EPS absorbs float noise
 
     plans: list[Plan | None] = [None] * len(loads)
     fitting: list[_Load] = []
@@ -402,10 +402,10 @@ def _heuristic(curve: PriceCurve, fitting: list[_Load], headroom: np.ndarray) ->
 
 
 def _clean(model: _Model, x: np.ndarray) -> np.ndarray:
-    """Binaries rounded, continuous values clipped to their bounds with solver noise below SLOT_EPS x bound zeroed."""
+    """Binaries rounded, continuous values clipped to their bounds with solver noise below REL_EPS x bound zeroed."""
     x = np.clip(x, 0.0, model.upper)
     x[model.integrality > 0] = np.round(x[model.integrality > 0])
-    x[x <= SLOT_EPS * model.upper] = 0.0
+    x[x <= REL_EPS * model.upper] = 0.0
     return x
 
 

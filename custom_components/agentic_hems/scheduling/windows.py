@@ -19,8 +19,9 @@ from ..prices.curve import PriceCurve, ceil_slot, floor_slot
 from .plan import Plan, Reason
 
 _HOUR = timedelta(hours=1)
-# Relative slack for "a whole number of slots": absorbs float noise such as 0.3 / (1.2 * 0.25) = 1.0000000000000002.
-SLOT_EPS = 1e-9
+# Relative slack that absorbs float noise: whole slots (0.3 / (1.2 * 0.25) = 1.0000000000000002), an energy that
+# exactly fills its slots, a load that exactly fills the limit (2.8 - 0.8 = 1.9999999999999998).
+REL_EPS = 1e-9
 
 
 def window_sums(prices: np.ndarray, width: int) -> np.ndarray:
@@ -76,7 +77,7 @@ def check_positive(**values: float) -> None:
 def slots_for_duration(duration_min: float, resolution: timedelta) -> int:
     """Whole slots needed to run ``duration_min`` minutes; a partial slot rounds up (float noise excepted)."""
     ratio = duration_min / (resolution.total_seconds() / 60)
-    return max(math.ceil(ratio - SLOT_EPS), 1)
+    return max(math.ceil(ratio - REL_EPS), 1)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,68 @@
+"""Shared fixtures and helpers for the scheduling tests (curves, DST days, hypothesis strategies)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from hypothesis import strategies as st
+import numpy as np
+import pytest
+
+from custom_components.agentic_hems.prices.curve import PriceCurve, local_day_bounds
+
+SLOT = timedelta(minutes=15)
+BRUSSELS = ZoneInfo("Europe/Brussels")
+T0 = datetime(2026, 1, 5, tzinfo=UTC)  # a Monday, UTC midnight
+
+
+def make_curve(prices: list[float] | np.ndarray, start: datetime = T0) -> PriceCurve:
+    return PriceCurve(start=start, resolution=SLOT, prices=np.asarray(prices, dtype=np.float64), source="test")
+
+
+def local_day_curve(day: date, prices_fn=None) -> PriceCurve:
+    """A curve covering the local Brussels day (92, 96 or 100 slots); prices 0.30 unless ``prices_fn(i)`` says."""
+    start, end = local_day_bounds(day, BRUSSELS)
+    n = int((end - start) / SLOT)
+    prices = [0.30 if prices_fn is None else prices_fn(i) for i in range(n)]
+    return make_curve(prices, start)
+
+
+@pytest.fixture
+def spring_day() -> PriceCurve:
+    """2026-03-29 in Brussels: 23 hours, 92 slots."""
+    return local_day_curve(date(2026, 3, 29))
+
+
+@pytest.fixture
+def autumn_day() -> PriceCurve:
+    """2025-10-26 in Brussels: 25 hours, 100 slots."""
+    return local_day_curve(date(2025, 10, 26))
+
+
+# Dyadic prices (multiples of 1/64, negative allowed) keep every sum exact, so exact ties are real ties.
+dyadic_price = st.integers(min_value=-16, max_value=48).map(lambda k: k / 64)
+any_price = st.floats(min_value=-0.5, max_value=1.5, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def curves(draw, min_slots: int = 4, max_slots: int = 48, price=dyadic_price, nan: bool = True) -> PriceCurve:
+    """A curve starting on a random slot of 2026-01-05, optionally with NaN holes and a NaN tail."""
+    n = draw(st.integers(min_slots, max_slots))
+    prices = np.array(draw(st.lists(price, min_size=n, max_size=n)), dtype=np.float64)
+    if nan and draw(st.booleans()):
+        for i in draw(st.lists(st.integers(0, n - 1), max_size=3)):
+            prices[i] = np.nan
+        if draw(st.booleans()):
+            prices[draw(st.integers(0, n - 1)) :] = np.nan
+    return make_curve(prices, T0 + SLOT * draw(st.integers(0, 40)))
+
+
+@st.composite
+def windows(draw, curve: PriceCurve) -> tuple[datetime, datetime]:
+    """(earliest_start, deadline) at any minute, possibly outside the curve, in UTC or a local zone."""
+    span = int(len(curve) * SLOT.total_seconds() // 60)
+    earliest = curve.start + timedelta(minutes=draw(st.integers(-60, span)))
+    deadline = earliest + timedelta(minutes=draw(st.integers(0, span + 90)))
+    zone = draw(st.sampled_from([UTC, BRUSSELS, ZoneInfo("America/New_York")]))
+    return earliest.astimezone(zone), deadline.astimezone(zone)
