@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from hypothesis import strategies as st
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 from custom_components.agentic_hems.prices.curve import PriceCurve, local_day_bounds
 

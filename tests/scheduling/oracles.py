@@ -7,11 +7,11 @@ costs are summed with math.fsum.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-import itertools
-import math
 
 import numpy as np
 from scipy.optimize import linprog

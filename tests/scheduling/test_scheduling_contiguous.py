@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from custom_components.agentic_hems.prices.curve import PriceCurve, floor_slot
 from custom_components.agentic_hems.scheduling import Plan, Reason, plan_contiguous
@@ -139,7 +140,11 @@ def test_any_timezone_gives_the_same_plan() -> None:
     earliest, deadline = T0 + timedelta(hours=3, minutes=5), T0 + timedelta(hours=20, minutes=40)
     plans = [
         plan_contiguous(
-            curve, power_kw=2.0, duration_min=95, earliest_start=earliest.astimezone(zone), deadline=deadline.astimezone(zone)
+            curve,
+            power_kw=2.0,
+            duration_min=95,
+            earliest_start=earliest.astimezone(zone),
+            deadline=deadline.astimezone(zone),
         )
         for zone in (UTC, BRUSSELS, ZoneInfo("America/New_York"), ZoneInfo("Asia/Kolkata"))
     ]
@@ -176,7 +181,10 @@ def test_deadline_across_midnight_into_tomorrow() -> None:
     # Two local days; the cheap block is at 03:00-04:00 local tomorrow.
     start = datetime(2026, 1, 5, tzinfo=BRUSSELS)
     cheap = datetime(2026, 1, 6, 3, tzinfo=BRUSSELS)
-    prices = [0.05 if start + i * SLOT >= cheap and start + i * SLOT < cheap + timedelta(hours=1) else 0.25 for i in range(192)]
+    prices = [
+        0.05 if start + i * SLOT >= cheap and start + i * SLOT < cheap + timedelta(hours=1) else 0.25
+        for i in range(192)
+    ]
     curve = make_curve(prices, start.astimezone(UTC))
     plan = plan_contiguous(
         curve,
@@ -215,7 +223,9 @@ def test_known_part_too_short_or_unknown_window() -> None:
     short = plan_contiguous(curve, power_kw=1.0, duration_min=90, earliest_start=T0, deadline=T0 + 16 * SLOT)
     _assert_unplanned(short, Reason.WINDOW_TOO_SHORT)
     assert "prices known until 2026-01-05T01:00Z" in short.detail
-    nothing = plan_contiguous(curve, power_kw=1.0, duration_min=30, earliest_start=T0 + 5 * SLOT, deadline=T0 + 16 * SLOT)
+    nothing = plan_contiguous(
+        curve, power_kw=1.0, duration_min=30, earliest_start=T0 + 5 * SLOT, deadline=T0 + 16 * SLOT
+    )
     _assert_unplanned(nothing, Reason.NO_PRICES)
     after = plan_contiguous(
         curve, power_kw=1.0, duration_min=30, earliest_start=T0 + timedelta(days=2), deadline=T0 + timedelta(days=3)
@@ -233,7 +243,9 @@ def test_a_run_never_spans_a_nan_hole() -> None:
 
 def test_window_starting_before_the_curve_is_clipped() -> None:
     curve = make_curve([0.1, 0.2, 0.3, 0.4])
-    plan = plan_contiguous(curve, power_kw=1.0, duration_min=30, earliest_start=T0 - timedelta(hours=5), deadline=T0 + 4 * SLOT)
+    plan = plan_contiguous(
+        curve, power_kw=1.0, duration_min=30, earliest_start=T0 - timedelta(hours=5), deadline=T0 + 4 * SLOT
+    )
     assert plan.start == T0 and plan.reason is Reason.OPTIMAL
     assert plan.baseline_cost == pytest.approx(plan.cost)
 
@@ -251,7 +263,11 @@ def test_window_too_short_and_inverted_window() -> None:
     # 00:05 to 00:25 holds no whole slot.
     _assert_unplanned(
         plan_contiguous(
-            curve, power_kw=1.0, duration_min=5, earliest_start=T0 + timedelta(minutes=5), deadline=T0 + timedelta(minutes=25)
+            curve,
+            power_kw=1.0,
+            duration_min=5,
+            earliest_start=T0 + timedelta(minutes=5),
+            deadline=T0 + timedelta(minutes=25),
         ),
         Reason.WINDOW_TOO_SHORT,
     )
@@ -265,7 +281,15 @@ def test_baseline_none_when_the_first_run_touches_an_unknown_price() -> None:
 
 @pytest.mark.parametrize(
     ("power", "duration"),
-    [(0.0, 60), (-1.0, 60), (float("nan"), 60), (float("inf"), 60), (1.0, 0), (1.0, -15), (1.0, float("nan")), (True, 60)],
+    [
+        (0.0, 60),
+        (-1.0, 60),
+        (float("nan"), 60),
+        (float("inf"), 60),
+        (1.0, 0),
+        (1.0, -15),
+        (1.0, float("nan")),
+    ],
 )
 def test_malformed_arguments_raise(power: float, duration: float) -> None:
     curve = make_curve(np.full(8, 0.2))
@@ -273,18 +297,36 @@ def test_malformed_arguments_raise(power: float, duration: float) -> None:
         plan_contiguous(curve, power_kw=power, duration_min=duration, earliest_start=T0, deadline=T0 + 8 * SLOT)
 
 
+def test_non_numbers_raise_type_error() -> None:
+    curve = make_curve(np.full(8, 0.2))
+    with pytest.raises(TypeError):
+        plan_contiguous(curve, power_kw=True, duration_min=60, earliest_start=T0, deadline=T0 + 8 * SLOT)
+    with pytest.raises(TypeError):
+        plan_contiguous(curve, power_kw=1.0, duration_min="60", earliest_start=T0, deadline=T0 + 8 * SLOT)  # type: ignore[arg-type]
+
+
 def test_naive_datetimes_raise() -> None:
     curve = make_curve(np.full(8, 0.2))
     with pytest.raises(ValueError, match="naive"):
-        plan_contiguous(curve, power_kw=1.0, duration_min=30, earliest_start=datetime(2026, 1, 5), deadline=T0 + 8 * SLOT)
+        plan_contiguous(
+            curve, power_kw=1.0, duration_min=30, earliest_start=datetime(2026, 1, 5), deadline=T0 + 8 * SLOT
+        )
     with pytest.raises(ValueError, match="naive"):
         plan_contiguous(curve, power_kw=1.0, duration_min=30, earliest_start=T0, deadline=datetime(2026, 1, 6))
 
 
 def test_deterministic_and_serialisable() -> None:
     curve = make_curve(np.round(np.random.default_rng(7).normal(0.2, 0.1, 192), 4))
-    kwargs = {"power_kw": 2.0, "duration_min": 135, "earliest_start": T0 + timedelta(hours=5), "deadline": T0 + timedelta(hours=40)}
-    first, second = plan_contiguous(curve, **kwargs, name="dishwasher"), plan_contiguous(curve, **kwargs, name="dishwasher")
+    kwargs = {
+        "power_kw": 2.0,
+        "duration_min": 135,
+        "earliest_start": T0 + timedelta(hours=5),
+        "deadline": T0 + timedelta(hours=40),
+    }
+    first, second = (
+        plan_contiguous(curve, **kwargs, name="dishwasher"),
+        plan_contiguous(curve, **kwargs, name="dishwasher"),
+    )
     assert np.array_equal(first.power_kw, second.power_kw)
     assert first.as_dict() == second.as_dict()
     again = Plan.from_dict(first.as_dict())

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from custom_components.agentic_hems.prices.curve import PriceCurve, floor_slot
 from custom_components.agentic_hems.scheduling import Plan, Reason, plan_energy
@@ -44,9 +45,14 @@ def test_optimal_against_linprog(data: st.DataObject) -> None:
     assert len(partial) <= 1
     if partial:  # the partial slot is the dearest chosen one
         assert curve.prices[partial[0]] == np.max(curve.prices[used])
-    complete = all(
-        not np.isnan(curve.prices[i]) for i in range(len(curve)) if curve.slot_start(i) >= earliest and curve.slot_start(i) + SLOT <= deadline
-    ) and floor_slot(deadline) <= curve.end
+    complete = (
+        all(
+            not np.isnan(curve.prices[i])
+            for i in range(len(curve))
+            if curve.slot_start(i) >= earliest and curve.slot_start(i) + SLOT <= deadline
+        )
+        and floor_slot(deadline) <= curve.end
+    )
     assert plan.reason is (Reason.OPTIMAL if complete else Reason.PARTIAL_PRICES)
 
 
@@ -102,7 +108,13 @@ def test_nan_tail_hole_and_unknown_window() -> None:
     assert plan.power_kw[11] == 8.0 and plan.power_kw[10] == 0.0 and not plan.power_kw[40:].any()
     short = plan_energy(curve, max_power_kw=8.0, energy_kwh=100.0, earliest_start=T0, deadline=T0 + timedelta(days=1))
     _assert_unplanned(short, Reason.WINDOW_TOO_SHORT)
-    unknown = plan_energy(curve, max_power_kw=8.0, energy_kwh=4.0, earliest_start=T0 + timedelta(hours=12), deadline=T0 + timedelta(hours=20))
+    unknown = plan_energy(
+        curve,
+        max_power_kw=8.0,
+        energy_kwh=4.0,
+        earliest_start=T0 + timedelta(hours=12),
+        deadline=T0 + timedelta(hours=20),
+    )
     _assert_unplanned(unknown, Reason.NO_PRICES)
 
 
@@ -127,10 +139,14 @@ def test_autumn_dst_day_and_midnight_crossing() -> None:
 
 
 def test_spring_dst_day(spring_day: PriceCurve) -> None:
-    plan = plan_energy(spring_day, max_power_kw=1.0, energy_kwh=23.0, earliest_start=spring_day.start, deadline=spring_day.end)
+    plan = plan_energy(
+        spring_day, max_power_kw=1.0, energy_kwh=23.0, earliest_start=spring_day.start, deadline=spring_day.end
+    )
     assert plan.feasible and np.all(plan.power_kw == 1.0)
     _assert_unplanned(
-        plan_energy(spring_day, max_power_kw=1.0, energy_kwh=23.5, earliest_start=spring_day.start, deadline=spring_day.end),
+        plan_energy(
+            spring_day, max_power_kw=1.0, energy_kwh=23.5, earliest_start=spring_day.start, deadline=spring_day.end
+        ),
         Reason.WINDOW_TOO_SHORT,
     )
 
@@ -141,18 +157,37 @@ def test_baseline_none_when_charging_from_the_start_meets_an_unknown_price() -> 
     assert plan.feasible and plan.baseline_cost is None
 
 
-@pytest.mark.parametrize(("power", "energy"), [(0.0, 5.0), (-3.0, 5.0), (11.0, 0.0), (11.0, -1.0), (float("nan"), 5.0), (11.0, float("inf"))])
+@pytest.mark.parametrize(
+    ("power", "energy"), [(0.0, 5.0), (-3.0, 5.0), (11.0, 0.0), (11.0, -1.0), (float("nan"), 5.0), (11.0, float("inf"))]
+)
 def test_malformed_arguments_raise(power: float, energy: float) -> None:
     with pytest.raises(ValueError):
-        plan_energy(make_curve(np.full(8, 0.2)), max_power_kw=power, energy_kwh=energy, earliest_start=T0, deadline=T0 + 8 * SLOT)
+        plan_energy(
+            make_curve(np.full(8, 0.2)),
+            max_power_kw=power,
+            energy_kwh=energy,
+            earliest_start=T0,
+            deadline=T0 + 8 * SLOT,
+        )
 
 
 def test_naive_datetime_raises() -> None:
     with pytest.raises(ValueError, match="naive"):
-        plan_energy(make_curve(np.full(8, 0.2)), max_power_kw=1.0, energy_kwh=1.0, earliest_start=T0, deadline=datetime(2026, 1, 6))
+        plan_energy(
+            make_curve(np.full(8, 0.2)),
+            max_power_kw=1.0,
+            energy_kwh=1.0,
+            earliest_start=T0,
+            deadline=datetime(2026, 1, 6),
+        )
 
 
 def test_deterministic() -> None:
     curve = make_curve(np.round(np.random.default_rng(3).normal(0.2, 0.1, 192), 2))  # many exact ties
-    kwargs = {"max_power_kw": 7.4, "energy_kwh": 33.3, "earliest_start": T0 + timedelta(hours=17), "deadline": T0 + timedelta(hours=31)}
+    kwargs = {
+        "max_power_kw": 7.4,
+        "energy_kwh": 33.3,
+        "earliest_start": T0 + timedelta(hours=17),
+        "deadline": T0 + timedelta(hours=31),
+    }
     assert np.array_equal(plan_energy(curve, **kwargs).power_kw, plan_energy(curve, **kwargs).power_kw)

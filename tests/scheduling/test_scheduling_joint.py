@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from hypothesis import event, given, settings, strategies as st
 import numpy as np
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling import LoadSpec, Plan, Reason, plan_contiguous, plan_energy, plan_joint
@@ -15,7 +16,9 @@ from .conftest import SLOT, T0, curves, make_curve
 from .oracles import brute_joint, usable
 
 
-def _run(name: str, power: float, minutes: int, start: datetime = T0, end: datetime = T0 + timedelta(days=3)) -> LoadSpec:
+def _run(
+    name: str, power: float, minutes: int, start: datetime = T0, end: datetime = T0 + timedelta(days=3)
+) -> LoadSpec:
     return LoadSpec(name, power_kw=power, duration_min=minutes, earliest_start=start, deadline=end)
 
 
@@ -79,15 +82,27 @@ def test_runs_match_brute_force(data: st.DataObject) -> None:
     for number in range(count):
         earliest, deadline = data.draw(wide_windows(curve))
         power = data.draw(st.sampled_from([1.0, 1.5, 2.0, 3.0]))
-        loads.append(LoadSpec(f"run{number}", power_kw=power, duration_min=data.draw(st.integers(10, 90)), earliest_start=earliest, deadline=deadline))
+        loads.append(
+            LoadSpec(
+                f"run{number}",
+                power_kw=power,
+                duration_min=data.draw(st.integers(10, 90)),
+                earliest_start=earliest,
+                deadline=deadline,
+            )
+        )
     # Mostly a limit between the largest load and the sum: each fits alone, not all at once everywhere.
     limit = max(spec.power_kw for spec in loads) + data.draw(st.sampled_from([0.5, 1.0, 1.5, 2.0, 10.0]))
-    base = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.0, 0.5, 1.0]), min_size=len(curve), max_size=len(curve))))
+    base = np.array(
+        data.draw(st.lists(st.sampled_from([0.0, 0.0, 0.5, 1.0]), min_size=len(curve), max_size=len(curve)))
+    )
     plans = plan_joint(curve, loads, power_limit_kw=limit, base_load_kw=base)
     _check(curve, loads, plans, limit, base)
     expected = brute_joint(curve, loads, power_limit_kw=limit, base_load_kw=base)
     alone = [p for p in plans if p.reason not in (Reason.WINDOW_TOO_SHORT, Reason.NO_PRICES)]
-    event(f"{len(alone)} loads fit alone; {'no schedule' if expected is None else 'schedule'}; {_binding(curve, loads, limit, base)}")
+    event(
+        f"{len(alone)} loads fit alone; {'no schedule' if expected is None else 'schedule'}; {_binding(curve, loads, limit, base)}"
+    )
     if expected is None:
         assert all(p.reason is Reason.POWER_LIMIT for p in alone)
         return
@@ -100,22 +115,43 @@ def test_runs_match_brute_force(data: st.DataObject) -> None:
 @given(data=st.data())
 def test_runs_and_energy_loads_match_brute_force_with_lp(data: st.DataObject) -> None:
     curve = data.draw(
-        curves(min_slots=6, max_slots=16, price=st.floats(-0.2, 0.8), nan=data.draw(st.sampled_from([False, False, True])))
+        curves(
+            min_slots=6, max_slots=16, price=st.floats(-0.2, 0.8), nan=data.draw(st.sampled_from([False, False, True]))
+        )
     )
     loads = []
     for number in range(data.draw(st.integers(1, 2))):
         earliest, deadline = data.draw(wide_windows(curve))
-        loads.append(LoadSpec(f"run{number}", power_kw=data.draw(st.sampled_from([1.0, 2.0, 2.5])), duration_min=data.draw(st.integers(15, 60)), earliest_start=earliest, deadline=deadline))
+        loads.append(
+            LoadSpec(
+                f"run{number}",
+                power_kw=data.draw(st.sampled_from([1.0, 2.0, 2.5])),
+                duration_min=data.draw(st.integers(15, 60)),
+                earliest_start=earliest,
+                deadline=deadline,
+            )
+        )
     for number in range(data.draw(st.integers(1, 2))):
         earliest, deadline = data.draw(wide_windows(curve))
-        loads.append(LoadSpec(f"ev{number}", power_kw=data.draw(st.floats(1.0, 7.0)), energy_kwh=data.draw(st.floats(0.2, 6.0)), earliest_start=earliest, deadline=deadline, contiguous=False))
+        loads.append(
+            LoadSpec(
+                f"ev{number}",
+                power_kw=data.draw(st.floats(1.0, 7.0)),
+                energy_kwh=data.draw(st.floats(0.2, 6.0)),
+                earliest_start=earliest,
+                deadline=deadline,
+                contiguous=False,
+            )
+        )
     base = np.full(len(curve), data.draw(st.floats(0.0, 1.0)))
     limit = float(base[0]) + max(spec.power_kw for spec in loads) + data.draw(st.floats(0.0, 4.0))
     plans = plan_joint(curve, loads, power_limit_kw=limit, base_load_kw=base)
     _check(curve, loads, plans, limit, base)
     expected = brute_joint(curve, loads, power_limit_kw=limit, base_load_kw=base)
     alone = [p for p in plans if p.reason not in (Reason.WINDOW_TOO_SHORT, Reason.NO_PRICES)]
-    event(f"{len(alone)} loads fit alone; {'no schedule' if expected is None else 'schedule'}; {_binding(curve, loads, limit, base)}")
+    event(
+        f"{len(alone)} loads fit alone; {'no schedule' if expected is None else 'schedule'}; {_binding(curve, loads, limit, base)}"
+    )
     if expected is None:
         assert all(p.reason is Reason.POWER_LIMIT for p in alone)
         return
@@ -131,8 +167,16 @@ def test_slack_limit_gives_the_single_load_plans() -> None:
     ]
     plans = plan_joint(curve, loads, power_limit_kw=25.0, base_load_kw=1.0)
     alone = [
-        plan_contiguous(curve, power_kw=2.0, duration_min=150, earliest_start=loads[0].earliest_start, deadline=loads[0].deadline),
-        plan_energy(curve, max_power_kw=11.0, energy_kwh=35.0, earliest_start=loads[1].earliest_start, deadline=loads[1].deadline),
+        plan_contiguous(
+            curve, power_kw=2.0, duration_min=150, earliest_start=loads[0].earliest_start, deadline=loads[0].deadline
+        ),
+        plan_energy(
+            curve,
+            max_power_kw=11.0,
+            energy_kwh=35.0,
+            earliest_start=loads[1].earliest_start,
+            deadline=loads[1].deadline,
+        ),
     ]
     for plan, single in zip(plans, alone, strict=True):
         assert np.array_equal(plan.power_kw, single.power_kw)
@@ -260,6 +304,12 @@ def test_deterministic_on_the_milp_path() -> None:
         assert np.array_equal(a.power_kw, b.power_kw) and a.as_dict() == b.as_dict()
 
 
+def test_infinite_limit_means_no_limit() -> None:
+    curve = make_curve([0.1, 0.2, 0.3])
+    plans = plan_joint(curve, [_run("a", 50.0, 15), _run("b", 50.0, 15)], power_limit_kw=float("inf"))
+    assert plans[0].start == plans[1].start == T0
+
+
 def test_no_loads() -> None:
     assert plan_joint(make_curve([0.1]), [], power_limit_kw=10.0) == []
 
@@ -270,10 +320,24 @@ def test_no_loads() -> None:
         LoadSpec("both", power_kw=1.0, duration_min=30, energy_kwh=1.0, earliest_start=T0, deadline=T0 + SLOT * 8),
         LoadSpec("neither", power_kw=1.0, earliest_start=T0, deadline=T0 + SLOT * 8),
         LoadSpec("energy_but_contiguous", power_kw=1.0, energy_kwh=1.0, earliest_start=T0, deadline=T0 + SLOT * 8),
-        LoadSpec("duration_but_flexible", power_kw=1.0, duration_min=30, earliest_start=T0, deadline=T0 + SLOT * 8, contiguous=False),
+        LoadSpec(
+            "duration_but_flexible",
+            power_kw=1.0,
+            duration_min=30,
+            earliest_start=T0,
+            deadline=T0 + SLOT * 8,
+            contiguous=False,
+        ),
         LoadSpec("zero_power", power_kw=0.0, duration_min=30, earliest_start=T0, deadline=T0 + SLOT * 8),
         LoadSpec("zero_duration", power_kw=1.0, duration_min=0, earliest_start=T0, deadline=T0 + SLOT * 8),
-        LoadSpec("nan_energy", power_kw=1.0, energy_kwh=float("nan"), earliest_start=T0, deadline=T0 + SLOT * 8, contiguous=False),
+        LoadSpec(
+            "nan_energy",
+            power_kw=1.0,
+            energy_kwh=float("nan"),
+            earliest_start=T0,
+            deadline=T0 + SLOT * 8,
+            contiguous=False,
+        ),
         LoadSpec("naive", power_kw=1.0, duration_min=30, earliest_start=datetime(2026, 1, 5), deadline=T0 + SLOT * 8),
     ],
     ids=lambda spec: spec.name,
@@ -290,3 +354,5 @@ def test_malformed_loads_raise(spec: LoadSpec) -> None:
 def test_malformed_limit_or_base_load_raise(limit: float, base: float | np.ndarray) -> None:
     with pytest.raises(ValueError):
         plan_joint(make_curve(np.full(8, 0.2)), [_run("a", 1.0, 30)], power_limit_kw=limit, base_load_kw=base)
+    with pytest.raises(TypeError):
+        plan_joint(make_curve(np.full(8, 0.2)), [_run("a", 1.0, 30)], power_limit_kw="10")  # type: ignore[arg-type]

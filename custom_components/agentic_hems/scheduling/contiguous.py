@@ -63,7 +63,10 @@ def run_options(curve: PriceCurve, window: LoadWindow, *, power_kw: float, slots
     baseline = float(power_kw * slot_hours(curve) * sums[0]) if starts.size and starts[0] == window.first else None
     missing = missing_prices_text(curve, window)
     if window.length < slots:
-        reason, detail = Reason.WINDOW_TOO_SHORT, f"{window_text(curve, window)} holds {window.length} slots; the run needs {slots}"
+        reason, detail = (
+            Reason.WINDOW_TOO_SHORT,
+            f"{window_text(curve, window)} holds {window.length} slots; the run needs {slots}",
+        )
     elif window.known_count == 0:
         reason, detail = Reason.NO_PRICES, f"no known price in {window_text(curve, window)}"
     elif starts.size == 0:
@@ -111,6 +114,7 @@ def plan_contiguous(
 
     Raises:
         ValueError: ``power_kw`` or ``duration_min`` not finite and > 0, or a naive datetime.
+        TypeError: one of them is not a real number (bool included).
     """
     check_positive(power_kw=power_kw, duration_min=duration_min)
     window = resolve_window(curve, earliest_start, deadline)

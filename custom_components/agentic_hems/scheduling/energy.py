@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
-import math
 
 import numpy as np
 
@@ -147,6 +147,7 @@ def plan_energy(
 
     Raises:
         ValueError: ``max_power_kw`` or ``energy_kwh`` not finite and > 0, or a naive datetime.
+        TypeError: one of them is not a real number (bool included).
     """
     check_positive(max_power_kw=max_power_kw, energy_kwh=energy_kwh)
     window = resolve_window(curve, earliest_start, deadline)

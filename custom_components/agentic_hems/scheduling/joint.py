@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-import math
 from typing import Any
 
 import numpy as np
@@ -91,7 +91,8 @@ def plan_joint(
         loads: the loads; ``contiguous=True`` needs ``duration_min`` (one uninterrupted run at ``power_kw``),
             ``contiguous=False`` needs ``energy_kwh`` (any slots, 0 to ``power_kw`` kW each, exactly that energy).
             Windows round as in :func:`plan_contiguous` and :func:`plan_energy`; unknown prices are never used.
-        power_limit_kw: the main fuse in kW, > 0; base load plus planned loads stay at or below it in every slot.
+        power_limit_kw: the main fuse in kW, > 0 (``math.inf`` for none); base load plus planned loads stay at or
+            below it in every slot (to 1e-9 relative, which absorbs float noise such as 2.8 - 0.8 < 2.0).
         base_load_kw: kW drawn by the rest of the house, a number or a finite array (n,) aligned with the curve
             (negative where solar exports).
 
@@ -106,6 +107,7 @@ def plan_joint(
         ValueError: a malformed load (non-positive or non-finite numbers, both or neither of ``duration_min`` and
             ``energy_kwh``, or one that contradicts ``contiguous``), a limit that is not > 0, a base load of the
             wrong shape or not finite, or a naive datetime.
+        TypeError: a power, duration, energy or limit that is not a real number (bool included).
 
     The model, with binary start variables y for contiguous loads and continuous kW x for energy loads:
 
@@ -121,8 +123,8 @@ def plan_joint(
     the same plans.
     """
     if isinstance(power_limit_kw, bool) or not isinstance(power_limit_kw, (int, float, np.integer, np.floating)):
-        raise ValueError(f"power_limit_kw must be a number, got {power_limit_kw!r}")
-    if not power_limit_kw > 0:
+        raise TypeError(f"power_limit_kw must be a number, got {power_limit_kw!r}")
+    if not power_limit_kw > 0:  # also NaN; +inf means no limit
         raise ValueError(f"power_limit_kw must be > 0, got {power_limit_kw!r}")
     for spec in loads:
         _validate(spec)
@@ -215,7 +217,7 @@ class _Model:
 
 def _build(curve: PriceCurve, fitting: list[_Load], keep: list[np.ndarray], headroom: np.ndarray) -> _Model:
     """The MILP with the variables ``keep[l]`` selects of load l (a mask over its starts or slots)."""
-    from scipy.sparse import coo_array  # noqa: PLC0415 - heavy; plan_joint runs in an executor job
+    from scipy.sparse import coo_array
 
     hours = slot_hours(curve)
     cost, tie, upper, integrality, rows, cols, vals, eq_cols, eq_vals, eq_rhs, columns, keys = ([] for _ in range(12))
@@ -287,13 +289,17 @@ def _solve(
     own optimum plus (C1 - sum of own optima) + slack cannot be, since every other load costs at least its own
     optimum. Stage 2's schedule is used only when its recomputed cost stays within C1 + TIE_SLACK x S.
     """
-    from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - heavy; plan_joint runs in an executor job
+    from scipy.optimize import Bounds, LinearConstraint, milp
 
     options = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
     hours = slot_hours(curve)
     energy = sum(_energy(load, hours) for load in fitting)
-    spans = [curve.prices[load.starts[0] : load.starts[-1] + load.options.slots] if isinstance(load, _Run)
-             else curve.prices[load.slots] for load in fitting]
+    spans = [
+        curve.prices[load.starts[0] : load.starts[-1] + load.options.slots]
+        if isinstance(load, _Run)
+        else curve.prices[load.slots]
+        for load in fitting
+    ]
     scale = max(float(np.nanmax(np.abs(span))) for span in spans) * energy or energy
     slack = TIE_SLACK * scale
 
@@ -362,7 +368,9 @@ def _place(curve: PriceCurve, load: _Load, room: np.ndarray) -> tuple[np.ndarray
         if ok.size == 0:
             return None
         best = int(ok[np.argmin(load.cost[ok])])
-        return run_power(len(curve), int(load.starts[best]), load.options.slots, load.spec.power_kw), float(load.cost[best])
+        return run_power(len(curve), int(load.starts[best]), load.options.slots, load.spec.power_kw), float(
+            load.cost[best]
+        )
     caps = np.minimum(load.caps_kw, np.maximum(room[load.slots], 0.0))
     power = cheapest_fill(curve, load.slots, caps, float(load.spec.energy_kwh))  # type: ignore[arg-type]
     if power is None:
@@ -381,7 +389,9 @@ def _heuristic(curve: PriceCurve, fitting: list[_Load], headroom: np.ndarray) ->
     hours = slot_hours(curve)
     room = headroom.copy()
     placed: dict[int, tuple[np.ndarray, float]] = {}
-    for number in sorted(range(len(fitting)), key=lambda i: (isinstance(fitting[i], _Charge), -_energy(fitting[i], hours))):
+    for number in sorted(
+        range(len(fitting)), key=lambda i: (isinstance(fitting[i], _Charge), -_energy(fitting[i], hours))
+    ):
         spot = _place(curve, fitting[number], room)
         if spot is None:
             return math.inf

@@ -8,10 +8,10 @@ kernel of contiguous planning, and :func:`build_plan` / :func:`unplanned` turn a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 import math
 import operator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -66,10 +66,15 @@ def slot_hours(curve: PriceCurve) -> float:
 
 
 def check_positive(**values: float) -> None:
-    """Raise ValueError unless every value is a finite number > 0 (``name=value`` pairs name the argument)."""
+    """Check that every value is a finite number > 0 (``name=value`` pairs name the argument).
+
+    Raises:
+        TypeError: a value is not a real number (bool included).
+        ValueError: a value is NaN, infinite or <= 0.
+    """
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise ValueError(f"{name} must be a number, got {value!r}")
+            raise TypeError(f"{name} must be a number, got {value!r}")
         if not math.isfinite(value) or value <= 0:
             raise ValueError(f"{name} must be finite and > 0, got {value!r}")
 
