@@ -40,6 +40,8 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
 async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> bool:
     """Load cached prices and plans, start the entities, and fetch in the background (never blocks start-up)."""
+    # First, before any await: a subentry added while this setup runs must still trigger a reload.
+    entry.async_on_unload(entry.add_update_listener(_async_reload))
     coordinator = PriceCoordinator(hass, entry, source_for_entry(hass, entry))
     await coordinator.async_load()
     appliances = {sid: Appliance.from_config(sid, dict(sub.data)) for sid, sub in entry.subentries.items()}
@@ -65,7 +67,6 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
         entry.async_on_unload(
             async_track_state_change_event(hass, [entry.data[CONF_PRICE_ENTITY]], _sensor_changed)
         )
-    entry.async_on_unload(entry.add_update_listener(_async_reload))
 
     if coordinator.source.daily_publication:  # network: fetch in the background, never block start-up
         entry.async_create_background_task(hass, coordinator.async_refresh(), f"{DOMAIN} first refresh")
