@@ -10,6 +10,8 @@ import numpy as np
 from ..prices.curve import PriceCurve
 from .plan import Plan, Reason
 from .windows import (
+    FloatArray,
+    IntArray,
     LoadWindow,
     build_plan,
     check_positive,
@@ -41,8 +43,8 @@ class RunOptions:
     """
 
     slots: int
-    starts: np.ndarray
-    sums: np.ndarray
+    starts: IntArray
+    sums: FloatArray
     reason: Reason
     detail: str
     baseline_cost: float | None
@@ -77,7 +79,7 @@ def run_options(curve: PriceCurve, window: LoadWindow, *, power_kw: float, slots
     return RunOptions(slots=slots, starts=starts, sums=sums, reason=reason, detail=detail, baseline_cost=baseline)
 
 
-def run_power(n: int, start: int, slots: int, power_kw: float) -> np.ndarray:
+def run_power(n: int, start: int, slots: int, power_kw: float) -> FloatArray:
     """Per-slot power (n,) of a run of ``slots`` slots at ``power_kw`` from slot ``start``."""
     power = np.zeros(n)
     power[start : start + slots] = power_kw

@@ -12,6 +12,8 @@ from ..prices.curve import PriceCurve
 from .plan import Plan, Reason
 from .windows import (
     REL_EPS,
+    FloatArray,
+    IntArray,
     LoadWindow,
     build_plan,
     check_positive,
@@ -25,7 +27,7 @@ from .windows import (
 METHOD = "greedy_sorted"
 
 
-def fill_in_order(order: np.ndarray, caps_kwh: np.ndarray, energy_kwh: float) -> np.ndarray | None:
+def fill_in_order(order: IntArray, caps_kwh: FloatArray, energy_kwh: float) -> FloatArray | None:
     """Fill slots in ``order`` up to their caps until ``energy_kwh`` is placed.
 
     Args:
@@ -61,7 +63,7 @@ class ChargeOptions:
             unknown price or does not fit.
     """
 
-    slots: np.ndarray
+    slots: IntArray
     reason: Reason
     detail: str
     baseline_cost: float | None
@@ -99,7 +101,7 @@ def charge_options(curve: PriceCurve, window: LoadWindow, *, max_power_kw: float
     return ChargeOptions(slots=slots, reason=reason, detail=detail, baseline_cost=baseline)
 
 
-def cheapest_fill(curve: PriceCurve, slots: np.ndarray, caps_kw: np.ndarray, energy_kwh: float) -> np.ndarray | None:
+def cheapest_fill(curve: PriceCurve, slots: IntArray, caps_kw: FloatArray, energy_kwh: float) -> FloatArray | None:
     """Per-slot kW (n,) placing ``energy_kwh`` in the cheapest of ``slots`` (ascending) at up to ``caps_kw`` each.
 
     The stable sort by price sends equal prices to the earliest slot; None when the caps cannot hold the energy.

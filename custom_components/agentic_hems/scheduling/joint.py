@@ -8,12 +8,24 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..prices.curve import PriceCurve
 from .contiguous import RunOptions, run_options, run_power
 from .energy import ChargeOptions, charge_options, cheapest_fill
 from .plan import LoadSpec, Plan, Reason
-from .windows import REL_EPS, build_plan, check_positive, resolve_window, slot_hours, slots_for_duration, unplanned
+from .windows import (
+    REL_EPS,
+    BoolArray,
+    FloatArray,
+    IntArray,
+    build_plan,
+    check_positive,
+    resolve_window,
+    slot_hours,
+    slots_for_duration,
+    unplanned,
+)
 
 METHOD = "milp"
 # HiGHS stops when (primal - dual bound) / |primal| <= MIP_REL_GAP. Its absolute gap is fixed at 1e-6 (scipy does not
@@ -33,8 +45,8 @@ class _Run:
     index: int  # position in the caller's list
     spec: LoadSpec
     options: RunOptions
-    starts: np.ndarray  # allowed starts, ascending
-    cost: np.ndarray  # cost of the run at each start (currency)
+    starts: IntArray  # allowed starts, ascending
+    cost: FloatArray  # cost of the run at each start (currency)
 
 
 @dataclass
@@ -44,29 +56,34 @@ class _Charge:
     index: int
     spec: LoadSpec
     options: ChargeOptions
-    slots: np.ndarray  # usable slots, ascending
-    caps_kw: np.ndarray  # per-slot cap: min(max power, headroom)
+    slots: IntArray  # usable slots, ascending
+    caps_kw: FloatArray  # per-slot cap: min(max power, headroom)
+    energy_kwh: float
 
 
 type _Load = _Run | _Charge
 
 
-def _validate(spec: LoadSpec) -> None:
+def _validate(spec: LoadSpec) -> float:
+    """The load's duration (contiguous) or energy, checked; ValueError or TypeError when the load is malformed."""
     label = spec.name or "load"
     check_positive(**{f"{label}.power_kw": spec.power_kw})
     if (spec.duration_min is None) == (spec.energy_kwh is None):
         raise ValueError(f"load {label!r}: give exactly one of duration_min and energy_kwh")
-    if spec.contiguous and spec.duration_min is None:
-        raise ValueError(f"load {label!r}: a contiguous load needs duration_min (energy_kwh needs contiguous=False)")
-    if not spec.contiguous and spec.energy_kwh is None:
-        raise ValueError(f"load {label!r}: a non-contiguous load needs energy_kwh (duration_min needs contiguous=True)")
     if spec.contiguous:
-        check_positive(**{f"{label}.duration_min": spec.duration_min})  # type: ignore[dict-item]
-    else:
-        check_positive(**{f"{label}.energy_kwh": spec.energy_kwh})  # type: ignore[dict-item]
+        if spec.duration_min is None:
+            raise ValueError(
+                f"load {label!r}: a contiguous load needs duration_min (energy_kwh needs contiguous=False)"
+            )
+        check_positive(**{f"{label}.duration_min": spec.duration_min})
+        return spec.duration_min
+    if spec.energy_kwh is None:
+        raise ValueError(f"load {label!r}: a non-contiguous load needs energy_kwh (duration_min needs contiguous=True)")
+    check_positive(**{f"{label}.energy_kwh": spec.energy_kwh})
+    return spec.energy_kwh
 
 
-def _base_load(base_load_kw: float | np.ndarray, n: int) -> np.ndarray:
+def _base_load(base_load_kw: float | npt.ArrayLike, n: int) -> FloatArray:
     base = np.asarray(base_load_kw, dtype=np.float64)
     if base.ndim == 0:
         base = np.full(n, float(base))
@@ -82,7 +99,7 @@ def plan_joint(
     loads: Sequence[LoadSpec],
     *,
     power_limit_kw: float,
-    base_load_kw: float | np.ndarray = 0.0,
+    base_load_kw: float | npt.ArrayLike = 0.0,
 ) -> list[Plan]:
     """Schedule several loads together at least total cost without exceeding the household power limit.
 
@@ -126,18 +143,17 @@ def plan_joint(
         raise TypeError(f"power_limit_kw must be a number, got {power_limit_kw!r}")
     if not power_limit_kw > 0:  # also NaN; +inf means no limit
         raise ValueError(f"power_limit_kw must be > 0, got {power_limit_kw!r}")
-    for spec in loads:
-        _validate(spec)
+    amounts = [_validate(spec) for spec in loads]
     n, hours = len(curve), slot_hours(curve)
     base = _base_load(base_load_kw, n)
     headroom = power_limit_kw * (1 + REL_EPS) - base  # kW left for the loads per slot; REL_EPS absorbs float noise
 
     plans: list[Plan | None] = [None] * len(loads)
     fitting: list[_Load] = []
-    for index, spec in enumerate(loads):
+    for index, (spec, amount) in enumerate(zip(loads, amounts, strict=True)):
         window = resolve_window(curve, spec.earliest_start, spec.deadline)
         if spec.contiguous:
-            slots = slots_for_duration(spec.duration_min, curve.resolution)  # type: ignore[arg-type]
+            slots = slots_for_duration(amount, curve.resolution)
             run = run_options(curve, window, power_kw=spec.power_kw, slots=slots)
             if run.feasible:
                 ok = _fits(run.starts, slots, spec.power_kw, headroom)  # room for this load alone
@@ -145,11 +161,11 @@ def plan_joint(
                 continue
             reason, detail = run.reason, run.detail
         else:
-            charge = charge_options(curve, window, max_power_kw=spec.power_kw, energy_kwh=spec.energy_kwh)  # type: ignore[arg-type]
+            charge = charge_options(curve, window, max_power_kw=spec.power_kw, energy_kwh=amount)
             if charge.feasible:
                 caps = np.minimum(spec.power_kw, headroom[charge.slots])
                 keep = caps > 0
-                fitting.append(_Charge(index, spec, charge, charge.slots[keep], caps[keep]))
+                fitting.append(_Charge(index, spec, charge, charge.slots[keep], caps[keep], amount))
                 continue
             reason, detail = charge.reason, charge.detail
         plans[index] = unplanned(curve, spec.name, method=METHOD, reason=reason, detail=detail)
@@ -203,24 +219,35 @@ def _blocked(curve: PriceCurve, plans: list[Plan | None], fitting: list[_Load], 
 class _Model:
     """The MILP over a subset of the variables (see :func:`_build`)."""
 
-    cost: np.ndarray  # currency per unit of each variable
-    tie: np.ndarray  # kWh x slot index per unit of each variable
-    upper: np.ndarray
-    integrality: np.ndarray
+    cost: FloatArray  # currency per unit of each variable
+    tie: FloatArray  # kWh x slot index per unit of each variable
+    upper: FloatArray
+    integrality: FloatArray
     limit_matrix: Any  # scipy.sparse csr (slots touched, variables)
-    limit_rhs: np.ndarray
+    limit_rhs: FloatArray
     equality_matrix: Any  # scipy.sparse csr (loads, variables)
-    equality_rhs: np.ndarray
+    equality_rhs: FloatArray
     columns: list[slice]  # each load's variables
-    keys: list[np.ndarray]  # each load's starts (runs) or slots (energy loads), one per variable
+    keys: list[IntArray]  # each load's starts (runs) or slots (energy loads), one per variable
 
 
-def _build(curve: PriceCurve, fitting: list[_Load], keep: list[np.ndarray], headroom: np.ndarray) -> _Model:
+def _build(curve: PriceCurve, fitting: list[_Load], keep: list[BoolArray], headroom: FloatArray) -> _Model:
     """The MILP with the variables ``keep[l]`` selects of load l (a mask over its starts or slots)."""
-    from scipy.sparse import coo_array
+    from scipy.sparse import coo_array  # lazy: scipy is heavy, and plan_joint runs in an executor job
 
     hours = slot_hours(curve)
-    cost, tie, upper, integrality, rows, cols, vals, eq_cols, eq_vals, eq_rhs, columns, keys = ([] for _ in range(12))
+    cost: list[FloatArray] = []
+    tie: list[FloatArray] = []
+    upper: list[FloatArray] = []
+    integrality: list[FloatArray] = []
+    rows: list[IntArray] = []  # limit rows (curve slots), columns and coefficients of the sparse matrix
+    cols: list[IntArray] = []
+    vals: list[FloatArray] = []
+    eq_cols: list[IntArray] = []
+    eq_vals: list[FloatArray] = []
+    eq_rhs: list[float] = []
+    columns: list[slice] = []
+    keys: list[IntArray] = []
     column = 0
     for load, mask in zip(fitting, keep, strict=True):
         if isinstance(load, _Run):
@@ -248,7 +275,7 @@ def _build(curve: PriceCurve, fitting: list[_Load], keep: list[np.ndarray], head
             cols.append(np.arange(column, column + count))
             vals.append(np.ones(count))
             eq_vals.append(np.full(count, hours))
-            eq_rhs.append(float(load.spec.energy_kwh))  # type: ignore[arg-type]
+            eq_rhs.append(load.energy_kwh)
         eq_cols.append(np.arange(column, column + count))
         columns.append(slice(column, column + count))
         column += count
@@ -275,8 +302,8 @@ def _build(curve: PriceCurve, fitting: list[_Load], keep: list[np.ndarray], head
 
 
 def _solve(
-    curve: PriceCurve, fitting: list[_Load], headroom: np.ndarray, own_costs: list[float]
-) -> tuple[list[np.ndarray] | None, str]:
+    curve: PriceCurve, fitting: list[_Load], headroom: FloatArray, own_costs: list[float]
+) -> tuple[list[FloatArray] | None, str]:
     """Solve the MILP; per-load kW arrays (None when no schedule exists) and a note for ``detail``.
 
     Tie-break. Stage 1 minimises cost alone, giving C1. Stage 2 minimises the energy-weighted slot index
@@ -289,7 +316,7 @@ def _solve(
     own optimum plus (C1 - sum of own optima) + slack cannot be, since every other load costs at least its own
     optimum. Stage 2's schedule is used only when its recomputed cost stays within C1 + TIE_SLACK x S.
     """
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint, milp  # lazy, as in _build
 
     options = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
     hours = slot_hours(curve)
@@ -303,7 +330,7 @@ def _solve(
     scale = max(float(np.nanmax(np.abs(span))) for span in spans) * energy or energy
     slack = TIE_SLACK * scale
 
-    def within(budget: float) -> list[np.ndarray]:
+    def within(budget: float) -> list[BoolArray]:
         """Columns that can be part of a schedule costing at most ``budget`` (+ slack): every other load costs at
         least its own optimum, so a run dearer than its own optimum + (budget - sum of own optima) cannot."""
         extra = budget - sum(own_costs) + slack
@@ -352,16 +379,17 @@ def _energy(load: _Load, hours: float) -> float:
     """kWh a load draws (a run: power x whole slots)."""
     if isinstance(load, _Run):
         return load.options.slots * load.spec.power_kw * hours
-    return float(load.spec.energy_kwh)  # type: ignore[arg-type]
+    return load.energy_kwh
 
 
-def _fits(starts: np.ndarray, slots: int, power_kw: float, room: np.ndarray) -> np.ndarray:
+def _fits(starts: IntArray, slots: int, power_kw: float, room: FloatArray) -> BoolArray:
     """Mask of the ``starts`` whose run of ``slots`` slots at ``power_kw`` stays within ``room`` (kW per slot)."""
     over = np.concatenate(([0], np.cumsum(power_kw > room)))  # integer prefix counts: exact
-    return over[starts + slots] == over[starts]
+    fits: BoolArray = over[starts + slots] == over[starts]
+    return fits
 
 
-def _place(curve: PriceCurve, load: _Load, room: np.ndarray) -> tuple[np.ndarray, float] | None:
+def _place(curve: PriceCurve, load: _Load, room: FloatArray) -> tuple[FloatArray, float] | None:
     """``load`` at its cheapest place within ``room`` (kW per slot): per-slot kW and cost, None if it does not fit."""
     if isinstance(load, _Run):
         ok = np.flatnonzero(_fits(load.starts, load.options.slots, load.spec.power_kw, room))
@@ -372,14 +400,14 @@ def _place(curve: PriceCurve, load: _Load, room: np.ndarray) -> tuple[np.ndarray
             load.cost[best]
         )
     caps = np.minimum(load.caps_kw, np.maximum(room[load.slots], 0.0))
-    power = cheapest_fill(curve, load.slots, caps, float(load.spec.energy_kwh))  # type: ignore[arg-type]
+    power = cheapest_fill(curve, load.slots, caps, load.energy_kwh)
     if power is None:
         return None
     used = power > 0
     return power, float(np.dot(curve.prices[used], power[used])) * slot_hours(curve)
 
 
-def _heuristic(curve: PriceCurve, fitting: list[_Load], headroom: np.ndarray) -> float:
+def _heuristic(curve: PriceCurve, fitting: list[_Load], headroom: FloatArray) -> float:
     """Cost of a quick feasible schedule: an upper bound that lets :func:`_solve` drop hopeless starts.
 
     The loads go one at a time, most energy first, each to its cheapest place in the room the others left; then
@@ -388,7 +416,7 @@ def _heuristic(curve: PriceCurve, fitting: list[_Load], headroom: np.ndarray) ->
     """
     hours = slot_hours(curve)
     room = headroom.copy()
-    placed: dict[int, tuple[np.ndarray, float]] = {}
+    placed: dict[int, tuple[FloatArray, float]] = {}
     for number in sorted(
         range(len(fitting)), key=lambda i: (isinstance(fitting[i], _Charge), -_energy(fitting[i], hours))
     ):
@@ -411,7 +439,7 @@ def _heuristic(curve: PriceCurve, fitting: list[_Load], headroom: np.ndarray) ->
     return sum(cost for _, cost in placed.values())
 
 
-def _clean(model: _Model, x: np.ndarray) -> np.ndarray:
+def _clean(model: _Model, x: FloatArray) -> FloatArray:
     """Binaries rounded, continuous values clipped to their bounds with solver noise below REL_EPS x bound zeroed."""
     x = np.clip(x, 0.0, model.upper)
     x[model.integrality > 0] = np.round(x[model.integrality > 0])
@@ -420,13 +448,13 @@ def _clean(model: _Model, x: np.ndarray) -> np.ndarray:
 
 
 def _powers(
-    curve: PriceCurve, fitting: list[_Load], model: _Model, x: np.ndarray, headroom: np.ndarray
-) -> list[np.ndarray]:
+    curve: PriceCurve, fitting: list[_Load], model: _Model, x: FloatArray, headroom: FloatArray
+) -> list[FloatArray]:
     """Per-slot kW of each load from a cleaned solution, kept exactly within the limit."""
     n = len(curve)
-    powers: list[np.ndarray] = []
+    powers: list[FloatArray] = []
     for load, columns, keys in zip(fitting, model.columns, model.keys, strict=True):
-        power = np.zeros(n)
+        power: FloatArray = np.zeros(n)
         if isinstance(load, _Run):
             power = run_power(n, int(keys[int(np.argmax(x[columns]))]), load.options.slots, load.spec.power_kw)
         else:

@@ -14,9 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import numpy as np
+import numpy.typing as npt
 
 from ..prices.curve import PriceCurve, ceil_slot, floor_slot
 from .plan import Plan, Reason
+
+type FloatArray = npt.NDArray[np.float64]
+type IntArray = npt.NDArray[np.intp]
+type BoolArray = npt.NDArray[np.bool_]
 
 _HOUR = timedelta(hours=1)
 # Relative slack that absorbs float noise: whole slots (0.3 / (1.2 * 0.25) = 1.0000000000000002), an energy that
@@ -24,7 +29,7 @@ _HOUR = timedelta(hours=1)
 REL_EPS = 1e-9
 
 
-def window_sums(prices: np.ndarray, width: int) -> np.ndarray:
+def window_sums(prices: npt.ArrayLike, width: int) -> FloatArray:
     """Sum of every run of ``width`` consecutive slots.
 
     Args:
@@ -97,7 +102,7 @@ class LoadWindow:
 
     first: int
     stop: int
-    known: np.ndarray
+    known: BoolArray
 
     @property
     def length(self) -> int:
@@ -158,7 +163,7 @@ def missing_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
 def build_plan(
     curve: PriceCurve,
     name: str,
-    power_kw: np.ndarray,
+    power_kw: FloatArray,
     *,
     baseline_cost: float | None,
     method: str,
