@@ -253,6 +253,10 @@ def test_window_starting_before_the_curve_is_clipped() -> None:
 def test_window_too_short_and_inverted_window() -> None:
     curve = make_curve(np.full(16, 0.2))
     _assert_unplanned(
+        plan_contiguous(curve, power_kw=1.0, duration_min=1e15, earliest_start=T0, deadline=T0 + 16 * SLOT),
+        Reason.WINDOW_TOO_SHORT,
+    )
+    _assert_unplanned(
         plan_contiguous(curve, power_kw=1.0, duration_min=120, earliest_start=T0, deadline=T0 + timedelta(minutes=110)),
         Reason.WINDOW_TOO_SHORT,
     )

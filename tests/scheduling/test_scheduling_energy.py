@@ -120,6 +120,10 @@ def test_nan_tail_hole_and_unknown_window() -> None:
 
 def test_window_too_short() -> None:
     curve = make_curve(np.full(16, 0.2))
+    _assert_unplanned(  # no array of 1e15 slots is ever built
+        plan_energy(curve, max_power_kw=1.0, energy_kwh=1e15, earliest_start=T0, deadline=T0 + 16 * SLOT),
+        Reason.WINDOW_TOO_SHORT,
+    )
     plan = plan_energy(curve, max_power_kw=11.0, energy_kwh=20.0, earliest_start=T0, deadline=T0 + timedelta(hours=1))
     _assert_unplanned(plan, Reason.WINDOW_TOO_SHORT)
     assert "needs 8" in plan.detail

@@ -81,8 +81,12 @@ def charge_options(curve: PriceCurve, window: LoadWindow, *, max_power_kw: float
     slots = np.flatnonzero(window.known)
 
     baseline = None
-    head = np.arange(window.first, window.first + needed)
-    if head[-1] < min(window.stop, len(curve)) and not np.isnan(curve.prices[head]).any():
+    head = (
+        np.arange(window.first, window.first + needed)
+        if window.first + needed <= min(window.stop, len(curve))
+        else None
+    )
+    if head is not None and not np.isnan(curve.prices[head]).any():
         placed = fill_in_order(head, np.full(needed, per_slot), energy_kwh)
         assert placed is not None  # ``needed`` full slots hold the energy
         baseline = float(np.dot(curve.prices[head], placed))

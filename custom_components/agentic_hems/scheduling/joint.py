@@ -116,8 +116,9 @@ def plan_joint(
     Returns:
         One :class:`Plan` per load, in order, method ``milp``. A load whose window cannot hold it on its own gets
         feasible=False with WINDOW_TOO_SHORT or NO_PRICES and the others are still planned. When the limit leaves
-        no common schedule, every other plan is feasible=False with POWER_LIMIT and nothing is scheduled; the
-        ``detail`` names the loads that cannot run under the limit even alone. ``baseline_cost`` is each load's own
+        no common schedule (or HiGHS finds none within ``TIME_LIMIT_S``), every other plan is feasible=False with
+        POWER_LIMIT and nothing is scheduled; the ``detail`` names the loads that cannot run under the limit even
+        alone. ``baseline_cost`` is each load's own
         baseline (earliest start, limit ignored). Cost is optimal to a relative gap of 1e-9.
 
     Raises:
