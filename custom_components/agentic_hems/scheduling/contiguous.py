@@ -60,8 +60,8 @@ def run_options(curve: PriceCurve, window: LoadWindow, *, power_kw: float, slots
     n = len(curve)
     lo, hi = min(window.first, n), min(window.stop, n)
     sums = window_sums(curve.prices[lo:hi], slots)
-    starts = lo + np.flatnonzero(~np.isnan(sums))
-    sums = sums[~np.isnan(sums)]
+    known = ~np.isnan(sums)  # a run touching an unknown price is no candidate
+    starts, sums = lo + np.flatnonzero(known), sums[known]
     baseline = float(power_kw * slot_hours(curve) * sums[0]) if starts.size and starts[0] == window.first else None
     missing = missing_prices_text(curve, window)
     if window.length < slots:

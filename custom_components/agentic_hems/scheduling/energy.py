@@ -27,24 +27,23 @@ from .windows import (
 METHOD = "greedy_sorted"
 
 
-def fill_in_order(order: IntArray, caps_kwh: FloatArray, energy_kwh: float) -> FloatArray | None:
-    """Fill slots in ``order`` up to their caps until ``energy_kwh`` is placed.
+def fill_in_order(caps_kwh: FloatArray, energy_kwh: float) -> FloatArray | None:
+    """Fill slots in array order, each up to its cap, until ``energy_kwh`` is placed.
 
     Args:
-        order: int array of slot indices, in the order they are filled.
-        caps_kwh: float array aligned with ``order``, the most each slot can take (kWh).
+        caps_kwh: float array, the most each slot can take (kWh), in the order the slots are filled.
         energy_kwh: energy to place, > 0.
 
     Returns:
-        kWh per entry of ``order`` (every entry before the last used one at its cap, the last one partial or full,
-        the rest zero), or None when the caps cannot hold the energy. Float noise below ``REL_EPS`` relative
-        counts as exact, so no sliver slots appear.
+        kWh per slot (every slot before the last used one at its cap, the last one partial or full, the rest zero),
+        or None when the caps cannot hold the energy. Float noise below ``REL_EPS`` relative counts as exact, so no
+        sliver slots appear.
     """
     cumulative = np.cumsum(caps_kwh)
     last = int(np.searchsorted(cumulative, energy_kwh * (1 - REL_EPS)))
-    if last == order.size:
+    if last == caps_kwh.size:
         return None
-    placed = np.zeros(order.size)
+    placed = np.zeros(caps_kwh.size)
     placed[:last] = caps_kwh[:last]
     rest = energy_kwh - (float(cumulative[last - 1]) if last else 0.0)
     placed[last] = caps_kwh[last] if rest >= caps_kwh[last] * (1 - REL_EPS) else rest
@@ -87,14 +86,17 @@ def charge_options(curve: PriceCurve, window: LoadWindow, *, max_power_kw: float
         else None
     )
     if head is not None and not np.isnan(curve.prices[head]).any():
-        placed = fill_in_order(head, np.full(needed, per_slot), energy_kwh)
+        placed = fill_in_order(np.full(needed, per_slot), energy_kwh)
         assert placed is not None  # ``needed`` full slots hold the energy
         baseline = float(np.dot(curve.prices[head], placed))
 
     missing = missing_prices_text(curve, window)
     if window.length < needed:
         reason = Reason.WINDOW_TOO_SHORT
-        detail = f"{window_text(curve, window)} holds {window.length} slots; {energy_kwh:g} kWh at {max_power_kw:g} kW needs {needed}"
+        detail = (
+            f"{window_text(curve, window)} holds {window.length} slots; "
+            f"{energy_kwh:g} kWh at {max_power_kw:g} kW needs {needed}"
+        )
     elif slots.size == 0:
         reason, detail = Reason.NO_PRICES, f"no known price in {window_text(curve, window)}"
     elif slots.size < needed:
@@ -112,7 +114,7 @@ def cheapest_fill(curve: PriceCurve, slots: IntArray, caps_kw: FloatArray, energ
     """
     hours = slot_hours(curve)
     order = np.argsort(curve.prices[slots], kind="stable")
-    placed = fill_in_order(slots[order], caps_kw[order] * hours, energy_kwh)
+    placed = fill_in_order(caps_kw[order] * hours, energy_kwh)
     if placed is None:
         return None
     power = np.zeros(len(curve))

@@ -313,9 +313,13 @@ def _solve(
     objective instead would need it below 1e-9 of S to keep the cost, and HiGHS cannot resolve differences that
     small: its absolute gap (1e-6, not settable through scipy) and feasibility tolerances (1e-7) would leave such
     ties to the solver's path. Stage 2's objective is in slots, where ties differ by at least one slot of a load's
-    energy. Stage 2 keeps only the starts that can still be in such a schedule: a run costing more than its load's
-    own optimum plus (C1 - sum of own optima) + slack cannot be, since every other load costs at least its own
-    optimum. Stage 2's schedule is used only when its recomputed cost stays within C1 + TIE_SLACK x S.
+    energy. Its schedule is used only when its recomputed cost stays within C1 + TIE_SLACK x S; the slack
+    (1e-5 in the scaled objective) also keeps stage 1's schedule inside HiGHS's row tolerance (1e-6).
+
+    Pruning. Every other load costs at least its own optimum, so in a schedule costing at most B a run cannot cost
+    more than its own optimum + (B - sum of own optima). Stage 1 drops such starts with B the cost of a quick
+    feasible schedule (:func:`_heuristic`), stage 2 with B = C1. Small models matter: scipy 1.15.0-1.15.2 spend
+    O(variables^2) after each HiGHS call (scipy#22655), about 85 ms at 600 variables.
     """
     from scipy.optimize import Bounds, LinearConstraint, milp  # lazy, as in _build
 
