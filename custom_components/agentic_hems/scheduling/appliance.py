@@ -52,6 +52,10 @@ class Appliance:
         Raises:
             KeyError, ValueError: malformed data.
         """
+        contiguous = bool(data.get("contiguous", True))
+        if data.get("duration_min" if contiguous else "energy_kwh") is None:
+            raise ValueError(f"appliance {appliance_id}: a {'contiguous' if contiguous else 'split'} load needs "
+                             f"{'duration_min' if contiguous else 'energy_kwh'}")
         return cls(
             appliance_id=appliance_id,
             name=str(data["name"]),
@@ -60,7 +64,7 @@ class Appliance:
             power_kw=float(data["power_kw"]),
             duration_min=None if data.get("duration_min") is None else float(data["duration_min"]),
             energy_kwh=None if data.get("energy_kwh") is None else float(data["energy_kwh"]),
-            contiguous=bool(data.get("contiguous", True)),
+            contiguous=contiguous,
             earliest_start=time.fromisoformat(str(data["earliest_start"])),
             deadline=time.fromisoformat(str(data["deadline"])),
         )
@@ -116,19 +120,21 @@ def plan_appliance(
     start, end = next_window(
         appliance.earliest_start, deadline or appliance.deadline, now=now, tz=tz, run_time=appliance.run_time
     )
-    if appliance.contiguous:
+    if appliance.duration_min is not None and appliance.contiguous:
         return plan_contiguous(
             curve,
             power_kw=appliance.power_kw,
-            duration_min=appliance.duration_min or 0.0,
+            duration_min=appliance.duration_min,
             earliest_start=start,
             deadline=end,
             name=appliance.name,
         )
+    if appliance.energy_kwh is None:
+        raise ValueError(f"appliance {appliance.name} has neither a duration nor an energy")
     return plan_energy(
         curve,
         max_power_kw=appliance.power_kw,
-        energy_kwh=appliance.energy_kwh or 0.0,
+        energy_kwh=appliance.energy_kwh,
         earliest_start=start,
         deadline=end,
         name=appliance.name,
