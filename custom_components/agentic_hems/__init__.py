@@ -11,7 +11,7 @@ from homeassistant.helpers.event import async_track_state_change_event
 from homeassistant.helpers.storage import Store
 from homeassistant.helpers.typing import ConfigType
 
-from .const import CONF_PRICE_ENTITY, CONF_PRICE_SOURCE, DOMAIN, LOGGER, PLATFORMS, SOURCE_SENSOR, STORAGE_VERSION
+from .const import CONF_POWER_LIMIT_KW, CONF_PRICE_ENTITY, CONF_PRICE_SOURCE, DOMAIN, LOGGER, PLATFORMS, SOURCE_SENSOR, STORAGE_VERSION
 from .coordinator import PriceCoordinator
 from .planner import PlanManager
 from .price_sources import source_for_entry
@@ -45,7 +45,9 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     coordinator = PriceCoordinator(hass, entry, source_for_entry(hass, entry))
     await coordinator.async_load()
     appliances = {sid: Appliance.from_config(sid, dict(sub.data)) for sid, sub in entry.subentries.items()}
-    planner = PlanManager(hass, entry.entry_id, coordinator, appliances)
+    planner = PlanManager(
+        hass, entry.entry_id, coordinator, appliances, power_limit_kw=float(entry.options[CONF_POWER_LIMIT_KW])
+    )
     await planner.async_load()
     entry.runtime_data = RuntimeData(coordinator=coordinator, planner=planner)
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, time
+from functools import partial
 import hashlib
 from typing import Any
+
+import numpy as np
 
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.storage import Store
@@ -15,8 +18,8 @@ from homeassistant.util import dt as dt_util
 from .const import DOMAIN, LOGGER, STORAGE_VERSION
 from .coordinator import PriceCoordinator
 from .prices import PriceCurve
-from .scheduling import Plan
-from .scheduling.appliance import Appliance, plan_appliance
+from .scheduling import LoadSpec, Plan, plan_joint
+from .scheduling.appliance import Appliance, appliance_load
 
 
 @dataclass
@@ -66,6 +69,8 @@ def curve_key(curve: PriceCurve) -> str:
 class PlanManager:
     """Holds each appliance's state and replans when prices or the deadline change.
 
+    Plans respect the household power limit (main fuse): appliances due for a plan are placed together by
+    :func:`plan_joint`, on top of the plans that stay (running, scheduled by the service, or not automatic).
     A plan that is running (its first slot has started and its last has not ended) is never moved.
     """
 
@@ -73,6 +78,7 @@ class PlanManager:
     entry_id: str
     coordinator: PriceCoordinator
     appliances: dict[str, Appliance]
+    power_limit_kw: float
     states: dict[str, ApplianceState] = field(default_factory=dict)
     _listeners: list[Callable[[], None]] = field(default_factory=list)
 
@@ -108,18 +114,35 @@ class PlanManager:
         """The "ready by" time in force: the user's override or the appliance default."""
         return self.states[appliance_id].ready_by or self.appliances[appliance_id].deadline
 
-    async def async_plan(
-        self, appliance: Appliance, curve: PriceCurve, *, deadline: time | None = None, now: datetime | None = None
-    ) -> Plan:
-        """Plan one appliance in its next window (in the executor); stores nothing."""
+    def load_for(self, appliance_id: str, now: datetime) -> LoadSpec:
+        """The appliance's next window with its "ready by" time in force."""
+        return appliance_load(
+            self.appliances[appliance_id],
+            now=now,
+            tz=dt_util.get_default_time_zone(),
+            deadline=self.deadline_for(appliance_id),
+        )
+
+    def base_load(self, curve: PriceCurve, now: datetime, exclude: set[str]) -> np.ndarray:
+        """kW already planned per slot of ``curve`` by the appliances not in ``exclude`` (plans not yet ended)."""
+        base = np.zeros(len(curve))
+        for appliance_id, state in self.states.items():
+            plan = state.plan
+            if appliance_id in exclude or plan is None or plan.end is None or plan.end <= now:
+                continue
+            base += plan.power_on(curve.start, len(curve))
+        return base
+
+    async def async_plan_loads(
+        self, curve: PriceCurve, loads: list[LoadSpec], *, exclude: set[str], now: datetime
+    ) -> list[Plan]:
+        """Plan ``loads`` together under the power limit, around the plans of the appliances not in ``exclude``.
+
+        Runs the MILP in the executor; stores nothing.
+        """
+        base = self.base_load(curve, now, exclude)
         return await self.hass.async_add_executor_job(
-            lambda: plan_appliance(
-                curve,
-                appliance,
-                now=now or dt_util.utcnow(),
-                tz=dt_util.get_default_time_zone(),
-                deadline=deadline,
-            )
+            partial(plan_joint, curve, loads, power_limit_kw=self.power_limit_kw, base_load_kw=base)
         )
 
     async def async_replan_due(self) -> None:
@@ -128,22 +151,28 @@ class PlanManager:
             return
         curve = self.coordinator.data.total
         now = dt_util.utcnow()
-        changed = False
-        for appliance_id, appliance in self.appliances.items():
-            state = self.states[appliance_id]
+        key = curve_key(curve)
+        due: list[str] = []
+        for appliance_id, state in self.states.items():
             plan = state.plan
             ended = plan is not None and plan.end is not None and plan.end <= now
             running = plan is not None and plan.start is not None and plan.start <= now and not ended
-            basis = f"{curve_key(curve)}|{self.deadline_for(appliance_id).isoformat()}"
             if not state.auto or running or (state.pinned and not ended):
                 continue
-            if plan is not None and not ended and basis == state.basis:
-                continue
-            state.plan = await self.async_plan(appliance, curve, deadline=self.deadline_for(appliance_id), now=now)
-            state.basis, state.pinned, changed = basis, False, True
-        if changed:
+            if plan is None or ended or state.basis != self._basis(key, appliance_id):
+                due.append(appliance_id)
+        if due:
+            plans = await self.async_plan_loads(
+                curve, [self.load_for(a, now) for a in due], exclude=set(due), now=now
+            )
+            for appliance_id, plan in zip(due, plans, strict=True):
+                state = self.states[appliance_id]
+                state.plan, state.basis, state.pinned = plan, self._basis(key, appliance_id), False
             await self._async_save()
         self._notify()
+
+    def _basis(self, key: str, appliance_id: str) -> str:
+        return f"{key}|{self.deadline_for(appliance_id).isoformat()}|{self.power_limit_kw}"
 
     async def async_store_plan(self, appliance_id: str, plan: Plan) -> None:
         """Store a plan from the ``schedule`` service; automatic planning keeps it until it ends."""

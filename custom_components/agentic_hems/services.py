@@ -24,12 +24,12 @@ from .const import (
     CONF_POWER_KW,
     DOMAIN,
 )
-from .scheduling import Plan, plan_contiguous, plan_energy
-from .scheduling.appliance import Appliance, next_window
+from .scheduling import LoadSpec, Plan
 
 if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry
     from .coordinator import PriceData
+    from .scheduling.appliance import Appliance
 
 SERVICE_GET_PRICES = "get_prices"
 SERVICE_PLAN = "plan"
@@ -100,49 +100,45 @@ def _aware(moment: datetime) -> datetime:
     return dt_util.as_utc(moment)
 
 
-async def _async_plan(hass: HomeAssistant, entry: AgenticHemsConfigEntry, data: dict[str, Any]) -> Plan:
-    """Plan the appliance or ad-hoc load in ``data``; raises ServiceValidationError on bad input."""
-    curve = _prices(entry).total
-    planner = entry.runtime_data.planner
-    appliance = _appliance(entry, data[ATTR_APPLIANCE]) if ATTR_APPLIANCE in data else None
-    overrides = {k for k in (CONF_POWER_KW, CONF_DURATION_MIN, CONF_ENERGY_KWH, CONF_CONTIGUOUS) if k in data}
-    if appliance is not None and not overrides and CONF_EARLIEST_START not in data and CONF_DEADLINE not in data:
-        return await planner.async_plan(appliance, curve, deadline=planner.deadline_for(appliance.appliance_id))
+def _load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Appliance | None) -> LoadSpec:
+    """The load to plan: the appliance's next window and settings, with any field in ``data`` taking precedence.
 
-    power_kw = data.get(CONF_POWER_KW, appliance.power_kw if appliance else None)
-    duration = data.get(CONF_DURATION_MIN)
-    energy = data.get(CONF_ENERGY_KWH)
-    if appliance is not None and duration is None and energy is None:
-        duration, energy = appliance.duration_min, appliance.energy_kwh
-    contiguous = data.get(CONF_CONTIGUOUS, appliance.contiguous if appliance else energy is None)
-    if power_kw is None or (contiguous and duration is None) or (not contiguous and energy is None):
-        raise _invalid("missing_load_fields")
-
+    Raises:
+        ServiceValidationError: an ad-hoc load lacks its power, amount or deadline, or the deadline is not after
+            the earliest start.
+    """
     now = dt_util.utcnow()
-    if appliance is not None and CONF_DEADLINE not in data:
-        start, deadline = next_window(
-            appliance.earliest_start, planner.deadline_for(appliance.appliance_id), now=now, tz=dt_util.get_default_time_zone()
-        )
-        start = _aware(data[CONF_EARLIEST_START]) if CONF_EARLIEST_START in data else start
-    elif CONF_DEADLINE in data:
-        start = _aware(data.get(CONF_EARLIEST_START, now))
-        deadline = _aware(data[CONF_DEADLINE])
-    else:
+    default = entry.runtime_data.planner.load_for(appliance.appliance_id, now) if appliance else None
+    power_kw = data.get(CONF_POWER_KW, default.power_kw if default else None)
+    duration, energy = data.get(CONF_DURATION_MIN), data.get(CONF_ENERGY_KWH)
+    if default is not None and duration is None and energy is None:
+        duration, energy = default.duration_min, default.energy_kwh
+    contiguous = data.get(CONF_CONTIGUOUS, default.contiguous if default else energy is None)
+    amount = duration if contiguous else energy
+    deadline = _aware(data[CONF_DEADLINE]) if CONF_DEADLINE in data else (default.deadline if default else None)
+    if power_kw is None or amount is None or deadline is None:
         raise _invalid("missing_load_fields")
+    start = _aware(data[CONF_EARLIEST_START]) if CONF_EARLIEST_START in data else (default.earliest_start if default else now)
     if deadline <= start:
         raise _invalid("deadline_before_start")
-    name = appliance.name if appliance else "ad hoc"
-    if contiguous:
-        return await hass.async_add_executor_job(
-            lambda: plan_contiguous(
-                curve, power_kw=power_kw, duration_min=duration, earliest_start=start, deadline=deadline, name=name
-            )
-        )
-    return await hass.async_add_executor_job(
-        lambda: plan_energy(
-            curve, max_power_kw=power_kw, energy_kwh=energy, earliest_start=start, deadline=deadline, name=name
-        )
+    return LoadSpec(
+        appliance.name if appliance else "ad hoc",
+        power_kw=power_kw,
+        duration_min=amount if contiguous else None,
+        energy_kwh=None if contiguous else amount,
+        earliest_start=start,
+        deadline=deadline,
+        contiguous=contiguous,
     )
+
+
+async def _async_plan(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Appliance | None) -> Plan:
+    """Plan the load in ``data`` under the power limit, around the other appliances' plans."""
+    curve = _prices(entry).total
+    load = _load(entry, data, appliance)
+    exclude = {appliance.appliance_id} if appliance else set()
+    planner = entry.runtime_data.planner
+    return (await planner.async_plan_loads(curve, [load], exclude=exclude, now=dt_util.utcnow()))[0]
 
 
 def _response(entry: AgenticHemsConfigEntry, plan: Plan, appliance_id: str | None) -> dict[str, Any]:
@@ -172,14 +168,15 @@ def async_setup_services(hass: HomeAssistant) -> None:
 
     async def plan(call: ServiceCall) -> ServiceResponse:
         entry = _entry(hass, call)
-        result = await _async_plan(hass, entry, dict(call.data))
         key = call.data.get(ATTR_APPLIANCE)
-        return _response(entry, result, _appliance(entry, key).appliance_id if key else None)
+        appliance = _appliance(entry, key) if key else None
+        result = await _async_plan(entry, dict(call.data), appliance)
+        return _response(entry, result, appliance.appliance_id if appliance else None)
 
     async def schedule(call: ServiceCall) -> ServiceResponse:
         entry = _entry(hass, call)
         appliance = _appliance(entry, call.data[ATTR_APPLIANCE])
-        result = await _async_plan(hass, entry, dict(call.data))
+        result = await _async_plan(entry, dict(call.data), appliance)
         if not result.feasible:
             raise _invalid("plan_infeasible", appliance=appliance.name, reason=result.detail or str(result.reason))
         await entry.runtime_data.planner.async_store_plan(appliance.appliance_id, result)

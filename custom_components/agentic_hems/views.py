@@ -27,10 +27,5 @@ def day_plan(plan: Plan | None, day: date, tz: tzinfo) -> tuple[list[str], list[
     """Slot starts (ISO UTC) and planned kW per 15-minute slot of the local ``day``; 0.0 where nothing is planned."""
     start, end = local_day_bounds(day, tz)
     n = int((end - start) / SLOT)
-    kw = np.zeros(n)
-    if plan is not None:
-        offset = round((start - plan.curve_start) / plan.resolution)
-        lo, hi = max(offset, 0), min(offset + n, len(plan.power_kw))
-        if hi > lo:
-            kw[lo - offset : hi - offset] = plan.power_kw[lo:hi]
+    kw = plan.power_on(start, n) if plan is not None else np.zeros(n)
     return [(start + SLOT * i).isoformat() for i in range(n)], [round(float(v), 6) for v in kw]

@@ -6,6 +6,8 @@ from datetime import datetime
 from pathlib import Path
 import xml.etree.ElementTree as ET
 
+from homeassistant.core import HomeAssistant
+
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "entsoe"
 NS = {"d": "urn:iec62325.351:tc57wg16:451-3:publicationdocument:7:3"}
 
@@ -18,9 +20,29 @@ def be_60m_hourly_eur_per_kwh() -> list[float]:
     return [by_position[i] / 1000 for i in range(1, 25)]
 
 
-def cheapest_run(prices: list[dict], start: datetime, end: datetime, slots: int) -> tuple[float, int]:
-    """Brute force: (sum of prices, index of the first slot) of the cheapest run of ``slots`` within [start, end)."""
-    inside = [i for i, p in enumerate(prices) if start <= datetime.fromisoformat(p["start"]) < end]
+def planned_kw(hass: HomeAssistant, exclude: str | None = None) -> dict[str, float]:
+    """kW planned per slot start (ISO UTC) by every appliance but ``exclude``, read from the run-now attributes."""
+    total: dict[str, float] = {}
+    for state in hass.states.async_all("binary_sensor"):
+        if not state.entity_id.endswith("_run_now") or state.entity_id == f"binary_sensor.{exclude}_run_now":
+            continue
+        attrs = state.attributes
+        for start, kw in zip(attrs["slot_starts"] + attrs["slot_starts_tomorrow"], attrs["slots"] + attrs["slots_tomorrow"]):
+            total[start] = total.get(start, 0.0) + kw
+    return total
+
+
+def cheapest_run(
+    prices: list[dict], start: datetime, end: datetime, slots: int, *, power_kw: float = 0.0,
+    base: dict[str, float] | None = None, limit_kw: float = float("inf"),
+) -> tuple[float, int]:
+    """Brute force: (sum of prices, index of the first slot) of the cheapest run of ``slots`` within [start, end)
+    whose every slot keeps ``base + power_kw`` within ``limit_kw``."""
+    base = base or {}
+    inside = [
+        i for i, p in enumerate(prices)
+        if start <= datetime.fromisoformat(p["start"]) < end and base.get(p["start"], 0.0) + power_kw <= limit_kw + 1e-9
+    ]
     best: tuple[float, int] | None = None
     for first in inside:
         run = list(range(first, first + slots))
@@ -31,3 +53,20 @@ def cheapest_run(prices: list[dict], start: datetime, end: datetime, slots: int)
             best = (total, first)
     assert best is not None
     return best
+
+
+def cheapest_fill(
+    prices: list[dict], start: datetime, end: datetime, *, energy_kwh: float, max_kw: float,
+    base: dict[str, float], limit_kw: float,
+) -> float:
+    """Fractional knapsack: cost of the cheapest slots within [start, end) delivering ``energy_kwh``, each slot
+    capped at min(max_kw, limit - base)."""
+    inside = [p for p in prices if start <= datetime.fromisoformat(p["start"]) < end]
+    remaining, cost = energy_kwh, 0.0
+    for p in sorted(inside, key=lambda p: (p["price"], p["start"])):
+        take = min(remaining, max(min(max_kw, limit_kw - base.get(p["start"], 0.0)), 0.0) * 0.25)
+        cost += take * p["price"]
+        remaining -= take
+        if remaining <= 1e-9:
+            return cost
+    raise AssertionError("not enough room")

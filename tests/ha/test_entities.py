@@ -17,8 +17,11 @@ from custom_components.agentic_hems.binary_sensor import RunNowSensor
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.sensor import PriceSensor
 
-from .conftest import TZ, sample_entry
-from .oracles import be_60m_hourly_eur_per_kwh
+from .conftest import NOW, TZ, sample_entry
+from .oracles import be_60m_hourly_eur_per_kwh, planned_kw
+
+# Each appliance alone at NOW on the sample prices (dishwasher 0.131319 + washer -0.000035 + EV 0.88188 EUR).
+UNCONSTRAINED_COST = 0.131319 - 0.000035 + 0.88188
 
 
 async def test_price_sensor(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
@@ -131,3 +134,24 @@ async def test_unload_removes_entities_state(hass: HomeAssistant, loaded_entry: 
     await hass.async_block_till_done()
     assert hass.states.get("sensor.agentic_hems_electricity_price").state == "unavailable"
     assert hass.states.get("binary_sensor.dishwasher_run_now").state == "unavailable"
+
+
+@pytest.mark.parametrize("limit_kw", [11.0, 12.0, 100.0])
+async def test_automatic_plans_share_the_fuse(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, limit_kw: float
+) -> None:
+    """All automatic plans together stay under the household power limit; a loose limit costs no more."""
+    freezer.move_to(NOW)
+    entry = sample_entry(power_limit_kw=limit_kw)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    total = planned_kw(hass)
+    assert max(total.values()) <= limit_kw + 1e-9
+    costs = sum(float(hass.states.get(f"sensor.{n}_planned_cost").state) for n in ("dishwasher", "washing_machine", "ev_charger"))
+    # The unconstrained optimum (each appliance's own cheapest plan) is a lower bound on the joint cost.
+    assert costs >= UNCONSTRAINED_COST - 1e-6
+    if limit_kw >= 12.8:  # the EV's 11 kW and the dishwasher's 1.8 kW fit side by side
+        assert costs == pytest.approx(UNCONSTRAINED_COST, abs=1e-5)
+    else:  # their unconstrained plans overlap at 12.8 kW, so the fuse costs something
+        assert costs > UNCONSTRAINED_COST + 1e-4

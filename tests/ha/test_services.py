@@ -15,7 +15,7 @@ from homeassistant.exceptions import ServiceValidationError
 from custom_components.agentic_hems.const import DOMAIN
 
 from .conftest import NOW, sample_entry
-from .oracles import be_60m_hourly_eur_per_kwh, cheapest_run
+from .oracles import be_60m_hourly_eur_per_kwh, cheapest_fill, cheapest_run, planned_kw
 
 
 async def call(hass: HomeAssistant, service: str, **data: Any) -> dict[str, Any]:
@@ -45,7 +45,8 @@ async def test_plan_dishwasher_is_the_cheapest_run(hass: HomeAssistant, loaded_e
     prices = (await call(hass, "get_prices"))["prices"]
     plan = await call(hass, "plan", appliance="Dishwasher")
     start, end = datetime.fromisoformat("2026-11-29T19:15:00+00:00"), datetime.fromisoformat("2026-11-30T06:00:00+00:00")
-    total, first = cheapest_run(prices, start, end, slots=10)  # 150 min
+    base = planned_kw(hass, exclude="dishwasher")
+    total, first = cheapest_run(prices, start, end, slots=10, power_kw=1.8, base=base, limit_kw=11.0)  # 150 min
     assert plan["feasible"] is True
     assert plan["start"] == prices[first]["start"]
     assert datetime.fromisoformat(plan["end"]) - datetime.fromisoformat(plan["start"]) == timedelta(minutes=150)
@@ -59,24 +60,27 @@ async def test_plan_dishwasher_is_the_cheapest_run(hass: HomeAssistant, loaded_e
 
 
 async def test_plan_ad_hoc_energy_fills_cheapest_slots(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
-    """An ad-hoc EV load: 30 kWh at up to 11 kW takes the cheapest slots, the last one partial."""
+    """An ad-hoc EV load: 30 kWh at up to 11 kW takes the cheapest slots left under the fuse, the last one partial."""
     prices = (await call(hass, "get_prices"))["prices"]
     deadline = NOW + timedelta(hours=12)
     plan = await call(hass, "plan", power_kw=11, energy_kwh=30, deadline=deadline.isoformat(), contiguous=False)
-    window = [p for p in prices if NOW <= datetime.fromisoformat(p["start"]) and datetime.fromisoformat(p["start"]) + timedelta(minutes=15) <= deadline]
-    window = [p for p in window if datetime.fromisoformat(p["start"]) >= datetime.fromisoformat("2026-11-29T19:15:00+00:00")]
-    ordered = sorted(window, key=lambda p: (p["price"], p["start"]))
-    remaining, oracle = 30.0, 0.0
-    for p in ordered:
-        take = min(remaining, 11 * 0.25)
-        oracle += take * p["price"]
-        remaining -= take
-        if remaining <= 1e-9:
-            break
+    # 20:05 rounds up to 20:15 local; the deadline rounds down to 08:00; the other plans stay within the 11 kW fuse.
+    oracle = cheapest_fill(
+        prices,
+        datetime.fromisoformat("2026-11-29T19:15:00+00:00"),
+        datetime.fromisoformat("2026-11-30T07:00:00+00:00"),
+        energy_kwh=30,
+        max_kw=11,
+        base=planned_kw(hass), limit_kw=11.0,
+    )
     assert plan["feasible"] is True
     assert plan["energy_kwh"] == pytest.approx(30.0)
     assert plan["cost"] == pytest.approx(oracle, abs=1e-6)
-    assert max(plan["power_kw"]) == pytest.approx(11.0)
+    base = planned_kw(hass)
+    starts = [p["start"] for p in prices]
+    planned = dict(zip(starts, plan["power_kw"][: len(starts)] if plan["curve_start"] == starts[0] else [], strict=False))
+    assert planned, "the plan is aligned with the served curve"
+    assert all(base.get(s, 0.0) + kw <= 11.0 + 1e-9 for s, kw in planned.items())
     assert plan["appliance"] is None
 
 

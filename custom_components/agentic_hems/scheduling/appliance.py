@@ -12,10 +12,8 @@ from datetime import date, datetime, time, timedelta, tzinfo
 import math
 from typing import Any
 
-from ..prices import SLOT, PriceCurve, ensure_utc
-from .contiguous import plan_contiguous
-from .energy import plan_energy
-from .plan import Plan
+from ..prices import SLOT, ensure_utc
+from .plan import LoadSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,32 +108,20 @@ def next_window(
     raise AssertionError("unreachable: a window two days ahead always fits")  # pragma: no cover
 
 
-def plan_appliance(
-    curve: PriceCurve, appliance: Appliance, *, now: datetime, tz: tzinfo, deadline: time | None = None
-) -> Plan:
-    """Plan ``appliance`` in its next window on ``curve`` (contiguous run or energy plan).
+def appliance_load(appliance: Appliance, *, now: datetime, tz: tzinfo, deadline: time | None = None) -> LoadSpec:
+    """The appliance's next window as a :class:`LoadSpec` for :func:`plan_joint`.
 
     ``deadline`` overrides the appliance's default (the "ready by" time entity).
     """
     start, end = next_window(
         appliance.earliest_start, deadline or appliance.deadline, now=now, tz=tz, run_time=appliance.run_time
     )
-    if appliance.duration_min is not None and appliance.contiguous:
-        return plan_contiguous(
-            curve,
-            power_kw=appliance.power_kw,
-            duration_min=appliance.duration_min,
-            earliest_start=start,
-            deadline=end,
-            name=appliance.name,
-        )
-    if appliance.energy_kwh is None:
-        raise ValueError(f"appliance {appliance.name} has neither a duration nor an energy")
-    return plan_energy(
-        curve,
-        max_power_kw=appliance.power_kw,
-        energy_kwh=appliance.energy_kwh,
+    return LoadSpec(
+        appliance.name,
+        power_kw=appliance.power_kw,
+        duration_min=appliance.duration_min if appliance.contiguous else None,
+        energy_kwh=None if appliance.contiguous else appliance.energy_kwh,
         earliest_start=start,
         deadline=end,
-        name=appliance.name,
+        contiguous=appliance.contiguous,
     )

@@ -92,6 +92,15 @@ class Plan:
         """UTC start of every slot of ``power_kw``."""
         return [self.curve_start + self.resolution * i for i in range(len(self.power_kw))]
 
+    def power_on(self, start: datetime, n: int) -> np.ndarray:
+        """Planned kW on another grid of ``n`` slots from ``start`` (same resolution); 0.0 outside the plan."""
+        out = np.zeros(n)
+        offset = round((start - self.curve_start) / self.resolution)
+        lo, hi = max(offset, 0), min(offset + n, len(self.power_kw))
+        if hi > lo:
+            out[lo - offset : hi - offset] = self.power_kw[lo:hi]
+        return out
+
     def is_running(self, moment: datetime) -> bool:
         """True when ``moment`` falls in a slot with planned power > 0."""
         i = math.floor((moment - self.curve_start) / self.resolution)
