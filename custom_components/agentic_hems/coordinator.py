@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
-from homeassistant.exceptions import ConfigEntryAuthFailed
+import numpy as np
+
+from homeassistant.core import CALLBACK_TYPE, HassJob, HomeAssistant, callback
+from homeassistant.exceptions import ConfigEntryAuthFailed, HomeAssistantError
 from homeassistant.helpers.event import async_call_later, async_track_time_change
 from homeassistant.helpers.storage import Store
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
@@ -30,7 +33,7 @@ from .const import (
     STORAGE_VERSION,
 )
 from .price_sources import PriceSource
-from .prices import PriceCurve, PriceError
+from .prices import SLOT, PriceCurve, PriceError
 from .prices.errors import InvalidAuth
 from .prices.formula import PriceFormula
 
@@ -75,6 +78,26 @@ def publication_passed(now: datetime) -> bool:
     return brussels.time() >= time(PUBLICATION_HOUR, PUBLICATION_MINUTE)
 
 
+def published_until(now: datetime) -> datetime:
+    """UTC end of the day-ahead delivery days published at ``now``.
+
+    The end of tomorrow in Europe/Brussels once today's results are due (12:45 there), else the end of today there.
+    """
+    brussels = ZoneInfo(PUBLICATION_TZ)
+    day = now.astimezone(brussels).date() + timedelta(days=2 if publication_passed(now) else 1)
+    return datetime(day.year, day.month, day.day, tzinfo=brussels).astimezone(UTC)
+
+
+def wanted_window(now: datetime) -> tuple[datetime, datetime]:
+    """What a day-ahead source should have cached at ``now``: the local today and tomorrow, as far as published.
+
+    In Europe/Brussels this is today before 12:45 and today and tomorrow after. West of it (Europe/Lisbon) the last
+    local hour of a day belongs to the next market day, so it is only wanted once that day is published.
+    """
+    start, end = local_days(now, 2)
+    return start, min(end, published_until(now))
+
+
 def covers(curve: PriceCurve | None, start: datetime, end: datetime) -> bool:
     """True when ``curve`` has a known price for every slot of ``[start, end)``."""
     if curve is None or curve.start > start or curve.end < end:
@@ -87,10 +110,15 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
     """Keeps today's and tomorrow's prices.
 
     - recomputes from its cache at every slot boundary, with no HTTP;
-    - fetches when today is missing, or when tomorrow is missing after 12:45 Europe/Brussels, backing off
-      5, 10, 20, 40 then 60 minutes until published;
+    - fetches when today is missing, or when tomorrow is missing after 12:45 Europe/Brussels (``wanted_window``),
+      backing off 5, 10, 20, 40 then 60 minutes until published;
     - keeps the last good curve when a fetch fails, so entities stay available while it covers now;
-    - persists the spot curve with ``Store`` so a restart without network still has today's prices.
+    - persists the spot curve with ``Store`` so a restart without network still has today's prices;
+    - runs one fetch at a time: a refresh that finds a fetch running serves the cache instead of waiting for it;
+    - after a rejected API key starts reauth and stops fetching (reauth reloads the entry).
+
+    A slot boundary publishes the cache at once; fetches run as the entry's background tasks (as HA's own scheduled
+    refreshes do), so a slow fetch never holds up a slot, start-up or unload.
     """
 
     config_entry: AgenticHemsConfigEntry
@@ -106,81 +134,136 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         self._attempts = 0
         self._next_attempt: datetime | None = None
         self._retry_unsub: CALLBACK_TYPE | None = None
+        self._retry_job = HassJob(self._async_retry, f"{DOMAIN} price retry", cancel_on_shutdown=True)
+        self._fetch_lock = asyncio.Lock()
+        self._auth_failed = False
+        self._stopped = False
 
     async def async_load(self) -> None:
-        """Load the cached spot curve, if any (a corrupt cache is dropped, never trusted)."""
-        stored = await self.store.async_load()
-        if stored and "spot" in stored:
-            try:
-                self.spot = PriceCurve.from_dict(stored["spot"])
-            except (KeyError, TypeError, ValueError) as err:
-                LOGGER.warning("Dropping unreadable cached prices: %s", err)
+        """Load the cached spot curve, if any (a corrupt cache is dropped with a warning, never trusted)."""
+        try:
+            stored = await self.store.async_load()
+        except (HomeAssistantError, NotImplementedError, KeyError, TypeError, ValueError) as err:
+            # Unreadable JSON, a newer storage version, a file without "version" or "data".
+            LOGGER.warning("Dropping unreadable cached prices: %s", err)
+            return
+        if stored is None:
+            return
+        try:
+            if not isinstance(stored, dict) or not isinstance(stored.get("spot"), dict):
+                raise TypeError(f"expected {{'spot': {{...}}}}, got {type(stored).__name__}")
+            spot = PriceCurve.from_dict(stored["spot"])
+            if spot.resolution != SLOT:
+                raise ValueError(f"resolution {spot.resolution} is not {SLOT}")
+            if np.isinf(spot.prices).any():
+                raise ValueError("infinite price")
+        except (KeyError, TypeError, ValueError) as err:
+            LOGGER.warning("Dropping unreadable cached prices: %s", err)
+            return
+        self.spot = spot
 
     @callback
     def async_start(self) -> Callable[[], None]:
-        """Refresh at every 15-minute boundary; returns the unsubscribe callback."""
+        """Refresh at every 15-minute boundary; returns the callback that stops the slot timer and any retry."""
 
-        async def _on_slot(now: datetime) -> None:
-            await self.async_refresh()
+        @callback
+        def _on_slot(now: datetime) -> None:
+            # The new slot's price at once from the cache; a fetch, when due, follows in the background.
+            self._async_serve_cache()
+            if not self._stopped and not self._fetch_lock.locked() and self._fetch_due(dt_util.utcnow()):
+                self._async_spawn_refresh()
 
         unsub_slots = async_track_time_change(self.hass, _on_slot, minute=(0, 15, 30, 45), second=0)
 
         def _stop() -> None:
+            self._stopped = True
             unsub_slots()
-            if self._retry_unsub:
-                self._retry_unsub()
+            self._cancel_retry()
 
         return _stop
 
+    @callback
+    def _async_serve_cache(self) -> None:
+        """Publish the cached prices for now (no I/O), or the error when the cache does not cover now."""
+        if (data := self.cached_data()) is not None:
+            self.async_set_updated_data(data)
+        else:
+            self.async_set_update_error(self._no_prices_error())
+
+    def _no_prices_error(self) -> UpdateFailed:
+        key = self.last_error.translation_key if self.last_error else "no_prices"
+        return UpdateFailed(translation_domain=DOMAIN, translation_key=key)
+
+    @callback
+    def _async_spawn_refresh(self) -> None:
+        """Refresh in an entry background task (cancelled on unload, not awaited by start-up)."""
+        if self._stopped:
+            return
+        self.config_entry.async_create_background_task(self.hass, self.async_refresh(), f"{DOMAIN} price refresh")
+
+    @callback
+    def _async_retry(self, _now: datetime) -> None:
+        self._retry_unsub = None
+        # Due now, whatever utcnow() says: call_later runs on the loop's monotonic clock, which may be a hair early.
+        self._next_attempt = None
+        self._async_spawn_refresh()
+
+    def _cancel_retry(self) -> None:
+        if self._retry_unsub:
+            self._retry_unsub()
+            self._retry_unsub = None
+
+    def _reset_backoff(self) -> None:
+        self._attempts, self._next_attempt = 0, None
+        self._cancel_retry()
+
     def _fetch_due(self, now: datetime) -> bool:
+        if self._auth_failed:
+            return False  # the key was rejected: wait for reauth (it reloads the entry) or async_fetch_now
         if self._next_attempt is not None and now < self._next_attempt:
             return False
         if not self.source.daily_publication:
             return True  # a local sensor or the sample: reading is cheap
-        today = local_days(now, 1)
-        if not covers(self.spot, *today):
-            return True
-        tomorrow = (today[1], local_days(today[1], 1)[1])
-        if covers(self.spot, *tomorrow):
-            return False
-        return publication_passed(now)
+        return not covers(self.spot, *wanted_window(now))
 
-    def _back_off(self, now: datetime) -> None:
+    def _back_off(self) -> None:
+        """Try again after 5, 10, 20, 40, then every 60 minutes, counted from now (the end of the failed attempt)."""
         delay = timedelta(minutes=BACKOFF_MIN[min(self._attempts, len(BACKOFF_MIN) - 1)])
         self._attempts += 1
-        self._next_attempt = now + delay
-        if self._retry_unsub:
-            self._retry_unsub()
-
-        async def _retry(_: datetime) -> None:
-            self._retry_unsub = None
-            await self.async_refresh()
-
-        self._retry_unsub = async_call_later(self.hass, delay, _retry)
+        self._next_attempt = dt_util.utcnow() + delay
+        self._cancel_retry()
+        if not self._stopped:
+            self._retry_unsub = async_call_later(self.hass, delay, self._retry_job)
 
     async def _async_fetch(self, now: datetime) -> None:
         start, end = local_days(now, 2)
         try:
             fresh = await self.source.async_fetch(start, end)
         except InvalidAuth as err:
-            raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="invalid_auth") from err
+            # Keep the cached curve (entities stay available while it covers now) and ask for a new key.
+            LOGGER.warning("Price source rejected the credentials (%s); starting reauth", err)
+            self.last_error = err
+            self._auth_failed = True
+            self._reset_backoff()
+            self.config_entry.async_start_reauth(self.hass)
+            return
         except PriceError as err:
             self.last_error = err
             LOGGER.info("Price fetch failed (%s); keeping the cached curve", err)
-            self._back_off(now)
+            self._back_off()
             return
         self.last_error = None
         keep_from = local_days(now - timedelta(days=1), 1)[0]
         merged = fresh if self.spot is None or self.spot.currency != fresh.currency else self.spot.merge(fresh)
         self.spot = merged.window(max(keep_from, merged.start), merged.end)
-        await self.store.async_save({"spot": self.spot.as_dict()})
-        tomorrow = local_days(now, 2)
-        if covers(self.spot, *tomorrow):
-            self._attempts, self._next_attempt = 0, None
-        elif self.source.daily_publication and publication_passed(now):
-            self._back_off(now)  # published late: keep asking
+        try:
+            await self.store.async_save({"spot": self.spot.as_dict()})
+        except (HomeAssistantError, OSError) as err:  # the curve in memory is still good
+            LOGGER.warning("Could not store the price cache: %s", err)
+        if not self.source.daily_publication or covers(self.spot, *wanted_window(now)):
+            self._reset_backoff()
         else:
-            self._attempts, self._next_attempt = 0, None
+            self._back_off()  # not everything published is there yet (tomorrow is late): keep asking
 
     def cached_data(self) -> PriceData | None:
         """Prices from the cache alone (no I/O), or None when the cache does not cover now."""
@@ -189,15 +272,20 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         return PriceData(spot=self.spot, total=self.formula.apply(self.spot))
 
     async def async_fetch_now(self) -> None:
-        """Forget any backoff and refresh (the price sensor changed, or a user asked)."""
-        self._attempts, self._next_attempt = 0, None
+        """Forget any backoff (and a rejected key) and refresh (the price sensor changed, or a user asked)."""
+        self._auth_failed = False
+        self._reset_backoff()
         await self.async_refresh()
 
     async def _async_update_data(self) -> PriceData:
         now = dt_util.utcnow()
-        if self._fetch_due(now):
-            await self._async_fetch(now)
+        # One fetch at a time. A refresh that finds one running (a slot boundary during a slow download) serves
+        # the cache at once; the running fetch settles the backoff. Acquiring a free lock does not yield.
+        if not self._fetch_lock.locked() and self._fetch_due(now):
+            async with self._fetch_lock:
+                await self._async_fetch(now)
         if (data := self.cached_data()) is None:
-            key = self.last_error.translation_key if self.last_error else "no_prices"
-            raise UpdateFailed(translation_domain=DOMAIN, translation_key=key)
+            if self._auth_failed:
+                raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="invalid_auth")
+            raise self._no_prices_error()
         return data

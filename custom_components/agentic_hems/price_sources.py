@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -24,7 +25,7 @@ from .const import (
     SOURCE_NORDPOOL,
     SOURCE_SENSOR,
 )
-from .prices import PriceCurve, PriceSourceError
+from .prices import CannotConnect, PriceCurve, PriceSourceError
 
 
 class PriceSource(Protocol):
@@ -68,12 +69,17 @@ class EntsoeSource:
     daily_publication: bool = True
 
     async def async_fetch(self, start: datetime, end: datetime) -> PriceCurve:
-        """Fetch and parse (parsing runs in the executor)."""
+        """Fetch (at most ``FETCH_TIMEOUT_S`` in all) and parse (parsing runs in the executor)."""
         from .prices.entsoe import async_fetch_day_ahead, parse_day_ahead  # noqa: PLC0415
 
-        body = await async_fetch_day_ahead(
-            async_get_clientsession(self.hass), self.api_key, self.zone, start, end, timeout=FETCH_TIMEOUT_S
-        )
+        try:
+            # aiohttp's total timeout bounds the request; this bounds the whole download whatever the session does.
+            async with asyncio.timeout(FETCH_TIMEOUT_S):
+                body = await async_fetch_day_ahead(
+                    async_get_clientsession(self.hass), self.api_key, self.zone, start, end, timeout=FETCH_TIMEOUT_S
+                )
+        except TimeoutError as err:
+            raise CannotConnect(f"ENTSO-E did not answer within {FETCH_TIMEOUT_S:.0f} s") from err
         curve = await self.hass.async_add_executor_job(parse_day_ahead, body)
         return curve.replace(fetched_at=dt_util.utcnow())
 
@@ -127,13 +133,17 @@ class SensorSource:
     daily_publication: bool = False
 
     async def async_fetch(self, start: datetime, end: datetime) -> PriceCurve:
-        """Read the sensor's current attributes."""
+        """Read the sensor's current attributes (plain ``today`` lists are taken as HA's local today)."""
         from .prices.attributes import curve_from_attributes  # noqa: PLC0415
 
         state = self.hass.states.get(self.entity_id)
         if state is None:
             raise PriceSourceError(f"{self.entity_id} does not exist")
-        curve = curve_from_attributes(state.attributes, unit=state.attributes.get(ATTR_UNIT_OF_MEASUREMENT))
+        curve = curve_from_attributes(
+            state.attributes,
+            unit=state.attributes.get(ATTR_UNIT_OF_MEASUREMENT),
+            day_start=dt_util.start_of_local_day(),
+        )
         return curve.replace(source=SOURCE_SENSOR, fetched_at=dt_util.utcnow())
 
 
