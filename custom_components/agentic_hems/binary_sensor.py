@@ -11,7 +11,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util import dt as dt_util
 
 from . import AgenticHemsConfigEntry
-from .coordinator import covers, local_days
+from .coordinator import tomorrow_available
 from .entity import AgenticHemsEntity, ApplianceEntity
 from .views import day_plan
 
@@ -28,16 +28,16 @@ async def async_setup_entry(
 
 
 class TomorrowPricesSensor(AgenticHemsEntity, BinarySensorEntity):
-    """On when every slot of the local tomorrow has a known price."""
+    """On when the local tomorrow is priced (as far as the day-ahead market has published it)."""
 
     @property
     def is_on(self) -> bool | None:
-        """Tomorrow fully priced."""
+        """Tomorrow priced."""
         data = self.coordinator.data
         if data is None:
             return None
-        today = local_days(dt_util.utcnow(), 1)
-        return covers(data.total, today[1], local_days(today[1], 1)[1])
+        daily = self.coordinator.source.daily_publication
+        return tomorrow_available(data.total, dt_util.utcnow(), daily_publication=daily)
 
 
 class RunNowSensor(ApplianceEntity, BinarySensorEntity):

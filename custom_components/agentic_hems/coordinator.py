@@ -106,6 +106,22 @@ def covers(curve: PriceCurve | None, start: datetime, end: datetime) -> bool:
     return bool(window.size) and not bool((window != window).any())
 
 
+def tomorrow_available(curve: PriceCurve, now: datetime, *, daily_publication: bool) -> bool:
+    """True when the local tomorrow is priced.
+
+    For a day-ahead market (``daily_publication``) tomorrow counts once its results are due (12:45 Brussels) and is
+    required only as far as published: west of Brussels (Europe/Lisbon) the last local hour of tomorrow belongs to
+    the next market day.
+    """
+    start = local_days(now, 1)[1]
+    end = local_days(start, 1)[1]
+    if daily_publication:
+        if not publication_passed(now):
+            return False
+        end = min(end, published_until(now))
+    return covers(curve, start, end)
+
+
 class PriceCoordinator(DataUpdateCoordinator[PriceData]):
     """Keeps today's and tomorrow's prices.
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from freezegun.api import FrozenDateTimeFactory
+import numpy as np
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
@@ -15,6 +16,8 @@ from homeassistant.helpers import device_registry as dr, entity_registry as er
 
 from custom_components.agentic_hems.binary_sensor import RunNowSensor
 from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.coordinator import tomorrow_available
+from custom_components.agentic_hems.prices import PriceCurve
 from custom_components.agentic_hems.sensor import PriceSensor
 
 from .conftest import NOW, TZ, sample_entry
@@ -155,3 +158,33 @@ async def test_automatic_plans_share_the_fuse(
         assert costs == pytest.approx(UNCONSTRAINED_COST, abs=1e-5)
     else:  # their unconstrained plans overlap at 12.8 kW, so the fuse costs something
         assert costs > UNCONSTRAINED_COST + 1e-4
+
+
+@pytest.mark.parametrize(
+    ("zone", "local_now", "daily", "expected"),
+    [
+        ("Europe/Brussels", datetime(2026, 11, 29, 12, 40), False, True),  # the sample always has tomorrow
+        ("Europe/Brussels", datetime(2026, 11, 29, 12, 40), True, False),  # a market: not published yet
+        ("Europe/Brussels", datetime(2026, 11, 29, 13, 0), True, True),
+        ("Europe/Lisbon", datetime(2026, 11, 29, 12, 0), True, True),  # 13:00 in Brussels
+        ("Europe/Helsinki", datetime(2026, 11, 29, 13, 30), True, False),  # 12:30 in Brussels
+        ("Europe/Helsinki", datetime(2026, 11, 29, 13, 50), True, True),
+    ],
+)
+async def test_tomorrow_available(
+    hass: HomeAssistant, zone: str, local_now: datetime, daily: bool, expected: bool
+) -> None:
+    """Tomorrow counts once published (12:45 Brussels) and priced as far as published."""
+    await hass.config.async_set_time_zone(zone)
+    now = local_now.replace(tzinfo=ZoneInfo(zone))
+    # Published: Brussels today and tomorrow; the Brussels day after tomorrow is unknown.
+    start = datetime(2026, 11, 28, 23, tzinfo=UTC)
+    prices = np.full(2 * 96 + 8, 0.1)
+    prices[192:] = np.nan
+    curve = PriceCurve(start, timedelta(minutes=15), prices)
+    assert tomorrow_available(curve, now, daily_publication=daily) is expected
+
+
+async def test_tomorrow_sensor(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """The sample entry's sensor is on: both days are priced."""
+    assert hass.states.get("binary_sensor.agentic_hems_tomorrow_s_prices_available").state == STATE_ON
