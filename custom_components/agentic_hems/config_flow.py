@@ -71,15 +71,11 @@ from .prices import PriceError, PricesNotPublished
 from .prices.entsoe import ZONES, async_fetch_day_ahead
 from .prices.errors import InvalidAuth
 
-CONTIGUOUS_KINDS = {"dishwasher", "washing_machine", "heat_pump", "generic"}
-
-
 def _number(minimum: float, maximum: float, step: float | Literal["any"], unit: str | None = None) -> NumberSelector:
-    return NumberSelector(
-        NumberSelectorConfig(
-            min=minimum, max=maximum, step=step, unit_of_measurement=unit, mode=NumberSelectorMode.BOX
-        )
-    )
+    config = NumberSelectorConfig(min=minimum, max=maximum, step=step, mode=NumberSelectorMode.BOX)
+    if unit is not None:
+        config["unit_of_measurement"] = unit
+    return NumberSelector(config)
 
 
 def settings_schema(values: Mapping[str, Any]) -> vol.Schema:
@@ -145,7 +141,12 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
                 await self.async_set_unique_id(_unique_id(self._data))
                 self._abort_if_unique_id_configured()
                 return await self.async_step_settings()
-            return await getattr(self, f"async_step_{user_input[CONF_PRICE_SOURCE]}")()
+            source_steps = {
+                SOURCE_ENTSOE: self.async_step_entsoe,
+                SOURCE_NORDPOOL: self.async_step_nordpool,
+                SOURCE_SENSOR: self.async_step_sensor,
+            }
+            return await source_steps[user_input[CONF_PRICE_SOURCE]]()
         return self.async_show_form(
             step_id="user",
             data_schema=vol.Schema(

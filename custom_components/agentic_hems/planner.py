@@ -18,6 +18,7 @@ from homeassistant.util import dt as dt_util
 from .const import DOMAIN, LOGGER, STORAGE_VERSION
 from .coordinator import PriceCoordinator
 from .prices import PriceCurve
+from .prices.curve import FloatArray
 from .scheduling import LoadSpec, Plan, plan_joint
 from .scheduling.appliance import Appliance, appliance_load
 
@@ -123,7 +124,7 @@ class PlanManager:
             deadline=self.deadline_for(appliance_id),
         )
 
-    def base_load(self, curve: PriceCurve, now: datetime, exclude: set[str]) -> np.ndarray:
+    def base_load(self, curve: PriceCurve, now: datetime, exclude: set[str]) -> FloatArray:
         """kW already planned per slot of ``curve`` by the appliances not in ``exclude`` (plans not yet ended)."""
         base = np.zeros(len(curve))
         for appliance_id, state in self.states.items():

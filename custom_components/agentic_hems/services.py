@@ -36,7 +36,7 @@ SERVICE_PLAN = "plan"
 SERVICE_SCHEDULE = "schedule"
 SERVICE_CLEAR_SCHEDULE = "clear_schedule"
 
-ENTRY_SCHEMA = {vol.Optional(ATTR_CONFIG_ENTRY_ID): cv.string}
+ENTRY_SCHEMA: dict[vol.Marker, Any] = {vol.Optional(ATTR_CONFIG_ENTRY_ID): cv.string}
 LOAD_SCHEMA = vol.Schema(
     {
         **ENTRY_SCHEMA,

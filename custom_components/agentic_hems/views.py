@@ -8,10 +8,11 @@ import math
 import numpy as np
 
 from .prices import SLOT, PriceCurve, local_day_bounds
+from .prices.curve import FloatArray
 from .scheduling import Plan
 
 
-def _clean(values: np.ndarray) -> list[float | None]:
+def _clean(values: FloatArray) -> list[float | None]:
     return [None if math.isnan(v) else round(float(v), 6) for v in values]
 
 

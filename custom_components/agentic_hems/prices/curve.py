@@ -8,14 +8,18 @@ unknown price. Nothing here imports Home Assistant.
 from __future__ import annotations
 
 from collections.abc import Iterable
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 import math
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 SLOT = timedelta(minutes=15)
+
+type FloatArray = npt.NDArray[np.float64]
 # Longest curve ``curve_from_intervals`` builds (a leap year of 15-minute slots): a bound on malformed input.
 MAX_SLOTS = 366 * 96
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -73,7 +77,7 @@ class PriceCurve:
 
     start: datetime
     resolution: timedelta
-    prices: np.ndarray
+    prices: FloatArray
     currency: str = "EUR"
     source: str = ""
     sample: bool = False
@@ -168,18 +172,8 @@ class PriceCurve:
         )
 
     def replace(self, **changes: Any) -> PriceCurve:
-        """A copy with ``changes`` applied (dataclasses.replace semantics)."""
-        values = {
-            "start": self.start,
-            "resolution": self.resolution,
-            "prices": self.prices,
-            "currency": self.currency,
-            "source": self.source,
-            "sample": self.sample,
-            "fetched_at": self.fetched_at,
-        }
-        values.update(changes)
-        return PriceCurve(**values)
+        """A copy with ``changes`` applied (validated like a new curve)."""
+        return dataclasses.replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe form for storage and service responses (NaN becomes None)."""

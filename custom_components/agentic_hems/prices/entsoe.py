@@ -179,7 +179,7 @@ def parse_day_ahead(xml: str | bytes, *, sequence: int | None = None) -> PriceCu
     from entsoe.parsers import parse_prices  # noqa: PLC0415 - pulls in pandas; kept off the import path
 
     try:
-        frames = parse_prices(ET.tostring(root, encoding="unicode"))
+        frames = parse_prices(ET.tostring(root, encoding="unicode"))  # type: ignore[no-untyped-call]
         intervals = [
             (moment, moment + _STEPS[key], float(price) / 1000.0)  # EUR/MWh -> EUR/kWh
             for key, series in frames.items()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .curve import SLOT, PriceCurve, local_day_bounds
+from .curve import SLOT, FloatArray, PriceCurve, local_day_bounds
 from .entsoe import parse_day_ahead
 
 _DATA = Path(__file__).parent / "data"
@@ -45,12 +45,13 @@ def sample_curve(today: date, tz: tzinfo) -> PriceCurve:
 
 
 @cache
-def _source_day(name: str, start: datetime) -> np.ndarray:
+def _source_day(name: str, start: datetime) -> FloatArray:
     """The 96 quarter-hour prices (EUR/kWh, read-only) of the source day starting at ``start`` in document ``name``."""
     return parse_day_ahead((_DATA / name).read_bytes()).window(start, start + _DAY_SLOTS * SLOT).prices
 
 
-def _redate(prices: np.ndarray, day: date, tz: tzinfo) -> np.ndarray:
+def _redate(prices: FloatArray, day: date, tz: tzinfo) -> FloatArray:
     """``prices`` laid on the local ``day``: truncated to a short day, the last hour repeated on a long one."""
     start, end = local_day_bounds(day, tz)
-    return np.concatenate([prices, prices[-_HOUR_SLOTS:]])[: (end - start) // SLOT]
+    day_prices: FloatArray = np.concatenate([prices, prices[-_HOUR_SLOTS:]])[: (end - start) // SLOT]
+    return day_prices

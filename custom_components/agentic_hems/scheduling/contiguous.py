@@ -7,10 +7,9 @@ from datetime import datetime
 
 import numpy as np
 
-from ..prices.curve import PriceCurve
+from ..prices.curve import FloatArray, PriceCurve
 from .plan import Plan, Reason
 from .windows import (
-    FloatArray,
     IntArray,
     LoadWindow,
     build_plan,

@@ -8,11 +8,10 @@ from datetime import datetime
 
 import numpy as np
 
-from ..prices.curve import PriceCurve
+from ..prices.curve import FloatArray, PriceCurve
 from .plan import Plan, Reason
 from .windows import (
     REL_EPS,
-    FloatArray,
     IntArray,
     LoadWindow,
     build_plan,

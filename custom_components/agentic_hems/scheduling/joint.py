@@ -10,14 +10,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..prices.curve import PriceCurve
+from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import RunOptions, run_options, run_power
 from .energy import ChargeOptions, charge_options, cheapest_fill
 from .plan import LoadSpec, Plan, Reason
 from .windows import (
     REL_EPS,
     BoolArray,
-    FloatArray,
     IntArray,
     build_plan,
     check_positive,

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ..prices.curve import FloatArray
+
 
 class Reason(StrEnum):
     """Why a plan looks as it does; translated by the shell (``plan_reason`` in translations/*.json)."""
@@ -70,7 +72,7 @@ class Plan:
     feasible: bool
     start: datetime | None
     end: datetime | None
-    power_kw: np.ndarray
+    power_kw: FloatArray
     curve_start: datetime
     resolution: timedelta
     energy_kwh: float
@@ -92,7 +94,7 @@ class Plan:
         """UTC start of every slot of ``power_kw``."""
         return [self.curve_start + self.resolution * i for i in range(len(self.power_kw))]
 
-    def power_on(self, start: datetime, n: int) -> np.ndarray:
+    def power_on(self, start: datetime, n: int) -> FloatArray:
         """Planned kW on another grid of ``n`` slots from ``start`` (same resolution); 0.0 outside the plan."""
         out = np.zeros(n)
         offset = round((start - self.curve_start) / self.resolution)

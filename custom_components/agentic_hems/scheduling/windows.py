@@ -16,10 +16,9 @@ from datetime import datetime, timedelta
 import numpy as np
 import numpy.typing as npt
 
-from ..prices.curve import PriceCurve, ceil_slot, floor_slot
+from ..prices.curve import FloatArray, PriceCurve, ceil_slot, floor_slot
 from .plan import Plan, Reason
 
-type FloatArray = npt.NDArray[np.float64]
 type IntArray = npt.NDArray[np.intp]
 type BoolArray = npt.NDArray[np.bool_]
 
