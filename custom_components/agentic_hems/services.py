@@ -118,7 +118,10 @@ def _load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Applia
     deadline = _aware(data[CONF_DEADLINE]) if CONF_DEADLINE in data else (default.deadline if default else None)
     if power_kw is None or amount is None or deadline is None:
         raise _invalid("missing_load_fields")
-    start = _aware(data[CONF_EARLIEST_START]) if CONF_EARLIEST_START in data else (default.earliest_start if default else now)
+    if CONF_EARLIEST_START in data:
+        start = _aware(data[CONF_EARLIEST_START])
+    else:  # the appliance's window, unless the caller set their own deadline: then from now
+        start = default.earliest_start if default and CONF_DEADLINE not in data else now
     if deadline <= start:
         raise _invalid("deadline_before_start")
     return LoadSpec(

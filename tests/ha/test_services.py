@@ -168,3 +168,16 @@ async def test_no_entry_loaded(hass: HomeAssistant, freezer: FrozenDateTimeFacto
     with pytest.raises(ServiceValidationError) as err:
         await call(hass, "get_prices", config_entry_id=entry.entry_id)
     assert err.value.translation_key == "entry_not_loaded"
+
+
+async def test_own_deadline_plans_from_now(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """An appliance with a caller's deadline runs from now, even before its daily window would open."""
+    deadline = NOW + timedelta(hours=4)  # 00:05 local; the washing machine's window opens at 08:00
+    prices = (await call(hass, "get_prices"))["prices"]
+    plan = await call(hass, "plan", appliance="Washing machine", deadline=deadline.isoformat())
+    base = planned_kw(hass, exclude="washing_machine")
+    start = datetime.fromisoformat("2026-11-29T19:15:00+00:00")
+    end = datetime.fromisoformat("2026-11-29T23:00:00+00:00")  # 00:05 local rounds down to 00:00
+    total, first = cheapest_run(prices, start, end, slots=7, power_kw=2.0, base=base, limit_kw=11.0)  # 100 min
+    assert plan["start"] == prices[first]["start"]
+    assert plan["cost"] == pytest.approx(total * 2.0 * 0.25, abs=1e-6)
