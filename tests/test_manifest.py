@@ -1,0 +1,46 @@
+"""Packaging: manifest.json as hassfest expects for a custom integration, hacs.json, services.yaml."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from homeassistant.const import __version__ as HA_VERSION
+
+ROOT = Path(__file__).parent.parent
+PACKAGE = ROOT / "custom_components" / "agentic_hems"
+
+
+def test_manifest_keys_and_values() -> None:
+    """domain and name first, the rest sorted; the keys a custom integration needs; pinned requirements."""
+    manifest = json.loads((PACKAGE / "manifest.json").read_text())
+    keys = list(manifest)
+    assert keys[:2] == ["domain", "name"]
+    assert keys[2:] == sorted(keys[2:])
+    assert manifest["domain"] == "agentic_hems"
+    assert manifest["config_flow"] is True
+    assert manifest["iot_class"] == "cloud_polling"
+    for key in ("version", "documentation", "issue_tracker", "codeowners"):
+        assert manifest[key], key
+    assert all("==" in requirement for requirement in manifest["requirements"])
+    assert "entsoe-py==0.8.1" in manifest["requirements"]
+
+
+def test_hacs_json() -> None:
+    """HACS: a name and the oldest supported HA release, which the pinned test release satisfies."""
+    hacs = json.loads((ROOT / "hacs.json").read_text())
+    assert hacs == {"name": "Agentic HEMS", "homeassistant": "2025.4.0"}
+    assert tuple(map(int, HA_VERSION.split(".")[:2])) >= (2025, 4)
+
+
+def test_services_yaml_matches_the_registered_schemas() -> None:
+    """Every service action in services.yaml is registered with the same fields."""
+    from custom_components.agentic_hems.services import CLEAR_SCHEMA, LOAD_SCHEMA, SCHEDULE_SCHEMA
+
+    services = yaml.safe_load((PACKAGE / "services.yaml").read_text())
+    assert set(services) == {"get_prices", "plan", "schedule", "clear_schedule"}
+    assert set(services["get_prices"]["fields"]) == {"config_entry_id"}
+    for name, schema in (("plan", LOAD_SCHEMA), ("schedule", SCHEDULE_SCHEMA), ("clear_schedule", CLEAR_SCHEMA)):
+        assert set(services[name]["fields"]) == {str(key) for key in schema.schema}, name
