@@ -71,11 +71,10 @@ from .prices import PriceError, PricesNotPublished
 from .prices.entsoe import ZONES, async_fetch_day_ahead
 from .prices.errors import InvalidAuth
 
-def _number(minimum: float, maximum: float, step: float | Literal["any"], unit: str | None = None) -> NumberSelector:
-    config = NumberSelectorConfig(min=minimum, max=maximum, step=step, mode=NumberSelectorMode.BOX)
-    if unit is not None:
-        config["unit_of_measurement"] = unit
-    return NumberSelector(config)
+def _number(minimum: float, maximum: float, step: float | Literal["any"], unit: str) -> NumberSelector:
+    return NumberSelector(
+        NumberSelectorConfig(min=minimum, max=maximum, step=step, unit_of_measurement=unit, mode=NumberSelectorMode.BOX)
+    )
 
 
 def settings_schema(values: Mapping[str, Any]) -> vol.Schema:

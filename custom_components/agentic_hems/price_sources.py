@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, Protocol
 
 from homeassistant.config_entries import ConfigEntry
@@ -25,7 +25,7 @@ from .const import (
     SOURCE_NORDPOOL,
     SOURCE_SENSOR,
 )
-from .prices import CannotConnect, PriceCurve, PriceSourceError
+from .prices import CannotConnect, PriceCurve, PriceError, PriceSourceError
 
 
 class PriceSource(Protocol):
@@ -95,8 +95,6 @@ class NordpoolSource:
 
     async def async_fetch(self, start: datetime, end: datetime) -> PriceCurve:
         """Call the service once per local day in the window and merge the days."""
-        from .prices.nordpool import curve_from_nordpool  # noqa: PLC0415
-
         entry = self.hass.config_entries.async_get_entry(self.nordpool_entry)
         if entry is None:
             raise PriceSourceError("the Nord Pool config entry is gone")
@@ -105,23 +103,32 @@ class NordpoolSource:
         day = dt_util.as_local(start).date()
         while dt_util.as_utc(dt_util.start_of_local_day(day)) < end:
             try:
-                response: Any = await self.hass.services.async_call(
-                    "nordpool",
-                    "get_prices_for_date",
-                    {"config_entry": self.nordpool_entry, "date": day.isoformat(), "areas": [self.area]},
-                    blocking=True,
-                    return_response=True,
-                )
-            except HomeAssistantError as err:
+                part = await self._async_day(day, currency)
+            except PriceError:
                 if curve is not None:  # tomorrow not published yet: keep today
                     break
-                raise PriceSourceError(str(err)) from err
-            part = curve_from_nordpool(response, area=self.area, currency=currency)
+                raise
             curve = part if curve is None else curve.merge(part)
             day += timedelta(days=1)
         if curve is None:
             raise PriceSourceError("Nord Pool returned no prices")
         return curve.replace(source=SOURCE_NORDPOOL, fetched_at=dt_util.utcnow())
+
+    async def _async_day(self, day: date, currency: str) -> PriceCurve:
+        """One delivery day from the service; a service error becomes a PriceSourceError."""
+        from .prices.nordpool import curve_from_nordpool  # noqa: PLC0415
+
+        try:
+            response: Any = await self.hass.services.async_call(
+                "nordpool",
+                "get_prices_for_date",
+                {"config_entry": self.nordpool_entry, "date": day.isoformat(), "areas": [self.area]},
+                blocking=True,
+                return_response=True,
+            )
+        except HomeAssistantError as err:
+            raise PriceSourceError(str(err)) from err
+        return curve_from_nordpool(response, area=self.area, currency=currency)
 
 
 @dataclass
