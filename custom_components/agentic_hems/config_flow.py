@@ -16,7 +16,7 @@ from homeassistant.config_entries import (
     OptionsFlow,
     SubentryFlowResult,
 )
-from homeassistant.const import CONF_API_KEY, CONF_ENTITY_ID, CONF_NAME
+from homeassistant.const import ATTR_UNIT_OF_MEASUREMENT, CONF_API_KEY, CONF_ENTITY_ID, CONF_NAME
 from homeassistant.core import callback
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import (
@@ -59,6 +59,7 @@ from .const import (
     CONF_VAT_PERCENT,
     DEFAULT_OPTIONS,
     DOMAIN,
+    LOGGER,
     PRICE_SOURCES,
     SOURCE_ENTSOE,
     SOURCE_NORDPOOL,
@@ -68,8 +69,10 @@ from .const import (
     VALIDATE_TIMEOUT_S,
 )
 from .prices import PriceError, PricesNotPublished
+from .prices.attributes import curve_from_attributes
 from .prices.entsoe import ZONES, async_fetch_day_ahead
 from .prices.errors import InvalidAuth
+from .scheduling.appliance import Appliance, window_length
 
 def _number(minimum: float, maximum: float, step: float | Literal["any"], unit: str) -> NumberSelector:
     return NumberSelector(
@@ -94,8 +97,26 @@ def _zone_selector() -> SelectSelector:
     return SelectSelector(SelectSelectorConfig(options=list(ZONES), mode=SelectSelectorMode.DROPDOWN, sort=True))
 
 
+def _validate_sensor(flow: ConfigFlow, entity_id: str) -> dict[str, str]:
+    """The sensor's attributes must hold prices in a shape ``curve_from_attributes`` reads."""
+    state = flow.hass.states.get(entity_id)
+    if state is None:
+        return {CONF_PRICE_ENTITY: "not_a_price_sensor"}
+    try:
+        curve_from_attributes(
+            state.attributes,
+            unit=state.attributes.get(ATTR_UNIT_OF_MEASUREMENT),
+            day_start=dt_util.start_of_local_day(),
+        )
+    except PriceError:
+        return {CONF_PRICE_ENTITY: "not_a_price_sensor"}
+    return {}
+
+
 async def _validate_entsoe(flow: ConfigFlow, api_key: str, zone: str) -> dict[str, str]:
     """Check the key with one short request for today; returns form errors (empty when the key works)."""
+    if not api_key.strip():
+        return {CONF_API_KEY: "api_key_empty"}
     start = dt_util.as_utc(dt_util.start_of_local_day())
     try:
         await async_fetch_day_ahead(
@@ -107,6 +128,9 @@ async def _validate_entsoe(flow: ConfigFlow, api_key: str, zone: str) -> dict[st
         return {}
     except PriceError:
         return {"base": "cannot_connect"}
+    except Exception:  # an unexpected failure must still leave the user a form, not a 500
+        LOGGER.exception("Unexpected error while checking the ENTSO-E API key")
+        return {"base": "unknown"}
     return {}
 
 
@@ -193,12 +217,15 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
 
     async def async_step_sensor(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Another HA price sensor with today/tomorrow attributes."""
+        errors: dict[str, str] = {}
         if user_input is not None:
             await self.async_set_unique_id(_unique_id({CONF_PRICE_SOURCE: SOURCE_SENSOR, **user_input}))
             self._abort_if_unique_id_configured()
-            self._data.update(user_input)
-            return await self.async_step_settings()
-        return self.async_show_form(step_id=SOURCE_SENSOR, data_schema=_sensor_schema())
+            errors = _validate_sensor(self, user_input[CONF_PRICE_ENTITY])
+            if not errors:
+                self._data.update(user_input)
+                return await self.async_step_settings()
+        return self.async_show_form(step_id=SOURCE_SENSOR, data_schema=_sensor_schema(), errors=errors)
 
     async def async_step_settings(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Price formula and household power limit; creates the entry."""
@@ -225,6 +252,8 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
                     return self.async_abort(reason="already_configured")
                 if source == SOURCE_ENTSOE:
                     errors = await _validate_entsoe(self, user_input[CONF_API_KEY], user_input[CONF_BIDDING_ZONE])
+                elif source == SOURCE_SENSOR:
+                    errors = _validate_sensor(self, user_input[CONF_PRICE_ENTITY])
             if not errors:
                 return self.async_update_reload_and_abort(
                     entry, unique_id=_unique_id(data), data=data, title=_title(data)
@@ -344,9 +373,19 @@ def appliance_schema() -> vol.Schema:
     )
 
 
-def validate_appliance(data: Mapping[str, Any]) -> dict[str, str]:
-    """Form errors for appliance data: a contiguous load needs a duration, an energy load needs energy."""
+def validate_appliance(data: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """Form errors and the data to store for an appliance.
+
+    The name is trimmed and must be new (case-insensitive) among ``other_names``; a contiguous load needs a
+    duration, an energy load an energy amount (only that one is stored); the run must fit the daily window.
+    """
+    cleaned = {**data, CONF_NAME: str(data[CONF_NAME]).strip()}
+    cleaned.pop(CONF_ENERGY_KWH if data[CONF_CONTIGUOUS] else CONF_DURATION_MIN, None)
     errors: dict[str, str] = {}
+    if not cleaned[CONF_NAME]:
+        errors[CONF_NAME] = "name_empty"
+    elif cleaned[CONF_NAME].casefold() in {name.casefold() for name in other_names}:
+        errors[CONF_NAME] = "name_exists"
     if data[CONF_CONTIGUOUS] and data.get(CONF_DURATION_MIN) is None:
         errors[CONF_DURATION_MIN] = "duration_required"
     if not data[CONF_CONTIGUOUS] and data.get(CONF_ENERGY_KWH) is None:
@@ -356,14 +395,11 @@ def validate_appliance(data: Mapping[str, Any]) -> dict[str, str]:
             time.fromisoformat(str(data[key]))
         except ValueError:
             errors[key] = "invalid_time"
-    return errors
-
-
-def _clean_appliance(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Keep only the field the load type uses, so one fact has one place."""
-    cleaned = dict(data)
-    cleaned.pop(CONF_ENERGY_KWH if data[CONF_CONTIGUOUS] else CONF_DURATION_MIN, None)
-    return cleaned
+    if not errors:
+        appliance = Appliance.from_config("new", cleaned)
+        if appliance.run_time > window_length(appliance.earliest_start, appliance.deadline):
+            errors[CONF_DEADLINE] = "window_too_short"
+    return errors, cleaned
 
 
 class ApplianceSubentryFlow(ConfigSubentryFlow):
@@ -373,12 +409,10 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
         """Add an appliance."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors = validate_appliance(user_input)
-            names = {s.title.casefold() for s in self._get_entry().subentries.values()}
-            if user_input[CONF_NAME].casefold() in names:
-                errors[CONF_NAME] = "name_exists"
+            names = {sub.title for sub in self._get_entry().subentries.values()}
+            errors, data = validate_appliance(user_input, names)
             if not errors:
-                return self.async_create_entry(title=user_input[CONF_NAME], data=_clean_appliance(user_input))
+                return self.async_create_entry(title=data[CONF_NAME], data=data)
         return self.async_show_form(
             step_id="user",
             data_schema=self.add_suggested_values_to_schema(appliance_schema(), user_input or {}),
@@ -390,14 +424,10 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
         subentry = self._get_reconfigure_subentry()
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors = validate_appliance(user_input)
-            others = (s for sid, s in self._get_entry().subentries.items() if sid != subentry.subentry_id)
-            if user_input[CONF_NAME].casefold() in {s.title.casefold() for s in others}:
-                errors[CONF_NAME] = "name_exists"
+            names = {sub.title for sid, sub in self._get_entry().subentries.items() if sid != subentry.subentry_id}
+            errors, data = validate_appliance(user_input, names)
             if not errors:
-                return self.async_update_and_abort(
-                    self._get_entry(), subentry, title=user_input[CONF_NAME], data=_clean_appliance(user_input)
-                )
+                return self.async_update_and_abort(self._get_entry(), subentry, title=data[CONF_NAME], data=data)
         return self.async_show_form(
             step_id="reconfigure",
             data_schema=self.add_suggested_values_to_schema(appliance_schema(), user_input or dict(subentry.data)),

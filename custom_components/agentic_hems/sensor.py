@@ -123,9 +123,13 @@ class PlannedCostSensor(ApplianceEntity, SensorEntity):
 
     @property
     def native_value(self) -> float | None:
-        """Planned cost in the curve's currency."""
+        """Planned cost in the curve's currency, at the prices in force (a stored plan outlives a formula change)."""
         plan = self.state_data.plan
-        return None if plan is None or plan.cost is None else round(plan.cost, 6)
+        if plan is None or plan.cost is None:
+            return None
+        data = self.coordinator.data
+        cost = plan.cost_on(data.total) if data is not None else None
+        return round(plan.cost if cost is None else cost, 6)
 
     @property
     def extra_state_attributes(self) -> dict[str, Any]:

@@ -114,6 +114,8 @@ def _load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Applia
     if default is not None and duration is None and energy is None:
         duration, energy = default.duration_min, default.energy_kwh
     contiguous = data.get(CONF_CONTIGUOUS, default.contiguous if default else energy is None)
+    if (contiguous and duration is None and energy is not None) or (not contiguous and energy is None and duration is not None):
+        raise _invalid("amount_mismatch")
     amount = duration if contiguous else energy
     deadline = _aware(data[CONF_DEADLINE]) if CONF_DEADLINE in data else (default.deadline if default else None)
     if power_kw is None or amount is None or deadline is None:
@@ -122,6 +124,8 @@ def _load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Applia
         start = _aware(data[CONF_EARLIEST_START])
     else:  # the appliance's window, unless the caller set their own deadline: then from now
         start = default.earliest_start if default and CONF_DEADLINE not in data else now
+    if deadline <= now:
+        raise _invalid("deadline_passed")
     if deadline <= start:
         raise _invalid("deadline_before_start")
     return LoadSpec(

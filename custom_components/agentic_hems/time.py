@@ -7,10 +7,13 @@ from datetime import time
 from homeassistant.components.time import TimeEntity
 from homeassistant.const import EntityCategory
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import AgenticHemsConfigEntry
+from .const import DOMAIN
 from .entity import ApplianceEntity
+from .scheduling.appliance import window_length
 
 PARALLEL_UPDATES = 0
 
@@ -39,5 +42,11 @@ class ReadyByTime(ApplianceEntity, TimeEntity):
         return self.planner.deadline_for(self.appliance.appliance_id)
 
     async def async_set_value(self, value: time) -> None:
-        """Change the deadline and replan."""
+        """Change the deadline and replan; a window too short for the run is refused."""
+        if self.appliance.run_time > window_length(self.appliance.earliest_start, value):
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="window_too_short",
+                translation_placeholders={"appliance": self.appliance.name, "time": value.isoformat("minutes")},
+            )
         await self.planner.async_set_ready_by(self.appliance.appliance_id, value)

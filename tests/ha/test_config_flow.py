@@ -7,6 +7,7 @@ handling of ``prices.entsoe.async_fetch_day_ahead`` run; only the socket is fake
 from __future__ import annotations
 
 from collections.abc import Generator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from unittest.mock import AsyncMock, patch
@@ -352,8 +353,30 @@ async def test_nordpool_errors(hass: HomeAssistant, nordpool: MockConfigEntry) -
 # --- price sensor -------------------------------------------------------------------------------------------------
 
 
+def price_sensor(hass: HomeAssistant, entity_id: str) -> None:
+    """A HACS-Nord-Pool-shaped price sensor: raw_today with hourly {start, end, value} in EUR/kWh."""
+    start = datetime(2026, 11, 28, 23, tzinfo=UTC)
+    raw = [
+        {"start": (start + timedelta(hours=h)).isoformat(), "end": (start + timedelta(hours=h + 1)).isoformat(), "value": 0.1}
+        for h in range(24)
+    ]
+    hass.states.async_set(entity_id, "0.1", {"unit_of_measurement": "EUR/kWh", "raw_today": raw, "raw_tomorrow": []})
+
+
+async def test_sensor_must_hold_prices(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
+    """A sensor without price attributes, or a missing one, is refused with a form error."""
+    hass.states.async_set("sensor.backup_state", "idle", {})
+    result = await start(hass, "sensor")
+    for entity_id in ("sensor.backup_state", "sensor.missing"):
+        result = await hass.config_entries.flow.async_configure(result["flow_id"], {"price_entity": entity_id})
+        assert result["type"] is FlowResultType.FORM
+        assert result["errors"] == {"price_entity": "not_a_price_sensor"}
+    assert hass.config_entries.async_entries(DOMAIN) == []
+
+
 async def test_sensor_creates_entry_and_duplicate_aborts(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
     """One entry per price sensor."""
+    price_sensor(hass, "sensor.spot_price")
     result = await start(hass, "sensor")
     assert result["type"] is FlowResultType.FORM
     assert result["step_id"] == "sensor"
@@ -526,6 +549,9 @@ async def test_reconfigure_sensor(hass: HomeAssistant, mock_setup_entry: AsyncMo
     assert result["step_id"] == "reconfigure"
     assert schema_values(result) == {"price_entity": (None, "sensor.old")}
     result = await hass.config_entries.flow.async_configure(result["flow_id"], {"price_entity": "sensor.new"})
+    assert result["errors"] == {"price_entity": "not_a_price_sensor"}
+    price_sensor(hass, "sensor.new")
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"price_entity": "sensor.new"})
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "reconfigure_successful"
     assert dict(entry.data) == {"price_source": "sensor", "price_entity": "sensor.new"}
@@ -647,8 +673,13 @@ async def test_add_split_appliance(hass: HomeAssistant) -> None:
             {"earliest_start": "invalid_time", "deadline": "invalid_time"},
         ),
         ({"name": "ev charger", "duration_min": None}, {"name": "name_exists", "duration_min": "duration_required"}),
+        ({"duration_min": 2000, "earliest_start": "08:00:00", "deadline": "09:00:00"}, {"deadline": "window_too_short"}),
+        (
+            {"contiguous": False, "power_kw": 11, "energy_kwh": 500, "earliest_start": "18:00:00", "deadline": "07:00:00"},
+            {"deadline": "window_too_short"},
+        ),
     ],
-    ids=["no-duration", "no-energy", "name-exists", "non-iso-time", "two-errors"],
+    ids=["no-duration", "no-energy", "name-exists", "non-iso-time", "two-errors", "run-too-long", "energy-too-much"],
 )
 async def test_add_appliance_errors(hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]) -> None:
     """Form errors name the field; nothing is stored; the typed values are suggested back.
@@ -682,7 +713,16 @@ async def test_time_selector_rejects_non_times(hass: HomeAssistant, bad: str) ->
 
 def test_validate_appliance_accepts_iso_times() -> None:
     """The data the selectors send (HH:MM:SS) and HH:MM both pass."""
-    assert validate_appliance({**BOILER, "earliest_start": "22:00", "deadline": "06:00:00"}) == {}
+    errors, _ = validate_appliance({**BOILER, "earliest_start": "22:00", "deadline": "06:00:00"}, set())
+    assert errors == {}
+
+
+def test_validate_appliance_trims_the_name() -> None:
+    """Surrounding blanks go; a blank name is refused; a trimmed duplicate is found."""
+    errors, data = validate_appliance({**BOILER, "name": "  Boiler "}, {"Dishwasher"})
+    assert (errors, data["name"]) == ({}, "Boiler")
+    assert validate_appliance({**BOILER, "name": "   "}, set())[0] == {"name": "name_empty"}
+    assert validate_appliance({**BOILER, "name": "dishwasher "}, {"Dishwasher"})[0] == {"name": "name_exists"}
 
 
 async def test_reconfigure_appliance(hass: HomeAssistant) -> None:

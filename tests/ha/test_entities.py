@@ -188,3 +188,17 @@ async def test_tomorrow_available(
 async def test_tomorrow_sensor(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
     """The sample entry's sensor is on: both days are priced."""
     assert hass.states.get("binary_sensor.agentic_hems_tomorrow_s_prices_available").state == STATE_ON
+
+
+async def test_ready_by_too_early_is_refused(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """A "ready by" that leaves no room for the run is a translated error; nothing changes."""
+    from homeassistant.exceptions import ServiceValidationError
+
+    before = hass.states.get("sensor.dishwasher_next_start").state
+    with pytest.raises(ServiceValidationError) as err:  # 150 minutes from 18:00 need until 20:30
+        await hass.services.async_call(
+            "time", "set_value", {"entity_id": "time.dishwasher_ready_by", "time": "20:00:00"}, blocking=True
+        )
+    assert err.value.translation_key == "window_too_short"
+    assert hass.states.get("time.dishwasher_ready_by").state == "07:00:00"
+    assert hass.states.get("sensor.dishwasher_next_start").state == before

@@ -95,6 +95,9 @@ async def test_plan_rejects_bad_input(hass: HomeAssistant, loaded_entry: MockCon
             "deadline_before_start",
         ),
         ({"config_entry_id": "nope", "appliance": "Dishwasher"}, "entry_not_found"),
+        ({"power_kw": 2, "duration_min": 60, "deadline": (NOW - timedelta(minutes=5)).isoformat()}, "deadline_passed"),
+        ({"appliance": "Dishwasher", "energy_kwh": 5}, "amount_mismatch"),
+        ({"power_kw": 2, "duration_min": 60, "contiguous": False, "deadline": (NOW + timedelta(hours=2)).isoformat()}, "amount_mismatch"),
     ]
     for data, key in cases:
         with pytest.raises(ServiceValidationError) as err:
@@ -181,3 +184,15 @@ async def test_own_deadline_plans_from_now(hass: HomeAssistant, loaded_entry: Mo
     total, first = cheapest_run(prices, start, end, slots=7, power_kw=2.0, base=base, limit_kw=11.0)  # 100 min
     assert plan["start"] == prices[first]["start"]
     assert plan["cost"] == pytest.approx(total * 2.0 * 0.25, abs=1e-6)
+
+
+async def test_stored_plan_is_costed_at_new_prices(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """A scheduled plan survives an options change; its cost sensor follows the new price formula."""
+    response = await call(hass, "schedule", appliance="Dishwasher", deadline=(NOW + timedelta(hours=3)).isoformat())
+    kwh = response["energy_kwh"]
+    hass.config_entries.async_update_entry(loaded_entry, options={**loaded_entry.options, "grid_fee": 0.1})
+    await hass.async_block_till_done()
+    state = hass.states.get("sensor.dishwasher_next_start")
+    assert state.state == response["start"] and state.attributes["scheduled_by_service"] is True
+    cost = float(hass.states.get("sensor.dishwasher_planned_cost").state)
+    assert cost == pytest.approx(response["cost"] + 0.1 * kwh, abs=1e-6)  # the grid fee on every kWh

@@ -60,3 +60,25 @@ def test_from_config_needs_the_amount() -> None:
             "contiguous": True, "earliest_start": "18:00", "deadline": "07:00"}
     with pytest.raises(ValueError, match="duration_min"):
         Appliance.from_config("dw", data)
+
+
+def test_run_longer_than_the_window_gives_the_current_window() -> None:
+    """A 25-hour run never fits a daily window: the current window comes back, for the planner to refuse."""
+    assert next_window(time(8), time(9), now=local(2026, 11, 29, 8, 30), tz=BRU, run_time=timedelta(hours=25)) == (
+        local(2026, 11, 29, 8, 30),
+        local(2026, 11, 29, 9),
+    )
+    assert next_window(time(8), time(9), now=local(2026, 11, 29, 10), tz=BRU, run_time=timedelta(hours=25)) == (
+        local(2026, 11, 30, 8),
+        local(2026, 11, 30, 9),
+    )
+
+
+@pytest.mark.parametrize(
+    ("earliest", "deadline", "length"),
+    [(time(18), time(7), timedelta(hours=13)), (time(8), time(20), timedelta(hours=12)), (time(7), time(7), timedelta(hours=24))],
+)
+def test_window_length(earliest: time, deadline: time, length: timedelta) -> None:
+    from custom_components.agentic_hems.scheduling.appliance import window_length
+
+    assert window_length(earliest, deadline) == length

@@ -81,6 +81,16 @@ def _local(day: date, at: time, tz: tzinfo) -> datetime:
     return datetime.combine(day, at, tzinfo=tz)
 
 
+def window_length(earliest_start: time, deadline: time) -> timedelta:
+    """Nominal length of the daily window (a deadline at or before the earliest start is the next day).
+
+    DST days make the real window an hour shorter or longer.
+    """
+    day = date(2001, 1, 1)  # any date: naive arithmetic is the nominal wall-clock length
+    end_day = day + timedelta(days=1) if deadline <= earliest_start else day
+    return datetime.combine(end_day, deadline) - datetime.combine(day, earliest_start)
+
+
 def next_window(
     earliest_start: time, deadline: time, *, now: datetime, tz: tzinfo, run_time: timedelta = timedelta(0)
 ) -> tuple[datetime, datetime]:
@@ -93,19 +103,24 @@ def next_window(
         run_time: the load's shortest run; windows that can no longer hold it are skipped.
 
     Returns:
-        Aware UTC datetimes (start, end); start is ``max(now, local earliest start)``.
+        Aware UTC datetimes (start, end); start is ``max(now, local earliest start)``. When no window can hold
+        ``run_time`` at all (it is longer than the window), the current or next window, so that the planner
+        reports it as too short instead of silently moving on.
     """
     now = ensure_utc(now)
     today = now.astimezone(tz).date()
+    windows = []
     for offset in (-1, 0, 1, 2):
         day = today + timedelta(days=offset)
-        start = _local(day, earliest_start, tz)
         end_day = day + timedelta(days=1) if deadline <= earliest_start else day
-        end = _local(end_day, deadline, tz)
-        start_utc, end_utc = ensure_utc(max(start, now)), ensure_utc(end)
-        if end_utc - start_utc >= max(run_time, SLOT):
-            return start_utc, end_utc
-    raise AssertionError("unreachable: a window two days ahead always fits")  # pragma: no cover
+        start = ensure_utc(max(_local(day, earliest_start, tz), now))
+        end = ensure_utc(_local(end_day, deadline, tz))
+        if end > start:
+            windows.append((start, end))
+    for start, end in windows:
+        if end - start >= max(run_time, SLOT):
+            return start, end
+    return windows[0]
 
 
 def appliance_load(appliance: Appliance, *, now: datetime, tz: tzinfo, deadline: time | None = None) -> LoadSpec:

@@ -74,7 +74,8 @@ def run_options(curve: PriceCurve, window: LoadWindow, *, power_kw: float, slots
         reason = Reason.WINDOW_TOO_SHORT
         detail = f"no {slots} consecutive slots with known prices; {missing}"
     else:
-        reason, detail = (Reason.OPTIMAL, "") if window.complete else (Reason.PARTIAL_PRICES, missing)
+        partial = (Reason.PARTIAL_PRICES, f"{missing}; planned on the known slots only")
+        reason, detail = (Reason.OPTIMAL, "") if window.complete else partial
     return RunOptions(slots=slots, starts=starts, sums=sums, reason=reason, detail=detail, baseline_cost=baseline)
 
 

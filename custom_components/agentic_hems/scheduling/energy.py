@@ -102,7 +102,8 @@ def charge_options(curve: PriceCurve, window: LoadWindow, *, max_power_kw: float
         reason = Reason.WINDOW_TOO_SHORT
         detail = f"{energy_kwh:g} kWh at {max_power_kw:g} kW needs {needed} slots with known prices; {missing}"
     else:
-        reason, detail = (Reason.OPTIMAL, "") if window.complete else (Reason.PARTIAL_PRICES, missing)
+        partial = (Reason.PARTIAL_PRICES, f"{missing}; planned on the known slots only")
+        reason, detail = (Reason.OPTIMAL, "") if window.complete else partial
     return ChargeOptions(slots=slots, reason=reason, detail=detail, baseline_cost=baseline)
 
 

@@ -175,8 +175,8 @@ def plan_joint(
     blocked_names = [repr(load.spec.name) for load, best in zip(fitting, alone, strict=True) if best is None]
     if blocked_names:
         detail = (
-            f"{', '.join(blocked_names)} cannot run within its window under the {power_limit_kw:g} kW limit "
-            "and the base load, even alone; nothing scheduled"
+            f"{', '.join(blocked_names)} cannot run within its window: the {power_limit_kw:g} kW limit leaves too "
+            "little room beside the base load (the other appliances' plans); nothing scheduled"
         )
         return _blocked(curve, plans, fitting, detail)
 

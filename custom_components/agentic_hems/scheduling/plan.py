@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..prices.curve import FloatArray
+from ..prices.curve import FloatArray, PriceCurve
 
 
 class Reason(StrEnum):
@@ -103,6 +103,15 @@ class Plan:
             out[lo - offset : hi - offset] = self.power_kw[lo:hi]
         return out
 
+    def cost_on(self, curve: PriceCurve) -> float | None:
+        """This plan's cost at ``curve``'s prices (e.g. after the price formula changed); None when a planned slot
+        has no price there."""
+        power = self.power_on(curve.start, len(curve))
+        active = power > 0
+        if not self.feasible or np.isnan(curve.prices[active]).any() or power.sum() < self.power_kw.sum() - 1e-9:
+            return None
+        return float(np.dot(curve.prices[active], power[active])) * (curve.resolution.total_seconds() / 3600)
+
     def is_running(self, moment: datetime) -> bool:
         """True when ``moment`` falls in a slot with planned power > 0."""
         i = math.floor((moment - self.curve_start) / self.resolution)
@@ -116,7 +125,7 @@ class Plan:
             "start": self.start.isoformat() if self.start else None,
             "end": self.end.isoformat() if self.end else None,
             "curve_start": self.curve_start.isoformat(),
-            "resolution_minutes": self.resolution.total_seconds() / 60,
+            "resolution_minutes": int(self.resolution.total_seconds() // 60),
             "power_kw": [round(float(p), 6) for p in self.power_kw],
             "energy_kwh": round(self.energy_kwh, 6),
             "cost": None if self.cost is None else round(self.cost, 6),

@@ -156,7 +156,7 @@ def missing_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
     known = np.flatnonzero(window.known)
     if known.size:
         text += f"; prices known until {curve.slot_start(int(known[-1]) + 1):%Y-%m-%dT%H:%MZ}"
-    return text + "; planned on the known slots only"
+    return text
 
 
 def build_plan(
