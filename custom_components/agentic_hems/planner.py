@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, time
@@ -86,6 +87,7 @@ class PlanManager:
     def __post_init__(self) -> None:
         """Create the Store."""
         self.store: Store[dict[str, Any]] = Store(self.hass, STORAGE_VERSION, f"{DOMAIN}.{self.entry_id}.plans")
+        self._replan_lock = asyncio.Lock()
 
     async def async_load(self) -> None:
         """Load persisted states for the configured appliances; unreadable ones start fresh."""
@@ -147,7 +149,14 @@ class PlanManager:
         )
 
     async def async_replan_due(self) -> None:
-        """Replan every automatic appliance whose prices or deadline changed, or whose plan has ended."""
+        """Replan every automatic appliance whose prices or deadline changed, or whose plan has ended.
+
+        Replans run one at a time, so overlapping triggers (a price update during a deadline change) plan once.
+        """
+        async with self._replan_lock:
+            await self._async_replan_due()
+
+    async def _async_replan_due(self) -> None:
         if self.coordinator.data is None:
             return
         curve = self.coordinator.data.total
