@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, time
 from functools import partial
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
@@ -29,23 +31,32 @@ class ApplianceState:
     """What is remembered per appliance across restarts.
 
     ``pinned`` marks a plan stored by the ``schedule`` service: automatic planning leaves it alone until it ends.
-    ``basis`` identifies the prices and deadline a plan was made on, so a change triggers a replan.
+    ``basis`` identifies the prices, deadline, limit and appliance settings a plan was made on, so a change triggers
+    a replan. ``window_end`` is the end (UTC) of the window the plan serves; ``done_until`` is the end of the last
+    window in which the appliance ran: later plans go into the windows after it, not into what is left of it. ``ready_by_for`` is the appliance's configured
+    deadline when the user set ``ready_by``; reconfiguring the appliance's deadline drops the override.
     """
 
     auto: bool = True
     ready_by: time | None = None
+    ready_by_for: time | None = None
     plan: Plan | None = None
     pinned: bool = False
     basis: str = ""
+    window_end: datetime | None = None
+    done_until: datetime | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe form for the Store."""
         return {
             "auto": self.auto,
             "ready_by": self.ready_by.isoformat() if self.ready_by else None,
+            "ready_by_for": self.ready_by_for.isoformat() if self.ready_by_for else None,
             "plan": self.plan.as_dict() if self.plan else None,
             "pinned": self.pinned,
             "basis": self.basis,
+            "window_end": self.window_end.isoformat() if self.window_end else None,
+            "done_until": self.done_until.isoformat() if self.done_until else None,
         }
 
     @classmethod
@@ -54,9 +65,12 @@ class ApplianceState:
         return cls(
             auto=bool(data.get("auto", True)),
             ready_by=time.fromisoformat(data["ready_by"]) if data.get("ready_by") else None,
+            ready_by_for=time.fromisoformat(data["ready_by_for"]) if data.get("ready_by_for") else None,
             plan=Plan.from_dict(data["plan"]) if data.get("plan") else None,
             pinned=bool(data.get("pinned", False)),
             basis=str(data.get("basis", "")),
+            window_end=datetime.fromisoformat(data["window_end"]) if data.get("window_end") else None,
+            done_until=datetime.fromisoformat(data["done_until"]) if data.get("done_until") else None,
         )
 
 
@@ -87,17 +101,27 @@ class PlanManager:
     def __post_init__(self) -> None:
         """Create the Store."""
         self.store: Store[dict[str, Any]] = Store(self.hass, STORAGE_VERSION, f"{DOMAIN}.{self.entry_id}.plans")
-        self._replan_lock = asyncio.Lock()
+        self._lock = asyncio.Lock()  # one change of the states at a time
 
     async def async_load(self) -> None:
-        """Load persisted states for the configured appliances; unreadable ones start fresh."""
-        stored = await self.store.async_load() or {}
-        for appliance_id in self.appliances:
+        """Load persisted states for the configured appliances; an unreadable Store or entry starts fresh."""
+        try:
+            stored = await self.store.async_load() or {}
+        except (HomeAssistantError, NotImplementedError, KeyError, TypeError, ValueError) as err:
+            LOGGER.warning("Dropping unreadable stored plans: %s", err)
+            stored = {}
+        if not isinstance(stored, dict):
+            LOGGER.warning("Dropping unreadable stored plans: expected a mapping, got %s", type(stored).__name__)
+            stored = {}
+        for appliance_id, appliance in self.appliances.items():
             try:
-                self.states[appliance_id] = ApplianceState.from_dict(stored.get(appliance_id) or {})
-            except (KeyError, TypeError, ValueError) as err:
-                LOGGER.warning("Dropping unreadable stored plan of %s: %s", appliance_id, err)
-                self.states[appliance_id] = ApplianceState()
+                state = ApplianceState.from_dict(stored.get(appliance_id) or {})
+            except (AttributeError, KeyError, TypeError, ValueError) as err:
+                LOGGER.warning("Dropping unreadable stored plan of %s: %s", appliance.name, err)
+                state = ApplianceState()
+            if state.ready_by is not None and state.ready_by_for != appliance.deadline:
+                state.ready_by = state.ready_by_for = None  # the appliance's own deadline was changed since
+            self.states[appliance_id] = state
 
     async def _async_save(self) -> None:
         await self.store.async_save({k: v.as_dict() for k, v in self.states.items()})
@@ -118,10 +142,15 @@ class PlanManager:
         return self.states[appliance_id].ready_by or self.appliances[appliance_id].deadline
 
     def load_for(self, appliance_id: str, now: datetime) -> LoadSpec:
-        """The appliance's next window with its "ready by" time in force."""
+        """The appliance's next window with its "ready by" time in force.
+
+        Once a plan has run, its window is done: the next window starts after it, even if the run ended early.
+        """
+        done_until = self.states[appliance_id].done_until
+        after = max(now, done_until) if done_until is not None else now
         return appliance_load(
             self.appliances[appliance_id],
-            now=now,
+            now=after,
             tz=dt_util.get_default_time_zone(),
             deadline=self.deadline_for(appliance_id),
         )
@@ -149,64 +178,89 @@ class PlanManager:
         )
 
     async def async_replan_due(self) -> None:
-        """Replan every automatic appliance whose prices or deadline changed, or whose plan has ended.
+        """Replan every automatic appliance whose prices, deadline or settings changed, or whose plan has ended.
 
         Replans run one at a time, so overlapping triggers (a price update during a deadline change) plan once.
         """
-        async with self._replan_lock:
-            await self._async_replan_due()
+        async with self._lock:
+            changed = await self._async_replan_due()
+        if changed:
+            self._notify()
 
-    async def _async_replan_due(self) -> None:
+    async def _async_replan_due(self) -> bool:
         if self.coordinator.data is None:
-            return
+            return False
         curve = self.coordinator.data.total
         now = dt_util.utcnow()
         key = curve_key(curve)
-        due: list[str] = []
+        bases: dict[str, str] = {}
         for appliance_id, state in self.states.items():
             plan = state.plan
             ended = plan is not None and plan.end is not None and plan.end <= now
             running = plan is not None and plan.start is not None and plan.start <= now and not ended
+            if ended and plan is not None and plan.feasible:  # it ran: its window is done
+                state.done_until = state.window_end
             if not state.auto or running or (state.pinned and not ended):
                 continue
-            if plan is None or ended or state.basis != self._basis(key, appliance_id):
-                due.append(appliance_id)
-        if due:
-            plans = await self.async_plan_loads(
-                curve, [self.load_for(a, now) for a in due], exclude=set(due), now=now
-            )
-            for appliance_id, plan in zip(due, plans, strict=True):
-                state = self.states[appliance_id]
-                state.plan, state.basis, state.pinned = plan, self._basis(key, appliance_id), False
-            await self._async_save()
-        self._notify()
+            basis = self._basis(key, appliance_id)
+            if plan is None or ended or state.basis != basis:
+                bases[appliance_id] = basis  # taken before the solve: a change meanwhile triggers the next replan
+        if not bases:
+            return False
+        loads = {appliance_id: self.load_for(appliance_id, now) for appliance_id in bases}
+        plans = await self.async_plan_loads(curve, list(loads.values()), exclude=set(bases), now=now)
+        for (appliance_id, load), plan in zip(loads.items(), plans, strict=True):
+            state = self.states[appliance_id]
+            state.plan, state.basis, state.pinned = plan, bases[appliance_id], False
+            state.window_end = load.deadline
+        await self._async_save()
+        return True
 
     def _basis(self, key: str, appliance_id: str) -> str:
-        return f"{key}|{self.deadline_for(appliance_id).isoformat()}|{self.power_limit_kw}"
+        appliance = repr(dataclasses.astuple(self.appliances[appliance_id]))
+        return f"{key}|{self.deadline_for(appliance_id).isoformat()}|{self.power_limit_kw}|{appliance}"
 
-    async def async_store_plan(self, appliance_id: str, plan: Plan) -> None:
-        """Store a plan from the ``schedule`` service; automatic planning keeps it until it ends."""
-        state = self.states[appliance_id]
-        state.plan, state.pinned, state.basis = plan, True, ""
-        await self._async_save()
-        self._notify()
+    async def async_schedule(self, appliance_id: str, load: LoadSpec) -> Plan:
+        """Plan ``load`` for the appliance around the others' plans and, when feasible, store it.
+
+        Automatic planning keeps a stored plan until it ends. An infeasible plan is returned and nothing is stored.
+        """
+        async with self._lock:
+            curve = self.coordinator.data.total if self.coordinator.data else None
+            if curve is None:
+                raise ValueError("no prices")
+            now = dt_util.utcnow()
+            (plan,) = await self.async_plan_loads(curve, [load], exclude={appliance_id}, now=now)
+            if plan.feasible:
+                state = self.states[appliance_id]
+                state.plan, state.pinned, state.basis, state.window_end = plan, True, "", load.deadline
+                await self._async_save()
+        if plan.feasible:
+            self._notify()
+        return plan
 
     async def async_clear_plan(self, appliance_id: str) -> None:
         """Forget the appliance's plan; automatic planning (if on) makes a new one."""
-        state = self.states[appliance_id]
-        state.plan, state.pinned, state.basis = None, False, ""
-        await self._async_save()
+        async with self._lock:
+            state = self.states[appliance_id]
+            state.plan, state.pinned, state.basis, state.window_end = None, False, "", None
+            await self._async_save()
         await self.async_replan_due()
+        self._notify()
 
     async def async_set_auto(self, appliance_id: str, auto: bool) -> None:
         """Turn automatic planning on or off."""
-        self.states[appliance_id].auto = auto
-        self.states[appliance_id].basis = ""
-        await self._async_save()
+        async with self._lock:
+            self.states[appliance_id].auto = auto
+            await self._async_save()
         await self.async_replan_due()
+        self._notify()
 
     async def async_set_ready_by(self, appliance_id: str, ready_by: time) -> None:
         """Change the deadline; an automatic plan follows."""
-        self.states[appliance_id].ready_by = ready_by
-        await self._async_save()
+        async with self._lock:
+            state = self.states[appliance_id]
+            state.ready_by, state.ready_by_for = ready_by, self.appliances[appliance_id].deadline
+            await self._async_save()
         await self.async_replan_due()
+        self._notify()

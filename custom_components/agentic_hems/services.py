@@ -183,10 +183,11 @@ def async_setup_services(hass: HomeAssistant) -> None:
     async def schedule(call: ServiceCall) -> ServiceResponse:
         entry = _entry(hass, call)
         appliance = _appliance(entry, call.data[ATTR_APPLIANCE])
-        result = await _async_plan(entry, dict(call.data), appliance)
+        _prices(entry)
+        load = _load(entry, dict(call.data), appliance)
+        result = await entry.runtime_data.planner.async_schedule(appliance.appliance_id, load)
         if not result.feasible:
             raise _invalid("plan_infeasible", appliance=appliance.name, reason=result.detail or str(result.reason))
-        await entry.runtime_data.planner.async_store_plan(appliance.appliance_id, result)
         return _response(entry, result, appliance.appliance_id) if call.return_response else None
 
     async def clear_schedule(call: ServiceCall) -> None:

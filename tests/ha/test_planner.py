@@ -1,0 +1,94 @@
+"""Automatic planning over time: one run per daily window, replans on appliance changes, robust persistence."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from freezegun.api import FrozenDateTimeFactory
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import HomeAssistant
+
+from custom_components.agentic_hems.const import DOMAIN
+
+from .conftest import NOW, TZ, sample_entry
+
+
+def plan_of(hass: HomeAssistant, name: str) -> tuple[datetime, datetime]:
+    attrs = hass.states.get(f"binary_sensor.{name}_run_now").attributes
+    return datetime.fromisoformat(attrs["start"]), datetime.fromisoformat(attrs["end"])
+
+
+async def test_one_run_per_daily_window(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, freezer: FrozenDateTimeFactory
+) -> None:
+    """When the washing machine's run ends, the next plan goes into tomorrow's 08:00-20:00 window, not today's rest."""
+    start, end = plan_of(hass, "washing_machine")
+    local = ZoneInfo(TZ)
+    assert datetime(2026, 11, 30, 8, tzinfo=local) <= start < end <= datetime(2026, 11, 30, 20, tzinfo=local)
+    freezer.move_to(end)
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    next_start, next_end = plan_of(hass, "washing_machine")
+    assert next_start >= datetime(2026, 12, 1, 8, tzinfo=local)  # the window of the day after
+    assert next_end <= datetime(2026, 12, 1, 20, tzinfo=local)
+
+
+async def test_changed_appliance_is_replanned(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """Reconfiguring the dishwasher's duration replans it at once, with the new run length."""
+    subentry = loaded_entry.subentries["dishwasher"]
+    hass.config_entries.async_update_subentry(loaded_entry, subentry, data={**subentry.data, "duration_min": 60})
+    await hass.async_block_till_done(wait_background_tasks=True)
+    start, end = plan_of(hass, "dishwasher")
+    assert end - start == timedelta(minutes=60)
+
+
+async def test_ready_by_override_yields_to_a_new_configured_deadline(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """A "ready by" set on the entity wins until the appliance's own deadline is reconfigured."""
+    await hass.services.async_call(
+        "time", "set_value", {"entity_id": "time.dishwasher_ready_by", "time": "23:30:00"}, blocking=True
+    )
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert await hass.config_entries.async_reload(loaded_entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert hass.states.get("time.dishwasher_ready_by").state == "23:30:00"  # kept over a restart
+    subentry = loaded_entry.subentries["dishwasher"]
+    hass.config_entries.async_update_subentry(loaded_entry, subentry, data={**subentry.data, "deadline": "06:00:00"})
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert hass.states.get("time.dishwasher_ready_by").state == "06:00:00"
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        {"version": 1, "minor_version": 1, "key": "k", "data": ["not", "a", "dict"]},
+        {"version": 1, "minor_version": 1, "key": "k", "data": {"dishwasher": {"plan": {"start": "nonsense"}}}},
+        {"version": 9, "minor_version": 1, "key": "k", "data": {}},
+    ],
+    ids=["not-a-mapping", "bad-plan", "newer-version"],
+)
+async def test_unreadable_plans_start_fresh(
+    hass: HomeAssistant,
+    tz: str,
+    freezer: FrozenDateTimeFactory,
+    hass_storage: dict[str, Any],
+    caplog: pytest.LogCaptureFixture,
+    stored: dict[str, Any],
+) -> None:
+    """A corrupt plans Store is dropped with a warning; the entry loads and plans afresh."""
+    freezer.move_to(NOW)
+    entry = sample_entry()
+    hass_storage[f"{DOMAIN}.{entry.entry_id}.plans"] = stored
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.LOADED
+    assert "Dropping unreadable stored plan" in caplog.text
+    start, end = plan_of(hass, "dishwasher")
+    assert end - start == timedelta(minutes=150)
