@@ -122,6 +122,10 @@ def tomorrow_available(curve: PriceCurve, now: datetime, *, daily_publication: b
     return covers(curve, start, end)
 
 
+def _same_prices(a: PriceCurve, b: PriceCurve) -> bool:
+    return a.start == b.start and a.currency == b.currency and np.array_equal(a.prices, b.prices, equal_nan=True)
+
+
 class PriceCoordinator(DataUpdateCoordinator[PriceData]):
     """Keeps today's and tomorrow's prices.
 
@@ -141,8 +145,10 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
 
     def __init__(self, hass: HomeAssistant, entry: AgenticHemsConfigEntry, source: PriceSource) -> None:
         """Set up with an empty cache; call :meth:`async_load` before the first refresh."""
-        super().__init__(hass, LOGGER, config_entry=entry, name=DOMAIN, update_interval=None, always_update=False)
+        super().__init__(hass, LOGGER, config_entry=entry, name=DOMAIN, update_interval=None)
         self.source = source
+        # Which source the cache belongs to: a reconfigured zone, area or sensor must not reuse the old prices.
+        self.source_id = entry.unique_id or ""
         self.formula = formula_from_options(dict(entry.options))
         self.store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.prices")
         self.spot: PriceCurve | None = None
@@ -175,6 +181,9 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
                 raise ValueError("infinite price")
         except (KeyError, TypeError, ValueError) as err:
             LOGGER.warning("Dropping unreadable cached prices: %s", err)
+            return
+        if stored.get("source") != self.source_id:
+            LOGGER.info("Dropping cached prices of a previous price source (%s)", stored.get("source"))
             return
         self.spot = spot
 
@@ -270,12 +279,18 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             return
         self.last_error = None
         keep_from = local_days(now - timedelta(days=1), 1)[0]
-        merged = fresh if self.spot is None or self.spot.currency != fresh.currency else self.spot.merge(fresh)
-        self.spot = merged.window(max(keep_from, merged.start), merged.end)
-        try:
-            await self.store.async_save({"spot": self.spot.as_dict()})
-        except (HomeAssistantError, OSError) as err:  # the curve in memory is still good
-            LOGGER.warning("Could not store the price cache: %s", err)
+        # A market's publications add up; a sensor or the sample is read whole each time (a stale "tomorrow" of a
+        # sensor that had not rolled over yet must not survive).
+        if self.spot is None or self.spot.currency != fresh.currency or not self.source.daily_publication:
+            merged = fresh
+        else:
+            merged = self.spot.merge(fresh)
+        previous, self.spot = self.spot, merged.window(max(keep_from, merged.start), merged.end)
+        if previous is None or not _same_prices(previous, self.spot):
+            try:
+                await self.store.async_save({"source": self.source_id, "spot": self.spot.as_dict()})
+            except (HomeAssistantError, OSError) as err:  # the curve in memory is still good
+                LOGGER.warning("Could not store the price cache: %s", err)
         if not self.source.daily_publication or covers(self.spot, *wanted_window(now)):
             self._reset_backoff()
         else:

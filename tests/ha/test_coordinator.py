@@ -790,3 +790,23 @@ async def test_sensor_source_with_plain_today_and_tomorrow_lists(
     assert state.attributes["today"][0] == {"start": "2026-11-28T23:00:00+00:00", "price": pytest.approx(0.06498)}
     assert all(item["price"] is None for item in state.attributes["tomorrow"])
     assert hass.states.get(TOMORROW_KNOWN).state == STATE_OFF
+
+
+async def test_reconfigured_source_does_not_reuse_the_old_cache(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, hass_storage: dict[str, Any]
+) -> None:
+    """Switching to another sensor drops the previous sensor's cached prices (its tomorrow must not linger)."""
+    freezer.move_to(NOW)
+    both = {"unit_of_measurement": "EUR/kWh", "raw_today": raw_items(29, TODAY_KWH), "raw_tomorrow": raw_items(30, TOMORROW_KWH)}
+    hass.states.async_set("sensor.prices", "0.08685", both)
+    hass.states.async_set("sensor.other", "0.08685", {"unit_of_measurement": "EUR/kWh", "raw_today": raw_items(29, TODAY_KWH)})
+    entry = await set_up(hass, sensor_entry())
+    assert hass.states.get(PRICE).attributes["tomorrow"][4]["price"] == pytest.approx(0.03534)
+    assert hass_storage[prices_key(entry)]["data"]["source"] == "sensor_prices"
+
+    hass.config_entries.async_update_entry(
+        entry, unique_id="sensor_other", data={"price_source": "sensor", "price_entity": "sensor.other"}
+    )
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert all(p["price"] is None for p in hass.states.get(PRICE).attributes["tomorrow"])
+    assert hass_storage[prices_key(entry)]["data"]["source"] == "sensor_other"
