@@ -39,9 +39,19 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> bool:
-    """Load cached prices and plans, start the entities, and fetch in the background (never blocks start-up)."""
-    # First, before any await: a subentry added while this setup runs must still trigger a reload.
-    entry.async_on_unload(entry.add_update_listener(_async_reload))
+    """Load cached prices and plans, plan, and start the entities.
+
+    A market source (ENTSO-E, Nord Pool) fetches in the background, so the network never blocks start-up; a local
+    sensor or the bundled sample is read before the entities start (the sample parses its documents in an executor).
+    """
+    settings = _settings(entry)  # taken before any await: a subentry added meanwhile still triggers a reload
+
+    async def _async_settings_changed(hass: HomeAssistant, updated: ConfigEntry) -> None:
+        """Options or appliances changed: reload (reconfigure and reauth reload by themselves)."""
+        if _settings(updated) != settings:
+            hass.config_entries.async_schedule_reload(updated.entry_id)
+
+    entry.async_on_unload(entry.add_update_listener(_async_settings_changed))
     coordinator = PriceCoordinator(hass, entry, source_for_entry(hass, entry))
     await coordinator.async_load()
     appliances = {sid: Appliance.from_config(sid, dict(sub.data)) for sid, sub in entry.subentries.items()}
@@ -79,9 +89,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     return True
 
 
-async def _async_reload(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
-    """Options, data or subentries changed: reload."""
-    await hass.config_entries.async_reload(entry.entry_id)
+def _settings(entry: ConfigEntry) -> tuple[object, ...]:
+    """What the options flow and the appliance subentry flows change (data changes reload through their flows)."""
+    return (dict(entry.options), {sid: (sub.title, dict(sub.data)) for sid, sub in entry.subentries.items()})
+
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> bool:

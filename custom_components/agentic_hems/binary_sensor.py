@@ -46,11 +46,6 @@ class RunNowSensor(ApplianceEntity, BinarySensorEntity):
     _unrecorded_attributes = frozenset({"slots", "slot_starts", "slots_tomorrow", "slot_starts_tomorrow"})
 
     @property
-    def available(self) -> bool:
-        """Plans stay readable while prices are briefly unavailable."""
-        return True
-
-    @property
     def is_on(self) -> bool:
         """A planned slot covers now."""
         plan = self.state_data.plan

@@ -187,6 +187,7 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
         """ENTSO-E: API key and bidding zone, checked with one request."""
         errors: dict[str, str] = {}
         if user_input is not None:
+            user_input = {**user_input, CONF_API_KEY: user_input[CONF_API_KEY].strip()}
             await self.async_set_unique_id(_unique_id({CONF_PRICE_SOURCE: SOURCE_ENTSOE, **user_input}))
             self._abort_if_unique_id_configured()
             errors = await _validate_entsoe(self, user_input[CONF_API_KEY], user_input[CONF_BIDDING_ZONE])
@@ -273,9 +274,10 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
         entry = self._get_reauth_entry()
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors = await _validate_entsoe(self, user_input[CONF_API_KEY], entry.data[CONF_BIDDING_ZONE])
+            api_key = user_input[CONF_API_KEY].strip()
+            errors = await _validate_entsoe(self, api_key, entry.data[CONF_BIDDING_ZONE])
             if not errors:
-                return self.async_update_reload_and_abort(entry, data_updates=user_input)
+                return self.async_update_reload_and_abort(entry, data_updates={CONF_API_KEY: api_key})
         return self.async_show_form(
             step_id="reauth_confirm",
             data_schema=vol.Schema({vol.Required(CONF_API_KEY): _password()}),

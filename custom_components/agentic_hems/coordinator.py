@@ -193,8 +193,10 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
 
         @callback
         def _on_slot(now: datetime) -> None:
-            # The new slot's price at once from the cache; a fetch, when due, follows in the background.
-            self._async_serve_cache()
+            # A market source serves the new slot's price at once from the cache and fetches, when due, in the
+            # background. A sensor or the sample is read at every slot, and that refresh publishes.
+            if self.source.daily_publication or self._stopped or self._fetch_lock.locked():
+                self._async_serve_cache()
             if not self._stopped and not self._fetch_lock.locked() and self._fetch_due(dt_util.utcnow()):
                 self._async_spawn_refresh()
 

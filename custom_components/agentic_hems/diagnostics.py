@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.components.diagnostics import async_redact_data
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_API_KEY
 from homeassistant.core import HomeAssistant
 
@@ -14,17 +15,20 @@ TO_REDACT = {CONF_API_KEY}
 
 
 async def async_get_config_entry_diagnostics(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> dict[str, Any]:
-    """The entry's settings, the price cache summary and every appliance's plan."""
+    """The entry's settings, the price cache summary and every appliance's plan (settings only when not loaded)."""
+    settings = {
+        "title": entry.title,
+        "data": async_redact_data(dict(entry.data), TO_REDACT),
+        "options": dict(entry.options),
+        "subentries": {sid: dict(sub.data) for sid, sub in entry.subentries.items()},
+    }
+    if entry.state is not ConfigEntryState.LOADED:
+        return {"entry": settings, "state": entry.state.value}
     coordinator = entry.runtime_data.coordinator
     planner = entry.runtime_data.planner
     spot = coordinator.spot
     return {
-        "entry": {
-            "title": entry.title,
-            "data": async_redact_data(dict(entry.data), TO_REDACT),
-            "options": dict(entry.options),
-            "subentries": {sid: dict(sub.data) for sid, sub in entry.subentries.items()},
-        },
+        "entry": settings,
         "prices": None
         if spot is None
         else {

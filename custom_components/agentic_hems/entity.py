@@ -57,6 +57,11 @@ class ApplianceEntity(CoordinatorEntity[PriceCoordinator]):
         )
 
     @property
+    def available(self) -> bool:
+        """Plans and settings stay readable while prices are briefly unavailable."""
+        return True
+
+    @property
     def state_data(self) -> ApplianceState:
         """This appliance's planning state."""
         return self.planner.states[self.appliance.appliance_id]

@@ -81,11 +81,6 @@ class NextStartSensor(ApplianceEntity, SensorEntity):
     _attr_device_class = SensorDeviceClass.TIMESTAMP
 
     @property
-    def available(self) -> bool:
-        """Plans stay readable while prices are briefly unavailable."""
-        return True
-
-    @property
     def native_value(self) -> datetime | None:
         """Start of the planned run, if it has not ended."""
         plan = self.state_data.plan
@@ -111,11 +106,6 @@ class PlannedCostSensor(ApplianceEntity, SensorEntity):
     _attr_suggested_display_precision = 3
 
     @property
-    def available(self) -> bool:
-        """Plans stay readable while prices are briefly unavailable."""
-        return True
-
-    @property
     def native_unit_of_measurement(self) -> str | None:
         """The plan's currency."""
         plan = self.state_data.plan
@@ -133,9 +123,11 @@ class PlannedCostSensor(ApplianceEntity, SensorEntity):
 
     @property
     def extra_state_attributes(self) -> dict[str, Any]:
-        """Baseline (start at once) cost and savings."""
+        """Baseline (start at once) cost when planned, and the savings against the cost shown."""
         plan = self.state_data.plan
+        cost = self.native_value
+        baseline = None if plan is None else plan.baseline_cost
         return {
-            "baseline_cost": None if plan is None or plan.baseline_cost is None else round(plan.baseline_cost, 6),
-            "savings": None if plan is None or plan.savings is None else round(plan.savings, 6),
+            "baseline_cost": None if baseline is None else round(baseline, 6),
+            "savings": None if baseline is None or cost is None else round(baseline - cost, 6),
         }

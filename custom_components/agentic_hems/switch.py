@@ -31,11 +31,6 @@ class AutoPlanningSwitch(ApplianceEntity, SwitchEntity):
     _attr_entity_category = EntityCategory.CONFIG
 
     @property
-    def available(self) -> bool:
-        """A setting: always available."""
-        return True
-
-    @property
     def is_on(self) -> bool:
         """Automatic planning is on."""
         return self.state_data.auto

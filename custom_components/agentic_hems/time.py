@@ -32,11 +32,6 @@ class ReadyByTime(ApplianceEntity, TimeEntity):
     _attr_entity_category = EntityCategory.CONFIG
 
     @property
-    def available(self) -> bool:
-        """A setting: always available."""
-        return True
-
-    @property
     def native_value(self) -> time:
         """The deadline in force."""
         return self.planner.deadline_for(self.appliance.appliance_id)

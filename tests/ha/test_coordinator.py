@@ -804,9 +804,11 @@ async def test_reconfigured_source_does_not_reuse_the_old_cache(
     assert hass.states.get(PRICE).attributes["tomorrow"][4]["price"] == pytest.approx(0.03534)
     assert hass_storage[prices_key(entry)]["data"]["source"] == "sensor_prices"
 
+    # What the reconfigure step does: update the entry, then reload it.
     hass.config_entries.async_update_entry(
         entry, unique_id="sensor_other", data={"price_source": "sensor", "price_entity": "sensor.other"}
     )
+    assert await hass.config_entries.async_reload(entry.entry_id)
     await hass.async_block_till_done(wait_background_tasks=True)
     assert all(p["price"] is None for p in hass.states.get(PRICE).attributes["tomorrow"])
     assert hass_storage[prices_key(entry)]["data"]["source"] == "sensor_other"

@@ -62,15 +62,15 @@ async def test_run_now_follows_the_plan(
     assert state.state == STATE_OFF
     freezer.move_to(start - timedelta(seconds=1))
     async_fire_time_changed(hass)
-    await hass.async_block_till_done()
+    await hass.async_block_till_done(wait_background_tasks=True)
     assert hass.states.get("binary_sensor.dishwasher_run_now").state == STATE_OFF
     freezer.move_to(start)
     async_fire_time_changed(hass)
-    await hass.async_block_till_done()
+    await hass.async_block_till_done(wait_background_tasks=True)
     assert hass.states.get("binary_sensor.dishwasher_run_now").state == STATE_ON
     freezer.move_to(end)
     async_fire_time_changed(hass)
-    await hass.async_block_till_done()
+    await hass.async_block_till_done(wait_background_tasks=True)
     assert hass.states.get("binary_sensor.dishwasher_run_now").state == STATE_OFF
 
 

@@ -82,3 +82,9 @@ def test_window_length(earliest: time, deadline: time, length: timedelta) -> Non
     from custom_components.agentic_hems.scheduling.appliance import window_length
 
     assert window_length(earliest, deadline) == length
+
+
+def test_off_grid_deadline_is_compared_after_rounding() -> None:
+    """06:10 rounds down to 06:00: a 2-hour run from 04:05 (rounds up to 04:15) no longer fits, so tomorrow's window."""
+    start, end = next_window(time(4), time(6, 10), now=local(2026, 11, 29, 4, 5), tz=BRU, run_time=timedelta(hours=2))
+    assert (start, end) == (local(2026, 11, 30, 4), local(2026, 11, 30, 6, 10))

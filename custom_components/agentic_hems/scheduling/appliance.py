@@ -12,7 +12,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 import math
 from typing import Any
 
-from ..prices import SLOT, ensure_utc
+from ..prices import SLOT, ceil_slot, ensure_utc, floor_slot
 from .plan import LoadSpec
 
 
@@ -117,8 +117,8 @@ def next_window(
         end = ensure_utc(_local(end_day, deadline, tz))
         if end > start:
             windows.append((start, end))
-    for start, end in windows:
-        if end - start >= max(run_time, SLOT):
+    for start, end in windows:  # compared as the planner will round them: start up, deadline down
+        if floor_slot(end) - ceil_slot(start) >= max(run_time, SLOT):
             return start, end
     return windows[0]
 
