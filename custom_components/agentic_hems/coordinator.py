@@ -193,11 +193,12 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
 
         @callback
         def _on_slot(now: datetime) -> None:
-            # A market source serves the new slot's price at once from the cache and fetches, when due, in the
-            # background. A sensor or the sample is read at every slot, and that refresh publishes.
-            if self.source.daily_publication or self._stopped or self._fetch_lock.locked():
+            # The new slot's price from the cache at once, and a fetch in the background when one is due. A sensor
+            # is read at every slot instead, and that refresh publishes.
+            due = not self._stopped and not self._fetch_lock.locked() and self._fetch_due(dt_util.utcnow())
+            if not (due and self.source.read_every_slot):
                 self._async_serve_cache()
-            if not self._stopped and not self._fetch_lock.locked() and self._fetch_due(dt_util.utcnow()):
+            if due:
                 self._async_spawn_refresh()
 
         unsub_slots = async_track_time_change(self.hass, _on_slot, minute=(0, 15, 30, 45), second=0)
@@ -249,9 +250,11 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             return False  # the key was rejected: wait for reauth (it reloads the entry) or async_fetch_now
         if self._next_attempt is not None and now < self._next_attempt:
             return False
-        if not self.source.daily_publication:
-            return True  # a local sensor or the sample: reading is cheap
-        return not covers(self.spot, *wanted_window(now))
+        if self.source.read_every_slot:
+            return True  # a local sensor: reading is cheap and its attributes may have changed
+        if self.source.daily_publication:
+            return not covers(self.spot, *wanted_window(now))
+        return not covers(self.spot, *local_days(now, 2))  # the sample: re-date when the local day turns
 
     def _back_off(self) -> None:
         """Try again after 5, 10, 20, 40, then every 60 minutes, counted from now (the end of the failed attempt)."""

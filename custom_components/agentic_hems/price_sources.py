@@ -31,11 +31,13 @@ from .prices import CannotConnect, PriceCurve, PriceError, PriceSourceError
 class PriceSource(Protocol):
     """Fetches spot prices (per kWh) for ``[start, end)`` in UTC.
 
-    ``daily_publication`` is True for day-ahead markets that publish tomorrow around 12:45 CET (fetch then);
-    False for sources that are cheap to read at every slot (a local sensor, the bundled sample).
+    ``daily_publication`` is True for day-ahead markets that publish tomorrow around 12:45 CET (fetch then).
+    ``read_every_slot`` is True for a local sensor, whose attributes may change at any time. The bundled sample is
+    neither: it is re-dated only when the cache no longer covers the local today and tomorrow.
     """
 
     daily_publication: bool
+    read_every_slot: bool
 
     async def async_fetch(self, start: datetime, end: datetime) -> PriceCurve:
         """Return the curve; raises a ``PriceError`` subclass on failure."""
@@ -48,6 +50,7 @@ class SampleSource:
 
     hass: HomeAssistant
     daily_publication: bool = False
+    read_every_slot: bool = False
 
     async def async_fetch(self, start: datetime, end: datetime) -> PriceCurve:
         """Re-date the sample to the local day of ``start`` and the next one."""
@@ -67,6 +70,7 @@ class EntsoeSource:
     api_key: str
     zone: str
     daily_publication: bool = True
+    read_every_slot: bool = False
 
     async def async_fetch(self, start: datetime, end: datetime) -> PriceCurve:
         """Fetch (at most ``FETCH_TIMEOUT_S`` in all) and parse (parsing runs in the executor)."""
@@ -92,6 +96,7 @@ class NordpoolSource:
     nordpool_entry: str
     area: str
     daily_publication: bool = True
+    read_every_slot: bool = False
 
     async def async_fetch(self, start: datetime, end: datetime) -> PriceCurve:
         """Call the service once per local day in the window and merge the days."""
@@ -138,6 +143,7 @@ class SensorSource:
     hass: HomeAssistant
     entity_id: str
     daily_publication: bool = False
+    read_every_slot: bool = True
 
     async def async_fetch(self, start: datetime, end: datetime) -> PriceCurve:
         """Read the sensor's current attributes (plain ``today`` lists are taken as HA's local today)."""

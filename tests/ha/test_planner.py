@@ -92,3 +92,27 @@ async def test_unreadable_plans_start_fresh(
     assert "Dropping unreadable stored plan" in caplog.text
     start, end = plan_of(hass, "dishwasher")
     assert end - start == timedelta(minutes=150)
+
+
+async def test_sample_is_not_reparsed_while_the_cache_covers_both_days(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, freezer: FrozenDateTimeFactory
+) -> None:
+    """A restart or a slot boundary reuses the cached sample; the local day turning re-dates it once."""
+    from unittest.mock import patch
+
+    from custom_components.agentic_hems.prices import sample
+
+    with patch.object(sample, "sample_curve", wraps=sample.sample_curve) as spy:
+        assert await hass.config_entries.async_reload(loaded_entry.entry_id)
+        await hass.async_block_till_done(wait_background_tasks=True)
+        freezer.move_to(NOW + timedelta(minutes=10))  # 20:15: a slot boundary
+        async_fire_time_changed(hass)
+        await hass.async_block_till_done(wait_background_tasks=True)
+        assert spy.call_count == 0
+        assert hass.states.get("sensor.agentic_hems_electricity_price").state != "unavailable"
+        freezer.move_to(datetime(2026, 11, 30, 0, 0, tzinfo=ZoneInfo(TZ)))  # the local day turns
+        async_fire_time_changed(hass)
+        await hass.async_block_till_done(wait_background_tasks=True)
+        assert spy.call_count == 1
+        assert len(hass.states.get("sensor.agentic_hems_electricity_price").attributes["tomorrow"]) == 96
+        assert all(p["price"] is not None for p in hass.states.get("sensor.agentic_hems_electricity_price").attributes["tomorrow"])
