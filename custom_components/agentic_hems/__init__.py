@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
-from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers import config_validation as cv, issue_registry as ir
 from homeassistant.helpers.event import async_track_state_change_event
 from homeassistant.helpers.storage import Store
 from homeassistant.helpers.typing import ConfigType
@@ -54,7 +54,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     entry.async_on_unload(entry.add_update_listener(_async_settings_changed))
     coordinator = PriceCoordinator(hass, entry, source_for_entry(hass, entry))
     await coordinator.async_load()
-    appliances = {sid: Appliance.from_config(sid, dict(sub.data)) for sid, sub in entry.subentries.items()}
+    appliances = _appliances(hass, entry)
     planner = PlanManager(
         hass, entry.entry_id, coordinator, appliances, power_limit_kw=float(entry.options[CONF_POWER_LIMIT_KW])
     )
@@ -87,6 +87,30 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     await planner.async_replan_due()
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
+
+
+def _appliances(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, Appliance]:
+    """The entry's appliances; a malformed subentry is skipped with a repair issue instead of failing the entry."""
+    appliances: dict[str, Appliance] = {}
+    for subentry_id, subentry in entry.subentries.items():
+        issue_id = f"appliance_invalid_{subentry_id}"
+        try:
+            appliances[subentry_id] = Appliance.from_config(subentry_id, dict(subentry.data))
+        except (KeyError, TypeError, ValueError) as err:
+            LOGGER.warning("Skipping appliance %s: %s", subentry.title, err)
+            ir.async_create_issue(
+                hass,
+                DOMAIN,
+                issue_id,
+                is_fixable=False,
+                is_persistent=True,
+                severity=ir.IssueSeverity.ERROR,
+                translation_key="appliance_invalid",
+                translation_placeholders={"appliance": subentry.title, "error": str(err)},
+            )
+        else:
+            ir.async_delete_issue(hass, DOMAIN, issue_id)
+    return appliances
 
 
 def _settings(entry: ConfigEntry) -> tuple[object, ...]:

@@ -13,9 +13,9 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
-from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 
-from .conftest import NOW, TZ, sample_entry
+from .conftest import APPLIANCES, NOW, TZ, sample_entry
 
 
 def plan_of(hass: HomeAssistant, name: str) -> tuple[datetime, datetime]:
@@ -116,3 +116,34 @@ async def test_sample_is_not_reparsed_while_the_cache_covers_both_days(
         assert spy.call_count == 1
         assert len(hass.states.get("sensor.agentic_hems_electricity_price").attributes["tomorrow"]) == 96
         assert all(p["price"] is not None for p in hass.states.get("sensor.agentic_hems_electricity_price").attributes["tomorrow"])
+
+
+async def test_malformed_appliance_is_skipped_with_a_repair_issue(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory
+) -> None:
+    """A subentry without its duration does not take the others down; a persistent repair issue names it."""
+    from homeassistant.config_entries import ConfigSubentryData
+    from homeassistant.helpers import issue_registry as ir
+
+    freezer.move_to(NOW)
+    broken = {"name": "Dryer", "kind": "generic", "entity_id": "switch.dryer", "power_kw": 2.0, "contiguous": True,
+              "earliest_start": "08:00:00", "deadline": "20:00:00"}
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        unique_id="sample",
+        data={"price_source": "sample"},
+        options=DEFAULT_OPTIONS,
+        subentries_data=[
+            *(ConfigSubentryData(data=data, subentry_id=key, subentry_type="appliance", title=data["name"], unique_id=None)
+              for key, data in APPLIANCES.items()),
+            ConfigSubentryData(data=broken, subentry_id="dryer", subentry_type="appliance", title="Dryer", unique_id=None),
+        ],
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.LOADED
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, "appliance_invalid_dryer")
+    assert issue is not None and issue.is_persistent and issue.translation_placeholders["appliance"] == "Dryer"
+    assert set(entry.runtime_data.planner.appliances) == {"dishwasher", "washer", "ev"}
+    assert plan_of(hass, "dishwasher")[1] - plan_of(hass, "dishwasher")[0] == timedelta(minutes=150)
