@@ -325,7 +325,7 @@ def _unique_id(data: Mapping[str, Any]) -> str:
     if source == SOURCE_ENTSOE:
         return f"{SOURCE_ENTSOE}_{data[CONF_BIDDING_ZONE]}"
     if source == SOURCE_NORDPOOL:
-        return f"{SOURCE_NORDPOOL}_{data[CONF_AREA]}"
+        return f"{SOURCE_NORDPOOL}_{data[CONF_NORDPOOL_ENTRY]}_{data[CONF_AREA]}"  # e.g. a EUR and a SEK entry
     if source == SOURCE_SENSOR:
         return f"{SOURCE_SENSOR}_{data[CONF_PRICE_ENTITY]}"
     return SOURCE_SAMPLE

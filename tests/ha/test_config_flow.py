@@ -318,7 +318,7 @@ async def test_nordpool_creates_entry(
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == "Nord Pool SE3"
     assert result["data"] == {"price_source": "nordpool", "nordpool_entry": nordpool.entry_id, "area": "SE3"}
-    assert result["result"].unique_id == "nordpool_SE3"
+    assert result["result"].unique_id == f"nordpool_{nordpool.entry_id}_SE3"
 
     result = await start(hass, "nordpool")
     result = await hass.config_entries.flow.async_configure(
@@ -507,7 +507,7 @@ async def test_reconfigure_nordpool(hass: HomeAssistant, mock_setup_entry: Async
     entry = MockConfigEntry(
         domain=DOMAIN,
         title="Nord Pool SE3",
-        unique_id="nordpool_SE3",
+        unique_id=f"nordpool_{nordpool.entry_id}_SE3",
         data={"price_source": "nordpool", "nordpool_entry": nordpool.entry_id, "area": "SE3"},
         options=dict(DEFAULT_OPTIONS),
     )
@@ -532,7 +532,7 @@ async def test_reconfigure_nordpool(hass: HomeAssistant, mock_setup_entry: Async
     assert result["reason"] == "reconfigure_successful"
     assert dict(entry.data) == {"price_source": "nordpool", "nordpool_entry": nordpool.entry_id, "area": "SE4"}
     assert entry.title == "Nord Pool SE4"
-    assert entry.unique_id == "nordpool_SE4"
+    assert entry.unique_id == f"nordpool_{nordpool.entry_id}_SE4"
 
 
 async def test_reconfigure_sensor(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
@@ -782,3 +782,19 @@ async def test_reconfigure_appliance_errors(
     assert schema_values(result)["name"] == (None, user_input["name"])
     assert entry.subentries["ev"].title == "EV charger"
     assert dict(entry.subentries["ev"].data) == APPLIANCES["ev"]
+
+
+async def test_two_nordpool_entries_may_share_an_area(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
+    """A EUR and a SEK Nord Pool entry for the same area each get their own agentic_hems entry."""
+    entries = []
+    for currency in ("EUR", "SEK"):
+        nordpool = MockConfigEntry(domain="nordpool", data={"areas": ["SE3"], "currency": currency})
+        nordpool.add_to_hass(hass)
+        result = await start(hass, "nordpool")
+        result = await hass.config_entries.flow.async_configure(
+            result["flow_id"], {"nordpool_entry": nordpool.entry_id, "area": "SE3"}
+        )
+        result = await hass.config_entries.flow.async_configure(result["flow_id"], SETTINGS)
+        assert result["type"] is FlowResultType.CREATE_ENTRY
+        entries.append(result["result"].unique_id)
+    assert len(set(entries)) == 2

@@ -55,7 +55,7 @@ async def set_up(
     hass.services.async_register("nordpool", "get_prices_for_date", get_prices_for_date, supports_response=SupportsResponse.ONLY)
     entry = MockConfigEntry(
         domain=DOMAIN,
-        unique_id="nordpool_SE3",
+        unique_id=f"nordpool_{nordpool.entry_id}_SE3",
         data={"price_source": "nordpool", "nordpool_entry": nordpool.entry_id, "area": "SE3"},
         options=DEFAULT_OPTIONS,
         version=1,
