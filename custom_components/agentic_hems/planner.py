@@ -193,6 +193,7 @@ class PlanManager:
         curve = self.coordinator.data.total
         now = dt_util.utcnow()
         key = curve_key(curve)
+        over_limit = self.base_load(curve, now, exclude=set()) > self.power_limit_kw * (1 + 1e-9)
         bases: dict[str, str] = {}
         for appliance_id, state in self.states.items():
             plan = state.plan
@@ -200,6 +201,11 @@ class PlanManager:
             running = plan is not None and plan.start is not None and plan.start <= now and not ended
             if ended and plan is not None and plan.feasible:  # it ran: its window is done
                 state.done_until = state.window_end
+            if state.pinned and state.auto and plan is not None and not running and not ended:
+                if bool(over_limit[plan.power_on(curve.start, len(curve)) > 0].any()):
+                    # A scheduled plan that no longer fits under the (lowered) fuse is planned again.
+                    LOGGER.warning("The scheduled plan of %s exceeds the power limit; replanning", plan.name)
+                    state.pinned, state.basis = False, ""
             if not state.auto or running or (state.pinned and not ended):
                 continue
             basis = self._basis(key, appliance_id)

@@ -196,3 +196,13 @@ async def test_stored_plan_is_costed_at_new_prices(hass: HomeAssistant, loaded_e
     assert state.state == response["start"] and state.attributes["scheduled_by_service"] is True
     cost = float(hass.states.get("sensor.dishwasher_planned_cost").state)
     assert cost == pytest.approx(response["cost"] + 0.1 * kwh, abs=1e-6)  # the grid fee on every kWh
+
+
+async def test_stored_plan_over_a_lowered_fuse_is_replanned(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """A scheduled EV plan at 11 kW is replanned when the fuse drops to 3 kW; every slot then stays within it."""
+    await call(hass, "schedule", appliance="EV charger", energy_kwh=10)
+    hass.config_entries.async_update_entry(loaded_entry, options={**loaded_entry.options, "power_limit_kw": 3.0})
+    await hass.async_block_till_done(wait_background_tasks=True)
+    total = planned_kw(hass)
+    assert max(total.values()) <= 3.0 + 1e-9
+    assert hass.states.get("sensor.ev_charger_next_start").attributes["scheduled_by_service"] is False
