@@ -201,11 +201,11 @@ class PlanManager:
             running = plan is not None and plan.start is not None and plan.start <= now and not ended
             if ended and plan is not None and plan.feasible:  # it ran: its window is done
                 state.done_until = state.window_end
-            if state.pinned and state.auto and plan is not None and not running and not ended:
-                if bool(over_limit[plan.power_on(curve.start, len(curve)) > 0].any()):
-                    # A scheduled plan that no longer fits under the (lowered) fuse is planned again.
-                    LOGGER.warning("The scheduled plan of %s exceeds the power limit; replanning", plan.name)
-                    state.pinned, state.basis = False, ""
+            pinned_waiting = state.pinned and state.auto and plan is not None and not running and not ended
+            if pinned_waiting and plan is not None and over_limit[plan.power_on(curve.start, len(curve)) > 0].any():
+                # A scheduled plan that no longer fits under the (lowered) fuse is planned again.
+                LOGGER.warning("The scheduled plan of %s exceeds the power limit; replanning", plan.name)
+                state.pinned, state.basis = False, ""
             if not state.auto or running or (state.pinned and not ended):
                 continue
             basis = self._basis(key, appliance_id)
