@@ -1,0 +1,69 @@
+"""Gate 5, Freshness: the state is recent enough for the command's risk (seed 001 section 4.5; issue 3).
+
+The age is ``now - (last_reported or last_updated)``; the TTL by risk: 0-1: 5 min, 2-3: 30 s, 4-5: 5 s. An
+unavailable, unknown or missing state fails.
+
+Refresh hook (the shell implements it): an entity that polls (``EntityInfo.polls``) may be refreshed once with
+``homeassistant.update_entity`` when this gate fails as stale; the shell then re-runs :func:`check` with
+``refreshed_at`` set to the moment of the refresh, and ``last_reported`` must come after it.
+:func:`.pipeline.evaluate_async` does this through its ``refresh`` argument. Push-only entities are never refreshed
+(an update only rewrites the cached state): a stale one fails with "stale: refresh and retry".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from .models import GateContext, GateResult
+from .view import StateInfo
+
+NAME = "freshness"
+UNUSABLE_STATES = frozenset({"unavailable", "unknown"})
+STALE_REASON = "stale: refresh and retry"
+
+
+def ttl_for(risk: int) -> timedelta:
+    """Maximum state age for a risk level: 0-1: 5 min, 2-3: 30 s, 4-5 (and anything higher): 5 s."""
+    if risk <= 1:
+        return timedelta(minutes=5)
+    if risk <= 3:
+        return timedelta(seconds=30)
+    return timedelta(seconds=5)
+
+
+def check(state: StateInfo | None, risk: int, now: datetime, *, refreshed_at: datetime | None = None) -> tuple[bool, str, dict[str, Any]]:
+    """(passed, reason, evidence) for ``state`` at ``now`` (aware UTC).
+
+    Evidence: ``state``, ``last_updated``, ``last_reported``, ``age_s`` (seconds, a future stamp counts as 0),
+    ``ttl_s``, ``risk_level``, ``refreshed_at``.
+    """
+    ttl = ttl_for(risk)
+    evidence: dict[str, Any] = {"risk_level": risk, "ttl_s": ttl.total_seconds(), "refreshed_at": refreshed_at}
+    if state is None:
+        return False, "no state", evidence
+    seen = state.last_reported or state.last_updated
+    age = max(now - seen, timedelta(0))
+    evidence |= {
+        "state": state.state,
+        "last_updated": state.last_updated,
+        "last_reported": state.last_reported,
+        "age_s": age.total_seconds(),
+    }
+    if state.state in UNUSABLE_STATES:
+        return False, f"state is {state.state}", evidence
+    if refreshed_at is not None and not seen > refreshed_at:
+        return False, "not reported since the refresh: " + STALE_REASON, evidence
+    if age > ttl:
+        return False, f"{STALE_REASON} (age {age.total_seconds():.1f} s > {ttl.total_seconds():.0f} s)", evidence
+    return True, f"fresh (age {age.total_seconds():.1f} s <= {ttl.total_seconds():.0f} s)", evidence
+
+
+def evaluate(ctx: GateContext, *, refreshed_at: datetime | None = None) -> GateResult:
+    """Pass when the entity's state is usable and within the TTL of ``ctx.command.risk_level``; sets ``ctx.state``."""
+    assert ctx.command is not None  # device_resolved ran
+    ctx.state = ctx.view.state(ctx.command.entity_id)
+    passed, reason, evidence = check(ctx.state, ctx.command.risk_level, ctx.now, refreshed_at=refreshed_at)
+    evidence["entity_id"] = ctx.command.entity_id
+    evidence["polls"] = bool(ctx.entity and ctx.entity.polls)
+    return GateResult(NAME, passed, reason, evidence)

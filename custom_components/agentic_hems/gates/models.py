@@ -1,0 +1,306 @@
+"""Types of the gate pipeline (seed 001 sections 2, 3 and 7; issue 3 "Types").
+
+Nothing here imports Home Assistant. Times are aware UTC datetimes; ``as_dict`` forms are JSON-safe (ISO 8601
+strings, plain ints, floats, strings, lists and dicts) for service responses, events and storage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from .view import EntityInfo, HaView, StateInfo
+
+
+class Outcome(StrEnum):
+    """How a trace ended (issue 3, ``PipelineTrace``). This session's pipeline produces BLOCKED and DRY_RUN."""
+
+    BLOCKED = "blocked"
+    DRY_RUN = "dry_run"
+    EXECUTED = "executed"
+    PENDING_CONFIRMATION = "pending_confirmation"
+    CONFIRMED = "confirmed"
+    REJECTED = "rejected"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+
+
+class PolicyAction(StrEnum):
+    """What the policy table says about a command (seed 001 section 6)."""
+
+    ALLOW = "allow"
+    CONFIRM = "confirm"
+    DENY = "deny"
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with datetimes as ISO strings, enums as their values, sets/tuples as lists, other objects as repr."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return str(value) if isinstance(value, StrEnum) else value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return [json_safe(v) for v in items]
+    as_dict = getattr(value, "as_dict", None)
+    if callable(as_dict):
+        return json_safe(as_dict())
+    return repr(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelCandidate:
+    """What a model (or any caller) proposes: untrusted and backend-neutral (seed 001 section 3).
+
+    Built only by the schema gate (:func:`.schema.parse_candidate`), which rejects extra keys, unknown intents and
+    mistyped params; :meth:`from_dict` here only rejects unknown keys.
+
+    Attributes:
+        intent: one of the vocabulary's intents (``tables.INTENTS``), e.g. ``turn_on``, ``set_temperature``.
+        room: an area name, id or alias, or None.
+        device_alias: what the caller calls the device ("main light"), or None.
+        device_type: an HA domain (``light``, ``climate``) narrowing the search, or None.
+        params: intent parameters, e.g. ``{"brightness": 80}`` (percent) or ``{"temperature": 21.5}`` (°C or the
+            entity's unit).
+    """
+
+    intent: str
+    room: str | None = None
+    device_alias: str | None = None
+    device_type: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ModelCandidate:
+        """Build from a mapping with exactly the field names.
+
+        Raises:
+            ValueError: extra keys or a missing intent.
+        """
+        extra = set(data) - {f.name for f in fields(cls)}
+        if extra:
+            raise ValueError(f"extra keys not allowed: {sorted(map(str, extra))}")
+        if "intent" not in data:
+            raise ValueError("missing intent")
+        return cls(**dict(data))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "intent": self.intent,
+            "room": self.room,
+            "device_alias": self.device_alias,
+            "device_type": self.device_type,
+            "params": json_safe(self.params),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class NormalizedCommand:
+    """A candidate resolved to one entity: trusted internal type (seed 001 section 3).
+
+    Attributes:
+        intent: the vocabulary intent.
+        entity_id: the resolved entity (seed 001's ``device_id``).
+        domain: the entity's HA domain; policy's ``device_type`` (issue 3: domains, not "thermostat").
+        device_class: the entity's device class, or None.
+        service: the HA service name within ``domain`` (``turn_on``, ``open_cover``), or None when the intent has no
+            service for this domain (the capability gate then fails).
+        data: service data without the target, e.g. ``{"brightness_pct": 80}``.
+        params: the candidate's typed params as given.
+        risk_level: 0 (harmless) .. 5 (critical), from ``tables.risk_level`` at normalization; Freshness and Policy
+            read it.
+        appliance: True when the entity is a planned appliance's controlled entity.
+        source_agent: who proposed the command (``orchestrator``, ``scheduler``, an outside agent's name).
+    """
+
+    intent: str
+    entity_id: str
+    domain: str
+    device_class: str | None
+    service: str | None
+    data: Mapping[str, Any]
+    params: Mapping[str, Any]
+    risk_level: int
+    appliance: bool
+    source_agent: str
+
+    @property
+    def device_type(self) -> str:
+        """Seed 001's name for the domain."""
+        return self.domain
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "intent": self.intent,
+            "entity_id": self.entity_id,
+            "domain": self.domain,
+            "device_class": self.device_class,
+            "service": self.service,
+            "data": json_safe(self.data),
+            "params": json_safe(self.params),
+            "risk_level": self.risk_level,
+            "appliance": self.appliance,
+            "source_agent": self.source_agent,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatedCommand:
+    """A command that passed policy: execution-ready (seed 001 section 3).
+
+    Attributes:
+        intent, entity_id, risk_level: as in :class:`NormalizedCommand`.
+        backend: always ``homeassistant``.
+        backend_action: ``domain.service``, e.g. ``light.turn_on``.
+        domain, service: the two halves of ``backend_action``.
+        data: service data without the target.
+        policy_action: ``allow`` or ``confirm`` (a ``deny`` never becomes a GatedCommand).
+        trace_id: the trace this command belongs to.
+    """
+
+    intent: str
+    entity_id: str
+    domain: str
+    service: str
+    data: Mapping[str, Any]
+    risk_level: int
+    policy_action: PolicyAction
+    trace_id: str
+    backend: str = "homeassistant"
+
+    @property
+    def backend_action(self) -> str:
+        """``domain.service``."""
+        return f"{self.domain}.{self.service}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "intent": self.intent,
+            "entity_id": self.entity_id,
+            "backend": self.backend,
+            "backend_action": self.backend_action,
+            "data": json_safe(self.data),
+            "risk_level": self.risk_level,
+            "policy_action": str(self.policy_action),
+            "trace_id": self.trace_id,
+        }
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One gate's verdict (seed 001 section 2).
+
+    Attributes:
+        gate: the gate's name (``input_guard``, ``schema``, ``device_resolved``, ``capability``, ``freshness``,
+            ``policy``).
+        passed: False stops the pipeline.
+        reason: one English sentence for people and agents.
+        evidence: a JSON-safe snapshot of what the gate looked at, for the audit trail.
+    """
+
+    gate: str
+    passed: bool
+    reason: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {"gate": self.gate, "passed": self.passed, "reason": self.reason, "evidence": json_safe(self.evidence)}
+
+
+@dataclass(kw_only=True)
+class GateContext:
+    """What the gates share while one command runs through them (seed 001 section 2, adapted to HA).
+
+    Gates read the inputs and fill the products of earlier gates; a later gate never runs when an earlier one failed.
+
+    Inputs:
+        trace_id, source_agent, raw_input (the caller's text, may be empty), raw_candidate (the caller's mapping,
+        untrusted, or None), view (the HA adapter), now (aware UTC), policy (ordered rules, first match wins),
+        include_appliances (appliance-controlled entities are resolution candidates; default True).
+    Products:
+        candidate (schema), entity and command (device_resolved), state (freshness), policy_action and gated (policy).
+    """
+
+    trace_id: str
+    source_agent: str
+    raw_input: str
+    raw_candidate: Mapping[str, Any] | None
+    view: HaView
+    now: datetime
+    policy: tuple[Any, ...]  # tuple[tables.PolicyRule, ...]; Any avoids an import cycle
+    include_appliances: bool = True
+    candidate: ModelCandidate | None = None
+    entity: EntityInfo | None = None
+    command: NormalizedCommand | None = None
+    state: StateInfo | None = None
+    policy_action: PolicyAction | None = None
+    gated: GatedCommand | None = None
+
+
+@dataclass(kw_only=True)
+class PipelineTrace:
+    """The record of one decision (seed 001 section 7; issue 3).
+
+    Attributes:
+        trace_id: a uuid4 hex string.
+        source_agent: who proposed the command.
+        raw_input: the caller's text (may be empty).
+        candidate: the caller's candidate as received (JSON-safe), or None.
+        gate_results: every gate that ran, in order; the last one failed when ``outcome`` is ``blocked``.
+        command: the gated command when every gate passed, else None.
+        dry_run_plan, execution_result: filled by the DryRun and Execution stages (next session).
+        timestamp: aware UTC datetime of the decision.
+        outcome: an :class:`Outcome`.
+    """
+
+    trace_id: str
+    source_agent: str
+    raw_input: str
+    candidate: dict[str, Any] | None
+    gate_results: list[GateResult]
+    timestamp: datetime
+    outcome: Outcome
+    command: GatedCommand | None = None
+    entity_id: str | None = None
+    dry_run_plan: dict[str, Any] | None = None
+    execution_result: dict[str, Any] | None = None
+
+    @property
+    def failed_gate(self) -> str | None:
+        """Name of the gate that blocked, or None."""
+        for result in self.gate_results:
+            if not result.passed:
+                return result.gate
+        return None
+
+    @property
+    def policy_action(self) -> PolicyAction | None:
+        """The policy gate's action when every gate passed, else None."""
+        return self.command.policy_action if self.command else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form for service responses and storage (redaction is the shell's job)."""
+        return {
+            "trace_id": self.trace_id,
+            "source_agent": self.source_agent,
+            "raw_input": self.raw_input,
+            "candidate": json_safe(self.candidate),
+            "gate_results": [r.as_dict() for r in self.gate_results],
+            "failed_gate": self.failed_gate,
+            "entity_id": self.entity_id,
+            "command": self.command.as_dict() if self.command else None,
+            "dry_run_plan": json_safe(self.dry_run_plan),
+            "execution_result": json_safe(self.execution_result),
+            "timestamp": self.timestamp.isoformat(),
+            "outcome": str(self.outcome),
+        }

@@ -1,0 +1,139 @@
+"""The gate pipeline: ordered, sequential, fail-stop (seed 001 section 2; issue 3, "The gates").
+
+This is the pure core of gates 1-6: InputGuard, Schema, DeviceResolved, Capability, Freshness, Policy. Each gate's
+:class:`GateResult` is appended to the trace before the next gate runs; the first failure stops the run with outcome
+``blocked``. When every gate passes the outcome is ``dry_run`` and ``trace.command`` holds the :class:`GatedCommand`
+(``policy_action`` allow or confirm).
+
+Not here yet (next session, in the HA shell): gate 7 DryRun (execution plan, idempotency key, ``dry_run_plan``),
+gate 8 Execution (the "Allow device control" switch, confirmations, ``execution_result`` and the outcomes executed,
+pending_confirmation, confirmed, rejected, failed, cancelled, expired), trace storage and redaction, events,
+services, and the real :class:`HaView`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+import uuid
+
+from . import capability, device_resolved, freshness, input_guard, policy, schema
+from .models import GateContext, GateResult, Outcome, PipelineTrace, json_safe
+from .tables import DEFAULT_POLICY, PolicyRule
+from .view import HaView
+
+type Gate = Callable[[GateContext], GateResult]
+
+GATES: tuple[tuple[str, Gate], ...] = (
+    (input_guard.NAME, input_guard.evaluate),
+    (schema.NAME, schema.evaluate),
+    (device_resolved.NAME, device_resolved.evaluate),
+    (capability.NAME, capability.evaluate),
+    (freshness.NAME, freshness.evaluate),
+    (policy.NAME, policy.evaluate),
+)
+# An async hook that asks a polling entity for a fresh state (``homeassistant.update_entity``) and returns the aware
+# UTC moment it did so.
+type Refresh = Callable[[str], Awaitable[datetime]]
+
+
+def make_context(
+    view: HaView,
+    *,
+    source_agent: str,
+    raw_input: str = "",
+    candidate: Mapping[str, Any] | None,
+    now: datetime,
+    rules: Sequence[PolicyRule] = DEFAULT_POLICY,
+    include_appliances: bool = True,
+    trace_id: str | None = None,
+) -> GateContext:
+    """A fresh :class:`GateContext`; ``trace_id`` defaults to a new uuid4 hex string."""
+    return GateContext(
+        trace_id=trace_id or uuid.uuid4().hex,
+        source_agent=source_agent,
+        raw_input=raw_input,
+        raw_candidate=candidate,
+        view=view,
+        now=now,
+        policy=tuple(rules),
+        include_appliances=include_appliances,
+    )
+
+
+def _trace(ctx: GateContext, results: list[GateResult]) -> PipelineTrace:
+    passed = bool(results) and all(r.passed for r in results) and ctx.gated is not None
+    raw = ctx.raw_candidate
+    return PipelineTrace(
+        trace_id=ctx.trace_id,
+        source_agent=ctx.source_agent,
+        raw_input=ctx.raw_input,
+        candidate=json_safe(raw) if isinstance(raw, Mapping) else None,
+        gate_results=results,
+        timestamp=ctx.now,
+        outcome=Outcome.DRY_RUN if passed else Outcome.BLOCKED,
+        command=ctx.gated if passed else None,
+        entity_id=ctx.command.entity_id if ctx.command else None,
+    )
+
+
+def run(ctx: GateContext) -> PipelineTrace:
+    """Run gates 1-6 on ``ctx`` (fail-stop) and return the trace."""
+    results: list[GateResult] = []
+    for _, gate in GATES:
+        result = gate(ctx)
+        results.append(result)
+        if not result.passed:
+            break
+    return _trace(ctx, results)
+
+
+async def run_async(ctx: GateContext, refresh: Refresh | None = None) -> PipelineTrace:
+    """:func:`run` with the Freshness refresh-once hook.
+
+    When Freshness fails for an entity that polls and has a state, ``refresh(entity_id)`` is awaited once and
+    Freshness re-checked with ``refreshed_at`` (``last_reported`` must come after it). The trace records one
+    Freshness result; its evidence keeps the first attempt under ``first_attempt``.
+    """
+    results: list[GateResult] = []
+    for name, gate in GATES:
+        result = gate(ctx)
+        if (
+            name == freshness.NAME
+            and not result.passed
+            and refresh is not None
+            and ctx.entity is not None
+            and ctx.entity.polls
+            and ctx.state is not None
+        ):
+            refreshed_at = await refresh(ctx.entity.entity_id)
+            ctx.now = max(ctx.now, refreshed_at)
+            retry = freshness.evaluate(ctx, refreshed_at=refreshed_at)
+            result = GateResult(retry.gate, retry.passed, retry.reason, {**retry.evidence, "first_attempt": result.as_dict()})
+        results.append(result)
+        if not result.passed:
+            break
+    return _trace(ctx, results)
+
+
+def evaluate(
+    view: HaView,
+    *,
+    source_agent: str,
+    raw_input: str = "",
+    candidate: Mapping[str, Any] | None,
+    now: datetime,
+    rules: Sequence[PolicyRule] = DEFAULT_POLICY,
+    include_appliances: bool = True,
+    trace_id: str | None = None,
+) -> PipelineTrace:
+    """Evaluate one proposed command against ``view`` at ``now`` (aware UTC) under ``rules`` (first match wins;
+    pass ``tables.effective_policy(user_rules)``). ``candidate`` is the caller's untrusted mapping (seed 001
+    ``model_candidate``); raw text alone is screened but not parsed, so it blocks at Schema."""
+    return run(
+        make_context(
+            view, source_agent=source_agent, raw_input=raw_input, candidate=candidate, now=now, rules=rules,
+            include_appliances=include_appliances, trace_id=trace_id,
+        )
+    )

@@ -1,0 +1,61 @@
+"""Gate 6, Policy: first match in the (operation, device_type, risk range) table (seed 001 sections 4.6 and 6).
+
+The table is ``ctx.policy`` (``tables.effective_policy``: validated user rules, then the defaults). The operation
+is the intent and the device type the HA domain. No matching rule denies (fail closed). ``allow`` and ``confirm``
+pass (Execution asks a person for ``confirm``); ``deny`` blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .models import GateContext, GatedCommand, GateResult, PolicyAction
+from .tables import PolicyRule
+
+NAME = "policy"
+
+
+def decide(rules: Sequence[PolicyRule], operation: str, device_type: str, risk: int) -> tuple[int | None, PolicyAction]:
+    """(index of the first matching rule or None, its action; DENY when nothing matches)."""
+    for index, rule in enumerate(rules):
+        if rule.matches(operation, device_type, risk):
+            return index, rule.action
+    return None, PolicyAction.DENY
+
+
+def evaluate(ctx: GateContext) -> GateResult:
+    """Pass unless the first matching rule denies; sets ``ctx.policy_action`` and ``ctx.gated``.
+
+    Evidence: ``operation``, ``device_type``, ``risk_level``, ``rule`` (the matched rule or None), ``rule_index``,
+    ``action`` and ``override_available`` (True for ``confirm``: an admin may confirm).
+    """
+    assert ctx.command is not None  # device_resolved ran
+    command = ctx.command
+    service = command.service
+    assert service is not None  # capability ran
+    index, action = decide(ctx.policy, command.intent, command.domain, command.risk_level)
+    rule = ctx.policy[index] if index is not None else None
+    evidence = {
+        "operation": command.intent,
+        "device_type": command.domain,
+        "risk_level": command.risk_level,
+        "rule": rule.as_dict() if rule else None,
+        "rule_index": index,
+        "action": str(action),
+        "override_available": action is PolicyAction.CONFIRM,
+    }
+    ctx.policy_action = action
+    if action is PolicyAction.DENY:
+        what = f"{rule.operation}/{rule.device_type}/risk {rule.risk_min}-{rule.risk_max}" if rule else "no matching rule"
+        return GateResult(NAME, False, f"blocked by policy: {what}", evidence)
+    ctx.gated = GatedCommand(
+        intent=command.intent,
+        entity_id=command.entity_id,
+        domain=command.domain,
+        service=service,
+        data=dict(command.data),
+        risk_level=command.risk_level,
+        policy_action=action,
+        trace_id=ctx.trace_id,
+    )
+    return GateResult(NAME, True, f"policy: {action}", evidence)

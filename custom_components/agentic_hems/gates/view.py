@@ -1,0 +1,114 @@
+"""How the gates see Home Assistant: plain records and one small protocol (issue 3, "The gates").
+
+The shell implements :class:`HaView` over the entity, device and area registries, ``hass.states``,
+``hass.services.has_service`` and ``async_should_expose(hass, "conversation", entity_id)``; tests use a fake.
+Nothing here imports Home Assistant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class AreaInfo:
+    """An area registry entry: ``area_id``, ``name`` and its ``aliases``."""
+
+    area_id: str
+    name: str
+    aliases: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, kw_only=True)
+class EntityInfo:
+    """What the gates know about one entity, registry and capabilities together.
+
+    Attributes:
+        entity_id: ``domain.object_id``.
+        name: the registry name (user's) or the entity's own name, or None.
+        aliases: entity registry aliases.
+        area_id: the entity's area, else its device's area, else None.
+        device_name: the device's ``name_by_user`` or ``name``, or None.
+        device_class: the entity's (user-overridden or original) device class, or None.
+        supported_features: the ``supported_features`` bitmask (0 when absent).
+        supported_color_modes: lights only; e.g. ``{"brightness"}``, ``{"onoff"}``.
+        capabilities: range and option attributes: ``min_temp``, ``max_temp``, ``target_temp_step``,
+            ``hvac_modes`` (climate); ``min``, ``max``, ``step`` (number, input_number).
+        polls: True when the entity polls its device, so ``homeassistant.update_entity`` really asks it (issue 3,
+            Freshness); push-only entities are never refreshed.
+    """
+
+    entity_id: str
+    name: str | None = None
+    aliases: frozenset[str] = frozenset()
+    area_id: str | None = None
+    device_name: str | None = None
+    device_class: str | None = None
+    supported_features: int = 0
+    supported_color_modes: frozenset[str] = frozenset()
+    capabilities: Mapping[str, Any] = field(default_factory=dict)
+    polls: bool = False
+
+    @property
+    def domain(self) -> str:
+        """The HA domain (text before the first dot)."""
+        return self.entity_id.split(".", 1)[0]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StateInfo:
+    """One state: ``state`` string, ``attributes``, and ``last_updated``/``last_reported`` as aware UTC datetimes.
+
+    ``last_reported`` is when the integration last wrote the state, even unchanged (HA >= 2024.3); None when unknown.
+    """
+
+    entity_id: str
+    state: str
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    last_updated: datetime
+    last_reported: datetime | None = None
+
+    @property
+    def friendly_name(self) -> str | None:
+        """The ``friendly_name`` attribute, if a string."""
+        name = self.attributes.get("friendly_name")
+        return name if isinstance(name, str) else None
+
+
+class HaView(Protocol):
+    """The gates' only window onto HA. Every method is synchronous and side-effect free."""
+
+    def entity_ids(self) -> Iterable[str]:
+        """Every entity id HA knows (registry entries and state-only entities)."""
+        ...
+
+    def entity(self, entity_id: str) -> EntityInfo | None:
+        """The entity's record, or None when unknown."""
+        ...
+
+    def areas(self) -> Iterable[AreaInfo]:
+        """Every area."""
+        ...
+
+    def state(self, entity_id: str) -> StateInfo | None:
+        """The current state, or None."""
+        ...
+
+    def has_service(self, domain: str, service: str) -> bool:
+        """``hass.services.has_service(domain, service)``."""
+        ...
+
+    def should_expose(self, entity_id: str) -> bool:
+        """``async_should_expose(hass, "conversation", entity_id)``."""
+        ...
+
+    def own_entity_ids(self) -> frozenset[str]:
+        """This integration's own entities: never resolution candidates."""
+        ...
+
+    def appliance_entity_ids(self) -> frozenset[str]:
+        """The controlled entities named in appliance subentries."""
+        ...
