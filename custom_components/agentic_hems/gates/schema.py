@@ -28,9 +28,12 @@ def _number(value: Any) -> float | int:
     return number
 
 
+_NAME_MSG = f"expected a non-empty string of at most {MAX_NAME_CHARS} characters"
+
+
 def _name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_NAME_CHARS:
-        raise vol.Invalid(f"expected a non-empty string of at most {MAX_NAME_CHARS} characters")
+        raise vol.Invalid(_NAME_MSG)
     return value
 
 
@@ -45,9 +48,11 @@ PARAMS: dict[str, dict[Any, Any]] = {
 CANDIDATE_SCHEMA = vol.Schema(
     {
         vol.Required("intent"): vol.In(sorted(INTENTS)),
-        vol.Optional("room", default=None): vol.Any(None, _name),
-        vol.Optional("device_alias", default=None): vol.Any(None, _name),
-        vol.Optional("device_type", default=None): vol.Any(None, vol.In(sorted(DOMAINS))),
+        vol.Optional("room", default=None): vol.Any(None, _name, msg=_NAME_MSG),
+        vol.Optional("device_alias", default=None): vol.Any(None, _name, msg=_NAME_MSG),
+        vol.Optional("device_type", default=None): vol.Any(
+            None, vol.In(sorted(DOMAINS)), msg=f"value must be one of {sorted(DOMAINS)} (HA domains)"
+        ),
         vol.Optional("params", default=dict): dict,
     },
     extra=vol.PREVENT_EXTRA,
