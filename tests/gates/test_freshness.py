@@ -1,0 +1,95 @@
+"""Gate 5, Freshness: the state's age against the TTL of the command's risk."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from custom_components.agentic_hems.gates import capability, device_resolved, freshness, schema
+from custom_components.agentic_hems.gates.freshness import check, ttl_for
+from custom_components.agentic_hems.gates.view import EntityInfo, StateInfo
+
+from .fakes import NOW, FakeView, context, house, through
+
+
+def test_ttl_by_risk() -> None:
+    assert [ttl_for(r).total_seconds() for r in range(6)] == [300, 300, 30, 30, 5, 5]
+
+
+def run(alias: str, intent: str, view: FakeView) -> Any:
+    ctx = through(context({"intent": intent, "device_alias": alias}, view), schema.evaluate, device_resolved.evaluate,
+                  capability.evaluate)
+    return freshness.evaluate(ctx), ctx
+
+
+@pytest.mark.parametrize(
+    ("alias", "intent", "age_s", "passed"),
+    [
+        ("ceiling", "turn_on", 299, True),  # risk 0: 5 min
+        ("ceiling", "turn_on", 301, False),
+        ("kettle", "turn_on", 300, True),  # risk 1, exactly the TTL
+        ("front door", "lock", 4.9, True),  # risk 4: 5 s
+        ("front door", "lock", 5.1, False),
+        ("garage door", "open", 6, False),  # garage cover: risk 4
+    ],
+)
+def test_age_against_ttl(alias: str, intent: str, age_s: float, passed: bool) -> None:
+    view = house()
+    entity_id = {"ceiling": "light.living_main", "kettle": "switch.kettle", "front door": "lock.front_door",
+                 "garage door": "cover.garage_door"}[alias]
+    view.add(view.entities[entity_id], "on", age=timedelta(seconds=age_s))
+    result, _ = run(alias, intent, view)
+    assert result.passed is passed
+    assert result.evidence["age_s"] == pytest.approx(age_s)
+    if not passed:
+        assert result.reason.startswith("stale: refresh and retry")
+
+
+def test_evidence_fields() -> None:
+    result, ctx = run("front door", "lock", house())
+    assert result.passed
+    assert result.evidence["ttl_s"] == 5.0 and result.evidence["risk_level"] == 4
+    assert result.evidence["last_reported"] == NOW - timedelta(seconds=1)
+    assert ctx.state is not None and ctx.state.state == "locked"
+
+
+@pytest.mark.parametrize("state", ["unavailable", "unknown"])
+def test_unusable_states_fail(state: str) -> None:
+    view = house()
+    view.add(view.entities["switch.kettle"], state)
+    result, _ = run("kettle", "turn_on", view)
+    assert not result.passed and result.reason == f"state is {state}"
+
+
+def test_last_reported_preferred_over_last_updated() -> None:
+    old = NOW - timedelta(hours=1)
+    state = StateInfo(entity_id="lock.x", state="locked", last_updated=old, last_reported=NOW - timedelta(seconds=2))
+    assert check(state, 4, NOW)[0]
+    assert not check(StateInfo(entity_id="lock.x", state="locked", last_updated=old), 4, NOW)[0]
+
+
+def test_missing_state_fails() -> None:
+    assert check(None, 0, NOW) == (False, "no state", {"risk_level": 0, "ttl_s": 300.0, "refreshed_at": None})
+
+
+def test_after_a_refresh_last_reported_must_be_newer() -> None:
+    refreshed = NOW - timedelta(seconds=1)
+    state = StateInfo(entity_id="sensor.x", state="1", last_updated=NOW - timedelta(seconds=2))
+    passed, reason, _ = check(state, 0, NOW, refreshed_at=refreshed)
+    assert not passed and reason.startswith("not reported since the refresh")
+    assert check(StateInfo(entity_id="sensor.x", state="1", last_updated=NOW), 0, NOW, refreshed_at=refreshed)[0]
+
+
+def test_future_stamp_counts_as_age_zero() -> None:
+    state = StateInfo(entity_id="lock.x", state="locked", last_updated=NOW + timedelta(seconds=3))
+    passed, _, evidence = check(state, 5, NOW)
+    assert passed and evidence["age_s"] == 0.0
+
+
+def test_polls_flag_in_evidence() -> None:
+    view = house()
+    view.add(EntityInfo(entity_id="switch.plug", name="Plug", polls=True))
+    result, _ = run("plug", "turn_on", view)
+    assert result.evidence["polls"] is True
