@@ -93,3 +93,21 @@ def test_appliance_entities_are_candidates_unless_the_option_is_off() -> None:
 def test_normalization_assigns_risk_from_the_table(alias: str, risk: int) -> None:
     result, ctx = resolve({"intent": "turn_on", "device_alias": alias})
     assert result.passed and ctx.command.risk_level == risk and result.evidence["risk_level"] == risk
+
+
+def test_index_snapshot_contents() -> None:
+    index = device_resolved.ResolverIndex.build(house())
+    assert "light.hidden" not in index.entities and "sensor.agentic_hems_last_decision" not in index.entities
+    assert "switch.dishwasher" in index.entities  # appliance-controlled, although unexposed
+    assert index.names["main light"] == [("light.kitchen_main", "name"), ("light.living_main", "name")]
+    assert index.area_keys["lounge"] == {"living_room"}
+    assert index.by_area["garage"] == ["cover.garage_door"]
+    without = device_resolved.ResolverIndex.build(house(), include_appliances=False)
+    assert "switch.dishwasher" not in without.entities and without.appliances == frozenset()
+
+
+def test_index_built_with_other_option_is_ignored() -> None:
+    index = device_resolved.ResolverIndex.build(house(), include_appliances=True)
+    ctx = through(context({"intent": "start", "device_alias": "dishwasher"}, include_appliances=False, index=index),
+                  schema.evaluate)
+    assert not device_resolved.evaluate(ctx).passed

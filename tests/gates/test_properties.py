@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from custom_components.agentic_hems.gates.device_resolved import candidate_ids
+from custom_components.agentic_hems.gates.device_resolved import ResolverIndex, candidate_ids
 from custom_components.agentic_hems.gates.models import Outcome, PolicyAction
 from custom_components.agentic_hems.gates.pipeline import evaluate
 from custom_components.agentic_hems.gates.policy import decide
@@ -130,3 +130,13 @@ def test_an_unknown_entity_never_passes(candidate: dict[str, Any], policy: tuple
 def test_unexposed_and_own_entities_never_pass(candidate: dict[str, Any], policy: tuple[PolicyRule, ...]) -> None:
     trace = evaluate(house(), source_agent="prop", candidate=candidate, now=NOW, rules=(*policy, *ALLOW_ALL))
     assert trace.entity_id not in {"light.hidden", "sensor.agentic_hems_last_decision"}
+
+
+@SETTINGS
+@given(candidates(), rules())
+def test_prebuilt_index_gives_the_same_trace(candidate: dict[str, Any], policy: tuple[PolicyRule, ...]) -> None:
+    view = house()
+    index = ResolverIndex.build(view)
+    a = evaluate(view, source_agent="prop", candidate=candidate, now=NOW, rules=policy, trace_id="x")
+    b = evaluate(view, source_agent="prop", candidate=candidate, now=NOW, rules=policy, trace_id="x", index=index)
+    assert a.as_dict() == b.as_dict()

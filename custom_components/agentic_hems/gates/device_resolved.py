@@ -64,6 +64,59 @@ def match_areas(view: HaView, room: str) -> list[AreaInfo]:
 
 
 @dataclass(frozen=True)
+class ResolverIndex:
+    """Everything :func:`resolve` needs, folded once: a resolution is then a few dict lookups.
+
+    Build it with :meth:`build`; it is a snapshot, so the shell rebuilds it when the entity, device or area registry,
+    exposure, the appliance subentries or a ``friendly_name`` change (or passes none and pays O(entities) per call).
+
+    Attributes:
+        include_appliances: the option it was built with.
+        entities: candidate entity_id -> record (exposed plus appliance-controlled, minus own).
+        names: folded name -> [(entity_id, source)] over the candidates, sorted by entity_id.
+        names_of: candidate entity_id -> its folded names.
+        by_area: area_id -> sorted candidate entity_ids.
+        area_keys: folded area id, name or alias -> area_ids.
+        area_names: folded area name -> area name (for suggestions).
+        appliances: the appliance-controlled entity ids.
+    """
+
+    include_appliances: bool
+    entities: dict[str, EntityInfo]
+    names: dict[str, list[tuple[str, str]]]
+    names_of: dict[str, tuple[str, ...]]
+    by_area: dict[str, list[str]]
+    area_keys: dict[str, set[str]]
+    area_names: dict[str, str]
+    appliances: frozenset[str]
+
+    @classmethod
+    def build(cls, view: HaView, *, include_appliances: bool = True) -> ResolverIndex:
+        """Index ``view`` (O(entities + areas))."""
+        entities = {
+            eid: e for eid in sorted(candidate_ids(view, include_appliances)) if (e := view.entity(eid)) is not None
+        }
+        names: dict[str, list[tuple[str, str]]] = {}
+        names_of: dict[str, tuple[str, ...]] = {}
+        by_area: dict[str, list[str]] = {}
+        for eid, entity in entities.items():
+            own = entity_names(view, entity)
+            names_of[eid] = tuple(own)
+            for name, source in own.items():
+                names.setdefault(name, []).append((eid, source))
+            if entity.area_id is not None:
+                by_area.setdefault(entity.area_id, []).append(eid)
+        area_keys: dict[str, set[str]] = {}
+        area_names: dict[str, str] = {}
+        for area in view.areas():
+            area_names.setdefault(fold(area.name), area.name)
+            for key in (area.area_id, area.name, *area.aliases):
+                area_keys.setdefault(fold(key), set()).add(area.area_id)
+        appliances = view.appliance_entity_ids() if include_appliances else frozenset()
+        return cls(include_appliances, entities, names, names_of, by_area, area_keys, area_names, appliances)
+
+
+@dataclass(frozen=True)
 class Resolution:
     """What :func:`resolve` found: ``entity`` when exactly one matched, else the reason and what to offer."""
 
@@ -82,50 +135,59 @@ def _describe(view: HaView, entity: EntityInfo) -> dict[str, str | None]:
     return {"entity_id": entity.entity_id, "name": name, "area_id": entity.area_id}
 
 
-def resolve(view: HaView, candidate: ModelCandidate, *, include_appliances: bool = True) -> Resolution:
-    """Resolve ``candidate.room``/``device_alias``/``device_type`` to one entity (see the module docstring)."""
-    pool = [e for eid in sorted(candidate_ids(view, include_appliances)) if (e := view.entity(eid)) is not None]
-    if candidate.device_type:
-        pool = [e for e in pool if e.domain == candidate.device_type]
+def resolve(
+    view: HaView, candidate: ModelCandidate, *, include_appliances: bool = True, index: ResolverIndex | None = None
+) -> Resolution:
+    """Resolve ``candidate.room``/``device_alias``/``device_type`` to one entity (see the module docstring).
+
+    ``index`` (built with the same ``include_appliances``) makes this O(matches); without one it is built here.
+    """
+    idx = index if index is not None else ResolverIndex.build(view, include_appliances=include_appliances)
+    pool: list[str] | None = None  # None: every candidate (not materialized on the fast path)
     area_ids: list[str] = []
     if candidate.room is not None:
-        areas = match_areas(view, candidate.room)
-        area_ids = sorted(a.area_id for a in areas)
-        if not areas:
-            names = {fold(a.name): a.name for a in view.areas()}
-            close = difflib.get_close_matches(fold(candidate.room), list(names), n=MAX_SUGGESTIONS, cutoff=0.6)
+        area_ids = sorted(idx.area_keys.get(fold(candidate.room), ()))
+        if not area_ids:
+            close = difflib.get_close_matches(fold(candidate.room), list(idx.area_names), n=MAX_SUGGESTIONS, cutoff=0.6)
             return Resolution(
                 None, f"room not found: {candidate.room}", None, [], [],
-                [{"area": names[c]} for c in close], len(pool),
+                [{"area": idx.area_names[c]} for c in close], 0,
             )
-        pool = [e for e in pool if e.area_id in area_ids]
+        pool = sorted(eid for area_id in area_ids for eid in idx.by_area.get(area_id, ()))
+    if candidate.device_type:
+        pool = [eid for eid in (idx.entities if pool is None else pool) if idx.entities[eid].domain == candidate.device_type]
     matched_by = "room"
     if candidate.device_alias is not None:
         want = fold(candidate.device_alias)
-        hits: list[tuple[EntityInfo, str]] = []
-        all_names: dict[str, str] = {}
-        for entity in pool:
-            names = entity_names(view, entity)
-            if want in names:
-                hits.append((entity, names[want]))
-            for name in names:
-                all_names.setdefault(name, entity.entity_id)
+        allowed = None if pool is None else set(pool)
+        hits = [(eid, src) for eid, src in idx.names.get(want, ()) if allowed is None or eid in allowed]
         if not hits:
-            close = difflib.get_close_matches(want, list(all_names), n=MAX_SUGGESTIONS, cutoff=0.6)
+            if pool is None:
+                names = {name: matches[0][0] for name, matches in idx.names.items()}
+            else:
+                names = {}
+                for eid in pool:
+                    for name in idx.names_of[eid]:
+                        names.setdefault(name, eid)
+            close = difflib.get_close_matches(want, list(names), n=MAX_SUGGESTIONS, cutoff=0.6)
             return Resolution(
                 None, f"device not found: {candidate.device_alias}", None, area_ids, [],
-                [{"name": c, "entity_id": all_names[c]} for c in close], len(pool),
+                [{"name": c, "entity_id": names[c]} for c in close], len(idx.entities if pool is None else pool),
             )
-        pool = [entity for entity, _ in hits]
+        pool = sorted({eid for eid, _ in hits})
         matched_by = ",".join(sorted({source for _, source in hits}))
-    if len(pool) == 1:
-        return Resolution(pool[0], f"resolved to {pool[0].entity_id}", matched_by, area_ids, [], [], 1)
+    found = sorted(idx.entities) if pool is None else pool
+    if len(found) == 1:
+        return Resolution(idx.entities[found[0]], f"resolved to {found[0]}", matched_by, area_ids, [], [], 1)
     what = candidate.device_alias or candidate.room or ""
-    if not pool:
+    if not found:
         return Resolution(None, f"device not found: {what}", None, area_ids, [], [], 0)
-    alternatives = [_describe(view, e) for e in pool[:MAX_ALTERNATIVES]]
+    alternatives = [_describe(view, idx.entities[eid]) for eid in found[:MAX_ALTERNATIVES]]
     listed = ", ".join(str(a["entity_id"]) for a in alternatives)
-    return Resolution(None, f"ambiguous: {what} matches {len(pool)} entities ({listed})", matched_by, area_ids, alternatives, [], len(pool))
+    return Resolution(
+        None, f"ambiguous: {what} matches {len(found)} entities ({listed})", matched_by, area_ids, alternatives, [],
+        len(found),
+    )
 
 
 def normalize(candidate: ModelCandidate, entity: EntityInfo, *, appliance: bool, source_agent: str) -> NormalizedCommand:
@@ -152,7 +214,8 @@ def evaluate(ctx: GateContext) -> GateResult:
     (on ambiguity) and ``suggestions`` (similar names on a miss), ``risk_level`` on success.
     """
     assert ctx.candidate is not None  # the schema gate ran
-    found = resolve(ctx.view, ctx.candidate, include_appliances=ctx.include_appliances)
+    index = ctx.index if ctx.index is not None and ctx.index.include_appliances == ctx.include_appliances else None
+    found = resolve(ctx.view, ctx.candidate, include_appliances=ctx.include_appliances, index=index)
     evidence: dict[str, object] = {
         "room": ctx.candidate.room,
         "alias": ctx.candidate.device_alias,
@@ -167,7 +230,8 @@ def evaluate(ctx: GateContext) -> GateResult:
     }
     if found.entity is None:
         return GateResult(NAME, False, found.reason, evidence)
-    appliance = ctx.include_appliances and found.entity.entity_id in ctx.view.appliance_entity_ids()
+    appliances = index.appliances if index is not None else ctx.view.appliance_entity_ids()
+    appliance = ctx.include_appliances and found.entity.entity_id in appliances
     ctx.entity = found.entity
     ctx.command = normalize(ctx.candidate, found.entity, appliance=appliance, source_agent=ctx.source_agent)
     evidence["risk_level"] = ctx.command.risk_level

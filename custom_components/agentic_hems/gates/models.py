@@ -10,9 +10,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .view import EntityInfo, HaView, StateInfo
+
+if TYPE_CHECKING:
+    from .device_resolved import ResolverIndex
+    from .tables import PolicyRule
 
 
 class Outcome(StrEnum):
@@ -226,7 +230,8 @@ class GateContext:
     Inputs:
         trace_id, source_agent, raw_input (the caller's text, may be empty), raw_candidate (the caller's mapping,
         untrusted, or None), view (the HA adapter), now (aware UTC), policy (ordered rules, first match wins),
-        include_appliances (appliance-controlled entities are resolution candidates; default True).
+        include_appliances (appliance-controlled entities are resolution candidates; default True), index (an
+        optional prebuilt ``device_resolved.ResolverIndex`` built with the same include_appliances).
     Products:
         candidate (schema), entity and command (device_resolved), state (freshness), policy_action and gated (policy).
     """
@@ -237,8 +242,9 @@ class GateContext:
     raw_candidate: Mapping[str, Any] | None
     view: HaView
     now: datetime
-    policy: tuple[Any, ...]  # tuple[tables.PolicyRule, ...]; Any avoids an import cycle
+    policy: tuple[PolicyRule, ...]
     include_appliances: bool = True
+    index: ResolverIndex | None = None
     candidate: ModelCandidate | None = None
     entity: EntityInfo | None = None
     command: NormalizedCommand | None = None

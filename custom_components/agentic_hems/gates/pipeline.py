@@ -19,6 +19,7 @@ from typing import Any
 import uuid
 
 from . import capability, device_resolved, freshness, input_guard, policy, schema
+from .device_resolved import ResolverIndex
 from .models import GateContext, GateResult, Outcome, PipelineTrace, json_safe
 from .tables import DEFAULT_POLICY, PolicyRule
 from .view import HaView
@@ -48,6 +49,7 @@ def make_context(
     rules: Sequence[PolicyRule] = DEFAULT_POLICY,
     include_appliances: bool = True,
     trace_id: str | None = None,
+    index: ResolverIndex | None = None,
 ) -> GateContext:
     """A fresh :class:`GateContext`; ``trace_id`` defaults to a new uuid4 hex string."""
     return GateContext(
@@ -59,6 +61,7 @@ def make_context(
         now=now,
         policy=tuple(rules),
         include_appliances=include_appliances,
+        index=index,
     )
 
 
@@ -127,13 +130,15 @@ def evaluate(
     rules: Sequence[PolicyRule] = DEFAULT_POLICY,
     include_appliances: bool = True,
     trace_id: str | None = None,
+    index: ResolverIndex | None = None,
 ) -> PipelineTrace:
     """Evaluate one proposed command against ``view`` at ``now`` (aware UTC) under ``rules`` (first match wins;
     pass ``tables.effective_policy(user_rules)``). ``candidate`` is the caller's untrusted mapping (seed 001
-    ``model_candidate``); raw text alone is screened but not parsed, so it blocks at Schema."""
+    ``model_candidate``); raw text alone is screened but not parsed, so it blocks at Schema. ``index``: a
+    ``ResolverIndex`` of ``view`` built with the same ``include_appliances`` (rebuilt by the caller on changes)."""
     return run(
         make_context(
             view, source_agent=source_agent, raw_input=raw_input, candidate=candidate, now=now, rules=rules,
-            include_appliances=include_appliances, trace_id=trace_id,
+            include_appliances=include_appliances, trace_id=trace_id, index=index,
         )
     )
