@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from custom_components.agentic_hems.gates import input_guard
@@ -81,3 +83,13 @@ def test_gate_flags_keys_too() -> None:
     result = input_guard.evaluate(context({"intent": "turn_on", "params": {"$(reboot)": 1}}))
     assert not result.passed
     assert list(result.evidence["fields"]) == ["candidate.params.$(reboot)#key"]
+
+
+def test_adversarial_repetitions_screen_in_linear_time() -> None:
+    """Unclosed delimiters repeated 20,000 times: a quadratic pattern would take seconds here."""
+    texts = ["{{" * 20_000, "$(" * 20_000, "{%" * 20_000, "ignore the " * 20_000, "`a" * 20_000, "a" * 200_000]
+    start = time.perf_counter()
+    flags = [screen(t) for t in texts]
+    assert time.perf_counter() - start < 1.0
+    assert flags[0] == ("template_injection",) and flags[1] == ("shell_injection",)
+    assert flags[3] == () and flags[5] == ("encoded_payload",)

@@ -1,8 +1,8 @@
 """Gate 1, InputGuard: screen raw model output for known bad patterns (seed 001 section 4.1).
 
 :func:`screen` applies one pattern library to text of any length (no length cap: the security layer's
-``assess()`` adds the caps and calls :func:`screen`, so both use this library). Patterns are linear-time regexes
-over the NFKC-normalized, case-folded text; invisible and bidirectional control characters are checked on the raw
+``assess()`` adds the caps and calls :func:`screen`, so both use this library). Patterns are linear-time regexes (no
+unbounded lazy spans: a delimiter alone flags) over the NFKC-normalized, case-folded text; invisible and bidirectional control characters are checked on the raw
 text. The gate screens the raw input and every string (keys and values, nested) of the candidate.
 """
 
@@ -32,11 +32,11 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "role_marker": re.compile(r"<\|?(im_start|im_end|system|assistant|endoftext)\|?>|\[/?inst\]|^\s*#{2,}\s*(system|assistant)\b|^\s*(system|assistant)\s*:", re.MULTILINE),
     "gate_bypass": re.compile(r"\b(skip|disable|turn off|bypass)\b[^.\n]{0,30}?\b(confirmation|policy|gates?|safety|security|audit)\b"),
     # command smuggling
-    "shell_injection": re.compile(r"(;|&&|\|\|)\s*(rm|curl|wget|sh|bash|nc|python3?|chmod|sudo)\b|\$\([^)]*\)|`[^`]*`|\brm\s+-rf\b"),
+    "shell_injection": re.compile(r"(;|&&|\|\|)\s*(rm|curl|wget|sh|bash|nc|python3?|chmod|sudo)\b|\$\(|\$\{|`[^`]{1,200}`|\brm\s+-rf\b"),
     "network_fetch": re.compile(r"\b(curl|wget)\s+\S+|\bhttps?://"),
     "path_traversal": re.compile(r"\.\./|\.\.\\"),
     "code_execution": re.compile(r"\b(__import__|eval|exec|os\.system|subprocess)\s*\(|\bimport\s+os\b"),
-    "template_injection": re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL),
+    "template_injection": re.compile(r"\{\{|\{%|\{#|\}\}|%\}"),  # any Jinja delimiter (HA templates)
     "sql_injection": re.compile(r"'\s*(;|or\s+'?1'?\s*=\s*'?1)|\b(drop|truncate)\s+table\b|\bunion\s+select\b"),
     "markup_injection": re.compile(r"<\s*(script|iframe|object|embed)\b|\bjavascript:|\bon(error|load)\s*="),
     "service_smuggling": re.compile(
