@@ -8,13 +8,14 @@ import json
 
 import pytest
 
+from custom_components.agentic_hems.gates.dry_run import IdempotencyLedger
 from custom_components.agentic_hems.gates.models import Outcome, PolicyAction
 from custom_components.agentic_hems.gates.pipeline import GATES, evaluate, run, run_async
 from custom_components.agentic_hems.gates.view import EntityInfo, StateInfo
 
 from .fakes import NOW, FakeView, context, house
 
-ORDER = ["input_guard", "schema", "device_resolved", "capability", "freshness", "policy"]
+ORDER = ["input_guard", "schema", "device_resolved", "capability", "freshness", "policy", "dry_run"]
 
 
 def test_gate_order() -> None:
@@ -36,7 +37,14 @@ def test_all_gates_pass_to_dry_run() -> None:
     }
     data = json.loads(json.dumps(trace.as_dict()))
     assert data["outcome"] == "dry_run" and data["timestamp"] == NOW.isoformat()
-    assert data["dry_run_plan"] is None and data["execution_result"] is None
+    assert data["execution_result"] is None
+    plan = data["dry_run_plan"]
+    assert plan == trace.gate_results[-1].evidence["plan"]
+    assert {k: v for k, v in plan.items() if k != "idempotency_key"} == {
+        "domain": "light", "service": "turn_on", "target": {"entity_id": "light.living_main"},
+        "data": {"brightness_pct": 40}, "expected_state": {"states": ["on"]}, "slot_start": None,
+    }
+    assert len(plan["idempotency_key"]) == 64
     assert data["candidate"]["params"] == {"brightness": 40}
 
 
@@ -107,3 +115,23 @@ def test_sync_run_matches_async_without_refresh() -> None:
     a = run(context(candidate))
     b = asyncio.run(run_async(context(candidate)))
     assert a.as_dict() == b.as_dict() and a.outcome is Outcome.DRY_RUN
+
+
+def test_blocked_trace_has_no_plan() -> None:
+    trace = evaluate(house(), source_agent="test", candidate={"intent": "unlock", "device_alias": "front door"}, now=NOW)
+    assert trace.outcome is Outcome.BLOCKED and trace.dry_run_plan is None
+
+
+def test_executed_slot_key_blocks_at_dry_run_as_duplicate() -> None:
+    slot = NOW.replace(minute=15)
+    candidate = {"intent": "start", "device_alias": "dishwasher"}
+    ledger = IdempotencyLedger()
+    first = evaluate(house(), source_agent="scheduler", candidate=candidate, now=NOW, slot_start=slot, ledger=ledger)
+    assert first.outcome is Outcome.DRY_RUN and first.dry_run_plan is not None
+    ledger.remember(first.dry_run_plan["idempotency_key"], NOW)  # what Execution will do
+    again = evaluate(house(), source_agent="scheduler", candidate=candidate, now=NOW + timedelta(minutes=1),
+                     slot_start=slot, ledger=ledger)
+    assert again.outcome is Outcome.BLOCKED and again.failed_gate == "dry_run" and again.dry_run_plan is None
+    assert [r.gate for r in again.gate_results] == ORDER
+    assert again.gate_results[-1].evidence["duplicate"] is True
+    assert again.trace_id != first.trace_id  # the slot, not the trace, anchors the key

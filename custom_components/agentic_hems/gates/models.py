@@ -16,6 +16,7 @@ from .view import EntityInfo, HaView, StateInfo
 
 if TYPE_CHECKING:
     from .device_resolved import ResolverIndex
+    from .dry_run import IdempotencyLedger
     from .tables import PolicyRule
 
 
@@ -199,13 +200,47 @@ class GatedCommand:
         }
 
 
+@dataclass(frozen=True, kw_only=True)
+class DryRunPlan:
+    """The execution plan DryRun builds without executing (seed 001 section 4.7; issue 3, gate 7).
+
+    Attributes:
+        domain, service: the HA service to call.
+        target: ``{"entity_id": ...}``.
+        data: service data without the target.
+        expected_state: ``tables.expected_state``: what Execution waits for.
+        idempotency_key: ``dry_run.idempotency_key`` (sha256 hex); never executes twice within 24 h.
+        slot_start: the plan slot's start (aware UTC) the key is anchored on, or None (then the trace_id).
+    """
+
+    domain: str
+    service: str
+    target: Mapping[str, str]
+    data: Mapping[str, Any]
+    expected_state: Mapping[str, Any]
+    idempotency_key: str
+    slot_start: datetime | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "domain": self.domain,
+            "service": self.service,
+            "target": dict(self.target),
+            "data": json_safe(self.data),
+            "expected_state": json_safe(self.expected_state),
+            "idempotency_key": self.idempotency_key,
+            "slot_start": json_safe(self.slot_start),
+        }
+
+
 @dataclass(frozen=True)
 class GateResult:
     """One gate's verdict (seed 001 section 2).
 
     Attributes:
         gate: the gate's name (``input_guard``, ``schema``, ``device_resolved``, ``capability``, ``freshness``,
-            ``policy``).
+            ``policy``, ``dry_run``).
         passed: False stops the pipeline.
         reason: one English sentence for people and agents.
         evidence: a JSON-safe snapshot of what the gate looked at, for the audit trail.
@@ -231,9 +266,12 @@ class GateContext:
         trace_id, source_agent, raw_input (the caller's text, may be empty), raw_candidate (the caller's mapping,
         untrusted, or None), view (the HA adapter), now (aware UTC), policy (ordered rules, first match wins),
         include_appliances (appliance-controlled entities are resolution candidates; default True), index (an
-        optional prebuilt ``device_resolved.ResolverIndex`` built with the same include_appliances).
+        optional prebuilt ``device_resolved.ResolverIndex`` built with the same include_appliances), slot_start (the
+        plan slot's start when the scheduler issues the command, else None), ledger (the
+        ``dry_run.IdempotencyLedger`` of executed keys; None means an empty one, so nothing is a duplicate).
     Products:
-        candidate (schema), entity and command (device_resolved), state (freshness), policy_action and gated (policy).
+        candidate (schema), entity and command (device_resolved), state (freshness), policy_action and gated (policy),
+        plan (dry_run).
     """
 
     trace_id: str
@@ -245,12 +283,15 @@ class GateContext:
     policy: tuple[PolicyRule, ...]
     include_appliances: bool = True
     index: ResolverIndex | None = None
+    slot_start: datetime | None = None
+    ledger: IdempotencyLedger | None = None
     candidate: ModelCandidate | None = None
     entity: EntityInfo | None = None
     command: NormalizedCommand | None = None
     state: StateInfo | None = None
     policy_action: PolicyAction | None = None
     gated: GatedCommand | None = None
+    plan: DryRunPlan | None = None
 
 
 @dataclass(kw_only=True)
@@ -264,7 +305,8 @@ class PipelineTrace:
         candidate: the caller's candidate as received (JSON-safe), or None.
         gate_results: every gate that ran, in order; the last one failed when ``outcome`` is ``blocked``.
         command: the gated command when every gate passed, else None.
-        dry_run_plan, execution_result: filled by the DryRun and Execution stages (next session).
+        dry_run_plan: the :class:`DryRunPlan` (JSON-safe) when every gate passed, else None.
+        execution_result: filled by the Execution gate (next session).
         timestamp: aware UTC datetime of the decision.
         outcome: an :class:`Outcome`.
     """

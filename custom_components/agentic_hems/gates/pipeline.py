@@ -1,12 +1,13 @@
 """The gate pipeline: ordered, sequential, fail-stop (seed 001 section 2; issue 3, "The gates").
 
-This is the pure core of gates 1-6: InputGuard, Schema, DeviceResolved, Capability, Freshness, Policy. Each gate's
-:class:`GateResult` is appended to the trace before the next gate runs; the first failure stops the run with outcome
-``blocked``. When every gate passes the outcome is ``dry_run`` and ``trace.command`` holds the :class:`GatedCommand`
-(``policy_action`` allow or confirm).
+This is the pure core of gates 1-7: InputGuard, Schema, DeviceResolved, Capability, Freshness, Policy, DryRun.
+Each gate's :class:`GateResult` is appended to the trace before the next gate runs; the first failure stops the run
+with outcome ``blocked``. When every gate passes the outcome is ``dry_run``, ``trace.command`` holds the
+:class:`GatedCommand` (``policy_action`` allow or confirm) and ``trace.dry_run_plan`` the JSON-safe
+:class:`.models.DryRunPlan` (service, target, data, expected state, idempotency key). DryRun only reads the
+:class:`.dry_run.IdempotencyLedger`; Execution remembers keys.
 
-Not here yet (next session, in the HA shell): gate 7 DryRun (execution plan, idempotency key, ``dry_run_plan``),
-gate 8 Execution (the "Allow device control" switch, confirmations, ``execution_result`` and the outcomes executed,
+Not here yet (next session, in the HA shell): gate 8 Execution (the "Allow device control" switch, confirmations, ``execution_result`` and the outcomes executed,
 pending_confirmation, confirmed, rejected, failed, cancelled, expired), trace storage and redaction, events,
 services, and the real :class:`HaView`.
 """
@@ -18,8 +19,9 @@ from datetime import datetime
 from typing import Any
 import uuid
 
-from . import capability, device_resolved, freshness, input_guard, policy, schema
+from . import capability, device_resolved, dry_run, freshness, input_guard, policy, schema
 from .device_resolved import ResolverIndex
+from .dry_run import IdempotencyLedger
 from .models import GateContext, GateResult, Outcome, PipelineTrace, json_safe
 from .tables import DEFAULT_POLICY, PolicyRule
 from .view import HaView
@@ -33,6 +35,7 @@ GATES: tuple[tuple[str, Gate], ...] = (
     (capability.NAME, capability.evaluate),
     (freshness.NAME, freshness.evaluate),
     (policy.NAME, policy.evaluate),
+    (dry_run.NAME, dry_run.evaluate),
 )
 # An async hook that asks a polling entity for a fresh state (``homeassistant.update_entity``) and returns the aware
 # UTC moment it did so.
@@ -50,6 +53,8 @@ def make_context(
     include_appliances: bool = True,
     trace_id: str | None = None,
     index: ResolverIndex | None = None,
+    slot_start: datetime | None = None,
+    ledger: IdempotencyLedger | None = None,
 ) -> GateContext:
     """A fresh :class:`GateContext`; ``trace_id`` defaults to a new uuid4 hex string."""
     return GateContext(
@@ -62,11 +67,13 @@ def make_context(
         policy=tuple(rules),
         include_appliances=include_appliances,
         index=index,
+        slot_start=slot_start,
+        ledger=ledger,
     )
 
 
 def _trace(ctx: GateContext, results: list[GateResult]) -> PipelineTrace:
-    passed = bool(results) and all(r.passed for r in results) and ctx.gated is not None
+    passed = bool(results) and all(r.passed for r in results) and ctx.gated is not None and ctx.plan is not None
     raw = ctx.raw_candidate
     return PipelineTrace(
         trace_id=ctx.trace_id,
@@ -78,11 +85,12 @@ def _trace(ctx: GateContext, results: list[GateResult]) -> PipelineTrace:
         outcome=Outcome.DRY_RUN if passed else Outcome.BLOCKED,
         command=ctx.gated if passed else None,
         entity_id=ctx.command.entity_id if ctx.command else None,
+        dry_run_plan=ctx.plan.as_dict() if passed and ctx.plan else None,
     )
 
 
 def run(ctx: GateContext) -> PipelineTrace:
-    """Run gates 1-6 on ``ctx`` (fail-stop) and return the trace."""
+    """Run gates 1-7 on ``ctx`` (fail-stop) and return the trace."""
     results: list[GateResult] = []
     for _, gate in GATES:
         result = gate(ctx)
@@ -131,14 +139,19 @@ def evaluate(
     include_appliances: bool = True,
     trace_id: str | None = None,
     index: ResolverIndex | None = None,
+    slot_start: datetime | None = None,
+    ledger: IdempotencyLedger | None = None,
 ) -> PipelineTrace:
     """Evaluate one proposed command against ``view`` at ``now`` (aware UTC) under ``rules`` (first match wins;
     pass ``tables.effective_policy(user_rules)``). ``candidate`` is the caller's untrusted mapping (seed 001
     ``model_candidate``); raw text alone is screened but not parsed, so it blocks at Schema. ``index``: a
-    ``ResolverIndex`` of ``view`` built with the same ``include_appliances`` (rebuilt by the caller on changes)."""
+    ``ResolverIndex`` of ``view`` built with the same ``include_appliances`` (rebuilt by the caller on changes).
+    ``slot_start``: the plan slot's start for scheduler commands (anchors the idempotency key instead of the
+    trace_id); ``ledger``: the executed keys of the last 24 h (None: nothing is a duplicate)."""
     return run(
         make_context(
             view, source_agent=source_agent, raw_input=raw_input, candidate=candidate, now=now, rules=rules,
-            include_appliances=include_appliances, trace_id=trace_id, index=index,
+            include_appliances=include_appliances, trace_id=trace_id, index=index, slot_start=slot_start,
+            ledger=ledger,
         )
     )

@@ -30,6 +30,22 @@ INTENT_SERVICES: dict[str, dict[str, str]] = {
 # A planned appliance's start and stop map to its controlled entity's on and off.
 APPLIANCE_INTENTS: dict[str, str] = {"start": "turn_on", "stop": "turn_off"}
 
+# (domain, service) -> the states that show the service took effect (issue 3, DryRun and Execution's wait).
+# Transitional states count where HA reports them (a cover "opening"); value-setting services are handled in
+# ``expected_state``; a button press has no state to wait for.
+EXPECTED_STATES: dict[tuple[str, str], tuple[str, ...]] = {
+    **{(d, "turn_on"): ("on",) for d in ("switch", "input_boolean", "light", "fan")},
+    **{(d, "turn_off"): ("off",) for d in ("switch", "input_boolean", "light", "fan")},
+    ("cover", "open_cover"): ("open", "opening"),
+    ("cover", "close_cover"): ("closed", "closing"),
+    ("valve", "open_valve"): ("open", "opening"),
+    ("valve", "close_valve"): ("closed", "closing"),
+    ("lock", "lock"): ("locked",),
+    ("lock", "unlock"): ("unlocked",),
+    ("vacuum", "start"): ("cleaning",),
+    ("vacuum", "stop"): ("idle", "docked", "returning"),
+}
+
 DOMAINS: frozenset[str] = frozenset(INTENT_SERVICES)
 INTENTS: frozenset[str] = frozenset(i for services in INTENT_SERVICES.values() for i in services) | frozenset(
     APPLIANCE_INTENTS
@@ -104,6 +120,24 @@ def service_data(intent: str, params: Mapping[str, Any]) -> dict[str, Any]:
     if intent == "set_brightness":
         return {"brightness_pct": params["brightness"]}
     return dict(params)
+
+
+def expected_state(domain: str, service: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """What the entity should show once ``domain.service`` with ``data`` took effect (JSON-safe).
+
+    ``{"states": [...]}`` (any of them), ``{"attributes": {name: value}}`` (climate ``set_temperature``),
+    ``{"numeric_state": value}`` (number/input_number ``set_value``), or ``{}`` when nothing is observable (a
+    button press, an unknown pair).
+    """
+    if (domain, service) in EXPECTED_STATES:
+        return {"states": list(EXPECTED_STATES[(domain, service)])}
+    if (domain, service) == ("climate", "set_temperature"):
+        return {"attributes": {"temperature": data["temperature"]}}
+    if (domain, service) == ("climate", "set_hvac_mode"):
+        return {"states": [data["hvac_mode"]]}
+    if service == "set_value" and domain in ("number", "input_number"):
+        return {"numeric_state": data["value"]}
+    return {}
 
 
 @dataclass(frozen=True)
