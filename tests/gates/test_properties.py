@@ -75,7 +75,7 @@ def test_dry_run_never_follows_a_deny(candidate: dict[str, Any], policy: tuple[P
     trace = evaluate(house(), source_agent="prop", candidate=candidate, now=NOW, rules=policy)
     if trace.outcome is Outcome.DRY_RUN:
         command = trace.command
-        assert command is not None
+        assert command is not None, "a dry_run trace carries its command"
         assert decide(policy, command.intent, command.domain, command.risk_level)[1] is not PolicyAction.DENY
         assert command.policy_action in (PolicyAction.ALLOW, PolicyAction.CONFIRM)
     else:

@@ -51,7 +51,7 @@ def cheapest_run(
         total = sum(prices[i]["price"] for i in run)
         if best is None or total < best[0] - 1e-12:
             best = (total, first)
-    assert best is not None
+    assert best is not None, "no run fits the window"
     return best
 
 

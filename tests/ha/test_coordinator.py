@@ -173,7 +173,7 @@ async def advance(
 def price(hass: HomeAssistant) -> float | str:
     """The price sensor's state: a float, or the state string when it is not a number."""
     state = hass.states.get(PRICE)
-    assert state is not None
+    assert state is not None, f"{PRICE} does not exist"
     try:
         return float(state.state)
     except ValueError:

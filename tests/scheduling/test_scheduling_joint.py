@@ -281,7 +281,7 @@ def test_dst_day_joint(spring_day: PriceCurve) -> None:
     plans = plan_joint(curve, loads, power_limit_kw=4.0, base_load_kw=base)
     _check(curve, loads, plans, 4.0, base)
     expected = brute_joint(curve, loads, power_limit_kw=4.0, base_load_kw=base)
-    assert expected is not None
+    assert expected is not None, "brute force found no feasible schedule"
     assert sum(p.cost for p in plans) == pytest.approx(expected.cost, rel=1e-12)
     assert _tie_key(plans) == pytest.approx(expected.tie)
     assert plans[0].end <= curve.end

@@ -128,30 +128,13 @@ async def run_async(ctx: GateContext, refresh: Refresh | None = None) -> Pipelin
     return _trace(ctx, results)
 
 
-def evaluate(
-    view: HaView,
-    *,
-    source_agent: str,
-    raw_input: str = "",
-    candidate: Mapping[str, Any] | None,
-    now: datetime,
-    rules: Sequence[PolicyRule] = DEFAULT_POLICY,
-    include_appliances: bool = True,
-    trace_id: str | None = None,
-    index: ResolverIndex | None = None,
-    slot_start: datetime | None = None,
-    ledger: IdempotencyLedger | None = None,
-) -> PipelineTrace:
-    """Evaluate one proposed command against ``view`` at ``now`` (aware UTC) under ``rules`` (first match wins;
-    pass ``tables.effective_policy(user_rules)``). ``candidate`` is the caller's untrusted mapping (seed 001
-    ``model_candidate``); raw text alone is screened but not parsed, so it blocks at Schema. ``index``: a
-    ``ResolverIndex`` of ``view`` built with the same ``include_appliances`` (rebuilt by the caller on changes).
-    ``slot_start``: the plan slot's start for scheduler commands (anchors the idempotency key instead of the
-    trace_id); ``ledger``: the executed keys of the last 24 h (None: nothing is a duplicate)."""
-    return run(
-        make_context(
-            view, source_agent=source_agent, raw_input=raw_input, candidate=candidate, now=now, rules=rules,
-            include_appliances=include_appliances, trace_id=trace_id, index=index, slot_start=slot_start,
-            ledger=ledger,
-        )
-    )
+def evaluate(view: HaView, **context: Any) -> PipelineTrace:
+    """Evaluate one proposed command against ``view``: :func:`run` on ``make_context(view, **context)``.
+
+    ``context`` takes :func:`make_context`'s keywords: ``source_agent``, ``candidate`` (the caller's untrusted
+    mapping, seed 001 ``model_candidate``; raw text alone is screened but not parsed, so it blocks at Schema),
+    ``now`` (aware UTC), ``rules`` (first match wins; pass ``tables.effective_policy(user_rules)``), ``index`` (a
+    ``ResolverIndex`` of ``view`` built with the same ``include_appliances``), ``slot_start`` (anchors a scheduler
+    command's idempotency key instead of the trace_id) and ``ledger`` (keys executed in the last 24 h).
+    """
+    return run(make_context(view, **context))
