@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from custom_components.agentic_hems.gates.execution import ActuationError, state_matches
 from custom_components.agentic_hems.gates.models import GateContext
 from custom_components.agentic_hems.gates.pipeline import make_context
+from custom_components.agentic_hems.gates.tables import expected_state
 from custom_components.agentic_hems.gates.view import AreaInfo, EntityInfo, StateInfo
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -120,3 +122,39 @@ def through(ctx: GateContext, *gates: Any) -> GateContext:
         result = gate(ctx)
         assert result.passed, result
     return ctx
+
+
+@dataclass
+class RecordingActuator:
+    """Records every service call and applies it to ``view`` like a device would.
+
+    Entities in ``phantom`` accept calls and do nothing; entities in ``failing`` raise :class:`ActuationError`.
+    ``clock`` stamps the new states (default: ``NOW``).
+    """
+
+    view: FakeView
+    calls: list[tuple[str, str, str, dict[str, Any]]] = field(default_factory=list)
+    phantom: set[str] = field(default_factory=set)
+    failing: set[str] = field(default_factory=set)
+    clock: Any = None
+
+    async def async_call(self, domain: str, service: str, entity_id: str, data: Mapping[str, Any]) -> None:
+        self.calls.append((domain, service, entity_id, dict(data)))
+        if entity_id in self.failing:
+            raise ActuationError(f"{entity_id} did not answer")
+        if entity_id in self.phantom:
+            return
+        expected = expected_state(domain, service, data)
+        old = self.view.states[entity_id]
+        state = expected.get("states", [old.state])[0]
+        if "numeric_state" in expected:
+            state = str(expected["numeric_state"])
+        stamp = self.clock() if self.clock else NOW
+        self.view.states[entity_id] = StateInfo(
+            entity_id=entity_id, state=state, attributes={**old.attributes, **expected.get("attributes", {})},
+            last_updated=stamp, last_reported=stamp,
+        )
+
+    async def async_wait_for(self, entity_id: str, expected: Mapping[str, Any], timeout_s: float) -> StateInfo | None:
+        state = self.view.states.get(entity_id)
+        return state if state_matches(expected, state) else None

@@ -31,6 +31,7 @@ def test_fold() -> None:
         ({"device_alias": "thermostat"}, "climate.living", "device_name"),
         ({"room": "garage", "device_type": "cover"}, "cover.garage_door", "room"),  # room + domain only
         ({"room": "kitchen", "device_alias": "kettle"}, "switch.kettle", "name"),
+        ({"device_alias": "switch.kettle"}, "switch.kettle", "entity_id"),  # the scheduler names the entity_id
     ],
 )
 def test_resolves_exactly_one(candidate: dict[str, Any], entity_id: str, matched_by: str) -> None:

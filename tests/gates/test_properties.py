@@ -1,5 +1,8 @@
 """Property tests over arbitrary candidates and policies (issue 3, "Property tests"; pure core only).
 
+- No actuating call reaches any entity unless every gate passed and policy allowed or an admin confirmed
+  (calls are counted by a recording actuator, not by mocking gates).
+
 - A matching deny rule always blocks, and nothing reaches dry_run whose first matching rule denies.
 - A stale state always blocks risk >= 4.
 - An unknown (or unexposed, or own) entity never passes.
@@ -10,17 +13,20 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import asyncio
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from custom_components.agentic_hems.gates.device_resolved import ResolverIndex, candidate_ids
+from custom_components.agentic_hems.gates.keeper import Gatekeeper, NotPending, Settings
 from custom_components.agentic_hems.gates.models import Outcome, PolicyAction
 from custom_components.agentic_hems.gates.pipeline import evaluate
 from custom_components.agentic_hems.gates.policy import decide
 from custom_components.agentic_hems.gates.schema import HVAC_MODES
-from custom_components.agentic_hems.gates.tables import DOMAINS, INTENTS, PolicyRule
+from custom_components.agentic_hems.gates.tables import DOMAINS, INTENTS, PolicyRule, effective_policy
 
-from .fakes import NOW, house
+from .fakes import NOW, RecordingActuator, house
 
 SETTINGS = settings(derandomize=True, max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -117,7 +123,7 @@ def test_a_stale_state_always_blocks_risk_4_and_up(candidate: dict[str, Any], ag
 def test_an_unknown_entity_never_passes(candidate: dict[str, Any], policy: tuple[PolicyRule, ...]) -> None:
     view = house()
     known = {n.casefold().strip() for n in KNOWN_ALIASES} | {"living room main light", "kitchen main light",
-                                                             "blind", "strip", "plug", "heater"}
+                                                             "blind", "strip", "plug", "heater"} | set(view.entities)
     trace = evaluate(view, source_agent="prop", candidate=candidate, now=NOW, rules=(*policy, *ALLOW_ALL))
     if " ".join(candidate["device_alias"].casefold().replace("_", " ").replace("-", " ").split()) not in known:
         assert trace.outcome is Outcome.BLOCKED
@@ -140,3 +146,67 @@ def test_prebuilt_index_gives_the_same_trace(candidate: dict[str, Any], policy: 
     a = evaluate(view, source_agent="prop", candidate=candidate, now=NOW, rules=policy, trace_id="x")
     b = evaluate(view, source_agent="prop", candidate=candidate, now=NOW, rules=policy, trace_id="x", index=index)
     assert a.as_dict() == b.as_dict()
+
+
+GATES_1_TO_7 = ["input_guard", "schema", "device_resolved", "capability", "freshness", "policy", "dry_run"]
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(candidates(), st.sampled_from(["none", "confirm", "reject"])), min_size=1, max_size=4),
+    rules(),
+    st.sampled_from([True, True, True, False]),
+    st.sampled_from([False, False, False, True]),
+)
+def test_no_actuation_without_every_gate_and_allow_or_admin_confirmation(
+    steps: list[tuple[dict[str, Any], str]], policy: tuple[PolicyRule, ...], allow_control: bool, dry_run: bool
+) -> None:
+    view = house()
+    actuator = RecordingActuator(view)
+    keeper = Gatekeeper(Settings(allow_control=allow_control, rules=effective_policy(policy)), lambda: NOW)
+    records = []
+
+    async def play() -> None:
+        for candidate, then in steps:
+            record = await keeper.evaluate(view, actuator, source_agent="prop", candidate=candidate, dry_run=dry_run)
+            records.append(record)
+            if then == "none" or record["outcome"] != "pending_confirmation":
+                continue
+            if then == "confirm":
+                records.append(await keeper.confirm(record["trace_id"], "admin", view, actuator))
+            else:
+                records.append(keeper.reject(record["trace_id"], "admin"))
+        for record in records:  # nothing left pending can be confirmed by a second call
+            if record["outcome"] != "pending_confirmation" and record["trace_id"] not in keeper.pending:
+                try:
+                    await keeper.confirm(record["trace_id"], "admin", view, actuator)
+                except NotPending:
+                    continue
+                raise AssertionError("a decided trace was confirmable")
+
+    asyncio.run(play())
+    acting = [r for r in records if r["outcome"] in ("executed", "failed") and r["execution_result"]]
+    called = [r for r in acting if not r["execution_result"]["no_op"]]
+    assert len(actuator.calls) == len(called)
+    for record, call in zip(called, actuator.calls, strict=True):
+        assert call[2] == record["entity_id"] and not dry_run and allow_control
+        gates = record["gate_results"]
+        assert [g["gate"] for g in gates] == [*GATES_1_TO_7, "execution"]
+        assert all(g["passed"] for g in gates[:7])
+        policy_action = gates[5]["evidence"]["action"]
+        confirmed = [h for h in record["history"] if h["outcome"] == "confirmed"]
+        assert policy_action == "allow" or (policy_action == "confirm" and confirmed[0]["user_id"] == "admin")
+        assert record["entity_id"] in candidate_ids(view, True)
+
+
+@SETTINGS
+@given(candidates(), st.floats(5.001, 1e6, allow_nan=False))
+def test_a_stale_state_never_actuates_risk_4_and_up(candidate: dict[str, Any], age_s: float) -> None:
+    view = house()
+    for entity_id, entity in list(view.entities.items()):
+        view.add(entity, view.states[entity_id].state, age=timedelta(seconds=age_s))
+    actuator = RecordingActuator(view)
+    keeper = Gatekeeper(Settings(allow_control=True, rules=ALLOW_ALL), lambda: NOW)
+    asyncio.run(keeper.evaluate(view, actuator, source_agent="prop", candidate=candidate))
+    assert all(view.entities[entity_id].domain not in ("lock",) and entity_id != "cover.garage_door"
+               for _, _, entity_id, _ in actuator.calls)

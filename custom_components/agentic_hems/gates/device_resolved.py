@@ -1,7 +1,8 @@
 """Gate 3, DeviceResolved: room plus alias resolve to exactly one entity (seed 001 section 4.3; issue 3).
 
 - The room matches an area's id, name or aliases.
-- The alias matches an entity's registry aliases, its name, its device's name or its friendly name.
+- The alias matches an entity's registry aliases, its name, its device's name, its friendly name or its entity_id
+  (what the scheduler and outside agents that know the id pass).
 - Matching is exact after :func:`fold` (case, spacing, ``_`` and ``-`` ignored). Nothing is guessed: ambiguity fails
   and lists the alternatives, and :mod:`difflib` similarity only feeds suggestions.
 - Candidates are the entities exposed to Assist, plus the appliance-controlled entities when
@@ -34,7 +35,8 @@ def fold(text: str) -> str:
 
 
 def entity_names(view: HaView, entity: EntityInfo) -> dict[str, str]:
-    """Folded name -> which field it came from (``alias``, ``name``, ``device_name``, ``friendly_name``)."""
+    """Folded name -> which field it came from (``alias``, ``name``, ``device_name``, ``friendly_name``,
+    ``entity_id``)."""
     names: dict[str, str] = {}
     state = view.state(entity.entity_id)
     for source, values in (
@@ -42,6 +44,7 @@ def entity_names(view: HaView, entity: EntityInfo) -> dict[str, str]:
         ("name", [entity.name]),
         ("device_name", [entity.device_name]),
         ("friendly_name", [state.friendly_name if state else None]),
+        ("entity_id", [entity.entity_id]),
     ):
         for value in values:
             if value and fold(value) not in names:
@@ -232,8 +235,13 @@ def evaluate(ctx: GateContext) -> GateResult:
         return GateResult(NAME, False, found.reason, evidence)
     appliances = index.appliances if index is not None else ctx.view.appliance_entity_ids()
     appliance = ctx.include_appliances and found.entity.entity_id in appliances
-    ctx.entity = found.entity
-    ctx.command = normalize(ctx.candidate, found.entity, appliance=appliance, source_agent=ctx.source_agent)
+    # The index is a snapshot for resolution; capabilities are read live.
+    entity = ctx.view.entity(found.entity.entity_id) if index is not None else found.entity
+    if entity is None:
+        evidence["entity_id"] = None
+        return GateResult(NAME, False, f"{found.entity.entity_id} is no longer known", evidence)
+    ctx.entity = entity
+    ctx.command = normalize(ctx.candidate, entity, appliance=appliance, source_agent=ctx.source_agent)
     evidence["risk_level"] = ctx.command.risk_level
     evidence["appliance"] = appliance
     return GateResult(NAME, True, found.reason, evidence)

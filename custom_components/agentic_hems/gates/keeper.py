@@ -1,0 +1,353 @@
+"""The gatekeeper: gates 1-7, then Execution, confirmations and their expiry (issue 3, gate 8).
+
+One :class:`Gatekeeper` per site (config entry). It is pure: the HA shell gives it a view, an actuator, a clock and a
+Freshness refresh hook, persists :meth:`Gatekeeper.as_dict`, stores the trace records it returns, fires events and
+raises notifications. Every method returns the trace as a JSON-safe record (``PipelineTrace.as_dict()`` plus
+``history``: the outcomes it went through, each ``{"outcome", "at", "user_id"}``).
+
+- Device control off (the default) or ``dry_run`` asked: a passing command ends as ``dry_run``.
+- Policy ``allow``: executed through :func:`.execution.execute`.
+- Policy ``confirm``: a :class:`PendingConfirmation` waits for an administrator (the shell checks who may confirm;
+  no source_agent can). :meth:`Gatekeeper.confirm` re-runs the gates (so Freshness and Policy again) under the same
+  trace_id and slot start, and executes only when the target and idempotency key are unchanged and control is on.
+- Pendings expire after ``confirm_ttl`` (10 min); an idempotency key never executes twice within 24 h.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from . import execution
+from .device_resolved import ResolverIndex
+from .dry_run import IdempotencyLedger
+from .execution import Actuator
+from .models import DryRunPlan, GateResult, Outcome, PipelineTrace, PolicyAction, json_safe
+from .pipeline import Refresh, make_context, run_async
+from .tables import DEFAULT_POLICY, PolicyRule
+from .view import HaView
+
+DEFAULT_WAIT_S = 10.0
+DEFAULT_CONFIRM_TTL = timedelta(minutes=10)
+type TraceRecord = dict[str, Any]
+
+
+class NotPending(LookupError):
+    """No pending confirmation has this trace_id (never asked, already decided, or expired)."""
+
+
+@dataclass
+class Settings:
+    """What the options and the "Allow device control" switch set.
+
+    Attributes:
+        allow_control: execute allowed and confirmed commands (off: everything ends as ``dry_run``).
+        wait_s: seconds to wait for the expected state after a call (phantom-success check).
+        confirm_ttl: how long a pending confirmation lives.
+        rules: the effective policy table (user rules, then the defaults).
+        include_appliances: appliance-controlled entities are resolution candidates even when not exposed.
+    """
+
+    allow_control: bool = False
+    wait_s: float = DEFAULT_WAIT_S
+    confirm_ttl: timedelta = DEFAULT_CONFIRM_TTL
+    rules: tuple[PolicyRule, ...] = DEFAULT_POLICY
+    include_appliances: bool = True
+
+
+@dataclass(kw_only=True)
+class PendingConfirmation:
+    """A command that passed gates 1-7 with policy ``confirm`` and waits for an administrator.
+
+    ``trace`` is its record as stored (outcome ``pending_confirmation``); ``candidate``, ``source_agent``,
+    ``raw_input`` and ``slot_start`` are what the gates re-run on; ``expires_at`` is aware UTC.
+    """
+
+    trace_id: str
+    source_agent: str
+    raw_input: str
+    candidate: dict[str, Any]
+    entity_id: str
+    idempotency_key: str
+    slot_start: datetime | None
+    created_at: datetime
+    expires_at: datetime
+    requested_by: str | None
+    trace: TraceRecord = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form for the Store."""
+        return {
+            "trace_id": self.trace_id,
+            "source_agent": self.source_agent,
+            "raw_input": self.raw_input,
+            "candidate": json_safe(self.candidate),
+            "entity_id": self.entity_id,
+            "idempotency_key": self.idempotency_key,
+            "slot_start": self.slot_start.isoformat() if self.slot_start else None,
+            "created_at": self.created_at.isoformat(),
+            "expires_at": self.expires_at.isoformat(),
+            "requested_by": self.requested_by,
+            "trace": self.trace,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PendingConfirmation:
+        """Inverse of :meth:`as_dict`; raises KeyError, TypeError or ValueError on malformed data."""
+        return cls(
+            trace_id=str(data["trace_id"]),
+            source_agent=str(data["source_agent"]),
+            raw_input=str(data["raw_input"]),
+            candidate=dict(data["candidate"]),
+            entity_id=str(data["entity_id"]),
+            idempotency_key=str(data["idempotency_key"]),
+            slot_start=datetime.fromisoformat(data["slot_start"]) if data.get("slot_start") else None,
+            created_at=datetime.fromisoformat(data["created_at"]),
+            expires_at=datetime.fromisoformat(data["expires_at"]),
+            requested_by=data.get("requested_by"),
+            trace=dict(data.get("trace") or {}),
+        )
+
+
+def _step(outcome: Outcome, at: datetime, user_id: str | None = None) -> dict[str, Any]:
+    return {"outcome": str(outcome), "at": at.isoformat(), "user_id": user_id}
+
+
+def _record(trace: PipelineTrace, history: list[dict[str, Any]]) -> TraceRecord:
+    record = trace.as_dict()
+    record["history"] = [*history, _step(trace.outcome, trace.timestamp)]
+    return record
+
+
+class Gatekeeper:
+    """Gates 1-8 for one site; see the module docstring.
+
+    ``clock`` returns aware UTC now. ``ledger`` and ``pending`` come from :meth:`from_dict` after a restart.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        clock: Callable[[], datetime],
+        *,
+        ledger: IdempotencyLedger | None = None,
+        pending: dict[str, PendingConfirmation] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.ledger = ledger if ledger is not None else IdempotencyLedger()
+        self.pending: dict[str, PendingConfirmation] = pending if pending is not None else {}
+
+    async def evaluate(
+        self,
+        view: HaView,
+        actuator: Actuator,
+        *,
+        source_agent: str,
+        raw_input: str = "",
+        candidate: Mapping[str, Any] | None,
+        dry_run: bool = False,
+        slot_start: datetime | None = None,
+        user_id: str | None = None,
+        index: ResolverIndex | None = None,
+        refresh: Refresh | None = None,
+    ) -> TraceRecord:
+        """Run gates 1-7 on ``candidate`` (untrusted), then Execution; returns the trace record.
+
+        ``user_id`` is who asked (the HA user of the call, or None for automations and the scheduler); it is kept
+        on a pending confirmation, never used to confirm.
+        """
+        ctx = make_context(
+            view,
+            source_agent=source_agent,
+            raw_input=raw_input,
+            candidate=candidate,
+            now=self.clock(),
+            rules=self.settings.rules,
+            include_appliances=self.settings.include_appliances,
+            index=index,
+            slot_start=slot_start,
+            ledger=self.ledger,
+        )
+        trace = await run_async(ctx, refresh)
+        if trace.outcome is Outcome.BLOCKED or trace.command is None or ctx.plan is None:
+            return _record(trace, [])
+        if dry_run or not self.settings.allow_control:
+            why = "dry run requested" if dry_run else "device control is off"
+            trace.gate_results.append(GateResult(execution.NAME, True, f"not executed: {why}", {"dry_run": True}))
+            return _record(trace, [])
+        if trace.command.policy_action is PolicyAction.CONFIRM:
+            return self._hold(trace, ctx.plan, candidate or {}, slot_start, user_id)
+        return await self._execute(trace, ctx.plan, view, actuator, [])
+
+    def _hold(
+        self,
+        trace: PipelineTrace,
+        plan: DryRunPlan,
+        candidate: Mapping[str, Any],
+        slot_start: datetime | None,
+        user_id: str | None,
+    ) -> TraceRecord:
+        expires_at = trace.timestamp + self.settings.confirm_ttl
+        trace.outcome = Outcome.PENDING_CONFIRMATION
+        trace.gate_results.append(
+            GateResult(
+                execution.NAME,
+                True,
+                f"awaiting confirmation by an administrator until {expires_at.isoformat(timespec='seconds')}",
+                {"expires_at": expires_at.isoformat(), "requested_by": user_id},
+            )
+        )
+        record = _record(trace, [])
+        self.pending[trace.trace_id] = PendingConfirmation(
+            trace_id=trace.trace_id,
+            source_agent=trace.source_agent,
+            raw_input=trace.raw_input,
+            candidate=json_safe(dict(candidate)),
+            entity_id=plan.target["entity_id"],
+            idempotency_key=plan.idempotency_key,
+            slot_start=slot_start,
+            created_at=trace.timestamp,
+            expires_at=expires_at,
+            requested_by=user_id,
+            trace=record,
+        )
+        return record
+
+    async def _execute(
+        self, trace: PipelineTrace, plan: DryRunPlan, view: HaView, actuator: Actuator, history: list[dict[str, Any]]
+    ) -> TraceRecord:
+        now = self.clock()
+        result, remember = await execution.execute(
+            plan, view.state(plan.target["entity_id"]), actuator, wait_s=self.settings.wait_s, now=now
+        )
+        if remember:
+            self.ledger.remember(plan.idempotency_key, now)
+        trace.gate_results.append(result)
+        trace.execution_result = result.evidence
+        trace.outcome = Outcome.EXECUTED if result.passed else Outcome.FAILED
+        trace.timestamp = self.clock()
+        return _record(trace, history)
+
+    async def confirm(
+        self,
+        trace_id: str,
+        user_id: str,
+        view: HaView,
+        actuator: Actuator,
+        *,
+        index: ResolverIndex | None = None,
+        refresh: Refresh | None = None,
+    ) -> TraceRecord:
+        """An administrator (``user_id``, checked by the caller) confirms a pending command.
+
+        The gates re-run with the stored candidate, trace_id and slot start. The outcome is ``executed`` or
+        ``failed`` on execution, ``expired`` past ``expires_at``, ``cancelled`` when a gate now blocks, the target
+        or idempotency key changed, or device control is off.
+
+        Raises:
+            NotPending: no pending confirmation has ``trace_id``.
+        """
+        pending = self.pending.pop(trace_id, None)
+        if pending is None:
+            raise NotPending(trace_id)
+        now = self.clock()
+        if now >= pending.expires_at:
+            return self._close(pending, Outcome.EXPIRED, now, None, "expired before it was confirmed")
+        history = [*pending.trace.get("history", []), _step(Outcome.CONFIRMED, now, user_id)]
+        ctx = make_context(
+            view,
+            source_agent=pending.source_agent,
+            raw_input=pending.raw_input,
+            candidate=pending.candidate,
+            now=now,
+            rules=self.settings.rules,
+            include_appliances=self.settings.include_appliances,
+            trace_id=pending.trace_id,
+            index=index,
+            slot_start=pending.slot_start,
+            ledger=self.ledger,
+        )
+        trace = await run_async(ctx, refresh)
+        why = None
+        if trace.outcome is Outcome.BLOCKED or ctx.plan is None or trace.command is None:
+            why = f"the {trace.failed_gate} gate blocks it now"
+        elif ctx.plan.target["entity_id"] != pending.entity_id or ctx.plan.idempotency_key != pending.idempotency_key:
+            why = "the command resolves differently now"
+        elif not self.settings.allow_control:
+            why = "device control is off"
+        if why is not None or ctx.plan is None:
+            trace.outcome = Outcome.CANCELLED
+            trace.command = None
+            trace.dry_run_plan = None
+            trace.gate_results.append(
+                GateResult(execution.NAME, False, f"cancelled on confirmation: {why}", {"confirmed_by": user_id})
+            )
+            return _record(trace, history)
+        record = await self._execute(trace, ctx.plan, view, actuator, history)
+        record["execution_result"]["confirmed_by"] = user_id
+        return record
+
+    def reject(self, trace_id: str, user_id: str) -> TraceRecord:
+        """An administrator rejects a pending command: outcome ``rejected``.
+
+        Raises:
+            NotPending: no pending confirmation has ``trace_id``.
+        """
+        pending = self.pending.pop(trace_id, None)
+        if pending is None:
+            raise NotPending(trace_id)
+        return self._close(pending, Outcome.REJECTED, self.clock(), user_id, f"rejected by {user_id}")
+
+    def expire(self) -> list[TraceRecord]:
+        """Close every pending confirmation past its ``expires_at`` with outcome ``expired``."""
+        now = self.clock()
+        done = [p for p in self.pending.values() if now >= p.expires_at]
+        for pending in done:
+            del self.pending[pending.trace_id]
+        return [self._close(p, Outcome.EXPIRED, now, None, "expired before it was confirmed") for p in done]
+
+    def next_expiry(self) -> datetime | None:
+        """When the next pending confirmation expires, or None."""
+        return min((p.expires_at for p in self.pending.values()), default=None)
+
+    def _close(
+        self, pending: PendingConfirmation, outcome: Outcome, now: datetime, user_id: str | None, reason: str
+    ) -> TraceRecord:
+        record = dict(pending.trace)
+        record["gate_results"] = [
+            *record.get("gate_results", []),
+            GateResult(execution.NAME, False, reason, {"user_id": user_id}).as_dict(),
+        ]
+        record["outcome"] = str(outcome)
+        record["failed_gate"] = execution.NAME
+        record["timestamp"] = now.isoformat()
+        record["history"] = [*record.get("history", []), _step(outcome, now, user_id)]
+        return record
+
+    def as_dict(self) -> dict[str, Any]:
+        """What the shell persists: the ledger, the pending confirmations and the control switch."""
+        return {
+            "allow_control": self.settings.allow_control,
+            "ledger": self.ledger.as_dict(),
+            "pending": [p.as_dict() for p in self.pending.values()],
+        }
+
+    def load(self, data: Mapping[str, Any]) -> list[str]:
+        """Restore :meth:`as_dict`; returns a warning per unreadable pending (which is dropped)."""
+        warnings: list[str] = []
+        self.settings.allow_control = bool(data.get("allow_control", False))
+        try:
+            self.ledger = IdempotencyLedger.from_dict(dict(data.get("ledger") or {}))
+        except (TypeError, ValueError) as err:
+            warnings.append(f"ledger: {err}")
+        for item in data.get("pending") or []:
+            try:
+                pending = PendingConfirmation.from_dict(item)
+            except (KeyError, TypeError, ValueError) as err:
+                warnings.append(f"pending confirmation: {err}")
+                continue
+            self.pending[pending.trace_id] = pending
+        return warnings

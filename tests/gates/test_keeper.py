@@ -1,0 +1,150 @@
+"""The gatekeeper: device control off, allow, confirm/reject/expire, re-checks on confirm, persistence."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from custom_components.agentic_hems.gates.keeper import Gatekeeper, NotPending, Settings
+from custom_components.agentic_hems.gates.view import StateInfo
+
+from .fakes import NOW, FakeView, RecordingActuator, house
+
+GARAGE_OPEN = {"intent": "open", "device_alias": "garage door"}
+KETTLE_ON = {"intent": "turn_on", "device_alias": "kettle"}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def setup(allow: bool = True, **kw: Any) -> tuple[Gatekeeper, FakeView, RecordingActuator, Clock]:
+    clock = Clock()
+    view = house()
+    return Gatekeeper(Settings(allow_control=allow, **kw), clock), view, RecordingActuator(view, clock=clock), clock
+
+
+def touch(view: FakeView, entity_id: str, at: datetime) -> None:
+    """The device reports its state again at ``at`` (last_reported moves, the state does not)."""
+    old = view.states[entity_id]
+    view.states[entity_id] = StateInfo(entity_id=entity_id, state=old.state, attributes=old.attributes,
+                                       last_updated=old.last_updated, last_reported=at)
+
+
+async def test_control_off_ends_as_dry_run_without_a_call() -> None:
+    keeper, view, actuator, _ = setup(allow=False)
+    record = await keeper.evaluate(view, actuator, source_agent="test", candidate=KETTLE_ON)
+    assert record["outcome"] == "dry_run"
+    assert record["gate_results"][-1] == {"gate": "execution", "passed": True,
+                                          "reason": "not executed: device control is off", "evidence": {"dry_run": True}}
+    assert actuator.calls == [] and len(keeper.ledger) == 0
+
+
+async def test_dry_run_asked_with_control_on() -> None:
+    keeper, view, actuator, _ = setup()
+    record = await keeper.evaluate(view, actuator, source_agent="test", candidate=KETTLE_ON, dry_run=True)
+    assert record["outcome"] == "dry_run" and actuator.calls == []
+
+
+async def test_allow_executes_once_per_key() -> None:
+    keeper, view, actuator, _ = setup()
+    start = NOW + timedelta(minutes=15)
+    first = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=KETTLE_ON, slot_start=start)
+    assert first["outcome"] == "executed" and view.states["switch.kettle"].state == "on"
+    assert [g["gate"] for g in first["gate_results"]] == [
+        "input_guard", "schema", "device_resolved", "capability", "freshness", "policy", "dry_run", "execution"]
+    assert first["execution_result"]["state_after"] == "on"
+    assert [h["outcome"] for h in first["history"]] == ["executed"]
+    again = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=KETTLE_ON, slot_start=start)
+    assert again["outcome"] == "blocked" and again["failed_gate"] == "dry_run"
+    assert actuator.calls == [("switch", "turn_on", "switch.kettle", {})]
+
+
+async def test_phantom_success_is_failed() -> None:
+    keeper, view, actuator, _ = setup()
+    actuator.phantom = {"switch.kettle"}
+    record = await keeper.evaluate(view, actuator, source_agent="test", candidate=KETTLE_ON)
+    assert record["outcome"] == "failed" and record["failed_gate"] == "execution"
+    assert record["execution_result"]["error"] == "phantom success"
+
+
+async def test_confirm_then_execute_keeps_trace_id() -> None:
+    keeper, view, actuator, clock = setup()
+    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", candidate=GARAGE_OPEN, user_id="u1")
+    assert pending["outcome"] == "pending_confirmation" and actuator.calls == []
+    trace_id = pending["trace_id"]
+    assert keeper.pending[trace_id].expires_at == NOW + timedelta(minutes=10)
+    clock.now = NOW + timedelta(minutes=2)
+    touch(view, "cover.garage_door", clock.now - timedelta(seconds=1))  # fresh for risk 4 (5 s)
+    done = await keeper.confirm(trace_id, "admin", view, actuator)
+    assert done["trace_id"] == trace_id and done["outcome"] == "executed"
+    assert done["execution_result"]["confirmed_by"] == "admin"
+    assert [h["outcome"] for h in done["history"]] == ["pending_confirmation", "confirmed", "executed"]
+    assert done["history"][1]["user_id"] == "admin"
+    assert actuator.calls == [("cover", "open_cover", "cover.garage_door", {})]
+    with pytest.raises(NotPending):
+        await keeper.confirm(trace_id, "admin", view, actuator)
+
+
+async def test_confirm_rechecks_freshness() -> None:
+    keeper, view, actuator, clock = setup()
+    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", candidate=GARAGE_OPEN)
+    clock.now = NOW + timedelta(minutes=2)  # the garage door's state is now 2 min old: stale for risk 4
+    done = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
+    assert done["outcome"] == "cancelled" and actuator.calls == []
+    assert [g["gate"] for g in done["gate_results"]][-2:] == ["freshness", "execution"]
+    assert done["gate_results"][-1]["reason"] == "cancelled on confirmation: the freshness gate blocks it now"
+
+
+async def test_confirm_with_control_switched_off_is_cancelled() -> None:
+    keeper, view, actuator, clock = setup()
+    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", candidate=GARAGE_OPEN)
+    keeper.settings.allow_control = False
+    done = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
+    assert done["outcome"] == "cancelled" and actuator.calls == []
+
+
+async def test_expire_and_reject() -> None:
+    keeper, view, actuator, clock = setup()
+    first = await keeper.evaluate(view, actuator, source_agent="a", candidate=GARAGE_OPEN)
+    clock.now = NOW + timedelta(minutes=5)
+    touch(view, "cover.garage_door", clock.now)
+    second = await keeper.evaluate(view, actuator, source_agent="a", candidate=GARAGE_OPEN)
+    assert keeper.next_expiry() == NOW + timedelta(minutes=10)
+    clock.now = NOW + timedelta(minutes=10)
+    expired = keeper.expire()
+    assert [r["trace_id"] for r in expired] == [first["trace_id"]]
+    assert expired[0]["outcome"] == "expired" and expired[0]["failed_gate"] == "execution"
+    rejected = keeper.reject(second["trace_id"], "admin")
+    assert rejected["outcome"] == "rejected"
+    assert rejected["history"][-1] == {"outcome": "rejected", "at": clock.now.isoformat(), "user_id": "admin"}
+    assert keeper.pending == {} and actuator.calls == []
+    with pytest.raises(NotPending):
+        keeper.reject(first["trace_id"], "admin")
+
+
+async def test_confirm_after_expiry_is_expired() -> None:
+    keeper, view, actuator, clock = setup()
+    pending = await keeper.evaluate(view, actuator, source_agent="a", candidate=GARAGE_OPEN)
+    clock.now = NOW + timedelta(minutes=11)
+    done = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
+    assert done["outcome"] == "expired" and actuator.calls == []
+
+
+async def test_state_round_trips() -> None:
+    keeper, view, actuator, clock = setup()
+    await keeper.evaluate(view, actuator, source_agent="s", candidate=KETTLE_ON)
+    pending = await keeper.evaluate(view, actuator, source_agent="a", candidate=GARAGE_OPEN)
+    restored = Gatekeeper(Settings(), clock)
+    assert restored.load(keeper.as_dict()) == []
+    assert restored.settings.allow_control is True
+    assert restored.ledger.as_dict() == keeper.ledger.as_dict() and len(restored.ledger) == 1
+    assert restored.pending[pending["trace_id"]] == keeper.pending[pending["trace_id"]]
+    broken = keeper.as_dict() | {"pending": [{"trace_id": "x"}]}
+    assert Gatekeeper(Settings(), clock).load(broken) == ["pending confirmation: 'source_agent'"]
