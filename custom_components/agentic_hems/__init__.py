@@ -2,21 +2,44 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from homeassistant.config_entries import ConfigEntry
-from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
+from homeassistant.core import Context, Event, EventStateChangedData, HomeAssistant, callback
 from homeassistant.helpers import config_validation as cv, issue_registry as ir
-from homeassistant.helpers.event import async_track_state_change_event
+from homeassistant.helpers.event import async_track_state_change_event, async_track_time_change
 from homeassistant.helpers.storage import Store
 from homeassistant.helpers.typing import ConfigType
+from homeassistant.util import dt as dt_util
 
-from .const import CONF_POWER_LIMIT_KW, CONF_PRICE_ENTITY, CONF_PRICE_SOURCE, DOMAIN, LOGGER, PLATFORMS, SOURCE_SENSOR, STORAGE_VERSION
+from .const import (
+    CONF_CONFIRM_MINUTES,
+    CONF_INCLUDE_APPLIANCES,
+    CONF_NOTIFY_SERVICE,
+    CONF_POLICY_RULES,
+    CONF_POWER_LIMIT_KW,
+    CONF_PRICE_ENTITY,
+    CONF_PRICE_SOURCE,
+    CONF_WAIT_S,
+    DEFAULT_CONTROL_OPTIONS,
+    DOMAIN,
+    LOGGER,
+    PLATFORMS,
+    SOURCE_SCHEDULER,
+    SOURCE_SENSOR,
+    STORAGE_VERSION,
+)
+from .control import ControlManager
 from .coordinator import PriceCoordinator
+from .gates.keeper import Settings
+from .gates.tables import effective_policy, validate_rules
 from .planner import PlanManager
 from .price_sources import source_for_entry
 from .scheduling.appliance import Appliance
 from .services import async_setup_services
+from .services_control import async_setup_control_services
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
@@ -27,6 +50,7 @@ class RuntimeData:
 
     coordinator: PriceCoordinator
     planner: PlanManager
+    control: ControlManager
 
 
 type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
@@ -35,6 +59,7 @@ type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     """Register the service actions once for all entries."""
     async_setup_services(hass)
+    async_setup_control_services(hass)
     return True
 
 
@@ -59,7 +84,25 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
         hass, entry.entry_id, coordinator, appliances, power_limit_kw=float(entry.options[CONF_POWER_LIMIT_KW])
     )
     await planner.async_load()
-    entry.runtime_data = RuntimeData(coordinator=coordinator, planner=planner)
+    options = {**DEFAULT_CONTROL_OPTIONS, **entry.options}
+    control = ControlManager(
+        hass,
+        entry.entry_id,
+        Settings(
+            wait_s=float(options[CONF_WAIT_S]),
+            confirm_ttl=timedelta(minutes=float(options[CONF_CONFIRM_MINUTES])),
+            rules=effective_policy(validate_rules(options[CONF_POLICY_RULES])),  # validated when saved
+            include_appliances=bool(options[CONF_INCLUDE_APPLIANCES]),
+        ),
+        frozenset(a.entity_id for a in appliances.values()),
+        notify_service=options.get(CONF_NOTIFY_SERVICE) or None,
+    )
+    await control.async_load()
+    entry.runtime_data = RuntimeData(coordinator=coordinator, planner=planner, control=control)
+    entry.async_on_unload(control.async_start())
+    entry.async_on_unload(
+        async_track_time_change(hass, _scheduler(hass, planner, control), minute=range(0, 60, 15), second=0)
+    )
 
     if (cached := coordinator.cached_data()) is not None:
         coordinator.async_set_updated_data(cached)
@@ -87,6 +130,30 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     await planner.async_replan_due()
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
+
+
+def _scheduler(hass: HomeAssistant, planner: PlanManager, control: ControlManager) -> Callable[[datetime], None]:
+    """At each slot boundary, issue every stored plan's start or stop through the gates (source ``scheduler``)."""
+
+    @callback
+    def _boundary(now: datetime) -> None:
+        moment = dt_util.as_utc(now).replace(second=0, microsecond=0)
+        for appliance_id, state in planner.states.items():
+            if state.plan is None or (intent := state.plan.transition_at(moment)) is None:
+                continue
+            appliance = planner.appliances[appliance_id]
+            hass.async_create_task(
+                control.async_evaluate(
+                    source_agent=SOURCE_SCHEDULER,
+                    raw_input=f"{intent} {appliance.name} (plan slot {moment.isoformat()})",
+                    candidate={"intent": intent, "device_alias": appliance.entity_id},
+                    context=Context(),
+                    slot_start=moment,
+                ),
+                f"{DOMAIN} scheduler {appliance.name}",
+            )
+
+    return _boundary
 
 
 def _appliances(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, Appliance]:
@@ -118,15 +185,16 @@ def _settings(entry: ConfigEntry) -> tuple[object, ...]:
     return (dict(entry.options), {sid: (sub.title, dict(sub.data)) for sid, sub in entry.subentries.items()})
 
 
-
 async def async_unload_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> bool:
-    """Unload the platforms; timers and listeners go with ``async_on_unload``."""
-    return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
+    """Unload the platforms and write the traces; timers and listeners go with ``async_on_unload``."""
+    if unloaded := await hass.config_entries.async_unload_platforms(entry, PLATFORMS):
+        await entry.runtime_data.control.async_flush()
+    return unloaded
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
-    """Delete what the entry stored (cached prices and plans)."""
-    for name in ("prices", "plans"):
+    """Delete what the entry stored (cached prices, plans, device-control state and traces)."""
+    for name in ("prices", "plans", "control", "traces"):
         await Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.{name}").async_remove()
 
 

@@ -28,6 +28,7 @@ from homeassistant.helpers.selector import (
     NumberSelector,
     NumberSelectorConfig,
     NumberSelectorMode,
+    ObjectSelector,
     SelectSelector,
     SelectSelectorConfig,
     SelectSelectorMode,
@@ -57,6 +58,12 @@ from .const import (
     CONF_PRICE_SOURCE,
     CONF_VAT_ON_NEGATIVE,
     CONF_VAT_PERCENT,
+    CONF_CONFIRM_MINUTES,
+    CONF_INCLUDE_APPLIANCES,
+    CONF_NOTIFY_SERVICE,
+    CONF_POLICY_RULES,
+    CONF_WAIT_S,
+    DEFAULT_CONTROL_OPTIONS,
     DEFAULT_OPTIONS,
     DOMAIN,
     LOGGER,
@@ -68,6 +75,7 @@ from .const import (
     SUBENTRY_APPLIANCE,
     VALIDATE_TIMEOUT_S,
 )
+from .gates.tables import validate_rules
 from .prices import PriceError, PricesNotPublished
 from .prices.attributes import curve_from_attributes
 from .prices.entsoe import ZONES, async_fetch_day_ahead
@@ -342,15 +350,62 @@ def _title(data: Mapping[str, Any]) -> str:
     return "Sample prices"
 
 
+def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol.Schema:
+    """Device control: the phantom-success wait, confirmation expiry, candidates, mobile notify, policy rules."""
+    return vol.Schema(
+        {
+            vol.Required(CONF_WAIT_S, default=values[CONF_WAIT_S]): _number(1, 120, 1, "s"),
+            vol.Required(CONF_CONFIRM_MINUTES, default=values[CONF_CONFIRM_MINUTES]): _number(1, 1440, 1, "min"),
+            vol.Required(CONF_INCLUDE_APPLIANCES, default=values[CONF_INCLUDE_APPLIANCES]): BooleanSelector(),
+            vol.Optional(
+                CONF_NOTIFY_SERVICE, description={"suggested_value": values.get(CONF_NOTIFY_SERVICE)}
+            ): SelectSelector(SelectSelectorConfig(options=notify_services, custom_value=True, mode=SelectSelectorMode.DROPDOWN)),
+            vol.Optional(CONF_POLICY_RULES, default=values[CONF_POLICY_RULES]): ObjectSelector(),
+        }
+    )
+
+
 class AgenticHemsOptionsFlow(OptionsFlow):
-    """Change the price formula and the household power limit."""
+    """Change the price formula, the household power limit and device control."""
+
+    def __init__(self) -> None:
+        """Start with nothing entered."""
+        self._options: dict[str, Any] = {}
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Show the settings with the current values."""
+        """Show the price and household settings with the current values."""
         if user_input is not None:
-            return self.async_create_entry(data=user_input)
+            self._options = dict(user_input)
+            return await self.async_step_control()
         return self.async_show_form(
             step_id="init", data_schema=settings_schema({**DEFAULT_OPTIONS, **self.config_entry.options})
+        )
+
+    async def async_step_control(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Device control; policy rules are validated before they are saved."""
+        errors: dict[str, str] = {}
+        placeholders = {"error": ""}
+        if user_input is not None:
+            rules = user_input.get(CONF_POLICY_RULES) or []
+            try:
+                if not isinstance(rules, list):
+                    raise vol.Invalid("expected a list of rules")
+                validate_rules(rules)
+            except vol.Invalid as err:
+                errors[CONF_POLICY_RULES] = "invalid_policy"
+                placeholders["error"] = str(err)
+            else:
+                data = {**self.config_entry.options, **self._options, **user_input, CONF_POLICY_RULES: rules}
+                if not user_input.get(CONF_NOTIFY_SERVICE):
+                    data.pop(CONF_NOTIFY_SERVICE, None)
+                return self.async_create_entry(data=data)
+        services = sorted(f"notify.{name}" for name in self.hass.services.async_services_for_domain("notify"))
+        values = {**DEFAULT_CONTROL_OPTIONS, **self.config_entry.options, **(user_input or {})}
+        return self.async_show_form(
+            step_id="control",
+            data_schema=control_schema(values, services),
+            errors=errors,
+            description_placeholders=placeholders,
         )
 
 

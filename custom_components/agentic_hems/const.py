@@ -39,6 +39,22 @@ DEFAULT_OPTIONS: Final = {
     CONF_POWER_LIMIT_KW: 11.0,
 }
 
+# Config entry options (device control, issue 3).
+CONF_WAIT_S: Final = "execution_wait_s"
+CONF_CONFIRM_MINUTES: Final = "confirmation_minutes"
+CONF_INCLUDE_APPLIANCES: Final = "include_appliances"
+CONF_NOTIFY_SERVICE: Final = "notify_service"
+CONF_POLICY_RULES: Final = "policy_rules"
+DEFAULT_CONTROL_OPTIONS: Final = {
+    CONF_WAIT_S: 10.0,
+    CONF_CONFIRM_MINUTES: 10.0,
+    CONF_INCLUDE_APPLIANCES: True,
+    CONF_POLICY_RULES: [],
+}
+EVENT_GATE_DECISION: Final = "agentic_hems_gate_decision"
+MAX_TRACES: Final = 500
+SOURCE_SCHEDULER: Final = "scheduler"
+
 # Appliance subentries.
 SUBENTRY_APPLIANCE: Final = "appliance"
 CONF_KIND: Final = "kind"

@@ -1,4 +1,5 @@
-"""Sensors: the current total price (entry) and, per appliance, the next start and the planned cost."""
+"""Sensors: the current total price and the last gate decision (entry); per appliance, the next start and the
+planned cost."""
 
 from __future__ import annotations
 
@@ -6,12 +7,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorStateClass
+from homeassistant.const import EntityCategory
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util import dt as dt_util
 
 from . import AgenticHemsConfigEntry
 from .entity import AgenticHemsEntity, ApplianceEntity
+from .gates.models import Outcome
 from .views import day_prices
 
 PARALLEL_UPDATES = 0
@@ -21,7 +24,7 @@ async def async_setup_entry(
     hass: HomeAssistant, entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
     """Add the price sensor and each appliance's sensors."""
-    async_add_entities([PriceSensor(entry)])
+    async_add_entities([PriceSensor(entry), LastDecisionSensor(entry)])
     for appliance in entry.runtime_data.planner.appliances.values():
         async_add_entities(
             [NextStartSensor(entry, appliance, "next_start"), PlannedCostSensor(entry, appliance, "planned_cost")],
@@ -131,3 +134,47 @@ class PlannedCostSensor(ApplianceEntity, SensorEntity):
             "baseline_cost": None if baseline is None else round(baseline, 6),
             "savings": None if baseline is None or cost is None else round(baseline - cost, 6),
         }
+
+
+class LastDecisionSensor(AgenticHemsEntity, SensorEntity):
+    """The outcome of the newest gate decision; the full trace is an unrecorded attribute."""
+
+    _attr_device_class = SensorDeviceClass.ENUM
+    _attr_options = [str(o) for o in Outcome]
+    _attr_entity_category = EntityCategory.DIAGNOSTIC
+    _unrecorded_attributes = frozenset({"trace"})
+
+    def __init__(self, entry: AgenticHemsConfigEntry) -> None:
+        """Create the entry's last-decision sensor."""
+        super().__init__(entry, "last_decision")
+        self.control = entry.runtime_data.control
+
+    @property
+    def available(self) -> bool:
+        """Decisions do not depend on prices."""
+        return True
+
+    @property
+    def native_value(self) -> str | None:
+        """The newest trace's outcome, or None before the first decision."""
+        last = self.control.last
+        return None if last is None else str(last["outcome"])
+
+    @property
+    def extra_state_attributes(self) -> dict[str, Any]:
+        """Small recorded fields plus the full (redacted) trace."""
+        last = self.control.last or {}
+        return {
+            "trace_id": last.get("trace_id"),
+            "entity_id": last.get("entity_id"),
+            "failed_gate": last.get("failed_gate"),
+            "source_agent": last.get("source_agent"),
+            "decided_at": last.get("timestamp"),
+            "pending_confirmations": len(self.control.keeper.pending),
+            "trace": last or None,
+        }
+
+    async def async_added_to_hass(self) -> None:
+        """Also follow decisions."""
+        await super().async_added_to_hass()
+        self.async_on_remove(self.control.async_add_listener(self.async_write_ha_state))

@@ -53,32 +53,32 @@ SCHEDULE_SCHEMA = LOAD_SCHEMA.extend({vol.Required(ATTR_APPLIANCE): cv.string})
 CLEAR_SCHEMA = vol.Schema({**ENTRY_SCHEMA, vol.Required(ATTR_APPLIANCE): cv.string})
 
 
-def _invalid(key: str, **placeholders: str) -> ServiceValidationError:
+def invalid(key: str, **placeholders: str) -> ServiceValidationError:
     return ServiceValidationError(
         translation_domain=DOMAIN, translation_key=key, translation_placeholders=placeholders or None
     )
 
 
-def _entry(hass: HomeAssistant, call: ServiceCall) -> AgenticHemsConfigEntry:
+def entry_for_call(hass: HomeAssistant, call: ServiceCall) -> AgenticHemsConfigEntry:
     """The entry named by ``config_entry_id``, or the only loaded one."""
     if entry_id := call.data.get(ATTR_CONFIG_ENTRY_ID):
         entry = hass.config_entries.async_get_entry(entry_id)
         if entry is None or entry.domain != DOMAIN:
-            raise _invalid("entry_not_found", entry_id=entry_id)
+            raise invalid("entry_not_found", entry_id=entry_id)
         if entry.state is not ConfigEntryState.LOADED:
-            raise _invalid("entry_not_loaded", entry_id=entry_id)
+            raise invalid("entry_not_loaded", entry_id=entry_id)
         return entry
     loaded = hass.config_entries.async_loaded_entries(DOMAIN)
     if not loaded:
-        raise _invalid("no_entry_loaded")
+        raise invalid("no_entry_loaded")
     if len(loaded) > 1:
-        raise _invalid("entry_required")
+        raise invalid("entry_required")
     return loaded[0]
 
 
 def _prices(entry: AgenticHemsConfigEntry) -> PriceData:
     if (data := entry.runtime_data.coordinator.data) is None:
-        raise _invalid("no_prices")
+        raise invalid("no_prices")
     return data
 
 
@@ -90,10 +90,10 @@ def _appliance(entry: AgenticHemsConfigEntry, key: str) -> Appliance:
     for appliance in appliances.values():
         if appliance.name.casefold() == key.casefold():
             return appliance
-    raise _invalid("appliance_not_found", appliance=key)
+    raise invalid("appliance_not_found", appliance=key)
 
 
-def _aware(moment: datetime) -> datetime:
+def aware(moment: datetime) -> datetime:
     """Naive datetimes from automations are local time."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt_util.get_default_time_zone())
@@ -115,19 +115,19 @@ def _load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Applia
         duration, energy = default.duration_min, default.energy_kwh
     contiguous = data.get(CONF_CONTIGUOUS, default.contiguous if default else energy is None)
     if (contiguous and duration is None and energy is not None) or (not contiguous and energy is None and duration is not None):
-        raise _invalid("amount_mismatch")
+        raise invalid("amount_mismatch")
     amount = duration if contiguous else energy
-    deadline = _aware(data[CONF_DEADLINE]) if CONF_DEADLINE in data else (default.deadline if default else None)
+    deadline = aware(data[CONF_DEADLINE]) if CONF_DEADLINE in data else (default.deadline if default else None)
     if power_kw is None or amount is None or deadline is None:
-        raise _invalid("missing_load_fields")
+        raise invalid("missing_load_fields")
     if CONF_EARLIEST_START in data:
-        start = _aware(data[CONF_EARLIEST_START])
+        start = aware(data[CONF_EARLIEST_START])
     else:  # the appliance's window, unless the caller set their own deadline: then from now
         start = default.earliest_start if default and CONF_DEADLINE not in data else now
     if deadline <= now:
-        raise _invalid("deadline_passed")
+        raise invalid("deadline_passed")
     if deadline <= start:
-        raise _invalid("deadline_before_start")
+        raise invalid("deadline_before_start")
     return LoadSpec(
         appliance.name if appliance else "ad hoc",
         power_kw=power_kw,
@@ -157,7 +157,7 @@ def async_setup_services(hass: HomeAssistant) -> None:
     """Register the integration's service actions."""
 
     async def get_prices(call: ServiceCall) -> ServiceResponse:
-        entry = _entry(hass, call)
+        entry = entry_for_call(hass, call)
         data = _prices(entry)
         curve = data.total
         step = curve.resolution
@@ -174,24 +174,24 @@ def async_setup_services(hass: HomeAssistant) -> None:
         }
 
     async def plan(call: ServiceCall) -> ServiceResponse:
-        entry = _entry(hass, call)
+        entry = entry_for_call(hass, call)
         key = call.data.get(ATTR_APPLIANCE)
         appliance = _appliance(entry, key) if key else None
         result = await _async_plan(entry, dict(call.data), appliance)
         return _response(entry, result, appliance.appliance_id if appliance else None)
 
     async def schedule(call: ServiceCall) -> ServiceResponse:
-        entry = _entry(hass, call)
+        entry = entry_for_call(hass, call)
         appliance = _appliance(entry, call.data[ATTR_APPLIANCE])
         _prices(entry)
         load = _load(entry, dict(call.data), appliance)
         result = await entry.runtime_data.planner.async_schedule(appliance.appliance_id, load)
         if not result.feasible:
-            raise _invalid("plan_infeasible", appliance=appliance.name, reason=result.detail or str(result.reason))
+            raise invalid("plan_infeasible", appliance=appliance.name, reason=result.detail or str(result.reason))
         return _response(entry, result, appliance.appliance_id) if call.return_response else None
 
     async def clear_schedule(call: ServiceCall) -> None:
-        entry = _entry(hass, call)
+        entry = entry_for_call(hass, call)
         appliance = _appliance(entry, call.data[ATTR_APPLIANCE])
         await entry.runtime_data.planner.async_clear_plan(appliance.appliance_id)
 

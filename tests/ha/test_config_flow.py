@@ -24,7 +24,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
 
 from custom_components.agentic_hems.config_flow import validate_appliance
-from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.const import DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.prices.entsoe import API_URL
 from custom_components.agentic_hems.prices.formula import PriceFormula
 
@@ -411,10 +411,13 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
 
     new = {"markup": 0.015, "vat_percent": 21, "grid_fee": 0.0842, "vat_on_negative": True, "power_limit_kw": 9.2}
     result = await hass.config_entries.options.async_configure(result["flow_id"], new)
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "control"
+    assert {key: default for key, (default, _) in schema_values(result).items()} == {**DEFAULT_CONTROL_OPTIONS, "notify_service": None}
+    result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_CONTROL_OPTIONS)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     await hass.async_block_till_done()
 
-    assert dict(loaded_entry.options) == {**new, "vat_percent": 21.0}
+    assert dict(loaded_entry.options) == {**new, "vat_percent": 21.0, **DEFAULT_CONTROL_OPTIONS}
     assert loaded_entry.state is ConfigEntryState.LOADED
     assert loaded_entry.runtime_data is not old_runtime  # reloaded
     assert loaded_entry.runtime_data.coordinator.formula == PriceFormula(
@@ -426,6 +429,30 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
 
     result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
     assert {key: default for key, (default, _) in schema_values(result).items()} == {**new, "vat_percent": 21.0}
+
+
+async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """A malformed rule is refused with its index and reason, and nothing is saved; a valid one is saved."""
+    before = dict(loaded_entry.options)
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_OPTIONS)
+    bad = [{"operation": "open", "device_type": "cover", "action": "allow"},
+           {"operation": "open", "device_type": "cover", "risk_min": 5, "risk_max": 2, "action": "allow"}]
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": bad}
+    )
+    assert result["type"] is FlowResultType.FORM and result["errors"] == {"policy_rules": "invalid_policy"}
+    assert result["description_placeholders"]["error"].startswith("rule 1: risk_min must not exceed risk_max")
+    assert dict(loaded_entry.options) == before
+    good = [{"operation": "open", "device_type": "cover", "risk_min": 4, "risk_max": 4, "action": "deny"}]
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": good, "notify_service": "notify.phone"}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done()
+    assert loaded_entry.options["policy_rules"] == good and loaded_entry.options["notify_service"] == "notify.phone"
+    rules = loaded_entry.runtime_data.control.keeper.settings.rules
+    assert rules[0].as_dict() == {**good[0], "source": "user"}
 
 
 # --- reconfigure --------------------------------------------------------------------------------------------------

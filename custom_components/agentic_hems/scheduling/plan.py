@@ -117,6 +117,21 @@ class Plan:
         i = math.floor((moment - self.curve_start) / self.resolution)
         return 0 <= i < len(self.power_kw) and bool(self.power_kw[i] > 0)
 
+    def transition_at(self, moment: datetime) -> str | None:
+        """``"start"`` when the planned power goes from 0 to > 0 at ``moment``, ``"stop"`` when it goes back to 0,
+        else None (also when ``moment`` is not a slot boundary of this plan). Issue 3: the scheduler's commands."""
+        offset = moment - self.curve_start
+        if offset % self.resolution or not self.feasible:
+            return None
+        i = offset // self.resolution
+        now = bool(0 <= i < len(self.power_kw) and self.power_kw[i] > 0)
+        before = bool(1 <= i <= len(self.power_kw) and self.power_kw[i - 1] > 0)
+        if now and not before:
+            return "start"
+        if before and not now:
+            return "stop"
+        return None
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe form (ISO 8601 UTC strings, floats, None) for service responses and storage."""
         return {

@@ -1,0 +1,335 @@
+"""Device control for one site: the gatekeeper on HA's live registries, traces, events and confirmations (issue 3).
+
+:class:`ControlManager` is the only path from a proposed command (a service call, the scheduler, later the
+orchestrator) to an actuator. It owns:
+
+- the :class:`.gates.keeper.Gatekeeper` with its ledger, pending confirmations and the "Allow device control"
+  setting, persisted in ``agentic_hems.<entry_id>.control``;
+- the trace ring (the last ``MAX_TRACES``, redacted, in ``agentic_hems.<entry_id>.traces``);
+- the resolver index, rebuilt after an entity, device or area registry change, an Assist exposure change or a
+  ``friendly_name`` change;
+- the ``agentic_hems_gate_decision`` event, persistent notifications for pending confirmations (re-created at
+  start-up), the optional actionable mobile notification, and the expiry timer.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from homeassistant.components import persistent_notification
+from homeassistant.components.homeassistant.const import DATA_EXPOSED_ENTITIES
+from homeassistant.components.homeassistant.exposed_entities import async_listen_entity_updates
+from homeassistant.const import EVENT_STATE_CHANGED
+from homeassistant.core import CALLBACK_TYPE, Context, Event, EventStateChangedData, HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import area_registry as ar, device_registry as dr, entity_registry as er
+from homeassistant.helpers.event import async_track_point_in_utc_time
+from homeassistant.helpers.storage import Store
+from homeassistant.util import dt as dt_util
+
+from .const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
+from .gates.device_resolved import ResolverIndex
+from .gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
+from .gates.redact import redact
+from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
+
+MOBILE_ACTION_EVENT = "mobile_app_notification_action"
+ACTION_CONFIRM = "AGENTIC_HEMS_CONFIRM_"
+ACTION_REJECT = "AGENTIC_HEMS_REJECT_"
+SAVE_DELAY_S = 1.0
+
+
+def notification_id(trace_id: str) -> str:
+    """The persistent notification of a pending confirmation."""
+    return f"{DOMAIN}_confirm_{trace_id}"
+
+
+def _describe(pending: PendingConfirmation) -> str:
+    candidate = pending.candidate
+    return (
+        f"**{pending.source_agent}** asks to **{candidate.get('intent')}** `{pending.entity_id}`"
+        f"{' with ' + str(candidate.get('params')) if candidate.get('params') else ''}.\n\n"
+        f"An administrator can confirm or reject it until {dt_util.as_local(pending.expires_at):%H:%M}: "
+        f"action `agentic_hems.confirm` (or `agentic_hems.reject`) with `trace_id: {pending.trace_id}`."
+    )
+
+
+class ControlManager:
+    """See the module docstring. ``appliance_entity_ids`` are the site's appliance-controlled entities."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry_id: str,
+        settings: Settings,
+        appliance_entity_ids: frozenset[str],
+        notify_service: str | None = None,
+    ) -> None:
+        self.hass = hass
+        self.entry_id = entry_id
+        self.keeper = Gatekeeper(settings, dt_util.utcnow)
+        self.view = HassView(hass, lambda: appliance_entity_ids)
+        self.notify_service = notify_service
+        self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
+        self._index: ResolverIndex | None = None
+        self._listeners: list[Callable[[], None]] = []
+        self._expiry_unsub: CALLBACK_TYPE | None = None
+        self._control_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.control")
+        self._trace_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.traces")
+
+    async def async_load(self) -> None:
+        """Restore the switch, the ledger, pending confirmations and the trace ring; unreadable data is dropped."""
+        for store, restore in ((self._control_store, self._restore_control), (self._trace_store, self._restore_traces)):
+            try:
+                data = await store.async_load()
+            except (HomeAssistantError, ValueError) as err:
+                LOGGER.warning("Dropping unreadable %s: %s", store.key, err)
+                continue
+            if isinstance(data, dict):
+                restore(data)
+
+    def _restore_control(self, data: dict[str, Any]) -> None:
+        for warning in self.keeper.load(data):
+            LOGGER.warning("Dropping unreadable stored control data: %s", warning)
+
+    def _restore_traces(self, data: dict[str, Any]) -> None:
+        for record in data.get("traces") or []:
+            if isinstance(record, dict) and isinstance(record.get("trace_id"), str):
+                self.traces[record["trace_id"]] = record
+        while len(self.traces) > MAX_TRACES:
+            self.traces.popitem(last=False)
+
+    @callback
+    def async_start(self) -> CALLBACK_TYPE:
+        """Listen for what invalidates the index, expire old pendings, re-create notifications; returns unsub."""
+        unsubs = [
+            self.hass.bus.async_listen(er.EVENT_ENTITY_REGISTRY_UPDATED, self._invalidate),
+            self.hass.bus.async_listen(dr.EVENT_DEVICE_REGISTRY_UPDATED, self._invalidate),
+            self.hass.bus.async_listen(ar.EVENT_AREA_REGISTRY_UPDATED, self._invalidate),
+            self.hass.bus.async_listen(EVENT_STATE_CHANGED, self._invalidate, event_filter=_renamed_or_new),
+            self.hass.bus.async_listen(MOBILE_ACTION_EVENT, self._mobile_action),
+        ]
+        if DATA_EXPOSED_ENTITIES in self.hass.data:
+            unsubs.append(async_listen_entity_updates(self.hass, ASSISTANT, self._invalidate))
+        for record in self.keeper.expire():
+            self._decided(record, None)
+        for pending in self.keeper.pending.values():
+            self._notify_pending(pending, mobile=False)
+        self._schedule_expiry()
+
+        @callback
+        def _stop() -> None:
+            for unsub in unsubs:
+                unsub()
+            if self._expiry_unsub is not None:
+                self._expiry_unsub()
+                self._expiry_unsub = None
+
+        return _stop
+
+    @callback
+    def _invalidate(self, *_: Any) -> None:
+        self._index = None
+
+    @property
+    def index(self) -> ResolverIndex:
+        """The resolver index, built on first use after a change."""
+        if self._index is None:
+            self._index = ResolverIndex.build(self.view, include_appliances=self.keeper.settings.include_appliances)
+        return self._index
+
+    @property
+    def allow_control(self) -> bool:
+        """The "Allow device control" switch."""
+        return self.keeper.settings.allow_control
+
+    async def async_set_allow_control(self, allow: bool) -> None:
+        """Turn device control on or off (persisted at once)."""
+        self.keeper.settings.allow_control = allow
+        await self._control_store.async_save(self.keeper.as_dict())
+        self._notify_listeners()
+
+    @property
+    def last(self) -> TraceRecord | None:
+        """The newest decision."""
+        return next(reversed(self.traces.values()), None)
+
+    async def _refresh(self, entity_id: str) -> datetime:
+        return await async_refresh(self.hass, entity_id)
+
+    async def async_evaluate(
+        self,
+        *,
+        source_agent: str,
+        candidate: Mapping[str, Any] | None,
+        context: Context,
+        raw_input: str = "",
+        dry_run: bool = False,
+        slot_start: datetime | None = None,
+    ) -> TraceRecord:
+        """Run a proposed command through all eight gates under the caller's ``context``; returns its trace."""
+        record = await self.keeper.evaluate(
+            self.view,
+            HassActuator(self.hass, context),
+            source_agent=source_agent,
+            raw_input=raw_input,
+            candidate=candidate,
+            dry_run=dry_run,
+            slot_start=slot_start,
+            user_id=context.user_id,
+            index=self.index,
+            refresh=self._refresh,
+        )
+        return self._decided(record, context)
+
+    async def async_confirm(self, trace_id: str, user_id: str, context: Context) -> TraceRecord:
+        """An administrator confirms (the caller checked ``user_id``); raises ``NotPending``."""
+        record = await self.keeper.confirm(
+            trace_id, user_id, self.view, HassActuator(self.hass, context), index=self.index, refresh=self._refresh
+        )
+        return self._decided(record, context)
+
+    @callback
+    def async_reject(self, trace_id: str, user_id: str, context: Context) -> TraceRecord:
+        """An administrator rejects (the caller checked ``user_id``); raises ``NotPending``."""
+        return self._decided(self.keeper.reject(trace_id, user_id), context)
+
+    def _decided(self, record: TraceRecord, context: Context | None) -> TraceRecord:
+        """Store (redacted), announce and persist one decision; returns the stored record."""
+        record = redact(record)
+        record["config_entry_id"] = self.entry_id
+        trace_id = record["trace_id"]
+        self.traces.pop(trace_id, None)
+        self.traces[trace_id] = record
+        while len(self.traces) > MAX_TRACES:
+            self.traces.popitem(last=False)
+        self._trace_store.async_delay_save(lambda: {"traces": list(self.traces.values())}, SAVE_DELAY_S)
+        self._control_store.async_delay_save(self.keeper.as_dict, SAVE_DELAY_S)
+        if trace_id in self.keeper.pending:
+            self._notify_pending(self.keeper.pending[trace_id], mobile=True)
+        else:
+            persistent_notification.async_dismiss(self.hass, notification_id(trace_id))
+        self._schedule_expiry()
+        self.hass.bus.async_fire(
+            EVENT_GATE_DECISION,
+            {
+                "config_entry_id": self.entry_id,
+                "trace_id": trace_id,
+                "outcome": record["outcome"],
+                "failed_gate": record.get("failed_gate"),
+                "entity_id": record.get("entity_id"),
+                "source_agent": record.get("source_agent"),
+            },
+            context=context,
+        )
+        self._notify_listeners()
+        return record
+
+    def _notify_pending(self, pending: PendingConfirmation, *, mobile: bool) -> None:
+        persistent_notification.async_create(
+            self.hass, _describe(pending), title="Agentic HEMS: confirmation needed",
+            notification_id=notification_id(pending.trace_id),
+        )
+        if mobile and self.notify_service:
+            domain, _, service = self.notify_service.partition(".")
+            data = {
+                "title": "Agentic HEMS: confirmation needed",
+                "message": f"{pending.source_agent}: {pending.candidate.get('intent')} {pending.entity_id}",
+                "data": {
+                    "tag": pending.trace_id,
+                    "actions": [
+                        {"action": f"{ACTION_CONFIRM}{pending.trace_id}", "title": "Confirm"},
+                        {"action": f"{ACTION_REJECT}{pending.trace_id}", "title": "Reject"},
+                    ],
+                },
+            }
+            self.hass.async_create_task(
+                self._async_mobile(domain, service, data), f"{DOMAIN} notify {pending.trace_id}", eager_start=False
+            )
+
+    async def _async_mobile(self, domain: str, service: str, data: dict[str, Any]) -> None:
+        try:
+            await self.hass.services.async_call(domain, service, data, blocking=True)
+        except HomeAssistantError as err:
+            LOGGER.warning("Could not send the confirmation request through %s.%s: %s", domain, service, err)
+
+    async def _mobile_action(self, event: Event) -> None:
+        """A tap on Confirm or Reject in the mobile notification; only an administrator's tap counts."""
+        action = str(event.data.get("action", ""))
+        trace_id = action.removeprefix(ACTION_CONFIRM).removeprefix(ACTION_REJECT)
+        if trace_id == action or trace_id not in self.keeper.pending:
+            return
+        user_id = event.context.user_id
+        user = await self.hass.auth.async_get_user(user_id) if user_id else None
+        if user is None or not user.is_admin:
+            LOGGER.warning("Ignoring a confirmation tap on %s by a non-administrator", trace_id)
+            return
+        if action.startswith(ACTION_CONFIRM):
+            await self.async_confirm(trace_id, user.id, event.context)
+        else:
+            self.async_reject(trace_id, user.id, event.context)
+
+    def _schedule_expiry(self) -> None:
+        if self._expiry_unsub is not None:
+            self._expiry_unsub()
+            self._expiry_unsub = None
+        if (when := self.keeper.next_expiry()) is not None:
+            self._expiry_unsub = async_track_point_in_utc_time(self.hass, self._expire, when + timedelta(milliseconds=1))
+
+    @callback
+    def _expire(self, _: datetime) -> None:
+        self._expiry_unsub = None
+        for record in self.keeper.expire():
+            self._decided(record, None)
+        self._schedule_expiry()
+
+    async def async_flush(self) -> None:
+        """Write both Stores now (unload)."""
+        await self._control_store.async_save(self.keeper.as_dict())
+        await self._trace_store.async_save({"traces": list(self.traces.values())})
+
+    def traces_matching(
+        self,
+        *,
+        outcome: str | None = None,
+        entity_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 50,
+    ) -> list[TraceRecord]:
+        """The newest first, filtered by outcome, entity and decision time (aware)."""
+        found: list[TraceRecord] = []
+        for record in reversed(self.traces.values()):
+            at = dt_util.parse_datetime(str(record.get("timestamp")))
+            if outcome is not None and record.get("outcome") != outcome:
+                continue
+            if entity_id is not None and record.get("entity_id") != entity_id:
+                continue
+            if at is not None and ((since is not None and at < since) or (until is not None and at > until)):
+                continue
+            found.append(record)
+            if len(found) >= limit:
+                break
+        return found
+
+    @callback
+    def async_add_listener(self, update: Callable[[], None]) -> Callable[[], None]:
+        """Call ``update`` after each decision or switch change; returns the remover."""
+        self._listeners.append(update)
+        return lambda: self._listeners.remove(update)
+
+    def _notify_listeners(self) -> None:
+        for update in list(self._listeners):
+            update()
+
+
+@callback
+def _renamed_or_new(event_data: EventStateChangedData) -> bool:
+    """A state appeared, disappeared or changed its friendly_name: the resolver index is stale."""
+    old, new = event_data["old_state"], event_data["new_state"]
+    if old is None or new is None:
+        return True
+    return old.attributes.get("friendly_name") != new.attributes.get("friendly_name")

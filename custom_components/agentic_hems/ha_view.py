@@ -1,0 +1,184 @@
+"""The gates' view of Home Assistant and the actuator Execution calls through (issue 3, "The gates").
+
+:class:`HassView` implements :class:`.gates.view.HaView` over the entity, device and area registries, ``hass.states``,
+``hass.services`` and Assist exposure. :class:`HassActuator` implements :class:`.gates.execution.Actuator`: a blocking
+service call under the caller's context, then a wait for the expected state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import voluptuous as vol
+
+from homeassistant.components.homeassistant.const import DATA_EXPOSED_ENTITIES
+from homeassistant.components.homeassistant.exposed_entities import async_should_expose
+from homeassistant.const import ATTR_ENTITY_ID, ATTR_SUPPORTED_FEATURES
+from homeassistant.core import Context, Event, EventStateChangedData, HomeAssistant, State, callback
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import area_registry as ar, device_registry as dr, entity_registry as er
+from homeassistant.helpers.entity_component import DATA_INSTANCES
+from homeassistant.helpers.event import async_track_state_change_event
+from homeassistant.util import dt as dt_util
+
+from .const import DOMAIN
+from .gates.execution import ActuationError, state_matches
+from .gates.view import AreaInfo, EntityInfo, StateInfo
+
+CAPABILITY_ATTRIBUTES = ("min_temp", "max_temp", "target_temp_step", "hvac_modes", "min", "max", "step")
+ASSISTANT = "conversation"
+
+
+def state_info(state: State) -> StateInfo:
+    """A :class:`StateInfo` of an HA state (times are aware UTC)."""
+    return StateInfo(
+        entity_id=state.entity_id,
+        state=state.state,
+        attributes=dict(state.attributes),
+        last_updated=state.last_updated,
+        last_reported=state.last_reported,
+    )
+
+
+class HassView:
+    """Live registries and states; each call reads HA now (the resolver index caches what it needs).
+
+    ``appliance_entity_ids`` returns the controlled entities of the site's appliance subentries.
+    """
+
+    def __init__(self, hass: HomeAssistant, appliance_entity_ids: Callable[[], frozenset[str]]) -> None:
+        self.hass = hass
+        self._appliances = appliance_entity_ids
+        self._entities = er.async_get(hass)
+        self._devices = dr.async_get(hass)
+        self._areas = ar.async_get(hass)
+
+    def entity_ids(self) -> Iterable[str]:
+        """States plus enabled registry entries."""
+        ids = set(self.hass.states.async_entity_ids())
+        ids.update(e.entity_id for e in self._entities.entities.values() if e.disabled_by is None)
+        return ids
+
+    def _polls(self, entity_id: str) -> bool:
+        domain = entity_id.split(".", 1)[0]
+        component = self.hass.data.get(DATA_INSTANCES, {}).get(domain)
+        entity = component.get_entity(entity_id) if component is not None else None
+        return bool(entity is not None and entity.should_poll)
+
+    def entity(self, entity_id: str) -> EntityInfo | None:
+        """Registry and state together; None when HA knows neither."""
+        entry = self._entities.async_get(entity_id)
+        state = self.hass.states.get(entity_id)
+        if entry is None and state is None:
+            return None
+        attributes: Mapping[str, Any] = state.attributes if state is not None else {}
+        name = aliases = area_id = device_name = device_class = None
+        features = attributes.get(ATTR_SUPPORTED_FEATURES)
+        color_modes = attributes.get("supported_color_modes")
+        capabilities = {k: attributes[k] for k in CAPABILITY_ATTRIBUTES if k in attributes}
+        if entry is not None:
+            name = entry.name or entry.original_name
+            aliases = frozenset(entry.aliases)
+            area_id = entry.area_id
+            device_class = entry.device_class or entry.original_device_class
+            if features is None:
+                features = entry.supported_features
+            registered = dict(entry.capabilities or {})
+            color_modes = color_modes or registered.get("supported_color_modes")
+            capabilities = {**{k: registered[k] for k in CAPABILITY_ATTRIBUTES if k in registered}, **capabilities}
+            if entry.device_id and (device := self._devices.async_get(entry.device_id)) is not None:
+                device_name = device.name_by_user or device.name
+                area_id = area_id or device.area_id
+        return EntityInfo(
+            entity_id=entity_id,
+            name=name,
+            aliases=aliases or frozenset(),
+            area_id=area_id,
+            device_name=device_name,
+            device_class=device_class or attributes.get("device_class"),
+            supported_features=int(features or 0),
+            supported_color_modes=frozenset(str(m) for m in color_modes or ()),
+            capabilities=capabilities,
+            polls=self._polls(entity_id),
+        )
+
+    def areas(self) -> Iterable[AreaInfo]:
+        """The area registry."""
+        return [AreaInfo(a.id, a.name, frozenset(a.aliases)) for a in self._areas.async_list_areas()]
+
+    def state(self, entity_id: str) -> StateInfo | None:
+        """The current state."""
+        state = self.hass.states.get(entity_id)
+        return state_info(state) if state is not None else None
+
+    def has_service(self, domain: str, service: str) -> bool:
+        """``hass.services.has_service``."""
+        return self.hass.services.has_service(domain, service)
+
+    def should_expose(self, entity_id: str) -> bool:
+        """Exposed to Assist (False while HA's exposure settings are not loaded)."""
+        if DATA_EXPOSED_ENTITIES not in self.hass.data:
+            return False
+        return async_should_expose(self.hass, ASSISTANT, entity_id)
+
+    def own_entity_ids(self) -> frozenset[str]:
+        """Every entity of this integration (all entries)."""
+        return frozenset(e.entity_id for e in self._entities.entities.values() if e.platform == DOMAIN)
+
+    def appliance_entity_ids(self) -> frozenset[str]:
+        """The controlled entities named in this site's appliance subentries."""
+        return self._appliances()
+
+
+class HassActuator:
+    """``hass.services.async_call(..., blocking=True, context=context)`` and a wait for the expected state."""
+
+    def __init__(self, hass: HomeAssistant, context: Context) -> None:
+        self.hass = hass
+        self.context = context
+
+    async def async_call(self, domain: str, service: str, entity_id: str, data: Mapping[str, Any]) -> None:
+        """Call the service; HA and validation errors become :class:`ActuationError`."""
+        try:
+            await self.hass.services.async_call(
+                domain, service, {**data, ATTR_ENTITY_ID: entity_id}, blocking=True, context=self.context
+            )
+        except (HomeAssistantError, vol.Invalid, ValueError) as err:
+            raise ActuationError(str(err) or type(err).__name__) from err
+
+    async def async_wait_for(self, entity_id: str, expected: Mapping[str, Any], timeout_s: float) -> StateInfo | None:
+        """The first matching state (the current one counts), or None after ``timeout_s``."""
+        done: asyncio.Future[StateInfo] = self.hass.loop.create_future()
+
+        @callback
+        def _changed(event: Event[EventStateChangedData]) -> None:
+            new = event.data["new_state"]
+            if new is not None and not done.done() and state_matches(expected, info := state_info(new)):
+                done.set_result(info)
+
+        unsub = async_track_state_change_event(self.hass, [entity_id], _changed)
+        try:
+            current = self.hass.states.get(entity_id)
+            if current is not None and state_matches(expected, info := state_info(current)):
+                return info
+            async with asyncio.timeout(timeout_s):
+                return await done
+        except TimeoutError:
+            return None
+        finally:
+            unsub()
+
+
+async def async_refresh(hass: HomeAssistant, entity_id: str) -> datetime:
+    """Ask a polling entity for a fresh state (``homeassistant.update_entity``); returns when it was asked."""
+    asked = dt_util.utcnow()
+    try:
+        await hass.services.async_call(
+            "homeassistant", "update_entity", {ATTR_ENTITY_ID: entity_id}, blocking=True
+        )
+    except HomeAssistantError:
+        pass  # Freshness then fails: nothing was reported after ``asked``
+    return asked

@@ -1,0 +1,134 @@
+"""Service actions of the gate pipeline: evaluate_command, confirm, reject, get_traces (issue 3).
+
+``evaluate_command`` is seed 001's ``POST /api/evaluate``: an outside agent calls it through HA's REST API
+(``/api/services/agentic_hems/evaluate_command?return_response``). ``confirm`` and ``reject`` need an administrator
+user; calls without a user (automations, scripts, the orchestrator) are refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import voluptuous as vol
+
+from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
+from homeassistant.exceptions import Unauthorized
+from homeassistant.helpers import config_validation as cv
+
+from .const import DOMAIN
+from .gates.keeper import NotPending, TraceRecord
+from .gates.models import Outcome
+from .services import ENTRY_SCHEMA, aware, entry_for_call, invalid
+
+SERVICE_EVALUATE_COMMAND = "evaluate_command"
+SERVICE_CONFIRM = "confirm"
+SERVICE_REJECT = "reject"
+SERVICE_GET_TRACES = "get_traces"
+MAX_RAW_INPUT = 10_000
+
+EVALUATE_SCHEMA = vol.Schema(
+    {
+        **ENTRY_SCHEMA,
+        vol.Required("source_agent"): vol.All(cv.string, vol.Length(min=1, max=64)),
+        vol.Optional("raw_input", default=""): vol.All(cv.string, vol.Length(max=MAX_RAW_INPUT)),
+        vol.Optional("model_candidate"): dict,  # untrusted: the Schema gate checks it
+        vol.Optional("dry_run", default=False): cv.boolean,
+    }
+)
+DECIDE_SCHEMA = vol.Schema({**ENTRY_SCHEMA, vol.Required("trace_id"): vol.All(cv.string, vol.Length(min=1, max=64))})
+TRACES_SCHEMA = vol.Schema(
+    {
+        **ENTRY_SCHEMA,
+        vol.Optional("outcome"): vol.In([str(o) for o in Outcome]),
+        vol.Optional("entity_id"): cv.entity_id,
+        vol.Optional("since"): cv.datetime,
+        vol.Optional("until"): cv.datetime,
+        vol.Optional("limit", default=50): vol.All(vol.Coerce(int), vol.Range(min=1, max=500)),
+    }
+)
+STATUS = {Outcome.EXECUTED: "success", Outcome.FAILED: "failure"}
+
+
+def evaluate_response(record: TraceRecord) -> dict[str, Any]:
+    """Seed 001's response: ``{trace_id, outcome, gate_results, result}``."""
+    execution = record.get("execution_result") or {}
+    gates = record.get("gate_results") or []
+    outcome = Outcome(record["outcome"])
+    return {
+        "trace_id": record["trace_id"],
+        "outcome": str(outcome),
+        "gate_results": gates,
+        "result": {
+            "status": STATUS.get(outcome, str(outcome)),
+            "reason": gates[-1]["reason"] if gates else None,
+            "entity_id": record.get("entity_id"),
+            "state": execution.get("state_after"),
+            "plan": record.get("dry_run_plan"),
+            "execution": execution or None,
+        },
+    }
+
+
+@callback
+def async_setup_control_services(hass: HomeAssistant) -> None:
+    """Register the gate pipeline's service actions."""
+
+    async def evaluate_command(call: ServiceCall) -> ServiceResponse:
+        entry = entry_for_call(hass, call)
+        record = await entry.runtime_data.control.async_evaluate(
+            source_agent=call.data["source_agent"],
+            raw_input=call.data["raw_input"],
+            candidate=call.data.get("model_candidate"),
+            context=call.context,
+            dry_run=call.data["dry_run"],
+        )
+        return evaluate_response(record) if call.return_response else None
+
+    async def _admin(call: ServiceCall) -> str:
+        if not call.context.user_id:
+            raise invalid("admin_required")
+        user = await hass.auth.async_get_user(call.context.user_id)
+        if user is None or not user.is_admin:
+            raise Unauthorized(context=call.context)
+        return user.id
+
+    async def confirm(call: ServiceCall) -> ServiceResponse:
+        entry = entry_for_call(hass, call)
+        user_id = await _admin(call)
+        try:
+            record = await entry.runtime_data.control.async_confirm(call.data["trace_id"], user_id, call.context)
+        except NotPending:
+            raise invalid("not_pending", trace_id=call.data["trace_id"]) from None
+        return evaluate_response(record) if call.return_response else None
+
+    async def reject(call: ServiceCall) -> ServiceResponse:
+        entry = entry_for_call(hass, call)
+        user_id = await _admin(call)
+        try:
+            record = entry.runtime_data.control.async_reject(call.data["trace_id"], user_id, call.context)
+        except NotPending:
+            raise invalid("not_pending", trace_id=call.data["trace_id"]) from None
+        return evaluate_response(record) if call.return_response else None
+
+    async def get_traces(call: ServiceCall) -> ServiceResponse:
+        entry = entry_for_call(hass, call)
+        control = entry.runtime_data.control
+        traces = control.traces_matching(
+            outcome=call.data.get("outcome"),
+            entity_id=call.data.get("entity_id"),
+            since=aware(since) if (since := call.data.get("since")) else None,
+            until=aware(until) if (until := call.data.get("until")) else None,
+            limit=call.data["limit"],
+        )
+        pending: list[Any] = [p.trace_id for p in control.keeper.pending.values()]
+        return {"traces": list[Any](traces), "pending": pending, "allow_device_control": control.allow_control}
+
+    for name, handler, schema in (
+        (SERVICE_EVALUATE_COMMAND, evaluate_command, EVALUATE_SCHEMA),
+        (SERVICE_CONFIRM, confirm, DECIDE_SCHEMA),
+        (SERVICE_REJECT, reject, DECIDE_SCHEMA),
+    ):
+        hass.services.async_register(DOMAIN, name, handler, schema=schema, supports_response=SupportsResponse.OPTIONAL)
+    hass.services.async_register(
+        DOMAIN, SERVICE_GET_TRACES, get_traces, schema=TRACES_SCHEMA, supports_response=SupportsResponse.ONLY
+    )
