@@ -57,7 +57,31 @@ PASSWORD = "agentic-hems"  # a local, throw-away demo instance on 127.0.0.1 only
 LANGUAGE = "en"
 
 # input_boolean stand-ins for the real appliances (object id -> friendly name).
-STAND_INS = {"dishwasher": "Dishwasher", "washing_machine": "Washing machine", "ev_charger": "EV charger"}
+STAND_INS = {
+    "dishwasher": "Dishwasher",
+    "washing_machine": "Washing machine",
+    "ev_charger": "EV charger",
+    "garage_motor": "Garage motor",
+}
+# A garage-door template cover (device class garage, risk 4): opening it needs an administrator's confirmation.
+GARAGE_DOOR = "cover.garage_door"
+COVER_YAML = """\
+cover:
+  - platform: template
+    covers:
+      garage_door:
+        friendly_name: Garage door
+        device_class: garage
+        value_template: "{{ is_state('input_boolean.garage_motor', 'on') }}"
+        open_cover:
+          action: input_boolean.turn_on
+          target:
+            entity_id: input_boolean.garage_motor
+        close_cover:
+          action: input_boolean.turn_off
+          target:
+            entity_id: input_boolean.garage_motor
+"""
 
 # The config flow's answers, step by step (step_id -> user input).
 CONFIG_FLOW_STEPS: dict[str, dict[str, Any]] = {
@@ -103,7 +127,7 @@ APPLIANCES: list[dict[str, Any]] = [
 
 # Translation keys of the entities every appliance must have, and of the entry's own entities.
 APPLIANCE_KEYS = {"next_start", "planned_cost", "run_now", "ready_by", "automatic_planning"}
-ENTRY_KEYS = {"electricity_price", "tomorrow_prices"}
+ENTRY_KEYS = {"electricity_price", "tomorrow_prices", "last_decision", "allow_device_control"}
 
 CONFIGURATION_YAML = """\
 # Written by scripts/demo; regenerated on every run.
@@ -135,7 +159,8 @@ logger:
 
 input_boolean:
 {stand_ins}
-"""
+
+{cover}"""
 
 
 # A log record starts with a timestamp; the rest of its lines are a traceback.
@@ -223,7 +248,9 @@ def prepare_config(config_dir: Path, port: int, integration: Path) -> None:
         log("note: home-assistant-frontend is not installed, so there is no web UI; run scripts/bootstrap")
         frontend = "# frontend: (home-assistant-frontend is not installed)"
     (config_dir / "configuration.yaml").write_text(
-        CONFIGURATION_YAML.format(host=HOST, port=port, domain=DOMAIN, stand_ins=stand_ins, frontend=frontend)
+        CONFIGURATION_YAML.format(
+            host=HOST, port=port, domain=DOMAIN, stand_ins=stand_ins, frontend=frontend, cover=COVER_YAML
+        )
     )
 
 
@@ -538,7 +565,7 @@ class Demo:
         self.client = client
         self.args = args
         self.problems: list[str] = []
-        self.report: dict[str, Any] = {"plans": {}, "prices": None, "entities": []}
+        self.report: dict[str, Any] = {"plans": {}, "prices": None, "entities": [], "gates": {}}
         self.tz = ZoneInfo("UTC")
 
     async def setup_integration(self) -> str:
@@ -609,6 +636,8 @@ class Demo:
         log("")
         log(f"Plans (times in {self.tz.key}; 'baseline' = starting at the start of the window, i.e. right away):")
         width = max(len(a["name"]) for a in APPLIANCES)
+        dearer: list[tuple[str, datetime, datetime, float, float]] = []
+        spans: list[tuple[str, datetime, datetime]] = []
         for appliance in APPLIANCES:
             name = appliance["name"]
             window_start, window_end = next_window(appliance, datetime.now(self.tz), self.tz)
@@ -633,7 +662,8 @@ class Demo:
                 self.problems.append(f"plan for {name!r}: cost {cost!r} or baseline {baseline!r} is not a number")
                 continue
             if cost > baseline + 1e-9:
-                self.problems.append(f"plan for {name!r} costs {cost} > baseline (start right away) {baseline}")
+                dearer.append((name, start, end, cost, baseline))
+            spans.append((name, start, end))
             if savings is None:
                 savings = baseline - cost
             percent = f" ({100 * savings / baseline:.0f}%)" if baseline > 0 else ""
@@ -644,6 +674,51 @@ class Demo:
                 f"saves {fmt_money(savings, currency)}{percent}"
             )
             log(f"     {'':<{width}}  {self.describe(appliance)}; window {right_away} to {window_end:%a %H:%M}")
+        # The baseline ignores the main-fuse limit; a plan may cost more than it only when it shares slots with others.
+        for name, start, end, cost, baseline in dearer:
+            if any(other != name and s < end and start < e for other, s, e in spans):
+                log(f"NOTE {name}: costs more than starting now because the main-fuse limit binds (the baseline ignores it)")
+            else:
+                self.problems.append(f"plan for {name!r} costs {cost} > baseline (start right away) {baseline}")
+
+    async def show_gates(self) -> None:
+        """Turn device control on, preview the scheduler's gate decision for each planned start, and ask to open
+        the garage door (which waits for an administrator's confirmation)."""
+        log("")
+        await self.client.ws([{"type": "homeassistant/expose_entity", "assistants": ["conversation"],
+                               "entity_ids": [GARAGE_DOOR], "should_expose": True}])
+        await self.client.request("POST", "/api/services/switch/turn_on",
+                                  json={"entity_id": f"switch.{DOMAIN}_allow_device_control"})
+        log("Device control: ON (switch.agentic_hems_allow_device_control). Gate decisions:")
+        for appliance in APPLIANCES:
+            plan = self.report["plans"].get(appliance["name"]) or {}
+            start = local(plan.get("start"), self.tz)
+            if start is None:
+                continue
+            decision = await self.client.call_service("evaluate_command", {
+                "source_agent": "scheduler", "dry_run": True,
+                "raw_input": f"start {appliance['name']} at {start:%H:%M} (preview of the scheduled start)",
+                "model_candidate": {"intent": "start", "device_alias": appliance["entity_id"]},
+            })
+            self.report["gates"][appliance["name"]] = decision
+            self._log_decision(f"scheduled start {appliance['name']} {start:%a %H:%M}", decision, "dry_run")
+        decision = await self.client.call_service("evaluate_command", {
+            "source_agent": "demo", "raw_input": "open the garage door",
+            "model_candidate": {"intent": "open", "device_alias": "garage door"},
+        })
+        self.report["gates"]["garage door"] = decision
+        self._log_decision("open the garage door", decision, "pending_confirmation")
+        if decision.get("outcome") == "pending_confirmation":
+            log(f"     confirm it: action agentic_hems.confirm with trace_id {decision['trace_id']} (administrators only)")
+
+    def _log_decision(self, what: str, decision: dict[str, Any], wanted: str) -> None:
+        gates = decision.get("gate_results") or []
+        steps = " ".join(f"{g['gate']}:{'ok' if g['passed'] else 'FAIL'}" for g in gates)
+        log(f"GATE {what}: {decision.get('outcome')}  [{steps}]")
+        if gates:
+            log(f"     {gates[-1]['reason']}")
+        if decision.get("outcome") != wanted:
+            self.problems.append(f"gate decision for {what}: {decision.get('outcome')}, expected {wanted}")
 
     async def wait_settled(self, entry_id: str, titles: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Wait until the entry is loaded (adding a subentry reloads it) with every entity of the given appliances.
@@ -739,6 +814,7 @@ class Demo:
         log("")
         await self.show_prices()
         await self.show_plans()
+        await self.show_gates()
         await self.show_entities(ours, subentries)
 
 

@@ -64,7 +64,8 @@ def test_demo_check(tmp_path: Path) -> None:
     assert "CHECK OK" in proc.stdout, output
     assert "Home Assistant stopped." in proc.stdout, output
 
-    # The printed plans parse, and each is a real plan: start before end, no dearer than starting now.
+    # The printed plans parse, and each is a real plan: start before end, no dearer than starting now unless the
+    # main-fuse limit binds (the baseline ignores it; the demo says so in a NOTE line and checks the overlap).
     printed = {m["name"]: m for line in proc.stdout.splitlines() if (m := PLAN_LINE.match(line))}
     assert set(printed) == set(APPLIANCES), output
     for name, match in printed.items():
@@ -72,7 +73,8 @@ def test_demo_check(tmp_path: Path) -> None:
         end = datetime.strptime(match["end"], "%Y-%m-%d %H:%M")
         # Local wall-clock times; a DST change inside a plan moves the end by at most an hour.
         assert (end - start).total_seconds() > -3600, (name, match.group(0))
-        assert float(match["cost"]) <= float(match["baseline"]) + 1e-4, (name, match.group(0))
+        if float(match["cost"]) > float(match["baseline"]) + 1e-4:
+            assert f"NOTE {name}: costs more than starting now because the main-fuse limit binds" in output, name
         assert abs(float(match["baseline"]) - float(match["cost"]) - float(match["savings"])) < 1e-3, match.group(0)
 
     prices_lines = [m for line in proc.stdout.splitlines() if (m := PRICES_LINE.match(line))]
@@ -90,13 +92,23 @@ def test_demo_check(tmp_path: Path) -> None:
         start, end = datetime.fromisoformat(plan["start"]), datetime.fromisoformat(plan["end"])
         assert start.tzinfo is not None and end.tzinfo is not None, plan
         assert start < end, (name, plan)
-        assert plan["cost"] <= plan["baseline_cost"] + 1e-9, (name, plan)
+        assert plan["cost"] <= plan["baseline_cost"] + 1e-9 or f"NOTE {name}:" in output, (name, plan)
         printed_start = datetime.strptime(printed[name]["start"], "%Y-%m-%d %H:%M")
         assert (
             start.astimezone(ZoneInfo("Europe/Brussels")).replace(tzinfo=None, second=0, microsecond=0) == printed_start
         ), name
     assert report["prices"]["sample"] is True
     assert report["prices"]["min"] <= report["prices"]["max"]
+
+    # Device control is on; each scheduled start passes every gate; opening the garage door waits for an admin.
+    gates = report["gates"]
+    for name in APPLIANCES:
+        assert gates[name]["outcome"] == "dry_run", gates[name]
+        assert [g["passed"] for g in gates[name]["gate_results"]] == [True] * 8
+        assert gates[name]["result"]["plan"]["service"] == "turn_on"
+    assert gates["garage door"]["outcome"] == "pending_confirmation"
+    assert gates["garage door"]["result"]["plan"]["target"] == {"entity_id": "cover.garage_door"}
+    assert "Device control: ON" in output
 
     entities = report["entities"]
     assert len(entities) >= 5 * len(APPLIANCES), entities

@@ -21,7 +21,7 @@ from homeassistant.core import Context, Event, EventStateChangedData, HomeAssist
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import area_registry as ar, device_registry as dr, entity_registry as er
 from homeassistant.helpers.entity_component import DATA_INSTANCES
-from homeassistant.helpers.event import async_track_state_change_event
+from homeassistant.helpers.event import async_call_later, async_track_state_change_event
 from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN
@@ -151,7 +151,10 @@ class HassActuator:
 
     async def async_wait_for(self, entity_id: str, expected: Mapping[str, Any], timeout_s: float) -> StateInfo | None:
         """The first matching state (the current one counts), or None after ``timeout_s``."""
-        done: asyncio.Future[StateInfo] = self.hass.loop.create_future()
+        current = self.hass.states.get(entity_id)
+        if current is not None and state_matches(expected, info := state_info(current)):
+            return info
+        done: asyncio.Future[StateInfo | None] = self.hass.loop.create_future()
 
         @callback
         def _changed(event: Event[EventStateChangedData]) -> None:
@@ -159,17 +162,20 @@ class HassActuator:
             if new is not None and not done.done() and state_matches(expected, info := state_info(new)):
                 done.set_result(info)
 
-        unsub = async_track_state_change_event(self.hass, [entity_id], _changed)
+        @callback
+        def _timeout(_: datetime) -> None:
+            if not done.done():
+                done.set_result(None)
+
+        unsubs = (
+            async_track_state_change_event(self.hass, [entity_id], _changed),
+            async_call_later(self.hass, timeout_s, _timeout),  # HA's timer: follows HA time, also in tests
+        )
         try:
-            current = self.hass.states.get(entity_id)
-            if current is not None and state_matches(expected, info := state_info(current)):
-                return info
-            async with asyncio.timeout(timeout_s):
-                return await done
-        except TimeoutError:
-            return None
+            return await done
         finally:
-            unsub()
+            for unsub in unsubs:
+                unsub()
 
 
 async def async_refresh(hass: HomeAssistant, entity_id: str) -> datetime:

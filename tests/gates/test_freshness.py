@@ -93,3 +93,15 @@ def test_polls_flag_in_evidence() -> None:
     view.add(EntityInfo(entity_id="switch.plug", name="Plug", polls=True))
     result, _ = run("plug", "turn_on", view)
     assert result.evidence["polls"] is True
+
+
+@pytest.mark.parametrize(("entity_id", "passed"), [("input_boolean.dishwasher", True), ("switch.dishwasher", False)])
+def test_helpers_are_never_stale(entity_id: str, passed: bool) -> None:
+    old = NOW - timedelta(hours=3)
+    state = StateInfo(entity_id=entity_id, state="on", last_updated=old, last_reported=old)
+    ok, reason, evidence = check(state, 1, NOW)
+    assert ok is passed
+    assert evidence.get("helper", False) is passed
+    assert reason == ("fresh: a helper's state is held by HA itself" if passed else
+                      "stale: refresh and retry (age 10800.0 s > 300 s)")
+    assert not check(StateInfo(entity_id=entity_id, state="unavailable", last_updated=NOW), 1, NOW)[0]

@@ -8,6 +8,10 @@ Refresh hook (the shell implements it): an entity that polls (``EntityInfo.polls
 ``refreshed_at`` set to the moment of the refresh, and ``last_reported`` must come after it.
 :func:`.pipeline.evaluate_async` does this through its ``refresh`` argument. Push-only entities are never refreshed
 (an update only rewrites the cached state): a stale one fails with "stale: refresh and retry".
+
+HA's own helpers (``HELPER_DOMAINS``: input_boolean, input_number, ...) have no device behind them: their state is
+held by HA itself and cannot be out of date, so their age is not checked (evidence ``helper: true``). Without this a
+helper that controls an appliance would block every scheduled stop hours after its start.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from .view import StateInfo
 NAME = "freshness"
 UNUSABLE_STATES = frozenset({"unavailable", "unknown"})
 STALE_REASON = "stale: refresh and retry"
+HELPER_DOMAINS = frozenset(
+    {"input_boolean", "input_number", "input_select", "input_text", "input_datetime", "input_button", "counter", "timer"}
+)
 
 
 def ttl_for(risk: int) -> timedelta:
@@ -52,6 +59,9 @@ def check(state: StateInfo | None, risk: int, now: datetime, *, refreshed_at: da
     }
     if state.state in UNUSABLE_STATES:
         return False, f"state is {state.state}", evidence
+    if state.entity_id.split(".", 1)[0] in HELPER_DOMAINS:
+        evidence["helper"] = True
+        return True, "fresh: a helper's state is held by HA itself", evidence
     if refreshed_at is not None and not seen > refreshed_at:
         return False, "not reported since the refresh: " + STALE_REASON, evidence
     if age > ttl:
