@@ -19,6 +19,10 @@ async def test_diagnostics_sample(hass: HomeAssistant, loaded_entry: MockConfigE
     assert set(diag["appliances"]) == {"dishwasher", "washer", "ev"}
     assert diag["appliances"]["dishwasher"]["plan"]["feasible"] is True
     assert diag["last_update_success"] is True
+    control = diag["device_control"]
+    assert control["allow_device_control"] is False and control["pending"] == [] and control["last_decision"] is None
+    assert control["policy"][0] == {"operation": "lock", "device_type": "*", "risk_min": 4, "risk_max": 5,
+                                    "action": "deny", "source": "default"}
 
 
 async def test_diagnostics_redacts_api_key(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
