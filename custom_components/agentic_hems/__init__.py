@@ -101,7 +101,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     entry.runtime_data = RuntimeData(coordinator=coordinator, planner=planner, control=control)
     entry.async_on_unload(control.async_start())
     entry.async_on_unload(
-        async_track_time_change(hass, _scheduler(hass, planner, control), minute=range(0, 60, 15), second=0)
+        async_track_time_change(hass, _scheduler(hass, entry, planner, control), minute=range(0, 60, 15), second=0)
     )
 
     if (cached := coordinator.cached_data()) is not None:
@@ -132,7 +132,9 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     return True
 
 
-def _scheduler(hass: HomeAssistant, planner: PlanManager, control: ControlManager) -> Callable[[datetime], None]:
+def _scheduler(
+    hass: HomeAssistant, entry: AgenticHemsConfigEntry, planner: PlanManager, control: ControlManager
+) -> Callable[[datetime], None]:
     """At each slot boundary, issue every stored plan's start or stop through the gates (source ``scheduler``)."""
 
     @callback
@@ -142,7 +144,8 @@ def _scheduler(hass: HomeAssistant, planner: PlanManager, control: ControlManage
             if state.plan is None or (intent := state.plan.transition_at(moment)) is None:
                 continue
             appliance = planner.appliances[appliance_id]
-            hass.async_create_task(
+            entry.async_create_task(
+                hass,
                 control.async_evaluate(
                     source_agent=SOURCE_SCHEDULER,
                     raw_input=f"{intent} {appliance.name} (plan slot {moment.isoformat()})",

@@ -80,6 +80,8 @@ def test_after_a_refresh_last_reported_must_be_newer() -> None:
     passed, reason, _ = check(state, 0, NOW, refreshed_at=refreshed)
     assert not passed and reason.startswith("not reported since the refresh")
     assert check(StateInfo(entity_id="sensor.x", state="1", last_updated=NOW), 0, NOW, refreshed_at=refreshed)[0]
+    same_instant = StateInfo(entity_id="sensor.x", state="1", last_updated=refreshed)
+    assert check(same_instant, 0, NOW, refreshed_at=refreshed)[0]
 
 
 def test_future_stamp_counts_as_age_zero() -> None:

@@ -2,6 +2,7 @@
 
 Pure core (no ``homeassistant`` imports): ``models`` (types), ``tables`` (intent vocabulary, risk, default policy),
 ``view`` (the ``HaView`` protocol the shell implements), one module per gate (``input_guard``, ``schema``,
-``device_resolved``, ``capability``, ``freshness``, ``policy``, ``dry_run``) and ``pipeline`` (ordered, fail-stop,
-traced). Execution, trace storage and the HA adapter live in the shell (next step of issue 3).
+``device_resolved``, ``capability``, ``freshness``, ``policy``, ``dry_run``, ``execution``), ``pipeline`` (gates 1-7,
+ordered, fail-stop, traced), ``keeper`` (gate 8 with confirmations, expiry and the idempotency ledger) and ``redact``.
+The HA adapter (``ha_view.py``), trace storage, events and services live in the shell (``control.py``).
 """

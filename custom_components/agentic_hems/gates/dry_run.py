@@ -3,8 +3,8 @@
 The plan (:class:`.models.DryRunPlan`) names the service, the target, the data, the expected state
 (``tables.expected_state``) and an idempotency key: sha256 over source_agent, entity_id, ``domain.service``, the
 canonical JSON of the data, and the plan slot's start when the command carries one (the scheduler), else the
-trace_id. Keys of executed commands are remembered for 24 h in an :class:`IdempotencyLedger`; Execution
-(next session) calls ``remember`` after a call and the HA shell persists the ledger.
+trace_id. Keys of executed commands are remembered for 24 h in an :class:`IdempotencyLedger`; the gatekeeper
+(:mod:`.keeper`) calls ``remember`` after a call and the HA shell persists the ledger.
 
 The gate fails, with the plan in its evidence, when the entity's state is missing, unavailable or unknown, when the
 service is not registered (both read again through the view), or when the key was executed within 24 h

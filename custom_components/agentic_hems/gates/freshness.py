@@ -5,8 +5,8 @@ unavailable, unknown or missing state fails.
 
 Refresh hook (the shell implements it): an entity that polls (``EntityInfo.polls``) may be refreshed once with
 ``homeassistant.update_entity`` when this gate fails as stale; the shell then re-runs :func:`check` with
-``refreshed_at`` set to the moment of the refresh, and ``last_reported`` must come after it.
-:func:`.pipeline.evaluate_async` does this through its ``refresh`` argument. Push-only entities are never refreshed
+``refreshed_at`` set to the moment the refresh was requested, and ``last_reported`` must not be earlier.
+:func:`.pipeline.run_async` does this through its ``refresh`` argument. Push-only entities are never refreshed
 (an update only rewrites the cached state): a stale one fails with "stale: refresh and retry".
 
 HA's own helpers (``HELPER_DOMAINS``: input_boolean, input_number, ...) have no device behind them: their state is
@@ -62,7 +62,7 @@ def check(state: StateInfo | None, risk: int, now: datetime, *, refreshed_at: da
     if state.entity_id.split(".", 1)[0] in HELPER_DOMAINS:
         evidence["helper"] = True
         return True, "fresh: a helper's state is held by HA itself", evidence
-    if refreshed_at is not None and not seen > refreshed_at:
+    if refreshed_at is not None and seen < refreshed_at:  # the same instant counts: HA stamps after the request
         return False, "not reported since the refresh: " + STALE_REASON, evidence
     if age > ttl:
         return False, f"{STALE_REASON} (age {age.total_seconds():.1f} s > {ttl.total_seconds():.0f} s)", evidence

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 
 class Outcome(StrEnum):
-    """How a trace ended (issue 3, ``PipelineTrace``). This session's pipeline produces BLOCKED and DRY_RUN."""
+    """How a trace ended (issue 3, ``PipelineTrace``). Gates 1-7 give BLOCKED or DRY_RUN; the gatekeeper the rest.
+    CONFIRMED appears in a trace's ``history`` (an administrator confirmed), before its final outcome."""
 
     BLOCKED = "blocked"
     DRY_RUN = "dry_run"
@@ -306,7 +307,7 @@ class PipelineTrace:
         gate_results: every gate that ran, in order; the last one failed when ``outcome`` is ``blocked``.
         command: the gated command when every gate passed, else None.
         dry_run_plan: the :class:`DryRunPlan` (JSON-safe) when every gate passed, else None.
-        execution_result: filled by the Execution gate (next session).
+        execution_result: the Execution gate's evidence (:func:`.execution.execute`), or None.
         timestamp: aware UTC datetime of the decision.
         outcome: an :class:`Outcome`.
     """

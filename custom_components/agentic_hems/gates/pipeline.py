@@ -7,9 +7,8 @@ with outcome ``blocked``. When every gate passes the outcome is ``dry_run``, ``t
 :class:`.models.DryRunPlan` (service, target, data, expected state, idempotency key). DryRun only reads the
 :class:`.dry_run.IdempotencyLedger`; Execution remembers keys.
 
-Not here yet (next session, in the HA shell): gate 8 Execution (the "Allow device control" switch, confirmations, ``execution_result`` and the outcomes executed,
-pending_confirmation, confirmed, rejected, failed, cancelled, expired), trace storage and redaction, events,
-services, and the real :class:`HaView`.
+Gate 8, Execution, and the outcomes after dry_run (executed, pending_confirmation, rejected, failed, cancelled,
+expired) are in :mod:`.keeper` and :mod:`.execution`; the HA shell (``control.py``) stores the traces.
 """
 
 from __future__ import annotations
@@ -104,7 +103,7 @@ async def run_async(ctx: GateContext, refresh: Refresh | None = None) -> Pipelin
     """:func:`run` with the Freshness refresh-once hook.
 
     When Freshness fails for an entity that polls and has a state, ``refresh(entity_id)`` is awaited once and
-    Freshness re-checked with ``refreshed_at`` (``last_reported`` must come after it). The trace records one
+    Freshness re-checked with ``refreshed_at`` (``last_reported`` must not be earlier). The trace records one
     Freshness result; its evidence keeps the first attempt under ``first_attempt``.
     """
     results: list[GateResult] = []

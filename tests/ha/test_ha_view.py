@@ -1,0 +1,180 @@
+"""The real HA adapter: registries, exposure and polling as the gates see them, index invalidation, the Freshness
+refresh of a polling entity, and the actionable mobile notification of a pending confirmation."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from datetime import timedelta
+from typing import Any
+
+from freezegun.api import FrozenDateTimeFactory
+import pytest
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_mock_service,
+    setup_test_component_platform,
+)
+
+from homeassistant.auth.models import User
+from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
+from homeassistant.components.switch import SwitchEntity
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import area_registry as ar, device_registry as dr, entity_registry as er
+from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
+
+from custom_components.agentic_hems.const import DOMAIN
+
+from .conftest import NOW, sample_entry
+
+PUMP = "switch.pump"
+
+
+class PollingSwitch(SwitchEntity):
+    """A switch that polls its device (``should_poll``); ``updates`` counts the polls."""
+
+    _attr_should_poll = True
+    _attr_name = "Pump"
+    _attr_unique_id = "pump"
+
+    def __init__(self) -> None:
+        self._attr_is_on = False
+        self.updates = 0
+
+    async def async_update(self) -> None:
+        self.updates += 1
+
+    async def async_turn_on(self, **kwargs: Any) -> None:
+        self._attr_is_on = True
+
+    async def async_turn_off(self, **kwargs: Any) -> None:
+        self._attr_is_on = False
+
+
+@pytest.fixture
+async def pump_home(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory
+) -> AsyncGenerator[tuple[MockConfigEntry, PollingSwitch]]:
+    """A polling pump on a device named by the user, in the "Utility room" (alias "Laundry"); the sample entry with
+    device control on, a notify action, and a rule that asks for confirmation before turning a switch on."""
+    freezer.move_to(NOW)
+    assert await async_setup_component(hass, "homeassistant", {})
+    pump = PollingSwitch()
+    setup_test_component_platform(hass, "switch", [pump])
+    assert await async_setup_component(hass, "switch", {"switch": {"platform": "test"}})
+    await hass.async_block_till_done()
+    async_expose_entity(hass, "conversation", PUMP, True)
+    owner = MockConfigEntry(domain="test")
+    owner.add_to_hass(hass)
+    area = ar.async_get(hass).async_create("Utility room", aliases={"Laundry"})
+    device = dr.async_get(hass).async_get_or_create(
+        config_entry_id=owner.entry_id, identifiers={("test", "pump")}, name="Circulation pump 3000"
+    )
+    dr.async_get(hass).async_update_device(device.id, name_by_user="Heat pump", area_id=area.id)
+    er.async_get(hass).async_update_entity(PUMP, device_id=device.id, aliases={"circulator"})
+    entry = sample_entry(
+        execution_wait_s=1,
+        notify_service="notify.phone",
+        policy_rules=[{"operation": "turn_off", "device_type": "switch", "risk_min": 0, "risk_max": 5,
+                       "action": "confirm"}],
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    await entry.runtime_data.control.async_set_allow_control(True)
+    yield entry, pump
+
+
+async def evaluate(hass: HomeAssistant, candidate: dict[str, Any], context: Context | None = None) -> dict[str, Any]:
+    response = await hass.services.async_call(
+        DOMAIN, "evaluate_command", {"source_agent": "test", "model_candidate": candidate},
+        blocking=True, return_response=True, context=context,
+    )
+    assert isinstance(response, dict)
+    return response
+
+
+async def test_entity_record_from_the_registries(
+    hass: HomeAssistant, pump_home: tuple[MockConfigEntry, PollingSwitch]
+) -> None:
+    entry, _ = pump_home
+    view = entry.runtime_data.control.view
+    info = view.entity(PUMP)
+    assert info is not None
+    assert (info.name, info.aliases, info.area_id, info.device_name, info.polls) == (
+        "Pump", frozenset({"circulator"}), "utility_room", "Heat pump", True)
+    state = view.state(PUMP)
+    assert state is not None and state.last_reported is not None
+    assert state.last_reported.tzinfo is not None and state.last_reported.utcoffset() == timedelta(0)
+    assert view.should_expose(PUMP) and not view.should_expose("switch.agentic_hems_allow_device_control")
+    assert "switch.agentic_hems_allow_device_control" in view.own_entity_ids()
+    assert view.appliance_entity_ids() == {"input_boolean.dishwasher", "input_boolean.washing_machine",
+                                           "input_boolean.ev_charger"}
+    assert view.entity("switch.nothing") is None
+
+
+async def test_room_alias_device_name_and_index_invalidation(
+    hass: HomeAssistant, pump_home: tuple[MockConfigEntry, PollingSwitch]
+) -> None:
+    for candidate in ({"intent": "turn_on", "room": "Laundry", "device_alias": "circulator"},
+                      {"intent": "turn_on", "device_alias": "heat pump"}):
+        response = await evaluate(hass, candidate)
+        assert response["gate_results"][2]["evidence"]["entity_id"] == PUMP, response["gate_results"][2]
+    er.async_get(hass).async_update_entity(PUMP, aliases={"boiler pump"})
+    await hass.async_block_till_done()
+    gone = await evaluate(hass, {"intent": "turn_on", "device_alias": "circulator"})
+    assert gone["gate_results"][2]["passed"] is False
+    renamed = await evaluate(hass, {"intent": "turn_on", "device_alias": "boiler pump"})
+    assert renamed["gate_results"][2]["evidence"]["entity_id"] == PUMP
+    async_expose_entity(hass, "conversation", PUMP, False)
+    hidden = await evaluate(hass, {"intent": "turn_on", "device_alias": "boiler pump"})
+    assert hidden["outcome"] == "blocked" and hidden["gate_results"][-1]["gate"] == "device_resolved"
+    own = await evaluate(hass, {"intent": "turn_on", "device_alias": "allow device control"})
+    assert own["outcome"] == "blocked" and own["gate_results"][-1]["gate"] == "device_resolved"
+    assert hass.states.get("switch.agentic_hems_allow_device_control").state == "on"
+
+
+async def test_a_stale_polling_entity_is_refreshed_once(
+    hass: HomeAssistant, pump_home: tuple[MockConfigEntry, PollingSwitch], freezer: FrozenDateTimeFactory
+) -> None:
+    _, pump = pump_home
+    freezer.tick(timedelta(minutes=6))  # older than the 5 min of risk 1
+    before = pump.updates
+    response = await evaluate(hass, {"intent": "turn_on", "device_alias": "pump"})
+    freshness = response["gate_results"][4]
+    assert freshness["passed"] is True and freshness["evidence"]["polls"] is True
+    assert freshness["evidence"]["first_attempt"]["reason"].startswith("stale: refresh and retry (age 360.0 s")
+    assert pump.updates >= before + 2  # the refresh, and the update HA runs after a service call on a polling entity
+    assert response["outcome"] == "executed" and hass.states.get(PUMP).state == "on"
+
+
+async def test_mobile_notification_confirms_only_for_an_admin(
+    hass: HomeAssistant, pump_home: tuple[MockConfigEntry, PollingSwitch], hass_admin_user: User,
+    hass_read_only_user: User,
+) -> None:
+    calls = async_mock_service(hass, "notify", "phone")
+    await hass.services.async_call("switch", "turn_on", {"entity_id": PUMP}, blocking=True)
+    pending = await evaluate(hass, {"intent": "turn_off", "device_alias": "pump"})
+    assert pending["outcome"] == "pending_confirmation"
+    await hass.async_block_till_done()
+    trace_id = pending["trace_id"]
+    assert [a["action"] for a in calls[0].data["data"]["actions"]] == [
+        f"AGENTIC_HEMS_CONFIRM_{trace_id}", f"AGENTIC_HEMS_REJECT_{trace_id}"]
+    action = {"action": f"AGENTIC_HEMS_CONFIRM_{trace_id}"}
+    hass.bus.async_fire("mobile_app_notification_action", action, context=Context(user_id=hass_read_only_user.id))
+    hass.bus.async_fire("mobile_app_notification_action", action)  # no user
+    await hass.async_block_till_done()
+    assert hass.states.get(PUMP).state == "on"
+    hass.bus.async_fire("mobile_app_notification_action", action, context=Context(user_id=hass_admin_user.id))
+    await hass.async_block_till_done()
+    assert hass.states.get(PUMP).state == "off"
+    traces = await hass.services.async_call(DOMAIN, "get_traces", {"outcome": "executed"}, blocking=True,
+                                            return_response=True)
+    assert traces["traces"][0]["execution_result"]["confirmed_by"] == hass_admin_user.id
+    later = dt_util.utcnow() + timedelta(seconds=1)
+    none = await hass.services.async_call(DOMAIN, "get_traces", {"since": later.isoformat()}, blocking=True,
+                                          return_response=True)
+    assert none["traces"] == []
+    until = await hass.services.async_call(DOMAIN, "get_traces", {"until": later.isoformat(), "limit": 1},
+                                           blocking=True, return_response=True)
+    assert [t["trace_id"] for t in until["traces"]] == [trace_id]
