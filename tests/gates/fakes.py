@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -140,6 +141,7 @@ class RecordingActuator:
 
     async def async_call(self, domain: str, service: str, entity_id: str, data: Mapping[str, Any]) -> None:
         self.calls.append((domain, service, entity_id, dict(data)))
+        await asyncio.sleep(0)  # a real call yields to the loop
         if entity_id in self.failing:
             raise ActuationError(f"{entity_id} did not answer")
         if entity_id in self.phantom:

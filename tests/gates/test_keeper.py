@@ -148,3 +148,28 @@ async def test_state_round_trips() -> None:
     assert restored.pending[pending["trace_id"]] == keeper.pending[pending["trace_id"]]
     broken = keeper.as_dict() | {"pending": [{"trace_id": "x"}]}
     assert Gatekeeper(Settings(), clock).load(broken) == ["pending confirmation: 'source_agent'"]
+
+
+async def test_concurrent_duplicates_execute_once() -> None:
+    import asyncio
+
+    keeper, view, actuator, _ = setup()
+    start = NOW + timedelta(minutes=15)
+    records = await asyncio.gather(*(
+        keeper.evaluate(view, actuator, source_agent="scheduler", candidate=KETTLE_ON, slot_start=start)
+        for _ in range(3)
+    ))
+    assert sorted(r["outcome"] for r in records) == ["blocked", "blocked", "executed"]
+    assert {r["failed_gate"] for r in records} == {None, "dry_run"}
+    assert actuator.calls == [("switch", "turn_on", "switch.kettle", {})]
+
+
+async def test_a_failed_call_may_be_retried() -> None:
+    keeper, view, actuator, _ = setup()
+    actuator.failing = {"switch.kettle"}
+    start = NOW + timedelta(minutes=15)
+    first = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=KETTLE_ON, slot_start=start)
+    assert first["outcome"] == "failed" and len(keeper.ledger) == 0
+    actuator.failing = set()
+    again = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=KETTLE_ON, slot_start=start)
+    assert again["outcome"] == "executed" and len(actuator.calls) == 2

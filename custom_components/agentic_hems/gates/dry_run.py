@@ -67,6 +67,10 @@ class IdempotencyLedger:
         self._expire(now)
         self._keys[key] = now
 
+    def forget(self, key: str) -> None:
+        """Drop ``key`` (a reserved call that failed before reaching the device may run again)."""
+        self._keys.pop(key, None)
+
     def executed_at(self, key: str) -> datetime | None:
         """When ``key`` was remembered (expired or not), or None."""
         return self._keys.get(key)

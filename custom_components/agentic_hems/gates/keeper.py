@@ -220,11 +220,16 @@ class Gatekeeper:
         self, trace: PipelineTrace, plan: DryRunPlan, view: HaView, actuator: Actuator, history: list[dict[str, Any]]
     ) -> TraceRecord:
         now = self.clock()
-        result, remember = await execution.execute(
-            plan, view.state(plan.target["entity_id"]), actuator, wait_s=self.settings.wait_s, now=now
-        )
-        if remember:
-            self.ledger.remember(plan.idempotency_key, now)
+        key = plan.idempotency_key
+        if self.ledger.seen(key, now):  # another decision executed it while this one was on its way
+            result = GateResult(execution.NAME, False, f"duplicate: key {key[:12]} executed within 24 h", {"duplicate": True})
+        else:
+            self.ledger.remember(key, now)  # reserved before the call: concurrent duplicates stop above
+            result, remember = await execution.execute(
+                plan, view.state(plan.target["entity_id"]), actuator, wait_s=self.settings.wait_s, now=now
+            )
+            if not remember:
+                self.ledger.forget(key)
         trace.gate_results.append(result)
         trace.execution_result = result.evidence
         trace.outcome = Outcome.EXECUTED if result.passed else Outcome.FAILED
