@@ -30,6 +30,7 @@ from .gates.view import AreaInfo, EntityInfo, StateInfo
 
 CAPABILITY_ATTRIBUTES = ("min_temp", "max_temp", "target_temp_step", "hvac_modes", "min", "max", "step")
 ASSISTANT = "conversation"
+REFRESHABLE_PLATFORMS = frozenset({"template"})
 
 
 def state_info(state: State) -> StateInfo:
@@ -63,10 +64,15 @@ class HassView:
         return ids
 
     def _polls(self, entity_id: str) -> bool:
+        """``homeassistant.update_entity`` really gets a new value: the entity polls its device, or it is a template
+        entity (re-rendered from HA's current states). Push-only entities would only rewrite their cached state."""
         domain = entity_id.split(".", 1)[0]
         component = self.hass.data.get(DATA_INSTANCES, {}).get(domain)
         entity = component.get_entity(entity_id) if component is not None else None
-        return bool(entity is not None and entity.should_poll)
+        if entity is None:
+            return False
+        platform = entity.platform.platform_name if entity.platform is not None else None
+        return bool(entity.should_poll or platform in REFRESHABLE_PLATFORMS)
 
     def entity(self, entity_id: str) -> EntityInfo | None:
         """Registry and state together; None when HA knows neither."""

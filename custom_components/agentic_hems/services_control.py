@@ -2,7 +2,8 @@
 
 ``evaluate_command`` is seed 001's ``POST /api/evaluate``: an outside agent calls it through HA's REST API
 (``/api/services/agentic_hems/evaluate_command?return_response``). ``confirm`` and ``reject`` need an administrator
-user; calls without a user (automations, scripts, the orchestrator) are refused.
+user; calls without a user (automations, scripts, the orchestrator) and other users get the translated
+``admin_required`` error.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Any
 import voluptuous as vol
 
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
-from homeassistant.exceptions import Unauthorized
 from homeassistant.helpers import config_validation as cv
 
 from .const import DOMAIN
@@ -25,6 +25,15 @@ SERVICE_CONFIRM = "confirm"
 SERVICE_REJECT = "reject"
 SERVICE_GET_TRACES = "get_traces"
 MAX_RAW_INPUT = 10_000
+
+def _strict_int(value: Any) -> int:
+    """An integer (or its decimal text); booleans and fractions are refused rather than coerced."""
+    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise vol.Invalid("expected a whole number")
+    return int(value)
+
 
 EVALUATE_SCHEMA = vol.Schema(
     {
@@ -43,7 +52,7 @@ TRACES_SCHEMA = vol.Schema(
         vol.Optional("entity_id"): cv.entity_id,
         vol.Optional("since"): cv.datetime,
         vol.Optional("until"): cv.datetime,
-        vol.Optional("limit", default=50): vol.All(vol.Coerce(int), vol.Range(min=1, max=500)),
+        vol.Optional("limit", default=50): vol.All(_strict_int, vol.Range(min=1, max=500)),
     }
 )
 STATUS = {Outcome.EXECUTED: "success", Outcome.FAILED: "failure"}
@@ -85,11 +94,10 @@ def async_setup_control_services(hass: HomeAssistant) -> None:
         return evaluate_response(record) if call.return_response else None
 
     async def _admin(call: ServiceCall) -> str:
-        if not call.context.user_id:
-            raise invalid("admin_required")
-        user = await hass.auth.async_get_user(call.context.user_id)
+        # A validation error, not Unauthorized: over REST a 401 counts as a failed login towards an IP ban.
+        user = await hass.auth.async_get_user(call.context.user_id) if call.context.user_id else None
         if user is None or not user.is_admin:
-            raise Unauthorized(context=call.context)
+            raise invalid("admin_required")
         return user.id
 
     async def confirm(call: ServiceCall) -> ServiceResponse:
@@ -99,6 +107,8 @@ def async_setup_control_services(hass: HomeAssistant) -> None:
             record = await entry.runtime_data.control.async_confirm(call.data["trace_id"], user_id, call.context)
         except NotPending:
             raise invalid("not_pending", trace_id=call.data["trace_id"]) from None
+        if record["outcome"] == Outcome.PENDING_CONFIRMATION:  # stale: still pending, the admin may try again
+            raise invalid("confirm_stale", reason=str(record["history"][-1].get("reason", "")))
         return evaluate_response(record) if call.return_response else None
 
     async def reject(call: ServiceCall) -> ServiceResponse:
@@ -113,11 +123,12 @@ def async_setup_control_services(hass: HomeAssistant) -> None:
     async def get_traces(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
         control = entry.runtime_data.control
+        since = aware(call.data["since"]) if "since" in call.data else None
+        until = aware(call.data["until"]) if "until" in call.data else None
+        if since is not None and until is not None and since > until:
+            raise invalid("since_after_until")
         traces = control.traces_matching(
-            outcome=call.data.get("outcome"),
-            entity_id=call.data.get("entity_id"),
-            since=aware(since) if (since := call.data.get("since")) else None,
-            until=aware(until) if (until := call.data.get("until")) else None,
+            outcome=call.data.get("outcome"), entity_id=call.data.get("entity_id"), since=since, until=until,
             limit=call.data["limit"],
         )
         pending: list[Any] = [p.trace_id for p in control.keeper.pending.values()]

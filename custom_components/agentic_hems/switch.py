@@ -9,9 +9,11 @@ from homeassistant.components.homeassistant.exposed_entities import async_expose
 from homeassistant.components.switch import SwitchEntity
 from homeassistant.const import EntityCategory
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import AgenticHemsConfigEntry
+from .const import DOMAIN
 from .entity import AgenticHemsEntity, ApplianceEntity
 from .ha_view import ASSISTANT
 
@@ -72,11 +74,15 @@ class AllowDeviceControlSwitch(AgenticHemsEntity, SwitchEntity):
         return self.control.allow_control
 
     async def async_turn_on(self, **kwargs: Any) -> None:
-        """Allow device control."""
+        """Allow device control: an administrator, or an automation (no user), may; other users may not."""
+        user_id = self._context.user_id if self._context else None
+        user = await self.hass.auth.async_get_user(user_id) if user_id else None
+        if user_id and (user is None or not user.is_admin):
+            raise ServiceValidationError(translation_domain=DOMAIN, translation_key="admin_required_control")
         await self.control.async_set_allow_control(True)
 
     async def async_turn_off(self, **kwargs: Any) -> None:
-        """Stop device control (pending confirmations are cancelled when confirmed)."""
+        """Stop device control; anyone may (pending confirmations are cancelled when confirmed)."""
         await self.control.async_set_allow_control(False)
 
     async def async_added_to_hass(self) -> None:

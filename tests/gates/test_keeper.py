@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from custom_components.agentic_hems.gates.keeper import Gatekeeper, NotPending, Settings
+from custom_components.agentic_hems.gates.models import PolicyAction
+from custom_components.agentic_hems.gates.tables import PolicyRule
 from custom_components.agentic_hems.gates.view import StateInfo
 
 from .fakes import NOW, FakeView, RecordingActuator, house
@@ -60,7 +62,7 @@ async def test_allow_executes_once_per_key() -> None:
     assert [g["gate"] for g in first["gate_results"]] == [
         "input_guard", "schema", "device_resolved", "capability", "freshness", "policy", "dry_run", "execution"]
     assert first["execution_result"]["state_after"] == "on"
-    assert [h["outcome"] for h in first["history"]] == ["executed"]
+    assert [h["outcome"] for h in first["history"]] == ["requested", "executed"]
     again = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=KETTLE_ON, slot_start=start)
     assert again["outcome"] == "blocked" and again["failed_gate"] == "dry_run"
     assert actuator.calls == [("switch", "turn_on", "switch.kettle", {})]
@@ -85,21 +87,36 @@ async def test_confirm_then_execute_keeps_trace_id() -> None:
     done = await keeper.confirm(trace_id, "admin", view, actuator)
     assert done["trace_id"] == trace_id and done["outcome"] == "executed"
     assert done["execution_result"]["confirmed_by"] == "admin"
-    assert [h["outcome"] for h in done["history"]] == ["pending_confirmation", "confirmed", "executed"]
-    assert done["history"][1]["user_id"] == "admin"
+    assert [h["outcome"] for h in done["history"]] == ["requested", "pending_confirmation", "confirmed", "executed"]
+    assert done["history"][0]["user_id"] == "u1"
+    assert done["history"][2]["user_id"] == "admin"
     assert actuator.calls == [("cover", "open_cover", "cover.garage_door", {})]
     with pytest.raises(NotPending):
         await keeper.confirm(trace_id, "admin", view, actuator)
 
 
-async def test_confirm_rechecks_freshness() -> None:
+async def test_confirm_rechecks_freshness_and_keeps_a_stale_command_pending() -> None:
     keeper, view, actuator, clock = setup()
     pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", candidate=GARAGE_OPEN)
     clock.now = NOW + timedelta(minutes=2)  # the garage door's state is now 2 min old: stale for risk 4
+    attempt = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
+    assert attempt["outcome"] == "pending_confirmation" and actuator.calls == []
+    assert attempt["history"][-1]["reason"].startswith("not confirmed: stale: refresh and retry (age 121.0 s")
+    assert attempt["history"][-1]["user_id"] == "admin" and pending["trace_id"] in keeper.pending
+    touch(view, "cover.garage_door", clock.now)  # the door reports
     done = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
-    assert done["outcome"] == "cancelled" and actuator.calls == []
-    assert [g["gate"] for g in done["gate_results"]][-2:] == ["freshness", "execution"]
-    assert done["gate_results"][-1]["reason"] == "cancelled on confirmation: the freshness gate blocks it now"
+    assert done["outcome"] == "executed" and len(actuator.calls) == 1
+    assert [h["outcome"] for h in done["history"]] == [
+        "requested", "pending_confirmation", "pending_confirmation", "confirmed", "executed"]
+
+
+async def test_confirm_when_policy_now_denies_is_cancelled() -> None:
+    keeper, view, actuator, clock = setup()
+    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", candidate=GARAGE_OPEN)
+    keeper.settings.rules = (PolicyRule("open", "cover", 0, 5, PolicyAction.DENY, "user"), *keeper.settings.rules)
+    done = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
+    assert done["outcome"] == "cancelled" and actuator.calls == [] and keeper.pending == {}
+    assert done["gate_results"][-1]["reason"] == "cancelled on confirmation: the policy gate blocks it now"
 
 
 async def test_confirm_with_control_switched_off_is_cancelled() -> None:

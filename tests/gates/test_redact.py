@@ -41,3 +41,22 @@ def test_oversized_payloads_are_cut() -> None:
         node["x"] = {}
         node = node["x"]  # type: ignore[assignment]
     assert "[nested too deep]" in str(redact(deep))
+
+
+def test_caller_data_cannot_hide_behind_keys() -> None:
+    """Found by a break test: secrets as keys, under our id keys, or as password=... in free text."""
+    candidate = {
+        "intent": "turn_on",
+        "sk-abcdefghijklmnopqrstuvwx": 1,
+        "trace_id": "sk-abcdefghijklmnopqrstuvwx",
+        "params": {"user_id": JWT, "config_entry_id": "01JABCDEFGHJKMNPQRSTVWXYZ0"},
+    }
+    out = redact({"candidate": candidate, "raw_input": "my password=hunter2pass and token: abc123"})
+    assert out["candidate"] == {
+        "intent": "turn_on",
+        f"{REDACTED}#1": 1,
+        "trace_id": REDACTED,
+        "params": {"user_id": REDACTED, "config_entry_id": "01JABCDEFGHJKMNPQRSTVWXYZ0"},
+    }
+    assert out["raw_input"] == f"my password={REDACTED} and token: {REDACTED}"
+    assert "sk-abc" not in str(out) and "hunter2" not in str(out)

@@ -13,17 +13,21 @@ from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
 import pytest
+import voluptuous as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events, async_fire_time_changed
 
+from homeassistant.auth.const import GROUP_ID_USER
 from homeassistant.auth.models import User
 from homeassistant.components import persistent_notification
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.exceptions import ServiceValidationError, Unauthorized
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.const import DOMAIN, EVENT_GATE_DECISION
 from custom_components.agentic_hems.control import notification_id
+from custom_components.agentic_hems.gates.models import PolicyAction
+from custom_components.agentic_hems.gates.tables import PolicyRule
 from custom_components.agentic_hems.logbook import describe
 
 from .conftest import NOW, sample_entry
@@ -192,11 +196,17 @@ async def test_stale_unexposed_and_ambiguous_block(
         "ambiguous: lamp matches 2 entities (input_boolean.lamp_1, input_boolean.lamp_2)")
     assert [a["entity_id"] for a in ambiguous["gate_results"][-1]["evidence"]["alternatives"]] == [
         "input_boolean.lamp_1", "input_boolean.lamp_2"]
-    freezer.tick(timedelta(seconds=6))  # the garage door (risk 4, 5 s) was last reported at set-up
-    stale = await evaluate(hass, {"intent": "open", "device_alias": "garage door"})
+    freezer.tick(timedelta(seconds=31))  # the thermostat (risk 2, 30 s) pushes its state only when it changes
+    stale = await evaluate(hass, {"intent": "set_temperature", "device_alias": "living room",
+                                  "params": {"temperature": 22}})
     assert stale["outcome"] == "blocked" and stale["gate_results"][-1]["gate"] == "freshness"
-    assert stale["gate_results"][-1]["reason"].startswith("stale: refresh and retry")
-    assert hass.states.get("cover.garage_door").state == "closed"
+    assert stale["gate_results"][-1]["reason"] == "stale: refresh and retry (age 31.0 s > 30 s)"
+    assert stale["gate_results"][-1]["evidence"]["polls"] is False
+    assert hass.states.get("climate.living_room").attributes["temperature"] == 20
+    # A template entity is computed from HA's states: refreshing it re-renders it, so it passes after one refresh.
+    garage = await evaluate(hass, {"intent": "open", "device_alias": "garage door"})
+    assert garage["outcome"] == "pending_confirmation"
+    assert garage["gate_results"][4]["evidence"]["first_attempt"]["reason"].startswith("stale: refresh and retry")
 
 
 async def test_confirm_executes_with_an_admin(
@@ -213,9 +223,10 @@ async def test_confirm_executes_with_an_admin(
     with pytest.raises(ServiceValidationError) as err:  # an automation (no user)
         await hass.services.async_call(DOMAIN, "confirm", {"trace_id": trace_id}, blocking=True)
     assert err.value.translation_key == "admin_required"
-    with pytest.raises(Unauthorized):
+    with pytest.raises(ServiceValidationError) as err:  # not an Unauthorized: REST would count it as a failed login
         await hass.services.async_call(DOMAIN, "confirm", {"trace_id": trace_id}, blocking=True,
                                        context=Context(user_id=hass_read_only_user.id))
+    assert err.value.translation_key == "admin_required"
     done = await hass.services.async_call(DOMAIN, "confirm", {"trace_id": trace_id}, blocking=True,
                                           context=Context(user_id=hass_admin_user.id), return_response=True)
     assert done["trace_id"] == trace_id and done["outcome"] == "executed"
@@ -229,7 +240,8 @@ async def test_confirm_executes_with_an_admin(
     stored = await hass.services.async_call(DOMAIN, "get_traces", {"entity_id": "cover.garage_door"}, blocking=True,
                                             return_response=True)
     assert [t["outcome"] for t in stored["traces"]] == ["executed"]
-    assert [h["outcome"] for h in stored["traces"][0]["history"]] == ["pending_confirmation", "confirmed", "executed"]
+    assert [h["outcome"] for h in stored["traces"][0]["history"]] == [
+        "requested", "pending_confirmation", "confirmed", "executed"]
 
 
 async def test_reject_and_expire(
@@ -314,3 +326,59 @@ def test_logbook_describes_decisions() -> None:
         "was blocked by the policy gate for hermes")
     assert describe({"outcome": "executed", "source_agent": "scheduler"}) == (
         "was switched by scheduler through the gates")
+
+
+async def test_only_an_admin_turns_device_control_on(
+    hass: HomeAssistant, house: MockConfigEntry, hass_admin_user: User
+) -> None:
+    kid = await hass.auth.async_create_user("kid", group_ids=[GROUP_ID_USER])
+    with pytest.raises(ServiceValidationError) as err:
+        await hass.services.async_call("switch", "turn_on", {"entity_id": SWITCH}, blocking=True,
+                                       context=Context(user_id=kid.id))
+    assert err.value.translation_key == "admin_required_control"
+    assert hass.states.get(SWITCH).state == "off"
+    await hass.services.async_call("switch", "turn_on", {"entity_id": SWITCH}, blocking=True,
+                                   context=Context(user_id=hass_admin_user.id))
+    assert hass.states.get(SWITCH).state == "on"
+    await hass.services.async_call("switch", "turn_off", {"entity_id": SWITCH}, blocking=True,
+                                   context=Context(user_id=kid.id))  # anyone may stop it
+    assert hass.states.get(SWITCH).state == "off"
+
+
+async def test_a_stale_confirmation_stays_pending(
+    hass: HomeAssistant, house: MockConfigEntry, hass_admin_user: User, freezer: FrozenDateTimeFactory
+) -> None:
+    await allow_control(hass)
+    control = house.runtime_data.control
+    control.keeper.settings.rules = (
+        PolicyRule("set_temperature", "climate", 0, 5, PolicyAction.CONFIRM, "user"), *control.keeper.settings.rules)
+    pending = await evaluate(hass, {"intent": "set_temperature", "device_alias": "living room",
+                                    "params": {"temperature": 22}})
+    assert pending["outcome"] == "pending_confirmation"
+    freezer.tick(timedelta(seconds=31))  # the thermostat is push-only: its state is now stale for risk 2
+    admin = Context(user_id=hass_admin_user.id)
+    with pytest.raises(ServiceValidationError) as err:
+        await hass.services.async_call(DOMAIN, "confirm", {"trace_id": pending["trace_id"]}, blocking=True,
+                                       context=admin)
+    assert err.value.translation_key == "confirm_stale"
+    assert "stale: refresh and retry (age 31.0 s > 30 s)" in err.value.translation_placeholders["reason"]
+    assert pending["trace_id"] in control.keeper.pending
+    assert hass.states.get("climate.living_room").attributes["temperature"] == 20
+    hass.states.async_set("climate.living_room", "heat", hass.states.get("climate.living_room").attributes,
+                          force_update=True)  # the thermostat reports
+    done = await hass.services.async_call(DOMAIN, "confirm", {"trace_id": pending["trace_id"]}, blocking=True,
+                                          context=admin, return_response=True)
+    assert done["outcome"] == "executed"
+    assert hass.states.get("climate.living_room").attributes["temperature"] == 22
+
+
+async def test_get_traces_validates_its_filters(hass: HomeAssistant, house: MockConfigEntry) -> None:
+    with pytest.raises(ServiceValidationError) as err:
+        await hass.services.async_call(DOMAIN, "get_traces", {"since": "2026-11-30T10:00:00+00:00",
+                                                              "until": "2026-11-30T09:00:00+00:00"},
+                                       blocking=True, return_response=True)
+    assert err.value.translation_key == "since_after_until"
+    for limit in (True, 2.7, 0):
+        with pytest.raises(vol.Invalid):
+            await hass.services.async_call(DOMAIN, "get_traces", {"limit": limit}, blocking=True,
+                                           return_response=True)

@@ -3,13 +3,15 @@
 One :class:`Gatekeeper` per site (config entry). It is pure: the HA shell gives it a view, an actuator, a clock and a
 Freshness refresh hook, persists :meth:`Gatekeeper.as_dict`, stores the trace records it returns, fires events and
 raises notifications. Every method returns the trace as a JSON-safe record (``PipelineTrace.as_dict()`` plus
-``history``: the outcomes it went through, each ``{"outcome", "at", "user_id"}``).
+``history``: the steps it went through, each ``{"outcome", "at", "user_id"}``; the first is ``requested``, with the
+HA user who asked, or None for automations and the scheduler).
 
 - Device control off (the default) or ``dry_run`` asked: a passing command ends as ``dry_run``.
 - Policy ``allow``: executed through :func:`.execution.execute`.
 - Policy ``confirm``: a :class:`PendingConfirmation` waits for an administrator (the shell checks who may confirm;
   no source_agent can). :meth:`Gatekeeper.confirm` re-runs the gates (so Freshness and Policy again) under the same
-  trace_id and slot start, and executes only when the target and idempotency key are unchanged and control is on.
+  trace_id and slot start, and executes only when the target and idempotency key are unchanged and control is on;
+  a stale state leaves it pending, so the administrator can try again once the device reports.
 - Pendings expire after ``confirm_ttl`` (10 min); an idempotency key never executes twice within 24 h.
 """
 
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import execution
+from . import execution, freshness
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
 from .execution import Actuator
@@ -31,6 +33,7 @@ from .view import HaView
 
 DEFAULT_WAIT_S = 10.0
 DEFAULT_CONFIRM_TTL = timedelta(minutes=10)
+REQUESTED = "requested"  # the first history step: who asked
 type TraceRecord = dict[str, Any]
 
 
@@ -111,7 +114,7 @@ class PendingConfirmation:
         )
 
 
-def _step(outcome: Outcome, at: datetime, user_id: str | None = None) -> dict[str, Any]:
+def _step(outcome: Outcome | str, at: datetime, user_id: str | None = None) -> dict[str, Any]:
     return {"outcome": str(outcome), "at": at.isoformat(), "user_id": user_id}
 
 
@@ -172,15 +175,16 @@ class Gatekeeper:
             ledger=self.ledger,
         )
         trace = await run_async(ctx, refresh)
+        asked = [_step(REQUESTED, trace.timestamp, user_id)]
         if trace.outcome is Outcome.BLOCKED or trace.command is None or ctx.plan is None:
-            return _record(trace, [])
+            return _record(trace, asked)
         if dry_run or not self.settings.allow_control:
             why = "dry run requested" if dry_run else "device control is off"
             trace.gate_results.append(GateResult(execution.NAME, True, f"not executed: {why}", {"dry_run": True}))
-            return _record(trace, [])
+            return _record(trace, asked)
         if trace.command.policy_action is PolicyAction.CONFIRM:
-            return self._hold(trace, ctx.plan, candidate or {}, slot_start, user_id)
-        return await self._execute(trace, ctx.plan, view, actuator, [])
+            return self._hold(trace, ctx.plan, candidate or {}, slot_start, user_id, asked)
+        return await self._execute(trace, ctx.plan, view, actuator, asked)
 
     def _hold(
         self,
@@ -189,6 +193,7 @@ class Gatekeeper:
         candidate: Mapping[str, Any],
         slot_start: datetime | None,
         user_id: str | None,
+        history: list[dict[str, Any]],
     ) -> TraceRecord:
         expires_at = trace.timestamp + self.settings.confirm_ttl
         trace.outcome = Outcome.PENDING_CONFIRMATION
@@ -200,7 +205,7 @@ class Gatekeeper:
                 {"expires_at": expires_at.isoformat(), "requested_by": user_id},
             )
         )
-        record = _record(trace, [])
+        record = _record(trace, history)
         self.pending[trace.trace_id] = PendingConfirmation(
             trace_id=trace.trace_id,
             source_agent=trace.source_agent,
@@ -249,8 +254,10 @@ class Gatekeeper:
         """An administrator (``user_id``, checked by the caller) confirms a pending command.
 
         The gates re-run with the stored candidate, trace_id and slot start. The outcome is ``executed`` or
-        ``failed`` on execution, ``expired`` past ``expires_at``, ``cancelled`` when a gate now blocks, the target
-        or idempotency key changed, or device control is off.
+        ``failed`` on execution, ``expired`` past ``expires_at``, ``cancelled`` when a gate other than Freshness
+        now blocks, the target or idempotency key changed, or device control is off. When Freshness blocks (the
+        device has not reported within its TTL) the command stays pending, with the attempt in its ``history``,
+        and the record returned still says ``pending_confirmation``.
 
         Raises:
             NotPending: no pending confirmation has ``trace_id``.
@@ -276,6 +283,12 @@ class Gatekeeper:
             ledger=self.ledger,
         )
         trace = await run_async(ctx, refresh)
+        if trace.failed_gate == freshness.NAME:  # the device has not reported lately: the admin may try again
+            self.pending[trace_id] = pending
+            reason = trace.gate_results[-1].reason
+            step = {**_step(Outcome.PENDING_CONFIRMATION, now, user_id), "reason": f"not confirmed: {reason}"}
+            pending.trace = {**pending.trace, "history": [*pending.trace.get("history", []), step]}
+            return pending.trace
         why = None
         if trace.outcome is Outcome.BLOCKED or ctx.plan is None or trace.command is None:
             why = f"the {trace.failed_gate} gate blocks it now"

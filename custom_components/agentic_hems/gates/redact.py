@@ -2,8 +2,8 @@
 
 - Text and containers under secret-looking keys (token, password, secret, api_key, authorization, credential,
   cookie, ...) become ``REDACTED``; numbers stay (a token count is not a token).
-- Secret-looking text anywhere (bearer tokens, JWTs, ``sk-``/``ghp_`` style API keys, long hex or base64 runs) is
-  replaced inside strings, so a token pasted into ``raw_input`` is not stored.
+- Secret-looking text anywhere, keys included (bearer tokens, JWTs, ``sk-``/``ghp_`` style API keys, long hex or
+  base64 runs, ``password=...``), is replaced, so a token pasted into ``raw_input`` or a candidate is not stored.
 - Strings longer than ``MAX_STRING`` characters and lists longer than ``MAX_ITEMS`` are cut, with a marker saying how
   much was dropped; nesting deeper than ``MAX_DEPTH`` is summarized.
 """
@@ -27,13 +27,16 @@ SECRET_TEXT = re.compile(
     r"|\b[0-9a-f]{40,}\b"  # long hex secrets (but not 64-hex idempotency keys, see KEEP_KEYS)
     r"|\b[A-Za-z0-9+/]{48,}={0,2}"  # long base64 runs
 )
-# Keys whose values are our own digests or ids, never secrets.
+SECRET_ASSIGNMENT = re.compile(r"(?i)\b(pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey)(\s*[:=]\s*)\S+")
+# Keys whose values are our own digests or ids, kept when they have an id's shape (uuid4 hex, sha256 hex, ULID);
+# anything else under these keys (a caller can send them too) is redacted like any other text.
 KEEP_KEYS = frozenset({"idempotency_key", "trace_id", "user_id", "requested_by", "confirmed_by", "config_entry_id"})
+ID_SHAPE = re.compile(r"[0-9a-f]{32}|[0-9a-f]{64}|[0-9A-HJKMNP-TV-Z]{26}")
 
 
 def redact_text(text: str) -> str:
-    """``text`` with secret-looking runs replaced and cut to ``MAX_STRING`` characters."""
-    text = SECRET_TEXT.sub(REDACTED, text)
+    """``text`` with secret-looking runs and ``password=...`` style values replaced, cut to ``MAX_STRING`` characters."""
+    text = SECRET_ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", SECRET_TEXT.sub(REDACTED, text))
     if len(text) > MAX_STRING:
         return f"{text[:MAX_STRING]}... [{len(text) - MAX_STRING} characters cut]"
     return text
@@ -47,12 +50,16 @@ def redact(value: Any, _depth: int = 0) -> Any:
         out: dict[str, Any] = {}
         for key, item in value.items():
             name = str(key)
-            if name in KEEP_KEYS:
-                out[name] = item if not isinstance(item, str) else item[:MAX_STRING]
-            elif SECRET_KEY.search(name) and isinstance(item, (str, dict, list)) and item:  # counts stay
-                out[name] = REDACTED
+            if name in KEEP_KEYS and (item is None or (isinstance(item, str) and ID_SHAPE.fullmatch(item))):
+                out[name] = item
+                continue
+            safe = redact_text(name)
+            if safe != name:  # a secret used as a key
+                safe = f"{safe}#{len(out)}"
+            if SECRET_KEY.search(name) and isinstance(item, (str, dict, list)) and item:  # counts stay
+                out[safe] = REDACTED
             else:
-                out[name] = redact(item, _depth + 1)
+                out[safe] = redact(item, _depth + 1)
         return out
     if isinstance(value, (list, tuple)):
         items = [redact(item, _depth + 1) for item in value[:MAX_ITEMS]]

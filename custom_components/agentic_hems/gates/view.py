@@ -37,8 +37,8 @@ class EntityInfo:
         supported_color_modes: lights only; e.g. ``{"brightness"}``, ``{"onoff"}``.
         capabilities: range and option attributes: ``min_temp``, ``max_temp``, ``target_temp_step``,
             ``hvac_modes`` (climate); ``min``, ``max``, ``step`` (number, input_number).
-        polls: True when the entity polls its device, so ``homeassistant.update_entity`` really asks it (issue 3,
-            Freshness); push-only entities are never refreshed.
+        polls: True when ``homeassistant.update_entity`` really gets a new value (issue 3, Freshness): the entity
+            polls its device, or it is computed from HA's states (a template); push-only entities are never refreshed.
     """
 
     entity_id: str
