@@ -26,7 +26,7 @@ from custom_components.agentic_hems.gates.policy import decide
 from custom_components.agentic_hems.gates.schema import HVAC_MODES
 from custom_components.agentic_hems.gates.tables import DOMAINS, INTENTS, PolicyRule, effective_policy
 
-from .fakes import NOW, RecordingActuator, house
+from .fakes import NOW, FakeView, RecordingActuator, house
 
 SETTINGS = settings(derandomize=True, max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -104,12 +104,18 @@ def test_a_matching_deny_rule_always_blocks(
                     rules=(deny_all, *policy)).outcome is Outcome.BLOCKED
 
 
-@SETTINGS
-@given(candidates(), st.floats(5.001, 1e6, allow_nan=False))
-def test_a_stale_state_always_blocks_risk_4_and_up(candidate: dict[str, Any], age_s: float) -> None:
+def aged_house(age_s: float) -> FakeView:
+    """``house()`` with every state last reported ``age_s`` seconds before NOW."""
     view = house()
     for entity_id, entity in list(view.entities.items()):
         view.add(entity, view.states[entity_id].state, age=timedelta(seconds=age_s))
+    return view
+
+
+@SETTINGS
+@given(candidates(), st.floats(5.001, 1e6, allow_nan=False))
+def test_a_stale_state_always_blocks_risk_4_and_up(candidate: dict[str, Any], age_s: float) -> None:
+    view = aged_house(age_s)
     trace = evaluate(view, source_agent="prop", candidate=candidate, now=NOW, rules=ALLOW_ALL)
     if trace.command is not None:
         assert trace.command.risk_level < 4
@@ -202,9 +208,7 @@ def test_no_actuation_without_every_gate_and_allow_or_admin_confirmation(
 @SETTINGS
 @given(candidates(), st.floats(5.001, 1e6, allow_nan=False))
 def test_a_stale_state_never_actuates_risk_4_and_up(candidate: dict[str, Any], age_s: float) -> None:
-    view = house()
-    for entity_id, entity in list(view.entities.items()):
-        view.add(entity, view.states[entity_id].state, age=timedelta(seconds=age_s))
+    view = aged_house(age_s)
     actuator = RecordingActuator(view)
     keeper = Gatekeeper(Settings(allow_control=True, rules=ALLOW_ALL), lambda: NOW)
     asyncio.run(keeper.evaluate(view, actuator, source_agent="prop", candidate=candidate))
