@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
+
+import voluptuous as vol
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import Context, Event, EventStateChangedData, HomeAssistant, callback
@@ -34,7 +37,8 @@ from .const import (
 from .control import ControlManager
 from .coordinator import PriceCoordinator
 from .gates.keeper import Settings
-from .gates.tables import effective_policy, validate_rules
+from .gates.models import PolicyAction
+from .gates.tables import MAX_RISK, PolicyRule, effective_policy, validate_rules
 from .planner import PlanManager
 from .price_sources import source_for_entry
 from .scheduling.appliance import Appliance
@@ -85,13 +89,14 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     )
     await planner.async_load()
     options = {**DEFAULT_CONTROL_OPTIONS, **entry.options}
+    rules = _policy(hass, entry, options[CONF_POLICY_RULES])
     control = ControlManager(
         hass,
         entry.entry_id,
         Settings(
             wait_s=float(options[CONF_WAIT_S]),
             confirm_ttl=timedelta(minutes=float(options[CONF_CONFIRM_MINUTES])),
-            rules=effective_policy(validate_rules(options[CONF_POLICY_RULES])),  # validated when saved
+            rules=rules,
             include_appliances=bool(options[CONF_INCLUDE_APPLIANCES]),
         ),
         frozenset(a.entity_id for a in appliances.values()),
@@ -157,6 +162,23 @@ def _scheduler(
             )
 
     return _boundary
+
+
+def _policy(hass: HomeAssistant, entry: ConfigEntry, raw: Any) -> tuple[PolicyRule, ...]:
+    """The effective policy. Rules are validated when saved; stored rules that no longer validate (hand-edited)
+    fail closed: everything is denied, with a repair issue, rather than silently dropping a user's deny."""
+    issue_id = f"policy_invalid_{entry.entry_id}"
+    try:
+        rules = effective_policy(validate_rules(raw if isinstance(raw, list) else [raw]))
+    except vol.Invalid as err:
+        LOGGER.error("Stored policy rules are invalid, denying every command: %s", err)
+        ir.async_create_issue(
+            hass, DOMAIN, issue_id, is_fixable=False, severity=ir.IssueSeverity.ERROR,
+            translation_key="policy_invalid", translation_placeholders={"error": str(err)},
+        )
+        return (PolicyRule("*", "*", 0, MAX_RISK, PolicyAction.DENY, "user"),)
+    ir.async_delete_issue(hass, DOMAIN, issue_id)
+    return rules
 
 
 def _appliances(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, Appliance]:

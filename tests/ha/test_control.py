@@ -22,6 +22,7 @@ from homeassistant.components import persistent_notification
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.const import DOMAIN, EVENT_GATE_DECISION
@@ -382,3 +383,19 @@ async def test_get_traces_validates_its_filters(hass: HomeAssistant, house: Mock
         with pytest.raises(vol.Invalid):
             await hass.services.async_call(DOMAIN, "get_traces", {"limit": limit}, blocking=True,
                                            return_response=True)
+
+
+async def test_invalid_stored_rules_deny_everything(hass: HomeAssistant, tz: str) -> None:
+    """A hand-edited rule that no longer validates: prices still load, every command is denied, a repair says why."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "input_boolean", {"input_boolean": {"boiler": {"name": "Boiler"}}})
+    async_expose_entity(hass, "conversation", "input_boolean.boiler", True)
+    entry = sample_entry(policy_rules=[{"operation": "turn_on", "device_type": "switch", "action": "maybe"}])
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, f"policy_invalid_{entry.entry_id}")
+    assert issue is not None and issue.translation_placeholders["error"].startswith("rule 0: value must be one of")
+    response = await evaluate(hass, {"intent": "turn_on", "device_alias": "boiler"})
+    assert response["outcome"] == "blocked" and response["gate_results"][-1]["gate"] == "policy"
+    assert hass.states.get("sensor.agentic_hems_electricity_price").state != "unavailable"
