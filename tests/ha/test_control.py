@@ -25,7 +25,7 @@ from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
-from custom_components.agentic_hems.const import DOMAIN, EVENT_GATE_DECISION
+from custom_components.agentic_hems.const import DOMAIN, EVENT_GATE_DECISION, MAX_TRACES
 from custom_components.agentic_hems.control import notification_id
 from custom_components.agentic_hems.gates.models import PolicyAction
 from custom_components.agentic_hems.gates.tables import PolicyRule
@@ -399,3 +399,19 @@ async def test_invalid_stored_rules_deny_everything(hass: HomeAssistant, tz: str
     response = await evaluate(hass, {"intent": "turn_on", "device_alias": "boiler"})
     assert response["outcome"] == "blocked" and response["gate_results"][-1]["gate"] == "policy"
     assert hass.states.get("sensor.agentic_hems_electricity_price").state != "unavailable"
+
+
+async def test_the_trace_ring_keeps_the_newest(
+    hass: HomeAssistant, house: MockConfigEntry, monkeypatch: pytest.MonkeyPatch, hass_storage: dict[str, Any]
+) -> None:
+    assert MAX_TRACES >= 500  # issue 3: at least the last 500; shrunk here to see the ring turn
+    monkeypatch.setattr("custom_components.agentic_hems.control.MAX_TRACES", 3)
+    ids = [(await evaluate(hass, {"intent": "turn_on", "device_alias": f"lamp {i}"}))["trace_id"] for i in range(5)]
+    control = house.runtime_data.control
+    assert list(control.traces) == ids[2:]
+    assert await hass.config_entries.async_unload(house.entry_id)
+    stored = hass_storage[f"{DOMAIN}.{house.entry_id}.traces"]["data"]["traces"]
+    assert [t["trace_id"] for t in stored] == ids[2:]
+    assert await hass.config_entries.async_setup(house.entry_id)
+    await hass.async_block_till_done()
+    assert list(house.runtime_data.control.traces) == ids[2:]
