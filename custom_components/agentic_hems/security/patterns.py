@@ -1,0 +1,168 @@
+"""The pattern library: one set of compiled, case-insensitive patterns for user requests and model output.
+
+Seed 000 section 7 names six categories of prompt injection (:data:`SEED_CATEGORIES`); seed 001's InputGuard adds
+command smuggling. :func:`screen` applies every pattern with no length cap and returns the matched categories; the
+security layer's ``assess`` adds the length caps, and the InputGuard gate screens model output with it.
+
+Text is NFKC-normalized, case-folded, with Latin look-alikes (Cyrillic, Greek) folded to Latin, and matched in three
+variants: as is, whitespace runs collapsed (tabs, newlines), and spaced letters joined ("i g n o r e"). Between key
+terms up to ~20 other characters are allowed (``GAP``). Every pattern is linear-time: spans are bounded, never
+unbounded lazy. Invisible and bidirectional control characters are checked on the raw text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+GAP = r"[^.!?\n]{0,20}?"  # up to 20 characters between key terms, within one sentence
+_W = r"(?:\W+\w+){0,3}\W+"  # up to three filler words
+
+INSTRUCTION_OVERRIDE = "instruction_override"
+SYSTEM_PROMPT_LEAK = "system_prompt_leak"
+CREDENTIAL_LEAK = "credential_leak"
+ROLE_MANIPULATION = "role_manipulation"
+DELIMITER_INJECTION = "delimiter_injection"
+BEHAVIOUR_MODIFICATION = "behaviour_modification"
+SEED_CATEGORIES = (
+    INSTRUCTION_OVERRIDE,
+    SYSTEM_PROMPT_LEAK,
+    CREDENTIAL_LEAK,
+    ROLE_MANIPULATION,
+    DELIMITER_INJECTION,
+    BEHAVIOUR_MODIFICATION,
+)
+COMMAND_INJECTION = "command_injection"
+TEMPLATE_INJECTION = "template_injection"
+SERVICE_SMUGGLING = "service_smuggling"
+ENCODED_PAYLOAD = "encoded_payload"
+INVISIBLE_CHARACTERS = "invisible_characters"
+CONTROL_CHARACTERS = "control_characters"
+
+_INSTRUCTIONS = r"(instructions?|directions?|directives?|rules?|prompts?|guidelines?|polic(y|ies)|guardrails?|constraints?|restrictions?|programming)"
+_PREVIOUS = r"(previous|prior|preceding|above|earlier|initial|original|old|system|all|any|every|your|the|these|those|following|developer)"
+_OVERRIDE = r"(ignore|ignoring|disregard|forget|override|overwrite|bypass|neglect|discard|abandon|nevermind|never mind|stop following|don'?t follow|do not follow|no longer follow)"
+_REVEAL = r"(show|reveal|print|display|output|repeat|tell|give|share|list|dump|leak|write|spell|echo|return|copy|paste|send|expose|disclose|recite|translate|encode|summari[sz]e|what (is|are|were|was))"
+_SECRET = r"(api[\s_-]?keys?|apikeys?|access[\s_-]?tokens?|tokens?|passwords?|passwd|credentials?|secrets?|private[\s_-]?keys?|bearer|auth(entication)?[\s_-]?(keys?|tokens?|headers?)|secrets\.yaml|entsoe_api_key|[a-z_]*_api_key|env(ironment)? var(iable)?s?|\.env\b|ssh[\s_-]?keys?)"
+
+_PATTERNS: tuple[tuple[str, str], ...] = (
+    # --- instruction override ---------------------------------------------------------------------------------
+    (INSTRUCTION_OVERRIDE, rf"\b{_OVERRIDE}\b{GAP}\b{_PREVIOUS}\b{GAP}\b{_INSTRUCTIONS}\b"),
+    (INSTRUCTION_OVERRIDE, rf"\b{_OVERRIDE}\b{GAP}\b(everything|anything|all)\b{GAP}\b(above|before|previously|earlier|said|told|you (were|have been) (told|given))\b"),
+    (INSTRUCTION_OVERRIDE, r"\b(new|updated|real|actual|true|revised|different|secret|hidden|override) (instructions?|rules?|task|prompt|directive|orders?|objective)\s*[:=]"),
+    (INSTRUCTION_OVERRIDE, rf"\b(your|the) (new|real|actual|true) (instructions?|task|goal|objective|purpose) (is|are)\b"),
+    (INSTRUCTION_OVERRIDE, r"\b(stop|halt|pause) (everything|all tasks|what you are doing|processing)\b"),
+    (INSTRUCTION_OVERRIDE, r"\b(just|only|instead) (say|print|output|write|respond with|reply with|answer with)\b\s*[\"'“«]"),
+    (INSTRUCTION_OVERRIDE, rf"\b(ignore|disregard|forget)\b{GAP}\b(and|then)\b{GAP}\b(say|print|output|write|do|execute|run|unlock|open)\b"),
+    (INSTRUCTION_OVERRIDE, r"\b(instructions?|rules?|prompts?) (above|before|earlier) (are|is|were|was) (void|invalid|cancel+ed|obsolete|wrong|fake|a test)\b"),
+    (INSTRUCTION_OVERRIDE, r"\b(the )?(above|previous|prior) (is|was) (a|just a) (test|joke|lie|mistake|distraction)\b"),
+    (INSTRUCTION_OVERRIDE, r"\bdo not (obey|listen to|follow|respect) (your|the|any|these|those|system)\b"),
+    (INSTRUCTION_OVERRIDE, r"\b(ignorier\w*|vergiss\w*|missacht\w*|übergeh\w*|verwirf\w*)\b[^.]{0,40}?\b(vorherigen?|obigen?|bisherigen?|alle[nrs]?|deine[nr]?|die|sämtliche)\b[^.]{0,40}?\b(anweisung\w*|regeln?|vorgaben?|richtlinien?|befehle?|instruktion\w*|prompts?)\b"),
+    (INSTRUCTION_OVERRIDE, r"\b(neue|echte|tatsächliche) (anweisung\w*|aufgabe|regeln?)\s*:"),
+    (INSTRUCTION_OVERRIDE, r"\b(ignore[sz]?|oublie[sz]?)\b[^.]{0,30}?\b(instructions?|consignes?|règles?) (précédentes?|antérieures?)\b"),
+    (INSTRUCTION_OVERRIDE, r"\b(ignora|olvida)\b[^.]{0,30}?\b(instrucciones|reglas) (anteriores|previas)\b"),
+    # --- system prompt leak --------------------------------------------------------------------------------
+    (SYSTEM_PROMPT_LEAK, rf"\b{_REVEAL}\b{GAP}\b(system|initial|original|hidden|secret|internal|starting|developer|pre-?)[\s_-]?(prompts?|instructions?|messages?|directives?|configuration|context)\b"),
+    (SYSTEM_PROMPT_LEAK, rf"\b{_REVEAL}\b{GAP}\byour (instructions?|prompts?|rules|guidelines|directives?)\b"),
+    (SYSTEM_PROMPT_LEAK, r"\b(what|which) (are|were) (your|the) (initial |original |first |exact |hidden |system )?(instructions?|rules|directives?|guidelines|prompts?)\b"),
+    (SYSTEM_PROMPT_LEAK, r"\bwhat (were|was) you (told|given|instructed|programmed)\b"),
+    (SYSTEM_PROMPT_LEAK, r"\b(repeat|output|print|copy|echo|recite|return|spell check|translate)\b[^.]{0,30}?\b(text|words|everything|all|content|message|instructions?) (above|before|prior|preceding)\b"),
+    (SYSTEM_PROMPT_LEAK, r"\b(text|words|everything|instructions?) (you were given|given to you|you received|at the (beginning|start|top))\b"),
+    (SYSTEM_PROMPT_LEAK, r"\b(beginning|start) of (this|the|our) (conversation|chat|session|prompt)\b"),
+    (SYSTEM_PROMPT_LEAK, r"\b(how (were|are) you (configured|set up|programmed|prompted)|your (configuration|system settings|initiali[sz]ation))\b"),
+    (SYSTEM_PROMPT_LEAK, r"\b(zeig\w*|verrat\w*|gib|wiederhol\w*|nenne?)\b[^.]{0,30}?\b(system-?prompt|systemanweisung\w*|anweisungen|deine instruktion\w*)\b"),
+    (SYSTEM_PROMPT_LEAK, r"\b(first|initial|opening) (line|lines|sentence|message|words) of (your|the) (prompt|instructions?|conversation|system)\b"),
+    # --- credential leak -----------------------------------------------------------------------------------
+    (CREDENTIAL_LEAK, rf"\b{_REVEAL}\b{GAP}\b{_SECRET}"),
+    (CREDENTIAL_LEAK, rf"\b(what|which) (is|are)\b{GAP}\b{_SECRET}"),
+    (CREDENTIAL_LEAK, rf"\b(generate|create|make|produce|provide|need|want|find|get)\b{GAP}\b(valid|working|real|new|live|secret|random)?\s?{_SECRET}"),
+    (CREDENTIAL_LEAK, r"\b(entsoe|openai|openrouter|cerebras|home ?assistant|ha|hass|mqtt|github|aws|google|azure|stripe)[\s_-]?(api[\s_-]?)?(key|token|secret|password)\b"),
+    (CREDENTIAL_LEAK, r"\b(long[\s-]?lived|access|refresh|bearer|session) tokens?\b"),
+    (CREDENTIAL_LEAK, r"\b(cat|type|read|open|print)\b[^.]{0,20}?(secrets\.yaml|\.env|\.storage|auth|id_rsa|passwd|shadow)\b"),
+    (CREDENTIAL_LEAK, r"\b(zeig\w*|verrat\w*|gib|nenne?)\b[^.]{0,30}?\b(api-?schlüssel|passw(ort|örter)|zugangsdaten|token|schlüssel)\b"),
+    # --- role manipulation -------------------------------------------------------------------------------------
+    (ROLE_MANIPULATION, r"\byou are (now|no longer|not|actually|really|free|unrestricted|an? (unrestricted|unfiltered|uncensored|evil|rogue|new)\b)"),
+    (ROLE_MANIPULATION, rf"\b(act|behave|respond|operate|function|answer|reply|talk)\b{GAP}\bas (if|though) (you|u|there (are|were) no|no)\b"),
+    (ROLE_MANIPULATION, rf"\b(act|behave|respond|operate|function|answer|reply|talk)\b{GAP}\bas (an?|the|my|your) (\w+ ){{0,2}}(ai|assistant|chatbot|bot|model|llm|admin\w*|hacker|developer|system|root|character|persona|expert|dan|person|human|villain|criminal)\b"),
+    (ROLE_MANIPULATION, r"\b(pretend|imagine|suppose|assume|roleplay|role-play|role play)\b[^.!?\n]{0,20}?\b(you|to be|you're|that you|are)\b"),
+    (ROLE_MANIPULATION, r"\b(from now on|starting now|henceforth),? (you|u|your|respond|answer|reply|act|behave|speak|talk|pretend|ignore|forget|only (respond|answer|reply))\b|\bfor (the rest of (this|the) (conversation|chat)|all future (answers|responses))\b"),
+    (ROLE_MANIPULATION, r"\b(developer|debug|maintenance|admin|god|sudo|root|jailbreak|unrestricted|dan|dude|stan|evil|chaos|opposite|unlocked) mode\b"),
+    (ROLE_MANIPULATION, r"\b(jailbreak|jailbroken|do anything now|dan prompt|\bdan\b|anti-?dan|stan|dude|aim|evil confidant|no restrictions|without (any )?(restrictions|limits|filters|rules|censorship))\b"),
+    (ROLE_MANIPULATION, r"\b(i am|i'm|this is) (your|the|an?) (developer|creator|admin(istrator)?|owner|operator|openai|anthropic|system|root)\b"),
+    (ROLE_MANIPULATION, r"\b(switch|change|transform|turn) (into|to) (an?|the)? ?(different|new|another|unrestricted|evil)?\s?(ai|assistant|persona|character|mode|role)\b"),
+    (ROLE_MANIPULATION, r"\b(simulate|emulate|become|roleplay as|play the role of|take on the (role|persona) of)\b[^.]{0,20}?\b(ai|assistant|chatbot|bot|model|mode|persona|character|hacker|admin\w*|developer|system|terminal|shell|linux|villain)\b|\byou will (now )?(be|act|become|play|respond)\b"),
+    (ROLE_MANIPULATION, r"\b(tu so als|du bist (jetzt|nun|ab sofort)|verhalte dich wie|spiel(e)? die rolle)\b"),
+    (ROLE_MANIPULATION, r"\b(hypothetical(ly)?|in a fictional world|for a (story|novel|movie)|grandma used to)\b"),
+    # --- delimiter injection -------------------------------------------------------------------------------
+    (DELIMITER_INJECTION, r"<\|?(im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|?>"),
+    (DELIMITER_INJECTION, r"\[/?(inst|sys|system|user|assistant|ai|human)\]|<</?sys>>"),
+    (DELIMITER_INJECTION, r"(^|\s)#{2,}\s*(system|assistant|user|instruction|human|ai|response)\b"),
+    (DELIMITER_INJECTION, r"(^|[\n.;])\s*(system|assistant|user|human|ai)\s*:"),
+    (DELIMITER_INJECTION, r"</?\s*(user_request|system|instructions?|prompt|context|tool|assistant)\s*>"),
+    (DELIMITER_INJECTION, r"(^|\s)(-{3,}|={3,}|\*{3,}|_{3,})\s*(end|begin|start|new|system)\b"),
+    (DELIMITER_INJECTION, r"\b(end of (user )?(input|request|prompt|instructions?)|begin(ning)? of (system|new) (prompt|instructions?))\b"),
+    (DELIMITER_INJECTION, r"```\s*(system|instructions?|prompt)\b"),
+    # --- behaviour modification ----------------------------------------------------------------------------
+    (BEHAVIOUR_MODIFICATION, r"\b(always|only)\b[^.]{0,20}?\b(schedule|run|charge|plan|start|heat|pick|choose|use)\b[^.]{0,30}?\b(peak|most expensive|highest|priciest|worst|maximum) (price|prices|cost|costs|tariffs?|hours?|slots?|times?)\b"),
+    (BEHAVIOUR_MODIFICATION, r"\b(never|don'?t ever|do not ever)\b[^.]{0,20}?\b(schedule|run|charge|plan|start|heat|pick|choose|use)\b[^.]{0,30}?\b(cheap|cheapest|lowest|off-?peak|best) (price|prices|cost|costs|tariffs?|hours?|slots?|times?)\b"),
+    (BEHAVIOUR_MODIFICATION, r"\b(never|don'?t|do not|stop)\b[^.]{0,15}?\b(optimi[sz]e|minimi[sz]e cost|save money|look at (the )?prices)\b"),
+    (BEHAVIOUR_MODIFICATION, rf"\b(skip|disable|turn off|bypass|deactivate|circumvent|ignore|remove|evade|avoid)\b{GAP}\b(confirmations?|polic(y|ies)|audit|safety (checks?|rules?|layers?|measures|protocols?|filters?|guard\w*|gates?|polic(y|ies))|security (checks?|rules?|layers?|measures|protocols?|filters?|guard\w*|gates?|polic(y|ies))|gates?\b(?! (light|lamp|opener|door|sensor|lock|camera|motor|bell))|filters?|guardrails?|content polic(y|ies)|moderation)"),
+    (BEHAVIOUR_MODIFICATION, r"\b(unlock|open)\b[^.]{0,30}?\b(whenever|every time|each time|without (asking|confirmation|checking))\b"),
+    (BEHAVIOUR_MODIFICATION, r"\b(without|no need for|don'?t ask for|do not ask for) (confirmation|permission|approval|asking)\b"),
+    (BEHAVIOUR_MODIFICATION, r"\b(respond|answer|reply|talk|speak|write)\b[^.]{0,20}?\b(only|exclusively)?\s?(in|with|using) (leet|l33t|pig latin|rot13|base64|emojis? only|uppercase only|reverse)\b"),
+    (BEHAVIOUR_MODIFICATION, r"\b(maximi[sz]e|increase) (the )?(cost|costs|bill|price|consumption|energy use) (on purpose|deliberately|intentionally|as much as possible)\b"),
+    (BEHAVIOUR_MODIFICATION, r"\b(allow|permit|enable) (all|any|every) (commands?|actions?|requests?)\b"),
+    (BEHAVIOUR_MODIFICATION, r"\b(you (must|will|should) (always|never)|you (can|may) (now )?do anything)\b"),
+    # --- command smuggling (seed 001 InputGuard) -----------------------------------------------------------
+    (COMMAND_INJECTION, r"(;|&&|\|\|)\s*(rm|curl|wget|sh|bash|nc|python3?|chmod|sudo)\b|\$\(|\$\{|`[^`]{1,200}`|\brm\s+-rf\b"),
+    (COMMAND_INJECTION, r"\b(curl|wget)\s+\S+|\bhttps?://"),
+    (COMMAND_INJECTION, r"\.\./|\.\.\\"),
+    (COMMAND_INJECTION, r"\b(__import__|eval|exec|os\.system|subprocess)\s*\(|\bimport\s+os\b"),
+    (COMMAND_INJECTION, r"'\s*(;|or\s+'?1'?\s*=\s*'?1)|\b(drop|truncate)\s+table\b|\bunion\s+select\b"),
+    (COMMAND_INJECTION, r"<\s*(script|iframe|object|embed)\b|\bjavascript:|\bon(error|load)\s*="),
+    (TEMPLATE_INJECTION, r"\{\{|\{%|\{#|\}\}|%\}"),  # any Jinja delimiter (HA templates)
+    (
+        SERVICE_SMUGGLING,
+        r"\b(shell_command|python_script|rest_command|pyscript|hassio|homeassistant\.(stop|restart|reload\w*))\b"
+        r"|\bservice\s*:|\baction\s*:\s*\w+\.\w+|\bentity_id\s*:",
+    ),
+    (ENCODED_PAYLOAD, r"(\\x[0-9a-f]{2}){4,}|(%[0-9a-f]{2}){4,}|(\\u[0-9a-f]{4}){3,}"),
+)
+PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (category, re.compile(pattern, re.IGNORECASE | re.MULTILINE)) for category, pattern in _PATTERNS
+)
+
+# base64-looking runs: 32+ characters of the alphabet with at least one digit, "+" or "/" (a plain long word is not).
+_BASE64_RUN = re.compile(r"[a-z0-9+/]{32,}={0,2}")
+_BASE64_MARK = re.compile(r"[0-9+/]")
+# Latin look-alikes (Cyrillic, Greek) folded to Latin before matching: "ignоre" with a Cyrillic o is "ignore".
+_CONFUSABLES = str.maketrans("аеорсухіјѕԁɡһкмнтвοαειкνρτυχ", "aeopcyxijsdghkmhtboaeikvptux")
+_WHITESPACE = re.compile(r"\s+")
+_SPACED_LETTERS = re.compile(r"\b(?:\w ){3,}\w\b")  # "i g n o r e" -> "ignore"
+# Invisible and bidirectional controls (zero-width, bidi embeddings/isolates, BOM, tag characters) on the raw text.
+INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def normalize(text: str) -> str:
+    """NFKC-normalized, case-folded ``text`` with Latin look-alikes folded to Latin."""
+    return unicodedata.normalize("NFKC", text).casefold().translate(_CONFUSABLES)
+
+
+def variants(folded: str) -> tuple[str, ...]:
+    """What the patterns see: the folded text, with whitespace runs as one space, and with spaced letters joined."""
+    spaced = _WHITESPACE.sub(" ", folded)
+    return folded, spaced, _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), spaced)
+
+
+def screen(text: str) -> tuple[str, ...]:
+    """The categories the pattern library finds in ``text``, sorted; empty when clean. No length cap."""
+    seen = variants(normalize(text))
+    flags = {category for category, pattern in PATTERNS if any(pattern.search(v) for v in seen)}
+    if any(_BASE64_MARK.search(run.group(0)) for run in _BASE64_RUN.finditer(seen[0])):
+        flags.add(ENCODED_PAYLOAD)
+    if INVISIBLE.search(text):
+        flags.add(INVISIBLE_CHARACTERS)
+    if CONTROL.search(text):
+        flags.add(CONTROL_CHARACTERS)
+    return tuple(sorted(flags))
