@@ -1,0 +1,104 @@
+"""The orchestrator's actions and their registry (seed 000 section 3; issue 4).
+
+An :class:`Action` is a type (``GET_PRICES``, ``SCHEDULE``, ...) with string-keyed arguments. The registry maps each
+type to its argument schema (voluptuous, extra keys refused) and a one-line description for the model; later issues
+register more actions through :func:`register`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import voluptuous as vol
+
+GET_PRICES = "GET_PRICES"
+GET_CALENDAR_CONSTRAINT = "GET_CALENDAR_CONSTRAINT"
+CALCULATE_WINDOW_SUMS = "CALCULATE_WINDOW_SUMS"
+CALL_AGENT = "CALL_AGENT"
+SCHEDULE = "SCHEDULE"
+EVALUATE_COMMAND = "EVALUATE_COMMAND"
+FINISH = "FINISH"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One action the model asked for: ``type`` (upper case) and its ``args``."""
+
+    type: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {"type": self.type, "args": dict(self.args)}
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """What an action takes: its ``schema`` (voluptuous) and a ``description`` for the model's instructions."""
+
+    name: str
+    schema: vol.Schema
+    description: str
+
+
+_TEXT = vol.All(str, vol.Length(min=1, max=200))
+_TIME = vol.All(str, vol.Length(min=1, max=40))
+
+REGISTRY: dict[str, ActionSpec] = {}
+
+
+def register(spec: ActionSpec) -> None:
+    """Add (or replace) an action type."""
+    REGISTRY[spec.name] = spec
+
+
+for _spec in (
+    ActionSpec(GET_PRICES, vol.Schema({}), "day-ahead prices (15-minute slots) for today and tomorrow"),
+    ActionSpec(
+        GET_CALENDAR_CONSTRAINT, vol.Schema({}), "the EV deadline from the calendar (first matching event, next 7 days)"
+    ),
+    ActionSpec(
+        CALCULATE_WINDOW_SUMS,
+        vol.Schema({vol.Required("duration_min"): vol.All(vol.Coerce(float), vol.Range(min=15, max=2880))}),
+        "the cheapest start for a run of duration_min minutes",
+    ),
+    ActionSpec(
+        CALL_AGENT,
+        vol.Schema({vol.Required("appliance"): _TEXT, vol.Optional("deadline"): _TIME}),
+        "ask the appliance's specialist agent for a recommendation",
+    ),
+    ActionSpec(
+        SCHEDULE,
+        vol.Schema({vol.Required("appliance"): _TEXT, vol.Optional("deadline"): _TIME, vol.Optional("cancel"): bool}),
+        "store the optimal plan for an appliance (deadline HH:MM, local), or cancel=true to clear it",
+    ),
+    ActionSpec(
+        EVALUATE_COMMAND,
+        vol.Schema(
+            {
+                vol.Required("intent"): _TEXT,
+                vol.Optional("device_alias"): _TEXT,
+                vol.Optional("room"): _TEXT,
+                vol.Optional("device_type"): _TEXT,
+                vol.Optional("params"): dict,
+            }
+        ),
+        "a direct device command, checked by the gate pipeline",
+    ),
+    ActionSpec(FINISH, vol.Schema({vol.Optional("summary", default=""): vol.All(str, vol.Length(max=2000))}), "done"),
+):
+    register(_spec)
+
+
+def validate(action: Action) -> Action:
+    """``action`` with its arguments checked and coerced.
+
+    Raises:
+        vol.Invalid: an unknown type or bad arguments (the message goes back to the model as the Observation).
+    """
+    spec = REGISTRY.get(action.type)
+    if spec is None:
+        raise vol.Invalid(f"unknown action {action.type}; use one of {', '.join(REGISTRY)}")
+    return Action(action.type, spec.schema(dict(action.args)))
