@@ -143,15 +143,15 @@ def _parse(reply: Reply) -> Parsed:
     if reply.finish_reason == "length":
         raise ParseError("the reply was cut off (finish_reason=length); send a shorter, complete action")
     if reply.tool_calls:
-        first, *rest = reply.tool_calls
+        call, *rest = reply.tool_calls
         try:
-            args = json.loads(first.arguments) if first.arguments.strip() else {}
+            args = json.loads(call.arguments) if call.arguments.strip() else {}
         except json.JSONDecodeError as err:
             raise ParseError(f"tool call arguments are not valid JSON ({err.msg})") from None
         if not isinstance(args, dict):
             raise ParseError("tool call arguments must be a JSON object")
         thought = (reply.content or "").strip()[:500]
-        return Parsed(Action(_type(first.name), args), thought, ignored=[_type(c.name) for c in rest])
+        return Parsed(Action(_type(call.name), args), thought, ignored=[_type(c.name) for c in rest])
     text = (reply.content or "")[:MAX_REPLY_CHARS]
     text = _FENCE.sub("", _THINK.sub("", text))
     if not text.strip():
