@@ -25,10 +25,11 @@ MAX_REPLY_CHARS = 20_000
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A native tool call: the function ``name`` and its ``arguments`` (a JSON text, as the API sends it)."""
+    """A native tool call: the function ``name``, its ``arguments`` (a JSON text, as the API sends it) and ``id``."""
 
     name: str
     arguments: str = "{}"
+    id: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,132 @@
+"""The offline planner: 40+ phrasings read into intents and action sequences, and its summaries."""
+
+from __future__ import annotations
+
+import pytest
+
+from custom_components.agentic_hems.orchestrator.actions import Action
+from custom_components.agentic_hems.orchestrator.offline import (
+    ApplianceRef,
+    Intent,
+    OfflinePlanner,
+    parse_deadline,
+    summarize,
+    understand,
+)
+from custom_components.agentic_hems.orchestrator.parser import parse
+
+HOUSE = [
+    ApplianceRef("Dishwasher", "dishwasher"),
+    ApplianceRef("Washing machine", "washing_machine"),
+    ApplianceRef("EV charger", "ev_charger"),
+    ApplianceRef("Heat pump", "heat_pump"),
+]
+ALL = ("Dishwasher", "Washing machine", "EV charger", "Heat pump")
+DW, WM, EV, HP = ALL
+
+PHRASINGS: list[tuple[str, Intent]] = [
+    ("Schedule all flexible loads", Intent("schedule", ALL)),
+    ("Plan all appliances for tonight", Intent("schedule", ALL)),
+    ("Schedule everything as cheap as possible", Intent("schedule", ALL)),
+    ("optimize all my loads", Intent("schedule", ALL)),
+    ("Plane alle Geräte", Intent("schedule", ALL)),
+    ("Charge the car by 7:30 tomorrow", Intent("schedule", (EV,), "07:30")),
+    ("charge the EV by 7", Intent("schedule", (EV,), "07:00")),
+    ("Charge my car before 6am", Intent("schedule", (EV,), "06:00")),
+    ("Make sure the car is charged by 8:15", Intent("schedule", (EV,), "08:15")),
+    ("Wallbox: ready at 6.45", Intent("schedule", (EV,), "06:45")),
+    ("Lade das Auto bis 7 Uhr", Intent("schedule", (EV,), "07:00")),
+    ("E-Auto bis 6:30 laden", Intent("schedule", (EV,), "06:30")),
+    ("charge the electric vehicle cheapest tonight", Intent("schedule", (EV,))),
+    ("Run the dishwasher tonight", Intent("schedule", (DW,))),
+    ("Schedule the dishwasher at the cheapest time", Intent("schedule", (DW,))),
+    ("dishwasher please, done by 7", Intent("schedule", (DW,), "07:00")),
+    ("Start the dish washer when power is cheap", Intent("schedule", (DW,))),
+    ("Spülmaschine heute Nacht laufen lassen", Intent("schedule", (DW,))),
+    ("Geschirrspüler bis 6 Uhr fertig", Intent("schedule", (DW,), "06:00")),
+    ("Do the laundry tomorrow", Intent("schedule", (WM,))),
+    ("Washing machine finished by 5 pm", Intent("schedule", (WM,), "17:00")),
+    ("run the washer before noon", Intent("schedule", (WM,), "12:00")),
+    ("Waschmaschine bis 18 Uhr", Intent("schedule", (WM,), "18:00")),
+    ("Wäsche waschen, spätestens um 14:30", Intent("schedule", (WM,), "14:30")),
+    ("Heat pump: plan the cheapest block", Intent("schedule", (HP,))),
+    ("Heat the hot water by 6", Intent("schedule", (HP,), "06:00")),
+    ("Wärmepumpe günstig planen", Intent("schedule", (HP,))),
+    ("Schedule the dishwasher and the washing machine", Intent("schedule", (DW, WM))),
+    ("Run the dishwasher and charge the car by 7:30", Intent("schedule", (DW, EV), "07:30")),
+    ("Laundry and dishes tonight", Intent("schedule", (DW, WM))),
+    ("Cancel the dishwasher", Intent("cancel", (DW,))),
+    ("Clear the EV plan", Intent("cancel", (EV,))),
+    ("don't run the washing machine today", Intent("cancel", (WM,))),
+    ("Cancel all appliances", Intent("cancel", ALL)),
+    ("Spülmaschine abbrechen", Intent("cancel", (DW,))),
+    ("When is electricity cheapest tomorrow?", Intent("prices")),
+    ("What are the prices today?", Intent("prices")),
+    ("How expensive is power tonight?", Intent("prices")),
+    ("Wann ist der Strom morgen am günstigsten?", Intent("prices")),
+    ("Show me the tariff", Intent("prices")),
+    ("hello", Intent("unknown")),
+    ("What can you do?", Intent("unknown")),
+    ("Charge the car by 25:00", Intent("schedule", (EV,))),  # not a time: no deadline
+    ("Dishwasher by midnight", Intent("schedule", (DW,), "00:00")),
+]
+
+
+@pytest.mark.parametrize(("text", "intent"), PHRASINGS, ids=[p[0] for p in PHRASINGS])
+def test_phrasings(text: str, intent: Intent) -> None:
+    assert understand(text, HOUSE) == intent
+
+
+def test_at_least_forty_phrasings() -> None:
+    assert len(PHRASINGS) >= 40
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("by 7", "07:00"), ("by 7:30 pm", "19:30"), ("by 12 am", "00:00"), ("before 12pm", "12:00"),
+     ("until 23.15", "23:15"), ("bis 9 uhr", "09:00"), ("at 7", None), ("by 24", None)],
+)
+def test_parse_deadline(text: str, expected: str | None) -> None:
+    assert parse_deadline(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("intent", "calendar", "actions"),
+    [
+        (Intent("schedule", (DW, EV), "07:30"), True,
+         [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": DW, "deadline": "07:30"}),
+          Action("SCHEDULE", {"appliance": EV, "deadline": "07:30"})]),
+        (Intent("schedule", (EV,)), True,
+         [Action("GET_PRICES"), Action("GET_CALENDAR_CONSTRAINT"), Action("SCHEDULE", {"appliance": EV})]),
+        (Intent("schedule", (EV,)), False, [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": EV})]),
+        (Intent("cancel", (DW,)), False, [Action("SCHEDULE", {"appliance": DW, "cancel": True})]),
+        (Intent("prices"), False, [Action("GET_PRICES")]),
+    ],
+)
+def test_plans(intent: Intent, calendar: bool, actions: list[Action]) -> None:
+    assert OfflinePlanner(HOUSE, calendar=calendar).plan(intent) == actions
+
+
+async def test_replies_one_parseable_action_per_turn_and_uses_the_calendar_deadline() -> None:
+    planner = OfflinePlanner(HOUSE, calendar=True)
+    messages = [{"role": "system", "content": "x"},
+                {"role": "user", "content": "<user_request>\nCharge the car\n</user_request>\n\nIMPORTANT: ..."}]
+    first = parse(await planner.complete(messages)).action
+    assert first == Action("GET_PRICES")
+    messages.append({"role": "user", "content": 'Observation: {"action":"GET_PRICES","min":0.1}'})
+    assert parse(await planner.complete(messages)).action == Action("GET_CALENDAR_CONSTRAINT")
+    messages.append({"role": "user", "content": 'Observation: {"action":"GET_CALENDAR_CONSTRAINT","deadline_local":"06:15"}'})
+    assert parse(await planner.complete(messages)).action == Action("SCHEDULE", {"appliance": EV, "deadline": "06:15"})
+    messages.append({"role": "user", "content": 'Observation: {"action":"SCHEDULE","appliance":"EV charger","feasible":true,'
+                                                '"start_local":"Mon 02:00","end_local":"Mon 05:30","cost":1.5,'
+                                                '"currency":"EUR","savings":0.2}'})
+    finish = parse(await planner.complete(messages)).action
+    assert finish == Action("FINISH", {"summary": "EV charger: Mon 02:00 to Mon 05:30, 1.5 EUR (saves 0.2)."})
+
+
+def test_summarize_prices_and_failures() -> None:
+    prices = {"action": "GET_PRICES", "unit": "EUR/kWh", "min": 0.05, "max": 0.3,
+              "cheapest": {"start_local": "Tue 03:00", "price": 0.05}}
+    assert summarize([prices]) == "Cheapest slot: Tue 03:00 at 0.05 EUR/kWh; prices from 0.05 to 0.3 EUR/kWh."
+    failed = {"action": "SCHEDULE", "appliance": "Dishwasher", "feasible": False, "reason": "window_too_short"}
+    assert summarize([prices, failed]) == "Dishwasher: not planned (window_too_short)."
