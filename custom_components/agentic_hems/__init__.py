@@ -18,6 +18,9 @@ from homeassistant.helpers.typing import ConfigType
 from homeassistant.util import dt as dt_util
 
 from .const import (
+    CONF_ASK_DAILY,
+    CONF_ASK_HOURLY,
+    CONF_ASK_PER_MINUTE,
     CONF_CONFIRM_MINUTES,
     CONF_INCLUDE_APPLIANCES,
     CONF_NOTIFY_SERVICE,
@@ -26,6 +29,7 @@ from .const import (
     CONF_PRICE_ENTITY,
     CONF_PRICE_SOURCE,
     CONF_WAIT_S,
+    DEFAULT_ASSISTANT_OPTIONS,
     DEFAULT_CONTROL_OPTIONS,
     DOMAIN,
     LOGGER,
@@ -34,6 +38,7 @@ from .const import (
     SOURCE_SENSOR,
     STORAGE_VERSION,
 )
+from .assistant import Assistant
 from .control import ControlManager
 from .coordinator import PriceCoordinator
 from .gates.keeper import Settings
@@ -43,6 +48,8 @@ from .planner import PlanManager
 from .price_sources import source_for_entry
 from .scheduling.appliance import Appliance
 from .services import async_setup_services
+from .security.ratelimit import RateLimiter
+from .services_assistant import async_setup_assistant_services
 from .services_control import async_setup_control_services
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
@@ -55,6 +62,7 @@ class RuntimeData:
     coordinator: PriceCoordinator
     planner: PlanManager
     control: ControlManager
+    assistant: Assistant
 
 
 type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
@@ -64,6 +72,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     """Register the service actions once for all entries."""
     async_setup_services(hass)
     async_setup_control_services(hass)
+    async_setup_assistant_services(hass)
     return True
 
 
@@ -88,7 +97,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
         hass, entry.entry_id, coordinator, appliances, power_limit_kw=float(entry.options[CONF_POWER_LIMIT_KW])
     )
     await planner.async_load()
-    options = {**DEFAULT_CONTROL_OPTIONS, **entry.options}
+    options = {**DEFAULT_CONTROL_OPTIONS, **DEFAULT_ASSISTANT_OPTIONS, **entry.options}
     rules = _policy(hass, entry, options[CONF_POLICY_RULES])
     control = ControlManager(
         hass,
@@ -103,7 +112,14 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
         notify_service=options.get(CONF_NOTIFY_SERVICE) or None,
     )
     await control.async_load()
-    entry.runtime_data = RuntimeData(coordinator=coordinator, planner=planner, control=control)
+    assistant = Assistant(
+        hass,
+        entry,
+        RateLimiter(int(options[CONF_ASK_DAILY]), int(options[CONF_ASK_HOURLY]), int(options[CONF_ASK_PER_MINUTE])),
+        options,
+    )
+    await assistant.async_load()
+    entry.runtime_data = RuntimeData(coordinator=coordinator, planner=planner, control=control, assistant=assistant)
     entry.async_on_unload(control.async_start())
     entry.async_on_unload(
         async_track_time_change(hass, _scheduler(hass, entry, planner, control), minute=range(0, 60, 15), second=0)
@@ -214,12 +230,13 @@ async def async_unload_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry)
     """Unload the platforms and write the traces; timers and listeners go with ``async_on_unload``."""
     if unloaded := await hass.config_entries.async_unload_platforms(entry, PLATFORMS):
         await entry.runtime_data.control.async_flush()
+        await entry.runtime_data.assistant.async_flush()
     return unloaded
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
-    """Delete what the entry stored (cached prices, plans, device-control state and traces)."""
-    for name in ("prices", "plans", "control", "traces"):
+    """Delete what the entry stored (cached prices, plans, device-control state, traces and runs)."""
+    for name in ("prices", "plans", "control", "traces", "runs"):
         await Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.{name}").async_remove()
 
 

@@ -51,6 +51,20 @@ DEFAULT_CONTROL_OPTIONS: Final = {
     CONF_INCLUDE_APPLIANCES: True,
     CONF_POLICY_RULES: [],
 }
+# Config entry options (the assistant, issue 4).
+CONF_ASK_DAILY: Final = "ask_daily_limit"
+CONF_ASK_HOURLY: Final = "ask_hourly_limit"
+CONF_ASK_PER_MINUTE: Final = "ask_per_user_minute_limit"
+CONF_CALENDAR_ENTITY: Final = "calendar_entity"
+CONF_CALENDAR_KEYWORD: Final = "calendar_keyword"
+CONF_SHARE_CALENDAR_TITLES: Final = "share_calendar_titles"
+DEFAULT_ASSISTANT_OPTIONS: Final = {
+    CONF_ASK_DAILY: 200,
+    CONF_ASK_HOURLY: 50,
+    CONF_ASK_PER_MINUTE: 20,
+    CONF_CALENDAR_KEYWORD: "car",
+    CONF_SHARE_CALENDAR_TITLES: False,
+}
 EVENT_GATE_DECISION: Final = "agentic_hems_gate_decision"
 MAX_TRACES: Final = 500
 SOURCE_SCHEDULER: Final = "scheduler"

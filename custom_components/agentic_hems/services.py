@@ -82,7 +82,7 @@ def _prices(entry: AgenticHemsConfigEntry) -> PriceData:
     return data
 
 
-def _appliance(entry: AgenticHemsConfigEntry, key: str) -> Appliance:
+def find_appliance(entry: AgenticHemsConfigEntry, key: str) -> Appliance:
     """Find an appliance by subentry id or (case-insensitive) name."""
     appliances = entry.runtime_data.planner.appliances
     if key in appliances:
@@ -100,7 +100,7 @@ def aware(moment: datetime) -> datetime:
     return dt_util.as_utc(moment)
 
 
-def _load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Appliance | None) -> LoadSpec:
+def build_load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Appliance | None) -> LoadSpec:
     """The load to plan: the appliance's next window and settings, with any field in ``data`` taking precedence.
 
     Raises:
@@ -142,7 +142,7 @@ def _load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Applia
 async def _async_plan(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Appliance | None) -> Plan:
     """Plan the load in ``data`` under the power limit, around the other appliances' plans."""
     curve = _prices(entry).total
-    load = _load(entry, data, appliance)
+    load = build_load(entry, data, appliance)
     exclude = {appliance.appliance_id} if appliance else set()
     planner = entry.runtime_data.planner
     return (await planner.async_plan_loads(curve, [load], exclude=exclude, now=dt_util.utcnow()))[0]
@@ -176,15 +176,15 @@ def async_setup_services(hass: HomeAssistant) -> None:
     async def plan(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
         key = call.data.get(ATTR_APPLIANCE)
-        appliance = _appliance(entry, key) if key else None
+        appliance = find_appliance(entry, key) if key else None
         result = await _async_plan(entry, dict(call.data), appliance)
         return _response(entry, result, appliance.appliance_id if appliance else None)
 
     async def schedule(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
-        appliance = _appliance(entry, call.data[ATTR_APPLIANCE])
+        appliance = find_appliance(entry, call.data[ATTR_APPLIANCE])
         _prices(entry)
-        load = _load(entry, dict(call.data), appliance)
+        load = build_load(entry, dict(call.data), appliance)
         result = await entry.runtime_data.planner.async_schedule(appliance.appliance_id, load)
         if not result.feasible:
             raise invalid("plan_infeasible", appliance=appliance.name, reason=result.detail or str(result.reason))
@@ -192,7 +192,7 @@ def async_setup_services(hass: HomeAssistant) -> None:
 
     async def clear_schedule(call: ServiceCall) -> None:
         entry = entry_for_call(hass, call)
-        appliance = _appliance(entry, call.data[ATTR_APPLIANCE])
+        appliance = find_appliance(entry, call.data[ATTR_APPLIANCE])
         await entry.runtime_data.planner.async_clear_plan(appliance.appliance_id)
 
     hass.services.async_register(

@@ -115,8 +115,9 @@ async def test_replies_one_parseable_action_per_turn_and_uses_the_calendar_deadl
     assert first == Action("GET_PRICES")
     messages.append({"role": "user", "content": 'Observation: {"action":"GET_PRICES","min":0.1}'})
     assert parse(await planner.complete(messages)).action == Action("GET_CALENDAR_CONSTRAINT")
-    messages.append({"role": "user", "content": 'Observation: {"action":"GET_CALENDAR_CONSTRAINT","deadline_local":"06:15"}'})
-    assert parse(await planner.complete(messages)).action == Action("SCHEDULE", {"appliance": EV, "deadline": "06:15"})
+    messages.append({"role": "user", "content": 'Observation: {"action":"GET_CALENDAR_CONSTRAINT","deadline":"2026-12-01T06:15:00+01:00"}'})
+    assert parse(await planner.complete(messages)).action == Action(
+        "SCHEDULE", {"appliance": EV, "deadline": "2026-12-01T06:15:00+01:00"})
     messages.append({"role": "user", "content": 'Observation: {"action":"SCHEDULE","appliance":"EV charger","feasible":true,'
                                                 '"start_local":"Mon 02:00","end_local":"Mon 05:30","cost":1.5,'
                                                 '"currency":"EUR","savings":0.2}'})

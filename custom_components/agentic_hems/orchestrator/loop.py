@@ -138,6 +138,7 @@ async def run_loop(
     clock: Callable[[], float] = time.monotonic,
     on_step: Callable[[Step], Awaitable[None] | None] | None = None,
     usage: Callable[[], Usage] | None = None,
+    run_id: str | None = None,
 ) -> RunResult:
     """Run one request (already assessed, sanitized and wrapped) to FINISH, an error, or the limits.
 
@@ -145,7 +146,7 @@ async def run_loop(
     step as it happens (the shell fires ``agentic_hems_run_step``).
     """
     started = clock()
-    result = RunResult(uuid.uuid4().hex, model.name, False, "", [])
+    result = RunResult(run_id or uuid.uuid4().hex, model.name, False, "", [])
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": f"{system_prompt}\n\n{instructions()}"},
         {"role": "user", "content": request},

@@ -163,7 +163,7 @@ class OfflinePlanner:
             return Reply(_action_line(Action(FINISH, {"summary": summarize(observations)})))
         action = self._queue.pop(0)
         if action.type == SCHEDULE and "deadline" not in action.args and observations:
-            deadline = observations[-1].get("deadline_local")
+            deadline = observations[-1].get("deadline")
             if observations[-1].get("action") == GET_CALENDAR_CONSTRAINT and deadline:
                 action = Action(SCHEDULE, {**action.args, "deadline": deadline})
         if action.type == FINISH:

@@ -1,0 +1,342 @@
+"""The assistant in HA: ``ask`` runs the security layer, then the ReAct loop with HA-backed tools (issue 4).
+
+:class:`HassTools` carries out the orchestrator's actions on this site: prices from the coordinator, the EV deadline
+from a calendar entity, window sums, SCHEDULE through the planner (stored as the ``schedule`` service does; the
+scheduler then issues starts through the gates), and EVALUATE_COMMAND through the gates as the user who asked. No
+action can confirm a pending command. :class:`Assistant` keeps the rate limits and the run store (the last
+``MAX_RUNS`` runs, redacted) and fires ``agentic_hems_run_step`` per iteration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from importlib import resources
+import math
+from typing import TYPE_CHECKING, Any
+import uuid
+
+import numpy as np
+
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers.storage import Store
+from homeassistant.util import dt as dt_util
+
+from .const import CONF_CALENDAR_ENTITY, CONF_CALENDAR_KEYWORD, CONF_SHARE_CALENDAR_TITLES, DOMAIN, LOGGER, STORAGE_VERSION
+from .gates.redact import redact
+from .orchestrator.actions import (
+    CALCULATE_WINDOW_SUMS,
+    CALL_AGENT,
+    EVALUATE_COMMAND,
+    GET_CALENDAR_CONSTRAINT,
+    GET_PRICES,
+    SCHEDULE,
+    Action,
+)
+from .orchestrator.loop import RunResult, Step, run_loop
+from .orchestrator.offline import ApplianceRef, OfflinePlanner
+from .scheduling import window_sums
+from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
+from .security.ratelimit import RateLimiter
+from .services import build_load, find_appliance, invalid
+
+if TYPE_CHECKING:
+    from . import AgenticHemsConfigEntry
+
+EVENT_RUN_STEP = "agentic_hems_run_step"
+MAX_RUNS = 200
+SOURCE_ORCHESTRATOR = "orchestrator"
+
+
+def prompt(name: str) -> str:
+    """A markdown prompt from ``prompts/`` (read once per run, in the executor)."""
+    return resources.files(__package__).joinpath("prompts", name).read_text(encoding="utf-8")
+
+
+def _local(moment: datetime) -> str:
+    return f"{dt_util.as_local(moment):%a %H:%M}"
+
+
+def _deadline(text: str, now: datetime) -> datetime:
+    """"HH:MM" (the next such local time after ``now``) or an ISO 8601 moment; raises ValueError."""
+    try:
+        at = time.fromisoformat(text)
+    except ValueError:
+        moment = datetime.fromisoformat(text)
+        return dt_util.as_utc(moment if moment.tzinfo else moment.replace(tzinfo=dt_util.get_default_time_zone()))
+    local = dt_util.as_local(now)
+    candidate = datetime.combine(local.date(), at, tzinfo=local.tzinfo)
+    if candidate <= local:
+        candidate = datetime.combine(local.date() + timedelta(days=1), at, tzinfo=local.tzinfo)
+    return dt_util.as_utc(candidate)
+
+
+@dataclass
+class HassTools:
+    """The orchestrator's tools on one site, run as ``context`` (the user who asked)."""
+
+    hass: HomeAssistant
+    entry: AgenticHemsConfigEntry
+    context: Context
+    calendar_entity: str | None = None
+    calendar_keyword: str = "car"
+    share_calendar_titles: bool = False
+    plans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    calendar_constraint: dict[str, Any] | None = None
+    gate_results: list[dict[str, Any]] = field(default_factory=list)
+
+    async def run(self, action: Action) -> dict[str, Any]:
+        """Carry out one validated action; errors come back as ``{"error": ...}`` Observations."""
+        handlers: dict[str, Callable[[Action], Any]] = {
+            GET_PRICES: self._prices,
+            GET_CALENDAR_CONSTRAINT: self._calendar,
+            CALCULATE_WINDOW_SUMS: self._window_sums,
+            CALL_AGENT: self._agent,
+            SCHEDULE: self._schedule,
+            EVALUATE_COMMAND: self._evaluate,
+        }
+        try:
+            result: dict[str, Any] = await handlers[action.type](action)
+        except ServiceValidationError as err:
+            result = {"error": err.translation_key or str(err), **(err.translation_placeholders or {})}
+        except (HomeAssistantError, ValueError) as err:
+            result = {"error": str(err) or type(err).__name__}
+        return {"action": action.type, **result}
+
+    def _curve(self) -> Any:
+        data = self.entry.runtime_data.coordinator.data
+        if data is None:
+            raise ServiceValidationError(translation_domain=DOMAIN, translation_key="no_prices")
+        return data.total
+
+    async def _prices(self, action: Action) -> dict[str, Any]:
+        curve = self._curve()
+        now = dt_util.utcnow()
+        ahead = curve.window(max(curve.start, curve.slot_start(max(curve.index_of(now), 0))), curve.end)
+        prices = ahead.prices
+        known = ~np.isnan(prices)
+        if not known.any():
+            return {"error": "no prices from now on"}
+        best = int(np.nanargmin(prices))
+        return {
+            "unit": f"{curve.currency}/kWh",
+            "from_local": _local(ahead.start),
+            "to_local": _local(ahead.end),
+            "slots": int(known.sum()),
+            "min": round(float(np.nanmin(prices)), 4),
+            "max": round(float(np.nanmax(prices)), 4),
+            "mean": round(float(np.nanmean(prices)), 4),
+            "cheapest": {"start_local": _local(ahead.slot_start(best)), "price": round(float(prices[best]), 4)},
+        }
+
+    async def _calendar(self, action: Action) -> dict[str, Any]:
+        if not self.calendar_entity:
+            return {"deadline": None, "reason": "no calendar is configured"}
+        now = dt_util.now()
+        response = await self.hass.services.async_call(
+            "calendar",
+            "get_events",
+            {"entity_id": self.calendar_entity, "start_date_time": now, "duration": {"days": 7}},
+            blocking=True,
+            context=self.context,
+            return_response=True,
+        )
+        found_events: Any = (response or {}).get(self.calendar_entity) or {}
+        events: list[dict[str, Any]] = found_events.get("events", []) if isinstance(found_events, dict) else []
+        for event in events:
+            summary = str(event.get("summary", ""))
+            if self.calendar_keyword.casefold() not in summary.casefold():
+                continue
+            start = str(event["start"])
+            if "T" in start:
+                deadline = dt_util.as_utc(datetime.fromisoformat(start))
+            else:  # an all-day event: local 00:00 of that day
+                deadline = dt_util.as_utc(dt_util.start_of_local_day(date.fromisoformat(start)))
+            self.calendar_constraint = {"deadline": deadline.isoformat(), "summary": summary}
+            found = {"deadline": deadline.isoformat(), "deadline_local": _local(deadline)}
+            return found | ({"event": summary} if self.share_calendar_titles else {})
+        return {"deadline": None, "reason": f"no event with '{self.calendar_keyword}' in the next 7 days"}
+
+    async def _window_sums(self, action: Action) -> dict[str, Any]:
+        curve = self._curve()
+        now = dt_util.utcnow()
+        first = max(curve.index_of(now) + 1, 0) if now > curve.start else 0
+        width = math.ceil(float(action.args["duration_min"]) / (curve.resolution.total_seconds() / 60))
+        sums = window_sums(curve.prices[first:], width)
+        if sums.size == 0 or np.isnan(sums).all():
+            return {"error": "no window of that length with known prices"}
+        best = int(np.nanargmin(sums))
+        hours = curve.resolution.total_seconds() / 3600
+        return {
+            "start_local": _local(curve.slot_start(first + best)),
+            "cost_per_kw": round(float(sums[best]) * hours, 4),
+            "unit": curve.currency,
+        }
+
+    async def _agent(self, action: Action) -> dict[str, Any]:
+        return {"error": "specialist agents need a language model; SCHEDULE uses the optimizer directly"}
+
+    async def _schedule(self, action: Action) -> dict[str, Any]:
+        appliance = find_appliance(self.entry, str(action.args["appliance"]))
+        planner = self.entry.runtime_data.planner
+        if action.args.get("cancel"):
+            await planner.async_clear_plan(appliance.appliance_id)
+            self.plans[appliance.name] = {"appliance": appliance.name, "cancelled": True}
+            return {"appliance": appliance.name, "cancelled": True}
+        data: dict[str, Any] = {}
+        if deadline := action.args.get("deadline"):
+            data["deadline"] = _deadline(str(deadline), dt_util.utcnow())
+        plan = await planner.async_schedule(appliance.appliance_id, build_load(self.entry, data, appliance))
+        self.plans[appliance.name] = {**plan.as_dict(), "appliance": appliance.name, "appliance_id": appliance.appliance_id}
+        if not plan.feasible or plan.start is None or plan.end is None:
+            return {"appliance": appliance.name, "feasible": False, "reason": str(plan.reason), "detail": plan.detail}
+        return {
+            "appliance": appliance.name,
+            "feasible": True,
+            "start_local": _local(plan.start),
+            "end_local": _local(plan.end),
+            "cost": None if plan.cost is None else round(plan.cost, 4),
+            "savings": None if plan.savings is None else round(plan.savings, 4),
+            "currency": plan.currency,
+        }
+
+    async def _evaluate(self, action: Action) -> dict[str, Any]:
+        record = await self.entry.runtime_data.control.async_evaluate(
+            source_agent=SOURCE_ORCHESTRATOR, candidate=dict(action.args), context=self.context
+        )
+        self.gate_results.append({"trace_id": record["trace_id"], "outcome": record["outcome"]})
+        gates = record.get("gate_results") or []
+        return {
+            "outcome": record["outcome"],
+            "trace_id": record["trace_id"],
+            "entity_id": record.get("entity_id"),
+            "failed_gate": record.get("failed_gate"),
+            "reason": gates[-1]["reason"] if gates else None,
+        }
+
+
+class Assistant:
+    """Rate limits, runs and their store for one site."""
+
+    def __init__(self, hass: HomeAssistant, entry: AgenticHemsConfigEntry, limiter: RateLimiter, options: dict[str, Any]):
+        self.hass = hass
+        self.entry = entry
+        self.limiter = limiter
+        self.options = options
+        self.runs: list[dict[str, Any]] = []
+        self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.runs")
+
+    async def async_load(self) -> None:
+        """Restore the stored runs (unreadable data is dropped)."""
+        try:
+            data = await self._store.async_load()
+        except (HomeAssistantError, ValueError) as err:
+            LOGGER.warning("Dropping unreadable stored runs: %s", err)
+            return
+        if isinstance(data, dict) and isinstance(data.get("runs"), list):
+            self.runs = [r for r in data["runs"] if isinstance(r, dict)][-MAX_RUNS:]
+
+    async def async_flush(self) -> None:
+        """Write the runs now (unload)."""
+        await self._store.async_save({"runs": self.runs})
+
+    async def async_ask(self, text: str, context: Context) -> dict[str, Any]:
+        """One request: security layer, rate limits, then the loop. Returns the service response.
+
+        Raises:
+            ServiceValidationError: the request was rejected (``request_rejected``) or a limit is reached
+                (``rate_limited``); nothing ran.
+        """
+        assessment = assess(text)
+        if not assessment.accepted:
+            raise invalid("request_rejected", reason=assessment.reason)
+        if (window := self.limiter.check(context.user_id, dt_util.utcnow())) is not None:
+            raise invalid("rate_limited", window=window)
+        if not assessment.in_scope:
+            LOGGER.warning("Request without home-energy keywords: %s", assessment.sanitized)
+        started = dt_util.utcnow()
+        planner = self.entry.runtime_data.planner
+        model = OfflinePlanner(
+            [ApplianceRef(a.name, a.kind) for a in planner.appliances.values()], calendar=bool(self.options.get(CONF_CALENDAR_ENTITY))
+        )
+        tools = HassTools(
+            self.hass,
+            self.entry,
+            context,
+            calendar_entity=self.options.get(CONF_CALENDAR_ENTITY) or None,
+            calendar_keyword=str(self.options.get(CONF_CALENDAR_KEYWORD) or "car"),
+            share_calendar_titles=bool(self.options.get(CONF_SHARE_CALENDAR_TITLES, False)),
+        )
+        run_id = uuid.uuid4().hex
+        if clearly_out_of_scope(assessment.sanitized):  # the seed's rejection, before any model call
+            result = RunResult(run_id, model.name, True, OUT_OF_SCOPE_MESSAGE, [])
+        else:
+            system = await self.hass.async_add_executor_job(prompt, "hems_orchestrator.md")
+
+            def _step(step: Step) -> None:
+                self.hass.bus.async_fire(
+                    EVENT_RUN_STEP,
+                    {
+                        "config_entry_id": self.entry.entry_id,
+                        "run_id": run_id,
+                        "iteration": step.iteration,
+                        "action": (step.action or {}).get("type"),
+                        "status": step.status,
+                    },
+                    context=context,
+                )
+
+            result = await run_loop(
+                wrap(assessment.sanitized), model, tools, system_prompt=system, on_step=_step, run_id=run_id
+            )
+        record = self._record(result, assessment.sanitized, context, started, tools)
+        self.runs.append(record)
+        del self.runs[:-MAX_RUNS]
+        self._store.async_delay_save(lambda: {"runs": self.runs}, 1.0)
+        return {
+            "run_id": result.run_id,
+            "success": result.success,
+            "summary": result.summary,
+            "plans": list(tools.plans.values()),
+            "actions": [s.action for s in result.steps if s.action and s.action["type"] != "FINISH"],
+            "iterations": result.iterations,
+            "tokens": result.tokens,
+            "model": result.model,
+            "error": result.error,
+        }
+
+    def _record(
+        self, result: RunResult, request: str, context: Context, started: datetime, tools: HassTools
+    ) -> dict[str, Any]:
+        data = self.entry.runtime_data.coordinator.data
+        snapshot = None if data is None else {"source": data.total.source, "start": data.total.start.isoformat(), "slots": len(data.total)}
+        record: dict[str, Any] = redact(
+            {
+                "run_id": result.run_id,
+                "timestamp": started.isoformat(),
+                "model": result.model,
+                "user_request": request,
+                "user_id": context.user_id,
+                "success": result.success,
+                "iterations": result.iterations,
+                "round_trips": result.round_trips,
+                "duration_s": result.duration_s,
+                "prompt_tokens": result.prompt_tokens,
+                "completion_tokens": result.completion_tokens,
+                "total_tokens": result.tokens,
+                "total_cost": 0.0,
+                "prices_snapshot": snapshot,
+                "calendar_constraint": tools.calendar_constraint,
+                "agent_results": {},
+                "executed_schedules": [
+                    {k: v for k, v in plan.items() if k != "power_kw"} for plan in tools.plans.values()
+                ],
+                "gate_decisions": tools.gate_results,
+                "actions_taken": [s.as_dict() for s in result.steps],
+                "final_summary": result.summary,
+                "error": result.error,
+            }
+        )
+        return record

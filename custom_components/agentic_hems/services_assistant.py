@@ -1,0 +1,40 @@
+"""Service actions of the assistant: ask and get_runs (issue 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import voluptuous as vol
+
+from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
+from homeassistant.helpers import config_validation as cv
+
+from .const import DOMAIN
+from .services import ENTRY_SCHEMA, entry_for_call
+
+SERVICE_ASK = "ask"
+SERVICE_GET_RUNS = "get_runs"
+ASK_SCHEMA = vol.Schema({**ENTRY_SCHEMA, vol.Required("text"): vol.All(cv.string, vol.Length(max=2000))})
+RUNS_SCHEMA = vol.Schema(
+    {**ENTRY_SCHEMA, vol.Optional("limit", default=20): vol.All(vol.Coerce(int), vol.Range(min=1, max=200))}
+)
+
+
+@callback
+def async_setup_assistant_services(hass: HomeAssistant) -> None:
+    """Register ``ask`` (a plain-language request) and ``get_runs`` (stored runs, newest first)."""
+
+    async def ask(call: ServiceCall) -> ServiceResponse:
+        entry = entry_for_call(hass, call)
+        response: dict[str, Any] = await entry.runtime_data.assistant.async_ask(call.data["text"], call.context)
+        return response if call.return_response else None
+
+    async def get_runs(call: ServiceCall) -> ServiceResponse:
+        entry = entry_for_call(hass, call)
+        runs: list[Any] = entry.runtime_data.assistant.runs[::-1][: call.data["limit"]]
+        return {"runs": runs}
+
+    hass.services.async_register(DOMAIN, SERVICE_ASK, ask, schema=ASK_SCHEMA, supports_response=SupportsResponse.OPTIONAL)
+    hass.services.async_register(
+        DOMAIN, SERVICE_GET_RUNS, get_runs, schema=RUNS_SCHEMA, supports_response=SupportsResponse.ONLY
+    )
