@@ -65,6 +65,7 @@ STAND_INS = {
 }
 # A garage-door template cover (device class garage, risk 4): opening it needs an administrator's confirmation.
 GARAGE_DOOR = "cover.garage_door"
+ASK_REQUEST = "Schedule all flexible loads"
 COVER_YAML = """\
 cover:
   - platform: template
@@ -565,7 +566,7 @@ class Demo:
         self.client = client
         self.args = args
         self.problems: list[str] = []
-        self.report: dict[str, Any] = {"plans": {}, "prices": None, "entities": [], "gates": {}}
+        self.report: dict[str, Any] = {"plans": {}, "prices": None, "entities": [], "gates": {}, "ask": None}
         self.tz = ZoneInfo("UTC")
 
     async def setup_integration(self) -> str:
@@ -711,6 +712,17 @@ class Demo:
         if decision.get("outcome") == "pending_confirmation":
             log(f"     confirm it: action agentic_hems.confirm with trace_id {decision['trace_id']} (administrators only)")
 
+    async def show_ask(self) -> None:
+        """Answer a typed request through the offline planner (agentic_hems.ask), as a user would in Assist."""
+        log("")
+        log(f'ASK "{ASK_REQUEST}" (offline planner, no model, no network):')
+        answer = await self.client.call_service("ask", {"text": ASK_REQUEST})
+        self.report["ask"] = answer
+        log(f"     {answer.get('summary')}")
+        log(f"     {answer.get('iterations')} iterations, actions: {', '.join(a['type'] for a in answer.get('actions') or [])}")
+        if not answer.get("success") or len(answer.get("plans") or []) != len(APPLIANCES):
+            self.problems.append(f"ask did not plan every appliance: {answer}")
+
     def _log_decision(self, what: str, decision: dict[str, Any], wanted: str) -> None:
         gates = decision.get("gate_results") or []
         steps = " ".join(f"{g['gate']}:{'ok' if g['passed'] else 'FAIL'}" for g in gates)
@@ -815,6 +827,7 @@ class Demo:
         await self.show_prices()
         await self.show_plans()
         await self.show_gates()
+        await self.show_ask()
         await self.show_entities(ours, subentries)
 
 

@@ -109,6 +109,11 @@ def test_demo_check(tmp_path: Path) -> None:
     assert gates["garage door"]["outcome"] == "pending_confirmation"
     assert gates["garage door"]["result"]["plan"]["target"] == {"entity_id": "cover.garage_door"}
     assert "Device control: ON" in output
+    # A typed request answered by the offline planner: every appliance scheduled.
+    ask = report["ask"]
+    assert ask["success"] is True and ask["model"] == "offline"
+    assert sorted(p["appliance"] for p in ask["plans"]) == sorted(APPLIANCES)
+    assert 'ASK "Schedule all flexible loads"' in output
 
     entities = report["entities"]
     assert len(entities) >= 5 * len(APPLIANCES), entities

@@ -179,28 +179,38 @@ class HassTools:
         return {"error": "specialist agents need a language model; SCHEDULE uses the optimizer directly"}
 
     async def _schedule(self, action: Action) -> dict[str, Any]:
-        appliance = find_appliance(self.entry, str(action.args["appliance"]))
+        """One appliance, or several separated by commas: those are planned jointly under the fuse."""
+        appliances = [find_appliance(self.entry, name.strip()) for name in str(action.args["appliance"]).split(",")]
         planner = self.entry.runtime_data.planner
         if action.args.get("cancel"):
-            await planner.async_clear_plan(appliance.appliance_id)
-            self.plans[appliance.name] = {"appliance": appliance.name, "cancelled": True}
-            return {"appliance": appliance.name, "cancelled": True}
+            for appliance in appliances:
+                await planner.async_clear_plan(appliance.appliance_id)
+                self.plans[appliance.name] = {"appliance": appliance.name, "cancelled": True}
+            return {"plans": [{"appliance": a.name, "cancelled": True} for a in appliances]}
         data: dict[str, Any] = {}
         if deadline := action.args.get("deadline"):
             data["deadline"] = _deadline(str(deadline), dt_util.utcnow())
-        plan = await planner.async_schedule(appliance.appliance_id, build_load(self.entry, data, appliance))
-        self.plans[appliance.name] = {**plan.as_dict(), "appliance": appliance.name, "appliance_id": appliance.appliance_id}
-        if not plan.feasible or plan.start is None or plan.end is None:
-            return {"appliance": appliance.name, "feasible": False, "reason": str(plan.reason), "detail": plan.detail}
-        return {
-            "appliance": appliance.name,
-            "feasible": True,
-            "start_local": _local(plan.start),
-            "end_local": _local(plan.end),
-            "cost": None if plan.cost is None else round(plan.cost, 4),
-            "savings": None if plan.savings is None else round(plan.savings, 4),
-            "currency": plan.currency,
-        }
+        loads = {a.appliance_id: build_load(self.entry, data, a) for a in appliances}
+        plans = await planner.async_schedule_many(loads)
+        observed = []
+        for appliance in appliances:
+            plan = plans[appliance.appliance_id]
+            self.plans[appliance.name] = {**plan.as_dict(), "appliance": appliance.name, "appliance_id": appliance.appliance_id}
+            if not plan.feasible or plan.start is None or plan.end is None:
+                observed.append({"appliance": appliance.name, "feasible": False, "reason": str(plan.reason)})
+                continue
+            observed.append(
+                {
+                    "appliance": appliance.name,
+                    "feasible": True,
+                    "start_local": _local(plan.start),
+                    "end_local": _local(plan.end),
+                    "cost": None if plan.cost is None else round(plan.cost, 4),
+                    "savings": None if plan.savings is None else round(plan.savings, 4),
+                    "currency": plan.currency,
+                }
+            )
+        return {"plans": observed}
 
     async def _evaluate(self, action: Action) -> dict[str, Any]:
         record = await self.entry.runtime_data.control.async_evaluate(

@@ -231,19 +231,28 @@ class PlanManager:
 
         Automatic planning keeps a stored plan until it ends. An infeasible plan is returned and nothing is stored.
         """
+        return (await self.async_schedule_many({appliance_id: load}))[appliance_id]
+
+    async def async_schedule_many(self, loads: dict[str, LoadSpec]) -> dict[str, Plan]:
+        """Plan several appliances' loads jointly (one MILP under the fuse) around the other plans; store the
+        feasible ones as :meth:`async_schedule` does. Raises ValueError without prices."""
         async with self._lock:
             curve = self.coordinator.data.total if self.coordinator.data else None
             if curve is None:
                 raise ValueError("no prices")
             now = dt_util.utcnow()
-            (plan,) = await self.async_plan_loads(curve, [load], exclude={appliance_id}, now=now)
-            if plan.feasible:
-                state = self.states[appliance_id]
-                state.plan, state.pinned, state.basis, state.window_end = plan, True, "", load.deadline
+            plans = await self.async_plan_loads(curve, list(loads.values()), exclude=set(loads), now=now)
+            stored = False
+            for (appliance_id, load), plan in zip(loads.items(), plans, strict=True):
+                if plan.feasible:
+                    state = self.states[appliance_id]
+                    state.plan, state.pinned, state.basis, state.window_end = plan, True, "", load.deadline
+                    stored = True
+            if stored:
                 await self._async_save()
-        if plan.feasible:
+        if stored:
             self._notify()
-        return plan
+        return dict(zip(loads, plans, strict=True))
 
     async def async_clear_plan(self, appliance_id: str) -> None:
         """Forget the appliance's plan; automatic planning (if on) makes a new one."""

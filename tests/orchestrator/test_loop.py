@@ -37,8 +37,9 @@ class Recorder:
     async def run(self, action: Action) -> dict[str, Any]:
         self.ran.append(action)
         if action.type == "SCHEDULE":
-            return {"action": "SCHEDULE", "appliance": action.args["appliance"], "feasible": True,
-                    "start_local": "Mon 02:00", "end_local": "Mon 04:30", "cost": 0.2, "currency": "EUR", "savings": 0.1}
+            return {"action": "SCHEDULE", "plans": [
+                {"appliance": name.strip(), "feasible": True, "start_local": "Mon 02:00", "end_local": "Mon 04:30",
+                 "cost": 0.2, "currency": "EUR", "savings": 0.1} for name in action.args["appliance"].split(",")]}
         return {"action": action.type, "ok": True}
 
 
@@ -58,9 +59,9 @@ async def test_finish_after_actions() -> None:
     assert [s.status for s in result.steps] == ["ok", "ok", "finish"]
     last = model.seen[-1]
     assert last[0]["role"] == "system" and "ACTION: TYPE | key=value" in last[0]["content"]
-    assert last[-1] == {"role": "user", "content": 'Observation: {"action":"SCHEDULE","appliance":"Dishwasher",'
+    assert last[-1] == {"role": "user", "content": 'Observation: {"action":"SCHEDULE","plans":[{"appliance":"Dishwasher",'
                         '"feasible":true,"start_local":"Mon 02:00","end_local":"Mon 04:30","cost":0.2,"currency":"EUR",'
-                        '"savings":0.1}'}
+                        '"savings":0.1}]}'}
 
 
 async def test_errors_go_back_as_observations_and_never_run() -> None:
@@ -123,8 +124,7 @@ async def test_offline_planner_through_the_loop() -> None:
     tools = Recorder()
     result = await run_loop("<user_request>\nSchedule all flexible loads\n</user_request>", planner, tools,
                             system_prompt="x")
-    assert result.success and result.round_trips == 4
-    assert tools.ran == [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": "Dishwasher"}),
-                         Action("SCHEDULE", {"appliance": "EV charger"})]
+    assert result.success and result.round_trips == 3
+    assert tools.ran == [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": "Dishwasher, EV charger"})]
     assert result.summary == ("Dishwasher: Mon 02:00 to Mon 04:30, 0.2 EUR (saves 0.1). "
                               "EV charger: Mon 02:00 to Mon 04:30, 0.2 EUR (saves 0.1).")

@@ -94,12 +94,14 @@ def test_parse_deadline(text: str, expected: str | None) -> None:
     ("intent", "calendar", "actions"),
     [
         (Intent("schedule", (DW, EV), "07:30"), True,
-         [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": DW, "deadline": "07:30"}),
-          Action("SCHEDULE", {"appliance": EV, "deadline": "07:30"})]),
+         [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": "Dishwasher, EV charger", "deadline": "07:30"})]),
+        (Intent("schedule", ALL), True,
+         [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": "Dishwasher, Washing machine, Heat pump"}),
+          Action("GET_CALENDAR_CONSTRAINT"), Action("SCHEDULE", {"appliance": EV})]),
         (Intent("schedule", (EV,)), True,
          [Action("GET_PRICES"), Action("GET_CALENDAR_CONSTRAINT"), Action("SCHEDULE", {"appliance": EV})]),
         (Intent("schedule", (EV,)), False, [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": EV})]),
-        (Intent("cancel", (DW,)), False, [Action("SCHEDULE", {"appliance": DW, "cancel": True})]),
+        (Intent("cancel", (DW, WM)), False, [Action("SCHEDULE", {"appliance": "Dishwasher, Washing machine", "cancel": True})]),
         (Intent("prices"), False, [Action("GET_PRICES")]),
     ],
 )
@@ -118,9 +120,9 @@ async def test_replies_one_parseable_action_per_turn_and_uses_the_calendar_deadl
     messages.append({"role": "user", "content": 'Observation: {"action":"GET_CALENDAR_CONSTRAINT","deadline":"2026-12-01T06:15:00+01:00"}'})
     assert parse(await planner.complete(messages)).action == Action(
         "SCHEDULE", {"appliance": EV, "deadline": "2026-12-01T06:15:00+01:00"})
-    messages.append({"role": "user", "content": 'Observation: {"action":"SCHEDULE","appliance":"EV charger","feasible":true,'
-                                                '"start_local":"Mon 02:00","end_local":"Mon 05:30","cost":1.5,'
-                                                '"currency":"EUR","savings":0.2}'})
+    messages.append({"role": "user", "content": 'Observation: {"action":"SCHEDULE","plans":[{"appliance":"EV charger",'
+                                                '"feasible":true,"start_local":"Mon 02:00","end_local":"Mon 05:30",'
+                                                '"cost":1.5,"currency":"EUR","savings":0.2}]}'})
     finish = parse(await planner.complete(messages)).action
     assert finish == Action("FINISH", {"summary": "EV charger: Mon 02:00 to Mon 05:30, 1.5 EUR (saves 0.2)."})
 

@@ -72,7 +72,7 @@ for _spec in (
     ActionSpec(
         SCHEDULE,
         vol.Schema({vol.Required("appliance"): _TEXT, vol.Optional("deadline"): _TIME, vol.Optional("cancel"): bool}),
-        "store the optimal plan for an appliance (deadline HH:MM, local), or cancel=true to clear it",
+        "store the optimal plan: appliance=<name> or several separated by commas (planned jointly), deadline=HH:MM (local) or ISO 8601; cancel=true clears",
     ),
     ActionSpec(
         EVALUATE_COMMAND,

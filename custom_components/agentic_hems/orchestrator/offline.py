@@ -179,15 +179,17 @@ class OfflinePlanner:
             names = ", ".join(a.name for a in self.appliances) or "no appliances yet"
             return [Action(FINISH, {"summary": f"I did not understand which appliance to plan. Your appliances: {names}."})]
         if intent.kind == "cancel":
-            return [Action(SCHEDULE, {"appliance": name, "cancel": True}) for name in intent.appliances]
+            return [Action(SCHEDULE, {"appliance": ", ".join(intent.appliances), "cancel": True})]
         actions = [Action(GET_PRICES)]
+        joint = [n for n in intent.appliances if not (self.calendar and kinds.get(n) == "ev_charger" and not intent.deadline)]
         for name in intent.appliances:
-            args: dict[str, Any] = {"appliance": name}
+            if name not in joint:  # an EV waits for its calendar deadline
+                actions += [Action(GET_CALENDAR_CONSTRAINT), Action(SCHEDULE, {"appliance": name})]
+        if joint:  # the others together, so the optimizer places them jointly under the fuse
+            args: dict[str, Any] = {"appliance": ", ".join(joint)}
             if intent.deadline:
                 args["deadline"] = intent.deadline
-            elif self.calendar and kinds.get(name) == "ev_charger":
-                actions.append(Action(GET_CALENDAR_CONSTRAINT))
-            actions.append(Action(SCHEDULE, args))
+            actions.insert(1, Action(SCHEDULE, args))
         return actions
 
 
@@ -196,15 +198,16 @@ def summarize(observations: Sequence[dict[str, Any]], prefix: str = "") -> str:
     lines = [prefix] if prefix else []
     for obs in observations:
         if obs.get("action") == SCHEDULE:
-            if obs.get("cancelled"):
-                lines.append(f"{obs.get('appliance')}: plan cleared.")
-            elif obs.get("feasible"):
-                lines.append(
-                    f"{obs.get('appliance')}: {obs.get('start_local')} to {obs.get('end_local')}, "
-                    f"{obs.get('cost')} {obs.get('currency')} (saves {obs.get('savings')})."
-                )
-            else:
-                lines.append(f"{obs.get('appliance')}: not planned ({obs.get('reason') or obs.get('error')}).")
+            for plan in obs.get("plans") or [obs]:
+                if plan.get("cancelled"):
+                    lines.append(f"{plan.get('appliance')}: plan cleared.")
+                elif plan.get("feasible"):
+                    lines.append(
+                        f"{plan.get('appliance')}: {plan.get('start_local')} to {plan.get('end_local')}, "
+                        f"{plan.get('cost')} {plan.get('currency')} (saves {plan.get('savings')})."
+                    )
+                else:
+                    lines.append(f"{plan.get('appliance')}: not planned ({plan.get('reason') or plan.get('error')}).")
         elif obs.get("action") == GET_PRICES and not any(o.get("action") == SCHEDULE for o in observations):
             cheapest = obs.get("cheapest") or {}
             lines.append(
