@@ -10,7 +10,7 @@ from homeassistant.const import Platform
 DOMAIN: Final = "agentic_hems"
 LOGGER = logging.getLogger(__package__)
 
-PLATFORMS: Final = [Platform.BINARY_SENSOR, Platform.SENSOR, Platform.SWITCH, Platform.TIME]
+PLATFORMS: Final = [Platform.BINARY_SENSOR, Platform.CONVERSATION, Platform.SENSOR, Platform.SWITCH, Platform.TIME]
 
 # Config entry data (the price source).
 CONF_PRICE_SOURCE: Final = "price_source"

@@ -13,6 +13,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 
@@ -84,8 +85,9 @@ async def tz(hass: HomeAssistant) -> str:
 async def loaded_entry(
     hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory
 ) -> AsyncGenerator[MockConfigEntry]:
-    """The sample entry, set up at NOW."""
+    """The sample entry, set up at NOW (with HA's core integration, as in a real HA: exposure and Assist need it)."""
     freezer.move_to(NOW)
+    assert await async_setup_component(hass, "homeassistant", {})
     entry = sample_entry()
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)

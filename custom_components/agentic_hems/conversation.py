@@ -1,0 +1,60 @@
+"""Assist: a conversation agent that answers with the orchestrator (issue 4, "Surfaces").
+
+Pick "Agentic HEMS" as the conversation agent of an Assist pipeline. Each sentence goes through ``ask`` as the user
+who spoke: the security layer, the rate limits, and the loop. The spoken answer is the run's summary, or the reason
+a request was refused.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from homeassistant.components.conversation import ConversationEntity, ConversationInput, ConversationResult
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import intent
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+
+from . import AgenticHemsConfigEntry
+from .entity import AgenticHemsEntity
+
+PARALLEL_UPDATES = 0
+
+
+async def async_setup_entry(
+    hass: HomeAssistant, entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
+) -> None:
+    """Add the entry's conversation agent."""
+    async_add_entities([AgenticHemsConversation(entry)])
+
+
+class AgenticHemsConversation(AgenticHemsEntity, ConversationEntity):
+    """Answers Assist requests about home energy through the orchestrator."""
+
+    _attr_name = None
+
+    def __init__(self, entry: AgenticHemsConfigEntry) -> None:
+        """Create the entry's agent."""
+        super().__init__(entry, "assistant")
+        self.assistant = entry.runtime_data.assistant
+
+    @property
+    def available(self) -> bool:
+        """The agent answers (and explains) even while prices are unavailable."""
+        return True
+
+    @property
+    def supported_languages(self) -> list[str] | Literal["*"]:
+        """The offline planner reads English and German; refusals are in the user's language."""
+        return ["en", "de"]
+
+    async def async_process(self, user_input: ConversationInput) -> ConversationResult:
+        """Run the request and speak the summary."""
+        response = intent.IntentResponse(language=user_input.language)
+        try:
+            result = await self.assistant.async_ask(user_input.text, user_input.context)
+        except HomeAssistantError as err:
+            response.async_set_error(intent.IntentResponseErrorCode.UNKNOWN, str(err))
+        else:
+            response.async_set_speech(str(result["summary"]))
+        return ConversationResult(response=response, conversation_id=user_input.conversation_id)
