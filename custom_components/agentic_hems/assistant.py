@@ -236,6 +236,7 @@ class Assistant:
         self.limiter = limiter
         self.options = options
         self.runs: list[dict[str, Any]] = []
+        self._listeners: list[Callable[[], None]] = []
         self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.runs")
 
     async def async_load(self) -> None:
@@ -247,6 +248,24 @@ class Assistant:
             return
         if isinstance(data, dict) and isinstance(data.get("runs"), list):
             self.runs = [r for r in data["runs"] if isinstance(r, dict)][-MAX_RUNS:]
+
+    def async_add_listener(self, update: Callable[[], None]) -> Callable[[], None]:
+        """Call ``update`` after each run; returns the remover."""
+        self._listeners.append(update)
+        return lambda: self._listeners.remove(update)
+
+    def stats(self) -> dict[str, float | int | None]:
+        """Analytics over the stored runs: count, success rate (%), mean iterations and tokens, total cost."""
+        runs = self.runs
+        if not runs:
+            return {"runs": 0, "success_rate": None, "mean_iterations": None, "mean_tokens": None, "total_cost": 0.0}
+        return {
+            "runs": len(runs),
+            "success_rate": round(100 * sum(bool(r.get("success")) for r in runs) / len(runs), 1),
+            "mean_iterations": round(sum(int(r.get("iterations") or 0) for r in runs) / len(runs), 2),
+            "mean_tokens": round(sum(int(r.get("total_tokens") or 0) for r in runs) / len(runs), 1),
+            "total_cost": round(sum(float(r.get("total_cost") or 0.0) for r in runs), 6),
+        }
 
     async def async_flush(self) -> None:
         """Write the runs now (unload)."""
@@ -305,6 +324,8 @@ class Assistant:
         self.runs.append(record)
         del self.runs[:-MAX_RUNS]
         self._store.async_delay_save(lambda: {"runs": self.runs}, 1.0)
+        for update in list(self._listeners):
+            update()
         return {
             "run_id": result.run_id,
             "success": result.success,

@@ -6,8 +6,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorStateClass
-from homeassistant.const import EntityCategory
+from homeassistant.components.sensor import (
+    SensorDeviceClass,
+    SensorEntity,
+    SensorEntityDescription,
+    SensorStateClass,
+)
+from homeassistant.const import PERCENTAGE, EntityCategory
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util import dt as dt_util
@@ -25,6 +30,7 @@ async def async_setup_entry(
 ) -> None:
     """Add the price sensor and each appliance's sensors."""
     async_add_entities([PriceSensor(entry), LastDecisionSensor(entry)])
+    async_add_entities(RunStatsSensor(entry, description) for description in RUN_STATS)
     for appliance in entry.runtime_data.planner.appliances.values():
         async_add_entities(
             [NextStartSensor(entry, appliance, "next_start"), PlannedCostSensor(entry, appliance, "planned_cost")],
@@ -178,3 +184,56 @@ class LastDecisionSensor(AgenticHemsEntity, SensorEntity):
         """Also follow decisions."""
         await super().async_added_to_hass()
         self.async_on_remove(self.control.async_add_listener(self.async_write_ha_state))
+
+
+RUN_STATS = (
+    SensorEntityDescription(key="runs", translation_key="run_runs", state_class=SensorStateClass.TOTAL),
+    SensorEntityDescription(
+        key="success_rate",
+        translation_key="run_success_rate",
+        native_unit_of_measurement=PERCENTAGE,
+        state_class=SensorStateClass.MEASUREMENT,
+    ),
+    SensorEntityDescription(
+        key="mean_iterations",
+        translation_key="run_mean_iterations",
+        state_class=SensorStateClass.MEASUREMENT,
+        suggested_display_precision=1,
+    ),
+    SensorEntityDescription(
+        key="mean_tokens",
+        translation_key="run_mean_tokens",
+        state_class=SensorStateClass.MEASUREMENT,
+        suggested_display_precision=0,
+    ),
+    SensorEntityDescription(
+        key="total_cost", translation_key="run_total_cost", state_class=SensorStateClass.TOTAL, suggested_display_precision=4
+    ),
+)
+
+
+class RunStatsSensor(AgenticHemsEntity, SensorEntity):
+    """Analytics over the assistant's stored runs (seed 000's analytics page)."""
+
+    _attr_entity_category = EntityCategory.DIAGNOSTIC
+
+    def __init__(self, entry: AgenticHemsConfigEntry, description: SensorEntityDescription) -> None:
+        """Create one statistic's sensor."""
+        super().__init__(entry, str(description.translation_key))
+        self.entity_description = description
+        self.assistant = entry.runtime_data.assistant
+
+    @property
+    def available(self) -> bool:
+        """Statistics do not depend on prices."""
+        return True
+
+    @property
+    def native_value(self) -> float | int | None:
+        """The statistic over the stored runs."""
+        return self.assistant.stats()[self.entity_description.key]
+
+    async def async_added_to_hass(self) -> None:
+        """Also follow runs."""
+        await super().async_added_to_hass()
+        self.async_on_remove(self.assistant.async_add_listener(self.async_write_ha_state))
