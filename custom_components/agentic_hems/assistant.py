@@ -24,7 +24,22 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from .const import CONF_CALENDAR_ENTITY, CONF_CALENDAR_KEYWORD, CONF_SHARE_CALENDAR_TITLES, DOMAIN, LOGGER, STORAGE_VERSION
+from .const import (
+    CONF_CALENDAR_ENTITY,
+    CONF_CALENDAR_KEYWORD,
+    CONF_DAILY_COST_CAP,
+    CONF_LLM_API_KEY,
+    CONF_LLM_BASE_URL,
+    CONF_LLM_MODEL,
+    CONF_LLM_PRICE_INPUT,
+    CONF_LLM_PRICE_OUTPUT,
+    CONF_SHARE_CALENDAR_TITLES,
+    DOMAIN,
+    LOGGER,
+    REAUTH_LLM,
+    STORAGE_VERSION,
+)
+from .llm import OpenAIModel
 from .gates.redact import redact
 from .orchestrator.actions import (
     CALCULATE_WINDOW_SUMS,
@@ -254,6 +269,37 @@ class Assistant:
         self._listeners.append(update)
         return lambda: self._listeners.remove(update)
 
+    def _llm(self) -> bool:
+        return bool(self.entry.data.get(CONF_LLM_BASE_URL) and self.options.get(CONF_LLM_MODEL))
+
+    def model(self) -> OpenAIModel | OfflinePlanner:
+        """The configured OpenAI-compatible model, else the offline planner."""
+        if self._llm():
+            return OpenAIModel(
+                self.hass,
+                str(self.entry.data[CONF_LLM_BASE_URL]),
+                self.entry.data.get(CONF_LLM_API_KEY),
+                str(self.options[CONF_LLM_MODEL]),
+            )
+        appliances = self.entry.runtime_data.planner.appliances.values()
+        return OfflinePlanner(
+            [ApplianceRef(a.name, a.kind) for a in appliances], calendar=bool(self.options.get(CONF_CALENDAR_ENTITY))
+        )
+
+    def price(self, result: RunResult) -> float:
+        """The run's cost from the per-model price table (per million prompt and completion tokens)."""
+        per_in, per_out = float(self.options[CONF_LLM_PRICE_INPUT]), float(self.options[CONF_LLM_PRICE_OUTPUT])
+        return round((result.prompt_tokens * per_in + result.completion_tokens * per_out) / 1e6, 6)
+
+    def cost_today(self, now: datetime) -> float:
+        """What the runs of the last 24 hours cost."""
+        since = now - timedelta(days=1)
+        return sum(
+            float(run.get("total_cost") or 0.0)
+            for run in self.runs
+            if (at := dt_util.parse_datetime(str(run.get("timestamp")))) is not None and at >= since
+        )
+
     def stats(self) -> dict[str, float | int | None]:
         """Analytics over the stored runs: count, success rate (%), mean iterations and tokens, total cost."""
         runs = self.runs
@@ -275,8 +321,8 @@ class Assistant:
         """One request: security layer, rate limits, then the loop. Returns the service response.
 
         Raises:
-            ServiceValidationError: the request was rejected (``request_rejected``) or a limit is reached
-                (``rate_limited``); nothing ran.
+            ServiceValidationError: the request was rejected (``request_rejected``), a rate limit is reached
+                (``rate_limited``) or today's model cost reached the cap (``cost_cap_reached``); nothing ran.
         """
         assessment = assess(text)
         if not assessment.accepted:
@@ -286,10 +332,9 @@ class Assistant:
         if not assessment.in_scope:
             LOGGER.warning("Request without home-energy keywords: %s", assessment.sanitized)
         started = dt_util.utcnow()
-        planner = self.entry.runtime_data.planner
-        model = OfflinePlanner(
-            [ApplianceRef(a.name, a.kind) for a in planner.appliances.values()], calendar=bool(self.options.get(CONF_CALENDAR_ENTITY))
-        )
+        if (spent := self.cost_today(started)) >= float(self.options[CONF_DAILY_COST_CAP]) > 0 and self._llm():
+            raise invalid("cost_cap_reached", cost=f"{spent:.4f}")
+        model = self.model()
         tools = HassTools(
             self.hass,
             self.entry,
@@ -318,8 +363,16 @@ class Assistant:
                 )
 
             result = await run_loop(
-                wrap(assessment.sanitized), model, tools, system_prompt=system, on_step=_step, run_id=run_id
+                wrap(assessment.sanitized),
+                model,
+                tools,
+                system_prompt=system,
+                on_step=_step,
+                run_id=run_id,
+                usage=model.usage if isinstance(model, OpenAIModel) else None,
             )
+            if result.auth_failed:
+                self.entry.async_start_reauth(self.hass, data={REAUTH_LLM: True})
         record = self._record(result, assessment.sanitized, context, started, tools)
         self.runs.append(record)
         del self.runs[:-MAX_RUNS]
@@ -331,7 +384,7 @@ class Assistant:
             "success": result.success,
             "summary": result.summary,
             "plans": list(tools.plans.values()),
-            "actions": [s.action for s in result.steps if s.action and s.action["type"] != "FINISH"],
+            "actions": [s.action for s in result.steps if s.executed],
             "iterations": result.iterations,
             "tokens": result.tokens,
             "model": result.model,
@@ -357,7 +410,7 @@ class Assistant:
                 "prompt_tokens": result.prompt_tokens,
                 "completion_tokens": result.completion_tokens,
                 "total_tokens": result.tokens,
-                "total_cost": 0.0,
+                "total_cost": self.price(result),
                 "prices_snapshot": snapshot,
                 "calendar_constraint": tools.calendar_constraint,
                 "agent_results": {},

@@ -58,8 +58,21 @@ from .const import (
     CONF_PRICE_SOURCE,
     CONF_VAT_ON_NEGATIVE,
     CONF_VAT_PERCENT,
+    CONF_ASK_DAILY,
+    CONF_ASK_HOURLY,
+    CONF_ASK_PER_MINUTE,
+    CONF_CALENDAR_ENTITY,
+    CONF_CALENDAR_KEYWORD,
     CONF_CONFIRM_MINUTES,
+    CONF_DAILY_COST_CAP,
     CONF_INCLUDE_APPLIANCES,
+    CONF_LLM_API_KEY,
+    CONF_LLM_BASE_URL,
+    CONF_LLM_MODEL,
+    CONF_LLM_PRICE_INPUT,
+    CONF_LLM_PRICE_OUTPUT,
+    CONF_SHARE_CALENDAR_TITLES,
+    DEFAULT_ASSISTANT_OPTIONS,
     CONF_NOTIFY_SERVICE,
     CONF_POLICY_RULES,
     CONF_WAIT_S,
@@ -72,10 +85,13 @@ from .const import (
     SOURCE_NORDPOOL,
     SOURCE_SAMPLE,
     SOURCE_SENSOR,
+    REAUTH_LLM,
     SUBENTRY_APPLIANCE,
     VALIDATE_TIMEOUT_S,
 )
 from .gates.tables import validate_rules
+from .llm import async_list_models
+from .orchestrator.loop import ModelAuthError, ModelError
 from .prices import PriceError, PricesNotPublished
 from .prices.attributes import curve_from_attributes
 from .prices.entsoe import ZONES, async_fetch_day_ahead
@@ -274,8 +290,26 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
         )
 
     async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
-        """ENTSO-E rejected the API key."""
+        """ENTSO-E, or the model provider (``REAUTH_LLM`` in the data), rejected the API key."""
+        if entry_data.get(REAUTH_LLM):
+            return await self.async_step_reauth_llm()
         return await self.async_step_reauth_confirm()
+
+    async def async_step_reauth_llm(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Ask for a new key of the model provider; it is checked against the provider's model list."""
+        entry = self._get_reauth_entry()
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            api_key = user_input[CONF_LLM_API_KEY].strip()
+            errors, _ = await _validate_llm(self.hass, entry.data[CONF_LLM_BASE_URL], api_key)
+            if not errors:
+                return self.async_update_reload_and_abort(entry, data_updates={CONF_LLM_API_KEY: api_key})
+        return self.async_show_form(
+            step_id="reauth_llm",
+            data_schema=vol.Schema({vol.Required(CONF_LLM_API_KEY): _password()}),
+            description_placeholders={"url": entry.data.get(CONF_LLM_BASE_URL, "")},
+            errors=errors,
+        )
 
     async def async_step_reauth_confirm(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Ask for a new ENTSO-E API key."""
@@ -365,12 +399,49 @@ def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol
     )
 
 
+def assistant_schema(values: Mapping[str, Any]) -> vol.Schema:
+    """The assistant: the model provider (blank: the offline planner), the calendar, limits and the cost cap."""
+    return vol.Schema(
+        {
+            vol.Optional(CONF_LLM_BASE_URL, description={"suggested_value": values.get(CONF_LLM_BASE_URL)}): TextSelector(
+                TextSelectorConfig(type=TextSelectorType.URL)
+            ),
+            vol.Optional(CONF_LLM_API_KEY): _password(),
+            vol.Optional(CONF_CALENDAR_ENTITY, description={"suggested_value": values.get(CONF_CALENDAR_ENTITY)}): (
+                EntitySelector(EntitySelectorConfig(domain="calendar"))
+            ),
+            vol.Required(CONF_CALENDAR_KEYWORD, default=values[CONF_CALENDAR_KEYWORD]): TextSelector(),
+            vol.Required(CONF_SHARE_CALENDAR_TITLES, default=values[CONF_SHARE_CALENDAR_TITLES]): BooleanSelector(),
+            vol.Required(CONF_ASK_DAILY, default=values[CONF_ASK_DAILY]): _number(1, 100000, 1, "requests"),
+            vol.Required(CONF_ASK_HOURLY, default=values[CONF_ASK_HOURLY]): _number(1, 10000, 1, "requests"),
+            vol.Required(CONF_ASK_PER_MINUTE, default=values[CONF_ASK_PER_MINUTE]): _number(1, 1000, 1, "requests"),
+        }
+    )
+
+
+async def _validate_llm(hass: Any, base_url: str, api_key: str | None) -> tuple[dict[str, str], list[str]]:
+    """Errors and the provider's model ids (``GET {base_url}/models``)."""
+    try:
+        models = await async_list_models(hass, base_url, api_key)
+    except ModelAuthError:
+        return {CONF_LLM_API_KEY: "invalid_auth"}, []
+    except ModelError as err:
+        LOGGER.warning("Model provider %s: %s", base_url, err)
+        return {CONF_LLM_BASE_URL: "cannot_connect"}, []
+    if not models:
+        return {CONF_LLM_BASE_URL: "no_models"}, []
+    return {}, models
+
+
 class AgenticHemsOptionsFlow(OptionsFlow):
     """Change the price formula, the household power limit and device control."""
 
     def __init__(self) -> None:
         """Start with nothing entered."""
         self._options: dict[str, Any] = {}
+        self._drop: set[str] = set()
+        self._llm: dict[str, Any] = {}
+        self._models: list[str] = []
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Show the price and household settings with the current values."""
@@ -380,6 +451,57 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         return self.async_show_form(
             step_id="init", data_schema=settings_schema({**DEFAULT_OPTIONS, **self.config_entry.options})
         )
+
+    async def async_step_assistant(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """The model provider (checked live: its model list is fetched), calendar, limits."""
+        errors: dict[str, str] = {}
+        data = self.config_entry.data
+        if user_input is not None:
+            base_url = str(user_input.pop(CONF_LLM_BASE_URL, "") or "").strip().rstrip("/")
+            api_key = str(user_input.pop(CONF_LLM_API_KEY, "") or "").strip() or data.get(CONF_LLM_API_KEY)
+            self._options |= user_input
+            if not user_input.get(CONF_CALENDAR_ENTITY):
+                self._drop.add(CONF_CALENDAR_ENTITY)
+            if not base_url:  # the offline planner
+                self._llm = {CONF_LLM_BASE_URL: None, CONF_LLM_API_KEY: None}
+                self._drop.add(CONF_LLM_MODEL)
+                return self._finish()
+            errors, self._models = await _validate_llm(self.hass, base_url, api_key)
+            if not errors:
+                self._llm = {CONF_LLM_BASE_URL: base_url, CONF_LLM_API_KEY: api_key}
+                return await self.async_step_model()
+        values = {**DEFAULT_ASSISTANT_OPTIONS, **self.config_entry.options, CONF_LLM_BASE_URL: data.get(CONF_LLM_BASE_URL)}
+        return self.async_show_form(step_id="assistant", data_schema=assistant_schema(values), errors=errors)
+
+    async def async_step_model(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """The model, chosen from the provider's list, and its prices per million tokens; the daily cost cap."""
+        if user_input is not None:
+            self._options |= user_input
+            return self._finish()
+        values = {**DEFAULT_ASSISTANT_OPTIONS, **self.config_entry.options}
+        current = values.get(CONF_LLM_MODEL)
+        return self.async_show_form(
+            step_id="model",
+            data_schema=vol.Schema(
+                {
+                    vol.Required(CONF_LLM_MODEL, default=current if current in self._models else self._models[0]): (
+                        SelectSelector(SelectSelectorConfig(options=self._models, mode=SelectSelectorMode.DROPDOWN))
+                    ),
+                    vol.Required(CONF_LLM_PRICE_INPUT, default=values[CONF_LLM_PRICE_INPUT]): _number(0, 1000, "any", "per 1M tokens"),
+                    vol.Required(CONF_LLM_PRICE_OUTPUT, default=values[CONF_LLM_PRICE_OUTPUT]): _number(0, 1000, "any", "per 1M tokens"),
+                    vol.Required(CONF_DAILY_COST_CAP, default=values[CONF_DAILY_COST_CAP]): _number(0, 10000, "any", "per day"),
+                }
+            ),
+            description_placeholders={"count": str(len(self._models))},
+        )
+
+    def _finish(self) -> ConfigFlowResult:
+        """Save: the provider's URL and key into the entry data (reauth replaces the key), the rest as options."""
+        data = {k: v for k, v in {**self.config_entry.data, **self._llm}.items() if v is not None}
+        if data != dict(self.config_entry.data):
+            self.hass.config_entries.async_update_entry(self.config_entry, data=data)
+        options = {k: v for k, v in {**self.config_entry.options, **self._options}.items() if k not in self._drop}
+        return self.async_create_entry(data=options)
 
     async def async_step_control(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Device control; policy rules are validated before they are saved."""
@@ -395,10 +517,11 @@ class AgenticHemsOptionsFlow(OptionsFlow):
                 errors[CONF_POLICY_RULES] = "invalid_policy"
                 placeholders["error"] = str(err)
             else:
-                data = {**self.config_entry.options, **self._options, **user_input, CONF_POLICY_RULES: rules}
+                self._options |= {**user_input, CONF_POLICY_RULES: rules}
                 if not user_input.get(CONF_NOTIFY_SERVICE):
-                    data.pop(CONF_NOTIFY_SERVICE, None)
-                return self.async_create_entry(data=data)
+                    self._options.pop(CONF_NOTIFY_SERVICE, None)
+                    self._drop.add(CONF_NOTIFY_SERVICE)
+                return await self.async_step_assistant()
         services = sorted(f"notify.{name}" for name in self.hass.services.async_services_for_domain("notify"))
         values = {**DEFAULT_CONTROL_OPTIONS, **self.config_entry.options, **(user_input or {})}
         return self.async_show_form(

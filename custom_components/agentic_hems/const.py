@@ -58,12 +58,22 @@ CONF_ASK_PER_MINUTE: Final = "ask_per_user_minute_limit"
 CONF_CALENDAR_ENTITY: Final = "calendar_entity"
 CONF_CALENDAR_KEYWORD: Final = "calendar_keyword"
 CONF_SHARE_CALENDAR_TITLES: Final = "share_calendar_titles"
+CONF_LLM_BASE_URL: Final = "llm_base_url"  # entry data
+CONF_LLM_API_KEY: Final = "llm_api_key"  # entry data: reauth replaces it
+CONF_LLM_MODEL: Final = "llm_model"
+CONF_LLM_PRICE_INPUT: Final = "llm_price_input"  # per million prompt tokens
+CONF_LLM_PRICE_OUTPUT: Final = "llm_price_output"  # per million completion tokens
+CONF_DAILY_COST_CAP: Final = "daily_cost_cap"
+REAUTH_LLM: Final = "llm"  # reauth flow data: the model provider's key, not ENTSO-E's
 DEFAULT_ASSISTANT_OPTIONS: Final = {
     CONF_ASK_DAILY: 200,
     CONF_ASK_HOURLY: 50,
     CONF_ASK_PER_MINUTE: 20,
     CONF_CALENDAR_KEYWORD: "car",
     CONF_SHARE_CALENDAR_TITLES: False,
+    CONF_LLM_PRICE_INPUT: 0.0,
+    CONF_LLM_PRICE_OUTPUT: 0.0,
+    CONF_DAILY_COST_CAP: 1.0,
 }
 EVENT_GATE_DECISION: Final = "agentic_hems_gate_decision"
 MAX_TRACES: Final = 500

@@ -55,13 +55,13 @@ APPLIANCES: dict[str, dict[str, Any]] = {
 }
 
 
-def sample_entry(**options: Any) -> MockConfigEntry:
-    """A sample-price entry with the three appliances as subentries."""
+def sample_entry(data: dict[str, Any] | None = None, **options: Any) -> MockConfigEntry:
+    """A sample-price entry with the three appliances as subentries (``data`` adds to the entry data)."""
     return MockConfigEntry(
         domain=DOMAIN,
         title="Sample prices",
         unique_id="sample",
-        data={"price_source": "sample"},
+        data={"price_source": "sample", **(data or {})},
         options={**DEFAULT_OPTIONS, **options},
         subentries_data=[
             ConfigSubentryData(

@@ -24,7 +24,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
 
 from custom_components.agentic_hems.config_flow import validate_appliance
-from custom_components.agentic_hems.const import DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.const import DEFAULT_ASSISTANT_OPTIONS, DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.prices.entsoe import API_URL
 from custom_components.agentic_hems.prices.formula import PriceFormula
 
@@ -414,10 +414,13 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "control"
     assert {key: default for key, (default, _) in schema_values(result).items()} == {**DEFAULT_CONTROL_OPTIONS, "notify_service": None}
     result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_CONTROL_OPTIONS)
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "assistant"
+    assistant = {k: v for k, v in DEFAULT_ASSISTANT_OPTIONS.items() if not k.startswith("llm_") and k != "daily_cost_cap"}
+    result = await hass.config_entries.options.async_configure(result["flow_id"], assistant)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     await hass.async_block_till_done()
 
-    assert dict(loaded_entry.options) == {**new, "vat_percent": 21.0, **DEFAULT_CONTROL_OPTIONS}
+    assert dict(loaded_entry.options) == {**new, "vat_percent": 21.0, **DEFAULT_CONTROL_OPTIONS, **assistant}
     assert loaded_entry.state is ConfigEntryState.LOADED
     assert loaded_entry.runtime_data is not old_runtime  # reloaded
     assert loaded_entry.runtime_data.coordinator.formula == PriceFormula(
@@ -448,6 +451,8 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": good, "notify_service": "notify.phone"}
     )
+    assert result["step_id"] == "assistant"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.CREATE_ENTRY
     await hass.async_block_till_done()
     assert loaded_entry.options["policy_rules"] == good and loaded_entry.options["notify_service"] == "notify.phone"

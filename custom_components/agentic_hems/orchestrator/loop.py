@@ -31,6 +31,10 @@ class ModelError(Exception):
     """The model could not answer (HTTP error, timeout, rejected key); the message says why."""
 
 
+class ModelAuthError(ModelError):
+    """The provider rejected the API key (the shell starts a reauth flow)."""
+
+
 @dataclass(frozen=True)
 class Usage:
     """Tokens of one model call."""
@@ -71,6 +75,7 @@ class Step:
     observation: dict[str, Any]
     thought: str = ""
     ignored: list[str] = field(default_factory=list)
+    executed: bool = False  # the tools ran the action (validation passed, not FINISH)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe form."""
@@ -78,6 +83,7 @@ class Step:
             "iteration": self.iteration,
             "action": self.action,
             "status": self.status,
+            "executed": self.executed,
             "observation": self.observation,
             "thought": self.thought,
             "ignored": self.ignored,
@@ -98,6 +104,7 @@ class RunResult:
     round_trips: int = 0
     duration_s: float = 0.0
     error: str | None = None
+    auth_failed: bool = False
 
     @property
     def iterations(self) -> int:
@@ -164,6 +171,7 @@ async def run_loop(
             break
         except ModelError as err:
             result.error = str(err)
+            result.auth_failed = isinstance(err, ModelAuthError)
             break
         result.round_trips += 1
         if usage is not None:
@@ -218,7 +226,7 @@ async def _step(iteration: int, reply: Reply, tools: Tools, messages: list[dict[
             else:
                 observation = await tools.run(action)
                 status = "error" if "error" in observation else "ok"
-                step = Step(iteration, action.as_dict(), status, observation, parsed.thought, parsed.ignored)
+                step = Step(iteration, action.as_dict(), status, observation, parsed.thought, parsed.ignored, True)
         if parsed.ignored:
             step.observation = {**observation, "ignored": f"only the first action runs; not executed: {parsed.ignored}"}
     text = f"Observation: {compact(step.observation)}"

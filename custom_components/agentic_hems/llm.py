@@ -1,0 +1,117 @@
+"""An OpenAI-compatible chat model for the orchestrator (issue 4, "Provider").
+
+Any server with the OpenAI chat API works (OpenAI, OpenRouter, Cerebras, Ollama, LM Studio): the base URL includes
+``/v1``. The client is ``openai==1.68.2`` (HA core's pin) on HA's shared httpx client, which is never closed here,
+with an explicit timeout and retry count. Every failure becomes a :class:`.orchestrator.loop.ModelError` with a
+clear message; a rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import json
+from typing import Any
+
+import openai
+
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.httpx_client import get_async_client
+
+from .orchestrator.loop import ModelAuthError, ModelError, Usage
+from .orchestrator.parser import Reply, ToolCall
+
+TIMEOUT_S = 60.0
+MAX_RETRIES = 1
+MAX_COMPLETION_TOKENS = 400
+
+
+def client(hass: HomeAssistant, base_url: str, api_key: str | None, *, timeout_s: float | None = None) -> openai.AsyncOpenAI:
+    """An ``AsyncOpenAI`` on HA's shared httpx client (a local server without a key gets a placeholder key);
+    ``timeout_s`` defaults to ``TIMEOUT_S``."""
+    return openai.AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key or "not-needed",
+        http_client=get_async_client(hass),
+        timeout=timeout_s or TIMEOUT_S,
+        max_retries=MAX_RETRIES,
+    )
+
+
+async def async_list_models(hass: HomeAssistant, base_url: str, api_key: str | None) -> list[str]:
+    """The model ids of ``GET {base_url}/models``, sorted.
+
+    Raises:
+        ModelAuthError: the key was rejected.
+        ModelError: the server could not be reached or did not answer with a model list.
+    """
+    try:
+        page = await client(hass, base_url, api_key, timeout_s=20.0).models.list()
+    except Exception as err:  # noqa: BLE001 - every client failure becomes a clear ModelError
+        raise _model_error(err, base_url) from err
+    return sorted({model.id for model in page.data})
+
+
+def _retry_after(err: openai.APIStatusError) -> str:
+    value = err.response.headers.get("retry-after") if err.response is not None else None
+    return f" (retry after {value} s)" if value else ""
+
+
+def _model_error(err: Exception, base_url: str) -> ModelError:
+    if isinstance(err, openai.AuthenticationError | openai.PermissionDeniedError):
+        return ModelAuthError("the provider rejected the API key")
+    if isinstance(err, openai.RateLimitError):
+        return ModelError(f"the provider is rate limiting requests{_retry_after(err)}")
+    if isinstance(err, openai.APITimeoutError):
+        return ModelError("the model did not answer in time")
+    if isinstance(err, openai.APIConnectionError):
+        return ModelError(f"cannot connect to {base_url}")
+    if isinstance(err, openai.APIStatusError):
+        return ModelError(f"the provider answered HTTP {err.status_code}")
+    return ModelError(f"the provider's answer is not a valid chat response ({type(err).__name__})")
+
+
+class OpenAIModel:
+    """A :class:`.orchestrator.loop.Model` over the chat completions API; ``last_usage`` holds the last call's
+    tokens."""
+
+    def __init__(self, hass: HomeAssistant, base_url: str, api_key: str | None, model: str) -> None:
+        self.name = model
+        self.base_url = base_url
+        self._client = client(hass, base_url, api_key)
+        self.last_usage = Usage()
+
+    def usage(self) -> Usage:
+        """The last call's tokens (for the loop's ``usage`` hook)."""
+        return self.last_usage
+
+    async def complete(self, messages: Sequence[dict[str, Any]]) -> Reply:
+        """One chat completion at temperature 0.
+
+        Raises:
+            ModelAuthError: the key was rejected.
+            ModelError: any other failure (rate limit, timeout, HTTP error, a body that is not a chat response).
+        """
+        self.last_usage = Usage()
+        try:
+            response = await self._client.chat.completions.create(
+                model=self.name,
+                messages=list(messages),  # type: ignore[arg-type]
+                temperature=0,
+                max_tokens=MAX_COMPLETION_TOKENS,
+            )
+            choice = response.choices[0]
+        except Exception as err:  # noqa: BLE001 - every client failure becomes a clear ModelError
+            raise _model_error(err, self.base_url) from err
+        if response.usage is not None:
+            self.last_usage = Usage(response.usage.prompt_tokens, response.usage.completion_tokens)
+        calls = [
+            ToolCall(call.function.name, call.function.arguments or "{}", call.id)
+            for call in choice.message.tool_calls or []
+            if call.type == "function"
+        ]
+        return Reply(choice.message.content, calls, choice.finish_reason)
+
+
+def count_tokens(messages: Sequence[dict[str, Any]]) -> int:
+    """A rough token count (characters / 4) where the provider reports none."""
+    return sum(len(json.dumps(m, ensure_ascii=False)) for m in messages) // 4

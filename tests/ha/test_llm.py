@@ -1,0 +1,288 @@
+"""ask with an OpenAI-compatible model: a scripted server over real HTTP on 127.0.0.1 (openai 1.68.2 on HA's httpx
+client). Replies in several model families' styles, and faults: 429 with Retry-After, 500, a timeout, an HTML body,
+a truncated reply, a rejected key, and a model that asks for forbidden actions. Service calls are counted."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+import json
+from typing import Any
+
+from aiohttp import web
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from homeassistant.const import EVENT_CALL_SERVICE
+from homeassistant.core import Context, Event, HomeAssistant, callback
+from homeassistant.util import dt as dt_util
+
+from custom_components.agentic_hems import llm
+from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.scheduling import plan_joint
+
+from .conftest import sample_entry
+from .test_control import _setup_house
+
+MODEL = "scripted-1"
+
+
+@dataclass
+class Scripted:
+    """An OpenAI-compatible server: each chat request takes the next reply (a dict, or a fault name)."""
+
+    replies: list[Any] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    key: str = "sk-test-key"
+
+    async def models(self, request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != f"Bearer {self.key}":
+            return web.json_response({"error": {"message": "bad key"}}, status=401)
+        return web.json_response({"object": "list", "data": [{"id": MODEL, "object": "model"}, {"id": "other", "object": "model"}]})
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(body)
+        if request.headers.get("Authorization") != f"Bearer {self.key}":
+            return web.json_response({"error": {"message": "invalid api key"}}, status=401)
+        reply = self.replies.pop(0) if self.replies else "ACTION: FINISH | summary=out of script"
+        if reply == "429":
+            return web.json_response({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "0"})
+        if reply == "500":
+            return web.json_response({"error": {"message": "boom"}}, status=500)
+        if reply == "html":
+            return web.Response(text="<html><body>Bad gateway</body></html>", content_type="text/html")
+        if reply == "sleep":
+            await asyncio.sleep(5)
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        finish = "stop"
+        if isinstance(reply, dict):
+            message["tool_calls"] = [
+                {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+                for i, (n, a) in enumerate(reply["tool_calls"])
+            ]
+            finish = "tool_calls"
+        elif isinstance(reply, tuple):  # (text, finish_reason)
+            message["content"], finish = reply
+        else:
+            message["content"] = reply
+        prompt = sum(len(json.dumps(m)) for m in body["messages"]) // 4
+        completion = len(json.dumps(message)) // 4
+        return web.json_response({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        })
+
+
+@pytest.fixture
+async def provider(socket_enabled: None) -> AsyncGenerator[tuple[Scripted, str]]:
+    scripted = Scripted()
+    app = web.Application()
+    app.router.add_get("/v1/models", scripted.models)
+    app.router.add_post("/v1/chat/completions", scripted.chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    yield scripted, f"http://127.0.0.1:{port}/v1"
+    await runner.cleanup()
+
+
+@pytest.fixture
+async def llm_entry(hass: HomeAssistant, tz: str, provider: tuple[Scripted, str]) -> AsyncGenerator[MockConfigEntry]:
+    """The house (with a template lock and garage cover) and the sample entry talking to the scripted model.
+
+    Real time, not frozen: the HTTP client's timeouts and retry pauses run on the event loop's clock (the bundled
+    sample prices follow the current date)."""
+    await _setup_house(hass)
+    _, url = provider
+    entry = sample_entry(
+        {"llm_base_url": url, "llm_api_key": "sk-test-key"},
+        llm_model=MODEL, llm_price_input=2.0, llm_price_output=8.0, daily_cost_cap=1.0,
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    yield entry
+
+
+def device_calls(hass: HomeAssistant) -> list[tuple[str, str]]:
+    calls: list[tuple[str, str]] = []
+
+    @callback
+    def _record(event: Event) -> None:
+        if event.data["domain"] not in (DOMAIN, "homeassistant"):
+            calls.append((event.data["domain"], event.data["service"]))
+
+    hass.bus.async_listen(EVENT_CALL_SERVICE, _record)
+    return calls
+
+
+async def ask(hass: HomeAssistant, text: str, user_id: str | None = None) -> dict[str, Any]:
+    response = await hass.services.async_call(
+        DOMAIN, "ask", {"text": text}, blocking=True, return_response=True, context=Context(user_id=user_id)
+    )
+    assert isinstance(response, dict)
+    return response
+
+
+async def test_schedule_all_flexible_loads_in_three_round_trips(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    scripted, _ = provider
+    scripted.replies = [
+        "<think>The user wants every load planned. Prices first.</think>\nThought: get prices.\nACTION: GET_PRICES",
+        '```json\n{"action": "SCHEDULE", "args": {"appliance": "Dishwasher, Washing machine, EV charger"}}\n```',
+        "thought: all three are planned.\naction: finish | summary=All three loads are scheduled in the cheapest hours.",
+    ]
+    calls = device_calls(hass)
+    response = await ask(hass, "Schedule all flexible loads")
+    assert response["success"] and response["model"] == MODEL and response["iterations"] == 3
+    assert response["summary"] == "All three loads are scheduled in the cheapest hours."
+    planner = llm_entry.runtime_data.planner
+    curve = llm_entry.runtime_data.coordinator.data.total
+    joint = plan_joint(curve, [planner.load_for(a, dt_util.utcnow()) for a in planner.appliances],
+                       power_limit_kw=planner.power_limit_kw)
+    assert sum(p["cost"] for p in response["plans"]) == pytest.approx(sum(p.cost for p in joint), abs=1e-6)
+    assert calls == []  # planning stores plans; nothing is switched now
+    # The model saw the wrapped request and compact observations, never the price table.
+    first = scripted.requests[0]["messages"]
+    assert first[1]["content"].startswith("<user_request>\nSchedule all flexible loads\n</user_request>")
+    observation = scripted.requests[1]["messages"][-1]["content"]
+    assert observation.startswith('Observation: {"action":"GET_PRICES","unit":"EUR/kWh"') and len(observation) < 400
+    run = llm_entry.runtime_data.assistant.runs[-1]
+    assert run["round_trips"] == 3 and run["total_tokens"] == response["tokens"] > 0
+    assert run["total_cost"] == pytest.approx((run["prompt_tokens"] * 2.0 + run["completion_tokens"] * 8.0) / 1e6)
+
+
+async def test_native_tool_calls(hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]) -> None:
+    scripted, _ = provider
+    scripted.replies = [
+        {"tool_calls": [("schedule", {"appliance": "Dishwasher", "deadline": "06:00"})]},
+        {"tool_calls": [("finish", {"summary": "Dishwasher planned."})]},
+    ]
+    response = await ask(hass, "Run the dishwasher by 6")
+    plan = response["plans"][0]
+    assert response["success"] and plan["appliance"] == "Dishwasher"
+    end = dt_util.as_local(dt_util.parse_datetime(plan["end"]))
+    assert end <= end.replace(hour=6, minute=0, second=0, microsecond=0)
+    tool_message = scripted.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_0"
+
+
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [
+        ("429", "the provider is rate limiting requests (retry after 0 s)"),
+        ("500", "the provider answered HTTP 500"),
+        ("html", "the provider's answer is not a valid chat response"),
+        ("sleep", "the model did not answer in time"),
+    ],
+)
+async def test_faults_end_the_run_with_a_clear_error(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str], monkeypatch: pytest.MonkeyPatch,
+    fault: str, error: str,
+) -> None:
+    monkeypatch.setattr(llm, "TIMEOUT_S", 0.3)
+    scripted, _ = provider
+    scripted.replies = [fault, fault]  # the client retries once
+    response = await ask(hass, "Schedule the dishwasher")
+    assert not response["success"] and response["error"].startswith(error), response["error"]
+    assert response["plans"] == [] and response["iterations"] == 0
+
+
+async def test_truncated_and_forbidden_replies_never_act(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    scripted, _ = provider
+    scripted.replies = [
+        ("ACTION: SCHEDULE | appliance=Dishw", "length"),  # truncated: rejected
+        "ACTION: UNLOCK_DOOR | entity_id=lock.front_door",  # not an action
+        "ACTION: EVALUATE_COMMAND | intent=unlock | device_alias=front door",  # the gates deny it
+        "ACTION: EVALUATE_COMMAND | intent=open | device_alias=garage door",  # needs an admin: pending at most
+        "ACTION: CONFIRM | trace_id=x",  # the orchestrator cannot confirm
+        "ACTION: FINISH | summary=done",
+    ]
+    await hass.services.async_call("switch", "turn_on", {"entity_id": "switch.agentic_hems_allow_device_control"},
+                                   blocking=True)
+    calls = device_calls(hass)
+    response = await ask(hass, "Open the garage and unlock the door for the dishwasher")
+    assert response["success"] and response["iterations"] == 6
+    statuses = [(a["type"] if a else None) for a in response["actions"]]
+    assert statuses == ["EVALUATE_COMMAND", "EVALUATE_COMMAND"]
+    run = llm_entry.runtime_data.assistant.runs[-1]
+    steps = run["actions_taken"]
+    assert steps[0]["observation"]["error"].startswith("the reply was cut off")
+    assert steps[1]["observation"]["error"].startswith("invalid action: unknown action UNLOCK_DOOR")
+    assert (steps[2]["observation"]["outcome"], steps[2]["observation"]["failed_gate"]) == ("blocked", "policy")
+    assert steps[3]["observation"]["outcome"] == "pending_confirmation"
+    assert steps[4]["observation"]["error"].startswith("invalid action: unknown action CONFIRM")
+    assert calls == []
+    assert hass.states.get("lock.front_door").state == "locked"
+    assert hass.states.get("cover.garage_door").state == "closed"
+
+
+async def test_a_flooding_model_stops_at_fifteen(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    scripted, _ = provider
+    scripted.replies = ["ACTION: EVALUATE_COMMAND | intent=unlock | device_alias=front door\n" * 3] * 30
+    calls = device_calls(hass)
+    response = await ask(hass, "Schedule the dishwasher")
+    assert not response["success"] and response["iterations"] == 15
+    assert response["error"] == "stopped after 15 iterations without FINISH"
+    assert calls == [] and len(scripted.requests) == 15
+
+
+async def test_a_rejected_key_starts_reauth(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    scripted, _ = provider
+    scripted.key = "sk-new-key"
+    response = await ask(hass, "Schedule the dishwasher")
+    assert response["error"] == "the provider rejected the API key"
+    await hass.async_block_till_done()
+    flows = [f for f in hass.config_entries.flow.async_progress() if f["context"]["source"] == "reauth"]
+    assert len(flows) == 1 and flows[0]["step_id"] == "reauth_llm"
+    result = await hass.config_entries.flow.async_configure(flows[0]["flow_id"], {"llm_api_key": "sk-wrong"})
+    assert result["errors"] == {"llm_api_key": "invalid_auth"}
+    result = await hass.config_entries.flow.async_configure(flows[0]["flow_id"], {"llm_api_key": "sk-new-key"})
+    assert result["reason"] == "reauth_successful"
+    assert llm_entry.data["llm_api_key"] == "sk-new-key"
+
+
+async def test_options_fetch_the_model_list(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    _, url = provider
+    result = await hass.config_entries.options.async_init(llm_entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["step_id"] == "assistant"
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"llm_base_url": "http://127.0.0.1:9/v1", "llm_api_key": "x"})
+    assert result["errors"] == {"llm_base_url": "cannot_connect"}
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {"llm_base_url": url + "/"})
+    assert result["step_id"] == "model" and result["description_placeholders"] == {"count": "2"}
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"llm_model": "other", "llm_price_input": 1, "llm_price_output": 2, "daily_cost_cap": 0.5})
+    assert result["type"].value == "create_entry"
+    await hass.async_block_till_done()
+    assert llm_entry.options["llm_model"] == "other" and llm_entry.data["llm_base_url"] == url
+    assert llm_entry.data["llm_api_key"] == "sk-test-key"  # kept: the field was left empty
+
+
+async def test_the_daily_cost_cap_stops_model_runs(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    from homeassistant.exceptions import ServiceValidationError
+
+    assistant = llm_entry.runtime_data.assistant
+    assistant.runs.append({"timestamp": dt_util.utcnow().isoformat(), "total_cost": 1.0, "success": True})
+    with pytest.raises(ServiceValidationError) as err:
+        await ask(hass, "Schedule the dishwasher")
+    assert err.value.translation_key == "cost_cap_reached"
+    assert provider[0].requests == []
