@@ -55,24 +55,24 @@ def register(spec: ActionSpec) -> None:
 
 
 for _spec in (
-    ActionSpec(GET_PRICES, vol.Schema({}), "day-ahead prices (15-minute slots) for today and tomorrow"),
+    ActionSpec(GET_PRICES, vol.Schema({}), "price summary"),
     ActionSpec(
-        GET_CALENDAR_CONSTRAINT, vol.Schema({}), "the EV deadline from the calendar (first matching event, next 7 days)"
+        GET_CALENDAR_CONSTRAINT, vol.Schema({}), "EV deadline from the calendar"
     ),
     ActionSpec(
         CALCULATE_WINDOW_SUMS,
         vol.Schema({vol.Required("duration_min"): vol.All(vol.Coerce(float), vol.Range(min=15, max=2880))}),
-        "the cheapest start for a run of duration_min minutes",
+        "cheapest start for duration_min",
     ),
     ActionSpec(
         CALL_AGENT,
         vol.Schema({vol.Required("appliance"): _TEXT, vol.Optional("deadline"): _TIME}),
-        "ask the appliance's specialist agent for a recommendation",
+        "appliance agent's advice (appliance)",
     ),
     ActionSpec(
         SCHEDULE,
         vol.Schema({vol.Required("appliance"): _TEXT, vol.Optional("deadline"): _TIME, vol.Optional("cancel"): bool}),
-        "store the optimal plan: appliance=<name> or several separated by commas (planned jointly), deadline=HH:MM (local) or ISO 8601; cancel=true clears",
+        "plan and store: appliance=a, b; deadline=HH:MM optional; cancel=true clears",
     ),
     ActionSpec(
         EVALUATE_COMMAND,
@@ -85,9 +85,9 @@ for _spec in (
                 vol.Optional("params"): dict,
             }
         ),
-        "a direct device command, checked by the gate pipeline",
+        "device command via safety gates: intent, device_alias",
     ),
-    ActionSpec(FINISH, vol.Schema({vol.Optional("summary", default=""): vol.All(str, vol.Length(max=2000))}), "done"),
+    ActionSpec(FINISH, vol.Schema({vol.Optional("summary", default=""): vol.All(str, vol.Length(max=2000))}), "summary"),
 ):
     register(_spec)
 

@@ -127,10 +127,9 @@ def instructions() -> str:
     """The ReAct instructions appended to the orchestrator prompt: the format and the registered actions."""
     actions = "\n".join(f"- {name}: {spec.description}" for name, spec in REGISTRY.items())
     return (
-        "Answer every turn with one short Thought line and exactly one action line:\n"
-        "ACTION: TYPE | key=value | key=value\n"
+        "Each turn: one short Thought line, then one line ACTION: TYPE | key=value | ...\n"
         f"Actions:\n{actions}\n"
-        "After each action you get an Observation. End with ACTION: FINISH | summary=<one or two sentences>."
+        "Each action returns an Observation. End with ACTION: FINISH | summary=<one or two sentences>."
     )
 
 
