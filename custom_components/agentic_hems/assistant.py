@@ -9,7 +9,8 @@ action can confirm a pending command. :class:`Assistant` keeps the rate limits a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from importlib import resources
@@ -50,7 +51,9 @@ from .orchestrator.actions import (
     SCHEDULE,
     Action,
 )
-from .orchestrator.loop import RunResult, Step, run_loop
+from .orchestrator.agents import AGENT_KINDS, consult
+from .orchestrator.loop import RunResult, Step, Usage, run_loop
+from .orchestrator.parser import Reply
 from .orchestrator.offline import ApplianceRef, OfflinePlanner
 from .scheduling import window_sums
 from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
@@ -89,6 +92,26 @@ def _deadline(text: str, now: datetime) -> datetime:
 
 
 @dataclass
+class _Counting:
+    """The agent model, adding each call's tokens to the tools' ``agent_usage``."""
+
+    model: OpenAIModel
+    tools: HassTools
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    async def complete(self, messages: Sequence[dict[str, Any]]) -> Reply:
+        reply = await self.model.complete(messages)
+        used, total = self.model.last_usage, self.tools.agent_usage
+        self.tools.agent_usage = Usage(
+            total.prompt_tokens + used.prompt_tokens, total.completion_tokens + used.completion_tokens
+        )
+        return reply
+
+
+@dataclass
 class HassTools:
     """The orchestrator's tools on one site, run as ``context`` (the user who asked)."""
 
@@ -98,9 +121,13 @@ class HassTools:
     calendar_entity: str | None = None
     calendar_keyword: str = "car"
     share_calendar_titles: bool = False
+    agent_model: OpenAIModel | None = None
+    request: str = ""
     plans: dict[str, dict[str, Any]] = field(default_factory=dict)
     calendar_constraint: dict[str, Any] | None = None
     gate_results: list[dict[str, Any]] = field(default_factory=list)
+    agent_results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    agent_usage: Usage = field(default_factory=Usage)
 
     async def run(self, action: Action) -> dict[str, Any]:
         """Carry out one validated action; errors come back as ``{"error": ...}`` Observations."""
@@ -191,7 +218,26 @@ class HassTools:
         }
 
     async def _agent(self, action: Action) -> dict[str, Any]:
-        return {"error": "specialist agents need a language model; SCHEDULE uses the optimizer directly"}
+        """The appliance's specialist agent, checked against the optimal plan (``orchestrator.agents.consult``)."""
+        appliance = find_appliance(self.entry, str(action.args["appliance"]))
+        if self.agent_model is None:
+            return {"error": "specialist agents need a language model; SCHEDULE uses the optimizer directly"}
+        if appliance.kind not in AGENT_KINDS:
+            return {"error": f"there is no specialist agent for a {appliance.kind}"}
+        planner = self.entry.runtime_data.planner
+        now = dt_util.utcnow()
+        load = planner.load_for(appliance.appliance_id, now)
+        if deadline := action.args.get("deadline"):
+            load = dataclasses.replace(load, deadline=_deadline(str(deadline), now))
+        curve = self._curve()
+        (optimum,) = await planner.async_plan_loads(curve, [load], exclude={appliance.appliance_id}, now=now)
+        agent_prompt = await self.hass.async_add_executor_job(prompt, f"{appliance.kind}_agent.md")
+        model = self.agent_model
+        before = self.agent_usage
+        counting = _Counting(model, self)
+        result = await consult(counting, agent_prompt, self.request, load, curve, optimum, dt_util.get_default_time_zone())
+        self.agent_results[appliance.name] = result | {"tokens": self.agent_usage.prompt_tokens - before.prompt_tokens}
+        return {"appliance": appliance.name, **result}
 
     async def _schedule(self, action: Action) -> dict[str, Any]:
         """One appliance, or several separated by commas: those are planned jointly under the fuse."""
@@ -272,15 +318,18 @@ class Assistant:
     def _llm(self) -> bool:
         return bool(self.entry.data.get(CONF_LLM_BASE_URL) and self.options.get(CONF_LLM_MODEL))
 
+    def _openai(self) -> OpenAIModel:
+        return OpenAIModel(
+            self.hass,
+            str(self.entry.data[CONF_LLM_BASE_URL]),
+            self.entry.data.get(CONF_LLM_API_KEY),
+            str(self.options[CONF_LLM_MODEL]),
+        )
+
     def model(self) -> OpenAIModel | OfflinePlanner:
         """The configured OpenAI-compatible model, else the offline planner."""
         if self._llm():
-            return OpenAIModel(
-                self.hass,
-                str(self.entry.data[CONF_LLM_BASE_URL]),
-                self.entry.data.get(CONF_LLM_API_KEY),
-                str(self.options[CONF_LLM_MODEL]),
-            )
+            return self._openai()
         appliances = self.entry.runtime_data.planner.appliances.values()
         return OfflinePlanner(
             [ApplianceRef(a.name, a.kind) for a in appliances], calendar=bool(self.options.get(CONF_CALENDAR_ENTITY))
@@ -342,6 +391,8 @@ class Assistant:
             calendar_entity=self.options.get(CONF_CALENDAR_ENTITY) or None,
             calendar_keyword=str(self.options.get(CONF_CALENDAR_KEYWORD) or "car"),
             share_calendar_titles=bool(self.options.get(CONF_SHARE_CALENDAR_TITLES, False)),
+            agent_model=self._openai() if self._llm() else None,
+            request=assessment.sanitized,
         )
         run_id = uuid.uuid4().hex
         if clearly_out_of_scope(assessment.sanitized):  # the seed's rejection, before any model call
@@ -371,6 +422,8 @@ class Assistant:
                 run_id=run_id,
                 usage=model.usage if isinstance(model, OpenAIModel) else None,
             )
+            result.prompt_tokens += tools.agent_usage.prompt_tokens
+            result.completion_tokens += tools.agent_usage.completion_tokens
             if result.auth_failed:
                 self.entry.async_start_reauth(self.hass, data={REAUTH_LLM: True})
         record = self._record(result, assessment.sanitized, context, started, tools)
@@ -413,7 +466,7 @@ class Assistant:
                 "total_cost": self.price(result),
                 "prices_snapshot": snapshot,
                 "calendar_constraint": tools.calendar_constraint,
-                "agent_results": {},
+                "agent_results": tools.agent_results,
                 "executed_schedules": [
                     {k: v for k, v in plan.items() if k != "power_kw"} for plan in tools.plans.values()
                 ],

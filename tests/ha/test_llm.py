@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator
+import dataclasses
+from datetime import timedelta
 from dataclasses import dataclass, field
 import json
 from typing import Any
 
 from aiohttp import web
+import numpy as np
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
@@ -20,6 +23,7 @@ from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems import llm
 from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.prices.curve import ceil_slot
 from custom_components.agentic_hems.scheduling import plan_joint
 
 from .conftest import sample_entry
@@ -287,3 +291,34 @@ async def test_the_daily_cost_cap_stops_model_runs(
         await ask(hass, "Schedule the dishwasher")
     assert err.value.translation_key == "cost_cap_reached"
     assert provider[0].requests == []
+
+
+async def test_call_agent_is_checked_against_the_optimum(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    """The dishwasher agent proposes the most expensive start twice: the optimum is used and the gap recorded."""
+    scripted, _ = provider
+    planner = llm_entry.runtime_data.planner
+    curve = llm_entry.runtime_data.coordinator.data.total
+    now = dt_util.utcnow()
+    deadline = ceil_slot(now) + timedelta(hours=20)  # the window then holds an evening price peak
+    load = dataclasses.replace(planner.load_for("dishwasher", now), deadline=deadline)
+    window = curve.window(ceil_slot(load.earliest_start), load.deadline)
+    sums = np.convolve(window.prices, np.ones(10), mode="valid")  # every 150-minute run
+    slot = f"{dt_util.as_local(window.slot_start(int(np.nanargmax(sums)))):%H:%M}"
+    bad = json.dumps({"slot": slot, "duration_min": 150, "cost": 0.01, "reasoning": "trust me"})
+    scripted.replies = [f"ACTION: CALL_AGENT | appliance=Dishwasher | deadline={deadline.isoformat()}", bad, bad,
+                        "ACTION: FINISH | summary=checked"]
+    response = await ask(hass, "Ask the dishwasher agent")
+    assert response["success"]
+    run = llm_entry.runtime_data.assistant.runs[-1]
+    result = run["agent_results"]["Dishwasher"]
+    assert result["retried"] is True and result["used"] == "optimum"
+    assert result["recommendation"]["slot"] == slot
+    (optimum,) = plan_joint(curve, [load], power_limit_kw=planner.power_limit_kw,
+                            base_load_kw=planner.base_load(curve, now, {"dishwasher"}))
+    assert result["optimal"]["cost"] == pytest.approx(optimum.cost, abs=1e-4)
+    assert result["discrepancy"] > 0.2 * abs(optimum.cost)
+    agent_request = scripted.requests[1]["messages"]
+    assert agent_request[0]["content"].startswith("# Dishwasher agent")
+    assert len(scripted.requests) == 4 and run["total_tokens"] > 0

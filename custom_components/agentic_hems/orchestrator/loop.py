@@ -46,7 +46,10 @@ class Usage:
 class Model(Protocol):
     """What the loop needs from a model."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The model's name (recorded in the run)."""
+        ...
 
     async def complete(self, messages: Sequence[dict[str, Any]]) -> Reply:
         """The reply to ``messages`` (OpenAI chat format).
