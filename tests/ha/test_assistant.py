@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from datetime import date, datetime, timedelta
 from typing import Any
 
+from freezegun.api import FrozenDateTimeFactory
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_capture_events,
+    setup_test_component_platform,
+)
+
+from homeassistant.components.calendar import CalendarEntity, CalendarEvent
 
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
+from homeassistant.setup import async_setup_component
 
 from homeassistant.util import dt as dt_util
 
@@ -16,7 +25,7 @@ from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.scheduling import plan_joint
 from custom_components.agentic_hems.security import OUT_OF_SCOPE_MESSAGE
 
-from .conftest import sample_entry
+from .conftest import NOW, sample_entry
 
 
 async def ask(hass: HomeAssistant, text: str, context: Context | None = None) -> dict[str, Any]:
@@ -159,3 +168,51 @@ async def test_run_analytics_sensors(hass: HomeAssistant, loaded_entry: MockConf
     assert hass.states.get("sensor.agentic_hems_assistant_mean_iterations").state == "1.5"
     assert hass.states.get("sensor.agentic_hems_assistant_mean_tokens").state == "0.0"
     assert hass.states.get("sensor.agentic_hems_assistant_total_cost").state == "0.0"
+
+
+class TripCalendar(CalendarEntity):
+    """A calendar entity with fixed events (``calendar.get_events`` reads them)."""
+
+    _attr_name = "Family"
+    _attr_unique_id = "family"
+
+    def __init__(self, events: list[tuple[str, Any, Any]]) -> None:
+        self._events = events
+
+    @property
+    def event(self) -> CalendarEvent | None:
+        return None
+
+    async def async_get_events(self, hass: HomeAssistant, start_date: Any, end_date: Any) -> list[CalendarEvent]:
+        return [CalendarEvent(start=s, end=e, summary=summary) for summary, s, e in self._events]
+
+
+@pytest.mark.parametrize("all_day", [False, True])
+async def test_the_ev_deadline_comes_from_the_calendar(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, all_day: bool
+) -> None:
+    """GET_CALENDAR_CONSTRAINT: the first event whose title has the keyword sets the EV's deadline; an all-day event
+    means local 00:00 of its day."""
+    freezer.move_to(NOW)
+    assert await async_setup_component(hass, "homeassistant", {})
+    day = NOW.date() + timedelta(days=1)
+    trip_start: Any = date(day.year, day.month, day.day) if all_day else datetime(day.year, day.month, day.day, 6, 15, tzinfo=NOW.tzinfo)
+    events = [("Dentist", NOW + timedelta(hours=3), NOW + timedelta(hours=4)),
+              ("Car to Antwerp", trip_start, trip_start + timedelta(days=1) if all_day else trip_start + timedelta(hours=2))]
+    setup_test_component_platform(hass, "calendar", [TripCalendar(events)])
+    assert await async_setup_component(hass, "calendar", {"calendar": {"platform": "test"}})
+    await hass.async_block_till_done()
+    entry = sample_entry(calendar_entity="calendar.family", calendar_keyword="CAR")
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    response = await ask(hass, "Charge the car")
+    assert [a["type"] for a in response["actions"]] == ["GET_PRICES", "GET_CALENDAR_CONSTRAINT", "SCHEDULE"]
+    expected = dt_util.as_utc(datetime(day.year, day.month, day.day, 0 if all_day else 6, 0 if all_day else 15,
+                                       tzinfo=NOW.tzinfo))
+    run = entry.runtime_data.assistant.runs[-1]
+    assert run["calendar_constraint"] == {"deadline": expected.isoformat(), "summary": "Car to Antwerp"}
+    plan = response["plans"][0]
+    assert plan["feasible"] and dt_util.parse_datetime(plan["end"]) <= expected
+    observation = run["actions_taken"][1]["observation"]
+    assert "event" not in observation  # titles go to a model only when the option allows it
