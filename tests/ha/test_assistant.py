@@ -14,11 +14,9 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from homeassistant.components.calendar import CalendarEntity, CalendarEvent
-
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.setup import async_setup_component
-
 from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DOMAIN
