@@ -21,7 +21,7 @@ from ..prices import PriceCurve
 from ..prices.curve import ceil_slot
 from ..scheduling import LoadSpec, Plan
 from .loop import Model
-from .parser import ParseError
+from .parser import ParseError, json_objects
 
 TOLERANCE = 0.20
 AGENT_KINDS = ("dishwasher", "washing_machine", "ev_charger", "heat_pump")
@@ -63,23 +63,6 @@ def parse_recommendation(text: str | None) -> Recommendation:
                 str(obj.get("reasoning", ""))[:500],
             )
     raise ParseError("no recommendation: answer with a JSON object with slot, duration_min, cost and reasoning")
-
-
-def json_objects(text: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object in ``text`` (code fences and prose around them are skipped)."""
-    found: list[dict[str, Any]] = []
-    decoder = json.JSONDecoder()
-    index = text.find("{")
-    while index != -1:
-        try:
-            value, end = decoder.raw_decode(text, index)
-        except json.JSONDecodeError:
-            index = text.find("{", index + 1)
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-        index = text.find("{", end)
-    return found
 
 
 def start_for(slot: str, load: LoadSpec, tz: tzinfo) -> datetime | None:

@@ -98,8 +98,8 @@ def _args_text(rest: str) -> dict[str, Any]:
     return args
 
 
-def _json_objects(text: str) -> list[dict[str, Any]]:
-    """Top-level JSON objects in ``text`` that name an action."""
+def json_objects(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in ``text`` (prose and code fences around them are skipped)."""
     found: list[dict[str, Any]] = []
     decoder = json.JSONDecoder()
     index = text.find("{")
@@ -109,7 +109,7 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             index = text.find("{", index + 1)
             continue
-        if isinstance(value, dict) and ("action" in value or "name" in value):
+        if isinstance(value, dict):
             found.append(value)
         index = text.find("{", end)
     return found
@@ -164,7 +164,7 @@ def _parse(reply: Reply) -> Parsed:
         thought = thought_match.group(1).strip() if thought_match else text[: first.start()].strip()
         action = Action(_type(first.group(1)), _args_text(first.group(2)))
         return Parsed(action, thought[:500], ignored=[_type(m.group(1)) for m in lines[1:]])
-    objects = _json_objects(text)
+    objects = [o for o in json_objects(text) if "action" in o or "name" in o]
     if objects:
         action = _from_json(objects[0])
         ignored = [str(o.get("action", o.get("name"))).upper() for o in objects[1:]]
