@@ -54,6 +54,7 @@ from .orchestrator.actions import (
 from .orchestrator.agents import AGENT_KINDS, consult
 from .orchestrator.loop import RunResult, Step, Usage, run_loop
 from .orchestrator.parser import Reply
+from .prices.curve import ceil_slot
 from .orchestrator.offline import ApplianceRef, OfflinePlanner
 from .scheduling import window_sums
 from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
@@ -75,6 +76,11 @@ def prompt(name: str) -> str:
 
 def _local(moment: datetime) -> str:
     return f"{dt_util.as_local(moment):%a %H:%M}"
+
+
+def _money(value: float) -> float:
+    """Rounded to 4 decimals, without a negative zero."""
+    return round(value, 4) + 0.0
 
 
 def _deadline(text: str, now: datetime) -> datetime:
@@ -162,15 +168,17 @@ class HassTools:
         if not known.any():
             return {"error": "no prices from now on"}
         best = int(np.nanargmin(prices))
+        current = curve.price_at(now)
         return {
             "unit": f"{curve.currency}/kWh",
+            "now": None if current is None else _money(current),
             "from_local": _local(ahead.start),
             "to_local": _local(ahead.end),
             "slots": int(known.sum()),
-            "min": round(float(np.nanmin(prices)), 4),
-            "max": round(float(np.nanmax(prices)), 4),
-            "mean": round(float(np.nanmean(prices)), 4),
-            "cheapest": {"start_local": _local(ahead.slot_start(best)), "price": round(float(prices[best]), 4)},
+            "min": _money(float(np.nanmin(prices))),
+            "max": _money(float(np.nanmax(prices))),
+            "mean": _money(float(np.nanmean(prices))),
+            "cheapest": {"start_local": _local(ahead.slot_start(best)), "price": _money(float(prices[best]))},
         }
 
     async def _calendar(self, action: Action) -> dict[str, Any]:
@@ -248,17 +256,29 @@ class HassTools:
                 await planner.async_clear_plan(appliance.appliance_id)
                 self.plans[appliance.name] = {"appliance": appliance.name, "cancelled": True}
             return {"plans": [{"appliance": a.name, "cancelled": True} for a in appliances]}
-        data: dict[str, Any] = {}
-        if deadline := action.args.get("deadline"):
-            data["deadline"] = _deadline(str(deadline), dt_util.utcnow())
-        loads = {a.appliance_id: build_load(self.entry, data, a) for a in appliances}
+        now = dt_util.utcnow()
+        exact = action.args.get("start_at")
+        start_text = exact or action.args.get("earliest_start")
+        start = _deadline(str(start_text), now) if start_text else None  # the next such time
+        loads = {}
+        for appliance in appliances:
+            data: dict[str, Any] = {"earliest_start": start} if start else {}
+            if deadline := action.args.get("deadline"):
+                data["deadline"] = _deadline(str(deadline), start or now)
+            elif exact and start:  # "at 10 pm": just long enough for the run
+                data["deadline"] = ceil_slot(start + appliance.run_time)
+            elif start:  # after a time: until the appliance's usual deadline
+                data["deadline"] = _deadline(appliance.deadline.isoformat(timespec="minutes"), start)
+            loads[appliance.appliance_id] = build_load(self.entry, data, appliance)
         plans = await planner.async_schedule_many(loads)
         observed = []
         for appliance in appliances:
             plan = plans[appliance.appliance_id]
             self.plans[appliance.name] = {**plan.as_dict(), "appliance": appliance.name, "appliance_id": appliance.appliance_id}
             if not plan.feasible or plan.start is None or plan.end is None:
-                observed.append({"appliance": appliance.name, "feasible": False, "reason": str(plan.reason)})
+                observed.append(
+                    {"appliance": appliance.name, "feasible": False, "reason": str(plan.reason), "detail": plan.detail}
+                )
                 continue
             observed.append(
                 {
@@ -266,8 +286,8 @@ class HassTools:
                     "feasible": True,
                     "start_local": _local(plan.start),
                     "end_local": _local(plan.end),
-                    "cost": None if plan.cost is None else round(plan.cost, 4),
-                    "savings": None if plan.savings is None else round(plan.savings, 4),
+                    "cost": None if plan.cost is None else _money(plan.cost),
+                    "savings": None if plan.savings is None else _money(plan.savings),
                     "currency": plan.currency,
                 }
             )
@@ -362,6 +382,32 @@ class Assistant:
             "total_cost": round(sum(float(r.get("total_cost") or 0.0) for r in runs), 6),
         }
 
+    def _refused(self, flags: tuple[str, ...], reason: str, context: Context) -> None:
+        """Record a request refused before any model call (the text itself is not kept)."""
+        self._add(
+            {
+                "run_id": uuid.uuid4().hex,
+                "timestamp": dt_util.utcnow().isoformat(),
+                "model": None,
+                "user_request": None,
+                "user_id": context.user_id,
+                "success": False,
+                "refused": True,
+                "flags": list(flags),
+                "iterations": 0,
+                "total_tokens": 0,
+                "total_cost": 0.0,
+                "error": reason,
+            }
+        )
+
+    def _add(self, record: dict[str, Any]) -> None:
+        self.runs.append(record)
+        del self.runs[:-MAX_RUNS]
+        self._store.async_delay_save(lambda: {"runs": self.runs}, 1.0)
+        for update in list(self._listeners):
+            update()
+
     async def async_flush(self) -> None:
         """Write the runs now (unload)."""
         await self._store.async_save({"runs": self.runs})
@@ -375,11 +421,13 @@ class Assistant:
         """
         assessment = assess(text)
         if not assessment.accepted:
+            self._refused(assessment.flags, assessment.reason, context)
             raise invalid("request_rejected", reason=assessment.reason)
         if (window := self.limiter.check(context.user_id, dt_util.utcnow())) is not None:
+            self._refused(("rate_limited",), f"limit per {window}", context)
             raise invalid("rate_limited", window=window)
         if not assessment.in_scope:
-            LOGGER.warning("Request without home-energy keywords: %s", assessment.sanitized)
+            LOGGER.info("A request without home-energy keywords; the planner decides (seed 000 scope check)")
         started = dt_util.utcnow()
         if (spent := self.cost_today(started)) >= float(self.options[CONF_DAILY_COST_CAP]) > 0 and self._llm():
             raise invalid("cost_cap_reached", cost=f"{spent:.4f}")
@@ -426,15 +474,13 @@ class Assistant:
             result.completion_tokens += tools.agent_usage.completion_tokens
             if result.auth_failed:
                 self.entry.async_start_reauth(self.hass, data={REAUTH_LLM: True})
+        fulfilled = result.success and all(p.get("feasible", True) for p in tools.plans.values())
         record = self._record(result, assessment.sanitized, context, started, tools)
-        self.runs.append(record)
-        del self.runs[:-MAX_RUNS]
-        self._store.async_delay_save(lambda: {"runs": self.runs}, 1.0)
-        for update in list(self._listeners):
-            update()
+        record["success"] = fulfilled
+        self._add(record)
         return {
             "run_id": result.run_id,
-            "success": result.success,
+            "success": fulfilled,
             "summary": result.summary,
             "plans": list(tools.plans.values()),
             "actions": [s.action for s in result.steps if s.executed],

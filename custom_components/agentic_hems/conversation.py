@@ -12,10 +12,11 @@ from typing import Literal
 from homeassistant.components.conversation import ConversationEntity, ConversationInput, ConversationResult
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import intent
+from homeassistant.helpers import intent, translation
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import AgenticHemsConfigEntry
+from .const import DOMAIN
 from .entity import AgenticHemsEntity
 
 PARALLEL_UPDATES = 0
@@ -45,7 +46,7 @@ class AgenticHemsConversation(AgenticHemsEntity, ConversationEntity):
 
     @property
     def supported_languages(self) -> list[str] | Literal["*"]:
-        """The offline planner reads English and German; refusals are in the user's language."""
+        """The offline planner reads English and German; refusals come in the speaker's language."""
         return ["en", "de"]
 
     async def async_process(self, user_input: ConversationInput) -> ConversationResult:
@@ -54,7 +55,20 @@ class AgenticHemsConversation(AgenticHemsEntity, ConversationEntity):
         try:
             result = await self.assistant.async_ask(user_input.text, user_input.context)
         except HomeAssistantError as err:
-            response.async_set_error(intent.IntentResponseErrorCode.UNKNOWN, str(err))
+            message = await self._message(err, user_input.language)
+            response.async_set_error(intent.IntentResponseErrorCode.UNKNOWN, message)
         else:
+            if not result["actions"] or not result["success"]:  # nothing was planned: an answer, not an action
+                response.response_type = intent.IntentResponseType.QUERY_ANSWER
             response.async_set_speech(str(result["summary"]))
         return ConversationResult(response=response, conversation_id=user_input.conversation_id)
+
+    async def _message(self, err: HomeAssistantError, language: str) -> str:
+        """The error in the speaker's language (the integration's exception strings), else its English text."""
+        if err.translation_domain != DOMAIN or not err.translation_key:
+            return str(err)
+        strings = await translation.async_get_translations(self.hass, language, "exceptions", [DOMAIN])
+        template = strings.get(f"component.{DOMAIN}.exceptions.{err.translation_key}.message")
+        if template is None:
+            return str(err)
+        return template.format(**(err.translation_placeholders or {}))

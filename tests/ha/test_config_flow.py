@@ -563,6 +563,7 @@ async def test_reconfigure_nordpool(hass: HomeAssistant, mock_setup_entry: Async
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "reconfigure_successful"
     assert dict(entry.data) == {"price_source": "nordpool", "nordpool_entry": nordpool.entry_id, "area": "SE4"}
+    await hass.async_block_till_done()  # the reload runs while setup is still mocked
     assert entry.title == "Nord Pool SE4"
     assert entry.unique_id == f"nordpool_{nordpool.entry_id}_SE4"
 

@@ -106,6 +106,7 @@ async def llm_entry(hass: HomeAssistant, tz: str, provider: tuple[Scripted, str]
     entry = sample_entry(
         {"llm_base_url": url, "llm_api_key": "sk-test-key"},
         llm_model=MODEL, llm_price_input=2.0, llm_price_output=8.0, daily_cost_cap=1.0,
+        power_limit_kw=100.0,  # real time: the fuse must not make a test's plan depend on the hour
     )
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)
@@ -165,15 +166,15 @@ async def test_schedule_all_flexible_loads_in_three_round_trips(
 
 async def test_native_tool_calls(hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]) -> None:
     scripted, _ = provider
+    deadline = dt_util.as_local(ceil_slot(dt_util.utcnow()) + timedelta(hours=8))  # real time: always 8 h ahead
     scripted.replies = [
-        {"tool_calls": [("schedule", {"appliance": "Dishwasher", "deadline": "06:00"})]},
+        {"tool_calls": [("schedule", {"appliance": "Dishwasher", "deadline": f"{deadline:%H:%M}"})]},
         {"tool_calls": [("finish", {"summary": "Dishwasher planned."})]},
     ]
-    response = await ask(hass, "Run the dishwasher by 6")
+    response = await ask(hass, f"Run the dishwasher by {deadline:%H:%M}")
     plan = response["plans"][0]
     assert response["success"] and plan["appliance"] == "Dishwasher"
-    end = dt_util.as_local(dt_util.parse_datetime(plan["end"]))
-    assert end <= end.replace(hour=6, minute=0, second=0, microsecond=0)
+    assert dt_util.parse_datetime(plan["end"]) <= deadline
     tool_message = scripted.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_0"
 

@@ -69,6 +69,17 @@ PHRASINGS: list[tuple[str, Intent]] = [
     ("What can you do?", Intent("unknown")),
     ("Charge the car by 25:00", Intent("schedule", (EV,))),  # not a time: no deadline
     ("Dishwasher by midnight", Intent("schedule", (DW,), "00:00")),
+    # found by a break test
+    ("Don't cancel the dishwasher, just run it by 9", Intent("schedule", (DW,), "09:00")),
+    ("Charge the car by 10 tonight", Intent("schedule", (EV,), "22:00")),
+    ("Run the dishwasher at 10pm", Intent("schedule", (DW,), None, "22:00", exact=True)),
+    ("Start the washing machine after 8pm", Intent("schedule", (WM,), None, "20:00")),
+    ("Wäsche bis 18 Uhr und Spülmaschine bis 7 Uhr",
+     Intent("schedule", (DW, WM), times=((DW, "07:00", None), (WM, "18:00", None)))),
+    ("Lade das Auto bis morgen früh um 7", Intent("schedule", (EV,), "07:00")),
+    ("How much does electricity cost right now?", Intent("prices", now=True)),
+    ("Is power cheap at the moment?", Intent("prices", now=True)),
+    ("Charge my car to 80%", Intent("schedule", (EV,))),
 ]
 
 
@@ -103,6 +114,11 @@ def test_parse_deadline(text: str, expected: str | None) -> None:
         (Intent("schedule", (EV,)), False, [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": EV})]),
         (Intent("cancel", (DW, WM)), False, [Action("SCHEDULE", {"appliance": "Dishwasher, Washing machine", "cancel": True})]),
         (Intent("prices"), False, [Action("GET_PRICES")]),
+        (Intent("schedule", (DW, WM), times=((DW, "07:00", None), (WM, "18:00", None))), False,
+         [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": DW, "deadline": "07:00"}),
+          Action("SCHEDULE", {"appliance": WM, "deadline": "18:00"})]),
+        (Intent("schedule", (DW,), None, "22:00", exact=True), False,
+         [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": DW, "start_at": "22:00"})]),
     ],
 )
 def test_plans(intent: Intent, calendar: bool, actions: list[Action]) -> None:
@@ -131,5 +147,12 @@ def test_summarize_prices_and_failures() -> None:
     prices = {"action": "GET_PRICES", "unit": "EUR/kWh", "min": 0.05, "max": 0.3,
               "cheapest": {"start_local": "Tue 03:00", "price": 0.05}}
     assert summarize([prices]) == "Cheapest slot: Tue 03:00 at 0.05 EUR/kWh; prices from 0.05 to 0.3 EUR/kWh."
-    failed = {"action": "SCHEDULE", "appliance": "Dishwasher", "feasible": False, "reason": "window_too_short"}
-    assert summarize([prices, failed]) == "Dishwasher: not planned (window_too_short)."
+    failed = {"action": "SCHEDULE", "appliance": "Dishwasher", "feasible": False, "reason": "window_too_short",
+              "detail": "the window holds 1 slot; the run needs 11"}
+    assert summarize([prices, failed]) == "Dishwasher: not planned: the window holds 1 slot; the run needs 11."
+    assert summarize([prices | {"now": 0.0537}], now=True) == (
+        "Price now: 0.0537 EUR/kWh. Cheapest slot: Tue 03:00 at 0.05 EUR/kWh; prices from 0.05 to 0.3 EUR/kWh.")
+    dearer = {"action": "SCHEDULE", "plans": [{"appliance": "EV", "feasible": True, "start_local": "Mon 02:15",
+                                                "end_local": "Mon 05:45", "cost": 1.5, "currency": "EUR", "savings": -0.05}]}
+    assert summarize([dearer]) == ("EV: Mon 02:15 to Mon 05:45, 1.5 EUR (0.05 more than starting now: the main fuse is "
+                                   "shared with the other plans).")

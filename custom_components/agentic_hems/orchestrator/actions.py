@@ -71,8 +71,16 @@ for _spec in (
     ),
     ActionSpec(
         SCHEDULE,
-        vol.Schema({vol.Required("appliance"): _TEXT, vol.Optional("deadline"): _TIME, vol.Optional("cancel"): bool}),
-        "plan and store: appliance=a, b; deadline=HH:MM optional; cancel=true clears",
+        vol.Schema(
+            {
+                vol.Required("appliance"): _TEXT,
+                vol.Optional("deadline"): _TIME,
+                vol.Optional("earliest_start"): _TIME,
+                vol.Optional("start_at"): _TIME,
+                vol.Optional("cancel"): bool,
+            }
+        ),
+        "plan and store: appliance=a, b; optional deadline, earliest_start or start_at (HH:MM); cancel=true clears",
     ),
     ActionSpec(
         EVALUATE_COMMAND,

@@ -40,13 +40,23 @@ _CANCEL = re.compile(
 )
 _PRICES = re.compile(
     r"\b(prices?|tariffs?|how (much|expensive)|cheapest (time|hour|slot|period|moment)|when is (electricity|power|it)"
-    r"\b[^.]{0,12}\b(cheap|cheapest|expensive)|strompreis\w*|preise?|wann\b[^.]{0,30}\b(günstig|billig)\w*)",
+    r"\b[^.]{0,12}\b(cheap|cheapest|expensive)|strompreis\w*|preise?|wann\b[^.]{0,30}\b(günstig|billig)\w*"
+    r"|(electricity|power|strom)\b[^.]{0,20}\b(cheap|expensive|cost|günstig|billig|teuer)\w*)",
+    re.IGNORECASE,
+)
+_NOW = re.compile(r"\b(right now|now|at the moment|currently|jetzt|gerade|im moment|aktuell)\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(don'?t|do not|not|never|nicht|no)\s*$")
+_EVENING = re.compile(r"\b(tonight|this evening|in the evening|heute abend|abends)\b", re.IGNORECASE)
+_START = re.compile(
+    r"\b(after|from|not before|starting at|start(?:ing)? at|at|ab|nach|um)\s+(?:(noon|midday|midnight|mittag|"
+    r"mitternacht)|(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|uhr|h|o'?clock)?)(?![\d%])",
     re.IGNORECASE,
 )
 _DEADLINE = re.compile(
     r"\b(?:by|before|until|till|no later than|ready (?:at|by|for)|finished (?:at|by)|done (?:at|by)|bis|vor|"
-    r"spätestens(?: um)?|fertig um)\s+(?:(noon|midday|midnight|mittag|mitternacht)|"
-    r"(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|uhr|h|o'?clock)?)",
+    r"spätestens(?: um)?|fertig um)(?:\s+(?:tomorrow|morgen|heute)(?:\s+(?:morning|früh|abend))?)?(?:\s+um)?\s+"
+    r"(?:(noon|midday|midnight|mittag|mitternacht)|(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|uhr|h|o'?clock)?)"
+    r"(?![\d%])",
     re.IGNORECASE,
 )
 NAMED_TIMES = {"noon": "12:00", "midday": "12:00", "mittag": "12:00", "midnight": "00:00", "mitternacht": "00:00"}
@@ -62,57 +72,114 @@ class ApplianceRef:
 
 @dataclass(frozen=True)
 class Intent:
-    """What a request asks for: ``kind``, the appliance names, and a deadline "HH:MM" (local) or None."""
+    """What a request asks for: ``kind``, the appliance names, a deadline "HH:MM" (local) or None, an earliest
+    start "HH:MM" or None, ``times`` (appliance -> (deadline, start)) when appliances got different times, and
+    ``now`` when a price question is about the current price."""
 
     kind: IntentKind
     appliances: tuple[str, ...] = ()
     deadline: str | None = None
+    start: str | None = None
+    times: tuple[tuple[str, str | None, str | None], ...] = ()
+    now: bool = False
+    exact: bool = False  # "at 10 pm": the start is the time itself, not the earliest one
 
 
-def _named(folded: str, appliances: Sequence[ApplianceRef]) -> list[str]:
-    """Appliances named in ``folded``; the longest phrase wins where phrases overlap ("dish washer" is not a washer)."""
+def _mentions(folded: str, appliances: Sequence[ApplianceRef]) -> list[tuple[int, str]]:
+    """(position, appliance name) of each mention; the longest phrase wins where phrases overlap ("dish washer" is
+    not a washer)."""
     spans: list[tuple[int, int, str]] = []
     for appliance in appliances:
         for phrase in (appliance.name.casefold(), *KIND_WORDS.get(appliance.kind, ())):
-            spans += [(m.start(), m.end(), appliance.name) for m in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", folded)]
+            pattern = rf"(?<![\w-]){re.escape(phrase)}(?![\w-])"
+            spans += [(m.start(), m.end(), appliance.name) for m in re.finditer(pattern, folded)]
     taken: list[tuple[int, int]] = []
-    found: set[str] = set()
+    found: list[tuple[int, str]] = []
     for start, end, name in sorted(spans, key=lambda s: s[0] - s[1]):  # longest first
         if all(end <= a or start >= b for a, b in taken):
             taken.append((start, end))
-            found.add(name)
-    return [a.name for a in appliances if a.name in found]
+            found.append((start, name))
+    return sorted(found)
 
 
-def parse_deadline(text: str) -> str | None:
-    """The first deadline in ``text`` as "HH:MM" (24 h), or None. "by 7" means 07:00, "by 7 pm" 19:00."""
-    match = _DEADLINE.search(text)
-    if match is None:
-        return None
-    if match.group(1):
-        return NAMED_TIMES[match.group(1).lower()]
-    hour, minute, suffix = int(match.group(2)), int(match.group(3) or 0), (match.group(4) or "").lower().replace(".", "")
+def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
+    """ "HH:MM" of a time match (groups from ``first``: named time, hour, minute, suffix); evening context makes
+    6-11 mean pm."""
+    named, hour_text, minute_text, suffix_text = (match.group(first + i) for i in range(4))
+    if named:
+        return NAMED_TIMES[named.lower()]
+    hour, minute, suffix = int(hour_text), int(minute_text or 0), (suffix_text or "").lower().replace(".", "")
     if suffix == "pm" and hour < 12:
         hour += 12
     elif suffix == "am" and hour == 12:
         hour = 0
+    elif not suffix and evening and 6 <= hour < 12:
+        hour += 12
     if hour > 23 or minute > 59:
         return None
     return f"{hour:02d}:{minute:02d}"
 
 
+def parse_deadline(text: str) -> str | None:
+    """The first deadline in ``text`` as "HH:MM" (24 h), or None. "by 7" means 07:00, "by 7 pm" and "by 10 tonight"
+    mean 19:00 and 22:00."""
+    match = _DEADLINE.search(text)
+    return None if match is None else _clock(match, bool(_EVENING.search(text)))
+
+
+def _times(folded: str, mentions: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
+    """(position, kind, "HH:MM") for every time in ``folded``: kind ``deadline``, ``start`` (after, from, ab) or
+    ``start_at`` (at, um: an exact start); starts never overlap deadlines."""
+    evening = bool(_EVENING.search(folded))
+    found: list[tuple[int, str, str]] = []
+    taken: list[tuple[int, int]] = []
+    for match in _DEADLINE.finditer(folded):
+        if (value := _clock(match, evening)) is not None:
+            found.append((match.start(), "deadline", value))
+        taken.append(match.span())
+    for match in _START.finditer(folded):
+        if all(match.end() <= a or match.start() >= b for a, b in taken) and (value := _clock(match, evening, 2)):
+            exact = match.group(1).lower() in ("at", "um", "starting at", "start at")
+            found.append((match.start(), "start_at" if exact else "start", value))
+    return sorted(found)
+
+
+def _cancels(folded: str) -> bool:
+    """A cancel word that is not negated ("don't cancel ... just run it" schedules)."""
+    return any(not _NEGATION.search(folded[max(0, m.start() - 12) : m.start()]) for m in _CANCEL.finditer(folded))
+
+
 def understand(text: str, appliances: Sequence[ApplianceRef]) -> Intent:
-    """Read ``text`` against the configured ``appliances`` (see the module docstring)."""
+    """Read ``text`` against the configured ``appliances`` (see the module docstring).
+
+    A time belongs to the appliance named last before it (or first after it); one time alone applies to all.
+    """
     folded = text.casefold()
-    named = _named(folded, appliances)
+    mentions = _mentions(folded, appliances)
+    named = [a.name for a in appliances if any(name == a.name for _, name in mentions)]
     if not named and _ALL.search(folded):
         named = [a.name for a in appliances]
-    if named:
-        kind: IntentKind = "cancel" if _CANCEL.search(folded) else "schedule"
-        return Intent(kind, tuple(named), parse_deadline(folded) if kind == "schedule" else None)
-    if _PRICES.search(folded):
-        return Intent("prices")
-    return Intent("unknown")
+    if not named:
+        return Intent("prices", now=bool(_NOW.search(folded))) if _PRICES.search(folded) else Intent("unknown")
+    if _cancels(folded):
+        return Intent("cancel", tuple(named))
+    times = [(at, "start" if kind == "start_at" else kind, value, kind == "start_at") for at, kind, value in _times(folded, mentions)]
+    exact = any(flag for *_, flag in times)
+    deadlines = {value for _, kind, value, _ in times if kind == "deadline"}
+    starts = {value for _, kind, value, _ in times if kind == "start"}
+    if len(deadlines) <= 1 and len(starts) <= 1:
+        return Intent("schedule", tuple(named), next(iter(deadlines), None), next(iter(starts), None), exact=exact)
+    per: dict[str, dict[str, str]] = {name: {} for name in named}
+    for position, kind, value, _ in times:
+        before = [name for at, name in mentions if at < position]
+        owner = before[-1] if before else next((name for at, name in mentions if at > position), named[0])
+        per.setdefault(owner, {})[kind] = value
+    return Intent(
+        "schedule",
+        tuple(named),
+        times=tuple((n, per[n].get("deadline"), per[n].get("start")) for n in named),
+        exact=exact,
+    )
 
 
 def _action_line(action: Action) -> str:
@@ -150,6 +217,7 @@ class OfflinePlanner:
     name: str = "offline"
     _queue: list[Action] = field(default_factory=list)
     _started: bool = False
+    _now: bool = False
 
     async def complete(self, messages: Sequence[dict[str, Any]]) -> Reply:
         """The next action for the conversation so far."""
@@ -157,17 +225,19 @@ class OfflinePlanner:
             self._started = True
             request = next((m["content"] for m in messages if m.get("role") == "user"), "")
             match = _REQUEST.search(request)
-            self._queue = self.plan(understand(match.group(1) if match else request, self.appliances))
+            intent = understand(match.group(1) if match else request, self.appliances)
+            self._now = intent.now
+            self._queue = self.plan(intent)
         observations = _observations(messages)
         if not self._queue:
-            return Reply(_action_line(Action(FINISH, {"summary": summarize(observations)})))
+            return Reply(_action_line(Action(FINISH, {"summary": summarize(observations, now=self._now)})))
         action = self._queue.pop(0)
         if action.type == SCHEDULE and "deadline" not in action.args and observations:
             deadline = observations[-1].get("deadline")
             if observations[-1].get("action") == GET_CALENDAR_CONSTRAINT and deadline:
                 action = Action(SCHEDULE, {**action.args, "deadline": deadline})
         if action.type == FINISH:
-            action = Action(FINISH, {"summary": summarize(observations, str(action.args.get("summary", "")))})
+            action = Action(FINISH, {"summary": summarize(observations, str(action.args.get("summary", "")), now=self._now)})
         return Reply(f"Thought: offline plan, step {len(observations) + 1}.\n{_action_line(action)}")
 
     def plan(self, intent: Intent) -> list[Action]:
@@ -181,20 +251,29 @@ class OfflinePlanner:
         if intent.kind == "cancel":
             return [Action(SCHEDULE, {"appliance": ", ".join(intent.appliances), "cancel": True})]
         actions = [Action(GET_PRICES)]
-        joint = [n for n in intent.appliances if not (self.calendar and kinds.get(n) == "ev_charger" and not intent.deadline)]
+        times = {name: (deadline, start) for name, deadline, start in intent.times} or {
+            name: (intent.deadline, intent.start) for name in intent.appliances
+        }
+        groups: dict[tuple[str | None, str | None], list[str]] = {}
         for name in intent.appliances:
-            if name not in joint:  # an EV waits for its calendar deadline
+            deadline, start = times.get(name, (None, None))
+            if self.calendar and kinds.get(name) == "ev_charger" and deadline is None and start is None:
                 actions += [Action(GET_CALENDAR_CONSTRAINT), Action(SCHEDULE, {"appliance": name})]
-        if joint:  # the others together, so the optimizer places them jointly under the fuse
-            args: dict[str, Any] = {"appliance": ", ".join(joint)}
-            if intent.deadline:
-                args["deadline"] = intent.deadline
-            actions.insert(1, Action(SCHEDULE, args))
+                continue
+            groups.setdefault((deadline, start), []).append(name)
+        for index, ((deadline, start), group) in enumerate(groups.items()):
+            args: dict[str, Any] = {"appliance": ", ".join(group)}  # together: the optimizer places them jointly
+            if deadline:
+                args["deadline"] = deadline
+            if start:
+                args["start_at" if intent.exact else "earliest_start"] = start
+            actions.insert(1 + index, Action(SCHEDULE, args))
         return actions
 
 
-def summarize(observations: Sequence[dict[str, Any]], prefix: str = "") -> str:
-    """One line per plan (or cancellation), plus the cheapest hour after a price question."""
+def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: bool = False) -> str:
+    """One line per plan (or cancellation), plus the cheapest hour (and the price now, when asked) after a price
+    question."""
     lines = [prefix] if prefix else []
     for obs in observations:
         if obs.get("action") == SCHEDULE:
@@ -202,14 +281,22 @@ def summarize(observations: Sequence[dict[str, Any]], prefix: str = "") -> str:
                 if plan.get("cancelled"):
                     lines.append(f"{plan.get('appliance')}: plan cleared.")
                 elif plan.get("feasible"):
+                    savings = plan.get("savings")
+                    if isinstance(savings, int | float) and savings < 0:
+                        note = f"{-savings} more than starting now: the main fuse is shared with the other plans"
+                    else:
+                        note = f"saves {savings}"
                     lines.append(
                         f"{plan.get('appliance')}: {plan.get('start_local')} to {plan.get('end_local')}, "
-                        f"{plan.get('cost')} {plan.get('currency')} (saves {plan.get('savings')})."
+                        f"{plan.get('cost')} {plan.get('currency')} ({note})."
                     )
                 else:
-                    lines.append(f"{plan.get('appliance')}: not planned ({plan.get('reason') or plan.get('error')}).")
+                    why = plan.get("detail") or plan.get("reason") or plan.get("error")
+                    lines.append(f"{plan.get('appliance')}: not planned: {why}.")
         elif obs.get("action") == GET_PRICES and not any(o.get("action") == SCHEDULE for o in observations):
             cheapest = obs.get("cheapest") or {}
+            if now and obs.get("now") is not None:
+                lines.append(f"Price now: {obs.get('now')} {obs.get('unit')}.")
             lines.append(
                 f"Cheapest slot: {cheapest.get('start_local')} at {cheapest.get('price')} {obs.get('unit')}; "
                 f"prices from {obs.get('min')} to {obs.get('max')} {obs.get('unit')}."

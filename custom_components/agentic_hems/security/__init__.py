@@ -156,7 +156,15 @@ def in_scope(text: str) -> bool:
     return bool(_HEMS.search(text))
 
 
+_CREATIVE = re.compile(
+    r"\b(write|tell|compose|make up|sing|draft)\b[^.]{0,20}?\b(poem|joke|story|song|lyrics|essay|limerick|haiku|"
+    r"rap|recipe|gedicht|witz|geschichte|lied)\b",
+    re.IGNORECASE,
+)
+
+
 def clearly_out_of_scope(text: str) -> bool:
-    """The offline scope classifier: a typical off-topic request (a poem, a joke, the weather, general knowledge)
-    with no home-energy keyword. Such requests get :data:`OUT_OF_SCOPE_MESSAGE` before any model call."""
-    return not in_scope(text) and bool(_OFF_TOPIC.search(text))
+    """The offline scope classifier: a typical off-topic request (the weather, general knowledge) with no
+    home-energy keyword, or a creative writing task whatever it is about ("write a poem about the dishwasher").
+    Such requests get :data:`OUT_OF_SCOPE_MESSAGE` before any model call."""
+    return bool(_CREATIVE.search(text)) or (not in_scope(text) and bool(_OFF_TOPIC.search(text)))

@@ -138,8 +138,12 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     (
         SERVICE_SMUGGLING,
         r"\b(shell_command|python_script|rest_command|pyscript|hassio|homeassistant\.(stop|restart|reload\w*))\b"
-        r"|\bservice\s*:|\baction\s*:\s*\w+\.\w+|\bentity_id\s*:",
+        r"|\bservice\s*:|\baction\s*:\s*\w+\.\w+|\bentity_id\s*:"
+        r"|\b(lock|cover|switch|light|climate|alarm_control_panel|valve|fan|script|automation|input_boolean|button)\."
+        r"(open|close|unlock|lock|turn_on|turn_off|toggle|press|trigger|set_\w+|alarm_\w+|stop)\w*\b",
     ),
+    # the orchestrator's own action format smuggled into a request
+    (SERVICE_SMUGGLING, r"\baction\s*:\s*(finish|schedule|evaluate_command|call_agent|get_prices|get_calendar_constraint|calculate_window_sums)\b"),
     (ENCODED_PAYLOAD, r"(\\x[0-9a-f]{2}){4,}|(%[0-9a-f]{2}){4,}|(\\u[0-9a-f]{4}){3,}"),
 )
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -153,6 +157,26 @@ _BASE64_MARK = re.compile(r"[0-9+/]")
 _CONFUSABLES = str.maketrans("аеорсухіјѕԁɡһкмнтвοαειкνρτυχ", "aeopcyxijsdghkmhtboaeikvptux")
 _WHITESPACE = re.compile(r"\s+")
 _SPACED_LETTERS = re.compile(r"\b(?:\w ){3,}\w\b")  # "i g n o r e" -> "ignore"
+_NON_WORD = re.compile(r"[\W_]+")
+# Key phrases looked for in text written letter by letter ("i g n o r e a l l p r e v i o u s ..."), where word
+# boundaries are gone: the letters are joined and searched for these.
+COMPACT_PHRASES: tuple[tuple[str, str], ...] = (
+    ("ignoreallprevious", INSTRUCTION_OVERRIDE),
+    ("ignoreprevious", INSTRUCTION_OVERRIDE),
+    ("ignoretheprevious", INSTRUCTION_OVERRIDE),
+    ("ignoreyourinstructions", INSTRUCTION_OVERRIDE),
+    ("previousinstructions", INSTRUCTION_OVERRIDE),
+    ("disregardprevious", INSTRUCTION_OVERRIDE),
+    ("forgetyourinstructions", INSTRUCTION_OVERRIDE),
+    ("systemprompt", SYSTEM_PROMPT_LEAK),
+    ("yourinstructions", SYSTEM_PROMPT_LEAK),
+    ("apikey", CREDENTIAL_LEAK),
+    ("password", CREDENTIAL_LEAK),
+    ("youarenow", ROLE_MANIPULATION),
+    ("developermode", ROLE_MANIPULATION),
+    ("doanythingnow", ROLE_MANIPULATION),
+    ("jailbreak", ROLE_MANIPULATION),
+)
 # Invisible and bidirectional controls (zero-width, bidi embeddings/isolates, BOM, tag characters) on the raw text.
 INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -173,6 +197,9 @@ def screen(text: str) -> tuple[str, ...]:
     """The categories the pattern library finds in ``text``, sorted; empty when clean. No length cap."""
     seen = variants(normalize(text))
     flags = {category for category, pattern in PATTERNS if any(pattern.search(v) for v in seen)}
+    if seen[2] != seen[1]:  # letters were spaced out: look for key phrases in the joined letters
+        joined = _NON_WORD.sub("", seen[1])
+        flags |= {category for phrase, category in COMPACT_PHRASES if phrase in joined}
     if any(_BASE64_MARK.search(run.group(0)) for run in _BASE64_RUN.finditer(seen[0])):
         flags.add(ENCODED_PAYLOAD)
     if INVISIBLE.search(text):
