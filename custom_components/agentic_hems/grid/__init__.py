@@ -1,10 +1,21 @@
 """The grid toolkit: seed 002's agent tool contracts (issue 5; in progress).
 
 Public entry points (pure, no Home Assistant): :func:`load_matpower` reads MATPOWER version 2 text, its JSON form, or
-a path; :func:`run_power_flow` solves it (AC Newton-Raphson or DC) in MATPOWER's conventions.
+a path; :func:`run_power_flow` solves it (AC Newton-Raphson or DC) in MATPOWER's conventions; :func:`run_contingency`
+runs N-1 over branch outages with islanding detection.
 """
 
+from .contingency import ContingencyResult, run_contingency
 from .network import Network, NetworkError, load_matpower
 from .powerflow import MethodNotAvailable, PowerFlowResult, run_power_flow
 
-__all__ = ["MethodNotAvailable", "Network", "NetworkError", "PowerFlowResult", "load_matpower", "run_power_flow"]
+__all__ = [
+    "ContingencyResult",
+    "MethodNotAvailable",
+    "Network",
+    "NetworkError",
+    "PowerFlowResult",
+    "load_matpower",
+    "run_contingency",
+    "run_power_flow",
+]
