@@ -140,15 +140,44 @@ def _initial_voltage(net: Network) -> NDArray[np.complex128]:
     return v0
 
 
-def _ds_dv(ybus: sp.csr_matrix, v: NDArray[np.complex128]) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """(dS/dVm, dS/dVa) as sparse matrices (``dSbus_dV``, polar)."""
-    ibus = ybus @ v
-    diag_v = sp.diags(v)
-    diag_i = sp.diags(ibus)
-    diag_vnorm = sp.diags(v / np.abs(v))
-    ds_dvm = diag_v @ np.conj(ybus @ diag_vnorm) + np.conj(diag_i) @ diag_vnorm
-    ds_dva = 1j * diag_v @ np.conj(diag_i - ybus @ diag_v)
-    return ds_dvm.tocsr(), ds_dva.tocsr()
+class _Jacobian:
+    """The Newton Jacobian built element-wise on Ybus's sparsity pattern (``dSbus_dV`` in polar form, without
+    sparse-matrix products): rows are P mismatches at PV and PQ buses then Q mismatches at PQ buses, columns are
+    angles at PV and PQ buses then magnitudes at PQ buses."""
+
+    def __init__(self, ybus: sp.csr_matrix, pvpq: NDArray[np.int64], pq: NDArray[np.int64]) -> None:
+        n = ybus.shape[0]
+        coo = (ybus + sp.eye(n, format="csr") * 0).tocoo()  # the pattern, diagonal included
+        missing = np.setdiff1d(np.arange(n), coo.row[coo.row == coo.col])
+        self.rows = np.r_[coo.row, missing].astype(np.int64)
+        self.cols = np.r_[coo.col, missing].astype(np.int64)
+        self.y = np.r_[coo.data, np.zeros(len(missing))].astype(np.complex128)
+        self.diag = np.flatnonzero(self.rows == self.cols)
+        self.diag_bus = self.rows[self.diag]
+        n_pvpq = len(pvpq)
+        self.shape = (n_pvpq + len(pq),) * 2
+        angle = np.full(n, -1)
+        angle[pvpq] = np.arange(n_pvpq)
+        mag = np.full(n, -1)
+        mag[pq] = n_pvpq + np.arange(len(pq))
+        r_p, r_q, c_a, c_m = angle[self.rows], mag[self.rows], angle[self.cols], mag[self.cols]
+        self.m11, self.m12 = (r_p >= 0) & (c_a >= 0), (r_p >= 0) & (c_m >= 0)
+        self.m21, self.m22 = (r_q >= 0) & (c_a >= 0), (r_q >= 0) & (c_m >= 0)
+        self.index = (
+            np.r_[r_p[self.m11], r_p[self.m12], r_q[self.m21], r_q[self.m22]],
+            np.r_[c_a[self.m11], c_m[self.m12], c_a[self.m21], c_m[self.m22]],
+        )
+
+    def at(self, v: NDArray[np.complex128], ibus: NDArray[np.complex128]) -> sp.csc_matrix:
+        """The Jacobian at voltages ``v`` with bus currents ``ibus``."""
+        vr, yv = v[self.rows], self.y * v[self.cols]
+        dva = -1j * vr * np.conj(yv)
+        dvm = vr * np.conj(yv / np.abs(v[self.cols]))
+        d = self.diag_bus
+        dva[self.diag] += 1j * v[d] * np.conj(ibus[d])
+        dvm[self.diag] += np.conj(ibus[d]) * v[d] / np.abs(v[d])
+        data = np.r_[dva.real[self.m11], dvm.real[self.m12], dva.imag[self.m21], dvm.imag[self.m22]]
+        return sp.csc_matrix((data, self.index), shape=self.shape)
 
 
 def _newton(
@@ -159,29 +188,26 @@ def _newton(
     va, vm = np.angle(v), np.abs(v)
     pvpq = np.r_[pv, pq]
     n_pvpq = len(pvpq)
+    jacobian = _Jacobian(ybus, pvpq, pq)
 
-    def mismatch(v: NDArray[np.complex128]) -> Vector:
-        mis = v * np.conj(ybus @ v) - sbus
+    def mismatch(v: NDArray[np.complex128], ibus: NDArray[np.complex128]) -> Vector:
+        mis = v * np.conj(ibus) - sbus
         out: Vector = np.r_[mis[pvpq].real, mis[pq].imag]
         return out
 
-    f = mismatch(v)
+    ibus = ybus @ v
+    f = mismatch(v, ibus)
     if np.linalg.norm(f, np.inf) < tol:
         return v, True, 0
     for iteration in range(1, max_iter + 1):
-        ds_dvm, ds_dva = _ds_dv(ybus, v)
-        j11 = ds_dva[pvpq][:, pvpq].real
-        j12 = ds_dvm[pvpq][:, pq].real
-        j21 = ds_dva[pq][:, pvpq].imag
-        j22 = ds_dvm[pq][:, pq].imag
-        jac = sp.vstack([sp.hstack([j11, j12]), sp.hstack([j21, j22])], format="csc")
-        dx = -spsolve(jac, f)
+        dx = -spsolve(jacobian.at(v, ibus), f)
         if not np.all(np.isfinite(dx)):
             return v, False, iteration
         va[pvpq] += dx[:n_pvpq]
         vm[pq] += dx[n_pvpq:]
         v = vm * np.exp(1j * va)
-        f = mismatch(v)
+        ibus = ybus @ v
+        f = mismatch(v, ibus)
         if np.linalg.norm(f, np.inf) < tol:
             return v, True, iteration
     return v, False, max_iter
