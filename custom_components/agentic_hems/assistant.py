@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
+from functools import cache
 from importlib import resources
 import math
 from typing import TYPE_CHECKING, Any
@@ -54,7 +55,7 @@ from .orchestrator.actions import (
 from .orchestrator.agents import AGENT_KINDS, consult
 from .orchestrator.loop import RunResult, Step, Usage, run_loop
 from .orchestrator.parser import Reply
-from .prices.curve import ceil_slot
+from .prices.curve import ceil_slot, floor_slot
 from .orchestrator.offline import ApplianceRef, OfflinePlanner
 from .scheduling import window_sums
 from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
@@ -69,8 +70,9 @@ MAX_RUNS = 200
 SOURCE_ORCHESTRATOR = "orchestrator"
 
 
+@cache
 def prompt(name: str) -> str:
-    """A markdown prompt from ``prompts/`` (read once per run, in the executor)."""
+    """A markdown prompt from ``prompts/`` (read once, in the executor; they ship with the integration)."""
     return resources.files(__package__).joinpath("prompts", name).read_text(encoding="utf-8")
 
 
@@ -162,7 +164,7 @@ class HassTools:
     async def _prices(self, action: Action) -> dict[str, Any]:
         curve = self._curve()
         now = dt_util.utcnow()
-        ahead = curve.window(max(curve.start, curve.slot_start(max(curve.index_of(now), 0))), curve.end)
+        ahead = curve.window(max(curve.start, floor_slot(now)), curve.end)
         prices = ahead.prices
         known = ~np.isnan(prices)
         if not known.any():
@@ -338,18 +340,15 @@ class Assistant:
     def _llm(self) -> bool:
         return bool(self.entry.data.get(CONF_LLM_BASE_URL) and self.options.get(CONF_LLM_MODEL))
 
-    def _openai(self) -> OpenAIModel:
-        return OpenAIModel(
-            self.hass,
-            str(self.entry.data[CONF_LLM_BASE_URL]),
-            self.entry.data.get(CONF_LLM_API_KEY),
-            str(self.options[CONF_LLM_MODEL]),
-        )
-
     def model(self) -> OpenAIModel | OfflinePlanner:
         """The configured OpenAI-compatible model, else the offline planner."""
         if self._llm():
-            return self._openai()
+            return OpenAIModel(
+                self.hass,
+                str(self.entry.data[CONF_LLM_BASE_URL]),
+                self.entry.data.get(CONF_LLM_API_KEY),
+                str(self.options[CONF_LLM_MODEL]),
+            )
         appliances = self.entry.runtime_data.planner.appliances.values()
         return OfflinePlanner(
             [ApplianceRef(a.name, a.kind) for a in appliances], calendar=bool(self.options.get(CONF_CALENDAR_ENTITY))
@@ -439,7 +438,7 @@ class Assistant:
             calendar_entity=self.options.get(CONF_CALENDAR_ENTITY) or None,
             calendar_keyword=str(self.options.get(CONF_CALENDAR_KEYWORD) or "car"),
             share_calendar_titles=bool(self.options.get(CONF_SHARE_CALENDAR_TITLES, False)),
-            agent_model=self._openai() if self._llm() else None,
+            agent_model=model if isinstance(model, OpenAIModel) else None,
             request=assessment.sanitized,
         )
         run_id = uuid.uuid4().hex

@@ -9,7 +9,6 @@ clear message; a rejected key becomes :class:`ModelAuthError` so the shell can s
 from __future__ import annotations
 
 from collections.abc import Sequence
-import json
 from typing import Any
 
 import openai
@@ -111,7 +110,3 @@ class OpenAIModel:
         ]
         return Reply(choice.message.content, calls, choice.finish_reason)
 
-
-def count_tokens(messages: Sequence[dict[str, Any]]) -> int:
-    """A rough token count (characters / 4) where the provider reports none."""
-    return sum(len(json.dumps(m, ensure_ascii=False)) for m in messages) // 4

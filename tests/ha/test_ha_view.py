@@ -24,6 +24,7 @@ from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.gates.view import EntityInfo
 
 from .conftest import NOW, sample_entry
 
@@ -99,10 +100,10 @@ async def test_entity_record_from_the_registries(
 ) -> None:
     entry, _ = pump_home
     view = entry.runtime_data.control.view
-    info = view.entity(PUMP)
-    assert info is not None
-    assert (info.name, info.aliases, info.area_id, info.device_name, info.polls) == (
-        "Pump", frozenset({"circulator"}), "utility_room", "Heat pump", True)
+    assert view.entity(PUMP) == EntityInfo(
+        entity_id=PUMP, name="Pump", aliases=frozenset({"circulator"}), area_id="utility_room",
+        device_name="Heat pump", device_class=None, supported_features=0, capabilities={}, polls=True,
+    )
     state = view.state(PUMP)
     assert state is not None and state.last_reported is not None
     assert state.last_reported.tzinfo is not None and state.last_reported.utcoffset() == timedelta(0)

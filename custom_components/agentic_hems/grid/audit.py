@@ -19,17 +19,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..gates.dry_run import canonical_json  # one canonical JSON for every hash in the project
+
 GENESIS = "0" * 64
-
-
-def canonical(value: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def line_hash(seq: int, epoch: int, prev: str, record: Any) -> str:
     """SHA-256 hex of the canonical JSON of ``[seq, epoch, prev, record]``."""
-    return hashlib.sha256(canonical([seq, epoch, prev, record]).encode()).hexdigest()
+    return hashlib.sha256(canonical_json([seq, epoch, prev, record]).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -56,7 +53,7 @@ def append(path: Path, anchor: Anchor, record: Any) -> Anchor:
     """Append ``record`` (JSON-safe) after ``anchor``'s head, fsync, and return the new anchor."""
     seq = anchor.count
     digest = line_hash(seq, anchor.epoch, anchor.head, record)
-    line = canonical({"seq": seq, "epoch": anchor.epoch, "prev": anchor.head, "hash": digest, "record": record})
+    line = canonical_json({"seq": seq, "epoch": anchor.epoch, "prev": anchor.head, "hash": digest, "record": record})
     with path.open("a", encoding="utf-8") as handle:
         handle.write(line + "\n")
         handle.flush()

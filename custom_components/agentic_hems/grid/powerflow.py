@@ -147,8 +147,8 @@ class _Jacobian:
 
     def __init__(self, ybus: sp.csr_matrix, pvpq: NDArray[np.int64], pq: NDArray[np.int64]) -> None:
         n = ybus.shape[0]
-        coo = (ybus + sp.eye(n, format="csr") * 0).tocoo()  # the pattern, diagonal included
-        missing = np.setdiff1d(np.arange(n), coo.row[coo.row == coo.col])
+        coo = ybus.tocoo()
+        missing = np.setdiff1d(np.arange(n), coo.row[coo.row == coo.col])  # diagonals Ybus does not store
         self.rows = np.r_[coo.row, missing].astype(np.int64)
         self.cols = np.r_[coo.col, missing].astype(np.int64)
         self.y = np.r_[coo.data, np.zeros(len(missing))].astype(np.complex128)
