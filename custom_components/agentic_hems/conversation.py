@@ -17,7 +17,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import AgenticHemsConfigEntry
 from .const import DOMAIN
-from .entity import AgenticHemsEntity
+from .entity import AgenticHemsSiteEntity
 
 PARALLEL_UPDATES = 0
 
@@ -29,7 +29,7 @@ async def async_setup_entry(
     async_add_entities([AgenticHemsConversation(entry)])
 
 
-class AgenticHemsConversation(AgenticHemsEntity, ConversationEntity):
+class AgenticHemsConversation(AgenticHemsSiteEntity, ConversationEntity):
     """Answers Assist requests about home energy through the orchestrator."""
 
     _attr_name = None
@@ -38,11 +38,6 @@ class AgenticHemsConversation(AgenticHemsEntity, ConversationEntity):
         """Create the entry's agent."""
         super().__init__(entry, "assistant")
         self.assistant = entry.runtime_data.assistant
-
-    @property
-    def available(self) -> bool:
-        """The agent answers (and explains) even while prices are unavailable."""
-        return True
 
     @property
     def supported_languages(self) -> list[str] | Literal["*"]:

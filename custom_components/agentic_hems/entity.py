@@ -35,6 +35,16 @@ class AgenticHemsEntity(CoordinatorEntity[PriceCoordinator]):
         )
 
 
+class AgenticHemsSiteEntity(AgenticHemsEntity):
+    """An entity of the entry's device that does not depend on prices: device control, gate decisions, the
+    assistant. It stays available while prices are not."""
+
+    @property
+    def available(self) -> bool:
+        """Always available."""
+        return True
+
+
 class ApplianceEntity(CoordinatorEntity[PriceCoordinator]):
     """An entity of one appliance's device; updates with prices and with its plan."""
 

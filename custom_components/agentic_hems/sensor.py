@@ -18,7 +18,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util import dt as dt_util
 
 from . import AgenticHemsConfigEntry
-from .entity import AgenticHemsEntity, ApplianceEntity
+from .entity import AgenticHemsEntity, AgenticHemsSiteEntity, ApplianceEntity
 from .gates.models import Outcome
 from .views import day_prices
 
@@ -142,7 +142,7 @@ class PlannedCostSensor(ApplianceEntity, SensorEntity):
         }
 
 
-class LastDecisionSensor(AgenticHemsEntity, SensorEntity):
+class LastDecisionSensor(AgenticHemsSiteEntity, SensorEntity):
     """The outcome of the newest gate decision; the full trace is an unrecorded attribute."""
 
     _attr_device_class = SensorDeviceClass.ENUM
@@ -154,11 +154,6 @@ class LastDecisionSensor(AgenticHemsEntity, SensorEntity):
         """Create the entry's last-decision sensor."""
         super().__init__(entry, "last_decision")
         self.control = entry.runtime_data.control
-
-    @property
-    def available(self) -> bool:
-        """Decisions do not depend on prices."""
-        return True
 
     @property
     def native_value(self) -> str | None:
@@ -212,7 +207,7 @@ RUN_STATS = (
 )
 
 
-class RunStatsSensor(AgenticHemsEntity, SensorEntity):
+class RunStatsSensor(AgenticHemsSiteEntity, SensorEntity):
     """Analytics over the assistant's stored runs (seed 000's analytics page)."""
 
     _attr_entity_category = EntityCategory.DIAGNOSTIC
@@ -222,11 +217,6 @@ class RunStatsSensor(AgenticHemsEntity, SensorEntity):
         super().__init__(entry, str(description.translation_key))
         self.entity_description = description
         self.assistant = entry.runtime_data.assistant
-
-    @property
-    def available(self) -> bool:
-        """Statistics do not depend on prices."""
-        return True
 
     @property
     def native_value(self) -> float | int | None:

@@ -14,7 +14,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import AgenticHemsConfigEntry
 from .const import DOMAIN
-from .entity import AgenticHemsEntity, ApplianceEntity
+from .entity import AgenticHemsSiteEntity, ApplianceEntity
 from .ha_view import ASSISTANT
 
 PARALLEL_UPDATES = 0
@@ -50,7 +50,7 @@ class AutoPlanningSwitch(ApplianceEntity, SwitchEntity):
         await self.planner.async_set_auto(self.appliance.appliance_id, False)
 
 
-class AllowDeviceControlSwitch(AgenticHemsEntity, SwitchEntity):
+class AllowDeviceControlSwitch(AgenticHemsSiteEntity, SwitchEntity):
     """Allow device control: off (the default), every command that passes the gates ends as a dry run.
 
     It is a configuration entity and never exposed to Assist, so no voice or model request can turn it on.
@@ -62,11 +62,6 @@ class AllowDeviceControlSwitch(AgenticHemsEntity, SwitchEntity):
         """Create the entry's switch."""
         super().__init__(entry, "allow_device_control")
         self.control = entry.runtime_data.control
-
-    @property
-    def available(self) -> bool:
-        """Control does not depend on prices."""
-        return True
 
     @property
     def is_on(self) -> bool:
