@@ -143,3 +143,8 @@ def load_matpower(source: str | Path) -> Network:
         except json.JSONDecodeError as err:
             raise NetworkError(f"invalid JSON: {err}") from None
     return _from_matpower(text)
+
+
+def table(matrix: Matrix) -> list[list[float]]:
+    """A MATPOWER matrix as rows of floats (for building JSON and assets)."""
+    return [[float(value) for value in row] for row in matrix]
