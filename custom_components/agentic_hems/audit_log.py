@@ -1,0 +1,433 @@
+"""The audit log of one entry: the HA shell of the hash chain (seed 002 ``generate_audit_record``; issue 5).
+
+Every request tool appends "who asked what, what was computed, what was decided" through :meth:`AuditLog.async_append`.
+The pure chain lives in :mod:`.grid.audit`; this module adds what needs Home Assistant:
+
+- the file ``<config>/agentic_hems/audit/<entry_id>.jsonl`` (one line per record, appended and fsync'ed in the
+  executor, one append at a time under an :class:`asyncio.Lock`);
+- the anchor (head hash, line count, epoch) in the Store ``agentic_hems.audit.<entry_id>``, written with
+  ``async_save`` (never delayed) around every append. Before the line is written the Store also records the hash the
+  line will have (``pending``, a write-ahead intent); if Home Assistant stops after the line reached the disk but
+  before the new anchor did, the next start finds exactly that line after the anchored head and adopts it instead of
+  reporting a break. Nobody else can produce a line with that hash, so this opens no gap for tampering;
+- verification at every start (:meth:`AuditLog.async_load`) and on demand (:meth:`AuditLog.async_verify`).
+
+Outcomes of a check:
+
+- **intact**: appends go on.
+- **torn last line** (``incomplete_tail``: the power went out mid-write): not tampering. If everything before the
+  fragment verifies against the anchor, the fragment is moved to ``<entry_id>.jsonl.torn-<UTC yyyymmddThhmmss>``
+  (kept, never deleted), the file is cut back to its last complete line and a record ``{"type": "incomplete_tail",
+  "fragment_sha256", "bytes", "kept_as"}`` is appended. The chain is not halted. If the rest does not verify, the
+  file is left exactly as found and this is a break.
+- **break** (``edited``, ``broken_link``, ``truncated``): :attr:`AuditLog.broken` is True, which halts
+  ``request_authorization`` and grid Execution, and the fixable repair issue ``audit_chain_broken_<entry_id>`` is
+  raised. The broken file is evidence and is never written to again: records appended meanwhile are **held in
+  memory** (at most :data:`MAX_HELD`, then counted as dropped) and written into the new epoch right after its first
+  record when the repair runs. Held records are lost if Home Assistant restarts before the repair (the break itself
+  is found again at the start, as the issue is not persistent: the chain is re-verified at every start).
+- **repair** (:meth:`AuditLog.async_new_epoch`, from the issue's fix flow in :mod:`.repairs`): the broken file is
+  renamed to ``<entry_id>.broken-<UTC yyyymmddThhmmss>.jsonl`` (never deleted) and a fresh file starts at epoch + 1,
+  sequence 0, from the genesis hash, with a first record citing the anchored (last trusted) head and the archive.
+
+If :meth:`AuditLog.async_verify` finds a broken chain intact again (the file was restored from a backup), the break
+is cleared, the held records are appended to the chain and the issue is deleted.
+
+Loaded logs are found by entry id through :func:`async_get_audit_log` (a registry in ``hass.data``) until the
+integration keeps them in its runtime data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Final
+
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.storage import Store
+from homeassistant.util import dt as dt_util
+
+from .const import DOMAIN, LOGGER, STORAGE_VERSION
+from .gates.dry_run import canonical_json
+from .grid.audit import GENESIS, Anchor, Verdict, append, line_hash, verify
+
+AUDIT_LOGS: Final = f"{DOMAIN}_audit"  # hass.data key: entry_id -> loaded AuditLog
+ISSUE_PREFIX: Final = "audit_chain_broken_"
+ISSUE_TRANSLATION_KEY: Final = "audit_chain_broken"
+MAX_HELD: Final = 1000  # records held in memory while the chain is broken; later ones are only counted
+INCOMPLETE_TAIL: Final = "incomplete_tail"
+
+
+def issue_id(entry_id: str) -> str:
+    """The repair issue raised while the entry's chain is broken."""
+    return f"{ISSUE_PREFIX}{entry_id}"
+
+
+@callback
+def async_get_audit_log(hass: HomeAssistant, entry_id: str) -> AuditLog | None:
+    """The loaded :class:`AuditLog` of ``entry_id``, or None (not loaded, or unloaded)."""
+    logs: dict[str, AuditLog] = hass.data.get(AUDIT_LOGS, {})
+    return logs.get(entry_id)
+
+
+# ------------------------------------------------------------------------------------ executor side (blocking)
+
+
+def _stamp() -> str:
+    """UTC ``yyyymmddThhmmss`` for archive and fragment names."""
+    return dt_util.utcnow().strftime("%Y%m%dT%H%M%S")
+
+
+def _unused(directory: Path, name: Callable[[str], str]) -> Path:
+    """``directory / name("")``, or with ``-2``, ``-3``, ... when taken: an archive never replaces another."""
+    candidate = directory / name("")
+    suffix = 1
+    while candidate.exists():
+        suffix += 1
+        candidate = directory / name(f"-{suffix}")
+    return candidate
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename or a new file in ``directory`` durable (best effort where directories cannot be opened)."""
+    try:
+        handle = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` (never overwrite) with ``data``, fsync'ed."""
+    with path.open("xb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _verify(path: Path, anchor: Anchor, pending: str | None) -> tuple[Verdict, Anchor]:
+    """:func:`verify`, accepting the one line the write-ahead ``pending`` hash announced after the anchored head."""
+    verdict = verify(path, anchor)
+    if not verdict.ok and pending and verdict.problem == "broken_link" and verdict.line == anchor.count:
+        ahead = Anchor(pending, anchor.count + 1, anchor.epoch)
+        if (adopted := verify(path, ahead)).ok:
+            return adopted, ahead
+    return verdict, anchor
+
+
+def _inspect(
+    path: Path, anchor: Anchor, pending: str | None, stamp: str
+) -> tuple[Verdict, Anchor, dict[str, Any] | None]:
+    """Verify the file; cut off a torn last line when the rest verifies. Returns (verdict, anchor, torn record)."""
+    verdict, anchor_now = _verify(path, anchor, pending)
+    if verdict.problem != INCOMPLETE_TAIL:
+        return verdict, anchor_now, None
+    raw = path.read_bytes()
+    cut = raw.rfind(b"\n") + 1
+    fragment = raw[cut:]
+    probe = path.with_name(f".{path.name}.probe")  # check the rest without touching the evidence
+    probe.unlink(missing_ok=True)
+    try:
+        _write_new(probe, raw[:cut])
+        rest, rest_anchor = _verify(probe, anchor, pending)
+    finally:
+        probe.unlink(missing_ok=True)
+    if not rest.ok:
+        return rest, anchor, None
+    kept = _unused(path.parent, lambda n: f"{path.name}.torn-{stamp}{n}")
+    _write_new(kept, fragment)
+    with path.open("r+b") as handle:
+        handle.truncate(cut)
+        handle.flush()
+        os.fsync(handle.fileno())
+    _fsync_dir(path.parent)
+    record = {
+        "type": INCOMPLETE_TAIL,
+        "fragment_sha256": hashlib.sha256(fragment).hexdigest(),
+        "bytes": len(fragment),
+        "kept_as": kept.name,
+    }
+    return rest, rest_anchor, record
+
+
+def _append(path: Path, anchor: Anchor, record: dict[str, Any]) -> Anchor:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return append(path, anchor, record)
+
+
+def _restart(
+    path: Path, entry_id: str, stamp: str, old_epoch: int, first: dict[str, Any], held: list[dict[str, Any]]
+) -> tuple[Anchor, str | None, Verdict]:
+    """Archive the broken file, start epoch ``old_epoch + 1`` with ``first`` (plus the archive name) and ``held``.
+
+    ``first`` extends :func:`.grid.audit.new_epoch`'s record (``type``, ``cites_broken_head``, ``reason``) with the
+    archive name, which ``new_epoch`` has no field for; its position is the same: seq 0 of the new epoch, after the
+    genesis hash. Returns the new anchor, the archive's file name (None when there was no file) and the new file's
+    verdict.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    archive: Path | None = None
+    if path.exists():
+        archive = _unused(path.parent, lambda n: f"{entry_id}.broken-{stamp}{n}.jsonl")
+        path.rename(archive)
+        _fsync_dir(path.parent)
+    anchor = append(path, Anchor(GENESIS, 0, old_epoch + 1), {**first, "archive": archive.name if archive else None})
+    for record in held:
+        anchor = append(path, anchor, record)
+    _fsync_dir(path.parent)
+    return anchor, archive.name if archive else None, verify(path, anchor)
+
+
+# ------------------------------------------------------------------------------------------------- the shell
+
+
+def _anchor_from(data: Any) -> tuple[Anchor, str | None]:
+    """The stored anchor and write-ahead hash; a missing or malformed Store gives the empty anchor (then any line in
+    the file is reported as a break: lines after the anchored head)."""
+    if not isinstance(data, dict):
+        return Anchor(), None
+    head, count, epoch, pending = data.get("head"), data.get("count"), data.get("epoch"), data.get("pending")
+    if not (isinstance(head, str) and type(count) is int and type(epoch) is int and count >= 0 and epoch >= 0):
+        LOGGER.warning("Ignoring a malformed audit anchor: %s", data)
+        return Anchor(), None
+    return Anchor(head, count, epoch), pending if isinstance(pending, str) else None
+
+
+class AuditLog:
+    """The hash-chained audit log of one config entry (see the module docstring).
+
+    Source: seed 002 ``generate_audit_record``; issue 5. Not thread-safe: use it from the event loop.
+    """
+
+    def __init__(self, hass: HomeAssistant, entry_id: str) -> None:
+        self.hass = hass
+        self.entry_id = entry_id
+        self.path = Path(hass.config.path(DOMAIN, "audit", f"{entry_id}.jsonl"))
+        self.verdict: Verdict | None = None  # the last check; None until async_load
+        self._anchor = Anchor()
+        self._pending: str | None = None  # hash of the line being written (write-ahead intent)
+        self._held: list[dict[str, Any]] = []
+        self._dropped = 0
+        self._suspect = False  # an append failed: check the file before the next one
+        self._lock = asyncio.Lock()
+        self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.audit.{entry_id}")
+
+    # -------------------------------------------------------------------------------------------- state
+
+    @property
+    def broken(self) -> bool:
+        """True while the chain is broken: the integration halts ``request_authorization`` and grid Execution."""
+        return self.verdict is not None and not self.verdict.ok
+
+    @property
+    def anchor(self) -> Anchor:
+        """The anchored head hash, line count and epoch."""
+        return self._anchor
+
+    @property
+    def held(self) -> int:
+        """Records held in memory while the chain is broken (written into the next epoch by the repair)."""
+        return len(self._held)
+
+    def status(self) -> dict[str, Any]:
+        """``ok``, ``lines`` (anchored lines, or where verification stopped), ``epoch``, ``head`` (anchored hash),
+        ``problem`` and ``line`` (0-based) of the last check, and ``held`` records; for diagnostics and services."""
+        verdict = self.verdict
+        ok = verdict is not None and verdict.ok
+        return {
+            "ok": ok,
+            "lines": self._anchor.count if ok or verdict is None else verdict.lines,
+            "epoch": self._anchor.epoch,
+            "head": self._anchor.head,
+            "problem": verdict.problem if verdict else None,
+            "line": verdict.line if verdict else None,
+            "held": len(self._held),
+        }
+
+    # ------------------------------------------------------------------------------------------ life cycle
+
+    async def async_load(self) -> Verdict:
+        """Read the anchor, register the log, and verify the file in the executor (see the module docstring).
+
+        A break sets :attr:`broken` and raises the repair issue; a torn last line is cut off and recorded. Raises
+        ``OSError`` when the file cannot be read.
+        """
+        try:
+            data = await self._store.async_load()
+        except (HomeAssistantError, ValueError) as err:
+            LOGGER.warning("Unreadable audit anchor %s: %s", self._store.key, err)
+            data = None
+        self._anchor, self._pending = _anchor_from(data)
+        self.hass.data.setdefault(AUDIT_LOGS, {})[self.entry_id] = self
+        async with self._lock:
+            return await self._async_check()
+
+    async def async_unload(self) -> None:
+        """Forget this log in the registry (the anchor is already on disk after every append)."""
+        async with self._lock:
+            logs: dict[str, AuditLog] = self.hass.data.get(AUDIT_LOGS, {})
+            if logs.get(self.entry_id) is self:
+                del logs[self.entry_id]
+
+    async def async_verify(self) -> Verdict:
+        """Verify the whole file now (the admin service); updates :attr:`broken` and the repair issue."""
+        async with self._lock:
+            return await self._async_check()
+
+    # ---------------------------------------------------------------------------------------------- writing
+
+    async def async_append(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Append ``record`` (JSON-safe) with an ``at`` UTC timestamp unless it has one.
+
+        Returns ``{"record_id": "<epoch>-<seq>", "chain_hash": <sha256 hex>}``; while the chain is broken the record
+        is held (see the module docstring) and ``{"record_id": None, "chain_hash": None, "held": True}`` is returned.
+        Raises ``TypeError``/``ValueError`` for a record that is not JSON-safe (nothing is written), ``OSError`` when
+        the file cannot be written (the file is checked again before the next append), and ``RuntimeError`` before
+        :meth:`async_load`.
+        """
+        stamped = {"at": dt_util.utcnow().isoformat(), **record}
+        canonical_json(stamped)  # refuse what cannot be hashed before anything is written or held
+        async with self._lock:
+            if self.verdict is None:
+                raise RuntimeError("AuditLog.async_load must run before async_append")
+            if self._suspect:
+                await self._async_check()
+            if self.broken:
+                self._hold(stamped)
+                return {"record_id": None, "chain_hash": None, "held": True}
+            return await self._async_write(stamped)
+
+    async def async_new_epoch(self, reason: str) -> None:
+        """Repair a break: archive the broken file, start epoch + 1 citing the anchored head, write the held records,
+        clear :attr:`broken` and delete the repair issue. The file is verified first: when it is intact (e.g. restored
+        from a backup) nothing is archived and the check clears the break. Raises ``OSError`` when the files cannot be
+        written (the chain then stays broken) and ``RuntimeError`` before :meth:`async_load`."""
+        async with self._lock:
+            if self.verdict is None:
+                raise RuntimeError("AuditLog.async_load must run before async_new_epoch")
+            verdict = await self._async_check()  # the file may have been restored since the break was found
+            if verdict.ok:
+                return
+            old = self._anchor
+            first = {
+                "at": dt_util.utcnow().isoformat(),
+                "type": "epoch",
+                "cites_broken_head": old.head,
+                "reason": reason,
+                "problem": verdict.problem,
+                "line": verdict.line,
+                "held": len(self._held),
+                "held_dropped": self._dropped,
+            }
+            held = list(self._held)
+            anchor, archive, fresh = await self.hass.async_add_executor_job(
+                _restart, self.path, self.entry_id, _stamp(), old.epoch, first, held
+            )
+            self._anchor, self._pending = anchor, None
+            await self._async_save()
+            self._held.clear()
+            self._dropped = 0
+            self._suspect = False
+            if not fresh.ok:  # cannot happen short of a concurrent writer; stay halted
+                self._set_broken(fresh)
+                return
+            self.verdict = fresh
+            ir.async_delete_issue(self.hass, DOMAIN, issue_id(self.entry_id))
+            LOGGER.warning(
+                "Audit chain of %s restarted at epoch %s (%s); the broken file is kept as %s, %s held records written",
+                self.entry_id, anchor.epoch, reason, archive, len(held),
+            )
+
+    # ------------------------------------------------------------------------------------------- internals
+
+    def _hold(self, record: dict[str, Any]) -> None:
+        if len(self._held) < MAX_HELD:
+            self._held.append(record)
+        else:
+            self._dropped += 1
+
+    async def _async_save(self) -> None:
+        anchor = self._anchor
+        await self._store.async_save(
+            {"head": anchor.head, "count": anchor.count, "epoch": anchor.epoch, "pending": self._pending}
+        )
+
+    async def _async_write(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Append one record to the intact chain (lock held): intent, line, anchor."""
+        anchor = self._anchor
+        self._pending = line_hash(anchor.count, anchor.epoch, anchor.head, record)
+        await self._async_save()
+        try:
+            new = await self.hass.async_add_executor_job(_append, self.path, anchor, record)
+        except OSError:
+            self._suspect = True
+            raise
+        self._anchor, self._pending = new, None
+        await self._async_save()
+        return {"record_id": f"{new.epoch}-{new.count - 1}", "chain_hash": new.head}
+
+    async def _async_check(self) -> Verdict:
+        """Verify (lock held); handle a torn tail, a break, or a break that is gone."""
+        self._suspect = False
+        verdict, anchor, torn = await self.hass.async_add_executor_job(
+            _inspect, self.path, self._anchor, self._pending, _stamp()
+        )
+        if not verdict.ok:
+            self._set_broken(verdict)
+            return verdict
+        if anchor != self._anchor or self._pending is not None:
+            self._anchor, self._pending = anchor, None
+            await self._async_save()
+        was_broken = self.broken
+        self.verdict = verdict
+        if torn is not None:
+            LOGGER.warning(
+                "The last audit record of %s was not completely written (%s bytes); kept as %s, the chain goes on",
+                self.entry_id, torn["bytes"], torn["kept_as"],
+            )
+            await self._async_write({"at": dt_util.utcnow().isoformat(), **torn})
+        if was_broken:
+            LOGGER.warning("The audit chain of %s verifies again; writing %s held records", self.entry_id, self.held)
+            if self._dropped:
+                await self._async_write({"at": dt_util.utcnow().isoformat(), "type": "held_dropped",
+                                         "count": self._dropped})
+            for record in self._held:
+                await self._async_write(record)
+            self._held.clear()
+            self._dropped = 0
+        ir.async_delete_issue(self.hass, DOMAIN, issue_id(self.entry_id))
+        return self.verdict
+
+    def _set_broken(self, verdict: Verdict) -> None:
+        if self.verdict != verdict:
+            LOGGER.error(
+                "The audit chain of %s is broken: %s at line %s (%s); request tools are halted until it is repaired",
+                self.entry_id, verdict.problem, verdict.line, verdict.detail,
+            )
+        self.verdict = verdict
+        ir.async_create_issue(
+            self.hass,
+            DOMAIN,
+            issue_id(self.entry_id),
+            is_fixable=True,
+            is_persistent=False,  # the chain is verified again at every start
+            severity=ir.IssueSeverity.ERROR,
+            translation_key=ISSUE_TRANSLATION_KEY,
+            translation_placeholders={
+                "entry_title": entry.title if (entry := self.hass.config_entries.async_get_entry(self.entry_id))
+                else self.entry_id,
+                "problem": str(verdict.problem),
+                "line": str(verdict.line + 1) if verdict.line is not None else "?",  # as editors count
+            },
+            data={"entry_id": self.entry_id},
+        )
