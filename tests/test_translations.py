@@ -311,7 +311,7 @@ def _key_candidates(expr: ast.expr, values: dict[str, list[ast.expr]], seen: set
     """String keys an expression can evaluate to, and whether it can be an exception's ``.translation_key``."""
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         return {expr.value}, False
-    if isinstance(expr, ast.Attribute) and expr.attr == "translation_key":
+    if isinstance(expr, ast.Attribute) and expr.attr in ("translation_key", "key"):  # ``.key``: a grid ToolError
         return set(), True
     parts: list[ast.expr] = []
     if isinstance(expr, ast.IfExp):
@@ -330,6 +330,22 @@ def _key_candidates(expr: ast.expr, values: dict[str, list[ast.expr]], seen: set
         keys |= k
         from_class |= c
     return keys, from_class
+
+
+def tool_error_uses(problems: list[str]) -> list[KeyUse]:
+    """``ToolError("key", status, **placeholders)`` of the grid toolkit: the shell raises them translated by key."""
+    uses: list[KeyUse] = []
+    for path in sources():
+        for call in (n for n in ast.walk(parse(path)) if isinstance(n, ast.Call)):
+            if not (isinstance(call.func, ast.Name) and call.func.id == "ToolError"):
+                continue
+            key = call.args[0] if call.args else None
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                problems.append(f"{where(path, call)}: ToolError without a literal key")
+                continue
+            given = None if any(k.arg is None for k in call.keywords) else frozenset(k.arg for k in call.keywords)
+            uses.append(KeyUse(key.value, where(path, call), given))  # type: ignore[arg-type]
+    return uses
 
 
 @cache
@@ -364,6 +380,7 @@ def exception_uses() -> tuple[list[KeyUse], list[str]]:
                 uses += [KeyUse(k, where(path, call), known) for k in keys]
                 if from_class:
                     uses += [KeyUse(k, where(path, call), known) for k in exception_class_keys()]
+                    uses += tool_error_uses(problems)
     for path in sources():
         for call in (n for n in ast.walk(parse(path)) if isinstance(n, ast.Call)):
             if not isinstance(call.func, ast.Name) or call.func.id not in helpers:

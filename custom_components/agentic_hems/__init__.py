@@ -33,16 +33,19 @@ from .const import (
     DEFAULT_CONTROL_OPTIONS,
     DOMAIN,
     LOGGER,
+    MEASUREMENT_OPTIONS,
     PLATFORMS,
     SOURCE_SCHEDULER,
     SOURCE_SENSOR,
     STORAGE_VERSION,
 )
 from .assistant import Assistant
+from .audit_log import AuditLog
 from .control import ControlManager
 from .coordinator import PriceCoordinator
 from .gates.keeper import Settings
 from .gates.models import PolicyAction
+from .grid_manager import SOURCE_GRID, GridManager
 from .gates.tables import MAX_RISK, PolicyRule, effective_policy, validate_rules
 from .planner import PlanManager
 from .price_sources import source_for_entry
@@ -51,6 +54,7 @@ from .services import async_setup_services
 from .security.ratelimit import RateLimiter
 from .services_assistant import async_setup_assistant_services
 from .services_control import async_setup_control_services
+from .services_grid import async_setup_grid_services
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
@@ -63,6 +67,8 @@ class RuntimeData:
     planner: PlanManager
     control: ControlManager
     assistant: Assistant
+    audit: AuditLog
+    grid: GridManager
 
 
 type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
@@ -73,6 +79,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     async_setup_services(hass)
     async_setup_control_services(hass)
     async_setup_assistant_services(hass)
+    async_setup_grid_services(hass)
     return True
 
 
@@ -108,7 +115,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
             rules=rules,
             include_appliances=bool(options[CONF_INCLUDE_APPLIANCES]),
         ),
-        frozenset(a.entity_id for a in appliances.values()),
+        # the site's controlled entities: the appliances' and the battery setpoint the grid plans set
+        frozenset(a.entity_id for a in appliances.values()) | frozenset(
+            filter(None, [options.get(MEASUREMENT_OPTIONS["battery.setpoint"])])
+        ),
         notify_service=options.get(CONF_NOTIFY_SERVICE) or None,
     )
     await control.async_load()
@@ -119,10 +129,23 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
         options,
     )
     await assistant.async_load()
-    entry.runtime_data = RuntimeData(coordinator=coordinator, planner=planner, control=control, assistant=assistant)
+    audit = AuditLog(hass, entry.entry_id)
+    await audit.async_load()
+    entry.async_on_unload(audit.async_unload)
+    control.audit = audit.async_append
+    control.keeper.halt = lambda source: (
+        "the audit chain is broken" if source == SOURCE_GRID and audit.broken else None
+    )
+    grid = GridManager(hass, entry.entry_id, options, appliances, coordinator, control, audit)
+    await grid.async_load()
+    entry.runtime_data = RuntimeData(
+        coordinator=coordinator, planner=planner, control=control, assistant=assistant, audit=audit, grid=grid
+    )
     entry.async_on_unload(control.async_start())
     entry.async_on_unload(
-        async_track_time_change(hass, _scheduler(hass, entry, planner, control), minute=range(0, 60, 15), second=0)
+        async_track_time_change(
+            hass, _scheduler(hass, entry, planner, control, grid), minute=range(0, 60, 15), second=0
+        )
     )
 
     if (cached := coordinator.cached_data()) is not None:
@@ -154,13 +177,17 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
 
 
 def _scheduler(
-    hass: HomeAssistant, entry: AgenticHemsConfigEntry, planner: PlanManager, control: ControlManager
+    hass: HomeAssistant, entry: AgenticHemsConfigEntry, planner: PlanManager, control: ControlManager,
+    grid: GridManager,
 ) -> Callable[[datetime], None]:
-    """At each slot boundary, issue every stored plan's start or stop through the gates (source ``scheduler``)."""
+    """At each slot boundary, issue every stored plan's start or stop through the gates (source ``scheduler``),
+    and each approved grid plan's slot command (source ``grid``)."""
 
     @callback
     def _boundary(now: datetime) -> None:
         moment = dt_util.as_utc(now).replace(second=0, microsecond=0)
+        grid.expire_requests()
+        entry.async_create_task(hass, grid.async_execute_due(moment), f"{DOMAIN} grid slot")
         for appliance_id, state in planner.states.items():
             if state.plan is None or (intent := state.plan.transition_at(moment)) is None:
                 continue
@@ -236,7 +263,7 @@ async def async_unload_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry)
 
 async def async_remove_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
     """Delete what the entry stored (cached prices, plans, device-control state, traces and runs)."""
-    for name in ("prices", "plans", "control", "traces", "runs"):
+    for name in ("prices", "plans", "control", "traces", "runs", "grid"):
         await Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.{name}").async_remove()
 
 

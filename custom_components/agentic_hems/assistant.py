@@ -60,7 +60,9 @@ from .orchestrator.offline import ApplianceRef, OfflinePlanner
 from .scheduling import window_sums
 from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
 from .security.ratelimit import RateLimiter
+from .grid.contracts import ToolError
 from .services import build_load, find_appliance, invalid
+from .services_grid import async_call_tool
 
 if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry
@@ -148,7 +150,10 @@ class HassTools:
             EVALUATE_COMMAND: self._evaluate,
         }
         try:
-            result: dict[str, Any] = await handlers[action.type](action)
+            handler = handlers.get(action.type)
+            result: dict[str, Any] = await (handler(action) if handler else self._grid(action))
+        except ToolError as err:
+            result = {"error": err.key, **err.placeholders}
         except ServiceValidationError as err:
             result = {"error": err.translation_key or str(err), **(err.translation_placeholders or {})}
         except (HomeAssistantError, ValueError) as err:
@@ -308,6 +313,31 @@ class HassTools:
             "failed_gate": record.get("failed_gate"),
             "reason": gates[-1]["reason"] if gates else None,
         }
+
+    async def _grid(self, action: Action) -> dict[str, Any]:
+        """A grid tool as the user who asked; ``simulate_action`` takes the plan's signed actions by ``plan_id``."""
+        name = action.type.lower()
+        args = dict(action.args)
+        if name == "simulate_action" and "plan_id" in args and "actions" not in args:
+            plan = self.entry.runtime_data.grid.artifacts.get(str(args["plan_id"]), "plan")
+            args |= {"actions": plan.data["actions"], "signature": plan.data["signature"]}
+        result: dict[str, Any] = _compact(await async_call_tool(self.hass, self.entry, name, args, self.context))
+        return result
+
+
+def _compact(value: Any, depth: int = 0) -> Any:
+    """A tool result for the model: long lists cut to their first items, provenance reduced to its audit record."""
+    if isinstance(value, dict):
+        return {k: (v.get("audit_record_id") if k == "provenance" else _compact(v, depth + 1))
+                for k, v in value.items() if k not in ("signature", "actions") or depth}
+    if isinstance(value, list) and len(value) > MAX_LIST_ITEMS:
+        return [_compact(v, depth + 1) for v in value[:MAX_LIST_ITEMS]] + [f"... {len(value) - MAX_LIST_ITEMS} more"]
+    if isinstance(value, list):
+        return [_compact(v, depth + 1) for v in value]
+    return value
+
+
+MAX_LIST_ITEMS = 6
 
 
 class Assistant:

@@ -30,6 +30,7 @@ from homeassistant.helpers.selector import (
     NumberSelectorMode,
     ObjectSelector,
     SelectSelector,
+    SelectOptionDict,
     SelectSelectorConfig,
     SelectSelectorMode,
     TextSelector,
@@ -76,6 +77,13 @@ from .const import (
     CONF_NOTIFY_SERVICE,
     CONF_POLICY_RULES,
     CONF_WAIT_S,
+    CONF_BATTERY_CAPACITY_KWH,
+    CONF_BATTERY_POWER_KW,
+    CONF_GRID_INCIDENT_USERS,
+    CONF_GRID_REQUEST_USERS,
+    CONF_GRID_SIMULATE_USERS,
+    CONF_PV_PEAK_KW,
+    MEASUREMENT_OPTIONS,
     DEFAULT_CONTROL_OPTIONS,
     DEFAULT_OPTIONS,
     DOMAIN,
@@ -521,7 +529,7 @@ class AgenticHemsOptionsFlow(OptionsFlow):
                 if not user_input.get(CONF_NOTIFY_SERVICE):
                     self._options.pop(CONF_NOTIFY_SERVICE, None)
                     self._drop.add(CONF_NOTIFY_SERVICE)
-                return await self.async_step_assistant()
+                return await self.async_step_grid()
         services = sorted(f"notify.{name}" for name in self.hass.services.async_services_for_domain("notify"))
         values = {**DEFAULT_CONTROL_OPTIONS, **self.config_entry.options, **(user_input or {})}
         return self.async_show_form(
@@ -530,6 +538,64 @@ class AgenticHemsOptionsFlow(OptionsFlow):
             errors=errors,
             description_placeholders=placeholders,
         )
+
+
+    async def async_step_grid(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """The grid toolkit: the home twin's assets and measurements, and which users get which tool scopes."""
+        if user_input is not None:
+            for key in GRID_OPTIONAL:
+                if user_input.get(key) in (None, "", []):
+                    user_input.pop(key, None)
+                    self._options.pop(key, None)
+                    self._drop.add(key)
+            self._options |= user_input
+            return await self.async_step_assistant()
+        users = [
+            SelectOptionDict(value=user.id, label=user.name or user.id)
+            for user in await self.hass.auth.async_get_users()
+            if not user.system_generated and user.is_active and not user.is_admin
+        ]
+        return self.async_show_form(step_id="grid", data_schema=grid_schema(self.config_entry.options, users))
+
+
+GRID_OPTIONAL = (CONF_PV_PEAK_KW, CONF_BATTERY_CAPACITY_KWH, CONF_BATTERY_POWER_KW, *MEASUREMENT_OPTIONS.values(),
+                 CONF_GRID_SIMULATE_USERS, CONF_GRID_REQUEST_USERS, CONF_GRID_INCIDENT_USERS)
+
+
+def grid_schema(values: Mapping[str, Any], users: list[SelectOptionDict]) -> vol.Schema:
+    """The home twin (PV peak, battery, measured sensors, the battery's setpoint) and the tool scopes per user."""
+
+    def suggested(key: str) -> dict[str, Any]:
+        return {"suggested_value": values.get(key)}
+
+    def entity(domain: str | list[str]) -> EntitySelector:
+        return EntitySelector(EntitySelectorConfig(domain=domain))
+
+    def people() -> SelectSelector:
+        return SelectSelector(SelectSelectorConfig(options=users, multiple=True, mode=SelectSelectorMode.DROPDOWN))
+
+    return vol.Schema(
+        {
+            vol.Optional(CONF_PV_PEAK_KW, description=suggested(CONF_PV_PEAK_KW)): _number(0, 1000, "any", "kW"),
+            vol.Optional(CONF_BATTERY_CAPACITY_KWH, description=suggested(CONF_BATTERY_CAPACITY_KWH)): _number(
+                0, 1000, "any", "kWh"
+            ),
+            vol.Optional(CONF_BATTERY_POWER_KW, description=suggested(CONF_BATTERY_POWER_KW)): _number(
+                0, 1000, "any", "kW"
+            ),
+            vol.Optional("grid_power_entity", description=suggested("grid_power_entity")): entity("sensor"),
+            vol.Optional("house_power_entity", description=suggested("house_power_entity")): entity("sensor"),
+            vol.Optional("pv_power_entity", description=suggested("pv_power_entity")): entity("sensor"),
+            vol.Optional("battery_power_entity", description=suggested("battery_power_entity")): entity("sensor"),
+            vol.Optional("battery_soc_entity", description=suggested("battery_soc_entity")): entity("sensor"),
+            vol.Optional("battery_setpoint_entity", description=suggested("battery_setpoint_entity")): entity(["number", "input_number"]),
+            vol.Optional("ev_charger_power_entity", description=suggested("ev_charger_power_entity")): entity("sensor"),
+            vol.Optional("heat_pump_power_entity", description=suggested("heat_pump_power_entity")): entity("sensor"),
+            vol.Optional(CONF_GRID_SIMULATE_USERS, description=suggested(CONF_GRID_SIMULATE_USERS)): people(),
+            vol.Optional(CONF_GRID_REQUEST_USERS, description=suggested(CONF_GRID_REQUEST_USERS)): people(),
+            vol.Optional(CONF_GRID_INCIDENT_USERS, description=suggested(CONF_GRID_INCIDENT_USERS)): people(),
+        }
+    )
 
 
 def appliance_schema() -> vol.Schema:

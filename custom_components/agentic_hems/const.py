@@ -102,3 +102,21 @@ STORAGE_VERSION: Final = 1
 
 ATTR_CONFIG_ENTRY_ID: Final = "config_entry_id"
 ATTR_APPLIANCE: Final = "appliance"
+
+# Config entry options (the grid toolkit, issue 5): the home twin's assets, measurements and tool scopes.
+CONF_PV_PEAK_KW: Final = "pv_peak_kw"
+CONF_BATTERY_CAPACITY_KWH: Final = "battery_capacity_kwh"
+CONF_BATTERY_POWER_KW: Final = "battery_power_kw"
+CONF_GRID_SIMULATE_USERS: Final = "grid_simulate_users"
+CONF_GRID_REQUEST_USERS: Final = "grid_request_users"
+CONF_GRID_INCIDENT_USERS: Final = "grid_incident_users"
+MEASUREMENT_OPTIONS: Final = {  # home twin ``asset.quantity`` -> option holding the HA entity
+    "grid.power": "grid_power_entity",
+    "house.power": "house_power_entity",
+    "pv.power": "pv_power_entity",
+    "battery.power": "battery_power_entity",
+    "battery.soc": "battery_soc_entity",
+    "battery.setpoint": "battery_setpoint_entity",
+    "ev_charger.power": "ev_charger_power_entity",
+    "heat_pump.power": "heat_pump_power_entity",
+}

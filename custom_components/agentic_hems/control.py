@@ -15,7 +15,7 @@ orchestrator) to an actuator. It owns:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,6 +32,7 @@ from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
 from .gates.device_resolved import ResolverIndex
+from .grid.contracts import digest, json_safe
 from .gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
 from .gates.redact import redact
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
@@ -76,6 +77,7 @@ class ControlManager:
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
         self._index: ResolverIndex | None = None
         self._listeners: list[Callable[[], None]] = []
+        self.audit: Callable[[dict[str, Any]], Coroutine[Any, Any, Any]] | None = None  # every decision is audited
         self._expiry_unsub: CALLBACK_TYPE | None = None
         self._control_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.control")
         self._trace_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.traces")
@@ -226,6 +228,14 @@ class ControlManager:
             context=context,
         )
         self._notify_listeners()
+        if self.audit is not None:
+            entry_record = {
+                "type": "gate_decision", "actor": record.get("user_id") or (context.user_id if context else None)
+                or "system", "tool": "gate_pipeline", "trace_id": trace_id, "outcome": record["outcome"],
+                "source_agent": record.get("source_agent"), "entity_id": record.get("entity_id"),
+                "inputs_hash": None, "outputs_hash": digest(json_safe(record)),
+            }
+            self.hass.async_create_task(self.audit(entry_record), f"{DOMAIN} audit {trace_id}")
         return record
 
     def _notify_pending(self, pending: PendingConfirmation, *, mobile: bool) -> None:

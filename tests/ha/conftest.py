@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -72,6 +73,13 @@ def sample_entry(data: dict[str, Any] | None = None, **options: Any) -> MockConf
         version=1,
         minor_version=1,
     )
+
+
+@pytest.fixture(autouse=True)
+def config_dir(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """Each HA test gets its own config folder: the audit log and networks live there, never in the shared one."""
+    if "hass" in request.fixturenames:
+        request.getfixturevalue("hass").config.config_dir = str(tmp_path / "config")
 
 
 @pytest.fixture

@@ -414,6 +414,8 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "control"
     assert {key: default for key, (default, _) in schema_values(result).items()} == {**DEFAULT_CONTROL_OPTIONS, "notify_service": None}
     result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_CONTROL_OPTIONS)
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "grid"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "assistant"
     assistant = {k: v for k, v in DEFAULT_ASSISTANT_OPTIONS.items() if not k.startswith("llm_") and k != "daily_cost_cap"}
     result = await hass.config_entries.options.async_configure(result["flow_id"], assistant)
@@ -451,6 +453,8 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": good, "notify_service": "notify.phone"}
     )
+    assert result["step_id"] == "grid"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "assistant"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.CREATE_ENTRY

@@ -142,6 +142,7 @@ class Gatekeeper:
         self.clock = clock
         self.ledger = ledger if ledger is not None else IdempotencyLedger()
         self.pending: dict[str, PendingConfirmation] = pending if pending is not None else {}
+        self.halt: Callable[[str], str | None] = lambda source_agent: None  # why Execution is halted for a source
 
     async def evaluate(
         self,
@@ -226,7 +227,9 @@ class Gatekeeper:
     ) -> TraceRecord:
         now = self.clock()
         key = plan.idempotency_key
-        if self.ledger.seen(key, now):  # another decision executed it while this one was on its way
+        if (why := self.halt(trace.source_agent)) is not None:
+            result = GateResult(execution.NAME, False, f"halted: {why}", {"halted": True})
+        elif self.ledger.seen(key, now):  # another decision executed it while this one was on its way
             result = GateResult(execution.NAME, False, f"duplicate: key {key[:12]} executed within 24 h", {"duplicate": True})
         else:
             self.ledger.remember(key, now)  # reserved before the call: concurrent duplicates stop above

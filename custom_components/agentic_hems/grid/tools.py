@@ -410,7 +410,11 @@ async def _forecast(host: TenantHost, target: str, horizon_h: float, quantiles: 
                              history_days=HISTORY_DAYS)
         )
     except ForecastError as err:
-        raise ToolError(f"forecast_{err.key}", target=target, max_h=MAX_HORIZON_H) from err
+        if err.key == "no_history":
+            raise ToolError("forecast_no_history", target=target) from err
+        if err.key == "horizon_too_long":
+            raise ToolError("forecast_horizon_too_long", target=target, max_h=MAX_HORIZON_H) from err
+        raise ToolError("forecast_bad_quantiles", target=target) from err
     return result, entity
 
 
@@ -624,7 +628,7 @@ def _battery_actions(asset_id: str, slots: list[datetime], power: Any) -> list[d
     """Runs of equal power (kW, load convention) as ``battery_power`` actions."""
     actions: list[dict[str, Any]] = []
     for t, slot in enumerate(slots):
-        p_kw = round(float(power[t]), 3)
+        p_kw = round(float(power[t]), 6)
         if actions and actions[-1]["p_kw"] == p_kw and actions[-1]["end"] == slot.isoformat():
             actions[-1]["end"] = (slot + STEP).isoformat()
         else:

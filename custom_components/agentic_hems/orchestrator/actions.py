@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+import re
 from typing import Any
 
 import voluptuous as vol
+
+from ..grid.tools import TOOLS
 
 GET_PRICES = "GET_PRICES"
 GET_CALENDAR_CONSTRAINT = "GET_CALENDAR_CONSTRAINT"
@@ -41,6 +44,7 @@ class ActionSpec:
     name: str
     schema: vol.Schema
     description: str
+    group: str = ""  # actions of a group share one line, shown when the request mentions the group's topic
 
 
 _TEXT = vol.All(str, vol.Length(min=1, max=200))
@@ -110,3 +114,32 @@ def validate(action: Action) -> Action:
     if spec is None:
         raise vol.Invalid(f"unknown action {action.type}; use one of {', '.join(REGISTRY)}")
     return Action(action.type, spec.schema(dict(action.args)))
+
+
+# The grid toolkit's tools (seed 002; issue 5): one action each, named after the tool in upper case. The arguments
+# are the tool's fields; the tool's contract validates them when it runs (as the user who asked).
+GRID_GROUP = "grid tools (arguments are the tool's fields; take a snapshot first)"
+GROUP_TOPICS: dict[str, re.Pattern[str]] = {
+    GRID_GROUP: re.compile(
+        r"grid|netz|power.?flow|last.?fluss|contingen|n-1|forecast|prognos|flexibilit|dispatch|batter|incident|vorfall|"
+        r"authori[sz]|freigabe|snapshot|twin|zwilling|simulat|feeder|bus|branch|fuse|sicherung",
+        re.IGNORECASE,
+    )
+}
+GRID_ACTIONS: dict[str, str] = {
+    "inspect_grid_state": "network_id",
+    "retrieve_asset": "asset_id",
+    "run_power_flow": "snapshot_id",
+    "run_contingency": "snapshot_id",
+    "run_forecast": "target, horizon_h",
+    "simulate_action": "snapshot_id, plan_id, horizon_min",
+    "calculate_flexibility": "window",
+    "optimize_dispatch": "objective",
+    "validate_constraints": "sim_id|plan_id",
+    "request_authorization": "plan_id, sim_id, validation_id, explanation_id, requested_window",
+    "generate_explanation": "plan_id",
+    "create_incident": "severity, title, evidence_ids",
+}
+for _name, _arguments in GRID_ACTIONS.items():
+    _fields = {vol.Optional(str(key)): object for key in TOOLS[_name][0].schema.schema if str(key) != "tenant"}
+    register(ActionSpec(_name.upper(), vol.Schema(_fields), _arguments, GRID_GROUP))

@@ -19,7 +19,7 @@ import uuid
 
 import voluptuous as vol
 
-from .actions import FINISH, REGISTRY, Action, validate
+from .actions import FINISH, GROUP_TOPICS, REGISTRY, Action, validate
 from .parser import Reply, parse
 
 MAX_ITERATIONS = 15
@@ -126,9 +126,16 @@ def compact(observation: dict[str, Any]) -> str:
     return text if len(text) <= MAX_OBSERVATION_CHARS else text[: MAX_OBSERVATION_CHARS - 3] + "..."
 
 
-def instructions() -> str:
-    """The ReAct instructions appended to the orchestrator prompt: the format and the registered actions."""
-    actions = "\n".join(f"- {name}: {spec.description}" for name, spec in REGISTRY.items())
+def instructions(request: str = "") -> str:
+    """The ReAct instructions appended to the orchestrator prompt: the format and the registered actions (a group's
+    actions only when ``request`` mentions its topic, to keep every round trip short)."""
+    lines = [f"- {name}: {spec.description}" for name, spec in REGISTRY.items() if not spec.group]
+    groups: dict[str, list[str]] = {}
+    for name, spec in REGISTRY.items():
+        if spec.group and GROUP_TOPICS[spec.group].search(request):
+            groups.setdefault(spec.group, []).append(f"{name}({spec.description})")
+    lines += [f"- {group}: {', '.join(names)}" for group, names in groups.items()]
+    actions = "\n".join(lines)
     return (
         "Each turn: one short Thought line, then one line ACTION: TYPE | key=value | ...\n"
         f"Actions:\n{actions}\n"
@@ -157,7 +164,7 @@ async def run_loop(
     started = clock()
     result = RunResult(run_id or uuid.uuid4().hex, model.name, False, "", [])
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": f"{system_prompt}\n\n{instructions()}"},
+        {"role": "system", "content": f"{system_prompt}\n\n{instructions(request)}"},
         {"role": "user", "content": request},
     ]
     for iteration in range(1, max_iterations + 1):

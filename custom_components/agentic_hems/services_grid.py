@@ -1,0 +1,171 @@
+"""Service actions of the grid toolkit: one per seed 002 tool, plus the people's side (issue 5).
+
+Read and compute tools respond only (``SupportsResponse.ONLY``); ``request_authorization`` and ``create_incident``
+respond optionally. ``generate_audit_record`` has no service: the integration appends every record itself.
+``approve_authorization``, ``deny_authorization`` and ``verify_audit_chain`` need an administrator;
+``acknowledge_incident`` needs the ``tenant:write:incident`` scope. Every call runs through
+:func:`~.grid.contracts.invoke` as the calling HA user (``system`` for automations).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+import functools
+from typing import TYPE_CHECKING, Any
+
+import voluptuous as vol
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import Context, HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers import config_validation as cv
+from homeassistant.util import dt as dt_util
+
+from .const import DOMAIN
+from .grid.contracts import Scope, ToolError, invoke
+from .grid.contracts import SideEffect
+from .grid.tools import TOOLS
+from .services import invalid
+
+if TYPE_CHECKING:
+    from . import AgenticHemsConfigEntry
+
+TIME_KEYS = frozenset({"at", "start", "end", "from_start", "to_start"})
+ID_KEYS = ("snapshot_id", "plan_id", "sim_id", "validation_id", "explanation_id")
+SERVICE_APPROVE = "approve_authorization"
+SERVICE_DENY = "deny_authorization"
+SERVICE_ACKNOWLEDGE = "acknowledge_incident"
+SERVICE_VERIFY = "verify_audit_chain"
+DECIDE_SCHEMA = vol.Schema({vol.Optional("tenant"): cv.string, vol.Required("request_id"): cv.string})
+ACKNOWLEDGE_SCHEMA = vol.Schema({vol.Optional("tenant"): cv.string, vol.Required("incident_id"): cv.string})
+VERIFY_SCHEMA = vol.Schema({vol.Optional("tenant"): cv.string})
+
+
+def service_schema(name: str) -> vol.Schema:
+    """The HA-side schema of a tool's service: its fields, checked by the contract inside :func:`invoke`."""
+    contract = TOOLS[name][0]
+    return vol.Schema({vol.Optional(str(key)): object for key in contract.schema.schema}, extra=vol.ALLOW_EXTRA)
+
+
+def localized(value: Any, key: str | None = None) -> Any:
+    """Naive times (from automations and the UI) are the HA time zone's; nested data is walked."""
+    if isinstance(value, dict):
+        return {k: localized(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [localized(v, key) for v in value]
+    if key in TIME_KEYS and isinstance(value, (str, datetime)):
+        moment = dt_util.parse_datetime(value) if isinstance(value, str) else value
+        if moment is not None and moment.tzinfo is None:
+            return moment.replace(tzinfo=dt_util.get_default_time_zone()).isoformat()
+    return value
+
+
+def tool_error(err: ToolError) -> HomeAssistantError:
+    """A typed tool error as a translated HA error (validation errors for the caller's mistakes)."""
+    cls = ServiceValidationError if err.status in ("invalid", "not_found", "forbidden") else HomeAssistantError
+    return cls(translation_domain=DOMAIN, translation_key=err.key, translation_placeholders=err.placeholders or None)
+
+
+def tenant_entry(hass: HomeAssistant, data: dict[str, Any]) -> AgenticHemsConfigEntry:
+    """The tenant: ``tenant`` (a config entry id), else the entry holding a referenced id, else the only one."""
+    loaded: list[AgenticHemsConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
+    if tenant := data.get("tenant"):
+        entry = hass.config_entries.async_get_entry(tenant)
+        if entry is None or entry.domain != DOMAIN:
+            raise invalid("entry_not_found", entry_id=tenant)
+        if entry.state is not ConfigEntryState.LOADED:
+            raise invalid("entry_not_loaded", entry_id=tenant)
+        return entry
+    for key in ID_KEYS:
+        if isinstance(ref := data.get(key), str):
+            for entry in loaded:
+                if ref in entry.runtime_data.grid.artifacts:
+                    return entry
+    if not loaded:
+        raise invalid("no_entry_loaded")
+    if len(loaded) > 1:
+        raise invalid("entry_required")
+    return loaded[0]
+
+
+async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, name: str, data: dict[str, Any],
+                          context: Context) -> dict[str, Any]:
+    """Invoke tool ``name`` on ``entry`` as the context's user.
+
+    Raises:
+        ToolError: as :func:`~.grid.contracts.invoke`.
+    """
+    grid = entry.runtime_data.grid
+    user = await hass.auth.async_get_user(context.user_id) if context.user_id else None
+    caller = grid.scopes(user.id if user else None, bool(user and user.is_admin))
+    contract, handler = TOOLS[name]
+    inputs = {k: v for k, v in localized(dict(data)).items() if k != "tenant"}
+    return await invoke(contract, functools.partial(handler, grid), inputs, caller, tenant=entry.entry_id, audit=grid,
+                        now=dt_util.utcnow)
+
+
+@callback
+def async_setup_grid_services(hass: HomeAssistant) -> None:
+    """Register the grid toolkit's service actions."""
+
+    def tool_service(name: str) -> Any:
+        async def handle(call: ServiceCall) -> ServiceResponse:
+            entry = tenant_entry(hass, dict(call.data))
+            try:
+                result = await async_call_tool(hass, entry, name, dict(call.data), call.context)
+            except ToolError as err:
+                raise tool_error(err) from err
+            return result if call.return_response else None
+
+        return handle
+
+    for name, (contract, _) in TOOLS.items():
+        optional = contract.side_effect in (SideEffect.REQUEST, SideEffect.RECORD)
+        hass.services.async_register(
+            DOMAIN, name, tool_service(name), schema=service_schema(name),
+            supports_response=SupportsResponse.OPTIONAL if optional else SupportsResponse.ONLY,
+        )
+
+    async def admin(call: ServiceCall) -> str:
+        user = await hass.auth.async_get_user(call.context.user_id) if call.context.user_id else None
+        if user is None or not user.is_admin:
+            raise invalid("admin_required")
+        return user.id
+
+    async def decide(call: ServiceCall, approve: bool) -> ServiceResponse:
+        entry = tenant_entry(hass, dict(call.data))
+        user_id = await admin(call)
+        try:
+            request = await entry.runtime_data.grid.async_decide(call.data["request_id"], approve, user_id,
+                                                                 call.context)
+        except ToolError as err:
+            raise tool_error(err) from err
+        return dict(request) if call.return_response else None
+
+    async def acknowledge(call: ServiceCall) -> ServiceResponse:
+        entry = tenant_entry(hass, dict(call.data))
+        grid = entry.runtime_data.grid
+        user = await hass.auth.async_get_user(call.context.user_id) if call.context.user_id else None
+        if user is None or Scope.INCIDENT not in grid.scopes(user.id, user.is_admin).scopes:
+            raise invalid("incident_scope_required")
+        try:
+            incident = await grid.async_acknowledge(call.data["incident_id"], user.id)
+        except ToolError as err:
+            raise tool_error(err) from err
+        return dict(incident) if call.return_response else None
+
+    async def verify(call: ServiceCall) -> ServiceResponse:
+        entry = tenant_entry(hass, dict(call.data))
+        await admin(call)
+        await entry.runtime_data.audit.async_verify()
+        status: dict[str, Any] = entry.runtime_data.audit.status()
+        return status
+
+    hass.services.async_register(DOMAIN, SERVICE_APPROVE, functools.partial(decide, approve=True),
+                                 schema=DECIDE_SCHEMA, supports_response=SupportsResponse.OPTIONAL)
+    hass.services.async_register(DOMAIN, SERVICE_DENY, functools.partial(decide, approve=False),
+                                 schema=DECIDE_SCHEMA, supports_response=SupportsResponse.OPTIONAL)
+    hass.services.async_register(DOMAIN, SERVICE_ACKNOWLEDGE, acknowledge, schema=ACKNOWLEDGE_SCHEMA,
+                                 supports_response=SupportsResponse.OPTIONAL)
+    hass.services.async_register(DOMAIN, SERVICE_VERIFY, verify, schema=VERIFY_SCHEMA,
+                                 supports_response=SupportsResponse.ONLY)

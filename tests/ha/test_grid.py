@@ -1,0 +1,335 @@
+"""The grid toolkit's services against a home twin with mapped sensors and a MATPOWER case in the config folder."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from datetime import timedelta
+import json
+import math
+from pathlib import Path
+import shutil
+from typing import Any
+
+from freezegun.api import FrozenDateTimeFactory
+import numpy as np
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from homeassistant.auth.models import User
+from homeassistant.components import persistent_notification
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.setup import async_setup_component
+
+from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.grid.audit import verify
+from custom_components.agentic_hems.grid.twin import CABLE_R_PU, CABLE_X_PU, HOME_BASE_MVA
+
+from .conftest import NOW, sample_entry
+
+GRID = Path(__file__).resolve().parents[1] / "fixtures" / "grid"
+SITE = {
+    "grid_power_entity": "sensor.grid_power",
+    "pv_power_entity": "sensor.pv_power",
+    "battery_power_entity": "sensor.battery_power",
+    "battery_soc_entity": "sensor.battery_soc",
+    "battery_setpoint_entity": "input_number.battery_setpoint",
+    "pv_peak_kw": 8.0,
+    "battery_capacity_kwh": 10.0,
+    "battery_power_kw": 5.0,
+}
+
+
+async def set_meters(hass: HomeAssistant, grid_w: float = 2000, pv_kw: float = 3.0, battery_kw: float = 1.0,
+                     soc: float = 50) -> None:
+    hass.states.async_set("sensor.grid_power", str(grid_w), {"unit_of_measurement": "W"})
+    hass.states.async_set("sensor.pv_power", str(pv_kw), {"unit_of_measurement": "kW"})
+    hass.states.async_set("sensor.battery_power", str(battery_kw), {"unit_of_measurement": "kW"})
+    hass.states.async_set("sensor.battery_soc", str(soc), {"unit_of_measurement": "%"})
+
+
+@pytest.fixture
+async def site(hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory) -> AsyncGenerator[MockConfigEntry]:
+    """The sample entry with PV, a battery and its setpoint mapped, and case14 in config/agentic_hems/networks."""
+    freezer.move_to(NOW)
+    networks = Path(hass.config.path("agentic_hems", "networks"))
+    networks.mkdir(parents=True)
+    shutil.copy(GRID / "case14.m", networks / "case14.m")
+    (networks / "broken.m").write_text("function mpc = broken\nmpc.baseMVA = 100;\n")
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "input_number", {"input_number": {
+        "battery_setpoint": {"min": -5, "max": 5, "step": 0.001, "unit_of_measurement": "kW"}}})
+    await set_meters(hass)
+    entry = sample_entry(**SITE)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    yield entry
+
+
+async def call(hass: HomeAssistant, service: str, user: User | None = None, **data: Any) -> dict[str, Any]:
+    response = await hass.services.async_call(DOMAIN, service, data, blocking=True, return_response=True,
+                                              context=Context(user_id=user.id if user else None))
+    assert isinstance(response, dict)
+    return response
+
+
+def two_bus_vm(p_mw: float, q_mvar: float = 0.0) -> float:
+    """Closed form for a slack at 1 pu feeding a PQ load over r + jx: the high root of
+    V^4 + (2(rP + xQ) - 1) V^2 + (r^2 + x^2)(P^2 + Q^2) = 0 (pu on the home twin's base)."""
+    p, q = p_mw / HOME_BASE_MVA, q_mvar / HOME_BASE_MVA
+    b = 2 * (CABLE_R_PU * p + CABLE_X_PU * q) - 1
+    c = (CABLE_R_PU**2 + CABLE_X_PU**2) * (p**2 + q**2)
+    return math.sqrt((-b + math.sqrt(b * b - 4 * c)) / 2)
+
+
+async def test_inspect_the_home_twin(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    """Assets from the sensors (W converted, PV negated, house = grid - others) and the panel voltage in closed form."""
+    result = await call(hass, "inspect_grid_state", depth=3)
+    state = result["state"]
+    powers = {a["asset_id"]: a["p_kw"] for a in state["assets"]}
+    assert powers["grid"] == 2.0 and powers["pv"] == -3.0 and powers["battery"] == 1.0
+    assert powers["house"] == pytest.approx(4.0)
+    assert result["stale"] is False and state["alarms"] == []
+    panel = next(b for b in state["bus_state"] if b["bus"] == 2)
+    assert panel["vm_pu"] == pytest.approx(two_bus_vm(0.002), abs=1e-8)
+    fuse = state["branch_state"][0]
+    assert fuse["loading_pct"] == pytest.approx(100 * math.hypot(fuse["p_from_mw"], fuse["q_from_mvar"]) / 0.011, abs=1e-4)
+    assert state["measurements"]["grid.power"]["entity_id"] == "sensor.grid_power"
+    provenance = result["provenance"]
+    assert provenance["tool"] == "inspect_grid_state" and provenance["actor"] == "system"
+    assert "sensor.grid_power" in provenance["sources"] and len(provenance["inputs_hash"]) == 64
+
+    hass.states.async_set("sensor.pv_power", "unavailable")
+    stale = await call(hass, "inspect_grid_state", depth=3)
+    assert stale["stale"] is True and stale["snapshot_id"] == result["snapshot_id"] and stale["state"] == state
+
+
+async def test_no_consistent_snapshot_is_an_error(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    hass.states.async_set("sensor.battery_soc", "unknown")
+    with pytest.raises(HomeAssistantError) as err:
+        await call(hass, "inspect_grid_state")
+    assert err.value.translation_key == "no_consistent_snapshot"
+
+
+async def test_assets_and_typed_404(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    battery = await call(hass, "retrieve_asset", asset_id="battery")
+    assert battery["limits"] == {"p_min_kw": -5.0, "p_max_kw": 5.0, "capacity_kwh": 10.0, "soc_min_pct": 10.0,
+                                 "soc_max_pct": 100.0}
+    assert battery["health"]["measurements"]["soc"]["state"] == "50"
+    gen = await call(hass, "retrieve_asset", asset_id="gen_1", network_id="case14")
+    assert gen["limits"]["p_max_kw"] == 0 and gen["connection_point"] == {"network_id": "case14", "bus": 1}
+    for asset_id in ("batery", "Battery"):  # no fuzzy match
+        with pytest.raises(ServiceValidationError) as err:
+            await call(hass, "retrieve_asset", asset_id=asset_id)
+        assert err.value.translation_key == "asset_not_found"
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "inspect_grid_state", network_id="../secrets")
+    assert err.value.translation_key == "network_not_found"
+    with pytest.raises(HomeAssistantError) as err:
+        await call(hass, "inspect_grid_state", network_id="broken")
+    assert err.value.translation_key == "network_invalid"
+
+
+async def test_power_flow_on_a_matpower_case_matches_the_reference(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    ref = json.loads((GRID / "case14.json").read_text())
+    snapshot = await call(hass, "inspect_grid_state", network_id="case14")
+    ac = await call(hass, "run_power_flow", snapshot_id=snapshot["snapshot_id"], method="ac")
+    assert ac["converged"] and ac["solver"].startswith("newton-raphson")
+    np.testing.assert_allclose([v["vm_pu"] for v in ac["voltages"]], ref["ac_pf"]["Vm_pu"], atol=1e-6)
+    np.testing.assert_allclose([v["va_deg"] for v in ac["voltages"]], ref["ac_pf"]["Va_deg"], atol=1e-4)
+    np.testing.assert_allclose([f["p_from_mw"] for f in ac["flows"]], ref["ac_pf"]["branch_Pf_MW"], atol=1e-4)
+    assert ac["losses_mw"] == pytest.approx(ref["ac_pf"]["total_P_losses_MW"], abs=1e-4)
+    dc = await call(hass, "run_power_flow", snapshot_id=snapshot["snapshot_id"], method="dc")
+    np.testing.assert_allclose([f["p_from_mw"] for f in dc["flows"]], ref["dc_pf"]["branch_Pf_MW"], atol=1e-4)
+
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "run_power_flow", snapshot_id=snapshot["snapshot_id"], method="pinn")
+    assert err.value.translation_key == "method_not_available"
+    outage = await call(hass, "run_power_flow", snapshot_id=snapshot["snapshot_id"],
+                        modifications=[{"type": "branch_outage", "branch": 1}])
+    n1 = next(o for o in json.loads((GRID / "case14_n1.json").read_text())["outages"] if o["outage_branch_index"] == 0)
+    np.testing.assert_allclose([v["vm_pu"] for v in outage["voltages"]], n1["ac_Vm_pu"], atol=1e-6)
+    assert outage["losses_mw"] == pytest.approx(n1["ac_total_P_losses_MW"], abs=1e-4)
+    with pytest.raises(ServiceValidationError) as err:  # gen 1 of case14 may not consume
+        await call(hass, "run_power_flow", snapshot_id=snapshot["snapshot_id"],
+                   modifications=[{"type": "set_power", "asset_id": "gen_1", "p_kw": 50}])
+    assert err.value.translation_key == "outside_limits"
+
+
+async def test_contingency_reports_islanding(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    snapshot = await call(hass, "inspect_grid_state", network_id="case14")
+    result = await call(hass, "run_contingency", snapshot_id=snapshot["snapshot_id"])
+    assert result["completed"] and result["unevaluated"] == [] and result["evaluated"] == 20
+    assert result["islanded"] == [14]  # branch 14 (7-8) is the only line to bus 8's synchronous condenser
+    listed = await call(hass, "run_contingency", snapshot_id=snapshot["snapshot_id"], set="list", branches=[1, 14])
+    assert listed["evaluated"] == 2 and listed["islanded"] == [14]
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "run_contingency", snapshot_id=snapshot["snapshot_id"], set="list", branches=[21])
+    assert err.value.translation_key == "branch_not_found"
+
+
+async def test_forecast_without_history_is_a_typed_error(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "run_forecast", target="load", horizon_h=6)
+    assert err.value.translation_key == "forecast_no_history"
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "run_forecast", target="load", horizon_h=6, quantiles=[0.5, 1.0])
+    assert err.value.translation_key == "tool_invalid_input"
+
+
+async def plan_chain(hass: HomeAssistant, user: User | None = None) -> dict[str, dict[str, Any]]:
+    """optimize_dispatch -> snapshot -> simulate_action -> validate_constraints -> generate_explanation."""
+    plan = await call(hass, "optimize_dispatch", user, objective="cost", horizon_h=24)
+    snapshot = await call(hass, "inspect_grid_state", user)
+    sim = await call(hass, "simulate_action", user, snapshot_id=snapshot["snapshot_id"], actions=plan["actions"],
+                     signature=plan["signature"], plan_id=plan["plan_id"], horizon_min=24 * 60)
+    validation = await call(hass, "validate_constraints", user, sim_id=sim["sim_id"])
+    explanation = await call(hass, "generate_explanation", user, plan_id=plan["plan_id"], audience="manager",
+                             lang="de")
+    return {"plan": plan, "snapshot": snapshot, "sim": sim, "validation": validation, "explanation": explanation}
+
+
+async def test_dispatch_simulate_validate_explain(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    chain = await plan_chain(hass)
+    plan, sim, validation = chain["plan"], chain["sim"], chain["validation"]
+    assert plan["solver_status"] == "optimal" and len(plan["schedule"]) == 96
+    slots = plan["schedule"]
+    recomputed = sum((s["import_kw"] * s["import_price"] - s["export_kw"] * s["export_price"]) * 0.25 for s in slots)
+    assert plan["cost"] == pytest.approx(recomputed, abs=1e-6) and plan["cost"] <= plan["baseline_value"] + 1e-9
+    net = [(s["load_kw"] - s["pv_kw"]) for s in slots]
+    assert net == pytest.approx([1.0] * 96)  # house 4 kW and PV 3 kW held: no history yet
+    # The sim rolls the same actions forward: its SoC path is the plan's (10 kWh battery).
+    soc_plan = [s["batteries"]["battery"]["soc_kwh"] * 10 for s in slots]
+    soc_sim = [row["soc_pct"]["battery"] for row in sim["trajectory"]]
+    assert soc_sim == pytest.approx(soc_plan, abs=1e-3)
+    assert sim["valid"] and validation["pass"] and validation["violations"] == []
+    assert validation["margins"]["branch_1.loading_pct"] >= 0
+    assert "Ersparnis" in chain["explanation"]["text"] or "spart" in chain["explanation"]["text"]
+
+    with pytest.raises(ServiceValidationError) as err:  # a changed action no longer matches the signature
+        tampered = [dict(plan["actions"][0], p_kw=5.0), *plan["actions"][1:]]
+        await call(hass, "simulate_action", snapshot_id=chain["snapshot"]["snapshot_id"], actions=tampered,
+                   signature=plan["signature"], plan_id=plan["plan_id"], horizon_min=60)
+    assert err.value.translation_key == "signature_invalid"
+
+
+async def test_flexibility(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    start = NOW.replace(hour=21, minute=0)
+    result = await call(hass, "calculate_flexibility",
+                        window={"start": start.isoformat(), "end": start.replace(hour=23).isoformat()})
+    battery = next(a for a in result["per_asset"] if a["asset_id"] == "battery")
+    # 50 % of 10 kWh, 10 % minimum: 4 kWh stored, 5 kWh room; 2 h window; 95 % one way; charging at 1 kW now.
+    assert battery["up_kw"] == pytest.approx(1.0 - max(-5.0, -4.0 * 0.95 / 2))
+    assert battery["down_kw"] == pytest.approx(min(5.0, 5.0 / (0.95 * 2)) - 1.0)
+    pv = next(a for a in result["per_asset"] if a["asset_id"] == "pv")
+    assert pv["up_kw"] == pytest.approx(5.0) and pv["down_kw"] == pytest.approx(3.0)
+    assert {e["asset_id"] for e in result["excluded"]} == {"ev_charger"}  # no power measured
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "calculate_flexibility", window={"start": start.isoformat(),
+                                                          "end": (start + timedelta(days=2)).isoformat()})
+    assert err.value.translation_key == "window_outside_horizon"
+
+
+async def test_authorization_reaches_the_device_only_through_the_gates(
+    hass: HomeAssistant, site: MockConfigEntry, hass_admin_user: User, hass_read_only_user: User
+) -> None:
+    chain = await plan_chain(hass)
+    first = chain["plan"]["schedule"][0]
+    window = {"start": first["start"], "end": chain["plan"]["schedule"][3]["end"]}
+    ids = {"plan_id": chain["plan"]["plan_id"], "sim_id": chain["sim"]["sim_id"],
+           "validation_id": chain["validation"]["validation_id"],
+           "explanation_id": chain["explanation"]["explanation_id"]}
+    denied = await call(hass, "request_authorization", **{**ids, "explanation_id": "explanation_unknown"},
+                        requested_window=window)
+    assert denied["status"] == "denied" and "explanation_unknown" in denied["reasons"][0]
+    request = await call(hass, "request_authorization", **ids, requested_window=window)
+    assert request["reasons"] == [] and request["status"] == "pending"
+    issue_id = f"authorization_{request['request_id']}"
+    assert ir.async_get(hass).async_get_issue(DOMAIN, issue_id) is not None
+
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "approve_authorization", hass_read_only_user, request_id=request["request_id"])
+    assert err.value.translation_key == "admin_required"
+    await site.runtime_data.control.async_set_allow_control(True)
+    approved = await call(hass, "approve_authorization", hass_admin_user, request_id=request["request_id"])
+    assert approved["status"] == "approved" and approved["decided_by"] == hass_admin_user.id
+    assert ir.async_get(hass).async_get_issue(DOMAIN, issue_id) is None
+    await hass.async_block_till_done()
+    traces = [t for t in site.runtime_data.control.traces.values() if t["source_agent"] == "grid"]
+    assert len(traces) == 1 and len(traces[0]["gate_results"]) == 8
+    expected = first["batteries"]["battery"]["charge_kw"] - first["batteries"]["battery"]["discharge_kw"]
+    assert traces[0]["outcome"] == "executed"
+    assert float(hass.states.get("input_number.battery_setpoint").state) == pytest.approx(expected, abs=1e-3)
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "deny_authorization", hass_admin_user, request_id=request["request_id"])
+    assert err.value.translation_key == "request_not_pending"
+
+
+async def test_scopes(hass: HomeAssistant, site: MockConfigEntry, hass_read_only_user: User) -> None:
+    """Other users read; simulate needs the options' grant; the grant is per scope."""
+    snapshot = await call(hass, "inspect_grid_state", hass_read_only_user, network_id="case14")
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "run_power_flow", hass_read_only_user, snapshot_id=snapshot["snapshot_id"])
+    assert err.value.translation_key == "tool_forbidden"
+    hass.config_entries.async_update_entry(site, options={**site.options,
+                                                          "grid_simulate_users": [hass_read_only_user.id]})
+    await hass.async_block_till_done()
+    snapshot = await call(hass, "inspect_grid_state", hass_read_only_user, network_id="case14")
+    result = await call(hass, "run_power_flow", hass_read_only_user, snapshot_id=snapshot["snapshot_id"])
+    assert result["converged"] and result["provenance"]["actor"] == hass_read_only_user.id
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "create_incident", hass_read_only_user, severity="warning", title="x",
+                   evidence_ids=[snapshot["snapshot_id"]])
+    assert err.value.translation_key == "tool_forbidden"
+
+
+async def test_incidents_persist_until_acknowledged(
+    hass: HomeAssistant, site: MockConfigEntry, hass_admin_user: User
+) -> None:
+    snapshot = await call(hass, "inspect_grid_state")
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "create_incident", severity="critical", title="Fuse", evidence_ids=["snapshot_nope"])
+    assert err.value.translation_key == "evidence_not_found"
+    incident = await call(hass, "create_incident", severity="critical", title="Fuse near its limit",
+                          evidence_ids=[snapshot["snapshot_id"]])
+    issue_id = f"incident_{incident['incident_id']}"
+    assert ir.async_get(hass).async_get_issue(DOMAIN, issue_id).severity is ir.IssueSeverity.CRITICAL
+    assert await hass.config_entries.async_reload(site.entry_id)  # re-notified at start-up
+    await hass.async_block_till_done()
+    notifications = persistent_notification._async_get_or_create_notifications(hass)
+    assert issue_id in notifications
+    done = await call(hass, "acknowledge_incident", hass_admin_user, incident_id=incident["incident_id"])
+    assert done["acknowledged_by"] == hass_admin_user.id
+    assert ir.async_get(hass).async_get_issue(DOMAIN, issue_id) is None and issue_id not in notifications
+
+
+async def test_every_call_is_audited_and_a_break_halts_requests(
+    hass: HomeAssistant, site: MockConfigEntry, hass_admin_user: User
+) -> None:
+    audit = site.runtime_data.audit
+    chain = await plan_chain(hass)
+    await hass.async_block_till_done()
+    lines = [json.loads(line) for line in audit.path.read_text().splitlines()]
+    tools = [line["record"].get("tool") for line in lines]
+    assert tools == ["optimize_dispatch", "inspect_grid_state", "simulate_action", "validate_constraints",
+                     "generate_explanation"]
+    assert lines[0]["record"]["outputs_hash"] and lines[0]["record"]["actor"] == "system"
+    status = await call(hass, "verify_audit_chain", hass_admin_user)
+    assert status["ok"] and status["lines"] == 5
+    assert verify(audit.path, audit.anchor).ok
+
+    rows = audit.path.read_text().splitlines()
+    rows[1] = rows[1].replace('"system"', '"mallory"')
+    audit.path.write_text("\n".join(rows) + "\n")
+    status = await call(hass, "verify_audit_chain", hass_admin_user)
+    assert not status["ok"] and status["problem"] == "edited"
+    window = {"start": chain["plan"]["schedule"][0]["start"], "end": chain["plan"]["schedule"][1]["end"]}
+    with pytest.raises(HomeAssistantError) as err:
+        await call(hass, "request_authorization", plan_id=chain["plan"]["plan_id"], sim_id=chain["sim"]["sim_id"],
+                   validation_id=chain["validation"]["validation_id"],
+                   explanation_id=chain["explanation"]["explanation_id"], requested_window=window)
+    assert err.value.translation_key == "audit_chain_broken"
+    assert site.runtime_data.control.keeper.halt("grid") == "the audit chain is broken"
+    assert site.runtime_data.control.keeper.halt("scheduler") is None
