@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+import functools
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -45,6 +46,7 @@ from .control import ControlManager
 from .coordinator import PriceCoordinator
 from .gates.keeper import Settings
 from .gates.models import PolicyAction
+from .grid.contracts import generate_audit_record
 from .grid_manager import SOURCE_GRID, GridManager
 from .gates.tables import MAX_RISK, PolicyRule, effective_policy, validate_rules
 from .planner import PlanManager
@@ -132,7 +134,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     audit = AuditLog(hass, entry.entry_id)
     await audit.async_load()
     entry.async_on_unload(audit.async_unload)
-    control.audit = audit.async_append
+    control.audit = functools.partial(generate_audit_record, audit)
     control.keeper.halt = lambda source: (
         "the audit chain is broken" if source == SOURCE_GRID and audit.broken else None
     )

@@ -38,7 +38,7 @@ from .const import (
     MEASUREMENT_OPTIONS,
     STORAGE_VERSION,
 )
-from .grid.contracts import USER_SCOPES, Caller, Scope, ToolError
+from .grid.contracts import USER_SCOPES, Caller, Scope, ToolError, generate_audit_record
 from .grid.host import Artifacts, Measurement, Prices
 from .grid.network import NetworkError, load_matpower
 from .grid.twin import HOME, HomeSite, Twin, home_twin, matpower_twin
@@ -341,7 +341,7 @@ class GridManager:
                     "decided_at": self.now().isoformat()}
         self._close_request(request)
         await self._async_save()
-        await self.audit.async_append({"type": "authorization", "actor": user_id, "tool": "request_authorization",
+        await generate_audit_record(self.audit, {"type": "authorization", "actor": user_id, "tool": "request_authorization",
                                        "request_id": request_id, "decision": request["status"],
                                        "plan_id": request["plan_id"], "inputs_hash": None, "outputs_hash": None})
         if approve:
@@ -447,7 +447,7 @@ class GridManager:
         await self._async_save()
         ir.async_delete_issue(self.hass, DOMAIN, incident_issue_id(incident_id))
         persistent_notification.async_dismiss(self.hass, incident_issue_id(incident_id))
-        await self.audit.async_append({"type": "incident_acknowledged", "actor": user_id, "tool": "create_incident",
+        await generate_audit_record(self.audit, {"type": "incident_acknowledged", "actor": user_id, "tool": "create_incident",
                                        "incident_id": incident_id, "inputs_hash": None, "outputs_hash": None})
         return incident
 

@@ -113,6 +113,35 @@ class AuditSink(Protocol):
         """Append ``record``; return ``{"record_id", "chain_hash"}``."""
 
 
+GENERATE_AUDIT_RECORD = ToolContract(
+    "generate_audit_record", SideEffect.RECORD, Scope.SYSTEM, 1000,
+    vol.Schema({vol.Required("actor"): str, vol.Required("tool"): str, vol.Required("inputs_hash"): vol.Any(None, str),
+                vol.Required("outputs_hash"): vol.Any(None, str), vol.Optional("decision"): str},
+               extra=vol.ALLOW_EXTRA),
+    ("record_id", "chain_hash"),
+)
+
+
+async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> dict[str, Any]:
+    """Seed 002 ``generate_audit_record``: internal (scope ``system``), so only the integration appends records: for
+    every tool call, gate decision and approval. The sink checks the previous chain hash; the append is shielded, so
+    a timeout (1000 ms) never leaves a half-written line.
+
+    Raises:
+        ToolError: ``tool_invalid_input`` (a record without actor, tool or hashes), ``tool_timeout``.
+    """
+    contract = GENERATE_AUDIT_RECORD
+    try:
+        data = contract.schema(json_safe(record))
+    except vol.Invalid as err:
+        raise ToolError("tool_invalid_input", tool=contract.name, error=str(err)) from err
+    try:
+        async with asyncio.timeout(contract.timeout_ms / 1000):
+            return await asyncio.shield(audit.async_append(data))
+    except TimeoutError as err:
+        raise ToolError("tool_timeout", "timeout", tool=contract.name, timeout_ms=contract.timeout_ms) from err
+
+
 def digest(value: Any) -> str:
     """SHA-256 hex of the canonical JSON of ``value``."""
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
@@ -157,7 +186,7 @@ async def invoke(
             raise ToolError("tool_failed", "failed", tool=contract.name, error=f"missing outputs {missing}")
     except ToolError as err:
         record |= {"outputs_hash": None, "decision": f"{err.status}:{err.key}"}
-        await audit.async_append(record)
+        await generate_audit_record(audit, record)
         LOGGER.info("tool=%s actor=%s tenant=%s outcome=%s key=%s", contract.name, caller.actor, tenant, err.status,
                     err.key)
         raise
@@ -175,7 +204,7 @@ async def invoke(
         "latency_ms": latency_ms,
     }
     record |= {"outputs_hash": digest(result), "decision": "ok", "sources": sources}
-    audit_ref = await audit.async_append(record)
+    audit_ref = await generate_audit_record(audit, record)
     provenance["audit_record_id"] = audit_ref["record_id"]
     LOGGER.info("tool=%s actor=%s tenant=%s outcome=ok latency_ms=%s sources=%s", contract.name, caller.actor, tenant,
                 latency_ms, ",".join(sources))

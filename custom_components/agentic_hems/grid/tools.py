@@ -160,15 +160,6 @@ CREATE_INCIDENT = _contract(
      vol.Required("evidence_ids"): vol.All([_ID], vol.Length(min=1, max=50))},
     ("incident_id",),
 )
-GENERATE_AUDIT_RECORD = ToolContract(
-    "generate_audit_record", SideEffect.RECORD, Scope.SYSTEM, 1000,
-    vol.Schema({vol.Required("actor"): str, vol.Required("tool"): str, vol.Required("inputs_hash"): vol.Any(None, str),
-                vol.Required("outputs_hash"): vol.Any(None, str), vol.Optional("decision"): str},
-               extra=vol.ALLOW_EXTRA),
-    ("record_id", "chain_hash"),
-)
-
-
 # --- inspect_grid_state, retrieve_asset ---------------------------------------------------------------------------
 
 
