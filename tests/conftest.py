@@ -11,4 +11,6 @@ import custom_components.agentic_hems  # noqa: F401 - make HA find this package,
 def auto_enable_custom_integrations(request: pytest.FixtureRequest) -> None:
     """Let HA load custom_components/agentic_hems in every test that has a ``hass``; pure tests stay HA-free."""
     if "hass" in request.fixturenames:
+        if "recorder_mock" in request.fixturenames:  # the recorder must start before hass
+            request.getfixturevalue("recorder_mock")
         request.getfixturevalue("enable_custom_integrations")

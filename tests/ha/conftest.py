@@ -78,7 +78,7 @@ def sample_entry(data: dict[str, Any] | None = None, **options: Any) -> MockConf
 @pytest.fixture(autouse=True)
 def config_dir(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     """Each HA test gets its own config folder: the audit log and networks live there, never in the shared one."""
-    if "hass" in request.fixturenames:
+    if "hass" in request.fixturenames and "recorder_mock" not in request.fixturenames:  # the recorder comes first
         request.getfixturevalue("hass").config.config_dir = str(tmp_path / "config")
 
 

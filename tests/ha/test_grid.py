@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from datetime import timedelta
+from datetime import datetime, timedelta
 import json
 import math
 from pathlib import Path
@@ -16,11 +16,14 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from homeassistant.auth.models import User
+from homeassistant.components.recorder import Recorder
 from homeassistant.components import persistent_notification
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
+from pytest_homeassistant_custom_component.components.recorder.common import async_wait_recording_done
 
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.grid.audit import verify
@@ -333,3 +336,39 @@ async def test_every_call_is_audited_and_a_break_halts_requests(
     assert err.value.translation_key == "audit_chain_broken"
     assert site.runtime_data.control.keeper.halt("grid") == "the audit chain is broken"
     assert site.runtime_data.control.keeper.halt("scheduler") is None
+
+
+async def test_forecast_and_history_from_the_recorder(
+    recorder_mock: Recorder, hass: HomeAssistant, tz: str, tmp_path: Path
+) -> None:
+    """Four days of a daily load profile in the recorder: the profile model beats persistence and returns it; a past
+    snapshot reads the recorder's state at that time."""
+    hass.config.config_dir = str(tmp_path / "config")
+    now = dt_util.utcnow().replace(minute=0, second=0, microsecond=0)
+
+    def load(moment: datetime) -> float:
+        return round(2.0 + math.sin(2 * math.pi * moment.hour / 24), 6)
+
+    for hours in range(4 * 24, 0, -1):
+        moment = now - timedelta(hours=hours)
+        hass.states.async_set("sensor.house_power", str(load(moment)), {"unit_of_measurement": "kW"},
+                              timestamp=moment.timestamp())
+    await async_wait_recording_done(hass)
+    assert await async_setup_component(hass, "homeassistant", {})
+    entry = sample_entry(house_power_entity="sensor.house_power")
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+
+    result = await call(hass, "run_forecast", target="load", horizon_h=6, quantiles=[0.1, 0.5, 0.9])
+    assert result["baseline"] is False and result["model_version"] == "profile-1"
+    assert result["entity_id"] == "sensor.house_power" and result["backtest_error"] < result["baseline_backtest_error"]
+    starts = [datetime.fromisoformat(s) for s in result["starts"]]
+    assert result["series"]["0.5"] == pytest.approx([load(s) for s in starts], abs=1e-6)
+
+    past = now - timedelta(hours=30)
+    snapshot = await call(hass, "inspect_grid_state", at=past.isoformat(), depth=2)
+    assert snapshot["state"]["measurements"]["house.power"]["value"] == pytest.approx(load(past - timedelta(hours=1)))
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "inspect_grid_state", at=(now - timedelta(days=30)).isoformat())
+    assert err.value.translation_key == "at_outside_retention"
