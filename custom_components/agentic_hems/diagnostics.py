@@ -29,6 +29,7 @@ async def async_get_config_entry_diagnostics(hass: HomeAssistant, entry: Agentic
     coordinator = entry.runtime_data.coordinator
     planner = entry.runtime_data.planner
     control = entry.runtime_data.control
+    grid = entry.runtime_data.grid
     spot = coordinator.spot
     return {
         "entry": settings,
@@ -53,5 +54,12 @@ async def async_get_config_entry_diagnostics(hass: HomeAssistant, entry: Agentic
             "traces_stored": len(control.traces),
             "idempotency_keys": len(control.keeper.ledger),
             "last_decision": control.last,  # redacted when stored
+        },
+        "grid": {  # the per-entry HMAC secret is never included
+            "audit": entry.runtime_data.audit.status(),
+            "requests": {r["request_id"]: r["status"] for r in grid.requests.values()},
+            "open_incidents": [i["incident_id"] for i in grid.incidents.values() if not i.get("acknowledged_at")],
+            "artifacts": len(grid.artifacts),
+            "networks": await hass.async_add_executor_job(grid.network_ids),
         },
     }

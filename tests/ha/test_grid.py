@@ -372,3 +372,48 @@ async def test_forecast_and_history_from_the_recorder(
     with pytest.raises(ServiceValidationError) as err:
         await call(hass, "inspect_grid_state", at=(now - timedelta(days=30)).isoformat())
     assert err.value.translation_key == "at_outside_retention"
+
+
+async def test_diagnostics_show_the_grid_without_the_secret(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    from custom_components.agentic_hems.diagnostics import async_get_config_entry_diagnostics
+
+    await call(hass, "inspect_grid_state")
+    diagnostics = await async_get_config_entry_diagnostics(hass, site)
+    grid = diagnostics["grid"]
+    assert grid["audit"]["ok"] and grid["audit"]["lines"] == 1 and grid["artifacts"] == 1
+    assert grid["networks"] == ["home", "broken", "case14"]
+    assert site.runtime_data.grid.secret.hex() not in json.dumps(diagnostics, default=str)
+
+
+async def test_grid_tools_as_orchestrator_actions(
+    hass: HomeAssistant, site: MockConfigEntry, hass_admin_user: User, hass_read_only_user: User
+) -> None:
+    """Each tool is an action run as the user who asked; SIMULATE_ACTION takes the plan's signed actions by id."""
+    from custom_components.agentic_hems.assistant import HassTools
+    from custom_components.agentic_hems.orchestrator.actions import REGISTRY, Action, validate
+    from custom_components.agentic_hems.orchestrator.loop import instructions
+
+    assert {name.lower() for name in REGISTRY if name.lower() in TOOLS_NAMES} == TOOLS_NAMES
+    assert "RUN_POWER_FLOW" in instructions("run a power flow on the feeder")
+    assert "RUN_POWER_FLOW" not in instructions("Schedule all flexible loads")  # short prompts for other requests
+
+    admin = HassTools(hass, site, Context(user_id=hass_admin_user.id))
+    snapshot = await admin.run(validate(Action("INSPECT_GRID_STATE", {"network_id": "home"})))
+    plan = await admin.run(validate(Action("OPTIMIZE_DISPATCH", {"objective": "cost", "horizon_h": 4})))
+    assert "signature" not in plan and plan["provenance"].startswith("0-")  # compacted for the model
+    sim = await admin.run(validate(Action("SIMULATE_ACTION", {"snapshot_id": snapshot["snapshot_id"],
+                                                              "plan_id": plan["plan_id"], "horizon_min": 240})))
+    assert sim["valid"] is True and sim["plan_id"] == plan["plan_id"] and len(sim["trajectory"]) == 7  # 6 + "more"
+
+    reader = HassTools(hass, site, Context(user_id=hass_read_only_user.id))
+    refused = await reader.run(validate(Action("RUN_POWER_FLOW", {"snapshot_id": snapshot["snapshot_id"]})))
+    assert refused == {"action": "RUN_POWER_FLOW", "error": "tool_forbidden", "tool": "run_power_flow",
+                       "scope": "tenant:simulate"}
+    lines = [json.loads(line)["record"] for line in site.runtime_data.audit.path.read_text().splitlines()]
+    assert [(r["tool"], r["actor"], r["decision"]) for r in lines][-1] == (
+        "run_power_flow", hass_read_only_user.id, "forbidden:tool_forbidden")
+
+
+TOOLS_NAMES = {"inspect_grid_state", "retrieve_asset", "run_power_flow", "run_contingency", "run_forecast",
+               "simulate_action", "calculate_flexibility", "optimize_dispatch", "validate_constraints",
+               "request_authorization", "generate_explanation", "create_incident"}

@@ -83,6 +83,9 @@ class Artifacts:
             raise ToolError("artifact_not_found", "not_found", kind=kind, id=artifact_id)
         return item
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def __contains__(self, artifact_id: object) -> bool:
         return artifact_id in self._items
 
