@@ -225,19 +225,23 @@ class GridManager:
 
     async def async_history(self, entity_id: str, start: datetime, end: datetime
                             ) -> tuple[list[datetime], list[float]]:
-        """Numeric states in [start, end] from the recorder (power in kW); empty without a recorder."""
-        if "recorder" not in self.hass.config.components:
-            return [], []
-        from homeassistant.components.recorder import history  # noqa: PLC0415 - only with a recorder
+        """Numeric states in [start, end] from the recorder (power in kW; unavailable is NaN, a gap). Without a
+        recorder or recorded states, the current state alone (so the persistence baseline still answers)."""
+        states: list[State] = []
+        if "recorder" in self.hass.config.components:
+            from homeassistant.components.recorder import history  # noqa: PLC0415 - only with a recorder
 
-        found = await get_instance(self.hass).async_add_executor_job(
-            functools.partial(history.state_changes_during_period, self.hass, start, end, entity_id,
-                              include_start_time_state=True)
-        )
+            found = await get_instance(self.hass).async_add_executor_job(
+                functools.partial(history.state_changes_during_period, self.hass, start, end, entity_id,
+                                  include_start_time_state=True)
+            )
+            states = found.get(entity_id, [])
+        if not states and (current := self.hass.states.get(entity_id)) is not None:
+            states = [current]
+        power = entity_id != self.forecast_entity("price")
         times: list[datetime] = []
         values: list[float] = []
-        power = entity_id != self.forecast_entity("price")
-        for state in found.get(entity_id, []):
+        for state in states:
             try:
                 value = to_kw(state) if power else float(state.state)
             except (ValueError, TypeError):

@@ -173,9 +173,14 @@ async def test_contingency_reports_islanding(hass: HomeAssistant, site: MockConf
     assert err.value.translation_key == "branch_not_found"
 
 
-async def test_forecast_without_history_is_a_typed_error(hass: HomeAssistant, site: MockConfigEntry) -> None:
+async def test_forecast_without_history_is_the_persistence_baseline(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    """No recorder: the current state alone, held (baseline, no backtest); an unavailable sensor is a typed error."""
+    result = await call(hass, "run_forecast", target="pv", horizon_h=6, quantiles=[0.1, 0.5, 0.9])
+    assert result["baseline"] is True and result["backtest_error"] is None and result["unit"] == "kW"
+    assert result["series"] == {"0.1": [3.0] * 6, "0.5": [3.0] * 6, "0.9": [3.0] * 6}
+    hass.states.async_set("sensor.pv_power", "unavailable")
     with pytest.raises(ServiceValidationError) as err:
-        await call(hass, "run_forecast", target="load", horizon_h=6)
+        await call(hass, "run_forecast", target="pv", horizon_h=6)
     assert err.value.translation_key == "forecast_no_history"
     with pytest.raises(ServiceValidationError) as err:
         await call(hass, "run_forecast", target="load", horizon_h=6, quantiles=[0.5, 1.0])
@@ -417,3 +422,33 @@ async def test_grid_tools_as_orchestrator_actions(
 TOOLS_NAMES = {"inspect_grid_state", "retrieve_asset", "run_power_flow", "run_contingency", "run_forecast",
                "simulate_action", "calculate_flexibility", "optimize_dispatch", "validate_constraints",
                "request_authorization", "generate_explanation", "create_incident"}
+
+
+async def test_the_readme_examples_run(hass: HomeAssistant, site: MockConfigEntry, hass_admin_user: User) -> None:
+    """The README's script of every tool call, then the decisions, run as written (a MATPOWER case14 is in place)."""
+    import re
+
+    import yaml
+
+    from homeassistant.helpers import config_validation as cv
+    from homeassistant.helpers.script import Script
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("## The grid toolkit"):readme.index("## Python entry points")]
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)]
+    assert len(blocks) == 2
+    called = {step["action"].split(".")[1] for block in blocks for step in block}
+    assert called == TOOLS_NAMES | {"approve_authorization", "acknowledge_incident", "verify_audit_chain"}
+    await site.runtime_data.control.async_set_allow_control(True)
+    tools = Script(hass, cv.SCRIPT_SCHEMA(blocks[0]), "readme tools", DOMAIN)
+    result = await tools.async_run(context=Context(user_id=hass_admin_user.id))
+    variables = result.variables
+    assert variables["flow"]["converged"] and variables["n1"]["islanded"] == [14]
+    assert variables["sim"]["valid"] and variables["validation"]["pass"]
+    assert variables["request"]["status"] == "pending"
+    decisions = Script(hass, cv.SCRIPT_SCHEMA(blocks[1]), "readme decisions", DOMAIN)
+    await decisions.async_run(run_variables={"request": variables["request"], "incident": variables["incident"]},
+                              context=Context(user_id=hass_admin_user.id))
+    grid = site.runtime_data.grid
+    assert grid.requests[variables["request"]["request_id"]]["status"] == "approved"
+    assert grid.incidents[variables["incident"]["incident_id"]]["acknowledged_by"] == hass_admin_user.id

@@ -515,10 +515,14 @@ EFFICIENCY_TEXT = "95 %"
 # --- optimize_dispatch --------------------------------------------------------------------------------------------
 
 
-async def _site_series(host: TenantHost, target: str, measured_kw: float | None, steps: int
+async def _site_series(host: TenantHost, target: str, measured_kw: float | None, steps: int, twin: Twin
                        ) -> tuple[np.ndarray[Any, np.dtype[np.float64]], str]:
-    """Per-15-minute kW of ``target`` (load or pv): the forecast's median, else the measured power held."""
+    """Per-15-minute kW of ``target`` (load or pv): the forecast's median from the house or PV sensor's history, else
+    the measured power held (a grid meter's history is net of PV and battery, so it never stands in for the load)."""
+    asset = twin.assets.get("house" if target == "load" else "pv")
     try:
+        if asset is None or "power" not in asset.measurements:
+            raise ToolError("forecast_target_unmapped", target=target)
         result, entity = await _forecast(host, target, steps / 4, [0.5], 15)
     except ToolError:
         if measured_kw is None:
@@ -570,8 +574,9 @@ async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller:
                                  min(max(initial, lo), hi),
                                  min(max(initial if terminal is None else terminal / 100 * capacity, lo), hi)))
     others = sum(v for k, v in power.items() if k not in portfolio and k not in ("grid", "pv", "house"))
-    load, load_note = await _site_series(host, "load", power.get("house", 0.0) + others if power else None, steps)
-    pv, pv_note = await _site_series(host, "pv", -power["pv"] if "pv" in power else None, steps)
+    load, load_note = await _site_series(host, "load", power["house"] + others if "house" in power else None, steps,
+                                         twin)
+    pv, pv_note = await _site_series(host, "pv", -power["pv"] if "pv" in power else None, steps, twin)
     fuse = twin.assets["main_fuse"].limits["rate_kva"]
     problem = DispatchProblem(imp, exp, load, pv, tuple(batteries), float(constraints.get("import_limit_kw", fuse)),
                               float(constraints.get("export_limit_kw", fuse)), 0.25, Objective(data["objective"]))
