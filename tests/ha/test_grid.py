@@ -452,3 +452,59 @@ async def test_the_readme_examples_run(hass: HomeAssistant, site: MockConfigEntr
     grid = site.runtime_data.grid
     assert grid.requests[variables["request"]["request_id"]]["status"] == "approved"
     assert grid.incidents[variables["incident"]["incident_id"]]["acknowledged_by"] == hass_admin_user.id
+
+
+async def test_later_slots_and_expiry_follow_the_scheduler(
+    hass: HomeAssistant, site: MockConfigEntry, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    """An approved request issues its next slot's command at the slot boundary; an unanswered one expires."""
+    from pytest_homeassistant_custom_component.common import async_fire_time_changed
+
+    chain = await plan_chain(hass)
+    schedule = chain["plan"]["schedule"]
+    ids = {"plan_id": chain["plan"]["plan_id"], "sim_id": chain["sim"]["sim_id"],
+           "validation_id": chain["validation"]["validation_id"],
+           "explanation_id": chain["explanation"]["explanation_id"]}
+    window = {"start": schedule[0]["start"], "end": schedule[3]["end"]}
+    approved = await call(hass, "request_authorization", **ids, requested_window=window)
+    waiting = await call(hass, "request_authorization", **ids, requested_window=window)
+    await site.runtime_data.control.async_set_allow_control(True)
+    await call(hass, "approve_authorization", hass_admin_user, request_id=approved["request_id"])
+    for slot in schedule[1:3]:
+        moment = datetime.fromisoformat(slot["start"])
+        freezer.move_to(moment)
+        async_fire_time_changed(hass, moment)
+        await hass.async_block_till_done()
+        expected = slot["batteries"]["battery"]["charge_kw"] - slot["batteries"]["battery"]["discharge_kw"]
+        assert float(hass.states.get("input_number.battery_setpoint").state) == pytest.approx(expected, abs=1e-3)
+    grid = site.runtime_data.grid
+    assert grid.requests[approved["request_id"]]["executed_slots"] == [s["start"] for s in schedule[:3]]
+    traces = [t for t in site.runtime_data.control.traces.values() if t["source_agent"] == "grid"]
+    assert [t["outcome"] for t in traces] == ["executed"] * 3
+    expires = datetime.fromisoformat(waiting["expires_at"])
+    moment = expires + timedelta(minutes=15 - expires.minute % 15, seconds=-expires.second)  # the next boundary
+    freezer.move_to(moment)
+    async_fire_time_changed(hass, moment)
+    await hass.async_block_till_done()
+    assert grid.requests[waiting["request_id"]]["status"] == "expired"
+    assert ir.async_get(hass).async_get_issue(DOMAIN, f"authorization_{waiting['request_id']}") is None
+
+
+async def test_the_options_grid_step(hass: HomeAssistant, site: MockConfigEntry, hass_read_only_user: User) -> None:
+    """Grid options are saved; cleared ones are dropped; the user select lists non-admin users."""
+    flow = await hass.config_entries.options.async_init(site.entry_id)
+    flow = await hass.config_entries.options.async_configure(flow["flow_id"], {})
+    flow = await hass.config_entries.options.async_configure(flow["flow_id"], {})
+    assert flow["step_id"] == "grid"
+    schema = {str(k): v for k, v in flow["data_schema"].schema.items()}
+    options = schema["grid_simulate_users"].config["options"]
+    assert {"value": hass_read_only_user.id, "label": hass_read_only_user.name} in options
+    flow = await hass.config_entries.options.async_configure(flow["flow_id"], {
+        "battery_capacity_kwh": 12.0, "battery_power_kw": 6.0, "grid_power_entity": "sensor.grid_power",
+        "battery_soc_entity": "sensor.battery_soc", "grid_request_users": [hass_read_only_user.id]})
+    flow = await hass.config_entries.options.async_configure(flow["flow_id"], {})
+    await hass.async_block_till_done()
+    assert site.options["battery_capacity_kwh"] == 12.0 and "pv_power_entity" not in site.options
+    assert "battery_setpoint_entity" not in site.options
+    battery = await call(hass, "retrieve_asset", asset_id="battery")
+    assert battery["limits"]["capacity_kwh"] == 12.0 and battery["limits"]["p_max_kw"] == 6.0
