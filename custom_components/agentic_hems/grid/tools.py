@@ -20,14 +20,14 @@ import voluptuous as vol
 
 from ..gates.dry_run import canonical_json
 from .contingency import loading, run_contingency
-from .contracts import Caller, Scope, SideEffect, ToolContract, ToolError, ToolOutput
+from .contracts import Caller, Scope, SideEffect, ToolContract, ToolError, ToolOutput, json_safe
 from .dispatch import Battery, DispatchProblem, Objective, optimize_dispatch
 from .explain import AUDIENCES, LANGUAGES, explain
 from .forecast import MAX_HORIZON_H, ForecastError, forecast
 from .host import Artifact, Measurement, TenantHost
 from .network import BUS_I, BUS_TYPE, F_BUS, PD, RATE_A, T_BUS, VMAX, VMIN, Network, table
 from .powerflow import MethodNotAvailable, PowerFlowResult, run_power_flow
-from .simulate import STEP, Window, flexibility, parse_actions, simulate
+from .simulate import EFFICIENCY, STEP, Window, flexibility, parse_actions, simulate
 from .twin import HOME, PANEL_BUS, Twin, with_injections
 
 SOLVER_AC = "newton-raphson (polar, sparse Jacobian; agentic_hems)"
@@ -35,7 +35,6 @@ SOLVER_DC = "dc power flow (agentic_hems)"
 SOLVER_MILP = "scipy.optimize.milp (HiGHS)"
 HISTORY_DAYS = 14
 STALE_AFTER = timedelta(minutes=30)
-REQUEST_TTL = timedelta(minutes=30)
 
 
 def _aware(value: Any) -> datetime:
@@ -437,19 +436,11 @@ def sign(secret: bytes, actions: Any, plan_id: str | None) -> str:
     return hmac.new(secret, payload, hashlib.sha256).hexdigest()
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
 async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """Roll the twin forward under signed, typed actions (seed 002 ``simulate_action``). The HMAC is checked before
     anything is simulated; actions must stay within the assets' limits and the horizon; a constraint that cannot be
     evaluated makes the sim invalid, and an invalid sim cannot be cited by ``request_authorization``."""
-    actions = _plain(data["actions"])
+    actions = json_safe(data["actions"])
     if not hmac.compare_digest(sign(host.secret, actions, data.get("plan_id")), data["signature"]):
         raise ToolError("signature_invalid", "forbidden")
     snapshot_artifact = host.artifacts.get(data["snapshot_id"], "snapshot")
@@ -495,7 +486,7 @@ async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: 
     if unknown:
         raise ToolError("asset_not_found", "not_found", asset_id=unknown[0], network_id=HOME)
     assumptions = ["asset powers are held at their current values for the whole window (persistence)",
-                   f"battery efficiency {EFFICIENCY_TEXT} one way where none is declared",
+                   f"battery efficiency {EFFICIENCY:.0%} one way where none is declared",
                    "up = less net consumption (more injection), down = more net consumption"]
     try:
         measured = await host.async_measure(twin, None)
@@ -509,8 +500,6 @@ async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: 
                                                                         "end": window.end.isoformat()}},
                       [twin.source, *(m.entity_id for m in measured.values())])
 
-
-EFFICIENCY_TEXT = "95 %"
 
 # --- optimize_dispatch --------------------------------------------------------------------------------------------
 
