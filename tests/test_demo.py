@@ -24,6 +24,42 @@ PLAN_LINE = re.compile(
     r"\s+cost (?P<cost>-?\d+\.\d+) (?P<currency>[A-Z]{3})\s+baseline (?P<baseline>-?\d+\.\d+) [A-Z]{3} \(start [^)]+\)"
     r"\s+saves (?P<savings>-?\d+\.\d+) [A-Z]{3}"
 )
+GRID_TOOLS = (
+    "inspect_grid_state", "retrieve_asset", "run_power_flow", "run_contingency", "run_forecast", "simulate_action",
+    "calculate_flexibility", "optimize_dispatch", "validate_constraints", "request_authorization",
+    "generate_explanation", "create_incident",
+)
+# One line per grid toolkit call, in order (the demo's home twin: grid 2 kW import, PV 3 kW, battery charging 1 kW at
+# 50 %, so the house draws 4 kW; the MATPOWER case is case9).
+GRID_LINES = (
+    r"GRID inspect_grid_state home depth 3: grid \+2\.00 kW, house \+4\.00 kW, pv -3\.00 kW, battery \+1\.00 kW "
+    r"\(SoC 50 %\), ev_charger n/a; fuse 18\.2 % of 11 kW, panel 0\.99\d+ pu; alarms: none; stale false",
+    r"GRID retrieve_asset battery: -5\.\.5 kW, 14\.25 kWh, SoC 10-100 %, bus 2 of home; sensor\.battery_soc = 50\.0 % "
+    r"\(available true\)",
+    r"GRID inspect_grid_state case9: 9 buses, 9 branches, assets 9 branch, 3 generator, 3 load; alarms: none",
+    r"GRID run_power_flow case9 ac: converged true in \d+ iteration\(s\), Vm 0\.9956\.\.1\.0400 pu, "
+    r"losses 4\.6410 MW, max loading \d+\.\d % \(newton-raphson.*\)",
+    r"GRID run_power_flow case9 dc: converged true .* losses 0\.0000 MW, .*\(dc power flow.*\)",
+    r"GRID run_contingency case9 n-1: 9 outages evaluated \(completed true\), 3 violations, "
+    r"islanded branches \[1, 4, 7\], worst case: branch 8 out -> max loading 97\.0 %",
+    r"GRID run_forecast load 6 h from sensor\.grid_power: baseline true \(\S+\), 6 steps of 60 min, median .* kW, "
+    r"\d+ history step\(s\)",
+    r"GRID calculate_flexibility next 2 h: up \d+\.\d\d kW, down \d+\.\d\d kW \(up/down per asset: .*battery .*\); "
+    r"excluded: ev_charger \(no current power measured\)",
+    r"GRID optimize_dispatch cost 24 h: optimal, cost (?P<cost>-?\d+\.\d+) EUR vs baseline \(battery idle\) "
+    r"(?P<baseline>-?\d+\.\d+) EUR, saves (?P<saves>-?\d+\.\d+) EUR; 96 slots, \d+ battery actions",
+    r"GRID simulate_action \(the plan's \d+ signed actions on a fresh home snapshot, 24 h\): valid true, "
+    r"constraints ok true, 96 steps, .*",
+    r"GRID validate_constraints sim: pass true, 0 violations, .*",
+    r"GRID generate_explanation manager en: .*savings.*",
+    r"GRID generate_explanation operator de: Plan plan_\w+ \(geringste Kosten, 96 Schritte zu je 15 min, .*\)\.",
+    r"GRID request_authorization \d\d:\d\d-\d\d:\d\d \(the plan's first hour\): pending, expires \d\d:\d\d",
+    r"GRID approve_authorization: approved by Demo Owner; gated command \(source grid\) -> executed "
+    r"\[(\w+:ok ?){8}\]",
+    r"GRID create_incident warning: incident_\w+, evidence snapshot_\w+, snapshot_\w+",
+    r"GRID acknowledge_incident: acknowledged by the owner at \d\d:\d\d:\d\d",
+    r"GRID verify_audit_chain: ok true, (?P<lines>\d+) lines; records: .*",
+)
 PRICES_LINE = re.compile(
     r"^PRICES min (?P<min>-?\d+\.\d+) \S+ max (?P<max>-?\d+\.\d+) \S+, (?P<slots>\d+) slots"
     r" .* sample: (?P<sample>true|false)$"
@@ -121,3 +157,52 @@ def test_demo_check(tmp_path: Path) -> None:
     for name in APPLIANCES:
         keys = {e["translation_key"] for e in entities if e["subentry"] == name}
         assert len(keys) >= 5, (name, keys)
+
+    # The grid toolkit: every service answered against the home twin (options' grid step) and case9.
+    assert "GRID toolkit as the owner (admin)" in output and "GRID FAILED" not in output, output
+    grid_lines = [line for line in proc.stdout.splitlines() if line.startswith("GRID ") and "toolkit" not in line]
+    assert len(grid_lines) == len(GRID_LINES), "\n".join(grid_lines)
+    matched = {}
+    for pattern, line in zip(GRID_LINES, grid_lines, strict=True):
+        match = re.fullmatch(pattern, line)
+        assert match, (pattern, line)
+        matched.update(match.groupdict())
+    assert abs(float(matched["baseline"]) - float(matched["cost"]) - float(matched["saves"])) < 1e-3, matched
+    assert float(matched["saves"]) >= 0 and int(matched["lines"]) > 0, matched
+
+    assert report["grid_options"]["battery_setpoint_entity"] == "input_number.battery_setpoint"
+    assert report["grid_options"]["grid_power_entity"] == "sensor.grid_power"
+    grid = report["grid"]
+    assert grid["inspect_home"]["stale"] is False and grid["inspect_home"]["state"]["depth"] == 3
+    case9 = json.loads((ROOT / "tests" / "fixtures" / "grid" / "case9.json").read_text())
+    assert grid["power_flow_ac"]["converged"] is True and grid["power_flow_dc"]["converged"] is True
+    assert abs(grid["power_flow_ac"]["losses_mw"] - case9["ac_pf"]["total_P_losses_MW"]) < 1e-4
+    for got, want in zip(grid["power_flow_ac"]["voltages"], case9["ac_pf"]["Vm_pu"], strict=True):
+        assert abs(got["vm_pu"] - want) < 1e-6, (got, want)
+    contingency = grid["contingency"]
+    assert contingency["completed"] is True and contingency["evaluated"] == 9 and contingency["islanded"] == [1, 4, 7]
+    assert grid["forecast"]["baseline"] is True and len(grid["forecast"]["series"]["0.5"]) == 6
+    plan = grid["plan"]
+    assert plan["solver_status"] == "optimal" and len(plan["schedule"]) == 96
+    assert plan["cost"] <= plan["baseline_value"] + 1e-9
+    assert grid["sim"]["valid"] is True and grid["sim"]["constraint_report"]["ok"] is True
+    assert grid["sim"]["plan_id"] == plan["plan_id"]
+    assert grid["validation"]["pass"] is True and grid["validation"]["sim_id"] == grid["sim"]["sim_id"]
+    assert grid["explanation_en"]["lang"] == "en" and grid["explanation_de"]["lang"] == "de"
+    assert grid["request"]["status"] == "pending" and grid["request"]["reasons"] == []
+    approved = grid["approved"]
+    assert approved["status"] == "approved" and approved["decided_by"] == grid["owner"]
+    assert approved["request_id"] == grid["request"]["request_id"] and approved["executed_slots"]
+    trace = grid["trace"]
+    assert trace["source_agent"] == "grid" and trace["outcome"] == "executed"
+    assert trace["entity_id"] == "input_number.battery_setpoint"
+    assert [g["passed"] for g in trace["gate_results"]] == [True] * 8
+    first = plan["schedule"][0]["batteries"]["battery"]
+    assert abs(float(grid["setpoint"]) - (first["charge_kw"] - first["discharge_kw"])) < 1e-3
+    assert grid["acknowledged"]["incident_id"] == grid["incident"]["incident_id"]
+    assert grid["acknowledged"]["acknowledged_by"] == grid["owner"]
+    assert grid["audit"]["ok"] is True and grid["audit"]["lines"] > 0
+    # Every tool call left an audit record (generate_audit_record, the thirteenth tool, runs inside each call).
+    records = grid["audit_records"]
+    assert set(GRID_TOOLS) <= set(records), records
+    assert records["authorization"] == 1 and records["incident_acknowledged"] == 1
