@@ -103,16 +103,9 @@ BATTERY_SETPOINT = "input_number.battery_setpoint"
 CASE = "case9"  # tests/fixtures/grid/case9.m, copied to <config>/agentic_hems/networks/ (network_id = file stem)
 CASE_SOURCE = ROOT / "tests" / "fixtures" / "grid" / f"{CASE}.m"
 # The options flow's "grid" step (the other steps keep their current values).
-# The battery's 14.25 kWh works around an integration bug: optimize_dispatch rounds its actions' p_kw to 6 decimals
-# and simulate_action flags a SoC limit missed by more than 1e-6 %, so a plan that fills or empties the battery with a
-# partial slot at a power like 1.052632 kW (1/0.95) fails validation by -1e-06 % and its request is denied. With
-# 10 kWh that happened for 40 of the day's 96 start quarter-hours on the sample prices. With 14.25 kWh the energy
-# between 10 %, 50 % and 100 % is a whole number of kW-slots of charging (x 0.25 h x 0.95: 24, 30, 54) and a short
-# decimal of discharging (x 3.8), so those partial slots round exactly; no start quarter-hour failed (checked offline
-# with the sample prices and these meters). Use 10 kWh again once the bug is fixed.
 GRID_OPTIONS: dict[str, Any] = {
     "pv_peak_kw": 8.0,
-    "battery_capacity_kwh": 14.25,
+    "battery_capacity_kwh": 10.0,
     "battery_power_kw": 5.0,
     "grid_power_entity": "sensor.grid_power",
     "pv_power_entity": "sensor.pv_power",

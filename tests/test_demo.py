@@ -34,7 +34,7 @@ GRID_TOOLS = (
 GRID_LINES = (
     r"GRID inspect_grid_state home depth 3: grid \+2\.00 kW, house \+4\.00 kW, pv -3\.00 kW, battery \+1\.00 kW "
     r"\(SoC 50 %\), ev_charger n/a; fuse 18\.2 % of 11 kW, panel 0\.99\d+ pu; alarms: none; stale false",
-    r"GRID retrieve_asset battery: -5\.\.5 kW, 14\.25 kWh, SoC 10-100 %, bus 2 of home; sensor\.battery_soc = 50\.0 % "
+    r"GRID retrieve_asset battery: -5\.\.5 kW, 10 kWh, SoC 10-100 %, bus 2 of home; sensor\.battery_soc = 50\.0 % "
     r"\(available true\)",
     r"GRID inspect_grid_state case9: 9 buses, 9 branches, assets 9 branch, 3 generator, 3 load; alarms: none",
     r"GRID run_power_flow case9 ac: converged true in \d+ iteration\(s\), Vm 0\.9956\.\.1\.0400 pu, "

@@ -25,7 +25,7 @@ from .twin import Twin, with_injections
 
 STEP = timedelta(minutes=15)
 EFFICIENCY = 0.95  # one-way battery efficiency when the asset declares none
-TOLERANCE = 1e-6
+TOLERANCE = 1e-4  # in each constraint's unit (kW, %, pu): above the MILP's feasibility tolerance
 
 
 @dataclass(frozen=True)

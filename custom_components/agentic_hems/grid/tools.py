@@ -613,7 +613,7 @@ def _battery_actions(asset_id: str, slots: list[datetime], power: Any) -> list[d
     """Runs of equal power (kW, load convention) as ``battery_power`` actions."""
     actions: list[dict[str, Any]] = []
     for t, slot in enumerate(slots):
-        p_kw = round(float(power[t]), 6)
+        p_kw = float(power[t])  # unrounded: the sim must reproduce the plan's SoC path exactly
         if actions and actions[-1]["p_kw"] == p_kw and actions[-1]["end"] == slot.isoformat():
             actions[-1]["end"] = (slot + STEP).isoformat()
         else:
