@@ -97,7 +97,8 @@ async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, na
     """
     grid = entry.runtime_data.grid
     user = await hass.auth.async_get_user(context.user_id) if context.user_id else None
-    caller = grid.scopes(user.id if user else None, bool(user and user.is_admin))
+    # No user id is system; an id HA does not know (a deleted user) is an ordinary user, never system.
+    caller = grid.scopes(context.user_id, bool(user and user.is_admin and user.is_active))
     contract, handler = TOOLS[name]
     inputs = {k: v for k, v in localized(dict(data)).items() if k != "tenant"}
     return await invoke(contract, functools.partial(handler, grid), inputs, caller, tenant=entry.entry_id, audit=grid,

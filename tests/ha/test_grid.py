@@ -281,6 +281,10 @@ async def test_scopes(hass: HomeAssistant, site: MockConfigEntry, hass_read_only
     with pytest.raises(ServiceValidationError) as err:
         await call(hass, "run_power_flow", hass_read_only_user, snapshot_id=snapshot["snapshot_id"])
     assert err.value.translation_key == "tool_forbidden"
+    with pytest.raises(ServiceValidationError) as err:  # an id HA does not know is an ordinary user, not system
+        await hass.services.async_call(DOMAIN, "run_power_flow", {"snapshot_id": snapshot["snapshot_id"]},
+                                       blocking=True, return_response=True, context=Context(user_id="ghost"))
+    assert err.value.translation_key == "tool_forbidden"
     hass.config_entries.async_update_entry(site, options={**site.options,
                                                           "grid_simulate_users": [hass_read_only_user.id]})
     await hass.async_block_till_done()
