@@ -54,6 +54,7 @@ SOURCE_GRID = "grid"
 NETWORKS_DIR = ("agentic_hems", "networks")
 REQUEST_TTL = timedelta(minutes=30)
 MAX_CLOSED = 200
+MAX_CASE_BYTES = 20_000_000  # a case file larger than this is refused, not read
 POWER_UNITS = (UnitOfPower.WATT, UnitOfPower.KILO_WATT, UnitOfPower.MEGA_WATT)  # settled requests and acknowledged incidents kept
 
 
@@ -154,7 +155,10 @@ class GridManager:
         for suffix in (".m", ".json"):
             path = self.networks_dir / f"{network_id}{suffix}"
             if path.is_file():
-                mtime = path.stat().st_mtime
+                mtime, size = path.stat().st_mtime, path.stat().st_size
+                if size > MAX_CASE_BYTES:
+                    raise ToolError("network_invalid", "failed", network_id=network_id,
+                                    error=f"{size} bytes, more than {MAX_CASE_BYTES}")
                 cached = self._cases.get(network_id)
                 if cached and cached[0] == mtime:
                     return cached[1]

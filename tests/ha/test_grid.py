@@ -127,9 +127,10 @@ async def test_assets_and_typed_404(hass: HomeAssistant, site: MockConfigEntry) 
         with pytest.raises(ServiceValidationError) as err:
             await call(hass, "retrieve_asset", asset_id=asset_id)
         assert err.value.translation_key == "asset_not_found"
-    with pytest.raises(ServiceValidationError) as err:
-        await call(hass, "inspect_grid_state", network_id="../secrets")
-    assert err.value.translation_key == "network_not_found"
+    for bad in ("../secrets", ".hidden", "a\x00b", "x" * 65):
+        with pytest.raises(ServiceValidationError) as err:
+            await call(hass, "inspect_grid_state", network_id=bad)
+        assert err.value.translation_key == "tool_invalid_input"
     with pytest.raises(HomeAssistantError) as err:
         await call(hass, "inspect_grid_state", network_id="broken")
     assert err.value.translation_key == "network_invalid"

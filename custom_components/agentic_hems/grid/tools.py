@@ -50,7 +50,7 @@ def _aware(value: Any) -> datetime:
 
 _ID = vol.All(str, vol.Length(min=1, max=100))
 _TENANT = {vol.Optional("tenant"): _ID}
-_NETWORK = vol.All(str, vol.Length(min=1, max=64))
+_NETWORK = vol.All(str, vol.Match(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$", msg="a network id is a case file's name"))
 _KW = vol.All(vol.Coerce(float), vol.Range(min=-1e6, max=1e6))
 _WINDOW = vol.Schema({vol.Required("start"): _aware, vol.Required("end"): _aware})
 _MODIFICATION = vol.Any(
