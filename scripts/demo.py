@@ -98,6 +98,7 @@ METERS: dict[str, tuple[str, str, float, float, float, float, str]] = {
     "pv_power": ("PV power", "kW", 0, 10, 0.01, 3.0, "power"),
     "battery_power": ("Battery power", "kW", -5, 5, 0.01, 1.0, "power"),
     "battery_soc": ("Battery SoC", "%", 0, 100, 1, 50, "battery"),
+    "house_power": ("House power", "kW", 0, 20, 0.01, 4.0, "power"),
 }
 BATTERY_SETPOINT = "input_number.battery_setpoint"
 CASE = "case9"  # tests/fixtures/grid/case9.m, copied to <config>/agentic_hems/networks/ (network_id = file stem)
@@ -108,6 +109,7 @@ GRID_OPTIONS: dict[str, Any] = {
     "battery_capacity_kwh": 10.0,
     "battery_power_kw": 5.0,
     "grid_power_entity": "sensor.grid_power",
+    "house_power_entity": "sensor.house_power",
     "pv_power_entity": "sensor.pv_power",
     "battery_power_entity": "sensor.battery_power",
     "battery_soc_entity": "sensor.battery_soc",

@@ -42,7 +42,7 @@ GRID_LINES = (
     r"GRID run_power_flow case9 dc: converged true .* losses 0\.0000 MW, .*\(dc power flow.*\)",
     r"GRID run_contingency case9 n-1: 9 outages evaluated \(completed true\), 3 violations, "
     r"islanded branches \[1, 4, 7\], worst case: branch 8 out -> max loading 97\.0 %",
-    r"GRID run_forecast load 6 h from sensor\.grid_power: baseline true \(\S+\), 6 steps of 60 min, median .* kW, "
+    r"GRID run_forecast load 6 h from sensor\.house_power: baseline true \(\S+\), 6 steps of 60 min, median .* kW, "
     r"\d+ history step\(s\)",
     r"GRID calculate_flexibility next 2 h: up \d+\.\d\d kW, down \d+\.\d\d kW \(up/down per asset: .*battery .*\); "
     r"excluded: ev_charger \(no current power measured\)",

@@ -140,6 +140,8 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     )
     grid = GridManager(hass, entry.entry_id, options, appliances, coordinator, control, audit)
     await grid.async_load()
+    # an approved plan's current slot after a restart mid-slot (a slot already issued is never issued twice)
+    entry.async_create_background_task(hass, grid.async_execute_due(dt_util.utcnow()), f"{DOMAIN} grid resume")
     entry.runtime_data = RuntimeData(
         coordinator=coordinator, planner=planner, control=control, assistant=assistant, audit=audit, grid=grid
     )

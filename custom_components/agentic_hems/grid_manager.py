@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from .scheduling.appliance import Appliance
 
 SOURCE_GRID = "grid"
+POWER_UNITS = (UnitOfPower.WATT, UnitOfPower.KILO_WATT, UnitOfPower.MEGA_WATT)
 NETWORKS_DIR = ("agentic_hems", "networks")
 REQUEST_TTL = timedelta(minutes=30)
 MAX_CLOSED = 200
@@ -74,6 +75,8 @@ def to_kw(state: State) -> float:
     if not np.isfinite(value):
         raise ValueError(state.state)
     unit = state.attributes.get("unit_of_measurement") or UnitOfPower.KILO_WATT
+    if unit not in POWER_UNITS:
+        raise ValueError(f"{unit} is not a power unit (W, kW or MW)")
     return float(PowerConverter.convert(value, unit, UnitOfPower.KILO_WATT))
 
 
@@ -164,7 +167,7 @@ class GridManager:
                     return cached[1]
                 try:
                     twin = matpower_twin(network_id, load_matpower(path), path.name)
-                except (NetworkError, OSError) as err:
+                except (NetworkError, OSError, ValueError) as err:  # ValueError: not UTF-8 text
                     raise ToolError("network_invalid", "failed", network_id=network_id, error=str(err)) from err
                 self._cases[network_id] = (mtime, twin)
                 return twin
@@ -217,10 +220,11 @@ class GridManager:
         return described
 
     def forecast_entity(self, target: str) -> str | None:
-        """load: the house (or grid) power sensor; pv: the PV power sensor; price: this entry's current price."""
+        """load: the house power sensor (a grid meter is net of PV and battery, so never the load); pv: the PV power
+        sensor; price: this entry's current price."""
         entities = self._site.entities
         if target == "load":
-            return entities.get("house.power") or entities.get("grid.power")
+            return entities.get("house.power")
         if target == "pv":
             return entities.get("pv.power")
         from homeassistant.helpers import entity_registry as er  # noqa: PLC0415
@@ -335,7 +339,8 @@ class GridManager:
         """An administrator approves or denies a pending request (the caller checked the user).
 
         Raises:
-            ToolError: ``request_not_found`` (404), ``request_not_pending``, or ``audit_chain_broken`` on approval.
+            ToolError: ``request_not_found`` (404), ``request_not_pending``; on approval ``audit_chain_broken`` or
+                ``request_overlaps`` (another approved request still to run in an overlapping window).
         """
         self.expire_requests()
         request = self.requests.get(request_id)
@@ -345,6 +350,8 @@ class GridManager:
             raise ToolError("request_not_pending", request_id=request_id, state=request["status"])
         if approve and self.audit.broken:
             raise ToolError("audit_chain_broken", "halted")
+        if approve and (other := self._overlapping(request)) is not None:  # one plan drives the battery at a time
+            raise ToolError("request_overlaps", request_id=request_id, other=other)
         request |= {"status": "approved" if approve else "denied", "decided_by": user_id,
                     "decided_at": self.now().isoformat()}
         self._close_request(request)
@@ -355,6 +362,18 @@ class GridManager:
         if approve:
             await self.async_execute_due(self.now(), context)
         return request
+
+    def _overlapping(self, request: dict[str, Any]) -> str | None:
+        """An approved request whose window, from its next unexecuted slot on, overlaps ``request``'s."""
+        start, end = (datetime.fromisoformat(request["requested_window"][k]) for k in ("start", "end"))
+        now = floor_slot(self.now())
+        for other in self.requests.values():
+            if other["status"] != "approved":
+                continue
+            o_start, o_end = (datetime.fromisoformat(other["requested_window"][k]) for k in ("start", "end"))
+            if max(start, o_start, now) < min(end, o_end):
+                return str(other["request_id"])
+        return None
 
     def expire_requests(self) -> list[str]:
         """Mark pending requests past ``expires_at`` as expired (their issues go)."""

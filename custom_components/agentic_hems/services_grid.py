@@ -22,7 +22,7 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN
-from .grid.contracts import Scope, ToolError, invoke
+from .grid.contracts import Scope, ToolError, generate_audit_record, invoke
 from .grid.contracts import SideEffect
 from .grid.tools import TOOLS
 from .services import invalid
@@ -44,7 +44,9 @@ VERIFY_SCHEMA = vol.Schema({vol.Optional("tenant"): cv.string})
 def service_schema(name: str) -> vol.Schema:
     """The HA-side schema of a tool's service: its fields, checked by the contract inside :func:`invoke`."""
     contract = TOOLS[name][0]
-    return vol.Schema({vol.Optional(str(key)): object for key in contract.schema.schema}, extra=vol.ALLOW_EXTRA)
+    fields: dict[vol.Marker, Any] = {vol.Optional(str(key)): object for key in contract.schema.schema}
+    fields[vol.Optional("tenant")] = cv.string  # read before the contract's own check
+    return vol.Schema(fields, extra=vol.ALLOW_EXTRA)
 
 
 def localized(value: Any, key: str | None = None) -> Any:
@@ -127,15 +129,22 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
             supports_response=SupportsResponse.OPTIONAL if optional else SupportsResponse.ONLY,
         )
 
-    async def admin(call: ServiceCall) -> str:
+    async def refuse(entry: AgenticHemsConfigEntry, call: ServiceCall, key: str) -> ServiceValidationError:
+        """Audit a refused people-side call, then the translated error to raise."""
+        await generate_audit_record(entry.runtime_data.audit, {
+            "type": "refused", "actor": call.context.user_id or "system", "tool": call.service, "inputs_hash": None,
+            "outputs_hash": None, "decision": f"forbidden:{key}"})
+        return ServiceValidationError(translation_domain=DOMAIN, translation_key=key)
+
+    async def admin(entry: AgenticHemsConfigEntry, call: ServiceCall) -> str:
         user = await hass.auth.async_get_user(call.context.user_id) if call.context.user_id else None
-        if user is None or not user.is_admin:
-            raise invalid("admin_required")
+        if user is None or not user.is_admin or not user.is_active:
+            raise await refuse(entry, call, "admin_required_grid")
         return user.id
 
     async def decide(call: ServiceCall, approve: bool) -> ServiceResponse:
         entry = tenant_entry(hass, dict(call.data))
-        user_id = await admin(call)
+        user_id = await admin(entry, call)
         try:
             request = await entry.runtime_data.grid.async_decide(call.data["request_id"], approve, user_id,
                                                                  call.context)
@@ -147,8 +156,8 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
         entry = tenant_entry(hass, dict(call.data))
         grid = entry.runtime_data.grid
         user = await hass.auth.async_get_user(call.context.user_id) if call.context.user_id else None
-        if user is None or Scope.INCIDENT not in grid.scopes(user.id, user.is_admin).scopes:
-            raise invalid("incident_scope_required")
+        if user is None or Scope.INCIDENT not in grid.scopes(user.id, user.is_admin).scopes:  # a person only
+            raise await refuse(entry, call, "incident_scope_required")
         try:
             incident = await grid.async_acknowledge(call.data["incident_id"], user.id)
         except ToolError as err:
@@ -157,7 +166,7 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
 
     async def verify(call: ServiceCall) -> ServiceResponse:
         entry = tenant_entry(hass, dict(call.data))
-        await admin(call)
+        await admin(entry, call)
         await entry.runtime_data.audit.async_verify()
         status: dict[str, Any] = entry.runtime_data.audit.status()
         return status

@@ -13,6 +13,7 @@ from typing import Any
 from freezegun.api import FrozenDateTimeFactory
 import numpy as np
 import pytest
+import voluptuous as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from homeassistant.auth.models import User
@@ -34,6 +35,7 @@ from .conftest import NOW, sample_entry
 GRID = Path(__file__).resolve().parents[1] / "fixtures" / "grid"
 SITE = {
     "grid_power_entity": "sensor.grid_power",
+    "house_power_entity": "sensor.house_power",
     "pv_power_entity": "sensor.pv_power",
     "battery_power_entity": "sensor.battery_power",
     "battery_soc_entity": "sensor.battery_soc",
@@ -47,6 +49,7 @@ SITE = {
 async def set_meters(hass: HomeAssistant, grid_w: float = 2000, pv_kw: float = 3.0, battery_kw: float = 1.0,
                      soc: float = 50) -> None:
     hass.states.async_set("sensor.grid_power", str(grid_w), {"unit_of_measurement": "W"})
+    hass.states.async_set("sensor.house_power", str(grid_w / 1000 + pv_kw - battery_kw), {"unit_of_measurement": "kW"})
     hass.states.async_set("sensor.pv_power", str(pv_kw), {"unit_of_measurement": "kW"})
     hass.states.async_set("sensor.battery_power", str(battery_kw), {"unit_of_measurement": "kW"})
     hass.states.async_set("sensor.battery_soc", str(soc), {"unit_of_measurement": "%"})
@@ -260,7 +263,7 @@ async def test_authorization_reaches_the_device_only_through_the_gates(
 
     with pytest.raises(ServiceValidationError) as err:
         await call(hass, "approve_authorization", hass_read_only_user, request_id=request["request_id"])
-    assert err.value.translation_key == "admin_required"
+    assert err.value.translation_key == "admin_required_grid"
     await site.runtime_data.control.async_set_allow_control(True)
     approved = await call(hass, "approve_authorization", hass_admin_user, request_id=request["request_id"])
     assert approved["status"] == "approved" and approved["decided_by"] == hass_admin_user.id
@@ -513,3 +516,98 @@ async def test_the_options_grid_step(hass: HomeAssistant, site: MockConfigEntry,
     assert "battery_setpoint_entity" not in site.options
     battery = await call(hass, "retrieve_asset", asset_id="battery")
     assert battery["limits"]["capacity_kwh"] == 12.0 and battery["limits"]["p_max_kw"] == 6.0
+
+
+async def test_what_the_breaking_session_found(
+    hass: HomeAssistant, site: MockConfigEntry, freezer: FrozenDateTimeFactory, hass_admin_user: User,
+    hass_read_only_user: User,
+) -> None:
+    """Overlapping approvals, a non-power unit, a non-text tenant, a binary case file, an unsimulated slot, refused
+    people-side calls (audited) and a stale snapshot: each a clear, translated refusal."""
+    chain = await plan_chain(hass)
+    schedule = chain["plan"]["schedule"]
+    ids = {"plan_id": chain["plan"]["plan_id"], "sim_id": chain["sim"]["sim_id"],
+           "validation_id": chain["validation"]["validation_id"],
+           "explanation_id": chain["explanation"]["explanation_id"]}
+    window = {"start": schedule[0]["start"], "end": schedule[7]["end"]}
+    first = await call(hass, "request_authorization", **ids, requested_window=window)
+    second = await call(hass, "request_authorization", **ids,
+                        requested_window={"start": schedule[4]["start"], "end": schedule[9]["end"]})
+    await call(hass, "approve_authorization", hass_admin_user, request_id=first["request_id"])
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "approve_authorization", hass_admin_user, request_id=second["request_id"])
+    assert err.value.translation_key == "request_overlaps"
+    assert err.value.translation_placeholders["other"] == first["request_id"]
+
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "verify_audit_chain", hass_read_only_user)
+    assert err.value.translation_key == "admin_required_grid"
+    records = [json.loads(line)["record"] for line in site.runtime_data.audit.path.read_text().splitlines()]
+    assert records[-1]["tool"] == "verify_audit_chain" and records[-1]["decision"] == "forbidden:admin_required_grid"
+
+    with pytest.raises(vol.Invalid):  # a list is no tenant: refused by the service schema, no traceback
+        await call(hass, "inspect_grid_state", tenant=["x"])
+    networks = Path(hass.config.path("agentic_hems", "networks"))
+    (networks / "binary.m").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(HomeAssistantError) as err:
+        await call(hass, "inspect_grid_state", network_id="binary")
+    assert err.value.translation_key == "network_invalid"
+
+    snapshot = await call(hass, "inspect_grid_state")  # the last consistent snapshot
+    hass.states.async_set("sensor.grid_power", "1234", {"unit_of_measurement": "kWh"})  # an energy meter chosen
+    stale = await call(hass, "inspect_grid_state")
+    assert stale["stale"] is True and "kWh is not a power unit" in stale["stale_reason"]
+    assert stale["snapshot_id"] == snapshot["snapshot_id"]
+    await set_meters(hass)
+
+    plan = await call(hass, "optimize_dispatch", horizon_h=6)
+    fresh = await call(hass, "inspect_grid_state")
+    with pytest.raises(ServiceValidationError) as err:  # the sim steps 15 minutes
+        await call(hass, "simulate_action", snapshot_id=fresh["snapshot_id"], actions=plan["actions"],
+                   signature=plan["signature"], plan_id=plan["plan_id"], horizon_min=1437)
+    assert err.value.translation_key == "tool_invalid_input"
+    short = await call(hass, "simulate_action", snapshot_id=fresh["snapshot_id"],
+                       actions=[a for a in plan["actions"] if a["end"] <= plan["schedule"][20]["start"]],
+                       signature=sign_for(site, [a for a in plan["actions"] if a["end"] <= plan["schedule"][20]["start"]],
+                                          plan["plan_id"]), plan_id=plan["plan_id"], horizon_min=300)
+    validation = await call(hass, "validate_constraints", sim_id=short["sim_id"])
+    explanation = await call(hass, "generate_explanation", plan_id=plan["plan_id"])
+    late = await call(hass, "request_authorization", plan_id=plan["plan_id"], sim_id=short["sim_id"],
+                      validation_id=validation["validation_id"], explanation_id=explanation["explanation_id"],
+                      requested_window={"start": plan["schedule"][22]["start"], "end": plan["schedule"][23]["end"]})
+    assert late["status"] == "denied" and "the requested window is not within the simulated horizon" in late["reasons"]
+
+    freezer.tick(timedelta(minutes=31))
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "simulate_action", snapshot_id=fresh["snapshot_id"], actions=plan["actions"],
+                   signature=plan["signature"], plan_id=plan["plan_id"], horizon_min=60)
+    assert err.value.translation_key == "input_stale"
+
+
+def sign_for(site: MockConfigEntry, actions: list[dict[str, Any]], plan_id: str) -> str:
+    from custom_components.agentic_hems.grid.tools import sign
+
+    return sign(site.runtime_data.grid.secret, actions, plan_id)
+
+
+async def test_a_restart_mid_slot_resumes_the_approved_plan(
+    hass: HomeAssistant, site: MockConfigEntry, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    chain = await plan_chain(hass)
+    schedule = chain["plan"]["schedule"]
+    request = await call(hass, "request_authorization", plan_id=chain["plan"]["plan_id"],
+                         sim_id=chain["sim"]["sim_id"], validation_id=chain["validation"]["validation_id"],
+                         explanation_id=chain["explanation"]["explanation_id"],
+                         requested_window={"start": schedule[0]["start"], "end": schedule[3]["end"]})
+    await site.runtime_data.control.async_set_allow_control(True)
+    await call(hass, "approve_authorization", hass_admin_user, request_id=request["request_id"])
+    await hass.async_block_till_done()
+    assert await hass.config_entries.async_unload(site.entry_id)
+    freezer.move_to(datetime.fromisoformat(schedule[1]["start"]) + timedelta(minutes=7))
+    assert await hass.config_entries.async_setup(site.entry_id)
+    await hass.async_block_till_done()
+    slot = schedule[1]["batteries"]["battery"]
+    assert float(hass.states.get("input_number.battery_setpoint").state) == pytest.approx(
+        slot["charge_kw"] - slot["discharge_kw"], abs=1e-3)
+    executed = site.runtime_data.grid.requests[request["request_id"]]["executed_slots"]
+    assert executed == [schedule[0]["start"], schedule[1]["start"]]

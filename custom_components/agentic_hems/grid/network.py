@@ -45,12 +45,14 @@ class Network:
         """Check shapes and references; build the bus index.
 
         Raises:
-            NetworkError: missing columns, duplicate bus ids, a generator or branch at an unknown bus, no slack bus.
+            NetworkError: missing columns, NaN values, duplicate bus ids, a generator or branch at an unknown bus, no slack bus.
         """
         for part, minimum in COLUMNS.items():
             matrix = getattr(self, part)
             if matrix.ndim != 2 or (matrix.size and matrix.shape[1] < minimum):
                 raise NetworkError(f"mpc.{part} needs at least {minimum} columns")
+            if np.isnan(matrix).any():  # Inf is MATPOWER's "no limit"; NaN is no number at all
+                raise NetworkError(f"mpc.{part} row {int(np.argwhere(np.isnan(matrix))[0][0]) + 1} has NaN")
         if not self.base_mva > 0:
             raise NetworkError("mpc.baseMVA must be positive")
         ids = [int(b) for b in self.bus[:, BUS_I]]

@@ -67,6 +67,12 @@ _ACTION = vol.Any(
 )
 
 
+def _whole_steps(minutes: int) -> int:
+    if minutes % 15:
+        raise vol.Invalid("horizon_min must be a multiple of 15 (the simulation's step)")
+    return minutes
+
+
 def _quantiles(values: list[float]) -> list[float]:
     if not values or len(set(values)) != len(values) or any(not 0 < q < 1 for q in values):
         raise vol.Invalid("quantiles must be distinct and strictly between 0 and 1")
@@ -114,7 +120,7 @@ RUN_FORECAST = _contract(
 SIMULATE_ACTION = _contract(
     "simulate_action", SideEffect.SIMULATE, Scope.SIMULATE, 20000,
     {**_TENANT, vol.Required("snapshot_id"): _ID, vol.Required("actions"): vol.All([_ACTION], vol.Length(min=1)),
-     vol.Required("horizon_min"): vol.All(vol.Coerce(int), vol.Range(min=15, max=48 * 60)),
+     vol.Required("horizon_min"): vol.All(vol.Coerce(int), vol.Range(min=15, max=48 * 60), _whole_steps),
      vol.Required("signature"): vol.All(str, vol.Length(min=64, max=64)), vol.Optional("plan_id"): _ID},
     ("sim_id", "trajectory", "constraint_report", "valid"),
 )
@@ -361,7 +367,7 @@ async def run_contingency_tool(host: TenantHost, data: dict[str, Any], caller: C
         unknown = [b for b in data["branches"] if b > n_branch]
         if unknown:
             raise ToolError("branch_not_found", "not_found", branch=unknown[0])
-    branches = [b - 1 for b in data["branches"]] if data["set"] == "list" else None
+    branches = sorted({b - 1 for b in data["branches"]}) if data["set"] == "list" else None
     deadline = RUN_CONTINGENCY.timeout_ms / 1000 * 0.8  # leave room to answer before the contract's timeout
     started = host.now()
     result = await host.async_run(
@@ -444,6 +450,7 @@ async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller
     if not hmac.compare_digest(sign(host.secret, actions, data.get("plan_id")), data["signature"]):
         raise ToolError("signature_invalid", "forbidden")
     snapshot_artifact = host.artifacts.get(data["snapshot_id"], "snapshot")
+    _fresh(host, snapshot_artifact)  # a sim starts from now, not from an old state
     snapshot: Snapshot = snapshot_artifact.payload
     twin = snapshot.twin
     plan = host.artifacts.get(data["plan_id"], "plan") if "plan_id" in data else None
@@ -459,14 +466,15 @@ async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller
             raise ToolError("asset_not_found", "not_found", asset_id=change.asset_id, network_id=twin.network_id)
         if not change.delta:
             _check_limits(twin, change.asset_id, change.p_kw)
-        if change.window.start < start or change.window.end > end + STEP:
+        if change.window.start < start or change.window.end > end:
             raise ToolError("action_outside_horizon", asset_id=change.asset_id)
     batteries = {k: v for k, v in snapshot.soc_pct.items() if "capacity_kwh" in twin.assets[k].limits}
     base = _panel_powers(snapshot.power_kw, twin)
     sim = await host.async_run(simulate, twin, base, batteries, changes, start, timedelta(minutes=data["horizon_min"]))
     report = sim.report()
     refs = {"snapshot_id": snapshot_artifact.artifact_id, **({"plan_id": plan.artifact_id} if plan else {})}
-    output = {"trajectory": sim.trajectory, "constraint_report": report, "valid": sim.valid,
+    output = {"start": start.isoformat(), "end": end.isoformat(), "trajectory": sim.trajectory,
+              "constraint_report": report, "valid": sim.valid,
               "plan_id": plan.artifact_id if plan else None, "snapshot_id": snapshot_artifact.artifact_id}
     artifact = host.artifacts.add("sim", host.now(), output, sim, refs)
     return ToolOutput({"sim_id": artifact.artifact_id, **output}, list(refs.values()), SOLVER_AC)
@@ -710,6 +718,9 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
             reasons.append("the sim did not simulate this plan's signed actions")
         if not sim.data["valid"]:
             reasons.append("the sim is invalid (a constraint could not be evaluated)")
+        if window.start < datetime.fromisoformat(sim.data["start"]) or window.end > datetime.fromisoformat(
+                sim.data["end"]):
+            reasons.append("the requested window is not within the simulated horizon")
     if validation is not None:
         if validation.refs.get("sim_id") != data["sim_id"]:
             reasons.append("the validation does not validate this sim")
