@@ -325,6 +325,9 @@ class HassTools:
         return result
 
 
+MAX_LIST_ITEMS = 6
+
+
 def _compact(value: Any, depth: int = 0) -> Any:
     """A tool result for the model: long lists cut to their first items, provenance reduced to its audit record."""
     if isinstance(value, dict):
@@ -336,8 +339,6 @@ def _compact(value: Any, depth: int = 0) -> Any:
         return [_compact(v, depth + 1) for v in value]
     return value
 
-
-MAX_LIST_ITEMS = 6
 
 
 class Assistant:

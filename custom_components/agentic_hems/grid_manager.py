@@ -54,9 +54,8 @@ SOURCE_GRID = "grid"
 POWER_UNITS = (UnitOfPower.WATT, UnitOfPower.KILO_WATT, UnitOfPower.MEGA_WATT)
 NETWORKS_DIR = ("agentic_hems", "networks")
 REQUEST_TTL = timedelta(minutes=30)
-MAX_CLOSED = 200
+MAX_CLOSED = 200  # settled requests and acknowledged incidents kept
 MAX_CASE_BYTES = 20_000_000  # a case file larger than this is refused, not read
-POWER_UNITS = (UnitOfPower.WATT, UnitOfPower.KILO_WATT, UnitOfPower.MEGA_WATT)  # settled requests and acknowledged incidents kept
 
 
 def request_issue_id(request_id: str) -> str:
@@ -356,7 +355,8 @@ class GridManager:
                     "decided_at": self.now().isoformat()}
         self._close_request(request)
         await self._async_save()
-        await generate_audit_record(self.audit, {"type": "authorization", "actor": user_id, "tool": "request_authorization",
+        await generate_audit_record(self.audit, {
+            "type": "authorization", "actor": user_id, "tool": "request_authorization",
                                        "request_id": request_id, "decision": request["status"],
                                        "plan_id": request["plan_id"], "inputs_hash": None, "outputs_hash": None})
         if approve:
@@ -474,7 +474,8 @@ class GridManager:
         await self._async_save()
         ir.async_delete_issue(self.hass, DOMAIN, incident_issue_id(incident_id))
         persistent_notification.async_dismiss(self.hass, incident_issue_id(incident_id))
-        await generate_audit_record(self.audit, {"type": "incident_acknowledged", "actor": user_id, "tool": "create_incident",
+        await generate_audit_record(self.audit, {
+            "type": "incident_acknowledged", "actor": user_id, "tool": "create_incident",
                                        "incident_id": incident_id, "inputs_hash": None, "outputs_hash": None})
         return incident
 

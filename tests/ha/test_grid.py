@@ -101,7 +101,8 @@ async def test_inspect_the_home_twin(hass: HomeAssistant, site: MockConfigEntry)
     panel = next(b for b in state["bus_state"] if b["bus"] == 2)
     assert panel["vm_pu"] == pytest.approx(two_bus_vm(0.002), abs=1e-8)
     fuse = state["branch_state"][0]
-    assert fuse["loading_pct"] == pytest.approx(100 * math.hypot(fuse["p_from_mw"], fuse["q_from_mvar"]) / 0.011, abs=1e-4)
+    apparent = math.hypot(fuse["p_from_mw"], fuse["q_from_mvar"])
+    assert fuse["loading_pct"] == pytest.approx(100 * apparent / 0.011, abs=1e-4)
     assert state["measurements"]["grid.power"]["entity_id"] == "sensor.grid_power"
     provenance = result["provenance"]
     assert provenance["tool"] == "inspect_grid_state" and provenance["actor"] == "system"
@@ -566,10 +567,9 @@ async def test_what_the_breaking_session_found(
         await call(hass, "simulate_action", snapshot_id=fresh["snapshot_id"], actions=plan["actions"],
                    signature=plan["signature"], plan_id=plan["plan_id"], horizon_min=1437)
     assert err.value.translation_key == "tool_invalid_input"
-    short = await call(hass, "simulate_action", snapshot_id=fresh["snapshot_id"],
-                       actions=[a for a in plan["actions"] if a["end"] <= plan["schedule"][20]["start"]],
-                       signature=sign_for(site, [a for a in plan["actions"] if a["end"] <= plan["schedule"][20]["start"]],
-                                          plan["plan_id"]), plan_id=plan["plan_id"], horizon_min=300)
+    early = [a for a in plan["actions"] if a["end"] <= plan["schedule"][20]["start"]]
+    short = await call(hass, "simulate_action", snapshot_id=fresh["snapshot_id"], actions=early,
+                       signature=sign_for(site, early, plan["plan_id"]), plan_id=plan["plan_id"], horizon_min=300)
     validation = await call(hass, "validate_constraints", sim_id=short["sim_id"])
     explanation = await call(hass, "generate_explanation", plan_id=plan["plan_id"])
     late = await call(hass, "request_authorization", plan_id=plan["plan_id"], sim_id=short["sim_id"],

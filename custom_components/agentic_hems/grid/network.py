@@ -45,7 +45,8 @@ class Network:
         """Check shapes and references; build the bus index.
 
         Raises:
-            NetworkError: missing columns, NaN values, duplicate bus ids, a generator or branch at an unknown bus, no slack bus.
+            NetworkError: missing columns, NaN values, duplicate bus ids, a generator or branch at an unknown bus,
+                no slack bus.
         """
         for part, minimum in COLUMNS.items():
             matrix = getattr(self, part)

@@ -125,7 +125,8 @@ def simulate(twin: Twin, base_kw: Mapping[str, float], soc_pct: Mapping[str, flo
         power = dict(base_kw)
         for change in changes:
             if change.window.covers(moment):
-                power[change.asset_id] = (power.get(change.asset_id, 0.0) + change.p_kw) if change.delta else change.p_kw
+                held = power.get(change.asset_id, 0.0)
+                power[change.asset_id] = held + change.p_kw if change.delta else change.p_kw
         row: dict[str, Any] = {"start": moment.isoformat(), "power_kw": {k: round(v, 6) for k, v in power.items()}}
         for asset_id, p_kw in power.items():
             limits = twin.assets[asset_id].limits

@@ -205,7 +205,8 @@ def _panel_powers(power: Mapping[str, float], twin: Twin) -> dict[str, float]:
     return {k: v for k, v in power.items() if twin.assets[k].bus == PANEL_BUS} if twin.is_home else dict(power)
 
 
-def _alarms(twin: Twin, network: Network, flow: PowerFlowResult | None, soc: Mapping[str, float]) -> list[dict[str, Any]]:
+def _alarms(twin: Twin, network: Network, flow: PowerFlowResult | None, soc: Mapping[str, float]
+            ) -> list[dict[str, Any]]:
     alarms: list[dict[str, Any]] = []
     if flow is None or not flow.converged:
         return [{"alarm": "power_flow_not_converged", "severity": "critical"}]
@@ -226,7 +227,8 @@ def _alarms(twin: Twin, network: Network, flow: PowerFlowResult | None, soc: Map
 
 def _voltages(network: Network, flow: PowerFlowResult) -> list[dict[str, Any]]:
     return [{"bus": int(bus[BUS_I]), "type": int(bus[BUS_TYPE]), "vm_pu": round(float(flow.vm_pu[i]), 8),
-             "va_deg": round(float(flow.va_deg[i]), 8), "pd_mw": float(bus[PD])} for i, bus in enumerate(table(network.bus))]
+             "va_deg": round(float(flow.va_deg[i]), 8), "pd_mw": float(bus[PD])}
+            for i, bus in enumerate(table(network.bus))]
 
 
 def _flows(network: Network, flow: PowerFlowResult) -> list[dict[str, Any]]:
@@ -264,7 +266,8 @@ async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Cal
     network = with_injections(twin, _panel_powers(power, twin)) if twin.is_home else twin.network
     flow = await host.async_run(run_power_flow, network, "ac")
     state: dict[str, Any] = {
-        "network_id": twin.network_id, "at": (at or now).isoformat(), "taken_at": now.isoformat(), "depth": data["depth"],
+        "network_id": twin.network_id, "at": (at or now).isoformat(), "taken_at": now.isoformat(),
+        "depth": data["depth"],
         "buses": twin.network.n_bus, "branches": twin.network.n_branch,
         "assets": [{"asset_id": a.asset_id, "kind": a.kind, "bus": a.bus, "p_kw": power.get(a.asset_id),
                     **({"soc_pct": soc[a.asset_id]} if a.asset_id in soc else {})} for a in twin.assets.values()],

@@ -117,7 +117,8 @@ def home_twin(site: HomeSite) -> Twin:
     gen[0, [GEN_BUS, 5, 6, GEN_STATUS, PMAX, PMIN]] = [GRID_BUS, 1.0, HOME_BASE_MVA, 1, fuse_mva, -fuse_mva]
     gen[0, 3], gen[0, 4] = fuse_mva, -fuse_mva  # QMAX, QMIN
     branch = np.zeros((1, 13))
-    branch[0, [F_BUS, T_BUS, BR_R, BR_X, RATE_A, BR_STATUS]] = [GRID_BUS, PANEL_BUS, CABLE_R_PU, CABLE_X_PU, fuse_mva, 1]
+    branch[0, [F_BUS, T_BUS, BR_R, BR_X, RATE_A, BR_STATUS]] = [
+        GRID_BUS, PANEL_BUS, CABLE_R_PU, CABLE_X_PU, fuse_mva, 1]
     branch[0, 11], branch[0, 12] = -360, 360
     network = Network(HOME_BASE_MVA, bus, gen, branch, name="home twin")
     entities = site.entities
