@@ -16,6 +16,7 @@ from homeassistant.helpers import config_validation as cv, issue_registry as ir
 from homeassistant.helpers.event import async_track_state_change_event, async_track_time_change
 from homeassistant.helpers.storage import Store
 from homeassistant.helpers.typing import ConfigType
+from homeassistant.loader import async_get_integration
 from homeassistant.util import dt as dt_util
 
 from .const import (
@@ -41,6 +42,7 @@ from .const import (
     STORAGE_VERSION,
 )
 from .assistant import Assistant
+from .cards import async_register_frontend
 from .audit_log import AuditLog
 from .control import ControlManager
 from .coordinator import PriceCoordinator
@@ -57,6 +59,7 @@ from .security.ratelimit import RateLimiter
 from .services_assistant import async_setup_assistant_services
 from .services_control import async_setup_control_services
 from .services_grid import async_setup_grid_services
+from .websocket import async_setup_websocket
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
@@ -82,6 +85,9 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     async_setup_control_services(hass)
     async_setup_assistant_services(hass)
     async_setup_grid_services(hass)
+    async_setup_websocket(hass)
+    integration = await async_get_integration(hass, DOMAIN)
+    await async_register_frontend(hass, str(integration.version))
     return True
 
 

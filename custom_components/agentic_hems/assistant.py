@@ -37,6 +37,8 @@ from .const import (
     CONF_LLM_PRICE_OUTPUT,
     CONF_SHARE_CALENDAR_TITLES,
     DOMAIN,
+    EVENT_RUN_FINISHED,
+    EVENT_RUN_STEP,
     LOGGER,
     REAUTH_LLM,
     STORAGE_VERSION,
@@ -67,7 +69,6 @@ from .services_grid import async_call_tool
 if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry
 
-EVENT_RUN_STEP = "agentic_hems_run_step"
 MAX_RUNS = 200
 SOURCE_ORCHESTRATOR = "orchestrator"
 
@@ -508,6 +509,12 @@ class Assistant:
         record = self._record(result, assessment.sanitized, context, started, tools)
         record["success"] = fulfilled
         self._add(record)
+        self.hass.bus.async_fire(
+            EVENT_RUN_FINISHED,
+            {"config_entry_id": self.entry.entry_id, "run_id": result.run_id, "success": fulfilled,
+             "summary": result.summary},
+            context=context,
+        )
         return {
             "run_id": result.run_id,
             "success": fulfilled,

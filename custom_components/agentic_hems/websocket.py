@@ -1,0 +1,171 @@
+"""Websocket commands for the Lovelace cards (issue 6).
+
+Non-admin users cannot subscribe to custom events, so the cards use these commands, which work for every logged-in
+user:
+
+- ``agentic_hems/schedule``: today's and tomorrow's prices and every appliance's stored plan with its slots;
+- ``agentic_hems/subscribe_decisions``: the latest gate decisions, then each new one as it is taken;
+- ``agentic_hems/subscribe_run``: the calling user's assistant runs, iteration by iteration, then the end;
+- ``agentic_hems/runs``: the stored runs and their statistics.
+
+Each takes an optional ``entry_id``; without it the only loaded entry is used.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import voluptuous as vol
+
+from homeassistant.components import websocket_api
+from homeassistant.components.websocket_api.connection import ActiveConnection
+from homeassistant.components.websocket_api.decorators import websocket_command
+from homeassistant.components.websocket_api.messages import event_message
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.util import dt as dt_util
+
+from .const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
+
+if TYPE_CHECKING:
+    from . import AgenticHemsConfigEntry
+
+MAX_DECISIONS = 20
+ENTRY: dict[str | vol.Marker, Any] = {vol.Optional("entry_id"): str}
+
+
+@callback
+def async_setup_websocket(hass: HomeAssistant) -> None:
+    """Register the commands (once, in ``async_setup``)."""
+    for command in (ws_schedule, ws_subscribe_decisions, ws_subscribe_run, ws_runs):
+        websocket_api.async_register_command(hass, command)
+
+
+def _entry(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]
+           ) -> AgenticHemsConfigEntry | None:
+    """The entry named by ``entry_id`` or the only loaded one; sends the error and returns None otherwise."""
+    loaded: list[AgenticHemsConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
+    if entry_id := msg.get("entry_id"):
+        entry = hass.config_entries.async_get_entry(entry_id)
+        if entry is None or entry.domain != DOMAIN or entry.state is not ConfigEntryState.LOADED:
+            connection.send_error(msg["id"], "entry_not_loaded", f"No loaded Agentic HEMS entry {entry_id}")
+            return None
+        return entry
+    if len(loaded) != 1:
+        connection.send_error(msg["id"], "entry_required" if loaded else "entry_not_loaded",
+                              "Set entry_id: more than one entry is loaded" if loaded else "Agentic HEMS is not loaded")
+        return None
+    return loaded[0]
+
+
+def plan_slots(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """A stored plan's running slots (power > 0) as ``[{start, end, power_kw}]`` (ISO 8601 UTC)."""
+    start = dt_util.parse_datetime(plan["curve_start"])
+    if start is None:
+        return []
+    step = timedelta(minutes=int(plan["resolution_minutes"]))
+    return [
+        {"start": (start + i * step).isoformat(), "end": (start + (i + 1) * step).isoformat(), "power_kw": p}
+        for i, p in enumerate(plan["power_kw"])
+        if p > 0
+    ]
+
+
+@websocket_command({vol.Required("type"): "agentic_hems/schedule", **ENTRY})
+@callback
+def ws_schedule(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
+    """Prices of today and tomorrow (local) and the stored plans."""
+    if (entry := _entry(hass, connection, msg)) is None:
+        return
+    runtime = entry.runtime_data
+    data = runtime.coordinator.data
+    prices: list[dict[str, Any]] = []
+    currency = None
+    if data is not None:
+        curve = data.total
+        currency = curve.currency
+        today = dt_util.start_of_local_day()
+        window = curve.window(max(curve.start, dt_util.as_utc(today)),
+                              min(curve.end, dt_util.as_utc(today + timedelta(days=2))))
+        step = window.resolution
+        prices = [{"start": s.isoformat(), "end": (s + step).isoformat(), "price": p}
+                  for s, p in zip(window.slot_starts(), window.as_dict()["prices"], strict=True)]
+    plans = []
+    for appliance_id, state in runtime.planner.states.items():
+        if state.plan is None:
+            continue
+        plan = state.plan.as_dict()
+        plans.append({
+            "appliance_id": appliance_id, "name": runtime.planner.appliances[appliance_id].name,
+            "feasible": plan["feasible"], "start": plan["start"], "end": plan["end"], "cost": plan["cost"],
+            "baseline_cost": plan["baseline_cost"], "savings": plan["savings"], "currency": plan["currency"],
+            "slots": plan_slots(plan),
+        })
+    connection.send_result(msg["id"], {
+        "entry_id": entry.entry_id, "currency": currency, "resolution_minutes": 15, "prices": prices,
+        "plans": plans, "now": dt_util.utcnow().isoformat(),
+    })
+
+
+@websocket_command({vol.Required("type"): "agentic_hems/subscribe_decisions", **ENTRY})
+@callback
+def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]
+                           ) -> None:
+    """The latest gate decisions (newest first), then each new decision."""
+    if (entry := _entry(hass, connection, msg)) is None:
+        return
+    control = entry.runtime_data.control
+
+    def pending() -> list[str]:
+        return list(control.keeper.pending)
+
+    @callback
+    def forward() -> None:
+        if (last := control.last) is not None:
+            connection.send_message(event_message(
+                msg["id"], {"type": "decision", "decision": last, "pending": pending()}))
+
+    connection.subscriptions[msg["id"]] = control.async_add_listener(forward)
+    connection.send_result(msg["id"])
+    decisions = list(reversed(control.traces.values()))[:MAX_DECISIONS]
+    connection.send_message(event_message(msg["id"], {
+        "type": "snapshot", "decisions": decisions, "pending": pending(), "is_admin": connection.user.is_admin}))
+
+
+@websocket_command({vol.Required("type"): "agentic_hems/subscribe_run", **ENTRY})
+@callback
+def ws_subscribe_run(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
+    """The calling user's assistant runs: one message per iteration, then the end of the run."""
+    if (entry := _entry(hass, connection, msg)) is None:
+        return
+
+    @callback
+    def forward(event: Event) -> None:
+        if event.data.get("config_entry_id") != entry.entry_id or event.context.user_id != connection.user.id:
+            return
+        kind = "step" if event.event_type == EVENT_RUN_STEP else "finished"
+        payload = {k: v for k, v in event.data.items() if k != "config_entry_id"}
+        connection.send_message(event_message(msg["id"], {"type": kind, **payload}))
+
+    unsubs = [hass.bus.async_listen(EVENT_RUN_STEP, forward), hass.bus.async_listen(EVENT_RUN_FINISHED, forward)]
+
+    @callback
+    def unsubscribe() -> None:
+        for unsub in unsubs:
+            unsub()
+
+    connection.subscriptions[msg["id"]] = unsubscribe
+    connection.send_result(msg["id"])
+
+
+@websocket_command({vol.Required("type"): "agentic_hems/runs", **ENTRY})
+@callback
+def ws_runs(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
+    """The stored runs (newest first) and their statistics."""
+    if (entry := _entry(hass, connection, msg)) is None:
+        return
+    assistant = entry.runtime_data.assistant
+    keys = ("run_id", "timestamp", "model", "success", "refused", "iterations", "total_tokens", "total_cost")
+    runs = [{k: run.get(k) for k in keys} for run in reversed(assistant.runs)]
+    connection.send_result(msg["id"], {"runs": runs, "stats": assistant.stats()})
