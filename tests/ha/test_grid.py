@@ -583,6 +583,13 @@ async def test_what_the_breaking_session_found(
                    signature=plan["signature"], plan_id=plan["plan_id"], horizon_min=60)
     assert err.value.translation_key == "input_stale"
 
+    with pytest.raises(ServiceValidationError) as err:  # above the 11 kW fuse
+        await call(hass, "optimize_dispatch", constraints={"import_limit_kw": 12})
+    assert err.value.translation_key == "outside_limits"
+    hass.states.async_set("sensor.battery_soc", "150", {"unit_of_measurement": "%"})
+    alarms = (await call(hass, "inspect_grid_state"))["state"]["alarms"]
+    assert alarms == [{"alarm": "soc_above_maximum", "severity": "warning", "asset_id": "battery", "soc_pct": 150.0}]
+
 
 def sign_for(site: MockConfigEntry, actions: list[dict[str, Any]], plan_id: str) -> str:
     from custom_components.agentic_hems.grid.tools import sign

@@ -222,6 +222,8 @@ def _alarms(twin: Twin, network: Network, flow: PowerFlowResult | None, soc: Map
         limits = twin.assets[asset_id].limits
         if "soc_min_pct" in limits and value < limits["soc_min_pct"]:
             alarms.append({"alarm": "soc_below_minimum", "severity": "warning", "asset_id": asset_id, "soc_pct": value})
+        if "soc_max_pct" in limits and value > limits["soc_max_pct"]:
+            alarms.append({"alarm": "soc_above_maximum", "severity": "warning", "asset_id": asset_id, "soc_pct": value})
     return alarms
 
 
@@ -578,6 +580,9 @@ async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller:
                                          twin)
     pv, pv_note = await _site_series(host, "pv", -power["pv"] if "pv" in power else None, steps, twin)
     fuse = twin.assets["main_fuse"].limits["rate_kva"]
+    for key in ("import_limit_kw", "export_limit_kw"):  # the fuse is physical: a plan may only stay below it
+        if constraints.get(key, 0.0) > fuse:
+            raise ToolError("outside_limits", asset_id="main_fuse", p_kw=constraints[key], low=0.0, high=fuse)
     problem = DispatchProblem(imp, exp, load, pv, tuple(batteries), float(constraints.get("import_limit_kw", fuse)),
                               float(constraints.get("export_limit_kw", fuse)), 0.25, Objective(data["objective"]))
     result = await host.async_run(lambda: optimize_dispatch(problem, time_limit_s=OPTIMIZE_DISPATCH.timeout_ms / 1000
