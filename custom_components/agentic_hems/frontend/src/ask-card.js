@@ -1,0 +1,287 @@
+// agentic-hems-ask-card: ask the assistant (agentic_hems.ask with a response), follow its
+// iterations live from agentic_hems/subscribe_run, then show the summary and the plans.
+import { LitElement, html, css, nothing } from "lit";
+import {
+  DOMAIN, t, errorText, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters,
+  fmtDayTime, fmtTime, fmtMoney, localParts, toMs,
+} from "./common.js";
+
+const TAG = "agentic-hems-ask-card";
+
+class AgenticHemsAskCard extends LitElement {
+  static get properties() {
+    return {
+      hass: { attribute: false },
+      _config: { state: true },
+      _busy: { state: true },
+      _steps: { state: true },
+      _result: { state: true },
+      _finished: { state: true },
+      _askError: { state: true },
+      _subError: { state: true },
+    };
+  }
+
+  static getStubConfig() {
+    return {};
+  }
+
+  static getConfigElement() {
+    return document.createElement(`${TAG}-editor`);
+  }
+
+  constructor() {
+    super();
+    this._steps = [];
+    this._busy = false;
+  }
+
+  setConfig(config) {
+    if (!config || typeof config !== "object") throw new Error("Invalid configuration");
+    const entryChanged = this._config && this._config.entry_id !== config.entry_id;
+    this._config = { ...config };
+    if (entryChanged) {
+      this._unsubscribe();
+      this._subscribe();
+    }
+  }
+
+  getCardSize() {
+    return 3 + Math.min(6, this._steps.length) + ((this._result && (this._result.plans || []).length) || 0);
+  }
+
+  getGridOptions() {
+    return { columns: 12, rows: 4, min_columns: 6, min_rows: 2 };
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    if (this.hass && this._config) this._subscribe();
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    this._unsubscribe();
+  }
+
+  shouldUpdate(changed) {
+    return hassMatters(changed, this.hass);
+  }
+
+  willUpdate(changed) {
+    if (changed.has("hass") && this.hass && this._config && !this._unsub && !this._subError) this._subscribe();
+  }
+
+  _subscribe() {
+    if (!this.hass || !this._config || this._unsub || !this.isConnected) return;
+    const conn = this.hass.connection;
+    if (!conn || typeof conn.subscribeMessage !== "function") {
+      this._subError = t(this.hass, "err_no_connection");
+      return;
+    }
+    const gen = (this._gen = (this._gen || 0) + 1);
+    this._unsub = conn
+      .subscribeMessage((msg) => { if (gen === this._gen) this._onMessage(msg); },
+        wsMessage("agentic_hems/subscribe_run", this._config))
+      .then((unsub) => {
+        this._subError = undefined;
+        return unsub;
+      })
+      .catch((err) => {
+        if (gen === this._gen) {
+          this._subError = `${t(this.hass, "err_live")}: ${errorText(this.hass, err)}`;
+          this._unsub = undefined;
+        }
+        return undefined;
+      });
+  }
+
+  _unsubscribe() {
+    this._gen = (this._gen || 0) + 1;
+    const p = this._unsub;
+    this._unsub = undefined;
+    if (p) {
+      p.then((unsub) => (typeof unsub === "function" ? Promise.resolve(unsub()) : undefined)).catch(() => {});
+    }
+  }
+
+  _onMessage(msg) {
+    if (!msg || typeof msg !== "object") return;
+    // While a question runs, follow the first run that reports; afterwards only that run's late messages.
+    if (this._busy && !this._runId && msg.run_id) this._runId = msg.run_id;
+    if (!msg.run_id || msg.run_id !== this._runId) return;
+    if (msg.type === "step") {
+      const key = `${msg.iteration}|${msg.action}`;
+      const steps = this._steps.slice();
+      const i = steps.findIndex((s) => `${s.iteration}|${s.action}` === key);
+      if (i >= 0) steps[i] = { ...msg };
+      else steps.push({ ...msg });
+      this._steps = steps;
+    } else if (msg.type === "finished") {
+      this._finished = msg;
+    }
+  }
+
+  async _submit(e) {
+    if (e) e.preventDefault();
+    if (this._busy) return;
+    const input = this.renderRoot.querySelector("#ask-input");
+    const text = input ? input.value.trim() : "";
+    if (!text) {
+      this._askError = t(this.hass, "err_empty");
+      return;
+    }
+    this._busy = true;
+    this._steps = [];
+    this._result = undefined;
+    this._finished = undefined;
+    this._askError = undefined;
+    this._runId = undefined;
+    try {
+      const res = await this.hass.callService(DOMAIN, "ask", serviceData({ text }, this._config), undefined, false, true);
+      const response = (res && (res.response !== undefined ? res.response : res)) || {};
+      this._result = response;
+      if (response.run_id) {
+        if (this._runId && this._runId !== response.run_id) {
+          this._steps = [];
+          this._finished = undefined;
+        }
+        this._runId = response.run_id;
+      }
+    } catch (err) {
+      this._askError = errorText(this.hass, err);
+    } finally {
+      this._busy = false;
+    }
+  }
+
+  _onKey(e) {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) this._submit(e);
+  }
+
+  _renderPlan(p, currency) {
+    const hass = this.hass;
+    const name = p.name || p.appliance_id || "–";
+    const feasible = p.feasible !== false && p.start;
+    const sameDay = feasible && localParts(hass, toMs(p.start)).date === localParts(hass, toMs(p.end)).date;
+    return html`<div class="result-plan ${feasible ? "" : "infeasible"}" data-appliance=${name}
+      data-start=${p.start || ""} data-end=${p.end || ""}>
+      <span class="plan-name">${name}</span>
+      <span class="plan-time">${feasible
+        ? html`${fmtDayTime(hass, p.start)}–${sameDay ? fmtTime(hass, p.end) : fmtDayTime(hass, p.end)}`
+        : t(hass, "not_feasible")}</span>
+      <span class="plan-cost">${feasible ? fmtMoney(hass, p.cost, p.currency || currency) : ""}</span>
+    </div>`;
+  }
+
+  render() {
+    if (!this._config) return nothing;
+    const hass = this.hass;
+    const r = this._result;
+    const summary = r ? r.summary : this._finished ? this._finished.summary : undefined;
+    const success = r ? r.success : this._finished ? this._finished.success : undefined;
+    const plans = (r && Array.isArray(r.plans) && r.plans) || [];
+    return cardShell(this._config.title, html`
+      ${this._subError ? html`<div class="error warning">${this._subError}</div>` : nothing}
+      <form class="ask-form" @submit=${(e) => this._submit(e)}>
+        <textarea id="ask-input" rows="2" ?disabled=${this._busy}
+          placeholder=${this._config.placeholder || t(hass, "ask_placeholder")}
+          aria-label=${t(hass, "ask_label")} @keydown=${(e) => this._onKey(e)}></textarea>
+        <button id="ask-submit" class="primary" type="submit" ?disabled=${this._busy}>
+          ${this._busy ? t(hass, "asking") : t(hass, "ask")}</button>
+      </form>
+      ${this._askError ? html`<div class="error ask-error">${this._askError}</div>` : nothing}
+      ${this._steps.length || this._busy ? html`<div class="iterations ${this._busy ? "running" : ""}">
+        ${this._steps.map((s) => html`<div class="iteration" data-iteration=${s.iteration} data-status=${s.status || ""}>
+          <span class="it-no">${s.iteration}</span>
+          <span class="it-action">${s.action || "–"}</span>
+          <span class="it-status status-${s.status || "unknown"}">${s.status || ""}</span>
+        </div>`)}
+        ${this._busy ? html`<div class="working muted">${t(hass, "working")}</div>` : nothing}
+      </div>` : nothing}
+      ${summary !== undefined && summary !== null ? html`<div class="summary ${success ? "success" : "failed"}"
+        data-success=${success ? "true" : "false"}>${summary}</div>` : nothing}
+      ${r && r.error ? html`<div class="error run-error">${r.error}</div>` : nothing}
+      ${plans.length ? html`<div class="result-plans">${plans.map((p) => this._renderPlan(p, r.currency))}</div>` : nothing}
+    `);
+  }
+
+  static get styles() {
+    return [sharedStyles, css`
+      .ask-form {
+        display: flex;
+        gap: 8px;
+        align-items: stretch;
+      }
+      #ask-input {
+        flex: 1;
+        font: inherit;
+        resize: vertical;
+        min-height: 40px;
+        padding: 6px 8px;
+        border-radius: 6px;
+        border: 1px solid var(--divider-color, #ccc);
+        background: var(--card-background-color, #fff);
+        color: var(--primary-text-color, #212121);
+      }
+      .iterations {
+        margin-top: 10px;
+        font-size: 13px;
+      }
+      .iteration {
+        display: grid;
+        grid-template-columns: 2em 1fr auto;
+        gap: 8px;
+        padding: 2px 0;
+        border-bottom: 1px dotted var(--divider-color, #e0e0e0);
+      }
+      .it-no {
+        color: var(--secondary-text-color, #727272);
+        text-align: right;
+      }
+      .it-action {
+        font-family: var(--code-font-family, monospace);
+        word-break: break-all;
+      }
+      .status-error,
+      .status-failed,
+      .status-blocked {
+        color: var(--error-color, #c62828);
+      }
+      .working {
+        padding-top: 4px;
+        font-style: italic;
+      }
+      .summary {
+        margin-top: 10px;
+        padding: 8px 10px;
+        border-radius: 6px;
+        white-space: pre-wrap;
+        background: var(--secondary-background-color, rgba(0, 0, 0, 0.05));
+        border-left: 3px solid var(--success-color, #43a047);
+      }
+      .summary.failed {
+        border-left-color: var(--error-color, #db4437);
+      }
+      .result-plans {
+        margin-top: 8px;
+      }
+      .result-plan {
+        display: grid;
+        grid-template-columns: 1fr auto auto;
+        gap: 10px;
+        padding: 4px 0;
+        border-top: 1px solid var(--divider-color, #e0e0e0);
+      }
+      .result-plan.infeasible .plan-time {
+        color: var(--error-color, #db4437);
+      }
+    `];
+  }
+}
+
+class AgenticHemsAskCardEditor extends makeEditor([{ name: "placeholder", type: "text" }]) {}
+
+customElements.get(`${TAG}-editor`) || customElements.define(`${TAG}-editor`, AgenticHemsAskCardEditor);
+registerCard(TAG, AgenticHemsAskCard, "Agentic HEMS ask",
+  "Ask the energy assistant; follow its steps live and see the resulting plans.");

@@ -1,0 +1,395 @@
+// Shared helpers for the agentic_hems cards: texts (en/de), time zone aware formatting,
+// websocket error messages, the ha-card wrapper with its fallback, and card registration.
+import { LitElement, html, css } from "lit";
+import { STRINGS } from "./strings.js";
+
+export const DOMAIN = "agentic_hems";
+
+/** The language code ("en", "de") of the HA user, falling back to en. */
+export function langOf(hass) {
+  const raw = (hass && ((hass.locale && hass.locale.language) || hass.language)) || "en";
+  const base = String(raw).toLowerCase().split(/[-_]/)[0];
+  return STRINGS[base] ? base : "en";
+}
+
+/** The full locale tag for Intl (keeps e.g. "de-CH"), "en" when unknown. */
+export function localeOf(hass) {
+  const raw = (hass && ((hass.locale && hass.locale.language) || hass.language)) || "en";
+  try {
+    return Intl.getCanonicalLocales(raw)[0] || "en";
+  } catch (_e) {
+    return "en";
+  }
+}
+
+/** A translated text; {name} placeholders are filled from vars. */
+export function t(hass, key, vars) {
+  const lang = langOf(hass);
+  let s = (STRINGS[lang] && STRINGS[lang][key]) || STRINGS.en[key] || key;
+  if (vars) for (const [k, v] of Object.entries(vars)) s = s.split(`{${k}}`).join(String(v));
+  return s;
+}
+
+/**
+ * The IANA time zone to show times in: the server's when the user chose "server"
+ * (hass.locale.time_zone), otherwise undefined, i.e. the browser's own zone.
+ */
+export function timeZoneOf(hass) {
+  const loc = hass && hass.locale;
+  if (loc && loc.time_zone === "server" && hass.config && hass.config.time_zone) return hass.config.time_zone;
+  return undefined;
+}
+
+function hour12Of(hass) {
+  const tf = hass && hass.locale && hass.locale.time_format;
+  if (tf === "12") return true;
+  if (tf === "24") return false;
+  return undefined;
+}
+
+const _fmtCache = new Map();
+
+/** A cached Intl.DateTimeFormat for the user's locale and time zone. */
+export function dateFormatter(hass, opts) {
+  const locale = localeOf(hass);
+  const timeZone = timeZoneOf(hass);
+  const hour12 = opts.hour !== undefined ? hour12Of(hass) : undefined;
+  const key = JSON.stringify([locale, timeZone, hour12, opts]);
+  let f = _fmtCache.get(key);
+  if (!f) {
+    const o = { ...opts };
+    if (timeZone) o.timeZone = timeZone;
+    if (hour12 !== undefined) o.hour12 = hour12;
+    try {
+      f = new Intl.DateTimeFormat(locale, o);
+    } catch (_e) {
+      delete o.timeZone; // an unknown zone name: fall back to the browser's zone
+      f = new Intl.DateTimeFormat(locale, o);
+    }
+    _fmtCache.set(key, f);
+  }
+  return f;
+}
+
+export function toMs(iso) {
+  const ms = typeof iso === "number" ? iso : Date.parse(iso);
+  return Number.isFinite(ms) ? ms : NaN;
+}
+
+/** "14:15" in the user's zone. */
+export function fmtTime(hass, iso) {
+  const ms = toMs(iso);
+  if (!Number.isFinite(ms)) return "–";
+  return dateFormatter(hass, { hour: "2-digit", minute: "2-digit" }).format(ms);
+}
+
+/** "Mo., 14:15" in the user's zone. */
+export function fmtDayTime(hass, iso) {
+  const ms = toMs(iso);
+  if (!Number.isFinite(ms)) return "–";
+  return dateFormatter(hass, { weekday: "short", hour: "2-digit", minute: "2-digit" }).format(ms);
+}
+
+/** "12.05., 14:15:03" in the user's zone. */
+export function fmtDateTime(hass, iso, withSeconds = false) {
+  const ms = toMs(iso);
+  if (!Number.isFinite(ms)) return "–";
+  const o = { day: "2-digit", month: "2-digit", hour: "2-digit", minute: "2-digit" };
+  if (withSeconds) o.second = "2-digit";
+  return dateFormatter(hass, o).format(ms);
+}
+
+/** The local calendar date ("2025-05-12") and hour/minute of an instant in the user's zone. */
+export function localParts(hass, ms) {
+  const f = dateFormatter(hass, {
+    year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+  });
+  const p = {};
+  for (const part of f.formatToParts(ms)) p[part.type] = part.value;
+  const hour = Number(p.hour) % 24;
+  return { date: `${p.year}-${p.month}-${p.day}`, hour, minute: Number(p.minute) };
+}
+
+/** Money: "0,23 €"; falls back to a plain number when the currency code is unknown. */
+export function fmtMoney(hass, value, currency, digits = 2) {
+  if (value === null || value === undefined || !Number.isFinite(Number(value))) return "–";
+  const locale = localeOf(hass);
+  try {
+    if (currency) {
+      return new Intl.NumberFormat(locale, {
+        style: "currency", currency, minimumFractionDigits: digits, maximumFractionDigits: digits,
+      }).format(Number(value));
+    }
+  } catch (_e) {
+    /* unknown currency code */
+  }
+  const n = new Intl.NumberFormat(locale, { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    .format(Number(value));
+  return currency ? `${n} ${currency}` : n;
+}
+
+export function fmtNumber(hass, value, digits = 0) {
+  if (value === null || value === undefined || !Number.isFinite(Number(value))) return "–";
+  return new Intl.NumberFormat(localeOf(hass), { maximumFractionDigits: digits, minimumFractionDigits: 0 })
+    .format(Number(value));
+}
+
+/** A readable message for a failed websocket command or service call. */
+export function errorText(hass, err) {
+  if (!err) return t(hass, "err_unknown");
+  const code = err.code || (err.error && err.error.code);
+  const message = err.message || (err.error && err.error.message) || (typeof err === "string" ? err : "");
+  if (code === "unknown_command") return t(hass, "err_not_loaded");
+  const entryProblem = /entry/i.test(message) && /not (found|loaded)|missing|unknown|no /i.test(message);
+  if (/not_found|entry/i.test(String(code || "")) || entryProblem) {
+    return `${t(hass, "err_entry")}${message ? ` (${message})` : ""}`;
+  }
+  if (code === "unauthorized" || code === "Unauthorized") return `${t(hass, "err_unauthorized")}${message ? ` (${message})` : ""}`;
+  if (code === "service_not_found" || /service.*not found/i.test(message)) return t(hass, "err_not_loaded");
+  if (message) return message;
+  if (code) return String(code);
+  try {
+    return JSON.stringify(err);
+  } catch (_e) {
+    return String(err);
+  }
+}
+
+/**
+ * HA sets a new hass object on every state change; the cards only need to re-render when
+ * something they show depends on changed (first hass, language, time zone, number format).
+ */
+export function hassMatters(changed, hass) {
+  if (!(changed.size === 1 && changed.has("hass"))) return true;
+  const old = changed.get("hass");
+  if (!old || !hass) return true;
+  return old.locale !== hass.locale || old.language !== hass.language
+    || (old.config && old.config.time_zone) !== (hass.config && hass.config.time_zone);
+}
+
+/** The websocket message with the optional entry id. */
+export function wsMessage(type, config) {
+  const msg = { type };
+  if (config && config.entry_id) msg.entry_id = config.entry_id;
+  return msg;
+}
+
+/** Service data with the optional config entry id (the services call it config_entry_id). */
+export function serviceData(data, config) {
+  const out = { ...data };
+  if (config && config.entry_id) out.config_entry_id = config.entry_id;
+  return out;
+}
+
+/** ha-card when HA provides it, otherwise a div with the same class, so the card always renders. */
+export function cardShell(title, content, extraClass = "") {
+  const cls = `ahems-card ${extraClass}`.trim();
+  if (customElements.get("ha-card")) {
+    return html`<ha-card class=${cls}>
+      ${title ? html`<h1 class="card-header">${title}</h1>` : ""}
+      <div class="card-content">${content}</div>
+    </ha-card>`;
+  }
+  return html`<div class="${cls} fallback-card">
+    ${title ? html`<h1 class="card-header">${title}</h1>` : ""}
+    <div class="card-content">${content}</div>
+  </div>`;
+}
+
+export const sharedStyles = css`
+  :host {
+    display: block;
+  }
+  .ahems-card {
+    display: block;
+    height: 100%;
+    box-sizing: border-box;
+    overflow: hidden;
+  }
+  .fallback-card {
+    background: var(--ha-card-background, var(--card-background-color, #fff));
+    color: var(--primary-text-color, #212121);
+    border-radius: var(--ha-card-border-radius, 12px);
+    border: 1px solid var(--divider-color, #e0e0e0);
+    font-family: var(--paper-font-body1_-_font-family, Roboto, sans-serif);
+  }
+  .card-header {
+    margin: 0;
+    padding: 12px 16px 0;
+    font-size: var(--ha-card-header-font-size, 20px);
+    font-weight: 400;
+    line-height: 1.4;
+  }
+  .card-content {
+    padding: 12px 16px 16px;
+  }
+  .error {
+    color: var(--error-color, #db4437);
+    background: rgba(219, 68, 55, 0.08);
+    border-left: 3px solid var(--error-color, #db4437);
+    padding: 8px 12px;
+    margin: 4px 0 8px;
+    border-radius: 4px;
+    white-space: pre-wrap;
+    word-break: break-word;
+  }
+  .error.warning {
+    color: var(--warning-color, #b57500);
+    border-left-color: var(--warning-color, #ffa600);
+    background: rgba(255, 166, 0, 0.08);
+  }
+  .muted {
+    color: var(--secondary-text-color, #727272);
+  }
+  .loading,
+  .empty {
+    color: var(--secondary-text-color, #727272);
+    padding: 8px 0;
+  }
+  button {
+    font: inherit;
+    cursor: pointer;
+    border-radius: 6px;
+    border: 1px solid var(--divider-color, #ccc);
+    background: var(--secondary-background-color, #f5f5f5);
+    color: var(--primary-text-color, #212121);
+    padding: 4px 10px;
+  }
+  button.primary {
+    background: var(--primary-color, #03a9f4);
+    border-color: var(--primary-color, #03a9f4);
+    color: var(--text-primary-color, #fff);
+  }
+  button[disabled] {
+    opacity: 0.5;
+    cursor: default;
+  }
+`;
+
+/** A CSS custom property's value on an element, with a default. */
+export function cssVar(el, name, fallback) {
+  try {
+    const v = getComputedStyle(el).getPropertyValue(name).trim();
+    return v || fallback;
+  } catch (_e) {
+    return fallback;
+  }
+}
+
+export const PALETTE = [
+  "#03a9f4", "#ff9800", "#4caf50", "#e91e63", "#9c27b0", "#009688", "#795548", "#3f51b5", "#cddc39", "#607d8b",
+];
+
+/** Defines the element once and lists it in window.customCards for the card picker. */
+export function registerCard(tag, cls, name, description) {
+  if (!customElements.get(tag)) customElements.define(tag, cls);
+  window.customCards = window.customCards || [];
+  if (!window.customCards.some((c) => c.type === tag)) {
+    window.customCards.push({
+      type: tag, name, description, preview: true,
+      documentationURL: "https://github.com/agentic-hems/agentic_hems",
+    });
+  }
+}
+
+/**
+ * A small editor: one form field per option, fires config-changed with the whole config.
+ * fields: [{name, type: "text"|"number"|"boolean"|"select", options?: [..], min?, max?}]
+ */
+export function makeEditor(fields) {
+  return class extends LitElement {
+    static get properties() {
+      return { hass: { attribute: false }, _config: { state: true }, _entries: { state: true } };
+    }
+
+    setConfig(config) {
+      this._config = { ...config };
+    }
+
+    updated(changed) {
+      if (changed.has("hass") && this.hass && this._entries === undefined) {
+        this._entries = null;
+        // Admins may list config entries; everyone else types the id (or leaves it empty).
+        Promise.resolve()
+          .then(() => this.hass.callWS({ type: "config_entries/get", domain: DOMAIN }))
+          .then((entries) => { this._entries = Array.isArray(entries) ? entries : null; })
+          .catch(() => { this._entries = null; });
+      }
+    }
+
+    _set(name, value) {
+      const config = { ...this._config };
+      if (value === "" || value === undefined || value === null || Number.isNaN(value)) delete config[name];
+      else config[name] = value;
+      this._config = config;
+      this.dispatchEvent(new CustomEvent("config-changed", { detail: { config }, bubbles: true, composed: true }));
+    }
+
+    _field(f) {
+      const cfg = this._config || {};
+      const label = t(this.hass, `opt_${f.name}`);
+      const id = `opt-${f.name}`;
+      if (f.name === "entry_id" && this._entries && this._entries.length) {
+        return html`<label for=${id}>${label}</label>
+          <select id=${id} name=${f.name} @change=${(e) => this._set(f.name, e.target.value)}>
+            <option value="" ?selected=${!cfg.entry_id}>${t(this.hass, "opt_entry_auto")}</option>
+            ${this._entries.map((e) => html`<option value=${e.entry_id} ?selected=${cfg.entry_id === e.entry_id}>
+              ${e.title || e.entry_id}</option>`)}
+          </select>`;
+      }
+      if (f.type === "boolean") {
+        const checked = cfg[f.name] === undefined ? !!f.default : !!cfg[f.name];
+        return html`<label class="check"><input type="checkbox" id=${id} name=${f.name} .checked=${checked}
+          @change=${(e) => this._set(f.name, e.target.checked)} /> ${label}</label><span></span>`;
+      }
+      if (f.type === "select") {
+        const value = cfg[f.name] === undefined ? f.default : cfg[f.name];
+        return html`<label for=${id}>${label}</label>
+          <select id=${id} name=${f.name} @change=${(e) => this._set(f.name, e.target.value)}>
+            ${f.options.map((o) => html`<option value=${o} ?selected=${value === o}>${t(this.hass, `opt_${f.name}_${o}`)}</option>`)}
+          </select>`;
+      }
+      if (f.type === "number") {
+        return html`<label for=${id}>${label}</label>
+          <input type="number" id=${id} name=${f.name} min=${f.min ?? ""} max=${f.max ?? ""}
+            .value=${cfg[f.name] === undefined ? "" : String(cfg[f.name])} placeholder=${f.default ?? ""}
+            @change=${(e) => this._set(f.name, e.target.value === "" ? undefined : Number(e.target.value))} />`;
+      }
+      return html`<label for=${id}>${label}</label>
+        <input type="text" id=${id} name=${f.name} .value=${cfg[f.name] || ""}
+          @change=${(e) => this._set(f.name, e.target.value.trim())} />`;
+    }
+
+    render() {
+      if (!this._config) return html``;
+      return html`<form class="editor" @submit=${(e) => e.preventDefault()}>
+        ${[{ name: "entry_id", type: "text" }, { name: "title", type: "text" }, ...fields].map((f) => this._field(f))}
+      </form>`;
+    }
+
+    static get styles() {
+      return css`
+        .editor {
+          display: grid;
+          grid-template-columns: max-content 1fr;
+          gap: 8px 12px;
+          align-items: center;
+          padding: 8px 0;
+        }
+        input[type="text"],
+        input[type="number"],
+        select {
+          font: inherit;
+          padding: 6px 8px;
+          border: 1px solid var(--divider-color, #ccc);
+          border-radius: 4px;
+          background: var(--card-background-color, #fff);
+          color: var(--primary-text-color, #212121);
+        }
+        .check {
+          grid-column: 1 / 2;
+        }
+      `;
+    }
+  };
+}

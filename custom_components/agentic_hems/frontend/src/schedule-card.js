@@ -1,0 +1,535 @@
+// agentic-hems-schedule-card: the price curve (15-minute steps, today and tomorrow) with each
+// appliance's planned slots as blocks on the same time axis, a now-marker, cost and savings.
+import { LitElement, html, css, nothing } from "lit";
+import { Chart } from "./chart.js";
+import {
+  t, errorText, wsMessage, cardShell, sharedStyles, cssVar, PALETTE, registerCard, makeEditor, hassMatters,
+  fmtTime, fmtDayTime, fmtMoney, fmtNumber, localParts, dateFormatter, toMs,
+} from "./common.js";
+
+const TAG = "agentic-hems-schedule-card";
+const REFRESH_MS = 5 * 60 * 1000;
+
+/** Contiguous slots (one's end is the next's start) become one block. */
+export function blocksOf(plan) {
+  const slots = (plan.slots || [])
+    .filter((s) => Number.isFinite(toMs(s.start)) && Number.isFinite(toMs(s.end)))
+    .slice()
+    .sort((a, b) => toMs(a.start) - toMs(b.start));
+  const blocks = [];
+  for (const s of slots) {
+    const last = blocks[blocks.length - 1];
+    if (last && toMs(last.end) === toMs(s.start)) {
+      last.end = s.end;
+      last.slots.push(s);
+    } else {
+      blocks.push({ start: s.start, end: s.end, slots: [s] });
+    }
+  }
+  return blocks;
+}
+
+/** Energy (kWh) and cost of a block from the slots' power and the price curve. */
+function blockCost(block, prices) {
+  let energy = 0;
+  let cost = 0;
+  let priced = true;
+  for (const s of block.slots) {
+    const a = toMs(s.start);
+    const b = toMs(s.end);
+    const kw = Number(s.power_kw) || 0;
+    energy += (kw * (b - a)) / 3600000;
+    // Sum over the price intervals the slot overlaps.
+    let covered = 0;
+    for (const p of prices) {
+      const lo = Math.max(a, p._s);
+      const hi = Math.min(b, p._e);
+      if (hi > lo) {
+        cost += (kw * (hi - lo) * Number(p.price)) / 3600000;
+        covered += hi - lo;
+      }
+    }
+    if (covered < b - a) priced = false;
+  }
+  return { energy, cost: priced ? cost : null };
+}
+
+class AgenticHemsScheduleCard extends LitElement {
+  static get properties() {
+    return {
+      hass: { attribute: false },
+      _config: { state: true },
+      _data: { state: true },
+      _error: { state: true },
+      _area: { state: true },
+      _now: { state: true },
+      _selected: { state: true },
+    };
+  }
+
+  static getStubConfig() {
+    return {};
+  }
+
+  static getConfigElement() {
+    return document.createElement(`${TAG}-editor`);
+  }
+
+  setConfig(config) {
+    if (!config || typeof config !== "object") throw new Error("Invalid configuration");
+    const entryChanged = this._config && this._config.entry_id !== config.entry_id;
+    this._config = { ...config };
+    if (entryChanged) {
+      this._data = undefined;
+      this._fetch();
+    }
+  }
+
+  getCardSize() {
+    const plans = (this._data && this._data.plans) || [];
+    return 6 + Math.ceil(plans.length / 2);
+  }
+
+  getGridOptions() {
+    return { columns: 12, rows: 6, min_columns: 6, min_rows: 4 };
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    this._timer = setInterval(() => this._fetch(), REFRESH_MS);
+    this._clock = setInterval(() => this._tick(), 30000);
+    if (this.hass && this._config) this._fetch();
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    clearInterval(this._timer);
+    clearInterval(this._clock);
+    if (this._chart) {
+      this._chart.destroy();
+      this._chart = undefined;
+    }
+  }
+
+  _tick() {
+    this._now = Date.now() + (this._skew || 0);
+  }
+
+  async _fetch() {
+    if (!this.hass || !this._config || this._loading) return;
+    this._loading = true;
+    try {
+      const data = await this.hass.callWS(wsMessage("agentic_hems/schedule", this._config));
+      const serverNow = toMs(data && data.now);
+      this._skew = Number.isFinite(serverNow) ? serverNow - Date.now() : 0;
+      this._tick();
+      this._data = data || {};
+      this._error = undefined;
+    } catch (err) {
+      this._error = errorText(this.hass, err);
+    } finally {
+      this._loading = false;
+    }
+  }
+
+  shouldUpdate(changed) {
+    return hassMatters(changed, this.hass);
+  }
+
+  willUpdate(changed) {
+    if (changed.has("hass") && this.hass && this._config && this._data === undefined && !this._error) {
+      this._fetch();
+    }
+  }
+
+  /** Prices (with ms start/end), restricted to today when show_tomorrow is false. */
+  _prices() {
+    const raw = (this._data && Array.isArray(this._data.prices) ? this._data.prices : [])
+      .map((p) => ({ ...p, _s: toMs(p.start), _e: toMs(p.end) }))
+      .filter((p) => Number.isFinite(p._s) && Number.isFinite(p._e) && p.price !== null && p.price !== undefined)
+      .sort((a, b) => a._s - b._s);
+    if (this._config && this._config.show_tomorrow === false && raw.length) {
+      const today = localParts(this.hass, this._now || Date.now()).date;
+      const todays = raw.filter((p) => localParts(this.hass, p._s).date === today);
+      if (todays.length) return todays;
+    }
+    return raw;
+  }
+
+  /** The time axis range: the price curve, widened to hold every planned slot. */
+  _range(prices, plans) {
+    let min = Infinity;
+    let max = -Infinity;
+    for (const p of prices) {
+      min = Math.min(min, p._s);
+      max = Math.max(max, p._e);
+    }
+    if (!(this._config && this._config.show_tomorrow === false && prices.length)) {
+      for (const plan of plans) {
+        for (const s of plan.slots || []) {
+          const a = toMs(s.start);
+          const b = toMs(s.end);
+          if (Number.isFinite(a)) min = Math.min(min, a);
+          if (Number.isFinite(b)) max = Math.max(max, b);
+        }
+      }
+    }
+    if (!Number.isFinite(min) || !Number.isFinite(max) || max <= min) return null;
+    return { min, max };
+  }
+
+  /** Axis ticks at whole local hours (a multiple of step), taken from the slots' own start times. */
+  _ticks(prices, range) {
+    const spanH = (range.max - range.min) / 3600000;
+    const step = spanH <= 8 ? 1 : spanH <= 14 ? 2 : spanH <= 30 ? 3 : 6;
+    const ticks = [];
+    const times = prices.length ? prices.map((p) => p._s) : [];
+    if (prices.length) times.push(prices[prices.length - 1]._e);
+    if (!times.length) {
+      // No prices: whole UTC hours across the range (still labelled in local time).
+      for (let x = Math.ceil(range.min / 3600000) * 3600000; x <= range.max; x += 3600000) times.push(x);
+    }
+    for (const x of times) {
+      if (x < range.min || x > range.max) continue;
+      const lp = localParts(this.hass, x);
+      if (lp.minute === 0 && lp.hour % step === 0) ticks.push({ value: x, midnight: lp.hour === 0 });
+    }
+    return ticks;
+  }
+
+  _onArea(left, width) {
+    const a = this._area;
+    if (!a || Math.abs(a.left - left) > 0.5 || Math.abs(a.width - width) > 0.5) this._area = { left, width };
+  }
+
+  _chartConfig(prices, range, ticks) {
+    const currency = (this._data && this._data.currency) || "";
+    const text = cssVar(this, "--secondary-text-color", "#727272");
+    const grid = cssVar(this, "--divider-color", "rgba(0,0,0,0.12)");
+    const primary = cssVar(this, "--primary-color", "#03a9f4");
+    const hass = this.hass;
+    const card = this;
+    const points = prices.map((p) => ({ x: p._s, y: Number(p.price) }));
+    if (prices.length) points.push({ x: prices[prices.length - 1]._e, y: Number(prices[prices.length - 1].price) });
+    const labelFmt = dateFormatter(hass, { hour: "2-digit", minute: "2-digit" });
+    const dayFmt = dateFormatter(hass, { weekday: "short" });
+    return {
+      type: "line",
+      data: {
+        datasets: [{
+          label: t(hass, "price"),
+          data: points,
+          stepped: "before",
+          borderColor: primary,
+          borderWidth: 2,
+          pointRadius: 0,
+          pointHitRadius: 4,
+          fill: { target: "origin", above: "rgba(3,169,244,0.12)", below: "rgba(76,175,80,0.25)" },
+        }],
+      },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        parsing: false,
+        normalized: true,
+        interaction: { mode: "nearest", axis: "x", intersect: false },
+        plugins: {
+          legend: { display: false },
+          tooltip: {
+            callbacks: {
+              title: (items) => {
+                if (!items.length) return "";
+                const x = items[0].parsed.x;
+                const p = prices.find((q) => q._s === x);
+                return p ? `${fmtDayTime(hass, p._s)}–${fmtTime(hass, p._e)}` : fmtDayTime(hass, x);
+              },
+              label: (item) => `${fmtMoney(hass, item.parsed.y, currency, 4)}/kWh`,
+            },
+          },
+        },
+        scales: {
+          x: {
+            type: "linear",
+            min: range.min,
+            max: range.max,
+            afterBuildTicks: (scale) => {
+              scale.ticks = ticks.map((tk) => ({ value: tk.value }));
+            },
+            ticks: {
+              color: text,
+              maxRotation: 0,
+              autoSkip: true,
+              autoSkipPadding: 8,
+              callback: (value) => {
+                const lp = localParts(hass, value);
+                return lp.hour === 0 && lp.minute === 0 ? dayFmt.format(value) : labelFmt.format(value);
+              },
+            },
+            grid: {
+              color: (ctx) => {
+                const v = ctx.tick && ctx.tick.value;
+                return ticks.some((tk) => tk.value === v && tk.midnight) ? text : grid;
+              },
+            },
+          },
+          y: {
+            title: { display: !!currency, text: `${currency}/kWh`, color: text },
+            ticks: { color: text, callback: (v) => fmtNumber(hass, v, 3) },
+            grid: {
+              color: (ctx) => (ctx.tick && ctx.tick.value === 0 ? text : grid),
+            },
+          },
+        },
+      },
+      plugins: [{
+        id: "ahemsArea",
+        afterLayout: (chart) => {
+          const a = chart.chartArea;
+          if (a) card._onArea(a.left, a.right - a.left);
+        },
+      }],
+    };
+  }
+
+  updated() {
+    const canvas = this.renderRoot && this.renderRoot.querySelector("canvas.price-chart");
+    if (!canvas) {
+      if (this._chart) {
+        this._chart.destroy();
+        this._chart = undefined;
+      }
+      return;
+    }
+    const prices = this._prices();
+    const plans = (this._data && this._data.plans) || [];
+    const range = this._range(prices, plans);
+    if (!range) return;
+    const key = JSON.stringify([
+      prices.length && prices[0]._s, prices.length && prices[prices.length - 1]._e, prices.map((p) => p.price),
+      range, this.hass && this.hass.locale, this._data && this._data.currency,
+    ]);
+    if (this._chart && this._chart.canvas === canvas && this._chartKey === key) return;
+    this._chartKey = key;
+    const config = this._chartConfig(prices, range, this._ticks(prices, range));
+    if (this._chart && this._chart.canvas === canvas) {
+      this._chart.data = config.data;
+      this._chart.options = config.options;
+      this._chart.update("none");
+    } else {
+      if (this._chart) this._chart.destroy();
+      try {
+        this._chart = new Chart(canvas, config);
+      } catch (err) {
+        this._error = `${t(this.hass, "err_chart")}: ${err && err.message}`;
+      }
+    }
+  }
+
+  _select(key) {
+    this._selected = this._selected === key ? undefined : key;
+  }
+
+  _renderDetails(blocks) {
+    if (!this._selected) return nothing;
+    const b = blocks.find((x) => x.key === this._selected);
+    if (!b) return nothing;
+    const hass = this.hass;
+    const sameDay = localParts(hass, toMs(b.start)).date === localParts(hass, toMs(b.end)).date;
+    return html`<div class="block-details" data-appliance=${b.name} data-start=${b.start} data-end=${b.end}>
+      <span class="swatch" style="background:${b.color}"></span>
+      <strong class="details-name">${b.name}</strong>
+      <span class="details-start">${t(hass, "start")}: ${fmtDayTime(hass, b.start)}</span>
+      <span class="details-end">${t(hass, "end")}: ${sameDay ? fmtTime(hass, b.end) : fmtDayTime(hass, b.end)}</span>
+      <span class="details-cost">${t(hass, "cost")}: ${fmtMoney(hass, b.cost, b.currency, 2)}</span>
+      ${b.energy ? html`<span class="details-energy">${fmtNumber(hass, b.energy, 2)} kWh</span>` : nothing}
+      <button class="close" @click=${() => { this._selected = undefined; }} aria-label=${t(hass, "close")}>×</button>
+    </div>`;
+  }
+
+  render() {
+    if (!this._config) return nothing;
+    const hass = this.hass;
+    const title = this._config.title;
+    if (this._error) return cardShell(title, html`<div class="error">${this._error}</div>`);
+    if (!this._data) return cardShell(title, html`<div class="loading">${t(hass, "loading")}</div>`);
+
+    const currency = this._data.currency || "";
+    const prices = this._prices();
+    const plans = Array.isArray(this._data.plans) ? this._data.plans : [];
+    const range = this._range(prices, plans);
+    const area = this._area;
+    const span = range ? range.max - range.min : 1;
+    const pct = (ms) => Math.min(100, Math.max(0, ((ms - (range ? range.min : 0)) / span) * 100));
+    const trackStyle = area ? `margin-left:${area.left}px;width:${area.width}px` : "";
+
+    const allBlocks = [];
+    const rows = plans.map((plan, i) => {
+      const name = plan.name || plan.appliance_id || `#${i + 1}`;
+      const color = PALETTE[i % PALETTE.length];
+      const blocks = plan.feasible === false ? [] : blocksOf(plan);
+      const rowBlocks = blocks.map((b, j) => {
+        const { energy, cost } = blockCost(b, prices);
+        const entry = {
+          ...b, key: `${i}:${j}`, name, color, energy, currency: plan.currency || currency,
+          cost: blocks.length === 1 && plan.cost !== undefined && plan.cost !== null ? plan.cost : cost,
+        };
+        allBlocks.push(entry);
+        return entry;
+      });
+      return { plan, name, color, blocks: rowBlocks };
+    });
+
+    const now = this._now || Date.now();
+    const nowVisible = range && now >= range.min && now <= range.max;
+    const nowLeft = range && area ? area.left + (pct(now) / 100) * area.width : null;
+
+    const content = html`
+      ${range ? html`
+        <div class="timeline">
+          <div class="chart-wrap"><canvas class="price-chart" role="img" aria-label=${t(hass, "price_chart")}></canvas></div>
+          <div class="rows">
+            ${rows.filter((r) => r.blocks.length).map((r) => html`
+              <div class="row" data-appliance=${r.name}>
+                <div class="row-label" style=${trackStyle}>${r.name}</div>
+                <div class="track" style=${trackStyle}>
+                  ${r.blocks.map((b) => html`<div class="block ${this._selected === b.key ? "selected" : ""}"
+                    data-appliance=${b.name} data-start=${b.start} data-end=${b.end} data-slots=${b.slots.length}
+                    role="button" tabindex="0"
+                    title="${b.name}: ${fmtDayTime(hass, b.start)}–${fmtTime(hass, b.end)}"
+                    style="left:${pct(toMs(b.start))}%;width:${Math.max(0.3, pct(toMs(b.end)) - pct(toMs(b.start)))}%;background:${b.color}"
+                    @click=${() => this._select(b.key)}
+                    @keydown=${(e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); this._select(b.key); } }}
+                  ></div>`)}
+                </div>
+              </div>`)}
+          </div>
+          <div class="now-marker" data-time=${new Date(now).toISOString()}
+            style="left:${nowLeft === null ? `${pct(now)}%` : `${nowLeft}px`};${nowVisible ? "" : "display:none"}"
+            title="${t(hass, "now")}: ${fmtTime(hass, now)}"></div>
+        </div>` : html`<div class="empty">${t(hass, "no_prices")}</div>`}
+      ${this._renderDetails(allBlocks)}
+      <div class="plans">
+        ${plans.length ? rows.map((r) => this._renderSummary(r, currency)) : html`<div class="empty">${t(hass, "no_plans")}</div>`}
+      </div>`;
+    return cardShell(title, content);
+  }
+
+  _renderSummary(r, currency) {
+    const hass = this.hass;
+    const p = r.plan;
+    const cur = p.currency || currency;
+    const feasible = p.feasible !== false;
+    const savings = Number(p.savings);
+    return html`<div class="plan-summary ${feasible ? "" : "infeasible"}" data-appliance=${r.name}
+      data-feasible=${feasible ? "true" : "false"}>
+      <span class="swatch" style="background:${r.color}"></span>
+      <span class="plan-name">${r.name}</span>
+      <span class="plan-time">${feasible && p.start ? html`${fmtDayTime(hass, p.start)}–${fmtTime(hass, p.end)}` : t(hass, "not_feasible")}</span>
+      <span class="plan-cost" title=${t(hass, "cost")}>${feasible ? fmtMoney(hass, p.cost, cur) : "–"}</span>
+      <span class="plan-savings ${savings > 0 ? "positive" : ""}" title="${t(hass, "baseline")}: ${fmtMoney(hass, p.baseline_cost, cur)}">
+        ${feasible && Number.isFinite(savings) ? html`${t(hass, "saves")} ${fmtMoney(hass, savings, cur)}` : ""}
+      </span>
+    </div>`;
+  }
+
+  static get styles() {
+    return [sharedStyles, css`
+      .timeline {
+        position: relative;
+      }
+      .chart-wrap {
+        position: relative;
+        height: 180px;
+      }
+      .rows {
+        margin-top: 4px;
+      }
+      .row-label {
+        font-size: 11px;
+        line-height: 14px;
+        color: var(--secondary-text-color, #727272);
+        white-space: nowrap;
+        overflow: hidden;
+        text-overflow: ellipsis;
+      }
+      .track {
+        position: relative;
+        height: 16px;
+        background: var(--secondary-background-color, rgba(0, 0, 0, 0.04));
+        border-radius: 3px;
+        margin-bottom: 4px;
+      }
+      .block {
+        position: absolute;
+        top: 0;
+        bottom: 0;
+        border-radius: 3px;
+        cursor: pointer;
+        opacity: 0.85;
+        box-sizing: border-box;
+      }
+      .block:hover,
+      .block:focus,
+      .block.selected {
+        opacity: 1;
+        outline: 2px solid var(--primary-text-color, #212121);
+        outline-offset: 0;
+      }
+      .now-marker {
+        position: absolute;
+        top: 0;
+        bottom: 0;
+        width: 0;
+        border-left: 2px dashed var(--error-color, #db4437);
+        pointer-events: none;
+      }
+      .block-details {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 4px 12px;
+        align-items: center;
+        margin: 8px 0;
+        padding: 6px 10px;
+        border-radius: 6px;
+        background: var(--secondary-background-color, rgba(0, 0, 0, 0.05));
+      }
+      .block-details .close {
+        margin-left: auto;
+        padding: 0 8px;
+      }
+      .plans {
+        margin-top: 8px;
+      }
+      .plan-summary {
+        display: grid;
+        grid-template-columns: 12px minmax(60px, 1fr) auto auto auto;
+        gap: 8px;
+        align-items: center;
+        padding: 4px 0;
+        border-top: 1px solid var(--divider-color, #e0e0e0);
+        font-size: 14px;
+      }
+      .plan-summary.infeasible .plan-time {
+        color: var(--error-color, #db4437);
+      }
+      .plan-savings.positive {
+        color: var(--success-color, #43a047);
+      }
+      .swatch {
+        display: inline-block;
+        width: 12px;
+        height: 12px;
+        border-radius: 3px;
+      }
+    `];
+  }
+}
+
+class AgenticHemsScheduleCardEditor extends makeEditor([
+  { name: "show_tomorrow", type: "boolean", default: true },
+]) {}
+
+customElements.get(`${TAG}-editor`) || customElements.define(`${TAG}-editor`, AgenticHemsScheduleCardEditor);
+registerCard(TAG, AgenticHemsScheduleCard, "Agentic HEMS schedule",
+  "Price curve for today and tomorrow with each appliance's planned slots, cost and savings.");
