@@ -19,7 +19,8 @@ def auto_enable_custom_integrations(request: pytest.FixtureRequest) -> None:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """tests/browser runs on its own, without the homeassistant plugin (``scripts/test`` runs both; see its conftest)."""
+    """tests/browser runs on its own, without the homeassistant plugin (``scripts/test`` runs both; see its
+    conftest)."""
     if collection_path == Path(__file__).parent / "browser" and config.pluginmanager.has_plugin("homeassistant"):
         return True
     return None

@@ -216,4 +216,5 @@ def test_demo_check(tmp_path: Path) -> None:
     assert dashboard["mode"] == "storage" and dashboard["show_in_sidebar"] is True, dashboard
     assert dashboard["require_admin"] is False and dashboard["url"].endswith("/energy-plan"), dashboard
     assert dashboard["cards"] == [f"custom:agentic-hems-{card}-card" for card in ("schedule", "trace", "ask", "runs")]
-    assert re.search(r"^LOVELACE dashboard 'Energy plan' .*: http://127\.0\.0\.1:\d+/energy-plan$", output, re.M), output
+    dashboard_line = r"^LOVELACE dashboard 'Energy plan' .*: http://127\.0\.0\.1:\d+/energy-plan$"
+    assert re.search(dashboard_line, output, re.MULTILINE), output
