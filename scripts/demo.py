@@ -14,7 +14,9 @@ Run through ``scripts/demo`` (which builds ``.venv`` first). The driver
 6. previews the gates, asks the offline planner, and calls every grid toolkit service as the owner on the home twin
    and on case9, from a snapshot through an approved plan (one gated setpoint command) to the audit chain's check;
 7. checks that every agentic_hems entity exists and is not unavailable, and that every appliance has all its entities;
-8. then either leaves HA running for the browser until Ctrl-C, or (``--check``) stops HA and exits 0 only when every
+8. checks that the cards' bundle is a Lovelace resource and creates the storage-mode dashboard "Energy plan"
+   (``/energy-plan``) with the four cards, over the websocket API;
+9. then either leaves HA running for the browser until Ctrl-C, or (``--check``) stops HA and exits 0 only when every
    plan is feasible and every check passed.
 
 Home Assistant always stops when the driver ends (normal exit, error, Ctrl-C, SIGTERM; PDEATHSIG covers SIGKILL).
@@ -187,6 +189,17 @@ APPLIANCES: list[dict[str, Any]] = [
         "deadline": "07:00:00",
     },
 ]
+
+# The Lovelace dashboard with the four cards (issue 6). ``frontend:`` loads ``lovelace`` in its default storage mode,
+# which is what storage dashboards and the cards' resource need; no ``lovelace:`` section is written.
+DASHBOARD_URL_PATH = "energy-plan"
+DASHBOARD_TITLE = "Energy plan"
+BUNDLE_URL = f"/{DOMAIN}_frontend/agentic-hems-cards.js"  # custom_components/agentic_hems/cards.py
+CARDS = ("agentic-hems-schedule-card", "agentic-hems-trace-card", "agentic-hems-ask-card", "agentic-hems-runs-card")
+DASHBOARD_CONFIG: dict[str, Any] = {
+    "title": DASHBOARD_TITLE,
+    "views": [{"title": DASHBOARD_TITLE, "path": "plan", "cards": [{"type": f"custom:{card}"} for card in CARDS]}],
+}
 
 # Translation keys of the entities every appliance must have, and of the entry's own entities.
 APPLIANCE_KEYS = {"next_start", "planned_cost", "run_now", "ready_by", "automatic_planning"}
@@ -655,6 +668,7 @@ class Demo:
         self.problems: list[str] = []
         self.report: dict[str, Any] = {
             "plans": {}, "prices": None, "entities": [], "gates": {}, "ask": None, "grid": {}, "grid_options": None,
+            "dashboard": None, "resource": None,
         }
         self.entry_id = ""
         self.config_dir: Path | None = None
@@ -1182,6 +1196,32 @@ class Demo:
         if decision.get("outcome") != wanted:
             self.problems.append(f"gate decision for {what}: {decision.get('outcome')}, expected {wanted}")
 
+    async def show_dashboard(self) -> None:
+        """Check the bundle's Lovelace resource, then create the storage-mode dashboard with the four cards (issue 6)
+        over the websocket API and read its config back."""
+        log("")
+        resources = (await self.client.ws([{"type": "lovelace/resources"}]))[0] or []
+        ours = [r for r in resources if str(r.get("url", "")).split("?")[0] == BUNDLE_URL]
+        self.report["resource"] = ours[0] if ours else None
+        if len(ours) == 1 and ours[0].get("type") == "module":
+            log(f"LOVELACE resource: {ours[0]['url']} (module, storage mode)")
+        else:
+            log(f"LOVELACE resource: MISSING ({len(ours)} items for {BUNDLE_URL})")
+            self.problems.append(f"the cards' bundle is not one Lovelace module resource: {resources}")
+        dashboard, _, saved = await self.client.ws([
+            {"type": "lovelace/dashboards/create", "url_path": DASHBOARD_URL_PATH, "title": DASHBOARD_TITLE,
+             "icon": "mdi:calendar-clock", "mode": "storage", "show_in_sidebar": True, "require_admin": False},
+            {"type": "lovelace/config/save", "url_path": DASHBOARD_URL_PATH, "config": DASHBOARD_CONFIG},
+            {"type": "lovelace/config", "url_path": DASHBOARD_URL_PATH},
+        ])
+        cards = [c.get("type") for view in (saved or {}).get("views") or [] for c in view.get("cards") or []]
+        url = f"{self.client.base}/{DASHBOARD_URL_PATH}"
+        self.report["dashboard"] = {**(dashboard or {}), "url": url, "cards": cards}
+        log(f"LOVELACE dashboard {DASHBOARD_TITLE!r} (storage mode, in the sidebar): {url}")
+        log(f"     cards: {', '.join(cards)}")
+        if (dashboard or {}).get("url_path") != DASHBOARD_URL_PATH or cards != [f"custom:{c}" for c in CARDS]:
+            self.problems.append(f"dashboard {dashboard} with cards {cards}")
+
     async def wait_settled(self, entry_id: str, titles: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Wait until the entry is loaded (adding a subentry reloads it) with every entity of the given appliances.
 
@@ -1280,12 +1320,14 @@ class Demo:
         await self.show_ask()
         await self.show_grid()
         await self.show_entities(ours, subentries)
+        await self.show_dashboard()
 
 
 def print_credentials(base: str) -> None:
     log(f"  URL:      {base}")
     log(f"  Username: {USERNAME}")
     log(f"  Password: {PASSWORD}")
+    log(f"  Cards:    {base}/{DASHBOARD_URL_PATH} (the {DASHBOARD_TITLE!r} dashboard)")
 
 
 async def wait_for_stop(hass: HassProcess) -> None:

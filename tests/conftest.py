@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import custom_components.agentic_hems  # noqa: F401 - make HA find this package, not phcc's testing one
@@ -14,3 +16,11 @@ def auto_enable_custom_integrations(request: pytest.FixtureRequest) -> None:
         if "recorder_mock" in request.fixturenames:  # the recorder must start before hass
             request.getfixturevalue("recorder_mock")
         request.getfixturevalue("enable_custom_integrations")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/browser runs on its own, without the homeassistant plugin (``scripts/test`` runs both; see its
+    conftest)."""
+    if collection_path == Path(__file__).parent / "browser" and config.pluginmanager.has_plugin("homeassistant"):
+        return True
+    return None

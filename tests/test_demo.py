@@ -206,3 +206,15 @@ def test_demo_check(tmp_path: Path) -> None:
     records = grid["audit_records"]
     assert set(GRID_TOOLS) <= set(records), records
     assert records["authorization"] == 1 and records["incident_acknowledged"] == 1
+
+    # The cards (issue 6): the bundle is one Lovelace module resource, and the storage-mode dashboard "Energy plan"
+    # holds the four cards.
+    assert report["resource"]["type"] == "module", report["resource"]
+    assert report["resource"]["url"].startswith("/agentic_hems_frontend/agentic-hems-cards.js?v="), report["resource"]
+    dashboard = report["dashboard"]
+    assert dashboard["url_path"] == "energy-plan" and dashboard["title"] == "Energy plan", dashboard
+    assert dashboard["mode"] == "storage" and dashboard["show_in_sidebar"] is True, dashboard
+    assert dashboard["require_admin"] is False and dashboard["url"].endswith("/energy-plan"), dashboard
+    assert dashboard["cards"] == [f"custom:agentic-hems-{card}-card" for card in ("schedule", "trace", "ask", "runs")]
+    dashboard_line = r"^LOVELACE dashboard 'Energy plan' .*: http://127\.0\.0\.1:\d+/energy-plan$"
+    assert re.search(dashboard_line, output, re.MULTILINE), output

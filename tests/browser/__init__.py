@@ -1,0 +1,1 @@
+"""Browser tests of the Lovelace cards; run on their own (see conftest.py)."""

@@ -1,0 +1,200 @@
+"""Browser tests of the Lovelace cards (issue 6): a real Home Assistant (``scripts/demo``) and Debian's Chromium.
+
+Run them on their own, without pytest-homeassistant-custom-component's plugin (it blocks sockets and patches HA):
+
+    .venv/bin/python -m pytest -p no:homeassistant -p no:cacheprovider tests/browser
+
+``scripts/test`` does that after the main suite (which leaves this folder out; see ``tests/conftest.py``). Playwright
+comes from ``requirements_browser.txt``; no browser is downloaded: ``CHROMIUM`` (default ``/usr/bin/chromium``) is
+launched headless. ``AGENTIC_HEMS_INTEGRATION`` may point the demo at another copy of the integration (e.g. one with
+a bundle that has not landed yet); by default it uses this checkout's.
+
+Fixtures:
+
+- ``demo`` (session): ``scripts/demo --port <free> --dir <tmp> --json <tmp>/demo.json`` in the background, left
+  running (the non-check mode) until the session ends, then stopped with SIGTERM (the driver stops HA);
+- ``browser`` (session): Chromium through Playwright;
+- ``dashboard`` (session): one page, logged in through HA's login page, on ``/energy-plan``.
+
+Screenshots go to ``tests/browser/artifacts/`` (ignored by git); a failing test also saves the whole page there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+DEMO_DEADLINE_S = 300.0  # the demo itself needs about 10 s; bootstrap may install first
+STOP_DEADLINE_S = 60.0
+UI_TIMEOUT_MS = 30_000
+CONSOLE: list[str] = []  # the page's console messages and errors, saved to artifacts/console.log
+
+
+@dataclass
+class Demo:
+    """The running demo: where it is, how to log in, and its JSON report (plans, gate decisions, ...)."""
+
+    base: str
+    username: str
+    password: str
+    dashboard: str
+    report: dict[str, Any]
+    run_dir: Path
+
+    @property
+    def garage_trace_id(self) -> str:
+        """The pending garage-door command the demo leaves for an administrator."""
+        decision = self.report["gates"]["garage door"]
+        assert decision["outcome"] == "pending_confirmation", decision
+        return str(decision["trace_id"])
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _field(output: str, name: str) -> str:
+    match = re.search(rf"^  {name}:\s+(\S+)", output, re.MULTILINE)
+    assert match, f"no {name!r} line in the demo's output:\n{output}"
+    return match.group(1)
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    """A real Home Assistant with agentic_hems, the "Energy plan" dashboard and a pending garage-door command."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium chromium-driver)")
+    run_dir = tmp_path_factory.mktemp("demo")
+    out_path, report_path = run_dir / "demo.out", run_dir / "demo.json"
+    command = [str(ROOT / "scripts" / "demo"), "--port", str(_free_port()), "--dir", str(run_dir),
+               "--json", str(report_path)]
+    if integration := os.environ.get("AGENTIC_HEMS_INTEGRATION"):
+        command += ["--integration", integration]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("DEMO_PORT", None)
+    with out_path.open("wb") as out:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
+                                env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + DEMO_DEADLINE_S
+        while True:
+            output = out_path.read_text(errors="replace")
+            if "Press Ctrl-C to stop it." in output:
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"scripts/demo did not come up (exit code {proc.poll()}):\n{output}")
+            time.sleep(0.5)
+        if "CHECK FAILED" in output:
+            pytest.fail(f"scripts/demo came up with problems:\n{output}")
+        for _ in range(20):  # written just before the "keeps running" lines
+            if report_path.exists():
+                break
+            time.sleep(0.1)
+        yield Demo(base=_field(output, "URL"), username=_field(output, "Username"),
+                   password=_field(output, "Password"), dashboard=_field(output, "Cards"),
+                   report=json.loads(report_path.read_text()), run_dir=run_dir)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)  # the driver stops HA cleanly, then exits
+            try:
+                proc.wait(STOP_DEADLINE_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+        # HA runs in its own session and gets SIGTERM through PDEATHSIG if the driver was killed.
+
+
+@pytest.fixture(scope="session")
+def browser(demo: Demo) -> Iterator[Any]:
+    """Debian's Chromium, headless, through Playwright (no browser download)."""
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only in this suite
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """tests/browser/artifacts/, emptied once per session."""
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    ARTIFACTS.mkdir(parents=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def dashboard(browser: Any, demo: Demo, artifacts: Path) -> Iterator[Any]:
+    """One page, logged in as the demo's owner through HA's own login page, showing /energy-plan."""
+    # The home's zone (scripts/demo: Europe/Brussels), so that the cards' times match the demo's printed plans.
+    context = browser.new_context(viewport={"width": 1400, "height": 1800}, locale="en-US",
+                                  timezone_id="Europe/Brussels")
+    page = context.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    page.on("console", lambda m: CONSOLE.append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: CONSOLE.append(f"pageerror: {e}"))
+    page.goto(demo.dashboard)
+    page.locator("input[name=username]").fill(demo.username)
+    page.locator("input[name=password]").fill(demo.password)
+    page.locator("input[name=password]").press("Enter")
+    page.wait_for_url(re.compile(r"/energy-plan(/[^?]*)?$"))
+    page.wait_for_function("() => { const el = document.querySelector('home-assistant');"
+                           " return !!(el && el.hass && el.hass.connected); }")
+    try:
+        yield page
+    finally:
+        (artifacts / "console.log").write_text("\n".join(CONSOLE) + "\n")
+        context.close()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """Keep each phase's report on the item, for the failure screenshot below."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
+@pytest.fixture(autouse=True)
+def screenshot_on_failure(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Save the whole page as artifacts/FAILED-<test>.png when a test that used the dashboard fails."""
+    yield
+    report = getattr(request.node, "report_call", None)
+    if report is None or not report.failed or "dashboard" not in request.fixturenames:
+        return
+    page = request.getfixturevalue("dashboard")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        page.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"), full_page=True)
+    except Exception:  # noqa: BLE001 - best effort; the test's own failure is what matters
+        pass
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With pytest-homeassistant-custom-component's plugin on (sockets blocked, HA patched), skip with the command."""
+    if not config.pluginmanager.has_plugin("homeassistant"):
+        return
+    skip = pytest.mark.skip(reason="the browser tests run on their own: .venv/bin/python -m pytest -p no:homeassistant "
+                                   "-p no:cacheprovider tests/browser")
+    for item in items:
+        if Path(str(item.path)).is_relative_to(Path(__file__).parent):
+            item.add_marker(skip)
