@@ -32,7 +32,7 @@ from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
 from .gates.device_resolved import ResolverIndex
-from .grid.contracts import digest, json_safe
+from .grid.contracts import ToolError, digest, json_safe
 from .gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
 from .gates.redact import redact
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
@@ -235,8 +235,16 @@ class ControlManager:
                 "source_agent": record.get("source_agent"), "entity_id": record.get("entity_id"),
                 "inputs_hash": None, "outputs_hash": digest(json_safe(record)),
             }
-            self.hass.async_create_task(self.audit(entry_record), f"{DOMAIN} audit {trace_id}")
+            self.hass.async_create_task(self._async_audit(entry_record), f"{DOMAIN} audit {trace_id}")
         return record
+
+    async def _async_audit(self, record: dict[str, Any]) -> None:
+        """Append a decision's audit record; a slow or failed append is logged, never lost silently."""
+        assert self.audit is not None
+        try:
+            await self.audit(record)
+        except (ToolError, OSError, RuntimeError) as err:  # e.g. the 1000 ms timeout: the shielded write goes on
+            LOGGER.error("Audit record for %s not confirmed: %s", record.get("trace_id"), err)
 
     def _notify_pending(self, pending: PendingConfirmation, *, mobile: bool) -> None:
         persistent_notification.async_create(
