@@ -122,6 +122,8 @@ def test_ask_schedules_all_flexible_loads(dashboard: Page) -> None:
     names = element.locator(".result-plan").evaluate_all("els => els.map(e => e.dataset.appliance)")
     assert sorted(names) == sorted(APPLIANCES)
     expect(element.locator(".error")).to_have_count(0)
+    # The runs card hears the run end (subscribe_run) and counts it without a reload.
+    expect(card(dashboard, "runs").locator('.stat[data-stat="runs"] .stat-value')).to_have_text("2")
 
 
 def test_confirm_the_pending_garage_door(dashboard: Page, demo: Demo) -> None:
@@ -152,7 +154,7 @@ def test_screenshot_dashboard(dashboard: Page, artifacts: Path) -> None:
 
 def test_a_reload_shows_the_new_state(dashboard: Page, demo: Demo) -> None:
     """After a reload the cards load what HA stored: two runs (the demo's and this page's ask), the garage door's
-    decision executed and nothing pending. (The runs card itself polls once a minute, so no live update is awaited.)"""
+    decision executed and nothing pending."""
     runs = dashboard.evaluate(f"() => {HASS}.callWS({{type: 'agentic_hems/runs'}})")
     assert len(runs["runs"]) == 2 and {r["model"] for r in runs["runs"]} == {"offline"}, runs
     dashboard.reload()

@@ -77,10 +77,25 @@ class AgenticHemsRunsCard extends LitElement {
     super.connectedCallback();
     this._timer = setInterval(() => this._fetch(), REFRESH_MS);
     if (this.hass && this._config) this._fetch();
+    this._subscribe();
+  }
+
+  // The user's own runs end live (agentic_hems/subscribe_run): refetch then; other users' runs show at the next poll.
+  _subscribe() {
+    const conn = this.hass && this.hass.connection;
+    if (!this._config || this._unsub || !conn || typeof conn.subscribeMessage !== "function") return;
+    this._unsub = conn
+      .subscribeMessage((msg) => { if (msg && msg.type === "finished") this._fetch(); },
+        wsMessage("agentic_hems/subscribe_run", this._config))
+      .catch(() => undefined); // the poll still refreshes
   }
 
   disconnectedCallback() {
     super.disconnectedCallback();
+    if (this._unsub) {
+      this._unsub.then((unsub) => unsub && unsub());
+      this._unsub = undefined;
+    }
     clearInterval(this._timer);
     if (this._chart) {
       this._chart.destroy();
@@ -93,6 +108,7 @@ class AgenticHemsRunsCard extends LitElement {
   }
 
   willUpdate(changed) {
+    if (changed.has("hass") && this.isConnected) this._subscribe();
     if (changed.has("hass") && this.hass && this._config && this._data === undefined && !this._error) this._fetch();
   }
 
@@ -207,7 +223,11 @@ class AgenticHemsRunsCard extends LitElement {
           y: {
             beginAtZero: true,
             title: { display: true, text: t(hass, `metric_${metric}`), color: text },
-            ticks: { color: text, callback: (v) => (metric === "cost" ? this._cost(v) : fmtNumber(hass, v)) },
+            ticks: {
+              color: text,
+              precision: metric === "cost" ? undefined : 0, // whole iterations and tokens: no repeated labels
+              callback: (v) => (metric === "cost" ? this._cost(v) : fmtNumber(hass, v)),
+            },
             grid: { color: grid },
           },
         },
