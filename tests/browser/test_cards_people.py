@@ -329,11 +329,9 @@ def test_german_labels_and_numbers(page: Page, demo: Demo, garage_trace: str, er
             "Agentic-HEMS-Konfigurationseintrag nicht gefunden")
 
 
-@pytest.mark.xfail(strict=True, reason="card bug: the trace card shows the server's English message for "
-                                       "HA's translated service errors (it ignores translation_key)")
 def test_german_confirm_error_is_german(page: Page, demo: Demo, garage_trace: str) -> None:
-    """A German non-admin pressing Bestätigen should read why in German (HA's own toasts localise the error through
-    its translation_key; the card shows ``err.message``, which HA wrote in the server's language)."""
+    """A German non-admin pressing Bestätigen reads why in German: the card localises the error through its
+    translation_key (the server's own message is in the server's language)."""
     page.goto(demo.dashboard)
     wait_connected(page)
     pending = card(page, "trace").locator(f'.pending[data-trace-id="{garage_trace}"]')
@@ -344,11 +342,8 @@ def test_german_confirm_error_is_german(page: Page, demo: Demo, garage_trace: st
     expect(error).to_contain_text("Nur Administratoren", timeout=2000)
 
 
-@pytest.mark.xfail(strict=True, reason="card bug: fmtMoney/fmtNumber format numbers by hass.locale.language only and "
-                                       "ignore the user's number format setting (hass.locale.number_format)")
 def test_number_format_setting_is_followed(page: Page) -> None:
-    """English with number format "decimal_comma" (HA's profile: 1.234.567,89): HA formats numbers with comma
-    decimals, so the schedule's costs should too."""
+    """English with number format "decimal_comma" (HA's profile: 1.234.567,89): the schedule's costs follow it."""
     set_locale(page, language="en", number_format="decimal_comma")
     try:
         costs = card(page, "schedule").locator(".plan-cost")

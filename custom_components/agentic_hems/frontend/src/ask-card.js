@@ -2,7 +2,7 @@
 // iterations live from agentic_hems/subscribe_run, then show the summary and the plans.
 import { LitElement, html, css, nothing } from "lit";
 import {
-  DOMAIN, t, errorText, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters,
+  DOMAIN, t, errorText, localizedErrorText, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters,
   fmtDayTime, fmtTime, fmtMoney, localParts, toMs,
 } from "./common.js";
 
@@ -149,7 +149,7 @@ class AgenticHemsAskCard extends LitElement {
         this._runId = response.run_id;
       }
     } catch (err) {
-      this._askError = errorText(this.hass, err);
+      this._askError = await localizedErrorText(this.hass, err);
     } finally {
       this._busy = false;
     }

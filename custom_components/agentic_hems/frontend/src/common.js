@@ -110,28 +110,67 @@ export function localParts(hass, ms) {
   return { date: `${p.year}-${p.month}-${p.day}`, hour, minute: Number(p.minute) };
 }
 
+/** The Intl locale for numbers from the user's number format setting (as HA's frontend maps it). */
+export function numberLocale(hass) {
+  const format = hass && hass.locale && hass.locale.number_format;
+  if (format === "comma_decimal") return ["en-US", "en"];
+  if (format === "decimal_comma") return ["de", "es", "it"];
+  if (format === "space_comma") return ["fr", "sv", "cs"];
+  if (format === "system") return undefined;
+  return localeOf(hass); // "language", "none" or unset
+}
+
+function grouping(hass) {
+  return !(hass && hass.locale && hass.locale.number_format === "none");
+}
+
 /** Money: "0,23 €"; falls back to a plain number when the currency code is unknown. */
 export function fmtMoney(hass, value, currency, digits = 2) {
   if (value === null || value === undefined || !Number.isFinite(Number(value))) return "–";
-  const locale = localeOf(hass);
+  const locale = numberLocale(hass);
   try {
     if (currency) {
       return new Intl.NumberFormat(locale, {
         style: "currency", currency, minimumFractionDigits: digits, maximumFractionDigits: digits,
+        useGrouping: grouping(hass),
       }).format(Number(value));
     }
   } catch (_e) {
     /* unknown currency code */
   }
-  const n = new Intl.NumberFormat(locale, { minimumFractionDigits: digits, maximumFractionDigits: digits })
-    .format(Number(value));
+  const n = new Intl.NumberFormat(locale, {
+    minimumFractionDigits: digits, maximumFractionDigits: digits, useGrouping: grouping(hass),
+  }).format(Number(value));
   return currency ? `${n} ${currency}` : n;
 }
 
 export function fmtNumber(hass, value, digits = 0) {
   if (value === null || value === undefined || !Number.isFinite(Number(value))) return "–";
-  return new Intl.NumberFormat(localeOf(hass), { maximumFractionDigits: digits, minimumFractionDigits: 0 })
-    .format(Number(value));
+  return new Intl.NumberFormat(numberLocale(hass), {
+    maximumFractionDigits: digits, minimumFractionDigits: 0, useGrouping: grouping(hass),
+  }).format(Number(value));
+}
+
+/**
+ * errorText, with a translated message first: a service error carries its translation_key, which is looked up in
+ * the integration's exception strings in the user's language (the server's message is in the server's language).
+ */
+export async function localizedErrorText(hass, err) {
+  const key = err && err.translation_key;
+  const domain = (err && err.translation_domain) || DOMAIN;
+  if (key && hass && typeof hass.localize === "function") {
+    try {
+      // loadBackendTranslation resolves to a localize function that knows the newly loaded strings.
+      const localize = typeof hass.loadBackendTranslation === "function"
+        ? (await hass.loadBackendTranslation("exceptions", domain)) || hass.localize
+        : hass.localize;
+      const message = localize(`component.${domain}.exceptions.${key}.message`, err.translation_placeholders || {});
+      if (message) return errorText(hass, { ...err, message });
+    } catch (_e) {
+      /* fall back to the server's message */
+    }
+  }
+  return errorText(hass, err);
 }
 
 /** A readable message for a failed websocket command or service call. */

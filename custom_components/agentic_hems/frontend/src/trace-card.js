@@ -2,7 +2,7 @@
 // each as a row of the eight gates, plus pending confirmations with Confirm and Reject.
 import { LitElement, html, css, nothing } from "lit";
 import {
-  DOMAIN, t, errorText, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters, fmtDateTime,
+  DOMAIN, t, errorText, localizedErrorText, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters, fmtDateTime,
 } from "./common.js";
 
 const TAG = "agentic-hems-trace-card";
@@ -144,7 +144,7 @@ class AgenticHemsTraceCard extends LitElement {
     try {
       await this.hass.callService(DOMAIN, service, serviceData({ trace_id: traceId }, this._config), undefined, false);
     } catch (err) {
-      this._actionErrors = { ...this._actionErrors, [traceId]: errorText(this.hass, err) };
+      this._actionErrors = { ...this._actionErrors, [traceId]: await localizedErrorText(this.hass, err) };
     } finally {
       const busy = { ...this._busy };
       delete busy[traceId];
