@@ -59,7 +59,7 @@ from .security.ratelimit import RateLimiter
 from .services_assistant import async_setup_assistant_services
 from .services_control import async_setup_control_services
 from .services_grid import async_setup_grid_services
-from .websocket import async_setup_websocket
+from .websocket import async_entry_unloaded, async_setup_websocket
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
@@ -152,6 +152,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
         coordinator=coordinator, planner=planner, control=control, assistant=assistant, audit=audit, grid=grid
     )
     entry.async_on_unload(control.async_start())
+    entry.async_on_unload(lambda: async_entry_unloaded(hass, entry.entry_id))
     entry.async_on_unload(
         async_track_time_change(
             hass, _scheduler(hass, entry, planner, control, grid), minute=range(0, 60, 15), second=0

@@ -8,11 +8,13 @@ user:
 - ``agentic_hems/subscribe_run``: the calling user's assistant runs, iteration by iteration, then the end;
 - ``agentic_hems/runs``: the stored runs and their statistics.
 
-Each takes an optional ``entry_id``; without it the only loaded entry is used.
+Each takes an optional ``entry_id``; without it the only loaded entry is used. When an entry unloads (a reload after
+an options change, say), its subscribers get ``{"type": "unloaded"}`` and subscribe again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry
 
 MAX_DECISIONS = 20
+DATA_SUBSCRIBERS = f"{DOMAIN}_ws_subscribers"  # entry id -> {(connection, message id)}
 ENTRY: dict[str | vol.Marker, Any] = {vol.Optional("entry_id"): str}
 
 
@@ -57,6 +60,22 @@ def _entry(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any
                               "Set entry_id: more than one entry is loaded" if loaded else "Agentic HEMS is not loaded")
         return None
     return loaded[0]
+
+
+def _track(hass: HomeAssistant, entry_id: str, connection: ActiveConnection, msg_id: int) -> Callable[[], None]:
+    """Remember a live subscription of the entry; the returned callback forgets it."""
+    subscribers: set[tuple[ActiveConnection, int]] = hass.data.setdefault(DATA_SUBSCRIBERS, {}).setdefault(
+        entry_id, set())
+    key = (connection, msg_id)
+    subscribers.add(key)
+    return lambda: subscribers.discard(key)
+
+
+@callback
+def async_entry_unloaded(hass: HomeAssistant, entry_id: str) -> None:
+    """Tell the entry's live subscribers it unloaded: their cards subscribe again once it is back."""
+    for connection, msg_id in hass.data.get(DATA_SUBSCRIBERS, {}).pop(entry_id, set()):
+        connection.send_message(event_message(msg_id, {"type": "unloaded"}))
 
 
 def plan_slots(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -126,7 +145,15 @@ def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, ms
             connection.send_message(event_message(
                 msg["id"], {"type": "decision", "decision": last, "pending": pending()}))
 
-    connection.subscriptions[msg["id"]] = control.async_add_listener(forward)
+    remove_listener = control.async_add_listener(forward)
+    forget = _track(hass, entry.entry_id, connection, msg["id"])
+
+    @callback
+    def unsubscribe() -> None:
+        remove_listener()
+        forget()
+
+    connection.subscriptions[msg["id"]] = unsubscribe
     connection.send_result(msg["id"])
     decisions = list(reversed(control.traces.values()))[:MAX_DECISIONS]
     connection.send_message(event_message(msg["id"], {
@@ -148,7 +175,8 @@ def ws_subscribe_run(hass: HomeAssistant, connection: ActiveConnection, msg: dic
         payload = {k: v for k, v in event.data.items() if k != "config_entry_id"}
         connection.send_message(event_message(msg["id"], {"type": kind, **payload}))
 
-    unsubs = [hass.bus.async_listen(EVENT_RUN_STEP, forward), hass.bus.async_listen(EVENT_RUN_FINISHED, forward)]
+    unsubs = [hass.bus.async_listen(EVENT_RUN_STEP, forward), hass.bus.async_listen(EVENT_RUN_FINISHED, forward),
+              _track(hass, entry.entry_id, connection, msg["id"])]
 
     @callback
     def unsubscribe() -> None:

@@ -138,6 +138,22 @@ def test_confirm_the_pending_garage_door(dashboard: Page, demo: Demo) -> None:
     expect(element.locator(".error")).to_have_count(0)
 
 
+def test_the_trace_card_follows_an_entry_reload(dashboard: Page) -> None:
+    """Options changes reload the entry: the card subscribes again by itself and shows the next decision live."""
+    entry_id = dashboard.evaluate(f"async () => (await {HASS}.callWS({{type: 'agentic_hems/schedule'}})).entry_id")
+    dashboard.evaluate(f"() => {HASS}.callApi('POST', 'config/config_entries/entry/{entry_id}/reload')")
+    dashboard.wait_for_timeout(3000)  # the card waits 2 s before it subscribes again
+    response = dashboard.evaluate(
+        f"""async () => (await {HASS}.callService('agentic_hems', 'evaluate_command', {{source_agent: 'browser',
+            model_candidate: {{intent: 'turn_on', device_alias: 'input_boolean.dishwasher'}}, dry_run: true}},
+            undefined, false, true)).response"""
+    )
+    element = card(dashboard, "trace")
+    expect(element.locator(f'.decision[data-trace-id="{response["trace_id"]}"]')).to_have_attribute(
+        "data-outcome", response["outcome"])
+    expect(element.locator(".error")).to_have_count(0)
+
+
 @pytest.mark.parametrize("name", CARDS)
 def test_screenshot(dashboard: Page, artifacts: Path, name: str) -> None:
     """An element screenshot of each card (after the ask and the confirmation) in tests/browser/artifacts/."""

@@ -123,3 +123,25 @@ async def test_the_lovelace_resource_is_added_once_and_updated(hass: HomeAssista
 async def test_yaml_mode_is_not_a_resource(hass: HomeAssistant) -> None:
     assert await async_setup_component(hass, "lovelace", {"lovelace": {"mode": "yaml"}})
     assert not await _async_lovelace_resource(hass, f"{BUNDLE_URL}?v=0.1.0")
+
+
+async def test_subscribers_hear_an_entry_reload(hass: HomeAssistant, loaded_entry: MockConfigEntry,
+                                                hass_ws_client: WebSocketGenerator) -> None:
+    """An options change reloads the entry: live subscribers get "unloaded", and a new subscription sees the
+    reloaded entry's decisions."""
+    client = await hass_ws_client(hass)
+    await client.send_json_auto_id({"type": "agentic_hems/subscribe_decisions"})
+    assert (await client.receive_json())["success"]
+    await client.receive_json()  # the snapshot
+    await client.send_json_auto_id({"type": "agentic_hems/subscribe_run"})
+    assert (await client.receive_json())["success"]
+    assert await hass.config_entries.async_reload(loaded_entry.entry_id)
+    events = [(await client.receive_json())["event"] for _ in range(2)]
+    assert events == [{"type": "unloaded"}, {"type": "unloaded"}]
+    await client.send_json_auto_id({"type": "agentic_hems/subscribe_decisions"})
+    assert (await client.receive_json())["success"]
+    await client.receive_json()
+    await hass.services.async_call(DOMAIN, "evaluate_command", {
+        "source_agent": "test", "model_candidate": {"intent": "turn_on", "device_alias": "input_boolean.dishwasher"}},
+        blocking=True, return_response=True)
+    assert (await client.receive_json())["event"]["type"] == "decision"

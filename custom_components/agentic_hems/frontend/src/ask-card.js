@@ -2,7 +2,7 @@
 // iterations live from agentic_hems/subscribe_run, then show the summary and the plans.
 import { LitElement, html, css, nothing } from "lit";
 import {
-  DOMAIN, t, errorText, localizedErrorText, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters,
+  DOMAIN, t, errorText, localizedErrorText, LiveSubscription, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters,
   fmtDayTime, fmtTime, fmtMoney, localParts, toMs,
 } from "./common.js";
 
@@ -40,9 +40,9 @@ class AgenticHemsAskCard extends LitElement {
     if (!config || typeof config !== "object") throw new Error("Invalid configuration");
     const entryChanged = this._config && this._config.entry_id !== config.entry_id;
     this._config = { ...config };
-    if (entryChanged) {
-      this._unsubscribe();
-      this._subscribe();
+    if (entryChanged && this._live) {
+      this._live.dispose();
+      this._live.start();
     }
   }
 
@@ -56,12 +56,16 @@ class AgenticHemsAskCard extends LitElement {
 
   connectedCallback() {
     super.connectedCallback();
-    if (this.hass && this._config) this._subscribe();
+    if (!this._live) {
+      this._live = new LiveSubscription(this, "agentic_hems/subscribe_run", (msg) => this._onMessage(msg),
+        (err) => { this._subError = err && `${t(this.hass, "err_live")}: ${err}`; });
+    }
+    this._live.start();
   }
 
   disconnectedCallback() {
     super.disconnectedCallback();
-    this._unsubscribe();
+    if (this._live) this._live.dispose();
   }
 
   shouldUpdate(changed) {
@@ -69,40 +73,7 @@ class AgenticHemsAskCard extends LitElement {
   }
 
   willUpdate(changed) {
-    if (changed.has("hass") && this.hass && this._config && !this._unsub && !this._subError) this._subscribe();
-  }
-
-  _subscribe() {
-    if (!this.hass || !this._config || this._unsub || !this.isConnected) return;
-    const conn = this.hass.connection;
-    if (!conn || typeof conn.subscribeMessage !== "function") {
-      this._subError = t(this.hass, "err_no_connection");
-      return;
-    }
-    const gen = (this._gen = (this._gen || 0) + 1);
-    this._unsub = conn
-      .subscribeMessage((msg) => { if (gen === this._gen) this._onMessage(msg); },
-        wsMessage("agentic_hems/subscribe_run", this._config))
-      .then((unsub) => {
-        this._subError = undefined;
-        return unsub;
-      })
-      .catch((err) => {
-        if (gen === this._gen) {
-          this._subError = `${t(this.hass, "err_live")}: ${errorText(this.hass, err)}`;
-          this._unsub = undefined;
-        }
-        return undefined;
-      });
-  }
-
-  _unsubscribe() {
-    this._gen = (this._gen || 0) + 1;
-    const p = this._unsub;
-    this._unsub = undefined;
-    if (p) {
-      p.then((unsub) => (typeof unsub === "function" ? Promise.resolve(unsub()) : undefined)).catch(() => {});
-    }
+    if (changed.has("hass") && this._live && !this._live.active && !this._subError) this._live.start();
   }
 
   _onMessage(msg) {

@@ -213,6 +213,76 @@ export function wsMessage(type, config) {
   return msg;
 }
 
+/**
+ * A live websocket subscription of a card (``host``: the card element, with ``hass`` and ``_config``). Messages go to
+ * ``onMessage``; ``onError(text | undefined)`` reports a failure (undefined once it works again). When the
+ * integration's entry is reloaded (options changed), the server sends ``{type: "unloaded"}``: the subscription is
+ * started again, retrying while the entry loads.
+ */
+export class LiveSubscription {
+  constructor(host, type, onMessage, onError) {
+    Object.assign(this, { host, type, onMessage, onError, gen: 0, unsub: undefined, retries: 0 });
+  }
+
+  get active() {
+    return this.unsub !== undefined;
+  }
+
+  start() {
+    const { hass, _config: config } = this.host;
+    if (!hass || !config || this.unsub || !this.host.isConnected) return;
+    const conn = hass.connection;
+    if (!conn || typeof conn.subscribeMessage !== "function") {
+      this.onError(t(hass, "err_no_connection"));
+      return;
+    }
+    const gen = (this.gen += 1);
+    this.unsub = conn
+      .subscribeMessage((msg) => {
+        if (gen !== this.gen) return;
+        if (msg && msg.type === "unloaded") {
+          this.restart(RESUBSCRIBE_MS);
+          return;
+        }
+        this.retries = 0;
+        this.onMessage(msg);
+      }, wsMessage(this.type, config))
+      .then((unsub) => {
+        this.onError(undefined);
+        return unsub;
+      })
+      .catch((err) => {
+        if (gen !== this.gen) return undefined;
+        this.unsub = undefined;
+        if (this.retries > 0 && this.retries < MAX_RETRIES) this.restart(RESUBSCRIBE_MS);
+        else this.onError(errorText(hass, err));
+        return undefined;
+      });
+  }
+
+  restart(delayMs) {
+    this.stop();
+    this.retries += 1;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.start(), delayMs);
+  }
+
+  stop() {
+    this.gen += 1;
+    const p = this.unsub;
+    this.unsub = undefined;
+    if (p) p.then((unsub) => (typeof unsub === "function" ? Promise.resolve(unsub()) : undefined)).catch(() => {});
+  }
+
+  dispose() {
+    clearTimeout(this.timer);
+    this.retries = 0;
+    this.stop();
+  }
+}
+const RESUBSCRIBE_MS = 2000;
+const MAX_RETRIES = 15;
+
 /** Service data with the optional config entry id (the services call it config_entry_id). */
 export function serviceData(data, config) {
   const out = { ...data };

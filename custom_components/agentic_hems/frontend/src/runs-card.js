@@ -3,7 +3,7 @@
 import { LitElement, html, css, nothing } from "lit";
 import { Chart } from "./chart.js";
 import {
-  t, errorText, wsMessage, cardShell, sharedStyles, cssVar, PALETTE, registerCard, makeEditor, hassMatters,
+  t, errorText, LiveSubscription, wsMessage, cardShell, sharedStyles, cssVar, PALETTE, registerCard, makeEditor, hassMatters,
   fmtNumber, fmtMoney, fmtDateTime, dateFormatter, toMs,
 } from "./common.js";
 
@@ -77,25 +77,17 @@ class AgenticHemsRunsCard extends LitElement {
     super.connectedCallback();
     this._timer = setInterval(() => this._fetch(), REFRESH_MS);
     if (this.hass && this._config) this._fetch();
-    this._subscribe();
-  }
-
-  // The user's own runs end live (agentic_hems/subscribe_run): refetch then; other users' runs show at the next poll.
-  _subscribe() {
-    const conn = this.hass && this.hass.connection;
-    if (!this._config || this._unsub || !conn || typeof conn.subscribeMessage !== "function") return;
-    this._unsub = conn
-      .subscribeMessage((msg) => { if (msg && msg.type === "finished") this._fetch(); },
-        wsMessage("agentic_hems/subscribe_run", this._config))
-      .catch(() => undefined); // the poll still refreshes
+    // The user's own runs end live (agentic_hems/subscribe_run): refetch then; others show at the next poll.
+    if (!this._live) {
+      this._live = new LiveSubscription(this, "agentic_hems/subscribe_run",
+        (msg) => { if (msg && msg.type === "finished") this._fetch(); }, () => undefined);
+    }
+    this._live.start();
   }
 
   disconnectedCallback() {
     super.disconnectedCallback();
-    if (this._unsub) {
-      this._unsub.then((unsub) => unsub && unsub());
-      this._unsub = undefined;
-    }
+    if (this._live) this._live.dispose();
     clearInterval(this._timer);
     if (this._chart) {
       this._chart.destroy();
@@ -108,7 +100,7 @@ class AgenticHemsRunsCard extends LitElement {
   }
 
   willUpdate(changed) {
-    if (changed.has("hass") && this.isConnected) this._subscribe();
+    if (changed.has("hass") && this._live && !this._live.active) this._live.start();
     if (changed.has("hass") && this.hass && this._config && this._data === undefined && !this._error) this._fetch();
   }
 

@@ -2,7 +2,7 @@
 // each as a row of the eight gates, plus pending confirmations with Confirm and Reject.
 import { LitElement, html, css, nothing } from "lit";
 import {
-  DOMAIN, t, errorText, localizedErrorText, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters, fmtDateTime,
+  DOMAIN, t, errorText, localizedErrorText, LiveSubscription, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters, fmtDateTime,
 } from "./common.js";
 
 const TAG = "agentic-hems-trace-card";
@@ -43,10 +43,10 @@ class AgenticHemsTraceCard extends LitElement {
     if (!config || typeof config !== "object") throw new Error("Invalid configuration");
     const entryChanged = this._config && this._config.entry_id !== config.entry_id;
     this._config = { ...config };
-    if (entryChanged) {
-      this._unsubscribe();
+    if (entryChanged && this._live) {
+      this._live.dispose();
       this._decisions = undefined;
-      this._subscribe();
+      this._live.start();
     }
   }
 
@@ -65,12 +65,16 @@ class AgenticHemsTraceCard extends LitElement {
 
   connectedCallback() {
     super.connectedCallback();
-    if (this.hass && this._config) this._subscribe();
+    if (!this._live) {
+      this._live = new LiveSubscription(this, "agentic_hems/subscribe_decisions", (msg) => this._onMessage(msg),
+        (err) => { this._error = err; });
+    }
+    this._live.start();
   }
 
   disconnectedCallback() {
     super.disconnectedCallback();
-    this._unsubscribe();
+    if (this._live) this._live.dispose();
   }
 
   shouldUpdate(changed) {
@@ -78,40 +82,7 @@ class AgenticHemsTraceCard extends LitElement {
   }
 
   willUpdate(changed) {
-    if (changed.has("hass") && this.hass && this._config && !this._unsub && !this._error) this._subscribe();
-  }
-
-  _subscribe() {
-    if (!this.hass || !this._config || this._unsub || !this.isConnected) return;
-    const conn = this.hass.connection;
-    if (!conn || typeof conn.subscribeMessage !== "function") {
-      this._error = t(this.hass, "err_no_connection");
-      return;
-    }
-    const gen = (this._gen = (this._gen || 0) + 1);
-    this._unsub = conn
-      .subscribeMessage((msg) => { if (gen === this._gen) this._onMessage(msg); },
-        wsMessage("agentic_hems/subscribe_decisions", this._config))
-      .then((unsub) => {
-        this._error = undefined;
-        return unsub;
-      })
-      .catch((err) => {
-        if (gen === this._gen) {
-          this._error = errorText(this.hass, err);
-          this._unsub = undefined;
-        }
-        return undefined;
-      });
-  }
-
-  _unsubscribe() {
-    this._gen = (this._gen || 0) + 1;
-    const p = this._unsub;
-    this._unsub = undefined;
-    if (p) {
-      p.then((unsub) => (typeof unsub === "function" ? Promise.resolve(unsub()) : undefined)).catch(() => {});
-    }
+    if (changed.has("hass") && this._live && !this._live.active && !this._error) this._live.start();
   }
 
   _onMessage(msg) {
