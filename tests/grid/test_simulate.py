@@ -9,7 +9,7 @@ import pytest
 
 from custom_components.agentic_hems.grid.dispatch import Battery, DispatchProblem, optimize_dispatch
 from custom_components.agentic_hems.grid.simulate import STEP, PowerChange, Window, flexibility, parse_actions, simulate
-from custom_components.agentic_hems.grid.tools import _battery_actions
+from custom_components.agentic_hems.grid.tools_plan import battery_actions
 from custom_components.agentic_hems.grid.twin import HomeSite, home_twin
 
 START = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
@@ -29,7 +29,7 @@ def test_the_sim_follows_the_plan_to_its_soc_limits(seed: int) -> None:
                                                (battery,), 11.0, 11.0))
     assert result.status == "optimal" and result.charge_kw is not None and result.discharge_kw is not None
     slots = [START + i * STEP for i in range(steps)]
-    actions = _battery_actions("battery", slots, result.charge_kw[0] - result.discharge_kw[0])
+    actions = battery_actions("battery", slots, result.charge_kw[0] - result.discharge_kw[0])
     sim = simulate(TWIN, {"house": 4.0, "pv": -3.0, "battery": 0.0}, {"battery": soc0}, parse_actions(actions),
                    START, timedelta(hours=24))
     assert sim.valid and sim.violations == []
