@@ -61,7 +61,16 @@ def invalid(key: str, **placeholders: str) -> ServiceValidationError:
 
 def entry_for_call(hass: HomeAssistant, call: ServiceCall) -> AgenticHemsConfigEntry:
     """The entry named by ``config_entry_id``, or the only loaded one."""
-    if entry_id := call.data.get(ATTR_CONFIG_ENTRY_ID):
+    return resolve_entry(hass, call.data.get(ATTR_CONFIG_ENTRY_ID))
+
+
+def resolve_entry(hass: HomeAssistant, entry_id: str | None) -> AgenticHemsConfigEntry:
+    """The loaded entry ``entry_id``, or the only loaded one when it is None.
+
+    Raises:
+        ServiceValidationError: unknown or unloaded entry, no entry loaded, or several loaded and none named.
+    """
+    if entry_id:
         entry = hass.config_entries.async_get_entry(entry_id)
         if entry is None or entry.domain != DOMAIN:
             raise invalid("entry_not_found", entry_id=entry_id)

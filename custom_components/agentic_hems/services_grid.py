@@ -15,17 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import voluptuous as vol
 
-from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import Context, HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN
-from .grid.contracts import Scope, ToolError, generate_audit_record, invoke
-from .grid.contracts import SideEffect
+from .grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
 from .grid.tools import TOOLS
-from .services import invalid
+from .services import resolve_entry
 
 if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry
@@ -70,24 +68,14 @@ def tool_error(err: ToolError) -> HomeAssistantError:
 
 def tenant_entry(hass: HomeAssistant, data: dict[str, Any]) -> AgenticHemsConfigEntry:
     """The tenant: ``tenant`` (a config entry id), else the entry holding a referenced id, else the only one."""
-    loaded: list[AgenticHemsConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
-    if tenant := data.get("tenant"):
-        entry = hass.config_entries.async_get_entry(tenant)
-        if entry is None or entry.domain != DOMAIN:
-            raise invalid("entry_not_found", entry_id=tenant)
-        if entry.state is not ConfigEntryState.LOADED:
-            raise invalid("entry_not_loaded", entry_id=tenant)
-        return entry
-    for key in ID_KEYS:
-        if isinstance(ref := data.get(key), str):
-            for entry in loaded:
-                if ref in entry.runtime_data.grid.artifacts:
-                    return entry
-    if not loaded:
-        raise invalid("no_entry_loaded")
-    if len(loaded) > 1:
-        raise invalid("entry_required")
-    return loaded[0]
+    if not (tenant := data.get("tenant")):
+        loaded: list[AgenticHemsConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
+        for key in ID_KEYS:
+            if isinstance(ref := data.get(key), str):
+                for entry in loaded:
+                    if ref in entry.runtime_data.grid.artifacts:
+                        return entry
+    return resolve_entry(hass, tenant)
 
 
 async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, name: str, data: dict[str, Any],
