@@ -204,6 +204,13 @@ async def plan_chain(hass: HomeAssistant, user: User | None = None) -> dict[str,
     return {"plan": plan, "snapshot": snapshot, "sim": sim, "validation": validation, "explanation": explanation}
 
 
+def chain_ids(chain: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The four ids request_authorization cites."""
+    return {"plan_id": chain["plan"]["plan_id"], "sim_id": chain["sim"]["sim_id"],
+            "validation_id": chain["validation"]["validation_id"],
+            "explanation_id": chain["explanation"]["explanation_id"]}
+
+
 async def test_dispatch_simulate_validate_explain(hass: HomeAssistant, site: MockConfigEntry) -> None:
     chain = await plan_chain(hass)
     plan, sim, validation = chain["plan"], chain["sim"], chain["validation"]
@@ -251,9 +258,7 @@ async def test_authorization_reaches_the_device_only_through_the_gates(
     chain = await plan_chain(hass)
     first = chain["plan"]["schedule"][0]
     window = {"start": first["start"], "end": chain["plan"]["schedule"][3]["end"]}
-    ids = {"plan_id": chain["plan"]["plan_id"], "sim_id": chain["sim"]["sim_id"],
-           "validation_id": chain["validation"]["validation_id"],
-           "explanation_id": chain["explanation"]["explanation_id"]}
+    ids = chain_ids(chain)
     denied = await call(hass, "request_authorization", **{**ids, "explanation_id": "explanation_unknown"},
                         requested_window=window)
     assert denied["status"] == "denied" and "explanation_unknown" in denied["reasons"][0]
@@ -344,9 +349,7 @@ async def test_every_call_is_audited_and_a_break_halts_requests(
     assert not status["ok"] and status["problem"] == "edited"
     window = {"start": chain["plan"]["schedule"][0]["start"], "end": chain["plan"]["schedule"][1]["end"]}
     with pytest.raises(HomeAssistantError) as err:
-        await call(hass, "request_authorization", plan_id=chain["plan"]["plan_id"], sim_id=chain["sim"]["sim_id"],
-                   validation_id=chain["validation"]["validation_id"],
-                   explanation_id=chain["explanation"]["explanation_id"], requested_window=window)
+        await call(hass, "request_authorization", **chain_ids(chain), requested_window=window)
     assert err.value.translation_key == "audit_chain_broken"
     assert site.runtime_data.control.keeper.halt("grid") == "the audit chain is broken"
     assert site.runtime_data.control.keeper.halt("scheduler") is None
@@ -471,9 +474,7 @@ async def test_later_slots_and_expiry_follow_the_scheduler(
 
     chain = await plan_chain(hass)
     schedule = chain["plan"]["schedule"]
-    ids = {"plan_id": chain["plan"]["plan_id"], "sim_id": chain["sim"]["sim_id"],
-           "validation_id": chain["validation"]["validation_id"],
-           "explanation_id": chain["explanation"]["explanation_id"]}
+    ids = chain_ids(chain)
     window = {"start": schedule[0]["start"], "end": schedule[3]["end"]}
     approved = await call(hass, "request_authorization", **ids, requested_window=window)
     waiting = await call(hass, "request_authorization", **ids, requested_window=window)
@@ -527,9 +528,7 @@ async def test_what_the_breaking_session_found(
     people-side calls (audited) and a stale snapshot: each a clear, translated refusal."""
     chain = await plan_chain(hass)
     schedule = chain["plan"]["schedule"]
-    ids = {"plan_id": chain["plan"]["plan_id"], "sim_id": chain["sim"]["sim_id"],
-           "validation_id": chain["validation"]["validation_id"],
-           "explanation_id": chain["explanation"]["explanation_id"]}
+    ids = chain_ids(chain)
     window = {"start": schedule[0]["start"], "end": schedule[7]["end"]}
     first = await call(hass, "request_authorization", **ids, requested_window=window)
     second = await call(hass, "request_authorization", **ids,
@@ -602,9 +601,7 @@ async def test_a_restart_mid_slot_resumes_the_approved_plan(
 ) -> None:
     chain = await plan_chain(hass)
     schedule = chain["plan"]["schedule"]
-    request = await call(hass, "request_authorization", plan_id=chain["plan"]["plan_id"],
-                         sim_id=chain["sim"]["sim_id"], validation_id=chain["validation"]["validation_id"],
-                         explanation_id=chain["explanation"]["explanation_id"],
+    request = await call(hass, "request_authorization", **chain_ids(chain),
                          requested_window={"start": schedule[0]["start"], "end": schedule[3]["end"]})
     await site.runtime_data.control.async_set_allow_control(True)
     await call(hass, "approve_authorization", hass_admin_user, request_id=request["request_id"])
