@@ -58,7 +58,7 @@ from .orchestrator.agents import AGENT_KINDS, consult
 from .orchestrator.loop import RunResult, Step, Usage, run_loop
 from .orchestrator.parser import Reply
 from .prices.curve import ceil_slot, floor_slot
-from .orchestrator.offline import ApplianceRef, OfflinePlanner
+from .orchestrator.offline import TOMORROW, ApplianceRef, OfflinePlanner
 from .scheduling import window_sums
 from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
 from .security.ratelimit import RateLimiter
@@ -89,7 +89,12 @@ def _money(value: float) -> float:
 
 
 def _deadline(text: str, now: datetime) -> datetime:
-    """"HH:MM" (the next such local time after ``now``) or an ISO 8601 moment; raises ValueError."""
+    """"HH:MM" (the next such local time after ``now``), "tomorrow HH:MM" (that time on the next local day) or an
+    ISO 8601 moment; raises ValueError."""
+    if text.startswith(TOMORROW):
+        local = dt_util.as_local(now)
+        at = time.fromisoformat(text.removeprefix(TOMORROW))
+        return dt_util.as_utc(datetime.combine(local.date() + timedelta(days=1), at, tzinfo=local.tzinfo))
     try:
         at = time.fromisoformat(text)
     except ValueError:

@@ -239,3 +239,16 @@ async def test_assist_refuses_in_the_speakers_language(hass: HomeAssistant, load
     assert refused.response.speech["plain"]["speech"].startswith("Die Anfrage wurde von der Sicherheitsprüfung abgelehnt")
     unknown = await conversation.async_converse(hass, "hello", None, Context(), agent_id=agent)
     assert unknown.response.response_type.value == "query_answer"
+
+
+async def test_tomorrow_is_the_next_local_day(hass: HomeAssistant, tz: str) -> None:
+    """"by 7:30 tomorrow" asked at 04:58 means tomorrow's 07:30, not today's; a bare "07:30" is the next such time."""
+    from zoneinfo import ZoneInfo
+
+    from custom_components.agentic_hems.assistant import _deadline
+
+    asked = datetime(2026, 11, 30, 4, 58, tzinfo=ZoneInfo(tz))
+    assert _deadline("tomorrow 07:30", asked) == datetime(2026, 12, 1, 7, 30, tzinfo=ZoneInfo(tz))
+    assert _deadline("07:30", asked) == datetime(2026, 11, 30, 7, 30, tzinfo=ZoneInfo(tz))
+    late = datetime(2026, 11, 30, 23, 10, tzinfo=ZoneInfo(tz))
+    assert _deadline("tomorrow 07:30", late) == _deadline("07:30", late)

@@ -59,6 +59,8 @@ _DEADLINE = re.compile(
     r"(?![\d%])",
     re.IGNORECASE,
 )
+_TOMORROW = re.compile(r"(?<!heute )\b(tomorrow|morgen)\b", re.IGNORECASE)  # "heute morgen" is this morning
+TOMORROW = "tomorrow "  # a deadline "tomorrow HH:MM" is on the next local day, not at the next such time
 NAMED_TIMES = {"noon": "12:00", "midday": "12:00", "mittag": "12:00", "midnight": "00:00", "mitternacht": "00:00"}
 
 
@@ -131,11 +133,12 @@ def _times(folded: str, mentions: list[tuple[int, str]]) -> list[tuple[int, str,
     """(position, kind, "HH:MM") for every time in ``folded``: kind ``deadline``, ``start`` (after, from, ab) or
     ``start_at`` (at, um: an exact start); starts never overlap deadlines."""
     evening = bool(_EVENING.search(folded))
+    day = TOMORROW if _TOMORROW.search(folded) else ""
     found: list[tuple[int, str, str]] = []
     taken: list[tuple[int, int]] = []
     for match in _DEADLINE.finditer(folded):
         if (value := _clock(match, evening)) is not None:
-            found.append((match.start(), "deadline", value))
+            found.append((match.start(), "deadline", day + value))
         taken.append(match.span())
     for match in _START.finditer(folded):
         if all(match.end() <= a or match.start() >= b for a, b in taken) and (value := _clock(match, evening, 2)):
