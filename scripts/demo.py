@@ -775,7 +775,7 @@ class Demo:
 
     async def show_plans(self) -> None:
         log("")
-        log(f"Plans (times in {self.tz.key}; 'baseline' = starting at the start of the window, i.e. right away):")
+        log(f"Plans (times in {self.tz.key}; 'baseline' = starting at the start of the window (now, when the window is open)):")
         width = max(len(a["name"]) for a in APPLIANCES)
         dearer: list[tuple[str, datetime, datetime, float, float]] = []
         spans: list[tuple[str, datetime, datetime]] = []
@@ -820,7 +820,7 @@ class Demo:
             if any(other != name and s < end and start < e for other, s, e in spans):
                 log(f"NOTE {name}: costs more than starting now because the main-fuse limit binds (the baseline ignores it)")
             else:
-                self.problems.append(f"plan for {name!r} costs {cost} > baseline (start right away) {baseline}")
+                self.problems.append(f"plan for {name!r} costs {cost} > baseline (start of the window) {baseline}")
 
     async def show_gates(self) -> None:
         """Turn device control on, preview the scheduler's gate decision for each planned start, and ask to open
