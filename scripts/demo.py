@@ -830,7 +830,7 @@ class Demo:
                                "entity_ids": [GARAGE_DOOR], "should_expose": True}])
         await self.client.request("POST", "/api/services/switch/turn_on",
                                   json={"entity_id": f"switch.{DOMAIN}_allow_device_control"})
-        log("Device control: ON (switch.agentic_hems_allow_device_control). Gate decisions:")
+        log("Device control: ON (switch.agentic_hems_allow_device_control). Gate decisions (the scheduled starts as dry-run previews; they run at their slots):")
         for appliance in APPLIANCES:
             plan = self.report["plans"].get(appliance["name"]) or {}
             start = local(plan.get("start"), self.tz)
