@@ -424,7 +424,7 @@ class AgenticHemsScheduleCard extends LitElement {
     return html`<div class="plan-summary ${feasible ? "" : "infeasible"}" data-appliance=${r.name}
       data-feasible=${feasible ? "true" : "false"}>
       <span class="swatch" style="background:${r.color}"></span>
-      <span class="plan-name">${r.name}</span>
+      <span class="plan-name" title=${r.name}>${r.name}</span>
       <span class="plan-time">${feasible && p.start ? html`${fmtDayTime(hass, p.start)}–${fmtTime(hass, p.end)}` : t(hass, "not_feasible")}</span>
       <span class="plan-cost" title=${t(hass, "cost")}>${feasible ? fmtMoney(hass, p.cost, cur) : "–"}</span>
       <span class="plan-savings ${savings > 0 ? "positive" : ""}" title="${t(hass, "baseline")}: ${fmtMoney(hass, p.baseline_cost, cur)}">
@@ -503,12 +503,16 @@ class AgenticHemsScheduleCard extends LitElement {
       }
       .plan-summary {
         display: grid;
-        grid-template-columns: 12px minmax(60px, 1fr) auto auto auto;
+        grid-template-columns: 12px minmax(84px, 1fr) minmax(0, 1.2fr) auto auto;
         gap: 8px;
         align-items: center;
         padding: 4px 0;
         border-top: 1px solid var(--divider-color, #e0e0e0);
         font-size: 14px;
+      }
+      .plan-name {
+        min-width: 0;
+        overflow-wrap: break-word;
       }
       .plan-summary.infeasible .plan-time {
         color: var(--error-color, #db4437);
