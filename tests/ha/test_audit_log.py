@@ -205,7 +205,6 @@ async def test_tampering_between_two_starts_halts_and_raises_the_repair_issue(
     assert (log.verdict.problem, log.verdict.line) == (problem, line)
     assert log.status()["ok"] is False and log.status()["problem"] == problem and log.status()["line"] == line
     found = issue(hass, entry.entry_id)
-    assert found is not None
     assert (found.is_fixable, found.is_persistent, found.severity, found.translation_key) == (
         True, False, ir.IssueSeverity.ERROR, "audit_chain_broken",
     )
