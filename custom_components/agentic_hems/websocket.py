@@ -24,11 +24,12 @@ from homeassistant.components import websocket_api
 from homeassistant.components.websocket_api.connection import ActiveConnection
 from homeassistant.components.websocket_api.decorators import websocket_command
 from homeassistant.components.websocket_api.messages import event_message
-from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
+from .services import resolve_entry
 
 if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry
@@ -47,19 +48,13 @@ def async_setup_websocket(hass: HomeAssistant) -> None:
 
 def _entry(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]
            ) -> AgenticHemsConfigEntry | None:
-    """The entry named by ``entry_id`` or the only loaded one; sends the error and returns None otherwise."""
-    loaded: list[AgenticHemsConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
-    if entry_id := msg.get("entry_id"):
-        entry = hass.config_entries.async_get_entry(entry_id)
-        if entry is None or entry.domain != DOMAIN or entry.state is not ConfigEntryState.LOADED:
-            connection.send_error(msg["id"], "entry_not_loaded", f"No loaded Agentic HEMS entry {entry_id}")
-            return None
-        return entry
-    if len(loaded) != 1:
-        connection.send_error(msg["id"], "entry_required" if loaded else "entry_not_loaded",
-                              "Set entry_id: more than one entry is loaded" if loaded else "Agentic HEMS is not loaded")
+    """The entry named by ``entry_id`` or the only loaded one (as the services resolve it); otherwise the error is
+    sent, its code the services' translation key (``entry_not_found``, ``entry_required``, ...), and None returned."""
+    try:
+        return resolve_entry(hass, msg.get("entry_id"))
+    except ServiceValidationError as err:
+        connection.send_error(msg["id"], str(err.translation_key), str(err) or str(err.translation_key))
         return None
-    return loaded[0]
 
 
 def _track(hass: HomeAssistant, entry_id: str, connection: ActiveConnection, msg_id: int) -> Callable[[], None]:

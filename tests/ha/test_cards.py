@@ -88,7 +88,7 @@ async def test_an_unknown_entry_is_a_clear_error(hass: HomeAssistant, loaded_ent
     client = await hass_ws_client(hass)
     await client.send_json_auto_id({"type": "agentic_hems/schedule", "entry_id": "nope"})
     message = await client.receive_json()
-    assert not message["success"] and message["error"]["code"] == "entry_not_loaded"
+    assert not message["success"] and message["error"]["code"] == "entry_not_found"
 
 
 async def test_the_bundle_is_served(hass: HomeAssistant, hass_client: ClientSessionGenerator, tz: str) -> None:
