@@ -15,6 +15,7 @@ from .contracts import Scope, SideEffect, ToolContract
 from .dispatch import Objective
 from .explain import AUDIENCES, LANGUAGES
 from .forecast import MAX_HORIZON_H
+from .simulate import aware_time
 from .twin import HOME
 
 SOLVER_AC = "newton-raphson (polar, sparse Jacobian; agentic_hems)"
@@ -25,14 +26,11 @@ STALE_AFTER = timedelta(minutes=30)
 
 
 def _aware(value: Any) -> datetime:
-    """An ISO 8601 text or datetime with a time zone."""
+    """:func:`~.simulate.aware_time` as a schema validator."""
     try:
-        moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+        return aware_time(value)
     except ValueError as err:
-        raise vol.Invalid(f"not an ISO 8601 time: {value!r}") from err
-    if moment.tzinfo is None:
-        raise vol.Invalid(f"{value!r} needs a time zone")
-    return moment
+        raise vol.Invalid(f"not an ISO 8601 time with a time zone: {value!r}") from err
 
 
 _ID = vol.All(str, vol.Length(min=1, max=100))

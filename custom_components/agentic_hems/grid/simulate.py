@@ -62,7 +62,7 @@ def parse_actions(actions: Sequence[Mapping[str, Any]]) -> list[PowerChange]:
     for action in actions:
         kind = action["type"]
         if kind in ("battery_power", "set_power"):
-            window = Window(_time(action["start"]), _time(action["end"]))
+            window = Window(aware_time(action["start"]), aware_time(action["end"]))
             if window.end <= window.start:
                 raise ValueError(f"{kind}: end must be after start")
             changes.append(PowerChange(str(action["asset_id"]), window, float(action["p_kw"])))
@@ -70,7 +70,7 @@ def parse_actions(actions: Sequence[Mapping[str, Any]]) -> list[PowerChange]:
             length = timedelta(minutes=float(action["duration_min"]))
             if length <= timedelta(0):
                 raise ValueError("load_shift: duration_min must be positive")
-            source, target = _time(action["from_start"]), _time(action["to_start"])
+            source, target = aware_time(action["from_start"]), aware_time(action["to_start"])
             p_kw = float(action["p_kw"])
             changes.append(PowerChange(str(action["asset_id"]), Window(source, source + length), -p_kw, True))
             changes.append(PowerChange(str(action["asset_id"]), Window(target, target + length), p_kw, True))
@@ -79,7 +79,8 @@ def parse_actions(actions: Sequence[Mapping[str, Any]]) -> list[PowerChange]:
     return changes
 
 
-def _time(value: Any) -> datetime:
+def aware_time(value: Any) -> datetime:
+    """An ISO 8601 text or datetime with a time zone. Raises ValueError otherwise."""
     moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
     if moment.tzinfo is None:
         raise ValueError(f"{value!r} needs a time zone")
