@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import itertools
 import math
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+
+from timing import median_s  # benchmarks/ is the script's folder, first on sys.path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
@@ -43,14 +43,7 @@ def two_day_curve() -> PriceCurve:
 
 
 def median_ms(fn: Callable[[], object], repeats: int, warmup: int) -> float:
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(repeats):
-        began = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - began)
-    return statistics.median(samples) * 1e3
+    return median_s(fn, repeats, warmup) * 1e3
 
 
 def naive_window_search(prices: list[float], slots: int) -> tuple[int, float]:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-import statistics
 import sys
-import time
 import types
 import warnings
 
 import numpy as np
+
+from timing import median_s  # benchmarks/ is the script's folder, first on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "custom_components" / "agentic_hems"
@@ -43,17 +43,6 @@ def _load_grid() -> types.ModuleType:
     sys.modules[spec.name] = grid
     spec.loader.exec_module(grid)
     return grid
-
-
-def median_s(fn, repeats: int, warmup: int = 2) -> float:  # type: ignore[no-untyped-def]
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(repeats):
-        began = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - began)
-    return statistics.median(samples)
 
 
 def main() -> int:
