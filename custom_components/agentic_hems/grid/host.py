@@ -111,9 +111,6 @@ class TenantHost(Protocol):
     def now(self) -> datetime:
         """The current time (UTC)."""
 
-    def network_ids(self) -> list[str]:
-        """``home`` and the MATPOWER cases found for this tenant."""
-
     async def async_twin(self, network_id: str) -> Twin:
         """The twin. Raises ToolError ``network_not_found`` (404) or ``network_invalid``."""
 
