@@ -8,6 +8,10 @@ import pytest
 
 import custom_components.agentic_hems  # noqa: F401 - make HA find this package, not phcc's testing one
 
+# pandas (through entsoe-py) is imported lazily by the integration, in an executor job. On Python 3.14 a first import of
+# pandas while freezegun's clock is frozen spins without end, so the test session imports it once before any test.
+import entsoe.parsers  # noqa: F401  # isort: skip
+
 
 @pytest.fixture(autouse=True)
 def auto_enable_custom_integrations(request: pytest.FixtureRequest) -> None:
