@@ -1,12 +1,12 @@
 """Demo driver: a real Home Assistant with agentic_hems on sample prices and three stand-in appliances.
 
-Run through ``scripts/demo`` (which builds ``.venv`` first). The driver
+Run through ``scripts/demo`` (which builds the venv first). The driver
 
 1. prepares a fresh config directory under ``.demo/`` (``configuration.yaml`` with the home in Europe/Brussels, the
    ``input_boolean`` stand-ins, ``input_number`` stand-ins for the grid, PV and battery meters read by template
    sensors, the battery's setpoint, a recorder committing every second, the MATPOWER case ``case9.m`` in
    ``agentic_hems/networks/``, and ``custom_components/agentic_hems`` linked to this checkout);
-2. starts ``.venv/bin/hass -c .demo/config`` on 127.0.0.1:8123 and waits for it (180 s deadline);
+2. starts the venv's ``hass -c .demo/config`` on 127.0.0.1:8123 and waits for it (180 s deadline);
 3. completes onboarding over the REST API (an owner account whose credentials are printed);
 4. sets agentic_hems up through HA's own config flow and appliance subentry flows over REST, then maps the home twin
    (PV, battery, meters, setpoint) in the options flow's grid step;
@@ -355,7 +355,7 @@ class HassProcess:
         self.started = False
 
     def start(self) -> None:
-        hass = ROOT / ".venv" / "bin" / "hass"
+        hass = Path(sys.executable).parent / "hass"  # the venv scripts/demo runs this driver in
         if not hass.exists():
             raise DemoError(f"{hass} is missing: run scripts/bootstrap")
         with self.console_path.open("wb") as console:
