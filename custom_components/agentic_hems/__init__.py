@@ -8,8 +8,6 @@ import functools
 from datetime import datetime, timedelta
 from typing import Any
 
-import voluptuous as vol
-
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import Context, Event, EventStateChangedData, HomeAssistant, callback
 from homeassistant.helpers import config_validation as cv, issue_registry as ir
@@ -59,6 +57,7 @@ from .security.ratelimit import RateLimiter
 from .services_assistant import async_setup_assistant_services
 from .services_control import async_setup_control_services
 from .services_grid import async_setup_grid_services
+from .validation import vol
 from .websocket import async_entry_unloaded, async_setup_websocket
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)

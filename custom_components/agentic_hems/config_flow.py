@@ -6,8 +6,6 @@ from collections.abc import Mapping
 from datetime import time, timedelta
 from typing import Any, Literal
 
-import voluptuous as vol
-
 from homeassistant.config_entries import (
     ConfigEntry,
     ConfigFlow,
@@ -105,6 +103,7 @@ from .prices.attributes import curve_from_attributes
 from .prices.entsoe import ZONES, async_fetch_day_ahead
 from .prices.errors import InvalidAuth
 from .scheduling.appliance import Appliance, window_length
+from .validation import vol
 
 def _number(minimum: float, maximum: float, step: float | Literal["any"], unit: str) -> NumberSelector:
     return NumberSelector(

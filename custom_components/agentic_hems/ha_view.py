@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-import voluptuous as vol
-
 from homeassistant.components.homeassistant.const import DATA_EXPOSED_ENTITIES
 from homeassistant.components.homeassistant.exposed_entities import async_should_expose
 from homeassistant.const import ATTR_ENTITY_ID, ATTR_SUPPORTED_FEATURES
@@ -27,6 +25,7 @@ from homeassistant.util import dt as dt_util
 from .const import DOMAIN
 from .gates.execution import ActuationError, state_matches
 from .gates.view import AreaInfo, EntityInfo, StateInfo
+from .validation import vol
 
 CAPABILITY_ATTRIBUTES = ("min_temp", "max_temp", "target_temp_step", "hvac_modes", "min", "max", "step")
 ASSISTANT = "conversation"

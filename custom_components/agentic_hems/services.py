@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import voluptuous as vol
-
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.exceptions import ServiceValidationError
@@ -25,6 +23,7 @@ from .const import (
     DOMAIN,
 )
 from .scheduling import LoadSpec, Plan
+from .validation import vol
 
 if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry

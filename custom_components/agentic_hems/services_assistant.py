@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import voluptuous as vol
-
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.helpers import config_validation as cv
 
 from .const import DOMAIN
 from .services import ENTRY_SCHEMA, entry_for_call
+from .validation import vol
 
 SERVICE_ASK = "ask"
 SERVICE_GET_RUNS = "get_runs"

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import voluptuous as vol
-
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.helpers import config_validation as cv
 
@@ -19,6 +17,7 @@ from .const import DOMAIN
 from .gates.keeper import NotPending, TraceRecord
 from .gates.models import Outcome
 from .services import ENTRY_SCHEMA, aware, entry_for_call, invalid
+from .validation import vol
 
 SERVICE_EVALUATE_COMMAND = "evaluate_command"
 SERVICE_CONFIRM = "confirm"

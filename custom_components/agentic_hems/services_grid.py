@@ -13,8 +13,6 @@ from datetime import datetime
 import functools
 from typing import TYPE_CHECKING, Any
 
-import voluptuous as vol
-
 from homeassistant.core import Context, HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
@@ -24,6 +22,7 @@ from .const import DOMAIN
 from .grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
 from .grid.tools import TOOLS
 from .services import resolve_entry
+from .validation import vol
 
 if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry

@@ -18,8 +18,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import voluptuous as vol
-
 from homeassistant.components import websocket_api
 from homeassistant.components.websocket_api.connection import ActiveConnection
 from homeassistant.components.websocket_api.decorators import websocket_command
@@ -30,6 +28,7 @@ from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
 from .services import resolve_entry
+from .validation import vol
 
 if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry

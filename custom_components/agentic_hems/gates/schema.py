@@ -1,6 +1,6 @@
 """Gate 2, Schema: the candidate must match the :class:`ModelCandidate` schema exactly (seed 001 section 4.2).
 
-voluptuous stands in for the seed's Pydantic: extra keys are forbidden at every level, the intent must be in the
+A schema (:mod:`..validation`) stands in for the seed's Pydantic: extra keys are forbidden at every level, the intent must be in the
 vocabulary (an unknown intent is a schema failure, issue 3), ``device_type`` must be a vocabulary domain, and params
 are typed per intent (:data:`PARAMS`). Numbers are real ints or floats (no bools, strings, NaN or infinities).
 """
@@ -11,8 +11,7 @@ from collections.abc import Mapping
 import math
 from typing import Any
 
-import voluptuous as vol
-
+from ..validation import closed, vol
 from .models import GateContext, GateResult, ModelCandidate
 from .tables import DOMAINS, INTENTS
 
@@ -45,7 +44,7 @@ PARAMS: dict[str, dict[Any, Any]] = {
     "set_value": {vol.Required("value"): _number},  # range and step checked by capability
 }
 
-CANDIDATE_SCHEMA = vol.Schema(
+CANDIDATE_SCHEMA = closed(
     {
         vol.Required("intent"): vol.In(sorted(INTENTS)),
         vol.Optional("room", default=None): vol.Any(None, _name, msg=_NAME_MSG),
@@ -54,8 +53,7 @@ CANDIDATE_SCHEMA = vol.Schema(
             None, vol.In(sorted(DOMAINS)), msg=f"value must be one of {sorted(DOMAINS)} (HA domains)"
         ),
         vol.Optional("params", default=dict): dict,
-    },
-    extra=vol.PREVENT_EXTRA,
+    }
 )
 
 
@@ -80,7 +78,7 @@ def parse_candidate(data: Any) -> ModelCandidate:
         raise vol.Invalid("expected a mapping")
     valid = CANDIDATE_SCHEMA(dict(data))
     try:
-        params = vol.Schema(PARAMS.get(valid["intent"], {}), extra=vol.PREVENT_EXTRA)(valid["params"])
+        params = closed(PARAMS.get(valid["intent"], {}))(valid["params"])
     except vol.MultipleInvalid as err:
         raise vol.MultipleInvalid([vol.Invalid(e.msg, ["params", *e.path]) for e in err.errors]) from err
     if valid["room"] is None and valid["device_alias"] is None:

@@ -8,8 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import voluptuous as vol
-
+from ..validation import closed, describe, vol
 from .models import PolicyAction
 
 # domain -> intent -> HA service in that domain (issue 3's vocabulary table).
@@ -200,18 +199,17 @@ def _ordered(rule: dict[str, Any]) -> dict[str, Any]:
     return rule
 
 
-RULE_SCHEMA = vol.Schema(
-    vol.All(
+RULE_SCHEMA = vol.All(
+    closed(
         {
             vol.Required("operation"): vol.In(sorted(INTENTS | {"*"})),
             vol.Required("device_type"): vol.In(sorted(DOMAINS | {"alarm_control_panel", "*"})),
             vol.Required("risk_min", default=0): _RISK,
             vol.Required("risk_max", default=MAX_RISK): _RISK,
             vol.Required("action"): vol.In([str(a) for a in PolicyAction]),
-        },
-        _ordered,
+        }
     ),
-    extra=vol.PREVENT_EXTRA,
+    _ordered,
 )
 
 
@@ -228,7 +226,7 @@ def validate_rules(raw: Iterable[Mapping[str, Any]]) -> tuple[PolicyRule, ...]:
         try:
             rule = RULE_SCHEMA(dict(item))
         except vol.Invalid as err:
-            raise vol.Invalid(f"rule {index}: {err}") from err
+            raise vol.Invalid(f"rule {index}: {describe(err)}") from err
         rules.append(
             PolicyRule(
                 rule["operation"], rule["device_type"], rule["risk_min"], rule["risk_max"], PolicyAction(rule["action"]), "user"

@@ -9,8 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-import voluptuous as vol
-
+from ..validation import closed, vol
 from .contracts import Scope, SideEffect, ToolContract
 from .dispatch import Objective
 from .explain import AUDIENCES, LANGUAGES
@@ -37,18 +36,18 @@ _ID = vol.All(str, vol.Length(min=1, max=100))
 _TENANT = {vol.Optional("tenant"): _ID}
 _NETWORK = vol.All(str, vol.Match(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$", msg="a network id is a case file's name"))
 _KW = vol.All(vol.Coerce(float), vol.Range(min=-1e6, max=1e6))
-_WINDOW = vol.Schema({vol.Required("start"): _aware, vol.Required("end"): _aware})
+_WINDOW = closed({vol.Required("start"): _aware, vol.Required("end"): _aware})
 _MODIFICATION = vol.Any(
-    vol.Schema({vol.Required("type"): "set_power", vol.Required("asset_id"): _ID, vol.Required("p_kw"): _KW}),
-    vol.Schema({vol.Required("type"): "branch_outage", vol.Required("branch"): vol.All(int, vol.Range(min=1))}),
+    closed({vol.Required("type"): "set_power", vol.Required("asset_id"): _ID, vol.Required("p_kw"): _KW}),
+    closed({vol.Required("type"): "branch_outage", vol.Required("branch"): vol.All(int, vol.Range(min=1))}),
 )
 _ACTION = vol.Any(
-    vol.Schema({vol.Required("type"): vol.In(["battery_power", "set_power"]), vol.Required("asset_id"): _ID,
-                vol.Required("start"): _aware, vol.Required("end"): _aware, vol.Required("p_kw"): _KW}),
-    vol.Schema({vol.Required("type"): "load_shift", vol.Required("asset_id"): _ID, vol.Required("from_start"): _aware,
-                vol.Required("to_start"): _aware,
-                vol.Required("duration_min"): vol.All(vol.Coerce(float), vol.Range(min=1, max=1440)),
-                vol.Required("p_kw"): vol.All(vol.Coerce(float), vol.Range(min=0, max=1e6))}),
+    closed({vol.Required("type"): vol.In(["battery_power", "set_power"]), vol.Required("asset_id"): _ID,
+            vol.Required("start"): _aware, vol.Required("end"): _aware, vol.Required("p_kw"): _KW}),
+    closed({vol.Required("type"): "load_shift", vol.Required("asset_id"): _ID, vol.Required("from_start"): _aware,
+            vol.Required("to_start"): _aware,
+            vol.Required("duration_min"): vol.All(vol.Coerce(float), vol.Range(min=1, max=1440)),
+            vol.Required("p_kw"): vol.All(vol.Coerce(float), vol.Range(min=0, max=1e6))}),
 )
 
 
@@ -66,7 +65,7 @@ def _quantiles(values: list[float]) -> list[float]:
 
 def _contract(name: str, side: SideEffect, scope: Scope, timeout_ms: int, schema: dict[Any, Any],
               outputs: tuple[str, ...]) -> ToolContract:
-    return ToolContract(name, side, scope, timeout_ms, vol.Schema(schema), outputs)
+    return ToolContract(name, side, scope, timeout_ms, closed(schema), outputs)
 
 
 INSPECT_GRID_STATE = _contract(
@@ -119,7 +118,7 @@ OPTIMIZE_DISPATCH = _contract(
     {**_TENANT, vol.Optional("portfolio", default=list): [_ID],
      vol.Optional("objective", default="cost"): vol.In([o.value for o in Objective]),
      vol.Optional("horizon_h", default=24.0): vol.All(vol.Coerce(float), vol.Range(min=0.25, max=MAX_HORIZON_H)),
-     vol.Optional("constraints", default=dict): vol.Schema({
+     vol.Optional("constraints", default=dict): closed({
          vol.Optional("import_limit_kw"): vol.All(vol.Coerce(float), vol.Range(min=0)),
          vol.Optional("export_limit_kw"): vol.All(vol.Coerce(float), vol.Range(min=0)),
          vol.Optional("terminal_soc_pct"): {_ID: vol.All(vol.Coerce(float), vol.Range(min=0, max=100))},

@@ -5,7 +5,7 @@ through :func:`invoke`, which carries the nine requirements that no tool repeats
 
 - **authentication**: the :class:`Caller` (an HA user id, or ``system`` for automations and the integration itself);
 - **authorization**: the contract's scope must be among the caller's scopes (``system`` is never granted to a user);
-- **validation**: the voluptuous schema; tools add the seed's semantic checks and raise :class:`ToolError`;
+- **validation**: the input schema (:func:`..validation.closed`); tools add the seed's semantic checks and raise :class:`ToolError`;
 - **timeout**: ``asyncio.timeout(timeout_ms)``; numeric work runs in the executor (the tools' business);
 - **provenance**: tool, version, the SHA-256 of the validated inputs, the ids of the sources and snapshots, the solver,
   the actor and ``computed_at`` (UTC);
@@ -26,10 +26,8 @@ import logging
 import time
 from typing import Any, Protocol
 
-import voluptuous as vol
-from voluptuous.humanize import humanize_error
-
 from ..gates.dry_run import canonical_json
+from ..validation import Closed, describe, vol
 
 LOGGER = logging.getLogger(__name__)
 
@@ -89,7 +87,7 @@ class ToolContract:
     side_effect: SideEffect
     scope: Scope
     timeout_ms: int
-    schema: vol.Schema
+    schema: Closed | vol.Schema
     output_keys: tuple[str, ...]
     version: str = "1"
 
@@ -134,7 +132,7 @@ async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> 
     try:
         data = contract.schema(json_safe(record))
     except vol.Invalid as err:
-        raise ToolError("tool_invalid_input", tool=contract.name, error=str(err)) from err
+        raise ToolError("tool_invalid_input", tool=contract.name, error=describe(err)) from err
     try:
         async with asyncio.timeout(contract.timeout_ms / 1000):
             return await asyncio.shield(audit.async_append(data))
@@ -174,7 +172,7 @@ async def invoke(
         try:
             data = contract.schema(dict(inputs))
         except vol.Invalid as err:
-            raise ToolError("tool_invalid_input", tool=contract.name, error=humanize_error(dict(inputs), err)) from err
+            raise ToolError("tool_invalid_input", tool=contract.name, error=describe(err)) from err
         inputs_hash = record["inputs_hash"] = digest(json_safe(data))
         try:
             async with asyncio.timeout(contract.timeout_ms / 1000):

@@ -1,7 +1,7 @@
 """The orchestrator's actions and their registry (seed 000 section 3; issue 4).
 
 An :class:`Action` is a type (``GET_PRICES``, ``SCHEDULE``, ...) with string-keyed arguments. The registry maps each
-type to its argument schema (voluptuous, extra keys refused) and a one-line description for the model; later issues
+type to its argument schema (:func:`..validation.closed`: extra keys refused) and a one-line description for the model; later issues
 register more actions through :func:`register`.
 """
 
@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 import re
 from typing import Any
 
-import voluptuous as vol
-
 from ..grid.tools import TOOLS
+from ..validation import Closed, closed, vol
 
 GET_PRICES = "GET_PRICES"
 GET_CALENDAR_CONSTRAINT = "GET_CALENDAR_CONSTRAINT"
@@ -39,10 +38,10 @@ class Action:
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """What an action takes: its ``schema`` (voluptuous) and a ``description`` for the model's instructions."""
+    """What an action takes: its ``schema`` and a ``description`` for the model's instructions."""
 
     name: str
-    schema: vol.Schema
+    schema: Closed
     description: str
     group: str = ""  # actions of a group share one line, shown when the request mentions the group's topic
 
@@ -59,23 +58,23 @@ def register(spec: ActionSpec) -> None:
 
 
 for _spec in (
-    ActionSpec(GET_PRICES, vol.Schema({}), "price summary"),
+    ActionSpec(GET_PRICES, closed({}), "price summary"),
     ActionSpec(
-        GET_CALENDAR_CONSTRAINT, vol.Schema({}), "EV deadline from the calendar"
+        GET_CALENDAR_CONSTRAINT, closed({}), "EV deadline from the calendar"
     ),
     ActionSpec(
         CALCULATE_WINDOW_SUMS,
-        vol.Schema({vol.Required("duration_min"): vol.All(vol.Coerce(float), vol.Range(min=15, max=2880))}),
+        closed({vol.Required("duration_min"): vol.All(vol.Coerce(float), vol.Range(min=15, max=2880))}),
         "cheapest start for duration_min",
     ),
     ActionSpec(
         CALL_AGENT,
-        vol.Schema({vol.Required("appliance"): _TEXT, vol.Optional("deadline"): _TIME}),
+        closed({vol.Required("appliance"): _TEXT, vol.Optional("deadline"): _TIME}),
         "appliance agent's advice (appliance)",
     ),
     ActionSpec(
         SCHEDULE,
-        vol.Schema(
+        closed(
             {
                 vol.Required("appliance"): _TEXT,
                 vol.Optional("deadline"): _TIME,
@@ -88,7 +87,7 @@ for _spec in (
     ),
     ActionSpec(
         EVALUATE_COMMAND,
-        vol.Schema(
+        closed(
             {
                 vol.Required("intent"): _TEXT,
                 vol.Optional("device_alias"): _TEXT,
@@ -99,7 +98,7 @@ for _spec in (
         ),
         "device command via safety gates: intent, device_alias",
     ),
-    ActionSpec(FINISH, vol.Schema({vol.Optional("summary", default=""): vol.All(str, vol.Length(max=2000))}), "summary"),
+    ActionSpec(FINISH, closed({vol.Optional("summary", default=""): vol.All(str, vol.Length(max=2000))}), "summary"),
 ):
     register(_spec)
 
@@ -142,4 +141,4 @@ GRID_ACTIONS: dict[str, str] = {
 }
 for _name, _arguments in GRID_ACTIONS.items():
     _fields = {vol.Optional(str(key)): object for key in TOOLS[_name][0].schema.schema if str(key) != "tenant"}
-    register(ActionSpec(_name.upper(), vol.Schema(_fields), _arguments, GRID_GROUP))
+    register(ActionSpec(_name.upper(), closed(_fields), _arguments, GRID_GROUP))

@@ -17,8 +17,7 @@ import time
 from typing import Any, Protocol
 import uuid
 
-import voluptuous as vol
-
+from ..validation import describe, vol
 from .actions import FINISH, GROUP_TOPICS, REGISTRY, Action, validate
 from .parser import Reply, parse
 
@@ -226,7 +225,7 @@ async def _step(iteration: int, reply: Reply, tools: Tools, messages: list[dict[
         try:
             action = validate(parsed.action)
         except vol.Invalid as err:
-            observation = {"action": parsed.action.type, "error": f"invalid action: {err}"}
+            observation = {"action": parsed.action.type, "error": f"invalid action: {describe(err)}"}
             step = Step(iteration, parsed.action.as_dict(), "error", observation, parsed.thought, parsed.ignored)
         else:
             if action.type == FINISH:
