@@ -30,7 +30,9 @@ async def async_register_frontend(hass: HomeAssistant, version: str) -> None:
     """Serve the bundle and have every dashboard load it (see the module docstring)."""
     if hass.http is None:
         return
-    from homeassistant.components.http import StaticPathConfig  # noqa: PLC0415 - only with http
+    # HA 2026.10 defines StaticPathConfig in http.server and re-exports it from http without __all__ (2026.4 defines
+    # it in http itself): the import below works on both, mypy --strict only objects to the implicit re-export.
+    from homeassistant.components.http import StaticPathConfig  # type: ignore[attr-defined, unused-ignore]  # noqa: PLC0415
 
     await hass.http.async_register_static_paths([StaticPathConfig(BUNDLE_URL, str(BUNDLE_PATH), False)])
     url = f"{BUNDLE_URL}?v={version}"
@@ -52,7 +54,7 @@ async def _async_lovelace_resource(hass: HomeAssistant, url: str) -> bool:
     from homeassistant.components.lovelace.const import LOVELACE_DATA, MODE_STORAGE  # noqa: PLC0415
 
     data = hass.data.get(LOVELACE_DATA)
-    if data is None or data.mode != MODE_STORAGE:
+    if data is None or data.resource_mode != MODE_STORAGE:  # HA 2026.2 renamed mode to resource_mode
         return False
     resources: Any = data.resources
     if not resources.loaded:

@@ -121,7 +121,8 @@ async def test_the_lovelace_resource_is_added_once_and_updated(hass: HomeAssista
 
 
 async def test_yaml_mode_is_not_a_resource(hass: HomeAssistant) -> None:
-    assert await async_setup_component(hass, "lovelace", {"lovelace": {"mode": "yaml"}})
+    # resource_mode: HA 2026.2 split resources' mode from the dashboards' (mode: yaml is deprecated)
+    assert await async_setup_component(hass, "lovelace", {"lovelace": {"resource_mode": "yaml"}})
     assert not await _async_lovelace_resource(hass, f"{BUNDLE_URL}?v=0.1.0")
 
 
