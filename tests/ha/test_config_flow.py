@@ -766,7 +766,7 @@ async def test_reconfigure_appliance(hass: HomeAssistant) -> None:
     """The form starts from the stored data; saving replaces data and title (switching to a split load)."""
     entry = sample_entry()
     entry.add_to_hass(hass)
-    result = await entry.start_subentry_reconfigure_flow(hass, "appliance", "washer")
+    result = await entry.start_subentry_reconfigure_flow(hass, "washer")
     assert result["type"] is FlowResultType.FORM
     assert result["step_id"] == "reconfigure"
     suggested = {key: value for key, (_, value) in schema_values(result).items() if value is not None}
@@ -786,7 +786,7 @@ async def test_reconfigure_appliance_keeps_its_own_name(hass: HomeAssistant) -> 
     """Its own name (in another case) is no clash."""
     entry = sample_entry()
     entry.add_to_hass(hass)
-    result = await entry.start_subentry_reconfigure_flow(hass, "appliance", "ev")
+    result = await entry.start_subentry_reconfigure_flow(hass, "ev")
     new = {**APPLIANCES["ev"], "name": "EV Charger", "power_kw": 7.4}
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], new)
     assert result["reason"] == "reconfigure_successful"
@@ -810,7 +810,7 @@ async def test_reconfigure_appliance_errors(
     """Reconfigure validates like adding; the subentry stays as it was."""
     entry = sample_entry()
     entry.add_to_hass(hass)
-    result = await entry.start_subentry_reconfigure_flow(hass, "appliance", "ev")
+    result = await entry.start_subentry_reconfigure_flow(hass, "ev")
     user_input = {k: v for k, v in {**APPLIANCES["ev"], **changes}.items() if v is not None}
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], user_input)
     assert result["type"] is FlowResultType.FORM
