@@ -86,7 +86,8 @@ class HassView:
         capabilities = {k: attributes[k] for k in CAPABILITY_ATTRIBUTES if k in attributes}
         if entry is not None:
             name = entry.name or entry.original_name
-            aliases = frozenset(entry.aliases)
+            # HA 2026.4 and newer: aliases may hold er.COMPUTED_NAME (the entity's full name); HA resolves them
+            aliases = frozenset(alias for alias in er.async_get_entity_aliases(self.hass, entry) if alias)
             area_id = entry.area_id
             device_class = entry.device_class or entry.original_device_class
             if features is None:

@@ -179,3 +179,16 @@ async def test_mobile_notification_confirms_only_for_an_admin(
     until = await hass.services.async_call(DOMAIN, "get_traces", {"until": later.isoformat(), "limit": 1},
                                            blocking=True, return_response=True)
     assert [t["trace_id"] for t in until["traces"]] == [trace_id]
+
+
+async def test_the_computed_name_is_an_alias(
+    hass: HomeAssistant, pump_home: tuple[MockConfigEntry, PollingSwitch]
+) -> None:
+    """An entity's aliases may hold ``er.COMPUTED_NAME`` (HA 2026.4 and newer): the gates see the computed full name
+    as HA does, never the placeholder, and resolve the device by it."""
+    entry, _ = pump_home
+    er.async_get(hass).async_update_entity(PUMP, aliases=[er.COMPUTED_NAME, "circulator"])
+    info = entry.runtime_data.control.view.entity(PUMP)
+    assert info is not None and info.aliases == frozenset({"Heat pump Pump", "circulator"})  # device name + name
+    response = await evaluate(hass, {"intent": "turn_on", "device_alias": "heat pump pump"})
+    assert response["outcome"] == "executed" and hass.states.get(PUMP).state == "on"
