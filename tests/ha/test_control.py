@@ -50,41 +50,40 @@ async def _setup_house(hass: HomeAssistant) -> None:
         "dishwasher": {"name": "Dishwasher plug"}, "washing_machine": {"name": "Washer plug"},
         "ev_charger": {"name": "Wallbox"},
     }})
-    assert await async_setup_component(hass, "switch", {"switch": [{
-        "platform": "template",
-        "switches": {
-            "kettle": {
-                "friendly_name": "Kettle",
-                "value_template": "{{ is_state('input_boolean.kettle_relay', 'on') }}",
+    # the template integration's own YAML (HA 2026 rejects `platform: template` under switch:, lock:, cover:, sensor:)
+    assert await async_setup_component(hass, "template", {"template": [{
+        "switch": [
+            {
+                "name": "Kettle", "default_entity_id": "switch.kettle",
+                "state": "{{ is_state('input_boolean.kettle_relay', 'on') }}",
                 "turn_on": {"action": "input_boolean.turn_on", "target": {"entity_id": "input_boolean.kettle_relay"}},
                 "turn_off": {"action": "input_boolean.turn_off", "target": {"entity_id": "input_boolean.kettle_relay"}},
             },
-            "broken_plug": {  # its actions do nothing: a phantom success
-                "friendly_name": "Broken plug",
-                "value_template": "{{ false }}",
+            {  # its actions do nothing: a phantom success
+                "name": "Broken plug", "default_entity_id": "switch.broken_plug",
+                "state": "{{ false }}",
                 "turn_on": {"delay": 0},
                 "turn_off": {"delay": 0},
             },
-        },
-    }]})
-    assert await async_setup_component(hass, "lock", {"lock": [{
-        "platform": "template", "name": "Front door",
-        "value_template": "{{ is_state('input_boolean.lock_bolt', 'on') }}",
-        "lock": {"action": "input_boolean.turn_on", "target": {"entity_id": "input_boolean.lock_bolt"}},
-        "unlock": {"action": "input_boolean.turn_off", "target": {"entity_id": "input_boolean.lock_bolt"}},
-    }]})
-    assert await async_setup_component(hass, "cover", {"cover": [{
-        "platform": "template",
-        "covers": {"garage_door": {
-            "friendly_name": "Garage door", "device_class": "garage",
-            "value_template": "{{ is_state('input_boolean.garage_motor', 'on') }}",
+        ],
+        "lock": [{
+            "name": "Front door", "default_entity_id": "lock.front_door",
+            "state": "{{ is_state('input_boolean.lock_bolt', 'on') }}",
+            "lock": {"action": "input_boolean.turn_on", "target": {"entity_id": "input_boolean.lock_bolt"}},
+            "unlock": {"action": "input_boolean.turn_off", "target": {"entity_id": "input_boolean.lock_bolt"}},
+        }],
+        "cover": [{
+            "name": "Garage door", "default_entity_id": "cover.garage_door", "device_class": "garage",
+            "state": "{{ is_state('input_boolean.garage_motor', 'on') }}",
             "open_cover": {"action": "input_boolean.turn_on", "target": {"entity_id": "input_boolean.garage_motor"}},
             "close_cover": {"action": "input_boolean.turn_off", "target": {"entity_id": "input_boolean.garage_motor"}},
-        }},
+        }],
+        "sensor": [{
+            "name": "Living temperature", "default_entity_id": "sensor.living_temperature",
+            "state": "19.5", "unit_of_measurement": "°C",
+        }],
     }]})
-    assert await async_setup_component(hass, "sensor", {"sensor": [{
-        "platform": "template", "sensors": {"living_temperature": {"value_template": "19.5", "unit_of_measurement": "°C"}},
-    }]})
+    await hass.async_block_till_done()
     assert await async_setup_component(hass, "climate", {"climate": [{
         "platform": "generic_thermostat", "name": "Living room", "heater": "input_boolean.heater_relay",
         "target_sensor": "sensor.living_temperature", "min_temp": 15, "max_temp": 25, "target_temp": 20,
