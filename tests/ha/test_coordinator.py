@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timedelta
-import logging
 from pathlib import Path
 import re
 from typing import Any
@@ -35,7 +34,7 @@ from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN, FETCH_
 from custom_components.agentic_hems.prices import CannotConnect, InvalidAuth, PricesNotPublished, PriceSourceError
 from custom_components.agentic_hems.prices.entsoe import API_URL
 
-from .conftest import NOW
+from .conftest import NOW, Warnings
 
 BRUSSELS = ZoneInfo("Europe/Brussels")
 PRICE = "sensor.agentic_hems_electricity_price"
@@ -610,7 +609,7 @@ async def test_corrupt_store_is_dropped_with_a_warning(
     freezer: FrozenDateTimeFactory,
     api: FakeEntsoe,
     hass_storage: dict[str, Any],
-    caplog: pytest.LogCaptureFixture,
+    warnings_logged: Warnings,
     stored: dict[str, Any],
 ) -> None:
     freezer.move_to(NOW)
@@ -618,10 +617,9 @@ async def test_corrupt_store_is_dropped_with_a_warning(
     hass_storage[prices_key(entry)] = {"key": prices_key(entry), **stored}
     api.fail(aiohttp.ClientConnectionError("no network"))
 
-    with caplog.at_level(logging.WARNING):
-        await set_up(hass, entry)
+    await set_up(hass, entry)
 
-    assert "Dropping unreadable cached prices" in caplog.text
+    assert "Dropping unreadable cached prices" in warnings_logged.text
     assert entry.runtime_data.coordinator.spot is None
     assert hass.states.get(PRICE).state == STATE_UNAVAILABLE  # not trusted, and not 0
 
