@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
+from pytest_homeassistant_custom_component import plugins as phcc_plugins
 
 import custom_components.agentic_hems  # noqa: F401 - make HA find this package, not phcc's testing one
 
 # pandas (through entsoe-py) is imported lazily by the integration, in an executor job. On Python 3.14 a first import of
 # pandas while freezegun's clock is frozen spins without end, so the test session imports it once before any test.
 import entsoe.parsers  # noqa: F401  # isort: skip
+
+
+# The oldest supported release's harness (phcc 0.13.325, HA 2026.4.4) has two sync autouse fixtures that call
+# asyncio.get_event_loop() before pytest-asyncio's runner has set the test's loop, which raises on Python 3.14. Newer
+# phcc declares them as below (an async fixture, and phcc's own cleanup check run under the test's loop).
+if not inspect.iscoroutinefunction(inspect.unwrap(phcc_plugins.enable_event_loop_debug)):
+
+    @pytest.fixture(autouse=True)
+    async def enable_event_loop_debug() -> None:
+        """The test's event loop in debug mode."""
+        asyncio.get_running_loop().set_debug(True)
+
+    verify_cleanup = pytest_asyncio.fixture(autouse=True)(inspect.unwrap(phcc_plugins.verify_cleanup))
 
 
 @pytest.fixture(autouse=True)

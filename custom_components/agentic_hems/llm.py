@@ -1,15 +1,16 @@
 """An OpenAI-compatible chat model for the orchestrator (issue 4, "Provider").
 
 Any server with the OpenAI chat API works (OpenAI, OpenRouter, Cerebras, Ollama, LM Studio): the base URL includes
-``/v1``. The client is ``openai==1.68.2`` (HA core's pin) on HA's shared httpx client, which is never closed here,
-with an explicit timeout and retry count. Every failure becomes a :class:`.orchestrator.loop.ModelError` with a
+``/v1``. The client is the ``openai`` package at the version Home Assistant pins (2.x on HA 2026.4, 3.x on 2026.10)
+on HA's shared httpx client, which is never closed here, with an explicit timeout and retry count; as HA core's
+``openai_conversation`` does, the client's platform headers (which read the OS) are computed once in the executor. Every failure becomes a :class:`.orchestrator.loop.ModelError` with a
 clear message; a rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import openai
 
@@ -24,16 +25,21 @@ MAX_RETRIES = 1
 MAX_COMPLETION_TOKENS = 400
 
 
-def client(hass: HomeAssistant, base_url: str, api_key: str | None, *, timeout_s: float | None = None) -> openai.AsyncOpenAI:
+async def async_client(
+    hass: HomeAssistant, base_url: str, api_key: str | None, *, timeout_s: float | None = None
+) -> openai.AsyncOpenAI:
     """An ``AsyncOpenAI`` on HA's shared httpx client (a local server without a key gets a placeholder key);
     ``timeout_s`` defaults to ``TIMEOUT_S``."""
-    return openai.AsyncOpenAI(
+    client = openai.AsyncOpenAI(
         base_url=base_url,
         api_key=api_key or "not-needed",
-        http_client=get_async_client(hass),
+        # openai 3.x types its client for httpx2; HA's shared httpx client is supported at run time.
+        http_client=cast(Any, get_async_client(hass)),
         timeout=timeout_s or TIMEOUT_S,
         max_retries=MAX_RETRIES,
     )
+    await hass.async_add_executor_job(client.platform_headers)  # cached by the library; reads the OS
+    return client
 
 
 async def async_list_models(hass: HomeAssistant, base_url: str, api_key: str | None) -> list[str]:
@@ -44,7 +50,7 @@ async def async_list_models(hass: HomeAssistant, base_url: str, api_key: str | N
         ModelError: the server could not be reached or did not answer with a model list.
     """
     try:
-        page = await client(hass, base_url, api_key, timeout_s=20.0).models.list()
+        page = await (await async_client(hass, base_url, api_key, timeout_s=20.0)).models.list()
     except Exception as err:  # noqa: BLE001 - every client failure becomes a clear ModelError
         raise _model_error(err, base_url) from err
     return sorted({model.id for model in page.data})
@@ -76,7 +82,9 @@ class OpenAIModel:
     def __init__(self, hass: HomeAssistant, base_url: str, api_key: str | None, model: str) -> None:
         self.name = model
         self.base_url = base_url
-        self._client = client(hass, base_url, api_key)
+        self._hass = hass
+        self._api_key = api_key
+        self._client: openai.AsyncOpenAI | None = None
         self.last_usage = Usage()
 
     def usage(self) -> Usage:
@@ -92,11 +100,13 @@ class OpenAIModel:
         """
         self.last_usage = Usage()
         try:
+            if self._client is None:
+                self._client = await async_client(self._hass, self.base_url, self._api_key)
             response = await self._client.chat.completions.create(
                 model=self.name,
                 messages=list(messages),  # type: ignore[arg-type]
                 temperature=0,
-                max_tokens=MAX_COMPLETION_TOKENS,
+                max_completion_tokens=MAX_COMPLETION_TOKENS,  # replaces the deprecated max_tokens
             )
             choice = response.choices[0]
         except Exception as err:  # noqa: BLE001 - every client failure becomes a clear ModelError
