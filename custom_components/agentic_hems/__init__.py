@@ -10,7 +10,7 @@ from typing import Any
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import Context, Event, EventStateChangedData, HomeAssistant, callback
-from homeassistant.helpers import config_validation as cv, issue_registry as ir
+from homeassistant.helpers import config_validation as cv, device_registry as dr, issue_registry as ir
 from homeassistant.helpers.event import async_track_state_change_event, async_track_time_change
 from homeassistant.helpers.storage import Store
 from homeassistant.helpers.typing import ConfigType
@@ -44,6 +44,7 @@ from .cards import async_register_frontend
 from .audit_log import AuditLog
 from .control import ControlManager
 from .coordinator import PriceCoordinator
+from .entity import entry_device_info
 from .gates.keeper import Settings
 from .gates.models import PolicyAction
 from .grid.contracts import generate_audit_record
@@ -73,6 +74,7 @@ class RuntimeData:
     assistant: Assistant
     audit: AuditLog
     grid: GridManager
+    device_id: str  # the entry's device in the device registry
 
 
 type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
@@ -147,8 +149,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     await grid.async_load()
     # an approved plan's current slot after a restart mid-slot (a slot already issued is never issued twice)
     entry.async_create_background_task(hass, grid.async_execute_due(dt_util.utcnow()), f"{DOMAIN} grid resume")
+    device = dr.async_get(hass).async_get_or_create(config_entry_id=entry.entry_id, **entry_device_info(entry))
     entry.runtime_data = RuntimeData(
-        coordinator=coordinator, planner=planner, control=control, assistant=assistant, audit=audit, grid=grid
+        coordinator=coordinator, planner=planner, control=control, assistant=assistant, audit=audit, grid=grid,
+        device_id=device.id,
     )
     entry.async_on_unload(control.async_start())
     entry.async_on_unload(lambda: async_entry_unloaded(hass, entry.entry_id))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
 from homeassistant.helpers.update_coordinator import CoordinatorEntity
@@ -16,6 +16,31 @@ if TYPE_CHECKING:
     from .scheduling.appliance import Appliance
 
 
+# Version-specific: HA 2026.8 links a device to its parent by the parent's registry id (DeviceInfo.via_device_id);
+# the parent's identifier (via_device) is deprecated there and breaks in 2027.8, and HA 2026.4 knows only that one.
+VIA_DEVICE_ID = "via_device_id" in DeviceInfo.__annotations__
+
+
+def entry_device_info(entry: AgenticHemsConfigEntry) -> DeviceInfo:
+    """The entry's device (prices, device control, the assistant); registered in ``async_setup_entry`` before the
+    platforms, so the appliances' devices can name it as their parent."""
+    return DeviceInfo(
+        identifiers={(DOMAIN, entry.entry_id)},
+        name="Agentic HEMS",
+        manufacturer="Agentic HEMS",
+        model=entry.title,
+        entry_type=DeviceEntryType.SERVICE,
+    )
+
+
+def via_entry_device(entry: AgenticHemsConfigEntry) -> DeviceInfo:
+    """The link from an appliance's device to the entry's device (see :data:`VIA_DEVICE_ID`)."""
+    link: dict[str, Any] = (
+        {"via_device_id": entry.runtime_data.device_id} if VIA_DEVICE_ID else {"via_device": (DOMAIN, entry.entry_id)}
+    )
+    return cast(DeviceInfo, link)
+
+
 class AgenticHemsEntity(CoordinatorEntity[PriceCoordinator]):
     """An entity of the entry's price device."""
 
@@ -26,13 +51,7 @@ class AgenticHemsEntity(CoordinatorEntity[PriceCoordinator]):
         super().__init__(entry.runtime_data.coordinator)
         self._attr_translation_key = key
         self._attr_unique_id = f"{entry.entry_id}_{key}"
-        self._attr_device_info = DeviceInfo(
-            identifiers={(DOMAIN, entry.entry_id)},
-            name="Agentic HEMS",
-            manufacturer="Agentic HEMS",
-            model=entry.title,
-            entry_type=DeviceEntryType.SERVICE,
-        )
+        self._attr_device_info = entry_device_info(entry)
 
 
 class AgenticHemsSiteEntity(AgenticHemsEntity):
@@ -62,8 +81,8 @@ class ApplianceEntity(CoordinatorEntity[PriceCoordinator]):
             name=appliance.name,
             manufacturer="Agentic HEMS",
             model=appliance.kind.replace("_", " ").capitalize(),
-            via_device=(DOMAIN, entry.entry_id),
             entry_type=DeviceEntryType.SERVICE,
+            **via_entry_device(entry),
         )
 
     @property

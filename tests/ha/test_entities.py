@@ -43,10 +43,16 @@ async def test_price_sensor(hass: HomeAssistant, loaded_entry: MockConfigEntry) 
 async def test_devices_per_appliance(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
     """Each appliance subentry has one device with its five entities, linked to the subentry."""
     registry = er.async_get(hass)
-    devices = dr.async_get(hass)
+    devices = {  # the entry's devices by identifier (HA 2026.10: identifiers are unique per config entry only)
+        identifier: device
+        for device in dr.async_entries_for_config_entry(dr.async_get(hass), loaded_entry.entry_id)
+        for identifier in device.identifiers
+    }
+    site = devices[(DOMAIN, loaded_entry.entry_id)]
+    assert site.id == loaded_entry.runtime_data.device_id
     for subentry_id, name in (("dishwasher", "Dishwasher"), ("washer", "Washing machine"), ("ev", "EV charger")):
-        device = devices.async_get_device(identifiers={(DOMAIN, subentry_id)})
-        assert device.name == name
+        device = devices[(DOMAIN, subentry_id)]
+        assert device.name == name and device.via_device_id == site.id
         keys = sorted(e.translation_key for e in er.async_entries_for_device(registry, device.id))
         assert keys == ["automatic_planning", "next_start", "planned_cost", "ready_by", "run_now"]
         assert {e.config_subentry_id for e in er.async_entries_for_device(registry, device.id)} == {subentry_id}
