@@ -7,11 +7,17 @@ the entry's audit log is not loaded and with ``repair_failed`` when the files ca
 
 from __future__ import annotations
 
-from homeassistant import data_entry_flow
+from typing import TYPE_CHECKING
+
 from homeassistant.components.repairs import ConfirmRepairFlow, RepairsFlow
 from homeassistant.core import HomeAssistant
 
 from .audit_log import ISSUE_PREFIX, AuditLog, async_get_audit_log
+
+if TYPE_CHECKING:
+    # Version-specific (types only): HA 2026.10's repair flows return RepairsFlowResult; HA 2026.4 has no such name
+    # (its flows return data_entry_flow.FlowResult), where the ignored import makes the annotations Any.
+    from homeassistant.components.repairs import RepairsFlowResult  # type: ignore[attr-defined, unused-ignore]
 
 REPAIR_REASON = "repair issue confirmed"
 
@@ -25,13 +31,13 @@ class AuditChainRepairFlow(ConfirmRepairFlow):
     def _log(self) -> AuditLog | None:
         return async_get_audit_log(self.hass, self.entry_id)
 
-    async def async_step_init(self, user_input: dict[str, str] | None = None) -> data_entry_flow.FlowResult:
+    async def async_step_init(self, user_input: dict[str, str] | None = None) -> RepairsFlowResult:
         """Abort at once when the entry's audit log is not loaded; otherwise ask for confirmation."""
         if self._log() is None:
             return self.async_abort(reason="not_loaded")
         return await self.async_step_confirm()
 
-    async def async_step_confirm(self, user_input: dict[str, str] | None = None) -> data_entry_flow.FlowResult:
+    async def async_step_confirm(self, user_input: dict[str, str] | None = None) -> RepairsFlowResult:
         """Show the problem (the issue's placeholders); on confirmation archive and start the new epoch."""
         if user_input is None:
             return await super().async_step_confirm()

@@ -255,7 +255,7 @@ def _build(curve: PriceCurve, fitting: list[_Load], keep: list[BoolArray], headr
             count = starts.size
             keys.append(starts)
             cost.append(load.cost[mask])
-            tie.append(power * hours * slots * (starts + (slots - 1) / 2))
+            tie.append(power * hours * slots * (starts.astype(np.float64) + (slots - 1) / 2))
             upper.append(np.ones(count))
             integrality.append(np.ones(count))
             rows.append((starts[:, None] + np.arange(slots)).ravel())
