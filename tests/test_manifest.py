@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from importlib import metadata
 import json
 from pathlib import Path
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 import yaml
 
+import homeassistant
 from homeassistant.const import __version__ as HA_VERSION
 
 ROOT = Path(__file__).parent.parent
@@ -14,7 +18,7 @@ PACKAGE = ROOT / "custom_components" / "agentic_hems"
 
 
 def test_manifest_keys_and_values() -> None:
-    """domain and name first, the rest sorted; the keys a custom integration needs; pinned requirements."""
+    """domain and name first, the rest sorted; the keys a custom integration needs."""
     manifest = json.loads((PACKAGE / "manifest.json").read_text())
     keys = list(manifest)
     assert keys[:2] == ["domain", "name"]
@@ -24,15 +28,44 @@ def test_manifest_keys_and_values() -> None:
     assert manifest["iot_class"] == "cloud_polling"
     for key in ("version", "documentation", "issue_tracker", "codeowners"):
         assert manifest[key], key
-    assert all("==" in requirement for requirement in manifest["requirements"])
-    assert "entsoe-py==0.8.1" in manifest["requirements"]
+
+
+def _ha_pins() -> dict[str, str]:
+    """The exact pins of Home Assistant's package_constraints.txt, which HA installs integrations' requirements under."""
+    pins = {}
+    for line in (Path(homeassistant.__file__).parent / "package_constraints.txt").read_text().splitlines():
+        try:
+            requirement = Requirement(line.split("#", 1)[0].strip())
+        except InvalidRequirement:  # blank lines, pip options
+            continue
+        exact = [spec.version for spec in requirement.specifier if spec.operator == "=="]
+        if exact and requirement.marker is None:
+            pins[canonicalize_name(requirement.name)] = exact[0]
+    return pins
+
+
+def test_manifest_requirements_install_under_home_assistant() -> None:
+    """Each requirement is an exact pin or a range bounded below and above; the tested version satisfies it; and a
+    package that HA constrains is a range that contains HA's pin (an exact pin would break on the next HA release)."""
+    texts = json.loads((PACKAGE / "manifest.json").read_text())["requirements"]
+    requirements = [Requirement(text) for text in texts]
+    pins = _ha_pins()
+    assert "openai" in pins  # HA 2026 constrains it
+    for requirement in requirements:
+        operators = {spec.operator for spec in requirement.specifier}
+        assert operators == {"=="} or operators == {">=", "<"}, requirement
+        assert requirement.specifier.contains(metadata.version(requirement.name), prereleases=True), requirement
+        if (pin := pins.get(canonicalize_name(requirement.name))) is not None:
+            assert operators == {">=", "<"}, f"{requirement}: HA pins {pin}"
+            assert requirement.specifier.contains(pin, prereleases=True), f"{requirement}: HA pins {pin}"
+    assert "entsoe-py==0.8.1" in texts  # HA does not constrain it; the parser is version-sensitive
 
 
 def test_hacs_json() -> None:
     """HACS: a name and the oldest supported HA release, which the pinned test release satisfies."""
     hacs = json.loads((ROOT / "hacs.json").read_text())
-    assert hacs == {"name": "Agentic HEMS", "homeassistant": "2025.4.0"}
-    assert tuple(map(int, HA_VERSION.split(".")[:2])) >= (2025, 4)
+    assert hacs == {"name": "Agentic HEMS", "homeassistant": "2026.4.0"}
+    assert tuple(map(int, HA_VERSION.split(".")[:2])) >= (2026, 4)
 
 
 def test_services_yaml_matches_the_registered_schemas() -> None:
