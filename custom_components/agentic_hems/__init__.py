@@ -101,8 +101,13 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     settings = _settings(entry)  # taken before any await: a subentry added meanwhile still triggers a reload
 
     async def _async_settings_changed(hass: HomeAssistant, updated: ConfigEntry) -> None:
-        """Options or appliances changed: reload (reconfigure and reauth reload by themselves)."""
-        if _settings(updated) != settings:
+        """Data (reconfigure, reauth, the options flow's provider), options or appliances changed: reload, once.
+
+        The flows only update the entry (``async_update_and_abort``): with an update listener, HA 2026.12 no longer
+        lets a flow reload the entry itself (``async_update_reload_and_abort``)."""
+        nonlocal settings
+        if (current := _settings(updated)) != settings:
+            settings = current  # the options flow updates data and options: one reload for both
             hass.config_entries.async_schedule_reload(updated.entry_id)
 
     entry.async_on_unload(entry.add_update_listener(_async_settings_changed))
@@ -263,8 +268,12 @@ def _appliances(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, Appliance]
 
 
 def _settings(entry: ConfigEntry) -> tuple[object, ...]:
-    """What the options flow and the appliance subentry flows change (data changes reload through their flows)."""
-    return (dict(entry.options), {sid: (sub.title, dict(sub.data)) for sid, sub in entry.subentries.items()})
+    """What the flows change and a loaded entry runs with: data, options and the appliance subentries."""
+    return (
+        dict(entry.data),
+        dict(entry.options),
+        {sid: (sub.title, dict(sub.data)) for sid, sub in entry.subentries.items()},
+    )
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> bool:

@@ -10,13 +10,16 @@ import dataclasses
 from datetime import timedelta
 from dataclasses import dataclass, field
 import json
+import logging
 from typing import Any
+from unittest.mock import patch
 
 from aiohttp import web
 import numpy as np
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import EVENT_CALL_SERVICE
 from homeassistant.core import Context, Event, HomeAssistant, callback
 from homeassistant.util import dt as dt_util
@@ -26,7 +29,7 @@ from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.prices.curve import ceil_slot
 from custom_components.agentic_hems.scheduling import plan_joint
 
-from .conftest import sample_entry
+from .conftest import Warnings, sample_entry
 from .test_control import _setup_house
 
 MODEL = "scripted-1"
@@ -255,9 +258,20 @@ async def test_a_rejected_key_starts_reauth(
     assert len(flows) == 1 and flows[0]["step_id"] == "reauth_llm"
     result = await hass.config_entries.flow.async_configure(flows[0]["flow_id"], {"llm_api_key": "sk-wrong"})
     assert result["errors"] == {"llm_api_key": "invalid_auth"}
-    result = await hass.config_entries.flow.async_configure(flows[0]["flow_id"], {"llm_api_key": "sk-new-key"})
-    assert result["reason"] == "reauth_successful"
-    assert llm_entry.data["llm_api_key"] == "sk-new-key"
+    loaded = llm_entry.runtime_data
+    reports = Warnings()  # HA's reports of deprecated use
+    logging.getLogger("homeassistant.helpers.frame").addHandler(reports)
+    try:
+        with patch.object(hass.config_entries, "async_reload", wraps=hass.config_entries.async_reload) as reload:
+            result = await hass.config_entries.flow.async_configure(flows[0]["flow_id"], {"llm_api_key": "sk-new-key"})
+            assert result["reason"] == "reauth_successful"
+            assert llm_entry.data["llm_api_key"] == "sk-new-key"
+            await hass.async_block_till_done()
+    finally:
+        logging.getLogger("homeassistant.helpers.frame").removeHandler(reports)
+    # the entry's update listener reloaded it, once; the flow did not (on a loaded entry HA 2026.12 refuses that)
+    assert reload.call_count == 1 and llm_entry.state is ConfigEntryState.LOADED and llm_entry.runtime_data is not loaded
+    assert "update listener" not in reports.text
 
 
 async def test_options_fetch_the_model_list(
