@@ -200,16 +200,15 @@ def _scheduler(
     grid: GridManager,
 ) -> Callable[[datetime], None]:
     """At each slot boundary, issue every stored plan's start or stop through the gates (source ``scheduler``),
-    and each approved grid plan's slot command (source ``grid``)."""
+    then replan what has ended (an ended plan waits for its stop, see :class:`.planner.PlanManager`); and issue each
+    approved grid plan's slot command (source ``grid``)."""
 
     @callback
     def _boundary(now: datetime) -> None:
         moment = dt_util.as_utc(now).replace(second=0, microsecond=0)
         grid.expire_requests()
         entry.async_create_task(hass, grid.async_execute_due(moment), f"{DOMAIN} grid slot")
-        for appliance_id, state in planner.states.items():
-            if state.plan is None or (intent := state.plan.transition_at(moment)) is None:
-                continue
+        for appliance_id, intent in planner.transitions_at(moment):
             appliance = planner.appliances[appliance_id]
             entry.async_create_task(
                 hass,
@@ -222,6 +221,7 @@ def _scheduler(
                 ),
                 f"{DOMAIN} scheduler {appliance.name}",
             )
+        entry.async_create_background_task(hass, planner.async_replan_due(), f"{DOMAIN} replan")
 
     return _boundary
 

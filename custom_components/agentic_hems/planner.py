@@ -88,6 +88,11 @@ class PlanManager:
     Plans respect the household power limit (main fuse): appliances due for a plan are placed together by
     :func:`plan_joint`, on top of the plans that stay (running, scheduled by the service, or not automatic).
     A plan that is running (its first slot has started and its last has not ended) is never moved.
+
+    The scheduler issues the plans' starts and stops at each slot boundary (:meth:`transitions_at`), and a price
+    update at the same boundary triggers a replan: the two fire in either order. So a plan that has ended is replaced
+    only once its stop is issued: ``issued_until`` is the last boundary the scheduler has taken the transitions of
+    (at first, when the entry loaded: a plan that ended before is not the scheduler's to stop).
     """
 
     hass: HomeAssistant
@@ -96,6 +101,7 @@ class PlanManager:
     appliances: dict[str, Appliance]
     power_limit_kw: float
     states: dict[str, ApplianceState] = field(default_factory=dict)
+    issued_until: datetime = field(default_factory=dt_util.utcnow)
     _listeners: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -136,6 +142,18 @@ class PlanManager:
     def _notify(self) -> None:
         for update in list(self._listeners):
             update()
+
+    @callback
+    def transitions_at(self, moment: datetime) -> list[tuple[str, str]]:
+        """The starts and stops the plans have at the slot boundary ``moment`` (aware UTC), as ``(appliance_id,
+        intent)``; the scheduler takes them once per boundary, and from then on an ended plan may be replaced."""
+        due = [
+            (appliance_id, intent)
+            for appliance_id, state in self.states.items()
+            if state.plan is not None and (intent := state.plan.transition_at(moment)) is not None
+        ]
+        self.issued_until = max(self.issued_until, moment)
+        return due
 
     def deadline_for(self, appliance_id: str) -> time:
         """The "ready by" time in force: the user's override or the appliance default."""
@@ -198,6 +216,8 @@ class PlanManager:
         for appliance_id, state in self.states.items():
             plan = state.plan
             ended = plan is not None and plan.end is not None and plan.end <= now
+            if ended and plan is not None and plan.end is not None and plan.end > self.issued_until:
+                continue  # its stop is not issued yet; the scheduler replans once it is
             running = plan is not None and plan.start is not None and plan.start <= now and not ended
             if ended and plan is not None and plan.feasible:  # it ran: its window is done
                 state.done_until = state.window_end

@@ -38,6 +38,24 @@ async def test_one_run_per_daily_window(
     assert next_end <= datetime(2026, 12, 1, 20, tzinfo=local)
 
 
+async def test_an_ended_plan_is_replaced_after_its_stop_is_issued(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, freezer: FrozenDateTimeFactory
+) -> None:
+    """At a plan's end the price update's replan and the scheduler fire in either order: a replan that comes first
+    keeps the ended plan, so the scheduler still finds its stop; once the scheduler has taken it, the plan is
+    replaced by the next window's."""
+    planner = loaded_entry.runtime_data.planner
+    plan = planner.states["dishwasher"].plan
+    assert plan is not None and plan.start is not None and plan.end is not None
+    freezer.move_to(plan.end)
+    await planner.async_replan_due()  # the price update, before the scheduler
+    assert planner.states["dishwasher"].plan is plan
+    assert planner.transitions_at(plan.end) == [("dishwasher", "stop")]
+    await planner.async_replan_due()  # what the scheduler starts after taking the boundary's transitions
+    replanned = planner.states["dishwasher"].plan
+    assert replanned is not None and replanned.start is not None and replanned.start >= plan.end + timedelta(hours=12)
+
+
 async def test_changed_appliance_is_replanned(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
     """Reconfiguring the dishwasher's duration replans it at once, with the new run length."""
     subentry = loaded_entry.subentries["dishwasher"]
