@@ -36,7 +36,6 @@ from homeassistant.helpers.selector import (
     TextSelectorType,
     TimeSelector,
 )
-from homeassistant.helpers.typing import UNDEFINED, UndefinedType
 from homeassistant.util import dt as dt_util
 
 from .const import (
@@ -266,29 +265,6 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
             return self.async_create_entry(title=_title(self._data), data=self._data, options=user_input)
         return self.async_show_form(step_id="settings", data_schema=settings_schema(DEFAULT_OPTIONS))
 
-    def _async_update_and_reload(
-        self,
-        entry: ConfigEntry,
-        *,
-        unique_id: str | UndefinedType | None = UNDEFINED,
-        title: str | UndefinedType = UNDEFINED,
-        data: Mapping[str, Any] | UndefinedType = UNDEFINED,
-        data_updates: Mapping[str, Any] | UndefinedType = UNDEFINED,
-    ) -> ConfigFlowResult:
-        """Update the entry and finish; it reloads with the changes.
-
-        A loaded entry has an update listener (``async_setup_entry``), which reloads it: a flow must not reload it as
-        well (HA 2026.10 deprecates ``async_update_reload_and_abort`` there; it breaks in 2026.12). An entry that is
-        not loaded (its set-up failed) has none, so the flow reloads it.
-        """
-        if entry.update_listeners:
-            return self.async_update_and_abort(
-                entry, unique_id=unique_id, title=title, data=data, data_updates=data_updates
-            )
-        return self.async_update_reload_and_abort(
-            entry, unique_id=unique_id, title=title, data=data, data_updates=data_updates
-        )
-
     async def async_step_reconfigure(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Change the source's settings (zone and key, Nord Pool area, or the price entity)."""
         entry = self._get_reconfigure_entry()
@@ -311,7 +287,11 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
                 elif source == SOURCE_SENSOR:
                     errors = _validate_sensor(self, user_input[CONF_PRICE_ENTITY])
             if not errors:
-                return self._async_update_and_reload(entry, unique_id=_unique_id(data), data=data, title=_title(data))
+                if _reloads_itself(entry):
+                    return self.async_update_and_abort(entry, unique_id=_unique_id(data), data=data, title=_title(data))
+                return self.async_update_reload_and_abort(
+                    entry, unique_id=_unique_id(data), data=data, title=_title(data)
+                )
         return self.async_show_form(
             step_id="reconfigure",
             data_schema=self.add_suggested_values_to_schema(schema[source](), user_input or dict(entry.data)),
@@ -332,7 +312,9 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
             api_key = user_input[CONF_LLM_API_KEY].strip()
             errors, _ = await _validate_llm(self.hass, entry.data[CONF_LLM_BASE_URL], api_key)
             if not errors:
-                return self._async_update_and_reload(entry, data_updates={CONF_LLM_API_KEY: api_key})
+                if _reloads_itself(entry):
+                    return self.async_update_and_abort(entry, data_updates={CONF_LLM_API_KEY: api_key})
+                return self.async_update_reload_and_abort(entry, data_updates={CONF_LLM_API_KEY: api_key})
         return self.async_show_form(
             step_id="reauth_llm",
             data_schema=vol.Schema({vol.Required(CONF_LLM_API_KEY): _password()}),
@@ -348,13 +330,23 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
             api_key = user_input[CONF_API_KEY].strip()
             errors = await _validate_entsoe(self, api_key, entry.data[CONF_BIDDING_ZONE])
             if not errors:
-                return self._async_update_and_reload(entry, data_updates={CONF_API_KEY: api_key})
+                if _reloads_itself(entry):
+                    return self.async_update_and_abort(entry, data_updates={CONF_API_KEY: api_key})
+                return self.async_update_reload_and_abort(entry, data_updates={CONF_API_KEY: api_key})
         return self.async_show_form(
             step_id="reauth_confirm",
             data_schema=vol.Schema({vol.Required(CONF_API_KEY): _password()}),
             description_placeholders={"zone": entry.data[CONF_BIDDING_ZONE]},
             errors=errors,
         )
+
+
+def _reloads_itself(entry: ConfigEntry) -> bool:
+    """Whether the entry reloads by itself when a flow updates it: a loaded entry has an update listener
+    (``async_setup_entry``), and then a flow must only update it (HA 2026.10 deprecates
+    ``async_update_reload_and_abort`` on such an entry; it breaks in 2026.12). An entry that is not loaded (its set-up
+    failed) has none, so the flow reloads it."""
+    return bool(entry.update_listeners)
 
 
 def _password() -> TextSelector:
