@@ -3,9 +3,10 @@
 Run through ``scripts/demo`` (which builds the venv first). The driver
 
 1. prepares a fresh config directory under ``.demo/`` (``configuration.yaml`` with the home in Europe/Brussels, the
-   ``input_boolean`` stand-ins, ``input_number`` stand-ins for the grid, PV and battery meters read by template
-   sensors, the battery's setpoint, a recorder committing every second, the MATPOWER case ``case9.m`` in
-   ``agentic_hems/networks/``, and ``custom_components/agentic_hems`` linked to this checkout);
+   ``input_boolean`` stand-ins, a template garage door, ``input_number`` stand-ins for the grid, PV and battery meters
+   read by template sensors, the battery's setpoint, a recorder committing every second; the HTTP settings (127.0.0.1
+   and the port) in ``.storage/http``; the MATPOWER case ``case9.m`` in ``agentic_hems/networks/``, and
+   ``custom_components/agentic_hems`` linked to this checkout);
 2. starts the venv's ``hass -c .demo/config`` on 127.0.0.1:8123 and waits for it (180 s deadline);
 3. completes onboarding over the REST API (an owner account whose credentials are printed);
 4. sets agentic_hems up through HA's own config flow and appliance subentry flows over REST, then maps the home twin
@@ -73,14 +74,14 @@ STAND_INS = {
 # A garage-door template cover (device class garage, risk 4): opening it needs an administrator's confirmation.
 GARAGE_DOOR = "cover.garage_door"
 ASK_REQUEST = "Schedule all flexible loads"
-COVER_YAML = """\
-cover:
-  - platform: template
-    covers:
-      garage_door:
-        friendly_name: Garage door
+# The template integration's own YAML (HA 2026 rejects `platform: template` under cover:); one item of the
+# configuration's single `template:` list, beside the meters' template sensors. default_entity_id pins the entity id.
+COVER_TEMPLATE_YAML = """\
+  - cover:
+      - name: Garage door
+        default_entity_id: cover.garage_door
         device_class: garage
-        value_template: "{{ is_state('input_boolean.garage_motor', 'on') }}"
+        state: "{{ is_state('input_boolean.garage_motor', 'on') }}"
         open_cover:
           action: input_boolean.turn_on
           target:
@@ -120,7 +121,8 @@ GRID_OPTIONS: dict[str, Any] = {
 
 
 def grid_yaml() -> str:
-    """The meters' input_number helpers, the battery setpoint, and template sensors reading the helpers."""
+    """The meters' input_number helpers, the battery setpoint, and the `template:` key: sensors reading the helpers
+    and the garage door (COVER_TEMPLATE_YAML)."""
     numbers = []
     sensors = []
     for oid, (name, unit, low, high, step, initial, device_class) in METERS.items():
@@ -138,7 +140,10 @@ def grid_yaml() -> str:
         "  battery_setpoint:\n    name: Battery setpoint\n    min: -5\n    max: 5\n    step: 0.001\n    initial: 0\n"
         '    unit_of_measurement: "kW"\n    mode: box'
     )
-    return "input_number:\n" + "\n".join(numbers) + "\n\ntemplate:\n  - sensor:\n" + "\n".join(sensors) + "\n"
+    return (
+        "input_number:\n" + "\n".join(numbers) + "\n\ntemplate:\n  - sensor:\n" + "\n".join(sensors) + "\n"
+        + COVER_TEMPLATE_YAML
+    )
 
 
 # The grid toolkit's twelve callable tools (the thirteenth, generate_audit_record, runs inside every call).
@@ -215,10 +220,7 @@ homeassistant:
   unit_system: metric
   language: en
 
-http:
-  server_host: {host}
-  server_port: {port}
-
+{http}
 # A small, fast set instead of default_config: the UI, the REST and websocket APIs, and the stand-ins.
 {frontend}
 config:
@@ -239,17 +241,30 @@ logger:
 input_boolean:
 {stand_ins}
 
-{cover}
 {grid}"""
 
 
 # A log record starts with a timestamp; the rest of its lines are a traceback.
 RECORD_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
-ONBOARDING_NOISE = re.compile(
-    r"components/(radio_browser|met|google_translate)/|integration (radio_browser|met):|for google_translate$"
-    r"|camera\.img_util\] Error loading libturbojpeg",
+# Known-harmless records: the integrations onboarding starts by itself (radio_browser, met, google_translate), and the
+# core components HA 2026 sets up by itself whose packages are absent under --skip-pip (ffmpeg, camera's turbojpeg,
+# infrared, radio_frequency) with those that depend on them (tts, assist_pipeline, ai_task, image_processing, ...).
+# A record that names agentic_hems ('agentic_hems', or a custom_components path or logger) is never noise.
+KNOWN_NOISE = re.compile(
+    r"components/(radio_browser|met|google_translate)/|integration (radio_browser|met|google_translate):"
+    r"|for google_translate$"
+    r"|camera\.img_util\] Error loading libturbojpeg"
+    r"|\[homeassistant\.setup\] (Setup failed for '\w+': (Unable to import component: No module named"
+    r"|Could not setup dependencies)|Unable to set up dependencies of '\w+')",
     re.MULTILINE,
 )
+
+
+def known_noise(record: str) -> bool:
+    """True for a log record that log_tail leaves out (see KNOWN_NOISE)."""
+    if f"'{DOMAIN}'" in record or "custom_components" in record:
+        return False
+    return KNOWN_NOISE.search(record) is not None
 
 
 class DemoError(Exception):
@@ -306,6 +321,33 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def has_http_config_store() -> bool:
+    """True when the installed HA keeps its HTTP settings in storage (``homeassistant/components/http/config.py``),
+    found without importing HA."""
+    spec = importlib.util.find_spec("homeassistant")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    return any((Path(root) / "components" / "http" / "config.py").exists() for root in roots)
+
+
+def http_config(config_dir: Path, port: int) -> str:
+    """Serve on HOST:port only: the configuration.yaml section, and ``.storage/http``.
+
+    HA 2026.10 keeps its HTTP settings in ``.storage/http`` and migrates a YAML ``http:`` section once, as a *pending*
+    config: the frontend then asks the administrator to confirm it (a dialog over every page), a repair says that the
+    YAML is deprecated (it stops working in 2027.2), and an unconfirmed config reverts after 5 minutes, restarting HA
+    on the default port and all interfaces. So with such an HA the demo writes no YAML; it writes the store in its
+    version-1 form (just the settings; HA validates it, fills in the defaults and migrates it on start). HA 2026.4
+    reads YAML (its version-1 store only remembers the last working settings for recovery mode, and is rewritten).
+    """
+    settings = {"server_host": [HOST], "server_port": port}
+    storage = config_dir / ".storage"
+    storage.mkdir(exist_ok=True)
+    (storage / "http").write_text(json.dumps({"version": 1, "key": "http", "data": settings}, indent=2))
+    if has_http_config_store():
+        return "# http: in .storage/http (HA 2026.10 stores its HTTP settings; see http_config in scripts/demo.py)"
+    return f"http:\n  server_host: {HOST}\n  server_port: {port}\n"
+
+
 def prepare_config(config_dir: Path, port: int, integration: Path) -> None:
     """Write a fresh config directory (the previous run's is removed)."""
     pid_file = config_dir.parent / "hass.pid"
@@ -329,7 +371,7 @@ def prepare_config(config_dir: Path, port: int, integration: Path) -> None:
         frontend = "# frontend: (home-assistant-frontend is not installed)"
     (config_dir / "configuration.yaml").write_text(
         CONFIGURATION_YAML.format(
-            host=HOST, port=port, domain=DOMAIN, stand_ins=stand_ins, frontend=frontend, cover=COVER_YAML,
+            http=http_config(config_dir, port), domain=DOMAIN, stand_ins=stand_ins, frontend=frontend,
             grid=grid_yaml(),
         )
     )
@@ -403,8 +445,8 @@ class HassProcess:
     def log_tail(self, lines: int = 60) -> str:
         """The last ``lines`` lines of home-assistant.log (or of the console output when there is no log).
 
-        Known-harmless records are left out, so the tail shows what matters: the integrations onboarding starts by
-        itself (radio_browser, met, google_translate, whose packages are absent under --skip-pip) and libturbojpeg.
+        Known-harmless records (KNOWN_NOISE) are left out, so the tail shows what matters: the integrations and core
+        components HA starts by itself whose packages are absent under --skip-pip.
         """
         for path in (self.config_dir / "home-assistant.log", self.console_path):
             if path.exists() and path.stat().st_size:
@@ -414,7 +456,7 @@ class HassProcess:
                         records.append([line])
                     else:
                         records[-1].append(line)
-                kept = [r for r in records if not ONBOARDING_NOISE.search("\n".join(r))]
+                kept = [r for r in records if not known_noise("\n".join(r))]
                 text = [line for record in kept for line in record][-lines:]
                 note = f", {len(records) - len(kept)} known-harmless records left out"
                 return f"--- last {len(text)} lines of {path}{note} ---\n" + "\n".join(text)
