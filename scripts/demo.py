@@ -16,7 +16,9 @@ Run through ``scripts/demo`` (which builds the venv first). The driver
    and on case9, from a snapshot through an approved plan (one gated setpoint command) to the audit chain's check;
 7. checks that every agentic_hems entity exists and is not unavailable, and that every appliance has all its entities;
 8. checks that the cards' bundle is a Lovelace resource and creates the storage-mode dashboard "Energy plan"
-   (``/energy-plan``) with the four cards, over the websocket API;
+   (``/energy-plan``) with the four cards, over the websocket API; then checks what the frontend needs besides (the
+   websocket commands it sends on every page load, the dashboard's panel, no pending HTTP settings) and that HA
+   serves the integration's brand icons from its ``brand/`` folder;
 9. then either leaves HA running for the browser until Ctrl-C, or (``--check``) stops HA and exits 0 only when every
    plan is feasible and every check passed.
 
@@ -205,6 +207,10 @@ DASHBOARD_CONFIG: dict[str, Any] = {
     "title": DASHBOARD_TITLE,
     "views": [{"title": DASHBOARD_TITLE, "path": "plan", "cards": [{"type": f"custom:{card}"} for card in CARDS]}],
 }
+
+# The integration's brand images (custom_components/agentic_hems/brand/, drawn by scripts/make_brand.py), served by HA's
+# brands integration at /api/brands/integration/agentic_hems/<image>: name -> side in pixels.
+BRAND_IMAGES = {"icon.png": 256, "icon@2x.png": 512}
 
 # Translation keys of the entities every appliance must have, and of the entry's own entities.
 APPLIANCE_KEYS = {"next_start", "planned_cost", "run_now", "ready_by", "automatic_planning"}
@@ -564,8 +570,17 @@ class HassClient:
     async def ws(self, messages: list[dict[str, Any]]) -> list[Any]:
         """Send websocket commands one after another; return their results (DemoError on failure)."""
         results = []
+        for message, reply in zip(messages, await self.ws_replies(messages), strict=True):
+            if not reply.get("success"):
+                raise DemoError(f"websocket {message['type']} failed: {reply.get('error')}")
+            results.append(reply.get("result"))
+        return results
+
+    async def ws_replies(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Send websocket commands one after another; return their result messages, failed ones included."""
+        replies = []
         async with self.session.ws_connect(
-            self.base + "/api/websocket", timeout=aiohttp.ClientWSTimeout(ws_close=10)
+            self.base + "/api/websocket", timeout=aiohttp.ClientWSTimeout(ws_close=10), max_msg_size=0
         ) as conn:
             if (await conn.receive_json(timeout=30)).get("type") != "auth_required":
                 raise DemoError("websocket: expected auth_required")
@@ -578,10 +593,8 @@ class HassClient:
                     reply = await conn.receive_json(timeout=60)
                     if reply.get("id") == number and reply.get("type") == "result":
                         break
-                if not reply.get("success"):
-                    raise DemoError(f"websocket {message['type']} failed: {reply.get('error')}")
-                results.append(reply.get("result"))
-        return results
+                replies.append(reply)
+        return replies
 
     async def drive_flow(self, kind: str, start_path: str, handler: Any, answers: Callable[[dict], dict]) -> dict:
         """Run a config or subentry flow over REST to its end; return the final result.
@@ -694,6 +707,13 @@ def next_window(appliance: dict[str, Any], now: datetime, tz: ZoneInfo) -> tuple
     raise DemoError(f"no window for {appliance['name']}")
 
 
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's header, or None when ``data`` is not a PNG."""
+    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
 def fmt_money(value: Any, currency: str) -> str:
     if not isinstance(value, (int, float)):
         return f"{value} {currency}"
@@ -710,7 +730,7 @@ class Demo:
         self.problems: list[str] = []
         self.report: dict[str, Any] = {
             "plans": {}, "prices": None, "entities": [], "gates": {}, "ask": None, "grid": {}, "grid_options": None,
-            "dashboard": None, "resource": None,
+            "dashboard": None, "resource": None, "frontend": None, "brand": None,
         }
         self.entry_id = ""
         self.config_dir: Path | None = None
@@ -1264,6 +1284,70 @@ class Demo:
         if (dashboard or {}).get("url_path") != DASHBOARD_URL_PATH or cards != [f"custom:{c}" for c in CARDS]:
             self.problems.append(f"dashboard {dashboard} with cards {cards}")
 
+    async def show_frontend(self) -> None:
+        """What HA's frontend needs from the server beyond the cards: the websocket commands it sends on every page
+        load (``get_services`` fails when a component that HA's service descriptions import lacks its packages, and
+        then the UI never leaves "Loading..."), the dashboard's panel, HTTP settings with nothing pending (else an
+        administrator gets a confirmation dialog over every page), and the integration's brand icons."""
+        log("")
+        replies = await self.client.ws_replies(
+            [{"type": "get_services"}, {"type": "get_panels"}, {"type": "http/config"}]
+        )
+        services, panels, http = (reply.get("result") if reply.get("success") else None for reply in replies)
+        ours = sorted((services or {}).get(DOMAIN) or {})
+        self.report["frontend"] = {"services": ours, "panel": (panels or {}).get(DASHBOARD_URL_PATH),
+                                   "http": http or replies[2].get("error")}
+        if services is None:
+            log(f"FRONTEND get_services: FAILED ({replies[0].get('error')}); the UI would stay at 'Loading...'")
+            self.problems.append(f"websocket get_services failed (HA's log says why): {replies[0].get('error')}")
+        else:
+            log(f"FRONTEND get_services: {len(services)} domains, {DOMAIN} with {len(ours)} actions")
+            if "ask" not in ours or "evaluate_command" not in ours:
+                self.problems.append(f"get_services lists no {DOMAIN}.ask or .evaluate_command: {ours}")
+        panel = (panels or {}).get(DASHBOARD_URL_PATH) or {}
+        log(f"FRONTEND panel /{DASHBOARD_URL_PATH}: {panel.get('component_name')} {panel.get('title')!r}")
+        if panel.get("component_name") != "lovelace" or panel.get("title") != DASHBOARD_TITLE:
+            self.problems.append(f"get_panels has no Lovelace panel {DASHBOARD_URL_PATH!r}: {panel}")
+        if http is None:  # HA 2026.4 has no stored HTTP settings (unknown_command): YAML
+            log(f"FRONTEND http/config: {replies[2].get('error', {}).get('code')} (HTTP settings from YAML)")
+        else:
+            stable = http.get("stable") or {}
+            log(
+                f"FRONTEND http/config: {http.get('active_config_type')} {stable.get('server_host')}:"
+                f"{stable.get('server_port')}, pending {http.get('pending')}"
+            )
+            wanted = {"server_host": [HOST], "server_port": self.args.port}
+            if http.get("pending") is not None or http.get("active_config_type") != "stable" or any(
+                stable.get(key) != value for key, value in wanted.items()
+            ):
+                self.problems.append(f"HTTP settings are not the demo's stable ones {wanted}: {http}")
+        await self.check_brand()
+
+    async def check_brand(self) -> None:
+        """GET the brand icons as the frontend does (``?token=`` from ``brands/access_token``, no Authorization
+        header): HA's brands integration serves them from the integration's ``brand/`` folder, byte for byte."""
+        (token,) = await self.client.ws([{"type": "brands/access_token"}])
+        brand = Path(self.args.integration) / "brand"
+        self.report["brand"] = {}
+        for image, side in BRAND_IMAGES.items():
+            path = f"/api/brands/integration/{DOMAIN}/{image}"
+            async with self.client.session.get(
+                self.client.base + path, params={"token": token["token"], "placeholder": "no"},
+                timeout=aiohttp.ClientTimeout(total=30),
+            ) as resp:
+                body = await resp.read()
+                status, kind = resp.status, resp.content_type
+            size = png_size(body)
+            same = (brand / image).exists() and body == (brand / image).read_bytes()
+            self.report["brand"][image] = {"status": status, "content_type": kind, "size": size, "bytes": len(body),
+                                           "same_as_file": same}
+            shown = f"{size[0]}x{size[1]} PNG" if size else f"not a PNG ({kind}, {len(body)} bytes)"
+            log(f"BRAND {path}: HTTP {status}, {shown}" + (f", the integration's brand/{image}" if same else ""))
+            if status != 200 or size != (side, side) or not same:
+                self.problems.append(
+                    f"{path}: HTTP {status}, {shown}, same as brand/{image}: {same} (want {side}x{side})"
+                )
+
     async def wait_settled(self, entry_id: str, titles: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Wait until the entry is loaded (adding a subentry reloads it) with every entity of the given appliances.
 
@@ -1363,6 +1447,7 @@ class Demo:
         await self.show_grid()
         await self.show_entities(ours, subentries)
         await self.show_dashboard()
+        await self.show_frontend()
 
 
 def print_credentials(base: str) -> None:

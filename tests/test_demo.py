@@ -218,3 +218,21 @@ def test_demo_check(tmp_path: Path) -> None:
     assert dashboard["cards"] == [f"custom:agentic-hems-{card}-card" for card in ("schedule", "trace", "ask", "runs")]
     dashboard_line = r"^LOVELACE dashboard 'Energy plan' .*: http://127\.0\.0\.1:\d+/energy-plan$"
     assert re.search(dashboard_line, output, re.MULTILINE), output
+
+    # What HA's frontend needs besides: get_services answers (the UI's first call on every page), the dashboard is a
+    # panel, and (HA 2026.10: HTTP settings in storage) nothing is pending, so no confirmation dialog covers the UI.
+    frontend = report["frontend"]
+    assert {"ask", "evaluate_command", "confirm", "reject"} <= set(frontend["services"]), frontend["services"]
+    assert frontend["panel"]["component_name"] == "lovelace" and frontend["panel"]["title"] == "Energy plan"
+    if isinstance(frontend["http"], dict) and "stable" in frontend["http"]:
+        assert frontend["http"]["pending"] is None and frontend["http"]["active_config_type"] == "stable"
+        assert frontend["http"]["stable"]["server_host"] == ["127.0.0.1"], frontend["http"]
+    # The brand icons, served by HA's brands integration from custom_components/agentic_hems/brand/ as the frontend
+    # asks for them (?token=).
+    for image, side in (("icon.png", 256), ("icon@2x.png", 512)):
+        served = report["brand"][image]
+        assert served["status"] == 200 and served["content_type"] == "image/png", served
+        assert served["size"] == [side, side] and served["same_as_file"] is True, served
+        line = (rf"^BRAND /api/brands/integration/agentic_hems/{re.escape(image)}: HTTP 200, {side}x{side} PNG, "
+                rf"the integration's brand/{re.escape(image)}$")
+        assert re.search(line, output, re.MULTILINE), output
