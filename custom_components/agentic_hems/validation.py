@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# Version-specific (the one place): HA 2026.9+ ships probatio; HA 2026.4 to 2026.8 ship voluptuous. Drop the fallback
+# Version-specific: HA 2026.9+ ships probatio; HA 2026.4 to 2026.8 ship voluptuous. Drop the fallback
 # when the oldest supported HA is 2026.9 or newer.
 try:
     import probatio as vol
 except ImportError:  # HA before 2026.9
-    import voluptuous as vol  # type: ignore[no-redef]
+    import voluptuous as vol  # type: ignore[no-redef, unused-ignore]
 
 __all__ = ["EXTRA_KEY", "Closed", "closed", "describe", "vol"]
 
