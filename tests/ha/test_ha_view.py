@@ -72,7 +72,7 @@ async def pump_home(
         config_entry_id=owner.entry_id, identifiers={("test", "pump")}, name="Circulation pump 3000"
     )
     dr.async_get(hass).async_update_device(device.id, name_by_user="Heat pump", area_id=area.id)
-    er.async_get(hass).async_update_entity(PUMP, device_id=device.id, aliases={"circulator"})
+    er.async_get(hass).async_update_entity(PUMP, device_id=device.id, aliases=["circulator"])
     entry = sample_entry(
         execution_wait_s=1,
         notify_service="notify.phone",
@@ -121,7 +121,7 @@ async def test_room_alias_device_name_and_index_invalidation(
                       {"intent": "turn_on", "device_alias": "heat pump"}):
         response = await evaluate(hass, candidate)
         assert response["gate_results"][2]["evidence"]["entity_id"] == PUMP, response["gate_results"][2]
-    er.async_get(hass).async_update_entity(PUMP, aliases={"boiler pump"})
+    er.async_get(hass).async_update_entity(PUMP, aliases=["boiler pump"])
     await hass.async_block_till_done()
     gone = await evaluate(hass, {"intent": "turn_on", "device_alias": "circulator"})
     assert gone["gate_results"][2]["passed"] is False
