@@ -255,4 +255,5 @@ class AgenticHemsAskCardEditor extends makeEditor([{ name: "placeholder", type: 
 
 customElements.get(`${TAG}-editor`) || customElements.define(`${TAG}-editor`, AgenticHemsAskCardEditor);
 registerCard(TAG, AgenticHemsAskCard, "Agentic HEMS ask",
-  "Ask the energy assistant; follow its steps live and see the resulting plans.");
+  "Ask the energy assistant; follow its steps live and see the resulting plans.",
+  ["assistant"]); // the conversation entity

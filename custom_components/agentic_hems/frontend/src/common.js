@@ -389,14 +389,43 @@ export const PALETTE = [
   "#03a9f4", "#ff9800", "#4caf50", "#e91e63", "#9c27b0", "#009688", "#795548", "#3f51b5", "#cddc39", "#607d8b",
 ];
 
-/** Defines the element once and lists it in window.customCards for the card picker. */
-export function registerCard(tag, cls, name, description) {
+/**
+ * The config entry of an agentic_hems entity and its translation key, from the frontend's registries
+ * (hass.entities, hass.devices); undefined for another integration's entity.
+ */
+export function ourEntity(hass, entityId) {
+  const entity = hass && hass.entities && hass.entities[entityId];
+  if (!entity || entity.platform !== DOMAIN) return undefined;
+  const device = entity.device_id && hass.devices ? hass.devices[entity.device_id] : undefined;
+  const entryId = device ? device.primary_config_entry || (device.config_entries || [])[0] : undefined;
+  return { key: entity.translation_key, entryId };
+}
+
+/**
+ * The card picker's suggestion of card ``tag`` for an entity (HA 2026.10's "by entity" tab lists what
+ * window.customCards' getEntitySuggestion(hass, entityId) returns under "Community"): the card for that entity's
+ * config entry when the entity is one of agentic_hems's with a translation key in ``keys``, else null.
+ */
+export function entitySuggestion(tag, keys, hass, entityId) {
+  const ours = ourEntity(hass, entityId);
+  if (!ours || !keys.includes(ours.key)) return null;
+  const config = { type: `custom:${tag}` };
+  if (ours.entryId) config.entry_id = ours.entryId;
+  return { config };
+}
+
+/**
+ * Defines the element once and lists it in window.customCards for the card picker: name, description, a live
+ * preview, and, for the entities in ``suggestFor`` (translation keys), a suggestion of this card.
+ */
+export function registerCard(tag, cls, name, description, suggestFor = []) {
   if (!customElements.get(tag)) customElements.define(tag, cls);
   window.customCards = window.customCards || [];
   if (!window.customCards.some((c) => c.type === tag)) {
     window.customCards.push({
       type: tag, name, description, preview: true,
       documentationURL: "https://github.com/agentic-hems/agentic_hems",
+      getEntitySuggestion: (hass, entityId) => entitySuggestion(tag, suggestFor, hass, entityId),
     });
   }
 }

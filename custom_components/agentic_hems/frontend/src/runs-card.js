@@ -347,4 +347,5 @@ class AgenticHemsRunsCardEditor extends makeEditor([
 
 customElements.get(`${TAG}-editor`) || customElements.define(`${TAG}-editor`, AgenticHemsRunsCardEditor);
 registerCard(TAG, AgenticHemsRunsCard, "Agentic HEMS runs",
-  "Analytics over the assistant's runs: totals, iterations, tokens and cost over time per model.");
+  "Analytics over the assistant's runs: totals, iterations, tokens and cost over time per model.",
+  ["run_runs", "run_success_rate", "run_mean_iterations", "run_mean_tokens", "run_total_cost"]);

@@ -536,4 +536,6 @@ class AgenticHemsScheduleCardEditor extends makeEditor([
 
 customElements.get(`${TAG}-editor`) || customElements.define(`${TAG}-editor`, AgenticHemsScheduleCardEditor);
 registerCard(TAG, AgenticHemsScheduleCard, "Agentic HEMS schedule",
-  "Price curve for today and tomorrow with each appliance's planned slots, cost and savings.");
+  "Price curve for today and tomorrow with each appliance's planned slots, cost and savings.",
+  // the prices and every appliance's plan entities
+  ["electricity_price", "tomorrow_prices", "next_start", "planned_cost", "run_now", "ready_by", "automatic_planning"]);

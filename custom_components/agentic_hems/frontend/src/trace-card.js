@@ -312,4 +312,5 @@ class AgenticHemsTraceCardEditor extends makeEditor([
 
 customElements.get(`${TAG}-editor`) || customElements.define(`${TAG}-editor`, AgenticHemsTraceCardEditor);
 registerCard(TAG, AgenticHemsTraceCard, "Agentic HEMS decisions",
-  "Latest gate decisions with the eight safety gates, and pending confirmations to confirm or reject.");
+  "Latest gate decisions with the eight safety gates, and pending confirmations to confirm or reject.",
+  ["last_decision", "allow_device_control"]);
