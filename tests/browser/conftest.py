@@ -14,9 +14,11 @@ Fixtures:
 - ``demo`` (session): ``scripts/demo --port <free> --dir <tmp> --json <tmp>/demo.json`` in the background, left
   running (the non-check mode) until the session ends, then stopped with SIGTERM (the driver stops HA);
 - ``browser`` (session): Chromium through Playwright;
-- ``dashboard`` (session): one page, logged in through HA's login page, on ``/energy-plan``.
+- ``dashboard`` (session): one page, logged in through HA's login page, on ``/energy-plan`` (``open_page``).
 
-Screenshots go to ``tests/browser/artifacts/`` (ignored by git); a failing test also saves the whole page there.
+Each file has its own page(s) and ends by checking that its pages' consoles logged no error (``console_errors``).
+Screenshots and the consoles (``console.log``, ``console-non-admin.log``, ``console-editor.log``) go to
+``tests/browser/artifacts/`` (ignored by git); a failing test also saves the whole page there.
 """
 
 from __future__ import annotations
@@ -142,23 +144,38 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
+def open_page(browser: Any, url: str, username: str, password: str, *, timezone_id: str,
+              console: list[str]) -> tuple[Any, Any]:
+    """A new browser context and page, logged in through HA's own login page on ``url`` (a dashboard), connected;
+    the page's console messages and uncaught errors go to ``console`` ("<type>: <text>", "pageerror: <error>")."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1800}, locale="en-US", timezone_id=timezone_id)
+    page = context.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+    page.goto(url)
+    page.locator("input[name=username]").fill(username)
+    page.locator("input[name=password]").fill(password)
+    page.locator("input[name=password]").press("Enter")
+    path = re.escape(url.split("://", 1)[-1].split("/", 1)[-1].split("?")[0])
+    page.wait_for_url(re.compile(rf"/{path}(/[^?]*)?$"))
+    page.wait_for_function("() => { const el = document.querySelector('home-assistant');"
+                           " return !!(el && el.hass && el.hass.connected); }")
+    return context, page
+
+
+def console_errors(console: list[str]) -> list[str]:
+    """The errors among a page's console lines: console.error calls, failed resource loads (Chromium logs them as
+    errors) and uncaught exceptions or rejections (pageerror)."""
+    return [line for line in console if line.startswith(("error: ", "pageerror: "))]
+
+
 @pytest.fixture(scope="session")
 def dashboard(browser: Any, demo: Demo, artifacts: Path) -> Iterator[Any]:
     """One page, logged in as the demo's owner through HA's own login page, showing /energy-plan."""
     # The home's zone (scripts/demo: Europe/Brussels), so that the cards' times match the demo's printed plans.
-    context = browser.new_context(viewport={"width": 1400, "height": 1800}, locale="en-US",
-                                  timezone_id="Europe/Brussels")
-    page = context.new_page()
-    page.set_default_timeout(UI_TIMEOUT_MS)
-    page.on("console", lambda m: CONSOLE.append(f"{m.type}: {m.text}"))
-    page.on("pageerror", lambda e: CONSOLE.append(f"pageerror: {e}"))
-    page.goto(demo.dashboard)
-    page.locator("input[name=username]").fill(demo.username)
-    page.locator("input[name=password]").fill(demo.password)
-    page.locator("input[name=password]").press("Enter")
-    page.wait_for_url(re.compile(r"/energy-plan(/[^?]*)?$"))
-    page.wait_for_function("() => { const el = document.querySelector('home-assistant');"
-                           " return !!(el && el.hass && el.hass.connected); }")
+    context, page = open_page(browser, demo.dashboard, demo.username, demo.password, timezone_id="Europe/Brussels",
+                              console=CONSOLE)
     try:
         yield page
     finally:

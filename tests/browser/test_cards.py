@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import Demo
+from .conftest import CONSOLE, Demo, console_errors
 
 CARDS = ("schedule", "trace", "ask", "runs")
 APPLIANCES = ("Dishwasher", "Washing machine", "EV charger")
@@ -183,3 +183,9 @@ def test_a_reload_shows_the_new_state(dashboard: Page, demo: Demo) -> None:
     expect(trace.locator(".pending")).to_have_count(0)
     for name in CARDS:
         expect(card(dashboard, name).locator(".error")).to_have_count(0)
+
+
+def test_no_console_errors(dashboard: Page) -> None:
+    """Nothing above logged an error in the page's console or threw: neither the cards nor HA's frontend around them
+    (a failed websocket command or resource load shows up here too)."""
+    assert console_errors(CONSOLE) == [], "\n".join(CONSOLE)

@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import ARTIFACTS, UI_TIMEOUT_MS, Demo
+from .conftest import ARTIFACTS, Demo, console_errors, open_page
 
 CARDS = ("schedule", "trace", "ask", "runs")
 RENDERED = {  # what each card shows once loaded (the cards' DOM contract)
@@ -174,17 +174,8 @@ def errors_dashboard(owner: Owner, demo: Demo) -> str:
 @pytest.fixture(scope="module")
 def page(browser: Any, demo: Demo, person: dict[str, str], artifacts: Path) -> Iterator[Page]:
     """The person's own browser context (zone America/New_York), logged in through HA's login page."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1800}, locale="en-US",
-                                  timezone_id=BROWSER_ZONE)
-    tab = context.new_page()
-    tab.set_default_timeout(UI_TIMEOUT_MS)
-    tab.on("console", lambda m: CONSOLE.append(f"{m.type}: {m.text}"))
-    tab.on("pageerror", lambda e: CONSOLE.append(f"pageerror: {e}"))
-    tab.goto(demo.dashboard)
-    tab.locator("input[name=username]").fill(person["username"])
-    tab.locator("input[name=password]").fill(person["password"])
-    tab.locator("input[name=password]").press("Enter")
-    tab.wait_for_url(re.compile(r"/energy-plan(/[^?]*)?$"))
+    context, tab = open_page(browser, demo.dashboard, person["username"], person["password"],
+                             timezone_id=BROWSER_ZONE, console=CONSOLE)
     wait_connected(tab)
     try:
         yield tab
@@ -371,3 +362,9 @@ def test_time_zone_local_vs_server(page: Page) -> None:
         assert _times(row.inner_text()) == want, (setting, row.inner_text(), want)
         shot(card(page, "schedule"), f"schedule-card-non-admin-de-tz-{setting}.png")
     set_locale(page, time_zone="local")
+
+
+def test_no_console_errors(page: Page) -> None:
+    """Nothing the person did logged an error in the page's console or threw, not even the refused confirmations
+    (the cards show those themselves) or the broken entry ids."""
+    assert console_errors(CONSOLE) == [], "\n".join(CONSOLE)

@@ -1,0 +1,209 @@
+"""The cards in HA 2026.10's own editor UI, and the integration's brand icon, as the owner sees them.
+
+- The card picker: "Add card" in a dashboard's edit mode opens on "By entity"; picking an agentic_hems entity lists,
+  under "Community", the card that ``window.customCards``' ``getEntitySuggestion`` offers for it (set to the entity's
+  config entry), with a live preview; picking the suggestion adds the card and "Done" saves it.
+- The card's visual editor in HA's card dialog: its fields, the live preview following them, "Save".
+- The integrations page shows the icon that HA's brands integration serves from the integration's ``brand/`` folder.
+
+These tests run in their own browser context (so nothing here reaches ``test_cards.py``'s page and console), on a
+dashboard of their own, ``/energy-plan-picker``, which they delete at the end. pytest runs this file last.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .conftest import ARTIFACTS, Demo, console_errors, open_page
+
+PICKER_URL_PATH = "energy-plan-picker"
+HASS = "document.querySelector('home-assistant').hass"
+# The card the picker suggests for an entity, by the entity's translation key (one or two of each card's keys; the
+# cards' sources list them all), and an entity of another integration for which it suggests none of them.
+SUGGESTED = {
+    "next_start": "schedule",
+    "electricity_price": "schedule",
+    "last_decision": "trace",
+    "allow_device_control": "trace",
+    "assistant": "ask",
+    "run_runs": "runs",
+}
+FOREIGN_ENTITY = "input_boolean.dishwasher"  # the demo's stand-in for the dishwasher
+RENDERED = {  # what each card's live preview shows (the cards' DOM contract)
+    "schedule": ".plan-summary",
+    "trace": ".decision",
+    "ask": "#ask-input",
+    "runs": ".stat",
+}
+CONSOLE: list[str] = []
+
+
+@pytest.fixture(scope="module")
+def owner(browser: Any, demo: Demo, artifacts: Path) -> Iterator[Page]:
+    """The owner's own browser context, logged in on /energy-plan."""
+    context, page = open_page(browser, demo.dashboard, demo.username, demo.password, timezone_id="Europe/Brussels",
+                              console=CONSOLE)
+    try:
+        yield page
+    finally:
+        (artifacts / "console-editor.log").write_text("\n".join(CONSOLE) + "\n")
+        context.close()
+
+
+@pytest.fixture(autouse=True)
+def screenshot_owner_on_failure(request: pytest.FixtureRequest) -> Iterator[None]:
+    """artifacts/FAILED-<test>.png of the owner's page when a test here fails."""
+    yield
+    report = getattr(request.node, "report_call", None)
+    if report is None or not report.failed or "owner" not in request.fixturenames:
+        return
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        request.getfixturevalue("owner").screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"),
+                                                    full_page=True)
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+
+
+def ws(page: Page, message: dict[str, Any]) -> Any:
+    """A websocket command through the page's own connection (the owner is an administrator)."""
+    return page.evaluate(f"(message) => {HASS}.callWS(message)", message)
+
+
+@pytest.fixture(scope="module")
+def picker_dashboard(owner: Page, demo: Demo) -> Iterator[str]:
+    """An empty storage dashboard (one masonry view, "picker"), deleted at the end; yields its view's URL."""
+    created = ws(owner, {"type": "lovelace/dashboards/create", "url_path": PICKER_URL_PATH, "title": "Card picker",
+                         "mode": "storage", "show_in_sidebar": False, "require_admin": True})
+    ws(owner, {"type": "lovelace/config/save", "url_path": PICKER_URL_PATH,
+               "config": {"views": [{"title": "Picker", "path": "picker", "cards": []}]}})
+    try:
+        yield demo.dashboard.replace("/energy-plan", f"/{PICKER_URL_PATH}/picker")
+    finally:
+        ws(owner, {"type": "lovelace/dashboards/delete", "dashboard_id": created["id"]})
+
+
+def entity_with_key(page: Page, key: str) -> str:
+    """The agentic_hems entity with translation key ``key``, from the frontend's entity registry."""
+    entity_id = page.evaluate(
+        f"""(key) => Object.values({HASS}.entities)
+            .find((e) => e.platform === 'agentic_hems' && e.translation_key === key)?.entity_id""", key)
+    assert entity_id, f"no agentic_hems entity with translation key {key!r}"
+    return str(entity_id)
+
+
+def pick_entity(page: Page, entity_id: str) -> None:
+    """In the open card picker's "By entity" tab: search for the entity and pick it."""
+    tree = page.locator("hui-suggestion-entity-tree")
+    name = page.evaluate(f"(id) => {HASS}.states[id].attributes.friendly_name || id", entity_id)
+    tree.locator("input").first.fill(name)
+    tree.locator(f'[data-entity-id="{entity_id}"]').click()
+    expect(page.locator("hui-suggestion-card").first).to_be_visible()
+
+
+def suggested_configs(page: Page) -> list[dict[str, Any]]:
+    """The configs of the suggestion cards shown (core and community)."""
+    return [json.loads(text) for text in page.locator("hui-suggestion-card").evaluate_all(
+        "els => els.map(e => JSON.stringify(e.suggestion.config))")]
+
+
+def test_the_card_picker_suggests_each_card(owner: Page, picker_dashboard: str) -> None:
+    """By entity: each card is suggested, for its entry, under "Community" for its own entities (with a live preview
+    that shows its elements and no error), and none for another integration's entity."""
+    entry_id = ws(owner, {"type": "agentic_hems/schedule"})["entry_id"]
+    owner.goto(picker_dashboard + "?edit=1")
+    owner.get_by_text("Add card").click()
+    picker = owner.locator("hui-suggestion-picker")
+    expect(picker).to_be_visible()
+    for key, name in SUGGESTED.items():
+        entity_id = entity_with_key(owner, key)
+        pick_entity(owner, entity_id)
+        ours = [c for c in suggested_configs(owner) if c["type"].startswith("custom:agentic-hems-")]
+        assert ours == [{"type": f"custom:agentic-hems-{name}-card", "entry_id": entry_id}], (entity_id, ours)
+        expect(picker.locator("ha-section-title", has_text="Community")).to_be_visible()
+        suggestion = owner.locator("hui-suggestion-card").filter(has=owner.locator(f"agentic-hems-{name}-card"))
+        expect(suggestion).to_have_count(1)
+        expect(suggestion.locator(".card-header")).to_have_text(
+            owner.evaluate("(t) => window.customCards.find((c) => c.type === t).name", f"agentic-hems-{name}-card"))
+        expect(suggestion.locator(f"agentic-hems-{name}-card {RENDERED[name]}").first).to_be_attached()
+        expect(suggestion.locator(f"agentic-hems-{name}-card .error")).to_have_count(0)
+    pick_entity(owner, FOREIGN_ENTITY)
+    assert not [c for c in suggested_configs(owner) if c["type"].startswith("custom:agentic-hems-")]
+    expect(picker.locator("ha-section-title", has_text="Community")).to_have_count(0)
+
+
+def test_picking_a_suggestion_adds_the_card(owner: Page, picker_dashboard: str) -> None:
+    """Picking the schedule card's suggestion for the dishwasher's next start adds it to the view; "Done" saves the
+    card with the entity's config entry."""
+    entry_id = ws(owner, {"type": "agentic_hems/schedule"})["entry_id"]
+    if not owner.locator("hui-suggestion-picker").is_visible():
+        owner.goto(picker_dashboard + "?edit=1")
+        owner.get_by_text("Add card").click()
+    pick_entity(owner, entity_with_key(owner, "next_start"))
+    owner.locator("hui-suggestion-card").filter(
+        has=owner.locator("agentic-hems-schedule-card")).locator(".overlay").click()
+    expect(owner.locator("hui-suggestion-picker")).to_have_count(0)
+    added = owner.locator("agentic-hems-schedule-card")
+    expect(added).to_have_count(1)
+    expect(added.locator(".plan-summary").first).to_be_attached()
+    owner.get_by_role("button", name="Done").click()
+    owner.wait_for_function(
+        f"""async (path) => ((await {HASS}.callWS({{type: 'lovelace/config', url_path: path}})).views[0].cards
+            || []).length === 1""", arg=PICKER_URL_PATH)
+    saved = ws(owner, {"type": "lovelace/config", "url_path": PICKER_URL_PATH})
+    assert saved["views"][0]["cards"] == [{"type": "custom:agentic-hems-schedule-card", "entry_id": entry_id}], saved
+
+
+def test_the_visual_editor_edits_the_card(owner: Page, picker_dashboard: str) -> None:
+    """The card's "Edit" opens HA's card dialog with the card's own editor: the config entry picked by the
+    suggestion, a title that the live preview follows, and "Save" stores it."""
+    entry_id = ws(owner, {"type": "agentic_hems/schedule"})["entry_id"]
+    owner.goto(picker_dashboard + "?edit=1")
+    owner.locator("hui-card-options").filter(has=owner.locator("agentic-hems-schedule-card")).get_by_text(
+        "Edit", exact=True).click()
+    dialog = owner.locator("hui-dialog-edit-card")
+    editor = dialog.locator("agentic-hems-schedule-card-editor")
+    expect(editor).to_be_visible()
+    expect(editor.locator("#opt-entry_id")).to_have_value(entry_id)  # admins choose from the entries
+    editor.locator("#opt-title").fill("Picked plan")
+    editor.locator("#opt-title").press("Tab")
+    expect(dialog.locator("agentic-hems-schedule-card .card-header")).to_have_text("Picked plan")
+    dialog.get_by_role("button", name="Save").click()
+    expect(editor).not_to_be_visible()  # the dialog closes (HA keeps its element)
+    owner.get_by_role("button", name="Done").click()
+    owner.wait_for_function(
+        f"""async (path) => ((await {HASS}.callWS({{type: 'lovelace/config', url_path: path}})).views[0].cards
+            || [])[0]?.title === 'Picked plan'""", arg=PICKER_URL_PATH)
+    saved = ws(owner, {"type": "lovelace/config", "url_path": PICKER_URL_PATH})
+    assert saved["views"][0]["cards"] == [
+        {"type": "custom:agentic-hems-schedule-card", "entry_id": entry_id, "title": "Picked plan"}], saved
+    expect(owner.locator("agentic-hems-schedule-card .card-header")).to_have_text("Picked plan")
+
+
+def test_no_console_errors_in_the_editor(owner: Page) -> None:
+    """The card picker with the cards' previews, and adding a card, logged no error in the console and threw none."""
+    assert console_errors(CONSOLE) == [], "\n".join(CONSOLE)
+
+
+def test_the_integrations_page_shows_the_brand_icon(owner: Page, demo: Demo) -> None:
+    """Settings > Integrations: the Agentic HEMS card's icon is the brand icon HA serves from the integration's
+    brand/ folder (icon.png 256x256 or icon@2x.png 512x512, as the frontend asks), loaded."""
+    page = owner.context.new_page()  # its console is not checked: without internet, core integrations' icons 404
+    try:
+        page.goto(f"{demo.base}/config/integrations/dashboard")
+        icon = page.locator('img[src*="/api/brands/integration/agentic_hems/"]').first
+        expect(icon).to_be_visible()
+        page.wait_for_function("(img) => img.complete && img.naturalWidth > 0", arg=icon.element_handle())
+        src, width, height = icon.evaluate("img => [img.src, img.naturalWidth, img.naturalHeight]")
+        side = 512 if "/icon@2x.png" in src else 256
+        assert "/icon.png" in src or "/icon@2x.png" in src, src
+        assert (width, height) == (side, side), (src, width, height)
+        icon.screenshot(path=str(ARTIFACTS / "brand-icon.png"))
+    finally:
+        page.close()
