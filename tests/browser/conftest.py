@@ -66,6 +66,19 @@ class Demo:
         return str(decision["trace_id"])
 
 
+# tests/conftest.py declares two async autouse fixtures for the oldest release's harness (phcc 0.13.325). Pytest-asyncio
+# cannot run them here: Playwright's sync API keeps its own event loop running in this thread. The browser tests run no
+# HA in this process, so they need neither: these no-ops take their place (a closer conftest's fixture wins).
+@pytest.fixture(autouse=True)
+def enable_event_loop_debug() -> None:
+    """No in-process event loop to debug (HA runs in the demo's process)."""
+
+
+@pytest.fixture(autouse=True)
+def verify_cleanup() -> None:
+    """No in-process HA to clean up after (HA runs in the demo's process)."""
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -151,7 +164,12 @@ def open_page(browser: Any, url: str, username: str, password: str, *, timezone_
     context = browser.new_context(viewport={"width": 1400, "height": 1800}, locale="en-US", timezone_id=timezone_id)
     page = context.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
-    page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+
+    def on_console(message: Any) -> None:  # an error names where it comes from (a failed load: the resource)
+        where = message.location.get("url") if message.type == "error" else None
+        console.append(f"{message.type}: {message.text}" + (f" [{where}]" if where else ""))
+
+    page.on("console", on_console)
     page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
     page.goto(url)
     page.locator("input[name=username]").fill(username)
@@ -164,10 +182,30 @@ def open_page(browser: Any, url: str, username: str, password: str, *, timezone_
     return context, page
 
 
+# HA's frontend before 20260930 (HA 2026.4's 20260325) leaves the View Transition API's AbortError unhandled when a
+# navigation starts a transition before the previous one ended (20260930 catches it: ``ready.catch``), and its
+# unhandled-rejection logger then fails to parse that DOMException. Neither comes from the cards, whose bundle uses no
+# view transitions; the logger's failure is only passed over right after the transition's error.
+SKIPPED_TRANSITION = "pageerror: Transition was skipped. New ViewTransition started"
+UNPARSEABLE_REJECTION = ("error: Failure writing unhandled promise rejection to system log: Error: Cannot parse given "
+                         "Error object")
+
+
 def console_errors(console: list[str]) -> list[str]:
     """The errors among a page's console lines: console.error calls, failed resource loads (Chromium logs them as
-    errors) and uncaught exceptions or rejections (pageerror)."""
-    return [line for line in console if line.startswith(("error: ", "pageerror: "))]
+    errors) and uncaught exceptions or rejections (pageerror); except HA 2026.4's frontend's own view-transition
+    rejection (see SKIPPED_TRANSITION)."""
+    errors: list[str] = []
+    after_transition = False
+    for line in console:
+        if not line.startswith(("error: ", "pageerror: ")):
+            continue
+        if line == SKIPPED_TRANSITION or (after_transition and line.startswith(UNPARSEABLE_REJECTION)):
+            after_transition = line == SKIPPED_TRANSITION
+            continue
+        after_transition = False
+        errors.append(line)
+    return errors
 
 
 @pytest.fixture(scope="session")
