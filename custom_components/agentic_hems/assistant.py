@@ -405,9 +405,10 @@ class Assistant:
             if (at := dt_util.parse_datetime(str(run.get("timestamp")))) is not None and at >= since
         )
 
-    def stats(self) -> dict[str, float | int | None]:
-        """Analytics over the stored runs: count, success rate (%), mean iterations and tokens, total cost."""
-        runs = self.runs
+    def stats(self, runs: list[dict[str, Any]] | None = None) -> dict[str, float | int | None]:
+        """Analytics over the stored runs (or ``runs``, a selection of them): count, success rate (%), mean
+        iterations and tokens, total cost."""
+        runs = self.runs if runs is None else runs
         if not runs:
             return {"runs": 0, "success_rate": None, "mean_iterations": None, "mean_tokens": None, "total_cost": 0.0}
         return {

@@ -36,6 +36,7 @@ from .grid.contracts import ToolError, digest, json_safe
 from .gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
 from .gates.redact import redact
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
+from .people import async_admin
 
 MOBILE_ACTION_EVENT = "mobile_app_notification_action"
 ACTION_CONFIRM = "AGENTIC_HEMS_CONFIRM_"
@@ -280,9 +281,7 @@ class ControlManager:
         trace_id = action.removeprefix(ACTION_CONFIRM).removeprefix(ACTION_REJECT)
         if trace_id == action or trace_id not in self.keeper.pending:
             return
-        user_id = event.context.user_id
-        user = await self.hass.auth.async_get_user(user_id) if user_id else None
-        if user is None or not user.is_admin:
+        if (user := await async_admin(self.hass, event.context.user_id)) is None:
             LOGGER.warning("Ignoring a confirmation tap on %s by a non-administrator", trace_id)
             return
         if action.startswith(ACTION_CONFIRM):
@@ -317,10 +316,13 @@ class ControlManager:
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int = 50,
+        visible: Callable[[TraceRecord], bool] | None = None,
     ) -> list[TraceRecord]:
-        """The newest first, filtered by outcome, entity and decision time (aware)."""
+        """The newest first, filtered by who may see them (``visible``), outcome, entity and decision time (aware)."""
         found: list[TraceRecord] = []
         for record in reversed(self.traces.values()):
+            if visible is not None and not visible(record):
+                continue
             at = dt_util.parse_datetime(str(record.get("timestamp")))
             if outcome is not None and record.get("outcome") != outcome:
                 continue

@@ -1,28 +1,111 @@
-"""Diagnostics for a config entry, with the API key redacted."""
+"""Diagnostics for a config entry, with every secret redacted.
+
+Secrets are the ENTSO-E key and the LLM key, tokens, passwords, the credentials and query string of the LLM's
+base URL, and the grid toolkit's per-entry HMAC secret (never included). Besides redacting the keys that hold them,
+every string of the result is scrubbed of each secret's value (an error's text can carry a key or a URL with one).
+
+Only administrators may download them. HA 2026.10's download view requires an admin itself; HA 2026.4's does not
+(any logged-in user could download), so over HTTP the request's user is checked here too (:mod:`.people`'s rule).
+"""
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Iterable
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from homeassistant.components.diagnostics import async_redact_data
+from homeassistant.components.diagnostics import REDACTED, async_redact_data
 from homeassistant.config_entries import ConfigEntryState
-from homeassistant.const import CONF_API_KEY
+from homeassistant.const import CONF_ACCESS_TOKEN, CONF_API_KEY, CONF_PASSWORD, CONF_TOKEN, CONF_USERNAME
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import Unauthorized
+from homeassistant.helpers.http import current_request
 
 from . import AgenticHemsConfigEntry
-from .const import CONF_NOTIFY_SERVICE
+from .const import CONF_LLM_API_KEY, CONF_LLM_BASE_URL, CONF_NOTIFY_SERVICE
+from .people import is_admin
 
-TO_REDACT = {CONF_API_KEY, CONF_NOTIFY_SERVICE}
+TO_REDACT = {CONF_API_KEY, CONF_LLM_API_KEY, CONF_ACCESS_TOKEN, CONF_TOKEN, CONF_PASSWORD, CONF_USERNAME, "secret",
+             CONF_NOTIFY_SERVICE}
+URL_KEYS = {CONF_LLM_BASE_URL}
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its credentials (``user:password@``) and with every query value redacted."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return REDACTED
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port is not None else "")
+    if parts.username is not None or parts.password is not None:
+        netloc = f"{REDACTED}@{netloc}"
+    query = urlencode([(key, REDACTED) for key, _ in parse_qsl(parts.query, keep_blank_values=True)])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def _secrets(entry: AgenticHemsConfigEntry, extra: Iterable[bytes]) -> set[str]:
+    """The secret values of the entry, as they could appear in text."""
+    found: set[str] = set()
+    for source in (entry.data, entry.options):
+        for key, value in source.items():
+            if key in TO_REDACT and isinstance(value, str) and value:
+                found.add(value)
+            if key in URL_KEYS and isinstance(value, str) and value:
+                try:
+                    parts = urlsplit(value)
+                    found.update(v for v in (parts.username, parts.password) if v)
+                    found.update(v for _, v in parse_qsl(parts.query) if v)
+                except ValueError:
+                    found.add(value)
+    for raw in extra:
+        if raw:
+            found.update({raw.hex(), raw.hex().upper(), base64.b64encode(raw).decode(),
+                          base64.urlsafe_b64encode(raw).decode().rstrip("=")})
+    return {value for value in found if len(value) >= 4}  # too short to scrub text without destroying it
+
+
+def _scrub(value: Any, secrets: set[str]) -> Any:
+    """``value`` with every secret in any string replaced, recursively."""
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {_scrub(k, secrets): _scrub(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrub(v, secrets) for v in value]
+    return value
+
+
+def _settings(data: dict[str, Any]) -> dict[str, Any]:
+    redacted: dict[str, Any] = async_redact_data(data, TO_REDACT)
+    return {k: redact_url(v) if k in URL_KEYS and isinstance(v, str) else v for k, v in redacted.items()}
 
 
 async def async_get_config_entry_diagnostics(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> dict[str, Any]:
     """The entry's settings, the price cache summary, every appliance's plan and the device-control state (settings
-    only when not loaded)."""
+    only when not loaded), with every secret redacted.
+
+    Raises:
+        Unauthorized: over HTTP, for a user who is not an administrator (HA answers 401).
+    """
+    if (request := current_request.get()) is not None and not is_admin(request.get("hass_user")):
+        raise Unauthorized
+    loaded = entry.state is ConfigEntryState.LOADED
+    secrets = _secrets(entry, [entry.runtime_data.grid.secret] if loaded else [])
+    result: dict[str, Any] = _scrub(await _diagnostics(hass, entry), secrets)
+    return result
+
+
+async def _diagnostics(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> dict[str, Any]:
     settings = {
         "title": entry.title,
-        "data": async_redact_data(dict(entry.data), TO_REDACT),
-        "options": async_redact_data(dict(entry.options), TO_REDACT),
-        "subentries": {sid: dict(sub.data) for sid, sub in entry.subentries.items()},
+        "data": _settings(dict(entry.data)),
+        "options": _settings(dict(entry.options)),
+        "subentries": {sid: _settings(dict(sub.data)) for sid, sub in entry.subentries.items()},
     }
     if entry.state is not ConfigEntryState.LOADED:
         return {"entry": settings, "state": entry.state.value}

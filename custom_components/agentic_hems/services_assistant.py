@@ -8,6 +8,7 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, Supp
 from homeassistant.helpers import config_validation as cv
 
 from .const import DOMAIN
+from .people import async_viewer
 from .services import ENTRY_SCHEMA, entry_for_call
 from .validation import vol
 
@@ -21,7 +22,8 @@ RUNS_SCHEMA = vol.Schema(
 
 @callback
 def async_setup_assistant_services(hass: HomeAssistant) -> None:
-    """Register ``ask`` (a plain-language request) and ``get_runs`` (stored runs, newest first)."""
+    """Register ``ask`` (a plain-language request) and ``get_runs`` (stored runs, newest first; a non-admin user
+    gets only their own, see :mod:`.people`)."""
 
     async def ask(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
@@ -30,7 +32,9 @@ def async_setup_assistant_services(hass: HomeAssistant) -> None:
 
     async def get_runs(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
-        runs: list[Any] = entry.runtime_data.assistant.runs[::-1][: call.data["limit"]]
+        viewer = await async_viewer(hass, call.context)
+        visible = [run for run in reversed(entry.runtime_data.assistant.runs) if viewer.may_see_run(run)]
+        runs: list[Any] = visible[: call.data["limit"]]
         return {"runs": runs}
 
     hass.services.async_register(DOMAIN, SERVICE_ASK, ask, schema=ASK_SCHEMA, supports_response=SupportsResponse.OPTIONAL)

@@ -16,6 +16,7 @@ from homeassistant.helpers import config_validation as cv
 from .const import DOMAIN
 from .gates.keeper import NotPending, TraceRecord
 from .gates.models import Outcome
+from .people import async_require_admin, async_viewer
 from .services import ENTRY_SCHEMA, aware, entry_for_call, invalid
 from .validation import vol
 
@@ -93,11 +94,7 @@ def async_setup_control_services(hass: HomeAssistant) -> None:
         return evaluate_response(record) if call.return_response else None
 
     async def _admin(call: ServiceCall) -> str:
-        # A validation error, not Unauthorized: over REST a 401 counts as a failed login towards an IP ban.
-        user = await hass.auth.async_get_user(call.context.user_id) if call.context.user_id else None
-        if user is None or not user.is_admin:
-            raise invalid("admin_required")
-        return user.id
+        return (await async_require_admin(hass, call.context, "admin_required")).id
 
     async def confirm(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
@@ -126,11 +123,12 @@ def async_setup_control_services(hass: HomeAssistant) -> None:
         until = aware(call.data["until"]) if "until" in call.data else None
         if since is not None and until is not None and since > until:
             raise invalid("since_after_until")
+        viewer = await async_viewer(hass, call.context)
         traces = control.traces_matching(
             outcome=call.data.get("outcome"), entity_id=call.data.get("entity_id"), since=since, until=until,
-            limit=call.data["limit"],
+            limit=call.data["limit"], visible=viewer.may_see_trace,
         )
-        pending: list[Any] = [p.trace_id for p in control.keeper.pending.values()]
+        pending: list[Any] = [p.trace_id for p in control.keeper.pending.values() if viewer.may_see_trace(p.trace)]
         return {"traces": list[Any](traces), "pending": pending, "allow_device_control": control.allow_control}
 
     for name, handler, schema in (

@@ -21,6 +21,7 @@ from homeassistant.util import dt as dt_util
 from .const import DOMAIN
 from .grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
 from .grid.tools import TOOLS
+from .people import async_admin, is_admin
 from .services import resolve_entry
 from .validation import vol
 
@@ -85,9 +86,8 @@ async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, na
         ToolError: as :func:`~.grid.contracts.invoke`.
     """
     grid = entry.runtime_data.grid
-    user = await hass.auth.async_get_user(context.user_id) if context.user_id else None
     # No user id is system; an id HA does not know (a deleted user) is an ordinary user, never system.
-    caller = grid.scopes(context.user_id, bool(user and user.is_admin and user.is_active))
+    caller = grid.scopes(context.user_id, await async_admin(hass, context.user_id) is not None)
     contract, handler = TOOLS[name]
     inputs = {k: v for k, v in localized(dict(data)).items() if k != "tenant"}
     return await invoke(contract, functools.partial(handler, grid), inputs, caller, tenant=entry.entry_id, audit=grid,
@@ -124,8 +124,7 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
         return ServiceValidationError(translation_domain=DOMAIN, translation_key=key)
 
     async def admin(entry: AgenticHemsConfigEntry, call: ServiceCall) -> str:
-        user = await hass.auth.async_get_user(call.context.user_id) if call.context.user_id else None
-        if user is None or not user.is_admin or not user.is_active:
+        if (user := await async_admin(hass, call.context.user_id)) is None:
             raise await refuse(entry, call, "admin_required_grid")
         return user.id
 
@@ -143,7 +142,7 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
         entry = tenant_entry(hass, dict(call.data))
         grid = entry.runtime_data.grid
         user = await hass.auth.async_get_user(call.context.user_id) if call.context.user_id else None
-        if user is None or Scope.INCIDENT not in grid.scopes(user.id, user.is_admin).scopes:  # a person only
+        if user is None or not user.is_active or Scope.INCIDENT not in grid.scopes(user.id, is_admin(user)).scopes:
             raise await refuse(entry, call, "incident_scope_required")
         try:
             incident = await grid.async_acknowledge(call.data["incident_id"], user.id)

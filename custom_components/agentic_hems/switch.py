@@ -8,14 +8,13 @@ from homeassistant.components.homeassistant.const import DATA_EXPOSED_ENTITIES
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.components.switch import SwitchEntity
 from homeassistant.const import EntityCategory
-from homeassistant.core import HomeAssistant
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import AgenticHemsConfigEntry
-from .const import DOMAIN
 from .entity import AgenticHemsSiteEntity, ApplianceEntity
 from .ha_view import ASSISTANT
+from .people import async_require_admin
 
 PARALLEL_UPDATES = 0
 
@@ -69,11 +68,8 @@ class AllowDeviceControlSwitch(AgenticHemsSiteEntity, SwitchEntity):
         return self.control.allow_control
 
     async def async_turn_on(self, **kwargs: Any) -> None:
-        """Allow device control: an administrator, or an automation (no user), may; other users may not."""
-        user_id = self._context.user_id if self._context else None
-        user = await self.hass.auth.async_get_user(user_id) if user_id else None
-        if user_id and (user is None or not user.is_admin):
-            raise ServiceValidationError(translation_domain=DOMAIN, translation_key="admin_required_control")
+        """Allow device control: only an administrator may; other users, automations and agents (no user) may not."""
+        await async_require_admin(self.hass, self._context or Context(), "admin_required_control")
         await self.control.async_set_allow_control(True)
 
     async def async_turn_off(self, **kwargs: Any) -> None:

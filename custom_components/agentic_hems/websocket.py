@@ -5,8 +5,11 @@ user:
 
 - ``agentic_hems/schedule``: today's and tomorrow's prices and every appliance's stored plan with its slots;
 - ``agentic_hems/subscribe_decisions``: the latest gate decisions, then each new one as it is taken;
-- ``agentic_hems/subscribe_run``: the calling user's assistant runs, iteration by iteration, then the end;
+- ``agentic_hems/subscribe_run``: the calling user's own assistant runs, iteration by iteration, then the end (for
+  administrators too: it feeds the ask card, which shows the run its user started);
 - ``agentic_hems/runs``: the stored runs and their statistics.
+
+Decisions and runs follow :mod:`.people`: administrators see all, other users only the ones they asked for.
 
 Each takes an optional ``entry_id``; without it the only loaded entry is used. When an entry unloads (a reload after
 an options change, say), its subscribers get ``{"type": "unloaded"}`` and subscribe again.
@@ -27,6 +30,7 @@ from homeassistant.exceptions import ServiceValidationError
 from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
+from .people import viewer_for_user
 from .services import resolve_entry
 from .validation import vol
 
@@ -129,13 +133,14 @@ def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, ms
     if (entry := _entry(hass, connection, msg)) is None:
         return
     control = entry.runtime_data.control
+    viewer = viewer_for_user(connection.user)
 
     def pending() -> list[str]:
-        return list(control.keeper.pending)
+        return [p.trace_id for p in control.keeper.pending.values() if viewer.may_see_trace(p.trace)]
 
     @callback
     def forward() -> None:
-        if (last := control.last) is not None:
+        if (last := control.last) is not None and viewer.may_see_trace(last):
             connection.send_message(event_message(
                 msg["id"], {"type": "decision", "decision": last, "pending": pending()}))
 
@@ -149,9 +154,9 @@ def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, ms
 
     connection.subscriptions[msg["id"]] = unsubscribe
     connection.send_result(msg["id"])
-    decisions = list(reversed(control.traces.values()))[:MAX_DECISIONS]
+    decisions = control.traces_matching(limit=MAX_DECISIONS, visible=viewer.may_see_trace)
     connection.send_message(event_message(msg["id"], {
-        "type": "snapshot", "decisions": decisions, "pending": pending(), "is_admin": connection.user.is_admin}))
+        "type": "snapshot", "decisions": decisions, "pending": pending(), "is_admin": viewer.admin}))
 
 
 @websocket_command({vol.Required("type"): "agentic_hems/subscribe_run", **ENTRY})
@@ -188,6 +193,8 @@ def ws_runs(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, An
     if (entry := _entry(hass, connection, msg)) is None:
         return
     assistant = entry.runtime_data.assistant
+    viewer = viewer_for_user(connection.user)
+    visible = [run for run in reversed(assistant.runs) if viewer.may_see_run(run)]
     keys = ("run_id", "timestamp", "model", "success", "refused", "iterations", "total_tokens", "total_cost")
-    runs = [{k: run.get(k) for k in keys} for run in reversed(assistant.runs)]
-    connection.send_result(msg["id"], {"runs": runs, "stats": assistant.stats()})
+    runs = [{k: run.get(k) for k in keys} for run in visible]
+    connection.send_result(msg["id"], {"runs": runs, "stats": assistant.stats(visible[::-1])})

@@ -13,8 +13,9 @@ from freezegun.api import FrozenDateTimeFactory
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from homeassistant.auth.const import GROUP_ID_ADMIN
 from homeassistant.config_entries import ConfigSubentryData
-from homeassistant.core import HomeAssistant
+from homeassistant.core import Context, HomeAssistant
 from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN, LOGGER
@@ -102,6 +103,15 @@ async def loaded_entry(
     assert await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()
     yield entry
+
+
+async def admin_context(hass: HomeAssistant) -> Context:
+    """A context of an active administrator (the first one, created when there is none): only a person in the admin
+    group may turn device control on, confirm, approve."""
+    for user in await hass.auth.async_get_users():
+        if user.is_admin and user.is_active and not user.system_generated:
+            return Context(user_id=user.id)
+    return Context(user_id=(await hass.auth.async_create_user("Owner", group_ids=[GROUP_ID_ADMIN])).id)
 
 
 class Warnings(logging.Handler):

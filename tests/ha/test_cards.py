@@ -43,8 +43,9 @@ async def test_schedule(hass: HomeAssistant, loaded_entry: MockConfigEntry, hass
 
 
 async def test_decisions_stream_to_a_non_admin(hass: HomeAssistant, loaded_entry: MockConfigEntry,
-                                               hass_ws_client: WebSocketGenerator,
+                                               hass_ws_client: WebSocketGenerator, hass_read_only_user: User,
                                                hass_read_only_access_token: str) -> None:
+    """A non-admin user's own decisions stream to them (other people's do not: tests/ha/test_people.py)."""
     client = await hass_ws_client(hass, hass_read_only_access_token)
     await client.send_json_auto_id({"type": "agentic_hems/subscribe_decisions"})
     assert (await client.receive_json())["success"]
@@ -52,7 +53,7 @@ async def test_decisions_stream_to_a_non_admin(hass: HomeAssistant, loaded_entry
     assert snapshot == {"type": "snapshot", "decisions": [], "pending": [], "is_admin": False}
     await hass.services.async_call(DOMAIN, "evaluate_command", {
         "source_agent": "test", "model_candidate": {"intent": "turn_on", "device_alias": "input_boolean.dishwasher"}},
-        blocking=True, return_response=True)
+        blocking=True, return_response=True, context=Context(user_id=hass_read_only_user.id))
     event = (await client.receive_json())["event"]
     assert event["type"] == "decision" and event["decision"]["source_agent"] == "test"
     assert event["decision"]["candidate"]["device_alias"] == "input_boolean.dishwasher"
@@ -62,7 +63,8 @@ async def test_decisions_stream_to_a_non_admin(hass: HomeAssistant, loaded_entry
 async def test_runs_stream_to_their_user(hass: HomeAssistant, loaded_entry: MockConfigEntry,
                                          hass_ws_client: WebSocketGenerator, hass_read_only_user: User,
                                          hass_read_only_access_token: str, hass_admin_user: User) -> None:
-    """A user sees their own run's iterations and its end, not another user's; the runs command lists both."""
+    """A user sees their own run's iterations and its end, not another user's; the runs command lists only their
+    own run, and its statistics count only that run."""
     client = await hass_ws_client(hass, hass_read_only_access_token)
     await client.send_json_auto_id({"type": "agentic_hems/subscribe_run"})
     assert (await client.receive_json())["success"]
@@ -79,8 +81,8 @@ async def test_runs_stream_to_their_user(hass: HomeAssistant, loaded_entry: Mock
 
     await client.send_json_auto_id({"type": "agentic_hems/runs"})
     result = (await client.receive_json())["result"]
-    assert [r["run_id"] for r in result["runs"]][0] == response["run_id"] and len(result["runs"]) == 2
-    assert result["stats"] == loaded_entry.runtime_data.assistant.stats()
+    assert [r["run_id"] for r in result["runs"]] == [response["run_id"]]
+    assert result["stats"]["runs"] == 1 and loaded_entry.runtime_data.assistant.stats()["runs"] == 2
 
 
 async def test_an_unknown_entry_is_a_clear_error(hass: HomeAssistant, loaded_entry: MockConfigEntry,

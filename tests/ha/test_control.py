@@ -31,7 +31,7 @@ from custom_components.agentic_hems.gates.models import PolicyAction
 from custom_components.agentic_hems.gates.tables import PolicyRule
 from custom_components.agentic_hems.logbook import describe
 
-from .conftest import NOW, sample_entry
+from .conftest import NOW, admin_context, sample_entry
 
 SWITCH = "switch.agentic_hems_allow_device_control"
 LAST = "sensor.agentic_hems_last_gate_decision"
@@ -117,7 +117,8 @@ async def evaluate(hass: HomeAssistant, candidate: dict[str, Any], **extra: Any)
 
 
 async def allow_control(hass: HomeAssistant) -> None:
-    await hass.services.async_call("switch", "turn_on", {"entity_id": SWITCH}, blocking=True)
+    await hass.services.async_call("switch", "turn_on", {"entity_id": SWITCH}, blocking=True,
+                                   context=await admin_context(hass))
     assert hass.states.get(SWITCH).state == "on"
 
 

@@ -29,7 +29,7 @@ from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.prices.curve import ceil_slot
 from custom_components.agentic_hems.scheduling import plan_joint
 
-from .conftest import Warnings, sample_entry
+from .conftest import Warnings, admin_context, sample_entry
 from .test_control import _setup_house
 
 MODEL = "scripted-1"
@@ -216,7 +216,7 @@ async def test_truncated_and_forbidden_replies_never_act(
         "ACTION: FINISH | summary=done",
     ]
     await hass.services.async_call("switch", "turn_on", {"entity_id": "switch.agentic_hems_allow_device_control"},
-                                   blocking=True)
+                                   blocking=True, context=await admin_context(hass))
     calls = device_calls(hass)
     response = await ask(hass, "Open the garage and unlock the door for the dishwasher")
     assert response["success"] and response["iterations"] == 6
