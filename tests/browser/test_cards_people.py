@@ -47,18 +47,20 @@ CONSOLE: list[str] = []
 
 
 class Owner:
-    """The demo's owner over HA's websocket API (aiohttp, which HA ships), with a token from the login flow.
+    """A user over HA's websocket API (aiohttp, which HA ships), with a token from the login flow: the demo's owner,
+    or the user whose ``username`` and ``password`` are given.
 
     Each call opens its own connection in a worker thread, away from Playwright's event loop.
     """
 
-    def __init__(self, demo: Demo) -> None:
+    def __init__(self, demo: Demo, username: str | None = None, password: str | None = None) -> None:
         self.base = demo.base.rstrip("/")
         client_id = f"{self.base}/"
         flow = self._post("/auth/login_flow", {"client_id": client_id, "handler": ["homeassistant", None],
                                                "redirect_uri": f"{self.base}/?auth_callback=1"})
         done = self._post(f"/auth/login_flow/{flow['flow_id']}",
-                          {"client_id": client_id, "username": demo.username, "password": demo.password})
+                          {"client_id": client_id, "username": username or demo.username,
+                           "password": password or demo.password})
         assert done.get("type") == "create_entry", done
         tokens = self._post("/auth/token", {"grant_type": "authorization_code", "code": done["result"],
                                             "client_id": client_id}, form=True)
@@ -142,15 +144,32 @@ def person(owner: Owner) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def garage_trace(owner: Owner) -> Iterator[str]:
-    """A fresh garage-door command waiting for an administrator (the demo's own may be confirmed already); the owner
-    rejects it at the end, so that nothing of this module's stays pending."""
-    states = owner.ws({"type": "get_states"})[0]
+def member(demo: Demo, person: dict[str, str]) -> Iterator[Owner]:
+    """The non-admin user over the websocket API, with one assistant run of their own (a member sees only their own
+    runs and commands; the owner's runs stay hidden from them)."""
+    client = Owner(demo, person["username"], person["password"])
+    try:
+        client.ws({"type": "call_service", "domain": "agentic_hems", "service": "ask",
+                   "service_data": {"text": "When is electricity cheapest?"}, "return_response": True})
+        runs = client.ws({"type": "call_service", "domain": "agentic_hems", "service": "get_runs",
+                          "service_data": {}, "return_response": True})[0]["response"]["runs"]
+        assert [run["user_id"] for run in runs] == [person["id"]], runs
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def garage_trace(owner: Owner, member: Owner) -> Iterator[str]:
+    """A fresh garage-door command that the non-admin user asked for, waiting for an administrator (the demo's own
+    may be confirmed already); the owner rejects it at the end, so that nothing of this module's stays pending."""
+    states = member.ws({"type": "get_states"})[0]
     door = next(s for s in states if s["entity_id"] == "cover.garage_door")
     intent = "close" if door["state"] == "open" else "open"
-    decision = owner.evaluate({"intent": intent, "device_alias": "garage door"})
+    decision = member.evaluate({"intent": intent, "device_alias": "garage door"})
     assert decision["outcome"] == "pending_confirmation", decision
     trace_id = str(decision["trace_id"])
+    assert trace_id in member.pending() and trace_id in owner.pending()
     yield trace_id
     if trace_id in owner.pending():
         owner.ws({"type": "call_service", "domain": "agentic_hems", "service": "reject",
