@@ -48,7 +48,8 @@ from .entity import entry_device_info
 from .gates.keeper import Settings
 from .gates.models import PolicyAction
 from .grid.contracts import generate_audit_record
-from .grid_manager import SOURCE_GRID, GridManager
+from .gates.models import SOURCE_GRID
+from .grid_manager import GridManager
 from .gates.tables import MAX_RISK, PolicyRule, effective_policy, validate_rules
 from .planner import PlanManager
 from .price_sources import source_for_entry
@@ -152,6 +153,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     )
     grid = GridManager(hass, entry.entry_id, options, appliances, coordinator, control, audit)
     await grid.async_load()
+    control.keeper.setpoints = grid  # the battery setpoint: approved requests only (the Policy gate)
     # an approved plan's current slot after a restart mid-slot (a slot already issued is never issued twice)
     entry.async_create_background_task(hass, grid.async_execute_due(dt_util.utcnow()), f"{DOMAIN} grid resume")
     device = dr.async_get(hass).async_get_or_create(config_entry_id=entry.entry_id, **entry_device_info(entry))

@@ -56,6 +56,7 @@ from .orchestrator.actions import (
 )
 from .orchestrator.agents import AGENT_KINDS, consult
 from .orchestrator.loop import RunResult, Step, Usage, run_loop
+from .orchestrator.outcomes import command_outcome, fulfilled, plan_outcome, refused_command, report
 from .orchestrator.parser import Reply
 from .prices.curve import ceil_slot, floor_slot
 from .orchestrator.offline import TOMORROW, ApplianceRef, OfflinePlanner
@@ -142,6 +143,7 @@ class HassTools:
     plans: dict[str, dict[str, Any]] = field(default_factory=dict)
     calendar_constraint: dict[str, Any] | None = None
     gate_results: list[dict[str, Any]] = field(default_factory=list)
+    outcomes: list[dict[str, Any]] = field(default_factory=list)  # what happened: commands and plans, in order
     agent_results: dict[str, dict[str, Any]] = field(default_factory=dict)
     agent_usage: Usage = field(default_factory=Usage)
 
@@ -268,6 +270,7 @@ class HassTools:
             for appliance in appliances:
                 await planner.async_clear_plan(appliance.appliance_id)
                 self.plans[appliance.name] = {"appliance": appliance.name, "cancelled": True}
+            self.outcomes.extend(plan_outcome({"appliance": a.name, "cancelled": True}) for a in appliances)
             return {"plans": [{"appliance": a.name, "cancelled": True} for a in appliances]}
         now = dt_util.utcnow()
         exact = action.args.get("start_at")
@@ -304,6 +307,7 @@ class HassTools:
                     "currency": plan.currency,
                 }
             )
+        self.outcomes.extend(plan_outcome(plan) for plan in observed)
         return {"plans": observed}
 
     async def _evaluate(self, action: Action) -> dict[str, Any]:
@@ -311,6 +315,7 @@ class HassTools:
             source_agent=SOURCE_ORCHESTRATOR, candidate=dict(action.args), context=self.context
         )
         self.gate_results.append({"trace_id": record["trace_id"], "outcome": record["outcome"]})
+        self.outcomes.append(command_outcome(action.args, record))
         gates = record.get("gate_results") or []
         return {
             "outcome": record["outcome"],
@@ -511,20 +516,28 @@ class Assistant:
             result.completion_tokens += tools.agent_usage.completion_tokens
             if result.auth_failed:
                 self.entry.async_start_reauth(self.hass, data={REAUTH_LLM: True})
-        fulfilled = result.success and all(p.get("feasible", True) for p in tools.plans.values())
+        tools.outcomes.extend(  # commands that never reached the gates (invalid) are outcomes too
+            refused_command(s.action, str(s.observation.get("error")))
+            for s in result.steps if not s.executed and (s.action or {}).get("type") == EVALUATE_COMMAND)
+        success = (result.success and all(p.get("feasible", True) for p in tools.plans.values())
+                   and fulfilled(tools.outcomes))
+        model_summary = result.summary
+        if isinstance(model, OpenAIModel) and tools.outcomes:  # outcomes, not claims: the model's text is dropped
+            result.summary = report(tools.outcomes, result.error)
         record = self._record(result, assessment.sanitized, context, started, tools)
-        record["success"] = fulfilled
+        record |= {"success": success, "outcomes": redact(tools.outcomes), "model_summary": redact(model_summary)}
         self._add(record)
         self.hass.bus.async_fire(
             EVENT_RUN_FINISHED,
-            {"config_entry_id": self.entry.entry_id, "run_id": result.run_id, "success": fulfilled,
+            {"config_entry_id": self.entry.entry_id, "run_id": result.run_id, "success": success,
              "summary": result.summary},
             context=context,
         )
         return {
             "run_id": result.run_id,
-            "success": fulfilled,
+            "success": success,
             "summary": result.summary,
+            "outcomes": tools.outcomes,
             "plans": list(tools.plans.values()),
             "actions": [s.action for s in result.steps if s.executed],
             "iterations": result.iterations,

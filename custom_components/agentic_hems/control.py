@@ -34,6 +34,7 @@ from .const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERS
 from .gates.device_resolved import ResolverIndex
 from .grid.contracts import ToolError, digest, json_safe
 from .gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
+from .gates.models import GridGrant
 from .gates.redact import redact
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
 from .people import async_admin
@@ -172,8 +173,11 @@ class ControlManager:
         raw_input: str = "",
         dry_run: bool = False,
         slot_start: datetime | None = None,
+        grant: GridGrant | None = None,
     ) -> TraceRecord:
-        """Run a proposed command through all eight gates under the caller's ``context``; returns its trace."""
+        """Run a proposed command through all eight gates under the caller's ``context``; returns its trace.
+
+        ``grant`` is for the grid toolkit's approved slot commands only (see ``gates.policy``)."""
         record = await self.keeper.evaluate(
             self.view,
             HassActuator(self.hass, context),
@@ -185,6 +189,7 @@ class ControlManager:
             user_id=context.user_id,
             index=self.index,
             refresh=self._refresh,
+            grant=grant,
         )
         return self._decided(record, context)
 

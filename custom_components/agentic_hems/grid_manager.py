@@ -2,7 +2,9 @@
 
 :class:`GridManager` implements :class:`~.grid.host.TenantHost` for the pure tools, keeps the persisted authorization
 requests and the incident queue, maps HA users to scopes, and turns an approved plan into one gated command per
-slot (``source_agent="grid"``): nothing reaches a device but through the eight gates.
+slot (``source_agent="grid"``): nothing reaches a device but through the eight gates. It is also the gates'
+:class:`~.gates.models.SetpointAuthority`: the battery setpoint is reserved to those slot commands, each carrying its
+request id and slot (a :class:`~.gates.models.GridGrant`), which the Policy gate has checked here.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .const import (
     MEASUREMENT_OPTIONS,
     STORAGE_VERSION,
 )
+from .gates.models import SOURCE_GRID, GridGrant
 from .grid.contracts import USER_SCOPES, Caller, Scope, ToolError, generate_audit_record
 from .grid.host import Artifacts, Measurement, Prices
 from .grid.network import NetworkError, load_matpower
@@ -50,7 +53,6 @@ if TYPE_CHECKING:
     from .coordinator import PriceCoordinator
     from .scheduling.appliance import Appliance
 
-SOURCE_GRID = "grid"
 POWER_UNITS = (UnitOfPower.WATT, UnitOfPower.KILO_WATT, UnitOfPower.MEGA_WATT)
 NETWORKS_DIR = ("agentic_hems", "networks")
 REQUEST_TTL = timedelta(minutes=30)
@@ -397,8 +399,7 @@ class GridManager:
             if request["status"] != "approved" or slot.isoformat() in request["executed_slots"] or not (
                     datetime.fromisoformat(window["start"]) <= slot < datetime.fromisoformat(window["end"])):
                 continue
-            action = next((a for a in request["actions"] if datetime.fromisoformat(a["start"]) <= slot
-                           < datetime.fromisoformat(a["end"]) and a["type"] == "battery_power"), None)
+            action = _slot_action(request, slot)
             if action is None:
                 continue
             request["executed_slots"].append(slot.isoformat())
@@ -413,11 +414,40 @@ class GridManager:
                 context=context or Context(),
                 raw_input=f"set the battery to {action['p_kw']:g} kW: approved grid plan, slot {slot.isoformat()}",
                 slot_start=slot,
+                grant=GridGrant(request_id=request["request_id"], slot_start=slot),
             )
             records.append({"request_id": request["request_id"], **record})
         if records:
             await self._async_save()
         return records
+
+    def reserved(self) -> frozenset[str]:
+        """The battery setpoint entity, when mapped: only approved requests set it (the Policy gate)."""
+        entity_id = self._site.entities.get("battery.setpoint")
+        return frozenset({entity_id}) if entity_id else frozenset()
+
+    def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
+        """None when ``grant`` names an approved request, its slot is the current one and in its window, and the
+        command sets ``entity_id`` (the setpoint) to that slot's approved value; else why not."""
+        request = self.requests.get(grant.request_id)
+        if request is None:
+            return f"no authorization request {grant.request_id}"
+        if request["status"] != "approved":
+            return f"authorization request {grant.request_id} is {request['status']}, not approved"
+        slot = floor_slot(now)
+        if grant.slot_start != slot:
+            return f"the command is for slot {grant.slot_start.isoformat()}, not the current slot {slot.isoformat()}"
+        window = request["requested_window"]
+        if not datetime.fromisoformat(window["start"]) <= slot < datetime.fromisoformat(window["end"]):
+            return f"slot {slot.isoformat()} is outside the window of authorization request {grant.request_id}"
+        if (action := _slot_action(request, slot)) is None:
+            return f"authorization request {grant.request_id} sets no battery power in slot {slot.isoformat()}"
+        if entity_id not in self.reserved():
+            return f"{entity_id} is not the battery setpoint"
+        expected, value = self._setpoint(entity_id, action["p_kw"]), data.get("value")
+        if not isinstance(value, (int, float)) or abs(float(value) - expected) > 1e-6:
+            return f"value {value} is not the approved {expected:g} for slot {slot.isoformat()}"
+        return None
 
     def _setpoint(self, entity_id: str, p_kw: float) -> float:
         """``p_kw`` in the setpoint entity's unit (W, kW or MW; kW without one), on its step grid from ``min``."""
@@ -485,6 +515,12 @@ class GridManager:
         done = [key for key, item in items.items() if closed(item)]
         for key in done[:-MAX_CLOSED]:
             del items[key]
+
+
+def _slot_action(request: Mapping[str, Any], slot: datetime) -> dict[str, Any] | None:
+    """The approved request's ``battery_power`` action covering ``slot``, or None."""
+    return next((a for a in request["actions"] if datetime.fromisoformat(a["start"]) <= slot
+                 < datetime.fromisoformat(a["end"]) and a["type"] == "battery_power"), None)
 
 
 def _site(options: Mapping[str, Any], appliances: Mapping[str, Appliance]) -> HomeSite:

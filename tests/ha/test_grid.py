@@ -615,3 +615,69 @@ async def test_a_restart_mid_slot_resumes_the_approved_plan(
         slot["charge_kw"] - slot["discharge_kw"], abs=1e-3)
     executed = site.runtime_data.grid.requests[request["request_id"]]["executed_slots"]
     assert executed == [schedule[0]["start"], schedule[1]["start"]]
+
+
+SETPOINT = "input_number.battery_setpoint"
+SET_5_KW = {"intent": "set_value", "device_alias": SETPOINT, "params": {"value": 5}}
+
+
+async def test_the_battery_setpoint_moves_only_for_an_approved_request(
+    hass: HomeAssistant, site: MockConfigEntry, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    """A person, an automation, the scheduler and a forged grid command are refused by Policy; the approved slot is
+    not."""
+    from custom_components.agentic_hems.gates.models import GridGrant
+
+    control = site.runtime_data.control
+    await control.async_set_allow_control(True)
+    before = hass.states.get(SETPOINT).state
+
+    async def refused(record: dict[str, Any], why: str) -> None:
+        await hass.async_block_till_done()
+        assert record["outcome"] == "blocked" and record["failed_gate"] == "policy"
+        assert why in record["gate_results"][-1]["reason"], record["gate_results"][-1]["reason"]
+        assert hass.states.get(SETPOINT).state == before
+
+    grid_only = "is a grid setpoint: only an approved authorization request sets it"
+    for user, source in ((hass_admin_user, "hermes"), (None, "automation"), (hass_admin_user, "grid")):
+        response = await call(hass, "evaluate_command", user, source_agent=source, model_candidate=SET_5_KW,
+                              raw_input="set the battery to 5 kW")
+        record = control.traces[response["trace_id"]]
+        await refused(record, grid_only if source != "grid" else "without an approved authorization request")
+    for source in ("scheduler", "orchestrator"):
+        await refused(await control.async_evaluate(source_agent=source, candidate=SET_5_KW, context=Context(),
+                                                   slot_start=dt_util.utcnow()), grid_only)
+
+    chain = await plan_chain(hass)
+    schedule = chain["plan"]["schedule"]
+    window = {"start": schedule[0]["start"], "end": schedule[3]["end"]}
+    pending = await call(hass, "request_authorization", **chain_ids(chain), requested_window=window)
+    expired = await call(hass, "request_authorization", **chain_ids(chain), requested_window=window)
+    first = datetime.fromisoformat(schedule[0]["start"])
+    freezer.move_to(first)
+    expected = schedule[0]["batteries"]["battery"]["charge_kw"] - schedule[0]["batteries"]["battery"]["discharge_kw"]
+
+    async def forged(request_id: str, slot: datetime, value: float = expected) -> dict[str, Any]:
+        return await control.async_evaluate(
+            source_agent="grid", context=Context(), slot_start=slot,
+            candidate={"intent": "set_value", "device_alias": SETPOINT, "params": {"value": round(value, 3)}},
+            grant=GridGrant(request_id=request_id, slot_start=slot))
+
+    await refused(await forged("auth_unknown", first), "no authorization request auth_unknown")
+    await refused(await forged(pending["request_id"], first), "is pending, not approved")
+    await call(hass, "approve_authorization", hass_admin_user, request_id=pending["request_id"])
+    await hass.async_block_till_done()
+    traces = [t for t in control.traces.values() if t["source_agent"] == "grid" and t["outcome"] == "executed"]
+    assert len(traces) == 1 and len(traces[0]["gate_results"]) == 8  # the approved slot's own command still runs
+    assert float(hass.states.get(SETPOINT).state) == pytest.approx(expected, abs=1e-3)
+    before = hass.states.get(SETPOINT).state
+    nxt = first + timedelta(minutes=15)
+    await refused(await forged(pending["request_id"], nxt), "not the current slot")
+    await refused(await forged(pending["request_id"], first, value=expected + 1), "is not the approved")
+    end = datetime.fromisoformat(window["end"])  # past the request's 30 min: the other one has expired
+    freezer.move_to(end)
+    site.runtime_data.grid.expire_requests()
+    await refused(await forged(pending["request_id"], end), "outside the window")
+    freezer.move_to(first)
+    assert site.runtime_data.grid.requests[expired["request_id"]]["status"] == "expired"
+    await refused(await forged(expired["request_id"], first), "is expired, not approved")

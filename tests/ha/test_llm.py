@@ -26,6 +26,7 @@ from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems import llm
 from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.orchestrator.outcomes import plan_line
 from custom_components.agentic_hems.prices.curve import ceil_slot
 from custom_components.agentic_hems.scheduling import plan_joint
 
@@ -149,7 +150,13 @@ async def test_schedule_all_flexible_loads_in_three_round_trips(
     calls = device_calls(hass)
     response = await ask(hass, "Schedule all flexible loads")
     assert response["success"] and response["model"] == MODEL and response["iterations"] == 3
-    assert response["summary"] == "All three loads are scheduled in the cheapest hours."
+    # Outcomes, not claims: the summary is built from the stored plans; the model's own text is kept aside.
+    assert response["summary"] == " ".join(plan_line(p) for p in response["outcomes"])
+    assert [(o["appliance"], o["outcome"]) for o in response["outcomes"]] == [
+        ("Dishwasher", "stored"), ("Washing machine", "stored"), ("EV charger", "stored")]
+    run = llm_entry.runtime_data.assistant.runs[-1]
+    assert run["model_summary"] == "All three loads are scheduled in the cheapest hours."
+    assert run["final_summary"] == response["summary"] and run["outcomes"] == response["outcomes"]
     planner = llm_entry.runtime_data.planner
     curve = llm_entry.runtime_data.coordinator.data.total
     joint = plan_joint(curve, [planner.load_for(a, dt_util.utcnow()) for a in planner.appliances],
@@ -338,3 +345,91 @@ async def test_call_agent_is_checked_against_the_optimum(
     agent_request = scripted.requests[1]["messages"]
     assert agent_request[0]["content"].startswith("# Dishwasher agent")
     assert len(scripted.requests) == 4 and run["total_tokens"] > 0
+
+
+async def test_a_claimed_unlock_that_was_blocked_is_reported_as_blocked(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    """Outcomes, not claims: the FINISH text claims an unlock the gates blocked; ask and Assist report the block."""
+    from homeassistant.components import conversation
+
+    scripted, _ = provider
+    await hass.services.async_call("switch", "turn_on", {"entity_id": "switch.agentic_hems_allow_device_control"},
+                                   blocking=True, context=await admin_context(hass))
+    claim = "I unlocked the front door for you."
+    script = ["ACTION: EVALUATE_COMMAND | intent=unlock | device_alias=front door", f"ACTION: FINISH | summary={claim}"]
+    scripted.replies = list(script)
+    response = await ask(hass, "Unlock the front door")
+    assert not response["success"]
+    assert response["summary"].startswith("unlock lock.front_door: blocked by the policy gate (blocked by policy: ")
+    assert "I unlocked" not in response["summary"]
+    assert [(o["kind"], o["target"], o["outcome"]) for o in response["outcomes"]] == [
+        ("command", "lock.front_door", "blocked")]
+    run = llm_entry.runtime_data.assistant.runs[-1]
+    assert run["success"] is False and run["final_summary"] == response["summary"] and run["model_summary"] == claim
+    assert hass.states.get("lock.front_door").state == "locked"
+
+    scripted.replies = list(script)
+    spoken = await conversation.async_converse(hass, "Unlock the front door", None, Context(),
+                                               agent_id="conversation.agentic_hems")
+    speech = spoken.response.speech["plain"]["speech"]
+    assert speech == response["summary"] and "I unlocked" not in speech
+    assert hass.states.get("lock.front_door").state == "locked"
+
+
+async def test_a_legitimate_command_acts_and_reports_executed(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    scripted, _ = provider
+    await hass.services.async_call("switch", "turn_on", {"entity_id": "switch.agentic_hems_allow_device_control"},
+                                   blocking=True, context=await admin_context(hass))
+    assert hass.states.get("switch.kettle").state == "off"
+    scripted.replies = ["ACTION: EVALUATE_COMMAND | intent=turn_on | device_alias=kettle",
+                        "ACTION: FINISH | summary=The kettle is on."]
+    response = await ask(hass, "Turn on the kettle")
+    assert response["success"] and response["summary"] == "turn_on switch.kettle: executed."
+    assert hass.states.get("switch.kettle").state == "on"
+
+
+async def test_dry_run_only_and_a_plain_answer(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    """Device control off: the command ends as a dry run, so the request was not fulfilled; an answer with no
+    action keeps the model's words and succeeds."""
+    scripted, _ = provider
+    scripted.replies = ["ACTION: EVALUATE_COMMAND | intent=turn_on | device_alias=kettle",
+                        "ACTION: FINISH | summary=Done, the kettle is on."]
+    response = await ask(hass, "Turn on the kettle")
+    assert not response["success"]
+    assert response["summary"] == "turn_on switch.kettle: not executed (dry run) (not executed: device control is off)."
+    assert hass.states.get("switch.kettle").state == "off"
+    scripted.replies = ["ACTION: FINISH | summary=Electricity is cheapest tonight."]
+    answer = await ask(hass, "When is electricity cheapest?")
+    assert answer["success"] and answer["summary"] == "Electricity is cheapest tonight." and answer["outcomes"] == []
+
+
+async def test_the_model_cannot_set_the_battery_setpoint(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    """A grid setpoint is set only by an approved authorization request: the orchestrator's command is refused."""
+    from homeassistant.setup import async_setup_component
+
+    scripted, _ = provider
+    assert await async_setup_component(hass, "input_number", {"input_number": {
+        "battery_setpoint": {"min": -5, "max": 5, "step": 0.001, "unit_of_measurement": "kW"}}})
+    hass.config_entries.async_update_entry(
+        llm_entry, options={**llm_entry.options, "battery_setpoint_entity": "input_number.battery_setpoint"})
+    await hass.async_block_till_done()
+    await hass.services.async_call("switch", "turn_on", {"entity_id": "switch.agentic_hems_allow_device_control"},
+                                   blocking=True, context=await admin_context(hass))
+    before = hass.states.get("input_number.battery_setpoint").state
+    scripted.replies = [
+        "ACTION: EVALUATE_COMMAND | intent=set_value | device_alias=input_number.battery_setpoint | value=5",  # invalid
+        json.dumps({"action": "EVALUATE_COMMAND", "args": {
+            "intent": "set_value", "device_alias": "input_number.battery_setpoint", "params": {"value": 5}}}),
+        "ACTION: FINISH | summary=The battery now charges at 5 kW."]
+    response = await ask(hass, "Charge the battery at 5 kW")
+    assert not response["success"] and "grid setpoint: only an approved authorization request" in response["summary"]
+    assert [(o["outcome"], o["failed_gate"]) for o in response["outcomes"]] == [("blocked", "policy"), ("invalid", None)]
+    assert "now charges" not in response["summary"] and "not run, the command was invalid" in response["summary"]
+    assert hass.states.get("input_number.battery_setpoint").state == before

@@ -26,7 +26,7 @@ from . import execution, freshness
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
 from .execution import Actuator
-from .models import DryRunPlan, GateResult, Outcome, PipelineTrace, PolicyAction, json_safe
+from .models import DryRunPlan, GateResult, GridGrant, Outcome, PipelineTrace, PolicyAction, SetpointAuthority, json_safe
 from .pipeline import Refresh, make_context, run_async
 from .tables import DEFAULT_POLICY, PolicyRule
 from .view import HaView
@@ -143,6 +143,7 @@ class Gatekeeper:
         self.ledger = ledger if ledger is not None else IdempotencyLedger()
         self.pending: dict[str, PendingConfirmation] = pending if pending is not None else {}
         self.halt: Callable[[str], str | None] = lambda source_agent: None  # why Execution is halted for a source
+        self.setpoints: SetpointAuthority | None = None  # the grid setpoints' authority (Policy), set by the shell
 
     async def evaluate(
         self,
@@ -157,11 +158,14 @@ class Gatekeeper:
         user_id: str | None = None,
         index: ResolverIndex | None = None,
         refresh: Refresh | None = None,
+        grant: GridGrant | None = None,
     ) -> TraceRecord:
         """Run gates 1-7 on ``candidate`` (untrusted), then Execution; returns the trace record.
 
         ``user_id`` is who asked (the HA user of the call, or None for automations and the scheduler); it is kept
-        on a pending confirmation, never used to confirm.
+        on a pending confirmation, never used to confirm. ``grant`` is the approved request a ``grid`` command
+        carries out (only the grid toolkit passes one). A grid command is not kept for confirmation with its grant:
+        one that a user rule sends to confirmation is refused by Policy when confirmed (fail closed).
         """
         ctx = make_context(
             view,
@@ -174,6 +178,8 @@ class Gatekeeper:
             index=index,
             slot_start=slot_start,
             ledger=self.ledger,
+            setpoints=self.setpoints,
+            grant=grant,
         )
         trace = await run_async(ctx, refresh)
         asked = [_step(REQUESTED, trace.timestamp, user_id)]
@@ -284,6 +290,7 @@ class Gatekeeper:
             index=index,
             slot_start=pending.slot_start,
             ledger=self.ledger,
+            setpoints=self.setpoints,
         )
         trace = await run_async(ctx, refresh)
         if trace.failed_gate == freshness.NAME:  # the device has not reported lately: the admin may try again

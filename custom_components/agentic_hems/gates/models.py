@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .view import EntityInfo, HaView, StateInfo
 
@@ -257,6 +257,36 @@ class GateResult:
         return {"gate": self.gate, "passed": self.passed, "reason": self.reason, "evidence": json_safe(self.evidence)}
 
 
+SOURCE_GRID = "grid"  # the source_agent of an approved grid plan's slot commands, and of nothing else
+
+
+@dataclass(frozen=True, kw_only=True)
+class GridGrant:
+    """The approved authorization request a ``grid`` command claims to carry out: its id and the slot it is for.
+
+    Only the grid toolkit's slot execution passes one (never a service caller or a model); the Policy gate has it
+    checked by the :class:`SetpointAuthority`.
+    """
+
+    request_id: str
+    slot_start: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form (evidence)."""
+        return {"request_id": self.request_id, "slot_start": self.slot_start.isoformat()}
+
+
+class SetpointAuthority(Protocol):
+    """Who says which entities are grid setpoints and whether a :class:`GridGrant` is good (the grid toolkit)."""
+
+    def reserved(self) -> frozenset[str]:
+        """The entity_ids only an approved authorization request may set."""
+
+    def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
+        """None when ``grant`` is an approved request whose current slot (at ``now``) sets ``entity_id`` to
+        ``data``; else why not, one English sentence."""
+
+
 @dataclass(kw_only=True)
 class GateContext:
     """What the gates share while one command runs through them (seed 001 section 2, adapted to HA).
@@ -269,7 +299,9 @@ class GateContext:
         include_appliances (appliance-controlled entities are resolution candidates; default True), index (an
         optional prebuilt ``device_resolved.ResolverIndex`` built with the same include_appliances), slot_start (the
         plan slot's start when the scheduler issues the command, else None), ledger (the
-        ``dry_run.IdempotencyLedger`` of executed keys; None means an empty one, so nothing is a duplicate).
+        ``dry_run.IdempotencyLedger`` of executed keys; None means an empty one, so nothing is a duplicate),
+        setpoints (the :class:`SetpointAuthority`, or None when no entity is a grid setpoint), grant (the
+        :class:`GridGrant` a ``grid`` command carries, else None).
     Products:
         candidate (schema), entity and command (device_resolved), state (freshness), policy_action and gated (policy),
         plan (dry_run).
@@ -286,6 +318,8 @@ class GateContext:
     index: ResolverIndex | None = None
     slot_start: datetime | None = None
     ledger: IdempotencyLedger | None = None
+    setpoints: SetpointAuthority | None = None
+    grant: GridGrant | None = None
     candidate: ModelCandidate | None = None
     entity: EntityInfo | None = None
     command: NormalizedCommand | None = None

@@ -21,7 +21,7 @@ import uuid
 from . import capability, device_resolved, dry_run, freshness, input_guard, policy, schema
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
-from .models import GateContext, GateResult, Outcome, PipelineTrace, json_safe
+from .models import GateContext, GateResult, GridGrant, Outcome, PipelineTrace, SetpointAuthority, json_safe
 from .tables import DEFAULT_POLICY, PolicyRule
 from .view import HaView
 
@@ -54,6 +54,8 @@ def make_context(
     index: ResolverIndex | None = None,
     slot_start: datetime | None = None,
     ledger: IdempotencyLedger | None = None,
+    setpoints: SetpointAuthority | None = None,
+    grant: GridGrant | None = None,
 ) -> GateContext:
     """A fresh :class:`GateContext`; ``trace_id`` defaults to a new uuid4 hex string."""
     return GateContext(
@@ -68,6 +70,8 @@ def make_context(
         index=index,
         slot_start=slot_start,
         ledger=ledger,
+        setpoints=setpoints,
+        grant=grant,
     )
 
 
@@ -134,6 +138,7 @@ def evaluate(view: HaView, **context: Any) -> PipelineTrace:
     mapping, seed 001 ``model_candidate``; raw text alone is screened but not parsed, so it blocks at Schema),
     ``now`` (aware UTC), ``rules`` (first match wins; pass ``tables.effective_policy(user_rules)``), ``index`` (a
     ``ResolverIndex`` of ``view`` built with the same ``include_appliances``), ``slot_start`` (anchors a scheduler
-    command's idempotency key instead of the trace_id) and ``ledger`` (keys executed in the last 24 h).
+    command's idempotency key instead of the trace_id), ``ledger`` (keys executed in the last 24 h), ``setpoints``
+    (the grid setpoints' authority) and ``grant`` (the approved request a ``grid`` command carries out).
     """
     return run(make_context(view, **context))

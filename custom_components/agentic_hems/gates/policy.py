@@ -3,13 +3,19 @@
 The table is ``ctx.policy`` (``tables.effective_policy``: validated user rules, then the defaults). The operation
 is the intent and the device type the HA domain. No matching rule denies (fail closed). ``allow`` and ``confirm``
 pass (Execution asks a person for ``confirm``); ``deny`` blocks.
+
+Before the table, grid setpoints (``ctx.setpoints.reserved()``, the battery setpoint of the options' grid step) are
+the grid toolkit's alone: a command on one passes only with ``source_agent: grid`` and a :class:`.models.GridGrant`
+that the :class:`.models.SetpointAuthority` accepts (an approved request, its current slot, its value). A person,
+an automation, the orchestrator and the scheduler are refused, and so is a ``grid`` command without a grant on any
+entity. No user rule can allow what this check refuses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .models import GateContext, GatedCommand, GateResult, PolicyAction
+from .models import SOURCE_GRID, GateContext, GatedCommand, GateResult, NormalizedCommand, PolicyAction
 from .tables import PolicyRule
 
 NAME = "policy"
@@ -23,6 +29,21 @@ def decide(rules: Sequence[PolicyRule], operation: str, device_type: str, risk: 
     return None, PolicyAction.DENY
 
 
+def setpoint_refusal(ctx: GateContext, command: NormalizedCommand) -> str | None:
+    """Why a command on a grid setpoint, or a ``grid`` command, may not pass; None when it may."""
+    reserved = ctx.setpoints.reserved() if ctx.setpoints is not None else frozenset()
+    if command.entity_id in reserved and ctx.source_agent != SOURCE_GRID:
+        return (f"{command.entity_id} is a grid setpoint: only an approved authorization request sets it "
+                "(request_authorization, then approve_authorization)")
+    if ctx.source_agent != SOURCE_GRID:
+        return None
+    if ctx.grant is None:
+        return "a grid command without an approved authorization request"
+    if command.entity_id not in reserved or ctx.setpoints is None:
+        return f"{command.entity_id} is not a grid setpoint"
+    return ctx.setpoints.check_grant(ctx.grant, command.entity_id, command.data, ctx.now)
+
+
 def evaluate(ctx: GateContext) -> GateResult:
     """Pass unless the first matching rule denies; sets ``ctx.policy_action`` and ``ctx.gated``.
 
@@ -33,6 +54,13 @@ def evaluate(ctx: GateContext) -> GateResult:
     command = ctx.command
     service = command.service
     assert service is not None  # capability ran
+    if (why := setpoint_refusal(ctx, command)) is not None:
+        ctx.policy_action = PolicyAction.DENY
+        return GateResult(NAME, False, f"blocked by policy: {why}", {
+            "operation": command.intent, "device_type": command.domain, "risk_level": command.risk_level,
+            "grid_setpoint": True, "grant": ctx.grant.as_dict() if ctx.grant else None, "action": str(PolicyAction.DENY),
+            "override_available": False,
+        })
     index, action = decide(ctx.policy, command.intent, command.domain, command.risk_level)
     rule = ctx.policy[index] if index is not None else None
     evidence = {

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from .actions import FINISH, GET_CALENDAR_CONSTRAINT, GET_PRICES, SCHEDULE, Action
 from .parser import Reply
+from .outcomes import plan_line
 
 type IntentKind = Literal["schedule", "cancel", "prices", "unknown"]
 
@@ -280,22 +281,7 @@ def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: 
     lines = [prefix] if prefix else []
     for obs in observations:
         if obs.get("action") == SCHEDULE:
-            for plan in obs.get("plans") or [obs]:
-                if plan.get("cancelled"):
-                    lines.append(f"{plan.get('appliance')}: plan cleared.")
-                elif plan.get("feasible"):
-                    savings = plan.get("savings")
-                    if isinstance(savings, int | float) and savings < 0:
-                        note = f"{-savings} more than starting now: the main fuse is shared with the other plans"
-                    else:
-                        note = f"saves {savings}"
-                    lines.append(
-                        f"{plan.get('appliance')}: {plan.get('start_local')} to {plan.get('end_local')}, "
-                        f"{plan.get('cost')} {plan.get('currency')} ({note})."
-                    )
-                else:
-                    why = plan.get("detail") or plan.get("reason") or plan.get("error")
-                    lines.append(f"{plan.get('appliance')}: not planned: {why}.")
+            lines.extend(plan_line(plan) for plan in obs.get("plans") or [obs])
         elif obs.get("action") == GET_PRICES and not any(o.get("action") == SCHEDULE for o in observations):
             cheapest = obs.get("cheapest") or {}
             if now and obs.get("now") is not None:
