@@ -26,6 +26,7 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
+from .bounds import MAX_ASK_CHARS
 from .const import (
     CONF_CALENDAR_ENTITY,
     CONF_CALENDAR_KEYWORD,
@@ -458,9 +459,13 @@ class Assistant:
         """One request: security layer, rate limits, then the loop. Returns the service response.
 
         Raises:
-            ServiceValidationError: the request was rejected (``request_rejected``), a rate limit is reached
+            ServiceValidationError: the request is longer than ``MAX_ASK_CHARS`` (``input_too_large_chars``,
+                checked before anything reads it), it was rejected (``request_rejected``), a rate limit is reached
                 (``rate_limited``) or today's model cost reached the cap (``cost_cap_reached``); nothing ran.
         """
+        if len(text) > MAX_ASK_CHARS:
+            self._refused(("too_large",), f"longer than {MAX_ASK_CHARS} characters", context)
+            raise invalid("input_too_large_chars", maximum=str(MAX_ASK_CHARS), path="text")
         assessment = assess(text)
         if not assessment.accepted:
             self._refused(assessment.flags, assessment.reason, context)

@@ -38,8 +38,15 @@ async def async_client(
         timeout=timeout_s or TIMEOUT_S,
         max_retries=MAX_RETRIES,
     )
-    await hass.async_add_executor_job(client.platform_headers)  # cached by the library; reads the OS
+    await hass.async_add_executor_job(_prepare, client)
     return client
+
+
+def _prepare(client: openai.AsyncOpenAI) -> None:
+    """In the executor: the client's platform headers (cached by the library; they read the OS) and its chat
+    resource, whose first use imports the library's chat types (about 0.3 s that would stall the event loop)."""
+    client.platform_headers()
+    _ = client.chat.completions
 
 
 async def async_list_models(hass: HomeAssistant, base_url: str, api_key: str | None) -> list[str]:

@@ -22,6 +22,7 @@ from .const import (
     CONF_POWER_KW,
     DOMAIN,
 )
+from .bounds import MAX_TEXT_CHARS, TooLarge, check_size
 from .scheduling import LoadSpec, Plan
 from .validation import vol
 
@@ -56,6 +57,38 @@ def invalid(key: str, **placeholders: str) -> ServiceValidationError:
     return ServiceValidationError(
         translation_domain=DOMAIN, translation_key=key, translation_placeholders=placeholders or None
     )
+
+
+def bounded(schema: Any, *, max_chars: int = MAX_TEXT_CHARS) -> Any:
+    """``schema`` behind the size caps of :mod:`.bounds` (``max_chars`` characters per string), checked first.
+
+    An input over a cap is refused with the translated ``input_too_large_<limit>`` error before any other
+    validation, scanning or parsing looks at it; its cost is bounded by the caps, not by the input's size.
+    """
+
+    def _size(data: Any) -> Any:
+        try:
+            check_size(data, max_chars=max_chars)
+        except TooLarge as err:
+            raise too_large(err) from None
+        return data
+
+    return vol.All(_size, schema)
+
+
+def too_large(err: TooLarge) -> ServiceValidationError:
+    """The translated ``input_too_large_<limit>`` error for ``err`` (the limit, its value and where the walk
+    stopped)."""
+    where = {"maximum": str(err.maximum), "path": (".".join(map(str, err.path)) or "-")[:100]}
+    match err.limit:
+        case "chars":
+            return invalid("input_too_large_chars", **where)
+        case "total_chars":
+            return invalid("input_too_large_total_chars", **where)
+        case "items":
+            return invalid("input_too_large_items", **where)
+        case _:
+            return invalid("input_too_large_depth", **where)
 
 
 def entry_for_call(hass: HomeAssistant, call: ServiceCall) -> AgenticHemsConfigEntry:
@@ -204,10 +237,10 @@ def async_setup_services(hass: HomeAssistant) -> None:
         await entry.runtime_data.planner.async_clear_plan(appliance.appliance_id)
 
     hass.services.async_register(
-        DOMAIN, SERVICE_GET_PRICES, get_prices, schema=vol.Schema(ENTRY_SCHEMA), supports_response=SupportsResponse.ONLY
+        DOMAIN, SERVICE_GET_PRICES, get_prices, schema=bounded(vol.Schema(ENTRY_SCHEMA)), supports_response=SupportsResponse.ONLY
     )
-    hass.services.async_register(DOMAIN, SERVICE_PLAN, plan, schema=LOAD_SCHEMA, supports_response=SupportsResponse.ONLY)
+    hass.services.async_register(DOMAIN, SERVICE_PLAN, plan, schema=bounded(LOAD_SCHEMA), supports_response=SupportsResponse.ONLY)
     hass.services.async_register(
-        DOMAIN, SERVICE_SCHEDULE, schedule, schema=SCHEDULE_SCHEMA, supports_response=SupportsResponse.OPTIONAL
+        DOMAIN, SERVICE_SCHEDULE, schedule, schema=bounded(SCHEDULE_SCHEMA), supports_response=SupportsResponse.OPTIONAL
     )
-    hass.services.async_register(DOMAIN, SERVICE_CLEAR_SCHEDULE, clear_schedule, schema=CLEAR_SCHEMA)
+    hass.services.async_register(DOMAIN, SERVICE_CLEAR_SCHEDULE, clear_schedule, schema=bounded(CLEAR_SCHEMA))

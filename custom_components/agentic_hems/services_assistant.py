@@ -7,14 +7,15 @@ from typing import Any
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.helpers import config_validation as cv
 
+from .bounds import MAX_ASK_CHARS
 from .const import DOMAIN
 from .people import async_viewer
-from .services import ENTRY_SCHEMA, entry_for_call
+from .services import ENTRY_SCHEMA, bounded, entry_for_call
 from .validation import vol
 
 SERVICE_ASK = "ask"
 SERVICE_GET_RUNS = "get_runs"
-ASK_SCHEMA = vol.Schema({**ENTRY_SCHEMA, vol.Required("text"): vol.All(cv.string, vol.Length(max=2000))})
+ASK_SCHEMA = vol.Schema({**ENTRY_SCHEMA, vol.Required("text"): vol.All(cv.string, vol.Length(max=MAX_ASK_CHARS))})
 RUNS_SCHEMA = vol.Schema(
     {**ENTRY_SCHEMA, vol.Optional("limit", default=20): vol.All(vol.Coerce(int), vol.Range(min=1, max=200))}
 )
@@ -37,7 +38,7 @@ def async_setup_assistant_services(hass: HomeAssistant) -> None:
         runs: list[Any] = visible[: call.data["limit"]]
         return {"runs": runs}
 
-    hass.services.async_register(DOMAIN, SERVICE_ASK, ask, schema=ASK_SCHEMA, supports_response=SupportsResponse.OPTIONAL)
+    hass.services.async_register(DOMAIN, SERVICE_ASK, ask, schema=bounded(ASK_SCHEMA, max_chars=MAX_ASK_CHARS), supports_response=SupportsResponse.OPTIONAL)
     hass.services.async_register(
-        DOMAIN, SERVICE_GET_RUNS, get_runs, schema=RUNS_SCHEMA, supports_response=SupportsResponse.ONLY
+        DOMAIN, SERVICE_GET_RUNS, get_runs, schema=bounded(RUNS_SCHEMA), supports_response=SupportsResponse.ONLY
     )

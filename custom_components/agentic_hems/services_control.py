@@ -13,18 +13,19 @@ from typing import Any
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.helpers import config_validation as cv
 
+from .bounds import MAX_TEXT_CHARS
 from .const import DOMAIN
 from .gates.keeper import NotPending, TraceRecord
 from .gates.models import Outcome
 from .people import async_require_admin, async_viewer
-from .services import ENTRY_SCHEMA, aware, entry_for_call, invalid
+from .services import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
 from .validation import vol
 
 SERVICE_EVALUATE_COMMAND = "evaluate_command"
 SERVICE_CONFIRM = "confirm"
 SERVICE_REJECT = "reject"
 SERVICE_GET_TRACES = "get_traces"
-MAX_RAW_INPUT = 10_000
+MAX_RAW_INPUT = MAX_TEXT_CHARS
 
 def _strict_int(value: Any) -> int:
     """An integer (or its decimal text); booleans and fractions are refused rather than coerced."""
@@ -136,7 +137,7 @@ def async_setup_control_services(hass: HomeAssistant) -> None:
         (SERVICE_CONFIRM, confirm, DECIDE_SCHEMA),
         (SERVICE_REJECT, reject, DECIDE_SCHEMA),
     ):
-        hass.services.async_register(DOMAIN, name, handler, schema=schema, supports_response=SupportsResponse.OPTIONAL)
+        hass.services.async_register(DOMAIN, name, handler, schema=bounded(schema), supports_response=SupportsResponse.OPTIONAL)
     hass.services.async_register(
-        DOMAIN, SERVICE_GET_TRACES, get_traces, schema=TRACES_SCHEMA, supports_response=SupportsResponse.ONLY
+        DOMAIN, SERVICE_GET_TRACES, get_traces, schema=bounded(TRACES_SCHEMA), supports_response=SupportsResponse.ONLY
     )

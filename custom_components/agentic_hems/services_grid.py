@@ -22,7 +22,7 @@ from .const import DOMAIN
 from .grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
 from .grid.tools import TOOLS
 from .people import async_admin, is_admin
-from .services import resolve_entry
+from .services import bounded, resolve_entry
 from .validation import vol
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
     for name, (contract, _) in TOOLS.items():
         optional = contract.side_effect in (SideEffect.REQUEST, SideEffect.RECORD)
         hass.services.async_register(
-            DOMAIN, name, tool_service(name), schema=service_schema(name),
+            DOMAIN, name, tool_service(name), schema=bounded(service_schema(name)),
             supports_response=SupportsResponse.OPTIONAL if optional else SupportsResponse.ONLY,
         )
 
@@ -158,10 +158,10 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
         return status
 
     hass.services.async_register(DOMAIN, SERVICE_APPROVE, functools.partial(decide, approve=True),
-                                 schema=DECIDE_SCHEMA, supports_response=SupportsResponse.OPTIONAL)
+                                 schema=bounded(DECIDE_SCHEMA), supports_response=SupportsResponse.OPTIONAL)
     hass.services.async_register(DOMAIN, SERVICE_DENY, functools.partial(decide, approve=False),
-                                 schema=DECIDE_SCHEMA, supports_response=SupportsResponse.OPTIONAL)
-    hass.services.async_register(DOMAIN, SERVICE_ACKNOWLEDGE, acknowledge, schema=ACKNOWLEDGE_SCHEMA,
+                                 schema=bounded(DECIDE_SCHEMA), supports_response=SupportsResponse.OPTIONAL)
+    hass.services.async_register(DOMAIN, SERVICE_ACKNOWLEDGE, acknowledge, schema=bounded(ACKNOWLEDGE_SCHEMA),
                                  supports_response=SupportsResponse.OPTIONAL)
-    hass.services.async_register(DOMAIN, SERVICE_VERIFY, verify, schema=VERIFY_SCHEMA,
+    hass.services.async_register(DOMAIN, SERVICE_VERIFY, verify, schema=bounded(VERIFY_SCHEMA),
                                  supports_response=SupportsResponse.ONLY)

@@ -11,7 +11,7 @@ user:
 
 Decisions and runs follow :mod:`.people`: administrators see all, other users only the ones they asked for.
 
-Each takes an optional ``entry_id``; without it the only loaded entry is used. When an entry unloads (a reload after
+Each takes an optional ``entry_id`` (at most ``MAX_ID_CHARS`` characters, checked first; nothing else); without it the only loaded entry is used. When an entry unloads (a reload after
 an options change, say), its subscribers get ``{"type": "unloaded"}`` and subscribe again.
 """
 
@@ -29,6 +29,7 @@ from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.util import dt as dt_util
 
+from .bounds import MAX_ID_CHARS
 from .const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
 from .people import viewer_for_user
 from .services import resolve_entry
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 MAX_DECISIONS = 20
 DATA_SUBSCRIBERS = f"{DOMAIN}_ws_subscribers"  # entry id -> {(connection, message id)}
-ENTRY: dict[str | vol.Marker, Any] = {vol.Optional("entry_id"): str}
+ENTRY: dict[str | vol.Marker, Any] = {vol.Optional("entry_id"): vol.All(str, vol.Length(max=MAX_ID_CHARS))}
 
 
 @callback

@@ -21,7 +21,7 @@ from ..prices import PriceCurve
 from ..prices.curve import ceil_slot
 from ..scheduling import LoadSpec, Plan
 from .loop import Model
-from .parser import ParseError, json_objects
+from .parser import MAX_REPLY_CHARS, ParseError, bounded_reply, json_objects
 
 TOLERANCE = 0.20
 AGENT_KINDS = ("dishwasher", "washing_machine", "ev_charger", "heat_pump")
@@ -45,8 +45,11 @@ def parse_recommendation(text: str | None) -> Recommendation:
     """The first JSON object with a ``slot`` in ``text``.
 
     Raises:
-        ParseError: none, or ``slot`` is not "HH:MM".
+        ParseError: none, ``slot`` is not "HH:MM", or ``text`` is longer than ``MAX_REPLY_CHARS`` (refused
+            before any parsing).
     """
+    if len(text or "") > MAX_REPLY_CHARS:
+        raise ParseError(f"the reply is longer than {MAX_REPLY_CHARS} characters")
     for obj in json_objects(text or ""):
         if "slot" in obj:
             slot = str(obj["slot"]).strip()
@@ -133,7 +136,7 @@ async def consult(
     optimal = {"start_local": f"{optimum.start.astimezone(tz):%a %H:%M}", "cost": round(optimum.cost, 4)}
     result: dict[str, Any] = {"optimal": optimal, "retried": False}
     for attempt in (1, 2):
-        reply = await model.complete(messages)
+        reply = bounded_reply(await model.complete(messages))
         try:
             recommendation = parse_recommendation(reply.content)
             start = start_for(recommendation.slot, load, tz)

@@ -19,7 +19,7 @@ import uuid
 
 from ..validation import describe, vol
 from .actions import FINISH, GROUP_TOPICS, REGISTRY, Action, validate
-from .parser import Reply, parse
+from .parser import Reply, bounded_reply, parse
 
 MAX_ITERATIONS = 15
 DEFAULT_BUDGET_S = 120.0
@@ -203,7 +203,8 @@ async def run_loop(
 
 
 async def _step(iteration: int, reply: Reply, tools: Tools, messages: list[dict[str, Any]]) -> Step:
-    parsed = parse(reply)
+    parsed = parse(reply)  # an oversized reply is refused first, and only a placeholder of it is kept below
+    reply = bounded_reply(reply)
     call_ids = [c.id or f"call_{iteration}_{i}" for i, c in enumerate(reply.tool_calls)]
     if reply.tool_calls:
         messages.append(

@@ -5,6 +5,8 @@ Accepted: the seed's text form in any case and spacing, with ``k=v`` (or ``k: v`
 text); native OpenAI ``tool_calls``; code fences and ``<think>`` blocks around any of them.
 
 Refused, with the reason going back to the model as the Observation:
+- a reply longer than ``MAX_REPLY_CHARS`` (text, tool call names and arguments together): refused before any
+  parsing, so no reply can stall the event loop (:mod:`..bounds`);
 - a truncated reply (``finish_reason == "length"``): nothing in it is trusted;
 - a reply with no action, or malformed JSON arguments (never repaired);
 - more than one action: the first is taken and the others are reported in ``ignored``, never executed.
@@ -18,9 +20,12 @@ import json
 import re
 from typing import Any
 
+from ..bounds import MAX_REPLY_CHARS
 from .actions import Action
 
-MAX_REPLY_CHARS = 20_000
+__all__ = [
+    "MAX_REPLY_CHARS", "ParseError", "Parsed", "Reply", "ToolCall", "bounded_reply", "json_objects", "parse", "reply_chars",
+]
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,24 @@ _ACTION_LINE = re.compile(
     r"^[ \t*_>#`-]*action[ \t]*[:=][ \t]*\**[ \t]*([a-z][a-z_-]{1,40})\**[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE
 )
 _THOUGHT = re.compile(r"^[ \t*_>#-]*thought[ \t]*[:=][ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+
+
+def reply_chars(reply: Reply, limit: int = MAX_REPLY_CHARS) -> int:
+    """The characters of ``reply`` (text, tool call names and arguments), counted until they pass ``limit``."""
+    total = len(reply.content or "")
+    for call in reply.tool_calls:
+        if total > limit:
+            break
+        total += len(call.name) + len(call.arguments) + len(call.id)
+    return total
+
+
+def bounded_reply(reply: Reply) -> Reply:
+    """``reply`` itself, or, when it is longer than ``MAX_REPLY_CHARS``, a placeholder without tool calls (what the
+    conversation keeps and sends back to the model instead of the oversized text)."""
+    if reply_chars(reply) <= MAX_REPLY_CHARS:
+        return reply
+    return Reply(f"(a reply of more than {MAX_REPLY_CHARS} characters, omitted)", (), reply.finish_reason)
 
 
 class ParseError(ValueError):
@@ -141,6 +164,8 @@ def parse(reply: Reply) -> Parsed:
 
 
 def _parse(reply: Reply) -> Parsed:
+    if reply_chars(reply) > MAX_REPLY_CHARS:  # first: nothing below scans an oversized reply
+        raise ParseError(f"the reply is longer than {MAX_REPLY_CHARS} characters; answer with one short action")
     if reply.finish_reason == "length":
         raise ParseError("the reply was cut off (finish_reason=length); send a shorter, complete action")
     if reply.tool_calls:
@@ -153,7 +178,7 @@ def _parse(reply: Reply) -> Parsed:
             raise ParseError("tool call arguments must be a JSON object")
         thought = (reply.content or "").strip()[:500]
         return Parsed(Action(_type(call.name), args), thought, ignored=[_type(c.name) for c in rest])
-    text = (reply.content or "")[:MAX_REPLY_CHARS]
+    text = reply.content or ""
     text = _FENCE.sub("", _THINK.sub("", text))
     if not text.strip():
         raise ParseError("empty reply: answer with one action, e.g. ACTION: GET_PRICES")
