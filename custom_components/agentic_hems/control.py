@@ -177,7 +177,10 @@ class ControlManager:
     ) -> TraceRecord:
         """Run a proposed command through all eight gates under the caller's ``context``; returns its trace.
 
-        ``grant`` is for the grid toolkit's approved slot commands only (see ``gates.policy``)."""
+        ``grant`` is for the grid toolkit's approved slot commands only (see ``gates.policy``). A repeat of a
+        pending command joins it: the pending trace comes back, with no second notification, event or audit record.
+        """
+        waiting = set(self.keeper.pending)
         record = await self.keeper.evaluate(
             self.view,
             HassActuator(self.hass, context),
@@ -191,6 +194,9 @@ class ControlManager:
             refresh=self._refresh,
             grant=grant,
         )
+        if (trace_id := record["trace_id"]) in waiting:  # joined the pending command with the same idempotency key
+            LOGGER.debug("A repeat of %s joins the pending command", trace_id)
+            return self.traces.get(trace_id) or {**redact(record), "config_entry_id": self.entry_id}
         return self._decided(record, context)
 
     async def async_confirm(self, trace_id: str, user_id: str, context: Context) -> TraceRecord:

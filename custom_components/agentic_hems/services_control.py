@@ -15,7 +15,7 @@ from homeassistant.helpers import config_validation as cv
 
 from .bounds import MAX_TEXT_CHARS
 from .const import DOMAIN
-from .gates.keeper import NotPending, TraceRecord
+from .gates.keeper import PENDING_LIMIT, NotPending, TraceRecord
 from .gates.models import Outcome
 from .people import async_require_admin, async_viewer
 from .services import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
@@ -79,6 +79,15 @@ def evaluate_response(record: TraceRecord) -> dict[str, Any]:
     }
 
 
+def pending_refusal(record: TraceRecord) -> dict[str, Any] | None:
+    """The evidence of a refusal over a pending-confirmation cap (``pending_limit``, ``maximum``), or None."""
+    gates = record.get("gate_results") or []
+    if record.get("outcome") != Outcome.BLOCKED or not gates:
+        return None
+    evidence = gates[-1].get("evidence") or {}
+    return evidence if PENDING_LIMIT in evidence else None
+
+
 @callback
 def async_setup_control_services(hass: HomeAssistant) -> None:
     """Register the gate pipeline's service actions."""
@@ -92,6 +101,10 @@ def async_setup_control_services(hass: HomeAssistant) -> None:
             context=call.context,
             dry_run=call.data["dry_run"],
         )
+        if (refusal := pending_refusal(record)) is not None:
+            if refusal[PENDING_LIMIT] == "per_user":
+                raise invalid("pending_limit_user", maximum=str(refusal["maximum"]), trace_id=record["trace_id"])
+            raise invalid("pending_limit_total", maximum=str(refusal["maximum"]), trace_id=record["trace_id"])
         return evaluate_response(record) if call.return_response else None
 
     async def _admin(call: ServiceCall) -> str:

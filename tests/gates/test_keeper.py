@@ -190,3 +190,28 @@ async def test_a_failed_call_may_be_retried() -> None:
     actuator.failing = set()
     again = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=KETTLE_ON, slot_start=start)
     assert again["outcome"] == "executed" and len(actuator.calls) == 2
+
+
+async def test_pending_confirmations_are_capped_per_requester_and_in_total() -> None:
+    keeper, view, actuator, _ = setup()
+    mine = [await keeper.evaluate(view, actuator, source_agent="a", candidate=GARAGE_OPEN, user_id="kid")
+            for _ in range(6)]
+    assert [r["outcome"] for r in mine] == ["pending_confirmation"] * 5 + ["blocked"]
+    refused = mine[-1]
+    assert refused["failed_gate"] == "execution" and refused["trace_id"] not in keeper.pending
+    assert refused["gate_results"][-1]["evidence"] == {"pending_limit": "per_user", "maximum": 5, "requested_by": "kid"}
+    assert refused["gate_results"][-1]["reason"].startswith("refused: this requester has 5 commands awaiting")
+    others = [await keeper.evaluate(view, actuator, source_agent="a", candidate=GARAGE_OPEN, user_id=f"user{i // 5}")
+              for i in range(16)]  # 5 + 15 = 20 pending from four requesters, then the 21st
+    assert [r["outcome"] for r in others] == ["pending_confirmation"] * 15 + ["blocked"]
+    assert others[-1]["gate_results"][-1]["evidence"]["pending_limit"] == "total"
+    assert len(keeper.pending) == 20
+
+
+async def test_a_repeat_joins_the_pending_command() -> None:
+    keeper, view, actuator, _ = setup()
+    start = NOW + timedelta(minutes=15)
+    first = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=GARAGE_OPEN, slot_start=start)
+    again = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=GARAGE_OPEN, slot_start=start)
+    assert first["outcome"] == again["outcome"] == "pending_confirmation"
+    assert again["trace_id"] == first["trace_id"] and list(keeper.pending) == [first["trace_id"]]

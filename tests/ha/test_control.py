@@ -107,10 +107,12 @@ async def house(hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory) ->
     yield entry
 
 
-async def evaluate(hass: HomeAssistant, candidate: dict[str, Any], **extra: Any) -> dict[str, Any]:
+async def evaluate(
+    hass: HomeAssistant, candidate: dict[str, Any], context: Context | None = None, **extra: Any
+) -> dict[str, Any]:
     response = await hass.services.async_call(
         DOMAIN, "evaluate_command", {"source_agent": "hermes", "model_candidate": candidate, **extra},
-        blocking=True, return_response=True,
+        blocking=True, return_response=True, context=context,
     )
     assert isinstance(response, dict)
     return response
@@ -415,3 +417,51 @@ async def test_the_trace_ring_keeps_the_newest(
     assert await hass.config_entries.async_setup(house.entry_id)
     await hass.async_block_till_done()
     assert list(house.runtime_data.control.traces) == ids[2:]
+
+
+async def test_pending_confirmations_are_capped(hass: HomeAssistant, house: MockConfigEntry) -> None:
+    await allow_control(hass)
+    kid = Context(user_id=(await hass.auth.async_create_user("kid", group_ids=[GROUP_ID_USER])).id)
+    garage = {"intent": "open", "device_alias": "garage door"}
+    for _ in range(5):
+        assert (await evaluate(hass, garage, context=kid))["outcome"] == "pending_confirmation"
+    with pytest.raises(ServiceValidationError) as err:
+        await evaluate(hass, garage, context=kid)
+    assert err.value.translation_key == "pending_limit_user"
+    assert err.value.translation_placeholders["maximum"] == "5"
+    refused = house.runtime_data.control.traces[err.value.translation_placeholders["trace_id"]]
+    assert refused["outcome"] == "blocked" and refused["gate_results"][-1]["reason"].startswith("refused:")
+    for n in range(3):
+        member = Context(user_id=(await hass.auth.async_create_user(f"m{n}", group_ids=[GROUP_ID_USER])).id)
+        for _ in range(5):
+            assert (await evaluate(hass, garage, context=member))["outcome"] == "pending_confirmation"
+    with pytest.raises(ServiceValidationError) as err:  # the 21st, by an automation: the site's total
+        await evaluate(hass, garage)
+    assert err.value.translation_key == "pending_limit_total"
+    notes = persistent_notification._async_get_or_create_notifications(hass)
+    assert len([n for n in notes if n.startswith(f"{DOMAIN}_confirm_")]) == 20
+
+
+async def test_a_repeat_joins_the_pending_command(hass: HomeAssistant, house: MockConfigEntry) -> None:
+    await allow_control(hass)
+    control = house.runtime_data.control
+    decisions = async_capture_events(hass, EVENT_GATE_DECISION)
+    created: list[str] = []
+    real_create = persistent_notification.async_create
+
+    def _create(*args: Any, **kwargs: Any) -> None:
+        created.append(kwargs["notification_id"])
+        real_create(*args, **kwargs)
+
+    start = NOW + timedelta(minutes=15)
+    garage = {"intent": "open", "device_alias": "garage door"}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("custom_components.agentic_hems.control.persistent_notification.async_create", _create)
+        first = await control.async_evaluate(source_agent="scheduler", candidate=garage, context=Context(),
+                                             slot_start=start)
+        again = await control.async_evaluate(source_agent="scheduler", candidate=garage, context=Context(),
+                                             slot_start=start)
+    await hass.async_block_till_done()
+    assert first["outcome"] == again["outcome"] == "pending_confirmation"
+    assert again["trace_id"] == first["trace_id"] and list(control.keeper.pending) == [first["trace_id"]]
+    assert created == [notification_id(first["trace_id"])] and len(decisions) == 1

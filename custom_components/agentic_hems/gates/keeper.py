@@ -13,6 +13,10 @@ HA user who asked, or None for automations and the scheduler).
   trace_id and slot start, and executes only when the target and idempotency key are unchanged and control is on;
   a stale state leaves it pending, so the administrator can try again once the device reports.
 - Pendings expire after ``confirm_ttl`` (10 min); an idempotency key never executes twice within 24 h.
+- Pendings are capped: ``MAX_PENDING_PER_USER`` per requester (an HA user, or None: the automations and the
+  scheduler together) and ``MAX_PENDING_TOTAL`` per site. A command over a cap is refused (outcome ``blocked`` at
+  the Execution gate, evidence ``pending_limit``). A repeat of a pending command (the same idempotency key) joins
+  it: :meth:`Gatekeeper.evaluate` returns the pending trace and keeps no second entry.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..bounds import MAX_PENDING_PER_USER, MAX_PENDING_TOTAL
 from . import execution, freshness
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
@@ -34,6 +39,7 @@ from .view import HaView
 DEFAULT_WAIT_S = 10.0
 DEFAULT_CONFIRM_TTL = timedelta(minutes=10)
 REQUESTED = "requested"  # the first history step: who asked
+PENDING_LIMIT = "pending_limit"  # the evidence key of a refusal over a pending cap: ``per_user`` or ``total``
 type TraceRecord = dict[str, Any]
 
 
@@ -202,6 +208,13 @@ class Gatekeeper:
         user_id: str | None,
         history: list[dict[str, Any]],
     ) -> TraceRecord:
+        for pending in self.pending.values():
+            if pending.idempotency_key == plan.idempotency_key:  # a repeat joins the command that already waits
+                return pending.trace
+        if (refusal := self._over_cap(user_id)) is not None:
+            trace.outcome = Outcome.BLOCKED
+            trace.gate_results.append(refusal)
+            return _record(trace, history)
         expires_at = trace.timestamp + self.settings.confirm_ttl
         trace.outcome = Outcome.PENDING_CONFIRMATION
         trace.gate_results.append(
@@ -227,6 +240,23 @@ class Gatekeeper:
             trace=record,
         )
         return record
+
+    def _over_cap(self, user_id: str | None) -> GateResult | None:
+        """The refusal when one more pending confirmation (for ``user_id``) would exceed a cap, else None."""
+        mine = sum(1 for p in self.pending.values() if p.requested_by == user_id)
+        if mine >= MAX_PENDING_PER_USER:
+            limit, maximum, whose = "per_user", MAX_PENDING_PER_USER, "this requester has"
+        elif len(self.pending) >= MAX_PENDING_TOTAL:
+            limit, maximum, whose = "total", MAX_PENDING_TOTAL, "this site has"
+        else:
+            return None
+        return GateResult(
+            execution.NAME,
+            False,
+            f"refused: {whose} {maximum} commands awaiting confirmation already (the most allowed); "
+            "confirm, reject or wait for them to expire",
+            {PENDING_LIMIT: limit, "maximum": maximum, "requested_by": user_id},
+        )
 
     async def _execute(
         self, trace: PipelineTrace, plan: DryRunPlan, view: HaView, actuator: Actuator, history: list[dict[str, Any]]
