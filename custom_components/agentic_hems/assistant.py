@@ -23,6 +23,7 @@ import numpy as np
 
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.helpers import translation
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
@@ -44,7 +45,7 @@ from .const import (
     REAUTH_LLM,
     STORAGE_VERSION,
 )
-from .llm import OpenAIModel
+from .llm import OpenAIModel, ProviderHealth
 from .gates.redact import redact
 from .orchestrator.actions import (
     CALCULATE_WINDOW_SUMS,
@@ -340,6 +341,21 @@ class HassTools:
 MAX_LIST_ITEMS = 6
 
 
+async def async_exception_text(
+    hass: HomeAssistant, language: str, key: str, placeholders: dict[str, str] | None = None
+) -> str | None:
+    """The integration's ``exceptions.<key>`` message in ``language`` (HA falls back to English), filled in; None
+    when there is no such string."""
+    strings = await translation.async_get_translations(hass, language, "exceptions", [DOMAIN])
+    template = strings.get(f"component.{DOMAIN}.exceptions.{key}.message")
+    if template is None:
+        return None
+    try:
+        return template.format(**(placeholders or {}))
+    except (KeyError, IndexError, ValueError):
+        return None
+
+
 def _compact(value: Any, depth: int = 0) -> Any:
     """A tool result for the model: long lists cut to their first items, provenance reduced to its audit record."""
     if isinstance(value, dict):
@@ -362,6 +378,7 @@ class Assistant:
         self.limiter = limiter
         self.options = options
         self.runs: list[dict[str, Any]] = []
+        self.provider_health = ProviderHealth()  # the site's provider outage, logged once
         self._listeners: list[Callable[[], None]] = []
         self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.runs")
 
@@ -391,6 +408,7 @@ class Assistant:
                 str(self.entry.data[CONF_LLM_BASE_URL]),
                 self.entry.data.get(CONF_LLM_API_KEY),
                 str(self.options[CONF_LLM_MODEL]),
+                self.provider_health,
             )
         appliances = self.entry.runtime_data.planner.appliances.values()
         return OfflinePlanner(
@@ -455,8 +473,11 @@ class Assistant:
         """Write the runs now (unload)."""
         await self._store.async_save({"runs": self.runs})
 
-    async def async_ask(self, text: str, context: Context) -> dict[str, Any]:
+    async def async_ask(self, text: str, context: Context, language: str | None = None) -> dict[str, Any]:
         """One request: security layer, rate limits, then the loop. Returns the service response.
+
+        ``language`` (Assist's; HA's configured language when None) chooses the language of a provider failure's
+        message in the summary; the run record keeps the English reason in ``error``.
 
         Raises:
             ServiceValidationError: the request is longer than ``MAX_ASK_CHARS`` (``input_too_large_chars``,
@@ -529,6 +550,11 @@ class Assistant:
         model_summary = result.summary
         if isinstance(model, OpenAIModel) and tools.outcomes:  # outcomes, not claims: the model's text is dropped
             result.summary = report(tools.outcomes, result.error)
+        if result.error_key is not None:  # a provider failure ends the run with a translated message
+            stopped = await async_exception_text(self.hass, language or self.hass.config.language, result.error_key)
+            if stopped is not None:
+                done = report(tools.outcomes) if tools.outcomes else ""
+                result.summary = f"{done} {stopped}".strip()
         record = self._record(result, assessment.sanitized, context, started, tools)
         record |= {"success": success, "outcomes": redact(tools.outcomes), "model_summary": redact(model_summary)}
         self._add(record)

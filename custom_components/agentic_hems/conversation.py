@@ -12,10 +12,11 @@ from typing import Literal
 from homeassistant.components.conversation import ConversationEntity, ConversationInput, ConversationResult
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import intent, translation
+from homeassistant.helpers import intent
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import AgenticHemsConfigEntry
+from .assistant import async_exception_text
 from .const import DOMAIN
 from .entity import AgenticHemsSiteEntity
 
@@ -48,7 +49,7 @@ class AgenticHemsConversation(AgenticHemsSiteEntity, ConversationEntity):
         """Run the request and speak the summary."""
         response = intent.IntentResponse(language=user_input.language)
         try:
-            result = await self.assistant.async_ask(user_input.text, user_input.context)
+            result = await self.assistant.async_ask(user_input.text, user_input.context, user_input.language)
         except HomeAssistantError as err:
             message = await self._message(err, user_input.language)
             response.async_set_error(intent.IntentResponseErrorCode.UNKNOWN, message)
@@ -62,8 +63,5 @@ class AgenticHemsConversation(AgenticHemsSiteEntity, ConversationEntity):
         """The error in the speaker's language (the integration's exception strings), else its English text."""
         if err.translation_domain != DOMAIN or not err.translation_key:
             return str(err)
-        strings = await translation.async_get_translations(self.hass, language, "exceptions", [DOMAIN])
-        template = strings.get(f"component.{DOMAIN}.exceptions.{err.translation_key}.message")
-        if template is None:
-            return str(err)
-        return template.format(**(err.translation_placeholders or {}))
+        text = await async_exception_text(self.hass, language, err.translation_key, err.translation_placeholders)
+        return str(err) if text is None else text

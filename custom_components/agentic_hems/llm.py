@@ -4,25 +4,98 @@ Any server with the OpenAI chat API works (OpenAI, OpenRouter, Cerebras, Ollama,
 ``/v1``. The client is the ``openai`` package at the version Home Assistant pins (2.x on HA 2026.4, 3.x on 2026.10)
 on HA's shared httpx client, which is never closed here, with an explicit timeout and retry count; as HA core's
 ``openai_conversation`` does, the client's platform headers (which read the OS) are computed once in the executor. Every failure becomes a :class:`.orchestrator.loop.ModelError` with a
-clear message; a rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow.
+clear message; a rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow. Each carries a
+``translation_key`` (``exceptions`` in translations/) so Assist speaks it in the speaker's language.
+
+A provider outage is logged once: :class:`ProviderHealth` (one per site) logs one warning with the reason at the
+first failure, nothing at the next failures, and one info line when a call succeeds again. The API key is never
+logged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.httpx_client import get_async_client
 
+from .const import LOGGER
 from .orchestrator.loop import ModelAuthError, ModelError, Usage
 from .orchestrator.parser import Reply, ToolCall
 
 TIMEOUT_S = 60.0
 MAX_RETRIES = 1
 MAX_COMPLETION_TOKENS = 400
+
+
+class ProviderError(ModelError):
+    """A provider failure with a translated message (``exceptions.<translation_key>``)."""
+
+    translation_key = "provider_invalid"  # the message (str(error)) is the English reason with details, for logs
+
+
+class ProviderAuthError(ModelAuthError, ProviderError):
+    """The provider rejected the API key."""
+
+    translation_key = "provider_auth"
+
+
+class ProviderRateLimited(ProviderError):
+    """HTTP 429."""
+
+    translation_key = "provider_rate_limited"
+
+
+class ProviderTimeout(ProviderError):
+    """No answer within the timeout."""
+
+    translation_key = "provider_timeout"
+
+
+class ProviderUnreachable(ProviderError):
+    """No connection (refused, DNS, TLS)."""
+
+    translation_key = "provider_unreachable"
+
+
+class ProviderHttpError(ProviderError):
+    """Another HTTP error status."""
+
+    translation_key = "provider_http"
+
+
+class ProviderHealth:
+    """Logs a provider outage once: one warning at its first failure, one info line at the next success."""
+
+    def __init__(self) -> None:
+        """Start healthy."""
+        self.outage: str | None = None
+
+    def failed(self, base_url: str, err: ModelError) -> None:
+        """A call failed: a warning when this starts an outage, else nothing."""
+        if self.outage is None:
+            address = _loggable(base_url)
+            LOGGER.warning(
+                "The model provider at %s failed: %s (further failures are not logged until it recovers)",
+                address, str(err).replace(base_url, address),
+            )
+        self.outage = str(err)
+
+    def succeeded(self, base_url: str) -> None:
+        """A call succeeded: an info line when this ends an outage."""
+        if self.outage is not None:
+            LOGGER.info("The model provider at %s recovered", _loggable(base_url))
+        self.outage = None
+
+
+def _loggable(base_url: str) -> str:
+    """``base_url`` without ``user:password@``, query and fragment (they may hold credentials)."""
+    parts = urlsplit(base_url)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 async def async_client(
@@ -70,24 +143,28 @@ def _retry_after(err: openai.APIStatusError) -> str:
 
 def _model_error(err: Exception, base_url: str) -> ModelError:
     if isinstance(err, openai.AuthenticationError | openai.PermissionDeniedError):
-        return ModelAuthError("the provider rejected the API key")
+        return ProviderAuthError("the provider rejected the API key")
     if isinstance(err, openai.RateLimitError):
-        return ModelError(f"the provider is rate limiting requests{_retry_after(err)}")
+        return ProviderRateLimited(f"the provider is rate limiting requests{_retry_after(err)}")
     if isinstance(err, openai.APITimeoutError):
-        return ModelError("the model did not answer in time")
+        return ProviderTimeout("the model did not answer in time")
     if isinstance(err, openai.APIConnectionError):
-        return ModelError(f"cannot connect to {base_url}")
+        return ProviderUnreachable(f"cannot connect to {base_url}")
     if isinstance(err, openai.APIStatusError):
-        return ModelError(f"the provider answered HTTP {err.status_code}")
-    return ModelError(f"the provider's answer is not a valid chat response ({type(err).__name__})")
+        return ProviderHttpError(f"the provider answered HTTP {err.status_code}")
+    return ProviderError(f"the provider's answer is not a valid chat response ({type(err).__name__})")
 
 
 class OpenAIModel:
     """A :class:`.orchestrator.loop.Model` over the chat completions API; ``last_usage`` holds the last call's
     tokens."""
 
-    def __init__(self, hass: HomeAssistant, base_url: str, api_key: str | None, model: str) -> None:
+    def __init__(
+        self, hass: HomeAssistant, base_url: str, api_key: str | None, model: str, health: ProviderHealth | None = None
+    ) -> None:
+        """``health`` is the site's outage log (a fresh one when None)."""
         self.name = model
+        self.health = health if health is not None else ProviderHealth()
         self.base_url = base_url
         self._hass = hass
         self._api_key = api_key
@@ -117,7 +194,10 @@ class OpenAIModel:
             )
             choice = response.choices[0]
         except Exception as err:  # noqa: BLE001 - every client failure becomes a clear ModelError
-            raise _model_error(err, self.base_url) from err
+            error = _model_error(err, self.base_url)
+            self.health.failed(self.base_url, error)
+            raise error from err
+        self.health.succeeded(self.base_url)
         if response.usage is not None:
             self.last_usage = Usage(response.usage.prompt_tokens, response.usage.completion_tokens)
         calls = [

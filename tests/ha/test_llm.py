@@ -433,3 +433,37 @@ async def test_the_model_cannot_set_the_battery_setpoint(
     assert [(o["outcome"], o["failed_gate"]) for o in response["outcomes"]] == [("blocked", "policy"), ("invalid", None)]
     assert "now charges" not in response["summary"] and "not run, the command was invalid" in response["summary"]
     assert hass.states.get("input_number.battery_setpoint").state == before
+
+
+async def test_an_outage_is_logged_once_and_its_recovery_once(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    scripted, _ = provider
+    caplog.set_level("INFO", logger="custom_components.agentic_hems")
+    for _ in range(2):
+        scripted.replies = ["500", "500"]  # the client retries once
+        response = await ask(hass, "Schedule the dishwasher")
+        assert response["error"] == "the provider answered HTTP 500"
+        assert response["summary"] == "The model provider answered with an HTTP error; try again later."
+    scripted.replies = ["ACTION: FINISH | summary=All fine."]
+    assert (await ask(hass, "What is the cheapest hour?"))["summary"] == "All fine."
+    ours = [r for r in caplog.records if r.name.startswith("custom_components.agentic_hems") and "provider" in
+            r.getMessage()]
+    assert [(r.levelname, r.getMessage().split(" at ")[0]) for r in ours] == [
+        ("WARNING", "The model provider"), ("INFO", "The model provider")]
+    assert "HTTP 500" in ours[0].getMessage() and ours[1].getMessage().endswith("recovered")
+    assert "sk-test-key" not in caplog.text
+
+
+async def test_a_german_assist_request_hears_a_provider_failure_in_german(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    from homeassistant.components import conversation
+
+    scripted, _ = provider
+    scripted.replies = ["500", "500"]
+    spoken = await conversation.async_converse(hass, "Plane die Spülmaschine", None, Context(), language="de",
+                                               agent_id="conversation.agentic_hems")
+    assert spoken.response.speech["plain"]["speech"] == (
+        "Der Modellanbieter hat mit einem HTTP-Fehler geantwortet; versuche es später noch einmal.")
+    assert llm_entry.runtime_data.assistant.runs[-1]["error"] == "the provider answered HTTP 500"

@@ -107,6 +107,7 @@ class RunResult:
     duration_s: float = 0.0
     error: str | None = None
     auth_failed: bool = False
+    error_key: str | None = None  # the model error's ``translation_key`` (the shell translates it), if it has one
 
     @property
     def iterations(self) -> int:
@@ -179,6 +180,7 @@ async def run_loop(
             break
         except ModelError as err:
             result.error = str(err)
+            result.error_key = getattr(err, "translation_key", None)
             result.auth_failed = isinstance(err, ModelAuthError)
             break
         result.round_trips += 1
