@@ -231,17 +231,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.fixture(autouse=True)
 def screenshot_on_failure(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Save the whole page as artifacts/FAILED-<test>.png when a test that used the dashboard fails."""
+    """Save the whole page as artifacts/FAILED-<test>.png when a test that used a logged-in page fails (the
+    ``dashboard`` fixture here, the modules' ``page`` or ``owner`` where those are pages)."""
     yield
     report = getattr(request.node, "report_call", None)
-    if report is None or not report.failed or "dashboard" not in request.fixturenames:
+    if report is None or not report.failed:
         return
-    page = request.getfixturevalue("dashboard")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    try:
-        page.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"), full_page=True)
-    except Exception:  # noqa: BLE001 - best effort; the test's own failure is what matters
-        pass
+    for name in ("dashboard", "page", "owner"):
+        if name in request.fixturenames and hasattr(page := request.getfixturevalue(name), "screenshot"):
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            try:
+                page.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"), full_page=True)
+            except Exception:  # noqa: BLE001 - best effort; the test's own failure is what matters
+                pass
+            return
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

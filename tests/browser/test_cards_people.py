@@ -203,21 +203,6 @@ def page(browser: Any, demo: Demo, person: dict[str, str], artifacts: Path) -> I
         context.close()
 
 
-@pytest.fixture(autouse=True)
-def screenshot_person_on_failure(request: pytest.FixtureRequest) -> Iterator[None]:
-    """artifacts/FAILED-<test>.png of the person's page when a test here fails."""
-    yield
-    report = getattr(request.node, "report_call", None)
-    if report is None or not report.failed or "page" not in request.fixturenames:
-        return
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    try:
-        request.getfixturevalue("page").screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"),
-                                                   full_page=True)
-    except Exception:  # noqa: BLE001 - best effort
-        pass
-
-
 def wait_connected(page: Page) -> None:
     page.wait_for_function("() => { const el = document.querySelector('home-assistant');"
                            " return !!(el && el.hass && el.hass.connected && el.hass.user); }")

@@ -57,21 +57,6 @@ def owner(browser: Any, demo: Demo, artifacts: Path) -> Iterator[Page]:
         context.close()
 
 
-@pytest.fixture(autouse=True)
-def screenshot_owner_on_failure(request: pytest.FixtureRequest) -> Iterator[None]:
-    """artifacts/FAILED-<test>.png of the owner's page when a test here fails."""
-    yield
-    report = getattr(request.node, "report_call", None)
-    if report is None or not report.failed or "owner" not in request.fixturenames:
-        return
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    try:
-        request.getfixturevalue("owner").screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"),
-                                                    full_page=True)
-    except Exception:  # noqa: BLE001 - best effort
-        pass
-
-
 def ws(page: Page, message: dict[str, Any]) -> Any:
     """A websocket command through the page's own connection (the owner is an administrator)."""
     return page.evaluate(f"(message) => {HASS}.callWS(message)", message)
