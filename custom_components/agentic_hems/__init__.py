@@ -137,6 +137,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
         notify_service=options.get(CONF_NOTIFY_SERVICE) or None,
     )
     await control.async_load()
+    control.appliances = lambda: tuple(planner.appliances.values())  # names the request may use (intent binding)
     assistant = Assistant(
         hass,
         entry,

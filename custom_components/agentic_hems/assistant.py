@@ -56,7 +56,9 @@ from .orchestrator.actions import (
     SCHEDULE,
     Action,
 )
+from .gates.models import SOURCE_ORCHESTRATOR, RequestedAction
 from .orchestrator.agents import AGENT_KINDS, consult
+from .orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION
 from .orchestrator.loop import RunResult, Step, Usage, run_loop
 from .orchestrator.outcomes import command_outcome, fulfilled, plan_outcome, refused_command, report
 from .orchestrator.parser import Reply
@@ -73,7 +75,6 @@ if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry
 
 MAX_RUNS = 200
-SOURCE_ORCHESTRATOR = "orchestrator"
 
 
 @cache
@@ -142,6 +143,7 @@ class HassTools:
     share_calendar_titles: bool = False
     agent_model: OpenAIModel | None = None
     request: str = ""
+    requested: frozenset[RequestedAction] = frozenset()  # what ``request`` asks for (intent binding)
     plans: dict[str, dict[str, Any]] = field(default_factory=dict)
     calendar_constraint: dict[str, Any] | None = None
     gate_results: list[dict[str, Any]] = field(default_factory=list)
@@ -267,6 +269,7 @@ class HassTools:
     async def _schedule(self, action: Action) -> dict[str, Any]:
         """One appliance, or several separated by commas: those are planned jointly under the fuse."""
         appliances = [find_appliance(self.entry, name.strip()) for name in str(action.args["appliance"]).split(",")]
+        self._bound(appliances, CANCEL_ACTION if action.args.get("cancel") else SCHEDULE_ACTION)
         planner = self.entry.runtime_data.planner
         if action.args.get("cancel"):
             for appliance in appliances:
@@ -312,9 +315,28 @@ class HassTools:
         self.outcomes.extend(plan_outcome(plan) for plan in observed)
         return {"plans": observed}
 
+    def _bound(self, appliances: Sequence[Any], what: str) -> None:
+        """Intent binding: refuse (before anything is planned or cleared) a SCHEDULE or cancel of an appliance the
+        person's request does not name; each refused appliance is a ``not_planned`` outcome.
+
+        Raises:
+            ServiceValidationError: ``not_requested`` with the appliance and the action.
+        """
+        refused = [a.name for a in appliances if RequestedAction(a.name, what) not in self.requested]
+        if not refused:
+            return
+        reason = f"the request does not ask to {what} it"
+        self.outcomes.extend(
+            plan_outcome({"appliance": name, "feasible": False, "reason": "not_requested", "detail": reason})
+            for name in refused
+        )
+        raise invalid("not_requested", appliance=", ".join(refused), action=what, request=self.request)
+
     async def _evaluate(self, action: Action) -> dict[str, Any]:
+        # raw_input is the person's request: InputGuard screens it and the Policy gate binds the command to it
         record = await self.entry.runtime_data.control.async_evaluate(
-            source_agent=SOURCE_ORCHESTRATOR, candidate=dict(action.args), context=self.context
+            source_agent=SOURCE_ORCHESTRATOR, candidate=dict(action.args), context=self.context,
+            raw_input=self.request,
         )
         self.gate_results.append({"trace_id": record["trace_id"], "outcome": record["outcome"]})
         self.outcomes.append(command_outcome(action.args, record))
@@ -509,6 +531,7 @@ class Assistant:
             share_calendar_titles=bool(self.options.get(CONF_SHARE_CALENDAR_TITLES, False)),
             agent_model=model if isinstance(model, OpenAIModel) else None,
             request=assessment.sanitized,
+            requested=self.entry.runtime_data.control.read_request(assessment.sanitized),
         )
         run_id = uuid.uuid4().hex
         if clearly_out_of_scope(assessment.sanitized):  # the seed's rejection, before any model call

@@ -15,7 +15,7 @@ orchestrator) to an actuator. It owns:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,7 +34,10 @@ from .const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERS
 from .gates.device_resolved import ResolverIndex
 from .grid.contracts import ToolError, digest, json_safe
 from .gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
-from .gates.models import GridGrant
+from .gates.models import GridGrant, RequestedAction
+from .orchestrator.intent import known_devices, requested_actions
+from .orchestrator.offline import ApplianceRef
+from .scheduling.appliance import Appliance
 from .gates.redact import redact
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
 from .people import async_admin
@@ -80,6 +83,8 @@ class ControlManager:
         self._index: ResolverIndex | None = None
         self._listeners: list[Callable[[], None]] = []
         self.audit: Callable[[dict[str, Any]], Coroutine[Any, Any, Any]] | None = None  # every decision is audited
+        self.appliances: Callable[[], Sequence[Appliance]] = tuple  # the site's appliances (set by the shell)
+        self.keeper.read_request = self.read_request  # orchestrator commands are bound to the request (Policy)
         self._expiry_unsub: CALLBACK_TYPE | None = None
         self._control_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.control")
         self._trace_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.traces")
@@ -144,6 +149,13 @@ class ControlManager:
         if self._index is None:
             self._index = ResolverIndex.build(self.view, include_appliances=self.keeper.settings.include_appliances)
         return self._index
+
+    def read_request(self, text: str) -> frozenset[RequestedAction]:
+        """What the person's ``text`` asks for (``orchestrator.intent.requested_actions``) against the resolver's
+        candidates, their areas and the site's appliances."""
+        appliances = self.appliances()
+        devices = known_devices(self.index, {a.entity_id: a.name for a in appliances})
+        return requested_actions(text, devices, [ApplianceRef(a.name, a.kind) for a in appliances])
 
     @property
     def allow_control(self) -> bool:

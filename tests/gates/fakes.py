@@ -9,10 +9,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from custom_components.agentic_hems.gates.execution import ActuationError, state_matches
-from custom_components.agentic_hems.gates.models import GateContext
+from custom_components.agentic_hems.gates.device_resolved import ResolverIndex
+from custom_components.agentic_hems.gates.models import GateContext, RequestedAction, RequestReader
 from custom_components.agentic_hems.gates.pipeline import make_context
 from custom_components.agentic_hems.gates.tables import expected_state
 from custom_components.agentic_hems.gates.view import AreaInfo, EntityInfo, StateInfo
+from custom_components.agentic_hems.orchestrator.intent import known_devices, requested_actions
+from custom_components.agentic_hems.orchestrator.offline import ApplianceRef
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 
@@ -109,6 +112,17 @@ def house() -> FakeView:
     view.appliances = {"switch.dishwasher"}
     return view
 
+
+
+def reader(view: FakeView) -> RequestReader:
+    """The shell's request reader over ``view`` (intent binding): the resolver's names and areas, the dishwasher."""
+    appliances = [ApplianceRef("Dishwasher", "dishwasher")]
+
+    def read(text: str) -> frozenset[RequestedAction]:
+        devices = known_devices(ResolverIndex.build(view), {"switch.dishwasher": "Dishwasher"})
+        return requested_actions(text, devices, appliances)
+
+    return read
 
 
 def context(candidate: dict[str, Any] | None, view: FakeView | None = None, raw_input: str = "", **kw: Any) -> GateContext:

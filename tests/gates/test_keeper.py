@@ -12,10 +12,11 @@ from custom_components.agentic_hems.gates.models import PolicyAction
 from custom_components.agentic_hems.gates.tables import PolicyRule
 from custom_components.agentic_hems.gates.view import StateInfo
 
-from .fakes import NOW, FakeView, RecordingActuator, house
+from .fakes import NOW, FakeView, RecordingActuator, house, reader
 
 GARAGE_OPEN = {"intent": "open", "device_alias": "garage door"}
 KETTLE_ON = {"intent": "turn_on", "device_alias": "kettle"}
+OPEN_GARAGE = "Open the garage door"  # the request the orchestrator's command is bound to (Policy)
 
 
 class Clock:
@@ -29,7 +30,9 @@ class Clock:
 def setup(allow: bool = True, **kw: Any) -> tuple[Gatekeeper, FakeView, RecordingActuator, Clock]:
     clock = Clock()
     view = house()
-    return Gatekeeper(Settings(allow_control=allow, **kw), clock), view, RecordingActuator(view, clock=clock), clock
+    keeper = Gatekeeper(Settings(allow_control=allow, **kw), clock)
+    keeper.read_request = reader(view)
+    return keeper, view, RecordingActuator(view, clock=clock), clock
 
 
 def touch(view: FakeView, entity_id: str, at: datetime) -> None:
@@ -78,7 +81,7 @@ async def test_phantom_success_is_failed() -> None:
 
 async def test_confirm_then_execute_keeps_trace_id() -> None:
     keeper, view, actuator, clock = setup()
-    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", candidate=GARAGE_OPEN, user_id="u1")
+    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", raw_input=OPEN_GARAGE, candidate=GARAGE_OPEN, user_id="u1")
     assert pending["outcome"] == "pending_confirmation" and actuator.calls == []
     trace_id = pending["trace_id"]
     assert keeper.pending[trace_id].expires_at == NOW + timedelta(minutes=10)
@@ -97,7 +100,7 @@ async def test_confirm_then_execute_keeps_trace_id() -> None:
 
 async def test_confirm_rechecks_freshness_and_keeps_a_stale_command_pending() -> None:
     keeper, view, actuator, clock = setup()
-    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", candidate=GARAGE_OPEN)
+    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", raw_input=OPEN_GARAGE, candidate=GARAGE_OPEN)
     clock.now = NOW + timedelta(minutes=2)  # the garage door's state is now 2 min old: stale for risk 4
     attempt = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
     assert attempt["outcome"] == "pending_confirmation" and actuator.calls == []
@@ -112,7 +115,7 @@ async def test_confirm_rechecks_freshness_and_keeps_a_stale_command_pending() ->
 
 async def test_confirm_when_policy_now_denies_is_cancelled() -> None:
     keeper, view, actuator, clock = setup()
-    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", candidate=GARAGE_OPEN)
+    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", raw_input=OPEN_GARAGE, candidate=GARAGE_OPEN)
     keeper.settings.rules = (PolicyRule("open", "cover", 0, 5, PolicyAction.DENY, "user"), *keeper.settings.rules)
     done = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
     assert done["outcome"] == "cancelled" and actuator.calls == [] and keeper.pending == {}
@@ -121,7 +124,7 @@ async def test_confirm_when_policy_now_denies_is_cancelled() -> None:
 
 async def test_confirm_with_control_switched_off_is_cancelled() -> None:
     keeper, view, actuator, clock = setup()
-    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", candidate=GARAGE_OPEN)
+    pending = await keeper.evaluate(view, actuator, source_agent="orchestrator", raw_input=OPEN_GARAGE, candidate=GARAGE_OPEN)
     keeper.settings.allow_control = False
     done = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
     assert done["outcome"] == "cancelled" and actuator.calls == []

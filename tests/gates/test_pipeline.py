@@ -13,7 +13,7 @@ from custom_components.agentic_hems.gates.models import Outcome, PolicyAction
 from custom_components.agentic_hems.gates.pipeline import GATES, evaluate, run, run_async
 from custom_components.agentic_hems.gates.view import EntityInfo, StateInfo
 
-from .fakes import NOW, FakeView, context, house
+from .fakes import NOW, FakeView, context, house, reader
 
 ORDER = ["input_guard", "schema", "device_resolved", "capability", "freshness", "policy", "dry_run"]
 
@@ -23,9 +23,10 @@ def test_gate_order() -> None:
 
 
 def test_all_gates_pass_to_dry_run() -> None:
-    trace = evaluate(house(), source_agent="orchestrator", raw_input="dim the lounge ceiling to 40%",
+    view = house()
+    trace = evaluate(view, source_agent="orchestrator", raw_input="dim the lounge ceiling to 40%",
                      candidate={"intent": "set_brightness", "room": "lounge", "device_alias": "ceiling",
-                                "params": {"brightness": 40}}, now=NOW, trace_id="abc")
+                                "params": {"brightness": 40}}, now=NOW, trace_id="abc", read_request=reader(view))
     assert trace.outcome is Outcome.DRY_RUN
     assert [r.gate for r in trace.gate_results] == ORDER and all(r.passed for r in trace.gate_results)
     assert trace.failed_gate is None and trace.entity_id == "light.living_main"

@@ -31,7 +31,9 @@ from . import execution, freshness
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
 from .execution import Actuator
-from .models import DryRunPlan, GateResult, GridGrant, Outcome, PipelineTrace, PolicyAction, SetpointAuthority, json_safe
+from .models import (
+    DryRunPlan, GateResult, GridGrant, Outcome, PipelineTrace, PolicyAction, RequestReader, SetpointAuthority, json_safe,
+)
 from .pipeline import Refresh, make_context, run_async
 from .tables import DEFAULT_POLICY, PolicyRule
 from .view import HaView
@@ -150,6 +152,7 @@ class Gatekeeper:
         self.pending: dict[str, PendingConfirmation] = pending if pending is not None else {}
         self.halt: Callable[[str], str | None] = lambda source_agent: None  # why Execution is halted for a source
         self.setpoints: SetpointAuthority | None = None  # the grid setpoints' authority (Policy), set by the shell
+        self.read_request: RequestReader | None = None  # the request reader orchestrator commands are bound by
 
     async def evaluate(
         self,
@@ -185,6 +188,7 @@ class Gatekeeper:
             slot_start=slot_start,
             ledger=self.ledger,
             setpoints=self.setpoints,
+            read_request=self.read_request,
             grant=grant,
         )
         trace = await run_async(ctx, refresh)
@@ -321,6 +325,7 @@ class Gatekeeper:
             slot_start=pending.slot_start,
             ledger=self.ledger,
             setpoints=self.setpoints,
+            read_request=self.read_request,
         )
         trace = await run_async(ctx, refresh)
         if trace.failed_gate == freshness.NAME:  # the device has not reported lately: the admin may try again

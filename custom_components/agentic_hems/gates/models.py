@@ -6,7 +6,7 @@ strings, plain ints, floats, strings, lists and dicts) for service responses, ev
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
@@ -258,6 +258,27 @@ class GateResult:
 
 
 SOURCE_GRID = "grid"  # the source_agent of an approved grid plan's slot commands, and of nothing else
+SOURCE_ORCHESTRATOR = "orchestrator"  # the assistant's commands (a model or the offline planner): bound to the request
+
+
+@dataclass(frozen=True, order=True)
+class RequestedAction:
+    """One (target, action) pair a person's request asks for (intent binding).
+
+    Attributes:
+        target: an entity_id for a device, or an appliance's name for a plan.
+        action: a vocabulary intent (``turn_on``, ``open``, ...) for a device; ``schedule`` or ``cancel`` for a plan.
+    """
+
+    target: str
+    action: str
+
+    def as_dict(self) -> dict[str, str]:
+        """JSON-safe form (evidence)."""
+        return {"target": self.target, "action": self.action}
+
+
+type RequestReader = Callable[[str], frozenset[RequestedAction]]  # the person's text -> what it asks for
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -301,7 +322,8 @@ class GateContext:
         plan slot's start when the scheduler issues the command, else None), ledger (the
         ``dry_run.IdempotencyLedger`` of executed keys; None means an empty one, so nothing is a duplicate),
         setpoints (the :class:`SetpointAuthority`, or None when no entity is a grid setpoint), grant (the
-        :class:`GridGrant` a ``grid`` command carries, else None).
+        :class:`GridGrant` a ``grid`` command carries, else None), read_request (reads ``raw_input`` into the
+        :class:`RequestedAction` set an ``orchestrator`` command is bound to; None refuses every such command).
     Products:
         candidate (schema), entity and command (device_resolved), state (freshness), policy_action and gated (policy),
         plan (dry_run).
@@ -320,6 +342,7 @@ class GateContext:
     ledger: IdempotencyLedger | None = None
     setpoints: SetpointAuthority | None = None
     grant: GridGrant | None = None
+    read_request: RequestReader | None = None
     candidate: ModelCandidate | None = None
     entity: EntityInfo | None = None
     command: NormalizedCommand | None = None

@@ -21,7 +21,9 @@ import uuid
 from . import capability, device_resolved, dry_run, freshness, input_guard, policy, schema
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
-from .models import GateContext, GateResult, GridGrant, Outcome, PipelineTrace, SetpointAuthority, json_safe
+from .models import (
+    GateContext, GateResult, GridGrant, Outcome, PipelineTrace, RequestReader, SetpointAuthority, json_safe,
+)
 from .tables import DEFAULT_POLICY, PolicyRule
 from .view import HaView
 
@@ -56,6 +58,7 @@ def make_context(
     ledger: IdempotencyLedger | None = None,
     setpoints: SetpointAuthority | None = None,
     grant: GridGrant | None = None,
+    read_request: RequestReader | None = None,
 ) -> GateContext:
     """A fresh :class:`GateContext`; ``trace_id`` defaults to a new uuid4 hex string."""
     return GateContext(
@@ -72,6 +75,7 @@ def make_context(
         ledger=ledger,
         setpoints=setpoints,
         grant=grant,
+        read_request=read_request,
     )
 
 

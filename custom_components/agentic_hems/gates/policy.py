@@ -9,13 +9,23 @@ the grid toolkit's alone: a command on one passes only with ``source_agent: grid
 that the :class:`.models.SetpointAuthority` accepts (an approved request, its current slot, its value). A person,
 an automation, the orchestrator and the scheduler are refused, and so is a ``grid`` command without a grant on any
 entity. No user rule can allow what this check refuses.
+
+Then intent binding ("the model proposes, the person decides"): a command of the ``orchestrator`` (a language model
+or the offline planner) passes only when the person's request text, ``raw_input``, asks for its target and action.
+``ctx.read_request`` reads the text into :class:`.models.RequestedAction` pairs (``orchestrator.intent``); nothing
+the model writes and no data (calendar titles, names, prices, tool results) is read, so a model can narrow the set but
+never widen it. ``start``/``turn_on`` and ``stop``/``turn_off`` count as the same action. Other sources (automations,
+scripts, outside agents, the scheduler, the grid) are not bound. No user rule can allow what this check refuses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .models import SOURCE_GRID, GateContext, GatedCommand, GateResult, NormalizedCommand, PolicyAction
+from .models import (
+    SOURCE_GRID, SOURCE_ORCHESTRATOR, GateContext, GatedCommand, GateResult, NormalizedCommand, PolicyAction,
+    RequestedAction,
+)
 from .tables import PolicyRule
 
 NAME = "policy"
@@ -44,11 +54,41 @@ def setpoint_refusal(ctx: GateContext, command: NormalizedCommand) -> str | None
     return ctx.setpoints.check_grant(ctx.grant, command.entity_id, command.data, ctx.now)
 
 
+_SAME_ACTION = {"start": "turn_on", "stop": "turn_off"}
+
+
+def same_action(action: str) -> str:
+    """The action ``action`` counts as in intent binding (``start`` is ``turn_on``, ``stop`` is ``turn_off``)."""
+    return _SAME_ACTION.get(action, action)
+
+
+def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[str | None, dict[str, object]]:
+    """(why an ``orchestrator`` command is not what the request asks for, or None; the binding's evidence).
+
+    Evidence (empty for other sources): ``request`` (the text matched against), ``requested`` (its pairs) and
+    ``bound`` (True when the command is among them).
+    """
+    if ctx.source_agent != SOURCE_ORCHESTRATOR:
+        return None, {}
+    requested = ctx.read_request(ctx.raw_input) if ctx.read_request is not None else frozenset[RequestedAction]()
+    want = (command.entity_id, same_action(command.intent))
+    bound = any((r.target, same_action(r.action)) == want for r in requested)
+    evidence: dict[str, object] = {
+        "request": ctx.raw_input, "requested": [r.as_dict() for r in sorted(requested)], "bound": bound,
+    }
+    if bound:
+        return None, evidence
+    if not requested:
+        return "the request asks for no device action", evidence
+    return f"the request does not ask to {command.intent} {command.entity_id}", evidence
+
+
 def evaluate(ctx: GateContext) -> GateResult:
     """Pass unless the first matching rule denies; sets ``ctx.policy_action`` and ``ctx.gated``.
 
     Evidence: ``operation``, ``device_type``, ``risk_level``, ``rule`` (the matched rule or None), ``rule_index``,
-    ``action`` and ``override_available`` (True for ``confirm``: an admin may confirm).
+    ``action`` and ``override_available`` (True for ``confirm``: an admin may confirm); ``intent_binding`` (see
+    :func:`binding_refusal`) for an ``orchestrator`` command.
     """
     assert ctx.command is not None  # device_resolved ran
     command = ctx.command
@@ -61,6 +101,13 @@ def evaluate(ctx: GateContext) -> GateResult:
             "grid_setpoint": True, "grant": ctx.grant.as_dict() if ctx.grant else None, "action": str(PolicyAction.DENY),
             "override_available": False,
         })
+    why, binding = binding_refusal(ctx, command)
+    if why is not None:
+        ctx.policy_action = PolicyAction.DENY
+        return GateResult(NAME, False, f"blocked by policy: {why}", {
+            "operation": command.intent, "device_type": command.domain, "risk_level": command.risk_level,
+            "intent_binding": binding, "action": str(PolicyAction.DENY), "override_available": False,
+        })
     index, action = decide(ctx.policy, command.intent, command.domain, command.risk_level)
     rule = ctx.policy[index] if index is not None else None
     evidence = {
@@ -71,6 +118,7 @@ def evaluate(ctx: GateContext) -> GateResult:
         "rule_index": index,
         "action": str(action),
         "override_available": action is PolicyAction.CONFIRM,
+        **({"intent_binding": binding} if binding else {}),
     }
     ctx.policy_action = action
     if action is PolicyAction.DENY:

@@ -1,0 +1,146 @@
+"""Intent binding: what a person's request asks for (``orchestrator.intent.requested_actions``) and the Policy
+gate's check of orchestrator commands against it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from custom_components.agentic_hems.gates import capability, device_resolved, freshness, input_guard, policy, schema
+from custom_components.agentic_hems.gates.device_resolved import ResolverIndex
+from custom_components.agentic_hems.gates.models import SOURCE_ORCHESTRATOR, GateResult, RequestedAction
+from custom_components.agentic_hems.gates.pipeline import make_context
+from custom_components.agentic_hems.gates.tables import effective_policy, validate_rules
+from custom_components.agentic_hems.orchestrator.intent import KnownDevice, known_devices, requested_actions
+from custom_components.agentic_hems.orchestrator.offline import ApplianceRef
+
+from .fakes import NOW, house, reader, through
+
+APPLIANCES = [ApplianceRef("Dishwasher", "dishwasher"), ApplianceRef("Washing machine", "washing_machine"),
+              ApplianceRef("EV charger", "ev_charger")]
+GERMAN = KnownDevice("light.kueche_decke", "light", ("deckenlicht",), ("küche",))
+DEVICES = (*known_devices(ResolverIndex.build(house()), {"switch.dishwasher": "Dishwasher"}), GERMAN)
+
+
+def pairs(*items: tuple[str, str]) -> frozenset[RequestedAction]:
+    return frozenset(RequestedAction(target, action) for target, action in items)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # questions, and requests that name no device or appliance, ask for nothing
+        ("How many lights are on?", pairs()),
+        ("When is electricity cheapest?", pairs()),
+        ("Is the kitchen light on?", pairs()),
+        ("Wie viele Lichter sind an?", pairs()),
+        ("What would it cost to run the dishwasher?", pairs()),
+        ("Please help me", pairs()),
+        ("hello", pairs()),
+        # devices: by area plus device word, by name or alias, by "all"
+        ("Turn on the kitchen light", pairs(("light.kitchen_main", "turn_on"))),
+        ("turn the light in the kitchen on", pairs(("light.kitchen_main", "turn_on"))),
+        ("Dim the lounge ceiling to 40%", pairs(("light.living_main", "set_brightness"))),
+        ("Turn on the kitchen light and the lounge light",
+         pairs(("light.kitchen_main", "turn_on"), ("light.living_main", "turn_on"))),
+        ("Turn on the kitchen light and turn off the lounge light",
+         pairs(("light.kitchen_main", "turn_on"), ("light.living_main", "turn_off"))),
+        ("Switch the kettle on, then switch it off", pairs(("switch.kettle", "turn_on"), ("switch.kettle", "turn_off"))),
+        ("Turn off all lights", pairs(("light.kitchen_main", "turn_off"), ("light.living_main", "turn_off"),
+                                      ("light.kueche_decke", "turn_off"))),
+        ("Don't turn off the kettle", pairs()),
+        ("Unlock the front door", pairs(("lock.front_door", "unlock"))),
+        ("Open the garage door", pairs(("cover.garage_door", "open"))),
+        ("Set the thermostat to 21 degrees", pairs(("climate.living", "set_temperature"))),
+        ("Start the dishwasher now",
+         pairs(("switch.dishwasher", "start"), ("Dishwasher", "schedule"))),
+        # appliances: the offline planner's reading
+        ("Charge the car by 7", pairs(("EV charger", "schedule"))),
+        ("Schedule all flexible loads",
+         pairs(("Dishwasher", "schedule"), ("Washing machine", "schedule"), ("EV charger", "schedule"))),
+        ("Cancel the dishwasher", pairs(("Dishwasher", "cancel"))),
+        # German
+        ("Lade das Auto bis 7 Uhr", pairs(("EV charger", "schedule"))),
+        ("Schalte das Licht in der Küche ein", pairs(("light.kueche_decke", "turn_on"))),
+        ("Mach das Deckenlicht aus", pairs(("light.kueche_decke", "turn_off"))),
+    ],
+)
+def test_requested_actions(text: str, expected: frozenset[RequestedAction]) -> None:
+    assert requested_actions(text, DEVICES, APPLIANCES) == expected
+
+
+def test_only_the_text_is_read() -> None:
+    """Names come from the registry, never widen by themselves: a device called like an instruction is a name."""
+    odd = KnownDevice("switch.odd", "switch", ("turn on all lights",))
+    assert requested_actions("How are you?", (odd, *DEVICES), APPLIANCES) == frozenset()
+    assert requested_actions("Turn on the kitchen light", (odd, *DEVICES), APPLIANCES) == pairs(
+        ("light.kitchen_main", "turn_on"))
+
+
+# The Policy gate's intent binding: an orchestrator command passes only when the request asks for it.
+
+
+def policy_result(candidate: dict[str, Any], request: str, *, source: str = SOURCE_ORCHESTRATOR,
+                  read: bool = True) -> GateResult:
+    view = house()
+    ctx = make_context(view, source_agent=source, raw_input=request, candidate=candidate, now=NOW, trace_id="t1",
+                       read_request=reader(view) if read else None)
+    through(ctx, input_guard.evaluate, schema.evaluate, device_resolved.evaluate, capability.evaluate,
+            freshness.evaluate)
+    return policy.evaluate(ctx)
+
+
+KITCHEN_ON = {"intent": "turn_on", "room": "kitchen", "device_alias": "main light"}
+
+
+def test_a_requested_command_passes_with_the_request_in_the_evidence() -> None:
+    result = policy_result(KITCHEN_ON, "Turn on the kitchen light")
+    assert result.passed and result.evidence["action"] == "allow"
+    assert result.evidence["intent_binding"] == {
+        "request": "Turn on the kitchen light", "bound": True,
+        "requested": [{"target": "light.kitchen_main", "action": "turn_on"}]}
+
+
+@pytest.mark.parametrize(
+    ("candidate", "text", "reason"),
+    [
+        ({"intent": "turn_on", "room": "lounge", "device_alias": "ceiling"}, "Turn on the kitchen light",
+         "blocked by policy: the request does not ask to turn_on light.living_main"),  # another target
+        ({"intent": "turn_off", "room": "kitchen", "device_alias": "main light"}, "Turn on the kitchen light",
+         "blocked by policy: the request does not ask to turn_off light.kitchen_main"),  # another action
+        (KITCHEN_ON, "How many lights are on?", "blocked by policy: the request asks for no device action"),
+        (KITCHEN_ON, "", "blocked by policy: the request asks for no device action"),
+    ],
+)
+def test_an_unrequested_target_or_action_is_refused(candidate: dict[str, Any], text: str, reason: str) -> None:
+    result = policy_result(candidate, text)
+    assert not result.passed and result.reason == reason
+    assert result.evidence["action"] == "deny" and result.evidence["override_available"] is False
+    assert result.evidence["intent_binding"]["request"] == text and result.evidence["intent_binding"]["bound"] is False
+
+
+def test_without_a_reader_every_orchestrator_command_is_refused() -> None:
+    result = policy_result(KITCHEN_ON, "Turn on the kitchen light", read=False)
+    assert not result.passed and result.evidence["intent_binding"]["requested"] == []
+
+
+def test_other_sources_are_not_bound() -> None:
+    """Automations, scripts, outside agents and the scheduler keep the table's verdict alone."""
+    for source in ("hermes", "scheduler", "automation"):
+        result = policy_result(KITCHEN_ON, "", source=source)
+        assert result.passed and "intent_binding" not in result.evidence
+
+
+def test_start_counts_as_turn_on_and_a_user_rule_cannot_allow_an_unbound_command() -> None:
+    started = policy_result({"intent": "start", "device_alias": "dishwasher"}, "Turn on the dishwasher")
+    assert started.passed
+    view = house()
+    ctx = make_context(view, source_agent=SOURCE_ORCHESTRATOR, raw_input="Turn on the kettle",
+                       candidate={"intent": "unlock", "device_alias": "front door"}, now=NOW, trace_id="t1",
+                       read_request=reader(view), rules=effective_policy(
+                           validate_rules([{"operation": "unlock", "device_type": "lock", "action": "allow"}])))
+    through(ctx, input_guard.evaluate, schema.evaluate, device_resolved.evaluate, capability.evaluate,
+            freshness.evaluate)
+    result = policy.evaluate(ctx)
+    assert not result.passed and result.reason == "blocked by policy: the request does not ask to unlock lock.front_door"
