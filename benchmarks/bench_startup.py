@@ -40,6 +40,7 @@ sys.path.insert(0, {root!r})
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_test_home_assistant
 from homeassistant import loader
 from homeassistant.config_entries import ConfigSubentryData
+from homeassistant.setup import async_setup_component
 import custom_components.agentic_hems
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS
 
@@ -52,6 +53,7 @@ async def main(set_up):
     async with async_test_home_assistant() as hass:
         hass.data.pop(loader.DATA_CUSTOM_COMPONENTS)
         await hass.config.async_set_time_zone("Europe/Brussels")
+        assert await async_setup_component(hass, "homeassistant", {{}})  # exposure, which Assist's agent reads
         await hass.async_block_till_done()
         before = rss_mb()
         if set_up:
@@ -69,7 +71,8 @@ async def main(set_up):
             entry.add_to_hass(hass)
             assert await hass.config_entries.async_setup(entry.entry_id)
             await hass.async_block_till_done()
-            assert len(hass.states.async_entity_ids("sensor")) == 7
+            # the price, last gate decision and five assistant sensors, and two per appliance
+            assert len(hass.states.async_entity_ids("sensor")) == 13
             await hass.config_entries.async_unload(entry.entry_id)
         after = rss_mb()
         await hass.async_stop(force=True)
