@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from homeassistant.components.diagnostics import REDACTED, async_redact_data
 from homeassistant.config_entries import ConfigEntryState
@@ -24,26 +24,12 @@ from homeassistant.helpers.http import current_request
 
 from . import AgenticHemsConfigEntry
 from .const import CONF_LLM_API_KEY, CONF_LLM_BASE_URL, CONF_NOTIFY_SERVICE
+from .gates.redact import redact_url
 from .people import is_admin
 
 TO_REDACT = {CONF_API_KEY, CONF_LLM_API_KEY, CONF_ACCESS_TOKEN, CONF_TOKEN, CONF_PASSWORD, CONF_USERNAME, "secret",
              CONF_NOTIFY_SERVICE}
 URL_KEYS = {CONF_LLM_BASE_URL}
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its credentials (``user:password@``) and with every query value redacted."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return REDACTED
-    netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port is not None else "")
-    if parts.username is not None or parts.password is not None:
-        netloc = f"{REDACTED}@{netloc}"
-    query = urlencode([(key, REDACTED) for key, _ in parse_qsl(parts.query, keep_blank_values=True)])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def _secrets(entry: AgenticHemsConfigEntry, extra: Iterable[bytes]) -> set[str]:

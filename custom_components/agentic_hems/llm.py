@@ -3,8 +3,8 @@
 Any server with the OpenAI chat API works (OpenAI, OpenRouter, Cerebras, Ollama, LM Studio): the base URL includes
 ``/v1``. The client is the ``openai`` package at the version Home Assistant pins (2.x on HA 2026.4, 3.x on 2026.10)
 on HA's shared httpx client, which is never closed here, with an explicit timeout and retry count; as HA core's
-``openai_conversation`` does, the client's platform headers (which read the OS) are computed once in the executor. Every failure becomes a :class:`.orchestrator.loop.ModelError` with a
-clear message; a rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow. Each carries a
+``openai_conversation`` does, the client's platform headers (which read the OS) are computed once in the executor.
+Every failure becomes a :class:`.orchestrator.loop.ModelError` with a clear message; a rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow. Each carries a
 ``translation_key`` (``exceptions`` in translations/) so Assist speaks it in the speaker's language.
 
 A provider outage is logged once: :class:`ProviderHealth` (one per site) logs one warning with the reason at the
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
@@ -24,6 +23,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.httpx_client import get_async_client
 
 from .const import LOGGER
+from .gates.redact import redact_url
 from .orchestrator.loop import ModelAuthError, ModelError, Usage
 from .orchestrator.parser import Reply, ToolCall
 
@@ -78,7 +78,7 @@ class ProviderHealth:
     def failed(self, base_url: str, err: ModelError) -> None:
         """A call failed: a warning when this starts an outage, else nothing."""
         if self.outage is None:
-            address = _loggable(base_url)
+            address = redact_url(base_url)
             LOGGER.warning(
                 "The model provider at %s failed: %s (further failures are not logged until it recovers)",
                 address, str(err).replace(base_url, address),
@@ -88,14 +88,8 @@ class ProviderHealth:
     def succeeded(self, base_url: str) -> None:
         """A call succeeded: an info line when this ends an outage."""
         if self.outage is not None:
-            LOGGER.info("The model provider at %s recovered", _loggable(base_url))
+            LOGGER.info("The model provider at %s recovered", redact_url(base_url))
         self.outage = None
-
-
-def _loggable(base_url: str) -> str:
-    """``base_url`` without ``user:password@``, query and fragment (they may hold credentials)."""
-    parts = urlsplit(base_url)
-    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 async def async_client(

@@ -237,9 +237,12 @@ def async_setup_services(hass: HomeAssistant) -> None:
         await entry.runtime_data.planner.async_clear_plan(appliance.appliance_id)
 
     hass.services.async_register(
-        DOMAIN, SERVICE_GET_PRICES, get_prices, schema=bounded(vol.Schema(ENTRY_SCHEMA)), supports_response=SupportsResponse.ONLY
+        DOMAIN, SERVICE_GET_PRICES, get_prices, schema=bounded(vol.Schema(ENTRY_SCHEMA)),
+        supports_response=SupportsResponse.ONLY,
     )
-    hass.services.async_register(DOMAIN, SERVICE_PLAN, plan, schema=bounded(LOAD_SCHEMA), supports_response=SupportsResponse.ONLY)
+    hass.services.async_register(
+        DOMAIN, SERVICE_PLAN, plan, schema=bounded(LOAD_SCHEMA), supports_response=SupportsResponse.ONLY
+    )
     hass.services.async_register(
         DOMAIN, SERVICE_SCHEDULE, schedule, schema=bounded(SCHEDULE_SCHEMA), supports_response=SupportsResponse.OPTIONAL
     )

@@ -24,7 +24,8 @@ from homeassistant.exceptions import ServiceValidationError
 from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.const import DOMAIN
-from custom_components.agentic_hems.diagnostics import async_get_config_entry_diagnostics, redact_url
+from custom_components.agentic_hems.diagnostics import async_get_config_entry_diagnostics
+from custom_components.agentic_hems.gates.redact import redact_url
 from custom_components.agentic_hems.prices.errors import PriceSourceError
 
 from .conftest import NOW, admin_context, sample_entry

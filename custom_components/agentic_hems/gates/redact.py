@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 REDACTED = "**REDACTED**"
 MAX_STRING = 2000
@@ -69,3 +70,18 @@ def redact(value: Any, _depth: int = 0) -> Any:
     if isinstance(value, str):
         return redact_text(value)
     return value
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its credentials (``user:password@``) and with every query value redacted."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return REDACTED
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port is not None else "")
+    if parts.username is not None or parts.password is not None:
+        netloc = f"{REDACTED}@{netloc}"
+    query = urlencode([(key, REDACTED) for key, _ in parse_qsl(parts.query, keep_blank_values=True)])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
