@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator
 from datetime import datetime
-import logging
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -18,7 +17,7 @@ from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN, LOGGER
+from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 
 TZ = "Europe/Brussels"
 # 2026-11-29 20:05 local: tonight's window is open, tomorrow's sample prices are known.
@@ -112,32 +111,3 @@ async def admin_context(hass: HomeAssistant) -> Context:
         if user.is_admin and user.is_active and not user.system_generated:
             return Context(user_id=user.id)
     return Context(user_id=(await hass.auth.async_create_user("Owner", group_ids=[GROUP_ID_ADMIN])).id)
-
-
-class Warnings(logging.Handler):
-    """What the integration logs at WARNING and above; ``text`` is the messages, one a line."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-    @property
-    def text(self) -> str:
-        return "\n".join(record.getMessage() for record in self.records)
-
-
-@pytest.fixture
-def warnings_logged() -> Iterator[Warnings]:
-    """The integration's warnings, captured on its own logger: unlike ``caplog`` (phcc's wraps pytest's), this works
-    when the suite runs with ``-p no:logging``."""
-    handler = Warnings()
-    level = LOGGER.level
-    if LOGGER.getEffectiveLevel() > logging.WARNING:
-        LOGGER.setLevel(logging.WARNING)
-    LOGGER.addHandler(handler)
-    yield handler
-    LOGGER.removeHandler(handler)
-    LOGGER.setLevel(level)

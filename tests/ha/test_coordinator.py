@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timedelta
+import logging
 from pathlib import Path
 import re
 from typing import Any
@@ -34,7 +35,7 @@ from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN, FETCH_
 from custom_components.agentic_hems.prices import CannotConnect, InvalidAuth, PricesNotPublished, PriceSourceError
 from custom_components.agentic_hems.prices.entsoe import API_URL
 
-from .conftest import NOW, Warnings
+from .conftest import NOW
 
 BRUSSELS = ZoneInfo("Europe/Brussels")
 PRICE = "sensor.agentic_hems_electricity_price"
@@ -609,7 +610,7 @@ async def test_corrupt_store_is_dropped_with_a_warning(
     freezer: FrozenDateTimeFactory,
     api: FakeEntsoe,
     hass_storage: dict[str, Any],
-    warnings_logged: Warnings,
+    caplog: pytest.LogCaptureFixture,
     stored: dict[str, Any],
 ) -> None:
     freezer.move_to(NOW)
@@ -617,9 +618,10 @@ async def test_corrupt_store_is_dropped_with_a_warning(
     hass_storage[prices_key(entry)] = {"key": prices_key(entry), **stored}
     api.fail(aiohttp.ClientConnectionError("no network"))
 
-    await set_up(hass, entry)
+    with caplog.at_level(logging.WARNING):
+        await set_up(hass, entry)
 
-    assert "Dropping unreadable cached prices" in warnings_logged.text
+    assert "Dropping unreadable cached prices" in caplog.text
     assert entry.runtime_data.coordinator.spot is None
     assert hass.states.get(PRICE).state == STATE_UNAVAILABLE  # not trusted, and not 0
 

@@ -33,7 +33,7 @@ from custom_components.agentic_hems.orchestrator.outcomes import plan_line
 from custom_components.agentic_hems.prices.curve import ceil_slot
 from custom_components.agentic_hems.scheduling import plan_joint
 
-from .conftest import Warnings, admin_context, sample_entry
+from .conftest import admin_context, sample_entry
 from .test_assistant import TripCalendar
 from .test_control import _setup_house
 
@@ -259,7 +259,7 @@ async def test_a_flooding_model_stops_at_fifteen(
 
 
 async def test_a_rejected_key_starts_reauth(
-    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str], caplog: pytest.LogCaptureFixture
 ) -> None:
     scripted, _ = provider
     scripted.key = "sk-new-key"
@@ -271,19 +271,18 @@ async def test_a_rejected_key_starts_reauth(
     result = await hass.config_entries.flow.async_configure(flows[0]["flow_id"], {"llm_api_key": "sk-wrong"})
     assert result["errors"] == {"llm_api_key": "invalid_auth"}
     loaded = llm_entry.runtime_data
-    reports = Warnings()  # HA's reports of deprecated use
-    logging.getLogger("homeassistant.helpers.frame").addHandler(reports)
-    try:
-        with patch.object(hass.config_entries, "async_reload", wraps=hass.config_entries.async_reload) as reload:
-            result = await hass.config_entries.flow.async_configure(flows[0]["flow_id"], {"llm_api_key": "sk-new-key"})
-            assert result["reason"] == "reauth_successful"
-            assert llm_entry.data["llm_api_key"] == "sk-new-key"
-            await hass.async_block_till_done()
-    finally:
-        logging.getLogger("homeassistant.helpers.frame").removeHandler(reports)
+    caplog.clear()
+    with (
+        caplog.at_level(logging.WARNING, logger="homeassistant.helpers.frame"),  # HA's reports of deprecated use
+        patch.object(hass.config_entries, "async_reload", wraps=hass.config_entries.async_reload) as reload,
+    ):
+        result = await hass.config_entries.flow.async_configure(flows[0]["flow_id"], {"llm_api_key": "sk-new-key"})
+        assert result["reason"] == "reauth_successful"
+        assert llm_entry.data["llm_api_key"] == "sk-new-key"
+        await hass.async_block_till_done()
     # the entry's update listener reloaded it, once; the flow did not (on a loaded entry HA 2026.12 refuses that)
     assert reload.call_count == 1 and llm_entry.state is ConfigEntryState.LOADED and llm_entry.runtime_data is not loaded
-    assert "update listener" not in reports.text
+    assert "update listener" not in caplog.text
 
 
 async def test_options_fetch_the_model_list(

@@ -15,7 +15,7 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 
-from .conftest import APPLIANCES, NOW, TZ, Warnings, sample_entry
+from .conftest import APPLIANCES, NOW, TZ, sample_entry
 
 
 def plan_of(hass: HomeAssistant, name: str) -> tuple[datetime, datetime]:
@@ -96,7 +96,7 @@ async def test_unreadable_plans_start_fresh(
     tz: str,
     freezer: FrozenDateTimeFactory,
     hass_storage: dict[str, Any],
-    warnings_logged: Warnings,
+    caplog: pytest.LogCaptureFixture,
     stored: dict[str, Any],
 ) -> None:
     """A corrupt plans Store is dropped with a warning; the entry loads and plans afresh."""
@@ -107,7 +107,7 @@ async def test_unreadable_plans_start_fresh(
     assert await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED
-    assert "Dropping unreadable stored plan" in warnings_logged.text
+    assert "Dropping unreadable stored plan" in caplog.text
     start, end = plan_of(hass, "dishwasher")
     assert end - start == timedelta(minutes=150)
 
