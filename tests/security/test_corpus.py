@@ -244,10 +244,11 @@ def loso_table() -> list[str]:
         inside, (got, n) = within[f"injection {source}"], result.detected
         fps = " / ".join(f"{f} of {m}" for f, m in result.false_positives.values())
         lines.append(f"| {source} | {result.removed} | {inside[0]} / {n} | {got} / {n} | {_rate(got, n)} | {fps} |")
-    inside = sum(within[f"injection {source}"][0] for source in loso())
+    in_sample = sum(within[f"injection {source}"][0] for source in loso())
     got, n = (sum(r.detected[i] for r in loso().values()) for i in (0, 1))
     mean = sum(r.detected[0] / r.detected[1] for r in loso().values()) / len(loso())
-    lines.append(f"| all sources | | {inside} / {n} | {got} / {n} | {_rate(got, n)} (mean of the rates {mean:.1%}) | |")
+    rates = f"{_rate(got, n)} (mean of the rates {100 * mean:.1f} %)"
+    lines.append(f"| all sources | | {in_sample} / {n} | {got} / {n} | {rates} | |")
     return lines
 
 
