@@ -228,7 +228,8 @@ def screen(text: str, patterns: Sequence[tuple[str, re.Pattern[str]]] = PATTERNS
     ``patterns`` replaces :data:`PATTERNS` (a subset, to measure the library without some of its entries).
     """
     seen = variants(normalize(text))
-    flags = {category for category, pattern in patterns if any(pattern.search(v) for v in seen)}
+    distinct = tuple(dict.fromkeys(seen))  # a variant equal to another is searched once
+    flags = {category for category, pattern in patterns if any(pattern.search(v) for v in distinct)}
     if seen[2] != seen[1]:  # letters were spaced out: look for key phrases in the joined letters
         joined = _NON_WORD.sub("", seen[1])
         flags |= {category for phrase, category in COMPACT_PHRASES if phrase in joined}
