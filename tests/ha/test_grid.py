@@ -681,3 +681,36 @@ async def test_the_battery_setpoint_moves_only_for_an_approved_request(
     freezer.move_to(first)
     assert site.runtime_data.grid.requests[expired["request_id"]]["status"] == "expired"
     await refused(await forged(expired["request_id"], first), "is expired, not approved")
+
+
+async def test_a_confirm_rule_on_the_setpoint_is_met_by_the_approval(
+    hass: HomeAssistant, site: MockConfigEntry, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    """A user rule asks for confirmation of set_value on input_number: a person's command on the grid setpoint is
+    refused before any pending confirmation; the approved request's slot command executes without one."""
+    hass.config_entries.async_update_entry(site, options={**site.options, "policy_rules": [
+        {"operation": "set_value", "device_type": "input_number", "risk_min": 0, "risk_max": 5, "action": "confirm"}]})
+    await hass.async_block_till_done()
+    control = site.runtime_data.control
+    await control.async_set_allow_control(True)
+    before = hass.states.get(SETPOINT).state
+    response = await call(hass, "evaluate_command", hass_admin_user, source_agent="hermes", model_candidate=SET_5_KW,
+                          raw_input="set the battery to 5 kW")
+    assert (response["outcome"], control.traces[response["trace_id"]]["failed_gate"]) == ("blocked", "policy")
+    assert control.keeper.pending == {} and hass.states.get(SETPOINT).state == before
+
+    chain = await plan_chain(hass)
+    schedule = chain["plan"]["schedule"]
+    request = await call(hass, "request_authorization", **chain_ids(chain),
+                         requested_window={"start": schedule[0]["start"], "end": schedule[3]["end"]})
+    freezer.move_to(datetime.fromisoformat(schedule[0]["start"]))
+    await call(hass, "approve_authorization", hass_admin_user, request_id=request["request_id"])
+    await hass.async_block_till_done()
+    (trace,) = [t for t in control.traces.values() if t["source_agent"] == "grid"]
+    policy = trace["gate_results"][5]["evidence"]
+    assert trace["outcome"] == "executed" and control.keeper.pending == {}
+    assert policy["rule"]["source"] == "user" and policy["rule"]["action"] == "confirm"
+    assert policy["confirmed_by_grant"] == {"request_id": request["request_id"], "slot_start": schedule[0]["start"]}
+    battery = schedule[0]["batteries"]["battery"]
+    assert float(hass.states.get(SETPOINT).state) == pytest.approx(battery["charge_kw"] - battery["discharge_kw"],
+                                                                   abs=1e-3)

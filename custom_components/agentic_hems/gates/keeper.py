@@ -173,8 +173,8 @@ class Gatekeeper:
 
         ``user_id`` is who asked (the HA user of the call, or None for automations and the scheduler); it is kept
         on a pending confirmation, never used to confirm. ``grant`` is the approved request a ``grid`` command
-        carries out (only the grid toolkit passes one). A grid command is not kept for confirmation with its grant:
-        one that a user rule sends to confirmation is refused by Policy when confirmed (fail closed).
+        carries out (only the grid toolkit passes one). A grid command never waits for confirmation: Policy
+        refuses it without an approved grant, and with one the approval is the confirmation (``gates.policy``).
         """
         ctx = make_context(
             view,
