@@ -61,11 +61,12 @@ from .orchestrator.agents import AGENT_KINDS, consult
 from .orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION
 from .orchestrator.loop import RunResult, Step, Usage, run_loop
 from .orchestrator.outcomes import command_outcome, fulfilled, plan_outcome, refused_command, report
+from .orchestrator.texts import language as text_language, say
 from .orchestrator.parser import Reply
 from .prices.curve import ceil_slot, floor_slot
 from .orchestrator.offline import TOMORROW, ApplianceRef, OfflinePlanner
 from .scheduling import window_sums
-from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
+from .security import assess, clearly_out_of_scope, wrap
 from .security.ratelimit import RateLimiter
 from .grid.contracts import ToolError
 from .services import build_load, find_appliance, invalid
@@ -185,7 +186,7 @@ class HassTools:
         prices = ahead.prices
         known = ~np.isnan(prices)
         if not known.any():
-            return {"error": "no prices from now on"}
+            return {"error": "no_prices"}
         best = int(np.nanargmin(prices))
         current = curve.price_at(now)
         return {
@@ -422,8 +423,8 @@ class Assistant:
     def _llm(self) -> bool:
         return bool(self.entry.data.get(CONF_LLM_BASE_URL) and self.options.get(CONF_LLM_MODEL))
 
-    def model(self) -> OpenAIModel | OfflinePlanner:
-        """The configured OpenAI-compatible model, else the offline planner."""
+    def model(self, lang: str = "en") -> OpenAIModel | OfflinePlanner:
+        """The configured OpenAI-compatible model, else the offline planner (answering in ``lang``)."""
         if self._llm():
             return OpenAIModel(
                 self.hass,
@@ -434,7 +435,8 @@ class Assistant:
             )
         appliances = self.entry.runtime_data.planner.appliances.values()
         return OfflinePlanner(
-            [ApplianceRef(a.name, a.kind) for a in appliances], calendar=bool(self.options.get(CONF_CALENDAR_ENTITY))
+            [ApplianceRef(a.name, a.kind) for a in appliances], calendar=bool(self.options.get(CONF_CALENDAR_ENTITY)),
+            lang=lang,
         )
 
     def price(self, result: RunResult) -> float:
@@ -498,8 +500,10 @@ class Assistant:
     async def async_ask(self, text: str, context: Context, language: str | None = None) -> dict[str, Any]:
         """One request: security layer, rate limits, then the loop. Returns the service response.
 
-        ``language`` (Assist's; HA's configured language when None) chooses the language of a provider failure's
-        message in the summary; the run record keeps the English reason in ``error``.
+        ``language`` (Assist's; HA's configured language when None) chooses the language of the summary, English
+        or German: outcome sentences, the offline planner's answer, the out-of-scope refusal and why a run stopped
+        (a provider failure, the time budget, the iteration limit); the run record keeps the English reason in
+        ``error``.
 
         Raises:
             ServiceValidationError: the request is longer than ``MAX_ASK_CHARS`` (``input_too_large_chars``,
@@ -521,7 +525,8 @@ class Assistant:
         started = dt_util.utcnow()
         if (spent := self.cost_today(started)) >= float(self.options[CONF_DAILY_COST_CAP]) > 0 and self._llm():
             raise invalid("cost_cap_reached", cost=f"{spent:.4f}")
-        model = self.model()
+        lang = text_language(language or self.hass.config.language)
+        model = self.model(lang)
         tools = HassTools(
             self.hass,
             self.entry,
@@ -535,7 +540,7 @@ class Assistant:
         )
         run_id = uuid.uuid4().hex
         if clearly_out_of_scope(assessment.sanitized):  # the seed's rejection, before any model call
-            result = RunResult(run_id, model.name, True, OUT_OF_SCOPE_MESSAGE, [])
+            result = RunResult(run_id, model.name, True, say("out_of_scope", lang), [])
         else:
             system = await self.hass.async_add_executor_job(prompt, "hems_orchestrator.md")
 
@@ -571,13 +576,7 @@ class Assistant:
         success = (result.success and all(p.get("feasible", True) for p in tools.plans.values())
                    and fulfilled(tools.outcomes))
         model_summary = result.summary
-        if isinstance(model, OpenAIModel) and tools.outcomes:  # outcomes, not claims: the model's text is dropped
-            result.summary = report(tools.outcomes, result.error)
-        if result.error_key is not None:  # a provider failure ends the run with a translated message
-            stopped = await async_exception_text(self.hass, language or self.hass.config.language, result.error_key)
-            if stopped is not None:
-                done = report(tools.outcomes) if tools.outcomes else ""
-                result.summary = f"{done} {stopped}".strip()
+        result.summary = await self._summary(result, tools, isinstance(model, OpenAIModel), lang)
         record = self._record(result, assessment.sanitized, context, started, tools)
         record |= {"success": success, "outcomes": redact(tools.outcomes), "model_summary": redact(model_summary)}
         self._add(record)
@@ -599,6 +598,20 @@ class Assistant:
             "model": result.model,
             "error": result.error,
         }
+
+    async def _summary(self, result: RunResult, tools: HassTools, llm: bool, lang: str) -> str:
+        """What ``ask`` returns and Assist speaks, in ``lang``: after a model's run that did anything, or a run that
+        stopped (a provider failure, the budget, the iteration limit), the outcome report and why it stopped
+        (outcomes, not claims: the model's text is dropped); else the run's own summary (a model's answer, the
+        offline planner's)."""
+        stopped = None
+        if result.error_key is not None:  # a provider failure: the integration's translated message
+            stopped = await async_exception_text(self.hass, lang, result.error_key)
+        elif result.stop_key is not None:
+            stopped = say(result.stop_key, lang, **result.stop_args)
+        if (llm and tools.outcomes) or stopped is not None:
+            return report(tools.outcomes, lang, stopped)
+        return result.summary
 
     def _record(
         self, result: RunResult, request: str, context: Context, started: datetime, tools: HassTools

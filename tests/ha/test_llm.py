@@ -595,3 +595,46 @@ async def test_a_calendar_title_with_instructions_does_not_widen_the_request(
     assert planner.states["dishwasher"].plan is dishwasher  # neither planned nor cleared
     assert planner.states["ev"].plan is not None and planner.states["ev"].plan is not ev  # the request's plan
     assert changes == {}
+
+
+async def test_a_german_assist_request_hears_german_outcomes_refusals_and_stops(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    """Assist in German: the outcome report, the out-of-scope refusal (no model call) and the loop's stop."""
+    from homeassistant.components import conversation
+
+    scripted, _ = provider
+    await _lights(hass)
+    er.async_get(hass).async_update_entity("input_boolean.lamp_1", aliases={"Kitchen light", "Küchenlicht"})
+    await hass.async_block_till_done()
+    changes = state_changes(hass)
+
+    async def hear(text: str) -> str:
+        spoken = await conversation.async_converse(hass, text, None, Context(), language="de",
+                                                   agent_id="conversation.agentic_hems")
+        return str(spoken.response.speech["plain"]["speech"])
+
+    scripted.replies = [
+        "ACTION: EVALUATE_COMMAND | intent=turn_on | device_alias=kitchen light",
+        "ACTION: EVALUATE_COMMAND | intent=turn_on | device_alias=hall light",  # not asked for
+        "ACTION: FINISH | summary=Beide Lichter sind an.",
+    ]
+    assert await hear("Schalte das Küchenlicht ein") == (
+        "turn_on input_boolean.lamp_1: ausgeführt. turn_on input_boolean.lamp_2: von der Prüfung „Richtlinie“ "
+        "blockiert (die Anfrage verlangt turn_on für input_boolean.lamp_2 nicht).")
+    assert changes == {"input_boolean.lamp_1": 1}
+    assert llm_entry.runtime_data.assistant.runs[-1]["model_summary"] == "Beide Lichter sind an."
+
+    asked = len(scripted.requests)
+    assert await hear("Erzähl mir einen Witz über den Strompreis") == (
+        "Ich kann nur bei Aufgaben des Energiemanagements im Haus helfen, etwa beim Planen von Geräten\n"
+        "(Waschmaschine, Geschirrspüler, E-Auto, Wärmepumpe) und beim Optimieren des Energieverbrauchs.\n"
+        "Frag mich nach der Planung deiner flexiblen Lasten oder nach den Strompreisen.")
+    assert len(scripted.requests) == asked  # refused before any model call
+
+    scripted.replies = ["ACTION: GET_PRICES"] * 15
+    assert await hear("Wann ist der Strom am billigsten?") == "Nach 15 Schritten ohne Abschluss abgebrochen."
+    assert llm_entry.runtime_data.assistant.runs[-1]["error"] == "stopped after 15 iterations without FINISH"
+    scripted.replies = ["ACTION: GET_PRICES"] * 15
+    english = await ask(hass, "When is electricity cheapest?")
+    assert english["summary"] == "Stopped after 15 iterations without finishing."

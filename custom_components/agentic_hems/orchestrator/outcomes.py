@@ -5,8 +5,9 @@ The assistant's tools record one outcome per device command (its gate outcome: `
 ``blocked``, ``pending_confirmation``, ``failed``, ...) and per plan (``stored``, ``cancelled`` or ``not_planned``).
 When a language model drove a run that did anything, the summary that ``ask`` returns and Assist speaks is
 :func:`report` of those outcomes; the model's closing FINISH text is dropped from it (the run keeps it as
-``model_summary``), so no model can state an action that did not happen. A run that did nothing (a question
-answered) keeps the model's answer. :func:`fulfilled` says whether anything the person asked for happened.
+``model_summary``), so no model can state an action that did not happen. :func:`fulfilled` says whether anything the
+person asked for happened. Every sentence exists in English and German (:mod:`.texts`); an English sentence carries
+the gate's own reason, a German one the German wording of the reasons :func:`reason_id` identifies.
 """
 
 from __future__ import annotations
@@ -14,11 +15,35 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..gates.keeper import CONTROL_OFF, PENDING_LIMIT
+from .texts import GATES_DE, REASONS_DE, TEXTS, local_time, number, say
+
 COMMAND = "command"
 PLAN = "plan"
 # A command that went through: it ran, or it waits for an administrator (the person decides).
 EFFECTIVE_COMMANDS = frozenset({"executed", "pending_confirmation"})
 EFFECTIVE_PLANS = frozenset({"stored", "cancelled"})
+
+
+def reason_id(record: Mapping[str, Any]) -> str | None:
+    """Which known reason ended a command, from its trace record's last gate result: ``nothing_requested`` or
+    ``not_requested`` (intent binding), ``grid_setpoint``, ``pending_limit``, ``control_off``, ``dry_run_requested``,
+    ``policy_deny``; None for any other."""
+    gates = record.get("gate_results") or []
+    last: Mapping[str, Any] = gates[-1] if gates else {}
+    evidence = last.get("evidence") or {}
+    binding = evidence.get("intent_binding") or {}
+    if binding.get("bound") is False:
+        return "not_requested" if binding.get("requested") else "nothing_requested"
+    if evidence.get("grid_setpoint"):
+        return "grid_setpoint"
+    if PENDING_LIMIT in evidence:
+        return "pending_limit"
+    if evidence.get("dry_run"):
+        return "control_off" if str(last.get("reason", "")).endswith(CONTROL_OFF) else "dry_run_requested"
+    if last.get("gate") == "policy" and evidence.get("action") == "deny":
+        return "policy_deny"
+    return None
 
 
 def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
@@ -31,6 +56,7 @@ def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any]) -> 
         "outcome": record.get("outcome"),
         "failed_gate": record.get("failed_gate"),
         "reason": gates[-1].get("reason") if gates else None,
+        "reason_id": reason_id(record),
         "trace_id": record.get("trace_id"),
     }
 
@@ -39,7 +65,7 @@ def refused_command(action: Mapping[str, Any] | None, error: str) -> dict[str, A
     """A device command the orchestrator refused before the gates (it did not validate)."""
     args = (action or {}).get("args") or {}
     return {"kind": COMMAND, "intent": args.get("intent"), "target": args.get("device_alias"),
-            "outcome": "invalid", "failed_gate": None, "reason": error, "trace_id": None}
+            "outcome": "invalid", "failed_gate": None, "reason": error, "reason_id": None, "trace_id": None}
 
 
 def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -53,53 +79,56 @@ def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
     return {"kind": PLAN, **plan, "outcome": outcome}
 
 
-def plan_line(plan: Mapping[str, Any]) -> str:
-    """One sentence for a plan observation: cleared, its window and cost, or why it was not planned."""
+def _german(key: Any, outcome: Mapping[str, Any]) -> str | None:
+    """The German wording of reason ``key`` (with the outcome's intent and target), or None."""
+    text = REASONS_DE.get(str(key))
+    return None if text is None else text.format(intent=outcome.get("intent"), target=outcome.get("target"))
+
+
+def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
+    """One sentence for a plan observation in ``lang``: cleared, its window and cost, or why it was not planned."""
+    appliance = plan.get("appliance")
     if plan.get("cancelled"):
-        return f"{plan.get('appliance')}: plan cleared."
+        return say("plan.cleared", lang, appliance=appliance)
     if plan.get("feasible"):
         savings = plan.get("savings")
         if isinstance(savings, int | float) and savings < 0:
-            note = f"{-savings} more than starting now: the main fuse is shared with the other plans"
+            note = say("plan.shared_fuse", lang, extra=number(-savings, lang))
         else:
-            note = f"saves {savings}"
-        return (
-            f"{plan.get('appliance')}: {plan.get('start_local')} to {plan.get('end_local')}, "
-            f"{plan.get('cost')} {plan.get('currency')} ({note})."
-        )
-    why = plan.get("detail") or plan.get("reason") or plan.get("error")
-    return f"{plan.get('appliance')}: not planned: {why}."
+            note = say("plan.saves", lang, savings=number(savings, lang))
+        return say("plan.window", lang, appliance=appliance, start=local_time(plan.get("start_local"), lang),
+                   end=local_time(plan.get("end_local"), lang), cost=number(plan.get("cost"), lang),
+                   currency=plan.get("currency"), note=note)
+    reason = plan.get("reason")
+    if lang == "de":
+        why = _german("plan_not_requested" if reason == "not_requested" else reason, plan)
+    else:
+        why = plan.get("detail") or reason or plan.get("error")
+    return say("plan.not_planned", lang, appliance=appliance, why=f": {why}" if why else "")
 
 
-_COMMAND_TEXT = {
-    "executed": "executed",
-    "pending_confirmation": "waits for an administrator to confirm it",
-    "dry_run": "not executed (dry run)",
-    "failed": "failed",
-    "cancelled": "cancelled",
-    "rejected": "rejected",
-    "expired": "expired",
-    "invalid": "not run, the command was invalid",
-}
+_WITH_REASON = ("blocked", "dry_run", "failed", "invalid")
 
 
-def command_line(outcome: Mapping[str, Any]) -> str:
-    """One sentence for a command outcome, e.g. ``unlock lock.front_door: blocked by the policy gate (...)``."""
-    what = f"{outcome.get('intent')} {outcome.get('target')}"
+def command_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
+    """One sentence for a command outcome in ``lang``, e.g. ``unlock lock.front_door: blocked by the policy gate
+    (...)``."""
     state = str(outcome.get("outcome"))
-    reason = outcome.get("reason")
-    if state == "blocked":
-        return f"{what}: blocked by the {outcome.get('failed_gate')} gate ({reason})."
-    text = _COMMAND_TEXT.get(state, state)
-    return f"{what}: {text} ({reason})." if state in ("dry_run", "failed", "invalid") and reason else f"{what}: {text}."
+    key = f"command.{state}" if f"command.{state}" in TEXTS else "command.other"
+    reason = _german(outcome.get("reason_id"), outcome) if lang == "de" else outcome.get("reason")
+    gate = outcome.get("failed_gate")
+    return say(key, lang, what=f"{outcome.get('intent')} {outcome.get('target')}", state=state,
+               gate=GATES_DE.get(str(gate), gate) if lang == "de" else gate,
+               why=f" ({reason})" if reason and state in _WITH_REASON else "")
 
 
-def report(outcomes: Sequence[Mapping[str, Any]], error: str | None = None) -> str:
-    """The summary of a run: one sentence per outcome in order, then why the run stopped (if it did)."""
-    lines = [command_line(o) if o.get("kind") == COMMAND else plan_line(o) for o in outcomes]
-    if error:
-        lines.append(f"Stopped: {error}.")
-    return " ".join(lines) or "Nothing was done."
+def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str | None = None) -> str:
+    """The summary of a run in ``lang``: one sentence per outcome in order, then ``stopped`` (why the run stopped,
+    already in ``lang``) if given; "Nothing was done." when both are empty."""
+    lines = [command_line(o, lang) if o.get("kind") == COMMAND else plan_line(o, lang) for o in outcomes]
+    if stopped:
+        lines.append(stopped)
+    return " ".join(lines) or say("nothing_done", lang)
 
 
 def fulfilled(outcomes: Sequence[Mapping[str, Any]]) -> bool:
