@@ -60,7 +60,9 @@ from .gates.models import SOURCE_ORCHESTRATOR, RequestedAction
 from .orchestrator.agents import AGENT_KINDS, consult
 from .orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION
 from .orchestrator.loop import RunResult, Step, Usage, run_loop
-from .orchestrator.outcomes import command_outcome, fulfilled, plan_outcome, refused_command, report
+from .orchestrator.outcomes import (
+    claims_action, command_outcome, fulfilled, plan_outcome, refused_command, report,
+)
 from .orchestrator.texts import language as text_language, say
 from .orchestrator.parser import Reply
 from .prices.curve import ceil_slot, floor_slot
@@ -573,10 +575,12 @@ class Assistant:
         tools.outcomes.extend(  # commands that never reached the gates (invalid) are outcomes too
             refused_command(s.action, str(s.observation.get("error")))
             for s in result.steps if not s.executed and (s.action or {}).get("type") == EVALUATE_COMMAND)
+        llm = isinstance(model, OpenAIModel)
+        made_up = llm and result.success and not tools.outcomes and claims_action(result.summary)
         success = (result.success and all(p.get("feasible", True) for p in tools.plans.values())
-                   and fulfilled(tools.outcomes))
+                   and fulfilled(tools.outcomes, asked=bool(tools.requested)) and not made_up)
         model_summary = result.summary
-        result.summary = await self._summary(result, tools, isinstance(model, OpenAIModel), lang)
+        result.summary = await self._summary(result, tools, llm, lang)
         record = self._record(result, assessment.sanitized, context, started, tools)
         record |= {"success": success, "outcomes": redact(tools.outcomes), "model_summary": redact(model_summary)}
         self._add(record)
@@ -600,16 +604,18 @@ class Assistant:
         }
 
     async def _summary(self, result: RunResult, tools: HassTools, llm: bool, lang: str) -> str:
-        """What ``ask`` returns and Assist speaks, in ``lang``: after a model's run that did anything, or a run that
-        stopped (a provider failure, the budget, the iteration limit), the outcome report and why it stopped
-        (outcomes, not claims: the model's text is dropped); else the run's own summary (a model's answer, the
-        offline planner's)."""
+        """What ``ask`` returns and Assist speaks, in ``lang``. Outcomes, not claims: the outcome report (and why the
+        run stopped) after a run that stopped (a provider failure, the budget, the iteration limit) and after a
+        model's run that did anything, or did nothing although the request asked for something or its closing text
+        claims an action ("Nothing was done."). Else the run's own summary: a model's answer to a question, or the
+        offline planner's (built from the observations)."""
         stopped = None
         if result.error_key is not None:  # a provider failure: the integration's translated message
             stopped = await async_exception_text(self.hass, lang, result.error_key)
         elif result.stop_key is not None:
             stopped = say(result.stop_key, lang, **result.stop_args)
-        if (llm and tools.outcomes) or stopped is not None:
+        claim = result.success and (bool(tools.requested) or claims_action(result.summary))
+        if (llm and (tools.outcomes or claim)) or stopped is not None:
             return report(tools.outcomes, lang, stopped)
         return result.summary
 

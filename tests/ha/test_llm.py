@@ -336,7 +336,7 @@ async def test_call_agent_is_checked_against_the_optimum(
     bad = json.dumps({"slot": slot, "duration_min": 150, "cost": 0.01, "reasoning": "trust me"})
     scripted.replies = [f"ACTION: CALL_AGENT | appliance=Dishwasher | deadline={deadline.isoformat()}", bad, bad,
                         "ACTION: FINISH | summary=checked"]
-    response = await ask(hass, "Ask the dishwasher agent")
+    response = await ask(hass, "When should the dishwasher run?")  # a question: the answer keeps its words
     assert response["success"]
     run = llm_entry.runtime_data.assistant.runs[-1]
     result = run["agent_results"]["Dishwasher"]
@@ -638,3 +638,39 @@ async def test_a_german_assist_request_hears_german_outcomes_refusals_and_stops(
     scripted.replies = ["ACTION: GET_PRICES"] * 15
     english = await ask(hass, "When is electricity cheapest?")
     assert english["summary"] == "Stopped after 15 iterations without finishing."
+
+
+async def test_a_claimed_action_without_any_command_is_reported_as_nothing_done(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    """The model sends no command and FINISHes claiming one: the summary says nothing was done, in the request's
+    language; a question answered with a state keeps the model's words."""
+    from homeassistant.components import conversation
+
+    scripted, _ = provider
+    await _lights(hass)
+    er.async_get(hass).async_update_entity("input_boolean.lamp_1", aliases={"Kitchen light", "Küchenlicht"})
+    await hass.async_block_till_done()
+    changes = state_changes(hass)
+    runs = llm_entry.runtime_data.assistant.runs
+
+    scripted.replies = ["ACTION: FINISH | summary=I unlocked the front door for you."]
+    response = await ask(hass, "Unlock the front door")  # asked for: nothing happened
+    assert (response["success"], response["summary"], response["outcomes"]) == (False, "Nothing was done.", [])
+    assert runs[-1]["model_summary"] == "I unlocked the front door for you." and runs[-1]["success"] is False
+
+    scripted.replies = ["ACTION: FINISH | summary=Ich habe das Licht eingeschaltet."]
+    spoken = await conversation.async_converse(hass, "Schalte das Küchenlicht ein", None, Context(), language="de",
+                                               agent_id="conversation.agentic_hems")
+    assert spoken.response.speech["plain"]["speech"] == "Es wurde nichts ausgeführt."
+    assert spoken.response.response_type.value == "query_answer"
+    assert runs[-1]["model_summary"] == "Ich habe das Licht eingeschaltet." and runs[-1]["success"] is False
+
+    scripted.replies = ["ACTION: FINISH | summary=It was cold, so I set the thermostat to 22 degrees."]
+    claimed = await ask(hass, "How warm is it in the living room?")  # a question, and an action claimed
+    assert (claimed["success"], claimed["summary"]) == (False, "Nothing was done.")
+
+    scripted.replies = ["ACTION: FINISH | summary=Yes, the front door is locked."]
+    answer = await ask(hass, "Is the front door locked?")
+    assert (answer["success"], answer["summary"]) == (True, "Yes, the front door is locked.")
+    assert changes == {} and hass.states.get("lock.front_door").state == "locked"

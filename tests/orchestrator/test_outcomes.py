@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from custom_components.agentic_hems.orchestrator.outcomes import (
-    command_line, plan_line, reason_id, refused_command, report,
+    claims_action, command_line, fulfilled, plan_line, reason_id, refused_command, report,
 )
 from custom_components.agentic_hems.orchestrator.texts import REASONS_DE, TEXTS, language, say
 from custom_components.agentic_hems.security import OUT_OF_SCOPE_MESSAGE
@@ -132,3 +132,39 @@ def test_the_report() -> None:
         "Nach 15 Schritten ohne Abschluss abgebrochen.")
     assert report([]) == "Nothing was done." and report([], "de") == "Es wurde nichts ausgeführt."
     assert report([], "de", "Abgebrochen.") == "Abgebrochen."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I unlocked the front door for you.", "I have turned on the kitchen light", "I’ve switched off the lights",
+        "We scheduled the dishwasher for 02:00.", "The light has been turned on.", "The kettle is now on",
+        "Done, the kettle is on.", "The dishwasher was scheduled for 02:00", "Sure! I just opened the garage.",
+        "Ich habe das Licht eingeschaltet.", "Habe ich erledigt.", "Die Tür wurde geöffnet.", "Das Licht ist jetzt aus.",
+        "Die Spülmaschine ist jetzt für 2 Uhr eingeplant.", "Wir haben die Heizung auf 21 Grad gestellt.",
+        "Erledigt: die Wallbox lädt.",
+    ],
+)
+def test_claims_of_an_action(text: str) -> None:
+    assert claims_action(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The front door is locked.", "Electricity is cheapest at 02:00.", "Start the dishwasher at 02:00 to save 0.40.",
+        "I cannot unlock doors.", "Two lights are on.", "I recommend running it tonight.", OUT_OF_SCOPE_MESSAGE,
+        "The kitchen light is on and the hall light is off.", "Das Licht ist an.", "Die Tür ist geschlossen.",
+        "Der Strom ist morgen um 3 Uhr am günstigsten.", "Ich kann die Tür nicht öffnen.", "",
+    ],
+)
+def test_states_answers_and_advice_are_no_claims(text: str) -> None:
+    assert not claims_action(text)
+
+
+def test_fulfilled() -> None:
+    blocked, done = outcome("blocked", "r", None, "policy"), outcome("executed")
+    assert fulfilled([]) and not fulfilled([], asked=True)  # a question answered; a request with nothing done
+    assert not fulfilled([blocked]) and fulfilled([blocked, done]) and fulfilled([PLANNED], asked=True)
+    assert not fulfilled([{"kind": "plan", "appliance": "EV", "outcome": "not_planned"}], asked=True)
+    assert fulfilled([outcome("pending_confirmation")], asked=True)

@@ -3,16 +3,19 @@ person decides").
 
 The assistant's tools record one outcome per device command (its gate outcome: ``executed``, ``dry_run``,
 ``blocked``, ``pending_confirmation``, ``failed``, ...) and per plan (``stored``, ``cancelled`` or ``not_planned``).
-When a language model drove a run that did anything, the summary that ``ask`` returns and Assist speaks is
-:func:`report` of those outcomes; the model's closing FINISH text is dropped from it (the run keeps it as
-``model_summary``), so no model can state an action that did not happen. :func:`fulfilled` says whether anything the
-person asked for happened. Every sentence exists in English and German (:mod:`.texts`); an English sentence carries
+When a language model drove a run that did anything, or that did nothing although the person asked for something
+(their request reads into requested actions) or although its closing text claims an action (:func:`claims_action`),
+the summary that ``ask`` returns and Assist speaks is :func:`report` of those outcomes ("Nothing was done." for none);
+the model's closing FINISH text is dropped from it (the run keeps it as ``model_summary``), so no model can state an
+action that did not happen. Only an answer to a question, with no action claimed, keeps the model's words.
+:func:`fulfilled` says whether anything the person asked for happened. Every sentence exists in English and German (:mod:`.texts`); an English sentence carries
 the gate's own reason, a German one the German wording of the reasons :func:`reason_id` identifies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import re
 from typing import Any
 
 from ..gates.keeper import CONTROL_OFF, PENDING_LIMIT
@@ -131,12 +134,54 @@ def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str
     return " ".join(lines) or say("nothing_done", lang)
 
 
-def fulfilled(outcomes: Sequence[Mapping[str, Any]]) -> bool:
-    """False when device commands were asked and none executed or waits for confirmation, and no plan was stored or
-    cancelled; True otherwise (also when nothing was asked: a question answered)."""
+def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False) -> bool:
+    """Whether what was asked happened: when device commands were proposed, or the person ``asked`` for something
+    (their request reads into requested actions), at least one command executed or waits for confirmation, or a plan
+    was stored or cancelled. True otherwise (a question answered)."""
     commands = [o for o in outcomes if o.get("kind") == COMMAND]
-    if not commands:
+    if not commands and not asked:
         return True
     return any(o.get("outcome") in EFFECTIVE_COMMANDS for o in commands) or any(
         o.get("kind") == PLAN and o.get("outcome") in EFFECTIVE_PLANS for o in outcomes
     )
+
+
+# Claims of an action in a model's closing text (English and German). A state ("the door is locked", "das Licht ist
+# an") is no claim; a first-person or passive report of an action is ("I unlocked", "has been turned on", "is now on",
+# "Ich habe ... eingeschaltet", "wurde geöffnet", "ist jetzt aus").
+_PAST = (r"(turned|switched|unlocked|opened|closed|locked|set|started|stopped|scheduled|planned|cancell?ed|charged|"
+         r"dimmed|brightened|activated|deactivated|enabled|disabled|executed|triggered|adjusted|changed|lowered|raised|"
+         r"paused|resumed|pressed)")
+_PARTICIPLES = frozenset({
+    "eingeschaltet", "ausgeschaltet", "angeschaltet", "abgeschaltet", "angemacht", "ausgemacht", "geöffnet",
+    "aufgemacht", "geschlossen", "zugemacht", "verriegelt", "entriegelt", "abgeschlossen", "aufgeschlossen",
+    "zugesperrt", "aufgesperrt", "gestartet", "gestoppt", "angehalten", "geplant", "eingeplant", "gesetzt", "gestellt",
+    "eingestellt", "storniert", "gelöscht", "abgebrochen", "aktiviert", "deaktiviert", "gedimmt", "geladen",
+    "ausgeführt", "gedrückt", "erledigt",
+})
+_CLAIMS = tuple(re.compile(p, re.IGNORECASE) for p in (
+    rf"\b(i|we)('ve| have)?(\s+\w+){{0,2}}?\s+{_PAST}\b",
+    rf"\b(has|have|had) been\s+(\w+\s+)?{_PAST}\b",
+    rf"\b(was|were)\s+(just\s+|successfully\s+)?{_PAST}\b",
+    rf"\b(is|are)\s+now\s+(on|off|open|closed|locked|unlocked|running|charging|{_PAST})\b",
+    r"^\s*(done|erledigt)\b",
+    rf"\b(ist|sind)\s+(jetzt|nun|soeben|gerade)\s+(\S+\s+){{0,4}}?({'|'.join(sorted(_PARTICIPLES))}|an|aus|offen|zu)\b",
+))
+
+
+def _german_perfect(sentence: str) -> bool:
+    """A German perfect or passive of an action in ``sentence``, in any word order: "ich/wir" with "habe/haben"
+    and a participle ("Ich habe das Licht eingeschaltet"), or "wurde(n)" and one ("Die Tür wurde geöffnet")."""
+    words = set(re.findall(r"\w+", sentence.casefold()))
+    if not words & _PARTICIPLES:
+        return False
+    return bool(words & {"wurde", "wurden"}) or bool(words & {"ich", "wir"} and words & {"habe", "hab", "haben"})
+
+
+def claims_action(text: str) -> bool:
+    """True when ``text`` (a model's closing summary) reports an action as done, in English or German: "I unlocked
+    the front door", "The light has been turned on", "The kettle is now on", "Done.", "Ich habe das Licht
+    eingeschaltet", "Die Tür wurde geöffnet", "Das Licht ist jetzt aus". Each sentence is read on its own; a
+    description of a state ("the door is locked") or a recommendation ("start it at 02:00") is no claim."""
+    sentences = re.split(r"[.!?;\n]+", text.replace("’", "'"))
+    return any(_german_perfect(s) or any(p.search(s) for p in _CLAIMS) for s in sentences)
