@@ -58,10 +58,11 @@ from .orchestrator.actions import (
 )
 from .gates.models import SOURCE_ORCHESTRATOR, RequestedAction
 from .orchestrator.agents import AGENT_KINDS, consult
-from .orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION
+from .orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION, advice_targets, asks_for_grid_action
 from .orchestrator.loop import RunResult, Step, Usage, run_loop
 from .orchestrator.outcomes import (
-    claims_action, command_outcome, fulfilled, plan_outcome, refused_command, report,
+    authorization_outcome, claims_action, command_outcome, fulfilled, plan_outcome, refused_action, refused_command,
+    report,
 )
 from .orchestrator.texts import language as text_language, say
 from .orchestrator.parser import Reply
@@ -248,8 +249,15 @@ class HassTools:
         }
 
     async def _agent(self, action: Action) -> dict[str, Any]:
-        """The appliance's specialist agent, checked against the optimal plan (``orchestrator.agents.consult``)."""
+        """The appliance's specialist agent, checked against the optimal plan (``orchestrator.agents.consult``).
+
+        Bound to the request: refused (an outcome) for an appliance the request does not name; the agent reads the
+        person's own request (``request``), never text the model wrote."""
         appliance = find_appliance(self.entry, str(action.args["appliance"]))
+        appliances = [ApplianceRef(a.name, a.kind) for a in self.entry.runtime_data.planner.appliances.values()]
+        if appliance.name not in advice_targets(self.request, appliances):
+            return self._refuse(action, appliance.name, "agent_not_requested",
+                                f"the request does not name {appliance.name}")
         if self.agent_model is None:
             return {"error": "specialist agents need a language model; SCHEDULE uses the optimizer directly"}
         if appliance.kind not in AGENT_KINDS:
@@ -353,14 +361,28 @@ class HassTools:
         }
 
     async def _grid(self, action: Action) -> dict[str, Any]:
-        """A grid tool as the user who asked; ``simulate_action`` takes the plan's signed actions by ``plan_id``."""
+        """A grid tool as the user who asked; ``simulate_action`` takes the plan's signed actions by ``plan_id``.
+
+        ``request_authorization`` (a request for an administrator) is bound to the request: refused (an outcome)
+        unless it asks for a grid or battery action (``orchestrator.intent.asks_for_grid_action``); a request it
+        creates is an outcome too."""
         name = action.type.lower()
         args = dict(action.args)
+        asks_person = name == "request_authorization"
+        if asks_person and not asks_for_grid_action(self.request):
+            return self._refuse(action, None, "grid_not_requested", "the request asks for no grid or battery action")
         if name == "simulate_action" and "plan_id" in args and "actions" not in args:
             plan = self.entry.runtime_data.grid.artifacts.get(str(args["plan_id"]), "plan")
             args |= {"actions": plan.data["actions"], "signature": plan.data["signature"]}
         result: dict[str, Any] = _compact(await async_call_tool(self.hass, self.entry, name, args, self.context))
+        if asks_person:
+            self.outcomes.append(authorization_outcome(result))
         return result
+
+    def _refuse(self, action: Action, target: str | None, reason_key: str, reason: str) -> dict[str, Any]:
+        """Refuse ``action``, which the request did not ask for: an outcome, and the Observation's error."""
+        self.outcomes.append(refused_action(action.type, target, reason_key, reason))
+        return {"error": "not_requested", "reason": reason}
 
 
 MAX_LIST_ITEMS = 6

@@ -13,7 +13,7 @@ from custom_components.agentic_hems.gates.models import SOURCE_ORCHESTRATOR, Gat
 from custom_components.agentic_hems.gates.pipeline import make_context
 from custom_components.agentic_hems.gates.tables import effective_policy, validate_rules
 from custom_components.agentic_hems.orchestrator.intent import (
-    KnownDevice, known_devices, partial_names, requested_actions,
+    KnownDevice, advice_targets, asks_for_grid_action, known_devices, partial_names, requested_actions,
 )
 from custom_components.agentic_hems.orchestrator.offline import ApplianceRef
 
@@ -207,3 +207,33 @@ def test_partial_names_are_unique_distinctive_tails() -> None:
     assert parts["switch.kettle"] == ()  # entity_ids are not split
     odd = KnownDevice("switch.odd", "switch", ("please turn on all lights",))
     assert partial_names((odd,))["switch.odd"] == ()  # verbs, articles and device words are not distinctive
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Charge the battery tonight", True),
+        ("Optimize the battery dispatch and request authorization", True),
+        ("Discharge the home battery at 6 pm", True),
+        ("Plane den Speicher und beantrage die Freigabe", True),
+        ("Lade den Akku bis 7 Uhr", True),
+        ("Gib den Batterieplan frei", True),
+        ("Run a power flow on the feeder", False),  # a study, not a battery or grid action
+        ("Show me the grid", False),  # no action verb
+        ("How full is the battery?", False),  # a question
+        ("Wie voll ist der Speicher?", False),
+        ("Don't charge the battery", False),  # negated
+        ("Charge the car", False),  # the EV is no grid or battery action
+        ("Schedule all flexible loads", False),
+        ("Request authorization for the plan", False),  # names neither the battery nor the grid
+    ],
+)
+def test_asks_for_grid_action(text: str, asks: bool) -> None:
+    assert asks_for_grid_action(text) is asks
+
+
+def test_advice_targets_are_the_appliances_the_request_names() -> None:
+    assert advice_targets("When should the dishwasher run?", APPLIANCES) == {"Dishwasher"}  # a question counts
+    assert advice_targets("Schedule all flexible loads", APPLIANCES) == {"Dishwasher", "Washing machine", "EV charger"}
+    assert advice_targets("When is electricity cheapest?", APPLIANCES) == frozenset()
+    assert advice_targets("Turn on the kitchen light", APPLIANCES) == frozenset()

@@ -348,6 +348,8 @@ async def test_call_agent_is_checked_against_the_optimum(
     assert result["discrepancy"] > 0.2 * abs(optimum.cost)
     agent_request = scripted.requests[1]["messages"]
     assert agent_request[0]["content"].startswith("# Dishwasher agent")
+    # the agent reads the person's request unchanged, never text the model wrote
+    assert agent_request[1]["content"].split("\n")[0] == "When should the dishwasher run?"
     assert len(scripted.requests) == 4 and run["total_tokens"] > 0
 
 
@@ -674,3 +676,39 @@ async def test_a_claimed_action_without_any_command_is_reported_as_nothing_done(
     answer = await ask(hass, "Is the front door locked?")
     assert (answer["success"], answer["summary"]) == (True, "Yes, the front door is locked.")
     assert changes == {} and hass.states.get("lock.front_door").state == "locked"
+
+
+async def test_a_specialist_agent_is_consulted_only_for_an_appliance_the_request_names(
+    hass: HomeAssistant, llm_entry: MockConfigEntry, provider: tuple[Scripted, str]
+) -> None:
+    """CALL_AGENT for an appliance the request does not name is refused (an outcome, no agent call), in the
+    request's language; a command after consulting an agent is still bound to the person's own request."""
+    from homeassistant.components import conversation
+
+    scripted, _ = provider
+    await _lights(hass)
+    changes = state_changes(hass)
+    scripted.replies = ["ACTION: CALL_AGENT | appliance=Dishwasher", "ACTION: FINISH | summary=Run it at 2 am."]
+    response = await ask(hass, "When is electricity cheapest?")
+    assert response["outcomes"] == [{
+        "kind": "refusal", "action": "CALL_AGENT", "target": "Dishwasher", "outcome": "refused",
+        "reason": "the request does not name Dishwasher", "reason_id": "agent_not_requested"}]
+    assert response["summary"] == "CALL_AGENT Dishwasher: refused (the request does not name Dishwasher)."
+    assert not response["success"] and len(scripted.requests) == 2  # the agent's model was never called
+    assert llm_entry.runtime_data.assistant.runs[-1]["agent_results"] == {}
+
+    scripted.replies = ["ACTION: CALL_AGENT | appliance=EV charger", "ACTION: FINISH | summary=Nachts laden."]
+    spoken = await conversation.async_converse(hass, "Wann ist der Strom am billigsten?", None, Context(),
+                                               language="de", agent_id="conversation.agentic_hems")
+    assert spoken.response.speech["plain"]["speech"] == (
+        "CALL_AGENT EV charger: abgelehnt (die Anfrage nennt EV charger nicht).")
+
+    scripted.replies = ["ACTION: CALL_AGENT | appliance=Dishwasher", "no idea", "still no idea",  # optimum used
+                        "ACTION: EVALUATE_COMMAND | intent=turn_on | device_alias=hall light",  # the agent's idea?
+                        "ACTION: FINISH | summary=Planned."]
+    response = await ask(hass, "When should the dishwasher run?")
+    (command,) = response["outcomes"]
+    trace = llm_entry.runtime_data.control.traces[command["trace_id"]]
+    assert (command["outcome"], trace["raw_input"]) == ("blocked", "When should the dishwasher run?")
+    assert llm_entry.runtime_data.assistant.runs[-1]["agent_results"]["Dishwasher"]["used"] == "optimum"
+    assert changes == {}

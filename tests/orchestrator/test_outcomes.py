@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from custom_components.agentic_hems.orchestrator.outcomes import (
-    claims_action, command_line, fulfilled, plan_line, reason_id, refused_command, report,
+    authorization_outcome, claims_action, command_line, fulfilled, plan_line, reason_id, refused_action,
+    refused_command, report,
 )
 from custom_components.agentic_hems.orchestrator.texts import REASONS_DE, TEXTS, language, say
 from custom_components.agentic_hems.security import OUT_OF_SCOPE_MESSAGE
@@ -168,3 +169,21 @@ def test_fulfilled() -> None:
     assert not fulfilled([blocked]) and fulfilled([blocked, done]) and fulfilled([PLANNED], asked=True)
     assert not fulfilled([{"kind": "plan", "appliance": "EV", "outcome": "not_planned"}], asked=True)
     assert fulfilled([outcome("pending_confirmation")], asked=True)
+
+
+def test_refusals_and_authorization_requests() -> None:
+    refused = refused_action("REQUEST_AUTHORIZATION", None, "grid_not_requested",
+                             "the request asks for no grid or battery action")
+    agent = refused_action("CALL_AGENT", "Dishwasher", "agent_not_requested", "the request does not name Dishwasher")
+    pending = authorization_outcome({"request_id": "auth_1", "status": "pending", "reasons": []})
+    denied = authorization_outcome({"request_id": "auth_2", "status": "denied", "reasons": ["a", "b"]})
+    assert report([refused, agent, pending, denied]) == (
+        "REQUEST_AUTHORIZATION: refused (the request asks for no grid or battery action). CALL_AGENT Dishwasher: "
+        "refused (the request does not name Dishwasher). request_authorization: request auth_1 waits for an "
+        "administrator to approve it. request_authorization: request auth_2 was denied (a; b).")
+    assert report([refused, agent, pending, denied], "de") == (
+        "REQUEST_AUTHORIZATION: abgelehnt (die Anfrage verlangt keine Netz- oder Batterieaktion). CALL_AGENT "
+        "Dishwasher: abgelehnt (die Anfrage nennt Dishwasher nicht). request_authorization: Anfrage auth_1 wartet auf "
+        "die Freigabe durch einen Administrator. request_authorization: Anfrage auth_2 wurde abgelehnt.")
+    assert not fulfilled([refused]) and not fulfilled([agent, denied]) and fulfilled([refused, pending])
+    assert fulfilled([pending], asked=True) and not fulfilled([denied], asked=True)

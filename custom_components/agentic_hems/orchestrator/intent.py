@@ -25,6 +25,17 @@ tool results), is read here, so nothing can widen it.
   to 30%"). A negated clause ("don't ...") asks for nothing.
 - Appliances: "schedule"/"cancel" pairs for the appliances :func:`.offline.understand` finds (by name, kind words
   or "all flexible loads").
+
+Two tools that reach a person are bound too. ``CALL_AGENT`` consults an appliance's specialist agent only for an
+appliance the request names (:func:`advice_targets`; a question counts, advice changes nothing by itself), and the
+agent reads the person's own request, never text a model wrote. ``request_authorization`` (a request an
+administrator must approve, with a repair issue and a notification) runs from a model's run only when
+:func:`asks_for_grid_action`: the request is no question and one of its clauses, not negated, names the battery or
+the grid ("battery", "Batterie", "Speicher", "Akku", "grid", "Netz", "dispatch", "setpoint") together with an action
+verb ("charge", "discharge", "plan", "schedule", "optimize", "run", "apply", "authorize", "request", "laden",
+"entladen", "planen", "freigeben", "beantragen", ...). "Charge the battery tonight" and "Plane den Speicher und
+beantrage die Freigabe" ask for one; "run a power flow on the feeder", "show me the grid" and "how full is the
+battery?" do not.
 """
 
 from __future__ import annotations
@@ -194,6 +205,30 @@ def _named(clause: str, devices: Sequence[KnownDevice], partial: Mapping[str, Se
         return any(a <= span[0] and span[1] <= b and (a, b) != span for a, b in every)
 
     return [d for d in devices if any(not inside(s) for s in spans[d.entity_id]) or _by_area_or_all(clause, d)]
+
+
+_GRID_WORDS = re.compile(r"\b(batter(?:y|ies)|batterie\w*|speicher\w*|akku\w*|grid|netz\w*|dispatch\w*|setpoints?|"
+                         r"sollwert\w*)\b")
+_GRID_VERBS = re.compile(
+    r"\b(charge|charging|discharge|discharging|plan|schedule|optimi[sz]e|dispatch|run|apply|execute|use|set|"
+    r"authori[sz]e|approve|request|lade|laden|entlade\w*|plane\w*|optimier\w*|nutze\w*|setze|stelle|steuer\w*|"
+    r"freigeben|gib\b.*\bfrei|beantrag\w*|genehmig\w*|ausführ\w*|umsetz\w*)\b"
+)
+
+
+def asks_for_grid_action(text: str) -> bool:
+    """True when the person's ``text`` asks for a grid or battery action (see the module docstring): what lets a
+    model's run call ``request_authorization``."""
+    if is_question(text):
+        return False
+    clauses = (c for c in _CLAUSES.split(fold(text)) if c and c.strip())
+    return any(_GRID_WORDS.search(c) and _GRID_VERBS.search(c) and not _NEGATED.search(c) for c in clauses)
+
+
+def advice_targets(text: str, appliances: Sequence[ApplianceRef]) -> frozenset[str]:
+    """The names of the ``appliances`` whose specialist agent a run may consult: those the person's ``text`` names
+    (by name, kind words or "all flexible loads", :func:`.offline.understand`), a question included."""
+    return frozenset(understand(text, appliances).appliances)
 
 
 def _supports(domain: str, action: str) -> bool:

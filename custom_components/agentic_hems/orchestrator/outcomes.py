@@ -2,7 +2,10 @@
 person decides").
 
 The assistant's tools record one outcome per device command (its gate outcome: ``executed``, ``dry_run``,
-``blocked``, ``pending_confirmation``, ``failed``, ...) and per plan (``stored``, ``cancelled`` or ``not_planned``).
+``blocked``, ``pending_confirmation``, ``failed``, ...), per plan (``stored``, ``cancelled`` or ``not_planned``), per
+authorization request (``pending`` or ``denied``) and per action refused because the request did not ask for it
+(``refused``: a specialist agent for an appliance the request does not name, an authorization request without a
+grid or battery action asked).
 When a language model drove a run that did anything, or that did nothing although the person asked for something
 (their request reads into requested actions) or although its closing text claims an action (:func:`claims_action`),
 the summary that ``ask`` returns and Assist speaks is :func:`report` of those outcomes ("Nothing was done." for none);
@@ -23,9 +26,12 @@ from .texts import GATES_DE, REASONS_DE, TEXTS, local_time, number, say
 
 COMMAND = "command"
 PLAN = "plan"
+AUTHORIZATION = "authorization"
+REFUSAL = "refusal"
 # A command that went through: it ran, or it waits for an administrator (the person decides).
 EFFECTIVE_COMMANDS = frozenset({"executed", "pending_confirmation"})
 EFFECTIVE_PLANS = frozenset({"stored", "cancelled"})
+_EFFECTIVE = {COMMAND: EFFECTIVE_COMMANDS, PLAN: EFFECTIVE_PLANS, AUTHORIZATION: frozenset({"pending"})}
 
 
 def reason_id(record: Mapping[str, Any]) -> str | None:
@@ -69,6 +75,20 @@ def refused_command(action: Mapping[str, Any] | None, error: str) -> dict[str, A
     args = (action or {}).get("args") or {}
     return {"kind": COMMAND, "intent": args.get("intent"), "target": args.get("device_alias"),
             "outcome": "invalid", "failed_gate": None, "reason": error, "reason_id": None, "trace_id": None}
+
+
+def refused_action(action: str, target: str | None, reason_key: str, reason: str) -> dict[str, Any]:
+    """An action refused because the person's request did not ask for it: ``action`` (its type) on ``target``, why
+    (``reason``, English) and the reason's id (``reason_key``, for the German summary)."""
+    return {"kind": REFUSAL, "action": action, "target": target, "outcome": "refused", "reason": reason,
+            "reason_id": reason_key}
+
+
+def authorization_outcome(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The outcome of a ``request_authorization`` call from its result: ``pending`` (an administrator decides) or
+    ``denied`` (the reasons, joined)."""
+    return {"kind": AUTHORIZATION, "request_id": result.get("request_id"), "outcome": result.get("status"),
+            "reason": "; ".join(str(r) for r in result.get("reasons") or []) or None}
 
 
 def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -125,25 +145,41 @@ def command_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
                why=f" ({reason})" if reason and state in _WITH_REASON else "")
 
 
+def other_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
+    """One sentence for an authorization request's or a refused action's outcome in ``lang``."""
+    reason = _german(outcome.get("reason_id"), outcome) if lang == "de" else outcome.get("reason")
+    why = f" ({reason})" if reason else ""
+    if outcome.get("kind") == REFUSAL:
+        what = " ".join(str(part) for part in (outcome.get("action"), outcome.get("target")) if part)
+        return say("refusal", lang, what=what, why=why)
+    key = "authorization.pending" if outcome.get("outcome") == "pending" else "authorization.denied"
+    return say(key, lang, request_id=outcome.get("request_id"), why=why)
+
+
+def _line(outcome: Mapping[str, Any], lang: str) -> str:
+    kind = outcome.get("kind")
+    if kind == COMMAND:
+        return command_line(outcome, lang)
+    return plan_line(outcome, lang) if kind == PLAN else other_line(outcome, lang)
+
+
 def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str | None = None) -> str:
     """The summary of a run in ``lang``: one sentence per outcome in order, then ``stopped`` (why the run stopped,
     already in ``lang``) if given; "Nothing was done." when both are empty."""
-    lines = [command_line(o, lang) if o.get("kind") == COMMAND else plan_line(o, lang) for o in outcomes]
+    lines = [_line(o, lang) for o in outcomes]
     if stopped:
         lines.append(stopped)
     return " ".join(lines) or say("nothing_done", lang)
 
 
 def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False) -> bool:
-    """Whether what was asked happened: when device commands were proposed, or the person ``asked`` for something
-    (their request reads into requested actions), at least one command executed or waits for confirmation, or a plan
-    was stored or cancelled. True otherwise (a question answered)."""
-    commands = [o for o in outcomes if o.get("kind") == COMMAND]
-    if not commands and not asked:
+    """Whether what was asked happened: when device commands were proposed, an action was refused, or the person
+    ``asked`` for something (their request reads into requested actions), at least one command executed or waits
+    for confirmation, a plan was stored or cancelled, or an authorization request waits for an administrator. True
+    otherwise (a question answered)."""
+    if not asked and not any(o.get("kind") in (COMMAND, REFUSAL) for o in outcomes):
         return True
-    return any(o.get("outcome") in EFFECTIVE_COMMANDS for o in commands) or any(
-        o.get("kind") == PLAN and o.get("outcome") in EFFECTIVE_PLANS for o in outcomes
-    )
+    return any(o.get("outcome") in _EFFECTIVE.get(str(o.get("kind")), ()) for o in outcomes)
 
 
 # Claims of an action in a model's closing text (English and German). A state ("the door is locked", "das Licht ist

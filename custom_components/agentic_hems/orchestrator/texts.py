@@ -38,6 +38,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "plan.shared_fuse": ("{extra} more than starting now: the main fuse is shared with the other plans",
                          "{extra} mehr als ein Start jetzt: die Hauptsicherung wird mit den anderen Plänen geteilt"),
     "plan.not_planned": ("{appliance}: not planned{why}.", "{appliance}: nicht geplant{why}."),
+    "refusal": ("{what}: refused{why}.", "{what}: abgelehnt{why}."),
+    "authorization.pending": ("request_authorization: request {request_id} waits for an administrator to approve it.",
+                              "request_authorization: Anfrage {request_id} wartet auf die Freigabe durch einen "
+                              "Administrator."),
+    "authorization.denied": ("request_authorization: request {request_id} was denied{why}.",
+                             "request_authorization: Anfrage {request_id} wurde abgelehnt{why}."),
     "nothing_done": ("Nothing was done.", "Es wurde nichts ausgeführt."),
     "stop.budget": ("Stopped: the {budget} s budget is spent.",
                     "Abgebrochen: Das Zeitbudget von {budget} s ist aufgebraucht."),
@@ -73,6 +79,8 @@ REASONS_DE: dict[str, str] = {
     "no_prices": "im Zeitfenster sind keine Preise bekannt",
     "power_limit": "die Hauptsicherung lässt keinen Platz",
     "invalid": "die Last ist ungültig",
+    "agent_not_requested": "die Anfrage nennt {target} nicht",
+    "grid_not_requested": "die Anfrage verlangt keine Netz- oder Batterieaktion",
 }
 GATES_DE = {
     "input_guard": "Eingabeprüfung", "schema": "Schema", "device_resolved": "Gerät gefunden", "capability": "Fähigkeit",
