@@ -64,7 +64,7 @@ from .orchestrator.outcomes import (
     authorization_outcome, claims_action, command_outcome, fulfilled, plan_outcome, refused_action, refused_command,
     report,
 )
-from .orchestrator.texts import language as text_language, say
+from .orchestrator.texts import language as text_language, rejection, say, window as window_text
 from .orchestrator.parser import Reply
 from .prices.curve import ceil_slot, floor_slot
 from .orchestrator.offline import TOMORROW, ApplianceRef, OfflinePlanner
@@ -526,8 +526,8 @@ class Assistant:
 
         ``language`` (Assist's; HA's configured language when None) chooses the language of the summary, English
         or German: outcome sentences, the offline planner's answer, the out-of-scope refusal and why a run stopped
-        (a provider failure, the time budget, the iteration limit); the run record keeps the English reason in
-        ``error``.
+        (a provider failure, the time budget, the iteration limit), and of the rejection's reason and the rate
+        limit's window in the errors; the run record keeps the English reason in ``error``.
 
         Raises:
             ServiceValidationError: the request is longer than ``MAX_ASK_CHARS`` (``input_too_large_chars``,
@@ -537,19 +537,19 @@ class Assistant:
         if len(text) > MAX_ASK_CHARS:
             self._refused(("too_large",), f"longer than {MAX_ASK_CHARS} characters", context)
             raise invalid("input_too_large_chars", maximum=str(MAX_ASK_CHARS), path="text")
+        lang = text_language(language or self.hass.config.language)
         assessment = assess(text)
         if not assessment.accepted:
             self._refused(assessment.flags, assessment.reason, context)
-            raise invalid("request_rejected", reason=assessment.reason)
+            raise invalid("request_rejected", reason=rejection(assessment, lang))
         if (window := self.limiter.check(context.user_id, dt_util.utcnow())) is not None:
             self._refused(("rate_limited",), f"limit per {window}", context)
-            raise invalid("rate_limited", window=window)
+            raise invalid("rate_limited", window=window_text(window, lang))
         if not assessment.in_scope:
             LOGGER.info("A request without home-energy keywords; the planner decides (seed 000 scope check)")
         started = dt_util.utcnow()
         if (spent := self.cost_today(started)) >= float(self.options[CONF_DAILY_COST_CAP]) > 0 and self._llm():
             raise invalid("cost_cap_reached", cost=f"{spent:.4f}")
-        lang = text_language(language or self.hass.config.language)
         model = self.model(lang)
         tools = HassTools(
             self.hass,

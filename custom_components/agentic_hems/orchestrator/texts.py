@@ -2,8 +2,9 @@
 
 :func:`say` fills one message in a language; :func:`language` maps a language code ("de", "de-CH", "en-GB", None)
 to ``en`` or ``de`` (anything not German is English). Outcome sentences (:mod:`.outcomes`), the offline planner's
-summaries, the loop's stop messages and the out-of-scope refusal come from here; provider failures are the shell's
-translations (``exceptions`` in translations/).
+summaries, the loop's stop messages and the out-of-scope refusal come from here, and the German placeholders of
+translated errors (:func:`rejection`, :func:`window`); provider failures are the shell's translations
+(``exceptions`` in translations/).
 
 Gate reasons are the gates' own English sentences (kept verbatim in traces and English summaries). German summaries
 say the reasons listed in :data:`REASONS_DE` (identified by :func:`.outcomes.reason_id`) and leave other reasons to
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..security import OUT_OF_SCOPE_MESSAGE
+from ..security import DEFINITE, MAX_CHARS, MAX_WORDS, OUT_OF_SCOPE_MESSAGE, Assessment
 
 LANGUAGES = ("en", "de")
 
@@ -82,6 +83,13 @@ REASONS_DE: dict[str, str] = {
     "agent_not_requested": "die Anfrage nennt {target} nicht",
     "grid_not_requested": "die Anfrage verlangt keine Netz- oder Batterieaktion",
 }
+# German for why the security layer rejected a request (the English is ``Assessment.reason``) and for the rate
+# limits' windows: placeholders of the translated errors ``request_rejected`` and ``rate_limited``.
+REJECTIONS_DE = {
+    "empty": "leere Anfrage", "too_long": "länger als {maximum} Zeichen", "too_many_words": "mehr als {maximum} Wörter",
+    "injection": "Injektionsversuch: {flags}", "nothing_left": "nach der Bereinigung bleibt nichts übrig",
+}
+WINDOWS_DE = {"minute": "Minute", "hour": "Stunde", "day": "Tag"}
 GATES_DE = {
     "input_guard": "Eingabeprüfung", "schema": "Schema", "device_resolved": "Gerät gefunden", "capability": "Fähigkeit",
     "freshness": "Aktualität", "policy": "Richtlinie", "dry_run": "Probelauf", "execution": "Ausführung",
@@ -113,3 +121,22 @@ def local_time(text: Any, lang: str) -> str:
     """A local time as the tools write it ("Mon 02:00") in ``lang``: German weekday abbreviations for ``de``."""
     day, sep, rest = str(text).partition(" ")
     return f"{_WEEKDAYS_DE.get(day, day)}{sep}{rest}" if lang == "de" else str(text)
+
+
+def rejection(assessment: Assessment, lang: str) -> str:
+    """Why the security layer rejected a request, in ``lang``: the assessment's own ``reason`` in English."""
+    if lang != "de":
+        return assessment.reason
+    flags = assessment.flags
+    definite = [f for f in flags if f in DEFINITE]
+    if definite:
+        return REJECTIONS_DE["injection"].format(flags=", ".join(definite))
+    for flag, maximum in (("empty", 0), ("too_long", MAX_CHARS), ("too_many_words", MAX_WORDS)):
+        if flag in flags:
+            return REJECTIONS_DE[flag].format(maximum=maximum)
+    return REJECTIONS_DE["nothing_left"]
+
+
+def window(name: str, lang: str) -> str:
+    """A rate limit's window (``minute``, ``hour``, ``day``) in ``lang``."""
+    return WINDOWS_DE.get(name, name) if lang == "de" else name
