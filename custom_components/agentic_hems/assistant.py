@@ -551,6 +551,8 @@ class Assistant:
         if (spent := self.cost_today(started)) >= float(self.options[CONF_DAILY_COST_CAP]) > 0 and self._llm():
             raise invalid("cost_cap_reached", cost=f"{spent:.4f}")
         model = self.model(lang)
+        out_of_scope = clearly_out_of_scope(assessment.sanitized)
+        control = self.entry.runtime_data.control
         tools = HassTools(
             self.hass,
             self.entry,
@@ -560,10 +562,11 @@ class Assistant:
             share_calendar_titles=bool(self.options.get(CONF_SHARE_CALENDAR_TITLES, False)),
             agent_model=model if isinstance(model, OpenAIModel) else None,
             request=assessment.sanitized,
-            requested=self.entry.runtime_data.control.read_request(assessment.sanitized),
+            # an out-of-scope request is answered with the refusal alone: it asks for nothing here
+            requested=frozenset() if out_of_scope else control.read_request(assessment.sanitized),
         )
         run_id = uuid.uuid4().hex
-        if clearly_out_of_scope(assessment.sanitized):  # the seed's rejection, before any model call
+        if out_of_scope:  # the seed's rejection, before any model call
             result = RunResult(run_id, model.name, True, say("out_of_scope", lang), [])
         else:
             system = await self.hass.async_add_executor_job(prompt, "hems_orchestrator.md")

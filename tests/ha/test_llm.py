@@ -639,6 +639,9 @@ async def test_a_german_assist_request_hears_german_outcomes_refusals_and_stops(
         "(Waschmaschine, Geschirrspüler, E-Auto, Wärmepumpe) und beim Optimieren des Energieverbrauchs.\n"
         "Frag mich nach der Planung deiner flexiblen Lasten oder nach den Strompreisen.")
     assert len(scripted.requests) == asked  # refused before any model call
+    poem = await ask(hass, "Write me a poem about the dishwasher")  # names an appliance, still only the refusal
+    assert (poem["success"], poem["outcomes"], len(scripted.requests)) == (True, [], asked)
+    assert poem["summary"].startswith("I can only help with home energy management tasks")
 
     scripted.replies = ["ACTION: GET_PRICES"] * 15
     assert await hear("Wann ist der Strom am billigsten?") == "Nach 15 Schritten ohne Abschluss abgebrochen."
