@@ -6,13 +6,15 @@ The assistant's tools record one outcome per device command (its gate outcome: `
 authorization request (``pending`` or ``denied``) and per action refused because the request did not ask for it
 (``refused``: a specialist agent for an appliance the request does not name, an authorization request without a
 grid or battery action asked).
+
 When a language model drove a run that did anything, or that did nothing although the person asked for something
 (their request reads into requested actions) or although its closing text claims an action (:func:`claims_action`),
 the summary that ``ask`` returns and Assist speaks is :func:`report` of those outcomes ("Nothing was done." for none);
 the model's closing FINISH text is dropped from it (the run keeps it as ``model_summary``), so no model can state an
 action that did not happen. Only an answer to a question, with no action claimed, keeps the model's words.
-:func:`fulfilled` says whether anything the person asked for happened. Every sentence exists in English and German (:mod:`.texts`); an English sentence carries
-the gate's own reason, a German one the German wording of the reasons :func:`reason_id` identifies.
+:func:`fulfilled` says whether anything the person asked for happened. Every sentence exists in English and German
+(:mod:`.texts`); an English sentence carries the gate's own reason, a German one the German wording of the reasons
+:func:`reason_id` identifies.
 """
 
 from __future__ import annotations
