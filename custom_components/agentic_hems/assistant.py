@@ -58,14 +58,18 @@ from .orchestrator.actions import (
 )
 from .gates.models import SOURCE_ORCHESTRATOR, RequestedAction
 from .orchestrator.agents import AGENT_KINDS, consult
-from .orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION
+from .orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION, advice_targets, asks_for_grid_action
 from .orchestrator.loop import RunResult, Step, Usage, run_loop
-from .orchestrator.outcomes import command_outcome, fulfilled, plan_outcome, refused_command, report
+from .orchestrator.outcomes import (
+    authorization_outcome, claims_action, command_outcome, fulfilled, plan_outcome, refused_action, refused_command,
+    report,
+)
+from .orchestrator.texts import language as text_language, rejection, say, window as window_text
 from .orchestrator.parser import Reply
 from .prices.curve import ceil_slot, floor_slot
 from .orchestrator.offline import TOMORROW, ApplianceRef, OfflinePlanner
 from .scheduling import window_sums
-from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
+from .security import assess, clearly_out_of_scope, wrap
 from .security.ratelimit import RateLimiter
 from .grid.contracts import ToolError
 from .services import build_load, find_appliance, invalid
@@ -185,7 +189,7 @@ class HassTools:
         prices = ahead.prices
         known = ~np.isnan(prices)
         if not known.any():
-            return {"error": "no prices from now on"}
+            return {"error": "no_prices"}
         best = int(np.nanargmin(prices))
         current = curve.price_at(now)
         return {
@@ -245,8 +249,15 @@ class HassTools:
         }
 
     async def _agent(self, action: Action) -> dict[str, Any]:
-        """The appliance's specialist agent, checked against the optimal plan (``orchestrator.agents.consult``)."""
+        """The appliance's specialist agent, checked against the optimal plan (``orchestrator.agents.consult``).
+
+        Bound to the request: refused (an outcome) for an appliance the request does not name; the agent reads the
+        person's own request (``request``), never text the model wrote."""
         appliance = find_appliance(self.entry, str(action.args["appliance"]))
+        appliances = [ApplianceRef(a.name, a.kind) for a in self.entry.runtime_data.planner.appliances.values()]
+        if appliance.name not in advice_targets(self.request, appliances):
+            return self._refuse(action, appliance.name, "agent_not_requested",
+                                f"the request does not name {appliance.name}")
         if self.agent_model is None:
             return {"error": "specialist agents need a language model; SCHEDULE uses the optimizer directly"}
         if appliance.kind not in AGENT_KINDS:
@@ -350,14 +361,28 @@ class HassTools:
         }
 
     async def _grid(self, action: Action) -> dict[str, Any]:
-        """A grid tool as the user who asked; ``simulate_action`` takes the plan's signed actions by ``plan_id``."""
+        """A grid tool as the user who asked; ``simulate_action`` takes the plan's signed actions by ``plan_id``.
+
+        ``request_authorization`` (a request for an administrator) is bound to the request: refused (an outcome)
+        unless it asks for a grid or battery action (``orchestrator.intent.asks_for_grid_action``); a request it
+        creates is an outcome too."""
         name = action.type.lower()
         args = dict(action.args)
+        asks_person = name == "request_authorization"
+        if asks_person and not asks_for_grid_action(self.request):
+            return self._refuse(action, None, "grid_not_requested", "the request asks for no grid or battery action")
         if name == "simulate_action" and "plan_id" in args and "actions" not in args:
             plan = self.entry.runtime_data.grid.artifacts.get(str(args["plan_id"]), "plan")
             args |= {"actions": plan.data["actions"], "signature": plan.data["signature"]}
         result: dict[str, Any] = _compact(await async_call_tool(self.hass, self.entry, name, args, self.context))
+        if asks_person:
+            self.outcomes.append(authorization_outcome(result))
         return result
+
+    def _refuse(self, action: Action, target: str | None, reason_key: str, reason: str) -> dict[str, Any]:
+        """Refuse ``action``, which the request did not ask for: an outcome, and the Observation's error."""
+        self.outcomes.append(refused_action(action.type, target, reason_key, reason))
+        return {"error": "not_requested", "reason": reason}
 
 
 MAX_LIST_ITEMS = 6
@@ -422,8 +447,8 @@ class Assistant:
     def _llm(self) -> bool:
         return bool(self.entry.data.get(CONF_LLM_BASE_URL) and self.options.get(CONF_LLM_MODEL))
 
-    def model(self) -> OpenAIModel | OfflinePlanner:
-        """The configured OpenAI-compatible model, else the offline planner."""
+    def model(self, lang: str = "en") -> OpenAIModel | OfflinePlanner:
+        """The configured OpenAI-compatible model, else the offline planner (answering in ``lang``)."""
         if self._llm():
             return OpenAIModel(
                 self.hass,
@@ -434,7 +459,8 @@ class Assistant:
             )
         appliances = self.entry.runtime_data.planner.appliances.values()
         return OfflinePlanner(
-            [ApplianceRef(a.name, a.kind) for a in appliances], calendar=bool(self.options.get(CONF_CALENDAR_ENTITY))
+            [ApplianceRef(a.name, a.kind) for a in appliances], calendar=bool(self.options.get(CONF_CALENDAR_ENTITY)),
+            lang=lang,
         )
 
     def price(self, result: RunResult) -> float:
@@ -498,8 +524,10 @@ class Assistant:
     async def async_ask(self, text: str, context: Context, language: str | None = None) -> dict[str, Any]:
         """One request: security layer, rate limits, then the loop. Returns the service response.
 
-        ``language`` (Assist's; HA's configured language when None) chooses the language of a provider failure's
-        message in the summary; the run record keeps the English reason in ``error``.
+        ``language`` (Assist's; HA's configured language when None) chooses the language of the summary, English
+        or German: outcome sentences, the offline planner's answer, the out-of-scope refusal and why a run stopped
+        (a provider failure, the time budget, the iteration limit), and of the rejection's reason and the rate
+        limit's window in the errors; the run record keeps the English reason in ``error``.
 
         Raises:
             ServiceValidationError: the request is longer than ``MAX_ASK_CHARS`` (``input_too_large_chars``,
@@ -509,19 +537,22 @@ class Assistant:
         if len(text) > MAX_ASK_CHARS:
             self._refused(("too_large",), f"longer than {MAX_ASK_CHARS} characters", context)
             raise invalid("input_too_large_chars", maximum=str(MAX_ASK_CHARS), path="text")
+        lang = text_language(language or self.hass.config.language)
         assessment = assess(text)
         if not assessment.accepted:
             self._refused(assessment.flags, assessment.reason, context)
-            raise invalid("request_rejected", reason=assessment.reason)
+            raise invalid("request_rejected", reason=rejection(assessment, lang))
         if (window := self.limiter.check(context.user_id, dt_util.utcnow())) is not None:
             self._refused(("rate_limited",), f"limit per {window}", context)
-            raise invalid("rate_limited", window=window)
+            raise invalid("rate_limited", window=window_text(window, lang))
         if not assessment.in_scope:
             LOGGER.info("A request without home-energy keywords; the planner decides (seed 000 scope check)")
         started = dt_util.utcnow()
         if (spent := self.cost_today(started)) >= float(self.options[CONF_DAILY_COST_CAP]) > 0 and self._llm():
             raise invalid("cost_cap_reached", cost=f"{spent:.4f}")
-        model = self.model()
+        model = self.model(lang)
+        out_of_scope = clearly_out_of_scope(assessment.sanitized)
+        control = self.entry.runtime_data.control
         tools = HassTools(
             self.hass,
             self.entry,
@@ -531,11 +562,12 @@ class Assistant:
             share_calendar_titles=bool(self.options.get(CONF_SHARE_CALENDAR_TITLES, False)),
             agent_model=model if isinstance(model, OpenAIModel) else None,
             request=assessment.sanitized,
-            requested=self.entry.runtime_data.control.read_request(assessment.sanitized),
+            # an out-of-scope request is answered with the refusal alone: it asks for nothing here
+            requested=frozenset() if out_of_scope else control.read_request(assessment.sanitized),
         )
         run_id = uuid.uuid4().hex
-        if clearly_out_of_scope(assessment.sanitized):  # the seed's rejection, before any model call
-            result = RunResult(run_id, model.name, True, OUT_OF_SCOPE_MESSAGE, [])
+        if out_of_scope:  # the seed's rejection, before any model call
+            result = RunResult(run_id, model.name, True, say("out_of_scope", lang), [])
         else:
             system = await self.hass.async_add_executor_job(prompt, "hems_orchestrator.md")
 
@@ -568,16 +600,12 @@ class Assistant:
         tools.outcomes.extend(  # commands that never reached the gates (invalid) are outcomes too
             refused_command(s.action, str(s.observation.get("error")))
             for s in result.steps if not s.executed and (s.action or {}).get("type") == EVALUATE_COMMAND)
+        llm = isinstance(model, OpenAIModel)
+        made_up = llm and result.success and not tools.outcomes and claims_action(result.summary)
         success = (result.success and all(p.get("feasible", True) for p in tools.plans.values())
-                   and fulfilled(tools.outcomes))
+                   and fulfilled(tools.outcomes, asked=bool(tools.requested)) and not made_up)
         model_summary = result.summary
-        if isinstance(model, OpenAIModel) and tools.outcomes:  # outcomes, not claims: the model's text is dropped
-            result.summary = report(tools.outcomes, result.error)
-        if result.error_key is not None:  # a provider failure ends the run with a translated message
-            stopped = await async_exception_text(self.hass, language or self.hass.config.language, result.error_key)
-            if stopped is not None:
-                done = report(tools.outcomes) if tools.outcomes else ""
-                result.summary = f"{done} {stopped}".strip()
+        result.summary = await self._summary(result, tools, llm, lang)
         record = self._record(result, assessment.sanitized, context, started, tools)
         record |= {"success": success, "outcomes": redact(tools.outcomes), "model_summary": redact(model_summary)}
         self._add(record)
@@ -599,6 +627,22 @@ class Assistant:
             "model": result.model,
             "error": result.error,
         }
+
+    async def _summary(self, result: RunResult, tools: HassTools, llm: bool, lang: str) -> str:
+        """What ``ask`` returns and Assist speaks, in ``lang``. Outcomes, not claims: the outcome report (and why the
+        run stopped) after a run that stopped (a provider failure, the budget, the iteration limit) and after a
+        model's run that did anything, or did nothing although the request asked for something or its closing text
+        claims an action ("Nothing was done."). Else the run's own summary: a model's answer to a question, or the
+        offline planner's (built from the observations)."""
+        stopped = None
+        if result.error_key is not None:  # a provider failure: the integration's translated message
+            stopped = await async_exception_text(self.hass, lang, result.error_key)
+        elif result.stop_key is not None:
+            stopped = say(result.stop_key, lang, **result.stop_args)
+        claim = result.success and (bool(tools.requested) or claims_action(result.summary))
+        if (llm and (tools.outcomes or claim)) or stopped is not None:
+            return report(tools.outcomes, lang, stopped)
+        return result.summary
 
     def _record(
         self, result: RunResult, request: str, context: Context, started: datetime, tools: HassTools

@@ -42,7 +42,8 @@ class AgenticHemsConversation(AgenticHemsSiteEntity, ConversationEntity):
 
     @property
     def supported_languages(self) -> list[str] | Literal["*"]:
-        """The offline planner reads English and German; refusals come in the speaker's language."""
+        """The offline planner and intent binding read English and German; answers and refusals come in the
+        speaker's language."""
         return ["en", "de"]
 
     async def async_process(self, user_input: ConversationInput) -> ConversationResult:

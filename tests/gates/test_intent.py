@@ -12,7 +12,9 @@ from custom_components.agentic_hems.gates.device_resolved import ResolverIndex
 from custom_components.agentic_hems.gates.models import SOURCE_ORCHESTRATOR, GateResult, RequestedAction
 from custom_components.agentic_hems.gates.pipeline import make_context
 from custom_components.agentic_hems.gates.tables import effective_policy, validate_rules
-from custom_components.agentic_hems.orchestrator.intent import KnownDevice, known_devices, requested_actions
+from custom_components.agentic_hems.orchestrator.intent import (
+    KnownDevice, advice_targets, asks_for_grid_action, known_devices, partial_names, requested_actions,
+)
 from custom_components.agentic_hems.orchestrator.offline import ApplianceRef
 
 from .fakes import NOW, house, reader, through
@@ -144,3 +146,94 @@ def test_start_counts_as_turn_on_and_a_user_rule_cannot_allow_an_unbound_command
             freshness.evaluate)
     result = policy.evaluate(ctx)
     assert not result.passed and result.reason == "blocked by policy: the request does not ask to unlock lock.front_door"
+
+
+# German compounds and partial names. A partial name is a trailing part of a name that only one device holds.
+MORE = (
+    *DEVICES,
+    KnownDevice("light.flur", "light", ("decke",), ("flur",)),
+    KnownDevice("lock.haustuer", "lock", ("haustür",), ("flur",)),
+    KnownDevice("light.wz_steh", "light", ("wohnzimmer stehlampe",), ("wohnzimmer",)),
+    KnownDevice("switch.coffee", "switch", ("siemens coffee maker",)),
+    KnownDevice("light.hallway_lamp", "light", ("hallway lamp",)),
+    KnownDevice("switch.kitchen_kettle", "switch", ("kitchen kettle",)),  # "kettle" is also switch.kettle's name
+    KnownDevice("light.anna", "light", ("anna reading lamp",)),
+    KnownDevice("light.ben", "light", ("ben reading lamp",)),
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # area and device word as one German word, with or without a linking "n"
+        ("Schalte das Küchenlicht ein", pairs(("light.kueche_decke", "turn_on"))),
+        ("Mach das Flurlicht an", pairs(("light.flur", "turn_on"))),
+        ("Schalte die Wohnzimmerlampe aus", pairs(("light.wz_steh", "turn_off"))),
+        ("Öffne das Garagentor", pairs(("cover.garage_door", "open"))),
+        ("Schließe die Garagentore", pairs(("cover.garage_door", "close"))),
+        # a compound of an area without such a device, or an English area, names nothing
+        ("Schalte das Garagenlicht ein", pairs()),
+        ("Schalte das Kitchenlicht ein", pairs(("light.kitchen_main", "turn_on"))),
+        ("Öffne das Flurtor", pairs()),
+        # "ß" folds to "ss" in the request; the verbs read it either way
+        ("Schließ die Haustür ab", pairs(("lock.haustuer", "lock"))),
+        ("Schliess die Haustür auf", pairs(("lock.haustuer", "unlock"))),
+        # a distinctive trailing part that one device holds
+        ("Turn on the coffee maker", pairs(("switch.coffee", "turn_on"))),
+        ("Schalte die Stehlampe ein", pairs(("light.wz_steh", "turn_on"))),
+        # a part two devices share names neither; the full name still names its device
+        ("Turn on the reading lamp", pairs()),
+        ("Turn on the kettle", pairs(("switch.kettle", "turn_on"))),
+        ("Turn on the kitchen kettle", pairs(("switch.kitchen_kettle", "turn_on"))),
+        # no stems, no leading parts, no area words, no device words alone
+        ("Turn on the hall lamp", pairs()),
+        ("Turn on the anna", pairs()),
+        ("Turn on the siemens", pairs()),
+        ("Turn on the maker", pairs(("switch.coffee", "turn_on"))),
+        ("Turn on the lamp", pairs()),
+        ("Turn on the kitchen", pairs()),
+    ],
+)
+def test_compounds_and_partial_names(text: str, expected: frozenset[RequestedAction]) -> None:
+    assert requested_actions(text, MORE, APPLIANCES) == expected
+
+
+def test_partial_names_are_unique_distinctive_tails() -> None:
+    parts = partial_names(MORE)
+    assert parts["switch.coffee"] == ("coffee maker", "maker")
+    assert parts["light.wz_steh"] == ("stehlampe",)
+    assert parts["light.anna"] == parts["light.ben"] == ()  # "reading lamp" is both, "lamp" is a device word
+    assert parts["switch.kitchen_kettle"] == () and parts["light.hallway_lamp"] == ()
+    assert parts["switch.kettle"] == ()  # entity_ids are not split
+    odd = KnownDevice("switch.odd", "switch", ("please turn on all lights",))
+    assert partial_names((odd,))["switch.odd"] == ()  # verbs, articles and device words are not distinctive
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Charge the battery tonight", True),
+        ("Optimize the battery dispatch and request authorization", True),
+        ("Discharge the home battery at 6 pm", True),
+        ("Plane den Speicher und beantrage die Freigabe", True),
+        ("Lade den Akku bis 7 Uhr", True),
+        ("Gib den Batterieplan frei", True),
+        ("Run a power flow on the feeder", False),  # a study, not a battery or grid action
+        ("Show me the grid", False),  # no action verb
+        ("How full is the battery?", False),  # a question
+        ("Wie voll ist der Speicher?", False),
+        ("Don't charge the battery", False),  # negated
+        ("Charge the car", False),  # the EV is no grid or battery action
+        ("Schedule all flexible loads", False),
+        ("Request authorization for the plan", False),  # names neither the battery nor the grid
+    ],
+)
+def test_asks_for_grid_action(text: str, asks: bool) -> None:
+    assert asks_for_grid_action(text) is asks
+
+
+def test_advice_targets_are_the_appliances_the_request_names() -> None:
+    assert advice_targets("When should the dishwasher run?", APPLIANCES) == {"Dishwasher"}  # a question counts
+    assert advice_targets("Schedule all flexible loads", APPLIANCES) == {"Dishwasher", "Washing machine", "EV charger"}
+    assert advice_targets("When is electricity cheapest?", APPLIANCES) == frozenset()
+    assert advice_targets("Turn on the kitchen light", APPLIANCES) == frozenset()

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 
 from custom_components.agentic_hems.gates.keeper import Gatekeeper, NotPending, Settings
-from custom_components.agentic_hems.gates.models import PolicyAction
-from custom_components.agentic_hems.gates.tables import PolicyRule
+from custom_components.agentic_hems.gates.models import GridGrant, PolicyAction
+from custom_components.agentic_hems.gates.tables import DEFAULT_POLICY, PolicyRule
 from custom_components.agentic_hems.gates.view import StateInfo
 
 from .fakes import NOW, FakeView, RecordingActuator, house, reader
@@ -218,3 +220,78 @@ async def test_a_repeat_joins_the_pending_command() -> None:
     again = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=GARAGE_OPEN, slot_start=start)
     assert first["outcome"] == again["outcome"] == "pending_confirmation"
     assert again["trace_id"] == first["trace_id"] and list(keeper.pending) == [first["trace_id"]]
+
+
+# Grid setpoints under a confirm rule: refused before any pending confirmation without an approved grant; with one,
+# the approval is the confirmation.
+
+SETPOINT = "number.boiler_setpoint"
+SET_50 = {"intent": "set_value", "device_alias": SETPOINT, "params": {"value": 50}}
+CONFIRM_SET_VALUE = PolicyRule("set_value", "number", 0, 5, PolicyAction.CONFIRM, "user")
+
+
+@dataclass
+class Authority:
+    """A grid toolkit stand-in: ``number.boiler_setpoint`` is reserved; request ``auth_ok`` is approved for 50."""
+
+    def reserved(self) -> frozenset[str]:
+        return frozenset({SETPOINT})
+
+    def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
+        if grant.request_id != "auth_ok":
+            return f"authorization request {grant.request_id} is pending, not approved"
+        return None if data.get("value") == 50 else f"value {data.get('value')} is not the approved 50"
+
+
+def grid_setup(*rules: PolicyRule) -> tuple[Gatekeeper, FakeView, RecordingActuator, Clock]:
+    keeper, view, actuator, clock = setup(rules=(*rules, *DEFAULT_POLICY))
+    keeper.setpoints = Authority()
+    return keeper, view, actuator, clock
+
+
+@pytest.mark.parametrize(
+    ("source", "grant", "reason"),
+    [
+        ("hermes", None, f"blocked by policy: {SETPOINT} is a grid setpoint: only an approved authorization request "
+                         "sets it (request_authorization, then approve_authorization)"),
+        ("grid", None, "blocked by policy: a grid command without an approved authorization request"),
+        ("grid", GridGrant(request_id="auth_wait", slot_start=NOW),
+         "blocked by policy: authorization request auth_wait is pending, not approved"),
+    ],
+)
+async def test_a_grid_setpoint_without_an_approved_grant_never_waits_for_confirmation(
+    source: str, grant: GridGrant | None, reason: str
+) -> None:
+    keeper, view, actuator, _ = grid_setup(CONFIRM_SET_VALUE)
+    record = await keeper.evaluate(view, actuator, source_agent=source, candidate=SET_50, user_id="u1", grant=grant)
+    assert (record["outcome"], record["failed_gate"]) == ("blocked", "policy")
+    assert record["gate_results"][-1]["reason"] == reason
+    assert record["gate_results"][-1]["evidence"]["override_available"] is False
+    assert keeper.pending == {} and actuator.calls == [] and view.states[SETPOINT].state == "55"
+
+
+async def test_an_approved_grant_is_the_confirmation_of_a_confirm_rule() -> None:
+    keeper, view, actuator, _ = grid_setup(CONFIRM_SET_VALUE)
+    grant = GridGrant(request_id="auth_ok", slot_start=NOW)
+    record = await keeper.evaluate(view, actuator, source_agent="grid", candidate=SET_50, grant=grant)
+    assert record["outcome"] == "executed" and keeper.pending == {}
+    policy_evidence = record["gate_results"][5]["evidence"]
+    assert policy_evidence["rule"] == CONFIRM_SET_VALUE.as_dict() and policy_evidence["action"] == "allow"
+    assert policy_evidence["confirmed_by_grant"] == {"request_id": "auth_ok", "slot_start": NOW.isoformat()}
+    assert record["command"]["policy_action"] == "allow"
+    assert actuator.calls == [("number", "set_value", SETPOINT, {"value": 50})] and view.states[SETPOINT].state == "50"
+    deny = PolicyRule("set_value", "number", 0, 5, PolicyAction.DENY, "user")
+    keeper, view, actuator, _ = grid_setup(deny)  # a deny rule still denies the approved command
+    record = await keeper.evaluate(view, actuator, source_agent="grid", candidate=SET_50, grant=grant)
+    assert (record["outcome"], record["failed_gate"]) == ("blocked", "policy") and actuator.calls == []
+
+
+async def test_a_pending_command_on_an_entity_that_became_a_grid_setpoint_cannot_be_confirmed() -> None:
+    """No bypass: a command that waited before the entity was mapped as a grid setpoint is cancelled on confirm."""
+    keeper, view, actuator, _ = setup(rules=(CONFIRM_SET_VALUE, *DEFAULT_POLICY))
+    pending = await keeper.evaluate(view, actuator, source_agent="hermes", candidate=SET_50, user_id="u1")
+    assert pending["outcome"] == "pending_confirmation"
+    keeper.setpoints = Authority()
+    done = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
+    assert done["outcome"] == "cancelled" and actuator.calls == [] and keeper.pending == {}
+    assert done["gate_results"][-2]["reason"].startswith(f"blocked by policy: {SETPOINT} is a grid setpoint")

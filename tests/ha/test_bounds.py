@@ -137,7 +137,7 @@ async def test_a_model_reply_never_stalls_the_loop(
     largest = "Thought: " + "c " * ((MAX_REPLY_CHARS - 100) // 2) + "\nACTION: GET_PRICES"
     assert len(largest) <= MAX_REPLY_CHARS
     scripted.replies = [largest, HUGE, {"tool_calls": [("schedule", {"appliance": HUGE})]},
-                        "ACTION: FINISH | summary=done"]
+                        "ACTION: FINISH | summary=Prices are lowest tonight."]  # an answer ("done" claims an action)
     response, gap = await probed(ask(hass, "What do prices look like today?"))
     assert isinstance(response, dict) and response["success"], response
     assert gap < MAX_GAP_S

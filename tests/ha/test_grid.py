@@ -31,6 +31,7 @@ from custom_components.agentic_hems.grid.audit import verify
 from custom_components.agentic_hems.grid.twin import CABLE_R_PU, CABLE_X_PU, HOME_BASE_MVA
 
 from .conftest import NOW, sample_entry
+from .test_llm import Scripted, provider  # noqa: F401 - the scripted model server (a fixture)
 
 GRID = Path(__file__).resolve().parents[1] / "fixtures" / "grid"
 SITE = {
@@ -681,3 +682,72 @@ async def test_the_battery_setpoint_moves_only_for_an_approved_request(
     freezer.move_to(first)
     assert site.runtime_data.grid.requests[expired["request_id"]]["status"] == "expired"
     await refused(await forged(expired["request_id"], first), "is expired, not approved")
+
+
+async def test_a_confirm_rule_on_the_setpoint_is_met_by_the_approval(
+    hass: HomeAssistant, site: MockConfigEntry, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    """A user rule asks for confirmation of set_value on input_number: a person's command on the grid setpoint is
+    refused before any pending confirmation; the approved request's slot command executes without one."""
+    hass.config_entries.async_update_entry(site, options={**site.options, "policy_rules": [
+        {"operation": "set_value", "device_type": "input_number", "risk_min": 0, "risk_max": 5, "action": "confirm"}]})
+    await hass.async_block_till_done()
+    control = site.runtime_data.control
+    await control.async_set_allow_control(True)
+    before = hass.states.get(SETPOINT).state
+    response = await call(hass, "evaluate_command", hass_admin_user, source_agent="hermes", model_candidate=SET_5_KW,
+                          raw_input="set the battery to 5 kW")
+    assert (response["outcome"], control.traces[response["trace_id"]]["failed_gate"]) == ("blocked", "policy")
+    assert control.keeper.pending == {} and hass.states.get(SETPOINT).state == before
+
+    chain = await plan_chain(hass)
+    schedule = chain["plan"]["schedule"]
+    request = await call(hass, "request_authorization", **chain_ids(chain),
+                         requested_window={"start": schedule[0]["start"], "end": schedule[3]["end"]})
+    freezer.move_to(datetime.fromisoformat(schedule[0]["start"]))
+    await call(hass, "approve_authorization", hass_admin_user, request_id=request["request_id"])
+    await hass.async_block_till_done()
+    (trace,) = [t for t in control.traces.values() if t["source_agent"] == "grid"]
+    policy = trace["gate_results"][5]["evidence"]
+    assert trace["outcome"] == "executed" and control.keeper.pending == {}
+    assert policy["rule"]["source"] == "user" and policy["rule"]["action"] == "confirm"
+    assert policy["confirmed_by_grant"] == {"request_id": request["request_id"], "slot_start": schedule[0]["start"]}
+    battery = schedule[0]["batteries"]["battery"]
+    assert float(hass.states.get(SETPOINT).state) == pytest.approx(battery["charge_kw"] - battery["discharge_kw"],
+                                                                   abs=1e-3)
+
+
+async def test_a_model_requests_authorization_only_when_the_request_asks_for_a_battery_action(
+    hass: HomeAssistant, site: MockConfigEntry, provider: tuple[Scripted, str], hass_admin_user: User
+) -> None:
+    """request_authorization from a model's run: refused (an outcome, no request, no issue) when the person asked
+    something else; a pending request for an administrator (an outcome) when they asked for a battery action."""
+    scripted, url = provider
+    hass.config_entries.async_update_entry(site, data={**site.data, "llm_base_url": url, "llm_api_key": "sk-test-key"},
+                                           options={**site.options, "llm_model": "scripted-1"})
+    await hass.async_block_till_done()
+    chain = await plan_chain(hass)
+    schedule = chain["plan"]["schedule"]
+    args = {**chain_ids(chain), "requested_window": {"start": schedule[0]["start"], "end": schedule[3]["end"]}}
+    grid = site.runtime_data.grid
+    request = json.dumps({"action": "REQUEST_AUTHORIZATION", "args": args})
+
+    scripted.replies = [request, "ACTION: FINISH | summary=I asked for approval of the battery plan."]
+    response = await call(hass, "ask", hass_admin_user, text="Run a power flow on the feeder")
+    assert response["outcomes"] == [{
+        "kind": "refusal", "action": "REQUEST_AUTHORIZATION", "target": None, "outcome": "refused",
+        "reason": "the request asks for no grid or battery action", "reason_id": "grid_not_requested"}]
+    assert response["summary"] == (
+        "REQUEST_AUTHORIZATION: refused (the request asks for no grid or battery action).")
+    assert not response["success"] and grid.requests == {}
+    assert not [i for i in ir.async_get(hass).issues.values() if i.domain == DOMAIN and "authorization" in i.issue_id]
+
+    scripted.replies = [request, "ACTION: FINISH | summary=Requested."]
+    response = await call(hass, "ask", hass_admin_user, text="Charge the battery tonight and request authorization")
+    (pending,) = grid.requests.values()
+    assert pending["status"] == "pending" and pending["requested_by"] == hass_admin_user.id
+    assert response["outcomes"] == [{"kind": "authorization", "request_id": pending["request_id"],
+                                     "outcome": "pending", "reason": None}]
+    assert response["success"] and response["summary"] == (
+        f"request_authorization: request {pending['request_id']} waits for an administrator to approve it.")
+    assert ir.async_get(hass).async_get_issue(DOMAIN, f"authorization_{pending['request_id']}") is not None

@@ -90,14 +90,17 @@ async def test_fifteen_iterations_at_most() -> None:
     result = await run(model, tools)
     assert not result.success and result.iterations == 15 and len(tools.ran) == 15
     assert result.error == "stopped after 15 iterations without FINISH" and result.summary == result.error
+    assert (result.stop_key, result.stop_args) == ("stop.iterations", {"iterations": 15})
 
 
 async def test_budget_and_model_errors_stop_the_run() -> None:
     ticks = iter([0.0, 0.0, 5.0, 200.0, 200.0])
     result = await run(Scripted([]), Recorder(), clock=lambda: next(ticks), budget_s=120)
     assert result.iterations == 2 and result.error == "stopped: the 120 s budget is spent"
+    assert (result.stop_key, result.stop_args) == ("stop.budget", {"budget": "120"})
     failing = await run(Scripted([Reply("ACTION: GET_PRICES"), ModelError("HTTP 429: rate limited")]), Recorder())
     assert not failing.success and failing.error == "HTTP 429: rate limited" and failing.iterations == 1
+    assert failing.stop_key is None  # a model error is the model's, not the loop's
 
 
 async def test_native_tool_calls_get_tool_messages_and_only_the_first_runs() -> None:

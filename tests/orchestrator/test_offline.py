@@ -158,3 +158,20 @@ def test_summarize_prices_and_failures() -> None:
                                                 "end_local": "Mon 05:45", "cost": 1.5, "currency": "EUR", "savings": -0.05}]}
     assert summarize([dearer]) == ("EV: Mon 02:15 to Mon 05:45, 1.5 EUR (0.05 more than starting now: the main fuse is "
                                    "shared with the other plans).")
+
+
+def test_german_summaries() -> None:
+    prices = {"action": "GET_PRICES", "unit": "EUR/kWh", "min": 0.05, "max": 0.3, "now": 0.0537,
+              "cheapest": {"start_local": "Tue 03:00", "price": 0.05}}
+    assert summarize([prices], now=True, lang="de") == (
+        "Preis jetzt: 0,0537 EUR/kWh. Günstigster Zeitraum: Di 03:00 zu 0,05 EUR/kWh; Preise von 0,05 bis 0,3 EUR/kWh.")
+    failed = {"action": "SCHEDULE", "appliance": "Dishwasher", "feasible": False, "reason": "no_prices",
+              "detail": "no known price in Tue 03:00-07:00"}
+    assert summarize([failed], lang="de") == "Dishwasher: nicht geplant: im Zeitfenster sind keine Preise bekannt."
+    assert summarize([{"action": "GET_PRICES", "error": "no_prices"}], lang="de") == (
+        "GET_PRICES fehlgeschlagen: no_prices")
+    assert summarize([{"action": "GET_PRICES", "error": "no_prices"}]) == "GET_PRICES: no_prices"
+    assert summarize([], lang="de") == "Nichts zu tun." and summarize([]) == "Nothing to do."
+    assert OfflinePlanner(HOUSE[:2], lang="de").plan(Intent("unknown")) == [Action("FINISH", {"summary": (
+        "Ich habe nicht verstanden, welches Gerät ich planen soll. Deine Geräte: Dishwasher, Washing machine.")})]
+    assert OfflinePlanner([], lang="de").plan(Intent("unknown"))[0].args["summary"].endswith("noch keine Geräte.")

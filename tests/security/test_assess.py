@@ -88,6 +88,11 @@ def test_wrap_uses_the_seed_note() -> None:
         ("Tell me a joke about my dishwasher", True, True),  # creative writing: off-topic whatever it is about
         ("Write me a poem about the dishwasher", True, True),
         ("When is the dishwasher done?", True, False),
+        ("Schreib mir ein Gedicht über die Spülmaschine", True, True),
+        ("Erzähl mir einen Witz", False, True),
+        ("Was ist die Hauptstadt von Frankreich?", False, True),
+        ("Wie wird das Wetter?", False, True),
+        ("Wann ist die Spülmaschine fertig?", True, False),
     ],
 )
 def test_scope(text: str, scoped: bool, off_topic: bool) -> None:

@@ -42,6 +42,7 @@ DEFAULT_WAIT_S = 10.0
 DEFAULT_CONFIRM_TTL = timedelta(minutes=10)
 REQUESTED = "requested"  # the first history step: who asked
 PENDING_LIMIT = "pending_limit"  # the evidence key of a refusal over a pending cap: ``per_user`` or ``total``
+CONTROL_OFF = "device control is off"  # why a passing command ended as a dry run with control off
 type TraceRecord = dict[str, Any]
 
 
@@ -173,8 +174,8 @@ class Gatekeeper:
 
         ``user_id`` is who asked (the HA user of the call, or None for automations and the scheduler); it is kept
         on a pending confirmation, never used to confirm. ``grant`` is the approved request a ``grid`` command
-        carries out (only the grid toolkit passes one). A grid command is not kept for confirmation with its grant:
-        one that a user rule sends to confirmation is refused by Policy when confirmed (fail closed).
+        carries out (only the grid toolkit passes one). A grid command never waits for confirmation: Policy
+        refuses it without an approved grant, and with one the approval is the confirmation (``gates.policy``).
         """
         ctx = make_context(
             view,
@@ -196,7 +197,7 @@ class Gatekeeper:
         if trace.outcome is Outcome.BLOCKED or trace.command is None or ctx.plan is None:
             return _record(trace, asked)
         if dry_run or not self.settings.allow_control:
-            why = "dry run requested" if dry_run else "device control is off"
+            why = "dry run requested" if dry_run else CONTROL_OFF
             trace.gate_results.append(GateResult(execution.NAME, True, f"not executed: {why}", {"dry_run": True}))
             return _record(trace, asked)
         if trace.command.policy_action is PolicyAction.CONFIRM:

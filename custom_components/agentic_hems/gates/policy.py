@@ -8,7 +8,10 @@ Before the table, grid setpoints (``ctx.setpoints.reserved()``, the battery setp
 the grid toolkit's alone: a command on one passes only with ``source_agent: grid`` and a :class:`.models.GridGrant`
 that the :class:`.models.SetpointAuthority` accepts (an approved request, its current slot, its value). A person,
 an automation, the orchestrator and the scheduler are refused, and so is a ``grid`` command without a grant on any
-entity. No user rule can allow what this check refuses.
+entity, all before the table: no pending confirmation is ever created for them, and no user rule can allow what this
+check refuses. A ``grid`` command whose grant passed follows the approval path: when the table asks for ``confirm``,
+the administrator's approval of the authorization request is that confirmation (for this request, slot and value),
+so the command passes as ``allow`` with the grant in the evidence (``confirmed_by_grant``); ``deny`` still denies.
 
 Then intent binding ("the model proposes, the person decides"): a command of the ``orchestrator`` (a language model
 or the offline planner) passes only when the person's request text, ``raw_input``, asks for its target and action.
@@ -88,7 +91,8 @@ def evaluate(ctx: GateContext) -> GateResult:
 
     Evidence: ``operation``, ``device_type``, ``risk_level``, ``rule`` (the matched rule or None), ``rule_index``,
     ``action`` and ``override_available`` (True for ``confirm``: an admin may confirm); ``intent_binding`` (see
-    :func:`binding_refusal`) for an ``orchestrator`` command.
+    :func:`binding_refusal`) for an ``orchestrator`` command; ``confirmed_by_grant`` (the grant) when a ``confirm``
+    rule was met by an approved authorization request.
     """
     assert ctx.command is not None  # device_resolved ran
     command = ctx.command
@@ -110,6 +114,9 @@ def evaluate(ctx: GateContext) -> GateResult:
         })
     index, action = decide(ctx.policy, command.intent, command.domain, command.risk_level)
     rule = ctx.policy[index] if index is not None else None
+    approved = ctx.grant if action is PolicyAction.CONFIRM and ctx.source_agent == SOURCE_GRID else None
+    if approved is not None:  # setpoint_refusal accepted the grant: its approval is the confirmation
+        action = PolicyAction.ALLOW
     evidence = {
         "operation": command.intent,
         "device_type": command.domain,
@@ -119,6 +126,7 @@ def evaluate(ctx: GateContext) -> GateResult:
         "action": str(action),
         "override_available": action is PolicyAction.CONFIRM,
         **({"intent_binding": binding} if binding else {}),
+        **({"confirmed_by_grant": approved.as_dict()} if approved else {}),
     }
     ctx.policy_action = action
     if action is PolicyAction.DENY:

@@ -12,13 +12,30 @@ tool results), is read here, so nothing can widen it.
 - A question ("how many lights are on?", "when is electricity cheapest?", "wie spät ...") or a request that names
   no device and no appliance yields nothing.
 - A device is named by one of its names, by an area with a device word ("the kitchen light", "das Licht in der
-  Küche") or by "all" with a device word ("turn off all lights").
-- The action comes from the verbs (only those in the device's domain vocabulary) of the same clause (clauses split at "and", "then", commas, "und", "dann"); a
-  clause without a verb takes the previous clause's ("turn on the kitchen light and the hall lamp"), and a clause
-  without a device the previous clause's devices ("... then dim it to 30%"). A negated clause ("don't ...") asks
-  for nothing.
+  Küche", and as one German word: "Küchenlicht", "Wohnzimmerlampe", "Garagentor"), by "all" with a device word
+  ("turn off all lights"), or by a partial name: a trailing part of one of its names ("the coffee maker" for
+  "Siemens Coffee Maker", "die Stehlampe" for "Wohnzimmer Stehlampe") that holds a distinctive word (not a device
+  word, verb, article or area word) and that no other device's names contain as whole words. A part that two devices
+  share names neither; other parts never match ("the hall lamp" is not "Hallway Lamp", "the kitchen" is not
+  "Kitchen light"). A name inside a longer name of another device in the same clause does not count ("the kitchen
+  kettle" names "Kitchen Kettle", not "Kettle").
+- The action comes from the verbs (only those in the device's domain vocabulary) of the same clause (clauses split
+  at "and", "then", commas, "und", "dann"); a clause without a verb takes the previous clause's ("turn on the
+  kitchen light and the hall lamp"), and a clause without a device the previous clause's devices ("... then dim it
+  to 30%"). A negated clause ("don't ...") asks for nothing.
 - Appliances: "schedule"/"cancel" pairs for the appliances :func:`.offline.understand` finds (by name, kind words
   or "all flexible loads").
+
+Two tools that reach a person are bound too. ``CALL_AGENT`` consults an appliance's specialist agent only for an
+appliance the request names (:func:`advice_targets`; a question counts, advice changes nothing by itself), and the
+agent reads the person's own request, never text a model wrote. ``request_authorization`` (a request an
+administrator must approve, with a repair issue and a notification) runs from a model's run only when
+:func:`asks_for_grid_action`: the request is no question and one of its clauses, not negated, names the battery or
+the grid ("battery", "Batterie", "Speicher", "Akku", "grid", "Netz", "dispatch", "setpoint") together with an action
+verb ("charge", "discharge", "plan", "schedule", "optimize", "run", "apply", "authorize", "request", "laden",
+"entladen", "planen", "freigeben", "beantragen", ...). "Charge the battery tonight" and "Plane den Speicher und
+beantrage die Freigabe" ask for one; "run a power flow on the feeder", "show me the grid" and "how full is the
+battery?" do not.
 """
 
 from __future__ import annotations
@@ -56,13 +73,15 @@ VERBS: dict[str, tuple[str, ...]] = {
     "set_value": (r"\bset\b.*\bto\s+-?\d", r"\b(stelle|setze)\b.*\bauf\s+-?\d"),
     "open": (r"\b(open|öffne|öffnen|aufmachen|mach\w*\b.*\bauf)\b",),
     "close": (r"\b(close|shut|schließe|schließen|zumachen|mach\w*\b.*\bzu)\b",),
-    "lock": (r"(?<!un)\block\b", r"\b(verriegle|verriegeln|abschließen|zusperren|sperre\b.*\bab)\b"),
-    "unlock": (r"\bunlock\b", r"\b(entriegle|entriegeln|aufschließen|aufsperren|sperre\b.*\bauf)\b"),
+    "lock": (r"(?<!un)\block\b", r"\b(verriegle|verriegeln|abschließen|zusperren|(sperre|schließ\w*)\b.*\bab)\b"),
+    "unlock": (r"\bunlock\b", r"\b(entriegle|entriegeln|aufschließen|aufsperren|(sperre|schließ\w*)\b.*\bauf)\b"),
     "press": (r"\b(press|push|drücke|drück|betätige)\b",),
     "start": (r"\b(start|run|starte|starten)\b",),
     "stop": (r"\b(stop|halt|stoppe|stoppen|beende)\b",),
 }
-_VERBS = {action: tuple(re.compile(p, re.IGNORECASE) for p in patterns) for action, patterns in VERBS.items()}
+# the text is case-folded ("ß" becomes "ss"), so the patterns are too
+_VERBS = {action: tuple(re.compile(p.replace("ß", "ss"), re.IGNORECASE) for p in patterns)
+          for action, patterns in VERBS.items()}
 # device words per domain, for "the kitchen light", "das Licht in der Küche", "all lights"
 DEVICE_WORDS: dict[str, tuple[str, ...]] = {
     "light": ("light", "lights", "lamp", "lamps", "licht", "lichter", "lampe", "lampen", "beleuchtung"),
@@ -70,13 +89,22 @@ DEVICE_WORDS: dict[str, tuple[str, ...]] = {
     "fan": ("fan", "fans", "ventilator", "lüfter", "lüftung"),
     "climate": ("thermostat", "heating", "heater", "air conditioning", "heizung", "klimaanlage", "klima"),
     "cover": ("blind", "blinds", "shutter", "shutters", "cover", "curtain", "curtains", "rollladen", "rolladen",
-              "jalousie", "rollo", "markise"),
+              "jalousie", "rollo", "markise", "tor", "tore"),
     "valve": ("valve", "valves", "ventil"),
     "lock": ("lock", "door lock", "schloss", "türschloss"),
     "vacuum": ("vacuum", "robot vacuum", "staubsauger", "saugroboter"),
     "button": ("button", "taste", "knopf"),
 }
 _IN = r"\s+(?:in|im|in the|in der|in dem|on the|auf der)\s+(?:the\s+)?"
+_JOIN = r"(?:\s*|n|en|s|es|er)"  # area and device word: apart, or one German compound ("Küche-n-licht")
+# Words that never make a partial name distinctive: device words, the verbs' own words, articles and connectors.
+_FUNCTION_WORDS = frozenset(
+    {word for words in DEVICE_WORDS.values() for phrase in words for word in phrase.split()}
+    | {word for patterns in _VERBS.values() for p in patterns
+       for word in re.findall(r"[^\W\d_]+", re.sub(r"\\\w", " ", p.pattern))}
+    | {"the", "all", "every", "and", "then", "also", "my", "our", "der", "die", "das", "den", "dem", "des", "ein",
+       "eine", "einen", "alle", "und", "dann", "mein", "meine", "unser", "unsere"}
+)
 
 
 @dataclass(frozen=True)
@@ -113,26 +141,94 @@ def is_question(text: str) -> bool:
     return bool(_QUESTION.match(text))
 
 
-def _has(clause: str, phrase: str) -> bool:
-    return bool(phrase) and re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", clause) is not None
-
-
 def _words(domain: str) -> str:
     return "|".join(re.escape(w) for w in sorted(DEVICE_WORDS.get(domain, ()), key=len, reverse=True))
 
 
-def _named(clause: str, device: KnownDevice) -> bool:
-    """``device`` is named in ``clause`` (folded): by a name, an area plus a device word, or "all" plus one."""
-    if any(_has(clause, name) for name in device.names if len(name) > 1):
-        return True
+def _spans(name: str) -> list[str]:
+    """Every run of whole words in ``name`` ("a b c" -> "a", "a b", "a b c", "b", "b c", "c")."""
+    words = name.split()
+    return [" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1)]
+
+
+def partial_names(devices: Sequence[KnownDevice]) -> dict[str, tuple[str, ...]]:
+    """entity_id -> the partial names that name it: trailing word runs of its names (entity_ids left out) with a
+    distinctive word (three letters or more, not a number, not in ``_FUNCTION_WORDS`` or an area's words) that no
+    other device's names contain as whole words."""
+    area_words = {word for device in devices for area in device.areas for word in area.split()}
+    holders: dict[str, set[str]] = {}
+    for device in devices:
+        for name in device.names:
+            if "." not in name:
+                for span in _spans(name):
+                    holders.setdefault(span, set()).add(device.entity_id)
+
+    def distinctive(part: str) -> bool:
+        return any(len(w) > 2 and not w.isdigit() and w not in _FUNCTION_WORDS and w not in area_words
+                   for w in part.split())
+
+    found: dict[str, tuple[str, ...]] = {}
+    for device in devices:
+        tails = {" ".join(name.split()[i:]) for name in device.names if "." not in name
+                 for i in range(1, len(name.split()))}
+        found[device.entity_id] = tuple(sorted(t for t in tails if distinctive(t) and holders[t] == {device.entity_id}))
+    return found
+
+
+def _spans_of(clause: str, names: Iterable[str]) -> list[tuple[int, int]]:
+    """Where each of ``names`` stands in ``clause`` as whole words."""
+    return [m.span() for name in names if len(name) > 1
+            for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", clause)]
+
+
+def _by_area_or_all(clause: str, device: KnownDevice) -> bool:
+    """``device`` is named in ``clause`` by an area plus a device word (apart or as one compound), or "all" plus
+    one."""
     words = _words(device.domain)
     if not words:
         return False
     for area in device.areas:
         a = re.escape(area)
-        if re.search(rf"(?<![\w-]){a}\s*(?:{words})(?![\w-])|(?<![\w-])(?:{words}){_IN}{a}(?![\w-])", clause):
+        if re.search(rf"(?<![\w-]){a}{_JOIN}(?:{words})(?![\w-])|(?<![\w-])(?:{words}){_IN}{a}(?![\w-])", clause):
             return True
-    return re.search(rf"\b(all|every|alle|sämtliche)\b(?:\s+(?:the|of the|die|der))?\s+(?:{words})\b", clause) is not None
+    every = rf"\b(all|every|alle|sämtliche)\b(?:\s+(?:the|of the|die|der))?\s+(?:{words})\b"
+    return re.search(every, clause) is not None
+
+
+def _named(clause: str, devices: Sequence[KnownDevice], partial: Mapping[str, Sequence[str]]) -> list[KnownDevice]:
+    """The ``devices`` named in ``clause`` (folded). A name (or partial name) that stands inside a longer name of
+    another device there does not count: "the kitchen kettle" names "Kitchen Kettle", not "Kettle"."""
+    spans = {d.entity_id: _spans_of(clause, (*d.names, *partial.get(d.entity_id, ()))) for d in devices}
+    every = {span for found in spans.values() for span in found}
+
+    def inside(span: tuple[int, int]) -> bool:
+        return any(a <= span[0] and span[1] <= b and (a, b) != span for a, b in every)
+
+    return [d for d in devices if any(not inside(s) for s in spans[d.entity_id]) or _by_area_or_all(clause, d)]
+
+
+_GRID_WORDS = re.compile(r"\b(batter(?:y|ies)|batterie\w*|speicher\w*|akku\w*|grid|netz\w*|dispatch\w*|setpoints?|"
+                         r"sollwert\w*)\b")
+_GRID_VERBS = re.compile(
+    r"\b(charge|charging|discharge|discharging|plan|schedule|optimi[sz]e|dispatch|run|apply|execute|use|set|"
+    r"authori[sz]e|approve|request|lade|laden|entlade\w*|plane\w*|optimier\w*|nutze\w*|setze|stelle|steuer\w*|"
+    r"freigeben|gib\b.*\bfrei|beantrag\w*|genehmig\w*|ausführ\w*|umsetz\w*)\b"
+)
+
+
+def asks_for_grid_action(text: str) -> bool:
+    """True when the person's ``text`` asks for a grid or battery action (see the module docstring): what lets a
+    model's run call ``request_authorization``."""
+    if is_question(text):
+        return False
+    clauses = (c for c in _CLAUSES.split(fold(text)) if c and c.strip())
+    return any(_GRID_WORDS.search(c) and _GRID_VERBS.search(c) and not _NEGATED.search(c) for c in clauses)
+
+
+def advice_targets(text: str, appliances: Sequence[ApplianceRef]) -> frozenset[str]:
+    """The names of the ``appliances`` whose specialist agent a run may consult: those the person's ``text`` names
+    (by name, kind words or "all flexible loads", :func:`.offline.understand`), a question included."""
+    return frozenset(understand(text, appliances).appliances)
 
 
 def _supports(domain: str, action: str) -> bool:
@@ -152,6 +248,7 @@ def requested_actions(
     if is_question(text):
         return frozenset()
     devices = tuple(devices)
+    partial = partial_names(devices)
     found: set[RequestedAction] = set()
     folded = fold(text.replace("’", "'"))
     previous_actions: set[str] = set()
@@ -160,7 +257,7 @@ def requested_actions(
         if _NEGATED.search(clause):
             previous_actions, previous_devices = set(), []
             continue
-        named = [d for d in devices if _named(clause, d)]
+        named = _named(clause, devices, partial)
         actions = _actions(clause)
         if not actions and named:
             actions = previous_actions

@@ -108,6 +108,8 @@ class RunResult:
     error: str | None = None
     auth_failed: bool = False
     error_key: str | None = None  # the model error's ``translation_key`` (the shell translates it), if it has one
+    stop_key: str | None = None  # why the loop stopped itself, a :mod:`.texts` message id, with its ``stop_args``
+    stop_args: dict[str, Any] = field(default_factory=dict)
 
     @property
     def iterations(self) -> int:
@@ -170,13 +172,13 @@ async def run_loop(
     for iteration in range(1, max_iterations + 1):
         remaining = budget_s - (clock() - started)
         if remaining <= 0:
-            result.error = f"stopped: the {budget_s:g} s budget is spent"
+            _stopped(result, "stop.budget", f"stopped: the {budget_s:g} s budget is spent", budget=f"{budget_s:g}")
             break
         try:
             async with asyncio.timeout(remaining):
                 reply = await model.complete(messages)
         except TimeoutError:
-            result.error = f"stopped: the {budget_s:g} s budget is spent"
+            _stopped(result, "stop.budget", f"stopped: the {budget_s:g} s budget is spent", budget=f"{budget_s:g}")
             break
         except ModelError as err:
             result.error = str(err)
@@ -197,11 +199,17 @@ async def run_loop(
             result.summary = str(step.observation.get("summary", ""))
             break
     else:
-        result.error = f"stopped after {max_iterations} iterations without FINISH"
+        _stopped(result, "stop.iterations", f"stopped after {max_iterations} iterations without FINISH",
+                 iterations=max_iterations)
     if not result.success and not result.summary:
         result.summary = result.error or "stopped"
     result.duration_s = round(clock() - started, 3)
     return result
+
+
+def _stopped(result: RunResult, key: str, error: str, **args: Any) -> None:
+    """The loop stops itself: ``error`` (English, for the run record) and the message ``key`` with ``args``."""
+    result.error, result.stop_key, result.stop_args = error, key, args
 
 
 async def _step(iteration: int, reply: Reply, tools: Tools, messages: list[dict[str, Any]]) -> Step:

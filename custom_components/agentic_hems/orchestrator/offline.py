@@ -17,6 +17,7 @@ from typing import Any, Literal
 from .actions import FINISH, GET_CALENDAR_CONSTRAINT, GET_PRICES, SCHEDULE, Action
 from .parser import Reply
 from .outcomes import plan_line
+from .texts import local_time, number, say
 
 type IntentKind = Literal["schedule", "cancel", "prices", "unknown"]
 
@@ -213,11 +214,12 @@ class OfflinePlanner:
     """A model stand-in: plans the actions of :func:`understand` and replies with them one by one.
 
     ``kinds`` maps appliance names to kinds; ``calendar`` says whether a calendar constraint is configured (then an
-    EV without an explicit deadline asks for it first).
+    EV without an explicit deadline asks for it first); ``lang`` (``en`` or ``de``) is the language of its summary.
     """
 
     appliances: Sequence[ApplianceRef]
     calendar: bool = False
+    lang: str = "en"
     name: str = "offline"
     _queue: list[Action] = field(default_factory=list)
     _started: bool = False
@@ -234,14 +236,16 @@ class OfflinePlanner:
             self._queue = self.plan(intent)
         observations = _observations(messages)
         if not self._queue:
-            return Reply(_action_line(Action(FINISH, {"summary": summarize(observations, now=self._now)})))
+            summary = summarize(observations, now=self._now, lang=self.lang)
+            return Reply(_action_line(Action(FINISH, {"summary": summary})))
         action = self._queue.pop(0)
         if action.type == SCHEDULE and "deadline" not in action.args and observations:
             deadline = observations[-1].get("deadline")
             if observations[-1].get("action") == GET_CALENDAR_CONSTRAINT and deadline:
                 action = Action(SCHEDULE, {**action.args, "deadline": deadline})
         if action.type == FINISH:
-            action = Action(FINISH, {"summary": summarize(observations, str(action.args.get("summary", "")), now=self._now)})
+            prefix = str(action.args.get("summary", ""))
+            action = Action(FINISH, {"summary": summarize(observations, prefix, now=self._now, lang=self.lang)})
         return Reply(f"Thought: offline plan, step {len(observations) + 1}.\n{_action_line(action)}")
 
     def plan(self, intent: Intent) -> list[Action]:
@@ -250,8 +254,8 @@ class OfflinePlanner:
         if intent.kind == "prices":
             return [Action(GET_PRICES)]
         if intent.kind == "unknown":
-            names = ", ".join(a.name for a in self.appliances) or "no appliances yet"
-            return [Action(FINISH, {"summary": f"I did not understand which appliance to plan. Your appliances: {names}."})]
+            names = ", ".join(a.name for a in self.appliances) or say("offline.no_appliances", self.lang)
+            return [Action(FINISH, {"summary": say("offline.unknown", self.lang, names=names)})]
         if intent.kind == "cancel":
             return [Action(SCHEDULE, {"appliance": ", ".join(intent.appliances), "cancel": True})]
         actions = [Action(GET_PRICES)]
@@ -275,21 +279,20 @@ class OfflinePlanner:
         return actions
 
 
-def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: bool = False) -> str:
+def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: bool = False, lang: str = "en") -> str:
     """One line per plan (or cancellation), plus the cheapest hour (and the price now, when asked) after a price
-    question."""
+    question, in ``lang``."""
     lines = [prefix] if prefix else []
     for obs in observations:
         if obs.get("action") == SCHEDULE:
-            lines.extend(plan_line(plan) for plan in obs.get("plans") or [obs])
-        elif obs.get("action") == GET_PRICES and not any(o.get("action") == SCHEDULE for o in observations):
-            cheapest = obs.get("cheapest") or {}
-            if now and obs.get("now") is not None:
-                lines.append(f"Price now: {obs.get('now')} {obs.get('unit')}.")
-            lines.append(
-                f"Cheapest slot: {cheapest.get('start_local')} at {cheapest.get('price')} {obs.get('unit')}; "
-                f"prices from {obs.get('min')} to {obs.get('max')} {obs.get('unit')}."
-            )
+            lines.extend(plan_line(plan, lang) for plan in obs.get("plans") or [obs])
         elif obs.get("error"):
-            lines.append(f"{obs.get('action')}: {obs.get('error')}")
-    return " ".join(lines) or "Nothing to do."
+            lines.append(say("offline.error", lang, action=obs.get("action"), error=obs.get("error")))
+        elif obs.get("action") == GET_PRICES and not any(o.get("action") == SCHEDULE for o in observations):
+            cheapest, unit = obs.get("cheapest") or {}, obs.get("unit")
+            if now and obs.get("now") is not None:
+                lines.append(say("offline.price_now", lang, price=number(obs.get("now"), lang), unit=unit))
+            lines.append(say("offline.cheapest", lang, start=local_time(cheapest.get("start_local"), lang),
+                             price=number(cheapest.get("price"), lang), low=number(obs.get("min"), lang),
+                             high=number(obs.get("max"), lang), unit=unit))
+    return " ".join(lines) or say("offline.nothing", lang)

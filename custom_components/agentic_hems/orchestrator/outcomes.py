@@ -2,23 +2,59 @@
 person decides").
 
 The assistant's tools record one outcome per device command (its gate outcome: ``executed``, ``dry_run``,
-``blocked``, ``pending_confirmation``, ``failed``, ...) and per plan (``stored``, ``cancelled`` or ``not_planned``).
-When a language model drove a run that did anything, the summary that ``ask`` returns and Assist speaks is
-:func:`report` of those outcomes; the model's closing FINISH text is dropped from it (the run keeps it as
-``model_summary``), so no model can state an action that did not happen. A run that did nothing (a question
-answered) keeps the model's answer. :func:`fulfilled` says whether anything the person asked for happened.
+``blocked``, ``pending_confirmation``, ``failed``, ...), per plan (``stored``, ``cancelled`` or ``not_planned``), per
+authorization request (``pending`` or ``denied``) and per action refused because the request did not ask for it
+(``refused``: a specialist agent for an appliance the request does not name, an authorization request without a
+grid or battery action asked).
+
+When a language model drove a run that did anything, or that did nothing although the person asked for something
+(their request reads into requested actions) or although its closing text claims an action (:func:`claims_action`),
+the summary that ``ask`` returns and Assist speaks is :func:`report` of those outcomes ("Nothing was done." for none);
+the model's closing FINISH text is dropped from it (the run keeps it as ``model_summary``), so no model can state an
+action that did not happen. Only an answer to a question, with no action claimed, keeps the model's words.
+:func:`fulfilled` says whether anything the person asked for happened. Every sentence exists in English and German
+(:mod:`.texts`); an English sentence carries the gate's own reason, a German one the German wording of the reasons
+:func:`reason_id` identifies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import re
 from typing import Any
+
+from ..gates.keeper import CONTROL_OFF, PENDING_LIMIT
+from .texts import GATES_DE, REASONS_DE, TEXTS, local_time, number, say
 
 COMMAND = "command"
 PLAN = "plan"
+AUTHORIZATION = "authorization"
+REFUSAL = "refusal"
 # A command that went through: it ran, or it waits for an administrator (the person decides).
 EFFECTIVE_COMMANDS = frozenset({"executed", "pending_confirmation"})
 EFFECTIVE_PLANS = frozenset({"stored", "cancelled"})
+_EFFECTIVE = {COMMAND: EFFECTIVE_COMMANDS, PLAN: EFFECTIVE_PLANS, AUTHORIZATION: frozenset({"pending"})}
+
+
+def reason_id(record: Mapping[str, Any]) -> str | None:
+    """Which known reason ended a command, from its trace record's last gate result: ``nothing_requested`` or
+    ``not_requested`` (intent binding), ``grid_setpoint``, ``pending_limit``, ``control_off``, ``dry_run_requested``,
+    ``policy_deny``; None for any other."""
+    gates = record.get("gate_results") or []
+    last: Mapping[str, Any] = gates[-1] if gates else {}
+    evidence = last.get("evidence") or {}
+    binding = evidence.get("intent_binding") or {}
+    if binding.get("bound") is False:
+        return "not_requested" if binding.get("requested") else "nothing_requested"
+    if evidence.get("grid_setpoint"):
+        return "grid_setpoint"
+    if PENDING_LIMIT in evidence:
+        return "pending_limit"
+    if evidence.get("dry_run"):
+        return "control_off" if str(last.get("reason", "")).endswith(CONTROL_OFF) else "dry_run_requested"
+    if last.get("gate") == "policy" and evidence.get("action") == "deny":
+        return "policy_deny"
+    return None
 
 
 def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
@@ -31,6 +67,7 @@ def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any]) -> 
         "outcome": record.get("outcome"),
         "failed_gate": record.get("failed_gate"),
         "reason": gates[-1].get("reason") if gates else None,
+        "reason_id": reason_id(record),
         "trace_id": record.get("trace_id"),
     }
 
@@ -39,7 +76,21 @@ def refused_command(action: Mapping[str, Any] | None, error: str) -> dict[str, A
     """A device command the orchestrator refused before the gates (it did not validate)."""
     args = (action or {}).get("args") or {}
     return {"kind": COMMAND, "intent": args.get("intent"), "target": args.get("device_alias"),
-            "outcome": "invalid", "failed_gate": None, "reason": error, "trace_id": None}
+            "outcome": "invalid", "failed_gate": None, "reason": error, "reason_id": None, "trace_id": None}
+
+
+def refused_action(action: str, target: str | None, reason_key: str, reason: str) -> dict[str, Any]:
+    """An action refused because the person's request did not ask for it: ``action`` (its type) on ``target``, why
+    (``reason``, English) and the reason's id (``reason_key``, for the German summary)."""
+    return {"kind": REFUSAL, "action": action, "target": target, "outcome": "refused", "reason": reason,
+            "reason_id": reason_key}
+
+
+def authorization_outcome(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The outcome of a ``request_authorization`` call from its result: ``pending`` (an administrator decides) or
+    ``denied`` (the reasons, joined)."""
+    return {"kind": AUTHORIZATION, "request_id": result.get("request_id"), "outcome": result.get("status"),
+            "reason": "; ".join(str(r) for r in result.get("reasons") or []) or None}
 
 
 def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -53,61 +104,122 @@ def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
     return {"kind": PLAN, **plan, "outcome": outcome}
 
 
-def plan_line(plan: Mapping[str, Any]) -> str:
-    """One sentence for a plan observation: cleared, its window and cost, or why it was not planned."""
+def _german(key: Any, outcome: Mapping[str, Any]) -> str | None:
+    """The German wording of reason ``key`` (with the outcome's intent and target), or None."""
+    text = REASONS_DE.get(str(key))
+    return None if text is None else text.format(intent=outcome.get("intent"), target=outcome.get("target"))
+
+
+def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
+    """One sentence for a plan observation in ``lang``: cleared, its window and cost, or why it was not planned."""
+    appliance = plan.get("appliance")
     if plan.get("cancelled"):
-        return f"{plan.get('appliance')}: plan cleared."
+        return say("plan.cleared", lang, appliance=appliance)
     if plan.get("feasible"):
         savings = plan.get("savings")
         if isinstance(savings, int | float) and savings < 0:
-            note = f"{-savings} more than starting now: the main fuse is shared with the other plans"
+            note = say("plan.shared_fuse", lang, extra=number(-savings, lang))
         else:
-            note = f"saves {savings}"
-        return (
-            f"{plan.get('appliance')}: {plan.get('start_local')} to {plan.get('end_local')}, "
-            f"{plan.get('cost')} {plan.get('currency')} ({note})."
-        )
-    why = plan.get("detail") or plan.get("reason") or plan.get("error")
-    return f"{plan.get('appliance')}: not planned: {why}."
+            note = say("plan.saves", lang, savings=number(savings, lang))
+        return say("plan.window", lang, appliance=appliance, start=local_time(plan.get("start_local"), lang),
+                   end=local_time(plan.get("end_local"), lang), cost=number(plan.get("cost"), lang),
+                   currency=plan.get("currency"), note=note)
+    reason = plan.get("reason")
+    if lang == "de":
+        why = _german("plan_not_requested" if reason == "not_requested" else reason, plan)
+    else:
+        why = plan.get("detail") or reason or plan.get("error")
+    return say("plan.not_planned", lang, appliance=appliance, why=f": {why}" if why else "")
 
 
-_COMMAND_TEXT = {
-    "executed": "executed",
-    "pending_confirmation": "waits for an administrator to confirm it",
-    "dry_run": "not executed (dry run)",
-    "failed": "failed",
-    "cancelled": "cancelled",
-    "rejected": "rejected",
-    "expired": "expired",
-    "invalid": "not run, the command was invalid",
-}
+_WITH_REASON = ("blocked", "dry_run", "failed", "invalid")
 
 
-def command_line(outcome: Mapping[str, Any]) -> str:
-    """One sentence for a command outcome, e.g. ``unlock lock.front_door: blocked by the policy gate (...)``."""
-    what = f"{outcome.get('intent')} {outcome.get('target')}"
+def command_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
+    """One sentence for a command outcome in ``lang``, e.g. ``unlock lock.front_door: blocked by the policy gate
+    (...)``."""
     state = str(outcome.get("outcome"))
-    reason = outcome.get("reason")
-    if state == "blocked":
-        return f"{what}: blocked by the {outcome.get('failed_gate')} gate ({reason})."
-    text = _COMMAND_TEXT.get(state, state)
-    return f"{what}: {text} ({reason})." if state in ("dry_run", "failed", "invalid") and reason else f"{what}: {text}."
+    key = f"command.{state}" if f"command.{state}" in TEXTS else "command.other"
+    reason = _german(outcome.get("reason_id"), outcome) if lang == "de" else outcome.get("reason")
+    gate = outcome.get("failed_gate")
+    return say(key, lang, what=f"{outcome.get('intent')} {outcome.get('target')}", state=state,
+               gate=GATES_DE.get(str(gate), gate) if lang == "de" else gate,
+               why=f" ({reason})" if reason and state in _WITH_REASON else "")
 
 
-def report(outcomes: Sequence[Mapping[str, Any]], error: str | None = None) -> str:
-    """The summary of a run: one sentence per outcome in order, then why the run stopped (if it did)."""
-    lines = [command_line(o) if o.get("kind") == COMMAND else plan_line(o) for o in outcomes]
-    if error:
-        lines.append(f"Stopped: {error}.")
-    return " ".join(lines) or "Nothing was done."
+def other_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
+    """One sentence for an authorization request's or a refused action's outcome in ``lang``."""
+    reason = _german(outcome.get("reason_id"), outcome) if lang == "de" else outcome.get("reason")
+    why = f" ({reason})" if reason else ""
+    if outcome.get("kind") == REFUSAL:
+        what = " ".join(str(part) for part in (outcome.get("action"), outcome.get("target")) if part)
+        return say("refusal", lang, what=what, why=why)
+    key = "authorization.pending" if outcome.get("outcome") == "pending" else "authorization.denied"
+    return say(key, lang, request_id=outcome.get("request_id"), why=why)
 
 
-def fulfilled(outcomes: Sequence[Mapping[str, Any]]) -> bool:
-    """False when device commands were asked and none executed or waits for confirmation, and no plan was stored or
-    cancelled; True otherwise (also when nothing was asked: a question answered)."""
-    commands = [o for o in outcomes if o.get("kind") == COMMAND]
-    if not commands:
+def _line(outcome: Mapping[str, Any], lang: str) -> str:
+    kind = outcome.get("kind")
+    if kind == COMMAND:
+        return command_line(outcome, lang)
+    return plan_line(outcome, lang) if kind == PLAN else other_line(outcome, lang)
+
+
+def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str | None = None) -> str:
+    """The summary of a run in ``lang``: one sentence per outcome in order, then ``stopped`` (why the run stopped,
+    already in ``lang``) if given; "Nothing was done." when both are empty."""
+    lines = [_line(o, lang) for o in outcomes]
+    if stopped:
+        lines.append(stopped)
+    return " ".join(lines) or say("nothing_done", lang)
+
+
+def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False) -> bool:
+    """Whether what was asked happened: when device commands were proposed, an action was refused, or the person
+    ``asked`` for something (their request reads into requested actions), at least one command executed or waits
+    for confirmation, a plan was stored or cancelled, or an authorization request waits for an administrator. True
+    otherwise (a question answered)."""
+    if not asked and not any(o.get("kind") in (COMMAND, REFUSAL) for o in outcomes):
         return True
-    return any(o.get("outcome") in EFFECTIVE_COMMANDS for o in commands) or any(
-        o.get("kind") == PLAN and o.get("outcome") in EFFECTIVE_PLANS for o in outcomes
-    )
+    return any(o.get("outcome") in _EFFECTIVE.get(str(o.get("kind")), ()) for o in outcomes)
+
+
+# Claims of an action in a model's closing text (English and German). A state ("the door is locked", "das Licht ist
+# an") is no claim; a first-person or passive report of an action is ("I unlocked", "has been turned on", "is now on",
+# "Ich habe ... eingeschaltet", "wurde geöffnet", "ist jetzt aus").
+_PAST = (r"(turned|switched|unlocked|opened|closed|locked|set|started|stopped|scheduled|planned|cancell?ed|charged|"
+         r"dimmed|brightened|activated|deactivated|enabled|disabled|executed|triggered|adjusted|changed|lowered|raised|"
+         r"paused|resumed|pressed)")
+_PARTICIPLES = frozenset({
+    "eingeschaltet", "ausgeschaltet", "angeschaltet", "abgeschaltet", "angemacht", "ausgemacht", "geöffnet",
+    "aufgemacht", "geschlossen", "zugemacht", "verriegelt", "entriegelt", "abgeschlossen", "aufgeschlossen",
+    "zugesperrt", "aufgesperrt", "gestartet", "gestoppt", "angehalten", "geplant", "eingeplant", "gesetzt", "gestellt",
+    "eingestellt", "storniert", "gelöscht", "abgebrochen", "aktiviert", "deaktiviert", "gedimmt", "geladen",
+    "ausgeführt", "gedrückt", "erledigt",
+})
+_CLAIMS = tuple(re.compile(p, re.IGNORECASE) for p in (
+    rf"\b(i|we)('ve| have)?(\s+\w+){{0,2}}?\s+{_PAST}\b",
+    rf"\b(has|have|had) been\s+(\w+\s+)?{_PAST}\b",
+    rf"\b(was|were)\s+(just\s+|successfully\s+)?{_PAST}\b",
+    rf"\b(is|are)\s+now\s+(on|off|open|closed|locked|unlocked|running|charging|{_PAST})\b",
+    r"^\s*(done|erledigt)\b",
+    rf"\b(ist|sind)\s+(jetzt|nun|soeben|gerade)\s+(\S+\s+){{0,4}}?({'|'.join(sorted(_PARTICIPLES))}|an|aus|offen|zu)\b",
+))
+
+
+def _german_perfect(sentence: str) -> bool:
+    """A German perfect or passive of an action in ``sentence``, in any word order: "ich/wir" with "habe/haben"
+    and a participle ("Ich habe das Licht eingeschaltet"), or "wurde(n)" and one ("Die Tür wurde geöffnet")."""
+    words = set(re.findall(r"\w+", sentence.casefold()))
+    if not words & _PARTICIPLES:
+        return False
+    return bool(words & {"wurde", "wurden"}) or bool(words & {"ich", "wir"} and words & {"habe", "hab", "haben"})
+
+
+def claims_action(text: str) -> bool:
+    """True when ``text`` (a model's closing summary) reports an action as done, in English or German: "I unlocked
+    the front door", "The light has been turned on", "The kettle is now on", "Done.", "Ich habe das Licht
+    eingeschaltet", "Die Tür wurde geöffnet", "Das Licht ist jetzt aus". Each sentence is read on its own; a
+    description of a state ("the door is locked") or a recommendation ("start it at 02:00") is no claim."""
+    sentences = re.split(r"[.!?;\n]+", text.replace("’", "'"))
+    return any(_german_perfect(s) or any(p.search(s) for p in _CLAIMS) for s in sentences)

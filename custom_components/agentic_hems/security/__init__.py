@@ -146,7 +146,9 @@ _HEMS = re.compile(
 )
 _OFF_TOPIC = re.compile(
     r"\b(capital of|poem|joke|story|song|lyrics|recipe|weather|forecast for|sports?|score|football|soccer|movie|"
-    r"translate|who (is|was|won)|what is the meaning|homework|essay|president|history of|write me|tell me about)\b",
+    r"translate|who (is|was|won)|what is the meaning|homework|essay|president|history of|write me|tell me about|"
+    r"hauptstadt von|gedicht|witz|rezept|wetter|fußball|übersetze|wer (ist|war|hat gewonnen)|hausaufgabe|"
+    r"erzähl mir (etwas )?über)\b",
     re.IGNORECASE,
 )
 
@@ -157,7 +159,8 @@ def in_scope(text: str) -> bool:
 
 
 _CREATIVE = re.compile(
-    r"\b(write|tell|compose|make up|sing|draft)\b[^.]{0,20}?\b(poem|joke|story|song|lyrics|essay|limerick|haiku|"
+    r"\b(write|tell|compose|make up|sing|draft|schreib\w*|erzähl\w*|dichte|verfass\w*)\b[^.]{0,20}?"
+    r"\b(poem|joke|story|song|lyrics|essay|limerick|haiku|"
     r"rap|recipe|gedicht|witz|geschichte|lied)\b",
     re.IGNORECASE,
 )
@@ -166,5 +169,6 @@ _CREATIVE = re.compile(
 def clearly_out_of_scope(text: str) -> bool:
     """The offline scope classifier: a typical off-topic request (the weather, general knowledge) with no
     home-energy keyword, or a creative writing task whatever it is about ("write a poem about the dishwasher").
-    Such requests get :data:`OUT_OF_SCOPE_MESSAGE` before any model call."""
+    Such requests get :data:`OUT_OF_SCOPE_MESSAGE` (in the request's language) before any model call. English and
+    German."""
     return bool(_CREATIVE.search(text)) or (not in_scope(text) and bool(_OFF_TOPIC.search(text)))
