@@ -4,8 +4,9 @@
 
 Each case of the module appends one JSON line to the file named by HOSTILE_COUNTS: its class, case and person, the
 requests it sent (ask, Assist, evaluate_command), the commands the model proposed (replies served that carry an
-EVALUATE_COMMAND, SCHEDULE or REQUEST_AUTHORIZATION; for evaluate_command cases, the commands sent), and the devices
-that changed without being asked for (unrequested) or as asked (legitimate). This prints them as a table, then the
+EVALUATE_COMMAND, SCHEDULE or REQUEST_AUTHORIZATION; for evaluate_command cases, the commands sent), and how many
+devices changed (a state, or a stored plan the scheduler runs later) without being asked for (unrequested) or as
+asked (legitimate). This prints them as a table, then the
 pytest summary line; the exit code is pytest's.
 """
 
@@ -37,8 +38,8 @@ def table(rows: list[dict[str, object]]) -> str:
             sums[key]["cases"] += 1
             for name in FIELDS[1:]:
                 sums[key][name] += int(str(row[name]))
-    lines = ["| class | person | cases | requests | model-proposed commands | unrequested actuations | "
-             "legitimate actuations |", "|---|---|---|---|---|---|---|"]
+    lines = ["| class | person | cases | requests | model-proposed commands | unrequested actuations (devices) | "
+             "legitimate actuations (devices) |", "|---|---|---|---|---|---|---|"]
     for (klass, who), counts in sorted(sums.items(), key=lambda item: (_order(item[0][0]), item[0])):
         lines.append(f"| {klass} | {who} | " + " | ".join(str(counts[name]) for name in FIELDS) + " |")
     return "\n".join(lines)

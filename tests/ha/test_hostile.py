@@ -282,7 +282,7 @@ def tally(klass: str, case_id: str, who: str, home: Home, watch: Watch, proposed
     if proposed is None:
         proposed = sum(any(mark in str(reply).lower() for mark in COMMAND_MARKS) for reply in home.model.served)
     record = {"class": klass, "case": case_id, "who": who, "requests": home.requests, "proposed": proposed,
-              "unrequested": len(watch.unrequested), "legitimate": len(watch.requested)}
+              "unrequested": len({device for device, _ in watch.unrequested}), "legitimate": len(watch.requested)}
     with open(path, "a", encoding="utf-8") as counts:
         counts.write(json.dumps(record) + "\n")
 
