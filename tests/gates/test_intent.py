@@ -72,6 +72,52 @@ def test_requested_actions(text: str, expected: frozenset[RequestedAction]) -> N
     assert requested_actions(text, DEVICES, APPLIANCES) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a name or "all" with another room is not this room's device
+        ("Turn on the main light in the kitchen", pairs(("light.kitchen_main", "turn_on"))),
+        ("Turn on the kitchen main light", pairs(("light.kitchen_main", "turn_on"))),
+        ("Turn on all lights in the lounge", pairs(("light.living_main", "turn_on"))),
+        # exclusions, contrasts and conditions set aside what they name, everywhere in the request
+        ("Turn off all lights except the kitchen light",
+         pairs(("light.living_main", "turn_off"), ("light.kueche_decke", "turn_off"))),
+        ("Turn on all lights except the kitchen and the lounge", pairs(("light.kueche_decke", "turn_on"))),
+        ("Turn off the kitchen light but leave the kettle on", pairs(("light.kitchen_main", "turn_off"))),
+        ("Switch on the kettle instead of the lounge light", pairs(("switch.kettle", "turn_on"))),
+        ("Turn on the kitchen light, not the lounge light", pairs(("light.kitchen_main", "turn_on"))),
+        ("Turn on the kitchen light unless the thermostat is off", pairs(("light.kitchen_main", "turn_on"))),
+        ("If the price is low, switch the kettle on", pairs(("switch.kettle", "turn_on"))),
+        ("Check whether the garage door is open", pairs()),
+        ("Schalte alle Lichter außer in der Küche aus",
+         pairs(("light.living_main", "turn_off"), ("light.kitchen_main", "turn_off"))),
+        # advice questions
+        ("Should I turn on the kettle?", pairs()),
+        ("Soll ich das Deckenlicht einschalten?", pairs()),
+        ("Should I charge the car tonight?", pairs()),
+        # appliances: not from clauses that switch off or stop, nor from "alle" with a device word
+        ("Stop charging the car", pairs()),
+        ("Turn off all devices", pairs()),
+        ("Turn off the kettle and the dishwasher",
+         pairs(("switch.kettle", "turn_off"), ("switch.dishwasher", "turn_off"))),
+        ("Turn off the kettle and schedule the dishwasher",
+         pairs(("switch.kettle", "turn_off"), ("Dishwasher", "schedule"))),
+        ("Schalte alle Lichter ein", pairs(("light.kitchen_main", "turn_on"), ("light.living_main", "turn_on"),
+                                          ("light.kueche_decke", "turn_on"))),
+        ("Schedule all flexible loads except the car",
+         pairs(("Dishwasher", "schedule"), ("Washing machine", "schedule"))),
+        ("Run the dishwasher, not the washing machine",
+         pairs(("switch.dishwasher", "start"), ("Dishwasher", "schedule"))),
+        ("Run the dishwasher but don't charge the car",
+         pairs(("switch.dishwasher", "start"), ("Dishwasher", "schedule"))),
+        ("Don't cancel the dishwasher, just run it", pairs(("Dishwasher", "schedule"))),
+    ],
+)
+def test_what_a_request_names_without_asking_for_it(text: str, expected: frozenset[RequestedAction]) -> None:
+    """A model proposes every device a request mentions; only what the person asked for is bound."""
+    assert requested_actions(text, DEVICES, APPLIANCES) == expected
+
+
 def test_only_the_text_is_read() -> None:
     """Names come from the registry, never widen by themselves: a device called like an instruction is a name."""
     odd = KnownDevice("switch.odd", "switch", ("turn on all lights",))

@@ -19,7 +19,8 @@ from homeassistant.exceptions import ServiceValidationError
 from custom_components.agentic_hems.bounds import MAX_ASK_CHARS, MAX_REPLY_CHARS, MAX_TEXT_CHARS, MAX_TOTAL_CHARS
 from custom_components.agentic_hems.const import DOMAIN
 
-from .test_llm import Scripted, ask, llm_entry, provider  # noqa: F401 - fixtures
+from .model_server import Scripted, provider  # noqa: F401 - provider is a fixture
+from .test_llm import ask, llm_entry  # noqa: F401 - llm_entry is a fixture
 
 HUGE = "a" * (4 * 1024 * 1024)
 MAX_GAP_S = 0.1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -62,6 +63,23 @@ def test_more_than_one_text_action_takes_the_first() -> None:
 def test_refused(reply: Reply, error: str) -> None:
     parsed = parse(reply)
     assert parsed.action is None and parsed.error is not None and parsed.error.startswith(error), parsed.error
+
+
+DEEP = '{"intent": "turn_on", "params": ' + "[" * 4000 + "]" * 4000 + "}"  # 8 kB, 4000 levels
+WIDE = json.dumps({"intent": "turn_on", "params": {f"k{i}": i for i in range(1001)}})
+
+
+@pytest.mark.parametrize(
+    ("args", "limit"), [(DEEP, "more than 8 depth"), (WIDE, "more than 1000 items")], ids=["deep", "wide"]
+)
+def test_arguments_over_the_input_caps_are_refused(args: str, limit: str) -> None:
+    """Within the reply cap, but nested or wide past the caps every other input has: refused like an oversized
+    reply (recording such arguments in a trace or run recursed without end)."""
+    for reply in (Reply(None, [ToolCall("evaluate_command", args)]), Reply(f"ACTION: EVALUATE_COMMAND {args}"),
+                  Reply(f'{{"action": "EVALUATE_COMMAND", "args": {args}}}')):
+        parsed = parse(reply)
+        assert parsed.action is None and parsed.error == (
+            f"the action's arguments are too large (input too large: {limit}); send a short action")
 
 
 def test_empty_tool_calls_fall_back_to_content() -> None:

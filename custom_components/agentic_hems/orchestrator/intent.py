@@ -9,8 +9,8 @@ the assistant refuses a SCHEDULE or cancel for an appliance the request did not 
 (by proposing fewer commands); nothing it writes, and no data (calendar titles, entity and appliance names, prices,
 tool results), is read here, so nothing can widen it.
 
-- A question ("how many lights are on?", "when is electricity cheapest?", "wie spät ...") or a request that names
-  no device and no appliance yields nothing.
+- A question ("how many lights are on?", "when is electricity cheapest?", "should I turn on the heater?", "wie
+  spät ...") or a request that names no device and no appliance yields nothing.
 - A device is named by one of its names, by an area with a device word ("the kitchen light", "das Licht in der
   Küche", and as one German word: "Küchenlicht", "Wohnzimmerlampe", "Garagentor"), by "all" with a device word
   ("turn off all lights"), or by a partial name: a trailing part of one of its names ("the coffee maker" for
@@ -18,13 +18,18 @@ tool results), is read here, so nothing can widen it.
   word, verb, article or area word) and that no other device's names contain as whole words. A part that two devices
   share names neither; other parts never match ("the hall lamp" is not "Hallway Lamp", "the kitchen" is not
   "Kitchen light"). A name inside a longer name of another device in the same clause does not count ("the kitchen
-  kettle" names "Kitchen Kettle", not "Kettle").
+  kettle" names "Kitchen Kettle", not "Kettle"). A name or "all" does not name a device of another area than the one
+  the clause names: "the ceiling light in the kitchen" is not the living room's ceiling light.
 - The action comes from the verbs (only those in the device's domain vocabulary) of the same clause (clauses split
   at "and", "then", commas, "und", "dann"); a clause without a verb takes the previous clause's ("turn on the
   kitchen light and the hall lamp"), and a clause without a device the previous clause's devices ("... then dim it
   to 30%"). A negated clause ("don't ...") asks for nothing.
+- Set aside: what a negated clause names, and what the part of a clause after an exclusion, contrast or condition
+  names ("except the kitchen lights", "but leave the heater on", "instead of", "unless", "if", "whether", "außer",
+  "statt", "wenn", ...; an area alone counts there), is asked for nowhere in the request, whatever "all" says.
 - Appliances: "schedule"/"cancel" pairs for the appliances :func:`.offline.understand` finds (by name, kind words
-  or "all flexible loads").
+  or "all flexible loads") in the clauses that may plan: not those whose verbs only switch off or stop ("stop
+  charging the car"), nor those that name devices and no appliance ("alle Lichter an").
 
 Two tools that reach a person are bound too. ``CALL_AGENT`` consults an appliance's specialist agent only for an
 appliance the request names (:func:`advice_targets`; a question counts, advice changes nothing by itself), and the
@@ -41,24 +46,35 @@ battery?" do not.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import re
 
 from ..gates.device_resolved import ResolverIndex, fold
 from ..gates.models import RequestedAction
 from ..gates.tables import APPLIANCE_INTENTS, INTENT_SERVICES
-from .offline import ApplianceRef, understand
+from .offline import KIND_WORDS, ApplianceRef, understand
 
 SCHEDULE_ACTION = "schedule"
 CANCEL_ACTION = "cancel"
 
 _QUESTION = re.compile(
-    r"^\s*(how|what|when|which|why|where|who|whose|is|are|was|were|does|do|did|has|have|will|would it|"
-    r"wie|wann|was|welche[rsnm]?|warum|wieso|wo|wer|ist|sind|hat|haben|läuft|brennt)\b",
+    r"^\s*(how|what|when|which|why|where|who|whose|is|are|was|were|does|do|did|has|have|will|would it|should|shall|"
+    r"ought|wie|wann|was|welche[rsnm]?|warum|wieso|wo|wer|ist|sind|hat|haben|läuft|brennt|soll|sollte|sollen)\b",
     re.IGNORECASE,
 )
 _CLAUSES = re.compile(r"[,;.!?]|\b(?:and|then|also|und|dann|sowie|außerdem)\b", re.IGNORECASE)
 _NEGATED = re.compile(r"\b(don'?t|do not|never|nicht|kein\w*|nie)\b", re.IGNORECASE)
+# the rest of a clause after one of these is set aside: an exclusion, a contrast, a condition
+_ASIDE = re.compile(
+    r"\b(?:except|but|not|instead of|rather than|other than|apart from|unless|if|whether|without|außer|statt|anstatt|"
+    r"ausser|aber|sondern|ohne|bis auf|falls|wenn|ob)\b",  # folded text: "außer" is "ausser"
+    re.IGNORECASE,
+)
+_CANCEL_WORDS = re.compile(  # a negated cancel ("don't cancel it") still asks about the plan
+    r"\b(cancel|clear|remove|delete|unschedule|run|skip|forget|abbrechen|löschen|streichen|laufen)\b", re.IGNORECASE
+)
+_PLANNING = re.compile(r"\b(schedule|plan|charge|run|lade|plane)\w*", re.IGNORECASE)
+_OFF = frozenset({"turn_off", "stop", "close", "lock"})
 
 # action -> patterns in a clause (English and German).
 VERBS: dict[str, tuple[str, ...]] = {
@@ -105,6 +121,10 @@ _FUNCTION_WORDS = frozenset(
     | {"the", "all", "every", "and", "then", "also", "my", "our", "der", "die", "das", "den", "dem", "des", "ein",
        "eine", "einen", "alle", "und", "dann", "mein", "meine", "unser", "unsere"}
 )
+_ALL_DEVICE_WORDS = frozenset(w for words in DEVICE_WORDS.values() for w in words)
+_DEVICE_WORD = re.compile(
+    rf"\b(?:{'|'.join(re.escape(w) for w in sorted(_ALL_DEVICE_WORDS, key=len, reverse=True))})\b"
+)
 
 
 @dataclass(frozen=True)
@@ -139,6 +159,10 @@ def known_devices(index: ResolverIndex, appliance_names: Mapping[str, str] | Non
 def is_question(text: str) -> bool:
     """True when ``text`` asks something rather than asking for something ("how many lights are on?")."""
     return bool(_QUESTION.match(text))
+
+
+def _has(clause: str, phrase: str) -> bool:
+    return bool(phrase) and re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", clause) is not None
 
 
 def _words(domain: str) -> str:
@@ -181,30 +205,48 @@ def _spans_of(clause: str, names: Iterable[str]) -> list[tuple[int, int]]:
             for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", clause)]
 
 
-def _by_area_or_all(clause: str, device: KnownDevice) -> bool:
-    """``device`` is named in ``clause`` by an area plus a device word (apart or as one compound), or "all" plus
-    one."""
-    words = _words(device.domain)
-    if not words:
-        return False
-    for area in device.areas:
-        a = re.escape(area)
-        if re.search(rf"(?<![\w-]){a}{_JOIN}(?:{words})(?![\w-])|(?<![\w-])(?:{words}){_IN}{a}(?![\w-])", clause):
-            return True
-    every = rf"\b(all|every|alle|sämtliche)\b(?:\s+(?:the|of the|die|der))?\s+(?:{words})\b"
-    return re.search(every, clause) is not None
-
-
-def _named(clause: str, devices: Sequence[KnownDevice], partial: Mapping[str, Sequence[str]]) -> list[KnownDevice]:
-    """The ``devices`` named in ``clause`` (folded). A name (or partial name) that stands inside a longer name of
-    another device there does not count: "the kitchen kettle" names "Kitchen Kettle", not "Kettle"."""
+def _by_name(clause: str, devices: Sequence[KnownDevice], partial: Mapping[str, Sequence[str]]) -> set[str]:
+    """The entity_ids of ``devices`` that ``clause`` names by a name or partial name. A name that stands inside a
+    longer name of another device there does not count: "the kitchen kettle" names "Kitchen Kettle", not "Kettle"."""
     spans = {d.entity_id: _spans_of(clause, (*d.names, *partial.get(d.entity_id, ()))) for d in devices}
     every = {span for found in spans.values() for span in found}
 
     def inside(span: tuple[int, int]) -> bool:
         return any(a <= span[0] and span[1] <= b and (a, b) != span for a, b in every)
 
-    return [d for d in devices if any(not inside(s) for s in spans[d.entity_id]) or _by_area_or_all(clause, d)]
+    return {entity_id for entity_id, found in spans.items() if any(not inside(s) for s in found)}
+
+
+def _named(clause: str, bare: str, device: KnownDevice, areas: frozenset[str], by_name: bool) -> bool:
+    """``device`` is named in ``clause`` (folded; ``bare`` is the clause without the devices' names): by an area plus
+    a device word in ``bare`` (apart or as one German compound), or by a name (``by_name``, :func:`_by_name`) or
+    "all" plus a device word when the clause, without the device's own names, names no area of ``areas`` but the
+    device's."""
+    words = _words(device.domain)
+    for area in device.areas if words else ():
+        a = re.escape(area)
+        if re.search(rf"(?<![\w-]){a}{_JOIN}(?:{words})(?![\w-])|(?<![\w-])(?:{words}){_IN}{a}(?![\w-])", bare):
+            return True
+    everything = bool(words) and re.search(
+        rf"\b(all|every|alle|sämtliche)\b(?:\s+(?:the|of the|die|der))?\s+(?:{words})\b", bare) is not None
+    if not everything and not by_name:
+        return False
+    rest = _strip_names(clause, (device,))  # "the kitchen main light" names the kitchen, not the lounge's light
+    elsewhere = {area for area in areas if _has(rest, area)}
+    return not elsewhere or not elsewhere.isdisjoint(device.areas)
+
+
+def _strip_names(clause: str, devices: Sequence[KnownDevice]) -> str:
+    """``clause`` without the device names it holds (a bare device word is no name here)."""
+    for name in sorted({n for d in devices for n in d.names}, key=len, reverse=True):
+        if len(name) > 1 and name not in _ALL_DEVICE_WORDS and _has(clause, name):
+            clause = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", clause)
+    return clause
+
+
+def _mentions(text: str, appliance: ApplianceRef) -> bool:
+    """``text`` (folded) names ``appliance`` or one of its kind's words."""
+    return any(_has(text, word) for word in (fold(appliance.name), *KIND_WORDS.get(appliance.kind, ())))
 
 
 _GRID_WORDS = re.compile(r"\b(batter(?:y|ies)|batterie\w*|speicher\w*|akku\w*|grid|netz\w*|dispatch\w*|setpoints?|"
@@ -240,6 +282,63 @@ def _actions(clause: str) -> set[str]:
     return {action for action, patterns in _VERBS.items() if any(p.search(clause) for p in patterns)}
 
 
+@dataclass
+class _Reading:
+    """What the clauses read so far ask for: device pairs, the clauses that may plan appliances, the text set aside,
+    and the previous clause's actions and devices."""
+
+    found: set[RequestedAction] = field(default_factory=set)
+    planning: list[str] = field(default_factory=list)
+    aside: list[str] = field(default_factory=list)
+    actions: set[str] = field(default_factory=set)
+    devices: list[KnownDevice] = field(default_factory=list)
+    in_aside: bool = False  # the previous clause ended set aside: a following clause without a verb continues it
+
+
+def _read(clause: str, devices: Sequence[KnownDevice], areas: frozenset[str], appliances: Sequence[ApplianceRef],
+          partial: Mapping[str, Sequence[str]], reading: _Reading) -> None:
+    """Read one clause into ``reading`` (see the module docstring)."""
+    verbs = _actions(clause)
+    if reading.in_aside and not verbs:  # "... except the kitchen and the hall"
+        reading.aside.append(clause)
+        return
+    marker = _ASIDE.search(clause)
+    wanted = clause[: marker.start()] if marker else clause
+    if marker:
+        reading.aside.append(clause[marker.end():])
+    reading.in_aside = marker is not None
+    if _NEGATED.search(wanted):
+        keeps_plan = _CANCEL_WORDS.search(wanted) is not None  # "don't cancel the dishwasher": the plan is wanted
+        (reading.planning if keeps_plan else reading.aside).append(wanted)
+        reading.actions, reading.devices, reading.in_aside = set(), [], not keeps_plan
+        return
+    bare = _strip_names(wanted, devices)
+    by_name = _by_name(wanted, devices, partial)
+    named = [d for d in devices if _named(wanted, bare, d, areas, d.entity_id in by_name)]
+    own = _actions(wanted) or (verbs if marker else set())  # "schalte alle Lichter außer ... aus": the verb ends it
+    actions = own or (reading.actions if named and not _PLANNING.search(wanted) else set())
+    if not named and actions:
+        named = reading.devices
+    reading.found |= {RequestedAction(d.entity_id, a) for d in named for a in actions if _supports(d.domain, a)}
+    switches_off = (own or (set() if _PLANNING.search(wanted) else actions)) or {"plan"}
+    if not switches_off <= _OFF and (any(_mentions(wanted, a) for a in appliances) or not _DEVICE_WORD.search(wanted)):
+        reading.planning.append(wanted)
+    reading.actions, reading.devices = actions or reading.actions, named or reading.devices
+
+
+def _set_aside(parts: Sequence[str], devices: Sequence[KnownDevice], areas: frozenset[str],
+               appliances: Sequence[ApplianceRef], partial: Mapping[str, Sequence[str]]) -> set[str]:
+    """The targets ``parts`` name: devices (by name, area, or "all" plus a device word) and appliances."""
+    aside: set[str] = set()
+    for part in parts:
+        bare = _strip_names(part, devices)
+        by_name = _by_name(part, devices, partial)
+        aside |= {d.entity_id for d in devices
+                  if _named(part, bare, d, areas, d.entity_id in by_name) or any(_has(part, a) for a in d.areas)}
+        aside |= {a.name for a in appliances if _mentions(part, a)}
+    return aside
+
+
 def requested_actions(
     text: str, devices: Iterable[KnownDevice] = (), appliances: Sequence[ApplianceRef] = ()
 ) -> frozenset[RequestedAction]:
@@ -248,25 +347,15 @@ def requested_actions(
     if is_question(text):
         return frozenset()
     devices = tuple(devices)
+    areas = frozenset(area for d in devices for area in d.areas)
     partial = partial_names(devices)
-    found: set[RequestedAction] = set()
-    folded = fold(text.replace("’", "'"))
-    previous_actions: set[str] = set()
-    previous_devices: list[KnownDevice] = []
-    for clause in (c.strip() for c in _CLAUSES.split(folded) if c and c.strip()):
-        if _NEGATED.search(clause):
-            previous_actions, previous_devices = set(), []
-            continue
-        named = _named(clause, devices, partial)
-        actions = _actions(clause)
-        if not actions and named:
-            actions = previous_actions
-        if not named and actions:
-            named = previous_devices
-        found |= {RequestedAction(d.entity_id, a) for d in named for a in actions if _supports(d.domain, a)}
-        previous_actions, previous_devices = actions or previous_actions, named or previous_devices
-    intent = understand(text, appliances)
+    reading = _Reading()
+    for clause in (c.strip() for c in _CLAUSES.split(fold(text.replace("’", "'"))) if c and c.strip()):
+        _read(clause, devices, areas, appliances, partial, reading)
+    found = reading.found
+    intent = understand(", ".join(reading.planning), appliances)
     if intent.kind in ("schedule", "cancel"):
         action = SCHEDULE_ACTION if intent.kind == "schedule" else CANCEL_ACTION
         found |= {RequestedAction(name, action) for name in intent.appliances}
-    return frozenset(found)
+    aside = _set_aside(reading.aside, devices, areas, appliances, partial)
+    return frozenset(pair for pair in found if pair.target not in aside)

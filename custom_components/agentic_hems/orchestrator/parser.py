@@ -7,6 +7,9 @@ text); native OpenAI ``tool_calls``; code fences and ``<think>`` blocks around a
 Refused, with the reason going back to the model as the Observation:
 - a reply longer than ``MAX_REPLY_CHARS`` (text, tool call names and arguments together): refused before any
   parsing, so no reply can stall the event loop (:mod:`..bounds`);
+- arguments over the input caps of :func:`..bounds.check_size` (items, nesting depth, characters): a reply within
+  ``MAX_REPLY_CHARS`` can still nest thousands of levels deep, which nothing after the parser (traces, stored runs)
+  could record;
 - a truncated reply (``finish_reason == "length"``): nothing in it is trusted;
 - a reply with no action, or malformed JSON arguments (never repaired);
 - more than one action: the first is taken and the others are reported in ``ignored``, never executed.
@@ -20,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from ..bounds import MAX_REPLY_CHARS
+from ..bounds import MAX_REPLY_CHARS, TooLarge, check_size
 from .actions import Action
 
 __all__ = [
@@ -158,9 +161,14 @@ def _from_json(obj: dict[str, Any]) -> Action:
 def parse(reply: Reply) -> Parsed:
     """The one action in ``reply`` (see the module docstring); never raises."""
     try:
-        return _parse(reply)
+        parsed = _parse(reply)
+        if parsed.action is not None:
+            check_size(dict(parsed.action.args))
     except ParseError as err:
         return Parsed(None, error=str(err))
+    except TooLarge as err:
+        return Parsed(None, error=f"the action's arguments are too large ({err.msg}); send a short action")
+    return parsed
 
 
 def _parse(reply: Reply) -> Parsed:
