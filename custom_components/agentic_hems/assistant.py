@@ -68,7 +68,8 @@ from .scheduling import window_sums
 from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
 from .security.ratelimit import RateLimiter
 from .grid.contracts import ToolError
-from .services import build_load, find_appliance, invalid
+from .service_helpers import invalid
+from .services import build_load, find_appliance
 from .services_grid import async_call_tool
 
 if TYPE_CHECKING:

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
-from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 
 from .const import (
     ATTR_APPLIANCE,
-    ATTR_CONFIG_ENTRY_ID,
     CONF_CONTIGUOUS,
     CONF_DEADLINE,
     CONF_DURATION_MIN,
@@ -22,8 +18,8 @@ from .const import (
     CONF_POWER_KW,
     DOMAIN,
 )
-from .bounds import MAX_TEXT_CHARS, TooLarge, check_size
 from .scheduling import LoadSpec, Plan
+from .service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
 from .validation import vol
 
 if TYPE_CHECKING:
@@ -36,7 +32,6 @@ SERVICE_PLAN = "plan"
 SERVICE_SCHEDULE = "schedule"
 SERVICE_CLEAR_SCHEDULE = "clear_schedule"
 
-ENTRY_SCHEMA: dict[vol.Marker, Any] = {vol.Optional(ATTR_CONFIG_ENTRY_ID): cv.string}
 LOAD_SCHEMA = vol.Schema(
     {
         **ENTRY_SCHEMA,
@@ -51,70 +46,6 @@ LOAD_SCHEMA = vol.Schema(
 )
 SCHEDULE_SCHEMA = LOAD_SCHEMA.extend({vol.Required(ATTR_APPLIANCE): cv.string})
 CLEAR_SCHEMA = vol.Schema({**ENTRY_SCHEMA, vol.Required(ATTR_APPLIANCE): cv.string})
-
-
-def invalid(key: str, **placeholders: str) -> ServiceValidationError:
-    return ServiceValidationError(
-        translation_domain=DOMAIN, translation_key=key, translation_placeholders=placeholders or None
-    )
-
-
-def bounded(schema: Any, *, max_chars: int = MAX_TEXT_CHARS) -> Any:
-    """``schema`` behind the size caps of :mod:`.bounds` (``max_chars`` characters per string), checked first.
-
-    An input over a cap is refused with the translated ``input_too_large_<limit>`` error before any other
-    validation, scanning or parsing looks at it; its cost is bounded by the caps, not by the input's size.
-    """
-
-    def _size(data: Any) -> Any:
-        try:
-            check_size(data, max_chars=max_chars)
-        except TooLarge as err:
-            raise too_large(err) from None
-        return data
-
-    return vol.All(_size, schema)
-
-
-def too_large(err: TooLarge) -> ServiceValidationError:
-    """The translated ``input_too_large_<limit>`` error for ``err`` (the limit, its value and where the walk
-    stopped)."""
-    where = {"maximum": str(err.maximum), "path": (".".join(map(str, err.path)) or "-")[:100]}
-    match err.limit:
-        case "chars":
-            return invalid("input_too_large_chars", **where)
-        case "total_chars":
-            return invalid("input_too_large_total_chars", **where)
-        case "items":
-            return invalid("input_too_large_items", **where)
-        case _:
-            return invalid("input_too_large_depth", **where)
-
-
-def entry_for_call(hass: HomeAssistant, call: ServiceCall) -> AgenticHemsConfigEntry:
-    """The entry named by ``config_entry_id``, or the only loaded one."""
-    return resolve_entry(hass, call.data.get(ATTR_CONFIG_ENTRY_ID))
-
-
-def resolve_entry(hass: HomeAssistant, entry_id: str | None) -> AgenticHemsConfigEntry:
-    """The loaded entry ``entry_id``, or the only loaded one when it is None.
-
-    Raises:
-        ServiceValidationError: unknown or unloaded entry, no entry loaded, or several loaded and none named.
-    """
-    if entry_id:
-        entry = hass.config_entries.async_get_entry(entry_id)
-        if entry is None or entry.domain != DOMAIN:
-            raise invalid("entry_not_found", entry_id=entry_id)
-        if entry.state is not ConfigEntryState.LOADED:
-            raise invalid("entry_not_loaded", entry_id=entry_id)
-        return entry
-    loaded = hass.config_entries.async_loaded_entries(DOMAIN)
-    if not loaded:
-        raise invalid("no_entry_loaded")
-    if len(loaded) > 1:
-        raise invalid("entry_required")
-    return loaded[0]
 
 
 def _prices(entry: AgenticHemsConfigEntry) -> PriceData:
@@ -132,13 +63,6 @@ def find_appliance(entry: AgenticHemsConfigEntry, key: str) -> Appliance:
         if appliance.name.casefold() == key.casefold():
             return appliance
     raise invalid("appliance_not_found", appliance=key)
-
-
-def aware(moment: datetime) -> datetime:
-    """Naive datetimes from automations are local time."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt_util.get_default_time_zone())
-    return dt_util.as_utc(moment)
 
 
 def build_load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Appliance | None) -> LoadSpec:

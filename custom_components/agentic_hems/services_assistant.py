@@ -10,7 +10,7 @@ from homeassistant.helpers import config_validation as cv
 from .bounds import MAX_ASK_CHARS
 from .const import DOMAIN
 from .people import async_viewer
-from .services import ENTRY_SCHEMA, bounded, entry_for_call
+from .service_helpers import ENTRY_SCHEMA, bounded, entry_for_call
 from .validation import vol
 
 SERVICE_ASK = "ask"

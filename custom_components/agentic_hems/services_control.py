@@ -18,7 +18,7 @@ from .const import DOMAIN
 from .gates.keeper import PENDING_LIMIT, NotPending, TraceRecord
 from .gates.models import Outcome
 from .people import async_require_admin, async_viewer
-from .services import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
+from .service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
 from .validation import vol
 
 SERVICE_EVALUATE_COMMAND = "evaluate_command"

@@ -22,7 +22,7 @@ from .const import DOMAIN
 from .grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
 from .grid.tools import TOOLS
 from .people import async_admin, is_admin
-from .services import bounded, resolve_entry
+from .service_helpers import bounded, resolve_entry
 from .validation import vol
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from homeassistant.util import dt as dt_util
 from .bounds import MAX_ID_CHARS
 from .const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
 from .people import viewer_for_user
-from .services import resolve_entry
+from .service_helpers import resolve_entry
 from .validation import vol
 
 if TYPE_CHECKING:
