@@ -51,10 +51,10 @@ from .grid.contracts import generate_audit_record
 from .gates.models import SOURCE_GRID
 from .grid_manager import GridManager
 from .gates.tables import MAX_RISK, PolicyRule, effective_policy, validate_rules
-from .planner import PlanManager
+from .planning.manager import PlanManager
 from .price_sources import source_for_entry
 from .scheduling.appliance import Appliance
-from .services import async_setup_services
+from .planning.services import async_setup_services
 from .security.ratelimit import RateLimiter
 from .services_assistant import async_setup_assistant_services
 from .services_control import async_setup_control_services
@@ -203,7 +203,7 @@ def _scheduler(
     grid: GridManager,
 ) -> Callable[[datetime], None]:
     """At each slot boundary, issue every stored plan's start or stop through the gates (source ``scheduler``),
-    then replan what has ended (an ended plan waits for its stop, see :class:`.planner.PlanManager`); and issue each
+    then replan what has ended (an ended plan waits for its stop, see :class:`.planning.manager.PlanManager`); and issue each
     approved grid plan's slot command (source ``grid``)."""
 
     @callback

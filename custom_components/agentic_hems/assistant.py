@@ -69,7 +69,7 @@ from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
 from .security.ratelimit import RateLimiter
 from .grid.contracts import ToolError
 from .service_helpers import invalid
-from .services import build_load, find_appliance
+from .planning.services import build_load, find_appliance
 from .services_grid import async_call_tool
 
 if TYPE_CHECKING:

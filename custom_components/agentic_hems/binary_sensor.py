@@ -13,7 +13,7 @@ from homeassistant.util import dt as dt_util
 from . import AgenticHemsConfigEntry
 from .coordinator import tomorrow_available
 from .entity import AgenticHemsEntity, ApplianceEntity
-from .views import day_plan
+from .planning.day_views import day_plan
 
 PARALLEL_UPDATES = 0
 

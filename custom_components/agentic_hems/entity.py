@@ -12,7 +12,7 @@ from .coordinator import PriceCoordinator
 
 if TYPE_CHECKING:
     from . import AgenticHemsConfigEntry
-    from .planner import ApplianceState
+    from .planning.manager import ApplianceState
     from .scheduling.appliance import Appliance
 
 

@@ -20,7 +20,7 @@ from homeassistant.util import dt as dt_util
 from . import AgenticHemsConfigEntry
 from .entity import AgenticHemsEntity, AgenticHemsSiteEntity, ApplianceEntity
 from .gates.models import Outcome
-from .views import day_prices
+from .planning.day_views import day_prices
 
 PARALLEL_UPDATES = 0
 

@@ -18,12 +18,12 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN, LOGGER, STORAGE_VERSION
-from .coordinator import PriceCoordinator
-from .prices import PriceCurve
-from .prices.curve import FloatArray
-from .scheduling import LoadSpec, Plan, plan_joint
-from .scheduling.appliance import Appliance, appliance_load
+from ..const import DOMAIN, LOGGER, STORAGE_VERSION
+from ..coordinator import PriceCoordinator
+from ..prices import PriceCurve
+from ..prices.curve import FloatArray
+from ..scheduling import LoadSpec, Plan, plan_joint
+from ..scheduling.appliance import Appliance, appliance_load
 
 
 @dataclass

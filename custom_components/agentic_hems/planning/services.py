@@ -8,7 +8,7 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, Supp
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 
-from .const import (
+from ..const import (
     ATTR_APPLIANCE,
     CONF_CONTIGUOUS,
     CONF_DEADLINE,
@@ -18,14 +18,14 @@ from .const import (
     CONF_POWER_KW,
     DOMAIN,
 )
-from .scheduling import LoadSpec, Plan
-from .service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
-from .validation import vol
+from ..scheduling import LoadSpec, Plan
+from ..service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
+from ..validation import vol
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
-    from .coordinator import PriceData
-    from .scheduling.appliance import Appliance
+    from .. import AgenticHemsConfigEntry
+    from ..coordinator import PriceData
+    from ..scheduling.appliance import Appliance
 
 SERVICE_GET_PRICES = "get_prices"
 SERVICE_PLAN = "plan"
