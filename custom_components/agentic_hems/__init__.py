@@ -42,7 +42,7 @@ from .const import (
 from .assistant import Assistant
 from .cards import async_register_frontend
 from .audit_log import AuditLog
-from .control import ControlManager
+from .control.manager import ControlManager
 from .coordinator import PriceCoordinator
 from .entity import entry_device_info
 from .gates.keeper import Settings
@@ -57,7 +57,7 @@ from .scheduling.appliance import Appliance
 from .planning.services import async_setup_services
 from .security.ratelimit import RateLimiter
 from .services_assistant import async_setup_assistant_services
-from .services_control import async_setup_control_services
+from .control.services import async_setup_control_services
 from .services_grid import async_setup_grid_services
 from .validation import vol
 from .websocket import async_entry_unloaded, async_setup_websocket

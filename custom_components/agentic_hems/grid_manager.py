@@ -49,7 +49,7 @@ from .prices.curve import floor_slot
 
 if TYPE_CHECKING:
     from .audit_log import AuditLog
-    from .control import ControlManager
+    from .control.manager import ControlManager
     from .coordinator import PriceCoordinator
     from .scheduling.appliance import Appliance
 

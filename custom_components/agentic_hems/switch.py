@@ -13,7 +13,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import AgenticHemsConfigEntry
 from .entity import AgenticHemsSiteEntity, ApplianceEntity
-from .ha_view import ASSISTANT
+from .control.ha_view import ASSISTANT
 from .people import async_require_admin
 
 PARALLEL_UPDATES = 0

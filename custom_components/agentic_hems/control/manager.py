@@ -30,17 +30,17 @@ from homeassistant.helpers.event import async_track_point_in_utc_time
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
-from .gates.device_resolved import ResolverIndex
-from .grid.contracts import ToolError, digest, json_safe
-from .gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
-from .gates.models import GridGrant, RequestedAction
-from .orchestrator.intent import known_devices, requested_actions
-from .orchestrator.offline import ApplianceRef
-from .scheduling.appliance import Appliance
-from .gates.redact import redact
+from ..const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
+from ..gates.device_resolved import ResolverIndex
+from ..grid.contracts import ToolError, digest, json_safe
+from ..gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
+from ..gates.models import GridGrant, RequestedAction
+from ..orchestrator.intent import known_devices, requested_actions
+from ..orchestrator.offline import ApplianceRef
+from ..scheduling.appliance import Appliance
+from ..gates.redact import redact
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
-from .people import async_admin
+from ..people import async_admin
 
 MOBILE_ACTION_EVENT = "mobile_app_notification_action"
 ACTION_CONFIRM = "AGENTIC_HEMS_CONFIRM_"

@@ -13,13 +13,13 @@ from typing import Any
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.helpers import config_validation as cv
 
-from .bounds import MAX_TEXT_CHARS
-from .const import DOMAIN
-from .gates.keeper import PENDING_LIMIT, NotPending, TraceRecord
-from .gates.models import Outcome
-from .people import async_require_admin, async_viewer
-from .service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
-from .validation import vol
+from ..bounds import MAX_TEXT_CHARS
+from ..const import DOMAIN
+from ..gates.keeper import PENDING_LIMIT, NotPending, TraceRecord
+from ..gates.models import Outcome
+from ..people import async_require_admin, async_viewer
+from ..service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
+from ..validation import vol
 
 SERVICE_EVALUATE_COMMAND = "evaluate_command"
 SERVICE_CONFIRM = "confirm"
