@@ -39,7 +39,7 @@ from .const import (
     SOURCE_SENSOR,
     STORAGE_VERSION,
 )
-from .assistant import Assistant
+from .assistant.assistant import Assistant
 from .cards import async_register_frontend
 from .audit_log import AuditLog
 from .control.manager import ControlManager
@@ -56,7 +56,7 @@ from .price_sources import source_for_entry
 from .scheduling.appliance import Appliance
 from .planning.services import async_setup_services
 from .security.ratelimit import RateLimiter
-from .services_assistant import async_setup_assistant_services
+from .assistant.services import async_setup_assistant_services
 from .control.services import async_setup_control_services
 from .services_grid import async_setup_grid_services
 from .validation import vol

@@ -96,7 +96,7 @@ from .const import (
     VALIDATE_TIMEOUT_S,
 )
 from .gates.tables import validate_rules
-from .llm import async_list_models
+from .assistant.llm import async_list_models
 from .orchestrator.loop import ModelAuthError, ModelError
 from .people import is_admin
 from .prices import PriceError, PricesNotPublished

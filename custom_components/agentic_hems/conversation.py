@@ -16,7 +16,7 @@ from homeassistant.helpers import intent
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import AgenticHemsConfigEntry
-from .assistant import async_exception_text
+from .assistant.assistant import async_exception_text
 from .const import DOMAIN
 from .entity import AgenticHemsSiteEntity
 

@@ -27,8 +27,8 @@ from homeassistant.helpers import translation
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from .bounds import MAX_ASK_CHARS
-from .const import (
+from ..bounds import MAX_ASK_CHARS
+from ..const import (
     CONF_CALENDAR_ENTITY,
     CONF_CALENDAR_KEYWORD,
     CONF_DAILY_COST_CAP,
@@ -46,8 +46,8 @@ from .const import (
     STORAGE_VERSION,
 )
 from .llm import OpenAIModel, ProviderHealth
-from .gates.redact import redact
-from .orchestrator.actions import (
+from ..gates.redact import redact
+from ..orchestrator.actions import (
     CALCULATE_WINDOW_SUMS,
     CALL_AGENT,
     EVALUATE_COMMAND,
@@ -56,24 +56,24 @@ from .orchestrator.actions import (
     SCHEDULE,
     Action,
 )
-from .gates.models import SOURCE_ORCHESTRATOR, RequestedAction
-from .orchestrator.agents import AGENT_KINDS, consult
-from .orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION
-from .orchestrator.loop import RunResult, Step, Usage, run_loop
-from .orchestrator.outcomes import command_outcome, fulfilled, plan_outcome, refused_command, report
-from .orchestrator.parser import Reply
-from .prices.curve import ceil_slot, floor_slot
-from .orchestrator.offline import TOMORROW, ApplianceRef, OfflinePlanner
-from .scheduling import window_sums
-from .security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
-from .security.ratelimit import RateLimiter
-from .grid.contracts import ToolError
-from .service_helpers import invalid
-from .planning.services import build_load, find_appliance
-from .services_grid import async_call_tool
+from ..gates.models import SOURCE_ORCHESTRATOR, RequestedAction
+from ..orchestrator.agents import AGENT_KINDS, consult
+from ..orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION
+from ..orchestrator.loop import RunResult, Step, Usage, run_loop
+from ..orchestrator.outcomes import command_outcome, fulfilled, plan_outcome, refused_command, report
+from ..orchestrator.parser import Reply
+from ..prices.curve import ceil_slot, floor_slot
+from ..orchestrator.offline import TOMORROW, ApplianceRef, OfflinePlanner
+from ..scheduling import window_sums
+from ..security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
+from ..security.ratelimit import RateLimiter
+from ..grid.contracts import ToolError
+from ..service_helpers import invalid
+from ..planning.services import build_load, find_appliance
+from ..services_grid import async_call_tool
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
+    from .. import AgenticHemsConfigEntry
 
 MAX_RUNS = 200
 
