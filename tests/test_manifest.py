@@ -73,7 +73,7 @@ def test_services_yaml_matches_the_registered_schemas() -> None:
     from custom_components.agentic_hems.planning.services import CLEAR_SCHEMA, LOAD_SCHEMA, SCHEDULE_SCHEMA
     from custom_components.agentic_hems.assistant.services import ASK_SCHEMA, RUNS_SCHEMA
     from custom_components.agentic_hems.control.services import DECIDE_SCHEMA, EVALUATE_SCHEMA, TRACES_SCHEMA
-    from custom_components.agentic_hems import services_grid
+    from custom_components.agentic_hems.grid_ha import services as services_grid
     from custom_components.agentic_hems.grid.tools import TOOLS
 
     services = yaml.safe_load((PACKAGE / "services.yaml").read_text())

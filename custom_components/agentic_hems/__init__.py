@@ -41,7 +41,7 @@ from .const import (
 )
 from .assistant.assistant import Assistant
 from .cards import async_register_frontend
-from .audit_log import AuditLog
+from .grid_ha.audit_log import AuditLog
 from .control.manager import ControlManager
 from .coordinator import PriceCoordinator
 from .entity import entry_device_info
@@ -49,7 +49,7 @@ from .gates.keeper import Settings
 from .gates.models import PolicyAction
 from .grid.contracts import generate_audit_record
 from .gates.models import SOURCE_GRID
-from .grid_manager import GridManager
+from .grid_ha.manager import GridManager
 from .gates.tables import MAX_RISK, PolicyRule, effective_policy, validate_rules
 from .planning.manager import PlanManager
 from .price_sources import source_for_entry
@@ -58,7 +58,7 @@ from .planning.services import async_setup_services
 from .security.ratelimit import RateLimiter
 from .assistant.services import async_setup_assistant_services
 from .control.services import async_setup_control_services
-from .services_grid import async_setup_grid_services
+from .grid_ha.services import async_setup_grid_services
 from .validation import vol
 from .websocket import async_entry_unloaded, async_setup_websocket
 

@@ -70,7 +70,7 @@ from ..security.ratelimit import RateLimiter
 from ..grid.contracts import ToolError
 from ..service_helpers import invalid
 from ..planning.services import build_load, find_appliance
-from ..services_grid import async_call_tool
+from ..grid_ha.services import async_call_tool
 
 if TYPE_CHECKING:
     from .. import AgenticHemsConfigEntry

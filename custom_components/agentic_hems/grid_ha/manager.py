@@ -28,7 +28,7 @@ from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 from homeassistant.util.unit_conversion import PowerConverter
 
-from .const import (
+from ..const import (
     CONF_BATTERY_CAPACITY_KWH,
     CONF_BATTERY_POWER_KW,
     CONF_GRID_INCIDENT_USERS,
@@ -40,18 +40,18 @@ from .const import (
     MEASUREMENT_OPTIONS,
     STORAGE_VERSION,
 )
-from .gates.models import SOURCE_GRID, GridGrant
-from .grid.contracts import USER_SCOPES, Caller, Scope, ToolError, generate_audit_record
-from .grid.host import Artifacts, Measurement, Prices
-from .grid.network import NetworkError, load_matpower
-from .grid.twin import HOME, HomeSite, Twin, home_twin, matpower_twin
-from .prices.curve import floor_slot
+from ..gates.models import SOURCE_GRID, GridGrant
+from ..grid.contracts import USER_SCOPES, Caller, Scope, ToolError, generate_audit_record
+from ..grid.host import Artifacts, Measurement, Prices
+from ..grid.network import NetworkError, load_matpower
+from ..grid.twin import HOME, HomeSite, Twin, home_twin, matpower_twin
+from ..prices.curve import floor_slot
 
 if TYPE_CHECKING:
     from .audit_log import AuditLog
-    from .control.manager import ControlManager
-    from .coordinator import PriceCoordinator
-    from .scheduling.appliance import Appliance
+    from ..control.manager import ControlManager
+    from ..coordinator import PriceCoordinator
+    from ..scheduling.appliance import Appliance
 
 POWER_UNITS = (UnitOfPower.WATT, UnitOfPower.KILO_WATT, UnitOfPower.MEGA_WATT)
 NETWORKS_DIR = ("agentic_hems", "networks")

@@ -52,9 +52,9 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN, LOGGER, STORAGE_VERSION
-from .gates.dry_run import canonical_json
-from .grid.audit import GENESIS, Anchor, Verdict, append, line_hash, verify
+from ..const import DOMAIN, LOGGER, STORAGE_VERSION
+from ..gates.dry_run import canonical_json
+from ..grid.audit import GENESIS, Anchor, Verdict, append, line_hash, verify
 
 AUDIT_LOGS: Final = f"{DOMAIN}_audit"  # hass.data key: entry_id -> loaded AuditLog
 ISSUE_PREFIX: Final = "audit_chain_broken_"

@@ -18,15 +18,15 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN
-from .grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
-from .grid.tools import TOOLS
-from .people import async_admin, is_admin
-from .service_helpers import bounded, resolve_entry
-from .validation import vol
+from ..const import DOMAIN
+from ..grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
+from ..grid.tools import TOOLS
+from ..people import async_admin, is_admin
+from ..service_helpers import bounded, resolve_entry
+from ..validation import vol
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
+    from .. import AgenticHemsConfigEntry
 
 TIME_KEYS = frozenset({"at", "start", "end", "from_start", "to_start"})
 ID_KEYS = ("snapshot_id", "plan_id", "sim_id", "validation_id", "explanation_id")
