@@ -40,7 +40,7 @@ from .const import (
     STORAGE_VERSION,
 )
 from .assistant.assistant import Assistant
-from .cards import async_register_frontend
+from .cards.frontend import async_register_frontend
 from .grid_ha.audit_log import AuditLog
 from .control.manager import ControlManager
 from .coordinator import PriceCoordinator
@@ -60,7 +60,7 @@ from .assistant.services import async_setup_assistant_services
 from .control.services import async_setup_control_services
 from .grid_ha.services import async_setup_grid_services
 from .validation import vol
-from .websocket import async_entry_unloaded, async_setup_websocket
+from .cards.websocket import async_entry_unloaded, async_setup_websocket
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 

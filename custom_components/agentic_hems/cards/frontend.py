@@ -18,11 +18,11 @@ from typing import Any
 from homeassistant.const import EVENT_HOMEASSISTANT_STARTED
 from homeassistant.core import CoreState, Event, HomeAssistant
 
-from .const import DOMAIN, LOGGER
+from ..const import DOMAIN, LOGGER
 
 URL_BASE = f"/{DOMAIN}_frontend"
 BUNDLE = "agentic-hems-cards.js"
-BUNDLE_PATH = Path(__file__).parent / "frontend" / BUNDLE
+BUNDLE_PATH = Path(__file__).parent.parent / "frontend" / BUNDLE
 BUNDLE_URL = f"{URL_BASE}/{BUNDLE}"
 
 

@@ -29,14 +29,14 @@ from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.util import dt as dt_util
 
-from .bounds import MAX_ID_CHARS
-from .const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
-from .people import viewer_for_user
-from .service_helpers import resolve_entry
-from .validation import vol
+from ..bounds import MAX_ID_CHARS
+from ..const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
+from ..people import viewer_for_user
+from ..service_helpers import resolve_entry
+from ..validation import vol
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
+    from .. import AgenticHemsConfigEntry
 
 MAX_DECISIONS = 20
 DATA_SUBSCRIBERS = f"{DOMAIN}_ws_subscribers"  # entry id -> {(connection, message id)}
