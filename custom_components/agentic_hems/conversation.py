@@ -15,7 +15,7 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import intent
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from . import AgenticHemsConfigEntry
+from .runtime import AgenticHemsConfigEntry
 from .assistant.assistant import async_exception_text
 from .const import DOMAIN
 from .entity import AgenticHemsSiteEntity

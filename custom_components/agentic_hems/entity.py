@@ -11,7 +11,7 @@ from .const import DOMAIN
 from .coordinator import PriceCoordinator
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
+    from .runtime import AgenticHemsConfigEntry
     from .planning.manager import ApplianceState
     from .scheduling.appliance import Appliance
 

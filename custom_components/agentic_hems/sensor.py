@@ -17,7 +17,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util import dt as dt_util
 
-from . import AgenticHemsConfigEntry
+from .runtime import AgenticHemsConfigEntry
 from .entity import AgenticHemsEntity, AgenticHemsSiteEntity, ApplianceEntity
 from .gates.models import Outcome
 from .planning.day_views import day_prices

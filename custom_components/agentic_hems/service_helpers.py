@@ -20,7 +20,7 @@ from .const import ATTR_CONFIG_ENTRY_ID, DOMAIN
 from .validation import vol
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
+    from .runtime import AgenticHemsConfigEntry
 
 ENTRY_SCHEMA: dict[vol.Marker, Any] = {vol.Optional(ATTR_CONFIG_ENTRY_ID): cv.string}
 

@@ -11,7 +11,7 @@ from homeassistant.const import EntityCategory
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from . import AgenticHemsConfigEntry
+from .runtime import AgenticHemsConfigEntry
 from .entity import AgenticHemsSiteEntity, ApplianceEntity
 from .control.ha_view import ASSISTANT
 from .people import async_require_admin

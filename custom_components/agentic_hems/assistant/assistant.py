@@ -73,7 +73,7 @@ from ..planning.services import build_load, find_appliance
 from ..grid_ha.services import async_call_tool
 
 if TYPE_CHECKING:
-    from .. import AgenticHemsConfigEntry
+    from ..runtime import AgenticHemsConfigEntry
 
 MAX_RUNS = 200
 

@@ -36,7 +36,7 @@ from ..service_helpers import resolve_entry
 from ..validation import vol
 
 if TYPE_CHECKING:
-    from .. import AgenticHemsConfigEntry
+    from ..runtime import AgenticHemsConfigEntry
 
 MAX_DECISIONS = 20
 DATA_SUBSCRIBERS = f"{DOMAIN}_ws_subscribers"  # entry id -> {(connection, message id)}

@@ -15,7 +15,7 @@ orchestrator) to an actuator. It owns:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,9 +32,9 @@ from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
 from ..gates.device_resolved import ResolverIndex
-from ..grid.contracts import ToolError, digest, json_safe
+from ..grid.contracts import AuditSink, ToolError, digest, generate_audit_record, json_safe
 from ..gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
-from ..gates.models import GridGrant, RequestedAction
+from ..gates.models import GridGrant, RequestedAction, SetpointAuthority
 from ..orchestrator.intent import known_devices, requested_actions
 from ..orchestrator.offline import ApplianceRef
 from ..scheduling.appliance import Appliance
@@ -64,7 +64,12 @@ def _describe(pending: PendingConfirmation) -> str:
 
 
 class ControlManager:
-    """See the module docstring. ``appliance_entity_ids`` are the site's appliance-controlled entities."""
+    """See the module docstring.
+
+    ``appliance_entity_ids`` are the site's controlled entities (the appliances' and the grid's battery setpoint);
+    ``appliances`` are the names a person's request may use (intent binding). ``audit`` receives every decision's
+    audit record; ``halt`` and ``setpoints`` go to the :class:`~..gates.keeper.Gatekeeper`.
+    """
 
     def __init__(
         self,
@@ -72,19 +77,25 @@ class ControlManager:
         entry_id: str,
         settings: Settings,
         appliance_entity_ids: frozenset[str],
+        *,
+        appliances: Sequence[Appliance] = (),
         notify_service: str | None = None,
+        audit: AuditSink | None = None,
+        halt: Callable[[str], str | None] | None = None,
+        setpoints: SetpointAuthority | None = None,
     ) -> None:
         self.hass = hass
         self.entry_id = entry_id
-        self.keeper = Gatekeeper(settings, dt_util.utcnow)
+        self.appliances = tuple(appliances)
+        self.audit = audit
+        self.keeper = Gatekeeper(
+            settings, dt_util.utcnow, halt=halt, setpoints=setpoints, read_request=self.read_request
+        )
         self.view = HassView(hass, lambda: appliance_entity_ids)
         self.notify_service = notify_service
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
         self._index: ResolverIndex | None = None
         self._listeners: list[Callable[[], None]] = []
-        self.audit: Callable[[dict[str, Any]], Coroutine[Any, Any, Any]] | None = None  # every decision is audited
-        self.appliances: Callable[[], Sequence[Appliance]] = tuple  # the site's appliances (set by the shell)
-        self.keeper.read_request = self.read_request  # orchestrator commands are bound to the request (Policy)
         self._expiry_unsub: CALLBACK_TYPE | None = None
         self._control_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.control")
         self._trace_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.traces")
@@ -153,7 +164,7 @@ class ControlManager:
     def read_request(self, text: str) -> frozenset[RequestedAction]:
         """What the person's ``text`` asks for (``orchestrator.intent.requested_actions``) against the resolver's
         candidates, their areas and the site's appliances."""
-        appliances = self.appliances()
+        appliances = self.appliances
         devices = known_devices(self.index, {a.entity_id: a.name for a in appliances})
         return requested_actions(text, devices, [ApplianceRef(a.name, a.kind) for a in appliances])
 
@@ -259,14 +270,13 @@ class ControlManager:
                 "source_agent": record.get("source_agent"), "entity_id": record.get("entity_id"),
                 "inputs_hash": None, "outputs_hash": digest(json_safe(record)),
             }
-            self.hass.async_create_task(self._async_audit(entry_record), f"{DOMAIN} audit {trace_id}")
+            self.hass.async_create_task(self._async_audit(self.audit, entry_record), f"{DOMAIN} audit {trace_id}")
         return record
 
-    async def _async_audit(self, record: dict[str, Any]) -> None:
+    async def _async_audit(self, audit: AuditSink, record: dict[str, Any]) -> None:
         """Append a decision's audit record; a slow or failed append is logged, never lost silently."""
-        assert self.audit is not None
         try:
-            await self.audit(record)
+            await generate_audit_record(audit, record)
         except (ToolError, OSError, RuntimeError) as err:  # e.g. the 1000 ms timeout: the shielded write goes on
             LOGGER.error("Audit record for %s not confirmed: %s", record.get("trace_id"), err)
 

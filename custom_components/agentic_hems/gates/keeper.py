@@ -136,6 +136,8 @@ class Gatekeeper:
     """Gates 1-8 for one site; see the module docstring.
 
     ``clock`` returns aware UTC now. ``ledger`` and ``pending`` come from :meth:`from_dict` after a restart.
+    ``halt`` says why Execution is halted for a source agent (None: it is not); ``setpoints`` is the grid setpoints'
+    authority and ``read_request`` the reader that binds orchestrator commands to the request (both for Policy).
     """
 
     def __init__(
@@ -145,14 +147,17 @@ class Gatekeeper:
         *,
         ledger: IdempotencyLedger | None = None,
         pending: dict[str, PendingConfirmation] | None = None,
+        halt: Callable[[str], str | None] | None = None,
+        setpoints: SetpointAuthority | None = None,
+        read_request: RequestReader | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
         self.ledger = ledger if ledger is not None else IdempotencyLedger()
         self.pending: dict[str, PendingConfirmation] = pending if pending is not None else {}
-        self.halt: Callable[[str], str | None] = lambda source_agent: None  # why Execution is halted for a source
-        self.setpoints: SetpointAuthority | None = None  # the grid setpoints' authority (Policy), set by the shell
-        self.read_request: RequestReader | None = None  # the request reader orchestrator commands are bound by
+        self.halt: Callable[[str], str | None] = halt or (lambda source_agent: None)  # why Execution is halted
+        self.setpoints = setpoints  # the grid setpoints' authority (Policy)
+        self.read_request = read_request  # the request reader orchestrator commands are bound by
 
     async def evaluate(
         self,

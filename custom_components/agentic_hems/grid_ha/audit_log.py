@@ -53,6 +53,7 @@ from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, LOGGER, STORAGE_VERSION
+from ..gates.models import SOURCE_GRID
 from ..gates.dry_run import canonical_json
 from ..grid.audit import GENESIS, Anchor, Verdict, append, line_hash, verify
 
@@ -228,6 +229,10 @@ class AuditLog:
     def broken(self) -> bool:
         """True while the chain is broken: the integration halts ``request_authorization`` and grid Execution."""
         return self.verdict is not None and not self.verdict.ok
+
+    def halts(self, source_agent: str) -> str | None:
+        """Why Execution is halted for ``source_agent``: grid commands while the chain is broken; else None."""
+        return "the audit chain is broken" if source_agent == SOURCE_GRID and self.broken else None
 
     @property
     def anchor(self) -> Anchor:

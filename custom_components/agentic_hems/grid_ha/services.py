@@ -26,7 +26,7 @@ from ..service_helpers import bounded, resolve_entry
 from ..validation import vol
 
 if TYPE_CHECKING:
-    from .. import AgenticHemsConfigEntry
+    from ..runtime import AgenticHemsConfigEntry
 
 TIME_KEYS = frozenset({"at", "start", "end", "from_start", "to_start"})
 ID_KEYS = ("snapshot_id", "plan_id", "sim_id", "validation_id", "explanation_id")

@@ -23,7 +23,7 @@ from ..service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, inva
 from ..validation import vol
 
 if TYPE_CHECKING:
-    from .. import AgenticHemsConfigEntry
+    from ..runtime import AgenticHemsConfigEntry
     from ..coordinator import PriceData
     from ..scheduling.appliance import Appliance
 
@@ -118,8 +118,8 @@ def _response(entry: AgenticHemsConfigEntry, plan: Plan, appliance_id: str | Non
 
 
 @callback
-def async_setup_services(hass: HomeAssistant) -> None:
-    """Register the integration's service actions."""
+def async_setup_planning_services(hass: HomeAssistant) -> None:
+    """Register get_prices, plan, schedule and clear_schedule."""
 
     async def get_prices(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
