@@ -32,7 +32,8 @@ from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
 from ..gates.device_resolved import ResolverIndex
-from ..grid.contracts import AuditSink, ToolError, digest, generate_audit_record, json_safe
+from ..canonical_json import digest, json_safe
+from ..grid.contracts import AuditSink, ToolError, generate_audit_record
 from ..gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
 from ..gates.models import GridGrant, RequestedAction, SetpointAuthority
 from ..orchestrator.intent import known_devices, requested_actions

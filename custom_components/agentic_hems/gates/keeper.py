@@ -31,8 +31,9 @@ from . import execution, freshness
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
 from .execution import Actuator
+from ..canonical_json import json_safe
 from .models import (
-    DryRunPlan, GateResult, GridGrant, Outcome, PipelineTrace, PolicyAction, RequestReader, SetpointAuthority, json_safe,
+    DryRunPlan, GateResult, GridGrant, Outcome, PipelineTrace, PolicyAction, RequestReader, SetpointAuthority,
 )
 from .pipeline import Refresh, make_context, run_async
 from .tables import DEFAULT_POLICY, PolicyRule

@@ -12,6 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..canonical_json import json_safe
 from .view import EntityInfo, HaView, StateInfo
 
 if TYPE_CHECKING:
@@ -41,23 +42,6 @@ class PolicyAction(StrEnum):
     ALLOW = "allow"
     CONFIRM = "confirm"
     DENY = "deny"
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with datetimes as ISO strings, enums as their values, sets/tuples as lists, other objects as repr."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return str(value) if isinstance(value, StrEnum) else value
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
-        return [json_safe(v) for v in items]
-    as_dict = getattr(value, "as_dict", None)
-    if callable(as_dict):
-        return json_safe(as_dict())
-    return repr(value)
 
 
 @dataclass(frozen=True, kw_only=True)

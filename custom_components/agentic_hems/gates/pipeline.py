@@ -21,8 +21,9 @@ import uuid
 from . import capability, device_resolved, dry_run, freshness, input_guard, policy, schema
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
+from ..canonical_json import json_safe
 from .models import (
-    GateContext, GateResult, GridGrant, Outcome, PipelineTrace, RequestReader, SetpointAuthority, json_safe,
+    GateContext, GateResult, GridGrant, Outcome, PipelineTrace, RequestReader, SetpointAuthority,
 )
 from .tables import DEFAULT_POLICY, PolicyRule
 from .view import HaView

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..gates.dry_run import canonical_json  # one canonical JSON for every hash in the project
+from ..canonical_json import canonical_json
 
 GENESIS = "0" * 64
 

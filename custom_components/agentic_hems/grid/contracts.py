@@ -21,12 +21,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-import hashlib
 import logging
 import time
 from typing import Any, Protocol
 
-from ..gates.dry_run import canonical_json
+from ..canonical_json import digest, json_safe
 from ..validation import Closed, describe, vol
 
 LOGGER = logging.getLogger(__name__)
@@ -140,11 +139,6 @@ async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> 
         raise ToolError("tool_timeout", "timeout", tool=contract.name, timeout_ms=contract.timeout_ms) from err
 
 
-def digest(value: Any) -> str:
-    """SHA-256 hex of the canonical JSON of ``value``."""
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
-
-
 async def invoke(
     contract: ToolContract,
     handler: Handler,
@@ -207,16 +201,3 @@ async def invoke(
     LOGGER.info("tool=%s actor=%s tenant=%s outcome=ok latency_ms=%s sources=%s", contract.name, caller.actor, tenant,
                 latency_ms, ",".join(sources))
     return {**result, "provenance": provenance}
-
-
-def json_safe(value: Any) -> Any:
-    """Datetimes as ISO 8601, tuples as lists, numpy scalars as Python numbers; everything else as is."""
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if hasattr(value, "item") and callable(value.item):  # numpy scalar
-        return value.item()
-    return value

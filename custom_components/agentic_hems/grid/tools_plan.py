@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..gates.dry_run import canonical_json
+from ..canonical_json import canonical_json, json_safe
 from .catalog import OPTIMIZE_DISPATCH, SOLVER_AC, SOLVER_MILP, STALE_AFTER
-from .contracts import Caller, ToolError, ToolOutput, json_safe
+from .contracts import Caller, ToolError, ToolOutput
 from .dispatch import Battery, DispatchProblem, Objective, optimize_dispatch
 from .explain import explain
 from .forecast import MAX_HORIZON_H

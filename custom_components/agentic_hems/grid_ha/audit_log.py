@@ -54,7 +54,7 @@ from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, LOGGER, STORAGE_VERSION
 from ..gates.models import SOURCE_GRID
-from ..gates.dry_run import canonical_json
+from ..canonical_json import canonical_json
 from ..grid.audit import GENESIS, Anchor, Verdict, append, line_hash, verify
 
 AUDIT_LOGS: Final = f"{DOMAIN}_audit"  # hass.data key: entry_id -> loaded AuditLog
