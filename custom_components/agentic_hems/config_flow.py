@@ -98,7 +98,7 @@ from .const import (
 from .gates.tables import validate_rules
 from .assistant.llm import async_list_models
 from .orchestrator.loop import ModelAuthError, ModelError
-from .people import is_admin
+from .people import async_non_admin_users
 from .prices import PriceError, PricesNotPublished
 from .prices.attributes import curve_from_attributes
 from .prices.entsoe import ZONES, async_fetch_day_ahead
@@ -566,8 +566,7 @@ class AgenticHemsOptionsFlow(OptionsFlow):
             return await self.async_step_assistant()
         users = [
             SelectOptionDict(value=user.id, label=user.name or user.id)
-            for user in await self.hass.auth.async_get_users()
-            if not user.system_generated and user.is_active and not is_admin(user)
+            for user in await async_non_admin_users(self.hass)
         ]
         return self.async_show_form(step_id="grid", data_schema=grid_schema(self.config_entry.options, users))
 

@@ -21,7 +21,7 @@ from homeassistant.util import dt as dt_util
 from ..const import DOMAIN
 from ..grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
 from ..grid.tools import TOOLS
-from ..people import async_admin, is_admin
+from ..people import async_active_user, async_admin, async_viewer, is_admin
 from ..service_helpers import bounded, resolve_entry
 from ..validation import vol
 
@@ -87,7 +87,8 @@ async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, na
     """
     grid = entry.runtime_data.grid
     # No user id is system; an id HA does not know (a deleted user) is an ordinary user, never system.
-    caller = grid.scopes(context.user_id, await async_admin(hass, context.user_id) is not None)
+    viewer = await async_viewer(hass, context)
+    caller = grid.scopes(viewer.user_id, viewer.admin)
     contract, handler = TOOLS[name]
     inputs = {k: v for k, v in localized(dict(data)).items() if k != "tenant"}
     return await invoke(contract, functools.partial(handler, grid), inputs, caller, tenant=entry.entry_id, audit=grid,
@@ -141,8 +142,8 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
     async def acknowledge(call: ServiceCall) -> ServiceResponse:
         entry = tenant_entry(hass, dict(call.data))
         grid = entry.runtime_data.grid
-        user = await hass.auth.async_get_user(call.context.user_id) if call.context.user_id else None
-        if user is None or not user.is_active or Scope.INCIDENT not in grid.scopes(user.id, is_admin(user)).scopes:
+        user = await async_active_user(hass, call.context.user_id)
+        if user is None or Scope.INCIDENT not in grid.scopes(user.id, is_admin(user)).scopes:
             raise await refuse(entry, call, "incident_scope_required")
         try:
             incident = await grid.async_acknowledge(call.data["incident_id"], user.id)
