@@ -1,18 +1,21 @@
 """What every service action shares: the entry field and its resolution, size caps, translated errors, local times.
 
-The service actions of every feature (planning, device control, the assistant, the grid toolkit) and the cards'
-websocket commands resolve their config entry here and raise their validation errors through :func:`invalid`.
+The service actions of every feature (planning, device control, the assistant, the grid toolkit) name their config
+entry with one field, ``config_entry_id`` (:data:`ENTRY_SCHEMA`), and resolve it here, as the cards' websocket
+commands do; they raise their validation errors through :func:`invalid`. The grid toolkit's actions called the field
+``tenant``: :func:`accepting_tenant` still reads that name, with a repair issue.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant, ServiceCall
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers import config_validation as cv, issue_registry as ir
 from homeassistant.util import dt as dt_util
 
 from .bounds import MAX_TEXT_CHARS, TooLarge, check_size
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
     from .runtime import AgenticHemsConfigEntry
 
 ENTRY_SCHEMA: dict[vol.Marker, Any] = {vol.Optional(ATTR_CONFIG_ENTRY_ID): cv.string}
+ATTR_TENANT = "tenant"  # the grid toolkit actions' old name of config_entry_id
+DEPRECATED_TENANT = "deprecated_tenant_field"  # the repair issue (and its translation key) of a call that used it
 
 
 def invalid(key: str, **placeholders: str) -> ServiceValidationError:
@@ -95,3 +100,29 @@ def aware(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt_util.get_default_time_zone())
     return dt_util.as_utc(moment)
+
+
+def accepting_tenant(hass: HomeAssistant, service: str, schema: Any) -> Any:
+    """``schema`` behind a step that reads the entry field's old name ``tenant`` as ``config_entry_id``.
+
+    A call that uses it still works and raises the repair issue ``deprecated_tenant_field`` naming ``service``
+    (not persistent: it goes at the next restart).
+
+    Raises:
+        ServiceValidationError: ``entry_fields_conflict`` when ``tenant`` and ``config_entry_id`` differ.
+    """
+
+    def _rename(data: Any) -> Any:
+        if not isinstance(data, Mapping) or ATTR_TENANT not in data:
+            return data
+        renamed = {key: value for key, value in data.items() if key != ATTR_TENANT}
+        tenant = data[ATTR_TENANT]
+        if (entry_id := renamed.setdefault(ATTR_CONFIG_ENTRY_ID, tenant)) != tenant:
+            raise invalid("entry_fields_conflict", config_entry_id=str(entry_id), tenant=str(tenant))
+        ir.async_create_issue(
+            hass, DOMAIN, DEPRECATED_TENANT, is_fixable=False, severity=ir.IssueSeverity.WARNING,
+            translation_key=DEPRECATED_TENANT, translation_placeholders={"service": f"{DOMAIN}.{service}"},
+        )
+        return renamed
+
+    return vol.All(_rename, schema)
