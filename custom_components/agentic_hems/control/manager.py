@@ -41,7 +41,9 @@ from ..orchestrator.offline import ApplianceRef
 from ..scheduling.appliance import Appliance
 from ..gates.redact import redact
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
+from ..listeners import ChangeListeners
 from ..people import async_admin
+from ..storage import async_load_store
 
 MOBILE_ACTION_EVENT = "mobile_app_notification_action"
 ACTION_CONFIRM = "AGENTIC_HEMS_CONFIRM_"
@@ -64,7 +66,7 @@ def _describe(pending: PendingConfirmation) -> str:
     )
 
 
-class ControlManager:
+class ControlManager(ChangeListeners):
     """See the module docstring.
 
     ``appliance_entity_ids`` are the site's controlled entities (the appliances' and the grid's battery setpoint);
@@ -96,7 +98,6 @@ class ControlManager:
         self.notify_service = notify_service
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
         self._index: ResolverIndex | None = None
-        self._listeners: list[Callable[[], None]] = []
         self._expiry_unsub: CALLBACK_TYPE | None = None
         self._control_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.control")
         self._trace_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.traces")
@@ -104,12 +105,7 @@ class ControlManager:
     async def async_load(self) -> None:
         """Restore the switch, the ledger, pending confirmations and the trace ring; unreadable data is dropped."""
         for store, restore in ((self._control_store, self._restore_control), (self._trace_store, self._restore_traces)):
-            try:
-                data = await store.async_load()
-            except (HomeAssistantError, ValueError) as err:
-                LOGGER.warning("Dropping unreadable %s: %s", store.key, err)
-                continue
-            if isinstance(data, dict):
+            if (data := await async_load_store(store, store.key)) is not None:
                 restore(data)
 
     def _restore_control(self, data: dict[str, Any]) -> None:
@@ -178,7 +174,7 @@ class ControlManager:
         """Turn device control on or off (persisted at once)."""
         self.keeper.settings.allow_control = allow
         await self._control_store.async_save(self.keeper.as_dict())
-        self._notify_listeners()
+        self.async_notify_listeners()
 
     @property
     def last(self) -> TraceRecord | None:
@@ -263,7 +259,7 @@ class ControlManager:
             },
             context=context,
         )
-        self._notify_listeners()
+        self.async_notify_listeners()
         if self.audit is not None:
             entry_record = {
                 "type": "gate_decision", "actor": record.get("user_id") or (context.user_id if context else None)
@@ -368,16 +364,6 @@ class ControlManager:
             if len(found) >= limit:
                 break
         return found
-
-    @callback
-    def async_add_listener(self, update: Callable[[], None]) -> Callable[[], None]:
-        """Call ``update`` after each decision or switch change; returns the remover."""
-        self._listeners.append(update)
-        return lambda: self._listeners.remove(update)
-
-    def _notify_listeners(self) -> None:
-        for update in list(self._listeners):
-            update()
 
 
 @callback

@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
@@ -55,6 +54,7 @@ from homeassistant.util import dt as dt_util
 from ..const import DOMAIN, LOGGER, STORAGE_VERSION
 from ..gates.models import SOURCE_GRID
 from ..canonical_json import canonical_json
+from ..storage import async_load_store
 from ..grid.audit import GENESIS, Anchor, Verdict, append, line_hash, verify
 
 AUDIT_LOGS: Final = f"{DOMAIN}_audit"  # hass.data key: entry_id -> loaded AuditLog
@@ -267,11 +267,7 @@ class AuditLog:
         A break sets :attr:`broken` and raises the repair issue; a torn last line is cut off and recorded. Raises
         ``OSError`` when the file cannot be read.
         """
-        try:
-            data = await self._store.async_load()
-        except (HomeAssistantError, ValueError) as err:
-            LOGGER.warning("Unreadable audit anchor %s: %s", self._store.key, err)
-            data = None
+        data = await async_load_store(self._store, f"audit anchor {self._store.key}")
         self._anchor, self._pending = _anchor_from(data)
         self.hass.data.setdefault(AUDIT_LOGS, {})[self.entry_id] = self
         async with self._lock:
