@@ -1,14 +1,16 @@
-"""Service actions of the grid toolkit: one per seed 002 tool, plus the people's side (issue 5).
+"""Service actions of the grid toolkit: one per tool of :data:`..grid.tools.TOOLS`, plus the people's side.
 
 Read and compute tools respond only (``SupportsResponse.ONLY``); ``request_authorization`` and ``create_incident``
 respond optionally. ``generate_audit_record`` has no service: the integration appends every record itself.
 ``approve_authorization``, ``deny_authorization`` and ``verify_audit_chain`` need an administrator;
 ``acknowledge_incident`` needs the ``tenant:write:incident`` scope. Every call runs through
-:func:`~.grid.contracts.invoke` as the calling HA user (``system`` for automations).
+:func:`..grid.contracts.invoke` as the calling HA user (``system`` for automations); a typed tool error becomes a
+translated HA error (:func:`raising_ha_errors`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
 import functools
 from typing import TYPE_CHECKING, Any
@@ -18,11 +20,10 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 
-from ..const import DOMAIN
+from ..const import ATTR_CONFIG_ENTRY_ID, DOMAIN
 from ..grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
 from ..grid.tools import TOOLS
 from ..people import async_active_user, async_admin, async_viewer, is_admin
-from ..const import ATTR_CONFIG_ENTRY_ID
 from ..service_helpers import ATTR_TENANT, ENTRY_SCHEMA, accepting_tenant, bounded, resolve_entry
 from ..validation import vol
 
@@ -69,6 +70,19 @@ def tool_error(err: ToolError) -> HomeAssistantError:
     return cls(translation_domain=DOMAIN, translation_key=err.key, translation_placeholders=err.placeholders or None)
 
 
+def raising_ha_errors[**P, R](handler: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``handler`` with every typed tool error it raises turned into a translated HA error (:func:`tool_error`)."""
+
+    @functools.wraps(handler)
+    async def _handler(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await handler(*args, **kwargs)
+        except ToolError as err:
+            raise tool_error(err) from err
+
+    return _handler
+
+
 def entry_for_grid_call(hass: HomeAssistant, data: dict[str, Any]) -> AgenticHemsConfigEntry:
     """The tenant: ``config_entry_id``, else the entry holding a referenced id, else the only one."""
     if not (entry_id := data.get(ATTR_CONFIG_ENTRY_ID)):
@@ -103,12 +117,10 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
     """Register the grid toolkit's service actions."""
 
     def tool_service(name: str) -> Any:
+        @raising_ha_errors
         async def handle(call: ServiceCall) -> ServiceResponse:
             entry = entry_for_grid_call(hass, dict(call.data))
-            try:
-                result = await async_call_tool(hass, entry, name, dict(call.data), call.context)
-            except ToolError as err:
-                raise tool_error(err) from err
+            result = await async_call_tool(hass, entry, name, dict(call.data), call.context)
             return result if call.return_response else None
 
         return handle
@@ -132,28 +144,24 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
             raise await refuse(entry, call, "admin_required_grid")
         return user.id
 
+    @raising_ha_errors
     async def decide(call: ServiceCall, approve: bool) -> ServiceResponse:
         entry = entry_for_grid_call(hass, dict(call.data))
         user_id = await admin(entry, call)
-        try:
-            request = await entry.runtime_data.grid.async_decide(call.data["request_id"], approve, user_id,
-                                                                 call.context)
-        except ToolError as err:
-            raise tool_error(err) from err
+        request = await entry.runtime_data.grid.async_decide(call.data["request_id"], approve, user_id, call.context)
         return dict(request) if call.return_response else None
 
+    @raising_ha_errors
     async def acknowledge(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_grid_call(hass, dict(call.data))
         grid = entry.runtime_data.grid
         user = await async_active_user(hass, call.context.user_id)
         if user is None or Scope.INCIDENT not in grid.scopes(user.id, is_admin(user)).scopes:
             raise await refuse(entry, call, "incident_scope_required")
-        try:
-            incident = await grid.async_acknowledge(call.data["incident_id"], user.id)
-        except ToolError as err:
-            raise tool_error(err) from err
+        incident = await grid.async_acknowledge(call.data["incident_id"], user.id)
         return dict(incident) if call.return_response else None
 
+    @raising_ha_errors
     async def verify(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_grid_call(hass, dict(call.data))
         await admin(entry, call)
