@@ -61,12 +61,6 @@ def append(path: Path, anchor: Anchor, record: Any) -> Anchor:
     return Anchor(digest, seq + 1, anchor.epoch)
 
 
-def new_epoch(path: Path, anchor: Anchor, broken_head: str, reason: str) -> Anchor:
-    """Start a new epoch after a break: its first record cites the broken head (the repair issue's fix flow)."""
-    restart = Anchor(GENESIS, anchor.count, anchor.epoch + 1)
-    return append(path, restart, {"type": "epoch", "cites_broken_head": broken_head, "reason": reason})
-
-
 def verify(path: Path, anchor: Anchor) -> Verdict:
     """Check the whole file against itself and against ``anchor`` (see the module docstring)."""
     raw = path.read_bytes() if path.exists() else b""

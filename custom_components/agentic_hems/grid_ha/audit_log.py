@@ -171,10 +171,9 @@ def _restart(
 ) -> tuple[Anchor, str | None, Verdict]:
     """Archive the broken file, start epoch ``old_epoch + 1`` with ``first`` (plus the archive name) and ``held``.
 
-    ``first`` extends :func:`.grid.audit.new_epoch`'s record (``type``, ``cites_broken_head``, ``reason``) with the
-    archive name, which ``new_epoch`` has no field for; its position is the same: seq 0 of the new epoch, after the
-    genesis hash. Returns the new anchor, the archive's file name (None when there was no file) and the new file's
-    verdict.
+    ``first`` (``type: epoch``, ``cites_broken_head``, ``reason``, plus the archive name) is the new file's line
+    seq 0, after the genesis hash. Returns the new anchor, the archive's file name (None when there was no file)
+    and the new file's verdict.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     archive: Path | None = None

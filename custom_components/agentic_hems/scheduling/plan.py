@@ -14,14 +14,13 @@ from ..prices.curve import FloatArray, PriceCurve
 
 
 class Reason(StrEnum):
-    """Why a plan looks as it does; translated by the shell (``plan_reason`` in translations/*.json)."""
+    """Why a plan looks as it does (``reason`` in a plan's dict and the next-start sensor's attributes)."""
 
     OPTIMAL = "optimal"
     PARTIAL_PRICES = "partial_prices"  # the window runs past the known prices; planned on the known slots
     WINDOW_TOO_SHORT = "window_too_short"  # the window cannot hold the load at its power
     NO_PRICES = "no_prices"  # no known price inside the window
     POWER_LIMIT = "power_limit"  # the household power limit leaves no room for the loads
-    INVALID = "invalid"  # the load itself is malformed (non-positive power, no duration or energy)
 
 
 @dataclass(frozen=True)
