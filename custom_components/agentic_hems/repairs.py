@@ -1,8 +1,8 @@
-"""Fix flows for the integration's repair issues (seed 002 ``generate_audit_record``; issue 5).
+"""Fix flows for the integration's repair issues.
 
-``audit_chain_broken_<entry_id>``: a confirm step, then :meth:`.grid_ha.audit_log.AuditLog.async_new_epoch` archives the
-broken audit file and starts a new epoch that cites the last anchored head. The flow aborts with ``not_loaded`` when
-the entry's audit log is not loaded and with ``repair_failed`` when the files cannot be written.
+``audit_chain_broken_<entry_id>``: a confirm step, then :meth:`.grid_ha.audit_log.AuditLog.async_new_epoch`
+archives the broken audit file and starts a new epoch that cites the last anchored head. The flow aborts with
+``not_loaded`` when the entry's audit log is not loaded and with ``repair_failed`` when the files cannot be written.
 """
 
 from __future__ import annotations

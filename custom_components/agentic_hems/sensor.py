@@ -208,7 +208,7 @@ RUN_STATS = (
 
 
 class RunStatsSensor(AgenticHemsSiteEntity, SensorEntity):
-    """Analytics over the assistant's stored runs (seed 000's analytics page)."""
+    """Analytics over the assistant's stored runs: count, success rate, mean iterations and tokens, total cost."""
 
     _attr_entity_category = EntityCategory.DIAGNOSTIC
 

@@ -1,4 +1,5 @@
-"""Switches: "Allow device control" (entry; gate 8, issue 3) and, per appliance, automatic planning."""
+"""Switches: "Allow device control" (the entry's; Execution, the eighth gate, runs only while it is on) and, per
+appliance, automatic planning."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Serving the Lovelace cards' bundle (issue 6).
+"""Serving the Lovelace cards' bundle.
 
 The bundle (``frontend/agentic-hems-cards.js``, committed: users need no build step) is served from one static path,
 registered once in ``async_setup`` (a second registration raises). It is then loaded by the frontend:

@@ -1,4 +1,4 @@
-"""Websocket commands for the Lovelace cards (issue 6).
+"""Websocket commands for the Lovelace cards.
 
 Non-admin users cannot subscribe to custom events, so the cards use these commands, which work for every logged-in
 user:
@@ -12,7 +12,8 @@ user:
 Decisions and runs follow :mod:`.people`: administrators see all, other users only the ones they asked for.
 
 Each takes an optional ``entry_id`` (at most ``MAX_ID_CHARS`` characters, checked first; nothing else); without it
-the only loaded entry is used. When an entry unloads (a reload after an options change, say), its subscribers get ``{"type": "unloaded"}`` and subscribe again.
+the only loaded entry is used. When an entry unloads (a reload after an options change, say), its subscribers get
+``{"type": "unloaded"}`` and subscribe again.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The gates' view of Home Assistant and the actuator Execution calls through (issue 3, "The gates").
+"""The gates' view of Home Assistant and the actuator Execution calls through.
 
 :class:`HassView` implements :class:`.gates.view.HaView` over the entity, device and area registries, ``hass.states``,
 ``hass.services`` and Assist exposure. :class:`HassActuator` implements :class:`.gates.execution.Actuator`: a blocking

@@ -1,4 +1,4 @@
-"""Device control for one site: the gatekeeper on HA's live registries, traces, events and confirmations (issue 3).
+"""Device control for one site: the gatekeeper on HA's live registries, traces, events and confirmations.
 
 :class:`ControlManager` is the only path from a proposed command (a service call, the scheduler, later the
 orchestrator) to an actuator. It owns:

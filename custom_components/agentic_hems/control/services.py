@@ -1,6 +1,6 @@
-"""Service actions of the gate pipeline: evaluate_command, confirm, reject, get_traces (issue 3).
+"""Service actions of the gate pipeline: evaluate_command, confirm, reject, get_traces.
 
-``evaluate_command`` is seed 001's ``POST /api/evaluate``: an outside agent calls it through HA's REST API
+``evaluate_command`` is how an outside agent proposes a device command: it calls it through HA's REST API
 (``/api/services/agentic_hems/evaluate_command?return_response``). ``confirm`` and ``reject`` need an administrator
 user; calls without a user (automations, scripts, the orchestrator) and other users get the translated
 ``admin_required`` error.
@@ -60,7 +60,8 @@ STATUS = {Outcome.EXECUTED: "success", Outcome.FAILED: "failure"}
 
 
 def evaluate_response(record: TraceRecord) -> dict[str, Any]:
-    """Seed 001's response: ``{trace_id, outcome, gate_results, result}``."""
+    """The response of ``evaluate_command``, ``confirm`` and ``reject``:
+    ``{trace_id, outcome, gate_results, result}``."""
     execution = record.get("execution_result") or {}
     gates = record.get("gate_results") or []
     outcome = Outcome(record["outcome"])
