@@ -1,4 +1,4 @@
-"""The gate pipeline between a proposed device command and Home Assistant (seed 001; issue 3).
+"""The gate pipeline between a proposed device command and Home Assistant.
 
 Pure core (no ``homeassistant`` imports): ``models`` (types), ``tables`` (intent vocabulary, risk, default policy),
 ``view`` (the ``HaView`` protocol the shell implements), one module per gate (``input_guard``, ``schema``,

@@ -1,4 +1,4 @@
-"""Gate 3, DeviceResolved: room plus alias resolve to exactly one entity (seed 001 section 4.3; issue 3).
+"""Gate 3, DeviceResolved: room plus alias resolve to exactly one entity.
 
 - The room matches an area's id, name or aliases.
 - The alias matches an entity's registry aliases, its name, its device's name, its friendly name or its entity_id

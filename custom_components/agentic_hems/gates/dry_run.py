@@ -1,4 +1,4 @@
-"""Gate 7, DryRun: the execution plan, built without executing (seed 001 section 4.7; issue 3).
+"""Gate 7, DryRun: the execution plan, built without executing.
 
 The plan (:class:`.models.DryRunPlan`) names the service, the target, the data, the expected state
 (``tables.expected_state``) and an idempotency key: sha256 over source_agent, entity_id, ``domain.service``, the

@@ -1,4 +1,4 @@
-"""The gatekeeper: gates 1-7, then Execution, confirmations and their expiry (issue 3, gate 8).
+"""The gatekeeper: gates 1-7, then Execution (gate 8), confirmations and their expiry.
 
 One :class:`Gatekeeper` per site (config entry). It is pure: the HA shell gives it a view, an actuator, a clock and a
 Freshness refresh hook, persists :meth:`Gatekeeper.as_dict`, stores the trace records it returns, fires events and

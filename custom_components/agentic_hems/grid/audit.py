@@ -1,4 +1,4 @@
-"""The hash-chained audit log (seed 002 ``generate_audit_record``; issue 5).
+"""The hash-chained audit log behind ``generate_audit_record``.
 
 An append-only JSONL file: each line is ``{"seq", "epoch", "prev", "hash", "record"}`` where ``hash`` is SHA-256 over
 the canonical JSON of ``[seq, epoch, prev, record]`` and ``prev`` is the previous line's hash (64 zeros for the first

@@ -1,11 +1,11 @@
-"""One contract mechanism for seed 002's thirteen tools (issue 5).
+"""One contract mechanism for the grid toolkit's thirteen tools.
 
 A :class:`ToolContract` fixes a tool's name, side effect, scope, timeout, input schema and output keys. Every call goes
 through :func:`invoke`, which carries the nine requirements that no tool repeats:
 
 - **authentication**: the :class:`Caller` (an HA user id, or ``system`` for automations and the integration itself);
 - **authorization**: the contract's scope must be among the caller's scopes (``system`` is never granted to a user);
-- **validation**: the input schema (:func:`..validation.closed`); tools add the seed's semantic checks and raise :class:`ToolError`;
+- **validation**: the input schema (:func:`..validation.closed`); tools add their semantic checks and raise :class:`ToolError`;
 - **timeout**: ``asyncio.timeout(timeout_ms)``; numeric work runs in the executor (the tools' business);
 - **provenance**: tool, version, the SHA-256 of the validated inputs, the ids of the sources and snapshots, the solver,
   the actor and ``computed_at`` (UTC);
@@ -32,7 +32,7 @@ LOGGER = logging.getLogger(__name__)
 
 
 class Scope(StrEnum):
-    """Seed 002's scopes."""
+    """What a caller may do on a tenant (a site)."""
 
     READ = "tenant:read"
     SIMULATE = "tenant:simulate"
@@ -45,7 +45,7 @@ USER_SCOPES = frozenset({Scope.READ, Scope.SIMULATE, Scope.REQUEST, Scope.INCIDE
 
 
 class SideEffect(StrEnum):
-    """Seed 002's side effects. No tool writes a setpoint."""
+    """What a tool does besides computing. No tool writes a setpoint."""
 
     READ = "read"
     COMPUTE = "compute"
@@ -80,7 +80,7 @@ class Caller:
 
 @dataclass(frozen=True)
 class ToolContract:
-    """A tool's fixed contract (seed 002): ``timeout_ms`` in milliseconds; ``output_keys`` every result carries."""
+    """A tool's fixed contract: ``timeout_ms`` in milliseconds; ``output_keys`` every result carries."""
 
     name: str
     side_effect: SideEffect
@@ -120,7 +120,7 @@ GENERATE_AUDIT_RECORD = ToolContract(
 
 
 async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> dict[str, Any]:
-    """Seed 002 ``generate_audit_record``: internal (scope ``system``), so only the integration appends records: for
+    """``generate_audit_record``: internal (scope ``system``), so only the integration appends records: for
     every tool call, gate decision and approval. The sink checks the previous chain hash; the append is shielded, so
     a timeout (1000 ms) never leaves a half-written line.
 

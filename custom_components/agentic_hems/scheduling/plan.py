@@ -1,4 +1,4 @@
-"""Plan and load types shared by the planners (../shared/DESIGN.md, "Core types")."""
+"""Plan and load types shared by the planners: :class:`LoadSpec`, :class:`Plan` and its :class:`Reason`."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ class Plan:
 
     def transition_at(self, moment: datetime) -> str | None:
         """``"start"`` when the planned power goes from 0 to > 0 at ``moment``, ``"stop"`` when it goes back to 0,
-        else None (also when ``moment`` is not a slot boundary of this plan). Issue 3: the scheduler's commands."""
+        else None (also when ``moment`` is not a slot boundary of this plan): the scheduler's commands."""
         offset = moment - self.curve_start
         if offset % self.resolution or not self.feasible:
             return None
