@@ -140,7 +140,8 @@ def evaluate(view: HaView, **context: Any) -> PipelineTrace:
     """Evaluate one proposed command against ``view``: :func:`run` on ``make_context(view, **context)``.
 
     ``context`` takes :func:`make_context`'s keywords: ``source_agent``, ``candidate`` (the caller's untrusted
-    mapping, ``model_candidate`` of ``evaluate_command``; raw text alone is screened but not parsed, so it blocks at Schema),
+    mapping, e.g. ``evaluate_command``'s ``model_candidate``; raw text alone is screened but not parsed, so it
+    blocks at Schema),
     ``now`` (aware UTC), ``rules`` (first match wins; pass ``tables.effective_policy(user_rules)``), ``index`` (a
     ``ResolverIndex`` of ``view`` built with the same ``include_appliances``), ``slot_start`` (anchors a scheduler
     command's idempotency key instead of the trace_id), ``ledger`` (keys executed in the last 24 h), ``setpoints``

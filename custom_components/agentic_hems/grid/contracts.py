@@ -5,7 +5,8 @@ through :func:`invoke`, which carries the nine requirements that no tool repeats
 
 - **authentication**: the :class:`Caller` (an HA user id, or ``system`` for automations and the integration itself);
 - **authorization**: the contract's scope must be among the caller's scopes (``system`` is never granted to a user);
-- **validation**: the input schema (:func:`..validation.closed`); tools add their semantic checks and raise :class:`ToolError`;
+- **validation**: the input schema (:func:`..validation.closed`); tools add their semantic checks and raise
+  :class:`ToolError`;
 - **timeout**: ``asyncio.timeout(timeout_ms)``; numeric work runs in the executor (the tools' business);
 - **provenance**: tool, version, the SHA-256 of the validated inputs, the ids of the sources and snapshots, the solver,
   the actor and ``computed_at`` (UTC);
