@@ -1,4 +1,5 @@
-"""Per-appliance plans: automatic replanning, service-scheduled plans, persistence."""
+"""Each appliance's plan and settings: automatic replanning under the main fuse, plans stored by the ``schedule``
+service, and their persistence (Store ``agentic_hems.<entry_id>.plans``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Service actions: get_prices, plan, schedule, clear_schedule (registered once in ``async_setup``)."""
+"""The price and plan service actions: get_prices, plan, schedule, clear_schedule; and the loads they plan
+(:func:`build_load`, also the assistant's SCHEDULE)."""
 
 from __future__ import annotations
 
