@@ -67,6 +67,8 @@ from ..orchestrator.offline import TOMORROW, ApplianceRef, OfflinePlanner
 from ..scheduling import window_sums
 from ..security import OUT_OF_SCOPE_MESSAGE, assess, clearly_out_of_scope, wrap
 from ..security.ratelimit import RateLimiter
+from ..listeners import ChangeListeners
+from ..storage import async_load_store
 from ..grid.contracts import ToolError
 from ..service_helpers import invalid
 from ..planning.services import build_load, find_appliance
@@ -392,7 +394,7 @@ def _compact(value: Any, depth: int = 0) -> Any:
 
 
 
-class Assistant:
+class Assistant(ChangeListeners):
     """Rate limits, runs and their store for one site."""
 
     def __init__(self, hass: HomeAssistant, entry: AgenticHemsConfigEntry, limiter: RateLimiter, options: dict[str, Any]):
@@ -402,23 +404,13 @@ class Assistant:
         self.options = options
         self.runs: list[dict[str, Any]] = []
         self.provider_health = ProviderHealth()  # the site's provider outage, logged once
-        self._listeners: list[Callable[[], None]] = []
         self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.runs")
 
     async def async_load(self) -> None:
         """Restore the stored runs (unreadable data is dropped)."""
-        try:
-            data = await self._store.async_load()
-        except (HomeAssistantError, ValueError) as err:
-            LOGGER.warning("Dropping unreadable stored runs: %s", err)
-            return
-        if isinstance(data, dict) and isinstance(data.get("runs"), list):
+        data = await async_load_store(self._store, "stored runs")
+        if data is not None and isinstance(data.get("runs"), list):
             self.runs = [r for r in data["runs"] if isinstance(r, dict)][-MAX_RUNS:]
-
-    def async_add_listener(self, update: Callable[[], None]) -> Callable[[], None]:
-        """Call ``update`` after each run; returns the remover."""
-        self._listeners.append(update)
-        return lambda: self._listeners.remove(update)
 
     def _llm(self) -> bool:
         return bool(self.entry.data.get(CONF_LLM_BASE_URL) and self.options.get(CONF_LLM_MODEL))
@@ -489,8 +481,7 @@ class Assistant:
         self.runs.append(record)
         del self.runs[:-MAX_RUNS]
         self._store.async_delay_save(lambda: {"runs": self.runs}, 1.0)
-        for update in list(self._listeners):
-            update()
+        self.async_notify_listeners()
 
     async def async_flush(self) -> None:
         """Write the runs now (unload)."""
