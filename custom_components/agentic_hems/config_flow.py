@@ -165,7 +165,9 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
                     errors = validate_sensor(self.hass, user_input[CONF_PRICE_ENTITY])
             if not errors:
                 if reloads_itself(entry):
-                    return self.async_update_and_abort(entry, unique_id=source_unique_id(data), data=data, title=source_title(data))
+                    return self.async_update_and_abort(
+                        entry, unique_id=source_unique_id(data), data=data, title=source_title(data)
+                    )
                 return self.async_update_reload_and_abort(
                     entry, unique_id=source_unique_id(data), data=data, title=source_title(data)
                 )

@@ -68,7 +68,9 @@ class AgenticHemsOptionsFlow(OptionsFlow):
             if not errors:
                 self._llm = {CONF_LLM_BASE_URL: base_url, CONF_LLM_API_KEY: api_key}
                 return await self.async_step_model()
-        values = {**DEFAULT_ASSISTANT_OPTIONS, **self.config_entry.options, CONF_LLM_BASE_URL: data.get(CONF_LLM_BASE_URL)}
+        values = {
+            **DEFAULT_ASSISTANT_OPTIONS, **self.config_entry.options, CONF_LLM_BASE_URL: data.get(CONF_LLM_BASE_URL)
+        }
         return self.async_show_form(step_id="assistant", data_schema=assistant_schema(values), errors=errors)
 
     async def async_step_model(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
@@ -78,6 +80,7 @@ class AgenticHemsOptionsFlow(OptionsFlow):
             return self._finish()
         values = {**DEFAULT_ASSISTANT_OPTIONS, **self.config_entry.options}
         current = values.get(CONF_LLM_MODEL)
+        per_million_tokens = number_selector(0, 1000, "any", "per 1M tokens")
         return self.async_show_form(
             step_id="model",
             data_schema=vol.Schema(
@@ -85,9 +88,11 @@ class AgenticHemsOptionsFlow(OptionsFlow):
                     vol.Required(CONF_LLM_MODEL, default=current if current in self._models else self._models[0]): (
                         SelectSelector(SelectSelectorConfig(options=self._models, mode=SelectSelectorMode.DROPDOWN))
                     ),
-                    vol.Required(CONF_LLM_PRICE_INPUT, default=values[CONF_LLM_PRICE_INPUT]): number_selector(0, 1000, "any", "per 1M tokens"),
-                    vol.Required(CONF_LLM_PRICE_OUTPUT, default=values[CONF_LLM_PRICE_OUTPUT]): number_selector(0, 1000, "any", "per 1M tokens"),
-                    vol.Required(CONF_DAILY_COST_CAP, default=values[CONF_DAILY_COST_CAP]): number_selector(0, 10000, "any", "per day"),
+                    vol.Required(CONF_LLM_PRICE_INPUT, default=values[CONF_LLM_PRICE_INPUT]): per_million_tokens,
+                    vol.Required(CONF_LLM_PRICE_OUTPUT, default=values[CONF_LLM_PRICE_OUTPUT]): per_million_tokens,
+                    vol.Required(CONF_DAILY_COST_CAP, default=values[CONF_DAILY_COST_CAP]): number_selector(
+                        0, 10000, "any", "per day"
+                    ),
                 }
             ),
             description_placeholders={"count": str(len(self._models))},

@@ -84,7 +84,9 @@ def settings_schema(values: Mapping[str, Any]) -> vol.Schema:
             vol.Required(CONF_VAT_PERCENT, default=values[CONF_VAT_PERCENT]): number_selector(0, 100, 0.1, "%"),
             vol.Required(CONF_GRID_FEE, default=values[CONF_GRID_FEE]): number_selector(-10, 10, "any", "per kWh"),
             vol.Required(CONF_VAT_ON_NEGATIVE, default=values[CONF_VAT_ON_NEGATIVE]): BooleanSelector(),
-            vol.Required(CONF_POWER_LIMIT_KW, default=values[CONF_POWER_LIMIT_KW]): number_selector(0.5, 100, 0.1, "kW"),
+            vol.Required(CONF_POWER_LIMIT_KW, default=values[CONF_POWER_LIMIT_KW]): number_selector(
+                0.5, 100, 0.1, "kW"
+            ),
         }
     )
 
@@ -101,7 +103,9 @@ def password_selector() -> TextSelector:
 
 def entsoe_schema() -> vol.Schema:
     """ENTSO-E: the API key and the bidding zone."""
-    return vol.Schema({vol.Required(CONF_API_KEY): password_selector(), vol.Required(CONF_BIDDING_ZONE): zone_selector()})
+    return vol.Schema(
+        {vol.Required(CONF_API_KEY): password_selector(), vol.Required(CONF_BIDDING_ZONE): zone_selector()}
+    )
 
 
 def nordpool_schema() -> vol.Schema:
@@ -124,11 +128,15 @@ def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol
     return vol.Schema(
         {
             vol.Required(CONF_WAIT_S, default=values[CONF_WAIT_S]): number_selector(1, 120, 1, "s"),
-            vol.Required(CONF_CONFIRM_MINUTES, default=values[CONF_CONFIRM_MINUTES]): number_selector(1, 1440, 1, "min"),
+            vol.Required(CONF_CONFIRM_MINUTES, default=values[CONF_CONFIRM_MINUTES]): number_selector(
+                1, 1440, 1, "min"
+            ),
             vol.Required(CONF_INCLUDE_APPLIANCES, default=values[CONF_INCLUDE_APPLIANCES]): BooleanSelector(),
             vol.Optional(
                 CONF_NOTIFY_SERVICE, description={"suggested_value": values.get(CONF_NOTIFY_SERVICE)}
-            ): SelectSelector(SelectSelectorConfig(options=notify_services, custom_value=True, mode=SelectSelectorMode.DROPDOWN)),
+            ): SelectSelector(
+                SelectSelectorConfig(options=notify_services, custom_value=True, mode=SelectSelectorMode.DROPDOWN)
+            ),
             vol.Optional(CONF_POLICY_RULES, default=values[CONF_POLICY_RULES]): ObjectSelector(),
         }
     )
@@ -138,7 +146,9 @@ def assistant_schema(values: Mapping[str, Any]) -> vol.Schema:
     """The assistant: the model provider (blank: the offline planner), the calendar, limits and the cost cap."""
     return vol.Schema(
         {
-            vol.Optional(CONF_LLM_BASE_URL, description={"suggested_value": values.get(CONF_LLM_BASE_URL)}): TextSelector(
+            vol.Optional(
+                CONF_LLM_BASE_URL, description={"suggested_value": values.get(CONF_LLM_BASE_URL)}
+            ): TextSelector(
                 TextSelectorConfig(type=TextSelectorType.URL)
             ),
             vol.Optional(CONF_LLM_API_KEY): password_selector(),
@@ -149,7 +159,9 @@ def assistant_schema(values: Mapping[str, Any]) -> vol.Schema:
             vol.Required(CONF_SHARE_CALENDAR_TITLES, default=values[CONF_SHARE_CALENDAR_TITLES]): BooleanSelector(),
             vol.Required(CONF_ASK_DAILY, default=values[CONF_ASK_DAILY]): number_selector(1, 100000, 1, "requests"),
             vol.Required(CONF_ASK_HOURLY, default=values[CONF_ASK_HOURLY]): number_selector(1, 10000, 1, "requests"),
-            vol.Required(CONF_ASK_PER_MINUTE, default=values[CONF_ASK_PER_MINUTE]): number_selector(1, 1000, 1, "requests"),
+            vol.Required(CONF_ASK_PER_MINUTE, default=values[CONF_ASK_PER_MINUTE]): number_selector(
+                1, 1000, 1, "requests"
+            ),
         }
     )
 
@@ -172,7 +184,9 @@ def grid_schema(values: Mapping[str, Any], users: list[SelectOptionDict]) -> vol
 
     return vol.Schema(
         {
-            vol.Optional(CONF_PV_PEAK_KW, description=suggested(CONF_PV_PEAK_KW)): number_selector(0, 1000, "any", "kW"),
+            vol.Optional(CONF_PV_PEAK_KW, description=suggested(CONF_PV_PEAK_KW)): number_selector(
+                0, 1000, "any", "kW"
+            ),
             vol.Optional(CONF_BATTERY_CAPACITY_KWH, description=suggested(CONF_BATTERY_CAPACITY_KWH)): number_selector(
                 0, 1000, "any", "kWh"
             ),
@@ -184,7 +198,9 @@ def grid_schema(values: Mapping[str, Any], users: list[SelectOptionDict]) -> vol
             vol.Optional("pv_power_entity", description=suggested("pv_power_entity")): entity("sensor"),
             vol.Optional("battery_power_entity", description=suggested("battery_power_entity")): entity("sensor"),
             vol.Optional("battery_soc_entity", description=suggested("battery_soc_entity")): entity("sensor"),
-            vol.Optional("battery_setpoint_entity", description=suggested("battery_setpoint_entity")): entity(["number", "input_number"]),
+            vol.Optional("battery_setpoint_entity", description=suggested("battery_setpoint_entity")): entity(
+                ["number", "input_number"]
+            ),
             vol.Optional("ev_charger_power_entity", description=suggested("ev_charger_power_entity")): entity("sensor"),
             vol.Optional("heat_pump_power_entity", description=suggested("heat_pump_power_entity")): entity("sensor"),
             vol.Optional(CONF_GRID_SIMULATE_USERS, description=suggested(CONF_GRID_SIMULATE_USERS)): people(),
@@ -200,7 +216,9 @@ def appliance_schema() -> vol.Schema:
         {
             vol.Required(CONF_NAME): TextSelector(),
             vol.Required(CONF_KIND, default="dishwasher"): SelectSelector(
-                SelectSelectorConfig(options=APPLIANCE_KINDS, mode=SelectSelectorMode.DROPDOWN, translation_key=CONF_KIND)
+                SelectSelectorConfig(
+                    options=APPLIANCE_KINDS, mode=SelectSelectorMode.DROPDOWN, translation_key=CONF_KIND
+                )
             ),
             vol.Required(CONF_ENTITY_ID): EntitySelector(
                 EntitySelectorConfig(domain=["switch", "input_boolean", "climate", "water_heater", "number", "select"])
