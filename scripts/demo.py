@@ -201,7 +201,7 @@ APPLIANCES: list[dict[str, Any]] = [
 # which is what storage dashboards and the cards' resource need; no ``lovelace:`` section is written.
 DASHBOARD_URL_PATH = "energy-plan"
 DASHBOARD_TITLE = "Energy plan"
-BUNDLE_URL = f"/{DOMAIN}_frontend/agentic-hems-cards.js"  # custom_components/agentic_hems/cards.py
+BUNDLE_URL = f"/{DOMAIN}_frontend/agentic-hems-cards.js"  # custom_components/agentic_hems/cards/frontend.py
 CARDS = ("agentic-hems-schedule-card", "agentic-hems-trace-card", "agentic-hems-ask-card", "agentic-hems-runs-card")
 DASHBOARD_CONFIG: dict[str, Any] = {
     "title": DASHBOARD_TITLE,

@@ -70,10 +70,10 @@ def test_hacs_json() -> None:
 
 def test_services_yaml_matches_the_registered_schemas() -> None:
     """Every service action in services.yaml is registered with the same fields."""
-    from custom_components.agentic_hems.services import CLEAR_SCHEMA, LOAD_SCHEMA, SCHEDULE_SCHEMA
-    from custom_components.agentic_hems.services_assistant import ASK_SCHEMA, RUNS_SCHEMA
-    from custom_components.agentic_hems.services_control import DECIDE_SCHEMA, EVALUATE_SCHEMA, TRACES_SCHEMA
-    from custom_components.agentic_hems import services_grid
+    from custom_components.agentic_hems.planning.services import CLEAR_SCHEMA, LOAD_SCHEMA, SCHEDULE_SCHEMA
+    from custom_components.agentic_hems.assistant.services import ASK_SCHEMA, RUNS_SCHEMA
+    from custom_components.agentic_hems.control.services import DECIDE_SCHEMA, EVALUATE_SCHEMA, TRACES_SCHEMA
+    from custom_components.agentic_hems.grid_ha import services as services_grid
     from custom_components.agentic_hems.grid.tools import TOOLS
 
     services = yaml.safe_load((PACKAGE / "services.yaml").read_text())

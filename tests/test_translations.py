@@ -197,8 +197,9 @@ def module_constants(module: ast.Module, env: dict[str, Any] | None = None) -> d
 
 @cache
 def constants(path: Path) -> dict[str, Any]:
-    """const.py's constants plus the module's own."""
-    return module_constants(parse(path), module_constants(parse(PACKAGE / "const.py")))
+    """const.py's constants plus the module's own (for config_flow.py: those of the flow's modules)."""
+    module = flow_module() if path == CONFIG_FLOW else parse(path)
+    return module_constants(module, module_constants(parse(PACKAGE / "const.py")))
 
 
 def resolve_str(node: ast.expr, path: Path) -> str:
@@ -534,6 +535,14 @@ def test_no_strings_for_unknown_services_or_fields() -> None:
 # ------------------------------------------------------------------------------------- config flow
 
 CONFIG_FLOW = PACKAGE / "config_flow.py"
+FLOW_MODULES = (CONFIG_FLOW, *sorted((PACKAGE / "flow").glob("*.py")))  # the flow classes and their helpers
+
+
+@cache
+def flow_module() -> ast.Module:
+    """config_flow.py and the flow package's modules as one module: flows call helpers (schemas, checks) across
+    them by name."""
+    return ast.Module(body=[node for path in FLOW_MODULES for node in parse(path).body], type_ignores=[])
 
 
 @dataclass
@@ -689,8 +698,8 @@ class Flow:
 
 @cache
 def flows() -> tuple[list[Flow], list[str]]:
-    """Config, options and subentry flow classes of config_flow.py, with the facts of the helpers they call."""
-    module = parse(CONFIG_FLOW)
+    """Config, options and subentry flow classes of the flow modules, with the facts of the helpers they call."""
+    module = flow_module()
     functions = {n.name: n for n in module.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     function_facts = {name: _facts(func, functions) for name, func in functions.items()}
     problems = [p for f in function_facts.values() for p in f.problems]

@@ -10,10 +10,10 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util import dt as dt_util
 
-from . import AgenticHemsConfigEntry
+from .runtime import AgenticHemsConfigEntry
 from .coordinator import tomorrow_available
 from .entity import AgenticHemsEntity, ApplianceEntity
-from .views import day_plan
+from .planning.day_views import day_plan
 
 PARALLEL_UPDATES = 0
 

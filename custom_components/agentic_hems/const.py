@@ -39,7 +39,7 @@ DEFAULT_OPTIONS: Final = {
     CONF_POWER_LIMIT_KW: 11.0,
 }
 
-# Config entry options (device control, issue 3).
+# Config entry options (device control: the gatekeeper's settings).
 CONF_WAIT_S: Final = "execution_wait_s"
 CONF_CONFIRM_MINUTES: Final = "confirmation_minutes"
 CONF_INCLUDE_APPLIANCES: Final = "include_appliances"
@@ -51,7 +51,7 @@ DEFAULT_CONTROL_OPTIONS: Final = {
     CONF_INCLUDE_APPLIANCES: True,
     CONF_POLICY_RULES: [],
 }
-# Config entry options (the assistant, issue 4).
+# Config entry options (the assistant: the model provider, the calendar, limits and costs).
 CONF_ASK_DAILY: Final = "ask_daily_limit"
 CONF_ASK_HOURLY: Final = "ask_hourly_limit"
 CONF_ASK_PER_MINUTE: Final = "ask_per_user_minute_limit"
@@ -105,7 +105,7 @@ STORAGE_VERSION: Final = 1
 ATTR_CONFIG_ENTRY_ID: Final = "config_entry_id"
 ATTR_APPLIANCE: Final = "appliance"
 
-# Config entry options (the grid toolkit, issue 5): the home twin's assets, measurements and tool scopes.
+# Config entry options (the grid toolkit): the home twin's assets, measurements and tool scopes.
 CONF_PV_PEAK_KW: Final = "pv_peak_kw"
 CONF_BATTERY_CAPACITY_KWH: Final = "battery_capacity_kwh"
 CONF_BATTERY_POWER_KW: Final = "battery_power_kw"

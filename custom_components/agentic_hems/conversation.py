@@ -15,8 +15,8 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import intent
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from . import AgenticHemsConfigEntry
-from .assistant import async_exception_text
+from .runtime import AgenticHemsConfigEntry
+from .assistant.assistant import async_exception_text
 from .const import DOMAIN
 from .entity import AgenticHemsSiteEntity
 

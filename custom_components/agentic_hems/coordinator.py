@@ -38,7 +38,7 @@ from .prices.errors import InvalidAuth
 from .prices.formula import PriceFormula
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
+    from .runtime import AgenticHemsConfigEntry
 
 
 @dataclass(frozen=True)

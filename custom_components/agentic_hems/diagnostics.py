@@ -22,7 +22,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import Unauthorized
 from homeassistant.helpers.http import current_request
 
-from . import AgenticHemsConfigEntry
+from .runtime import AgenticHemsConfigEntry
 from .const import CONF_LLM_API_KEY, CONF_LLM_BASE_URL, CONF_NOTIFY_SERVICE
 from .gates.redact import redact_url
 from .people import is_admin

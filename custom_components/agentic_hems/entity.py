@@ -11,8 +11,8 @@ from .const import DOMAIN
 from .coordinator import PriceCoordinator
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
-    from .planner import ApplianceState
+    from .runtime import AgenticHemsConfigEntry
+    from .planning.manager import ApplianceState
     from .scheduling.appliance import Appliance
 
 
@@ -22,8 +22,8 @@ VIA_DEVICE_ID = "via_device_id" in DeviceInfo.__annotations__
 
 
 def entry_device_info(entry: AgenticHemsConfigEntry) -> DeviceInfo:
-    """The entry's device (prices, device control, the assistant); registered in ``async_setup_entry`` before the
-    platforms, so the appliances' devices can name it as their parent."""
+    """The entry's device (prices, device control, the assistant); registered by ``runtime.async_build_runtime``
+    before the platforms start, so the appliances' devices can name it as their parent."""
     return DeviceInfo(
         identifiers={(DOMAIN, entry.entry_id)},
         name="Agentic HEMS",

@@ -1,4 +1,4 @@
-"""Logbook: gate decisions in words (issue 3, "Event")."""
+"""Logbook: each ``agentic_hems_gate_decision`` event in words."""
 
 from __future__ import annotations
 

@@ -9,6 +9,9 @@
   to its ``user_id``. Administrators see everything; other users only what they own. A trace or run without a user
   (the scheduler, an automation) is visible to administrators only. A caller without a user (an automation or a
   script that an administrator set up) reads like the system: everything.
+- **Grid toolkit scopes** follow the same reading of a caller (:func:`async_viewer`): no user is the system, an
+  administrator gets every tenant scope, any other user (also an id HA does not know) the scopes the options grant;
+  acknowledging an incident needs an active user with the incident scope.
 """
 
 from __future__ import annotations
@@ -29,10 +32,23 @@ def is_admin(user: User | None) -> bool:
     return user is not None and user.is_active and user.is_admin
 
 
+async def async_active_user(hass: HomeAssistant, user_id: str | None) -> User | None:
+    """The active HA user with this id, or None (no user, unknown or inactive)."""
+    user = await hass.auth.async_get_user(user_id) if user_id else None
+    return user if user is not None and user.is_active else None
+
+
 async def async_admin(hass: HomeAssistant, user_id: str | None) -> User | None:
     """The administrator with this id, or None (no user, unknown, inactive or not an admin)."""
-    user = await hass.auth.async_get_user(user_id) if user_id else None
+    user = await async_active_user(hass, user_id)
     return user if is_admin(user) else None
+
+
+async def async_non_admin_users(hass: HomeAssistant) -> list[User]:
+    """The active people who are not administrators (system-generated users are not people): those an
+    administrator may grant grid toolkit scopes."""
+    return [user for user in await hass.auth.async_get_users() if not user.system_generated and user.is_active
+            and not is_admin(user)]
 
 
 async def async_require_admin(hass: HomeAssistant, context: Context, translation_key: str) -> User:

@@ -1,8 +1,8 @@
-"""Fix flows for the integration's repair issues (seed 002 ``generate_audit_record``; issue 5).
+"""Fix flows for the integration's repair issues.
 
-``audit_chain_broken_<entry_id>``: a confirm step, then :meth:`.audit_log.AuditLog.async_new_epoch` archives the
-broken audit file and starts a new epoch that cites the last anchored head. The flow aborts with ``not_loaded`` when
-the entry's audit log is not loaded and with ``repair_failed`` when the files cannot be written.
+``audit_chain_broken_<entry_id>``: a confirm step, then :meth:`.grid_ha.audit_log.AuditLog.async_new_epoch`
+archives the broken audit file and starts a new epoch that cites the last anchored head. The flow aborts with
+``not_loaded`` when the entry's audit log is not loaded and with ``repair_failed`` when the files cannot be written.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from homeassistant.components.repairs import ConfirmRepairFlow, RepairsFlow
 from homeassistant.core import HomeAssistant
 
-from .audit_log import ISSUE_PREFIX, AuditLog, async_get_audit_log
+from .grid_ha.audit_log import ISSUE_PREFIX, AuditLog, async_get_audit_log
 
 if TYPE_CHECKING:
     # Version-specific (types only): HA 2026.10's repair flows return RepairsFlowResult; HA 2026.4 has no such name

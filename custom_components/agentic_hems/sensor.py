@@ -17,10 +17,10 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util import dt as dt_util
 
-from . import AgenticHemsConfigEntry
+from .runtime import AgenticHemsConfigEntry
 from .entity import AgenticHemsEntity, AgenticHemsSiteEntity, ApplianceEntity
 from .gates.models import Outcome
-from .views import day_prices
+from .planning.day_views import day_prices
 
 PARALLEL_UPDATES = 0
 
@@ -208,7 +208,7 @@ RUN_STATS = (
 
 
 class RunStatsSensor(AgenticHemsSiteEntity, SensorEntity):
-    """Analytics over the assistant's stored runs (seed 000's analytics page)."""
+    """Analytics over the assistant's stored runs: count, success rate, mean iterations and tokens, total cost."""
 
     _attr_entity_category = EntityCategory.DIAGNOSTIC
 

@@ -1,4 +1,5 @@
-"""Switches: "Allow device control" (entry; gate 8, issue 3) and, per appliance, automatic planning."""
+"""Switches: "Allow device control" (the entry's; Execution, the eighth gate, runs only while it is on) and, per
+appliance, automatic planning."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from homeassistant.const import EntityCategory
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from . import AgenticHemsConfigEntry
+from .runtime import AgenticHemsConfigEntry
 from .entity import AgenticHemsSiteEntity, ApplianceEntity
-from .ha_view import ASSISTANT
+from .control.ha_view import ASSISTANT
 from .people import async_require_admin
 
 PARALLEL_UPDATES = 0

@@ -10,7 +10,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from . import AgenticHemsConfigEntry
+from .runtime import AgenticHemsConfigEntry
 from .const import DOMAIN
 from .entity import ApplianceEntity
 from .scheduling.appliance import window_length

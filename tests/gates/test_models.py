@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 import json
 
+from custom_components.agentic_hems.canonical_json import json_safe
 from custom_components.agentic_hems.gates.models import (
     GateResult,
     ModelCandidate,
     Outcome,
     PipelineTrace,
     PolicyAction,
-    json_safe,
 )
 
 T = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from custom_components.agentic_hems.grid.audit import GENESIS, Anchor, append, new_epoch, verify
+from custom_components.agentic_hems.grid.audit import GENESIS, Anchor, append, verify
 
 
 def chain(tmp_path: Path, n: int = 5) -> tuple[Path, Anchor]:
@@ -65,15 +65,3 @@ def test_each_kind_of_tampering(tmp_path: Path, tamper: str, problem: str, line:
         write(path, rows)
     verdict = verify(path, anchor)
     assert (verdict.ok, verdict.problem, verdict.line) == (False, problem, line)
-
-
-def test_a_new_epoch_cites_the_broken_head_and_verifies(tmp_path: Path) -> None:
-    path, anchor = chain(tmp_path, 3)
-    rows = lines(path)
-    write(path, rows[:2])  # truncated: the repair starts a new epoch
-    broken = Anchor(json.loads(rows[1])["hash"], 2, 0)
-    restarted = new_epoch(path, broken, broken_head=anchor.head, reason="truncated at line 2")
-    restarted = append(path, restarted, {"tool": "inspect_grid_state"})
-    assert verify(path, restarted).ok
-    first_of_epoch = json.loads(lines(path)[2])
-    assert first_of_epoch["epoch"] == 1 and first_of_epoch["record"]["cites_broken_head"] == anchor.head

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import voluptuous as vol
 
+from custom_components.agentic_hems.canonical_json import digest
 from custom_components.agentic_hems.grid.contracts import (
     GENERATE_AUDIT_RECORD,
     USER_SCOPES,
@@ -18,7 +19,6 @@ from custom_components.agentic_hems.grid.contracts import (
     ToolContract,
     ToolError,
     ToolOutput,
-    digest,
     generate_audit_record,
     invoke,
 )

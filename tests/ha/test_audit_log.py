@@ -23,7 +23,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
-from custom_components.agentic_hems.audit_log import AUDIT_LOGS, AuditLog, async_get_audit_log, issue_id
+from custom_components.agentic_hems.grid_ha.audit_log import AUDIT_LOGS, AuditLog, async_get_audit_log, issue_id
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.grid.audit import GENESIS, Anchor, append, line_hash, verify
 

@@ -14,7 +14,7 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
-from custom_components.agentic_hems.cards import BUNDLE_PATH, BUNDLE_URL, _async_lovelace_resource
+from custom_components.agentic_hems.cards.frontend import BUNDLE_PATH, BUNDLE_URL, _async_lovelace_resource
 from custom_components.agentic_hems.const import DOMAIN
 
 from .conftest import sample_entry

@@ -23,7 +23,7 @@ from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
 
-from custom_components.agentic_hems.config_flow import validate_appliance
+from custom_components.agentic_hems.flow.checks import validate_appliance
 from custom_components.agentic_hems.const import DEFAULT_ASSISTANT_OPTIONS, DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.prices.entsoe import API_URL
 from custom_components.agentic_hems.prices.formula import PriceFormula

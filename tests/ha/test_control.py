@@ -26,7 +26,7 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.const import DOMAIN, EVENT_GATE_DECISION, MAX_TRACES
-from custom_components.agentic_hems.control import notification_id
+from custom_components.agentic_hems.control.manager import notification_id
 from custom_components.agentic_hems.gates.models import PolicyAction
 from custom_components.agentic_hems.gates.tables import PolicyRule
 from custom_components.agentic_hems.logbook import describe
@@ -407,7 +407,7 @@ async def test_the_trace_ring_keeps_the_newest(
     hass: HomeAssistant, house: MockConfigEntry, monkeypatch: pytest.MonkeyPatch, hass_storage: dict[str, Any]
 ) -> None:
     assert MAX_TRACES >= 500  # issue 3: at least the last 500; shrunk here to see the ring turn
-    monkeypatch.setattr("custom_components.agentic_hems.control.MAX_TRACES", 3)
+    monkeypatch.setattr("custom_components.agentic_hems.control.manager.MAX_TRACES", 3)
     ids = [(await evaluate(hass, {"intent": "turn_on", "device_alias": f"lamp {i}"}))["trace_id"] for i in range(5)]
     control = house.runtime_data.control
     assert list(control.traces) == ids[2:]
@@ -456,7 +456,7 @@ async def test_a_repeat_joins_the_pending_command(hass: HomeAssistant, house: Mo
     start = NOW + timedelta(minutes=15)
     garage = {"intent": "open", "device_alias": "garage door"}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("custom_components.agentic_hems.control.persistent_notification.async_create", _create)
+        patch.setattr("custom_components.agentic_hems.control.manager.persistent_notification.async_create", _create)
         first = await control.async_evaluate(source_agent="scheduler", candidate=garage, context=Context(),
                                              slot_start=start)
         again = await control.async_evaluate(source_agent="scheduler", candidate=garage, context=Context(),

@@ -141,6 +141,33 @@ async def test_assets_and_typed_404(hass: HomeAssistant, site: MockConfigEntry) 
     assert err.value.translation_key == "network_invalid"
 
 
+async def test_the_old_tenant_field_is_read_as_config_entry_id_with_a_repair_issue(
+    hass: HomeAssistant, site: MockConfigEntry, hass_admin_user: User
+) -> None:
+    registry = ir.async_get(hass)
+    named = await call(hass, "retrieve_asset", config_entry_id=site.entry_id, asset_id="battery")
+    assert registry.async_get_issue(DOMAIN, "deprecated_tenant_field") is None
+
+    old = await call(hass, "retrieve_asset", tenant=site.entry_id, asset_id="battery")
+    assert old["limits"] == named["limits"] == {"p_min_kw": -5.0, "p_max_kw": 5.0, "capacity_kwh": 10.0,
+                                                "soc_min_pct": 10.0, "soc_max_pct": 100.0}
+    issue = registry.async_get_issue(DOMAIN, "deprecated_tenant_field")
+    assert issue is not None and issue.translation_key == "deprecated_tenant_field"
+    assert issue.translation_placeholders == {"service": "agentic_hems.retrieve_asset"}
+    assert issue.severity is ir.IssueSeverity.WARNING and not issue.is_fixable and not issue.is_persistent
+    status = await call(hass, "verify_audit_chain", hass_admin_user, tenant=site.entry_id)
+    assert status["ok"] is True
+    assert registry.async_get_issue(DOMAIN, "deprecated_tenant_field").translation_placeholders == {
+        "service": "agentic_hems.verify_audit_chain"}
+
+    with pytest.raises(ServiceValidationError) as err:  # an unknown entry is refused under either name
+        await call(hass, "retrieve_asset", tenant="nope", asset_id="battery")
+    assert err.value.translation_key == "entry_not_found"
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "retrieve_asset", config_entry_id=site.entry_id, tenant="other", asset_id="battery")
+    assert err.value.translation_key == "entry_fields_conflict"
+    assert err.value.translation_placeholders == {"config_entry_id": site.entry_id, "tenant": "other"}
+
 async def test_power_flow_on_a_matpower_case_matches_the_reference(hass: HomeAssistant, site: MockConfigEntry) -> None:
     ref = json.loads((GRID / "case14.json").read_text())
     snapshot = await call(hass, "inspect_grid_state", network_id="case14")
@@ -407,7 +434,7 @@ async def test_grid_tools_as_orchestrator_actions(
     hass: HomeAssistant, site: MockConfigEntry, hass_admin_user: User, hass_read_only_user: User
 ) -> None:
     """Each tool is an action run as the user who asked; SIMULATE_ACTION takes the plan's signed actions by id."""
-    from custom_components.agentic_hems.assistant import HassTools
+    from custom_components.agentic_hems.assistant.assistant import HassTools
     from custom_components.agentic_hems.orchestrator.actions import REGISTRY, Action, validate
     from custom_components.agentic_hems.orchestrator.loop import instructions
 

@@ -24,7 +24,7 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
-from custom_components.agentic_hems import llm
+from custom_components.agentic_hems.assistant import llm
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.orchestrator.outcomes import plan_line
 from custom_components.agentic_hems.prices.curve import ceil_slot

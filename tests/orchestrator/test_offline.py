@@ -9,7 +9,6 @@ from custom_components.agentic_hems.orchestrator.offline import (
     ApplianceRef,
     Intent,
     OfflinePlanner,
-    parse_deadline,
     summarize,
     understand,
 )
@@ -99,8 +98,8 @@ def test_at_least_forty_phrasings() -> None:
     [("by 7", "07:00"), ("by 7:30 pm", "19:30"), ("by 12 am", "00:00"), ("before 12pm", "12:00"),
      ("until 23.15", "23:15"), ("bis 9 uhr", "09:00"), ("at 7", None), ("by 24", None)],
 )
-def test_parse_deadline(text: str, expected: str | None) -> None:
-    assert parse_deadline(text) == expected
+def test_the_deadline_of_a_request(text: str, expected: str | None) -> None:
+    assert understand(f"schedule the dishwasher {text}", HOUSE).deadline == expected
 
 
 @pytest.mark.parametrize(

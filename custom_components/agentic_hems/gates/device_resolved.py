@@ -1,4 +1,4 @@
-"""Gate 3, DeviceResolved: room plus alias resolve to exactly one entity (seed 001 section 4.3; issue 3).
+"""Gate 3, DeviceResolved: room plus alias resolve to exactly one entity.
 
 - The room matches an area's id, name or aliases.
 - The alias matches an entity's registry aliases, its name, its device's name, its friendly name or its entity_id
@@ -21,7 +21,7 @@ import re
 
 from .models import GateContext, GateResult, ModelCandidate, NormalizedCommand
 from .tables import risk_level, service_data, service_for
-from .view import AreaInfo, EntityInfo, HaView
+from .view import EntityInfo, HaView
 
 NAME = "device_resolved"
 MAX_SUGGESTIONS = 5
@@ -58,12 +58,6 @@ def candidate_ids(view: HaView, include_appliances: bool) -> set[str]:
     if include_appliances:
         ids |= view.appliance_entity_ids()
     return ids - view.own_entity_ids()
-
-
-def match_areas(view: HaView, room: str) -> list[AreaInfo]:
-    """Areas whose id, name or an alias folds to ``room``."""
-    want = fold(room)
-    return [a for a in view.areas() if want in {fold(a.area_id), fold(a.name), *(fold(x) for x in a.aliases)}]
 
 
 @dataclass(frozen=True)

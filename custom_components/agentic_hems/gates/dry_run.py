@@ -1,4 +1,4 @@
-"""Gate 7, DryRun: the execution plan, built without executing (seed 001 section 4.7; issue 3).
+"""Gate 7, DryRun: the execution plan, built without executing.
 
 The plan (:class:`.models.DryRunPlan`) names the service, the target, the data, the expected state
 (``tables.expected_state``) and an idempotency key: sha256 over source_agent, entity_id, ``domain.service``, the
@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 import hashlib
-import json
 from typing import Any
 
+from ..canonical_json import canonical_json
 from .models import DryRunPlan, GateContext, GateResult
 from .tables import expected_state
 
@@ -26,11 +26,6 @@ NAME = "dry_run"
 KEY_TTL = timedelta(hours=24)
 UNAVAILABLE_STATES = frozenset({"unavailable", "unknown"})
 FAIL_PREFIX = "cannot build execution plan: "
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 kept: one text per value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def idempotency_key(

@@ -1,4 +1,4 @@
-"""The gatekeeper: gates 1-7, then Execution, confirmations and their expiry (issue 3, gate 8).
+"""The gatekeeper: gates 1-7, then Execution (gate 8), confirmations and their expiry.
 
 One :class:`Gatekeeper` per site (config entry). It is pure: the HA shell gives it a view, an actuator, a clock and a
 Freshness refresh hook, persists :meth:`Gatekeeper.as_dict`, stores the trace records it returns, fires events and
@@ -31,8 +31,9 @@ from . import execution, freshness
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
 from .execution import Actuator
+from ..canonical_json import json_safe
 from .models import (
-    DryRunPlan, GateResult, GridGrant, Outcome, PipelineTrace, PolicyAction, RequestReader, SetpointAuthority, json_safe,
+    DryRunPlan, GateResult, GridGrant, Outcome, PipelineTrace, PolicyAction, RequestReader, SetpointAuthority,
 )
 from .pipeline import Refresh, make_context, run_async
 from .tables import DEFAULT_POLICY, PolicyRule
@@ -137,6 +138,8 @@ class Gatekeeper:
     """Gates 1-8 for one site; see the module docstring.
 
     ``clock`` returns aware UTC now. ``ledger`` and ``pending`` come from :meth:`from_dict` after a restart.
+    ``halt`` says why Execution is halted for a source agent (None: it is not); ``setpoints`` is the grid setpoints'
+    authority and ``read_request`` the reader that binds orchestrator commands to the request (both for Policy).
     """
 
     def __init__(
@@ -146,14 +149,17 @@ class Gatekeeper:
         *,
         ledger: IdempotencyLedger | None = None,
         pending: dict[str, PendingConfirmation] | None = None,
+        halt: Callable[[str], str | None] | None = None,
+        setpoints: SetpointAuthority | None = None,
+        read_request: RequestReader | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
         self.ledger = ledger if ledger is not None else IdempotencyLedger()
         self.pending: dict[str, PendingConfirmation] = pending if pending is not None else {}
-        self.halt: Callable[[str], str | None] = lambda source_agent: None  # why Execution is halted for a source
-        self.setpoints: SetpointAuthority | None = None  # the grid setpoints' authority (Policy), set by the shell
-        self.read_request: RequestReader | None = None  # the request reader orchestrator commands are bound by
+        self.halt: Callable[[str], str | None] = halt or (lambda source_agent: None)  # why Execution is halted
+        self.setpoints = setpoints  # the grid setpoints' authority (Policy)
+        self.read_request = read_request  # the request reader orchestrator commands are bound by
 
     async def evaluate(
         self,

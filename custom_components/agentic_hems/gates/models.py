@@ -1,4 +1,4 @@
-"""Types of the gate pipeline (seed 001 sections 2, 3 and 7; issue 3 "Types").
+"""Types of the gate pipeline: candidates, resolved and gated commands, plans, gate results, context and traces.
 
 Nothing here imports Home Assistant. Times are aware UTC datetimes; ``as_dict`` forms are JSON-safe (ISO 8601
 strings, plain ints, floats, strings, lists and dicts) for service responses, events and storage.
@@ -12,6 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..canonical_json import json_safe
 from .view import EntityInfo, HaView, StateInfo
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class Outcome(StrEnum):
-    """How a trace ended (issue 3, ``PipelineTrace``). Gates 1-7 give BLOCKED or DRY_RUN; the gatekeeper the rest.
+    """How a trace ended (``PipelineTrace.outcome``). Gates 1-7 give BLOCKED or DRY_RUN; the gatekeeper the rest.
     CONFIRMED appears in a trace's ``history`` (an administrator confirmed), before its final outcome."""
 
     BLOCKED = "blocked"
@@ -36,33 +37,16 @@ class Outcome(StrEnum):
 
 
 class PolicyAction(StrEnum):
-    """What the policy table says about a command (seed 001 section 6)."""
+    """What the policy table says about a command."""
 
     ALLOW = "allow"
     CONFIRM = "confirm"
     DENY = "deny"
 
 
-def json_safe(value: Any) -> Any:
-    """``value`` with datetimes as ISO strings, enums as their values, sets/tuples as lists, other objects as repr."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return str(value) if isinstance(value, StrEnum) else value
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
-        return [json_safe(v) for v in items]
-    as_dict = getattr(value, "as_dict", None)
-    if callable(as_dict):
-        return json_safe(as_dict())
-    return repr(value)
-
-
 @dataclass(frozen=True, kw_only=True)
 class ModelCandidate:
-    """What a model (or any caller) proposes: untrusted and backend-neutral (seed 001 section 3).
+    """What a model (or any caller) proposes: untrusted and backend-neutral.
 
     Built only by the schema gate (:func:`.schema.parse_candidate`), which rejects extra keys, unknown intents and
     mistyped params; :meth:`from_dict` here only rejects unknown keys.
@@ -109,12 +93,12 @@ class ModelCandidate:
 
 @dataclass(frozen=True, kw_only=True)
 class NormalizedCommand:
-    """A candidate resolved to one entity: trusted internal type (seed 001 section 3).
+    """A candidate resolved to one entity: trusted internal type.
 
     Attributes:
         intent: the vocabulary intent.
-        entity_id: the resolved entity (seed 001's ``device_id``).
-        domain: the entity's HA domain; policy's ``device_type`` (issue 3: domains, not "thermostat").
+        entity_id: the resolved entity.
+        domain: the entity's HA domain; policy's ``device_type`` (domains such as ``climate``, not "thermostat").
         device_class: the entity's device class, or None.
         service: the HA service name within ``domain`` (``turn_on``, ``open_cover``), or None when the intent has no
             service for this domain (the capability gate then fails).
@@ -139,7 +123,7 @@ class NormalizedCommand:
 
     @property
     def device_type(self) -> str:
-        """Seed 001's name for the domain."""
+        """The domain, by the policy table's name for it."""
         return self.domain
 
     def as_dict(self) -> dict[str, Any]:
@@ -160,7 +144,7 @@ class NormalizedCommand:
 
 @dataclass(frozen=True, kw_only=True)
 class GatedCommand:
-    """A command that passed policy: execution-ready (seed 001 section 3).
+    """A command that passed policy: execution-ready.
 
     Attributes:
         intent, entity_id, risk_level: as in :class:`NormalizedCommand`.
@@ -203,7 +187,7 @@ class GatedCommand:
 
 @dataclass(frozen=True, kw_only=True)
 class DryRunPlan:
-    """The execution plan DryRun builds without executing (seed 001 section 4.7; issue 3, gate 7).
+    """The execution plan DryRun (gate 7) builds without executing.
 
     Attributes:
         domain, service: the HA service to call.
@@ -237,7 +221,7 @@ class DryRunPlan:
 
 @dataclass(frozen=True)
 class GateResult:
-    """One gate's verdict (seed 001 section 2).
+    """One gate's verdict.
 
     Attributes:
         gate: the gate's name (``input_guard``, ``schema``, ``device_resolved``, ``capability``, ``freshness``,
@@ -310,7 +294,7 @@ class SetpointAuthority(Protocol):
 
 @dataclass(kw_only=True)
 class GateContext:
-    """What the gates share while one command runs through them (seed 001 section 2, adapted to HA).
+    """What the gates share while one command runs through them.
 
     Gates read the inputs and fill the products of earlier gates; a later gate never runs when an earlier one failed.
 
@@ -354,7 +338,7 @@ class GateContext:
 
 @dataclass(kw_only=True)
 class PipelineTrace:
-    """The record of one decision (seed 001 section 7; issue 3).
+    """The record of one decision.
 
     Attributes:
         trace_id: a uuid4 hex string.

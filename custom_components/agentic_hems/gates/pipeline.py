@@ -1,4 +1,4 @@
-"""The gate pipeline: ordered, sequential, fail-stop (seed 001 section 2; issue 3, "The gates").
+"""The gate pipeline: ordered, sequential, fail-stop.
 
 This is the pure core of gates 1-7: InputGuard, Schema, DeviceResolved, Capability, Freshness, Policy, DryRun.
 Each gate's :class:`GateResult` is appended to the trace before the next gate runs; the first failure stops the run
@@ -21,8 +21,9 @@ import uuid
 from . import capability, device_resolved, dry_run, freshness, input_guard, policy, schema
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
+from ..canonical_json import json_safe
 from .models import (
-    GateContext, GateResult, GridGrant, Outcome, PipelineTrace, RequestReader, SetpointAuthority, json_safe,
+    GateContext, GateResult, GridGrant, Outcome, PipelineTrace, RequestReader, SetpointAuthority,
 )
 from .tables import DEFAULT_POLICY, PolicyRule
 from .view import HaView
@@ -139,7 +140,8 @@ def evaluate(view: HaView, **context: Any) -> PipelineTrace:
     """Evaluate one proposed command against ``view``: :func:`run` on ``make_context(view, **context)``.
 
     ``context`` takes :func:`make_context`'s keywords: ``source_agent``, ``candidate`` (the caller's untrusted
-    mapping, seed 001 ``model_candidate``; raw text alone is screened but not parsed, so it blocks at Schema),
+    mapping, e.g. ``evaluate_command``'s ``model_candidate``; raw text alone is screened but not parsed, so it
+    blocks at Schema),
     ``now`` (aware UTC), ``rules`` (first match wins; pass ``tables.effective_policy(user_rules)``), ``index`` (a
     ``ResolverIndex`` of ``view`` built with the same ``include_appliances``), ``slot_start`` (anchors a scheduler
     command's idempotency key instead of the trace_id), ``ledger`` (keys executed in the last 24 h), ``setpoints``

@@ -1,4 +1,4 @@
-"""The hash-chained audit log (seed 002 ``generate_audit_record``; issue 5).
+"""The hash-chained audit log behind ``generate_audit_record``.
 
 An append-only JSONL file: each line is ``{"seq", "epoch", "prev", "hash", "record"}`` where ``hash`` is SHA-256 over
 the canonical JSON of ``[seq, epoch, prev, record]`` and ``prev`` is the previous line's hash (64 zeros for the first
@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..gates.dry_run import canonical_json  # one canonical JSON for every hash in the project
+from ..canonical_json import canonical_json
 
 GENESIS = "0" * 64
 
@@ -59,12 +59,6 @@ def append(path: Path, anchor: Anchor, record: Any) -> Anchor:
         handle.flush()
         os.fsync(handle.fileno())
     return Anchor(digest, seq + 1, anchor.epoch)
-
-
-def new_epoch(path: Path, anchor: Anchor, broken_head: str, reason: str) -> Anchor:
-    """Start a new epoch after a break: its first record cites the broken head (the repair issue's fix flow)."""
-    restart = Anchor(GENESIS, anchor.count, anchor.epoch + 1)
-    return append(path, restart, {"type": "epoch", "cites_broken_head": broken_head, "reason": reason})
 
 
 def verify(path: Path, anchor: Anchor) -> Verdict:

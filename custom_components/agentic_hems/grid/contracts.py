@@ -1,11 +1,12 @@
-"""One contract mechanism for seed 002's thirteen tools (issue 5).
+"""One contract mechanism for the grid toolkit's thirteen tools.
 
 A :class:`ToolContract` fixes a tool's name, side effect, scope, timeout, input schema and output keys. Every call goes
 through :func:`invoke`, which carries the nine requirements that no tool repeats:
 
 - **authentication**: the :class:`Caller` (an HA user id, or ``system`` for automations and the integration itself);
 - **authorization**: the contract's scope must be among the caller's scopes (``system`` is never granted to a user);
-- **validation**: the input schema (:func:`..validation.closed`); tools add the seed's semantic checks and raise :class:`ToolError`;
+- **validation**: the input schema (:func:`..validation.closed`); tools add their semantic checks and raise
+  :class:`ToolError`;
 - **timeout**: ``asyncio.timeout(timeout_ms)``; numeric work runs in the executor (the tools' business);
 - **provenance**: tool, version, the SHA-256 of the validated inputs, the ids of the sources and snapshots, the solver,
   the actor and ``computed_at`` (UTC);
@@ -21,19 +22,18 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-import hashlib
 import logging
 import time
 from typing import Any, Protocol
 
-from ..gates.dry_run import canonical_json
+from ..canonical_json import digest, json_safe
 from ..validation import Closed, describe, vol
 
 LOGGER = logging.getLogger(__name__)
 
 
 class Scope(StrEnum):
-    """Seed 002's scopes."""
+    """What a caller may do on a tenant (a site)."""
 
     READ = "tenant:read"
     SIMULATE = "tenant:simulate"
@@ -46,7 +46,7 @@ USER_SCOPES = frozenset({Scope.READ, Scope.SIMULATE, Scope.REQUEST, Scope.INCIDE
 
 
 class SideEffect(StrEnum):
-    """Seed 002's side effects. No tool writes a setpoint."""
+    """What a tool does besides computing. No tool writes a setpoint."""
 
     READ = "read"
     COMPUTE = "compute"
@@ -81,7 +81,7 @@ class Caller:
 
 @dataclass(frozen=True)
 class ToolContract:
-    """A tool's fixed contract (seed 002): ``timeout_ms`` in milliseconds; ``output_keys`` every result carries."""
+    """A tool's fixed contract: ``timeout_ms`` in milliseconds; ``output_keys`` every result carries."""
 
     name: str
     side_effect: SideEffect
@@ -121,7 +121,7 @@ GENERATE_AUDIT_RECORD = ToolContract(
 
 
 async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> dict[str, Any]:
-    """Seed 002 ``generate_audit_record``: internal (scope ``system``), so only the integration appends records: for
+    """``generate_audit_record``: internal (scope ``system``), so only the integration appends records: for
     every tool call, gate decision and approval. The sink checks the previous chain hash; the append is shielded, so
     a timeout (1000 ms) never leaves a half-written line.
 
@@ -138,11 +138,6 @@ async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> 
             return await asyncio.shield(audit.async_append(data))
     except TimeoutError as err:
         raise ToolError("tool_timeout", "timeout", tool=contract.name, timeout_ms=contract.timeout_ms) from err
-
-
-def digest(value: Any) -> str:
-    """SHA-256 hex of the canonical JSON of ``value``."""
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
 async def invoke(
@@ -207,16 +202,3 @@ async def invoke(
     LOGGER.info("tool=%s actor=%s tenant=%s outcome=ok latency_ms=%s sources=%s", contract.name, caller.actor, tenant,
                 latency_ms, ",".join(sources))
     return {**result, "provenance": provenance}
-
-
-def json_safe(value: Any) -> Any:
-    """Datetimes as ISO 8601, tuples as lists, numpy scalars as Python numbers; everything else as is."""
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if hasattr(value, "item") and callable(value.item):  # numpy scalar
-        return value.item()
-    return value

@@ -1,5 +1,5 @@
 """Handlers of the planning and people tools: simulate_action, calculate_flexibility, optimize_dispatch,
-validate_constraints, request_authorization, generate_explanation and create_incident (seed 002; issue 5). None
+validate_constraints, request_authorization, generate_explanation and create_incident. None
 writes a setpoint: a request is for a person, and an approved plan reaches devices only through the gate pipeline.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..gates.dry_run import canonical_json
+from ..canonical_json import canonical_json, json_safe
 from .catalog import OPTIMIZE_DISPATCH, SOLVER_AC, SOLVER_MILP, STALE_AFTER
-from .contracts import Caller, ToolError, ToolOutput, json_safe
+from .contracts import Caller, ToolError, ToolOutput
 from .dispatch import Battery, DispatchProblem, Objective, optimize_dispatch
 from .explain import explain
 from .forecast import MAX_HORIZON_H
@@ -36,7 +36,7 @@ def sign(secret: bytes, actions: Any, plan_id: str | None) -> str:
 
 
 async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Roll the twin forward under signed, typed actions (seed 002 ``simulate_action``). The HMAC is checked before
+    """Roll the twin forward under signed, typed actions. The HMAC is checked before
     anything is simulated; actions must stay within the assets' limits and the horizon; a constraint that cannot be
     evaluated makes the sim invalid, and an invalid sim cannot be cited by ``request_authorization``."""
     actions = json_safe(data["actions"])
@@ -74,7 +74,7 @@ async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller
 
 
 async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Up and down flexibility per asset and in aggregate over a window (seed 002 ``calculate_flexibility``); the
+    """Up and down flexibility per asset and in aggregate over a window; the
     window must lie within the forecast horizon; assets with unknown limits are excluded and listed."""
     now = host.now()
     window = Window(data["window"]["start"], data["window"]["end"])
@@ -126,7 +126,7 @@ async def _site_series(host: TenantHost, target: str, measured_kw: float | None,
 
 
 async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """The battery/DER dispatch MILP against day-ahead prices (seed 002 ``optimize_dispatch``). Infeasible returns
+    """The battery/DER dispatch MILP against day-ahead prices. Infeasible returns
     the certificate; a time limit returns the best solution with its gap. The plan's actions are signed (HMAC) so
     ``simulate_action`` can check they were proposed here."""
     twin = await host.async_twin(HOME)
@@ -267,7 +267,7 @@ def _check_plan(plan: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str
 
 
 async def validate_constraints(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Deterministic pass/fail of a plan or a sim with margins (seed 002 ``validate_constraints``). The input must
+    """Deterministic pass/fail of a plan or a sim with margins. The input must
     exist and be fresh (30 min); it fails closed: any evaluation error is a fail."""
     if "plan_id" not in data and "sim_id" not in data:
         raise ToolError("subject_required")
@@ -295,7 +295,7 @@ async def validate_constraints(host: TenantHost, data: dict[str, Any], caller: C
 
 
 async def request_authorization(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Submit a validated plan for a person's authorization (seed 002 ``request_authorization``). Denied by default
+    """Submit a validated plan for a person's authorization. Denied by default
     on any inconsistency (recorded, never retried); halted while the audit chain is broken."""
     if host.audit_broken:
         raise ToolError("audit_chain_broken", "halted")
@@ -349,7 +349,7 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
 
 
 async def generate_explanation(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Deterministic explanation of a plan in en or de for an audience (seed 002 ``generate_explanation``)."""
+    """Deterministic explanation of a plan in en or de for an audience."""
     plan = host.artifacts.get(data["plan_id"], "plan")
     result = explain({**plan.data, "plan_id": plan.artifact_id}, data["audience"], data["lang"])
     output = {**result, "plan_id": plan.artifact_id, "audience": data["audience"], "lang": data["lang"]}
@@ -358,7 +358,7 @@ async def generate_explanation(host: TenantHost, data: dict[str, Any], caller: C
 
 
 async def create_incident(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Open an incident with evidence (seed 002 ``create_incident``): every evidence id must exist in the tenant;
+    """Open an incident with evidence: every evidence id must exist in the tenant;
     the incident is persisted and stays queued until a person acknowledges it."""
     known = host.record_ids()
     missing = [e for e in data["evidence_ids"] if e not in host.artifacts and e not in known]

@@ -124,13 +124,6 @@ def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
     return f"{hour:02d}:{minute:02d}"
 
 
-def parse_deadline(text: str) -> str | None:
-    """The first deadline in ``text`` as "HH:MM" (24 h), or None. "by 7" means 07:00, "by 7 pm" and "by 10 tonight"
-    mean 19:00 and 22:00."""
-    match = _DEADLINE.search(text)
-    return None if match is None else _clock(match, bool(_EVENING.search(text)))
-
-
 def _times(folded: str, mentions: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
     """(position, kind, "HH:MM") for every time in ``folded``: kind ``deadline``, ``start`` (after, from, ab) or
     ``start_at`` (at, um: an exact start); starts never overlap deadlines."""

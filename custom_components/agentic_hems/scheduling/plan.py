@@ -1,4 +1,4 @@
-"""Plan and load types shared by the planners (../shared/DESIGN.md, "Core types")."""
+"""Plan and load types shared by the planners: :class:`LoadSpec`, :class:`Plan` and its :class:`Reason`."""
 
 from __future__ import annotations
 
@@ -14,14 +14,13 @@ from ..prices.curve import FloatArray, PriceCurve
 
 
 class Reason(StrEnum):
-    """Why a plan looks as it does; translated by the shell (``plan_reason`` in translations/*.json)."""
+    """Why a plan looks as it does (``reason`` in a plan's dict and the next-start sensor's attributes)."""
 
     OPTIMAL = "optimal"
     PARTIAL_PRICES = "partial_prices"  # the window runs past the known prices; planned on the known slots
     WINDOW_TOO_SHORT = "window_too_short"  # the window cannot hold the load at its power
     NO_PRICES = "no_prices"  # no known price inside the window
     POWER_LIMIT = "power_limit"  # the household power limit leaves no room for the loads
-    INVALID = "invalid"  # the load itself is malformed (non-positive power, no duration or energy)
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ class Plan:
 
     def transition_at(self, moment: datetime) -> str | None:
         """``"start"`` when the planned power goes from 0 to > 0 at ``moment``, ``"stop"`` when it goes back to 0,
-        else None (also when ``moment`` is not a slot boundary of this plan). Issue 3: the scheduler's commands."""
+        else None (also when ``moment`` is not a slot boundary of this plan): the scheduler's commands."""
         offset = moment - self.curve_start
         if offset % self.resolution or not self.feasible:
             return None

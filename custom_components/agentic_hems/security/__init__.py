@@ -23,13 +23,11 @@ from .patterns import (
     BEHAVIOUR_MODIFICATION,
     COMMAND_INJECTION,
     CONTROL,
-    CONTROL_CHARACTERS,
     CREDENTIAL_LEAK,
     DELIMITER_INJECTION,
     ENCODED_PAYLOAD,
     INSTRUCTION_OVERRIDE,
     INVISIBLE,
-    INVISIBLE_CHARACTERS,
     PATTERNS,
     ROLE_MANIPULATION,
     SERVICE_SMUGGLING,
@@ -44,8 +42,7 @@ MAX_CHARS = 150
 MAX_WORDS = 30
 type Risk = Literal["none", "low", "medium", "high"]
 
-# Findings that can be removed from the text (seed: "sanitizable"); everything else is a definite injection attempt.
-SANITIZABLE = frozenset({DELIMITER_INJECTION, INVISIBLE_CHARACTERS, CONTROL_CHARACTERS})
+# Findings that make a request a definite injection attempt; the others are removed from the text.
 DEFINITE = frozenset(
     {
         INSTRUCTION_OVERRIDE,

@@ -1,4 +1,4 @@
-"""Serving the Lovelace cards' bundle (issue 6).
+"""Serving the Lovelace cards' bundle.
 
 The bundle (``frontend/agentic-hems-cards.js``, committed: users need no build step) is served from one static path,
 registered once in ``async_setup`` (a second registration raises). It is then loaded by the frontend:
@@ -18,11 +18,11 @@ from typing import Any
 from homeassistant.const import EVENT_HOMEASSISTANT_STARTED
 from homeassistant.core import CoreState, Event, HomeAssistant
 
-from .const import DOMAIN, LOGGER
+from ..const import DOMAIN, LOGGER
 
 URL_BASE = f"/{DOMAIN}_frontend"
 BUNDLE = "agentic-hems-cards.js"
-BUNDLE_PATH = Path(__file__).parent / "frontend" / BUNDLE
+BUNDLE_PATH = Path(__file__).parent.parent / "frontend" / BUNDLE
 BUNDLE_URL = f"{URL_BASE}/{BUNDLE}"
 
 

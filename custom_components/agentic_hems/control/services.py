@@ -1,6 +1,6 @@
-"""Service actions of the gate pipeline: evaluate_command, confirm, reject, get_traces (issue 3).
+"""Service actions of the gate pipeline: evaluate_command, confirm, reject, get_traces.
 
-``evaluate_command`` is seed 001's ``POST /api/evaluate``: an outside agent calls it through HA's REST API
+``evaluate_command`` is how an outside agent proposes a device command: it calls it through HA's REST API
 (``/api/services/agentic_hems/evaluate_command?return_response``). ``confirm`` and ``reject`` need an administrator
 user; calls without a user (automations, scripts, the orchestrator) and other users get the translated
 ``admin_required`` error.
@@ -13,13 +13,13 @@ from typing import Any
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.helpers import config_validation as cv
 
-from .bounds import MAX_TEXT_CHARS
-from .const import DOMAIN
-from .gates.keeper import PENDING_LIMIT, NotPending, TraceRecord
-from .gates.models import Outcome
-from .people import async_require_admin, async_viewer
-from .services import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
-from .validation import vol
+from ..bounds import MAX_TEXT_CHARS
+from ..const import DOMAIN
+from ..gates.keeper import PENDING_LIMIT, NotPending, TraceRecord
+from ..gates.models import Outcome
+from ..people import async_require_admin, async_viewer
+from ..service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
+from ..validation import vol
 
 SERVICE_EVALUATE_COMMAND = "evaluate_command"
 SERVICE_CONFIRM = "confirm"
@@ -60,7 +60,8 @@ STATUS = {Outcome.EXECUTED: "success", Outcome.FAILED: "failure"}
 
 
 def evaluate_response(record: TraceRecord) -> dict[str, Any]:
-    """Seed 001's response: ``{trace_id, outcome, gate_results, result}``."""
+    """The response of ``evaluate_command``, ``confirm`` and ``reject``:
+    ``{trace_id, outcome, gate_results, result}``."""
     execution = record.get("execution_result") or {}
     gates = record.get("gate_results") or []
     outcome = Outcome(record["outcome"])

@@ -1,4 +1,4 @@
-"""Device control for one site: the gatekeeper on HA's live registries, traces, events and confirmations (issue 3).
+"""Device control for one site: the gatekeeper on HA's live registries, traces, events and confirmations.
 
 :class:`ControlManager` is the only path from a proposed command (a service call, the scheduler, later the
 orchestrator) to an actuator. It owns:
@@ -15,7 +15,7 @@ orchestrator) to an actuator. It owns:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,17 +30,20 @@ from homeassistant.helpers.event import async_track_point_in_utc_time
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
-from .gates.device_resolved import ResolverIndex
-from .grid.contracts import ToolError, digest, json_safe
-from .gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
-from .gates.models import GridGrant, RequestedAction
-from .orchestrator.intent import known_devices, requested_actions
-from .orchestrator.offline import ApplianceRef
-from .scheduling.appliance import Appliance
-from .gates.redact import redact
+from ..const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
+from ..gates.device_resolved import ResolverIndex
+from ..canonical_json import digest, json_safe
+from ..grid.contracts import AuditSink, ToolError, generate_audit_record
+from ..gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
+from ..gates.models import GridGrant, RequestedAction, SetpointAuthority
+from ..orchestrator.intent import known_devices, requested_actions
+from ..orchestrator.offline import ApplianceRef
+from ..scheduling.appliance import Appliance
+from ..gates.redact import redact
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
-from .people import async_admin
+from ..listeners import ChangeListeners
+from ..people import async_admin
+from ..storage import async_load_store
 
 MOBILE_ACTION_EVENT = "mobile_app_notification_action"
 ACTION_CONFIRM = "AGENTIC_HEMS_CONFIRM_"
@@ -63,8 +66,13 @@ def _describe(pending: PendingConfirmation) -> str:
     )
 
 
-class ControlManager:
-    """See the module docstring. ``appliance_entity_ids`` are the site's appliance-controlled entities."""
+class ControlManager(ChangeListeners):
+    """See the module docstring.
+
+    ``appliance_entity_ids`` are the site's controlled entities (the appliances' and the grid's battery setpoint);
+    ``appliances`` are the names a person's request may use (intent binding). ``audit`` receives every decision's
+    audit record; ``halt`` and ``setpoints`` go to the :class:`~..gates.keeper.Gatekeeper`.
+    """
 
     def __init__(
         self,
@@ -72,19 +80,24 @@ class ControlManager:
         entry_id: str,
         settings: Settings,
         appliance_entity_ids: frozenset[str],
+        *,
+        appliances: Sequence[Appliance] = (),
         notify_service: str | None = None,
+        audit: AuditSink | None = None,
+        halt: Callable[[str], str | None] | None = None,
+        setpoints: SetpointAuthority | None = None,
     ) -> None:
         self.hass = hass
         self.entry_id = entry_id
-        self.keeper = Gatekeeper(settings, dt_util.utcnow)
+        self.appliances = tuple(appliances)
+        self.audit = audit
+        self.keeper = Gatekeeper(
+            settings, dt_util.utcnow, halt=halt, setpoints=setpoints, read_request=self.read_request
+        )
         self.view = HassView(hass, lambda: appliance_entity_ids)
         self.notify_service = notify_service
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
         self._index: ResolverIndex | None = None
-        self._listeners: list[Callable[[], None]] = []
-        self.audit: Callable[[dict[str, Any]], Coroutine[Any, Any, Any]] | None = None  # every decision is audited
-        self.appliances: Callable[[], Sequence[Appliance]] = tuple  # the site's appliances (set by the shell)
-        self.keeper.read_request = self.read_request  # orchestrator commands are bound to the request (Policy)
         self._expiry_unsub: CALLBACK_TYPE | None = None
         self._control_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.control")
         self._trace_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.traces")
@@ -92,12 +105,7 @@ class ControlManager:
     async def async_load(self) -> None:
         """Restore the switch, the ledger, pending confirmations and the trace ring; unreadable data is dropped."""
         for store, restore in ((self._control_store, self._restore_control), (self._trace_store, self._restore_traces)):
-            try:
-                data = await store.async_load()
-            except (HomeAssistantError, ValueError) as err:
-                LOGGER.warning("Dropping unreadable %s: %s", store.key, err)
-                continue
-            if isinstance(data, dict):
+            if (data := await async_load_store(store, store.key)) is not None:
                 restore(data)
 
     def _restore_control(self, data: dict[str, Any]) -> None:
@@ -153,7 +161,7 @@ class ControlManager:
     def read_request(self, text: str) -> frozenset[RequestedAction]:
         """What the person's ``text`` asks for (``orchestrator.intent.requested_actions``) against the resolver's
         candidates, their areas and the site's appliances."""
-        appliances = self.appliances()
+        appliances = self.appliances
         devices = known_devices(self.index, {a.entity_id: a.name for a in appliances})
         return requested_actions(text, devices, [ApplianceRef(a.name, a.kind) for a in appliances])
 
@@ -166,7 +174,7 @@ class ControlManager:
         """Turn device control on or off (persisted at once)."""
         self.keeper.settings.allow_control = allow
         await self._control_store.async_save(self.keeper.as_dict())
-        self._notify_listeners()
+        self.async_notify_listeners()
 
     @property
     def last(self) -> TraceRecord | None:
@@ -251,7 +259,7 @@ class ControlManager:
             },
             context=context,
         )
-        self._notify_listeners()
+        self.async_notify_listeners()
         if self.audit is not None:
             entry_record = {
                 "type": "gate_decision", "actor": record.get("user_id") or (context.user_id if context else None)
@@ -259,14 +267,13 @@ class ControlManager:
                 "source_agent": record.get("source_agent"), "entity_id": record.get("entity_id"),
                 "inputs_hash": None, "outputs_hash": digest(json_safe(record)),
             }
-            self.hass.async_create_task(self._async_audit(entry_record), f"{DOMAIN} audit {trace_id}")
+            self.hass.async_create_task(self._async_audit(self.audit, entry_record), f"{DOMAIN} audit {trace_id}")
         return record
 
-    async def _async_audit(self, record: dict[str, Any]) -> None:
+    async def _async_audit(self, audit: AuditSink, record: dict[str, Any]) -> None:
         """Append a decision's audit record; a slow or failed append is logged, never lost silently."""
-        assert self.audit is not None
         try:
-            await self.audit(record)
+            await generate_audit_record(audit, record)
         except (ToolError, OSError, RuntimeError) as err:  # e.g. the 1000 ms timeout: the shielded write goes on
             LOGGER.error("Audit record for %s not confirmed: %s", record.get("trace_id"), err)
 
@@ -357,16 +364,6 @@ class ControlManager:
             if len(found) >= limit:
                 break
         return found
-
-    @callback
-    def async_add_listener(self, update: Callable[[], None]) -> Callable[[], None]:
-        """Call ``update`` after each decision or switch change; returns the remover."""
-        self._listeners.append(update)
-        return lambda: self._listeners.remove(update)
-
-    def _notify_listeners(self) -> None:
-        for update in list(self._listeners):
-            update()
 
 
 @callback

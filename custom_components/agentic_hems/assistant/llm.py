@@ -22,10 +22,10 @@ import openai
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.httpx_client import get_async_client
 
-from .const import LOGGER
-from .gates.redact import redact_url
-from .orchestrator.loop import ModelAuthError, ModelError, Usage
-from .orchestrator.parser import Reply, ToolCall
+from ..const import LOGGER
+from ..gates.redact import redact_url
+from ..orchestrator.loop import ModelAuthError, ModelError, Usage
+from ..orchestrator.parser import Reply, ToolCall
 
 TIMEOUT_S = 60.0
 MAX_RETRIES = 1

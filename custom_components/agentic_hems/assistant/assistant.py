@@ -27,8 +27,8 @@ from homeassistant.helpers import translation
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from .bounds import MAX_ASK_CHARS
-from .const import (
+from ..bounds import MAX_ASK_CHARS
+from ..const import (
     CONF_CALENDAR_ENTITY,
     CONF_CALENDAR_KEYWORD,
     CONF_DAILY_COST_CAP,
@@ -46,8 +46,8 @@ from .const import (
     STORAGE_VERSION,
 )
 from .llm import OpenAIModel, ProviderHealth
-from .gates.redact import redact
-from .orchestrator.actions import (
+from ..gates.redact import redact
+from ..orchestrator.actions import (
     CALCULATE_WINDOW_SUMS,
     CALL_AGENT,
     EVALUATE_COMMAND,
@@ -56,27 +56,30 @@ from .orchestrator.actions import (
     SCHEDULE,
     Action,
 )
-from .gates.models import SOURCE_ORCHESTRATOR, RequestedAction
-from .orchestrator.agents import AGENT_KINDS, consult
-from .orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION, advice_targets, asks_for_grid_action
-from .orchestrator.loop import RunResult, Step, Usage, run_loop
-from .orchestrator.outcomes import (
+from ..gates.models import SOURCE_ORCHESTRATOR, RequestedAction
+from ..orchestrator.agents import AGENT_KINDS, consult
+from ..orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION, advice_targets, asks_for_grid_action
+from ..orchestrator.loop import RunResult, Step, Usage, run_loop
+from ..orchestrator.outcomes import (
     authorization_outcome, claims_action, command_outcome, fulfilled, plan_outcome, refused_action, refused_command,
     report,
 )
-from .orchestrator.texts import language as text_language, rejection, say, window as window_text
-from .orchestrator.parser import Reply
-from .prices.curve import ceil_slot, floor_slot
-from .orchestrator.offline import TOMORROW, ApplianceRef, OfflinePlanner
-from .scheduling import window_sums
-from .security import assess, clearly_out_of_scope, wrap
-from .security.ratelimit import RateLimiter
-from .grid.contracts import ToolError
-from .services import build_load, find_appliance, invalid
-from .services_grid import async_call_tool
+from ..orchestrator.texts import language as text_language, rejection, say, window as window_text
+from ..orchestrator.parser import Reply
+from ..prices.curve import ceil_slot, floor_slot
+from ..orchestrator.offline import TOMORROW, ApplianceRef, OfflinePlanner
+from ..scheduling import window_sums
+from ..security import assess, clearly_out_of_scope, wrap
+from ..security.ratelimit import RateLimiter
+from ..listeners import ChangeListeners
+from ..storage import async_load_store
+from ..grid.contracts import ToolError
+from ..service_helpers import invalid
+from ..planning.services import build_load, find_appliance
+from ..grid_ha.services import async_call_tool
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
+    from ..runtime import AgenticHemsConfigEntry
 
 MAX_RUNS = 200
 
@@ -416,7 +419,7 @@ def _compact(value: Any, depth: int = 0) -> Any:
 
 
 
-class Assistant:
+class Assistant(ChangeListeners):
     """Rate limits, runs and their store for one site."""
 
     def __init__(self, hass: HomeAssistant, entry: AgenticHemsConfigEntry, limiter: RateLimiter, options: dict[str, Any]):
@@ -426,23 +429,13 @@ class Assistant:
         self.options = options
         self.runs: list[dict[str, Any]] = []
         self.provider_health = ProviderHealth()  # the site's provider outage, logged once
-        self._listeners: list[Callable[[], None]] = []
         self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.runs")
 
     async def async_load(self) -> None:
         """Restore the stored runs (unreadable data is dropped)."""
-        try:
-            data = await self._store.async_load()
-        except (HomeAssistantError, ValueError) as err:
-            LOGGER.warning("Dropping unreadable stored runs: %s", err)
-            return
-        if isinstance(data, dict) and isinstance(data.get("runs"), list):
+        data = await async_load_store(self._store, "stored runs")
+        if data is not None and isinstance(data.get("runs"), list):
             self.runs = [r for r in data["runs"] if isinstance(r, dict)][-MAX_RUNS:]
-
-    def async_add_listener(self, update: Callable[[], None]) -> Callable[[], None]:
-        """Call ``update`` after each run; returns the remover."""
-        self._listeners.append(update)
-        return lambda: self._listeners.remove(update)
 
     def _llm(self) -> bool:
         return bool(self.entry.data.get(CONF_LLM_BASE_URL) and self.options.get(CONF_LLM_MODEL))
@@ -514,8 +507,7 @@ class Assistant:
         self.runs.append(record)
         del self.runs[:-MAX_RUNS]
         self._store.async_delay_save(lambda: {"runs": self.runs}, 1.0)
-        for update in list(self._listeners):
-            update()
+        self.async_notify_listeners()
 
     async def async_flush(self) -> None:
         """Write the runs now (unload)."""

@@ -1,4 +1,4 @@
-"""Websocket commands for the Lovelace cards (issue 6).
+"""Websocket commands for the Lovelace cards.
 
 Non-admin users cannot subscribe to custom events, so the cards use these commands, which work for every logged-in
 user:
@@ -12,7 +12,8 @@ user:
 Decisions and runs follow :mod:`.people`: administrators see all, other users only the ones they asked for.
 
 Each takes an optional ``entry_id`` (at most ``MAX_ID_CHARS`` characters, checked first; nothing else); without it
-the only loaded entry is used. When an entry unloads (a reload after an options change, say), its subscribers get ``{"type": "unloaded"}`` and subscribe again.
+the only loaded entry is used. When an entry unloads (a reload after an options change, say), its subscribers get
+``{"type": "unloaded"}`` and subscribe again.
 """
 
 from __future__ import annotations
@@ -29,14 +30,14 @@ from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.util import dt as dt_util
 
-from .bounds import MAX_ID_CHARS
-from .const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
-from .people import viewer_for_user
-from .services import resolve_entry
-from .validation import vol
+from ..bounds import MAX_ID_CHARS
+from ..const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
+from ..people import viewer_for_user
+from ..service_helpers import resolve_entry
+from ..validation import vol
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
+    from ..runtime import AgenticHemsConfigEntry
 
 MAX_DECISIONS = 20
 DATA_SUBSCRIBERS = f"{DOMAIN}_ws_subscribers"  # entry id -> {(connection, message id)}

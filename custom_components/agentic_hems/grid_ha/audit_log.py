@@ -1,7 +1,8 @@
-"""The audit log of one entry: the HA shell of the hash chain (seed 002 ``generate_audit_record``; issue 5).
+"""The audit log of one entry: the HA shell of the hash chain behind ``generate_audit_record``.
 
 Every request tool appends "who asked what, what was computed, what was decided" through :meth:`AuditLog.async_append`.
-The pure chain lives in :mod:`.grid.audit`; this module adds what needs Home Assistant:
+The pure chain lives in :mod:`..grid.audit` and the blocking file work in :mod:`.audit_file`; this module adds what
+needs Home Assistant:
 
 - the file ``<config>/agentic_hems/audit/<entry_id>.jsonl`` (one line per record, appended and fsync'ed in the
   executor, one append at a time under an :class:`asyncio.Lock`);
@@ -26,41 +27,39 @@ Outcomes of a check:
   memory** (at most :data:`MAX_HELD`, then counted as dropped) and written into the new epoch right after its first
   record when the repair runs. Held records are lost if Home Assistant restarts before the repair (the break itself
   is found again at the start, as the issue is not persistent: the chain is re-verified at every start).
-- **repair** (:meth:`AuditLog.async_new_epoch`, from the issue's fix flow in :mod:`.repairs`): the broken file is
+- **repair** (:meth:`AuditLog.async_new_epoch`, from the issue's fix flow in :mod:`..repairs`): the broken file is
   renamed to ``<entry_id>.broken-<UTC yyyymmddThhmmss>.jsonl`` (never deleted) and a fresh file starts at epoch + 1,
   sequence 0, from the genesis hash, with a first record citing the anchored (last trusted) head and the archive.
 
 If :meth:`AuditLog.async_verify` finds a broken chain intact again (the file was restored from a backup), the break
 is cleared, the held records are appended to the chain and the issue is deleted.
 
-Loaded logs are found by entry id through :func:`async_get_audit_log` (a registry in ``hass.data``) until the
-integration keeps them in its runtime data.
+Loaded logs are found by entry id through :func:`async_get_audit_log` (a registry in ``hass.data``): the repair flow
+finds a log there whether or not its entry is loaded (the entry's runtime data holds the same log while it is).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-import hashlib
-import os
 from pathlib import Path
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN, LOGGER, STORAGE_VERSION
-from .gates.dry_run import canonical_json
-from .grid.audit import GENESIS, Anchor, Verdict, append, line_hash, verify
+from ..canonical_json import canonical_json
+from ..const import DOMAIN, LOGGER, STORAGE_VERSION
+from ..gates.models import SOURCE_GRID
+from ..grid.audit import Anchor, Verdict, line_hash
+from ..storage import async_load_store
+from .audit_file import append_record, inspect_file, restart, stamp
 
 AUDIT_LOGS: Final = f"{DOMAIN}_audit"  # hass.data key: entry_id -> loaded AuditLog
 ISSUE_PREFIX: Final = "audit_chain_broken_"
 ISSUE_TRANSLATION_KEY: Final = "audit_chain_broken"
 MAX_HELD: Final = 1000  # records held in memory while the chain is broken; later ones are only counted
-INCOMPLETE_TAIL: Final = "incomplete_tail"
 
 
 def issue_id(entry_id: str) -> str:
@@ -73,122 +72,6 @@ def async_get_audit_log(hass: HomeAssistant, entry_id: str) -> AuditLog | None:
     """The loaded :class:`AuditLog` of ``entry_id``, or None (not loaded, or unloaded)."""
     logs: dict[str, AuditLog] = hass.data.get(AUDIT_LOGS, {})
     return logs.get(entry_id)
-
-
-# ------------------------------------------------------------------------------------ executor side (blocking)
-
-
-def _stamp() -> str:
-    """UTC ``yyyymmddThhmmss`` for archive and fragment names."""
-    return dt_util.utcnow().strftime("%Y%m%dT%H%M%S")
-
-
-def _unused(directory: Path, name: Callable[[str], str]) -> Path:
-    """``directory / name("")``, or with ``-2``, ``-3``, ... when taken: an archive never replaces another."""
-    candidate = directory / name("")
-    suffix = 1
-    while candidate.exists():
-        suffix += 1
-        candidate = directory / name(f"-{suffix}")
-    return candidate
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename or a new file in ``directory`` durable (best effort where directories cannot be opened)."""
-    try:
-        handle = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(handle)
-    except OSError:
-        pass
-    finally:
-        os.close(handle)
-
-
-def _write_new(path: Path, data: bytes) -> None:
-    """Create ``path`` (never overwrite) with ``data``, fsync'ed."""
-    with path.open("xb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def _verify(path: Path, anchor: Anchor, pending: str | None) -> tuple[Verdict, Anchor]:
-    """:func:`verify`, accepting the one line the write-ahead ``pending`` hash announced after the anchored head."""
-    verdict = verify(path, anchor)
-    if not verdict.ok and pending and verdict.problem == "broken_link" and verdict.line == anchor.count:
-        ahead = Anchor(pending, anchor.count + 1, anchor.epoch)
-        if (adopted := verify(path, ahead)).ok:
-            return adopted, ahead
-    return verdict, anchor
-
-
-def _inspect(
-    path: Path, anchor: Anchor, pending: str | None, stamp: str
-) -> tuple[Verdict, Anchor, dict[str, Any] | None]:
-    """Verify the file; cut off a torn last line when the rest verifies. Returns (verdict, anchor, torn record)."""
-    verdict, anchor_now = _verify(path, anchor, pending)
-    if verdict.problem != INCOMPLETE_TAIL:
-        return verdict, anchor_now, None
-    raw = path.read_bytes()
-    cut = raw.rfind(b"\n") + 1
-    fragment = raw[cut:]
-    probe = path.with_name(f".{path.name}.probe")  # check the rest without touching the evidence
-    probe.unlink(missing_ok=True)
-    try:
-        _write_new(probe, raw[:cut])
-        rest, rest_anchor = _verify(probe, anchor, pending)
-    finally:
-        probe.unlink(missing_ok=True)
-    if not rest.ok:
-        return rest, anchor, None
-    kept = _unused(path.parent, lambda n: f"{path.name}.torn-{stamp}{n}")
-    _write_new(kept, fragment)
-    with path.open("r+b") as handle:
-        handle.truncate(cut)
-        handle.flush()
-        os.fsync(handle.fileno())
-    _fsync_dir(path.parent)
-    record = {
-        "type": INCOMPLETE_TAIL,
-        "fragment_sha256": hashlib.sha256(fragment).hexdigest(),
-        "bytes": len(fragment),
-        "kept_as": kept.name,
-    }
-    return rest, rest_anchor, record
-
-
-def _append(path: Path, anchor: Anchor, record: dict[str, Any]) -> Anchor:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return append(path, anchor, record)
-
-
-def _restart(
-    path: Path, entry_id: str, stamp: str, old_epoch: int, first: dict[str, Any], held: list[dict[str, Any]]
-) -> tuple[Anchor, str | None, Verdict]:
-    """Archive the broken file, start epoch ``old_epoch + 1`` with ``first`` (plus the archive name) and ``held``.
-
-    ``first`` extends :func:`.grid.audit.new_epoch`'s record (``type``, ``cites_broken_head``, ``reason``) with the
-    archive name, which ``new_epoch`` has no field for; its position is the same: seq 0 of the new epoch, after the
-    genesis hash. Returns the new anchor, the archive's file name (None when there was no file) and the new file's
-    verdict.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    archive: Path | None = None
-    if path.exists():
-        archive = _unused(path.parent, lambda n: f"{entry_id}.broken-{stamp}{n}.jsonl")
-        path.rename(archive)
-        _fsync_dir(path.parent)
-    anchor = append(path, Anchor(GENESIS, 0, old_epoch + 1), {**first, "archive": archive.name if archive else None})
-    for record in held:
-        anchor = append(path, anchor, record)
-    _fsync_dir(path.parent)
-    return anchor, archive.name if archive else None, verify(path, anchor)
-
-
-# ------------------------------------------------------------------------------------------------- the shell
 
 
 def _anchor_from(data: Any) -> tuple[Anchor, str | None]:
@@ -206,7 +89,7 @@ def _anchor_from(data: Any) -> tuple[Anchor, str | None]:
 class AuditLog:
     """The hash-chained audit log of one config entry (see the module docstring).
 
-    Source: seed 002 ``generate_audit_record``; issue 5. Not thread-safe: use it from the event loop.
+    Not thread-safe: use it from the event loop.
     """
 
     def __init__(self, hass: HomeAssistant, entry_id: str) -> None:
@@ -228,6 +111,10 @@ class AuditLog:
     def broken(self) -> bool:
         """True while the chain is broken: the integration halts ``request_authorization`` and grid Execution."""
         return self.verdict is not None and not self.verdict.ok
+
+    def halts(self, source_agent: str) -> str | None:
+        """Why Execution is halted for ``source_agent``: grid commands while the chain is broken; else None."""
+        return "the audit chain is broken" if source_agent == SOURCE_GRID and self.broken else None
 
     @property
     def anchor(self) -> Anchor:
@@ -262,11 +149,7 @@ class AuditLog:
         A break sets :attr:`broken` and raises the repair issue; a torn last line is cut off and recorded. Raises
         ``OSError`` when the file cannot be read.
         """
-        try:
-            data = await self._store.async_load()
-        except (HomeAssistantError, ValueError) as err:
-            LOGGER.warning("Unreadable audit anchor %s: %s", self._store.key, err)
-            data = None
+        data = await async_load_store(self._store, f"audit anchor {self._store.key}")
         self._anchor, self._pending = _anchor_from(data)
         self.hass.data.setdefault(AUDIT_LOGS, {})[self.entry_id] = self
         async with self._lock:
@@ -331,7 +214,7 @@ class AuditLog:
             }
             held = list(self._held)
             anchor, archive, fresh = await self.hass.async_add_executor_job(
-                _restart, self.path, self.entry_id, _stamp(), old.epoch, first, held
+                restart, self.path, self.entry_id, stamp(), old.epoch, first, held
             )
             self._anchor, self._pending = anchor, None
             await self._async_save()
@@ -368,7 +251,7 @@ class AuditLog:
         self._pending = line_hash(anchor.count, anchor.epoch, anchor.head, record)
         await self._async_save()
         try:
-            new = await self.hass.async_add_executor_job(_append, self.path, anchor, record)
+            new = await self.hass.async_add_executor_job(append_record, self.path, anchor, record)
         except OSError:
             self._suspect = True
             raise
@@ -380,7 +263,7 @@ class AuditLog:
         """Verify (lock held); handle a torn tail, a break, or a break that is gone."""
         self._suspect = False
         verdict, anchor, torn = await self.hass.async_add_executor_job(
-            _inspect, self.path, self._anchor, self._pending, _stamp()
+            inspect_file, self.path, self._anchor, self._pending, stamp()
         )
         if not verdict.ok:
             self._set_broken(verdict)

@@ -7,11 +7,11 @@ from typing import Any
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.helpers import config_validation as cv
 
-from .bounds import MAX_ASK_CHARS
-from .const import DOMAIN
-from .people import async_viewer
-from .services import ENTRY_SCHEMA, bounded, entry_for_call
-from .validation import vol
+from ..bounds import MAX_ASK_CHARS
+from ..const import DOMAIN
+from ..people import async_viewer
+from ..service_helpers import ENTRY_SCHEMA, bounded, entry_for_call
+from ..validation import vol
 
 SERVICE_ASK = "ask"
 SERVICE_GET_RUNS = "get_runs"

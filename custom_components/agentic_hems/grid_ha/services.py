@@ -1,14 +1,16 @@
-"""Service actions of the grid toolkit: one per seed 002 tool, plus the people's side (issue 5).
+"""Service actions of the grid toolkit: one per tool of :data:`..grid.tools.TOOLS`, plus the people's side.
 
 Read and compute tools respond only (``SupportsResponse.ONLY``); ``request_authorization`` and ``create_incident``
 respond optionally. ``generate_audit_record`` has no service: the integration appends every record itself.
 ``approve_authorization``, ``deny_authorization`` and ``verify_audit_chain`` need an administrator;
 ``acknowledge_incident`` needs the ``tenant:write:incident`` scope. Every call runs through
-:func:`~.grid.contracts.invoke` as the calling HA user (``system`` for automations).
+:func:`..grid.contracts.invoke` as the calling HA user (``system`` for automations); a typed tool error becomes a
+translated HA error (:func:`raising_ha_errors`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
 import functools
 from typing import TYPE_CHECKING, Any
@@ -18,15 +20,15 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN
-from .grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
-from .grid.tools import TOOLS
-from .people import async_admin, is_admin
-from .services import bounded, resolve_entry
-from .validation import vol
+from ..const import ATTR_CONFIG_ENTRY_ID, DOMAIN
+from ..grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
+from ..grid.tools import TOOLS
+from ..people import async_active_user, async_admin, async_viewer, is_admin
+from ..service_helpers import ATTR_TENANT, ENTRY_SCHEMA, accepting_tenant, bounded, resolve_entry
+from ..validation import vol
 
 if TYPE_CHECKING:
-    from . import AgenticHemsConfigEntry
+    from ..runtime import AgenticHemsConfigEntry
 
 TIME_KEYS = frozenset({"at", "start", "end", "from_start", "to_start"})
 ID_KEYS = ("snapshot_id", "plan_id", "sim_id", "validation_id", "explanation_id")
@@ -34,17 +36,19 @@ SERVICE_APPROVE = "approve_authorization"
 SERVICE_DENY = "deny_authorization"
 SERVICE_ACKNOWLEDGE = "acknowledge_incident"
 SERVICE_VERIFY = "verify_audit_chain"
-DECIDE_SCHEMA = vol.Schema({vol.Optional("tenant"): cv.string, vol.Required("request_id"): cv.string})
-ACKNOWLEDGE_SCHEMA = vol.Schema({vol.Optional("tenant"): cv.string, vol.Required("incident_id"): cv.string})
-VERIFY_SCHEMA = vol.Schema({vol.Optional("tenant"): cv.string})
+DECIDE_SCHEMA = vol.Schema({**ENTRY_SCHEMA, vol.Required("request_id"): cv.string})
+ACKNOWLEDGE_SCHEMA = vol.Schema({**ENTRY_SCHEMA, vol.Required("incident_id"): cv.string})
+VERIFY_SCHEMA = vol.Schema(ENTRY_SCHEMA)
 
 
 def service_schema(name: str) -> vol.Schema:
-    """The HA-side schema of a tool's service: its fields, checked by the contract inside :func:`invoke`."""
+    """The HA-side schema of a tool's service: the entry and the tool's fields, checked by the contract inside
+    :func:`invoke` (the contract's own ``tenant`` is the entry, which the service names with ``config_entry_id``)."""
     contract = TOOLS[name][0]
-    fields: dict[vol.Marker, Any] = {vol.Optional(str(key)): object for key in contract.schema.schema}
-    fields[vol.Optional("tenant")] = cv.string  # read before the contract's own check
-    return vol.Schema(fields, extra=vol.ALLOW_EXTRA)
+    fields: dict[vol.Marker, Any] = {
+        vol.Optional(str(key)): object for key in contract.schema.schema if str(key) != ATTR_TENANT
+    }
+    return vol.Schema({**ENTRY_SCHEMA, **fields}, extra=vol.ALLOW_EXTRA)
 
 
 def localized(value: Any, key: str | None = None) -> Any:
@@ -66,16 +70,29 @@ def tool_error(err: ToolError) -> HomeAssistantError:
     return cls(translation_domain=DOMAIN, translation_key=err.key, translation_placeholders=err.placeholders or None)
 
 
-def tenant_entry(hass: HomeAssistant, data: dict[str, Any]) -> AgenticHemsConfigEntry:
-    """The tenant: ``tenant`` (a config entry id), else the entry holding a referenced id, else the only one."""
-    if not (tenant := data.get("tenant")):
+def raising_ha_errors[**P, R](handler: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``handler`` with every typed tool error it raises turned into a translated HA error (:func:`tool_error`)."""
+
+    @functools.wraps(handler)
+    async def _handler(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await handler(*args, **kwargs)
+        except ToolError as err:
+            raise tool_error(err) from err
+
+    return _handler
+
+
+def entry_for_grid_call(hass: HomeAssistant, data: dict[str, Any]) -> AgenticHemsConfigEntry:
+    """The tenant: ``config_entry_id``, else the entry holding a referenced id, else the only one."""
+    if not (entry_id := data.get(ATTR_CONFIG_ENTRY_ID)):
         loaded: list[AgenticHemsConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
         for key in ID_KEYS:
             if isinstance(ref := data.get(key), str):
                 for entry in loaded:
                     if ref in entry.runtime_data.grid.artifacts:
                         return entry
-    return resolve_entry(hass, tenant)
+    return resolve_entry(hass, entry_id)
 
 
 async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, name: str, data: dict[str, Any],
@@ -87,9 +104,10 @@ async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, na
     """
     grid = entry.runtime_data.grid
     # No user id is system; an id HA does not know (a deleted user) is an ordinary user, never system.
-    caller = grid.scopes(context.user_id, await async_admin(hass, context.user_id) is not None)
+    viewer = await async_viewer(hass, context)
+    caller = grid.scopes(viewer.user_id, viewer.admin)
     contract, handler = TOOLS[name]
-    inputs = {k: v for k, v in localized(dict(data)).items() if k != "tenant"}
+    inputs = {k: v for k, v in localized(dict(data)).items() if k not in (ATTR_CONFIG_ENTRY_ID, ATTR_TENANT)}
     return await invoke(contract, functools.partial(handler, grid), inputs, caller, tenant=entry.entry_id, audit=grid,
                         now=dt_util.utcnow)
 
@@ -99,12 +117,10 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
     """Register the grid toolkit's service actions."""
 
     def tool_service(name: str) -> Any:
+        @raising_ha_errors
         async def handle(call: ServiceCall) -> ServiceResponse:
-            entry = tenant_entry(hass, dict(call.data))
-            try:
-                result = await async_call_tool(hass, entry, name, dict(call.data), call.context)
-            except ToolError as err:
-                raise tool_error(err) from err
+            entry = entry_for_grid_call(hass, dict(call.data))
+            result = await async_call_tool(hass, entry, name, dict(call.data), call.context)
             return result if call.return_response else None
 
         return handle
@@ -112,7 +128,7 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
     for name, (contract, _) in TOOLS.items():
         optional = contract.side_effect in (SideEffect.REQUEST, SideEffect.RECORD)
         hass.services.async_register(
-            DOMAIN, name, tool_service(name), schema=bounded(service_schema(name)),
+            DOMAIN, name, tool_service(name), schema=bounded(accepting_tenant(hass, name, service_schema(name))),
             supports_response=SupportsResponse.OPTIONAL if optional else SupportsResponse.ONLY,
         )
 
@@ -128,40 +144,37 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
             raise await refuse(entry, call, "admin_required_grid")
         return user.id
 
+    @raising_ha_errors
     async def decide(call: ServiceCall, approve: bool) -> ServiceResponse:
-        entry = tenant_entry(hass, dict(call.data))
+        entry = entry_for_grid_call(hass, dict(call.data))
         user_id = await admin(entry, call)
-        try:
-            request = await entry.runtime_data.grid.async_decide(call.data["request_id"], approve, user_id,
-                                                                 call.context)
-        except ToolError as err:
-            raise tool_error(err) from err
+        request = await entry.runtime_data.grid.async_decide(call.data["request_id"], approve, user_id, call.context)
         return dict(request) if call.return_response else None
 
+    @raising_ha_errors
     async def acknowledge(call: ServiceCall) -> ServiceResponse:
-        entry = tenant_entry(hass, dict(call.data))
+        entry = entry_for_grid_call(hass, dict(call.data))
         grid = entry.runtime_data.grid
-        user = await hass.auth.async_get_user(call.context.user_id) if call.context.user_id else None
-        if user is None or not user.is_active or Scope.INCIDENT not in grid.scopes(user.id, is_admin(user)).scopes:
+        user = await async_active_user(hass, call.context.user_id)
+        if user is None or Scope.INCIDENT not in grid.scopes(user.id, is_admin(user)).scopes:
             raise await refuse(entry, call, "incident_scope_required")
-        try:
-            incident = await grid.async_acknowledge(call.data["incident_id"], user.id)
-        except ToolError as err:
-            raise tool_error(err) from err
+        incident = await grid.async_acknowledge(call.data["incident_id"], user.id)
         return dict(incident) if call.return_response else None
 
+    @raising_ha_errors
     async def verify(call: ServiceCall) -> ServiceResponse:
-        entry = tenant_entry(hass, dict(call.data))
+        entry = entry_for_grid_call(hass, dict(call.data))
         await admin(entry, call)
         await entry.runtime_data.audit.async_verify()
         status: dict[str, Any] = entry.runtime_data.audit.status()
         return status
 
-    hass.services.async_register(DOMAIN, SERVICE_APPROVE, functools.partial(decide, approve=True),
-                                 schema=bounded(DECIDE_SCHEMA), supports_response=SupportsResponse.OPTIONAL)
-    hass.services.async_register(DOMAIN, SERVICE_DENY, functools.partial(decide, approve=False),
-                                 schema=bounded(DECIDE_SCHEMA), supports_response=SupportsResponse.OPTIONAL)
-    hass.services.async_register(DOMAIN, SERVICE_ACKNOWLEDGE, acknowledge, schema=bounded(ACKNOWLEDGE_SCHEMA),
-                                 supports_response=SupportsResponse.OPTIONAL)
-    hass.services.async_register(DOMAIN, SERVICE_VERIFY, verify, schema=bounded(VERIFY_SCHEMA),
-                                 supports_response=SupportsResponse.ONLY)
+    for name, handler, schema, response in (
+        (SERVICE_APPROVE, functools.partial(decide, approve=True), DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_DENY, functools.partial(decide, approve=False), DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_ACKNOWLEDGE, acknowledge, ACKNOWLEDGE_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_VERIFY, verify, VERIFY_SCHEMA, SupportsResponse.ONLY),
+    ):
+        hass.services.async_register(
+            DOMAIN, name, handler, schema=bounded(accepting_tenant(hass, name, schema)), supports_response=response
+        )

@@ -1,9 +1,9 @@
-"""Per-appliance plans: automatic replanning, service-scheduled plans, persistence."""
+"""Each appliance's plan and settings: automatic replanning under the main fuse, plans stored by the ``schedule``
+service, and their persistence (Store ``agentic_hems.<entry_id>.plans``)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, time
@@ -14,16 +14,17 @@ from typing import Any
 import numpy as np
 
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN, LOGGER, STORAGE_VERSION
-from .coordinator import PriceCoordinator
-from .prices import PriceCurve
-from .prices.curve import FloatArray
-from .scheduling import LoadSpec, Plan, plan_joint
-from .scheduling.appliance import Appliance, appliance_load
+from ..const import DOMAIN, LOGGER, STORAGE_VERSION
+from ..coordinator import PriceCoordinator
+from ..listeners import ChangeListeners
+from ..prices import PriceCurve
+from ..prices.curve import FloatArray
+from ..scheduling import LoadSpec, Plan, plan_joint
+from ..scheduling.appliance import Appliance, appliance_load
+from ..storage import async_load_store
 
 
 @dataclass
@@ -82,7 +83,7 @@ def curve_key(curve: PriceCurve) -> str:
 
 
 @dataclass
-class PlanManager:
+class PlanManager(ChangeListeners):
     """Holds each appliance's state and replans when prices or the deadline change.
 
     Plans respect the household power limit (main fuse): appliances due for a plan are placed together by
@@ -102,7 +103,6 @@ class PlanManager:
     power_limit_kw: float
     states: dict[str, ApplianceState] = field(default_factory=dict)
     issued_until: datetime = field(default_factory=dt_util.utcnow)
-    _listeners: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         """Create the Store."""
@@ -111,14 +111,7 @@ class PlanManager:
 
     async def async_load(self) -> None:
         """Load persisted states for the configured appliances; an unreadable Store or entry starts fresh."""
-        try:
-            stored = await self.store.async_load() or {}
-        except (HomeAssistantError, NotImplementedError, KeyError, TypeError, ValueError) as err:
-            LOGGER.warning("Dropping unreadable stored plans: %s", err)
-            stored = {}
-        if not isinstance(stored, dict):
-            LOGGER.warning("Dropping unreadable stored plans: expected a mapping, got %s", type(stored).__name__)
-            stored = {}
+        stored = await async_load_store(self.store, "stored plans") or {}
         for appliance_id, appliance in self.appliances.items():
             try:
                 state = ApplianceState.from_dict(stored.get(appliance_id) or {})
@@ -131,17 +124,6 @@ class PlanManager:
 
     async def _async_save(self) -> None:
         await self.store.async_save({k: v.as_dict() for k, v in self.states.items()})
-
-    @callback
-    def async_add_listener(self, update: Callable[[], None]) -> Callable[[], None]:
-        """Call ``update`` whenever a plan or setting changes; returns the remover."""
-        self._listeners.append(update)
-        return lambda: self._listeners.remove(update)
-
-    @callback
-    def _notify(self) -> None:
-        for update in list(self._listeners):
-            update()
 
     @callback
     def transitions_at(self, moment: datetime) -> list[tuple[str, str]]:
@@ -203,7 +185,7 @@ class PlanManager:
         async with self._lock:
             changed = await self._async_replan_due()
         if changed:
-            self._notify()
+            self.async_notify_listeners()
 
     async def _async_replan_due(self) -> bool:
         if self.coordinator.data is None:
@@ -271,7 +253,7 @@ class PlanManager:
             if stored:
                 await self._async_save()
         if stored:
-            self._notify()
+            self.async_notify_listeners()
         return dict(zip(loads, plans, strict=True))
 
     async def async_clear_plan(self, appliance_id: str) -> None:
@@ -281,7 +263,7 @@ class PlanManager:
             state.plan, state.pinned, state.basis, state.window_end = None, False, "", None
             await self._async_save()
         await self.async_replan_due()
-        self._notify()
+        self.async_notify_listeners()
 
     async def async_set_auto(self, appliance_id: str, auto: bool) -> None:
         """Turn automatic planning on or off."""
@@ -289,7 +271,7 @@ class PlanManager:
             self.states[appliance_id].auto = auto
             await self._async_save()
         await self.async_replan_due()
-        self._notify()
+        self.async_notify_listeners()
 
     async def async_set_ready_by(self, appliance_id: str, ready_by: time) -> None:
         """Change the deadline; an automatic plan follows."""
@@ -298,4 +280,4 @@ class PlanManager:
             state.ready_by, state.ready_by_for = ready_by, self.appliances[appliance_id].deadline
             await self._async_save()
         await self.async_replan_due()
-        self._notify()
+        self.async_notify_listeners()

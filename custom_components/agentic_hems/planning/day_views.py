@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
-from .prices import SLOT, PriceCurve, local_day_bounds
-from .prices.curve import FloatArray
-from .scheduling import Plan
+from ..prices import SLOT, PriceCurve, local_day_bounds
+from ..prices.curve import FloatArray
+from ..scheduling import Plan
 
 
 def _clean(values: FloatArray) -> list[float | None]:

@@ -1,4 +1,4 @@
-"""The gates' view of Home Assistant and the actuator Execution calls through (issue 3, "The gates").
+"""The gates' view of Home Assistant and the actuator Execution calls through.
 
 :class:`HassView` implements :class:`.gates.view.HaView` over the entity, device and area registries, ``hass.states``,
 ``hass.services`` and Assist exposure. :class:`HassActuator` implements :class:`.gates.execution.Actuator`: a blocking
@@ -22,10 +22,10 @@ from homeassistant.helpers.entity_component import DATA_INSTANCES
 from homeassistant.helpers.event import async_call_later, async_track_state_change_event
 from homeassistant.util import dt as dt_util
 
-from .const import DOMAIN
-from .gates.execution import ActuationError, state_matches
-from .gates.view import AreaInfo, EntityInfo, StateInfo
-from .validation import vol
+from ..const import DOMAIN
+from ..gates.execution import ActuationError, state_matches
+from ..gates.view import AreaInfo, EntityInfo, StateInfo
+from ..validation import vol
 
 CAPABILITY_ATTRIBUTES = ("min_temp", "max_temp", "target_temp_step", "hvac_modes", "min", "max", "step")
 ASSISTANT = "conversation"

@@ -1,0 +1,166 @@
+"""What the flows check before they save: a price source's settings, the model provider, an appliance; and the
+entry's unique id and title."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import time, timedelta
+from typing import Any
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import ATTR_UNIT_OF_MEASUREMENT, CONF_API_KEY, CONF_NAME
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.util import dt as dt_util
+
+from ..assistant.llm import async_list_models
+from ..const import (
+    CONF_AREA,
+    CONF_BIDDING_ZONE,
+    CONF_CONTIGUOUS,
+    CONF_DEADLINE,
+    CONF_DURATION_MIN,
+    CONF_EARLIEST_START,
+    CONF_ENERGY_KWH,
+    CONF_LLM_API_KEY,
+    CONF_LLM_BASE_URL,
+    CONF_NORDPOOL_ENTRY,
+    CONF_PRICE_ENTITY,
+    CONF_PRICE_SOURCE,
+    LOGGER,
+    SOURCE_ENTSOE,
+    SOURCE_NORDPOOL,
+    SOURCE_SAMPLE,
+    SOURCE_SENSOR,
+    VALIDATE_TIMEOUT_S,
+)
+from ..orchestrator.loop import ModelAuthError, ModelError
+from ..prices import PriceError, PricesNotPublished
+from ..prices.attributes import curve_from_attributes
+from ..prices.entsoe import async_fetch_day_ahead
+from ..prices.errors import InvalidAuth
+from ..scheduling.appliance import Appliance, window_length
+
+
+def validate_sensor(hass: HomeAssistant, entity_id: str) -> dict[str, str]:
+    """The sensor's attributes must hold prices in a shape ``curve_from_attributes`` reads."""
+    state = hass.states.get(entity_id)
+    if state is None:
+        return {CONF_PRICE_ENTITY: "not_a_price_sensor"}
+    try:
+        curve_from_attributes(
+            state.attributes,
+            unit=state.attributes.get(ATTR_UNIT_OF_MEASUREMENT),
+            day_start=dt_util.start_of_local_day(),
+        )
+    except PriceError:
+        return {CONF_PRICE_ENTITY: "not_a_price_sensor"}
+    return {}
+
+
+async def validate_entsoe(hass: HomeAssistant, api_key: str, zone: str) -> dict[str, str]:
+    """Check the key with one short request for today; returns form errors (empty when the key works)."""
+    if not api_key.strip():
+        return {CONF_API_KEY: "api_key_empty"}
+    start = dt_util.as_utc(dt_util.start_of_local_day())
+    try:
+        await async_fetch_day_ahead(
+            async_get_clientsession(hass), api_key, zone, start, start + timedelta(days=1), timeout=VALIDATE_TIMEOUT_S
+        )
+    except InvalidAuth:
+        return {"base": "invalid_auth"}
+    except PricesNotPublished:
+        return {}
+    except PriceError:
+        return {"base": "cannot_connect"}
+    except Exception:  # an unexpected failure must still leave the user a form, not a 500
+        LOGGER.exception("Unexpected error while checking the ENTSO-E API key")
+        return {"base": "unknown"}
+    return {}
+
+
+def validate_nordpool(hass: HomeAssistant, user_input: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    """Form errors for a Nord Pool entry and area, and the input with the area upper-cased."""
+    entry = hass.config_entries.async_get_entry(user_input[CONF_NORDPOOL_ENTRY])
+    area = user_input[CONF_AREA].strip().upper()
+    cleaned = {**user_input, CONF_AREA: area}
+    if entry is None or entry.domain != SOURCE_NORDPOOL:
+        return {CONF_NORDPOOL_ENTRY: "nordpool_entry_missing"}, cleaned
+    if area not in entry.data.get("areas", []):
+        return {CONF_AREA: "area_not_in_entry"}, cleaned
+    return {}, cleaned
+
+
+async def validate_llm(hass: HomeAssistant, base_url: str, api_key: str | None) -> tuple[dict[str, str], list[str]]:
+    """Errors and the provider's model ids (``GET {base_url}/models``)."""
+    try:
+        models = await async_list_models(hass, base_url, api_key)
+    except ModelAuthError:
+        return {CONF_LLM_API_KEY: "invalid_auth"}, []
+    except ModelError as err:
+        LOGGER.warning("Model provider %s: %s", base_url, err)
+        return {CONF_LLM_BASE_URL: "cannot_connect"}, []
+    if not models:
+        return {CONF_LLM_BASE_URL: "no_models"}, []
+    return {}, models
+
+
+def validate_appliance(data: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """Form errors and the data to store for an appliance.
+
+    The name is trimmed and must be new (case-insensitive) among ``other_names``; a contiguous load needs a
+    duration, an energy load an energy amount (only that one is stored); the run must fit the daily window.
+    """
+    cleaned = {**data, CONF_NAME: str(data[CONF_NAME]).strip()}
+    cleaned.pop(CONF_ENERGY_KWH if data[CONF_CONTIGUOUS] else CONF_DURATION_MIN, None)
+    errors: dict[str, str] = {}
+    if not cleaned[CONF_NAME]:
+        errors[CONF_NAME] = "name_empty"
+    elif cleaned[CONF_NAME].casefold() in {name.casefold() for name in other_names}:
+        errors[CONF_NAME] = "name_exists"
+    if data[CONF_CONTIGUOUS] and data.get(CONF_DURATION_MIN) is None:
+        errors[CONF_DURATION_MIN] = "duration_required"
+    if not data[CONF_CONTIGUOUS] and data.get(CONF_ENERGY_KWH) is None:
+        errors[CONF_ENERGY_KWH] = "energy_required"
+    for key in (CONF_EARLIEST_START, CONF_DEADLINE):
+        try:
+            time.fromisoformat(str(data[key]))
+        except ValueError:
+            errors[key] = "invalid_time"
+    if not errors:
+        appliance = Appliance.from_config("new", cleaned)
+        if appliance.run_time > window_length(appliance.earliest_start, appliance.deadline):
+            errors[CONF_DEADLINE] = "window_too_short"
+    return errors, cleaned
+
+
+def source_unique_id(data: Mapping[str, Any]) -> str:
+    """One entry per source instance: the sample, an ENTSO-E zone, a Nord Pool area or a price sensor."""
+    source = data[CONF_PRICE_SOURCE]
+    if source == SOURCE_ENTSOE:
+        return f"{SOURCE_ENTSOE}_{data[CONF_BIDDING_ZONE]}"
+    if source == SOURCE_NORDPOOL:
+        return f"{SOURCE_NORDPOOL}_{data[CONF_NORDPOOL_ENTRY]}_{data[CONF_AREA]}"  # e.g. a EUR and a SEK entry
+    if source == SOURCE_SENSOR:
+        return f"{SOURCE_SENSOR}_{data[CONF_PRICE_ENTITY]}"
+    return SOURCE_SAMPLE
+
+
+def source_title(data: Mapping[str, Any]) -> str:
+    """The entry's title: its source and zone, area or sensor."""
+    source = data[CONF_PRICE_SOURCE]
+    if source == SOURCE_ENTSOE:
+        return f"ENTSO-E {data[CONF_BIDDING_ZONE]}"
+    if source == SOURCE_NORDPOOL:
+        return f"Nord Pool {data[CONF_AREA]}"
+    if source == SOURCE_SENSOR:
+        return f"Prices from {data[CONF_PRICE_ENTITY]}"
+    return "Sample prices"
+
+
+def reloads_itself(entry: ConfigEntry) -> bool:
+    """Whether the entry reloads by itself when a flow updates it: a loaded entry has an update listener
+    (``async_setup_entry``), and then a flow must only update it (HA 2026.10 deprecates
+    ``async_update_reload_and_abort`` on such an entry; it breaks in 2026.12). An entry that is not loaded (its set-up
+    failed) has none, so the flow reloads it."""
+    return bool(entry.update_listeners)

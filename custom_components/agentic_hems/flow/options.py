@@ -1,0 +1,152 @@
+"""The options flow: the price formula and household limit, device control, the grid toolkit and the assistant.
+
+The model provider's URL and key go into the entry's data (reauth replaces the key); everything else is options.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant.config_entries import ConfigFlowResult, OptionsFlow
+from homeassistant.helpers.selector import SelectOptionDict, SelectSelector, SelectSelectorConfig, SelectSelectorMode
+
+from ..const import (
+    CONF_CALENDAR_ENTITY,
+    CONF_DAILY_COST_CAP,
+    CONF_LLM_API_KEY,
+    CONF_LLM_BASE_URL,
+    CONF_LLM_MODEL,
+    CONF_LLM_PRICE_INPUT,
+    CONF_LLM_PRICE_OUTPUT,
+    CONF_NOTIFY_SERVICE,
+    CONF_POLICY_RULES,
+    DEFAULT_ASSISTANT_OPTIONS,
+    DEFAULT_CONTROL_OPTIONS,
+    DEFAULT_OPTIONS,
+)
+from ..gates.tables import validate_rules
+from ..people import async_non_admin_users
+from ..validation import vol
+from .checks import validate_llm
+from .schemas import GRID_OPTIONAL, assistant_schema, control_schema, grid_schema, number_selector, settings_schema
+
+
+class AgenticHemsOptionsFlow(OptionsFlow):
+    """Change the price formula, the household power limit and device control."""
+
+    def __init__(self) -> None:
+        """Start with nothing entered."""
+        self._options: dict[str, Any] = {}
+        self._drop: set[str] = set()
+        self._llm: dict[str, Any] = {}
+        self._models: list[str] = []
+
+    async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Show the price and household settings with the current values."""
+        if user_input is not None:
+            self._options = dict(user_input)
+            return await self.async_step_control()
+        return self.async_show_form(
+            step_id="init", data_schema=settings_schema({**DEFAULT_OPTIONS, **self.config_entry.options})
+        )
+
+    async def async_step_assistant(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """The model provider (checked live: its model list is fetched), calendar, limits."""
+        errors: dict[str, str] = {}
+        data = self.config_entry.data
+        if user_input is not None:
+            base_url = str(user_input.pop(CONF_LLM_BASE_URL, "") or "").strip().rstrip("/")
+            api_key = str(user_input.pop(CONF_LLM_API_KEY, "") or "").strip() or data.get(CONF_LLM_API_KEY)
+            self._options |= user_input
+            if not user_input.get(CONF_CALENDAR_ENTITY):
+                self._drop.add(CONF_CALENDAR_ENTITY)
+            if not base_url:  # the offline planner
+                self._llm = {CONF_LLM_BASE_URL: None, CONF_LLM_API_KEY: None}
+                self._drop.add(CONF_LLM_MODEL)
+                return self._finish()
+            errors, self._models = await validate_llm(self.hass, base_url, api_key)
+            if not errors:
+                self._llm = {CONF_LLM_BASE_URL: base_url, CONF_LLM_API_KEY: api_key}
+                return await self.async_step_model()
+        values = {
+            **DEFAULT_ASSISTANT_OPTIONS, **self.config_entry.options, CONF_LLM_BASE_URL: data.get(CONF_LLM_BASE_URL)
+        }
+        return self.async_show_form(step_id="assistant", data_schema=assistant_schema(values), errors=errors)
+
+    async def async_step_model(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """The model, chosen from the provider's list, and its prices per million tokens; the daily cost cap."""
+        if user_input is not None:
+            self._options |= user_input
+            return self._finish()
+        values = {**DEFAULT_ASSISTANT_OPTIONS, **self.config_entry.options}
+        current = values.get(CONF_LLM_MODEL)
+        per_million_tokens = number_selector(0, 1000, "any", "per 1M tokens")
+        return self.async_show_form(
+            step_id="model",
+            data_schema=vol.Schema(
+                {
+                    vol.Required(CONF_LLM_MODEL, default=current if current in self._models else self._models[0]): (
+                        SelectSelector(SelectSelectorConfig(options=self._models, mode=SelectSelectorMode.DROPDOWN))
+                    ),
+                    vol.Required(CONF_LLM_PRICE_INPUT, default=values[CONF_LLM_PRICE_INPUT]): per_million_tokens,
+                    vol.Required(CONF_LLM_PRICE_OUTPUT, default=values[CONF_LLM_PRICE_OUTPUT]): per_million_tokens,
+                    vol.Required(CONF_DAILY_COST_CAP, default=values[CONF_DAILY_COST_CAP]): number_selector(
+                        0, 10000, "any", "per day"
+                    ),
+                }
+            ),
+            description_placeholders={"count": str(len(self._models))},
+        )
+
+    def _finish(self) -> ConfigFlowResult:
+        """Save: the provider's URL and key into the entry data (reauth replaces the key), the rest as options."""
+        data = {k: v for k, v in {**self.config_entry.data, **self._llm}.items() if v is not None}
+        if data != dict(self.config_entry.data):
+            self.hass.config_entries.async_update_entry(self.config_entry, data=data)
+        options = {k: v for k, v in {**self.config_entry.options, **self._options}.items() if k not in self._drop}
+        return self.async_create_entry(data=options)
+
+    async def async_step_control(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Device control; policy rules are validated before they are saved."""
+        errors: dict[str, str] = {}
+        placeholders = {"error": ""}
+        if user_input is not None:
+            rules = user_input.get(CONF_POLICY_RULES) or []
+            try:
+                if not isinstance(rules, list):
+                    raise vol.Invalid("expected a list of rules")
+                validate_rules(rules)
+            except vol.Invalid as err:
+                errors[CONF_POLICY_RULES] = "invalid_policy"
+                placeholders["error"] = str(err)
+            else:
+                self._options |= {**user_input, CONF_POLICY_RULES: rules}
+                if not user_input.get(CONF_NOTIFY_SERVICE):
+                    self._options.pop(CONF_NOTIFY_SERVICE, None)
+                    self._drop.add(CONF_NOTIFY_SERVICE)
+                return await self.async_step_grid()
+        services = sorted(f"notify.{name}" for name in self.hass.services.async_services_for_domain("notify"))
+        values = {**DEFAULT_CONTROL_OPTIONS, **self.config_entry.options, **(user_input or {})}
+        return self.async_show_form(
+            step_id="control",
+            data_schema=control_schema(values, services),
+            errors=errors,
+            description_placeholders=placeholders,
+        )
+
+
+    async def async_step_grid(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """The grid toolkit: the home twin's assets and measurements, and which users get which tool scopes."""
+        if user_input is not None:
+            for key in GRID_OPTIONAL:
+                if user_input.get(key) in (None, "", []):
+                    user_input.pop(key, None)
+                    self._options.pop(key, None)
+                    self._drop.add(key)
+            self._options |= user_input
+            return await self.async_step_assistant()
+        users = [
+            SelectOptionDict(value=user.id, label=user.name or user.id)
+            for user in await async_non_admin_users(self.hass)
+        ]
+        return self.async_show_form(step_id="grid", data_schema=grid_schema(self.config_entry.options, users))

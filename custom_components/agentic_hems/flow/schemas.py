@@ -1,0 +1,233 @@
+"""The forms of the config, options and appliance flows: their schemas and selectors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from homeassistant.const import CONF_API_KEY, CONF_ENTITY_ID, CONF_NAME
+from homeassistant.helpers.selector import (
+    BooleanSelector,
+    ConfigEntrySelector,
+    ConfigEntrySelectorConfig,
+    EntitySelector,
+    EntitySelectorConfig,
+    NumberSelector,
+    NumberSelectorConfig,
+    NumberSelectorMode,
+    ObjectSelector,
+    SelectOptionDict,
+    SelectSelector,
+    SelectSelectorConfig,
+    SelectSelectorMode,
+    TextSelector,
+    TextSelectorConfig,
+    TextSelectorType,
+    TimeSelector,
+)
+
+from ..const import (
+    APPLIANCE_KINDS,
+    CONF_AREA,
+    CONF_ASK_DAILY,
+    CONF_ASK_HOURLY,
+    CONF_ASK_PER_MINUTE,
+    CONF_BATTERY_CAPACITY_KWH,
+    CONF_BATTERY_POWER_KW,
+    CONF_BIDDING_ZONE,
+    CONF_CALENDAR_ENTITY,
+    CONF_CALENDAR_KEYWORD,
+    CONF_CONFIRM_MINUTES,
+    CONF_CONTIGUOUS,
+    CONF_DEADLINE,
+    CONF_DURATION_MIN,
+    CONF_EARLIEST_START,
+    CONF_ENERGY_KWH,
+    CONF_GRID_FEE,
+    CONF_GRID_INCIDENT_USERS,
+    CONF_GRID_REQUEST_USERS,
+    CONF_GRID_SIMULATE_USERS,
+    CONF_INCLUDE_APPLIANCES,
+    CONF_KIND,
+    CONF_LLM_API_KEY,
+    CONF_LLM_BASE_URL,
+    CONF_MARKUP,
+    CONF_NORDPOOL_ENTRY,
+    CONF_NOTIFY_SERVICE,
+    CONF_POLICY_RULES,
+    CONF_POWER_KW,
+    CONF_POWER_LIMIT_KW,
+    CONF_PRICE_ENTITY,
+    CONF_PV_PEAK_KW,
+    CONF_SHARE_CALENDAR_TITLES,
+    CONF_VAT_ON_NEGATIVE,
+    CONF_VAT_PERCENT,
+    CONF_WAIT_S,
+    MEASUREMENT_OPTIONS,
+)
+from ..prices.entsoe import ZONES
+from ..validation import vol
+
+
+def number_selector(minimum: float, maximum: float, step: float | Literal["any"], unit: str) -> NumberSelector:
+    """A number box from ``minimum`` to ``maximum`` in ``step`` (``"any"``: free), labelled with ``unit``."""
+    return NumberSelector(
+        NumberSelectorConfig(min=minimum, max=maximum, step=step, unit_of_measurement=unit, mode=NumberSelectorMode.BOX)
+    )
+
+
+def settings_schema(values: Mapping[str, Any]) -> vol.Schema:
+    """The price formula and household limit, shown at creation and in the options."""
+    return vol.Schema(
+        {
+            vol.Required(CONF_MARKUP, default=values[CONF_MARKUP]): number_selector(-10, 10, "any", "per kWh"),
+            vol.Required(CONF_VAT_PERCENT, default=values[CONF_VAT_PERCENT]): number_selector(0, 100, 0.1, "%"),
+            vol.Required(CONF_GRID_FEE, default=values[CONF_GRID_FEE]): number_selector(-10, 10, "any", "per kWh"),
+            vol.Required(CONF_VAT_ON_NEGATIVE, default=values[CONF_VAT_ON_NEGATIVE]): BooleanSelector(),
+            vol.Required(CONF_POWER_LIMIT_KW, default=values[CONF_POWER_LIMIT_KW]): number_selector(
+                0.5, 100, 0.1, "kW"
+            ),
+        }
+    )
+
+
+def zone_selector() -> SelectSelector:
+    """The ENTSO-E bidding zones, sorted."""
+    return SelectSelector(SelectSelectorConfig(options=list(ZONES), mode=SelectSelectorMode.DROPDOWN, sort=True))
+
+
+def password_selector() -> TextSelector:
+    """A password box (an API key)."""
+    return TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
+
+
+def entsoe_schema() -> vol.Schema:
+    """ENTSO-E: the API key and the bidding zone."""
+    return vol.Schema(
+        {vol.Required(CONF_API_KEY): password_selector(), vol.Required(CONF_BIDDING_ZONE): zone_selector()}
+    )
+
+
+def nordpool_schema() -> vol.Schema:
+    """Nord Pool: the core integration's entry and one of its areas."""
+    return vol.Schema(
+        {
+            vol.Required(CONF_NORDPOOL_ENTRY): ConfigEntrySelector(ConfigEntrySelectorConfig(integration="nordpool")),
+            vol.Required(CONF_AREA): TextSelector(),
+        }
+    )
+
+
+def sensor_schema() -> vol.Schema:
+    """Another price sensor."""
+    return vol.Schema({vol.Required(CONF_PRICE_ENTITY): EntitySelector(EntitySelectorConfig(domain="sensor"))})
+
+
+def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol.Schema:
+    """Device control: the phantom-success wait, confirmation expiry, candidates, mobile notify, policy rules."""
+    return vol.Schema(
+        {
+            vol.Required(CONF_WAIT_S, default=values[CONF_WAIT_S]): number_selector(1, 120, 1, "s"),
+            vol.Required(CONF_CONFIRM_MINUTES, default=values[CONF_CONFIRM_MINUTES]): number_selector(
+                1, 1440, 1, "min"
+            ),
+            vol.Required(CONF_INCLUDE_APPLIANCES, default=values[CONF_INCLUDE_APPLIANCES]): BooleanSelector(),
+            vol.Optional(
+                CONF_NOTIFY_SERVICE, description={"suggested_value": values.get(CONF_NOTIFY_SERVICE)}
+            ): SelectSelector(
+                SelectSelectorConfig(options=notify_services, custom_value=True, mode=SelectSelectorMode.DROPDOWN)
+            ),
+            vol.Optional(CONF_POLICY_RULES, default=values[CONF_POLICY_RULES]): ObjectSelector(),
+        }
+    )
+
+
+def assistant_schema(values: Mapping[str, Any]) -> vol.Schema:
+    """The assistant: the model provider (blank: the offline planner), the calendar, limits and the cost cap."""
+    return vol.Schema(
+        {
+            vol.Optional(
+                CONF_LLM_BASE_URL, description={"suggested_value": values.get(CONF_LLM_BASE_URL)}
+            ): TextSelector(
+                TextSelectorConfig(type=TextSelectorType.URL)
+            ),
+            vol.Optional(CONF_LLM_API_KEY): password_selector(),
+            vol.Optional(CONF_CALENDAR_ENTITY, description={"suggested_value": values.get(CONF_CALENDAR_ENTITY)}): (
+                EntitySelector(EntitySelectorConfig(domain="calendar"))
+            ),
+            vol.Required(CONF_CALENDAR_KEYWORD, default=values[CONF_CALENDAR_KEYWORD]): TextSelector(),
+            vol.Required(CONF_SHARE_CALENDAR_TITLES, default=values[CONF_SHARE_CALENDAR_TITLES]): BooleanSelector(),
+            vol.Required(CONF_ASK_DAILY, default=values[CONF_ASK_DAILY]): number_selector(1, 100000, 1, "requests"),
+            vol.Required(CONF_ASK_HOURLY, default=values[CONF_ASK_HOURLY]): number_selector(1, 10000, 1, "requests"),
+            vol.Required(CONF_ASK_PER_MINUTE, default=values[CONF_ASK_PER_MINUTE]): number_selector(
+                1, 1000, 1, "requests"
+            ),
+        }
+    )
+
+
+GRID_OPTIONAL = (CONF_PV_PEAK_KW, CONF_BATTERY_CAPACITY_KWH, CONF_BATTERY_POWER_KW, *MEASUREMENT_OPTIONS.values(),
+                 CONF_GRID_SIMULATE_USERS, CONF_GRID_REQUEST_USERS, CONF_GRID_INCIDENT_USERS)
+
+
+def grid_schema(values: Mapping[str, Any], users: list[SelectOptionDict]) -> vol.Schema:
+    """The home twin (PV peak, battery, measured sensors, the battery's setpoint) and the tool scopes per user."""
+
+    def suggested(key: str) -> dict[str, Any]:
+        return {"suggested_value": values.get(key)}
+
+    def entity(domain: str | list[str]) -> EntitySelector:
+        return EntitySelector(EntitySelectorConfig(domain=domain))
+
+    def people() -> SelectSelector:
+        return SelectSelector(SelectSelectorConfig(options=users, multiple=True, mode=SelectSelectorMode.DROPDOWN))
+
+    return vol.Schema(
+        {
+            vol.Optional(CONF_PV_PEAK_KW, description=suggested(CONF_PV_PEAK_KW)): number_selector(
+                0, 1000, "any", "kW"
+            ),
+            vol.Optional(CONF_BATTERY_CAPACITY_KWH, description=suggested(CONF_BATTERY_CAPACITY_KWH)): number_selector(
+                0, 1000, "any", "kWh"
+            ),
+            vol.Optional(CONF_BATTERY_POWER_KW, description=suggested(CONF_BATTERY_POWER_KW)): number_selector(
+                0, 1000, "any", "kW"
+            ),
+            vol.Optional("grid_power_entity", description=suggested("grid_power_entity")): entity("sensor"),
+            vol.Optional("house_power_entity", description=suggested("house_power_entity")): entity("sensor"),
+            vol.Optional("pv_power_entity", description=suggested("pv_power_entity")): entity("sensor"),
+            vol.Optional("battery_power_entity", description=suggested("battery_power_entity")): entity("sensor"),
+            vol.Optional("battery_soc_entity", description=suggested("battery_soc_entity")): entity("sensor"),
+            vol.Optional("battery_setpoint_entity", description=suggested("battery_setpoint_entity")): entity(
+                ["number", "input_number"]
+            ),
+            vol.Optional("ev_charger_power_entity", description=suggested("ev_charger_power_entity")): entity("sensor"),
+            vol.Optional("heat_pump_power_entity", description=suggested("heat_pump_power_entity")): entity("sensor"),
+            vol.Optional(CONF_GRID_SIMULATE_USERS, description=suggested(CONF_GRID_SIMULATE_USERS)): people(),
+            vol.Optional(CONF_GRID_REQUEST_USERS, description=suggested(CONF_GRID_REQUEST_USERS)): people(),
+            vol.Optional(CONF_GRID_INCIDENT_USERS, description=suggested(CONF_GRID_INCIDENT_USERS)): people(),
+        }
+    )
+
+
+def appliance_schema() -> vol.Schema:
+    """The appliance form; duration for contiguous loads, energy for the others."""
+    return vol.Schema(
+        {
+            vol.Required(CONF_NAME): TextSelector(),
+            vol.Required(CONF_KIND, default="dishwasher"): SelectSelector(
+                SelectSelectorConfig(
+                    options=APPLIANCE_KINDS, mode=SelectSelectorMode.DROPDOWN, translation_key=CONF_KIND
+                )
+            ),
+            vol.Required(CONF_ENTITY_ID): EntitySelector(
+                EntitySelectorConfig(domain=["switch", "input_boolean", "climate", "water_heater", "number", "select"])
+            ),
+            vol.Required(CONF_POWER_KW): number_selector(0.01, 100, 0.01, "kW"),
+            vol.Optional(CONF_DURATION_MIN): number_selector(1, 2880, 1, "min"),
+            vol.Optional(CONF_ENERGY_KWH): number_selector(0.01, 500, 0.01, "kWh"),
+            vol.Required(CONF_CONTIGUOUS, default=True): BooleanSelector(),
+            vol.Required(CONF_EARLIEST_START, default="00:00:00"): TimeSelector(),
+            vol.Required(CONF_DEADLINE, default="07:00:00"): TimeSelector(),
+        }
+    )

@@ -1,0 +1,35 @@
+"""The entry's appliances from its subentries; a malformed subentry is skipped with a repair issue."""
+
+from __future__ import annotations
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+
+from ..const import DOMAIN, LOGGER
+from ..scheduling.appliance import Appliance
+
+
+def configured_appliances(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, Appliance]:
+    """Subentry id → appliance. A subentry whose data cannot be read is skipped with the repair issue
+    ``appliance_invalid_<subentry_id>`` instead of failing the entry; the issue goes when the subentry reads again."""
+    appliances: dict[str, Appliance] = {}
+    for subentry_id, subentry in entry.subentries.items():
+        issue_id = f"appliance_invalid_{subentry_id}"
+        try:
+            appliances[subentry_id] = Appliance.from_config(subentry_id, dict(subentry.data))
+        except (KeyError, TypeError, ValueError) as err:
+            LOGGER.warning("Skipping appliance %s: %s", subentry.title, err)
+            ir.async_create_issue(
+                hass,
+                DOMAIN,
+                issue_id,
+                is_fixable=False,
+                is_persistent=True,
+                severity=ir.IssueSeverity.ERROR,
+                translation_key="appliance_invalid",
+                translation_placeholders={"appliance": subentry.title, "error": str(err)},
+            )
+        else:
+            ir.async_delete_issue(hass, DOMAIN, issue_id)
+    return appliances

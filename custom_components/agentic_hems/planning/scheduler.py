@@ -1,0 +1,50 @@
+"""The slot scheduler: at each 15-minute boundary, the stored plans' starts and stops and the grid plans' slots.
+
+Every command goes through the gates: a plan's start or stop with ``source_agent="scheduler"`` (through
+:meth:`.manager.PlanManager.transitions_at`), an approved grid plan's slot command with ``source_agent="grid"``
+(through :meth:`..grid_ha.manager.GridManager.async_execute_due`). Then what has ended is replanned (an ended plan
+waits for its stop, see :class:`.manager.PlanManager`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from homeassistant.core import CALLBACK_TYPE, Context, HomeAssistant, callback
+from homeassistant.helpers.event import async_track_time_change
+from homeassistant.util import dt as dt_util
+
+from ..const import DOMAIN, SOURCE_SCHEDULER
+
+if TYPE_CHECKING:
+    from ..runtime import AgenticHemsConfigEntry
+
+
+@callback
+def async_track_slots(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> CALLBACK_TYPE:
+    """Run the entry's slot boundaries (minutes 0, 15, 30, 45); returns the callback that stops them."""
+    runtime = entry.runtime_data
+    planner, control, grid = runtime.planner, runtime.control, runtime.grid
+
+    @callback
+    def _boundary(now: datetime) -> None:
+        moment = dt_util.as_utc(now).replace(second=0, microsecond=0)
+        grid.expire_requests()
+        entry.async_create_task(hass, grid.async_execute_due(moment), f"{DOMAIN} grid slot")
+        for appliance_id, intent in planner.transitions_at(moment):
+            appliance = planner.appliances[appliance_id]
+            entry.async_create_task(
+                hass,
+                control.async_evaluate(
+                    source_agent=SOURCE_SCHEDULER,
+                    raw_input=f"{intent} {appliance.name} (plan slot {moment.isoformat()})",
+                    candidate={"intent": intent, "device_alias": appliance.entity_id},
+                    context=Context(),
+                    slot_start=moment,
+                ),
+                f"{DOMAIN} scheduler {appliance.name}",
+            )
+        entry.async_create_background_task(hass, planner.async_replan_due(), f"{DOMAIN} replan")
+
+    return async_track_time_change(hass, _boundary, minute=range(0, 60, 15), second=0)

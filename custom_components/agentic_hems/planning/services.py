@@ -1,0 +1,174 @@
+"""The price and plan service actions: get_prices, plan, schedule, clear_schedule; and the loads they plan
+(:func:`build_load`, also the assistant's SCHEDULE)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
+from homeassistant.helpers import config_validation as cv
+from homeassistant.util import dt as dt_util
+
+from ..const import (
+    ATTR_APPLIANCE,
+    CONF_CONTIGUOUS,
+    CONF_DEADLINE,
+    CONF_DURATION_MIN,
+    CONF_EARLIEST_START,
+    CONF_ENERGY_KWH,
+    CONF_POWER_KW,
+    DOMAIN,
+)
+from ..scheduling import LoadSpec, Plan
+from ..service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
+from ..validation import vol
+
+if TYPE_CHECKING:
+    from ..runtime import AgenticHemsConfigEntry
+    from ..coordinator import PriceData
+    from ..scheduling.appliance import Appliance
+
+SERVICE_GET_PRICES = "get_prices"
+SERVICE_PLAN = "plan"
+SERVICE_SCHEDULE = "schedule"
+SERVICE_CLEAR_SCHEDULE = "clear_schedule"
+
+LOAD_SCHEMA = vol.Schema(
+    {
+        **ENTRY_SCHEMA,
+        vol.Optional(ATTR_APPLIANCE): cv.string,
+        vol.Optional(CONF_POWER_KW): vol.All(vol.Coerce(float), vol.Range(min=0.01, max=1000)),
+        vol.Exclusive(CONF_DURATION_MIN, "amount"): vol.All(vol.Coerce(float), vol.Range(min=1, max=7 * 24 * 60)),
+        vol.Exclusive(CONF_ENERGY_KWH, "amount"): vol.All(vol.Coerce(float), vol.Range(min=0.001, max=10000)),
+        vol.Optional(CONF_EARLIEST_START): cv.datetime,
+        vol.Optional(CONF_DEADLINE): cv.datetime,
+        vol.Optional(CONF_CONTIGUOUS): cv.boolean,
+    }
+)
+SCHEDULE_SCHEMA = LOAD_SCHEMA.extend({vol.Required(ATTR_APPLIANCE): cv.string})
+CLEAR_SCHEMA = vol.Schema({**ENTRY_SCHEMA, vol.Required(ATTR_APPLIANCE): cv.string})
+
+
+def _prices(entry: AgenticHemsConfigEntry) -> PriceData:
+    if (data := entry.runtime_data.coordinator.data) is None:
+        raise invalid("no_prices")
+    return data
+
+
+def find_appliance(entry: AgenticHemsConfigEntry, key: str) -> Appliance:
+    """Find an appliance by subentry id or (case-insensitive) name."""
+    appliances = entry.runtime_data.planner.appliances
+    if key in appliances:
+        return appliances[key]
+    for appliance in appliances.values():
+        if appliance.name.casefold() == key.casefold():
+            return appliance
+    raise invalid("appliance_not_found", appliance=key)
+
+
+def build_load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Appliance | None) -> LoadSpec:
+    """The load to plan: the appliance's next window and settings, with any field in ``data`` taking precedence.
+
+    Raises:
+        ServiceValidationError: an ad-hoc load lacks its power, amount or deadline, or the deadline is not after
+            the earliest start.
+    """
+    now = dt_util.utcnow()
+    default = entry.runtime_data.planner.load_for(appliance.appliance_id, now) if appliance else None
+    power_kw = data.get(CONF_POWER_KW, default.power_kw if default else None)
+    duration, energy = data.get(CONF_DURATION_MIN), data.get(CONF_ENERGY_KWH)
+    if default is not None and duration is None and energy is None:
+        duration, energy = default.duration_min, default.energy_kwh
+    contiguous = data.get(CONF_CONTIGUOUS, default.contiguous if default else energy is None)
+    if (contiguous and duration is None and energy is not None) or (not contiguous and energy is None and duration is not None):
+        raise invalid("amount_mismatch")
+    amount = duration if contiguous else energy
+    deadline = aware(data[CONF_DEADLINE]) if CONF_DEADLINE in data else (default.deadline if default else None)
+    if power_kw is None or amount is None or deadline is None:
+        raise invalid("missing_load_fields")
+    if CONF_EARLIEST_START in data:
+        start = aware(data[CONF_EARLIEST_START])
+    else:  # the appliance's window, unless the caller set their own deadline: then from now
+        start = default.earliest_start if default and CONF_DEADLINE not in data else now
+    if deadline <= now:
+        raise invalid("deadline_passed")
+    if deadline <= start:
+        raise invalid("deadline_before_start")
+    return LoadSpec(
+        appliance.name if appliance else "ad hoc",
+        power_kw=power_kw,
+        duration_min=amount if contiguous else None,
+        energy_kwh=None if contiguous else amount,
+        earliest_start=start,
+        deadline=deadline,
+        contiguous=contiguous,
+    )
+
+
+async def _async_plan(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Appliance | None) -> Plan:
+    """Plan the load in ``data`` under the power limit, around the other appliances' plans."""
+    curve = _prices(entry).total
+    load = build_load(entry, data, appliance)
+    exclude = {appliance.appliance_id} if appliance else set()
+    planner = entry.runtime_data.planner
+    return (await planner.async_plan_loads(curve, [load], exclude=exclude, now=dt_util.utcnow()))[0]
+
+
+def _response(entry: AgenticHemsConfigEntry, plan: Plan, appliance_id: str | None) -> dict[str, Any]:
+    return {**plan.as_dict(), "appliance": appliance_id, "sample": _prices(entry).sample}
+
+
+@callback
+def async_setup_planning_services(hass: HomeAssistant) -> None:
+    """Register get_prices, plan, schedule and clear_schedule."""
+
+    async def get_prices(call: ServiceCall) -> ServiceResponse:
+        entry = entry_for_call(hass, call)
+        data = _prices(entry)
+        curve = data.total
+        step = curve.resolution
+        return {
+            "unit": f"{curve.currency}/kWh",
+            "currency": curve.currency,
+            "resolution_minutes": int(step.total_seconds() // 60),
+            "source": curve.source,
+            "sample": data.sample,
+            "prices": [
+                {"start": s.isoformat(), "end": (s + step).isoformat(), "price": p}
+                for s, p in zip(curve.slot_starts(), curve.as_dict()["prices"], strict=True)
+            ],
+        }
+
+    async def plan(call: ServiceCall) -> ServiceResponse:
+        entry = entry_for_call(hass, call)
+        key = call.data.get(ATTR_APPLIANCE)
+        appliance = find_appliance(entry, key) if key else None
+        result = await _async_plan(entry, dict(call.data), appliance)
+        return _response(entry, result, appliance.appliance_id if appliance else None)
+
+    async def schedule(call: ServiceCall) -> ServiceResponse:
+        entry = entry_for_call(hass, call)
+        appliance = find_appliance(entry, call.data[ATTR_APPLIANCE])
+        _prices(entry)
+        load = build_load(entry, dict(call.data), appliance)
+        result = await entry.runtime_data.planner.async_schedule(appliance.appliance_id, load)
+        if not result.feasible:
+            raise invalid("plan_infeasible", appliance=appliance.name, reason=result.detail or str(result.reason))
+        return _response(entry, result, appliance.appliance_id) if call.return_response else None
+
+    async def clear_schedule(call: ServiceCall) -> None:
+        entry = entry_for_call(hass, call)
+        appliance = find_appliance(entry, call.data[ATTR_APPLIANCE])
+        await entry.runtime_data.planner.async_clear_plan(appliance.appliance_id)
+
+    hass.services.async_register(
+        DOMAIN, SERVICE_GET_PRICES, get_prices, schema=bounded(vol.Schema(ENTRY_SCHEMA)),
+        supports_response=SupportsResponse.ONLY,
+    )
+    hass.services.async_register(
+        DOMAIN, SERVICE_PLAN, plan, schema=bounded(LOAD_SCHEMA), supports_response=SupportsResponse.ONLY
+    )
+    hass.services.async_register(
+        DOMAIN, SERVICE_SCHEDULE, schedule, schema=bounded(SCHEDULE_SCHEMA), supports_response=SupportsResponse.OPTIONAL
+    )
+    hass.services.async_register(DOMAIN, SERVICE_CLEAR_SCHEDULE, clear_schedule, schema=bounded(CLEAR_SCHEMA))

@@ -1,0 +1,172 @@
+"""What a loaded entry owns, and how it is built and started.
+
+:class:`RuntimeData` holds the entry's managers and ``AgenticHemsConfigEntry`` is the entry typed with it.
+:func:`async_build_runtime` constructs each manager with its collaborators and loads what it stored;
+:func:`async_start_runtime` starts their timers and listeners, each stopped when the entry unloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
+from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers.event import async_track_state_change_event
+from homeassistant.util import dt as dt_util
+
+from .assistant.assistant import Assistant
+from .cards.websocket import async_entry_unloaded
+from .const import (
+    CONF_ASK_DAILY,
+    CONF_ASK_HOURLY,
+    CONF_ASK_PER_MINUTE,
+    CONF_NOTIFY_SERVICE,
+    CONF_POWER_LIMIT_KW,
+    CONF_PRICE_ENTITY,
+    CONF_PRICE_SOURCE,
+    DEFAULT_ASSISTANT_OPTIONS,
+    DEFAULT_CONTROL_OPTIONS,
+    DOMAIN,
+    SOURCE_SENSOR,
+)
+from .control.manager import ControlManager
+from .control.settings import control_settings, controlled_entity_ids
+from .coordinator import PriceCoordinator
+from .entity import entry_device_info
+from .grid_ha.audit_log import AuditLog
+from .grid_ha.manager import GridManager
+from .grid_ha.records import GridRecords
+from .grid_ha.site import SETPOINT, home_site
+from .planning.appliances import configured_appliances
+from .planning.manager import PlanManager
+from .planning.scheduler import async_track_slots
+from .price_sources import source_for_entry
+from .security.ratelimit import RateLimiter
+
+
+@dataclass
+class RuntimeData:
+    """Everything a loaded entry owns."""
+
+    coordinator: PriceCoordinator
+    planner: PlanManager
+    control: ControlManager
+    assistant: Assistant
+    audit: AuditLog
+    grid: GridManager
+    device_id: str  # the entry's device in the device registry
+
+
+type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
+
+
+async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> RuntimeData:
+    """Construct every manager with its collaborators and load what it stored (cached prices, plans, device
+    control and traces, runs, the audit chain, grid requests); register the entry's device.
+
+    Raises:
+        OSError: the audit file cannot be read.
+    """
+    options = {**DEFAULT_CONTROL_OPTIONS, **DEFAULT_ASSISTANT_OPTIONS, **entry.options}
+    coordinator = PriceCoordinator(hass, entry, source_for_entry(hass, entry))
+    await coordinator.async_load()
+    appliances = configured_appliances(hass, entry)
+    planner = PlanManager(
+        hass, entry.entry_id, coordinator, appliances, power_limit_kw=float(options[CONF_POWER_LIMIT_KW])
+    )
+    await planner.async_load()
+    audit = AuditLog(hass, entry.entry_id)
+    await audit.async_load()
+    entry.async_on_unload(audit.async_unload)
+    site = home_site(options, appliances)
+    records = GridRecords(hass, entry.entry_id, audit, site.entities.get(SETPOINT))
+    control = ControlManager(
+        hass,
+        entry.entry_id,
+        control_settings(hass, entry, options),
+        controlled_entity_ids(appliances.values(), options),
+        appliances=tuple(appliances.values()),
+        notify_service=options.get(CONF_NOTIFY_SERVICE) or None,
+        audit=audit,
+        halt=audit.halts,
+        setpoints=records,  # the battery setpoint: approved requests only (the Policy gate)
+    )
+    await control.async_load()
+    limits = (int(options[CONF_ASK_DAILY]), int(options[CONF_ASK_HOURLY]), int(options[CONF_ASK_PER_MINUTE]))
+    assistant = Assistant(hass, entry, RateLimiter(*limits), options)
+    await assistant.async_load()
+    grid = GridManager(hass, entry.entry_id, options, site, coordinator, control, audit, records)
+    await grid.async_load()
+    device = dr.async_get(hass).async_get_or_create(config_entry_id=entry.entry_id, **entry_device_info(entry))
+    return RuntimeData(
+        coordinator=coordinator, planner=planner, control=control, assistant=assistant, audit=audit, grid=grid,
+        device_id=device.id,
+    )
+
+
+async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
+    """Start device control, the slot scheduler and the prices, and plan.
+
+    A market source (ENTSO-E, Nord Pool) fetches in the background, so the network never blocks start-up; a local
+    sensor or the bundled sample is read before the entities start (the sample parses its documents in an executor).
+    """
+    runtime = entry.runtime_data
+    coordinator, planner = runtime.coordinator, runtime.planner
+    # an approved plan's current slot after a restart mid-slot (a slot already issued is never issued twice)
+    entry.async_create_background_task(hass, runtime.grid.async_execute_due(dt_util.utcnow()), f"{DOMAIN} grid resume")
+    entry.async_on_unload(runtime.control.async_start())
+    entry.async_on_unload(lambda: async_entry_unloaded(hass, entry.entry_id))
+    entry.async_on_unload(async_track_slots(hass, entry))
+    if (cached := coordinator.cached_data()) is not None:
+        coordinator.async_set_updated_data(cached)
+    entry.async_on_unload(coordinator.async_start())
+
+    @callback
+    def _prices_updated() -> None:
+        entry.async_create_background_task(hass, planner.async_replan_due(), f"{DOMAIN} replan")
+
+    entry.async_on_unload(coordinator.async_add_listener(_prices_updated))
+    if entry.data[CONF_PRICE_SOURCE] == SOURCE_SENSOR:
+
+        @callback
+        def _sensor_changed(event: Event[EventStateChangedData]) -> None:
+            entry.async_create_background_task(hass, coordinator.async_fetch_now(), f"{DOMAIN} sensor")
+
+        entry.async_on_unload(async_track_state_change_event(hass, [entry.data[CONF_PRICE_ENTITY]], _sensor_changed))
+
+    if coordinator.source.daily_publication:  # network: fetch in the background, never block start-up
+        entry.async_create_background_task(hass, coordinator.async_refresh(), f"{DOMAIN} first refresh")
+    else:  # a local sensor or the bundled sample: cheap, so entities start with prices
+        await coordinator.async_refresh()
+    await planner.async_replan_due()
+
+
+def reload_on_change(entry: ConfigEntry) -> Callable[[HomeAssistant, ConfigEntry], Coroutine[Any, Any, None]]:
+    """The entry's update listener: reload once when its data (reconfigure, reauth, the options flow's provider),
+    options or appliance subentries changed. What it runs with is taken now, so call it before any await of the
+    set-up: a subentry added meanwhile still triggers a reload.
+
+    The flows only update the entry (``async_update_and_abort``): with an update listener, HA 2026.12 no longer lets
+    a flow reload the entry itself (``async_update_reload_and_abort``).
+    """
+    settings = _settings(entry)
+
+    async def _async_changed(hass: HomeAssistant, updated: ConfigEntry) -> None:
+        nonlocal settings
+        if (current := _settings(updated)) != settings:
+            settings = current  # the options flow updates data and options: one reload for both
+            hass.config_entries.async_schedule_reload(updated.entry_id)
+
+    return _async_changed
+
+
+def _settings(entry: ConfigEntry) -> tuple[object, ...]:
+    """What the flows change and a loaded entry runs with: data, options and the appliance subentries."""
+    return (
+        dict(entry.data),
+        dict(entry.options),
+        {sid: (sub.title, dict(sub.data)) for sid, sub in entry.subentries.items()},
+    )
