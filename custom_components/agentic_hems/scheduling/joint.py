@@ -14,6 +14,7 @@ from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import RunOptions, run_options, run_power
 from .energy import ChargeOptions, charge_options, cheapest_fill
 from .plan import LoadSpec, Plan, Reason
+from .ties import TIE_REL, earliest_cheapest, tie_tolerance
 from .windows import (
     REL_EPS,
     BoolArray,
@@ -34,7 +35,9 @@ COST_SCALE = 1e4
 # Wall-clock cap per HiGHS call; a 192-slot, 4-load problem takes tens of milliseconds.
 TIME_LIMIT_S = 10.0
 # The tie-break may spend this fraction of the cost scale (max |price| x total energy) to move loads earlier.
-TIE_SLACK = 1e-9
+TIE_SLACK = TIE_REL
+# Later tie stages keep an energy load's mean slot index within this of its least value (absorbs HiGHS's noise).
+PIN_SLOTS = 1e-6
 
 
 @dataclass
@@ -229,6 +232,7 @@ class _Model:
     equality_rhs: FloatArray
     columns: list[slice]  # each load's variables
     keys: list[IntArray]  # each load's starts (runs) or slots (energy loads), one per variable
+    energy: list[float]  # each load's kWh
 
 
 def _build(curve: PriceCurve, fitting: list[_Load], keep: list[BoolArray], headroom: FloatArray) -> _Model:
@@ -298,6 +302,7 @@ def _build(curve: PriceCurve, fitting: list[_Load], keep: list[BoolArray], headr
         equality_rhs=np.array(eq_rhs),
         columns=columns,
         keys=keys,
+        energy=[_energy(load, hours) for load in fitting],
     )
 
 
@@ -306,19 +311,22 @@ def _solve(
 ) -> tuple[list[FloatArray] | None, str]:
     """Solve the MILP; per-load kW arrays (None when no schedule exists) and a note for ``detail``.
 
-    Tie-break. Stage 1 minimises cost alone, giving C1. Stage 2 minimises the energy-weighted slot index
-    (sum of kWh x slot) subject to ``cost <= C1 + TIE_SLACK x S`` with S = max|price| x total energy, so among
-    schedules within 1e-9 of the optimal cost (relative to S) the earliest wins. Folding a penalty into one
-    objective instead would need it below 1e-9 of S to keep the cost, and HiGHS cannot resolve differences that
-    small: its absolute gap (1e-6, not settable through scipy) and feasibility tolerances (1e-7) would leave such
-    ties to the solver's path. Stage 2's objective is in slots, where ties differ by at least one slot of a load's
-    energy. Its schedule is used only when its recomputed cost stays within C1 + TIE_SLACK x S; the slack
-    (1e-5 in the scaled objective) also keeps stage 1's schedule inside HiGHS's row tolerance (1e-6).
+    Ties, lexicographically. Stage 0 minimises cost alone, giving C0; every later stage keeps ``cost <= B`` with
+    B = C0 + TIE_SLACK x S (S = max|price| x total energy, the tie tolerance of :mod:`.ties`). Then, load by load
+    in the caller's order, a stage minimises that load's energy-weighted mean slot index (its start, for a run)
+    and pins the result: a run to its start, an energy load to its mean slot (+ PIN_SLOTS) for the stages after.
+    So among schedules within the tolerance of the least cost, the first load is as early as it can be, then the
+    second, and so on, whatever HiGHS's rounding: a tie objective is in slots, where different placements differ
+    by far more than HiGHS's tolerances (absolute gap 1e-6, not settable through scipy; feasibility 1e-7), which a
+    penalty folded into the cost objective (below 1e-9 of S) could never be. A stage's schedule is used only when
+    its recomputed cost stays within B + TIE_SLACK x S (HiGHS may end on the budget row). Finally the energy loads are placed again, one by one in order, at their
+    cheapest (earliest on ties) around the runs (:func:`_canonical`), when that stays within B too: exact slots
+    instead of the solver's fractions.
 
     Pruning. Every other load costs at least its own optimum, so in a schedule costing at most B a run cannot cost
-    more than its own optimum + (B - sum of own optima). Stage 1 drops such starts with B the cost of a quick
-    feasible schedule (:func:`_heuristic`), stage 2 with B = C1. Small models matter: scipy 1.15.0-1.15.2 spend
-    O(variables^2) after each HiGHS call (scipy#22655), about 85 ms at 600 variables.
+    more than its own optimum + (B - sum of own optima). Stage 0 drops such starts with B the cost of a quick
+    feasible schedule (:func:`_heuristic`), later stages with B = C0. Small models matter: scipy 1.15.0-1.15.2
+    spend O(variables^2) after each HiGHS call (scipy#22655), about 85 ms at 600 variables.
     """
     from scipy.optimize import Bounds, LinearConstraint, milp  # lazy, as in _build
 
@@ -360,23 +368,61 @@ def _solve(
     if first.x is None:
         return None, "" if first.status == 2 else f" (no schedule found: {first.message})"
     note = "" if first.status == 0 else f"solver stopped early ({first.message}); best schedule found"
-    x1 = _clean(model, first.x)
-    cost1 = float(model.cost @ x1)
+    x = _clean(model, first.x)
+    budget = float(model.cost @ x) + slack
+    keep = within(budget - slack)
+    pins: list[tuple[int, float]] = []  # (load number, least mean slot) of the energy loads placed so far
+    for number, load in enumerate(fitting):
+        if isinstance(load, _Run) and np.count_nonzero(keep[number]) == 1:
+            continue  # nothing to choose
+        tied = _build(curve, fitting, keep, headroom)
+        rows = [LinearConstraint(tied.cost[None, :] * (COST_SCALE / scale), -np.inf, budget * COST_SCALE / scale)]
+        rows += [LinearConstraint(_mean_slot(tied, j)[None, :], -np.inf, mean + PIN_SLOTS) for j, mean in pins]
+        found = milp(
+            _mean_slot(tied, number),
+            integrality=tied.integrality,
+            bounds=Bounds(0, tied.upper),
+            constraints=[*constraints(tied), *rows],
+            options=options,
+        )
+        if found.x is None or float(tied.cost @ _clean(tied, found.x)) > budget + slack:
+            break  # keep the last schedule within the budget (and HiGHS's row tolerance)
+        model, x = tied, _clean(tied, found.x)
+        if isinstance(load, _Run):
+            keep[number] = load.starts == model.keys[number][int(np.argmax(x[model.columns[number]]))]
+        else:
+            pins.append((number, float(_mean_slot(model, number) @ x)))
+    powers = _powers(curve, fitting, model, x, headroom)
+    return _canonical(curve, fitting, powers, headroom, budget) or powers, note
 
-    tied = _build(curve, fitting, within(cost1), headroom)
-    second = milp(
-        (tied.tie - tied.tie.min()) / energy,
-        integrality=tied.integrality,
-        bounds=Bounds(0, tied.upper),
-        constraints=[
-            *constraints(tied),
-            LinearConstraint(tied.cost[None, :] * (COST_SCALE / scale), -np.inf, (cost1 + slack) * COST_SCALE / scale),
-        ],
-        options=options,
-    )
-    if second.x is not None and float(tied.cost @ _clean(tied, second.x)) <= cost1 + slack:
-        model, x1 = tied, _clean(tied, second.x)
-    return _powers(curve, fitting, model, x1, headroom), note
+
+def _mean_slot(model: _Model, number: int) -> FloatArray:
+    """Objective row (over all variables) of load ``number``'s energy-weighted mean slot index, from its first."""
+    columns = model.columns[number]
+    row = np.zeros(model.cost.size)
+    tie = model.tie[columns]
+    row[columns] = (tie - (tie.min() if tie.size else 0.0)) / model.energy[number]
+    return row
+
+
+def _canonical(
+    curve: PriceCurve, fitting: list[_Load], powers: list[FloatArray], headroom: FloatArray, budget: float
+) -> list[FloatArray] | None:
+    """The runs of ``powers`` kept, each energy load placed again in order at its cheapest in the room left
+    (earliest on ties, :func:`~.energy.cheapest_fill`); None when that does not fit or costs more than ``budget``."""
+    runs = [power for power, load in zip(powers, fitting, strict=True) if isinstance(load, _Run)]
+    room = headroom - sum(runs, np.zeros(len(curve)))
+    placed = list(powers)
+    for number, load in enumerate(fitting):
+        if isinstance(load, _Charge):
+            caps = np.minimum(load.caps_kw, np.maximum(room[load.slots], 0.0))
+            power = cheapest_fill(curve, load.slots, caps, load.energy_kwh)
+            if power is None:
+                return None
+            placed[number] = power
+            room = room - power
+    cost = sum(float(np.dot(curve.prices[p > 0], p[p > 0])) for p in placed) * slot_hours(curve)
+    return placed if cost <= budget else None
 
 
 def _energy(load: _Load, hours: float) -> float:
@@ -399,7 +445,9 @@ def _place(curve: PriceCurve, load: _Load, room: FloatArray) -> tuple[FloatArray
         ok = np.flatnonzero(_fits(load.starts, load.options.slots, load.spec.power_kw, room))
         if ok.size == 0:
             return None
-        best = int(ok[np.argmin(load.cost[ok])])
+        energy = load.spec.power_kw * slot_hours(curve) * load.options.slots
+        tolerance = tie_tolerance(curve.prices[load.starts[0] : load.starts[-1] + load.options.slots], energy)
+        best = int(ok[earliest_cheapest(load.cost[ok], tolerance)])
         return run_power(len(curve), int(load.starts[best]), load.options.slots, load.spec.power_kw), float(
             load.cost[best]
         )
