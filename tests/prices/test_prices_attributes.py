@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
-import math
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from hypothesis import given, strategies as st
@@ -239,7 +237,7 @@ def test_a_missing_item_refuses_its_day_only(step: int, data: st.DataObject) -> 
     assert [span.note.issue for span in curve.issues()] == [PriceIssue.NOT_WHOLE_DAY]
 
 
-# --- regressions: what a source did not publish for an instant is never planned on --------------------------------
+# --- days, flags and doubts (the regressions of each failing class are in test_prices_regressions.py) -------------
 
 
 def _trust(curve: PriceCurve, start: datetime) -> list[int]:
@@ -247,78 +245,10 @@ def _trust(curve: PriceCurve, start: datetime) -> list[int]:
     return curve.local_day(start.date(), STOCKHOLM).trust().tolist()
 
 
-def test_a_short_plain_tomorrow_is_not_stretched_over_the_day() -> None:
-    """Four tomorrow values (the auction still running) stay unknown, not six hours each."""
-    attributes = {"today": [1.0] * 24, "tomorrow": [2.0, 3.0, 4.0, 5.0], "currency": "EUR"}
-    curve = curve_from_attributes(attributes, unit="EUR/kWh", day_start=T0)
-    assert curve.prices[:96] == pytest.approx([1.0] * 96)
-    assert np.isnan(curve.prices[96:]).all()
-    assert curve.note_at(96) is not None and curve.note_at(96).issue is PriceIssue.NOT_WHOLE_DAY
-    assert "4 prices" in curve.note_at(96).detail
-
-
-def test_a_stale_tomorrow_copy_marked_invalid_by_its_source_is_unknown() -> None:
-    """HACS Nord Pool keeps a copy of today in ``tomorrow`` with ``tomorrow_valid: false``: it is refused."""
-    today = [float(i) for i in range(96)]
-    attributes = {"today": today, "tomorrow": list(today), "tomorrow_valid": False}
-    curve = curve_from_attributes(attributes, unit="EUR/kWh", day_start=T0)
-    assert _trust(curve, T0) == [SlotTrust.KNOWN] * 96
-    assert _trust(curve, T1) == [SlotTrust.UNKNOWN] * 96
-    assert curve.note_at(100).issue is PriceIssue.SOURCE_INVALID
-    assert "tomorrow_valid: False" in curve.note_at(100).detail
-
-
-@pytest.mark.parametrize(
-    "shape",
-    [
-        lambda bad: {"today": [1.0] * 24, "tomorrow": [2.0] * 23 + [bad]},
-        lambda bad: {"raw_today": raw(T0, [1.0] * 24, HOUR), "raw_tomorrow": raw(T1, [2.0] * 23 + [bad], HOUR)},
-        lambda bad: {"prices_today": timed(T0, [1.0] * 24, HOUR), "prices_tomorrow": timed(T1, [bad] + [2.0] * 23, HOUR)},
-        lambda bad: {"prices": timed(T0, [1.0] * 24 + [2.0] * 12 + [bad] + [2.0] * 11, HOUR)},
-    ],
-)
-@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan, "inf", "NaN", "cheap"])
-def test_one_bad_value_refuses_its_day_and_today_survives(shape: Any, bad: object) -> None:
-    curve = curve_from_attributes(shape(bad), unit="EUR/kWh", day_start=T0)
-    assert curve.prices[:96] == pytest.approx([1.0] * 96)
-    assert np.isnan(curve.prices[96:192]).all()
-    note = curve.note_at(150)
-    assert note is not None and note.issue is PriceIssue.BAD_VALUE and "2025-01-15" in note.detail
-
-
-def test_the_same_instant_twice_with_different_prices_is_a_named_conflict() -> None:
-    """A 25-hour day written with local times built without ``fold``: 02:00 appears twice for one instant."""
-    day = datetime(2025, 10, 26, tzinfo=STOCKHOLM)
-    hours = [0, 1, 2, 2, *range(3, 24)]  # the repeated hour written twice as 02:00 (fold=0)
-    items = [
-        {"start": day.replace(hour=h), "end": day.replace(hour=h) + HOUR, "value": float(k)}
-        for k, h in enumerate(hours)
-    ]
-    with pytest.raises(PricesRefused) as raised:
-        curve_from_attributes({"raw_today": items}, unit="EUR/kWh", day_start=day)
-    (span,) = raised.value.spans
-    assert span.note.issue is PriceIssue.CONFLICT
-    assert span.note.detail == "raw_today (2025-10-26): two prices for 2025-10-26T00:00Z: 2 and 3 per kWh"
-
-
 def test_identical_repeats_merge() -> None:
     items = raw(T0, [float(i) for i in range(24)], HOUR)
     curve = curve_from_attributes({"raw_today": items + items[5:7]}, unit="EUR/kWh", day_start=T0)
     assert curve.prices == pytest.approx(np.repeat(np.arange(24.0), 4)) and not curve.issues()
-
-
-@pytest.mark.parametrize("key", ["raw", "prices"])
-def test_a_tomorrow_list_dated_today_does_not_override_today(key: str) -> None:
-    """A stale tomorrow list still holding today's items (other prices) is refused; today's prices stay."""
-    if key == "raw":
-        attributes = {"raw_today": raw(T0, [1.0] * 24, HOUR), "raw_tomorrow": raw(T0, [9.0] * 24, HOUR)}
-    else:
-        attributes = {"prices_today": timed(T0, [1.0] * 24, HOUR), "prices_tomorrow": timed(T0, [9.0] * 24, HOUR)}
-    curve = curve_from_attributes(attributes, unit="EUR/kWh", day_start=T0)
-    assert curve.prices[:96] == pytest.approx([1.0] * 96)
-    assert np.isnan(curve.prices[96:]).all()
-    assert curve.note_at(96).issue is PriceIssue.WRONG_DAY
-    assert curve.note_at(96).detail == f"{key}_tomorrow (2025-01-15): holds an item at 2025-01-13T23:00Z"
 
 
 def test_a_day_of_zeros_is_doubtful() -> None:

@@ -186,19 +186,6 @@ def test_mixed_resolutions_merge_finer_wins() -> None:
     assert not curve.issues()
 
 
-def test_points_beyond_their_period_are_refused() -> None:
-    """Positions past the timeInterval belong to no period: the day is refused and nothing spills into the next."""
-    document = publication(time_series(day(DAY1, [50.0] * 24 + [1.0, 2.0])))
-    with pytest.raises(PricesRefused) as raised:
-        parse_day_ahead(document)
-    (span,) = raised.value.spans
-    assert (span.start, span.end, span.note.issue) == (DAY1, DAY2, PriceIssue.OUTSIDE_PERIOD)
-    assert span.note.detail == (
-        "period 2024-10-07T22:00Z to 2024-10-08T22:00Z: position 25 (2024-10-08T22:00Z) lies beyond the period's "
-        "24 positions"
-    )
-
-
 @pytest.mark.parametrize("bad", ["INF", "-INF", "NaN", "inf", "1e999", "n/a", ""])
 def test_non_finite_or_unreadable_prices_refuse_their_day_only(bad: str) -> None:
     document = publication(time_series(day(DAY1, [50.0] * 24), day(DAY2, [40.0] * 20 + [bad] + [40.0] * 3)))
@@ -208,20 +195,6 @@ def test_non_finite_or_unreadable_prices_refuse_their_day_only(bad: str) -> None
     note = curve.note_at(96)
     assert note is not None and note.issue is PriceIssue.BAD_VALUE
     assert note.detail.endswith("at 2024-10-09T18:00Z")
-
-
-def test_two_series_with_different_prices_for_one_day_conflict() -> None:
-    """Two A01 series for the same day are not merged hour by hour: both are refused, naming the first instant."""
-    other = [50.0] * 24
-    other[7] = 55.0
-    document = publication(time_series(day(DAY1, [50.0] * 24)), time_series(day(DAY1, other)), time_series(day(DAY2, [1.0] * 24)))
-    curve = parse_day_ahead(document)
-    assert np.isnan(curve.prices[:96]).all()
-    assert curve.prices[96:] == pytest.approx([0.001] * 96)
-    assert curve.note_at(0).issue is PriceIssue.CONFLICT
-    assert curve.note_at(0).detail == (
-        "period 2024-10-07T22:00Z to 2024-10-08T22:00Z: two prices for 2024-10-08T05:00Z: 0.05 and 0.055 per kWh"
-    )
 
 
 def test_identical_series_merge() -> None:
