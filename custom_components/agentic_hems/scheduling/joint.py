@@ -139,8 +139,10 @@ def plan_joint(
     Starts whose run meets a slot with ``base + P > limit`` are dropped first. The limit is the only coupling, so
     when the loads' own optima (:func:`plan_contiguous`, :func:`plan_energy` under the limit) fit together they are
     the optimum and HiGHS is not called. Otherwise HiGHS solves the MILP with explicit ``mip_rel_gap`` and
-    ``time_limit``, and ties go to earlier slots (see :func:`_solve`). HiGHS is deterministic: the same inputs give
-    the same plans.
+    ``time_limit``. Ties (costs within the tolerance of :mod:`.ties`) are broken lexicographically in the order of
+    ``loads``: the first load as early as it can be, then the second, and so on (see :func:`_solve`), whatever
+    HiGHS's rounding; the same inputs give the same plans. A plan that uses doubtful slots has reason
+    DOUBTFUL_PRICES.
     """
     if isinstance(power_limit_kw, bool) or not isinstance(power_limit_kw, (int, float, np.integer, np.floating)):
         raise TypeError(f"power_limit_kw must be a number, got {power_limit_kw!r}")

@@ -46,9 +46,9 @@ def window_sums(prices: npt.ArrayLike, width: int) -> FloatArray:
 
     Every window is summed left to right with the same sequence of float additions (``width`` shifted vector adds,
     O(n * width)), not as a difference of prefix sums. Windows holding the same prices in the same order therefore
-    have bit-identical sums, so ``np.argmin`` (which returns the first minimum) breaks exact ties to the earliest
-    start. Prefix-sum differences would carry the rounding of the whole prefix and turn the exact ties of a flat
-    tariff into arbitrary winners. Windows with equal prices in a different order may differ in the last ulp.
+    have bit-identical sums. Prefix-sum differences would carry the rounding of the whole prefix and turn the exact
+    ties of a flat tariff into noise. Windows with equal prices in a different order may still differ in the last
+    ulp, which is why the planners compare costs with a tolerance (:mod:`.ties`).
     """
     values = np.asarray(prices, dtype=np.float64)
     width = operator.index(width)
@@ -112,12 +112,12 @@ class LoadWindow:
 
     @property
     def known_count(self) -> int:
-        """Slots in the window with a known price."""
+        """Slots in the window with a price (known or doubtful)."""
         return int(np.count_nonzero(self.known))
 
     @property
     def complete(self) -> bool:
-        """True when every slot of the window has a known price."""
+        """True when every slot of the window has a price (known or doubtful)."""
         return self.known_count == self.length
 
 
