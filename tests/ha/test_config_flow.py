@@ -7,7 +7,7 @@ handling of ``prices.entsoe.async_fetch_day_ahead`` run; only the socket is fake
 from __future__ import annotations
 
 from collections.abc import Generator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from unittest.mock import AsyncMock, patch
@@ -357,7 +357,8 @@ async def test_nordpool_errors(hass: HomeAssistant, nordpool: MockConfigEntry) -
 def price_sensor(hass: HomeAssistant, entity_id: str) -> None:
     """A HACS-Nord-Pool-shaped price sensor: raw_today with hourly {start, end, value} in EUR/kWh for HA's today."""
     start = dt_util.as_utc(dt_util.start_of_local_day())
-    hours = (dt_util.as_utc(dt_util.start_of_local_day(dt_util.now().date() + timedelta(days=1))) - start) // timedelta(hours=1)
+    end = dt_util.as_utc(dt_util.start_of_local_day(dt_util.now().date() + timedelta(days=1)))
+    hours = (end - start) // timedelta(hours=1)
     raw = [
         {"start": (start + timedelta(hours=h)).isoformat(), "end": (start + timedelta(hours=h + 1)).isoformat(), "value": 0.1}
         for h in range(hours)

@@ -32,7 +32,8 @@ def utc(*args: int) -> datetime:
 
 def day(start: datetime, points: list[float] | dict[int, float] | list[object], resolution: str = "PT60M") -> str:
     """A <Period> over the 24-hour delivery day from ``start``."""
-    return period(start.strftime(ISO), (start + timedelta(days=1)).strftime(ISO), points, resolution)  # type: ignore[arg-type]
+    end = start + timedelta(days=1)
+    return period(start.strftime(ISO), end.strftime(ISO), points, resolution)  # type: ignore[arg-type]
 
 
 def hourly(start: datetime, values: list[float]) -> np.ndarray:
@@ -237,7 +238,7 @@ def test_a_tail_of_zeros_is_doubtful() -> None:
     trust = curve.trust()
     assert (trust[:184] == SlotTrust.KNOWN).all() and (trust[184:] == SlotTrust.DOUBTFUL).all()
     assert curve.note_at(190).issue is PriceIssue.ZERO_TAIL
-    assert curve.note_at(190).detail.endswith("the prices from 2024-10-09T20:00Z to the end are exactly 0 (placeholders?)")
+    assert curve.note_at(190).detail.endswith("from 2024-10-09T20:00Z to the end are exactly 0 (placeholders?)")
 
 
 def test_zeros_inside_a_day_or_a_short_tail_are_trusted() -> None:

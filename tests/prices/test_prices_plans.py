@@ -21,7 +21,8 @@ STOCKHOLM = ZoneInfo("Europe/Stockholm")
 
 
 def day(start: datetime, values: list[object]) -> str:
-    return period(start.strftime(ISO), (start + timedelta(days=1)).strftime(ISO), values, "PT60M")  # type: ignore[arg-type]
+    end = start + timedelta(days=1)
+    return period(start.strftime(ISO), end.strftime(ISO), values, "PT60M")  # type: ignore[arg-type]
 
 
 def plans(curve, start: datetime = DAY1, end: datetime = END) -> list:  # type: ignore[no-untyped-def]
@@ -54,7 +55,8 @@ def test_a_window_of_refused_prices_says_why_nothing_was_planned() -> None:
     tomorrow = today + timedelta(days=1)
     for plan in plans(curve, tomorrow, tomorrow + timedelta(days=1)):
         assert not plan.feasible and plan.reason is Reason.NO_PRICES
-        assert plan.detail.endswith("tomorrow (2025-01-15): 4 prices do not make the whole day (24, 48 or 96 are accepted)")
+        refusal = "tomorrow (2025-01-15): 4 prices do not make the whole day (24, 48 or 96 are accepted)"
+        assert plan.detail.endswith(refusal)
 
 
 def test_stretched_short_lists_are_never_planned_on() -> None:

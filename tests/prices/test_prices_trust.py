@@ -21,9 +21,14 @@ ZERO = PriceNote(PriceIssue.ZERO_DAY, "d: zeros")
 GONE = PriceNote(PriceIssue.BAD_VALUE, "d: inf")
 
 
-def curve(prices: list[float], marks: list[int] | None = None, notes: tuple[PriceNote, ...] = (ZERO, GONE)) -> PriceCurve:
+def curve(prices: list[float], marks: list[int] | None = None) -> PriceCurve:
+    """A curve from T with the notes ZERO (mark 0) and GONE (mark 1) when ``marks`` are given."""
     return PriceCurve(
-        start=T, resolution=SLOT, prices=np.array(prices, dtype=float), notes=notes if marks else (), marks=np.array(marks or [], dtype=np.int16)
+        start=T,
+        resolution=SLOT,
+        prices=np.array(prices, dtype=float),
+        notes=(ZERO, GONE) if marks else (),
+        marks=np.array(marks or [], dtype=np.int16),
     )
 
 
@@ -31,7 +36,8 @@ def test_trust_per_slot() -> None:
     c = curve([1.0, 0.0, math.nan, math.nan], [-1, 0, 1, -1])
     assert c.trust().tolist() == [SlotTrust.KNOWN, SlotTrust.DOUBTFUL, SlotTrust.UNKNOWN, SlotTrust.UNKNOWN]
     assert (c.note_at(0), c.note_at(1), c.note_at(2), c.note_at(3), c.note_at(9)) == (None, ZERO, GONE, None, None)
-    assert [(s.start, s.end, s.note) for s in c.issues()] == [(T + SLOT, T + 2 * SLOT, ZERO), (T + 2 * SLOT, T + 3 * SLOT, GONE)]
+    spans = [(s.start, s.end, s.note) for s in c.issues()]
+    assert spans == [(T + SLOT, T + 2 * SLOT, ZERO), (T + 2 * SLOT, T + 3 * SLOT, GONE)]
 
 
 @pytest.mark.parametrize(
@@ -70,14 +76,16 @@ def test_merge_takes_the_more_trusted_slot_and_newer_on_equal_trust() -> None:
 def test_dict_round_trip_keeps_notes() -> None:
     c = curve([1.0, 0.0, math.nan, math.nan], [-1, 0, 1, -1])
     data = c.as_dict()
+    at = "2025-01-01T00:{}:00+00:00".format
     assert data["notes"] == [
-        {"start": "2025-01-01T00:15:00+00:00", "end": "2025-01-01T00:30:00+00:00", "issue": "zero_day", "trust": "doubtful", "detail": "d: zeros"},
-        {"start": "2025-01-01T00:30:00+00:00", "end": "2025-01-01T00:45:00+00:00", "issue": "bad_value", "trust": "unknown", "detail": "d: inf"},
+        {"start": at(15), "end": at(30), "issue": "zero_day", "trust": "doubtful", "detail": "d: zeros"},
+        {"start": at(30), "end": at(45), "issue": "bad_value", "trust": "unknown", "detail": "d: inf"},
     ]
     back = PriceCurve.from_dict(data)
     np.testing.assert_array_equal(back.prices, c.prices)
     assert back.issues() == c.issues()
-    assert not PriceCurve.from_dict({k: v for k, v in data.items() if k != "notes"} | {"prices": [1.0, 0.0, None, None]}).issues()
+    older = {k: v for k, v in data.items() if k != "notes"}  # stored before notes existed
+    assert not PriceCurve.from_dict(older).issues()
 
 
 @pytest.mark.parametrize(("day", "hours"), [(date(2026, 3, 29), 23), (date(2026, 1, 14), 24), (date(2025, 10, 26), 25)])
@@ -114,14 +122,16 @@ def test_none_values_are_unknown_slots_of_an_accepted_day() -> None:
 
 def test_assemble_finer_wins_and_unknown_never_overwrites() -> None:
     hourly = whole_day("h", T, T + 24 * HOUR, [(T + k * HOUR, None, 1.0) for k in range(24)], scale=1.0)
-    quarter = whole_day("q", T, T + 24 * HOUR, [(T + k * SLOT, None, None if k < 4 else 2.0) for k in range(96)], scale=1.0)
+    items = [(T + k * SLOT, None, None if k < 4 else 2.0) for k in range(96)]
+    quarter = whole_day("q", T, T + 24 * HOUR, items, scale=1.0)
     c = assemble([quarter, hourly], currency="EUR", source="x")
     np.testing.assert_array_equal(c.prices, [1.0] * 4 + [2.0] * 92)
 
 
 def test_assemble_refusal_wins_over_another_resolution() -> None:
     hourly = whole_day("h", T, T + 24 * HOUR, [(T + k * HOUR, None, 1.0) for k in range(24)], scale=1.0)
-    later = whole_day("n", T + 24 * HOUR, T + 48 * HOUR, [(T + 24 * HOUR + k * HOUR, None, 3.0) for k in range(24)], scale=1.0)
+    items = [(T + 24 * HOUR + k * HOUR, None, 3.0) for k in range(24)]
+    later = whole_day("n", T + 24 * HOUR, T + 48 * HOUR, items, scale=1.0)
     refused = refused_day("q", T, T + 24 * HOUR, PriceIssue.BAD_VALUE, "inf")
     c = assemble([hourly, refused, later], currency="EUR", source="x")
     assert np.isnan(c.prices[:96]).all() and c.note_at(0) == PriceNote(PriceIssue.BAD_VALUE, "q: inf")

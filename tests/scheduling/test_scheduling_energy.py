@@ -69,7 +69,8 @@ def test_ties_go_to_the_earliest_slots_whatever_the_float_noise(data: st.DataObj
     earliest, deadline = data.draw(windows(curve))
     power, energy = data.draw(st.sampled_from([4.0, 11.0])), data.draw(st.sampled_from([0.5, 1.7, 4.0, 9.9]))
     plan = plan_energy(curve, max_power_kw=power, energy_kwh=energy, earliest_start=earliest, deadline=deadline)
-    slots = sorted((i for i in range(len(curve)) if usable(curve, i, earliest, deadline)), key=lambda i: (exact.prices[i], i))
+    slots = [i for i in range(len(curve)) if usable(curve, i, earliest, deadline)]
+    slots.sort(key=lambda i: (exact.prices[i], i))
     expected, left = np.zeros(len(curve)), energy
     for i in slots:
         expected[i] = min(power, left / 0.25)

@@ -128,7 +128,8 @@ def test_runs_match_brute_force(data: st.DataObject) -> None:
 def test_runs_and_energy_loads_match_brute_force_with_lp(data: st.DataObject) -> None:
     """With one energy load the schedule is the canonical one; with two, the cost is the LP's."""
     price = data.draw(st.sampled_from([st.floats(-0.2, 0.8), dyadic_price]))
-    exact = data.draw(curves(min_slots=6, max_slots=16, price=price, nan=data.draw(st.sampled_from([False, False, True]))))
+    nan = data.draw(st.sampled_from([False, False, True]))
+    exact = data.draw(curves(min_slots=6, max_slots=16, price=price, nan=nan))
     curve = exact.replace(prices=noisy(exact.prices, data))
     loads = []
     for number in range(data.draw(st.integers(1, 2))):
@@ -259,12 +260,15 @@ def test_equal_prices_place_every_load_at_its_earliest_start(price: float, minut
 @given(data=st.data())
 def test_ties_are_canonical_across_earliest_starts_and_load_orders(data: st.DataObject) -> None:
     """Flat or two-level prices with float noise: every planner's result is brute force's canonical schedule."""
-    levels = data.draw(st.sampled_from([[0.25], [0.25, 0.5], [0.1 + 0.2, 0.3]]))
-    exact = np.array([levels[(i // 8) % len(levels)] for i in range(48)], dtype=float)
-    exact = np.where(np.isclose(exact, 0.3), 0.3, exact)  # 0.1 + 0.2 is 0.3 up to noise
-    curve = make_curve(exact).replace(prices=noisy(np.array([levels[(i // 8) % len(levels)] for i in range(48)]), data))
+    levels = data.draw(st.sampled_from([[0.25], [0.25, 0.5], [0.3, 0.1 + 0.2]]))  # the last: one price, two floats
+    written = np.array([levels[(i // 8) % len(levels)] for i in range(48)])
+    exact = np.where(np.isclose(written, 0.3), 0.3, written)
+    curve = make_curve(noisy(written, data))
     earliest = T0 + SLOT * data.draw(st.integers(0, 12))
-    runs = [_run(f"run{k}", data.draw(st.sampled_from([1.0, 2.0])), data.draw(st.sampled_from([30, 45, 60])), earliest) for k in range(2)]
+    runs = [
+        _run(f"run{k}", data.draw(st.sampled_from([1.0, 2.0])), data.draw(st.sampled_from([30, 45, 60])), earliest)
+        for k in range(2)
+    ]
     loads = [*runs, _ev("ev", 4.0, data.draw(st.sampled_from([2.0, 3.5])), earliest)]
     order = data.draw(st.permutations(loads))
     plans = plan_joint(curve, order, power_limit_kw=4.5, base_load_kw=0.5)

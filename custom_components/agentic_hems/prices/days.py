@@ -21,7 +21,7 @@ import numpy as np
 from ._items import price
 from .curve import MAX_SLOTS, NO_NOTE, SLOT, FloatArray, PriceCurve
 from .errors import PricesRefused, PriceSourceError
-from .trust import NoteSpan, PriceIssue, PriceNote
+from .trust import PriceIssue, PriceNote
 
 STEPS: Final = (timedelta(minutes=15), timedelta(minutes=30), timedelta(minutes=60))
 MARKET_TZ: Final = ZoneInfo("Europe/Brussels")

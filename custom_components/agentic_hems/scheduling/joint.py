@@ -321,9 +321,9 @@ def _solve(
     second, and so on, whatever HiGHS's rounding: a tie objective is in slots, where different placements differ
     by far more than HiGHS's tolerances (absolute gap 1e-6, not settable through scipy; feasibility 1e-7), which a
     penalty folded into the cost objective (below 1e-9 of S) could never be. A stage's schedule is used only when
-    its recomputed cost stays within B + TIE_SLACK x S (HiGHS may end on the budget row). Finally the energy loads are placed again, one by one in order, at their
-    cheapest (earliest on ties) around the runs (:func:`_canonical`), when that stays within B too: exact slots
-    instead of the solver's fractions.
+    its recomputed cost stays within B + TIE_SLACK x S (HiGHS may end on the budget row). Finally the energy loads
+    are placed again, one by one in order, at their cheapest (earliest on ties) around the runs
+    (:func:`_canonical`), when that stays within B too: exact slots instead of the solver's fractions.
 
     Pruning. Every other load costs at least its own optimum, so in a schedule costing at most B a run cannot cost
     more than its own optimum + (B - sum of own optima). Stage 0 drops such starts with B the cost of a quick
