@@ -164,3 +164,10 @@ def test_zero_patterns(values: list[float]) -> None:
         assert (trust[96 - tail :] == SlotTrust.DOUBTFUL).all() and (trust[: 96 - tail] != SlotTrust.DOUBTFUL).all()
     else:
         assert not (trust == SlotTrust.DOUBTFUL).any()
+
+
+def test_replace_with_prices_of_another_length_drops_the_notes() -> None:
+    c = curve([1.0, 0.0, math.nan, math.nan], [-1, 0, 1, -1])
+    assert c.replace(prices=c.prices * 2).issues() == c.issues()  # same slots: the notes still fit
+    shorter = c.replace(prices=np.array([1.0, 2.0]))
+    assert len(shorter) == 2 and not shorter.issues() and shorter.notes == ()

@@ -256,6 +256,16 @@ def test_equal_prices_place_every_load_at_its_earliest_start(price: float, minut
     _assert_canonical(curve, plans, expected)
 
 
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 1, 0), (1, 2, 0)])
+def test_ties_follow_the_order_of_the_loads(order: tuple[int, ...]) -> None:
+    """Three equal runs that cannot overlap under the fuse, flat prices: they run one after the other, the first
+    given first, whichever the solver would have picked."""
+    curve = make_curve(np.full(24, 0.2))
+    runs = [_run(f"run{k}", 2.0, 60) for k in range(3)]
+    plans = plan_joint(curve, [runs[k] for k in order], power_limit_kw=3.0)
+    assert [curve.index_of(p.start) for p in plans] == [0, 4, 8]
+
+
 @settings(derandomize=True, max_examples=40, deadline=None)
 @given(data=st.data())
 def test_ties_are_canonical_across_earliest_starts_and_load_orders(data: st.DataObject) -> None:

@@ -242,7 +242,11 @@ class PriceCurve:
         )
 
     def replace(self, **changes: Any) -> PriceCurve:
-        """A copy with ``changes`` applied (validated like a new curve)."""
+        """A copy with ``changes`` applied (validated like a new curve). New ``prices`` of another length without new
+        ``marks`` drop the notes, which no longer fit the slots."""
+        prices = changes.get("prices")
+        if prices is not None and "marks" not in changes and len(prices) != len(self):
+            changes |= {"notes": (), "marks": _no_marks()}
         return dataclasses.replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:

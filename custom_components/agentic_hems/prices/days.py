@@ -2,9 +2,10 @@
 
 Every reader cuts what its source delivered into days (a local day of the home, or the CET/CEST delivery day of the
 day-ahead market) and hands each to :func:`whole_day`, which accepts it only when its items cover that day exactly
-once at 15, 30 or 60 minutes (92/96/100, 46/48/50 or 23/24/25 prices on DST days and others) with readable, finite
-prices; otherwise the whole day is refused with a :class:`~.trust.PriceNote`. :func:`assemble` lays the days on one
-15-minute grid. Nothing here imports Home Assistant.
+once at 15, 30 or 60 minutes (23, 24 or 25 hourly, 46, 48 or 50 half-hourly, 92, 96 or 100 quarter-hourly prices,
+by the day's length) with readable, finite prices; otherwise the whole day is refused with a
+:class:`~.trust.PriceNote`. :func:`assemble` lays the days on one 15-minute grid. Nothing here imports Home
+Assistant.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def assemble(days: Sequence[Day], *, currency: str, source: str) -> PriceCurve:
         prices[lo : lo + day.prices.size][known] = day.prices[known]
     notes: list[PriceNote] = []
     marks = np.full(length, NO_NOTE, dtype=np.int16)
-    for lo, hi, note in _zero_doubts(accepted, origin):
+    for lo, hi, note in _zero_doubts(accepted, prices, origin):
         marks[lo:hi][~np.isnan(prices[lo:hi])] = len(notes)
         notes.append(note)
     for day in refusals:
@@ -188,25 +189,29 @@ def _conflicts(days: list[Day]) -> tuple[list[Day], list[Day]]:
     return [day for i, day in enumerate(days) if i not in refused], list(refused.values())
 
 
-def _zero_doubts(days: list[Day], origin: datetime) -> list[tuple[int, int, PriceNote]]:
-    """Slot ranges (relative to ``origin``) of doubtful zero patterns: whole zero days, and the zero tail."""
-    doubts: list[tuple[int, int, PriceNote]] = []
+def _zero_doubts(days: list[Day], prices: FloatArray, origin: datetime) -> list[tuple[int, int, PriceNote]]:
+    """Slot ranges of doubtful zero patterns in the laid-out ``prices`` (grid from ``origin``): each accepted day
+    whose prices are all exactly 0, and a run of zeros of at least ``ZERO_TAIL_MIN`` ending the last day."""
+    spans: dict[tuple[int, int], str] = {}
     for day in days:
-        assert day.prices is not None
-        known = day.prices[~np.isnan(day.prices)]
+        spans.setdefault(_slots(day, origin), day.label)
+    doubts: list[tuple[int, int, PriceNote]] = []
+    for (lo, hi), label in spans.items():
+        known = prices[lo:hi][~np.isnan(prices[lo:hi])]
         if known.size and not known.any():
             reason = "every price is exactly 0 (placeholders before publication?)"
-            doubts.append((*_slots(day, origin), PriceNote(PriceIssue.ZERO_DAY, f"{day.label}: {reason}")))
-    last = max(days, key=lambda day: day.end, default=None)
-    if last is None or any(_slots(last, origin)[0] == lo for lo, _, _ in doubts):
-        return doubts  # nothing accepted, or the last day is all zeros already
-    assert last.prices is not None
-    nonzero = np.flatnonzero(last.prices != 0)  # NaN counts as non-zero: the run holds exact zeros only
-    run = last.prices.size - (int(nonzero[-1]) + 1 if nonzero.size else 0)
+            doubts.append((lo, hi, PriceNote(PriceIssue.ZERO_DAY, f"{label}: {reason}")))
+    if not spans:
+        return doubts
+    (lo, hi), label = max(spans.items(), key=lambda span: span[0][1])
+    if any(doubt[:2] == (lo, hi) for doubt in doubts):
+        return doubts  # the last day is all zeros already
+    nonzero = np.flatnonzero(prices[lo:hi] != 0)  # NaN counts as non-zero: the run holds exact zeros only
+    run = hi - lo - (int(nonzero[-1]) + 1 if nonzero.size else 0)
     if run * SLOT >= ZERO_TAIL_MIN:
-        hi = _slots(last, origin)[1]
-        reason = f"the prices from {utc_text(last.end - run * SLOT)} to the end are exactly 0 (placeholders?)"
-        doubts.append((hi - run, hi, PriceNote(PriceIssue.ZERO_TAIL, f"{last.label}: {reason}")))
+        start = utc_text(origin + (hi - run) * SLOT)
+        reason = f"the prices from {start} to the end are exactly 0 (placeholders?)"
+        doubts.append((hi - run, hi, PriceNote(PriceIssue.ZERO_TAIL, f"{label}: {reason}")))
     return doubts
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,8 @@ TIME_LIMIT_S = 10.0
 TIE_SLACK = TIE_REL
 # Later tie stages keep an energy load's mean slot index within this of its least value (absorbs HiGHS's noise).
 PIN_SLOTS = 1e-6
+# Largest weighted objective of a stage of runs: integers this large stay apart under MIP_REL_GAP (1e-3 here).
+LEX_LIMIT = 1e6
 
 
 @dataclass
@@ -313,26 +315,17 @@ def _solve(
 ) -> tuple[list[FloatArray] | None, str]:
     """Solve the MILP; per-load kW arrays (None when no schedule exists) and a note for ``detail``.
 
-    Ties, lexicographically. Stage 0 minimises cost alone, giving C0; every later stage keeps ``cost <= B`` with
-    B = C0 + TIE_SLACK x S (S = max|price| x total energy, the tie tolerance of :mod:`.ties`). Then, load by load
-    in the caller's order, a stage minimises that load's energy-weighted mean slot index (its start, for a run)
-    and pins the result: a run to its start, an energy load to its mean slot (+ PIN_SLOTS) for the stages after.
-    So among schedules within the tolerance of the least cost, the first load is as early as it can be, then the
-    second, and so on, whatever HiGHS's rounding: a tie objective is in slots, where different placements differ
-    by far more than HiGHS's tolerances (absolute gap 1e-6, not settable through scipy; feasibility 1e-7), which a
-    penalty folded into the cost objective (below 1e-9 of S) could never be. A stage's schedule is used only when
-    its recomputed cost stays within B + TIE_SLACK x S (HiGHS may end on the budget row). Finally the energy loads
-    are placed again, one by one in order, at their cheapest (earliest on ties) around the runs
-    (:func:`_canonical`), when that stays within B too: exact slots instead of the solver's fractions.
+    Stage 0 minimises cost alone, giving C0. Every later stage (:class:`_TieStages`) keeps ``cost <= B`` with
+    B = C0 + TIE_SLACK x S (S = max|price| x total energy, the tie tolerance of :mod:`.ties`) and moves loads
+    earlier, lexicographically in the caller's order.
 
     Pruning. Every other load costs at least its own optimum, so in a schedule costing at most B a run cannot cost
     more than its own optimum + (B - sum of own optima). Stage 0 drops such starts with B the cost of a quick
     feasible schedule (:func:`_heuristic`), later stages with B = C0. Small models matter: scipy 1.15.0-1.15.2
     spend O(variables^2) after each HiGHS call (scipy#22655), about 85 ms at 600 variables.
     """
-    from scipy.optimize import Bounds, LinearConstraint, milp  # lazy, as in _build
+    from scipy.optimize import Bounds, milp  # lazy, as in _build
 
-    options = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
     hours = slot_hours(curve)
     energy = sum(_energy(load, hours) for load in fitting)
     spans = [
@@ -353,49 +346,146 @@ def _solve(
             for load, own in zip(fitting, own_costs, strict=True)
         ]
 
-    def constraints(m: _Model) -> list[LinearConstraint]:
-        return [
-            LinearConstraint(m.limit_matrix, -np.inf, m.limit_rhs),
-            LinearConstraint(m.equality_matrix, m.equality_rhs, m.equality_rhs),
-        ]
-
     model = _build(curve, fitting, within(_heuristic(curve, fitting, headroom)), headroom)
     first = milp(
         model.cost * (COST_SCALE / scale),
         integrality=model.integrality,
         bounds=Bounds(0, model.upper),
-        constraints=constraints(model),
-        options=options,
+        constraints=_constraints(model),
+        options=_OPTIONS,
     )
     if first.x is None:
         return None, "" if first.status == 2 else f" (no schedule found: {first.message})"
     note = "" if first.status == 0 else f"solver stopped early ({first.message}); best schedule found"
     x = _clean(model, first.x)
-    budget = float(model.cost @ x) + slack
-    keep = within(budget - slack)
-    pins: list[tuple[int, float]] = []  # (load number, least mean slot) of the energy loads placed so far
-    for number, load in enumerate(fitting):
-        if isinstance(load, _Run) and np.count_nonzero(keep[number]) == 1:
-            continue  # nothing to choose
-        tied = _build(curve, fitting, keep, headroom)
-        rows = [LinearConstraint(tied.cost[None, :] * (COST_SCALE / scale), -np.inf, budget * COST_SCALE / scale)]
-        rows += [LinearConstraint(_mean_slot(tied, j)[None, :], -np.inf, mean + PIN_SLOTS) for j, mean in pins]
-        found = milp(
-            _mean_slot(tied, number),
-            integrality=tied.integrality,
-            bounds=Bounds(0, tied.upper),
-            constraints=[*constraints(tied), *rows],
-            options=options,
+    cost = float(model.cost @ x)
+    stages = _TieStages(curve, fitting, headroom, within(cost), cost + slack, scale, model, x)
+    stages.run()
+    powers = _powers(curve, fitting, stages.model, stages.x, headroom)
+    return _canonical(curve, fitting, powers, headroom, stages.budget) or powers, note
+
+
+_OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
+
+
+def _constraints(model: _Model) -> list[Any]:
+    """The power limit per slot and each load's placement (one start, or its energy), as LinearConstraints."""
+    from scipy.optimize import LinearConstraint  # lazy, as in _build
+
+    return [
+        LinearConstraint(model.limit_matrix, -np.inf, model.limit_rhs),
+        LinearConstraint(model.equality_matrix, model.equality_rhs, model.equality_rhs),
+    ]
+
+
+@dataclass
+class _TieStages:
+    """Among schedules costing at most ``budget``: the first load as early as it can be, then the second, and so on.
+
+    Each stage minimises an objective in slots, where different placements differ by far more than HiGHS's
+    tolerances (absolute gap 1e-6, not settable through scipy; feasibility 1e-7), which a penalty folded into the
+    cost objective (below 1e-9 of the cost scale) could never be; so HiGHS's rounding decides nothing. Consecutive
+    runs share a stage: their starts (offsets from their earliest candidate) weighted so that one slot of a run
+    outweighs every later run of the stage, while the weighted objective stays below ``LEX_LIMIT``. An energy load
+    minimises its energy-weighted mean slot. A stage pins what it placed: a run to its start, an energy load to its
+    mean slot (+ PIN_SLOTS). The first run of a stage only considers starts up to its current one, and a run whose
+    candidates leave one start needs no stage; the only energy load needs none once every run is pinned, as
+    :func:`_canonical` then places it exactly. A stage's schedule is kept only when its recomputed cost stays within
+    ``budget + TIE_SLACK x scale`` (HiGHS may end on the budget row); otherwise the stages stop there.
+    """
+
+    curve: PriceCurve
+    fitting: list[_Load]
+    headroom: FloatArray
+    keep: list[BoolArray]  # each load's usable columns (runs: a mask over its starts)
+    budget: float
+    scale: float
+    model: _Model
+    x: FloatArray
+    pins: list[tuple[int, float]] = field(default_factory=list)  # (energy load, its least mean slot)
+
+    def run(self) -> None:
+        """All stages, in the order of the loads."""
+        group: list[int] = []
+        weight = 1
+        for number, load in enumerate(self.fitting):
+            if isinstance(load, _Charge):
+                if not self._flush(group):
+                    return
+                group, weight = [], 1
+                if not self._last_energy_load(number) and not self._stage([number]):
+                    return
+                continue
+            span = self._span(number, first=not group)
+            if group and weight * span > LEX_LIMIT:
+                if not self._flush(group):
+                    return
+                group, weight = [], 1
+                span = self._span(number, first=True)
+            if span > 1:  # else it is as early as it can be
+                group.append(number)
+                weight *= span
+        self._flush(group)
+
+    def _span(self, number: int, *, first: bool) -> int:
+        """How many slots the candidate starts of run ``number`` span. The first run of a stage keeps only starts up
+        to its current one: the schedule in hand is feasible, so only those can improve on it."""
+        load = self.fitting[number]
+        assert isinstance(load, _Run)
+        if first:
+            current = self.model.keys[number][int(np.argmax(self.x[self.model.columns[number]]))]
+            self.keep[number] &= load.starts <= current
+        return int(np.ptp(load.starts[self.keep[number]])) + 1
+
+    def _flush(self, group: list[int]) -> bool:
+        """The stage of a group of runs (nothing to do for none); False when the stages must stop."""
+        return not group or self._stage(group)
+
+    def _last_energy_load(self, number: int) -> bool:
+        """True when load ``number`` is the only energy load and no run follows it."""
+        return all(isinstance(load, _Run) for i, load in enumerate(self.fitting) if i != number) and not any(
+            isinstance(load, _Run) for load in self.fitting[number + 1 :]
         )
-        if found.x is None or float(tied.cost @ _clean(tied, found.x)) > budget + slack:
-            break  # keep the last schedule within the budget (and HiGHS's row tolerance)
-        model, x = tied, _clean(tied, found.x)
-        if isinstance(load, _Run):
-            keep[number] = load.starts == model.keys[number][int(np.argmax(x[model.columns[number]]))]
-        else:
-            pins.append((number, float(_mean_slot(model, number) @ x)))
-    powers = _powers(curve, fitting, model, x, headroom)
-    return _canonical(curve, fitting, powers, headroom, budget) or powers, note
+
+    def _stage(self, numbers: list[int]) -> bool:
+        """Place the loads ``numbers`` as early as they can be and pin them; False when HiGHS found nothing better
+        within the budget (the schedule in hand stays)."""
+        from scipy.optimize import Bounds, LinearConstraint, milp  # lazy, as in _build
+
+        model = _build(self.curve, self.fitting, self.keep, self.headroom)
+        rows = [
+            LinearConstraint(model.cost[None, :] * (COST_SCALE / self.scale), -np.inf, self.budget * COST_SCALE / self.scale)
+        ]
+        rows += [LinearConstraint(_mean_slot(model, j)[None, :], -np.inf, mean + PIN_SLOTS) for j, mean in self.pins]
+        found = milp(
+            self._objective(model, numbers),
+            integrality=model.integrality,
+            bounds=Bounds(0, model.upper),
+            constraints=[*_constraints(model), *rows],
+            options=_OPTIONS,
+        )
+        if found.x is None or float(model.cost @ _clean(model, found.x)) > self.budget + TIE_SLACK * self.scale:
+            return False
+        self.model, self.x = model, _clean(model, found.x)
+        for number in numbers:
+            load = self.fitting[number]
+            if isinstance(load, _Run):
+                self.keep[number] = load.starts == model.keys[number][int(np.argmax(self.x[model.columns[number]]))]
+            else:
+                self.pins.append((number, float(_mean_slot(model, number) @ self.x)))
+        return True
+
+    def _objective(self, model: _Model, numbers: list[int]) -> FloatArray:
+        """An energy load's mean slot, or the runs' start offsets weighted lexicographically (the first heaviest)."""
+        if isinstance(self.fitting[numbers[0]], _Charge):
+            return _mean_slot(model, numbers[0])
+        row = np.zeros(model.cost.size)
+        weight = 1.0
+        for number in reversed(numbers):
+            keys = model.keys[number]
+            row[model.columns[number]] = weight * (keys - keys[0])
+            weight *= int(keys[-1] - keys[0]) + 1
+        return row
 
 
 def _mean_slot(model: _Model, number: int) -> FloatArray:
