@@ -7,7 +7,7 @@ handling of ``prices.entsoe.async_fetch_day_ahead`` run; only the socket is fake
 from __future__ import annotations
 
 from collections.abc import Generator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from unittest.mock import AsyncMock, patch
@@ -22,6 +22,7 @@ import voluptuous as vol
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
+from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.flow.checks import validate_appliance
 from custom_components.agentic_hems.const import DEFAULT_ASSISTANT_OPTIONS, DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
@@ -354,11 +355,13 @@ async def test_nordpool_errors(hass: HomeAssistant, nordpool: MockConfigEntry) -
 
 
 def price_sensor(hass: HomeAssistant, entity_id: str) -> None:
-    """A HACS-Nord-Pool-shaped price sensor: raw_today with hourly {start, end, value} in EUR/kWh."""
-    start = datetime(2026, 11, 28, 23, tzinfo=UTC)
+    """A HACS-Nord-Pool-shaped price sensor: raw_today with hourly {start, end, value} in EUR/kWh for HA's today."""
+    start = dt_util.as_utc(dt_util.start_of_local_day())
+    end = dt_util.as_utc(dt_util.start_of_local_day(dt_util.now().date() + timedelta(days=1)))
+    hours = (end - start) // timedelta(hours=1)
     raw = [
         {"start": (start + timedelta(hours=h)).isoformat(), "end": (start + timedelta(hours=h + 1)).isoformat(), "value": 0.1}
-        for h in range(24)
+        for h in range(hours)
     ]
     hass.states.async_set(entity_id, "0.1", {"unit_of_measurement": "EUR/kWh", "raw_today": raw, "raw_tomorrow": []})
 

@@ -672,8 +672,9 @@ def raw_items(day: int, hourly: dict[int, float | None], scale: float = 1.0) -> 
     ]
 
 
-TODAY_KWH = {hour: kwh(TODAY_EUR_MWH[hour]) for hour in range(12, 24)}  # the afternoon and evening only
-TOMORROW_KWH = {0: kwh(34.58), 1: kwh(35.34)}
+# Whole local days (a shorter list is refused); the other sensor gives no price (None) before noon today.
+TODAY_KWH = {hour: kwh(TODAY_EUR_MWH[hour]) if hour >= 12 else None for hour in range(24)}
+TOMORROW_KWH = {hour: kwh(TOMORROW_EUR_MWH.get(hour, 50.0)) for hour in range(24)}
 
 
 def sensor_entry() -> MockConfigEntry:
@@ -708,7 +709,7 @@ async def test_sensor_source_follows_the_other_sensors_attributes(
     assert state.attributes["tomorrow"][4]["price"] == pytest.approx(0.03534)  # 01:00 local
     assert state.attributes["today"][0]["price"] is None  # hours the other sensor does not give stay unknown
 
-    # The other sensor revises 20:00 and adds 02:00 tomorrow, now in cents: our sensor follows.
+    # The other sensor revises 20:00 and tomorrow's 02:00, now in cents: our sensor follows.
     revised = {**TODAY_KWH, 20: 0.1234}
     hass.states.async_set(
         "sensor.prices",

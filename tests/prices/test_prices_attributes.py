@@ -9,11 +9,20 @@ from hypothesis import given, strategies as st
 import numpy as np
 import pytest
 
-from custom_components.agentic_hems.prices import SLOT, PriceSourceError, curve_from_attributes
-from custom_components.agentic_hems.prices.attributes import derive_resolution
+from custom_components.agentic_hems.prices import (
+    SLOT,
+    PriceCurve,
+    PriceIssue,
+    PricesRefused,
+    PriceSourceError,
+    SlotTrust,
+    curve_from_attributes,
+)
 
 STOCKHOLM = ZoneInfo("Europe/Stockholm")
 T0 = datetime(2025, 1, 14, tzinfo=STOCKHOLM)  # local midnight, 2025-01-13T23:00Z
+T1 = T0 + timedelta(days=1)
+HOUR = timedelta(hours=1)
 
 
 def raw(start: datetime, values: list[float | None], step: timedelta) -> list[dict[str, object]]:
@@ -30,7 +39,7 @@ def test_nordpool_raw_hourly_in_ore() -> None:
     """HACS Nord Pool in öre/kWh: 24 hourly items become 96 slots in SEK/kWh."""
     values = [float(100 + i) for i in range(24)]
     attributes = {"raw_today": raw(T0, values, timedelta(hours=1)), "raw_tomorrow": [], "currency": "SEK"}
-    curve = curve_from_attributes(attributes, unit="öre/kWh")
+    curve = curve_from_attributes(attributes, unit="öre/kWh", day_start=T0)
     assert (curve.start, len(curve), curve.currency, curve.source) == (T0.astimezone(UTC), 96, "SEK", "sensor")
     assert curve.prices == pytest.approx(np.repeat(np.array(values) / 100, 4))
 
@@ -46,7 +55,7 @@ def test_nordpool_raw_quarter_hours_with_tomorrow_and_missing_value() -> None:
         ],
         "unit_of_measurement": "EUR/kWh",
     }
-    curve = curve_from_attributes(attributes, unit=None)
+    curve = curve_from_attributes(attributes, unit=None, day_start=T0)
     assert len(curve) == 192
     assert curve.prices[:96] == pytest.approx([1.0] * 96)
     assert curve.prices[96:191] == pytest.approx([2.0] * 95)
@@ -59,7 +68,7 @@ def test_raw_mixed_resolutions_per_item() -> None:
         "raw_today": raw(T0, [5.0] * 24, timedelta(hours=1)),
         "raw_tomorrow": raw(T0 + timedelta(days=1), [float(i) for i in range(96)], SLOT),
     }
-    curve = curve_from_attributes(attributes, unit="EUR/MWh")
+    curve = curve_from_attributes(attributes, unit="EUR/MWh", day_start=T0)
     assert len(curve) == 192
     assert curve.prices[:96] == pytest.approx([0.005] * 96)
     assert curve.prices[96:] == pytest.approx(np.arange(96) / 1000)
@@ -72,22 +81,25 @@ def test_entsoe_prices_today_tomorrow() -> None:
         "prices_tomorrow": timed(T0 + timedelta(days=1), [0.2] * 24, timedelta(hours=1)),
         "prices": timed(T0, [9.9] * 10, SLOT),  # ignored when the per-day lists exist
     }
-    curve = curve_from_attributes(attributes, unit="€/kWh")
+    curve = curve_from_attributes(attributes, unit="€/kWh", day_start=T0)
     assert curve.currency == "EUR"
     assert len(curve) == 192
     assert curve.prices[:96] == pytest.approx([0.1] * 96)
     assert curve.prices[96:] == pytest.approx([0.2] * 96)
 
 
-def test_entsoe_prices_fallback_with_gap() -> None:
-    """Only ``prices``: a missing item is a gap (NaN), and does not change the derived resolution."""
-    items = timed(T0, [float(i) for i in range(8)], timedelta(hours=1))
-    del items[1]  # the first two items are two hours apart
-    curve = curve_from_attributes({"prices": items}, unit="c/kWh")
-    assert len(curve) == 32
-    assert curve.prices[:4] == pytest.approx([0.0] * 4)
-    assert np.isnan(curve.prices[4:8]).all()
-    assert curve.prices[8:12] == pytest.approx([0.02] * 4)
+def test_entsoe_prices_fallback_spans_days_and_a_gap_refuses_its_day() -> None:
+    """Only ``prices``: cut into local days; a missing item makes its day unknown, the complete day stays."""
+    items = timed(T0, [float(i) for i in range(48)], HOUR)
+    del items[30]  # tomorrow's 06:00
+    curve = curve_from_attributes({"prices": items}, unit="c/kWh", day_start=T0)
+    assert len(curve) == 192
+    assert curve.prices[:96] == pytest.approx(np.repeat(np.arange(24) / 100, 4))
+    assert np.isnan(curve.prices[96:]).all()
+    (span,) = curve.issues()
+    assert (span.start, span.end) == (T1.astimezone(UTC), T1.astimezone(UTC) + 24 * HOUR)
+    assert span.note.issue is PriceIssue.NOT_WHOLE_DAY
+    assert span.note.detail == "prices (2025-01-15): 23 prices do not make the whole day (24, 48 or 96 are accepted)"
 
 
 def test_entsoe_dst_day_uses_utc_spacing() -> None:
@@ -97,7 +109,7 @@ def test_entsoe_dst_day_uses_utc_spacing() -> None:
         {"time": (day_start.astimezone(UTC) + i * SLOT).astimezone(STOCKHOLM).isoformat(), "price": float(i)}
         for i in range(100)
     ]
-    curve = curve_from_attributes({"prices_today": items}, unit="SEK/kWh")
+    curve = curve_from_attributes({"prices_today": items}, unit="SEK/kWh", day_start=day_start)
     assert len(curve.local_day(date(2025, 10, 26), STOCKHOLM)) == 100
     assert curve.prices == pytest.approx(np.arange(100.0))
 
@@ -118,15 +130,19 @@ def test_plain_lists_with_day_start(day: date, slots: int, per_day: int) -> None
     assert local.prices == pytest.approx(np.repeat(np.arange(count, dtype=float), 4 // per_day))
 
 
-@pytest.mark.parametrize("day_start", [None, datetime(2025, 1, 14)])
-def test_plain_lists_need_an_aware_day_start(day_start: datetime | None) -> None:
+def test_day_start_must_be_aware() -> None:
     with pytest.raises(PriceSourceError, match="day_start"):
-        curve_from_attributes({"today": [1.0] * 24}, unit="EUR/kWh", day_start=day_start)
+        curve_from_attributes({"today": [1.0] * 24}, unit="EUR/kWh", day_start=datetime(2025, 1, 14))
 
 
-def test_plain_list_length_must_fit_the_day() -> None:
-    with pytest.raises(PriceSourceError, match="split"):
-        curve_from_attributes({"today": [1.0] * 7}, unit="EUR/kWh", day_start=T0)
+@pytest.mark.parametrize("count", [1, 7, 23, 25, 47, 95, 97, 192])
+def test_plain_list_length_must_be_a_whole_day(count: int) -> None:
+    """On a 24-hour day only 24, 48 or 96 plain prices are a day; anything else is refused, never stretched."""
+    message = f"today \\(2025-01-14\\): {count} prices do not make the whole day"
+    with pytest.raises(PricesRefused, match=message) as raised:
+        curve_from_attributes({"today": [1.0] * count}, unit="EUR/kWh", day_start=T0)
+    (span,) = raised.value.spans
+    assert span.note.issue is PriceIssue.NOT_WHOLE_DAY and span.start == T0.astimezone(UTC)
 
 
 @pytest.mark.parametrize(
@@ -149,12 +165,12 @@ def test_plain_list_length_must_fit_the_day() -> None:
 def test_units_and_currencies(
     unit: str, currency: str | None, attribute_currency: str | None, expected_currency: str, factor: float
 ) -> None:
-    attributes: dict[str, object] = {"raw_today": raw(T0, [12.5] * 4, SLOT)}
+    attributes: dict[str, object] = {"raw_today": raw(T0, [12.5] * 24, HOUR)}
     if attribute_currency:
         attributes["currency"] = attribute_currency
-    curve = curve_from_attributes(attributes, unit=unit, currency=currency)
+    curve = curve_from_attributes(attributes, unit=unit, currency=currency, day_start=T0)
     assert curve.currency == expected_currency
-    assert curve.prices == pytest.approx([12.5 * factor] * 4)
+    assert curve.prices == pytest.approx([12.5 * factor] * 96)
 
 
 @pytest.mark.parametrize(
@@ -173,7 +189,7 @@ def test_units_and_currencies(
 )
 def test_unknown_or_ambiguous_units(unit: str | None, currency: str | None) -> None:
     with pytest.raises(PriceSourceError):
-        curve_from_attributes({"raw_today": raw(T0, [1.0], SLOT)}, unit=unit, currency=currency)
+        curve_from_attributes({"raw_today": raw(T0, [1.0] * 24, HOUR)}, unit=unit, currency=currency, day_start=T0)
 
 
 @pytest.mark.parametrize(
@@ -200,44 +216,74 @@ def test_empty_or_invalid(attributes: dict[str, object]) -> None:
         curve_from_attributes(attributes, unit="EUR/kWh", day_start=T0)
 
 
-def test_inconsistent_spacing() -> None:
-    """Hourly items with one stray quarter-hour item: the gcd (15 min) is not the usual spacing."""
-    items = timed(T0, [1.0] * 24, timedelta(hours=1)) + timed(T0 + timedelta(minutes=15), [2.0], SLOT)
-    with pytest.raises(PriceSourceError, match="inconsistent"):
-        curve_from_attributes({"prices_today": items}, unit="EUR/kWh")
+def test_inconsistent_spacing_is_not_a_whole_day() -> None:
+    """Hourly items with one stray quarter-hour item: no resolution tiles the day, so it is refused."""
+    items = timed(T0, [1.0] * 24, HOUR) + timed(T0 + timedelta(minutes=15), [2.0], SLOT)
+    with pytest.raises(PricesRefused, match="25 prices do not make the whole day"):
+        curve_from_attributes({"prices_today": items}, unit="EUR/kWh", day_start=T0)
 
 
 @given(
     step=st.sampled_from([15, 30, 60]),
-    gaps=st.lists(st.integers(min_value=2, max_value=8), max_size=6),
-    extra=st.integers(min_value=1, max_value=40),
-)
-def test_resolution_is_derived_from_all_items(step: int, gaps: list[int], extra: int) -> None:
-    """Leading items with gaps (so the first two disagree with the step) do not fool the derivation."""
-    positions = [0]
-    for gap in gaps:
-        positions.append(positions[-1] + gap)
-    for _ in range(len(gaps) + extra):  # a regular run: the step is the most common spacing
-        positions.append(positions[-1] + 1)
-    assert derive_resolution([T0 + timedelta(minutes=step * k) for k in positions]) == timedelta(minutes=step)
-
-
-@given(
-    step=st.sampled_from([15, 30, 60]),
-    count=st.integers(min_value=12, max_value=60),
     data=st.data(),
 )
-def test_gaps_never_change_the_resolution(step: int, count: int, data: st.DataObject) -> None:
-    """Items missing from a regular series become NaN slots; the resolution stays the series' step."""
-    missing = data.draw(st.sets(st.integers(min_value=2, max_value=count - 2), max_size=3))
-    kept = [k for k in range(count) if k not in missing]
-    items = [{"time": (T0 + timedelta(minutes=step * k)).isoformat(), "price": float(k)} for k in kept]
-    curve = curve_from_attributes({"prices_today": items}, unit="EUR/kWh")
-    per_item = step // 15
-    assert len(curve) == count * per_item
-    for k in range(count):
-        block = curve.prices[k * per_item : (k + 1) * per_item]
-        if k in missing:
-            assert np.isnan(block).all()
-        else:
-            assert block == pytest.approx([float(k)] * per_item)
+def test_a_missing_item_refuses_its_day_only(step: int, data: st.DataObject) -> None:
+    """Items missing from a regular day make that day unknown; the other day keeps every price."""
+    count = 24 * 60 // step
+    missing = data.draw(st.sets(st.integers(min_value=0, max_value=count - 1), min_size=1, max_size=3))
+    today = timed(T0, [1.0] * 96, SLOT)
+    items = timed(T1, [float(k) for k in range(count)], timedelta(minutes=step))
+    tomorrow = [item for k, item in enumerate(items) if k not in missing]
+    curve = curve_from_attributes({"prices_today": today, "prices_tomorrow": tomorrow}, unit="EUR/kWh", day_start=T0)
+    assert curve.prices[:96] == pytest.approx([1.0] * 96)
+    assert np.isnan(curve.prices[96:]).all()
+    assert [span.note.issue for span in curve.issues()] == [PriceIssue.NOT_WHOLE_DAY]
+
+
+# --- days, flags and doubts (the regressions of each failing class are in test_prices_regressions.py) -------------
+
+
+def _trust(curve: PriceCurve, start: datetime) -> list[int]:
+    """Trust of the 96 slots of the 24-hour local day starting at ``start``."""
+    return curve.local_day(start.date(), STOCKHOLM).trust().tolist()
+
+
+def test_identical_repeats_merge() -> None:
+    items = raw(T0, [float(i) for i in range(24)], HOUR)
+    curve = curve_from_attributes({"raw_today": items + items[5:7]}, unit="EUR/kWh", day_start=T0)
+    assert curve.prices == pytest.approx(np.repeat(np.arange(24.0), 4)) and not curve.issues()
+
+
+def test_a_day_of_zeros_is_doubtful() -> None:
+    curve = curve_from_attributes({"today": [1.0] * 24, "tomorrow": [0.0] * 96}, unit="EUR/kWh", day_start=T0)
+    assert _trust(curve, T1) == [SlotTrust.DOUBTFUL] * 96
+    assert curve.prices[96:] == pytest.approx([0.0] * 96)  # the price is kept, its doubt noted
+    assert curve.note_at(96).issue is PriceIssue.ZERO_DAY
+
+
+def test_tomorrow_flag_true_or_absent_keeps_tomorrow() -> None:
+    for flags in ({}, {"tomorrow_valid": True}, {"tomorrow_available": True}):
+        attributes = {"today": [1.0] * 24, "tomorrow": [2.0] * 24, **flags}
+        curve = curve_from_attributes(attributes, unit="EUR/kWh", day_start=T0)
+        assert curve.prices[96:] == pytest.approx([2.0] * 96) and not curve.issues()
+
+
+@pytest.mark.parametrize("flag", ["tomorrow_valid", "tomorrow_available"])
+@pytest.mark.parametrize("value", [False, "false", 0])
+def test_tomorrow_flags_refuse_every_shape(flag: str, value: object) -> None:
+    shapes = [
+        {"raw_today": raw(T0, [1.0] * 24, HOUR), "raw_tomorrow": raw(T1, [2.0] * 24, HOUR)},
+        {"prices": timed(T0, [1.0] * 48, HOUR)},
+        {"today": [1.0] * 24, "tomorrow": [2.0] * 24},
+    ]
+    for attributes in shapes:
+        curve = curve_from_attributes({**attributes, flag: value}, unit="EUR/kWh", day_start=T0)
+        assert curve.prices[:96] == pytest.approx([1.0] * 96)
+        assert np.isnan(curve.prices[96:]).all() and curve.note_at(96).issue is PriceIssue.SOURCE_INVALID
+
+
+def test_a_malformed_tomorrow_list_refuses_tomorrow_only() -> None:
+    attributes = {"raw_today": raw(T0, [1.0] * 24, HOUR), "raw_tomorrow": "garbage"}
+    curve = curve_from_attributes(attributes, unit="EUR/kWh", day_start=T0)
+    assert curve.prices[:96] == pytest.approx([1.0] * 96)
+    assert curve.note_at(96).issue is PriceIssue.BAD_VALUE

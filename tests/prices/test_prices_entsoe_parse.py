@@ -10,13 +10,35 @@ from a44 import HTML_503, NO_DATA_TEXT, acknowledgement, period, publication, re
 import numpy as np
 import pytest
 
-from custom_components.agentic_hems.prices import SLOT, PricesNotPublished, PriceSourceError, parse_day_ahead
+from custom_components.agentic_hems.prices import (
+    SLOT,
+    PriceIssue,
+    PricesNotPublished,
+    PricesRefused,
+    PriceSourceError,
+    SlotTrust,
+    parse_day_ahead,
+)
 
 BRUSSELS = ZoneInfo("Europe/Brussels")
+ISO = "%Y-%m-%dT%H:%MZ"
+DAY1 = datetime(2024, 10, 7, 22, tzinfo=UTC)  # 2024-10-08 in Brussels (CEST)
+DAY2 = DAY1 + timedelta(days=1)
 
 
 def utc(*args: int) -> datetime:
     return datetime(*args, tzinfo=UTC)
+
+
+def day(start: datetime, points: list[float] | dict[int, float] | list[object], resolution: str = "PT60M") -> str:
+    """A <Period> over the 24-hour delivery day from ``start``."""
+    end = start + timedelta(days=1)
+    return period(start.strftime(ISO), end.strftime(ISO), points, resolution)  # type: ignore[arg-type]
+
+
+def hourly(start: datetime, values: list[float]) -> np.ndarray:
+    """Expected 15-minute EUR/kWh prices of hourly EUR/MWh ``values``."""
+    return np.repeat(np.array(values, dtype=float) / 1000, 4)
 
 
 def test_be_60m_real_values() -> None:
@@ -85,75 +107,143 @@ def test_dst_days(day: date, start: datetime, slots: int) -> None:
 
 def test_a03_trailing_omission() -> None:
     """Positions after the last Point repeat it up to the Period's end; gaps inside repeat the previous one."""
+    document = publication(time_series(day(DAY1, {1: 10.0, 3: 30.0, 5: -5.0}), curve_type="A03"))
+    curve = parse_day_ahead(document)
+    assert len(curve) == 96
+    assert curve.prices == pytest.approx(hourly(DAY1, [10, 10, 30, 30] + [-5] * 20))
+
+
+def test_a01_missing_position_refuses_its_day() -> None:
+    """Under curveType A01 a missing position leaves the day incomplete: it is refused, never zero or stretched."""
     document = publication(
-        time_series(period("2024-10-07T22:00Z", "2024-10-08T00:00Z", {1: 10.0, 3: 30.0, 5: -5.0}), curve_type="A03")
+        time_series(day(DAY1, [float(i) for i in range(24)]), day(DAY2, {k: 1.0 for k in range(1, 25) if k != 3}))
     )
     curve = parse_day_ahead(document)
-    assert len(curve) == 8
-    assert curve.prices == pytest.approx([0.01, 0.01, 0.03, 0.03, -0.005, -0.005, -0.005, -0.005])
+    assert curve.prices[:96] == pytest.approx(hourly(DAY1, list(range(24))))
+    assert np.isnan(curve.prices[96:]).all()
+    (span,) = curve.issues()
+    assert (span.start, span.end, span.note.issue) == (DAY2, DAY2 + timedelta(days=1), PriceIssue.NOT_WHOLE_DAY)
+    assert span.note.detail == (
+        "period 2024-10-08T22:00Z to 2024-10-09T22:00Z: 23 of 24 positions given under curveType A01"
+    )
 
 
-def test_a01_missing_position_is_nan_not_zero() -> None:
-    """Under curveType A01 a missing position is unknown: NaN, never zero."""
-    document = publication(time_series(period("2024-10-07T22:00Z", "2024-10-07T23:00Z", {1: 10.0, 2: 20.0, 4: 40.0})))
-    curve = parse_day_ahead(document)
-    assert curve.prices[:2] == pytest.approx([0.01, 0.02])
-    assert np.isnan(curve.prices[2])
-    assert curve.prices[3] == pytest.approx(0.04)
+def test_a03_without_position_one_is_refused() -> None:
+    with pytest.raises(PricesRefused, match="2 of 24 positions given under curveType A03"):
+        parse_day_ahead(publication(time_series(day(DAY1, {2: 1.0, 5: 2.0}), curve_type="A03")))
 
 
 def test_de_lu_classification_sequences() -> None:
     """DE_LU documents carry SDAC (position 1) and a local auction (position 2); sequence selects one."""
-    window = ("2025-10-01T22:00Z", "2025-10-01T23:00Z")
     document = publication(
-        time_series(period(*window, [10.0, 11.0, 12.0, 13.0]), sequence=2, zone="10Y1001A1001A82H"),
-        time_series(period(*window, [90.0, 91.0, 92.0, 93.0]), sequence=1, zone="10Y1001A1001A82H"),
+        time_series(day(DAY1, [10.0] * 24), sequence=2, zone="10Y1001A1001A82H"),
+        time_series(day(DAY1, [90.0] * 24), sequence=1, zone="10Y1001A1001A82H"),
     )
-    assert parse_day_ahead(document).prices == pytest.approx([0.09, 0.091, 0.092, 0.093])
-    assert parse_day_ahead(document, sequence=1).prices == pytest.approx([0.09, 0.091, 0.092, 0.093])
-    assert parse_day_ahead(document, sequence=2).prices == pytest.approx([0.01, 0.011, 0.012, 0.013])
+    assert parse_day_ahead(document).prices == pytest.approx([0.09] * 96)
+    assert parse_day_ahead(document, sequence=1).prices == pytest.approx([0.09] * 96)
+    assert parse_day_ahead(document, sequence=2).prices == pytest.approx([0.01] * 96)
     with pytest.raises(PricesNotPublished):
         parse_day_ahead(document, sequence=3)
 
 
 def test_series_without_sequence_element_is_kept_for_any_sequence() -> None:
-    document = publication(time_series(period("2024-10-07T22:00Z", "2024-10-07T22:15Z", [42.0])))
-    assert parse_day_ahead(document, sequence=2).prices == pytest.approx([0.042])
+    document = publication(time_series(day(DAY1, [42.0] * 24)))
+    assert parse_day_ahead(document, sequence=2).prices == pytest.approx([0.042] * 96)
 
 
 def test_non_day_ahead_contract_is_dropped() -> None:
     """A TimeSeries of contract type A07 (intraday) must not leak into day-ahead prices."""
-    window = ("2024-10-07T22:00Z", "2024-10-07T23:00Z")
     document = publication(
-        time_series(period(*window, [500.0] * 4), contract="A07"),
-        time_series(period(*window, [50.0] * 4)),
-        time_series(period("2024-10-07T23:00Z", "2024-10-08T00:00Z", [700.0], "PT60M"), contract="A07"),
+        time_series(day(DAY1, [500.0] * 96, "PT15M"), contract="A07"),
+        time_series(day(DAY1, [50.0] * 24)),
+        time_series(day(DAY2, [700.0] * 24), contract="A07"),
     )
     curve = parse_day_ahead(document)
-    assert len(curve) == 4
-    assert curve.prices == pytest.approx([0.05] * 4)
+    assert len(curve) == 96
+    assert curve.prices == pytest.approx([0.05] * 96)
 
 
 def test_only_other_contracts_is_not_published() -> None:
-    document = publication(time_series(period("2024-10-07T22:00Z", "2024-10-07T23:00Z", [1.0] * 4), contract="A07"))
+    document = publication(time_series(day(DAY1, [1.0] * 24), contract="A07"))
     with pytest.raises(PricesNotPublished):
         parse_day_ahead(document)
 
 
 def test_mixed_resolutions_merge_finer_wins() -> None:
-    """Hourly, half-hourly and quarter-hourly series merge into one 15-minute curve; the finest known price wins."""
+    """Hourly, half-hourly and quarter-hourly days merge into one 15-minute curve; the finest day wins."""
+    day4 = DAY1 + timedelta(days=3)
     document = publication(
-        time_series(period("2024-10-07T22:00Z", "2024-10-08T01:00Z", [60.0, 61.0, 62.0], "PT60M")),
-        time_series(period("2024-10-07T23:00Z", "2024-10-08T00:00Z", [30.0, 31.0], "PT30M")),
-        time_series(period("2024-10-07T23:30Z", "2024-10-07T23:45Z", [15.0])),
-        # A later, separate quarter hour leaves a gap: NaN, not zero.
-        time_series(period("2024-10-08T01:30Z", "2024-10-08T01:45Z", [99.0])),
+        time_series(day(DAY1, [60.0] * 24), day(DAY2, [61.0] * 24)),
+        time_series(day(DAY2, [30.0 + i % 2 for i in range(48)], "PT30M")),
+        time_series(day(DAY1, [float(i) for i in range(96)], "PT15M")),
+        time_series(day(day4, [99.0] * 96, "PT15M")),  # a later, separate day leaves a gap: NaN, not zero
     )
     curve = parse_day_ahead(document)
-    assert curve.start == utc(2024, 10, 7, 22)
-    assert len(curve) == 15
-    expected = [60, 60, 60, 60, 30, 30, 15, 31, 62, 62, 62, 62, np.nan, np.nan, 99]
-    assert curve.prices == pytest.approx(np.array(expected) / 1000, nan_ok=True)
+    assert curve.start == DAY1 and len(curve) == 4 * 96
+    assert curve.prices[:96] == pytest.approx(np.arange(96) / 1000)
+    assert curve.prices[96:192] == pytest.approx(np.repeat([0.030, 0.031] * 24, 2))
+    assert np.isnan(curve.prices[192:288]).all()
+    assert curve.prices[288:] == pytest.approx([0.099] * 96)
+    assert not curve.issues()
+
+
+@pytest.mark.parametrize("bad", ["INF", "-INF", "NaN", "inf", "1e999", "n/a", ""])
+def test_non_finite_or_unreadable_prices_refuse_their_day_only(bad: str) -> None:
+    document = publication(time_series(day(DAY1, [50.0] * 24), day(DAY2, [40.0] * 20 + [bad] + [40.0] * 3)))
+    curve = parse_day_ahead(document)
+    assert curve.prices[:96] == pytest.approx([0.05] * 96)  # today's good prices survive tomorrow's bad one
+    assert np.isnan(curve.prices[96:]).all() and not np.isinf(curve.prices).any()
+    note = curve.note_at(96)
+    assert note is not None and note.issue is PriceIssue.BAD_VALUE
+    assert note.detail.endswith("at 2024-10-09T18:00Z")
+
+
+def test_identical_series_merge() -> None:
+    document = publication(time_series(day(DAY1, [50.0] * 24)), time_series(day(DAY1, [50.0] * 24)))
+    curve = parse_day_ahead(document)
+    assert curve.prices == pytest.approx([0.05] * 96) and not curve.issues()
+
+
+def test_one_position_with_two_prices_is_a_conflict() -> None:
+    body = period(DAY1.strftime(ISO), DAY2.strftime(ISO), [50.0] * 24, "PT60M").replace(
+        "</Period>", "<Point><position>3</position><price.amount>51</price.amount></Point></Period>"
+    )
+    with pytest.raises(PricesRefused, match=r"two prices for 2024-10-08T00:00Z: 50 and 51 EUR/MWh"):
+        parse_day_ahead(publication(time_series(body)))
+
+
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        ("2024-10-07T22:00Z", "2024-10-07T23:00Z"),  # one hour
+        ("2024-10-07T23:00Z", "2024-10-08T23:00Z"),  # 24 hours, but not a CEST delivery day
+        ("2024-10-07T22:00Z", "2024-10-09T22:00Z"),  # two days in one Period
+    ],
+)
+def test_a_period_must_be_one_delivery_day(start: str, end: str) -> None:
+    with pytest.raises(PricesRefused, match="is not one CET/CEST delivery day"):
+        parse_day_ahead(publication(time_series(period(start, end, [1.0] * 48, "PT60M"))))
+
+
+def test_a_day_of_zeros_is_doubtful() -> None:
+    """ENTSO-E fetched before publication answering tomorrow with 0.0 throughout: kept, but doubtful."""
+    curve = parse_day_ahead(publication(time_series(day(DAY1, [50.0] * 24), day(DAY2, [0.0] * 24))))
+    assert curve.trust().tolist() == [SlotTrust.KNOWN] * 96 + [SlotTrust.DOUBTFUL] * 96
+    assert curve.note_at(96).issue is PriceIssue.ZERO_DAY
+
+
+def test_a_tail_of_zeros_is_doubtful() -> None:
+    """The same pattern at the tail: the last day's prices end in two hours of exact zeros."""
+    curve = parse_day_ahead(publication(time_series(day(DAY1, [50.0] * 24), day(DAY2, [40.0] * 22 + [0.0] * 2))))
+    trust = curve.trust()
+    assert (trust[:184] == SlotTrust.KNOWN).all() and (trust[184:] == SlotTrust.DOUBTFUL).all()
+    assert curve.note_at(190).issue is PriceIssue.ZERO_TAIL
+    assert curve.note_at(190).detail.endswith("from 2024-10-09T20:00Z to the end are exactly 0 (placeholders?)")
+
+
+def test_zeros_inside_a_day_or_a_short_tail_are_trusted() -> None:
+    curve = parse_day_ahead(publication(time_series(day(DAY1, [0.0] * 12 + [5.0] * 11 + [0.0]))))
+    assert not curve.issues() and (curve.trust() == SlotTrust.KNOWN).all()
 
 
 def test_no_matching_data_acknowledgement() -> None:
@@ -194,21 +284,23 @@ def test_not_a_price_document(body: str | bytes) -> None:
 
 
 @pytest.mark.parametrize(
-    ("series", "message"),
+    ("series", "error", "message"),
     [
-        (time_series(period("2024-10-07T22:00Z", "2024-10-07T23:00Z", [1.0] * 4), unit="KWH"), "per MWh"),
-        (time_series(period("2024-10-07T22:00Z", "2024-10-08T22:00Z", [1.0], "P1D")), "resolution"),
+        (time_series(day(DAY1, [1.0] * 24), unit="KWH"), PriceSourceError, "per MWh"),
+        (time_series(day(DAY1, [1.0], "P1D")), PricesRefused, "resolution 'P1D' is not supported"),
         (
-            time_series(period("2024-10-07T22:00Z", "2024-10-07T23:00Z", [1.0] * 4))
-            + time_series(period("2024-10-07T23:00Z", "2024-10-08T00:00Z", [1.0] * 4), currency="PLN"),
+            time_series(day(DAY1, [1.0] * 24)) + time_series(day(DAY2, [1.0] * 24), currency="PLN"),
+            PriceSourceError,
             "currencies",
         ),
-        (time_series(period("2024-10-07T22:00Z", "2024-10-07T23:00Z", {})), "no intervals"),
-        (time_series(period("2024-10-07T22:00Z", "2024-10-07T23:00Z", ["n/a"] * 4)), "malformed"),
+        (time_series(day(DAY1, {})), PricesRefused, "0 of 24 positions"),
+        (time_series(day(DAY1, ["n/a"] * 24)), PricesRefused, "not a price: 'n/a'"),
+        (time_series(day(DAY1, [1.0] * 24), curve_type="A02"), PricesRefused, "curveType 'A02'"),
+        (time_series(period("soon", "later", [1.0])), PriceSourceError, "timeInterval"),
     ],
 )
-def test_malformed_publications(series: str, message: str) -> None:
-    with pytest.raises(PriceSourceError, match=message):
+def test_malformed_publications(series: str, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
         parse_day_ahead(publication(series))
 
 

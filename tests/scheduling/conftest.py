@@ -66,3 +66,12 @@ def windows(draw, curve: PriceCurve) -> tuple[datetime, datetime]:
     deadline = earliest + timedelta(minutes=draw(st.integers(0, span + 90)))
     zone = draw(st.sampled_from([UTC, BRUSSELS, ZoneInfo("America/New_York")]))
     return earliest.astimezone(zone), deadline.astimezone(zone)
+
+
+def noisy(prices: np.ndarray, data: st.DataObject) -> np.ndarray:
+    """``prices`` with float noise on some slots: an equal price reached by another sum (``(p + 0.1) - 0.1`` is
+    0.30000000000000004 for 0.3, ``(p - 0.7) + 0.7`` is 0.29999999999999993)."""
+    out = np.array(prices, dtype=np.float64)
+    for i in data.draw(st.lists(st.integers(0, out.size - 1), max_size=out.size)) if out.size else []:
+        out[i] = (out[i] + 0.1) - 0.1 if data.draw(st.booleans()) else (out[i] - 0.7) + 0.7
+    return out

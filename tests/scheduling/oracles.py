@@ -88,52 +88,102 @@ def lp_energy(
 
 @dataclass(frozen=True)
 class JointOptimum:
+    """The canonical schedule: least cost, then each load in order as early as possible.
+
+    ``starts`` are the run starts in the order of the runs; ``charge`` is the single energy load's kW per slot (None
+    without one, or with several, when only ``cost`` is meaningful).
+    """
+
     cost: float
-    tie: float  # sum over loads and slots of kWh x slot index (the earliest-first tie key)
     starts: tuple[int, ...]
+    charge: np.ndarray | None
 
 
 def brute_joint(
-    curve: PriceCurve, loads: Sequence[LoadSpec], *, power_limit_kw: float, base_load_kw: np.ndarray
+    curve: PriceCurve,
+    loads: Sequence[LoadSpec],
+    *,
+    power_limit_kw: float,
+    base_load_kw: np.ndarray,
+    prices: Sequence[float] | None = None,
 ) -> JointOptimum | None:
-    """Optimum over every combination of run starts; energy loads (if any) solved as one LP per combination.
+    """Optimum over every combination of run starts, with ties broken lexicographically in the order of ``loads``.
 
+    A single energy load is placed exactly in each combination: its usable slots sorted by (price, index), filled
+    in turn up to min(power, room left). Several energy loads are solved as one LP per combination (cost only).
+    Among the combinations within 1e-9 of the cost scale (max |price| x total energy) of the least cost, the one
+    whose loads, in order, start earliest (a run's start, an energy load's energy-weighted mean slot) wins.
+    ``prices`` (default the curve's) are the exact prices behind a curve whose prices carry float noise.
     Loads that cannot run in their window alone are left out (the planner marks them WINDOW_TOO_SHORT).
-    Returns None when no combination respects the limit. ``tie`` is only meaningful without energy loads.
+    Returns None when no combination respects the limit.
     """
+    exact = [float(p) for p in (curve.prices if prices is None else prices)]
     h = hours_per_slot(curve)
     n = len(curve)
-    runs = [spec for spec in loads if spec.contiguous]
-    charges = [spec for spec in loads if not spec.contiguous]
-    options = []
-    for spec in runs:
-        slots = run_slots(int(spec.duration_min))
-        starts = run_starts(curve, slots, spec.earliest_start, spec.deadline)
-        if starts:
-            options.append((spec, slots, starts))
-    charge_slots = []
-    for spec in charges:
-        slots = [i for i in range(n) if usable(curve, i, spec.earliest_start, spec.deadline)]
-        if len(slots) * spec.power_kw * h >= spec.energy_kwh * (1 - 1e-12):
-            charge_slots.append((spec, slots))
-    best: JointOptimum | None = None
-    for combo in itertools.product(*[starts for _, _, starts in options]):
+    runs, charges = [], []
+    for spec in loads:
+        if spec.contiguous:
+            slots = run_slots(int(spec.duration_min))
+            starts = run_starts(curve, slots, spec.earliest_start, spec.deadline)
+            if starts:
+                runs.append((spec, slots, starts))
+        else:
+            slots = [i for i in range(n) if usable(curve, i, spec.earliest_start, spec.deadline)]
+            if len(slots) * spec.power_kw * h >= spec.energy_kwh * (1 - 1e-12):
+                charges.append((spec, slots))
+    energy = sum(spec.power_kw * h * k for spec, k, _ in runs) + sum(spec.energy_kwh for spec, _ in charges)
+    scale = max((abs(p) for p in exact if not math.isnan(p)), default=0.0) * energy
+    found: list[tuple[float, tuple[float, ...], tuple[int, ...], np.ndarray | None]] = []
+    for combo in itertools.product(*[starts for _, _, starts in runs]):
         load = base_load_kw.copy()
-        cost, tie = 0.0, 0.0
-        for (spec, slots, _), start in zip(options, combo, strict=True):
+        cost = 0.0
+        for (spec, slots, _), start in zip(runs, combo, strict=True):
             load[start : start + slots] += spec.power_kw
-            cost += run_cost(curve, start, slots, spec.power_kw)
-            tie += sum(spec.power_kw * h * j for j in range(start, start + slots))
+            cost += math.fsum(exact[j] * spec.power_kw * h for j in range(start, start + slots))
         if np.any(load > power_limit_kw + 1e-9):
             continue
-        if charge_slots:
-            extra = _lp_charges(curve, charge_slots, power_limit_kw - load)
+        charge = None
+        if len(charges) == 1:
+            charge = _fill(exact, *charges[0], np.maximum(power_limit_kw - load, 0.0), h)
+            if charge is None:
+                continue
+            cost += math.fsum(exact[i] * charge[i] * h for i in range(n) if charge[i] > 0)
+        elif charges:
+            extra = _lp_charges(curve, charges, power_limit_kw - load)
             if extra is None:
                 continue
             cost += extra
-        if best is None or cost < best.cost - 1e-12 or (abs(cost - best.cost) <= 1e-12 and tie < best.tie):
-            best = JointOptimum(cost=cost, tie=tie, starts=combo)
-    return best
+        found.append((cost, _order_key(loads, runs, charges, combo, charge, h), combo, charge))
+    if not found:
+        return None
+    least = min(cost for cost, *_ in found)
+    cost, _, combo, charge = min((f for f in found if f[0] <= least + 1e-9 * scale + 1e-12), key=lambda f: f[1])
+    return JointOptimum(cost=cost, starts=combo, charge=charge)
+
+
+def _fill(prices: list[float], spec: LoadSpec, slots: list[int], room: np.ndarray, h: float) -> np.ndarray | None:
+    """One energy load in its slots by (price, index), each up to min(power, room): kW per slot, or None."""
+    power = np.zeros(len(prices))
+    left = spec.energy_kwh
+    for i in sorted(slots, key=lambda i: (prices[i], i)):
+        take = min(spec.power_kw, float(room[i])) * h
+        if left <= take * (1 + 1e-12):
+            power[i] = left / h
+            return power
+        power[i], left = take / h, left - take
+    return None
+
+
+def _order_key(loads, runs, charges, combo, charge, h) -> tuple[float, ...]:  # type: ignore[no-untyped-def]
+    """Each load's earliness in the order of ``loads``: a run's start; the energy load's mean slot."""
+    starts = {id(spec): start for (spec, _, _), start in zip(runs, combo, strict=True)}
+    key: list[float] = []
+    for spec in loads:
+        if id(spec) in starts:
+            key.append(float(starts[id(spec)]))
+        elif charge is not None and any(spec is c for c, _ in charges):
+            key.append(round(float(np.dot(charge, np.arange(len(charge)))) * h / spec.energy_kwh, 9))
+    return tuple(key)
 
 
 def _lp_charges(curve: PriceCurve, charge_slots: list[tuple[LoadSpec, list[int]]], room: np.ndarray) -> float | None:

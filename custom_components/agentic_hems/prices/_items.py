@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import UTC, datetime
 import math
 
-import numpy as np
-
-from .curve import PriceCurve, curve_from_intervals
 from .errors import PriceSourceError
-
-type Interval = tuple[datetime, datetime, float]
 
 
 def moment(value: object) -> datetime:
@@ -30,11 +25,20 @@ def moment(value: object) -> datetime:
     return value
 
 
-def price(value: object) -> float:
-    """A float from a number or a numeric string; None (unknown) becomes NaN.
+def utc_moment(value: object) -> datetime:
+    """:func:`moment` converted to UTC (a local time in a repeated DST hour keeps the instant its ``fold`` names).
 
     Raises:
-        PriceSourceError: anything else, or an infinite number.
+        PriceSourceError: as :func:`moment`.
+    """
+    return moment(value).astimezone(UTC)
+
+
+def price(value: object) -> float:
+    """A finite float from a number or a numeric string; None (the source gives no price) becomes NaN.
+
+    Raises:
+        PriceSourceError: anything else (a bool, a non-numeric string), or a non-finite number (INF, -INF, NaN).
     """
     if value is None:
         return math.nan
@@ -44,8 +48,8 @@ def price(value: object) -> float:
         number = float(value)
     except ValueError as err:
         raise PriceSourceError(f"not a price: {value!r}") from err
-    if math.isinf(number):
-        raise PriceSourceError(f"not a price: {value!r}")
+    if not math.isfinite(number):
+        raise PriceSourceError(f"not a finite price: {value!r}")
     return number
 
 
@@ -60,32 +64,3 @@ def item_list(value: object, name: str) -> list[Mapping[str, object]]:
     if not isinstance(value, list | tuple) or not all(isinstance(item, Mapping) for item in value):
         raise PriceSourceError(f"{name} is not a list of mappings")
     return list(value)
-
-
-def timed_intervals(
-    items: Iterable[Mapping[str, object]], *, start_key: str, end_key: str, value_key: str, scale: float
-) -> list[Interval]:
-    """``(start, end, value x scale)`` for items that carry their own start and end.
-
-    Raises:
-        PriceSourceError: a missing key or an unreadable time or price.
-    """
-    try:
-        return [(moment(item[start_key]), moment(item[end_key]), price(item[value_key]) * scale) for item in items]
-    except KeyError as err:
-        raise PriceSourceError(f"price item without {err}") from err
-
-
-def build_curve(intervals: list[Interval], *, currency: str, source: str) -> PriceCurve:
-    """``curve_from_intervals`` for untrusted input.
-
-    Raises:
-        PriceSourceError: no interval, no known price, or intervals off the 15-minute grid.
-    """
-    try:
-        curve = curve_from_intervals(intervals, currency=currency, source=source)
-    except ValueError as err:
-        raise PriceSourceError(str(err)) from err
-    if np.isnan(curve.prices).all():
-        raise PriceSourceError("no known price")
-    return curve

@@ -11,14 +11,19 @@ so callers run it in an executor.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from typing import Final
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
 import xml.etree.ElementTree as ET
 
 import aiohttp
+import numpy as np
 
-from .curve import PriceCurve, curve_from_intervals, ensure_utc
+from ._items import price
+from .curve import SLOT, PriceCurve, ensure_utc, local_day_bounds
+from .days import MARKET_TZ, Day, assemble, refused_day, utc_text
 from .errors import CannotConnect, InvalidAuth, PricesNotPublished, PriceSourceError
+from .trust import PriceIssue
 
 API_URL: Final = "https://web-api.tp.entsoe.eu/api"
 
@@ -82,9 +87,14 @@ _DAY_AHEAD_CONTRACT = "A01"
 _SEQUENCE_TAG = "classificationSequence_AttributeInstanceComponent.position"
 _NO_DATA_CODE = "999"
 _MWH = "MWH"
-# Resolutions entsoe-py's parse_prices returns, by the key of its result dict.
-_STEPS: Final = {"15min": timedelta(minutes=15), "30min": timedelta(minutes=30), "60min": timedelta(minutes=60)}
-_RESOLUTIONS = frozenset({"PT15M", "PT30M", "PT60M"})
+# Period resolutions -> (step, the key of entsoe-py's parse_prices result for that step).
+_RESOLUTIONS: Final = {
+    "PT15M": (timedelta(minutes=15), "15min"),
+    "PT30M": (timedelta(minutes=30), "30min"),
+    "PT60M": (timedelta(minutes=60), "60min"),
+}
+_CURVE_TYPES = frozenset({"A01", "A03"})  # A01: every position given; A03: omitted positions repeat the previous
+type _ParsePrices = Callable[[str], dict[str, Any]]
 
 
 def build_request_params(api_key: str, zone: str, start: datetime, end: datetime) -> dict[str, str]:
@@ -163,32 +173,122 @@ def parse_day_ahead(xml: str | bytes, *, sequence: int | None = None) -> PriceCu
     """Turn an A44 answer into one contiguous 15-minute ``PriceCurve`` in EUR/kWh (source "entsoe").
 
     Keeps the TimeSeries of contract type A01 (day-ahead) whose classificationSequence position is ``sequence``
-    (1 when omitted; series without the element are always kept), lets entsoe-py's ``parse_prices`` read them
-    (it repeats the previous price for positions curveType A03 omits, trailing ones included), and spreads hourly
-    and half-hourly prices over their quarter hours; where resolutions overlap, the finer one wins. The curve runs
-    from the earliest to the latest slot with NaN in gaps. Blocking (imports pandas): run it in an executor.
+    (1 when omitted; series without the element are always kept). Each Period is one delivery day, checked before
+    and after entsoe-py's ``parse_prices`` reads it (which repeats the previous price for positions curveType A03
+    omits, trailing ones included). A Period is refused as a whole (its slots unknown, with a note) when:
+
+    - it is not one CET/CEST delivery day, or its resolution is not PT15M, PT30M or PT60M (NOT_WHOLE_DAY);
+    - curveType A01 lacks a position, or A03 lacks position 1 (NOT_WHOLE_DAY);
+    - a position lies beyond its timeInterval (OUTSIDE_PERIOD);
+    - a position or price is unreadable or not finite: INF, -INF, NaN (BAD_VALUE);
+    - one position carries two different prices (CONFLICT), or another series of the same resolution gives the
+      same day different prices (CONFLICT, both refused; identical repeats merge).
+
+    Hourly and half-hourly prices are spread over their quarter hours; where resolutions overlap, the finer one
+    wins. A day of exact zeros, or two hours or more of zeros ending the document, is doubtful (see
+    :func:`~.days.assemble`). The curve runs from the earliest to the latest day with NaN in gaps. Blocking
+    (imports pandas): run it in an executor.
 
     Raises:
         PricesNotPublished: a "no matching data" acknowledgement (reason code 999), or no matching TimeSeries.
         PriceSourceError: an empty body, non-XML (such as an HTML maintenance page), another acknowledgement,
-            another document type, or a malformed or non-EUR/MWh price document.
+            another document type, a non-EUR/MWh or mixed-currency document, a Period without a readable
+            timeInterval, or no price at all.
+        PricesRefused: (a PriceSourceError) every Period was refused; its ``spans`` say why.
     """
     root = _read_document(xml)
     currency = _keep_day_ahead(root, 1 if sequence is None else sequence)
 
     from entsoe.parsers import parse_prices  # noqa: PLC0415 - pulls in pandas; kept off the import path
 
+    days = [
+        _period_day(series, period, parse_prices)
+        for series in root.findall("TimeSeries")
+        for period in series.iter("Period")
+    ]
+    return assemble(days, currency=currency, source="entsoe")
+
+
+def _period_day(series: ET.Element, period: ET.Element, parse_prices: _ParsePrices) -> Day:
+    """One Period of ``series`` as a day in EUR/kWh, or its refusal."""
+    start, end = (_time(period.findtext(f"timeInterval/{bound}")) for bound in ("start", "end"))
+    label = f"period {utc_text(start)} to {utc_text(end)}"
+    resolution = (period.findtext("resolution") or "").strip()
+    curve_type = (series.findtext("curveType") or "").strip()
+    if resolution not in _RESOLUTIONS:
+        return refused_day(label, start, end, PriceIssue.NOT_WHOLE_DAY, f"resolution {resolution!r} is not supported")
+    if curve_type not in _CURVE_TYPES:
+        return refused_day(label, start, end, PriceIssue.BAD_VALUE, f"curveType {curve_type!r} is not A01 or A03")
+    if (start, end) != local_day_bounds(start.astimezone(MARKET_TZ).date(), MARKET_TZ):
+        return refused_day(label, start, end, PriceIssue.NOT_WHOLE_DAY, "is not one CET/CEST delivery day")
+    step, key = _RESOLUTIONS[resolution]
+    points = _points(label, start, end, step, period)
+    if isinstance(points, Day):
+        return points
+    count = (end - start) // step
+    if 1 not in points or (curve_type == "A01" and len(points) < count):
+        reason = f"{len(points)} of {count} positions given under curveType {curve_type}"
+        return refused_day(label, start, end, PriceIssue.NOT_WHOLE_DAY, reason)
+    return _read_with_entsoe_py(label, start, end, (step, key), _single(series, period), parse_prices)
+
+
+def _time(text: str | None) -> datetime:
+    """A timeInterval bound such as ``2024-10-07T22:00Z`` in UTC; PriceSourceError when unreadable."""
     try:
-        frames = parse_prices(ET.tostring(root, encoding="unicode"))  # type: ignore[no-untyped-call]
-        intervals = [
-            (moment, moment + _STEPS[key], float(price) / 1000.0)  # EUR/MWh -> EUR/kWh
-            for key, series in frames.items()
-            if len(series)
-            for moment, price in zip(series.index.to_pydatetime(), series.to_numpy(), strict=True)
-        ]
-        return curve_from_intervals(intervals, currency=currency, source="entsoe")
+        return ensure_utc(datetime.fromisoformat((text or "").strip()))
+    except ValueError as err:
+        raise PriceSourceError(f"malformed day-ahead document: timeInterval bound {text!r}") from err
+
+
+def _points(label: str, start: datetime, end: datetime, step: timedelta, period: ET.Element) -> dict[int, float] | Day:
+    """The Period's prices by position (EUR/MWh), or the day's refusal."""
+    count = (end - start) // step
+    points: dict[int, float] = {}
+    for point in period.iter("Point"):
+        text = (point.findtext("position") or "").strip()
+        if not text.isdigit() or int(text) < 1:
+            return refused_day(label, start, end, PriceIssue.BAD_VALUE, f"position {text!r} is not a positive integer")
+        position = int(text)
+        instant = utc_text(start + (position - 1) * step)
+        if position > count:
+            reason = f"position {position} ({instant}) lies beyond the period's {count} positions"
+            return refused_day(label, start, end, PriceIssue.OUTSIDE_PERIOD, reason)
+        try:
+            value = price(point.findtext("price.amount") or "")
+        except PriceSourceError as err:
+            return refused_day(label, start, end, PriceIssue.BAD_VALUE, f"{err} at {instant}")
+        if points.setdefault(position, value) != value:
+            reason = f"two prices for {instant}: {points[position]:g} and {value:g} EUR/MWh"
+            return refused_day(label, start, end, PriceIssue.CONFLICT, reason)
+    return points
+
+
+def _single(series: ET.Element, period: ET.Element) -> str:
+    """A document holding ``series`` with ``period`` as its only Period, for entsoe-py."""
+    single = ET.Element("TimeSeries")
+    single.extend(child for child in series if child.tag != "Period")
+    single.append(period)
+    document = ET.Element("Publication_MarketDocument")
+    document.append(single)
+    return ET.tostring(document, encoding="unicode")
+
+
+def _read_with_entsoe_py(
+    label: str, start: datetime, end: datetime, step_key: tuple[timedelta, str], xml: str, parse_prices: _ParsePrices
+) -> Day:
+    """entsoe-py's reading of a checked one-Period document, accepted when it is every slot of the day, in order."""
+    step, key = step_key
+    count = (end - start) // step
+    try:
+        series = parse_prices(xml)[key]
+        moments = [moment.astimezone(UTC) for moment in series.index.to_pydatetime()]
+        values = np.asarray(series.to_numpy(), dtype=np.float64)
     except (AttributeError, KeyError, TypeError, ValueError) as err:
-        raise PriceSourceError(f"malformed day-ahead document: {err}") from err
+        return refused_day(label, start, end, PriceIssue.BAD_VALUE, f"entsoe-py cannot read it ({err})")
+    if moments != [start + k * step for k in range(count)] or not np.isfinite(values).all():
+        reason = f"entsoe-py read {len(moments)} of {count} prices"
+        return refused_day(label, start, end, PriceIssue.NOT_WHOLE_DAY, reason)
+    return Day(label, start, end, step, np.repeat(values / 1000.0, step // SLOT))  # EUR/MWh -> EUR/kWh
 
 
 def _read_document(xml: str | bytes) -> ET.Element:
@@ -230,9 +330,6 @@ def _keep_day_ahead(root: ET.Element, sequence: int) -> str:
             continue
         if (series.findtext("price_Measure_Unit.name") or "").strip().upper() != _MWH:
             raise PriceSourceError("prices are not per MWh")
-        resolutions = {(period.findtext("resolution") or "").strip() for period in series.iter("Period")}
-        if not resolutions <= _RESOLUTIONS:
-            raise PriceSourceError(f"unsupported resolution {sorted(resolutions - _RESOLUTIONS)}")
         currencies.add((series.findtext("currency_Unit.name") or "").strip().upper())
     if not currencies:
         raise PricesNotPublished(f"no day-ahead TimeSeries (contract A01, sequence {sequence}) in the document")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from .trust import NoteSpan
+
 
 class PriceError(Exception):
     """Base class for every price failure. ``translation_key`` names the message in translations/*.json."""
@@ -19,6 +23,19 @@ class PriceSourceError(PriceError):
     """The source answered with something that is not a day-ahead price document (HTML page, empty body, bad XML)."""
 
     translation_key = "price_source_error"
+
+
+class PricesRefused(PriceSourceError):
+    """The source delivered days, but every one was refused (not a whole day, a bad value, a conflict, ...).
+
+    Attributes:
+        spans: the refused days (aware UTC bounds) with the note that says why, in time order.
+    """
+
+    def __init__(self, spans: Sequence[NoteSpan]) -> None:
+        self.spans = tuple(spans)
+        details = dict.fromkeys(span.note.detail for span in self.spans)
+        super().__init__("no usable price: " + "; ".join(details))
 
 
 class InvalidAuth(PriceError):

@@ -9,12 +9,14 @@ import numpy as np
 
 from ..prices.curve import FloatArray, PriceCurve
 from .plan import Plan, Reason
+from .ties import earliest_cheapest, tie_tolerance
 from .windows import (
     IntArray,
     LoadWindow,
     build_plan,
     check_positive,
     missing_prices_text,
+    no_prices_text,
     resolve_window,
     slot_hours,
     slots_for_duration,
@@ -69,7 +71,7 @@ def run_options(curve: PriceCurve, window: LoadWindow, *, power_kw: float, slots
             f"{window_text(curve, window)} holds {window.length} slots; the run needs {slots}",
         )
     elif window.known_count == 0:
-        reason, detail = Reason.NO_PRICES, f"no known price in {window_text(curve, window)}"
+        reason, detail = Reason.NO_PRICES, no_prices_text(curve, window)
     elif starts.size == 0:
         reason = Reason.WINDOW_TOO_SHORT
         detail = f"no {slots} consecutive slots with known prices; {missing}"
@@ -107,12 +109,14 @@ def plan_contiguous(
         name: label carried into the plan.
 
     Returns:
-        A :class:`Plan` with method ``window_sums``. The run starts at the argmin of :func:`window_sums` over the
-        runs that lie inside the window on known prices only (a run never spans a NaN slot). Exact float ties go
-        to the earliest start (``np.argmin`` returns the first minimum; no tolerance is applied). ``reason`` is
-        OPTIMAL, PARTIAL_PRICES (the window has unknown slots; planned on the known ones, ``detail`` says until
-        when prices are known), WINDOW_TOO_SHORT (power all zero, start, end and cost None) or NO_PRICES.
-        ``baseline_cost`` is the cost of starting at the window's first slot. O(n * slots) time.
+        A :class:`Plan` with method ``window_sums``. The run starts at the least :func:`window_sums` over the
+        runs that lie inside the window on slots with a price (a run never spans an unknown, NaN, slot). Ties go
+        to the earliest start: a run costing at most the least cost plus the tie tolerance (:mod:`.ties`,
+        1e-9 of largest |price| x energy) counts as equal. ``reason`` is OPTIMAL, PARTIAL_PRICES (the window has
+        unknown slots; planned on the others, ``detail`` says until when prices are known and why days were
+        refused), DOUBTFUL_PRICES (the run uses doubtful prices; ``detail`` says which), WINDOW_TOO_SHORT (power
+        all zero, start, end and cost None) or NO_PRICES. ``baseline_cost`` is the cost of starting at the
+        window's first slot. O(n * slots) time.
 
     Raises:
         ValueError: ``power_kw`` or ``duration_min`` not finite and > 0, or a naive datetime.
@@ -123,7 +127,9 @@ def plan_contiguous(
     options = run_options(curve, window, power_kw=power_kw, slots=slots_for_duration(duration_min, curve.resolution))
     if not options.feasible:
         return unplanned(curve, name, method=METHOD, reason=options.reason, detail=options.detail)
-    start = int(options.starts[int(np.argmin(options.sums))])
+    energy = power_kw * slot_hours(curve) * options.slots
+    tolerance = tie_tolerance(curve.prices[options.starts[0] : options.starts[-1] + options.slots], energy)
+    start = int(options.starts[earliest_cheapest(options.sums * (power_kw * slot_hours(curve)), tolerance)])
     return build_plan(
         curve,
         name,

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..prices.curve import FloatArray, PriceCurve
 from .plan import Plan, Reason
+from .ties import fill_order, tie_tolerance
 from .windows import (
     REL_EPS,
     IntArray,
@@ -17,6 +18,7 @@ from .windows import (
     build_plan,
     check_positive,
     missing_prices_text,
+    no_prices_text,
     resolve_window,
     slot_hours,
     unplanned,
@@ -97,7 +99,7 @@ def charge_options(curve: PriceCurve, window: LoadWindow, *, max_power_kw: float
             f"{energy_kwh:g} kWh at {max_power_kw:g} kW needs {needed}"
         )
     elif slots.size == 0:
-        reason, detail = Reason.NO_PRICES, f"no known price in {window_text(curve, window)}"
+        reason, detail = Reason.NO_PRICES, no_prices_text(curve, window)
     elif slots.size < needed:
         reason = Reason.WINDOW_TOO_SHORT
         detail = f"{energy_kwh:g} kWh at {max_power_kw:g} kW needs {needed} slots with known prices; {missing}"
@@ -110,10 +112,12 @@ def charge_options(curve: PriceCurve, window: LoadWindow, *, max_power_kw: float
 def cheapest_fill(curve: PriceCurve, slots: IntArray, caps_kw: FloatArray, energy_kwh: float) -> FloatArray | None:
     """Per-slot kW (n,) placing ``energy_kwh`` in the cheapest of ``slots`` (ascending) at up to ``caps_kw`` each.
 
-    The stable sort by price sends equal prices to the earliest slot; None when the caps cannot hold the energy.
+    Slots fill in :func:`~.ties.fill_order`: prices closer than the tie tolerance spread over the slots count as
+    equal and the earliest slot goes first. None when the caps cannot hold the energy.
     """
     hours = slot_hours(curve)
-    order = np.argsort(curve.prices[slots], kind="stable")
+    prices = curve.prices[slots]
+    order = fill_order(prices, tie_tolerance(prices, energy_kwh) / (energy_kwh * max(slots.size, 1)))
     placed = fill_in_order(caps_kw[order] * hours, energy_kwh)
     if placed is None:
         return None
@@ -143,13 +147,14 @@ def plan_energy(
         name: label carried into the plan.
 
     Returns:
-        A :class:`Plan` with method ``greedy_sorted``: the window's known slots sorted by (price, index), the
-        first ``floor(E / (P h))`` at ``max_power_kw`` and the next one (the most expensive chosen) at the
+        A :class:`Plan` with method ``greedy_sorted``: the window's slots with a price sorted by (price, index),
+        the first ``floor(E / (P h))`` at ``max_power_kw`` and the next one (the most expensive chosen) at the
         remaining power. Minimising ``sum(p_i x_i)`` subject to ``sum(x_i) = E`` and ``0 <= x_i <= P h`` is a
         fractional knapsack: any solution that leaves a cheaper slot below capacity while using a dearer one
         can move energy to the cheaper slot without raising the cost, so filling the cheapest slots first is
-        optimal (also with negative prices, since the energy is fixed). The stable sort sends equal prices to
-        the earliest slot. Unknown (NaN) slots are never used. ``reason`` and ``detail`` as for
+        optimal (also with negative prices, since the energy is fixed). Ties go to the earliest slot: prices
+        closer than the tie tolerance (:mod:`.ties`) count as equal, and the plan costs at most that tolerance
+        more than the exact optimum. Unknown (NaN) slots are never used. ``reason`` and ``detail`` as for
         :func:`plan_contiguous`; ``baseline_cost`` is charging at full power from the window's first slot.
         O(n log n) time.
 

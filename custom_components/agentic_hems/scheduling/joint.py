@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +14,7 @@ from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import RunOptions, run_options, run_power
 from .energy import ChargeOptions, charge_options, cheapest_fill
 from .plan import LoadSpec, Plan, Reason
+from .ties import TIE_REL, earliest_cheapest, tie_tolerance
 from .windows import (
     REL_EPS,
     BoolArray,
@@ -34,7 +35,11 @@ COST_SCALE = 1e4
 # Wall-clock cap per HiGHS call; a 192-slot, 4-load problem takes tens of milliseconds.
 TIME_LIMIT_S = 10.0
 # The tie-break may spend this fraction of the cost scale (max |price| x total energy) to move loads earlier.
-TIE_SLACK = 1e-9
+TIE_SLACK = TIE_REL
+# Later tie stages keep an energy load's mean slot index within this of its least value (absorbs HiGHS's noise).
+PIN_SLOTS = 1e-6
+# Largest weighted objective of a stage of runs: integers this large stay apart under MIP_REL_GAP (1e-3 here).
+LEX_LIMIT = 1e6
 
 
 @dataclass
@@ -136,8 +141,10 @@ def plan_joint(
     Starts whose run meets a slot with ``base + P > limit`` are dropped first. The limit is the only coupling, so
     when the loads' own optima (:func:`plan_contiguous`, :func:`plan_energy` under the limit) fit together they are
     the optimum and HiGHS is not called. Otherwise HiGHS solves the MILP with explicit ``mip_rel_gap`` and
-    ``time_limit``, and ties go to earlier slots (see :func:`_solve`). HiGHS is deterministic: the same inputs give
-    the same plans.
+    ``time_limit``. Ties (costs within the tolerance of :mod:`.ties`) are broken lexicographically in the order of
+    ``loads``: the first load as early as it can be, then the second, and so on (see :func:`_solve`), whatever
+    HiGHS's rounding; the same inputs give the same plans. A plan that uses doubtful slots has reason
+    DOUBTFUL_PRICES.
     """
     if isinstance(power_limit_kw, bool) or not isinstance(power_limit_kw, (int, float, np.integer, np.floating)):
         raise TypeError(f"power_limit_kw must be a number, got {power_limit_kw!r}")
@@ -229,6 +236,7 @@ class _Model:
     equality_rhs: FloatArray
     columns: list[slice]  # each load's variables
     keys: list[IntArray]  # each load's starts (runs) or slots (energy loads), one per variable
+    energy: list[float]  # each load's kWh
 
 
 def _build(curve: PriceCurve, fitting: list[_Load], keep: list[BoolArray], headroom: FloatArray) -> _Model:
@@ -298,6 +306,7 @@ def _build(curve: PriceCurve, fitting: list[_Load], keep: list[BoolArray], headr
         equality_rhs=np.array(eq_rhs),
         columns=columns,
         keys=keys,
+        energy=[_energy(load, hours) for load in fitting],
     )
 
 
@@ -306,23 +315,17 @@ def _solve(
 ) -> tuple[list[FloatArray] | None, str]:
     """Solve the MILP; per-load kW arrays (None when no schedule exists) and a note for ``detail``.
 
-    Tie-break. Stage 1 minimises cost alone, giving C1. Stage 2 minimises the energy-weighted slot index
-    (sum of kWh x slot) subject to ``cost <= C1 + TIE_SLACK x S`` with S = max|price| x total energy, so among
-    schedules within 1e-9 of the optimal cost (relative to S) the earliest wins. Folding a penalty into one
-    objective instead would need it below 1e-9 of S to keep the cost, and HiGHS cannot resolve differences that
-    small: its absolute gap (1e-6, not settable through scipy) and feasibility tolerances (1e-7) would leave such
-    ties to the solver's path. Stage 2's objective is in slots, where ties differ by at least one slot of a load's
-    energy. Its schedule is used only when its recomputed cost stays within C1 + TIE_SLACK x S; the slack
-    (1e-5 in the scaled objective) also keeps stage 1's schedule inside HiGHS's row tolerance (1e-6).
+    Stage 0 minimises cost alone, giving C0. Every later stage (:class:`_TieStages`) keeps ``cost <= B`` with
+    B = C0 + TIE_SLACK x S (S = max|price| x total energy, the tie tolerance of :mod:`.ties`) and moves loads
+    earlier, lexicographically in the caller's order.
 
     Pruning. Every other load costs at least its own optimum, so in a schedule costing at most B a run cannot cost
-    more than its own optimum + (B - sum of own optima). Stage 1 drops such starts with B the cost of a quick
-    feasible schedule (:func:`_heuristic`), stage 2 with B = C1. Small models matter: scipy 1.15.0-1.15.2 spend
-    O(variables^2) after each HiGHS call (scipy#22655), about 85 ms at 600 variables.
+    more than its own optimum + (B - sum of own optima). Stage 0 drops such starts with B the cost of a quick
+    feasible schedule (:func:`_heuristic`), later stages with B = C0. Small models matter: scipy 1.15.0-1.15.2
+    spend O(variables^2) after each HiGHS call (scipy#22655), about 85 ms at 600 variables.
     """
-    from scipy.optimize import Bounds, LinearConstraint, milp  # lazy, as in _build
+    from scipy.optimize import Bounds, milp  # lazy, as in _build
 
-    options = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
     hours = slot_hours(curve)
     energy = sum(_energy(load, hours) for load in fitting)
     spans = [
@@ -343,40 +346,175 @@ def _solve(
             for load, own in zip(fitting, own_costs, strict=True)
         ]
 
-    def constraints(m: _Model) -> list[LinearConstraint]:
-        return [
-            LinearConstraint(m.limit_matrix, -np.inf, m.limit_rhs),
-            LinearConstraint(m.equality_matrix, m.equality_rhs, m.equality_rhs),
-        ]
-
     model = _build(curve, fitting, within(_heuristic(curve, fitting, headroom)), headroom)
     first = milp(
         model.cost * (COST_SCALE / scale),
         integrality=model.integrality,
         bounds=Bounds(0, model.upper),
-        constraints=constraints(model),
-        options=options,
+        constraints=_constraints(model),
+        options=_OPTIONS,
     )
     if first.x is None:
         return None, "" if first.status == 2 else f" (no schedule found: {first.message})"
     note = "" if first.status == 0 else f"solver stopped early ({first.message}); best schedule found"
-    x1 = _clean(model, first.x)
-    cost1 = float(model.cost @ x1)
+    x = _clean(model, first.x)
+    cost = float(model.cost @ x)
+    stages = _TieStages(curve, fitting, headroom, within(cost), cost + slack, scale, model, x)
+    stages.run()
+    powers = _powers(curve, fitting, stages.model, stages.x, headroom)
+    return _canonical(curve, fitting, powers, headroom, stages.budget) or powers, note
 
-    tied = _build(curve, fitting, within(cost1), headroom)
-    second = milp(
-        (tied.tie - tied.tie.min()) / energy,
-        integrality=tied.integrality,
-        bounds=Bounds(0, tied.upper),
-        constraints=[
-            *constraints(tied),
-            LinearConstraint(tied.cost[None, :] * (COST_SCALE / scale), -np.inf, (cost1 + slack) * COST_SCALE / scale),
-        ],
-        options=options,
-    )
-    if second.x is not None and float(tied.cost @ _clean(tied, second.x)) <= cost1 + slack:
-        model, x1 = tied, _clean(tied, second.x)
-    return _powers(curve, fitting, model, x1, headroom), note
+
+_OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
+
+
+def _constraints(model: _Model) -> list[Any]:
+    """The power limit per slot and each load's placement (one start, or its energy), as LinearConstraints."""
+    from scipy.optimize import LinearConstraint  # lazy, as in _build
+
+    return [
+        LinearConstraint(model.limit_matrix, -np.inf, model.limit_rhs),
+        LinearConstraint(model.equality_matrix, model.equality_rhs, model.equality_rhs),
+    ]
+
+
+@dataclass
+class _TieStages:
+    """Among schedules costing at most ``budget``: the first load as early as it can be, then the second, and so on.
+
+    Each stage minimises an objective in slots, where different placements differ by far more than HiGHS's
+    tolerances (absolute gap 1e-6, not settable through scipy; feasibility 1e-7), which a penalty folded into the
+    cost objective (below 1e-9 of the cost scale) could never be; so HiGHS's rounding decides nothing. Consecutive
+    runs share a stage: their starts (offsets from their earliest candidate) weighted so that one slot of a run
+    outweighs every later run of the stage, while the weighted objective stays below ``LEX_LIMIT``. An energy load
+    minimises its energy-weighted mean slot. A stage pins what it placed: a run to its start, an energy load to its
+    mean slot (+ PIN_SLOTS). The first run of a stage only considers starts up to its current one, and a run whose
+    candidates leave one start needs no stage; the only energy load needs none once every run is pinned, as
+    :func:`_canonical` then places it exactly. A stage's schedule is kept only when its recomputed cost stays within
+    ``budget + TIE_SLACK x scale`` (HiGHS may end on the budget row); otherwise the stages stop there.
+    """
+
+    curve: PriceCurve
+    fitting: list[_Load]
+    headroom: FloatArray
+    keep: list[BoolArray]  # each load's usable columns (runs: a mask over its starts)
+    budget: float
+    scale: float
+    model: _Model
+    x: FloatArray
+    pins: list[tuple[int, float]] = field(default_factory=list)  # (energy load, its least mean slot)
+
+    def run(self) -> None:
+        """All stages, in the order of the loads."""
+        group: list[int] = []
+        weight = 1
+        for number, load in enumerate(self.fitting):
+            if isinstance(load, _Charge):
+                if not self._flush(group):
+                    return
+                group, weight = [], 1
+                if not self._last_energy_load(number) and not self._stage([number]):
+                    return
+                continue
+            span = self._span(number, first=not group)
+            if group and weight * span > LEX_LIMIT:
+                if not self._flush(group):
+                    return
+                group, weight = [], 1
+                span = self._span(number, first=True)
+            if span > 1:  # else it is as early as it can be
+                group.append(number)
+                weight *= span
+        self._flush(group)
+
+    def _span(self, number: int, *, first: bool) -> int:
+        """How many slots the candidate starts of run ``number`` span. The first run of a stage keeps only starts up
+        to its current one: the schedule in hand is feasible, so only those can improve on it."""
+        load = self.fitting[number]
+        assert isinstance(load, _Run)
+        if first:
+            current = self.model.keys[number][int(np.argmax(self.x[self.model.columns[number]]))]
+            self.keep[number] &= load.starts <= current
+        return int(np.ptp(load.starts[self.keep[number]])) + 1
+
+    def _flush(self, group: list[int]) -> bool:
+        """The stage of a group of runs (nothing to do for none); False when the stages must stop."""
+        return not group or self._stage(group)
+
+    def _last_energy_load(self, number: int) -> bool:
+        """True when load ``number`` is the only energy load and no run follows it."""
+        return all(isinstance(load, _Run) for i, load in enumerate(self.fitting) if i != number) and not any(
+            isinstance(load, _Run) for load in self.fitting[number + 1 :]
+        )
+
+    def _stage(self, numbers: list[int]) -> bool:
+        """Place the loads ``numbers`` as early as they can be and pin them; False when HiGHS found nothing better
+        within the budget (the schedule in hand stays)."""
+        from scipy.optimize import Bounds, LinearConstraint, milp  # lazy, as in _build
+
+        model = _build(self.curve, self.fitting, self.keep, self.headroom)
+        rows = [
+            LinearConstraint(model.cost[None, :] * (COST_SCALE / self.scale), -np.inf, self.budget * COST_SCALE / self.scale)
+        ]
+        rows += [LinearConstraint(_mean_slot(model, j)[None, :], -np.inf, mean + PIN_SLOTS) for j, mean in self.pins]
+        found = milp(
+            self._objective(model, numbers),
+            integrality=model.integrality,
+            bounds=Bounds(0, model.upper),
+            constraints=[*_constraints(model), *rows],
+            options=_OPTIONS,
+        )
+        if found.x is None or float(model.cost @ _clean(model, found.x)) > self.budget + TIE_SLACK * self.scale:
+            return False
+        self.model, self.x = model, _clean(model, found.x)
+        for number in numbers:
+            load = self.fitting[number]
+            if isinstance(load, _Run):
+                self.keep[number] = load.starts == model.keys[number][int(np.argmax(self.x[model.columns[number]]))]
+            else:
+                self.pins.append((number, float(_mean_slot(model, number) @ self.x)))
+        return True
+
+    def _objective(self, model: _Model, numbers: list[int]) -> FloatArray:
+        """An energy load's mean slot, or the runs' start offsets weighted lexicographically (the first heaviest)."""
+        if isinstance(self.fitting[numbers[0]], _Charge):
+            return _mean_slot(model, numbers[0])
+        row = np.zeros(model.cost.size)
+        weight = 1.0
+        for number in reversed(numbers):
+            keys = model.keys[number]
+            row[model.columns[number]] = weight * (keys - keys[0])
+            weight *= int(keys[-1] - keys[0]) + 1
+        return row
+
+
+def _mean_slot(model: _Model, number: int) -> FloatArray:
+    """Objective row (over all variables) of load ``number``'s energy-weighted mean slot index, from its first."""
+    columns = model.columns[number]
+    row = np.zeros(model.cost.size)
+    tie = model.tie[columns]
+    row[columns] = (tie - (tie.min() if tie.size else 0.0)) / model.energy[number]
+    return row
+
+
+def _canonical(
+    curve: PriceCurve, fitting: list[_Load], powers: list[FloatArray], headroom: FloatArray, budget: float
+) -> list[FloatArray] | None:
+    """The runs of ``powers`` kept, each energy load placed again in order at its cheapest in the room left
+    (earliest on ties, :func:`~.energy.cheapest_fill`); None when that does not fit or costs more than ``budget``."""
+    runs = [power for power, load in zip(powers, fitting, strict=True) if isinstance(load, _Run)]
+    room = headroom - sum(runs, np.zeros(len(curve)))
+    placed = list(powers)
+    for number, load in enumerate(fitting):
+        if isinstance(load, _Charge):
+            caps = np.minimum(load.caps_kw, np.maximum(room[load.slots], 0.0))
+            power = cheapest_fill(curve, load.slots, caps, load.energy_kwh)
+            if power is None:
+                return None
+            placed[number] = power
+            room = room - power
+    cost = sum(float(np.dot(curve.prices[p > 0], p[p > 0])) for p in placed) * slot_hours(curve)
+    return placed if cost <= budget else None
 
 
 def _energy(load: _Load, hours: float) -> float:
@@ -399,7 +537,9 @@ def _place(curve: PriceCurve, load: _Load, room: FloatArray) -> tuple[FloatArray
         ok = np.flatnonzero(_fits(load.starts, load.options.slots, load.spec.power_kw, room))
         if ok.size == 0:
             return None
-        best = int(ok[np.argmin(load.cost[ok])])
+        energy = load.spec.power_kw * slot_hours(curve) * load.options.slots
+        tolerance = tie_tolerance(curve.prices[load.starts[0] : load.starts[-1] + load.options.slots], energy)
+        best = int(ok[earliest_cheapest(load.cost[ok], tolerance)])
         return run_power(len(curve), int(load.starts[best]), load.options.slots, load.spec.power_kw), float(
             load.cost[best]
         )

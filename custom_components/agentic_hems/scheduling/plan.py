@@ -18,6 +18,7 @@ class Reason(StrEnum):
 
     OPTIMAL = "optimal"
     PARTIAL_PRICES = "partial_prices"  # the window runs past the known prices; planned on the known slots
+    DOUBTFUL_PRICES = "doubtful_prices"  # the plan uses doubtful prices (a day of zeros, ...); ``detail`` says which
     WINDOW_TOO_SHORT = "window_too_short"  # the window cannot hold the load at its power
     NO_PRICES = "no_prices"  # no known price inside the window
     POWER_LIMIT = "power_limit"  # the household power limit leaves no room for the loads

@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 import numpy as np
 import numpy.typing as npt
 
-from ..prices.curve import FloatArray, PriceCurve, ceil_slot, floor_slot
+from ..prices.curve import NO_NOTE, FloatArray, PriceCurve, ceil_slot, floor_slot
+from ..prices.trust import SlotTrust
 from .plan import Plan, Reason
 
 type IntArray = npt.NDArray[np.intp]
@@ -45,9 +46,9 @@ def window_sums(prices: npt.ArrayLike, width: int) -> FloatArray:
 
     Every window is summed left to right with the same sequence of float additions (``width`` shifted vector adds,
     O(n * width)), not as a difference of prefix sums. Windows holding the same prices in the same order therefore
-    have bit-identical sums, so ``np.argmin`` (which returns the first minimum) breaks exact ties to the earliest
-    start. Prefix-sum differences would carry the rounding of the whole prefix and turn the exact ties of a flat
-    tariff into arbitrary winners. Windows with equal prices in a different order may differ in the last ulp.
+    have bit-identical sums. Prefix-sum differences would carry the rounding of the whole prefix and turn the exact
+    ties of a flat tariff into noise. Windows with equal prices in a different order may still differ in the last
+    ulp, which is why the planners compare costs with a tolerance (:mod:`.ties`).
     """
     values = np.asarray(prices, dtype=np.float64)
     width = operator.index(width)
@@ -96,7 +97,8 @@ class LoadWindow:
     Attributes:
         first: index of the first usable slot (``earliest_start`` rounded up, clipped to the curve start).
         stop: one past the last slot (``deadline`` rounded down); NOT clipped to the curve end, ``stop >= first``.
-        known: bool array (n,) aligned with the curve, True for slots inside the window with a known price.
+        known: bool array (n,) aligned with the curve, True for slots inside the window with a price (known or
+            doubtful); unknown (NaN) slots, refused or never published, are never usable.
     """
 
     first: int
@@ -110,12 +112,12 @@ class LoadWindow:
 
     @property
     def known_count(self) -> int:
-        """Slots in the window with a known price."""
+        """Slots in the window with a price (known or doubtful)."""
         return int(np.count_nonzero(self.known))
 
     @property
     def complete(self) -> bool:
-        """True when every slot of the window has a known price."""
+        """True when every slot of the window has a price (known or doubtful)."""
         return self.known_count == self.length
 
 
@@ -147,8 +149,15 @@ def window_text(curve: PriceCurve, window: LoadWindow) -> str:
     return f"{start:%Y-%m-%dT%H:%MZ} to {end:%Y-%m-%dT%H:%MZ}"
 
 
+def notes_text(curve: PriceCurve, mask: BoolArray) -> str:
+    """The details of the notes on the slots ``mask`` selects (bool (n,)), each once, in time order, joined by "; "."""
+    marks = dict.fromkeys(int(mark) for mark in curve.marks[mask] if mark != NO_NOTE)
+    return "; ".join(curve.notes[mark].detail for mark in marks)
+
+
 def missing_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
-    """Explain which slots of ``window`` lack a price (empty when all are known)."""
+    """Explain which slots of ``window`` lack a price and why, as far as the curve's notes say (empty when none
+    lacks one)."""
     if window.complete:
         return ""
     missing = window.length - window.known_count
@@ -156,7 +165,21 @@ def missing_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
     known = np.flatnonzero(window.known)
     if known.size:
         text += f"; prices known until {curve.slot_start(int(known[-1]) + 1):%Y-%m-%dT%H:%MZ}"
-    return text
+    refused = refused_text(curve, window)
+    return f"{text}; {refused}" if refused else text
+
+
+def no_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
+    """``detail`` of a window without any price, with the refusals that explain it."""
+    refused = refused_text(curve, window)
+    return f"no known price in {window_text(curve, window)}" + (f"; {refused}" if refused else "")
+
+
+def refused_text(curve: PriceCurve, window: LoadWindow) -> str:
+    """The notes (refusals) of the window's slots that have no price, as :func:`notes_text`."""
+    inside = np.zeros(len(curve), dtype=bool)
+    inside[min(window.first, len(curve)) : min(window.stop, len(curve))] = True
+    return notes_text(curve, inside & ~window.known)
 
 
 def build_plan(
@@ -169,9 +192,17 @@ def build_plan(
     reason: Reason,
     detail: str = "",
 ) -> Plan:
-    """A feasible plan from a per-slot power array (kW, aligned with ``curve``, > 0 only on known prices)."""
+    """A feasible plan from a per-slot power array (kW, aligned with ``curve``, > 0 only on slots with a price).
+
+    When a planned slot is doubtful, ``reason`` becomes DOUBTFUL_PRICES and ``detail`` starts with the doubts.
+    """
     active = np.flatnonzero(power_kw > 0)
     hours = slot_hours(curve)
+    doubtful = (power_kw > 0) & (curve.trust() == SlotTrust.DOUBTFUL)
+    if doubtful.any():
+        reason = Reason.DOUBTFUL_PRICES
+        doubts = f"planned on doubtful prices: {notes_text(curve, doubtful)}"
+        detail = f"{doubts}; {detail}" if detail else doubts
     return Plan(
         name=name,
         feasible=True,
