@@ -137,7 +137,7 @@ async def test_expire_and_reject() -> None:
     first = await keeper.evaluate(view, actuator, source_agent="a", candidate=GARAGE_OPEN)
     clock.now = NOW + timedelta(minutes=5)
     touch(view, "cover.garage_door", clock.now)
-    second = await keeper.evaluate(view, actuator, source_agent="a", candidate=GARAGE_OPEN)
+    second = await keeper.evaluate(view, actuator, source_agent="b", candidate=GARAGE_OPEN)
     assert keeper.next_expiry() == NOW + timedelta(minutes=10)
     clock.now = NOW + timedelta(minutes=10)
     expired = keeper.expire()
@@ -199,15 +199,15 @@ async def test_a_failed_call_may_be_retried() -> None:
 
 async def test_pending_confirmations_are_capped_per_requester_and_in_total() -> None:
     keeper, view, actuator, _ = setup()
-    mine = [await keeper.evaluate(view, actuator, source_agent="a", candidate=GARAGE_OPEN, user_id="kid")
-            for _ in range(6)]
+    mine = [await keeper.evaluate(view, actuator, source_agent=f"agent{i}", candidate=GARAGE_OPEN, user_id="kid")
+            for i in range(6)]  # six different agents: no command repeats another
     assert [r["outcome"] for r in mine] == ["pending_confirmation"] * 5 + ["blocked"]
     refused = mine[-1]
     assert refused["failed_gate"] == "execution" and refused["trace_id"] not in keeper.pending
     assert refused["gate_results"][-1]["evidence"] == {"pending_limit": "per_user", "maximum": 5, "requested_by": "kid"}
     assert refused["gate_results"][-1]["reason"].startswith("refused: this requester has 5 commands awaiting")
-    others = [await keeper.evaluate(view, actuator, source_agent="a", candidate=GARAGE_OPEN, user_id=f"user{i // 5}")
-              for i in range(16)]  # 5 + 15 = 20 pending from four requesters, then the 21st
+    others = [await keeper.evaluate(view, actuator, source_agent=f"agent{i}", candidate=GARAGE_OPEN,
+                                    user_id=f"user{i // 5}") for i in range(16)]  # 5 + 15 = 20 pending, then the 21st
     assert [r["outcome"] for r in others] == ["pending_confirmation"] * 15 + ["blocked"]
     assert others[-1]["gate_results"][-1]["evidence"]["pending_limit"] == "total"
     assert len(keeper.pending) == 20
@@ -220,6 +220,18 @@ async def test_a_repeat_joins_the_pending_command() -> None:
     again = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=GARAGE_OPEN, slot_start=start)
     assert first["outcome"] == again["outcome"] == "pending_confirmation"
     assert again["trace_id"] == first["trace_id"] and list(keeper.pending) == [first["trace_id"]]
+
+
+async def test_a_requesters_repeat_without_a_slot_joins_and_another_requesters_does_not() -> None:
+    """A model repeating one command (each call its own trace, so its own idempotency key) fills no cap."""
+    keeper, view, actuator, _ = setup()
+    repeats = [await keeper.evaluate(view, actuator, source_agent="hermes", candidate=GARAGE_OPEN, user_id="kid")
+               for _ in range(7)]
+    assert {r["trace_id"] for r in repeats} == {repeats[0]["trace_id"]} and list(keeper.pending) == [
+        repeats[0]["trace_id"]]
+    other = await keeper.evaluate(view, actuator, source_agent="hermes", candidate=GARAGE_OPEN, user_id="mum")
+    assert other["outcome"] == "pending_confirmation" and other["trace_id"] != repeats[0]["trace_id"]
+    assert len(keeper.pending) == 2
 
 
 # Grid setpoints under a confirm rule: refused before any pending confirmation without an approved grant; with one,

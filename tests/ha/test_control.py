@@ -423,18 +423,20 @@ async def test_pending_confirmations_are_capped(hass: HomeAssistant, house: Mock
     await allow_control(hass)
     kid = Context(user_id=(await hass.auth.async_create_user("kid", group_ids=[GROUP_ID_USER])).id)
     garage = {"intent": "open", "device_alias": "garage door"}
-    for _ in range(5):
-        assert (await evaluate(hass, garage, context=kid))["outcome"] == "pending_confirmation"
+    for i in range(5):  # five agents: no command repeats another (a repeat would join, see below)
+        response = await evaluate(hass, garage, context=kid, source_agent=f"agent{i}")
+        assert response["outcome"] == "pending_confirmation"
     with pytest.raises(ServiceValidationError) as err:
-        await evaluate(hass, garage, context=kid)
+        await evaluate(hass, garage, context=kid, source_agent="agent5")
     assert err.value.translation_key == "pending_limit_user"
     assert err.value.translation_placeholders["maximum"] == "5"
     refused = house.runtime_data.control.traces[err.value.translation_placeholders["trace_id"]]
     assert refused["outcome"] == "blocked" and refused["gate_results"][-1]["reason"].startswith("refused:")
     for n in range(3):
         member = Context(user_id=(await hass.auth.async_create_user(f"m{n}", group_ids=[GROUP_ID_USER])).id)
-        for _ in range(5):
-            assert (await evaluate(hass, garage, context=member))["outcome"] == "pending_confirmation"
+        for i in range(5):
+            response = await evaluate(hass, garage, context=member, source_agent=f"agent{i}")
+            assert response["outcome"] == "pending_confirmation"
     with pytest.raises(ServiceValidationError) as err:  # the 21st, by an automation: the site's total
         await evaluate(hass, garage)
     assert err.value.translation_key == "pending_limit_total"

@@ -632,8 +632,8 @@ async def test_a_claim_without_any_action_is_not_a_success(home: Home, item: Cas
 
 
 # (7) Floods: many commands, many pending confirmations (5 per requester, 20 per site) -------------------------------
-# A model's repeat of a command is a command of its own: only a plan slot's command (the scheduler's) has an
-# idempotency key that a repeat shares and joins, so the model's repeats meet the caps like any other command.
+# A repeat of a waiting command (the same requester, agent, service call and slot) joins it and fills no cap; the
+# model's other commands meet the caps.
 
 CONFIRM_LIGHTS_AND_SWITCHES = [{"operation": "*", "device_type": domain, "risk_min": 0, "risk_max": 5,
                                 "action": "confirm"} for domain in ("light", "switch")]
@@ -686,10 +686,15 @@ async def test_floods_are_capped_and_nothing_runs_unconfirmed(home: Home, item: 
         return
     room = 5 if item.id == "per_user" else 4  # the requester's 5, or what is left of the site's 20
     assert [outcome for _, outcome, _ in outcomes[:room]] == ["pending_confirmation"] * room
-    refused = [home.entry.runtime_data.control.traces[trace]["gate_results"][-1] for _, _, trace in outcomes[room:]]
-    limit = "per_user" if item.id == "per_user" else "total"
-    assert [(g["gate"], g["evidence"]["pending_limit"]) for g in refused] == [("execution", limit)] * (8 - room)
     traces = home.entry.runtime_data.control.traces
+    # the six lights and switches, then the kitchen light and the heater again: a repeat of a waiting one joins it
+    joined = [trace for _, outcome, trace in outcomes[room:] if outcome == "pending_confirmation"]
+    assert set(joined) <= {trace for _, _, trace in outcomes[:room]}
+    assert len(joined) == (2 if item.id == "per_user" else 1)  # with room 4 the heater never waited
+    refused = [traces[trace]["gate_results"][-1] for _, outcome, trace in outcomes[room:] if outcome == "blocked"]
+    limit = "per_user" if item.id == "per_user" else "total"
+    assert [(g["gate"], g["evidence"]["pending_limit"]) for g in refused] == [("execution", limit)] * (
+        8 - room - len(joined))
     assert all(traces[trace]["outcome"] == "expired" for _, _, trace in outcomes[:room])
     assert not home.entry.runtime_data.control.keeper.pending
 

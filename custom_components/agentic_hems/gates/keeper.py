@@ -15,8 +15,9 @@ HA user who asked, or None for automations and the scheduler).
 - Pendings expire after ``confirm_ttl`` (10 min); an idempotency key never executes twice within 24 h.
 - Pendings are capped: ``MAX_PENDING_PER_USER`` per requester (an HA user, or None: the automations and the
   scheduler together) and ``MAX_PENDING_TOTAL`` per site. A command over a cap is refused (outcome ``blocked`` at
-  the Execution gate, evidence ``pending_limit``). A repeat of a pending command (the same idempotency key) joins
-  it: :meth:`Gatekeeper.evaluate` returns the pending trace and keeps no second entry.
+  the Execution gate, evidence ``pending_limit``). A repeat of a pending command (the same idempotency key, or the
+  same requester, source, service call and slot) joins it: :meth:`Gatekeeper.evaluate` returns the pending trace and
+  keeps no second entry.
 """
 
 from __future__ import annotations
@@ -128,6 +129,19 @@ def _step(outcome: Outcome | str, at: datetime, user_id: str | None = None) -> d
     return {"outcome": str(outcome), "at": at.isoformat(), "user_id": user_id}
 
 
+def _repeats(pending: PendingConfirmation, plan: DryRunPlan, source_agent: str, user_id: str | None) -> bool:
+    """True when ``plan`` repeats the command that ``pending`` holds: the same idempotency key, or the same requester
+    and source agent asking for the same service call (domain, service, target, data) for the same slot."""
+    if pending.idempotency_key == plan.idempotency_key:
+        return True
+    if (pending.requested_by, pending.source_agent, pending.slot_start) != (user_id, source_agent, plan.slot_start):
+        return False
+    held = next((g.get("evidence", {}).get("plan") for g in pending.trace.get("gate_results", ())
+                 if g.get("gate") == "dry_run"), None)
+    call = {k: v for k, v in plan.as_dict().items() if k in ("domain", "service", "target", "data")}
+    return isinstance(held, dict) and {k: held.get(k) for k in call} == call
+
+
 def _record(trace: PipelineTrace, history: list[dict[str, Any]]) -> TraceRecord:
     record = trace.as_dict()
     record["history"] = [*history, _step(trace.outcome, trace.timestamp)]
@@ -220,7 +234,7 @@ class Gatekeeper:
         history: list[dict[str, Any]],
     ) -> TraceRecord:
         for pending in self.pending.values():
-            if pending.idempotency_key == plan.idempotency_key:  # a repeat joins the command that already waits
+            if _repeats(pending, plan, trace.source_agent, user_id):  # a repeat joins the command that already waits
                 return pending.trace
         if (refusal := self._over_cap(user_id)) is not None:
             trace.outcome = Outcome.BLOCKED
