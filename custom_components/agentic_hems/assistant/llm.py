@@ -1,4 +1,4 @@
-"""An OpenAI-compatible chat model for the orchestrator (issue 4, "Provider").
+"""An OpenAI-compatible chat model for the orchestrator, and the prompts the models are given.
 
 Any server with the OpenAI chat API works (OpenAI, OpenRouter, Cerebras, Ollama, LM Studio): the base URL includes
 ``/v1``. The client is the ``openai`` package at the version Home Assistant pins (2.x on HA 2026.4, 3.x on 2026.10)
@@ -10,11 +10,15 @@ Every failure becomes a :class:`.orchestrator.loop.ModelError` with a clear mess
 A provider outage is logged once: :class:`ProviderHealth` (one per site) logs one warning with the reason at the
 first failure, nothing at the next failures, and one info line when a call succeeds again. The API key is never
 logged.
+
+The prompts are markdown files in ``prompts/`` that ship with the integration (:func:`prompt`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
+from importlib import resources
 from typing import Any, cast
 
 import openai
@@ -30,6 +34,16 @@ from ..orchestrator.parser import Reply, ToolCall
 TIMEOUT_S = 60.0
 MAX_RETRIES = 1
 MAX_COMPLETION_TOKENS = 400
+
+
+@cache
+def prompt(name: str) -> str:
+    """Return the markdown prompt ``prompts/<name>`` (read once; call it in the executor).
+
+    Raises:
+        FileNotFoundError: there is no such prompt.
+    """
+    return resources.files(__package__).joinpath("prompts", name).read_text(encoding="utf-8")
 
 
 class ProviderError(ModelError):
