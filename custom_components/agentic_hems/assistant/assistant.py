@@ -137,6 +137,7 @@ class Assistant(ChangeListeners):
             ServiceValidationError: the request is longer than ``MAX_ASK_CHARS`` (``input_too_large_chars``,
                 checked before anything reads it), it was rejected (``request_rejected``), a rate limit is reached
                 (``rate_limited``) or today's model cost reached the cap (``cost_cap_reached``); nothing ran.
+
         """
         lang = text_language(language or self.hass.config.language)
         request = self._admit(text, context, lang)
@@ -160,6 +161,7 @@ class Assistant(ChangeListeners):
 
         Raises:
             ServiceValidationError: ``input_too_large_chars``, ``request_rejected`` or ``rate_limited``.
+
         """
         if len(text) > MAX_ASK_CHARS:
             self._refused(("too_large",), f"longer than {MAX_ASK_CHARS} characters", context)

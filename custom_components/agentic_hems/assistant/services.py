@@ -23,8 +23,10 @@ RUNS_SCHEMA = vol.Schema(
 
 @callback
 def async_setup_assistant_services(hass: HomeAssistant) -> None:
-    """Register ``ask`` (a plain-language request) and ``get_runs`` (stored runs, newest first; a non-admin user
-    gets only their own, see :mod:`.people`)."""
+    """Register ``ask`` (a plain-language request) and ``get_runs`` (stored runs, newest first).
+
+    A non-admin user gets only their own runs, see :mod:`.people`.
+    """
 
     async def ask(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)

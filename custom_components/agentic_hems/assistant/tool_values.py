@@ -35,6 +35,7 @@ def parse_deadline(text: str, now: datetime) -> datetime:
 
     Raises:
         ValueError: ``text`` is none of these.
+
     """
     if text.startswith(TOMORROW):
         local = dt_util.as_local(now)

@@ -186,10 +186,11 @@ class HassTools:
         }
 
     async def _agent(self, action: Action) -> dict[str, Any]:
-        """The appliance's specialist agent, checked against the optimal plan (``orchestrator.agents.consult``).
+        """Consult the appliance's specialist agent, checked against the optimal plan (``orchestrator.agents.consult``).
 
         Bound to the request: refused (an outcome) for an appliance the request does not name; the agent reads the
-        person's own request (``request``), never text the model wrote."""
+        person's own request (``request``), never text the model wrote.
+        """
         appliance = find_appliance(self.entry, str(action.args["appliance"]))
         appliances = [ApplianceRef(a.name, a.kind) for a in self.entry.runtime_data.planner.appliances.values()]
         if appliance.name not in advice_targets(self.request, appliances):
@@ -264,11 +265,13 @@ class HassTools:
         return {"plans": observed}
 
     def _bound(self, appliances: Sequence[Any], what: str) -> None:
-        """Intent binding: refuse (before anything is planned or cleared) a SCHEDULE or cancel of an appliance the
-        person's request does not name; each refused appliance is a ``not_planned`` outcome.
+        """Refuse a SCHEDULE or cancel of an appliance the person's request does not name (intent binding).
+
+        This runs before anything is planned or cleared; each refused appliance is a ``not_planned`` outcome.
 
         Raises:
             ServiceValidationError: ``not_requested`` with the appliance and the action.
+
         """
         refused = [a.name for a in appliances if RequestedAction(a.name, what) not in self.requested]
         if not refused:
@@ -298,11 +301,12 @@ class HassTools:
         }
 
     async def _grid(self, action: Action) -> dict[str, Any]:
-        """A grid tool as the user who asked; ``simulate_action`` takes the plan's signed actions by ``plan_id``.
+        """Run a grid tool as the user who asked; ``simulate_action`` takes the plan's signed actions by ``plan_id``.
 
         ``request_authorization`` (a request for an administrator) is bound to the request: refused (an outcome)
         unless it asks for a grid or battery action (``orchestrator.intent.asks_for_grid_action``); a request it
-        creates is an outcome too."""
+        creates is an outcome too.
+        """
         name = action.type.lower()
         args = dict(action.args)
         asks_person = name == "request_authorization"

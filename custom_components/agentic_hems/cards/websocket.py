@@ -53,8 +53,11 @@ def async_setup_websocket(hass: HomeAssistant) -> None:
 
 def _entry(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]
            ) -> AgenticHemsConfigEntry | None:
-    """The entry named by ``entry_id`` or the only loaded one (as the services resolve it); otherwise the error is
-    sent, its code the services' translation key (``entry_not_found``, ``entry_required``, ...), and None returned."""
+    """Return the entry named by ``entry_id`` or the only loaded one (as the services resolve it).
+
+    Otherwise the error is sent, its code the services' translation key (``entry_not_found``, ``entry_required``,
+    ...), and None returned.
+    """
     try:
         return resolve_entry(hass, msg.get("entry_id"))
     except ServiceValidationError as err:
@@ -79,7 +82,7 @@ def async_entry_unloaded(hass: HomeAssistant, entry_id: str) -> None:
 
 
 def plan_slots(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    """A stored plan's running slots (power > 0) as ``[{start, end, power_kw}]`` (ISO 8601 UTC)."""
+    """Return a stored plan's running slots (power > 0) as ``[{start, end, power_kw}]`` (ISO 8601 UTC)."""
     start = dt_util.parse_datetime(plan["curve_start"])
     if start is None:
         return []
@@ -131,7 +134,7 @@ def ws_schedule(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str
 @callback
 def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]
                            ) -> None:
-    """The latest gate decisions (newest first), then each new decision."""
+    """Send the latest gate decisions (newest first), then each new decision."""
     if (entry := _entry(hass, connection, msg)) is None:
         return
     control = entry.runtime_data.control
@@ -164,7 +167,7 @@ def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, ms
 @websocket_command({vol.Required("type"): "agentic_hems/subscribe_run", **ENTRY})
 @callback
 def ws_subscribe_run(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
-    """The calling user's assistant runs: one message per iteration, then the end of the run."""
+    """Follow the calling user's assistant runs: one message per iteration, then the end of the run."""
     if (entry := _entry(hass, connection, msg)) is None:
         return
 
@@ -191,7 +194,7 @@ def ws_subscribe_run(hass: HomeAssistant, connection: ActiveConnection, msg: dic
 @websocket_command({vol.Required("type"): "agentic_hems/runs", **ENTRY})
 @callback
 def ws_runs(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
-    """The stored runs (newest first) and their statistics."""
+    """Send the stored runs (newest first) and their statistics."""
     if (entry := _entry(hass, connection, msg)) is None:
         return
     assistant = entry.runtime_data.assistant

@@ -30,7 +30,7 @@ SERVICE_GET_TRACES = "get_traces"
 MAX_RAW_INPUT = MAX_TEXT_CHARS
 
 def _strict_int(value: Any) -> int:
-    """An integer (or its decimal text); booleans and fractions are refused rather than coerced."""
+    """Return an integer (or its decimal text); booleans and fractions are refused rather than coerced."""
     if isinstance(value, str) and value.strip().lstrip("+").isdigit():
         return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -62,8 +62,10 @@ STATUS = {Outcome.EXECUTED: "success", Outcome.FAILED: "failure"}
 
 
 def evaluate_response(record: TraceRecord) -> dict[str, Any]:
-    """The response of ``evaluate_command``, ``confirm`` and ``reject``:
-    ``{trace_id, outcome, gate_results, result}``."""
+    """Return the response of ``evaluate_command``, ``confirm`` and ``reject``.
+
+    Its shape is ``{trace_id, outcome, gate_results, result}``.
+    """
     execution = record.get("execution_result") or {}
     gates = record.get("gate_results") or []
     outcome = Outcome(record["outcome"])
@@ -83,7 +85,7 @@ def evaluate_response(record: TraceRecord) -> dict[str, Any]:
 
 
 def pending_refusal(record: TraceRecord) -> dict[str, Any] | None:
-    """The evidence of a refusal over a pending-confirmation cap (``pending_limit``, ``maximum``), or None."""
+    """Return the evidence of a refusal over a pending-confirmation cap (``pending_limit``, ``maximum``), or None."""
     gates = record.get("gate_results") or []
     if record.get("outcome") != Outcome.BLOCKED or not gates:
         return None

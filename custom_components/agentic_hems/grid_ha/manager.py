@@ -40,11 +40,27 @@ NETWORKS_DIR = ("agentic_hems", "networks")
 MAX_CASE_BYTES = 20_000_000  # a case file larger than this is refused, not read
 
 
+
+def _measurement(key: str, entity_id: str, state: State | None) -> Measurement:
+    """Return the measurement ``key`` from ``state``: a state of charge (``*.soc``) as is, a power in kW.
+
+    Raises:
+        ValueError: there is no state, or it is not a finite number.
+
+    """
+    if state is None:
+        raise ValueError("no state")
+    value = float(state.state) if key.endswith(".soc") else to_kw(state)
+    if not np.isfinite(value):
+        raise ValueError(state.state)
+    return Measurement(value, entity_id, state.last_updated)
+
 class GridManager:
     """One site's tenant for the grid tools (see the module docstring)."""
 
     def __init__(self, hass: HomeAssistant, entry_id: str, options: Mapping[str, Any], site: HomeSite,
                  coordinator: PriceCoordinator, control: ControlManager, audit: AuditLog, records: GridRecords) -> None:
+        """Serve the grid tools for the site ``entry_id`` (its tenant) with the given collaborators."""
         self.hass = hass
         self.tenant = entry_id
         self.artifacts = Artifacts()
@@ -103,7 +119,7 @@ class GridManager:
         return [HOME, *found]
 
     async def async_twin(self, network_id: str) -> Twin:
-        """The home twin, or a MATPOWER case from the networks folder (cached until the file changes)."""
+        """Return the home twin, or a MATPOWER case from the networks folder (cached until the file changes)."""
         if network_id == HOME:
             return home_twin(self._site)
         if "/" in network_id or "\\" in network_id or network_id.startswith("."):
@@ -135,16 +151,10 @@ class GridManager:
         states = self._states_now(wanted.values()) if at is None else await self._states_at(wanted.values(), at)
         measured: dict[str, Measurement] = {}
         for key, entity_id in wanted.items():
-            state = states.get(entity_id)
             try:
-                if state is None:
-                    raise ValueError("no state")
-                value = float(state.state) if key.endswith(".soc") else to_kw(state)
-                if not np.isfinite(value):
-                    raise ValueError(state.state)
+                measured[key] = _measurement(key, entity_id, states.get(entity_id))
             except (ValueError, TypeError) as err:
                 raise ToolError("measurement_unavailable", "failed", detail=f"{entity_id}: {err}") from err
-            measured[key] = Measurement(value, entity_id, state.last_updated)
         return measured
 
     def _states_now(self, entity_ids: Sequence[str] | Any) -> dict[str, State]:
@@ -163,7 +173,7 @@ class GridManager:
         return {e: rows[0] for e, rows in found.items() if rows and isinstance(rows[0], State)}
 
     def describe(self, entity_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Current state, unit and last update of each entity."""
+        """Return the current state, unit and last update of each entity."""
         described: dict[str, dict[str, Any]] = {}
         for entity_id in entity_ids:
             state = self.hass.states.get(entity_id)
@@ -176,8 +186,11 @@ class GridManager:
         return described
 
     def forecast_entity(self, target: str) -> str | None:
-        """load: the house power sensor (a grid meter is net of PV and battery, so never the load); pv: the PV power
-        sensor; price: this entry's current price."""
+        """Return the entity measuring ``target``, or None.
+
+        load: the house power sensor (a grid meter is net of PV and battery, so never the load); pv: the PV power
+        sensor; price: this entry's current price.
+        """
         entities = self._site.entities
         if target == "load":
             return entities.get("house.power")
@@ -189,8 +202,10 @@ class GridManager:
 
     async def async_history(self, entity_id: str, start: datetime, end: datetime
                             ) -> tuple[list[datetime], list[float]]:
-        """Numeric states in [start, end] from the recorder (power in kW; unavailable is NaN, a gap). Without a
-        recorder or recorded states, the current state alone (so the persistence baseline still answers)."""
+        """Return the numeric states in [start, end] from the recorder (power in kW; unavailable is NaN, a gap).
+
+        Without a recorder or recorded states, the current state alone (so the persistence baseline still answers).
+        """
         states: list[State] = []
         if "recorder" in self.hass.config.components:
             from homeassistant.components.recorder import history  # noqa: PLC0415 - only with a recorder
@@ -233,19 +248,22 @@ class GridManager:
         return bool(self.audit.broken)
 
     async def async_append(self, record: dict[str, Any]) -> dict[str, Any]:
-        """The audit sink: append to this entry's hash-chained log."""
+        """Append a record to this entry's hash-chained log (the audit sink)."""
         appended: dict[str, Any] = await self.audit.async_append(record)
         return appended
 
     def record_ids(self) -> set[str]:
-        """Persisted ids usable as evidence."""
+        """Return the persisted ids usable as evidence."""
         return self.records.record_ids()
 
     # --- authorization ---------------------------------------------------------------------------------------------
 
     def scopes(self, user_id: str | None, is_admin: bool) -> Caller:
-        """The caller on this tenant: system (no user) and admins get all four tenant scopes, others read plus the
-        scopes the options grant them. ``system`` is never a user's."""
+        """Return the caller on this tenant and its scopes.
+
+        System (no user) and admins get all four tenant scopes, others read plus the scopes the options grant them.
+        ``system`` is never a user's.
+        """
         if user_id is None:
             return Caller(None, USER_SCOPES | {Scope.SYSTEM})
         if is_admin:
@@ -266,7 +284,7 @@ class GridManager:
         return await self.records.async_open_incident(incident)
 
     async def async_acknowledge(self, incident_id: str, user_id: str) -> dict[str, Any]:
-        """A person acknowledges an incident (see :meth:`.records.GridRecords.async_acknowledge`)."""
+        """Acknowledge an incident as a person (see :meth:`.records.GridRecords.async_acknowledge`)."""
         return await self.records.async_acknowledge(incident_id, user_id)
 
     def expire_requests(self) -> list[str]:
@@ -274,11 +292,13 @@ class GridManager:
         return self.records.expire_requests()
 
     async def async_decide(self, request_id: str, approve: bool, user_id: str, context: Context) -> dict[str, Any]:
-        """An administrator approves or denies a pending request (the caller checked the user); an approved
-        request's current slot is carried out at once.
+        """Approve or deny a pending request as an administrator (the caller checked the user).
+
+        An approved request's current slot is carried out at once.
 
         Raises:
             ToolError: as :meth:`.records.GridRecords.async_decide`.
+
         """
         request = await self.records.async_decide(request_id, approve, user_id)
         if approve:
@@ -286,8 +306,11 @@ class GridManager:
         return request
 
     async def async_execute_due(self, now: datetime, context: Context | None = None) -> list[dict[str, Any]]:
-        """For every approved request whose window covers the current slot, one gated ``number.set_value`` on the
-        battery's setpoint entity (``source_agent="grid"``); each command passes all eight gates."""
+        """Set the battery for every approved request whose window covers the current slot.
+
+        Each is one gated ``number.set_value`` on the battery's setpoint entity (``source_agent="grid"``); each
+        command passes all eight gates.
+        """
         slot = floor_slot(now)
         records: list[dict[str, Any]] = []
         entity_id = self.records.setpoint_entity

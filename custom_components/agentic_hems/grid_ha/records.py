@@ -35,12 +35,12 @@ MAX_CLOSED = 200  # settled requests and acknowledged incidents kept
 
 
 def request_issue_id(request_id: str) -> str:
-    """The repair issue of a pending authorization request."""
+    """Return the repair issue id of a pending authorization request."""
     return f"authorization_{request_id}"
 
 
 def incident_issue_id(incident_id: str) -> str:
-    """The repair issue of an unacknowledged incident."""
+    """Return the repair issue id of an unacknowledged incident."""
     return f"incident_{incident_id}"
 
 
@@ -51,6 +51,7 @@ class GridRecords:
     """
 
     def __init__(self, hass: HomeAssistant, entry_id: str, audit: AuditLog, setpoint_entity: str | None) -> None:
+        """Start empty; :meth:`async_load` restores the stored requests and incidents."""
         self.hass = hass
         self.audit = audit
         self.setpoint_entity = setpoint_entity
@@ -86,7 +87,7 @@ class GridRecords:
         return dt_util.utcnow()
 
     def record_ids(self) -> set[str]:
-        """Persisted ids usable as evidence."""
+        """Return the persisted ids usable as evidence."""
         return set(self.requests) | set(self.incidents)
 
     # --- authorization ---------------------------------------------------------------------------------------------
@@ -126,12 +127,14 @@ class GridRecords:
         persistent_notification.async_dismiss(self.hass, request_issue_id(request["request_id"]))
 
     async def async_decide(self, request_id: str, approve: bool, user_id: str) -> dict[str, Any]:
-        """An administrator approves or denies a pending request (the caller checked the user); the approved
-        request's slots are then the manager's to carry out.
+        """Approve or deny a pending request as an administrator (the caller checked the user).
+
+        The approved request's slots are then the manager's to carry out.
 
         Raises:
             ToolError: ``request_not_found`` (404), ``request_not_pending``; on approval ``audit_chain_broken`` or
                 ``request_overlaps`` (another approved request still to run in an overlapping window).
+
         """
         self.expire_requests()
         request = self.requests.get(request_id)
@@ -154,7 +157,7 @@ class GridRecords:
         return request
 
     def _overlapping(self, request: dict[str, Any]) -> str | None:
-        """An approved request whose window, from its next unexecuted slot on, overlaps ``request``'s."""
+        """Return an approved request whose window, from its next unexecuted slot on, overlaps ``request``'s."""
         start, end = (datetime.fromisoformat(request["requested_window"][k]) for k in ("start", "end"))
         now = floor_slot(self.now())
         for other in self.requests.values():
@@ -177,12 +180,15 @@ class GridRecords:
         return expired
 
     def reserved(self) -> frozenset[str]:
-        """The battery setpoint entity, when mapped: only approved requests set it (the Policy gate)."""
+        """Return the battery setpoint entity, when mapped: only approved requests set it (the Policy gate)."""
         return frozenset({self.setpoint_entity}) if self.setpoint_entity else frozenset()
 
     def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
-        """None when ``grant`` names an approved request, its slot is the current one and in its window, and the
-        command sets ``entity_id`` (the setpoint) to that slot's approved value; else why not."""
+        """Return None when ``grant`` allows the command, else why not.
+
+        It allows it when it names an approved request, its slot is the current one and in its window, and the
+        command sets ``entity_id`` (the setpoint) to that slot's approved value.
+        """
         request = self.requests.get(grant.request_id)
         if request is None:
             return f"no authorization request {grant.request_id}"
@@ -233,10 +239,11 @@ class GridRecords:
         )
 
     async def async_acknowledge(self, incident_id: str, user_id: str) -> dict[str, Any]:
-        """A person acknowledges an incident; it leaves the queue of open ones.
+        """Acknowledge an incident as a person; it leaves the queue of open ones.
 
         Raises:
             ToolError: ``incident_not_found`` (404) or ``incident_acknowledged``.
+
         """
         incident = self.incidents.get(incident_id)
         if incident is None:
@@ -261,6 +268,6 @@ class GridRecords:
 
 
 def slot_action(request: Mapping[str, Any], slot: datetime) -> dict[str, Any] | None:
-    """The approved request's ``battery_power`` action covering ``slot``, or None."""
+    """Return the approved request's ``battery_power`` action covering ``slot``, or None."""
     return next((a for a in request["actions"] if datetime.fromisoformat(a["start"]) <= slot
                  < datetime.fromisoformat(a["end"]) and a["type"] == "battery_power"), None)

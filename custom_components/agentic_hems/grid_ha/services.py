@@ -42,8 +42,11 @@ VERIFY_SCHEMA = vol.Schema(ENTRY_SCHEMA)
 
 
 def service_schema(name: str) -> vol.Schema:
-    """The HA-side schema of a tool's service: the entry and the tool's fields, checked by the contract inside
-    :func:`invoke` (the contract's own ``tenant`` is the entry, which the service names with ``config_entry_id``)."""
+    """Return the HA-side schema of a tool's service: the entry and the tool's fields.
+
+    The fields are checked by the contract inside :func:`invoke` (the contract's own ``tenant`` is the entry, which
+    the service names with ``config_entry_id``).
+    """
     contract = TOOLS[name][0]
     fields: dict[vol.Marker, Any] = {
         vol.Optional(str(key)): object for key in contract.schema.schema if str(key) != ATTR_TENANT
@@ -65,13 +68,13 @@ def localized(value: Any, key: str | None = None) -> Any:
 
 
 def tool_error(err: ToolError) -> HomeAssistantError:
-    """A typed tool error as a translated HA error (validation errors for the caller's mistakes)."""
+    """Return a typed tool error as a translated HA error (validation errors for the caller's mistakes)."""
     cls = ServiceValidationError if err.status in ("invalid", "not_found", "forbidden") else HomeAssistantError
     return cls(translation_domain=DOMAIN, translation_key=err.key, translation_placeholders=err.placeholders or None)
 
 
 def raising_ha_errors[**P, R](handler: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
-    """``handler`` with every typed tool error it raises turned into a translated HA error (:func:`tool_error`)."""
+    """Wrap ``handler``: every typed tool error it raises is turned into a translated HA error (:func:`tool_error`)."""
 
     @functools.wraps(handler)
     async def _handler(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -84,7 +87,7 @@ def raising_ha_errors[**P, R](handler: Callable[P, Awaitable[R]]) -> Callable[P,
 
 
 def entry_for_grid_call(hass: HomeAssistant, data: dict[str, Any]) -> AgenticHemsConfigEntry:
-    """The tenant: ``config_entry_id``, else the entry holding a referenced id, else the only one."""
+    """Return the tenant: ``config_entry_id``, else the entry holding a referenced id, else the only one."""
     if not (entry_id := data.get(ATTR_CONFIG_ENTRY_ID)):
         loaded: list[AgenticHemsConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
         for key in ID_KEYS:
@@ -101,6 +104,7 @@ async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, na
 
     Raises:
         ToolError: as :func:`~.grid.contracts.invoke`.
+
     """
     grid = entry.runtime_data.grid
     # No user id is system; an id HA does not know (a deleted user) is an ordinary user, never system.

@@ -1,5 +1,7 @@
-"""The price and plan service actions: get_prices, plan, schedule, clear_schedule; and the loads they plan
-(:func:`build_load`, also the assistant's SCHEDULE)."""
+"""The price and plan service actions: get_prices, plan, schedule, clear_schedule.
+
+Also the loads they plan (:func:`build_load`, which the assistant's SCHEDULE uses too).
+"""
 
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ from ..service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, inva
 from ..validation import vol
 
 if TYPE_CHECKING:
-    from ..runtime import AgenticHemsConfigEntry
     from ..coordinator import PriceData
+    from ..runtime import AgenticHemsConfigEntry
     from ..scheduling.appliance import Appliance
 
 SERVICE_GET_PRICES = "get_prices"
@@ -67,11 +69,12 @@ def find_appliance(entry: AgenticHemsConfigEntry, key: str) -> Appliance:
 
 
 def build_load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Appliance | None) -> LoadSpec:
-    """The load to plan: the appliance's next window and settings, with any field in ``data`` taking precedence.
+    """Return the load to plan: the appliance's next window and settings, with any field in ``data`` taking precedence.
 
     Raises:
         ServiceValidationError: an ad-hoc load lacks its power, amount or deadline, or the deadline is not after
             the earliest start.
+
     """
     now = dt_util.utcnow()
     default = entry.runtime_data.planner.load_for(appliance.appliance_id, now) if appliance else None
