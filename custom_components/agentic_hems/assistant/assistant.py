@@ -194,9 +194,7 @@ class Assistant(ChangeListeners):
             requested=frozenset() if out_of_scope else self.entry.runtime_data.control.read_request(request),
         )
 
-    async def _run(
-        self, run_id: str, request: str, model: OpenAIModel | OfflinePlanner, tools: HassTools
-    ) -> RunResult:
+    async def _run(self, run_id: str, request: str, model: OpenAIModel | OfflinePlanner, tools: HassTools) -> RunResult:
         """Run the loop on ``request``, firing a run step event per iteration; start a reauth if the key failed."""
         system = await self.hass.async_add_executor_job(prompt, "hems_orchestrator.md")
 
@@ -248,7 +246,11 @@ class Assistant(ChangeListeners):
         result.summary = await self._summary(result, tools, llm=llm, lang=lang)
         data = self.entry.runtime_data.coordinator.data
         record = run_record(
-            result, tools, request=tools.request, started=started, cost=self.price(result),
+            result,
+            tools,
+            request=tools.request,
+            started=started,
+            cost=self.price(result),
             curve=None if data is None else data.total,
         )
         record |= {"success": success, "outcomes": redact(tools.outcomes), "model_summary": redact(model_summary)}
@@ -297,5 +299,5 @@ async def async_exception_text(
         return None
     try:
         return template.format(**(placeholders or {}))
-    except (KeyError, IndexError, ValueError):
+    except KeyError, IndexError, ValueError:
         return None

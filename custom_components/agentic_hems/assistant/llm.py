@@ -97,7 +97,8 @@ class ProviderHealth:
             address = redact_url(base_url)
             LOGGER.warning(
                 "The model provider at %s failed: %s (further failures are not logged until it recovers)",
-                address, str(err).replace(base_url, address),
+                address,
+                str(err).replace(base_url, address),
             )
         self.outage = str(err)
 
@@ -225,4 +226,3 @@ class OpenAIModel:
             if call.type == "function"
         ]
         return Reply(choice.message.content, calls, choice.finish_reason)
-

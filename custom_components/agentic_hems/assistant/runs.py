@@ -48,7 +48,9 @@ def run_record(
     ``request`` is the sanitized request, ``started`` when the run began, ``cost`` what its model calls cost and
     ``curve`` the prices it saw (recorded as source, start and slot count; None when there were none).
     """
-    snapshot = None if curve is None else {"source": curve.source, "start": curve.start.isoformat(), "slots": len(curve)}
+    snapshot = (
+        None if curve is None else {"source": curve.source, "start": curve.start.isoformat(), "slots": len(curve)}
+    )
     record: dict[str, Any] = redact(
         {
             "run_id": result.run_id,
@@ -67,9 +69,7 @@ def run_record(
             "prices_snapshot": snapshot,
             "calendar_constraint": tools.calendar_constraint,
             "agent_results": tools.agent_results,
-            "executed_schedules": [
-                {k: v for k, v in plan.items() if k != "power_kw"} for plan in tools.plans.values()
-            ],
+            "executed_schedules": [{k: v for k, v in plan.items() if k != "power_kw"} for plan in tools.plans.values()],
             "gate_decisions": tools.gate_results,
             "actions_taken": [s.as_dict() for s in result.steps],
             "final_summary": result.summary,

@@ -40,7 +40,13 @@ def async_setup_assistant_services(hass: HomeAssistant) -> None:
         runs: list[Any] = visible[: call.data["limit"]]
         return {"runs": runs}
 
-    hass.services.async_register(DOMAIN, SERVICE_ASK, ask, schema=bounded(ASK_SCHEMA, max_chars=MAX_ASK_CHARS), supports_response=SupportsResponse.OPTIONAL)
+    hass.services.async_register(
+        DOMAIN,
+        SERVICE_ASK,
+        ask,
+        schema=bounded(ASK_SCHEMA, max_chars=MAX_ASK_CHARS),
+        supports_response=SupportsResponse.OPTIONAL,
+    )
     hass.services.async_register(
         DOMAIN, SERVICE_GET_RUNS, get_runs, schema=bounded(RUNS_SCHEMA), supports_response=SupportsResponse.ONLY
     )

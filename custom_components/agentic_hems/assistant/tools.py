@@ -194,8 +194,9 @@ class HassTools:
         appliance = find_appliance(self.entry, str(action.args["appliance"]))
         appliances = [ApplianceRef(a.name, a.kind) for a in self.entry.runtime_data.planner.appliances.values()]
         if appliance.name not in advice_targets(self.request, appliances):
-            return self._refuse(action, appliance.name, "agent_not_requested",
-                                f"the request does not name {appliance.name}")
+            return self._refuse(
+                action, appliance.name, "agent_not_requested", f"the request does not name {appliance.name}"
+            )
         if self.agent_model is None:
             return {"error": "specialist agents need a language model; SCHEDULE uses the optimizer directly"}
         if appliance.kind not in AGENT_KINDS:
@@ -211,7 +212,9 @@ class HassTools:
         model = self.agent_model
         before = self.agent_usage
         counting = _Counting(model, self)
-        result = await consult(counting, agent_prompt, self.request, load, curve, optimum, dt_util.get_default_time_zone())
+        result = await consult(
+            counting, agent_prompt, self.request, load, curve, optimum, dt_util.get_default_time_zone()
+        )
         self.agent_results[appliance.name] = result | {"tokens": self.agent_usage.prompt_tokens - before.prompt_tokens}
         return {"appliance": appliance.name, **result}
 
@@ -244,7 +247,11 @@ class HassTools:
         observed = []
         for appliance in appliances:
             plan = plans[appliance.appliance_id]
-            self.plans[appliance.name] = {**plan.as_dict(), "appliance": appliance.name, "appliance_id": appliance.appliance_id}
+            self.plans[appliance.name] = {
+                **plan.as_dict(),
+                "appliance": appliance.name,
+                "appliance_id": appliance.appliance_id,
+            }
             if not plan.feasible or plan.start is None or plan.end is None:
                 observed.append(
                     {"appliance": appliance.name, "feasible": False, "reason": str(plan.reason), "detail": plan.detail}
@@ -286,7 +293,9 @@ class HassTools:
     async def _evaluate(self, action: Action) -> dict[str, Any]:
         # raw_input is the person's request: InputGuard screens it and the Policy gate binds the command to it
         record = await self.entry.runtime_data.control.async_evaluate(
-            source_agent=SOURCE_ORCHESTRATOR, candidate=dict(action.args), context=self.context,
+            source_agent=SOURCE_ORCHESTRATOR,
+            candidate=dict(action.args),
+            context=self.context,
             raw_input=self.request,
         )
         self.gate_results.append({"trace_id": record["trace_id"], "outcome": record["outcome"]})

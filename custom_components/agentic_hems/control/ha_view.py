@@ -194,7 +194,5 @@ async def async_refresh(hass: HomeAssistant, entity_id: str) -> datetime:
     """Ask a polling entity for a fresh state (``homeassistant.update_entity``); returns when it was asked."""
     asked = dt_util.utcnow()
     with contextlib.suppress(HomeAssistantError):  # Freshness then fails: nothing was reported after ``asked``
-        await hass.services.async_call(
-            "homeassistant", "update_entity", {ATTR_ENTITY_ID: entity_id}, blocking=True
-        )
+        await hass.services.async_call("homeassistant", "update_entity", {ATTR_ENTITY_ID: entity_id}, blocking=True)
     return asked

@@ -265,10 +265,15 @@ class ControlManager(ChangeListeners):
         self.async_notify_listeners()
         if self.audit is not None:
             entry_record = {
-                "type": "gate_decision", "actor": record.get("user_id") or (context.user_id if context else None)
-                or "system", "tool": "gate_pipeline", "trace_id": trace_id, "outcome": record["outcome"],
-                "source_agent": record.get("source_agent"), "entity_id": record.get("entity_id"),
-                "inputs_hash": None, "outputs_hash": digest(json_safe(record)),
+                "type": "gate_decision",
+                "actor": record.get("user_id") or (context.user_id if context else None) or "system",
+                "tool": "gate_pipeline",
+                "trace_id": trace_id,
+                "outcome": record["outcome"],
+                "source_agent": record.get("source_agent"),
+                "entity_id": record.get("entity_id"),
+                "inputs_hash": None,
+                "outputs_hash": digest(json_safe(record)),
             }
             self.hass.async_create_task(self._async_audit(self.audit, entry_record), f"{DOMAIN} audit {trace_id}")
         return record
@@ -282,7 +287,9 @@ class ControlManager(ChangeListeners):
 
     def _notify_pending(self, pending: PendingConfirmation, *, mobile: bool) -> None:
         persistent_notification.async_create(
-            self.hass, _describe(pending), title="Agentic HEMS: confirmation needed",
+            self.hass,
+            _describe(pending),
+            title="Agentic HEMS: confirmation needed",
             notification_id=notification_id(pending.trace_id),
         )
         if mobile and self.notify_service:
@@ -327,7 +334,9 @@ class ControlManager(ChangeListeners):
             self._expiry_unsub()
             self._expiry_unsub = None
         if (when := self.keeper.next_expiry()) is not None:
-            self._expiry_unsub = async_track_point_in_utc_time(self.hass, self._expire, when + timedelta(milliseconds=1))
+            self._expiry_unsub = async_track_point_in_utc_time(
+                self.hass, self._expire, when + timedelta(milliseconds=1)
+            )
 
     @callback
     def _expire(self, _: datetime) -> None:

@@ -29,6 +29,7 @@ SERVICE_REJECT = "reject"
 SERVICE_GET_TRACES = "get_traces"
 MAX_RAW_INPUT = MAX_TEXT_CHARS
 
+
 def _strict_int(value: Any) -> int:
     """Return an integer (or its decimal text); booleans and fractions are refused rather than coerced."""
     if isinstance(value, str) and value.strip().lstrip("+").isdigit():
@@ -149,8 +150,12 @@ async def _get_traces(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse
         raise invalid("since_after_until")
     viewer = await async_viewer(hass, call.context)
     traces = control.traces_matching(
-        outcome=call.data.get("outcome"), entity_id=call.data.get("entity_id"), since=since, until=until,
-        limit=call.data["limit"], visible=viewer.may_see_trace,
+        outcome=call.data.get("outcome"),
+        entity_id=call.data.get("entity_id"),
+        since=since,
+        until=until,
+        limit=call.data["limit"],
+        visible=viewer.may_see_trace,
     )
     pending: list[Any] = [p.trace_id for p in control.keeper.pending.values() if viewer.may_see_trace(p.trace)]
     return {"traces": list[Any](traces), "pending": pending, "allow_device_control": control.allow_control}

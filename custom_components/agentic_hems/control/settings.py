@@ -58,8 +58,13 @@ def effective_rules(hass: HomeAssistant, entry: ConfigEntry, raw: Any) -> tuple[
     except vol.Invalid as err:
         LOGGER.error("Stored policy rules are invalid, denying every command: %s", err)
         ir.async_create_issue(
-            hass, DOMAIN, issue_id, is_fixable=False, severity=ir.IssueSeverity.ERROR,
-            translation_key="policy_invalid", translation_placeholders={"error": str(err)},
+            hass,
+            DOMAIN,
+            issue_id,
+            is_fixable=False,
+            severity=ir.IssueSeverity.ERROR,
+            translation_key="policy_invalid",
+            translation_placeholders={"error": str(err)},
         )
         return (PolicyRule("*", "*", 0, MAX_RISK, PolicyAction.DENY, "user"),)
     ir.async_delete_issue(hass, DOMAIN, issue_id)

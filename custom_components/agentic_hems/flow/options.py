@@ -42,6 +42,7 @@ def _check_rules(rules: Any) -> None:
         raise vol.Invalid("expected a list of rules")
     validate_rules(rules)
 
+
 class AgenticHemsOptionsFlow(OptionsFlow):
     """Change the price formula, the household power limit and device control."""
 
@@ -80,7 +81,9 @@ class AgenticHemsOptionsFlow(OptionsFlow):
                 self._llm = {CONF_LLM_BASE_URL: base_url, CONF_LLM_API_KEY: api_key}
                 return await self.async_step_model()
         values = {
-            **DEFAULT_ASSISTANT_OPTIONS, **self.config_entry.options, CONF_LLM_BASE_URL: data.get(CONF_LLM_BASE_URL)
+            **DEFAULT_ASSISTANT_OPTIONS,
+            **self.config_entry.options,
+            CONF_LLM_BASE_URL: data.get(CONF_LLM_BASE_URL),
         }
         return self.async_show_form(step_id="assistant", data_schema=assistant_schema(values), errors=errors)
 
@@ -142,7 +145,6 @@ class AgenticHemsOptionsFlow(OptionsFlow):
             errors=errors,
             description_placeholders=placeholders,
         )
-
 
     async def async_step_grid(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Show and store the grid toolkit: the home twin's assets and measurements, and each user's tool scopes."""

@@ -151,9 +151,7 @@ def assistant_schema(values: Mapping[str, Any]) -> vol.Schema:
         {
             vol.Optional(
                 CONF_LLM_BASE_URL, description={"suggested_value": values.get(CONF_LLM_BASE_URL)}
-            ): TextSelector(
-                TextSelectorConfig(type=TextSelectorType.URL)
-            ),
+            ): TextSelector(TextSelectorConfig(type=TextSelectorType.URL)),
             vol.Optional(CONF_LLM_API_KEY): password_selector(),
             vol.Optional(CONF_CALENDAR_ENTITY, description={"suggested_value": values.get(CONF_CALENDAR_ENTITY)}): (
                 EntitySelector(EntitySelectorConfig(domain="calendar"))
@@ -169,8 +167,15 @@ def assistant_schema(values: Mapping[str, Any]) -> vol.Schema:
     )
 
 
-GRID_OPTIONAL = (CONF_PV_PEAK_KW, CONF_BATTERY_CAPACITY_KWH, CONF_BATTERY_POWER_KW, *MEASUREMENT_OPTIONS.values(),
-                 CONF_GRID_SIMULATE_USERS, CONF_GRID_REQUEST_USERS, CONF_GRID_INCIDENT_USERS)
+GRID_OPTIONAL = (
+    CONF_PV_PEAK_KW,
+    CONF_BATTERY_CAPACITY_KWH,
+    CONF_BATTERY_POWER_KW,
+    *MEASUREMENT_OPTIONS.values(),
+    CONF_GRID_SIMULATE_USERS,
+    CONF_GRID_REQUEST_USERS,
+    CONF_GRID_INCIDENT_USERS,
+)
 
 
 def grid_schema(values: Mapping[str, Any], users: list[SelectOptionDict]) -> vol.Schema:

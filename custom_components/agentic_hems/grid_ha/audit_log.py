@@ -241,7 +241,11 @@ class AuditLog:
             ir.async_delete_issue(self.hass, DOMAIN, issue_id(self.entry_id))
             LOGGER.warning(
                 "Audit chain of %s restarted at epoch %s (%s); the broken file is kept as %s, %s held records written",
-                self.entry_id, anchor.epoch, reason, archive, len(held),
+                self.entry_id,
+                anchor.epoch,
+                reason,
+                archive,
+                len(held),
             )
 
     # ------------------------------------------------------------------------------------------- internals
@@ -289,14 +293,17 @@ class AuditLog:
         if torn is not None:
             LOGGER.warning(
                 "The last audit record of %s was not completely written (%s bytes); kept as %s, the chain goes on",
-                self.entry_id, torn["bytes"], torn["kept_as"],
+                self.entry_id,
+                torn["bytes"],
+                torn["kept_as"],
             )
             await self._async_write({"at": dt_util.utcnow().isoformat(), **torn})
         if was_broken:
             LOGGER.warning("The audit chain of %s verifies again; writing %s held records", self.entry_id, self.held)
             if self._dropped:
-                await self._async_write({"at": dt_util.utcnow().isoformat(), "type": "held_dropped",
-                                         "count": self._dropped})
+                await self._async_write(
+                    {"at": dt_util.utcnow().isoformat(), "type": "held_dropped", "count": self._dropped}
+                )
             for record in self._held:
                 await self._async_write(record)
             self._held.clear()
@@ -308,7 +315,10 @@ class AuditLog:
         if self.verdict != verdict:
             LOGGER.error(
                 "The audit chain of %s is broken: %s at line %s (%s); request tools are halted until it is repaired",
-                self.entry_id, verdict.problem, verdict.line, verdict.detail,
+                self.entry_id,
+                verdict.problem,
+                verdict.line,
+                verdict.detail,
             )
         self.verdict = verdict
         ir.async_create_issue(
@@ -320,7 +330,8 @@ class AuditLog:
             severity=ir.IssueSeverity.ERROR,
             translation_key=ISSUE_TRANSLATION_KEY,
             translation_placeholders={
-                "entry_title": entry.title if (entry := self.hass.config_entries.async_get_entry(self.entry_id))
+                "entry_title": entry.title
+                if (entry := self.hass.config_entries.async_get_entry(self.entry_id))
                 else self.entry_id,
                 "problem": str(verdict.problem),
                 "line": str(verdict.line + 1) if verdict.line is not None else "?",  # as editors count

@@ -40,7 +40,6 @@ NETWORKS_DIR = ("agentic_hems", "networks")
 MAX_CASE_BYTES = 20_000_000  # a case file larger than this is refused, not read
 
 
-
 def _measurement(key: str, entity_id: str, state: State | None) -> Measurement:
     """Return the measurement ``key`` from ``state``: a state of charge (``*.soc``) as is, a power in kW.
 
@@ -55,11 +54,21 @@ def _measurement(key: str, entity_id: str, state: State | None) -> Measurement:
         raise ValueError(state.state)
     return Measurement(value, entity_id, state.last_updated)
 
+
 class GridManager:
     """One site's tenant for the grid tools (see the module docstring)."""
 
-    def __init__(self, hass: HomeAssistant, entry_id: str, options: Mapping[str, Any], site: HomeSite,
-                 coordinator: PriceCoordinator, control: ControlManager, audit: AuditLog, records: GridRecords) -> None:
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry_id: str,
+        options: Mapping[str, Any],
+        site: HomeSite,
+        coordinator: PriceCoordinator,
+        control: ControlManager,
+        audit: AuditLog,
+        records: GridRecords,
+    ) -> None:
         """Serve the grid tools for the site ``entry_id`` (its tenant) with the given collaborators."""
         self.hass = hass
         self.tenant = entry_id
@@ -132,8 +141,12 @@ class GridManager:
             if path.is_file():
                 mtime, size = path.stat().st_mtime, path.stat().st_size
                 if size > MAX_CASE_BYTES:
-                    raise ToolError("network_invalid", "failed", network_id=network_id,
-                                    error=f"{size} bytes, more than {MAX_CASE_BYTES}")
+                    raise ToolError(
+                        "network_invalid",
+                        "failed",
+                        network_id=network_id,
+                        error=f"{size} bytes, more than {MAX_CASE_BYTES}",
+                    )
                 cached = self._cases.get(network_id)
                 if cached and cached[0] == mtime:
                     return cached[1]
@@ -167,8 +180,15 @@ class GridManager:
         if not ids:
             return {}
         found = await get_instance(self.hass).async_add_executor_job(
-            functools.partial(history.get_significant_states, self.hass, at, at + timedelta(seconds=1), ids,
-                              include_start_time_state=True, significant_changes_only=False)
+            functools.partial(
+                history.get_significant_states,
+                self.hass,
+                at,
+                at + timedelta(seconds=1),
+                ids,
+                include_start_time_state=True,
+                significant_changes_only=False,
+            )
         )
         return {e: rows[0] for e, rows in found.items() if rows and isinstance(rows[0], State)}
 
@@ -177,12 +197,16 @@ class GridManager:
         described: dict[str, dict[str, Any]] = {}
         for entity_id in entity_ids:
             state = self.hass.states.get(entity_id)
-            described[entity_id] = {"entity_id": entity_id, "available": state is not None and state.state not in (
-                "unavailable", "unknown")}
+            described[entity_id] = {
+                "entity_id": entity_id,
+                "available": state is not None and state.state not in ("unavailable", "unknown"),
+            }
             if state is not None:
-                described[entity_id] |= {"state": state.state,
-                                         "unit": state.attributes.get("unit_of_measurement"),
-                                         "last_updated": state.last_updated.isoformat()}
+                described[entity_id] |= {
+                    "state": state.state,
+                    "unit": state.attributes.get("unit_of_measurement"),
+                    "last_updated": state.last_updated.isoformat(),
+                }
         return described
 
     def forecast_entity(self, target: str) -> str | None:
@@ -200,8 +224,7 @@ class GridManager:
 
         return er.async_get(self.hass).async_get_entity_id("sensor", DOMAIN, f"{self.tenant}_electricity_price")
 
-    async def async_history(self, entity_id: str, start: datetime, end: datetime
-                            ) -> tuple[list[datetime], list[float]]:
+    async def async_history(self, entity_id: str, start: datetime, end: datetime) -> tuple[list[datetime], list[float]]:
         """Return the numeric states in [start, end] from the recorder (power in kW; unavailable is NaN, a gap).
 
         Without a recorder or recorded states, the current state alone (so the persistence baseline still answers).
@@ -211,8 +234,9 @@ class GridManager:
             from homeassistant.components.recorder import history  # noqa: PLC0415 - only with a recorder
 
             found = await get_instance(self.hass).async_add_executor_job(
-                functools.partial(history.state_changes_during_period, self.hass, start, end, entity_id,
-                                  include_start_time_state=True)
+                functools.partial(
+                    history.state_changes_during_period, self.hass, start, end, entity_id, include_start_time_state=True
+                )
             )
             states = found.get(entity_id, [])
         if not states and (current := self.hass.states.get(entity_id)) is not None:
@@ -223,7 +247,7 @@ class GridManager:
         for state in states:
             try:
                 value = to_kw(state) if power else float(state.state)
-            except (ValueError, TypeError):
+            except ValueError, TypeError:
                 value = float("nan")  # unavailable: a gap, never a zero
             times.append(state.last_updated)
             values.append(value)
@@ -235,8 +259,14 @@ class GridManager:
         if data is None:
             return None
         total, spot = data.total, data.spot
-        return Prices(total.start, total.resolution, np.asarray(total.prices, dtype=float),
-                      np.asarray(spot.window(total.start, total.end).prices, dtype=float), total.currency, total.source)
+        return Prices(
+            total.start,
+            total.resolution,
+            np.asarray(total.prices, dtype=float),
+            np.asarray(spot.window(total.start, total.end).prices, dtype=float),
+            total.currency,
+            total.source,
+        )
 
     async def async_run[T](self, func: Callable[..., T], *args: Any) -> T:
         """Numeric work in the executor."""
@@ -269,8 +299,11 @@ class GridManager:
         if is_admin:
             return Caller(user_id, USER_SCOPES)
         granted = {Scope.READ}
-        for scope, option in ((Scope.SIMULATE, CONF_GRID_SIMULATE_USERS), (Scope.REQUEST, CONF_GRID_REQUEST_USERS),
-                              (Scope.INCIDENT, CONF_GRID_INCIDENT_USERS)):
+        for scope, option in (
+            (Scope.SIMULATE, CONF_GRID_SIMULATE_USERS),
+            (Scope.REQUEST, CONF_GRID_REQUEST_USERS),
+            (Scope.INCIDENT, CONF_GRID_INCIDENT_USERS),
+        ):
             if user_id in (self.options.get(option) or []):
                 granted.add(scope)
         return Caller(user_id, frozenset(granted))
@@ -316,21 +349,32 @@ class GridManager:
         entity_id = self.records.setpoint_entity
         for request in self.requests.values():
             window = request["requested_window"]
-            if request["status"] != "approved" or slot.isoformat() in request["executed_slots"] or not (
-                    datetime.fromisoformat(window["start"]) <= slot < datetime.fromisoformat(window["end"])):
+            if (
+                request["status"] != "approved"
+                or slot.isoformat() in request["executed_slots"]
+                or not (datetime.fromisoformat(window["start"]) <= slot < datetime.fromisoformat(window["end"]))
+            ):
                 continue
             action = slot_action(request, slot)
             if action is None:
                 continue
             request["executed_slots"].append(slot.isoformat())
             if entity_id is None:
-                records.append({"request_id": request["request_id"], "outcome": "blocked",
-                                "reason": "no battery setpoint entity is mapped in the options"})
+                records.append(
+                    {
+                        "request_id": request["request_id"],
+                        "outcome": "blocked",
+                        "reason": "no battery setpoint entity is mapped in the options",
+                    }
+                )
                 continue
             record = await self.control.async_evaluate(
                 source_agent=SOURCE_GRID,
-                candidate={"intent": "set_value", "device_alias": entity_id,
-                           "params": {"value": setpoint_value(self.hass, entity_id, action["p_kw"])}},
+                candidate={
+                    "intent": "set_value",
+                    "device_alias": entity_id,
+                    "params": {"value": setpoint_value(self.hass, entity_id, action["p_kw"])},
+                },
                 context=context or Context(),
                 raw_input=f"set the battery to {action['p_kw']:g} kW: approved grid plan, slot {slot.isoformat()}",
                 slot_start=slot,

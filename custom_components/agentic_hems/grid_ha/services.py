@@ -98,8 +98,9 @@ def entry_for_grid_call(hass: HomeAssistant, data: dict[str, Any]) -> AgenticHem
     return resolve_entry(hass, entry_id)
 
 
-async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, name: str, data: dict[str, Any],
-                          context: Context) -> dict[str, Any]:
+async def async_call_tool(
+    hass: HomeAssistant, entry: AgenticHemsConfigEntry, name: str, data: dict[str, Any], context: Context
+) -> dict[str, Any]:
     """Invoke tool ``name`` on ``entry`` as the context's user.
 
     Raises:
@@ -112,8 +113,15 @@ async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, na
     caller = grid.scopes(viewer.user_id, viewer.admin)
     contract, handler = TOOLS[name]
     inputs = {k: v for k, v in localized(dict(data)).items() if k not in (ATTR_CONFIG_ENTRY_ID, ATTR_TENANT)}
-    return await invoke(contract, functools.partial(handler, grid), inputs, caller, tenant=entry.entry_id, audit=grid,
-                        now=dt_util.utcnow)
+    return await invoke(
+        contract,
+        functools.partial(handler, grid),
+        inputs,
+        caller,
+        tenant=entry.entry_id,
+        audit=grid,
+        now=dt_util.utcnow,
+    )
 
 
 def _tool_service(hass: HomeAssistant, name: str) -> Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]:
@@ -130,9 +138,17 @@ def _tool_service(hass: HomeAssistant, name: str) -> Callable[[ServiceCall], Cor
 
 async def _refusal(entry: AgenticHemsConfigEntry, call: ServiceCall, key: str) -> ServiceValidationError:
     """Audit a refused people-side call, then return the translated error to raise."""
-    await generate_audit_record(entry.runtime_data.audit, {
-        "type": "refused", "actor": call.context.user_id or "system", "tool": call.service, "inputs_hash": None,
-        "outputs_hash": None, "decision": f"forbidden:{key}"})
+    await generate_audit_record(
+        entry.runtime_data.audit,
+        {
+            "type": "refused",
+            "actor": call.context.user_id or "system",
+            "tool": call.service,
+            "inputs_hash": None,
+            "outputs_hash": None,
+            "decision": f"forbidden:{key}",
+        },
+    )
     return ServiceValidationError(translation_domain=DOMAIN, translation_key=key)
 
 
@@ -189,11 +205,17 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
     for name, (contract, _) in TOOLS.items():
         optional = contract.side_effect in (SideEffect.REQUEST, SideEffect.RECORD)
         hass.services.async_register(
-            DOMAIN, name, _tool_service(hass, name), schema=bounded(accepting_tenant(hass, name, service_schema(name))),
+            DOMAIN,
+            name,
+            _tool_service(hass, name),
+            schema=bounded(accepting_tenant(hass, name, service_schema(name))),
             supports_response=SupportsResponse.OPTIONAL if optional else SupportsResponse.ONLY,
         )
     for name, handler, schema, response in PEOPLE_SERVICES:
         hass.services.async_register(
-            DOMAIN, name, functools.partial(handler, hass), schema=bounded(accepting_tenant(hass, name, schema)),
+            DOMAIN,
+            name,
+            functools.partial(handler, hass),
+            schema=bounded(accepting_tenant(hass, name, schema)),
             supports_response=response,
         )

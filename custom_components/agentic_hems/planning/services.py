@@ -83,7 +83,9 @@ def build_load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: A
     if default is not None and duration is None and energy is None:
         duration, energy = default.duration_min, default.energy_kwh
     contiguous = data.get(CONF_CONTIGUOUS, default.contiguous if default else energy is None)
-    if (contiguous and duration is None and energy is not None) or (not contiguous and energy is None and duration is not None):
+    if (contiguous and duration is None and energy is not None) or (
+        not contiguous and energy is None and duration is not None
+    ):
         raise invalid("amount_mismatch")
     amount = duration if contiguous else energy
     deadline = aware(data[CONF_DEADLINE]) if CONF_DEADLINE in data else (default.deadline if default else None)
@@ -165,7 +167,10 @@ def async_setup_planning_services(hass: HomeAssistant) -> None:
         await entry.runtime_data.planner.async_clear_plan(appliance.appliance_id)
 
     hass.services.async_register(
-        DOMAIN, SERVICE_GET_PRICES, get_prices, schema=bounded(vol.Schema(ENTRY_SCHEMA)),
+        DOMAIN,
+        SERVICE_GET_PRICES,
+        get_prices,
+        schema=bounded(vol.Schema(ENTRY_SCHEMA)),
         supports_response=SupportsResponse.ONLY,
     )
     hass.services.async_register(
