@@ -129,7 +129,7 @@ async def test_runs_survive_a_reload(hass: HomeAssistant, loaded_entry: MockConf
 
 async def test_injection_in_model_output_is_blocked_by_the_gates(hass: HomeAssistant) -> None:
     """EVALUATE_COMMAND from the orchestrator goes through the gates as the asking user (pure tools test)."""
-    from custom_components.agentic_hems.assistant.assistant import HassTools
+    from custom_components.agentic_hems.assistant.tools import HassTools
     from custom_components.agentic_hems.orchestrator.actions import Action
 
     entry = sample_entry()
@@ -257,7 +257,7 @@ async def test_tomorrow_is_the_next_local_day(hass: HomeAssistant, tz: str) -> N
     """"by 7:30 tomorrow" asked at 04:58 means tomorrow's 07:30, not today's; a bare "07:30" is the next such time."""
     from zoneinfo import ZoneInfo
 
-    from custom_components.agentic_hems.assistant.assistant import _deadline
+    from custom_components.agentic_hems.assistant.tool_values import parse_deadline as _deadline
 
     asked = datetime(2026, 11, 30, 4, 58, tzinfo=ZoneInfo(tz))
     assert _deadline("tomorrow 07:30", asked) == datetime(2026, 12, 1, 7, 30, tzinfo=ZoneInfo(tz))

@@ -434,7 +434,7 @@ async def test_grid_tools_as_orchestrator_actions(
     hass: HomeAssistant, site: MockConfigEntry, hass_admin_user: User, hass_read_only_user: User
 ) -> None:
     """Each tool is an action run as the user who asked; SIMULATE_ACTION takes the plan's signed actions by id."""
-    from custom_components.agentic_hems.assistant.assistant import HassTools
+    from custom_components.agentic_hems.assistant.tools import HassTools
     from custom_components.agentic_hems.orchestrator.actions import REGISTRY, Action, validate
     from custom_components.agentic_hems.orchestrator.loop import instructions
 

@@ -1,20 +1,25 @@
-"""An OpenAI-compatible chat model for the orchestrator (issue 4, "Provider").
+"""An OpenAI-compatible chat model for the orchestrator, and the prompts the models are given.
 
 Any server with the OpenAI chat API works (OpenAI, OpenRouter, Cerebras, Ollama, LM Studio): the base URL includes
-``/v1``. The client is the ``openai`` package at the version Home Assistant pins (2.x on HA 2026.4, 3.x on 2026.10)
-on HA's shared httpx client, which is never closed here, with an explicit timeout and retry count; as HA core's
-``openai_conversation`` does, the client's platform headers (which read the OS) are computed once in the executor.
-Every failure becomes a :class:`.orchestrator.loop.ModelError` with a clear message; a rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow. Each carries a
-``translation_key`` (``exceptions`` in translations/) so Assist speaks it in the speaker's language.
+``/v1``. The client is the ``openai`` package at the version Home Assistant pins (2.x on HA 2026.4, 3.x on 2026.10) on
+HA's shared httpx client, which is never closed here, with an explicit timeout and retry count; as HA core's
+``openai_conversation`` does, the client's platform headers (which read the OS) are computed once in the executor. Every
+failure becomes a :class:`.orchestrator.loop.ModelError` with a clear message; a rejected key becomes
+:class:`ModelAuthError` so the shell can start a reauth flow. Each carries a ``translation_key`` (``exceptions`` in
+translations/) so Assist speaks it in the speaker's language.
 
 A provider outage is logged once: :class:`ProviderHealth` (one per site) logs one warning with the reason at the
 first failure, nothing at the next failures, and one info line when a call succeeds again. The API key is never
 logged.
+
+The prompts are markdown files in ``prompts/`` that ship with the integration (:func:`prompt`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
+from importlib import resources
 from typing import Any, cast
 
 import openai
@@ -30,6 +35,17 @@ from ..orchestrator.parser import Reply, ToolCall
 TIMEOUT_S = 60.0
 MAX_RETRIES = 1
 MAX_COMPLETION_TOKENS = 400
+
+
+@cache
+def prompt(name: str) -> str:
+    """Return the markdown prompt ``prompts/<name>`` (read once; call it in the executor).
+
+    Raises:
+        FileNotFoundError: there is no such prompt.
+
+    """
+    return resources.files(__package__).joinpath("prompts", name).read_text(encoding="utf-8")
 
 
 class ProviderError(ModelError):
@@ -76,17 +92,18 @@ class ProviderHealth:
         self.outage: str | None = None
 
     def failed(self, base_url: str, err: ModelError) -> None:
-        """A call failed: a warning when this starts an outage, else nothing."""
+        """Note a failed call: a warning when this starts an outage, else nothing."""
         if self.outage is None:
             address = redact_url(base_url)
             LOGGER.warning(
                 "The model provider at %s failed: %s (further failures are not logged until it recovers)",
-                address, str(err).replace(base_url, address),
+                address,
+                str(err).replace(base_url, address),
             )
         self.outage = str(err)
 
     def succeeded(self, base_url: str) -> None:
-        """A call succeeded: an info line when this ends an outage."""
+        """Note a successful call: an info line when this ends an outage."""
         if self.outage is not None:
             LOGGER.info("The model provider at %s recovered", redact_url(base_url))
         self.outage = None
@@ -95,13 +112,15 @@ class ProviderHealth:
 async def async_client(
     hass: HomeAssistant, base_url: str, api_key: str | None, *, timeout_s: float | None = None
 ) -> openai.AsyncOpenAI:
-    """An ``AsyncOpenAI`` on HA's shared httpx client (a local server without a key gets a placeholder key);
-    ``timeout_s`` defaults to ``TIMEOUT_S``."""
+    """Return an ``AsyncOpenAI`` on HA's shared httpx client.
+
+    A local server without a key gets a placeholder key; ``timeout_s`` defaults to ``TIMEOUT_S``.
+    """
     client = openai.AsyncOpenAI(
         base_url=base_url,
         api_key=api_key or "not-needed",
         # openai 3.x types its client for httpx2; HA's shared httpx client is supported at run time.
-        http_client=cast(Any, get_async_client(hass)),
+        http_client=cast("Any", get_async_client(hass)),
         timeout=timeout_s or TIMEOUT_S,
         max_retries=MAX_RETRIES,
     )
@@ -110,18 +129,22 @@ async def async_client(
 
 
 def _prepare(client: openai.AsyncOpenAI) -> None:
-    """In the executor: the client's platform headers (cached by the library; they read the OS) and its chat
-    resource, whose first use imports the library's chat types (about 0.3 s that would stall the event loop)."""
+    """Prepare the client in the executor: its platform headers and its chat resource.
+
+    The platform headers are cached by the library (they read the OS); the chat resource's first use imports the
+    library's chat types (about 0.3 s that would stall the event loop).
+    """
     client.platform_headers()
     _ = client.chat.completions
 
 
 async def async_list_models(hass: HomeAssistant, base_url: str, api_key: str | None) -> list[str]:
-    """The model ids of ``GET {base_url}/models``, sorted.
+    """Return the model ids of ``GET {base_url}/models``, sorted.
 
     Raises:
         ModelAuthError: the key was rejected.
         ModelError: the server could not be reached or did not answer with a model list.
+
     """
     try:
         page = await (await async_client(hass, base_url, api_key, timeout_s=20.0)).models.list()
@@ -150,8 +173,10 @@ def _model_error(err: Exception, base_url: str) -> ModelError:
 
 
 class OpenAIModel:
-    """A :class:`.orchestrator.loop.Model` over the chat completions API; ``last_usage`` holds the last call's
-    tokens."""
+    """A :class:`.orchestrator.loop.Model` over the chat completions API.
+
+    ``last_usage`` holds the last call's tokens.
+    """
 
     def __init__(
         self, hass: HomeAssistant, base_url: str, api_key: str | None, model: str, health: ProviderHealth | None = None
@@ -166,7 +191,7 @@ class OpenAIModel:
         self.last_usage = Usage()
 
     def usage(self) -> Usage:
-        """The last call's tokens (for the loop's ``usage`` hook)."""
+        """Return the last call's tokens (for the loop's ``usage`` hook)."""
         return self.last_usage
 
     async def complete(self, messages: Sequence[dict[str, Any]]) -> Reply:
@@ -175,6 +200,7 @@ class OpenAIModel:
         Raises:
             ModelAuthError: the key was rejected.
             ModelError: any other failure (rate limit, timeout, HTTP error, a body that is not a chat response).
+
         """
         self.last_usage = Usage()
         try:
@@ -200,4 +226,3 @@ class OpenAIModel:
             if call.type == "function"
         ]
         return Reply(choice.message.content, calls, choice.finish_reason)
-

@@ -23,8 +23,10 @@ RUNS_SCHEMA = vol.Schema(
 
 @callback
 def async_setup_assistant_services(hass: HomeAssistant) -> None:
-    """Register ``ask`` (a plain-language request) and ``get_runs`` (stored runs, newest first; a non-admin user
-    gets only their own, see :mod:`.people`)."""
+    """Register ``ask`` (a plain-language request) and ``get_runs`` (stored runs, newest first).
+
+    A non-admin user gets only their own runs, see :mod:`.people`.
+    """
 
     async def ask(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
@@ -38,7 +40,13 @@ def async_setup_assistant_services(hass: HomeAssistant) -> None:
         runs: list[Any] = visible[: call.data["limit"]]
         return {"runs": runs}
 
-    hass.services.async_register(DOMAIN, SERVICE_ASK, ask, schema=bounded(ASK_SCHEMA, max_chars=MAX_ASK_CHARS), supports_response=SupportsResponse.OPTIONAL)
+    hass.services.async_register(
+        DOMAIN,
+        SERVICE_ASK,
+        ask,
+        schema=bounded(ASK_SCHEMA, max_chars=MAX_ASK_CHARS),
+        supports_response=SupportsResponse.OPTIONAL,
+    )
     hass.services.async_register(
         DOMAIN, SERVICE_GET_RUNS, get_runs, schema=bounded(RUNS_SCHEMA), supports_response=SupportsResponse.ONLY
     )

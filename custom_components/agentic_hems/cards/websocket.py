@@ -51,10 +51,12 @@ def async_setup_websocket(hass: HomeAssistant) -> None:
         websocket_api.async_register_command(hass, command)
 
 
-def _entry(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]
-           ) -> AgenticHemsConfigEntry | None:
-    """The entry named by ``entry_id`` or the only loaded one (as the services resolve it); otherwise the error is
-    sent, its code the services' translation key (``entry_not_found``, ``entry_required``, ...), and None returned."""
+def _entry(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> AgenticHemsConfigEntry | None:
+    """Return the entry named by ``entry_id`` or the only loaded one (as the services resolve it).
+
+    Otherwise the error is sent, its code the services' translation key (``entry_not_found``, ``entry_required``,
+    ...), and None returned.
+    """
     try:
         return resolve_entry(hass, msg.get("entry_id"))
     except ServiceValidationError as err:
@@ -65,7 +67,8 @@ def _entry(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any
 def _track(hass: HomeAssistant, entry_id: str, connection: ActiveConnection, msg_id: int) -> Callable[[], None]:
     """Remember a live subscription of the entry; the returned callback forgets it."""
     subscribers: set[tuple[ActiveConnection, int]] = hass.data.setdefault(DATA_SUBSCRIBERS, {}).setdefault(
-        entry_id, set())
+        entry_id, set()
+    )
     key = (connection, msg_id)
     subscribers.add(key)
     return lambda: subscribers.discard(key)
@@ -79,7 +82,7 @@ def async_entry_unloaded(hass: HomeAssistant, entry_id: str) -> None:
 
 
 def plan_slots(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    """A stored plan's running slots (power > 0) as ``[{start, end, power_kw}]`` (ISO 8601 UTC)."""
+    """Return a stored plan's running slots (power > 0) as ``[{start, end, power_kw}]`` (ISO 8601 UTC)."""
     start = dt_util.parse_datetime(plan["curve_start"])
     if start is None:
         return []
@@ -105,33 +108,50 @@ def ws_schedule(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str
         curve = data.total
         currency = curve.currency
         today = dt_util.start_of_local_day()
-        window = curve.window(max(curve.start, dt_util.as_utc(today)),
-                              min(curve.end, dt_util.as_utc(today + timedelta(days=2))))
+        window = curve.window(
+            max(curve.start, dt_util.as_utc(today)), min(curve.end, dt_util.as_utc(today + timedelta(days=2)))
+        )
         step = window.resolution
-        prices = [{"start": s.isoformat(), "end": (s + step).isoformat(), "price": p}
-                  for s, p in zip(window.slot_starts(), window.as_dict()["prices"], strict=True)]
+        prices = [
+            {"start": s.isoformat(), "end": (s + step).isoformat(), "price": p}
+            for s, p in zip(window.slot_starts(), window.as_dict()["prices"], strict=True)
+        ]
     plans = []
     for appliance_id, state in runtime.planner.states.items():
         if state.plan is None:
             continue
         plan = state.plan.as_dict()
-        plans.append({
-            "appliance_id": appliance_id, "name": runtime.planner.appliances[appliance_id].name,
-            "feasible": plan["feasible"], "start": plan["start"], "end": plan["end"], "cost": plan["cost"],
-            "baseline_cost": plan["baseline_cost"], "savings": plan["savings"], "currency": plan["currency"],
-            "slots": plan_slots(plan),
-        })
-    connection.send_result(msg["id"], {
-        "entry_id": entry.entry_id, "currency": currency, "resolution_minutes": 15, "prices": prices,
-        "plans": plans, "now": dt_util.utcnow().isoformat(),
-    })
+        plans.append(
+            {
+                "appliance_id": appliance_id,
+                "name": runtime.planner.appliances[appliance_id].name,
+                "feasible": plan["feasible"],
+                "start": plan["start"],
+                "end": plan["end"],
+                "cost": plan["cost"],
+                "baseline_cost": plan["baseline_cost"],
+                "savings": plan["savings"],
+                "currency": plan["currency"],
+                "slots": plan_slots(plan),
+            }
+        )
+    connection.send_result(
+        msg["id"],
+        {
+            "entry_id": entry.entry_id,
+            "currency": currency,
+            "resolution_minutes": 15,
+            "prices": prices,
+            "plans": plans,
+            "now": dt_util.utcnow().isoformat(),
+        },
+    )
 
 
 @websocket_command({vol.Required("type"): "agentic_hems/subscribe_decisions", **ENTRY})
 @callback
-def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]
-                           ) -> None:
-    """The latest gate decisions (newest first), then each new decision."""
+def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
+    """Send the latest gate decisions (newest first), then each new decision."""
     if (entry := _entry(hass, connection, msg)) is None:
         return
     control = entry.runtime_data.control
@@ -143,8 +163,9 @@ def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, ms
     @callback
     def forward() -> None:
         if (last := control.last) is not None and viewer.may_see_trace(last):
-            connection.send_message(event_message(
-                msg["id"], {"type": "decision", "decision": last, "pending": pending()}))
+            connection.send_message(
+                event_message(msg["id"], {"type": "decision", "decision": last, "pending": pending()})
+            )
 
     remove_listener = control.async_add_listener(forward)
     forget = _track(hass, entry.entry_id, connection, msg["id"])
@@ -157,14 +178,17 @@ def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, ms
     connection.subscriptions[msg["id"]] = unsubscribe
     connection.send_result(msg["id"])
     decisions = control.traces_matching(limit=MAX_DECISIONS, visible=viewer.may_see_trace)
-    connection.send_message(event_message(msg["id"], {
-        "type": "snapshot", "decisions": decisions, "pending": pending(), "is_admin": viewer.admin}))
+    connection.send_message(
+        event_message(
+            msg["id"], {"type": "snapshot", "decisions": decisions, "pending": pending(), "is_admin": viewer.admin}
+        )
+    )
 
 
 @websocket_command({vol.Required("type"): "agentic_hems/subscribe_run", **ENTRY})
 @callback
 def ws_subscribe_run(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
-    """The calling user's assistant runs: one message per iteration, then the end of the run."""
+    """Follow the calling user's assistant runs: one message per iteration, then the end of the run."""
     if (entry := _entry(hass, connection, msg)) is None:
         return
 
@@ -176,8 +200,11 @@ def ws_subscribe_run(hass: HomeAssistant, connection: ActiveConnection, msg: dic
         payload = {k: v for k, v in event.data.items() if k != "config_entry_id"}
         connection.send_message(event_message(msg["id"], {"type": kind, **payload}))
 
-    unsubs = [hass.bus.async_listen(EVENT_RUN_STEP, forward), hass.bus.async_listen(EVENT_RUN_FINISHED, forward),
-              _track(hass, entry.entry_id, connection, msg["id"])]
+    unsubs = [
+        hass.bus.async_listen(EVENT_RUN_STEP, forward),
+        hass.bus.async_listen(EVENT_RUN_FINISHED, forward),
+        _track(hass, entry.entry_id, connection, msg["id"]),
+    ]
 
     @callback
     def unsubscribe() -> None:
@@ -191,7 +218,7 @@ def ws_subscribe_run(hass: HomeAssistant, connection: ActiveConnection, msg: dic
 @websocket_command({vol.Required("type"): "agentic_hems/runs", **ENTRY})
 @callback
 def ws_runs(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
-    """The stored runs (newest first) and their statistics."""
+    """Send the stored runs (newest first) and their statistics."""
     if (entry := _entry(hass, connection, msg)) is None:
         return
     assistant = entry.runtime_data.assistant

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
+import contextlib
 from datetime import datetime
 from typing import Any
 
@@ -33,7 +34,7 @@ REFRESHABLE_PLATFORMS = frozenset({"template"})
 
 
 def state_info(state: State) -> StateInfo:
-    """A :class:`StateInfo` of an HA state (times are aware UTC)."""
+    """Return a :class:`StateInfo` of an HA state (times are aware UTC)."""
     return StateInfo(
         entity_id=state.entity_id,
         state=state.state,
@@ -50,6 +51,7 @@ class HassView:
     """
 
     def __init__(self, hass: HomeAssistant, appliance_entity_ids: Callable[[], frozenset[str]]) -> None:
+        """Read HA's entity and device registries; ``appliance_entity_ids`` is asked on each use."""
         self.hass = hass
         self._appliances = appliance_entity_ids
         self._entities = er.async_get(hass)
@@ -63,8 +65,11 @@ class HassView:
         return ids
 
     def _polls(self, entity_id: str) -> bool:
-        """``homeassistant.update_entity`` really gets a new value: the entity polls its device, or it is a template
-        entity (re-rendered from HA's current states). Push-only entities would only rewrite their cached state."""
+        """Return whether ``homeassistant.update_entity`` really gets a new value.
+
+        It does when the entity polls its device, or when it is a template entity (re-rendered from HA's current
+        states). Push-only entities would only rewrite their cached state.
+        """
         domain = entity_id.split(".", 1)[0]
         component = self.hass.data.get(DATA_INSTANCES, {}).get(domain)
         entity = component.get_entity(entity_id) if component is not None else None
@@ -112,11 +117,11 @@ class HassView:
         )
 
     def areas(self) -> Iterable[AreaInfo]:
-        """The area registry."""
+        """Return the area registry's areas."""
         return [AreaInfo(a.id, a.name, frozenset(a.aliases)) for a in self._areas.async_list_areas()]
 
     def state(self, entity_id: str) -> StateInfo | None:
-        """The current state."""
+        """Return the current state, or None."""
         state = self.hass.states.get(entity_id)
         return state_info(state) if state is not None else None
 
@@ -135,7 +140,7 @@ class HassView:
         return frozenset(e.entity_id for e in self._entities.entities.values() if e.platform == DOMAIN)
 
     def appliance_entity_ids(self) -> frozenset[str]:
-        """The controlled entities named in this site's appliance subentries."""
+        """Return the controlled entities named in this site's appliance subentries."""
         return self._appliances()
 
 
@@ -143,6 +148,7 @@ class HassActuator:
     """``hass.services.async_call(..., blocking=True, context=context)`` and a wait for the expected state."""
 
     def __init__(self, hass: HomeAssistant, context: Context) -> None:
+        """Call services as ``context`` (the user the command runs as)."""
         self.hass = hass
         self.context = context
 
@@ -156,7 +162,7 @@ class HassActuator:
             raise ActuationError(str(err) or type(err).__name__) from err
 
     async def async_wait_for(self, entity_id: str, expected: Mapping[str, Any], timeout_s: float) -> StateInfo | None:
-        """The first matching state (the current one counts), or None after ``timeout_s``."""
+        """Wait for the first matching state (the current one counts), or None after ``timeout_s``."""
         current = self.hass.states.get(entity_id)
         if current is not None and state_matches(expected, info := state_info(current)):
             return info
@@ -187,10 +193,6 @@ class HassActuator:
 async def async_refresh(hass: HomeAssistant, entity_id: str) -> datetime:
     """Ask a polling entity for a fresh state (``homeassistant.update_entity``); returns when it was asked."""
     asked = dt_util.utcnow()
-    try:
-        await hass.services.async_call(
-            "homeassistant", "update_entity", {ATTR_ENTITY_ID: entity_id}, blocking=True
-        )
-    except HomeAssistantError:
-        pass  # Freshness then fails: nothing was reported after ``asked``
+    with contextlib.suppress(HomeAssistantError):  # Freshness then fails: nothing was reported after ``asked``
+        await hass.services.async_call("homeassistant", "update_entity", {ATTR_ENTITY_ID: entity_id}, blocking=True)
     return asked

@@ -30,20 +30,20 @@ from homeassistant.helpers.event import async_track_point_in_utc_time
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
+from ..canonical_json import digest, json_safe
 from ..const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
 from ..gates.device_resolved import ResolverIndex
-from ..canonical_json import digest, json_safe
-from ..grid.contracts import AuditSink, ToolError, generate_audit_record
 from ..gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
 from ..gates.models import GridGrant, RequestedAction, SetpointAuthority
+from ..gates.redact import redact
+from ..grid.contracts import AuditSink, ToolError, generate_audit_record
+from ..listeners import ChangeListeners
 from ..orchestrator.intent import known_devices, requested_actions
 from ..orchestrator.offline import ApplianceRef
-from ..scheduling.appliance import Appliance
-from ..gates.redact import redact
-from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
-from ..listeners import ChangeListeners
 from ..people import async_admin
+from ..scheduling.appliance import Appliance
 from ..storage import async_load_store
+from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
 
 MOBILE_ACTION_EVENT = "mobile_app_notification_action"
 ACTION_CONFIRM = "AGENTIC_HEMS_CONFIRM_"
@@ -52,7 +52,7 @@ SAVE_DELAY_S = 1.0
 
 
 def notification_id(trace_id: str) -> str:
-    """The persistent notification of a pending confirmation."""
+    """Return the persistent notification id of a pending confirmation."""
     return f"{DOMAIN}_confirm_{trace_id}"
 
 
@@ -87,6 +87,7 @@ class ControlManager(ChangeListeners):
         halt: Callable[[str], str | None] | None = None,
         setpoints: SetpointAuthority | None = None,
     ) -> None:
+        """Build the site's gatekeeper from ``settings``; :meth:`async_load` restores its state and the traces."""
         self.hass = hass
         self.entry_id = entry_id
         self.appliances = tuple(appliances)
@@ -159,8 +160,10 @@ class ControlManager(ChangeListeners):
         return self._index
 
     def read_request(self, text: str) -> frozenset[RequestedAction]:
-        """What the person's ``text`` asks for (``orchestrator.intent.requested_actions``) against the resolver's
-        candidates, their areas and the site's appliances."""
+        """Return what the person's ``text`` asks for (``orchestrator.intent.requested_actions``).
+
+        The text is read against the resolver's candidates, their areas and the site's appliances.
+        """
         appliances = self.appliances
         devices = known_devices(self.index, {a.entity_id: a.name for a in appliances})
         return requested_actions(text, devices, [ApplianceRef(a.name, a.kind) for a in appliances])
@@ -220,7 +223,7 @@ class ControlManager(ChangeListeners):
         return self._decided(record, context)
 
     async def async_confirm(self, trace_id: str, user_id: str, context: Context) -> TraceRecord:
-        """An administrator confirms (the caller checked ``user_id``); raises ``NotPending``."""
+        """Confirm a pending command as an administrator (the caller checked ``user_id``); raise ``NotPending``."""
         record = await self.keeper.confirm(
             trace_id, user_id, self.view, HassActuator(self.hass, context), index=self.index, refresh=self._refresh
         )
@@ -228,7 +231,7 @@ class ControlManager(ChangeListeners):
 
     @callback
     def async_reject(self, trace_id: str, user_id: str, context: Context) -> TraceRecord:
-        """An administrator rejects (the caller checked ``user_id``); raises ``NotPending``."""
+        """Reject a pending command as an administrator (the caller checked ``user_id``); raise ``NotPending``."""
         return self._decided(self.keeper.reject(trace_id, user_id), context)
 
     def _decided(self, record: TraceRecord, context: Context | None) -> TraceRecord:
@@ -262,10 +265,15 @@ class ControlManager(ChangeListeners):
         self.async_notify_listeners()
         if self.audit is not None:
             entry_record = {
-                "type": "gate_decision", "actor": record.get("user_id") or (context.user_id if context else None)
-                or "system", "tool": "gate_pipeline", "trace_id": trace_id, "outcome": record["outcome"],
-                "source_agent": record.get("source_agent"), "entity_id": record.get("entity_id"),
-                "inputs_hash": None, "outputs_hash": digest(json_safe(record)),
+                "type": "gate_decision",
+                "actor": record.get("user_id") or (context.user_id if context else None) or "system",
+                "tool": "gate_pipeline",
+                "trace_id": trace_id,
+                "outcome": record["outcome"],
+                "source_agent": record.get("source_agent"),
+                "entity_id": record.get("entity_id"),
+                "inputs_hash": None,
+                "outputs_hash": digest(json_safe(record)),
             }
             self.hass.async_create_task(self._async_audit(self.audit, entry_record), f"{DOMAIN} audit {trace_id}")
         return record
@@ -279,7 +287,9 @@ class ControlManager(ChangeListeners):
 
     def _notify_pending(self, pending: PendingConfirmation, *, mobile: bool) -> None:
         persistent_notification.async_create(
-            self.hass, _describe(pending), title="Agentic HEMS: confirmation needed",
+            self.hass,
+            _describe(pending),
+            title="Agentic HEMS: confirmation needed",
             notification_id=notification_id(pending.trace_id),
         )
         if mobile and self.notify_service:
@@ -306,7 +316,7 @@ class ControlManager(ChangeListeners):
             LOGGER.warning("Could not send the confirmation request through %s.%s: %s", domain, service, err)
 
     async def _mobile_action(self, event: Event) -> None:
-        """A tap on Confirm or Reject in the mobile notification; only an administrator's tap counts."""
+        """Handle a tap on Confirm or Reject in the mobile notification; only an administrator's tap counts."""
         action = str(event.data.get("action", ""))
         trace_id = action.removeprefix(ACTION_CONFIRM).removeprefix(ACTION_REJECT)
         if trace_id == action or trace_id not in self.keeper.pending:
@@ -324,7 +334,9 @@ class ControlManager(ChangeListeners):
             self._expiry_unsub()
             self._expiry_unsub = None
         if (when := self.keeper.next_expiry()) is not None:
-            self._expiry_unsub = async_track_point_in_utc_time(self.hass, self._expire, when + timedelta(milliseconds=1))
+            self._expiry_unsub = async_track_point_in_utc_time(
+                self.hass, self._expire, when + timedelta(milliseconds=1)
+            )
 
     @callback
     def _expire(self, _: datetime) -> None:
@@ -348,7 +360,10 @@ class ControlManager(ChangeListeners):
         limit: int = 50,
         visible: Callable[[TraceRecord], bool] | None = None,
     ) -> list[TraceRecord]:
-        """The newest first, filtered by who may see them (``visible``), outcome, entity and decision time (aware)."""
+        """Return the traces newest first.
+
+        They are filtered by who may see them (``visible``), outcome, entity and decision time (aware).
+        """
         found: list[TraceRecord] = []
         for record in reversed(self.traces.values()):
             if visible is not None and not visible(record):
@@ -368,7 +383,7 @@ class ControlManager(ChangeListeners):
 
 @callback
 def _renamed_or_new(event_data: EventStateChangedData) -> bool:
-    """A state appeared, disappeared or changed its friendly_name: the resolver index is stale."""
+    """Mark the resolver index stale: a state appeared, disappeared or changed its friendly_name."""
     old, new = event_data["old_state"], event_data["new_state"]
     if old is None or new is None:
         return True

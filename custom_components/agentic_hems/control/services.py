@@ -8,6 +8,8 @@ user; calls without a user (automations, scripts, the orchestrator) and other us
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
+import functools
 from typing import Any
 
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
@@ -27,8 +29,9 @@ SERVICE_REJECT = "reject"
 SERVICE_GET_TRACES = "get_traces"
 MAX_RAW_INPUT = MAX_TEXT_CHARS
 
+
 def _strict_int(value: Any) -> int:
-    """An integer (or its decimal text); booleans and fractions are refused rather than coerced."""
+    """Return an integer (or its decimal text); booleans and fractions are refused rather than coerced."""
     if isinstance(value, str) and value.strip().lstrip("+").isdigit():
         return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -60,8 +63,10 @@ STATUS = {Outcome.EXECUTED: "success", Outcome.FAILED: "failure"}
 
 
 def evaluate_response(record: TraceRecord) -> dict[str, Any]:
-    """The response of ``evaluate_command``, ``confirm`` and ``reject``:
-    ``{trace_id, outcome, gate_results, result}``."""
+    """Return the response of ``evaluate_command``, ``confirm`` and ``reject``.
+
+    Its shape is ``{trace_id, outcome, gate_results, result}``.
+    """
     execution = record.get("execution_result") or {}
     gates = record.get("gate_results") or []
     outcome = Outcome(record["outcome"])
@@ -81,7 +86,7 @@ def evaluate_response(record: TraceRecord) -> dict[str, Any]:
 
 
 def pending_refusal(record: TraceRecord) -> dict[str, Any] | None:
-    """The evidence of a refusal over a pending-confirmation cap (``pending_limit``, ``maximum``), or None."""
+    """Return the evidence of a refusal over a pending-confirmation cap (``pending_limit``, ``maximum``), or None."""
     gates = record.get("gate_results") or []
     if record.get("outcome") != Outcome.BLOCKED or not gates:
         return None
@@ -89,69 +94,86 @@ def pending_refusal(record: TraceRecord) -> dict[str, Any] | None:
     return evidence if PENDING_LIMIT in evidence else None
 
 
+async def _evaluate_command(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    """Run a proposed command through the gates; a pending limit reached is a translated error."""
+    entry = entry_for_call(hass, call)
+    record = await entry.runtime_data.control.async_evaluate(
+        source_agent=call.data["source_agent"],
+        raw_input=call.data["raw_input"],
+        candidate=call.data.get("model_candidate"),
+        context=call.context,
+        dry_run=call.data["dry_run"],
+    )
+    if (refusal := pending_refusal(record)) is not None:
+        if refusal[PENDING_LIMIT] == "per_user":
+            raise invalid("pending_limit_user", maximum=str(refusal["maximum"]), trace_id=record["trace_id"])
+        raise invalid("pending_limit_total", maximum=str(refusal["maximum"]), trace_id=record["trace_id"])
+    return evaluate_response(record) if call.return_response else None
+
+
+async def _admin_id(hass: HomeAssistant, call: ServiceCall) -> str:
+    """Return the calling administrator's user id; raise the translated ``admin_required`` error otherwise."""
+    return (await async_require_admin(hass, call.context, "admin_required")).id
+
+
+async def _confirm(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    """Confirm a pending command as an administrator; a stale confirmation stays pending and is an error."""
+    entry = entry_for_call(hass, call)
+    user_id = await _admin_id(hass, call)
+    try:
+        record = await entry.runtime_data.control.async_confirm(call.data["trace_id"], user_id, call.context)
+    except NotPending:
+        raise invalid("not_pending", trace_id=call.data["trace_id"]) from None
+    if record["outcome"] == Outcome.PENDING_CONFIRMATION:  # stale: still pending, the admin may try again
+        raise invalid("confirm_stale", reason=str(record["history"][-1].get("reason", "")))
+    return evaluate_response(record) if call.return_response else None
+
+
+async def _reject(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    """Reject a pending command as an administrator."""
+    entry = entry_for_call(hass, call)
+    user_id = await _admin_id(hass, call)
+    try:
+        record = entry.runtime_data.control.async_reject(call.data["trace_id"], user_id, call.context)
+    except NotPending:
+        raise invalid("not_pending", trace_id=call.data["trace_id"]) from None
+    return evaluate_response(record) if call.return_response else None
+
+
+async def _get_traces(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    """Return the traces the caller may see (filtered), the pending trace ids and whether control is allowed."""
+    entry = entry_for_call(hass, call)
+    control = entry.runtime_data.control
+    since = aware(call.data["since"]) if "since" in call.data else None
+    until = aware(call.data["until"]) if "until" in call.data else None
+    if since is not None and until is not None and since > until:
+        raise invalid("since_after_until")
+    viewer = await async_viewer(hass, call.context)
+    traces = control.traces_matching(
+        outcome=call.data.get("outcome"),
+        entity_id=call.data.get("entity_id"),
+        since=since,
+        until=until,
+        limit=call.data["limit"],
+        visible=viewer.may_see_trace,
+    )
+    pending: list[Any] = [p.trace_id for p in control.keeper.pending.values() if viewer.may_see_trace(p.trace)]
+    return {"traces": list[Any](traces), "pending": pending, "allow_device_control": control.allow_control}
+
+
+type _Handler = Callable[[HomeAssistant, ServiceCall], Coroutine[Any, Any, ServiceResponse]]
+SERVICES: tuple[tuple[str, _Handler, vol.Schema, SupportsResponse], ...] = (
+    (SERVICE_EVALUATE_COMMAND, _evaluate_command, EVALUATE_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_CONFIRM, _confirm, DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_REJECT, _reject, DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_GET_TRACES, _get_traces, TRACES_SCHEMA, SupportsResponse.ONLY),
+)
+
+
 @callback
 def async_setup_control_services(hass: HomeAssistant) -> None:
-    """Register the gate pipeline's service actions."""
-
-    async def evaluate_command(call: ServiceCall) -> ServiceResponse:
-        entry = entry_for_call(hass, call)
-        record = await entry.runtime_data.control.async_evaluate(
-            source_agent=call.data["source_agent"],
-            raw_input=call.data["raw_input"],
-            candidate=call.data.get("model_candidate"),
-            context=call.context,
-            dry_run=call.data["dry_run"],
+    """Register the gate pipeline's service actions (:data:`SERVICES`: name, handler, schema, response)."""
+    for name, handler, schema, response in SERVICES:
+        hass.services.async_register(
+            DOMAIN, name, functools.partial(handler, hass), schema=bounded(schema), supports_response=response
         )
-        if (refusal := pending_refusal(record)) is not None:
-            if refusal[PENDING_LIMIT] == "per_user":
-                raise invalid("pending_limit_user", maximum=str(refusal["maximum"]), trace_id=record["trace_id"])
-            raise invalid("pending_limit_total", maximum=str(refusal["maximum"]), trace_id=record["trace_id"])
-        return evaluate_response(record) if call.return_response else None
-
-    async def _admin(call: ServiceCall) -> str:
-        return (await async_require_admin(hass, call.context, "admin_required")).id
-
-    async def confirm(call: ServiceCall) -> ServiceResponse:
-        entry = entry_for_call(hass, call)
-        user_id = await _admin(call)
-        try:
-            record = await entry.runtime_data.control.async_confirm(call.data["trace_id"], user_id, call.context)
-        except NotPending:
-            raise invalid("not_pending", trace_id=call.data["trace_id"]) from None
-        if record["outcome"] == Outcome.PENDING_CONFIRMATION:  # stale: still pending, the admin may try again
-            raise invalid("confirm_stale", reason=str(record["history"][-1].get("reason", "")))
-        return evaluate_response(record) if call.return_response else None
-
-    async def reject(call: ServiceCall) -> ServiceResponse:
-        entry = entry_for_call(hass, call)
-        user_id = await _admin(call)
-        try:
-            record = entry.runtime_data.control.async_reject(call.data["trace_id"], user_id, call.context)
-        except NotPending:
-            raise invalid("not_pending", trace_id=call.data["trace_id"]) from None
-        return evaluate_response(record) if call.return_response else None
-
-    async def get_traces(call: ServiceCall) -> ServiceResponse:
-        entry = entry_for_call(hass, call)
-        control = entry.runtime_data.control
-        since = aware(call.data["since"]) if "since" in call.data else None
-        until = aware(call.data["until"]) if "until" in call.data else None
-        if since is not None and until is not None and since > until:
-            raise invalid("since_after_until")
-        viewer = await async_viewer(hass, call.context)
-        traces = control.traces_matching(
-            outcome=call.data.get("outcome"), entity_id=call.data.get("entity_id"), since=since, until=until,
-            limit=call.data["limit"], visible=viewer.may_see_trace,
-        )
-        pending: list[Any] = [p.trace_id for p in control.keeper.pending.values() if viewer.may_see_trace(p.trace)]
-        return {"traces": list[Any](traces), "pending": pending, "allow_device_control": control.allow_control}
-
-    for name, handler, schema in (
-        (SERVICE_EVALUATE_COMMAND, evaluate_command, EVALUATE_SCHEMA),
-        (SERVICE_CONFIRM, confirm, DECIDE_SCHEMA),
-        (SERVICE_REJECT, reject, DECIDE_SCHEMA),
-    ):
-        hass.services.async_register(DOMAIN, name, handler, schema=bounded(schema), supports_response=SupportsResponse.OPTIONAL)
-    hass.services.async_register(
-        DOMAIN, SERVICE_GET_TRACES, get_traces, schema=bounded(TRACES_SCHEMA), supports_response=SupportsResponse.ONLY
-    )

@@ -32,7 +32,7 @@ from ..validation import vol
 
 
 def control_settings(hass: HomeAssistant, entry: ConfigEntry, options: Mapping[str, Any]) -> Settings:
-    """The gatekeeper's settings from ``options`` (the entry's options over the defaults)."""
+    """Return the gatekeeper's settings from ``options`` (the entry's options over the defaults)."""
     return Settings(
         wait_s=float(options[CONF_WAIT_S]),
         confirm_ttl=timedelta(minutes=float(options[CONF_CONFIRM_MINUTES])),
@@ -42,21 +42,29 @@ def control_settings(hass: HomeAssistant, entry: ConfigEntry, options: Mapping[s
 
 
 def controlled_entity_ids(appliances: Iterable[Appliance], options: Mapping[str, Any]) -> frozenset[str]:
-    """The site's controlled entities: the appliances' and the battery setpoint the grid plans set."""
+    """Return the site's controlled entities: the appliances' and the battery setpoint the grid plans set."""
     setpoint = options.get(MEASUREMENT_OPTIONS["battery.setpoint"])
     return frozenset(a.entity_id for a in appliances) | frozenset(filter(None, [setpoint]))
 
 
 def effective_rules(hass: HomeAssistant, entry: ConfigEntry, raw: Any) -> tuple[PolicyRule, ...]:
-    """The effective policy of the stored rules ``raw``; deny-all with a repair issue when they do not validate."""
+    """Return the effective policy of the stored rules ``raw``.
+
+    Deny-all, with a repair issue, when they do not validate.
+    """
     issue_id = f"policy_invalid_{entry.entry_id}"
     try:
         rules = effective_policy(validate_rules(raw if isinstance(raw, list) else [raw]))
     except vol.Invalid as err:
         LOGGER.error("Stored policy rules are invalid, denying every command: %s", err)
         ir.async_create_issue(
-            hass, DOMAIN, issue_id, is_fixable=False, severity=ir.IssueSeverity.ERROR,
-            translation_key="policy_invalid", translation_placeholders={"error": str(err)},
+            hass,
+            DOMAIN,
+            issue_id,
+            is_fixable=False,
+            severity=ir.IssueSeverity.ERROR,
+            translation_key="policy_invalid",
+            translation_placeholders={"error": str(err)},
         )
         return (PolicyRule("*", "*", 0, MAX_RISK, PolicyAction.DENY, "user"),)
     ir.async_delete_issue(hass, DOMAIN, issue_id)

@@ -1,5 +1,7 @@
-"""What the flows check before they save: a price source's settings, the model provider, an appliance; and the
-entry's unique id and title."""
+"""What the flows check before they save, and the entry's unique id and title.
+
+The checks cover a price source's settings, the model provider and an appliance.
+"""
 
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ from ..scheduling.appliance import Appliance, window_length
 
 
 def validate_sensor(hass: HomeAssistant, entity_id: str) -> dict[str, str]:
-    """The sensor's attributes must hold prices in a shape ``curve_from_attributes`` reads."""
+    """Check that the sensor's attributes hold prices in a shape ``curve_from_attributes`` reads."""
     state = hass.states.get(entity_id)
     if state is None:
         return {CONF_PRICE_ENTITY: "not_a_price_sensor"}
@@ -73,7 +75,7 @@ async def validate_entsoe(hass: HomeAssistant, api_key: str, zone: str) -> dict[
         return {}
     except PriceError:
         return {"base": "cannot_connect"}
-    except Exception:  # an unexpected failure must still leave the user a form, not a 500
+    except Exception:  # noqa: BLE001 - an unexpected failure must still leave the user a form, not a 500
         LOGGER.exception("Unexpected error while checking the ENTSO-E API key")
         return {"base": "unknown"}
     return {}
@@ -147,7 +149,7 @@ def source_unique_id(data: Mapping[str, Any]) -> str:
 
 
 def source_title(data: Mapping[str, Any]) -> str:
-    """The entry's title: its source and zone, area or sensor."""
+    """Return the entry's title: its source and zone, area or sensor."""
     source = data[CONF_PRICE_SOURCE]
     if source == SOURCE_ENTSOE:
         return f"ENTSO-E {data[CONF_BIDDING_ZONE]}"
@@ -159,8 +161,10 @@ def source_title(data: Mapping[str, Any]) -> str:
 
 
 def reloads_itself(entry: ConfigEntry) -> bool:
-    """Whether the entry reloads by itself when a flow updates it: a loaded entry has an update listener
-    (``async_setup_entry``), and then a flow must only update it (HA 2026.10 deprecates
-    ``async_update_reload_and_abort`` on such an entry; it breaks in 2026.12). An entry that is not loaded (its set-up
-    failed) has none, so the flow reloads it."""
+    """Return whether the entry reloads by itself when a flow updates it.
+
+    A loaded entry has an update listener (``async_setup_entry``), and then a flow must only update it (HA 2026.10
+    deprecates ``async_update_reload_and_abort`` on such an entry; it breaks in 2026.12). An entry that is not loaded
+    (its set-up failed) has none, so the flow reloads it.
+    """
     return bool(entry.update_listeners)

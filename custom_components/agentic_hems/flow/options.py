@@ -31,6 +31,18 @@ from .checks import validate_llm
 from .schemas import GRID_OPTIONAL, assistant_schema, control_schema, grid_schema, number_selector, settings_schema
 
 
+def _check_rules(rules: Any) -> None:
+    """Check that ``rules`` are a valid policy: a list of rules.
+
+    Raises:
+        vol.Invalid: they are not.
+
+    """
+    if not isinstance(rules, list):
+        raise vol.Invalid("expected a list of rules")
+    validate_rules(rules)
+
+
 class AgenticHemsOptionsFlow(OptionsFlow):
     """Change the price formula, the household power limit and device control."""
 
@@ -51,7 +63,7 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         )
 
     async def async_step_assistant(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """The model provider (checked live: its model list is fetched), calendar, limits."""
+        """Show and check the model provider (checked live: its model list is fetched), calendar, limits."""
         errors: dict[str, str] = {}
         data = self.config_entry.data
         if user_input is not None:
@@ -69,12 +81,14 @@ class AgenticHemsOptionsFlow(OptionsFlow):
                 self._llm = {CONF_LLM_BASE_URL: base_url, CONF_LLM_API_KEY: api_key}
                 return await self.async_step_model()
         values = {
-            **DEFAULT_ASSISTANT_OPTIONS, **self.config_entry.options, CONF_LLM_BASE_URL: data.get(CONF_LLM_BASE_URL)
+            **DEFAULT_ASSISTANT_OPTIONS,
+            **self.config_entry.options,
+            CONF_LLM_BASE_URL: data.get(CONF_LLM_BASE_URL),
         }
         return self.async_show_form(step_id="assistant", data_schema=assistant_schema(values), errors=errors)
 
     async def async_step_model(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """The model, chosen from the provider's list, and its prices per million tokens; the daily cost cap."""
+        """Show and store the model (from the provider's list), its prices per million tokens and the cost cap."""
         if user_input is not None:
             self._options |= user_input
             return self._finish()
@@ -113,9 +127,7 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         if user_input is not None:
             rules = user_input.get(CONF_POLICY_RULES) or []
             try:
-                if not isinstance(rules, list):
-                    raise vol.Invalid("expected a list of rules")
-                validate_rules(rules)
+                _check_rules(rules)
             except vol.Invalid as err:
                 errors[CONF_POLICY_RULES] = "invalid_policy"
                 placeholders["error"] = str(err)
@@ -134,9 +146,8 @@ class AgenticHemsOptionsFlow(OptionsFlow):
             description_placeholders=placeholders,
         )
 
-
     async def async_step_grid(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """The grid toolkit: the home twin's assets and measurements, and which users get which tool scopes."""
+        """Show and store the grid toolkit: the home twin's assets and measurements, and each user's tool scopes."""
         if user_input is not None:
             for key in GRID_OPTIONAL:
                 if user_input.get(key) in (None, "", []):

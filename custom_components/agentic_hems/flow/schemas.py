@@ -70,14 +70,14 @@ from ..validation import vol
 
 
 def number_selector(minimum: float, maximum: float, step: float | Literal["any"], unit: str) -> NumberSelector:
-    """A number box from ``minimum`` to ``maximum`` in ``step`` (``"any"``: free), labelled with ``unit``."""
+    """Return a number box from ``minimum`` to ``maximum`` in ``step`` (``"any"``: free), labelled with ``unit``."""
     return NumberSelector(
         NumberSelectorConfig(min=minimum, max=maximum, step=step, unit_of_measurement=unit, mode=NumberSelectorMode.BOX)
     )
 
 
 def settings_schema(values: Mapping[str, Any]) -> vol.Schema:
-    """The price formula and household limit, shown at creation and in the options."""
+    """Return the price formula and household limit fields, shown at creation and in the options."""
     return vol.Schema(
         {
             vol.Required(CONF_MARKUP, default=values[CONF_MARKUP]): number_selector(-10, 10, "any", "per kWh"),
@@ -92,12 +92,12 @@ def settings_schema(values: Mapping[str, Any]) -> vol.Schema:
 
 
 def zone_selector() -> SelectSelector:
-    """The ENTSO-E bidding zones, sorted."""
+    """Return the ENTSO-E bidding zones, sorted."""
     return SelectSelector(SelectSelectorConfig(options=list(ZONES), mode=SelectSelectorMode.DROPDOWN, sort=True))
 
 
 def password_selector() -> TextSelector:
-    """A password box (an API key)."""
+    """Return a password box (an API key)."""
     return TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
 
 
@@ -143,14 +143,15 @@ def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol
 
 
 def assistant_schema(values: Mapping[str, Any]) -> vol.Schema:
-    """The assistant: the model provider (blank: the offline planner), the calendar, limits and the cost cap."""
+    """Return the assistant's fields.
+
+    The model provider (blank: the offline planner), the calendar, limits and the cost cap.
+    """
     return vol.Schema(
         {
             vol.Optional(
                 CONF_LLM_BASE_URL, description={"suggested_value": values.get(CONF_LLM_BASE_URL)}
-            ): TextSelector(
-                TextSelectorConfig(type=TextSelectorType.URL)
-            ),
+            ): TextSelector(TextSelectorConfig(type=TextSelectorType.URL)),
             vol.Optional(CONF_LLM_API_KEY): password_selector(),
             vol.Optional(CONF_CALENDAR_ENTITY, description={"suggested_value": values.get(CONF_CALENDAR_ENTITY)}): (
                 EntitySelector(EntitySelectorConfig(domain="calendar"))
@@ -166,12 +167,22 @@ def assistant_schema(values: Mapping[str, Any]) -> vol.Schema:
     )
 
 
-GRID_OPTIONAL = (CONF_PV_PEAK_KW, CONF_BATTERY_CAPACITY_KWH, CONF_BATTERY_POWER_KW, *MEASUREMENT_OPTIONS.values(),
-                 CONF_GRID_SIMULATE_USERS, CONF_GRID_REQUEST_USERS, CONF_GRID_INCIDENT_USERS)
+GRID_OPTIONAL = (
+    CONF_PV_PEAK_KW,
+    CONF_BATTERY_CAPACITY_KWH,
+    CONF_BATTERY_POWER_KW,
+    *MEASUREMENT_OPTIONS.values(),
+    CONF_GRID_SIMULATE_USERS,
+    CONF_GRID_REQUEST_USERS,
+    CONF_GRID_INCIDENT_USERS,
+)
 
 
 def grid_schema(values: Mapping[str, Any], users: list[SelectOptionDict]) -> vol.Schema:
-    """The home twin (PV peak, battery, measured sensors, the battery's setpoint) and the tool scopes per user."""
+    """Return the grid toolkit's fields.
+
+    The home twin (PV peak, battery, measured sensors, the battery's setpoint) and the tool scopes per user.
+    """
 
     def suggested(key: str) -> dict[str, Any]:
         return {"suggested_value": values.get(key)}
@@ -211,7 +222,7 @@ def grid_schema(values: Mapping[str, Any], users: list[SelectOptionDict]) -> vol
 
 
 def appliance_schema() -> vol.Schema:
-    """The appliance form; duration for contiguous loads, energy for the others."""
+    """Return the appliance form; duration for contiguous loads, energy for the others."""
     return vol.Schema(
         {
             vol.Required(CONF_NAME): TextSelector(),

@@ -109,7 +109,7 @@ def append_record(path: Path, anchor: Anchor, record: dict[str, Any]) -> Anchor:
 
 
 def restart(
-    path: Path, entry_id: str, stamp: str, old_epoch: int, first: dict[str, Any], held: list[dict[str, Any]]
+    path: Path, entry_id: str, stamp: str, *, old_epoch: int, first: dict[str, Any], held: list[dict[str, Any]]
 ) -> tuple[Anchor, str | None, Verdict]:
     """Archive the broken file, start epoch ``old_epoch + 1`` with ``first`` (plus the archive name) and ``held``.
 

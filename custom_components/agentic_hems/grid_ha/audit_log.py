@@ -41,6 +41,7 @@ finds a log there whether or not its entry is loaded (the entry's runtime data h
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any, Final
 
@@ -63,20 +64,23 @@ MAX_HELD: Final = 1000  # records held in memory while the chain is broken; late
 
 
 def issue_id(entry_id: str) -> str:
-    """The repair issue raised while the entry's chain is broken."""
+    """Return the id of the repair issue raised while the entry's chain is broken."""
     return f"{ISSUE_PREFIX}{entry_id}"
 
 
 @callback
 def async_get_audit_log(hass: HomeAssistant, entry_id: str) -> AuditLog | None:
-    """The loaded :class:`AuditLog` of ``entry_id``, or None (not loaded, or unloaded)."""
+    """Return the loaded :class:`AuditLog` of ``entry_id``, or None (not loaded, or unloaded)."""
     logs: dict[str, AuditLog] = hass.data.get(AUDIT_LOGS, {})
     return logs.get(entry_id)
 
 
 def _anchor_from(data: Any) -> tuple[Anchor, str | None]:
-    """The stored anchor and write-ahead hash; a missing or malformed Store gives the empty anchor (then any line in
-    the file is reported as a break: lines after the anchored head)."""
+    """Return the stored anchor and write-ahead hash.
+
+    A missing or malformed Store gives the empty anchor (then any line in the file is reported as a break: lines
+    after the anchored head).
+    """
     if not isinstance(data, dict):
         return Anchor(), None
     head, count, epoch, pending = data.get("head"), data.get("count"), data.get("epoch"), data.get("pending")
@@ -93,6 +97,7 @@ class AuditLog:
     """
 
     def __init__(self, hass: HomeAssistant, entry_id: str) -> None:
+        """Start empty; :meth:`async_load` restores the anchor and checks the file."""
         self.hass = hass
         self.entry_id = entry_id
         self.path = Path(hass.config.path(DOMAIN, "audit", f"{entry_id}.jsonl"))
@@ -127,8 +132,11 @@ class AuditLog:
         return len(self._held)
 
     def status(self) -> dict[str, Any]:
-        """``ok``, ``lines`` (anchored lines, or where verification stopped), ``epoch``, ``head`` (anchored hash),
-        ``problem`` and ``line`` (0-based) of the last check, and ``held`` records; for diagnostics and services."""
+        """Return the chain's status for diagnostics and services.
+
+        ``ok``, ``lines`` (anchored lines, or where verification stopped), ``epoch``, ``head`` (anchored hash),
+        ``problem`` and ``line`` (0-based) of the last check, and ``held`` records.
+        """
         verdict = self.verdict
         ok = verdict is not None and verdict.ok
         return {
@@ -191,10 +199,13 @@ class AuditLog:
             return await self._async_write(stamped)
 
     async def async_new_epoch(self, reason: str) -> None:
-        """Repair a break: archive the broken file, start epoch + 1 citing the anchored head, write the held records,
-        clear :attr:`broken` and delete the repair issue. The file is verified first: when it is intact (e.g. restored
-        from a backup) nothing is archived and the check clears the break. Raises ``OSError`` when the files cannot be
-        written (the chain then stays broken) and ``RuntimeError`` before :meth:`async_load`."""
+        """Repair a break: archive the broken file and start epoch + 1 citing the anchored head.
+
+        Then write the held records, clear :attr:`broken` and delete the repair issue. The file is verified first: when
+        it is intact (e.g. restored from a backup) nothing is archived and the check clears the break. Raises
+        ``OSError`` when the files cannot be written (the chain then stays broken) and ``RuntimeError`` before
+        :meth:`async_load`.
+        """
         async with self._lock:
             if self.verdict is None:
                 raise RuntimeError("AuditLog.async_load must run before async_new_epoch")
@@ -214,7 +225,9 @@ class AuditLog:
             }
             held = list(self._held)
             anchor, archive, fresh = await self.hass.async_add_executor_job(
-                restart, self.path, self.entry_id, stamp(), old.epoch, first, held
+                functools.partial(
+                    restart, self.path, self.entry_id, stamp(), old_epoch=old.epoch, first=first, held=held
+                )
             )
             self._anchor, self._pending = anchor, None
             await self._async_save()
@@ -228,7 +241,11 @@ class AuditLog:
             ir.async_delete_issue(self.hass, DOMAIN, issue_id(self.entry_id))
             LOGGER.warning(
                 "Audit chain of %s restarted at epoch %s (%s); the broken file is kept as %s, %s held records written",
-                self.entry_id, anchor.epoch, reason, archive, len(held),
+                self.entry_id,
+                anchor.epoch,
+                reason,
+                archive,
+                len(held),
             )
 
     # ------------------------------------------------------------------------------------------- internals
@@ -276,14 +293,17 @@ class AuditLog:
         if torn is not None:
             LOGGER.warning(
                 "The last audit record of %s was not completely written (%s bytes); kept as %s, the chain goes on",
-                self.entry_id, torn["bytes"], torn["kept_as"],
+                self.entry_id,
+                torn["bytes"],
+                torn["kept_as"],
             )
             await self._async_write({"at": dt_util.utcnow().isoformat(), **torn})
         if was_broken:
             LOGGER.warning("The audit chain of %s verifies again; writing %s held records", self.entry_id, self.held)
             if self._dropped:
-                await self._async_write({"at": dt_util.utcnow().isoformat(), "type": "held_dropped",
-                                         "count": self._dropped})
+                await self._async_write(
+                    {"at": dt_util.utcnow().isoformat(), "type": "held_dropped", "count": self._dropped}
+                )
             for record in self._held:
                 await self._async_write(record)
             self._held.clear()
@@ -295,7 +315,10 @@ class AuditLog:
         if self.verdict != verdict:
             LOGGER.error(
                 "The audit chain of %s is broken: %s at line %s (%s); request tools are halted until it is repaired",
-                self.entry_id, verdict.problem, verdict.line, verdict.detail,
+                self.entry_id,
+                verdict.problem,
+                verdict.line,
+                verdict.detail,
             )
         self.verdict = verdict
         ir.async_create_issue(
@@ -307,7 +330,8 @@ class AuditLog:
             severity=ir.IssueSeverity.ERROR,
             translation_key=ISSUE_TRANSLATION_KEY,
             translation_placeholders={
-                "entry_title": entry.title if (entry := self.hass.config_entries.async_get_entry(self.entry_id))
+                "entry_title": entry.title
+                if (entry := self.hass.config_entries.async_get_entry(self.entry_id))
                 else self.entry_id,
                 "problem": str(verdict.problem),
                 "line": str(verdict.line + 1) if verdict.line is not None else "?",  # as editors count

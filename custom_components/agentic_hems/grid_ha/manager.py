@@ -40,11 +40,36 @@ NETWORKS_DIR = ("agentic_hems", "networks")
 MAX_CASE_BYTES = 20_000_000  # a case file larger than this is refused, not read
 
 
+def _measurement(key: str, entity_id: str, state: State | None) -> Measurement:
+    """Return the measurement ``key`` from ``state``: a state of charge (``*.soc``) as is, a power in kW.
+
+    Raises:
+        ValueError: there is no state, or it is not a finite number.
+
+    """
+    if state is None:
+        raise ValueError("no state")
+    value = float(state.state) if key.endswith(".soc") else to_kw(state)
+    if not np.isfinite(value):
+        raise ValueError(state.state)
+    return Measurement(value, entity_id, state.last_updated)
+
+
 class GridManager:
     """One site's tenant for the grid tools (see the module docstring)."""
 
-    def __init__(self, hass: HomeAssistant, entry_id: str, options: Mapping[str, Any], site: HomeSite,
-                 coordinator: PriceCoordinator, control: ControlManager, audit: AuditLog, records: GridRecords) -> None:
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry_id: str,
+        options: Mapping[str, Any],
+        site: HomeSite,
+        coordinator: PriceCoordinator,
+        control: ControlManager,
+        audit: AuditLog,
+        records: GridRecords,
+    ) -> None:
+        """Serve the grid tools for the site ``entry_id`` (its tenant) with the given collaborators."""
         self.hass = hass
         self.tenant = entry_id
         self.artifacts = Artifacts()
@@ -103,7 +128,7 @@ class GridManager:
         return [HOME, *found]
 
     async def async_twin(self, network_id: str) -> Twin:
-        """The home twin, or a MATPOWER case from the networks folder (cached until the file changes)."""
+        """Return the home twin, or a MATPOWER case from the networks folder (cached until the file changes)."""
         if network_id == HOME:
             return home_twin(self._site)
         if "/" in network_id or "\\" in network_id or network_id.startswith("."):
@@ -116,8 +141,12 @@ class GridManager:
             if path.is_file():
                 mtime, size = path.stat().st_mtime, path.stat().st_size
                 if size > MAX_CASE_BYTES:
-                    raise ToolError("network_invalid", "failed", network_id=network_id,
-                                    error=f"{size} bytes, more than {MAX_CASE_BYTES}")
+                    raise ToolError(
+                        "network_invalid",
+                        "failed",
+                        network_id=network_id,
+                        error=f"{size} bytes, more than {MAX_CASE_BYTES}",
+                    )
                 cached = self._cases.get(network_id)
                 if cached and cached[0] == mtime:
                     return cached[1]
@@ -135,16 +164,10 @@ class GridManager:
         states = self._states_now(wanted.values()) if at is None else await self._states_at(wanted.values(), at)
         measured: dict[str, Measurement] = {}
         for key, entity_id in wanted.items():
-            state = states.get(entity_id)
             try:
-                if state is None:
-                    raise ValueError("no state")
-                value = float(state.state) if key.endswith(".soc") else to_kw(state)
-                if not np.isfinite(value):
-                    raise ValueError(state.state)
+                measured[key] = _measurement(key, entity_id, states.get(entity_id))
             except (ValueError, TypeError) as err:
                 raise ToolError("measurement_unavailable", "failed", detail=f"{entity_id}: {err}") from err
-            measured[key] = Measurement(value, entity_id, state.last_updated)
         return measured
 
     def _states_now(self, entity_ids: Sequence[str] | Any) -> dict[str, State]:
@@ -157,27 +180,41 @@ class GridManager:
         if not ids:
             return {}
         found = await get_instance(self.hass).async_add_executor_job(
-            functools.partial(history.get_significant_states, self.hass, at, at + timedelta(seconds=1), ids,
-                              include_start_time_state=True, significant_changes_only=False)
+            functools.partial(
+                history.get_significant_states,
+                self.hass,
+                at,
+                at + timedelta(seconds=1),
+                ids,
+                include_start_time_state=True,
+                significant_changes_only=False,
+            )
         )
         return {e: rows[0] for e, rows in found.items() if rows and isinstance(rows[0], State)}
 
     def describe(self, entity_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Current state, unit and last update of each entity."""
+        """Return the current state, unit and last update of each entity."""
         described: dict[str, dict[str, Any]] = {}
         for entity_id in entity_ids:
             state = self.hass.states.get(entity_id)
-            described[entity_id] = {"entity_id": entity_id, "available": state is not None and state.state not in (
-                "unavailable", "unknown")}
+            described[entity_id] = {
+                "entity_id": entity_id,
+                "available": state is not None and state.state not in ("unavailable", "unknown"),
+            }
             if state is not None:
-                described[entity_id] |= {"state": state.state,
-                                         "unit": state.attributes.get("unit_of_measurement"),
-                                         "last_updated": state.last_updated.isoformat()}
+                described[entity_id] |= {
+                    "state": state.state,
+                    "unit": state.attributes.get("unit_of_measurement"),
+                    "last_updated": state.last_updated.isoformat(),
+                }
         return described
 
     def forecast_entity(self, target: str) -> str | None:
-        """load: the house power sensor (a grid meter is net of PV and battery, so never the load); pv: the PV power
-        sensor; price: this entry's current price."""
+        """Return the entity measuring ``target``, or None.
+
+        load: the house power sensor (a grid meter is net of PV and battery, so never the load); pv: the PV power
+        sensor; price: this entry's current price.
+        """
         entities = self._site.entities
         if target == "load":
             return entities.get("house.power")
@@ -187,17 +224,19 @@ class GridManager:
 
         return er.async_get(self.hass).async_get_entity_id("sensor", DOMAIN, f"{self.tenant}_electricity_price")
 
-    async def async_history(self, entity_id: str, start: datetime, end: datetime
-                            ) -> tuple[list[datetime], list[float]]:
-        """Numeric states in [start, end] from the recorder (power in kW; unavailable is NaN, a gap). Without a
-        recorder or recorded states, the current state alone (so the persistence baseline still answers)."""
+    async def async_history(self, entity_id: str, start: datetime, end: datetime) -> tuple[list[datetime], list[float]]:
+        """Return the numeric states in [start, end] from the recorder (power in kW; unavailable is NaN, a gap).
+
+        Without a recorder or recorded states, the current state alone (so the persistence baseline still answers).
+        """
         states: list[State] = []
         if "recorder" in self.hass.config.components:
             from homeassistant.components.recorder import history  # noqa: PLC0415 - only with a recorder
 
             found = await get_instance(self.hass).async_add_executor_job(
-                functools.partial(history.state_changes_during_period, self.hass, start, end, entity_id,
-                                  include_start_time_state=True)
+                functools.partial(
+                    history.state_changes_during_period, self.hass, start, end, entity_id, include_start_time_state=True
+                )
             )
             states = found.get(entity_id, [])
         if not states and (current := self.hass.states.get(entity_id)) is not None:
@@ -208,7 +247,7 @@ class GridManager:
         for state in states:
             try:
                 value = to_kw(state) if power else float(state.state)
-            except (ValueError, TypeError):
+            except ValueError, TypeError:
                 value = float("nan")  # unavailable: a gap, never a zero
             times.append(state.last_updated)
             values.append(value)
@@ -220,8 +259,14 @@ class GridManager:
         if data is None:
             return None
         total, spot = data.total, data.spot
-        return Prices(total.start, total.resolution, np.asarray(total.prices, dtype=float),
-                      np.asarray(spot.window(total.start, total.end).prices, dtype=float), total.currency, total.source)
+        return Prices(
+            total.start,
+            total.resolution,
+            np.asarray(total.prices, dtype=float),
+            np.asarray(spot.window(total.start, total.end).prices, dtype=float),
+            total.currency,
+            total.source,
+        )
 
     async def async_run[T](self, func: Callable[..., T], *args: Any) -> T:
         """Numeric work in the executor."""
@@ -233,26 +278,32 @@ class GridManager:
         return bool(self.audit.broken)
 
     async def async_append(self, record: dict[str, Any]) -> dict[str, Any]:
-        """The audit sink: append to this entry's hash-chained log."""
+        """Append a record to this entry's hash-chained log (the audit sink)."""
         appended: dict[str, Any] = await self.audit.async_append(record)
         return appended
 
     def record_ids(self) -> set[str]:
-        """Persisted ids usable as evidence."""
+        """Return the persisted ids usable as evidence."""
         return self.records.record_ids()
 
     # --- authorization ---------------------------------------------------------------------------------------------
 
     def scopes(self, user_id: str | None, is_admin: bool) -> Caller:
-        """The caller on this tenant: system (no user) and admins get all four tenant scopes, others read plus the
-        scopes the options grant them. ``system`` is never a user's."""
+        """Return the caller on this tenant and its scopes.
+
+        System (no user) and admins get all four tenant scopes, others read plus the scopes the options grant them.
+        ``system`` is never a user's.
+        """
         if user_id is None:
             return Caller(None, USER_SCOPES | {Scope.SYSTEM})
         if is_admin:
             return Caller(user_id, USER_SCOPES)
         granted = {Scope.READ}
-        for scope, option in ((Scope.SIMULATE, CONF_GRID_SIMULATE_USERS), (Scope.REQUEST, CONF_GRID_REQUEST_USERS),
-                              (Scope.INCIDENT, CONF_GRID_INCIDENT_USERS)):
+        for scope, option in (
+            (Scope.SIMULATE, CONF_GRID_SIMULATE_USERS),
+            (Scope.REQUEST, CONF_GRID_REQUEST_USERS),
+            (Scope.INCIDENT, CONF_GRID_INCIDENT_USERS),
+        ):
             if user_id in (self.options.get(option) or []):
                 granted.add(scope)
         return Caller(user_id, frozenset(granted))
@@ -266,7 +317,7 @@ class GridManager:
         return await self.records.async_open_incident(incident)
 
     async def async_acknowledge(self, incident_id: str, user_id: str) -> dict[str, Any]:
-        """A person acknowledges an incident (see :meth:`.records.GridRecords.async_acknowledge`)."""
+        """Acknowledge an incident as a person (see :meth:`.records.GridRecords.async_acknowledge`)."""
         return await self.records.async_acknowledge(incident_id, user_id)
 
     def expire_requests(self) -> list[str]:
@@ -274,11 +325,13 @@ class GridManager:
         return self.records.expire_requests()
 
     async def async_decide(self, request_id: str, approve: bool, user_id: str, context: Context) -> dict[str, Any]:
-        """An administrator approves or denies a pending request (the caller checked the user); an approved
-        request's current slot is carried out at once.
+        """Approve or deny a pending request as an administrator (the caller checked the user).
+
+        An approved request's current slot is carried out at once.
 
         Raises:
             ToolError: as :meth:`.records.GridRecords.async_decide`.
+
         """
         request = await self.records.async_decide(request_id, approve, user_id)
         if approve:
@@ -286,28 +339,42 @@ class GridManager:
         return request
 
     async def async_execute_due(self, now: datetime, context: Context | None = None) -> list[dict[str, Any]]:
-        """For every approved request whose window covers the current slot, one gated ``number.set_value`` on the
-        battery's setpoint entity (``source_agent="grid"``); each command passes all eight gates."""
+        """Set the battery for every approved request whose window covers the current slot.
+
+        Each is one gated ``number.set_value`` on the battery's setpoint entity (``source_agent="grid"``); each
+        command passes all eight gates.
+        """
         slot = floor_slot(now)
         records: list[dict[str, Any]] = []
         entity_id = self.records.setpoint_entity
         for request in self.requests.values():
             window = request["requested_window"]
-            if request["status"] != "approved" or slot.isoformat() in request["executed_slots"] or not (
-                    datetime.fromisoformat(window["start"]) <= slot < datetime.fromisoformat(window["end"])):
+            if (
+                request["status"] != "approved"
+                or slot.isoformat() in request["executed_slots"]
+                or not (datetime.fromisoformat(window["start"]) <= slot < datetime.fromisoformat(window["end"]))
+            ):
                 continue
             action = slot_action(request, slot)
             if action is None:
                 continue
             request["executed_slots"].append(slot.isoformat())
             if entity_id is None:
-                records.append({"request_id": request["request_id"], "outcome": "blocked",
-                                "reason": "no battery setpoint entity is mapped in the options"})
+                records.append(
+                    {
+                        "request_id": request["request_id"],
+                        "outcome": "blocked",
+                        "reason": "no battery setpoint entity is mapped in the options",
+                    }
+                )
                 continue
             record = await self.control.async_evaluate(
                 source_agent=SOURCE_GRID,
-                candidate={"intent": "set_value", "device_alias": entity_id,
-                           "params": {"value": setpoint_value(self.hass, entity_id, action["p_kw"])}},
+                candidate={
+                    "intent": "set_value",
+                    "device_alias": entity_id,
+                    "params": {"value": setpoint_value(self.hass, entity_id, action["p_kw"])},
+                },
                 context=context or Context(),
                 raw_input=f"set the battery to {action['p_kw']:g} kW: approved grid plan, slot {slot.isoformat()}",
                 slot_start=slot,

@@ -35,12 +35,12 @@ MAX_CLOSED = 200  # settled requests and acknowledged incidents kept
 
 
 def request_issue_id(request_id: str) -> str:
-    """The repair issue of a pending authorization request."""
+    """Return the repair issue id of a pending authorization request."""
     return f"authorization_{request_id}"
 
 
 def incident_issue_id(incident_id: str) -> str:
-    """The repair issue of an unacknowledged incident."""
+    """Return the repair issue id of an unacknowledged incident."""
     return f"incident_{incident_id}"
 
 
@@ -51,6 +51,7 @@ class GridRecords:
     """
 
     def __init__(self, hass: HomeAssistant, entry_id: str, audit: AuditLog, setpoint_entity: str | None) -> None:
+        """Start empty; :meth:`async_load` restores the stored requests and incidents."""
         self.hass = hass
         self.audit = audit
         self.setpoint_entity = setpoint_entity
@@ -78,15 +79,16 @@ class GridRecords:
 
     async def async_save(self) -> None:
         """Write the secret, requests and incidents."""
-        await self._store.async_save({"secret": self.secret.hex(), "requests": self.requests,
-                                      "incidents": self.incidents})
+        await self._store.async_save(
+            {"secret": self.secret.hex(), "requests": self.requests, "incidents": self.incidents}
+        )
 
     def now(self) -> datetime:
         """UTC now."""
         return dt_util.utcnow()
 
     def record_ids(self) -> set[str]:
-        """Persisted ids usable as evidence."""
+        """Return the persisted ids usable as evidence."""
         return set(self.requests) | set(self.incidents)
 
     # --- authorization ---------------------------------------------------------------------------------------------
@@ -95,9 +97,15 @@ class GridRecords:
         """Persist a request (pending or denied by default), notify a person when pending."""
         now = self.now()
         request_id = f"auth_{uuid.uuid4().hex}"
-        stored = {**request, "request_id": request_id, "created_at": now.isoformat(),
-                  "expires_at": (now + REQUEST_TTL).isoformat(), "decided_by": None, "decided_at": None,
-                  "executed_slots": []}
+        stored = {
+            **request,
+            "request_id": request_id,
+            "created_at": now.isoformat(),
+            "expires_at": (now + REQUEST_TTL).isoformat(),
+            "decided_by": None,
+            "decided_at": None,
+            "executed_slots": [],
+        }
         self.requests[request_id] = stored
         self._trim(self.requests, lambda r: r["status"] != "pending")
         await self.async_save()
@@ -108,17 +116,27 @@ class GridRecords:
     def _notify_request(self, request: dict[str, Any]) -> None:
         window = request["requested_window"]
         ir.async_create_issue(
-            self.hass, DOMAIN, request_issue_id(request["request_id"]), is_fixable=False, is_persistent=True,
-            severity=ir.IssueSeverity.WARNING, translation_key="authorization_pending",
-            translation_placeholders={"request_id": request["request_id"], "start": window["start"],
-                                      "end": window["end"], "expires_at": request["expires_at"]},
+            self.hass,
+            DOMAIN,
+            request_issue_id(request["request_id"]),
+            is_fixable=False,
+            is_persistent=True,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key="authorization_pending",
+            translation_placeholders={
+                "request_id": request["request_id"],
+                "start": window["start"],
+                "end": window["end"],
+                "expires_at": request["expires_at"],
+            },
         )
         persistent_notification.async_create(
             self.hass,
             f"{request.get('summary') or 'A grid plan'}\n\nRequest `{request['request_id']}` for {window['start']} to "
             f"{window['end']} waits for an administrator: `{DOMAIN}.approve_authorization` or "
             f"`{DOMAIN}.deny_authorization` (expires {request['expires_at']}).",
-            title="Agentic HEMS: authorization requested", notification_id=request_issue_id(request["request_id"]),
+            title="Agentic HEMS: authorization requested",
+            notification_id=request_issue_id(request["request_id"]),
         )
 
     def _close_request(self, request: dict[str, Any]) -> None:
@@ -126,12 +144,14 @@ class GridRecords:
         persistent_notification.async_dismiss(self.hass, request_issue_id(request["request_id"]))
 
     async def async_decide(self, request_id: str, approve: bool, user_id: str) -> dict[str, Any]:
-        """An administrator approves or denies a pending request (the caller checked the user); the approved
-        request's slots are then the manager's to carry out.
+        """Approve or deny a pending request as an administrator (the caller checked the user).
+
+        The approved request's slots are then the manager's to carry out.
 
         Raises:
             ToolError: ``request_not_found`` (404), ``request_not_pending``; on approval ``audit_chain_broken`` or
                 ``request_overlaps`` (another approved request still to run in an overlapping window).
+
         """
         self.expire_requests()
         request = self.requests.get(request_id)
@@ -143,18 +163,30 @@ class GridRecords:
             raise ToolError("audit_chain_broken", "halted")
         if approve and (other := self._overlapping(request)) is not None:  # one plan drives the battery at a time
             raise ToolError("request_overlaps", request_id=request_id, other=other)
-        request |= {"status": "approved" if approve else "denied", "decided_by": user_id,
-                    "decided_at": self.now().isoformat()}
+        request |= {
+            "status": "approved" if approve else "denied",
+            "decided_by": user_id,
+            "decided_at": self.now().isoformat(),
+        }
         self._close_request(request)
         await self.async_save()
-        await generate_audit_record(self.audit, {
-            "type": "authorization", "actor": user_id, "tool": "request_authorization",
-                                       "request_id": request_id, "decision": request["status"],
-                                       "plan_id": request["plan_id"], "inputs_hash": None, "outputs_hash": None})
+        await generate_audit_record(
+            self.audit,
+            {
+                "type": "authorization",
+                "actor": user_id,
+                "tool": "request_authorization",
+                "request_id": request_id,
+                "decision": request["status"],
+                "plan_id": request["plan_id"],
+                "inputs_hash": None,
+                "outputs_hash": None,
+            },
+        )
         return request
 
     def _overlapping(self, request: dict[str, Any]) -> str | None:
-        """An approved request whose window, from its next unexecuted slot on, overlaps ``request``'s."""
+        """Return an approved request whose window, from its next unexecuted slot on, overlaps ``request``'s."""
         start, end = (datetime.fromisoformat(request["requested_window"][k]) for k in ("start", "end"))
         now = floor_slot(self.now())
         for other in self.requests.values():
@@ -177,12 +209,15 @@ class GridRecords:
         return expired
 
     def reserved(self) -> frozenset[str]:
-        """The battery setpoint entity, when mapped: only approved requests set it (the Policy gate)."""
+        """Return the battery setpoint entity, when mapped: only approved requests set it (the Policy gate)."""
         return frozenset({self.setpoint_entity}) if self.setpoint_entity else frozenset()
 
     def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
-        """None when ``grant`` names an approved request, its slot is the current one and in its window, and the
-        command sets ``entity_id`` (the setpoint) to that slot's approved value; else why not."""
+        """Return None when ``grant`` allows the command, else why not.
+
+        It allows it when it names an approved request, its slot is the current one and in its window, and the
+        command sets ``entity_id`` (the setpoint) to that slot's approved value.
+        """
         request = self.requests.get(grant.request_id)
         if request is None:
             return f"no authorization request {grant.request_id}"
@@ -208,8 +243,13 @@ class GridRecords:
     async def async_open_incident(self, incident: dict[str, Any]) -> dict[str, Any]:
         """Queue an incident (persisted, notified) until a person acknowledges it."""
         incident_id = f"incident_{uuid.uuid4().hex}"
-        stored = {**incident, "incident_id": incident_id, "opened_at": self.now().isoformat(),
-                  "acknowledged_by": None, "acknowledged_at": None}
+        stored = {
+            **incident,
+            "incident_id": incident_id,
+            "opened_at": self.now().isoformat(),
+            "acknowledged_by": None,
+            "acknowledged_at": None,
+        }
         self.incidents[incident_id] = stored
         self._trim(self.incidents, lambda i: bool(i.get("acknowledged_at")))
         await self.async_save()
@@ -218,25 +258,36 @@ class GridRecords:
 
     def _notify_incident(self, incident: dict[str, Any]) -> None:
         severity = {"critical": ir.IssueSeverity.CRITICAL, "warning": ir.IssueSeverity.WARNING}.get(
-            incident["severity"], ir.IssueSeverity.WARNING)
+            incident["severity"], ir.IssueSeverity.WARNING
+        )
         ir.async_create_issue(
-            self.hass, DOMAIN, incident_issue_id(incident["incident_id"]), is_fixable=False, is_persistent=True,
-            severity=severity, translation_key="incident_open",
-            translation_placeholders={"incident_id": incident["incident_id"], "title": incident["title"],
-                                      "severity": incident["severity"]},
+            self.hass,
+            DOMAIN,
+            incident_issue_id(incident["incident_id"]),
+            is_fixable=False,
+            is_persistent=True,
+            severity=severity,
+            translation_key="incident_open",
+            translation_placeholders={
+                "incident_id": incident["incident_id"],
+                "title": incident["title"],
+                "severity": incident["severity"],
+            },
         )
         persistent_notification.async_create(
             self.hass,
             f"**{incident['severity']}**: {incident['title']}\n\nEvidence: {', '.join(incident['evidence_ids'])}\n\n"
             f"Acknowledge with `{DOMAIN}.acknowledge_incident` (incident_id `{incident['incident_id']}`).",
-            title="Agentic HEMS: incident", notification_id=incident_issue_id(incident["incident_id"]),
+            title="Agentic HEMS: incident",
+            notification_id=incident_issue_id(incident["incident_id"]),
         )
 
     async def async_acknowledge(self, incident_id: str, user_id: str) -> dict[str, Any]:
-        """A person acknowledges an incident; it leaves the queue of open ones.
+        """Acknowledge an incident as a person; it leaves the queue of open ones.
 
         Raises:
             ToolError: ``incident_not_found`` (404) or ``incident_acknowledged``.
+
         """
         incident = self.incidents.get(incident_id)
         if incident is None:
@@ -247,9 +298,17 @@ class GridRecords:
         await self.async_save()
         ir.async_delete_issue(self.hass, DOMAIN, incident_issue_id(incident_id))
         persistent_notification.async_dismiss(self.hass, incident_issue_id(incident_id))
-        await generate_audit_record(self.audit, {
-            "type": "incident_acknowledged", "actor": user_id, "tool": "create_incident",
-                                       "incident_id": incident_id, "inputs_hash": None, "outputs_hash": None})
+        await generate_audit_record(
+            self.audit,
+            {
+                "type": "incident_acknowledged",
+                "actor": user_id,
+                "tool": "create_incident",
+                "incident_id": incident_id,
+                "inputs_hash": None,
+                "outputs_hash": None,
+            },
+        )
         return incident
 
     @staticmethod
@@ -261,6 +320,13 @@ class GridRecords:
 
 
 def slot_action(request: Mapping[str, Any], slot: datetime) -> dict[str, Any] | None:
-    """The approved request's ``battery_power`` action covering ``slot``, or None."""
-    return next((a for a in request["actions"] if datetime.fromisoformat(a["start"]) <= slot
-                 < datetime.fromisoformat(a["end"]) and a["type"] == "battery_power"), None)
+    """Return the approved request's ``battery_power`` action covering ``slot``, or None."""
+    return next(
+        (
+            a
+            for a in request["actions"]
+            if datetime.fromisoformat(a["start"]) <= slot < datetime.fromisoformat(a["end"])
+            and a["type"] == "battery_power"
+        ),
+        None,
+    )

@@ -42,8 +42,11 @@ VERIFY_SCHEMA = vol.Schema(ENTRY_SCHEMA)
 
 
 def service_schema(name: str) -> vol.Schema:
-    """The HA-side schema of a tool's service: the entry and the tool's fields, checked by the contract inside
-    :func:`invoke` (the contract's own ``tenant`` is the entry, which the service names with ``config_entry_id``)."""
+    """Return the HA-side schema of a tool's service: the entry and the tool's fields.
+
+    The fields are checked by the contract inside :func:`invoke` (the contract's own ``tenant`` is the entry, which
+    the service names with ``config_entry_id``).
+    """
     contract = TOOLS[name][0]
     fields: dict[vol.Marker, Any] = {
         vol.Optional(str(key)): object for key in contract.schema.schema if str(key) != ATTR_TENANT
@@ -65,13 +68,13 @@ def localized(value: Any, key: str | None = None) -> Any:
 
 
 def tool_error(err: ToolError) -> HomeAssistantError:
-    """A typed tool error as a translated HA error (validation errors for the caller's mistakes)."""
+    """Return a typed tool error as a translated HA error (validation errors for the caller's mistakes)."""
     cls = ServiceValidationError if err.status in ("invalid", "not_found", "forbidden") else HomeAssistantError
     return cls(translation_domain=DOMAIN, translation_key=err.key, translation_placeholders=err.placeholders or None)
 
 
 def raising_ha_errors[**P, R](handler: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
-    """``handler`` with every typed tool error it raises turned into a translated HA error (:func:`tool_error`)."""
+    """Wrap ``handler``: every typed tool error it raises is turned into a translated HA error (:func:`tool_error`)."""
 
     @functools.wraps(handler)
     async def _handler(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -84,7 +87,7 @@ def raising_ha_errors[**P, R](handler: Callable[P, Awaitable[R]]) -> Callable[P,
 
 
 def entry_for_grid_call(hass: HomeAssistant, data: dict[str, Any]) -> AgenticHemsConfigEntry:
-    """The tenant: ``config_entry_id``, else the entry holding a referenced id, else the only one."""
+    """Return the tenant: ``config_entry_id``, else the entry holding a referenced id, else the only one."""
     if not (entry_id := data.get(ATTR_CONFIG_ENTRY_ID)):
         loaded: list[AgenticHemsConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
         for key in ID_KEYS:
@@ -95,12 +98,14 @@ def entry_for_grid_call(hass: HomeAssistant, data: dict[str, Any]) -> AgenticHem
     return resolve_entry(hass, entry_id)
 
 
-async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, name: str, data: dict[str, Any],
-                          context: Context) -> dict[str, Any]:
+async def async_call_tool(
+    hass: HomeAssistant, entry: AgenticHemsConfigEntry, name: str, data: dict[str, Any], context: Context
+) -> dict[str, Any]:
     """Invoke tool ``name`` on ``entry`` as the context's user.
 
     Raises:
         ToolError: as :func:`~.grid.contracts.invoke`.
+
     """
     grid = entry.runtime_data.grid
     # No user id is system; an id HA does not know (a deleted user) is an ordinary user, never system.
@@ -108,73 +113,109 @@ async def async_call_tool(hass: HomeAssistant, entry: AgenticHemsConfigEntry, na
     caller = grid.scopes(viewer.user_id, viewer.admin)
     contract, handler = TOOLS[name]
     inputs = {k: v for k, v in localized(dict(data)).items() if k not in (ATTR_CONFIG_ENTRY_ID, ATTR_TENANT)}
-    return await invoke(contract, functools.partial(handler, grid), inputs, caller, tenant=entry.entry_id, audit=grid,
-                        now=dt_util.utcnow)
+    return await invoke(
+        contract,
+        functools.partial(handler, grid),
+        inputs,
+        caller,
+        tenant=entry.entry_id,
+        audit=grid,
+        now=dt_util.utcnow,
+    )
+
+
+def _tool_service(hass: HomeAssistant, name: str) -> Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]:
+    """Return the service handler of tool ``name``: the tool run as the calling user on the call's entry."""
+
+    @raising_ha_errors
+    async def handle(call: ServiceCall) -> ServiceResponse:
+        entry = entry_for_grid_call(hass, dict(call.data))
+        result = await async_call_tool(hass, entry, name, dict(call.data), call.context)
+        return result if call.return_response else None
+
+    return handle
+
+
+async def _refusal(entry: AgenticHemsConfigEntry, call: ServiceCall, key: str) -> ServiceValidationError:
+    """Audit a refused people-side call, then return the translated error to raise."""
+    await generate_audit_record(
+        entry.runtime_data.audit,
+        {
+            "type": "refused",
+            "actor": call.context.user_id or "system",
+            "tool": call.service,
+            "inputs_hash": None,
+            "outputs_hash": None,
+            "decision": f"forbidden:{key}",
+        },
+    )
+    return ServiceValidationError(translation_domain=DOMAIN, translation_key=key)
+
+
+async def _admin_id(hass: HomeAssistant, entry: AgenticHemsConfigEntry, call: ServiceCall) -> str:
+    """Return the calling administrator's user id; audit and raise ``admin_required_grid`` otherwise."""
+    if (user := await async_admin(hass, call.context.user_id)) is None:
+        raise await _refusal(entry, call, "admin_required_grid")
+    return user.id
+
+
+@raising_ha_errors
+async def _decide(hass: HomeAssistant, call: ServiceCall, *, approve: bool) -> ServiceResponse:
+    """Approve or deny an authorization request as an administrator."""
+    entry = entry_for_grid_call(hass, dict(call.data))
+    user_id = await _admin_id(hass, entry, call)
+    request = await entry.runtime_data.grid.async_decide(call.data["request_id"], approve, user_id, call.context)
+    return dict(request) if call.return_response else None
+
+
+@raising_ha_errors
+async def _acknowledge(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    """Acknowledge an incident as a user with the incident scope."""
+    entry = entry_for_grid_call(hass, dict(call.data))
+    grid = entry.runtime_data.grid
+    user = await async_active_user(hass, call.context.user_id)
+    if user is None or Scope.INCIDENT not in grid.scopes(user.id, is_admin(user)).scopes:
+        raise await _refusal(entry, call, "incident_scope_required")
+    incident = await grid.async_acknowledge(call.data["incident_id"], user.id)
+    return dict(incident) if call.return_response else None
+
+
+@raising_ha_errors
+async def _verify(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    """Verify the audit chain as an administrator and return its status."""
+    entry = entry_for_grid_call(hass, dict(call.data))
+    await _admin_id(hass, entry, call)
+    await entry.runtime_data.audit.async_verify()
+    status: dict[str, Any] = entry.runtime_data.audit.status()
+    return status
+
+
+type _Handler = Callable[[HomeAssistant, ServiceCall], Coroutine[Any, Any, ServiceResponse]]
+PEOPLE_SERVICES: tuple[tuple[str, _Handler, vol.Schema, SupportsResponse], ...] = (
+    (SERVICE_APPROVE, functools.partial(_decide, approve=True), DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_DENY, functools.partial(_decide, approve=False), DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_ACKNOWLEDGE, _acknowledge, ACKNOWLEDGE_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_VERIFY, _verify, VERIFY_SCHEMA, SupportsResponse.ONLY),
+)
 
 
 @callback
 def async_setup_grid_services(hass: HomeAssistant) -> None:
-    """Register the grid toolkit's service actions."""
-
-    def tool_service(name: str) -> Any:
-        @raising_ha_errors
-        async def handle(call: ServiceCall) -> ServiceResponse:
-            entry = entry_for_grid_call(hass, dict(call.data))
-            result = await async_call_tool(hass, entry, name, dict(call.data), call.context)
-            return result if call.return_response else None
-
-        return handle
-
+    """Register the grid toolkit's service actions: one per tool, then :data:`PEOPLE_SERVICES`."""
     for name, (contract, _) in TOOLS.items():
         optional = contract.side_effect in (SideEffect.REQUEST, SideEffect.RECORD)
         hass.services.async_register(
-            DOMAIN, name, tool_service(name), schema=bounded(accepting_tenant(hass, name, service_schema(name))),
+            DOMAIN,
+            name,
+            _tool_service(hass, name),
+            schema=bounded(accepting_tenant(hass, name, service_schema(name))),
             supports_response=SupportsResponse.OPTIONAL if optional else SupportsResponse.ONLY,
         )
-
-    async def refuse(entry: AgenticHemsConfigEntry, call: ServiceCall, key: str) -> ServiceValidationError:
-        """Audit a refused people-side call, then the translated error to raise."""
-        await generate_audit_record(entry.runtime_data.audit, {
-            "type": "refused", "actor": call.context.user_id or "system", "tool": call.service, "inputs_hash": None,
-            "outputs_hash": None, "decision": f"forbidden:{key}"})
-        return ServiceValidationError(translation_domain=DOMAIN, translation_key=key)
-
-    async def admin(entry: AgenticHemsConfigEntry, call: ServiceCall) -> str:
-        if (user := await async_admin(hass, call.context.user_id)) is None:
-            raise await refuse(entry, call, "admin_required_grid")
-        return user.id
-
-    @raising_ha_errors
-    async def decide(call: ServiceCall, approve: bool) -> ServiceResponse:
-        entry = entry_for_grid_call(hass, dict(call.data))
-        user_id = await admin(entry, call)
-        request = await entry.runtime_data.grid.async_decide(call.data["request_id"], approve, user_id, call.context)
-        return dict(request) if call.return_response else None
-
-    @raising_ha_errors
-    async def acknowledge(call: ServiceCall) -> ServiceResponse:
-        entry = entry_for_grid_call(hass, dict(call.data))
-        grid = entry.runtime_data.grid
-        user = await async_active_user(hass, call.context.user_id)
-        if user is None or Scope.INCIDENT not in grid.scopes(user.id, is_admin(user)).scopes:
-            raise await refuse(entry, call, "incident_scope_required")
-        incident = await grid.async_acknowledge(call.data["incident_id"], user.id)
-        return dict(incident) if call.return_response else None
-
-    @raising_ha_errors
-    async def verify(call: ServiceCall) -> ServiceResponse:
-        entry = entry_for_grid_call(hass, dict(call.data))
-        await admin(entry, call)
-        await entry.runtime_data.audit.async_verify()
-        status: dict[str, Any] = entry.runtime_data.audit.status()
-        return status
-
-    for name, handler, schema, response in (
-        (SERVICE_APPROVE, functools.partial(decide, approve=True), DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
-        (SERVICE_DENY, functools.partial(decide, approve=False), DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
-        (SERVICE_ACKNOWLEDGE, acknowledge, ACKNOWLEDGE_SCHEMA, SupportsResponse.OPTIONAL),
-        (SERVICE_VERIFY, verify, VERIFY_SCHEMA, SupportsResponse.ONLY),
-    ):
+    for name, handler, schema, response in PEOPLE_SERVICES:
         hass.services.async_register(
-            DOMAIN, name, handler, schema=bounded(accepting_tenant(hass, name, schema)), supports_response=response
+            DOMAIN,
+            name,
+            functools.partial(handler, hass),
+            schema=bounded(accepting_tenant(hass, name, schema)),
+            supports_response=response,
         )

@@ -32,7 +32,7 @@ SETPOINT = "battery.setpoint"  # the measurement key of the battery's setpoint e
 
 
 def to_kw(state: State) -> float:
-    """A power state in kW (W, kW and MW units; none means kW). Raises ValueError when not numeric."""
+    """Return a power state in kW (W, kW and MW units; none means kW); raise ValueError when not numeric."""
     value = float(state.state)
     if not np.isfinite(value):
         raise ValueError(state.state)
@@ -55,7 +55,7 @@ def setpoint_value(hass: HomeAssistant, entity_id: str, p_kw: float) -> float:
 
 
 def home_site(options: Mapping[str, Any], appliances: Mapping[str, Appliance]) -> HomeSite:
-    """The home twin's site from the options and the appliance subentries."""
+    """Return the home twin's site from the options and the appliance subentries."""
     flexible: list[tuple[str, str, float]] = []
     ids: dict[str, str] = {}
     for appliance in appliances.values():

@@ -11,8 +11,11 @@ from ..scheduling.appliance import Appliance
 
 
 def configured_appliances(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, Appliance]:
-    """Subentry id → appliance. A subentry whose data cannot be read is skipped with the repair issue
-    ``appliance_invalid_<subentry_id>`` instead of failing the entry; the issue goes when the subentry reads again."""
+    """Return the configured appliances by subentry id.
+
+    A subentry whose data cannot be read is skipped with the repair issue ``appliance_invalid_<subentry_id>``
+    instead of failing the entry; the issue goes when the subentry reads again.
+    """
     appliances: dict[str, Appliance] = {}
     for subentry_id, subentry in entry.subentries.items():
         issue_id = f"appliance_invalid_{subentry_id}"

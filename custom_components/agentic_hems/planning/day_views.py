@@ -19,9 +19,7 @@ def _clean(values: FloatArray) -> list[float | None]:
 def day_prices(curve: PriceCurve, day: date, tz: tzinfo) -> list[dict[str, str | float | None]]:
     """``[{start, price}]`` for the local ``day`` (92, 96 or 100 items; price None where unknown)."""
     view = curve.local_day(day, tz)
-    return [
-        {"start": s.isoformat(), "price": p} for s, p in zip(view.slot_starts(), _clean(view.prices), strict=True)
-    ]
+    return [{"start": s.isoformat(), "price": p} for s, p in zip(view.slot_starts(), _clean(view.prices), strict=True)]
 
 
 def day_plan(plan: Plan | None, day: date, tz: tzinfo) -> tuple[list[str], list[float]]:

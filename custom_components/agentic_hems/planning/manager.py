@@ -1,5 +1,7 @@
-"""Each appliance's plan and settings: automatic replanning under the main fuse, plans stored by the ``schedule``
-service, and their persistence (Store ``agentic_hems.<entry_id>.plans``)."""
+"""Each appliance's plan and settings, and their persistence (Store ``agentic_hems.<entry_id>.plans``).
+
+Plans are replanned automatically under the main fuse, or stored by the ``schedule`` service.
+"""
 
 from __future__ import annotations
 
@@ -32,10 +34,11 @@ class ApplianceState:
     """What is remembered per appliance across restarts.
 
     ``pinned`` marks a plan stored by the ``schedule`` service: automatic planning leaves it alone until it ends.
-    ``basis`` identifies the prices, deadline, limit and appliance settings a plan was made on, so a change triggers
-    a replan. ``window_end`` is the end (UTC) of the window the plan serves; ``done_until`` is the end of the last
-    window in which the appliance ran: later plans go into the windows after it, not into what is left of it. ``ready_by_for`` is the appliance's configured
-    deadline when the user set ``ready_by``; reconfiguring the appliance's deadline drops the override.
+    ``basis`` identifies the prices, deadline, limit and appliance settings a plan was made on, so a change triggers a
+    replan. ``window_end`` is the end (UTC) of the window the plan serves; ``done_until`` is the end of the last window
+    in which the appliance ran: later plans go into the windows after it, not into what is left of it. ``ready_by_for``
+    is the appliance's configured deadline when the user set ``ready_by``; reconfiguring the appliance's deadline drops
+    the override.
     """
 
     auto: bool = True
@@ -76,7 +79,7 @@ class ApplianceState:
 
 
 def curve_key(curve: PriceCurve) -> str:
-    """A short fingerprint of the prices (not of when they were fetched)."""
+    """Return a short fingerprint of the prices (not of when they were fetched)."""
     digest = hashlib.sha256(curve.prices.tobytes())
     digest.update(curve.start.isoformat().encode())
     return digest.hexdigest()[:16]
@@ -127,8 +130,11 @@ class PlanManager(ChangeListeners):
 
     @callback
     def transitions_at(self, moment: datetime) -> list[tuple[str, str]]:
-        """The starts and stops the plans have at the slot boundary ``moment`` (aware UTC), as ``(appliance_id,
-        intent)``; the scheduler takes them once per boundary, and from then on an ended plan may be replaced."""
+        """Take the starts and stops the plans have at the slot boundary ``moment`` (aware UTC).
+
+        They come as ``(appliance_id, intent)``; the scheduler takes them once per boundary, and from then on an
+        ended plan may be replaced.
+        """
         due = [
             (appliance_id, intent)
             for appliance_id, state in self.states.items()
@@ -138,11 +144,11 @@ class PlanManager(ChangeListeners):
         return due
 
     def deadline_for(self, appliance_id: str) -> time:
-        """The "ready by" time in force: the user's override or the appliance default."""
+        """Return the "ready by" time in force: the user's override or the appliance default."""
         return self.states[appliance_id].ready_by or self.appliances[appliance_id].deadline
 
     def load_for(self, appliance_id: str, now: datetime) -> LoadSpec:
-        """The appliance's next window with its "ready by" time in force.
+        """Return the appliance's next window with its "ready by" time in force.
 
         Once a plan has run, its window is done: the next window starts after it, even if the run ended early.
         """
@@ -156,7 +162,7 @@ class PlanManager(ChangeListeners):
         )
 
     def base_load(self, curve: PriceCurve, now: datetime, exclude: set[str]) -> FloatArray:
-        """kW already planned per slot of ``curve`` by the appliances not in ``exclude`` (plans not yet ended)."""
+        """KW already planned per slot of ``curve`` by the appliances not in ``exclude`` (plans not yet ended)."""
         base = np.zeros(len(curve))
         for appliance_id, state in self.states.items():
             plan = state.plan
@@ -236,8 +242,10 @@ class PlanManager(ChangeListeners):
         return (await self.async_schedule_many({appliance_id: load}))[appliance_id]
 
     async def async_schedule_many(self, loads: dict[str, LoadSpec]) -> dict[str, Plan]:
-        """Plan several appliances' loads jointly (one MILP under the fuse) around the other plans; store the
-        feasible ones as :meth:`async_schedule` does. Raises ValueError without prices."""
+        """Plan several appliances' loads jointly (one MILP under the fuse) around the other plans.
+
+        Store the feasible ones as :meth:`async_schedule` does. Raises ValueError without prices.
+        """
         async with self._lock:
             curve = self.coordinator.data.total if self.coordinator.data else None
             if curve is None:

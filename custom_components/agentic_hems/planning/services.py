@@ -1,5 +1,7 @@
-"""The price and plan service actions: get_prices, plan, schedule, clear_schedule; and the loads they plan
-(:func:`build_load`, also the assistant's SCHEDULE)."""
+"""The price and plan service actions: get_prices, plan, schedule, clear_schedule.
+
+Also the loads they plan (:func:`build_load`, which the assistant's SCHEDULE uses too).
+"""
 
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ from ..service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, inva
 from ..validation import vol
 
 if TYPE_CHECKING:
-    from ..runtime import AgenticHemsConfigEntry
     from ..coordinator import PriceData
+    from ..runtime import AgenticHemsConfigEntry
     from ..scheduling.appliance import Appliance
 
 SERVICE_GET_PRICES = "get_prices"
@@ -67,11 +69,12 @@ def find_appliance(entry: AgenticHemsConfigEntry, key: str) -> Appliance:
 
 
 def build_load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: Appliance | None) -> LoadSpec:
-    """The load to plan: the appliance's next window and settings, with any field in ``data`` taking precedence.
+    """Return the load to plan: the appliance's next window and settings, with any field in ``data`` taking precedence.
 
     Raises:
         ServiceValidationError: an ad-hoc load lacks its power, amount or deadline, or the deadline is not after
             the earliest start.
+
     """
     now = dt_util.utcnow()
     default = entry.runtime_data.planner.load_for(appliance.appliance_id, now) if appliance else None
@@ -80,7 +83,9 @@ def build_load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: A
     if default is not None and duration is None and energy is None:
         duration, energy = default.duration_min, default.energy_kwh
     contiguous = data.get(CONF_CONTIGUOUS, default.contiguous if default else energy is None)
-    if (contiguous and duration is None and energy is not None) or (not contiguous and energy is None and duration is not None):
+    if (contiguous and duration is None and energy is not None) or (
+        not contiguous and energy is None and duration is not None
+    ):
         raise invalid("amount_mismatch")
     amount = duration if contiguous else energy
     deadline = aware(data[CONF_DEADLINE]) if CONF_DEADLINE in data else (default.deadline if default else None)
@@ -162,7 +167,10 @@ def async_setup_planning_services(hass: HomeAssistant) -> None:
         await entry.runtime_data.planner.async_clear_plan(appliance.appliance_id)
 
     hass.services.async_register(
-        DOMAIN, SERVICE_GET_PRICES, get_prices, schema=bounded(vol.Schema(ENTRY_SCHEMA)),
+        DOMAIN,
+        SERVICE_GET_PRICES,
+        get_prices,
+        schema=bounded(vol.Schema(ENTRY_SCHEMA)),
         supports_response=SupportsResponse.ONLY,
     )
     hass.services.async_register(
