@@ -18,27 +18,24 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from .runtime import AgenticHemsConfigEntry
 from .assistant.assistant import async_exception_text
 from .const import DOMAIN
-from .entity import AgenticHemsSiteEntity
+from .entity import AgenticHemsEntity, AgenticHemsEntityDescription
 
 PARALLEL_UPDATES = 0
+
+AGENT = AgenticHemsEntityDescription(key="assistant", translation_key="assistant")
 
 
 async def async_setup_entry(
     hass: HomeAssistant, entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
     """Add the entry's conversation agent."""
-    async_add_entities([AgenticHemsConversation(entry)])
+    async_add_entities([AgenticHemsConversation(entry, AGENT)])
 
 
-class AgenticHemsConversation(AgenticHemsSiteEntity, ConversationEntity):
+class AgenticHemsConversation(AgenticHemsEntity, ConversationEntity):
     """Answers Assist requests about home energy through the orchestrator."""
 
     _attr_name = None
-
-    def __init__(self, entry: AgenticHemsConfigEntry) -> None:
-        """Create the entry's agent."""
-        super().__init__(entry, "assistant")
-        self.assistant = entry.runtime_data.assistant
 
     @property
     def supported_languages(self) -> list[str] | Literal["*"]:
@@ -50,7 +47,7 @@ class AgenticHemsConversation(AgenticHemsSiteEntity, ConversationEntity):
         """Run the request and speak the summary."""
         response = intent.IntentResponse(language=user_input.language)
         try:
-            result = await self.assistant.async_ask(user_input.text, user_input.context, user_input.language)
+            result = await self.runtime.assistant.async_ask(user_input.text, user_input.context, user_input.language)
         except HomeAssistantError as err:
             message = await self._message(err, user_input.language)
             response.async_set_error(intent.IntentResponseErrorCode.UNKNOWN, message)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
+from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.update_coordinator import CoordinatorEntity
 
 from .const import DOMAIN
 from .coordinator import PriceCoordinator
 
 if TYPE_CHECKING:
-    from .runtime import AgenticHemsConfigEntry
+    from .listeners import ChangeListeners
+    from .runtime import AgenticHemsConfigEntry, RuntimeData
     from .planning.manager import ApplianceState
     from .scheduling.appliance import Appliance
 
@@ -41,41 +45,63 @@ def via_entry_device(entry: AgenticHemsConfigEntry) -> DeviceInfo:
     return cast(DeviceInfo, link)
 
 
+def prices_available(runtime: RuntimeData) -> bool:
+    """The last price update succeeded (an entity that shows prices is unavailable otherwise)."""
+    return runtime.coordinator.last_update_success
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgenticHemsEntityDescription(EntityDescription):
+    """An entity of the entry's device: ``key`` is its translation key and the suffix of its unique id.
+
+    ``available_fn`` says from the entry's runtime whether it is available (by default always: device control,
+    gate decisions and the assistant do not depend on prices); ``follow_fn`` names the manager whose changes it
+    shows besides the prices.
+    """
+
+    available_fn: Callable[[RuntimeData], bool] = lambda _: True
+    follow_fn: Callable[[RuntimeData], ChangeListeners] | None = None
+
+
 class AgenticHemsEntity(CoordinatorEntity[PriceCoordinator]):
-    """An entity of the entry's price device."""
+    """An entity of the entry's device, described by an :class:`AgenticHemsEntityDescription`."""
 
     _attr_has_entity_name = True
+    entity_description: AgenticHemsEntityDescription
 
-    def __init__(self, entry: AgenticHemsConfigEntry, key: str) -> None:
+    def __init__(self, entry: AgenticHemsConfigEntry, description: AgenticHemsEntityDescription) -> None:
         """Attach to the entry device."""
         super().__init__(entry.runtime_data.coordinator)
-        self._attr_translation_key = key
-        self._attr_unique_id = f"{entry.entry_id}_{key}"
+        self.entity_description = description
+        self.runtime = entry.runtime_data
+        self._attr_unique_id = f"{entry.entry_id}_{description.key}"
         self._attr_device_info = entry_device_info(entry)
-
-
-class AgenticHemsSiteEntity(AgenticHemsEntity):
-    """An entity of the entry's device that does not depend on prices: device control, gate decisions, the
-    assistant. It stays available while prices are not."""
 
     @property
     def available(self) -> bool:
-        """Always available."""
-        return True
+        """As the description says."""
+        return self.entity_description.available_fn(self.runtime)
+
+    async def async_added_to_hass(self) -> None:
+        """Also follow the manager the description names."""
+        await super().async_added_to_hass()
+        if (follow := self.entity_description.follow_fn) is not None:
+            self.async_on_remove(follow(self.runtime).async_add_listener(self.async_write_ha_state))
 
 
 class ApplianceEntity(CoordinatorEntity[PriceCoordinator]):
-    """An entity of one appliance's device; updates with prices and with its plan."""
+    """An entity of one appliance's device; updates with prices and with its plan. The description's ``key`` is its
+    translation key and the suffix of its unique id."""
 
     _attr_has_entity_name = True
 
-    def __init__(self, entry: AgenticHemsConfigEntry, appliance: Appliance, key: str) -> None:
+    def __init__(self, entry: AgenticHemsConfigEntry, appliance: Appliance, description: EntityDescription) -> None:
         """Attach to the appliance device."""
         super().__init__(entry.runtime_data.coordinator)
+        self.entity_description = description
         self.planner = entry.runtime_data.planner
         self.appliance = appliance
-        self._attr_translation_key = key
-        self._attr_unique_id = f"{appliance.appliance_id}_{key}"
+        self._attr_unique_id = f"{appliance.appliance_id}_{description.key}"
         self._attr_device_info = DeviceInfo(
             identifiers={(DOMAIN, appliance.appliance_id)},
             name=appliance.name,
