@@ -46,7 +46,7 @@ def _tomorrow_priced(runtime: RuntimeData) -> bool | None:
 
 
 def _run_now_attributes(state: ApplianceState) -> dict[str, Any]:
-    """kW per 15-minute slot of the local today (92/96/100) and tomorrow, with UTC slot starts."""
+    """KW per 15-minute slot of the local today (92/96/100) and tomorrow, with UTC slot starts."""
     tz = dt_util.get_default_time_zone()
     today = dt_util.now().date()
     plan = state.plan

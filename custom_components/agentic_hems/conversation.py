@@ -15,10 +15,10 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import intent
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .runtime import AgenticHemsConfigEntry
 from .assistant.assistant import async_exception_text
 from .const import DOMAIN
 from .entity import AgenticHemsEntity, AgenticHemsEntityDescription
+from .runtime import AgenticHemsConfigEntry
 
 PARALLEL_UPDATES = 0
 
@@ -39,8 +39,10 @@ class AgenticHemsConversation(AgenticHemsEntity, ConversationEntity):
 
     @property
     def supported_languages(self) -> list[str] | Literal["*"]:
-        """The offline planner and intent binding read English and German; answers and refusals come in the
-        speaker's language."""
+        """Return English and German.
+
+        The offline planner and intent binding read both; answers and refusals come in the speaker's language.
+        """
         return ["en", "de"]
 
     async def async_process(self, user_input: ConversationInput) -> ConversationResult:
@@ -58,7 +60,7 @@ class AgenticHemsConversation(AgenticHemsEntity, ConversationEntity):
         return ConversationResult(response=response, conversation_id=user_input.conversation_id)
 
     async def _message(self, err: HomeAssistantError, language: str) -> str:
-        """The error in the speaker's language (the integration's exception strings), else its English text."""
+        """Return the error in the speaker's language (the integration's exception strings), else its English text."""
         if err.translation_domain != DOMAIN or not err.translation_key:
             return str(err)
         text = await async_exception_text(self.hass, language, err.translation_key, err.translation_placeholders)

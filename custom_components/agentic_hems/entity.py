@@ -15,8 +15,8 @@ from .coordinator import PriceCoordinator
 
 if TYPE_CHECKING:
     from .listeners import ChangeListeners
-    from .runtime import AgenticHemsConfigEntry, RuntimeData
     from .planning.manager import ApplianceState
+    from .runtime import AgenticHemsConfigEntry, RuntimeData
     from .scheduling.appliance import Appliance
 
 
@@ -26,8 +26,11 @@ VIA_DEVICE_ID = "via_device_id" in DeviceInfo.__annotations__
 
 
 def entry_device_info(entry: AgenticHemsConfigEntry) -> DeviceInfo:
-    """The entry's device (prices, device control, the assistant); registered by ``runtime.async_build_runtime``
-    before the platforms start, so the appliances' devices can name it as their parent."""
+    """Return the entry's device (prices, device control, the assistant).
+
+    ``runtime.async_build_runtime`` registers it before the platforms start, so the appliances' devices can name it
+    as their parent.
+    """
     return DeviceInfo(
         identifiers={(DOMAIN, entry.entry_id)},
         name="Agentic HEMS",
@@ -38,15 +41,15 @@ def entry_device_info(entry: AgenticHemsConfigEntry) -> DeviceInfo:
 
 
 def via_entry_device(entry: AgenticHemsConfigEntry) -> DeviceInfo:
-    """The link from an appliance's device to the entry's device (see :data:`VIA_DEVICE_ID`)."""
+    """Return the link from an appliance's device to the entry's device (see :data:`VIA_DEVICE_ID`)."""
     link: dict[str, Any] = (
         {"via_device_id": entry.runtime_data.device_id} if VIA_DEVICE_ID else {"via_device": (DOMAIN, entry.entry_id)}
     )
-    return cast(DeviceInfo, link)
+    return cast("DeviceInfo", link)
 
 
 def prices_available(runtime: RuntimeData) -> bool:
-    """The last price update succeeded (an entity that shows prices is unavailable otherwise)."""
+    """Tell whether the last price update succeeded (an entity that shows prices is unavailable otherwise)."""
     return runtime.coordinator.last_update_success
 
 
@@ -90,8 +93,10 @@ class AgenticHemsEntity(CoordinatorEntity[PriceCoordinator]):
 
 
 class ApplianceEntity(CoordinatorEntity[PriceCoordinator]):
-    """An entity of one appliance's device; updates with prices and with its plan. The description's ``key`` is its
-    translation key and the suffix of its unique id."""
+    """An entity of one appliance's device; updates with prices and with its plan.
+
+    The description's ``key`` is its translation key and the suffix of its unique id.
+    """
 
     _attr_has_entity_name = True
 
@@ -118,7 +123,7 @@ class ApplianceEntity(CoordinatorEntity[PriceCoordinator]):
 
     @property
     def state_data(self) -> ApplianceState:
-        """This appliance's planning state."""
+        """Return this appliance's planning state."""
         return self.planner.states[self.appliance.appliance_id]
 
     async def async_added_to_hass(self) -> None:

@@ -1,5 +1,7 @@
-"""Sensors: the current total price, the last gate decision and the assistant's run statistics (entry); per
-appliance, the next start and the planned cost.
+"""Sensors of the entry and of each appliance.
+
+The entry's: the current total price, the last gate decision and the assistant's run statistics; each appliance's:
+the next start and the planned cost.
 
 Each sensor is a description: ``value_fn`` gives its state, ``attr_fn`` its attributes and ``unit_fn`` a unit known
 only at run time (the prices' currency), from the entry's runtime or from the appliance's planning state.
@@ -12,12 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from homeassistant.components.sensor import (
-    SensorDeviceClass,
-    SensorEntity,
-    SensorEntityDescription,
-    SensorStateClass,
-)
+from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorEntityDescription, SensorStateClass
 from homeassistant.const import PERCENTAGE, EntityCategory
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
@@ -46,8 +43,10 @@ class AgenticHemsSensorEntityDescription(SensorEntityDescription, AgenticHemsEnt
 
 @dataclass(frozen=True, kw_only=True)
 class ApplianceSensorEntityDescription(SensorEntityDescription):
-    """A sensor of an appliance's device, read from its planning state and the current prices (None before the
-    first prices)."""
+    """A sensor of an appliance's device, read from its planning state and the current prices.
+
+    The prices are None before the first prices.
+    """
 
     value_fn: Callable[[ApplianceState, PriceData | None], StateType | datetime]
     attr_fn: Callable[[ApplianceState, PriceData | None], dict[str, Any]]
@@ -78,7 +77,7 @@ def _price_attributes(runtime: RuntimeData) -> dict[str, Any] | None:
 
 
 def _last_decision(runtime: RuntimeData) -> str | None:
-    """The newest trace's outcome, or None before the first decision."""
+    """Return the newest trace's outcome, or None before the first decision."""
     last = runtime.control.last
     return None if last is None else str(last["outcome"])
 
@@ -103,7 +102,7 @@ def _run_stat(key: str) -> Callable[[RuntimeData], StateType]:
 
 
 def _follow_runs(runtime: RuntimeData) -> ChangeListeners:
-    """The assistant: its runs change the statistics."""
+    """Return the assistant: its runs change the statistics."""
     return runtime.assistant
 
 

@@ -1,5 +1,7 @@
-"""Switches: "Allow device control" (the entry's; Execution, the eighth gate, runs only while it is on) and, per
-appliance, automatic planning."""
+"""Switches: "Allow device control" (the entry's) and, per appliance, automatic planning.
+
+Execution, the eighth gate, runs only while "Allow device control" is on.
+"""
 
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .runtime import AgenticHemsConfigEntry
 from .const import DOMAIN
 from .entity import ApplianceEntity
+from .runtime import AgenticHemsConfigEntry
 from .scheduling.appliance import window_length
 
 PARALLEL_UPDATES = 0
