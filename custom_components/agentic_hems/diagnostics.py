@@ -27,8 +27,16 @@ from .gates.redact import redact_url
 from .people import is_admin
 from .runtime import AgenticHemsConfigEntry
 
-TO_REDACT = {CONF_API_KEY, CONF_LLM_API_KEY, CONF_ACCESS_TOKEN, CONF_TOKEN, CONF_PASSWORD, CONF_USERNAME, "secret",
-             CONF_NOTIFY_SERVICE}
+TO_REDACT = {
+    CONF_API_KEY,
+    CONF_LLM_API_KEY,
+    CONF_ACCESS_TOKEN,
+    CONF_TOKEN,
+    CONF_PASSWORD,
+    CONF_USERNAME,
+    "secret",
+    CONF_NOTIFY_SERVICE,
+}
 URL_KEYS = {CONF_LLM_BASE_URL}
 
 
@@ -48,8 +56,14 @@ def _secrets(entry: AgenticHemsConfigEntry, extra: Iterable[bytes]) -> set[str]:
                     found.add(value)
     for raw in extra:
         if raw:
-            found.update({raw.hex(), raw.hex().upper(), base64.b64encode(raw).decode(),
-                          base64.urlsafe_b64encode(raw).decode().rstrip("=")})
+            found.update(
+                {
+                    raw.hex(),
+                    raw.hex().upper(),
+                    base64.b64encode(raw).decode(),
+                    base64.urlsafe_b64encode(raw).decode().rstrip("="),
+                }
+            )
     return {value for value in found if len(value) >= 4}  # too short to scrub text without destroying it
 
 

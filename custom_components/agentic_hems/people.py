@@ -49,8 +49,11 @@ async def async_non_admin_users(hass: HomeAssistant) -> list[User]:
 
     An administrator may grant them grid toolkit scopes.
     """
-    return [user for user in await hass.auth.async_get_users() if not user.system_generated and user.is_active
-            and not is_admin(user)]
+    return [
+        user
+        for user in await hass.auth.async_get_users()
+        if not user.system_generated and user.is_active and not is_admin(user)
+    ]
 
 
 async def async_require_admin(hass: HomeAssistant, context: Context, translation_key: str) -> User:

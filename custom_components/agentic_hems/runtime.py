@@ -104,7 +104,12 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     await grid.async_load()
     device = dr.async_get(hass).async_get_or_create(config_entry_id=entry.entry_id, **entry_device_info(entry))
     return RuntimeData(
-        coordinator=coordinator, planner=planner, control=control, assistant=assistant, audit=audit, grid=grid,
+        coordinator=coordinator,
+        planner=planner,
+        control=control,
+        assistant=assistant,
+        audit=audit,
+        grid=grid,
         device_id=device.id,
     )
 

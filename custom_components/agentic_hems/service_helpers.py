@@ -124,8 +124,13 @@ def accepting_tenant(hass: HomeAssistant, service: str, schema: Any) -> Any:
         if (entry_id := renamed.setdefault(ATTR_CONFIG_ENTRY_ID, tenant)) != tenant:
             raise invalid("entry_fields_conflict", config_entry_id=str(entry_id), tenant=str(tenant))
         ir.async_create_issue(
-            hass, DOMAIN, DEPRECATED_TENANT, is_fixable=False, severity=ir.IssueSeverity.WARNING,
-            translation_key=DEPRECATED_TENANT, translation_placeholders={"service": f"{DOMAIN}.{service}"},
+            hass,
+            DOMAIN,
+            DEPRECATED_TENANT,
+            is_fixable=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key=DEPRECATED_TENANT,
+            translation_placeholders={"service": f"{DOMAIN}.{service}"},
         )
         return renamed
 
