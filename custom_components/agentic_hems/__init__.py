@@ -32,8 +32,11 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> bool:
-    """Build the entry's runtime (cached prices, plans, device control, the assistant, the grid toolkit), start it
-    (prices, the slot scheduler, a first plan) and its platforms."""
+    """Build and start the entry's runtime, then its platforms.
+
+    The runtime holds cached prices, plans, device control, the assistant and the grid toolkit; starting it starts
+    prices, the slot scheduler and a first plan.
+    """
     entry.async_on_unload(entry.add_update_listener(reload_on_change(entry)))  # before any await
     entry.runtime_data = await async_build_runtime(hass, entry)
     await async_start_runtime(hass, entry)
@@ -50,9 +53,12 @@ async def async_unload_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry)
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
-    """Delete the entry's Stores: cached prices, plans, device-control state, traces, runs, and the grid toolkit's
-    requests, incidents and secret. The audit log (``<config>/agentic_hems/audit/``) and its anchor stay as
-    evidence."""
+    """Delete the entry's Stores.
+
+    They hold cached prices, plans, device-control state, traces, runs, and the grid toolkit's requests, incidents
+    and secret. The audit log (``<config>/agentic_hems/audit/``) and its anchor stay as
+    evidence.
+    """
     for name in STORES:
         await Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.{name}").async_remove()
 

@@ -2,68 +2,111 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from homeassistant.components.binary_sensor import BinarySensorEntity
+from homeassistant.components.binary_sensor import BinarySensorEntity, BinarySensorEntityDescription
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util import dt as dt_util
 
-from .runtime import AgenticHemsConfigEntry
 from .coordinator import tomorrow_available
-from .entity import AgenticHemsEntity, ApplianceEntity
+from .entity import AgenticHemsEntity, AgenticHemsEntityDescription, ApplianceEntity, prices_available
 from .planning.day_views import day_plan
+from .planning.manager import ApplianceState
+from .runtime import AgenticHemsConfigEntry, RuntimeData
 
 PARALLEL_UPDATES = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgenticHemsBinarySensorEntityDescription(BinarySensorEntityDescription, AgenticHemsEntityDescription):
+    """A binary sensor of the entry's device, read from the entry's runtime."""
+
+    is_on_fn: Callable[[RuntimeData], bool | None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApplianceBinarySensorEntityDescription(BinarySensorEntityDescription):
+    """A binary sensor of an appliance's device, read from its planning state."""
+
+    is_on_fn: Callable[[ApplianceState], bool]
+    attr_fn: Callable[[ApplianceState], dict[str, Any]]
+
+
+def _tomorrow_priced(runtime: RuntimeData) -> bool | None:
+    """On when the local tomorrow is priced (as far as the day-ahead market has published it)."""
+    data = runtime.coordinator.data
+    if data is None:
+        return None
+    daily = runtime.coordinator.source.daily_publication
+    return tomorrow_available(data.total, dt_util.utcnow(), daily_publication=daily)
+
+
+def _run_now_attributes(state: ApplianceState) -> dict[str, Any]:
+    """KW per 15-minute slot of the local today (92/96/100) and tomorrow, with UTC slot starts."""
+    tz = dt_util.get_default_time_zone()
+    today = dt_util.now().date()
+    plan = state.plan
+    starts, slots = day_plan(plan, today, tz)
+    starts_tomorrow, slots_tomorrow = day_plan(plan, today + timedelta(days=1), tz)
+    return {
+        "start": plan.start.isoformat() if plan and plan.start else None,
+        "end": plan.end.isoformat() if plan and plan.end else None,
+        "slots": slots,
+        "slot_starts": starts,
+        "slots_tomorrow": slots_tomorrow,
+        "slot_starts_tomorrow": starts_tomorrow,
+    }
+
+
+TOMORROW_PRICES = AgenticHemsBinarySensorEntityDescription(
+    key="tomorrow_prices", translation_key="tomorrow_prices", is_on_fn=_tomorrow_priced, available_fn=prices_available
+)
+RUN_NOW = ApplianceBinarySensorEntityDescription(
+    key="run_now",
+    translation_key="run_now",
+    is_on_fn=lambda state: state.plan is not None and state.plan.is_running(dt_util.utcnow()),
+    attr_fn=_run_now_attributes,
+)
 
 
 async def async_setup_entry(
     hass: HomeAssistant, entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
     """Add the entry's and each appliance's binary sensors."""
-    async_add_entities([TomorrowPricesSensor(entry, "tomorrow_prices")])
+    async_add_entities([AgenticHemsBinarySensor(entry, TOMORROW_PRICES)])
     for appliance in entry.runtime_data.planner.appliances.values():
-        async_add_entities([RunNowSensor(entry, appliance, "run_now")], config_subentry_id=appliance.appliance_id)
+        async_add_entities(
+            [ApplianceBinarySensor(entry, appliance, RUN_NOW)], config_subentry_id=appliance.appliance_id
+        )
 
 
-class TomorrowPricesSensor(AgenticHemsEntity, BinarySensorEntity):
-    """On when the local tomorrow is priced (as far as the day-ahead market has published it)."""
+class AgenticHemsBinarySensor(AgenticHemsEntity, BinarySensorEntity):
+    """A binary sensor of the entry's device."""
+
+    entity_description: AgenticHemsBinarySensorEntityDescription
 
     @property
     def is_on(self) -> bool | None:
-        """Tomorrow priced."""
-        data = self.coordinator.data
-        if data is None:
-            return None
-        daily = self.coordinator.source.daily_publication
-        return tomorrow_available(data.total, dt_util.utcnow(), daily_publication=daily)
+        """The description's state."""
+        return self.entity_description.is_on_fn(self.runtime)
 
 
-class RunNowSensor(ApplianceEntity, BinarySensorEntity):
-    """On during the appliance's planned slots; carries today's and tomorrow's plan per slot."""
+class ApplianceBinarySensor(ApplianceEntity, BinarySensorEntity):
+    """A binary sensor of an appliance's device; the per-slot plan is not recorded."""
 
+    entity_description: ApplianceBinarySensorEntityDescription
     _unrecorded_attributes = frozenset({"slots", "slot_starts", "slots_tomorrow", "slot_starts_tomorrow"})
 
     @property
     def is_on(self) -> bool:
-        """A planned slot covers now."""
-        plan = self.state_data.plan
-        return plan is not None and plan.is_running(dt_util.utcnow())
+        """The description's state."""
+        return self.entity_description.is_on_fn(self.state_data)
 
     @property
     def extra_state_attributes(self) -> dict[str, Any]:
-        """kW per 15-minute slot of the local today (92/96/100) and tomorrow, with UTC slot starts."""
-        tz = dt_util.get_default_time_zone()
-        today = dt_util.now().date()
-        plan = self.state_data.plan
-        starts, slots = day_plan(plan, today, tz)
-        starts_tomorrow, slots_tomorrow = day_plan(plan, today + timedelta(days=1), tz)
-        return {
-            "start": plan.start.isoformat() if plan and plan.start else None,
-            "end": plan.end.isoformat() if plan and plan.end else None,
-            "slots": slots,
-            "slot_starts": starts,
-            "slots_tomorrow": slots_tomorrow,
-            "slot_starts_tomorrow": starts_tomorrow,
-        }
+        """The description's attributes."""
+        return self.entity_description.attr_fn(self.state_data)

@@ -15,42 +15,41 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import intent
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .runtime import AgenticHemsConfigEntry
 from .assistant.assistant import async_exception_text
 from .const import DOMAIN
-from .entity import AgenticHemsSiteEntity
+from .entity import AgenticHemsEntity, AgenticHemsEntityDescription
+from .runtime import AgenticHemsConfigEntry
 
 PARALLEL_UPDATES = 0
+
+AGENT = AgenticHemsEntityDescription(key="assistant", translation_key="assistant")
 
 
 async def async_setup_entry(
     hass: HomeAssistant, entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
     """Add the entry's conversation agent."""
-    async_add_entities([AgenticHemsConversation(entry)])
+    async_add_entities([AgenticHemsConversation(entry, AGENT)])
 
 
-class AgenticHemsConversation(AgenticHemsSiteEntity, ConversationEntity):
+class AgenticHemsConversation(AgenticHemsEntity, ConversationEntity):
     """Answers Assist requests about home energy through the orchestrator."""
 
     _attr_name = None
 
-    def __init__(self, entry: AgenticHemsConfigEntry) -> None:
-        """Create the entry's agent."""
-        super().__init__(entry, "assistant")
-        self.assistant = entry.runtime_data.assistant
-
     @property
     def supported_languages(self) -> list[str] | Literal["*"]:
-        """The offline planner and intent binding read English and German; answers and refusals come in the
-        speaker's language."""
+        """Return English and German.
+
+        The offline planner and intent binding read both; answers and refusals come in the speaker's language.
+        """
         return ["en", "de"]
 
     async def async_process(self, user_input: ConversationInput) -> ConversationResult:
         """Run the request and speak the summary."""
         response = intent.IntentResponse(language=user_input.language)
         try:
-            result = await self.assistant.async_ask(user_input.text, user_input.context, user_input.language)
+            result = await self.runtime.assistant.async_ask(user_input.text, user_input.context, user_input.language)
         except HomeAssistantError as err:
             message = await self._message(err, user_input.language)
             response.async_set_error(intent.IntentResponseErrorCode.UNKNOWN, message)
@@ -61,7 +60,7 @@ class AgenticHemsConversation(AgenticHemsSiteEntity, ConversationEntity):
         return ConversationResult(response=response, conversation_id=user_input.conversation_id)
 
     async def _message(self, err: HomeAssistantError, language: str) -> str:
-        """The error in the speaker's language (the integration's exception strings), else its English text."""
+        """Return the error in the speaker's language (the integration's exception strings), else its English text."""
         if err.translation_domain != DOMAIN or not err.translation_key:
             return str(err)
         text = await async_exception_text(self.hass, language, err.translation_key, err.translation_placeholders)

@@ -22,18 +22,26 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import Unauthorized
 from homeassistant.helpers.http import current_request
 
-from .runtime import AgenticHemsConfigEntry
 from .const import CONF_LLM_API_KEY, CONF_LLM_BASE_URL, CONF_NOTIFY_SERVICE
 from .gates.redact import redact_url
 from .people import is_admin
+from .runtime import AgenticHemsConfigEntry
 
-TO_REDACT = {CONF_API_KEY, CONF_LLM_API_KEY, CONF_ACCESS_TOKEN, CONF_TOKEN, CONF_PASSWORD, CONF_USERNAME, "secret",
-             CONF_NOTIFY_SERVICE}
+TO_REDACT = {
+    CONF_API_KEY,
+    CONF_LLM_API_KEY,
+    CONF_ACCESS_TOKEN,
+    CONF_TOKEN,
+    CONF_PASSWORD,
+    CONF_USERNAME,
+    "secret",
+    CONF_NOTIFY_SERVICE,
+}
 URL_KEYS = {CONF_LLM_BASE_URL}
 
 
 def _secrets(entry: AgenticHemsConfigEntry, extra: Iterable[bytes]) -> set[str]:
-    """The secret values of the entry, as they could appear in text."""
+    """Return the secret values of the entry, as they could appear in text."""
     found: set[str] = set()
     for source in (entry.data, entry.options):
         for key, value in source.items():
@@ -48,8 +56,14 @@ def _secrets(entry: AgenticHemsConfigEntry, extra: Iterable[bytes]) -> set[str]:
                     found.add(value)
     for raw in extra:
         if raw:
-            found.update({raw.hex(), raw.hex().upper(), base64.b64encode(raw).decode(),
-                          base64.urlsafe_b64encode(raw).decode().rstrip("=")})
+            found.update(
+                {
+                    raw.hex(),
+                    raw.hex().upper(),
+                    base64.b64encode(raw).decode(),
+                    base64.urlsafe_b64encode(raw).decode().rstrip("="),
+                }
+            )
     return {value for value in found if len(value) >= 4}  # too short to scrub text without destroying it
 
 
@@ -72,11 +86,14 @@ def _settings(data: dict[str, Any]) -> dict[str, Any]:
 
 
 async def async_get_config_entry_diagnostics(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> dict[str, Any]:
-    """The entry's settings, the price cache summary, every appliance's plan and the device-control state (settings
-    only when not loaded), with every secret redacted.
+    """Return the entry's diagnostics, with every secret redacted.
+
+    They hold the entry's settings, the price cache summary, every appliance's plan and the device-control state
+    (only the settings when the entry is not loaded).
 
     Raises:
         Unauthorized: over HTTP, for a user who is not an administrator (HA answers 401).
+
     """
     if (request := current_request.get()) is not None and not is_admin(request.get("hass_user")):
         raise Unauthorized

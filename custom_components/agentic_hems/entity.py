@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
+from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.update_coordinator import CoordinatorEntity
 
 from .const import DOMAIN
 from .coordinator import PriceCoordinator
 
 if TYPE_CHECKING:
-    from .runtime import AgenticHemsConfigEntry
+    from .listeners import ChangeListeners
     from .planning.manager import ApplianceState
+    from .runtime import AgenticHemsConfigEntry, RuntimeData
     from .scheduling.appliance import Appliance
 
 
@@ -22,8 +26,11 @@ VIA_DEVICE_ID = "via_device_id" in DeviceInfo.__annotations__
 
 
 def entry_device_info(entry: AgenticHemsConfigEntry) -> DeviceInfo:
-    """The entry's device (prices, device control, the assistant); registered by ``runtime.async_build_runtime``
-    before the platforms start, so the appliances' devices can name it as their parent."""
+    """Return the entry's device (prices, device control, the assistant).
+
+    ``runtime.async_build_runtime`` registers it before the platforms start, so the appliances' devices can name it
+    as their parent.
+    """
     return DeviceInfo(
         identifiers={(DOMAIN, entry.entry_id)},
         name="Agentic HEMS",
@@ -34,48 +41,72 @@ def entry_device_info(entry: AgenticHemsConfigEntry) -> DeviceInfo:
 
 
 def via_entry_device(entry: AgenticHemsConfigEntry) -> DeviceInfo:
-    """The link from an appliance's device to the entry's device (see :data:`VIA_DEVICE_ID`)."""
+    """Return the link from an appliance's device to the entry's device (see :data:`VIA_DEVICE_ID`)."""
     link: dict[str, Any] = (
         {"via_device_id": entry.runtime_data.device_id} if VIA_DEVICE_ID else {"via_device": (DOMAIN, entry.entry_id)}
     )
-    return cast(DeviceInfo, link)
+    return cast("DeviceInfo", link)
+
+
+def prices_available(runtime: RuntimeData) -> bool:
+    """Tell whether the last price update succeeded (an entity that shows prices is unavailable otherwise)."""
+    return runtime.coordinator.last_update_success
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgenticHemsEntityDescription(EntityDescription):
+    """An entity of the entry's device: ``key`` is its translation key and the suffix of its unique id.
+
+    ``available_fn`` says from the entry's runtime whether it is available (by default always: device control,
+    gate decisions and the assistant do not depend on prices); ``follow_fn`` names the manager whose changes it
+    shows besides the prices.
+    """
+
+    available_fn: Callable[[RuntimeData], bool] = lambda _: True
+    follow_fn: Callable[[RuntimeData], ChangeListeners] | None = None
 
 
 class AgenticHemsEntity(CoordinatorEntity[PriceCoordinator]):
-    """An entity of the entry's price device."""
+    """An entity of the entry's device, described by an :class:`AgenticHemsEntityDescription`."""
 
     _attr_has_entity_name = True
+    entity_description: AgenticHemsEntityDescription
 
-    def __init__(self, entry: AgenticHemsConfigEntry, key: str) -> None:
+    def __init__(self, entry: AgenticHemsConfigEntry, description: AgenticHemsEntityDescription) -> None:
         """Attach to the entry device."""
         super().__init__(entry.runtime_data.coordinator)
-        self._attr_translation_key = key
-        self._attr_unique_id = f"{entry.entry_id}_{key}"
+        self.entity_description = description
+        self.runtime = entry.runtime_data
+        self._attr_unique_id = f"{entry.entry_id}_{description.key}"
         self._attr_device_info = entry_device_info(entry)
-
-
-class AgenticHemsSiteEntity(AgenticHemsEntity):
-    """An entity of the entry's device that does not depend on prices: device control, gate decisions, the
-    assistant. It stays available while prices are not."""
 
     @property
     def available(self) -> bool:
-        """Always available."""
-        return True
+        """As the description says."""
+        return self.entity_description.available_fn(self.runtime)
+
+    async def async_added_to_hass(self) -> None:
+        """Also follow the manager the description names."""
+        await super().async_added_to_hass()
+        if (follow := self.entity_description.follow_fn) is not None:
+            self.async_on_remove(follow(self.runtime).async_add_listener(self.async_write_ha_state))
 
 
 class ApplianceEntity(CoordinatorEntity[PriceCoordinator]):
-    """An entity of one appliance's device; updates with prices and with its plan."""
+    """An entity of one appliance's device; updates with prices and with its plan.
+
+    The description's ``key`` is its translation key and the suffix of its unique id.
+    """
 
     _attr_has_entity_name = True
 
-    def __init__(self, entry: AgenticHemsConfigEntry, appliance: Appliance, key: str) -> None:
+    def __init__(self, entry: AgenticHemsConfigEntry, appliance: Appliance, description: EntityDescription) -> None:
         """Attach to the appliance device."""
         super().__init__(entry.runtime_data.coordinator)
+        self.entity_description = description
         self.planner = entry.runtime_data.planner
         self.appliance = appliance
-        self._attr_translation_key = key
-        self._attr_unique_id = f"{appliance.appliance_id}_{key}"
+        self._attr_unique_id = f"{appliance.appliance_id}_{description.key}"
         self._attr_device_info = DeviceInfo(
             identifiers={(DOMAIN, appliance.appliance_id)},
             name=appliance.name,
@@ -92,7 +123,7 @@ class ApplianceEntity(CoordinatorEntity[PriceCoordinator]):
 
     @property
     def state_data(self) -> ApplianceState:
-        """This appliance's planning state."""
+        """Return this appliance's planning state."""
         return self.planner.states[self.appliance.appliance_id]
 
     async def async_added_to_hass(self) -> None:

@@ -28,32 +28,39 @@ from .const import DOMAIN
 
 
 def is_admin(user: User | None) -> bool:
-    """The rule: an active user in the admin group."""
+    """Tell whether ``user`` is an administrator: an active user in the admin group."""
     return user is not None and user.is_active and user.is_admin
 
 
 async def async_active_user(hass: HomeAssistant, user_id: str | None) -> User | None:
-    """The active HA user with this id, or None (no user, unknown or inactive)."""
+    """Return the active HA user with this id, or None (no user, unknown or inactive)."""
     user = await hass.auth.async_get_user(user_id) if user_id else None
     return user if user is not None and user.is_active else None
 
 
 async def async_admin(hass: HomeAssistant, user_id: str | None) -> User | None:
-    """The administrator with this id, or None (no user, unknown, inactive or not an admin)."""
+    """Return the administrator with this id, or None (no user, unknown, inactive or not an admin)."""
     user = await async_active_user(hass, user_id)
     return user if is_admin(user) else None
 
 
 async def async_non_admin_users(hass: HomeAssistant) -> list[User]:
-    """The active people who are not administrators (system-generated users are not people): those an
-    administrator may grant grid toolkit scopes."""
-    return [user for user in await hass.auth.async_get_users() if not user.system_generated and user.is_active
-            and not is_admin(user)]
+    """Return the active people who are not administrators (system-generated users are not people).
+
+    An administrator may grant them grid toolkit scopes.
+    """
+    return [
+        user
+        for user in await hass.auth.async_get_users()
+        if not user.system_generated and user.is_active and not is_admin(user)
+    ]
 
 
 async def async_require_admin(hass: HomeAssistant, context: Context, translation_key: str) -> User:
-    """The context's administrator; otherwise a translated :class:`ServiceValidationError` (a validation error, not
-    ``Unauthorized``: over REST a 401 counts as a failed login towards an IP ban)."""
+    """Return the context's administrator, else raise a translated :class:`ServiceValidationError`.
+
+    It is a validation error, not ``Unauthorized``: over REST a 401 counts as a failed login towards an IP ban.
+    """
     if (user := await async_admin(hass, context.user_id)) is None:
         raise ServiceValidationError(translation_domain=DOMAIN, translation_key=translation_key)
     return user
@@ -68,6 +75,7 @@ class Viewer:
 
     @property
     def sees_all(self) -> bool:
+        """Tell whether every record is visible (the system or an administrator)."""
         return self.user_id is None or self.admin
 
     def may_see(self, owner: str | None) -> bool:
@@ -75,27 +83,29 @@ class Viewer:
         return self.sees_all or (owner is not None and owner == self.user_id)
 
     def may_see_trace(self, record: Mapping[str, Any]) -> bool:
+        """Tell whether the trace ``record`` is visible."""
         return self.may_see(trace_owner(record))
 
     def may_see_run(self, run: Mapping[str, Any]) -> bool:
+        """Tell whether the assistant's ``run`` is visible."""
         owner = run.get("user_id")
         return self.may_see(owner if isinstance(owner, str) else None)
 
 
 def viewer_for_user(user: User) -> Viewer:
-    """A logged-in user (a websocket connection) as a viewer."""
+    """Return a logged-in user (a websocket connection) as a viewer."""
     return Viewer(user.id, is_admin(user))
 
 
 async def async_viewer(hass: HomeAssistant, context: Context) -> Viewer:
-    """The context's caller as a viewer (no user: the system)."""
+    """Return the context's caller as a viewer (no user: the system)."""
     if context.user_id is None:
         return Viewer(None, False)
     return Viewer(context.user_id, await async_admin(hass, context.user_id) is not None)
 
 
 def trace_owner(record: Mapping[str, Any]) -> str | None:
-    """The user who asked for a traced command (``history[0].user_id``), or None (scheduler, automation)."""
+    """Return the user who asked for a traced command (``history[0].user_id``), or None (scheduler, automation)."""
     history = record.get("history")
     if not isinstance(history, list) or not history or not isinstance(history[0], Mapping):
         return None

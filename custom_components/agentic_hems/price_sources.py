@@ -161,7 +161,7 @@ class SensorSource:
 
 
 def source_for_entry(hass: HomeAssistant, entry: ConfigEntry) -> PriceSource:
-    """The price source configured in ``entry.data``."""
+    """Return the price source configured in ``entry.data``."""
     data = entry.data
     source = data[CONF_PRICE_SOURCE]
     if source == SOURCE_ENTSOE:

@@ -26,6 +26,7 @@ class AuditChainRepairFlow(ConfirmRepairFlow):
     """Confirm, then start a new audit epoch for one entry."""
 
     def __init__(self, entry_id: str) -> None:
+        """Create the flow for the entry ``entry_id``."""
         self.entry_id = entry_id
 
     def _log(self) -> AuditLog | None:
@@ -53,7 +54,7 @@ class AuditChainRepairFlow(ConfirmRepairFlow):
 async def async_create_fix_flow(
     hass: HomeAssistant, issue_id: str, data: dict[str, str | int | float | None] | None
 ) -> RepairsFlow:
-    """The fix flow of a fixable issue of this integration (only ``audit_chain_broken_<entry_id>`` today)."""
+    """Return the fix flow of a fixable issue of this integration (only ``audit_chain_broken_<entry_id>`` today)."""
     if issue_id.startswith(ISSUE_PREFIX):
         entry_id = data.get("entry_id") if data else None
         return AuditChainRepairFlow(entry_id if isinstance(entry_id, str) else issue_id.removeprefix(ISSUE_PREFIX))

@@ -64,11 +64,13 @@ type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
 
 
 async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> RuntimeData:
-    """Construct every manager with its collaborators and load what it stored (cached prices, plans, device
-    control and traces, runs, the audit chain, grid requests); register the entry's device.
+    """Construct every manager with its collaborators, load what it stored and register the entry's device.
+
+    What is stored: cached prices, plans, device control and traces, runs, the audit chain, grid requests.
 
     Raises:
         OSError: the audit file cannot be read.
+
     """
     options = {**DEFAULT_CONTROL_OPTIONS, **DEFAULT_ASSISTANT_OPTIONS, **entry.options}
     coordinator = PriceCoordinator(hass, entry, source_for_entry(hass, entry))
@@ -102,7 +104,12 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     await grid.async_load()
     device = dr.async_get(hass).async_get_or_create(config_entry_id=entry.entry_id, **entry_device_info(entry))
     return RuntimeData(
-        coordinator=coordinator, planner=planner, control=control, assistant=assistant, audit=audit, grid=grid,
+        coordinator=coordinator,
+        planner=planner,
+        control=control,
+        assistant=assistant,
+        audit=audit,
+        grid=grid,
         device_id=device.id,
     )
 
@@ -145,8 +152,10 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
 
 
 def reload_on_change(entry: ConfigEntry) -> Callable[[HomeAssistant, ConfigEntry], Coroutine[Any, Any, None]]:
-    """The entry's update listener: reload once when its data (reconfigure, reauth, the options flow's provider),
-    options or appliance subentries changed. What it runs with is taken now, so call it before any await of the
+    """Return the entry's update listener, which reloads the entry once when it changed.
+
+    A change is one of its data (reconfigure, reauth, the options flow's provider), options or appliance
+    subentries. What it runs with is taken now, so call it before any await of the
     set-up: a subentry added meanwhile still triggers a reload.
 
     The flows only update the entry (``async_update_and_abort``): with an update listener, HA 2026.12 no longer lets
@@ -164,7 +173,7 @@ def reload_on_change(entry: ConfigEntry) -> Callable[[HomeAssistant, ConfigEntry
 
 
 def _settings(entry: ConfigEntry) -> tuple[object, ...]:
-    """What the flows change and a loaded entry runs with: data, options and the appliance subentries."""
+    """Return what the flows change and a loaded entry runs with: data, options and the appliance subentries."""
     return (
         dict(entry.data),
         dict(entry.options),

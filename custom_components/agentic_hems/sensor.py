@@ -1,229 +1,290 @@
-"""Sensors: the current total price and the last gate decision (entry); per appliance, the next start and the
-planned cost."""
+"""Sensors of the entry and of each appliance.
+
+The entry's: the current total price, the last gate decision and the assistant's run statistics; each appliance's:
+the next start and the planned cost.
+
+Each sensor is a description: ``value_fn`` gives its state, ``attr_fn`` its attributes and ``unit_fn`` a unit known
+only at run time (the prices' currency), from the entry's runtime or from the appliance's planning state.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from homeassistant.components.sensor import (
-    SensorDeviceClass,
-    SensorEntity,
-    SensorEntityDescription,
-    SensorStateClass,
-)
+from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorEntityDescription, SensorStateClass
 from homeassistant.const import PERCENTAGE, EntityCategory
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+from homeassistant.helpers.typing import StateType
 from homeassistant.util import dt as dt_util
 
-from .runtime import AgenticHemsConfigEntry
-from .entity import AgenticHemsEntity, AgenticHemsSiteEntity, ApplianceEntity
+from .coordinator import PriceData
+from .entity import AgenticHemsEntity, AgenticHemsEntityDescription, ApplianceEntity, prices_available
 from .gates.models import Outcome
+from .listeners import ChangeListeners
 from .planning.day_views import day_prices
+from .planning.manager import ApplianceState
+from .runtime import AgenticHemsConfigEntry, RuntimeData
 
 PARALLEL_UPDATES = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgenticHemsSensorEntityDescription(SensorEntityDescription, AgenticHemsEntityDescription):
+    """A sensor of the entry's device, read from the entry's runtime."""
+
+    value_fn: Callable[[RuntimeData], StateType]
+    attr_fn: Callable[[RuntimeData], dict[str, Any] | None] = lambda _: None
+    unit_fn: Callable[[RuntimeData], str | None] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApplianceSensorEntityDescription(SensorEntityDescription):
+    """A sensor of an appliance's device, read from its planning state and the current prices.
+
+    The prices are None before the first prices.
+    """
+
+    value_fn: Callable[[ApplianceState, PriceData | None], StateType | datetime]
+    attr_fn: Callable[[ApplianceState, PriceData | None], dict[str, Any]]
+    unit_fn: Callable[[ApplianceState], str | None] | None = None
+
+
+def _price_now(runtime: RuntimeData) -> float | None:
+    """Total price of the current slot, per kWh (None without prices)."""
+    data = runtime.coordinator.data
+    return None if data is None else data.total.price_at(dt_util.utcnow())
+
+
+def _price_attributes(runtime: RuntimeData) -> dict[str, Any] | None:
+    """Today's and tomorrow's total prices ([{start, price}], unrecorded) and where they come from."""
+    data = runtime.coordinator.data
+    if data is None:
+        return None
+    tz = dt_util.get_default_time_zone()
+    today = dt_util.now().date()
+    return {
+        "currency": data.total.currency,
+        "source": data.total.source,
+        "sample": data.sample,
+        "spot_price": data.spot.price_at(dt_util.utcnow()),
+        "today": day_prices(data.total, today, tz),
+        "tomorrow": day_prices(data.total, today + timedelta(days=1), tz),
+    }
+
+
+def _last_decision(runtime: RuntimeData) -> str | None:
+    """Return the newest trace's outcome, or None before the first decision."""
+    last = runtime.control.last
+    return None if last is None else str(last["outcome"])
+
+
+def _decision_attributes(runtime: RuntimeData) -> dict[str, Any]:
+    """Small recorded fields plus the full (redacted) trace."""
+    last = runtime.control.last or {}
+    return {
+        "trace_id": last.get("trace_id"),
+        "entity_id": last.get("entity_id"),
+        "failed_gate": last.get("failed_gate"),
+        "source_agent": last.get("source_agent"),
+        "decided_at": last.get("timestamp"),
+        "pending_confirmations": len(runtime.control.keeper.pending),
+        "trace": last or None,
+    }
+
+
+def _run_stat(key: str) -> Callable[[RuntimeData], StateType]:
+    """One statistic over the assistant's stored runs."""
+    return lambda runtime: runtime.assistant.stats()[key]
+
+
+def _follow_runs(runtime: RuntimeData) -> ChangeListeners:
+    """Return the assistant: its runs change the statistics."""
+    return runtime.assistant
+
+
+ENTRY_SENSORS = (
+    AgenticHemsSensorEntityDescription(
+        key="electricity_price",
+        translation_key="electricity_price",
+        state_class=SensorStateClass.MEASUREMENT,
+        suggested_display_precision=4,
+        value_fn=_price_now,
+        attr_fn=_price_attributes,
+        unit_fn=lambda runtime: None if (data := runtime.coordinator.data) is None else f"{data.total.currency}/kWh",
+        available_fn=lambda runtime: prices_available(runtime) and _price_now(runtime) is not None,
+    ),
+    AgenticHemsSensorEntityDescription(
+        key="last_decision",
+        translation_key="last_decision",
+        device_class=SensorDeviceClass.ENUM,
+        options=[str(o) for o in Outcome],
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=_last_decision,
+        attr_fn=_decision_attributes,
+        follow_fn=lambda runtime: runtime.control,
+    ),
+    AgenticHemsSensorEntityDescription(
+        key="run_runs",
+        translation_key="run_runs",
+        state_class=SensorStateClass.TOTAL,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=_run_stat("runs"),
+        follow_fn=_follow_runs,
+    ),
+    AgenticHemsSensorEntityDescription(
+        key="run_success_rate",
+        translation_key="run_success_rate",
+        native_unit_of_measurement=PERCENTAGE,
+        state_class=SensorStateClass.MEASUREMENT,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=_run_stat("success_rate"),
+        follow_fn=_follow_runs,
+    ),
+    AgenticHemsSensorEntityDescription(
+        key="run_mean_iterations",
+        translation_key="run_mean_iterations",
+        state_class=SensorStateClass.MEASUREMENT,
+        suggested_display_precision=1,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=_run_stat("mean_iterations"),
+        follow_fn=_follow_runs,
+    ),
+    AgenticHemsSensorEntityDescription(
+        key="run_mean_tokens",
+        translation_key="run_mean_tokens",
+        state_class=SensorStateClass.MEASUREMENT,
+        suggested_display_precision=0,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=_run_stat("mean_tokens"),
+        follow_fn=_follow_runs,
+    ),
+    AgenticHemsSensorEntityDescription(
+        key="run_total_cost",
+        translation_key="run_total_cost",
+        state_class=SensorStateClass.TOTAL,
+        suggested_display_precision=4,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=_run_stat("total_cost"),
+        follow_fn=_follow_runs,
+    ),
+)
+
+
+def _next_start(state: ApplianceState, _prices: PriceData | None) -> datetime | None:
+    """Start of the planned run, if it has not ended (unknown when nothing is planned ahead)."""
+    plan = state.plan
+    if plan is None or not plan.feasible or plan.end is None or plan.end <= dt_util.utcnow():
+        return None
+    return plan.start
+
+
+def _next_start_attributes(state: ApplianceState, _prices: PriceData | None) -> dict[str, Any]:
+    """End, reason and whether the plan came from the schedule service."""
+    plan = state.plan
+    return {
+        "end": plan.end.isoformat() if plan and plan.end else None,
+        "reason": str(plan.reason) if plan else None,
+        "scheduled_by_service": state.pinned,
+    }
+
+
+def _planned_cost(state: ApplianceState, prices: PriceData | None) -> float | None:
+    """Planned cost in the curve's currency, at the prices in force (a stored plan outlives a formula change)."""
+    plan = state.plan
+    if plan is None or plan.cost is None:
+        return None
+    cost = plan.cost_on(prices.total) if prices is not None else None
+    return round(plan.cost if cost is None else cost, 6)
+
+
+def _planned_cost_attributes(state: ApplianceState, prices: PriceData | None) -> dict[str, Any]:
+    """Baseline (start at once) cost when planned, and the savings against the cost shown."""
+    cost = _planned_cost(state, prices)
+    baseline = None if state.plan is None else state.plan.baseline_cost
+    return {
+        "baseline_cost": None if baseline is None else round(baseline, 6),
+        "savings": None if baseline is None or cost is None else round(baseline - cost, 6),
+    }
+
+
+APPLIANCE_SENSORS = (
+    ApplianceSensorEntityDescription(
+        key="next_start",
+        translation_key="next_start",
+        device_class=SensorDeviceClass.TIMESTAMP,
+        value_fn=_next_start,
+        attr_fn=_next_start_attributes,
+    ),
+    ApplianceSensorEntityDescription(
+        key="planned_cost",
+        translation_key="planned_cost",
+        device_class=SensorDeviceClass.MONETARY,
+        suggested_display_precision=3,
+        value_fn=_planned_cost,
+        attr_fn=_planned_cost_attributes,
+        unit_fn=lambda state: state.plan.currency if state.plan else None,
+    ),
+)
 
 
 async def async_setup_entry(
     hass: HomeAssistant, entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
-    """Add the price sensor and each appliance's sensors."""
-    async_add_entities([PriceSensor(entry), LastDecisionSensor(entry)])
-    async_add_entities(RunStatsSensor(entry, description) for description in RUN_STATS)
+    """Add the entry's sensors and each appliance's sensors."""
+    async_add_entities(AgenticHemsSensor(entry, description) for description in ENTRY_SENSORS)
     for appliance in entry.runtime_data.planner.appliances.values():
         async_add_entities(
-            [NextStartSensor(entry, appliance, "next_start"), PlannedCostSensor(entry, appliance, "planned_cost")],
+            (ApplianceSensor(entry, appliance, description) for description in APPLIANCE_SENSORS),
             config_subentry_id=appliance.appliance_id,
         )
 
 
-class PriceSensor(AgenticHemsEntity, SensorEntity):
-    """The total price now (spot with the price formula), usable as the Energy dashboard's current price."""
+class AgenticHemsSensor(AgenticHemsEntity, SensorEntity):
+    """A sensor of the entry's device; the price curves and the full trace are not recorded."""
 
-    _attr_state_class = SensorStateClass.MEASUREMENT
-    _attr_suggested_display_precision = 4
-    _unrecorded_attributes = frozenset({"today", "tomorrow"})
-
-    def __init__(self, entry: AgenticHemsConfigEntry) -> None:
-        """Create the entry's price sensor."""
-        super().__init__(entry, "electricity_price")
+    entity_description: AgenticHemsSensorEntityDescription
+    _unrecorded_attributes = frozenset({"today", "tomorrow", "trace"})
 
     @property
-    def available(self) -> bool:
-        """Available while the cached curve has a price for now."""
-        return super().available and self.coordinator.data is not None and self.native_value is not None
-
-    @property
-    def native_value(self) -> float | None:
-        """Total price of the current slot, per kWh."""
-        data = self.coordinator.data
-        return None if data is None else data.total.price_at(dt_util.utcnow())
+    def native_value(self) -> StateType:
+        """The description's value."""
+        return self.entity_description.value_fn(self.runtime)
 
     @property
     def native_unit_of_measurement(self) -> str | None:
-        """``<currency>/kWh``."""
-        data = self.coordinator.data
-        return None if data is None else f"{data.total.currency}/kWh"
+        """The description's unit, or the one it reads at run time."""
+        if (unit_fn := self.entity_description.unit_fn) is not None:
+            return unit_fn(self.runtime)
+        return super().native_unit_of_measurement
 
     @property
     def extra_state_attributes(self) -> dict[str, Any] | None:
-        """Today's and tomorrow's total prices ([{start, price}], unrecorded) and where they come from."""
-        data = self.coordinator.data
-        if data is None:
-            return None
-        tz = dt_util.get_default_time_zone()
-        today = dt_util.now().date()
-        return {
-            "currency": data.total.currency,
-            "source": data.total.source,
-            "sample": data.sample,
-            "spot_price": data.spot.price_at(dt_util.utcnow()),
-            "today": day_prices(data.total, today, tz),
-            "tomorrow": day_prices(data.total, today + timedelta(days=1), tz),
-        }
+        """The description's attributes."""
+        return self.entity_description.attr_fn(self.runtime)
 
 
-class NextStartSensor(ApplianceEntity, SensorEntity):
-    """When the appliance's planned run starts (unknown when nothing is planned ahead)."""
+class ApplianceSensor(ApplianceEntity, SensorEntity):
+    """A sensor of an appliance's device."""
 
-    _attr_device_class = SensorDeviceClass.TIMESTAMP
+    entity_description: ApplianceSensorEntityDescription
 
     @property
-    def native_value(self) -> datetime | None:
-        """Start of the planned run, if it has not ended."""
-        plan = self.state_data.plan
-        if plan is None or not plan.feasible or plan.end is None or plan.end <= dt_util.utcnow():
-            return None
-        return plan.start
-
-    @property
-    def extra_state_attributes(self) -> dict[str, Any]:
-        """End, reason and whether the plan came from the schedule service."""
-        plan = self.state_data.plan
-        return {
-            "end": plan.end.isoformat() if plan and plan.end else None,
-            "reason": str(plan.reason) if plan else None,
-            "scheduled_by_service": self.state_data.pinned,
-        }
-
-
-class PlannedCostSensor(ApplianceEntity, SensorEntity):
-    """What the planned run costs at the total price, with the cost of starting at once for comparison."""
-
-    _attr_device_class = SensorDeviceClass.MONETARY
-    _attr_suggested_display_precision = 3
+    def native_value(self) -> StateType | datetime:
+        """The description's value."""
+        return self.entity_description.value_fn(self.state_data, self.coordinator.data)
 
     @property
     def native_unit_of_measurement(self) -> str | None:
-        """The plan's currency."""
-        plan = self.state_data.plan
-        return plan.currency if plan else None
-
-    @property
-    def native_value(self) -> float | None:
-        """Planned cost in the curve's currency, at the prices in force (a stored plan outlives a formula change)."""
-        plan = self.state_data.plan
-        if plan is None or plan.cost is None:
-            return None
-        data = self.coordinator.data
-        cost = plan.cost_on(data.total) if data is not None else None
-        return round(plan.cost if cost is None else cost, 6)
+        """The description's unit, or the one it reads at run time."""
+        if (unit_fn := self.entity_description.unit_fn) is not None:
+            return unit_fn(self.state_data)
+        return super().native_unit_of_measurement
 
     @property
     def extra_state_attributes(self) -> dict[str, Any]:
-        """Baseline (start at once) cost when planned, and the savings against the cost shown."""
-        plan = self.state_data.plan
-        cost = self.native_value
-        baseline = None if plan is None else plan.baseline_cost
-        return {
-            "baseline_cost": None if baseline is None else round(baseline, 6),
-            "savings": None if baseline is None or cost is None else round(baseline - cost, 6),
-        }
-
-
-class LastDecisionSensor(AgenticHemsSiteEntity, SensorEntity):
-    """The outcome of the newest gate decision; the full trace is an unrecorded attribute."""
-
-    _attr_device_class = SensorDeviceClass.ENUM
-    _attr_options = [str(o) for o in Outcome]
-    _attr_entity_category = EntityCategory.DIAGNOSTIC
-    _unrecorded_attributes = frozenset({"trace"})
-
-    def __init__(self, entry: AgenticHemsConfigEntry) -> None:
-        """Create the entry's last-decision sensor."""
-        super().__init__(entry, "last_decision")
-        self.control = entry.runtime_data.control
-
-    @property
-    def native_value(self) -> str | None:
-        """The newest trace's outcome, or None before the first decision."""
-        last = self.control.last
-        return None if last is None else str(last["outcome"])
-
-    @property
-    def extra_state_attributes(self) -> dict[str, Any]:
-        """Small recorded fields plus the full (redacted) trace."""
-        last = self.control.last or {}
-        return {
-            "trace_id": last.get("trace_id"),
-            "entity_id": last.get("entity_id"),
-            "failed_gate": last.get("failed_gate"),
-            "source_agent": last.get("source_agent"),
-            "decided_at": last.get("timestamp"),
-            "pending_confirmations": len(self.control.keeper.pending),
-            "trace": last or None,
-        }
-
-    async def async_added_to_hass(self) -> None:
-        """Also follow decisions."""
-        await super().async_added_to_hass()
-        self.async_on_remove(self.control.async_add_listener(self.async_write_ha_state))
-
-
-RUN_STATS = (
-    SensorEntityDescription(key="runs", translation_key="run_runs", state_class=SensorStateClass.TOTAL),
-    SensorEntityDescription(
-        key="success_rate",
-        translation_key="run_success_rate",
-        native_unit_of_measurement=PERCENTAGE,
-        state_class=SensorStateClass.MEASUREMENT,
-    ),
-    SensorEntityDescription(
-        key="mean_iterations",
-        translation_key="run_mean_iterations",
-        state_class=SensorStateClass.MEASUREMENT,
-        suggested_display_precision=1,
-    ),
-    SensorEntityDescription(
-        key="mean_tokens",
-        translation_key="run_mean_tokens",
-        state_class=SensorStateClass.MEASUREMENT,
-        suggested_display_precision=0,
-    ),
-    SensorEntityDescription(
-        key="total_cost", translation_key="run_total_cost", state_class=SensorStateClass.TOTAL, suggested_display_precision=4
-    ),
-)
-
-
-class RunStatsSensor(AgenticHemsSiteEntity, SensorEntity):
-    """Analytics over the assistant's stored runs: count, success rate, mean iterations and tokens, total cost."""
-
-    _attr_entity_category = EntityCategory.DIAGNOSTIC
-
-    def __init__(self, entry: AgenticHemsConfigEntry, description: SensorEntityDescription) -> None:
-        """Create one statistic's sensor."""
-        super().__init__(entry, str(description.translation_key))
-        self.entity_description = description
-        self.assistant = entry.runtime_data.assistant
-
-    @property
-    def native_value(self) -> float | int | None:
-        """The statistic over the stored runs."""
-        return self.assistant.stats()[self.entity_description.key]
-
-    async def async_added_to_hass(self) -> None:
-        """Also follow runs."""
-        await super().async_added_to_hass()
-        self.async_on_remove(self.assistant.async_add_listener(self.async_write_ha_state))
+        """The description's attributes."""
+        return self.entity_description.attr_fn(self.state_data, self.coordinator.data)

@@ -31,14 +31,14 @@ DEPRECATED_TENANT = "deprecated_tenant_field"  # the repair issue (and its trans
 
 
 def invalid(key: str, **placeholders: str) -> ServiceValidationError:
-    """The translated validation error ``exceptions.<key>`` with its placeholders."""
+    """Return the translated validation error ``exceptions.<key>`` with its placeholders."""
     return ServiceValidationError(
         translation_domain=DOMAIN, translation_key=key, translation_placeholders=placeholders or None
     )
 
 
 def bounded(schema: Any, *, max_chars: int = MAX_TEXT_CHARS) -> Any:
-    """``schema`` behind the size caps of :mod:`.bounds` (``max_chars`` characters per string), checked first.
+    """Return ``schema`` behind the size caps of :mod:`.bounds` (``max_chars`` characters per string), checked first.
 
     An input over a cap is refused with the translated ``input_too_large_<limit>`` error before any other
     validation, scanning or parsing looks at it; its cost is bounded by the caps, not by the input's size.
@@ -55,8 +55,10 @@ def bounded(schema: Any, *, max_chars: int = MAX_TEXT_CHARS) -> Any:
 
 
 def too_large(err: TooLarge) -> ServiceValidationError:
-    """The translated ``input_too_large_<limit>`` error for ``err`` (the limit, its value and where the walk
-    stopped)."""
+    """Return the translated ``input_too_large_<limit>`` error for ``err``.
+
+    It names the limit, its value and where the walk stopped.
+    """
     where = {"maximum": str(err.maximum), "path": (".".join(map(str, err.path)) or "-")[:100]}
     match err.limit:
         case "chars":
@@ -70,15 +72,16 @@ def too_large(err: TooLarge) -> ServiceValidationError:
 
 
 def entry_for_call(hass: HomeAssistant, call: ServiceCall) -> AgenticHemsConfigEntry:
-    """The entry named by ``config_entry_id``, or the only loaded one."""
+    """Return the entry named by ``config_entry_id``, or the only loaded one."""
     return resolve_entry(hass, call.data.get(ATTR_CONFIG_ENTRY_ID))
 
 
 def resolve_entry(hass: HomeAssistant, entry_id: str | None) -> AgenticHemsConfigEntry:
-    """The loaded entry ``entry_id``, or the only loaded one when it is None.
+    """Return the loaded entry ``entry_id``, or the only loaded one when it is None.
 
     Raises:
         ServiceValidationError: unknown or unloaded entry, no entry loaded, or several loaded and none named.
+
     """
     if entry_id:
         entry = hass.config_entries.async_get_entry(entry_id)
@@ -103,13 +106,14 @@ def aware(moment: datetime) -> datetime:
 
 
 def accepting_tenant(hass: HomeAssistant, service: str, schema: Any) -> Any:
-    """``schema`` behind a step that reads the entry field's old name ``tenant`` as ``config_entry_id``.
+    """Return ``schema`` behind a step that reads the entry field's old name ``tenant`` as ``config_entry_id``.
 
     A call that uses it still works and raises the repair issue ``deprecated_tenant_field`` naming ``service``
     (not persistent: it goes at the next restart).
 
     Raises:
         ServiceValidationError: ``entry_fields_conflict`` when ``tenant`` and ``config_entry_id`` differ.
+
     """
 
     def _rename(data: Any) -> Any:
@@ -120,8 +124,13 @@ def accepting_tenant(hass: HomeAssistant, service: str, schema: Any) -> Any:
         if (entry_id := renamed.setdefault(ATTR_CONFIG_ENTRY_ID, tenant)) != tenant:
             raise invalid("entry_fields_conflict", config_entry_id=str(entry_id), tenant=str(tenant))
         ir.async_create_issue(
-            hass, DOMAIN, DEPRECATED_TENANT, is_fixable=False, severity=ir.IssueSeverity.WARNING,
-            translation_key=DEPRECATED_TENANT, translation_placeholders={"service": f"{DOMAIN}.{service}"},
+            hass,
+            DOMAIN,
+            DEPRECATED_TENANT,
+            is_fixable=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key=DEPRECATED_TENANT,
+            translation_placeholders={"service": f"{DOMAIN}.{service}"},
         )
         return renamed
 

@@ -11,9 +11,11 @@ from .const import LOGGER
 
 
 async def async_load_store(store: Store[dict[str, Any]], what: str) -> dict[str, Any] | None:
-    """The Store's data, or None when there is none or it cannot be read: unreadable JSON, a newer storage version,
-    a file without ``version`` or ``data``, or data that is not a mapping. A drop is logged as
-    "Dropping unreadable ``what``"."""
+    """Return the Store's data, or None when there is none or it cannot be read.
+
+    It cannot be read when it is unreadable JSON, of a newer storage version, a file without ``version`` or
+    ``data``, or data that is not a mapping. A drop is logged as "Dropping unreadable ``what``".
+    """
     try:
         data = await store.async_load()
     except (HomeAssistantError, NotImplementedError, KeyError, TypeError, ValueError) as err:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from datetime import time
 
-from homeassistant.components.time import TimeEntity
+from homeassistant.components.time import TimeEntity, TimeEntityDescription
 from homeassistant.const import EntityCategory
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .runtime import AgenticHemsConfigEntry
 from .const import DOMAIN
 from .entity import ApplianceEntity
+from .runtime import AgenticHemsConfigEntry
 from .scheduling.appliance import window_length
 
 PARALLEL_UPDATES = 0
@@ -23,13 +23,14 @@ async def async_setup_entry(
 ) -> None:
     """Add each appliance's "ready by" time."""
     for appliance in entry.runtime_data.planner.appliances.values():
-        async_add_entities([ReadyByTime(entry, appliance, "ready_by")], config_subentry_id=appliance.appliance_id)
+        async_add_entities([ReadyByTime(entry, appliance, READY_BY)], config_subentry_id=appliance.appliance_id)
+
+
+READY_BY = TimeEntityDescription(key="ready_by", translation_key="ready_by", entity_category=EntityCategory.CONFIG)
 
 
 class ReadyByTime(ApplianceEntity, TimeEntity):
     """The local time by which the appliance must be done (at or before the earliest start: the next day)."""
-
-    _attr_entity_category = EntityCategory.CONFIG
 
     @property
     def native_value(self) -> time:

@@ -57,10 +57,12 @@ APPLIANCES: dict[str, dict[str, Any]] = {
 }
 
 
-def sample_entry(data: dict[str, Any] | None = None, **options: Any) -> MockConfigEntry:
-    """A sample-price entry with the three appliances as subentries (``data`` adds to the entry data)."""
+def sample_entry(data: dict[str, Any] | None = None, entry_id: str | None = None, **options: Any) -> MockConfigEntry:
+    """A sample-price entry with the three appliances as subentries (``data`` adds to the entry data; ``entry_id``
+    fixes the entry's id, else it is random)."""
     return MockConfigEntry(
         domain=DOMAIN,
+        entry_id=entry_id,
         title="Sample prices",
         unique_id="sample",
         data={"price_source": "sample", **(data or {})},

@@ -14,11 +14,11 @@ from homeassistant.const import STATE_OFF, STATE_ON
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr, entity_registry as er
 
-from custom_components.agentic_hems.binary_sensor import RunNowSensor
+from custom_components.agentic_hems.binary_sensor import ApplianceBinarySensor
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.coordinator import tomorrow_available
 from custom_components.agentic_hems.prices import PriceCurve
-from custom_components.agentic_hems.sensor import PriceSensor
+from custom_components.agentic_hems.sensor import AgenticHemsSensor
 
 from .conftest import NOW, TZ, sample_entry
 from .oracles import be_60m_hourly_eur_per_kwh, planned_kw
@@ -36,7 +36,7 @@ async def test_price_sensor(hass: HomeAssistant, loaded_entry: MockConfigEntry) 
     assert state.attributes["sample"] is True
     assert len(state.attributes["today"]) == 96
     assert len(state.attributes["tomorrow"]) == 96
-    assert {"today", "tomorrow"} <= PriceSensor._unrecorded_attributes
+    assert {"today", "tomorrow"} <= AgenticHemsSensor._unrecorded_attributes
     assert hass.states.get("binary_sensor.agentic_hems_tomorrow_s_prices_available").state == STATE_ON
 
 
@@ -108,7 +108,7 @@ async def test_slot_arrays_on_dst_days(
     starts = [datetime.fromisoformat(s) for s in run["slot_starts"] + run["slot_starts_tomorrow"]]
     assert all(b - a == timedelta(minutes=15) for a, b in zip(starts, starts[1:], strict=False))
     assert sum(run["slots"] + run["slots_tomorrow"]) * 0.25 == pytest.approx(30.0)  # the EV's 30 kWh
-    assert {"slots", "slot_starts"} <= RunNowSensor._unrecorded_attributes
+    assert {"slots", "slot_starts"} <= ApplianceBinarySensor._unrecorded_attributes
 
 
 async def test_ready_by_replans(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
