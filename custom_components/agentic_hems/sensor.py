@@ -181,28 +181,40 @@ class LastDecisionSensor(AgenticHemsSiteEntity, SensorEntity):
         self.async_on_remove(self.control.async_add_listener(self.async_write_ha_state))
 
 
-RUN_STATS = (
-    SensorEntityDescription(key="runs", translation_key="run_runs", state_class=SensorStateClass.TOTAL),
+RUN_STATS = (  # diagnostics of the assistant, off until a user enables them (the runs card shows the same figures)
+    SensorEntityDescription(
+        key="runs",
+        translation_key="run_runs",
+        state_class=SensorStateClass.TOTAL,
+        entity_registry_enabled_default=False,
+    ),
     SensorEntityDescription(
         key="success_rate",
         translation_key="run_success_rate",
         native_unit_of_measurement=PERCENTAGE,
         state_class=SensorStateClass.MEASUREMENT,
+        entity_registry_enabled_default=False,
     ),
     SensorEntityDescription(
         key="mean_iterations",
         translation_key="run_mean_iterations",
         state_class=SensorStateClass.MEASUREMENT,
         suggested_display_precision=1,
+        entity_registry_enabled_default=False,
     ),
     SensorEntityDescription(
         key="mean_tokens",
         translation_key="run_mean_tokens",
         state_class=SensorStateClass.MEASUREMENT,
         suggested_display_precision=0,
+        entity_registry_enabled_default=False,
     ),
     SensorEntityDescription(
-        key="total_cost", translation_key="run_total_cost", state_class=SensorStateClass.TOTAL, suggested_display_precision=4
+        key="total_cost",
+        translation_key="run_total_cost",
+        state_class=SensorStateClass.TOTAL,
+        suggested_display_precision=4,
+        entity_registry_enabled_default=False,
     ),
 )
 
