@@ -96,8 +96,10 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> bool:
     """Load cached prices and plans, plan, and start the entities.
 
-    A market source (ENTSO-E, Nord Pool) fetches in the background, so the network never blocks start-up; a local
-    sensor or the bundled sample is read before the entities start (the sample parses its documents in an executor).
+    A market source (ENTSO-E, Nord Pool) with a cached price for now fetches in the background, so the network never
+    blocks start-up; without one, ``coordinator.async_load`` fetches first and fails the set-up when that fails
+    (``ConfigEntryNotReady``). A local sensor or the bundled sample is read before the entities start (the sample
+    parses its documents in an executor).
     """
     settings = _settings(entry)  # taken before any await: a subentry added meanwhile still triggers a reload
 
@@ -189,7 +191,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
             async_track_state_change_event(hass, [entry.data[CONF_PRICE_ENTITY]], _sensor_changed)
         )
 
-    if coordinator.source.daily_publication:  # network: fetch in the background, never block start-up
+    if coordinator.source.daily_publication:  # network: fetch what is still due in the background
         entry.async_create_background_task(hass, coordinator.async_refresh(), f"{DOMAIN} first refresh")
     else:  # a local sensor or the bundled sample: cheap, so entities start with prices
         await coordinator.async_refresh()
