@@ -290,7 +290,8 @@ async def async_unload_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry)
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
-    """Delete what the entry stored (cached prices, plans, device-control state, traces and runs)."""
+    """Delete what the entry stored (cached prices, plans, device-control state, traces, runs and the grid toolkit's
+    requests); its audit log and the log's anchor are kept as evidence."""
     for name in ("prices", "plans", "control", "traces", "runs", "grid"):
         await Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.{name}").async_remove()
 
