@@ -71,8 +71,9 @@ async def main(set_up):
             entry.add_to_hass(hass)
             assert await hass.config_entries.async_setup(entry.entry_id)
             await hass.async_block_till_done()
-            # the price, last gate decision and five assistant sensors, and two per appliance
-            assert len(hass.states.async_entity_ids("sensor")) == 13
+            # the price and last gate decision sensors, and two per appliance (the five assistant statistics are
+            # disabled by default)
+            assert len(hass.states.async_entity_ids("sensor")) == 8
             await hass.config_entries.async_unload(entry.entry_id)
         after = rss_mb()
         await hass.async_stop(force=True)

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from homeassistant.core import CALLBACK_TYPE, HassJob, HomeAssistant, callback
-from homeassistant.exceptions import ConfigEntryAuthFailed, HomeAssistantError
+from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryNotReady, HomeAssistantError
 from homeassistant.helpers.event import async_call_later, async_track_time_change
 from homeassistant.helpers.storage import Store
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
@@ -132,7 +132,11 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
     - recomputes from its cache at every slot boundary, with no HTTP;
     - fetches when today is missing, or when tomorrow is missing after 12:45 Europe/Brussels (``wanted_window``),
       backing off 5, 10, 20, 40 then 60 minutes until published;
-    - keeps the last good curve when a fetch fails, so entities stay available while it covers now;
+    - keeps the last good curve when a fetch fails, so entities stay available while it covers now; logs an outage
+      once (a warning at its first failure) and its end once (an info line at the next success);
+    - at set-up, a market source without a cached price for now fetches before the entities start and raises
+      ``ConfigEntryNotReady`` when that fails (Home Assistant retries the set-up), ``ConfigEntryAuthFailed`` when the
+      key is rejected;
     - persists the spot curve with ``Store`` so a restart without network still has today's prices;
     - runs one fetch at a time: a refresh that finds a fetch running serves the cache instead of waiting for it;
     - after a rejected API key starts reauth and stops fetching (reauth reloads the entry).
@@ -160,9 +164,21 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         self._fetch_lock = asyncio.Lock()
         self._auth_failed = False
         self._stopped = False
+        self._outage = False  # a fetch failed and no fetch has succeeded since (logged once)
 
     async def async_load(self) -> None:
-        """Load the cached spot curve, if any (a corrupt cache is dropped with a warning, never trusted)."""
+        """Load the cached spot curve, if any (a corrupt cache is dropped with a warning, never trusted).
+
+        A market source (ENTSO-E, Nord Pool) whose cache has no price for now then fetches at once, so that set-up
+        fails rather than loading an entry without prices: ``ConfigEntryNotReady`` (translated; Home Assistant retries
+        the set-up and logs each retry) or ``ConfigEntryAuthFailed`` (reauth). With a price for now cached, the
+        network never blocks set-up. A sensor or the bundled sample is read later, by the first refresh.
+        """
+        await self._async_load_cache()
+        if self.source.daily_publication and self.cached_data() is None:
+            await self._async_fetch_for_setup()
+
+    async def _async_load_cache(self) -> None:
         try:
             stored = await self.store.async_load()
         except (HomeAssistantError, NotImplementedError, KeyError, TypeError, ValueError) as err:
@@ -186,6 +202,18 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             LOGGER.info("Dropping cached prices of a previous price source (%s)", stored.get("source"))
             return
         self.spot = spot
+
+    async def _async_fetch_for_setup(self) -> None:
+        """Fetch once before the entities start; raise when the entry would have no price for now."""
+        async with self._fetch_lock:
+            await self._async_fetch(dt_util.utcnow(), at_setup=True)
+        if self.cached_data() is not None:
+            return
+        self._reset_backoff()  # set-up fails: Home Assistant retries it with a new coordinator
+        if self._auth_failed:
+            raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="invalid_auth")
+        reason = self._no_prices_error()
+        raise ConfigEntryNotReady(translation_domain=DOMAIN, translation_key=reason.translation_key)
 
     @callback
     def async_start(self) -> Callable[[], None]:
@@ -219,6 +247,7 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             self.async_set_update_error(self._no_prices_error())
 
     def _no_prices_error(self) -> UpdateFailed:
+        """Why there is no price, translated: the last fetch's error, else ``no_prices``."""
         key = self.last_error.translation_key if self.last_error else "no_prices"
         return UpdateFailed(translation_domain=DOMAIN, translation_key=key)
 
@@ -265,13 +294,17 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         if not self._stopped:
             self._retry_unsub = async_call_later(self.hass, delay, self._retry_job)
 
-    async def _async_fetch(self, now: datetime) -> None:
+    async def _async_fetch(self, now: datetime, *, at_setup: bool = False) -> None:
+        """Fetch the local today and tomorrow and merge them into the cache; a failure is kept in ``last_error``.
+
+        ``at_setup``: a failure is not logged here (Home Assistant logs the set-up retry it causes)."""
         start, end = local_days(now, 2)
         try:
             fresh = await self.source.async_fetch(start, end)
         except InvalidAuth as err:
             # Keep the cached curve (entities stay available while it covers now) and ask for a new key.
-            LOGGER.warning("Price source rejected the credentials (%s); starting reauth", err)
+            if not at_setup:
+                LOGGER.warning("%s rejected the credentials (%s); starting reauth", self.config_entry.title, err)
             self.last_error = err
             self._auth_failed = True
             self._reset_backoff()
@@ -279,9 +312,11 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             return
         except PriceError as err:
             self.last_error = err
-            LOGGER.info("Price fetch failed (%s); keeping the cached curve", err)
+            if not at_setup:
+                self._log_outage(err)
             self._back_off()
             return
+        self._log_recovery()
         self.last_error = None
         keep_from = local_days(now - timedelta(days=1), 1)[0]
         # A market's publications add up; a sensor or the sample is read whole each time (a stale "tomorrow" of a
@@ -300,6 +335,27 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             self._reset_backoff()
         else:
             self._back_off()  # not everything published is there yet (tomorrow is late): keep asking
+
+    def _log_outage(self, err: PriceError) -> None:
+        """A warning at the first failure of an outage, with what the entities keep; nothing at the next ones."""
+        if self._outage:
+            LOGGER.debug("Price fetch of %s failed again: %s", self.config_entry.title, err)
+            return
+        self._outage = True
+        kept = "keeping the cached prices" if self.cached_data() else "no cached price for now"
+        LOGGER.warning(
+            "Could not fetch the prices of %s: %s (%s; retrying with backoff, further failures are not logged until "
+            "it recovers)",
+            self.config_entry.title,
+            err,
+            kept,
+        )
+
+    def _log_recovery(self) -> None:
+        """An info line at the first success after an outage."""
+        if self._outage:
+            self._outage = False
+            LOGGER.info("Fetching the prices of %s works again", self.config_entry.title)
 
     def cached_data(self) -> PriceData | None:
         """Prices from the cache alone (no I/O), or None when the cache does not cover now."""

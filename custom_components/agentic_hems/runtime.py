@@ -144,7 +144,8 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
 
         entry.async_on_unload(async_track_state_change_event(hass, [entry.data[CONF_PRICE_ENTITY]], _sensor_changed))
 
-    if coordinator.source.daily_publication:  # network: fetch in the background, never block start-up
+    # network: fetch what is still due in the background (without a cached price for now, async_load fetched first)
+    if coordinator.source.daily_publication:
         entry.async_create_background_task(hass, coordinator.async_refresh(), f"{DOMAIN} first refresh")
     else:  # a local sensor or the bundled sample: cheap, so entities start with prices
         await coordinator.async_refresh()

@@ -89,6 +89,18 @@ def entity_with_key(page: Page, key: str) -> str:
     return str(entity_id)
 
 
+def enable_entity(page: Page, key: str) -> None:
+    """Enable the agentic_hems entity with translation key ``key`` if it is disabled by default (the assistant's
+    statistics are), as a user does on the device page, and reload its entry at once so it gets a state."""
+    registry = ws(page, {"type": "config/entity_registry/list"})
+    entity = next(e for e in registry if e["platform"] == "agentic_hems" and e["translation_key"] == key)
+    if entity["disabled_by"] is not None:
+        ws(page, {"type": "config/entity_registry/update", "entity_id": entity["entity_id"], "disabled_by": None})
+        page.evaluate(f"(id) => {HASS}.callApi('POST', `config/config_entries/entry/${{id}}/reload`)",
+                      entity["config_entry_id"])
+    page.wait_for_function(f"(id) => !!{HASS}.states[id]", arg=entity["entity_id"])
+
+
 def pick_entity(page: Page, entity_id: str) -> None:
     """In the open card picker's "By entity" tab: search for the entity and pick it."""
     tree = page.locator("hui-suggestion-entity-tree")
@@ -134,6 +146,7 @@ def test_the_card_picker_suggests_each_card(owner: Page, picker_dashboard: str, 
     """By entity: each card is suggested, for its entry, under "Community" for its own entities (with a live preview
     that shows its elements and no error), and none for another integration's entity."""
     entry_id = ws(owner, {"type": "agentic_hems/schedule"})["entry_id"]
+    enable_entity(owner, "run_runs")
     open_card_picker(owner, picker_dashboard, suggests_by_entity)
     picker = owner.locator("hui-suggestion-picker")
     for key, name in SUGGESTED.items():

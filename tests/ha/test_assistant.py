@@ -14,8 +14,10 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from homeassistant.components.calendar import CalendarEntity, CalendarEvent
+from homeassistant.const import EntityCategory
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
@@ -156,7 +158,24 @@ async def test_assist_answers_through_the_orchestrator(hass: HomeAssistant, load
     assert "injection attempt" in refused.response.speech["plain"]["speech"]
 
 
+RUN_STATS = [
+    f"sensor.agentic_hems_assistant_{name}"
+    for name in ("runs", "success_rate", "mean_iterations", "mean_tokens", "total_cost")
+]
+
+
 async def test_run_analytics_sensors(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """Diagnostics, disabled by default: enabled in the entity registry (and the entry reloaded), they count runs."""
+    registry = er.async_get(hass)
+    for entity_id in RUN_STATS:
+        registered = registry.async_get(entity_id)
+        assert registered is not None and registered.disabled_by is er.RegistryEntryDisabler.INTEGRATION
+        assert registered.entity_category is EntityCategory.DIAGNOSTIC
+        assert hass.states.get(entity_id) is None
+        registry.async_update_entity(entity_id, disabled_by=None)
+    assert await hass.config_entries.async_reload(loaded_entry.entry_id)
+    await hass.async_block_till_done()
+
     assert hass.states.get("sensor.agentic_hems_assistant_runs").state == "0"
     assert hass.states.get("sensor.agentic_hems_assistant_success_rate").state == "unknown"
     await ask(hass, "Run the dishwasher tonight")  # GET_PRICES, SCHEDULE, FINISH: 3 iterations

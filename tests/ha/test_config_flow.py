@@ -7,7 +7,8 @@ handling of ``prices.entsoe.async_fetch_day_ahead`` run; only the socket is fake
 from __future__ import annotations
 
 from collections.abc import Generator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+import logging
 from pathlib import Path
 from typing import Any
 from unittest.mock import AsyncMock, patch
@@ -22,14 +23,17 @@ import voluptuous as vol
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
+from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.flow.checks import validate_appliance
 from custom_components.agentic_hems.const import DEFAULT_ASSISTANT_OPTIONS, DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.orchestrator.loop import ModelAuthError, ModelError
 from custom_components.agentic_hems.prices.entsoe import API_URL
 from custom_components.agentic_hems.prices.formula import PriceFormula
 
 from .conftest import APPLIANCES, NOW, sample_entry
+from .test_coordinator import BOTH_DAYS
 
 BE_60M = (Path(__file__).parent.parent / "fixtures" / "entsoe" / "BE_60M.xml").read_text(encoding="utf-8")
 ACK_NS = "urn:iec62325.351:tc57wg16:451-1:acknowledgementdocument:7:0"
@@ -242,6 +246,49 @@ async def test_entsoe_errors_then_retry(
     assert result["data"] == {"price_source": "entsoe", "api_key": "the-token", "bidding_zone": "NL"}
 
 
+async def test_entsoe_blank_key_is_refused_without_a_request(
+    hass: HomeAssistant, frozen: None, aioclient_mock: AiohttpClientMocker, mock_setup_entry: AsyncMock
+) -> None:
+    """A key of blanks is an error on the key field before anything is sent; a real key then goes on."""
+    aioclient_mock.get(API_URL, text=BE_60M)
+    result = await start(hass, "entsoe")
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"api_key": "   ", "bidding_zone": "BE"})
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "entsoe"
+    assert result["errors"] == {"api_key": "api_key_empty"}
+    assert aioclient_mock.call_count == 0
+
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"api_key": " k ", "bidding_zone": "BE"})
+    assert result["step_id"] == "settings"
+    assert query(aioclient_mock)["securityToken"] == "k"
+
+
+async def test_entsoe_unexpected_failure_leaves_a_form(
+    hass: HomeAssistant,
+    frozen: None,
+    aioclient_mock: AiohttpClientMocker,
+    mock_setup_entry: AsyncMock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A failure the check does not expect is logged with its traceback and shown as "unknown"; a retry goes on."""
+    with patch(
+        "custom_components.agentic_hems.flow.checks.async_fetch_day_ahead", side_effect=RuntimeError("boom")
+    ):
+        result = await start(hass, "entsoe")
+        result = await hass.config_entries.flow.async_configure(
+            result["flow_id"], {"api_key": "k", "bidding_zone": "BE"}
+        )
+    assert result["type"] is FlowResultType.FORM and result["errors"] == {"base": "unknown"}
+    [record] = [r for r in caplog.records if r.name == "custom_components.agentic_hems"]
+    assert record.levelno == logging.ERROR and record.exc_info is not None
+    assert record.getMessage() == "Unexpected error while checking the ENTSO-E API key"
+
+    aioclient_mock.get(API_URL, text=BE_60M)
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"api_key": "k", "bidding_zone": "BE"})
+    assert result["step_id"] == "settings"
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], SETTINGS)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+
+
 async def test_entsoe_not_published_yet_is_accepted(
     hass: HomeAssistant, frozen: None, aioclient_mock: AiohttpClientMocker, mock_setup_entry: AsyncMock
 ) -> None:
@@ -444,6 +491,12 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     before = dict(loaded_entry.options)
     result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
     result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_OPTIONS)
+    one = {"operation": "open", "device_type": "cover", "risk_min": 4, "risk_max": 4, "action": "deny"}
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": one}  # a rule, not a list of rules
+    )
+    assert result["errors"] == {"policy_rules": "invalid_policy"}
+    assert result["description_placeholders"]["error"] == "expected a list of rules"
     bad = [{"operation": "open", "device_type": "cover", "action": "allow"},
            {"operation": "open", "device_type": "cover", "risk_min": 5, "risk_max": 2, "action": "allow"}]
     result = await hass.config_entries.options.async_configure(
@@ -465,6 +518,58 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     assert loaded_entry.options["policy_rules"] == good and loaded_entry.options["notify_service"] == "notify.phone"
     rules = loaded_entry.runtime_data.control.keeper.settings.rules
     assert rules[0].as_dict() == {**good[0], "source": "user"}
+
+
+LLM_URL = "http://llm.local:8080/v1"
+
+
+async def through_to_assistant(hass: HomeAssistant, entry: MockConfigEntry, grid: dict[str, Any]) -> dict[str, Any]:
+    """An options flow with the current settings and control, ``grid`` on the grid step; returns the assistant form."""
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["step_id"] == "grid"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], grid)
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "assistant"
+    return result
+
+
+async def test_options_model_provider_and_grid_twin(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """The provider's model list is fetched: an unreachable provider, a rejected key and an empty list are form
+    errors; a list leads to the model step. Its URL and key go to the entry data, the rest to the options; a blank URL
+    later returns to the offline planner, and blank optional fields drop what they held."""
+    grid = {"pv_peak_kw": 6.5, "grid_power_entity": "sensor.grid_power"}
+    result = await through_to_assistant(hass, loaded_entry, grid)
+    provider = {"llm_base_url": f" {LLM_URL}/ ", "llm_api_key": " sk-1 ", "calendar_entity": "calendar.family"}
+    models = AsyncMock(side_effect=[ModelError("unreachable"), ModelAuthError("bad key"), [], ["big", "small"]])
+    with patch("custom_components.agentic_hems.flow.checks.async_list_models", models):
+        for error in ({"llm_base_url": "cannot_connect"}, {"llm_api_key": "invalid_auth"}, {"llm_base_url": "no_models"}):
+            result = await hass.config_entries.options.async_configure(result["flow_id"], provider)
+            assert result["type"] is FlowResultType.FORM and result["step_id"] == "assistant"
+            assert result["errors"] == error
+        result = await hass.config_entries.options.async_configure(result["flow_id"], provider)
+    assert [call.args[1:] for call in models.await_args_list] == [(LLM_URL, "sk-1")] * 4
+    assert result["step_id"] == "model" and result["description_placeholders"] == {"count": "2"}
+    assert schema_values(result)["llm_model"] == ("big", None)  # none chosen yet: the first of the list
+    model = {"llm_model": "small", "llm_price_input": 0.5, "llm_price_output": 1.5, "daily_cost_cap": 2.0}
+    result = await hass.config_entries.options.async_configure(result["flow_id"], model)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done()
+    assert dict(loaded_entry.data) == {"price_source": "sample", "llm_base_url": LLM_URL, "llm_api_key": "sk-1"}
+    assert {k: loaded_entry.options[k] for k in (*grid, *model, "calendar_entity")} == {
+        **grid, **model, "calendar_entity": "calendar.family"
+    }
+    assert loaded_entry.state is ConfigEntryState.LOADED
+
+    result = await through_to_assistant(hass, loaded_entry, {})
+    assert schema_values(result)["llm_base_url"] == (None, LLM_URL)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {"llm_base_url": ""})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done()
+    assert dict(loaded_entry.data) == {"price_source": "sample"}  # the offline planner: no provider, no key
+    dropped = {*grid, "llm_model", "calendar_entity"}
+    assert not dropped & set(loaded_entry.options)
+    assert loaded_entry.options["daily_cost_cap"] == 2.0  # what the form does not show stays
 
 
 # --- reconfigure --------------------------------------------------------------------------------------------------
@@ -633,6 +738,78 @@ async def test_reauth_entsoe(
     assert entry.title == "ENTSO-E DK_1"
     await hass.async_block_till_done()
     assert mock_setup_entry.call_count == 1
+
+
+async def test_reauth_llm(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
+    """The model provider rejected the key: a new one is checked against the provider's model list; only the key
+    changes, and the entry (not loaded here) is reloaded by the flow."""
+    entry = sample_entry({"llm_base_url": LLM_URL, "llm_api_key": "sk-old"}, llm_model="big")
+    entry.add_to_hass(hass)
+    models = AsyncMock(side_effect=[ModelAuthError("bad key"), ["big"]])
+    with patch("custom_components.agentic_hems.flow.checks.async_list_models", models):
+        result = await entry.start_reauth_flow(hass, data={"llm": True})
+        assert result["type"] is FlowResultType.FORM and result["step_id"] == "reauth_llm"
+        assert result["description_placeholders"]["url"] == LLM_URL
+        result = await hass.config_entries.flow.async_configure(result["flow_id"], {"llm_api_key": "sk-wrong"})
+        assert result["errors"] == {"llm_api_key": "invalid_auth"}
+        assert entry.data["llm_api_key"] == "sk-old"
+        result = await hass.config_entries.flow.async_configure(result["flow_id"], {"llm_api_key": " sk-new "})
+    assert result["type"] is FlowResultType.ABORT and result["reason"] == "reauth_successful"
+    assert [call.args[1:] for call in models.await_args_list] == [(LLM_URL, "sk-wrong"), (LLM_URL, "sk-new")]
+    assert dict(entry.data) == {"price_source": "sample", "llm_base_url": LLM_URL, "llm_api_key": "sk-new"}
+    await hass.async_block_till_done()
+    assert mock_setup_entry.call_count == 1
+
+
+async def test_reconfigure_and_reauth_of_a_loaded_entry(
+    hass: HomeAssistant, frozen: None, aioclient_mock: AiohttpClientMocker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A loaded entry is only updated by the flows (reconfigure, reauth of the ENTSO-E key and of the model
+    provider's): its update listener reloads it, once each time (HA 2026.12 refuses a flow that reloads an entry with
+    an update listener)."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    aioclient_mock.get(API_URL, text=BOTH_DAYS)
+    entry = entsoe_entry("BE", "old-token")
+    entry.add_to_hass(hass)
+    hass.config_entries.async_update_entry(entry, data={**entry.data, "llm_base_url": LLM_URL, "llm_api_key": "sk-1"})
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    caplog.clear()
+
+    with (
+        caplog.at_level(logging.WARNING, logger="homeassistant.helpers.frame"),  # HA's reports of deprecated use
+        patch.object(hass.config_entries, "async_reload", wraps=hass.config_entries.async_reload) as reload,
+    ):
+        result = await entry.start_reconfigure_flow(hass)
+        result = await hass.config_entries.flow.async_configure(
+            result["flow_id"], {"api_key": "new-token", "bidding_zone": "BE"}
+        )
+        assert result["reason"] == "reconfigure_successful"
+        await hass.async_block_till_done()
+        assert reload.call_count == 1
+        assert entry.state is ConfigEntryState.LOADED
+        assert entry.runtime_data.coordinator.source.api_key == "new-token"
+
+        result = await entry.start_reauth_flow(hass)
+        assert result["step_id"] == "reauth_confirm"
+        result = await hass.config_entries.flow.async_configure(result["flow_id"], {"api_key": "fresh-token"})
+        assert result["reason"] == "reauth_successful"
+        await hass.async_block_till_done()
+        assert reload.call_count == 2
+        assert entry.state is ConfigEntryState.LOADED
+        assert entry.runtime_data.coordinator.source.api_key == "fresh-token"
+
+        with patch("custom_components.agentic_hems.flow.checks.async_list_models", AsyncMock(return_value=["big"])):
+            result = await entry.start_reauth_flow(hass, data={"llm": True})
+            result = await hass.config_entries.flow.async_configure(result["flow_id"], {"llm_api_key": "sk-2"})
+        assert result["reason"] == "reauth_successful"
+        await hass.async_block_till_done()
+        assert reload.call_count == 3
+        assert entry.state is ConfigEntryState.LOADED and entry.data["llm_api_key"] == "sk-2"
+    assert [query(aioclient_mock, i)["securityToken"] for i in range(len(aioclient_mock.mock_calls))] == [
+        "old-token", "new-token", "fresh-token"  # the set-up, then each flow's check (the reloads use the cache)
+    ]
+    assert "update listener" not in caplog.text
 
 
 # --- appliance subentries -----------------------------------------------------------------------------------------

@@ -187,29 +187,23 @@ def prices_key(entry: MockConfigEntry) -> str:
 # --- 1. start-up -------------------------------------------------------------------------------------------------
 
 
-async def test_setup_does_not_wait_for_the_fetch(
+async def test_setup_without_cached_prices_fetches_first(
     hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe
 ) -> None:
+    """Nothing cached covers now: set-up waits for the first fetch, so the entities start with prices."""
     freezer.move_to(NOW)
     api.serve(BOTH_DAYS)
-    api.gate = asyncio.Event()  # the server has not answered yet
     entry = entsoe_entry()
     entry.add_to_hass(hass)
 
     assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
 
     assert entry.state is ConfigEntryState.LOADED
     assert api.calls == [NOW]
     assert api.params[0]["periodStart"] == "202611282300"  # local today and tomorrow, in UTC
     assert api.params[0]["periodEnd"] == "202611302300"
     assert api.params[0]["securityToken"] == "k"
-    assert hass.states.get(PRICE).state == STATE_UNAVAILABLE  # no price yet, and not 0
-
-    api.gate.set()
-    await hass.async_block_till_done(wait_background_tasks=True)
-
-    state = hass.states.get(PRICE)
+    state = hass.states.get(PRICE)  # before any background task has run
     assert float(state.state) == pytest.approx(kwh(TODAY_EUR_MWH[20]))  # 86.85 EUR/MWh at 20:00
     assert state.attributes["unit_of_measurement"] == "EUR/kWh"
     assert state.attributes["source"] == "entsoe"
@@ -219,7 +213,65 @@ async def test_setup_does_not_wait_for_the_fetch(
     assert tomorrow[0] == {"start": "2026-11-29T23:00:00+00:00", "price": pytest.approx(kwh(TOMORROW_EUR_MWH[0]))}
     assert tomorrow[80]["price"] == pytest.approx(kwh(TOMORROW_EUR_MWH[20]))
     assert hass.states.get(TOMORROW_KNOWN).state == STATE_ON
-    assert api.mock.call_count == 1
+
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert api.mock.call_count == 1  # the background refresh found nothing due
+
+
+async def test_setup_with_cached_prices_does_not_wait_for_the_fetch(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe
+) -> None:
+    """Today is cached and tomorrow is due: set-up serves the cache and fetches tomorrow in the background."""
+    freezer.move_to(local(12, 0))
+    api.serve(TODAY_ONLY)
+    entry = await set_up(hass)
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    freezer.move_to(local(13, 0))  # tomorrow is published at 12:45
+    api.serve(BOTH_DAYS)
+    api.gate = asyncio.Event()  # the server has not answered yet
+
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+
+    assert entry.state is ConfigEntryState.LOADED
+    assert api.calls == [local(12, 0), local(13, 0)]
+    assert price(hass) == pytest.approx(kwh(TODAY_EUR_MWH[13]))
+    assert hass.states.get(TOMORROW_KNOWN).state == STATE_OFF
+
+    api.gate.set()
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert hass.states.get(TOMORROW_KNOWN).state == STATE_ON
+
+
+async def test_setup_is_retried_while_the_source_is_down(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No cached price and no answer: ConfigEntryNotReady with the failure's translated message, logged by Home
+    Assistant's retry and not by the coordinator; the next set-up attempt after the outage loads the prices."""
+    freezer.move_to(NOW)
+    api.fail(aiohttp.ClientConnectionError("refused"))
+    entry = entsoe_entry()
+    entry.add_to_hass(hass)
+
+    with caplog.at_level(logging.DEBUG):
+        assert not await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.SETUP_RETRY
+    assert entry.error_reason_translation_key == "cannot_connect"
+    assert entry.reason == "Could not reach the price source"  # the translated message (HA drops its full stop)
+    assert hass.states.get(PRICE) is None  # no entity shows a price it does not have
+    retries = [r.getMessage() for r in caplog.records if r.name == "homeassistant.config_entries"]
+    assert any("not ready yet: Could not reach the price source" in message for message in retries), retries
+    assert not [r for r in caplog.records if r.name.startswith("custom_components") and r.levelno >= logging.WARNING]
+
+    api.serve(BOTH_DAYS)
+    await advance(hass, freezer, local(20, 5, second=10), timedelta(seconds=1))
+    assert entry.state is ConfigEntryState.LOADED
+    assert len(api.calls) == 2 and NOW < api.calls[1] <= NOW + timedelta(seconds=6)  # HA retries after 5 s
+    assert price(hass) == pytest.approx(kwh(TODAY_EUR_MWH[20]))
+
+    # The failed attempt's coordinator left no retry timer behind (its backoff would fetch at 20:10).
+    await advance(hass, freezer, local(20, 20), timedelta(minutes=1))
+    assert len(api.calls) == 2
 
 
 # --- 2. slot boundaries ------------------------------------------------------------------------------------------
@@ -481,29 +533,79 @@ async def test_west_of_brussels_the_unpublished_last_hour_is_not_chased(
     assert api.calls == [local(10, 0), local(12, 45)]  # across the Lisbon midnight too
 
 
+async def test_an_outage_is_logged_once_and_its_end_once(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One warning when fetching starts to fail, none at the retries, one info line when it works again; the next
+    outage is logged again."""
+    freezer.move_to(NOW)
+    api.serve(TODAY_ONLY)  # tomorrow is late: retries at 20:10, 20:20, 20:40, 21:20, 22:20
+    entry = await set_up(hass)
+
+    def ours(level: int) -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.name == "custom_components.agentic_hems" and r.levelno == level]
+
+    caplog.set_level(logging.DEBUG, logger="custom_components.agentic_hems")
+    api.serve(HTML_503, status=503)
+    await advance(hass, freezer, local(21, 30), timedelta(minutes=5))
+    assert api.calls[1:] == [local(20, 10), local(20, 20), local(20, 40), local(21, 20)]
+    assert ours(logging.WARNING) == [
+        "Could not fetch the prices of ENTSO-E BE: ENTSO-E answered HTTP 503 (keeping the cached prices; retrying with "
+        "backoff, further failures are not logged until it recovers)"
+    ]
+    assert [m for m in ours(logging.DEBUG) if "failed again" in m] == ["Price fetch of ENTSO-E BE failed again: "
+                                                                       "ENTSO-E answered HTTP 503"] * 3
+    assert ours(logging.INFO) == []
+
+    api.serve(BOTH_DAYS)
+    await advance(hass, freezer, local(22, 30), timedelta(minutes=5))
+    assert api.calls[5:] == [local(22, 20)]
+    assert ours(logging.INFO) == ["Fetching the prices of ENTSO-E BE works again"]
+    assert len(ours(logging.WARNING)) == 1
+
+    api.serve(HTML_503, status=503)  # the next day's publication fails again: a new outage
+    await advance(hass, freezer, local(12, 45, day=30), timedelta(minutes=5))
+    assert api.calls[6:] == [local(12, 45, day=30)]
+    assert len(ours(logging.WARNING)) == 2 and len(ours(logging.INFO)) == 1
+    assert entry.state is ConfigEntryState.LOADED
+
+
 # --- 5. reauth ---------------------------------------------------------------------------------------------------
 
 
 async def test_401_starts_reauth(
     hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe
 ) -> None:
+    """A rejected key and nothing cached: set-up fails (ConfigEntryAuthFailed) and reauth starts; the new key loads
+    the entry."""
     freezer.move_to(NOW)
     api.serve("<html><body>Unauthorized</body></html>", status=401)
-    entry = await set_up(hass)
+    entry = entsoe_entry()
+    entry.add_to_hass(hass)
+    assert not await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
 
     flows = hass.config_entries.flow.async_progress()
     assert [(f["handler"], f["context"]["source"], f["context"]["entry_id"]) for f in flows] == [
         (DOMAIN, SOURCE_REAUTH, entry.entry_id)
     ]
     assert flows[0]["step_id"] == "reauth_confirm"
-    assert isinstance(entry.runtime_data.coordinator.last_error, InvalidAuth)
-    assert entry.state is ConfigEntryState.LOADED
-    assert hass.states.get(PRICE).state == STATE_UNAVAILABLE
+    assert entry.state is ConfigEntryState.SETUP_ERROR
+    assert entry.error_reason_translation_key == "invalid_auth"
+    assert hass.states.get(PRICE) is None
 
     # A rejected key is not retried every slot: the user has to re-enter it (reauth reloads the entry).
     await advance(hass, freezer, local(22, 0), timedelta(minutes=5))
     assert api.calls == [NOW]
     assert len(hass.config_entries.flow.async_progress()) == 1
+
+    api.serve(BOTH_DAYS)
+    result = await hass.config_entries.flow.async_configure(flows[0]["flow_id"], {"api_key": "new-key"})
+    assert result["reason"] == "reauth_successful"
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert entry.state is ConfigEntryState.LOADED and entry.data["api_key"] == "new-key"
+    assert [p["securityToken"] for p in api.params] == ["k", "new-key", "new-key"]  # the flow's check, the set-up
+    assert price(hass) == pytest.approx(kwh(TODAY_EUR_MWH[22]))
 
 
 async def test_401_with_a_cached_curve_keeps_the_price(
@@ -618,16 +720,19 @@ async def test_corrupt_store_is_dropped_with_a_warning(
     hass_storage[prices_key(entry)] = {"key": prices_key(entry), **stored}
     api.fail(aiohttp.ClientConnectionError("no network"))
 
+    entry.add_to_hass(hass)
     with caplog.at_level(logging.WARNING):
-        await set_up(hass, entry)
+        assert not await hass.config_entries.async_setup(entry.entry_id)
 
     assert "Dropping unreadable cached prices" in caplog.text
-    assert entry.runtime_data.coordinator.spot is None
-    assert hass.states.get(PRICE).state == STATE_UNAVAILABLE  # not trusted, and not 0
+    # Not trusted: set-up needs a fetch, which fails, so Home Assistant retries it (no entity shows a price, nor 0).
+    assert entry.state is ConfigEntryState.SETUP_RETRY
+    assert hass.states.get(PRICE) is None
 
-    # The network comes back: the next retry replaces the bad cache with a good one.
+    # The network comes back: the next set-up attempt replaces the bad cache with a good one.
     api.serve(BOTH_DAYS)
     await advance(hass, freezer, local(20, 10), timedelta(minutes=1))
+    assert entry.state is ConfigEntryState.LOADED
     assert price(hass) == pytest.approx(0.08685)
     assert hass_storage[prices_key(entry)]["version"] == 1
     assert len(hass_storage[prices_key(entry)]["data"]["spot"]["prices"]) == 192

@@ -62,7 +62,7 @@ async def set_up(
         minor_version=1,
     )
     entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done(wait_background_tasks=True)
     return entry, calls
 
@@ -82,7 +82,8 @@ async def test_today_and_tomorrow_in_sek(hass: HomeAssistant, freezer: FrozenDat
 
 async def test_tomorrow_not_published_keeps_today(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
     """Before publication the service fails for tomorrow; today's prices still serve, tomorrow stays unknown."""
-    _, calls = await set_up(hass, freezer, {date(2026, 11, 29)})
+    entry, calls = await set_up(hass, freezer, {date(2026, 11, 29)})
+    assert entry.state is ConfigEntryState.LOADED
     assert calls == ["2026-11-29", "2026-11-30"]
     state = hass.states.get("sensor.agentic_hems_electricity_price")
     assert float(state.state) == pytest.approx(0.2)
@@ -91,9 +92,12 @@ async def test_tomorrow_not_published_keeps_today(hass: HomeAssistant, freezer: 
 
 
 async def test_nothing_published(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
-    """No day at all: the price is unavailable, never 0."""
-    _, _ = await set_up(hass, freezer, set())
-    assert hass.states.get("sensor.agentic_hems_electricity_price").state == "unavailable"
+    """No day at all and nothing cached: set-up is retried (ConfigEntryNotReady), so no price is shown, never 0."""
+    entry, calls = await set_up(hass, freezer, set())
+    assert entry.state is ConfigEntryState.SETUP_RETRY
+    assert entry.error_reason_translation_key == "price_source_error"
+    assert calls == ["2026-11-29"]
+    assert hass.states.get("sensor.agentic_hems_electricity_price") is None
 
 
 async def test_newer_entry_version_is_refused(hass: HomeAssistant) -> None:
