@@ -36,7 +36,8 @@ def fold(text: str) -> str:
 
 def entity_names(view: HaView, entity: EntityInfo) -> dict[str, str]:
     """Folded name -> which field it came from (``alias``, ``name``, ``device_name``, ``friendly_name``,
-    ``entity_id``)."""
+    ``entity_id``).
+    """
     names: dict[str, str] = {}
     state = view.state(entity.entity_id)
     for source, values in (
@@ -76,6 +77,7 @@ class ResolverIndex:
         area_keys: folded area id, name or alias -> area_ids.
         area_names: folded area name -> area name (for suggestions).
         appliances: the appliance-controlled entity ids.
+
     """
 
     include_appliances: bool

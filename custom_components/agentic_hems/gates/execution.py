@@ -37,12 +37,14 @@ class Actuator(Protocol):
 
         Raises:
             ActuationError: the call failed.
+
         """
         ...
 
     async def async_wait_for(self, entity_id: str, expected: Mapping[str, Any], timeout_s: float) -> StateInfo | None:
         """The first state of ``entity_id`` (current or coming) that :func:`state_matches` ``expected``, or None
-        after ``timeout_s`` seconds."""
+        after ``timeout_s`` seconds.
+        """
         ...
 
 

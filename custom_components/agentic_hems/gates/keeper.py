@@ -27,13 +27,20 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..bounds import MAX_PENDING_PER_USER, MAX_PENDING_TOTAL
+from ..canonical_json import json_safe
 from . import execution, freshness
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
 from .execution import Actuator
-from ..canonical_json import json_safe
 from .models import (
-    DryRunPlan, GateResult, GridGrant, Outcome, PipelineTrace, PolicyAction, RequestReader, SetpointAuthority,
+    DryRunPlan,
+    GateResult,
+    GridGrant,
+    Outcome,
+    PipelineTrace,
+    PolicyAction,
+    RequestReader,
+    SetpointAuthority,
 )
 from .pipeline import Refresh, make_context, run_async
 from .tables import DEFAULT_POLICY, PolicyRule
@@ -61,6 +68,7 @@ class Settings:
         confirm_ttl: how long a pending confirmation lives.
         rules: the effective policy table (user rules, then the defaults).
         include_appliances: appliance-controlled entities are resolution candidates even when not exposed.
+
     """
 
     allow_control: bool = False
@@ -311,6 +319,7 @@ class Gatekeeper:
 
         Raises:
             NotPending: no pending confirmation has ``trace_id``.
+
         """
         pending = self.pending.pop(trace_id, None)
         if pending is None:
@@ -365,6 +374,7 @@ class Gatekeeper:
 
         Raises:
             NotPending: no pending confirmation has ``trace_id``.
+
         """
         pending = self.pending.pop(trace_id, None)
         if pending is None:

@@ -18,13 +18,11 @@ from datetime import datetime
 from typing import Any
 import uuid
 
+from ..canonical_json import json_safe
 from . import capability, device_resolved, dry_run, freshness, input_guard, policy, schema
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
-from ..canonical_json import json_safe
-from .models import (
-    GateContext, GateResult, GridGrant, Outcome, PipelineTrace, RequestReader, SetpointAuthority,
-)
+from .models import GateContext, GateResult, GridGrant, Outcome, PipelineTrace, RequestReader, SetpointAuthority
 from .tables import DEFAULT_POLICY, PolicyRule
 from .view import HaView
 

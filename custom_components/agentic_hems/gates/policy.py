@@ -26,7 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .models import (
-    SOURCE_GRID, SOURCE_ORCHESTRATOR, GateContext, GatedCommand, GateResult, NormalizedCommand, PolicyAction,
+    SOURCE_GRID,
+    SOURCE_ORCHESTRATOR,
+    GateContext,
+    GatedCommand,
+    GateResult,
+    NormalizedCommand,
+    PolicyAction,
     RequestedAction,
 )
 from .tables import PolicyRule

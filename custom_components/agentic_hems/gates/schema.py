@@ -73,6 +73,7 @@ def parse_candidate(data: Any) -> ModelCandidate:
 
     Raises:
         vol.Invalid: with ``path`` and ``msg`` (a ``vol.MultipleInvalid`` lists every error).
+
     """
     if not isinstance(data, Mapping):
         raise vol.Invalid("expected a mapping")

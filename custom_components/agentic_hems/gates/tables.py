@@ -94,7 +94,8 @@ MAX_RISK = 5
 
 def risk_level(domain: str, device_class: str | None, *, appliance: bool = False) -> int:
     """Risk 0..5 of acting on an entity: the (domain, device_class) row, else the (domain, any) row, else
-    ``DEFAULT_RISK``. A planned appliance's entity is ``APPLIANCE_RISK`` unless its row says more (a lock stays 4)."""
+    ``DEFAULT_RISK``. A planned appliance's entity is ``APPLIANCE_RISK`` unless its row says more (a lock stays 4).
+    """
     row = RISK_TABLE.get((domain, device_class), RISK_TABLE.get((domain, None)))
     if appliance:
         return max(APPLIANCE_RISK, row or 0)
@@ -149,6 +150,7 @@ class PolicyRule:
         risk_min, risk_max: inclusive risk range, 0..5.
         action: allow | confirm | deny.
         source: ``default`` or ``user``.
+
     """
 
     operation: str
@@ -220,6 +222,7 @@ def validate_rules(raw: Iterable[Mapping[str, Any]]) -> tuple[PolicyRule, ...]:
 
     Raises:
         vol.Invalid: a malformed rule; the message names its index.
+
     """
     rules = []
     for index, item in enumerate(raw):

@@ -39,6 +39,7 @@ class EntityInfo:
             ``hvac_modes`` (climate); ``min``, ``max``, ``step`` (number, input_number).
         polls: True when ``homeassistant.update_entity`` really gets a new value (issue 3, Freshness): the entity
             polls its device, or it is computed from HA's states (a template); push-only entities are never refreshed.
+
     """
 
     entity_id: str

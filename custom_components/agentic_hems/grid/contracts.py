@@ -57,7 +57,8 @@ class SideEffect(StrEnum):
 
 class ToolError(Exception):
     """A typed tool failure. ``key`` is the translation key; ``status`` one of invalid, forbidden, not_found,
-    timeout, failed, halted; ``placeholders`` fill the translated message."""
+    timeout, failed, halted; ``placeholders`` fill the translated message.
+    """
 
     def __init__(self, key: str, status: str = "invalid", **placeholders: Any) -> None:
         super().__init__(f"{key}: {placeholders}" if placeholders else key)
@@ -127,6 +128,7 @@ async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> 
 
     Raises:
         ToolError: ``tool_invalid_input`` (a record without actor, tool or hashes), ``tool_timeout``.
+
     """
     contract = GENERATE_AUDIT_RECORD
     try:
@@ -155,6 +157,7 @@ async def invoke(
     Raises:
         ToolError: ``tool_forbidden`` (scope missing), ``tool_invalid_input`` (schema), ``tool_timeout``, or the
             handler's own typed error. Every outcome, including refusals, is audited and logged.
+
     """
     started = time.monotonic()
     inputs_hash = digest(json_safe(inputs))

@@ -72,7 +72,8 @@ class DispatchProblem:
 @dataclass
 class DispatchResult:
     """``status``: optimal, time_limit (best found, with ``bound`` and ``gap``) or infeasible (with
-    ``conflicts``). Arrays are per step; ``charge_kw``/``discharge_kw``/``soc_kwh`` per battery (b, T)."""
+    ``conflicts``). Arrays are per step; ``charge_kw``/``discharge_kw``/``soc_kwh`` per battery (b, T).
+    """
 
     status: str
     objective_value: float | None = None

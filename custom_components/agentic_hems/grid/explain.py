@@ -372,7 +372,8 @@ def _weighted(pairs: list[tuple[float, float]]) -> float | None:
 def _simulate(slots: list[_Slot], extra_kw: list[float], h: float, limits: tuple[float | None, float | None],
               fmt: _Fmt) -> tuple[float, str]:
     """Cost of the site with ``extra_kw`` battery charge per slot (import at the import price, export at the export
-    price, no grid limits) and the first limit breach (localized, "" when none)."""
+    price, no grid limits) and the first limit breach (localized, "" when none).
+    """
     cost = 0.0
     breach = ""
     imp_limit, exp_limit = limits

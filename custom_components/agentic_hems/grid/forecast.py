@@ -50,7 +50,8 @@ _DAY_MIN = 24 * 60
 
 class ForecastError(ValueError):
     """A forecast request that cannot be served; ``key`` is a short machine key (``no_history``,
-    ``horizon_too_long``, ``bad_quantiles``) and the message says why."""
+    ``horizon_too_long``, ``bad_quantiles``) and the message says why.
+    """
 
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
@@ -170,7 +171,8 @@ def pinball_loss(actual: ArrayLike, predicted: dict[float, ArrayLike]) -> float:
 
 def _profile(history: Vector, slot0: int, horizon: int, qs: Vector, per_day: int) -> Vector:
     """Profile quantiles, shape ``(len(qs), horizon)``; ``history[0]`` is time-of-day slot ``slot0`` and the forecast
-    starts right after the history. A slot with no data is NaN (callers check eligibility first)."""
+    starts right after the history. A slot with no data is NaN (callers check eligibility first).
+    """
     slots = (slot0 + np.arange(history.size)) % per_day
     finite = np.isfinite(history)
     table = np.full((qs.size, per_day), np.nan)
@@ -189,7 +191,8 @@ def _profile_ready(history: Vector, slot0: int, per_day: int) -> bool:
 
 def _persistence(history: Vector, horizon: int, qs: Vector) -> Vector:
     """Persistence quantiles, shape ``(len(qs), horizon)``: the last finite value plus the empirical quantiles of the
-    changes at each lead (leads counted from that value's step; the forecast starts right after the history)."""
+    changes at each lead (leads counted from that value's step; the forecast starts right after the history).
+    """
     finite = np.flatnonzero(np.isfinite(history))
     last = int(finite[-1])
     level = float(history[last])

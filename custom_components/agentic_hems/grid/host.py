@@ -77,6 +77,7 @@ class Artifacts:
 
         Raises:
             ToolError: unknown id, or an id of another kind.
+
         """
         item = self._items.get(artifact_id)
         if item is None or item.kind != kind:
@@ -117,7 +118,8 @@ class TenantHost(Protocol):
     async def async_measure(self, twin: Twin, at: datetime | None) -> dict[str, Measurement]:
         """``asset_id.quantity`` -> measurement, now or at ``at`` (from the recorder).
 
-        Raises ToolError ``measurement_unavailable`` when any mapped measurement has no valid value."""
+        Raises ToolError ``measurement_unavailable`` when any mapped measurement has no valid value.
+        """
 
     def describe(self, entity_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The current state, unit and last update of each entity (for asset health)."""

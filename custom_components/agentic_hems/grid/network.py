@@ -47,6 +47,7 @@ class Network:
         Raises:
             NetworkError: missing columns, NaN values, duplicate bus ids, a generator or branch at an unknown bus,
                 no slack bus.
+
         """
         for part, minimum in COLUMNS.items():
             matrix = getattr(self, part)
@@ -133,6 +134,7 @@ def load_matpower(source: str | Path) -> Network:
     Raises:
         NetworkError: unreadable or inconsistent case data.
         OSError: the path cannot be read.
+
     """
     if isinstance(source, Path):
         text = source.read_text(encoding="utf-8")

@@ -66,6 +66,7 @@ class PowerFlowResult:
             of service). DC has no reactive flows (0) and no losses (Pt = -Pf).
         losses_mw: total active losses, the sum of Pf + Pt.
         p_inj_mw, q_inj_mvar: (n,) net injections at each bus (generation minus load).
+
     """
 
     method: str
@@ -143,7 +144,8 @@ def _initial_voltage(net: Network) -> NDArray[np.complex128]:
 class _Jacobian:
     """The Newton Jacobian built element-wise on Ybus's sparsity pattern (``dSbus_dV`` in polar form, without
     sparse-matrix products): rows are P mismatches at PV and PQ buses then Q mismatches at PQ buses, columns are
-    angles at PV and PQ buses then magnitudes at PQ buses."""
+    angles at PV and PQ buses then magnitudes at PQ buses.
+    """
 
     def __init__(self, ybus: sp.csr_matrix, pvpq: NDArray[np.int64], pq: NDArray[np.int64]) -> None:
         n = ybus.shape[0]
@@ -268,6 +270,7 @@ def run_power_flow(
 
     Raises:
         MethodNotAvailable: ``pinn`` or any other method than ``ac`` and ``dc``.
+
     """
     if method == "ac":
         return _ac(network, tol, max_iter)

@@ -43,7 +43,8 @@ class Window:
 @dataclass(frozen=True)
 class PowerChange:
     """``asset_id`` runs at ``p_kw`` during ``window`` (``battery_power`` and ``set_power`` actions), or ``delta``
-    adds ``p_kw`` to its held power (the two halves of a ``load_shift``)."""
+    adds ``p_kw`` to its held power (the two halves of a ``load_shift``).
+    """
 
     asset_id: str
     window: Window
@@ -57,6 +58,7 @@ def parse_actions(actions: Sequence[Mapping[str, Any]]) -> list[PowerChange]:
 
     Raises:
         ValueError: an unknown type, a missing field, a naive time, or an empty window.
+
     """
     changes: list[PowerChange] = []
     for action in actions:

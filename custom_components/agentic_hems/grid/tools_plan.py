@@ -25,7 +25,6 @@ from .simulate import EFFICIENCY, STEP, Window, flexibility, parse_actions, simu
 from .tools_state import Snapshot, asset_powers, check_limits, forecast_target, panel_powers
 from .twin import HOME, PANEL_BUS, Twin
 
-
 # --- simulate_action, calculate_flexibility -------------------------------------------------------------------------
 
 
@@ -38,7 +37,8 @@ def sign(secret: bytes, actions: Any, plan_id: str | None) -> str:
 async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """Roll the twin forward under signed, typed actions. The HMAC is checked before
     anything is simulated; actions must stay within the assets' limits and the horizon; a constraint that cannot be
-    evaluated makes the sim invalid, and an invalid sim cannot be cited by ``request_authorization``."""
+    evaluated makes the sim invalid, and an invalid sim cannot be cited by ``request_authorization``.
+    """
     actions = json_safe(data["actions"])
     if not hmac.compare_digest(sign(host.secret, actions, data.get("plan_id")), data["signature"]):
         raise ToolError("signature_invalid", "forbidden")
@@ -75,7 +75,8 @@ async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller
 
 async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """Up and down flexibility per asset and in aggregate over a window; the
-    window must lie within the forecast horizon; assets with unknown limits are excluded and listed."""
+    window must lie within the forecast horizon; assets with unknown limits are excluded and listed.
+    """
     now = host.now()
     window = Window(data["window"]["start"], data["window"]["end"])
     if window.end <= window.start or window.end > now + timedelta(hours=MAX_HORIZON_H) or window.end <= now:
@@ -108,7 +109,8 @@ async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: 
 async def _site_series(host: TenantHost, target: str, measured_kw: float | None, steps: int, twin: Twin
                        ) -> tuple[np.ndarray[Any, np.dtype[np.float64]], str]:
     """Per-15-minute kW of ``target`` (load or pv): the forecast's median from the house or PV sensor's history, else
-    the measured power held (a grid meter's history is net of PV and battery, so it never stands in for the load)."""
+    the measured power held (a grid meter's history is net of PV and battery, so it never stands in for the load).
+    """
     asset = twin.assets.get("house" if target == "load" else "pv")
     try:
         if asset is None or "power" not in asset.measurements:
@@ -128,7 +130,8 @@ async def _site_series(host: TenantHost, target: str, measured_kw: float | None,
 async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """The battery/DER dispatch MILP against day-ahead prices. Infeasible returns
     the certificate; a time limit returns the best solution with its gap. The plan's actions are signed (HMAC) so
-    ``simulate_action`` can check they were proposed here."""
+    ``simulate_action`` can check they were proposed here.
+    """
     twin = await host.async_twin(HOME)
     portfolio = data["portfolio"] or [a.asset_id for a in twin.assets.values() if a.kind == "battery"]
     constraints = data["constraints"]
@@ -268,7 +271,8 @@ def _check_plan(plan: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str
 
 async def validate_constraints(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """Deterministic pass/fail of a plan or a sim with margins. The input must
-    exist and be fresh (30 min); it fails closed: any evaluation error is a fail."""
+    exist and be fresh (30 min); it fails closed: any evaluation error is a fail.
+    """
     if "plan_id" not in data and "sim_id" not in data:
         raise ToolError("subject_required")
     kind, key = ("plan", "plan_id") if "plan_id" in data else ("sim", "sim_id")
@@ -296,7 +300,8 @@ async def validate_constraints(host: TenantHost, data: dict[str, Any], caller: C
 
 async def request_authorization(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """Submit a validated plan for a person's authorization. Denied by default
-    on any inconsistency (recorded, never retried); halted while the audit chain is broken."""
+    on any inconsistency (recorded, never retried); halted while the audit chain is broken.
+    """
     if host.audit_broken:
         raise ToolError("audit_chain_broken", "halted")
     reasons: list[str] = []
@@ -359,7 +364,8 @@ async def generate_explanation(host: TenantHost, data: dict[str, Any], caller: C
 
 async def create_incident(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """Open an incident with evidence: every evidence id must exist in the tenant;
-    the incident is persisted and stays queued until a person acknowledges it."""
+    the incident is persisted and stays queued until a person acknowledges it.
+    """
     known = host.record_ids()
     missing = [e for e in data["evidence_ids"] if e not in host.artifacts and e not in known]
     if missing:

@@ -22,7 +22,6 @@ from .network import BUS_I, BUS_TYPE, F_BUS, PD, RATE_A, T_BUS, VMAX, VMIN, Netw
 from .powerflow import MethodNotAvailable, PowerFlowResult, run_power_flow
 from .twin import PANEL_BUS, Twin, with_injections
 
-
 # --- inspect_grid_state, retrieve_asset ---------------------------------------------------------------------------
 
 
@@ -106,7 +105,8 @@ def _flows(network: Network, flow: PowerFlowResult) -> list[dict[str, Any]]:
 async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """Snapshot of a twin (seed 002 ``inspect_grid_state``). Depth 1: totals, asset powers and active alarms;
     2: plus the measurements; 3: plus the solved buses and branches. On a measurement failure: the last consistent
-    snapshot of the network with ``stale=true`` (never a partial state)."""
+    snapshot of the network with ``stale=true`` (never a partial state).
+    """
     twin = await host.async_twin(data["network_id"])
     now = host.now()
     at: datetime | None = data.get("at")
@@ -148,7 +148,8 @@ async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Cal
 
 async def retrieve_asset(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """An asset's record, limits, connection point and health (seed 002 ``retrieve_asset``); unknown ids are a
-    typed 404, never a fuzzy match."""
+    typed 404, never a fuzzy match.
+    """
     twin = await host.async_twin(data["network_id"])
     asset = twin.assets.get(data["asset_id"])
     if asset is None:
@@ -173,6 +174,7 @@ def check_limits(twin: Twin, asset_id: str, p_kw: float) -> None:
 
     Raises:
         ToolError: ``asset_not_found`` (404), ``limits_unknown``, ``outside_limits``.
+
     """
     asset = twin.assets.get(asset_id)
     if asset is None:
@@ -187,7 +189,8 @@ def check_limits(twin: Twin, asset_id: str, p_kw: float) -> None:
 async def run_power_flow_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """AC (Newton-Raphson) or DC power flow on a snapshot with typed modifications (seed 002 ``run_power_flow``).
     ``converged=false`` is a result; ``pinn`` is a typed error; a solver exception is a typed error, never retried
-    with another method."""
+    with another method.
+    """
     snapshot_artifact = host.artifacts.get(data["snapshot_id"], "snapshot")
     snapshot: Snapshot = snapshot_artifact.payload
     twin = snapshot.twin
@@ -226,7 +229,8 @@ async def run_power_flow_tool(host: TenantHost, data: dict[str, Any], caller: Ca
 
 async def run_contingency_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """N-1 screening over a snapshot (seed 002 ``run_contingency``); the list must name the network's branches;
-    on timeout the result is partial with ``completed=false`` and the unevaluated outages."""
+    on timeout the result is partial with ``completed=false`` and the unevaluated outages.
+    """
     snapshot_artifact = host.artifacts.get(data["snapshot_id"], "snapshot")
     snapshot: Snapshot = snapshot_artifact.payload
     n_branch = snapshot.network.n_branch
@@ -270,6 +274,7 @@ async def forecast_target(host: TenantHost, target: str, horizon_h: float, quant
     Raises:
         ToolError: ``forecast_target_unmapped``, ``forecast_no_history``, ``forecast_horizon_too_long``,
             ``forecast_bad_quantiles``.
+
     """
     entity = host.forecast_entity(target)
     if entity is None:
@@ -292,7 +297,8 @@ async def forecast_target(host: TenantHost, target: str, horizon_h: float, quant
 
 async def run_forecast(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """Quantile forecast of load, PV or price from the recorder's history (seed 002 ``run_forecast``); the model
-    is used only where its backtest beats the persistence baseline's, else ``baseline=true``."""
+    is used only where its backtest beats the persistence baseline's, else ``baseline=true``.
+    """
     if data["horizon_h"] > MAX_HORIZON_H:
         raise ToolError("forecast_horizon_too_long", target=data["target"], max_h=MAX_HORIZON_H)
     result, entity = await forecast_target(host, data["target"], data["horizon_h"], data["quantiles"], data["step_min"])

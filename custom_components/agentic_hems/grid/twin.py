@@ -56,7 +56,8 @@ V_LIMITS_PU = (0.9, 1.1)  # EN 50160: +-10 % of the nominal voltage
 @dataclass(frozen=True)
 class Asset:
     """An asset: ``kind``, connection ``bus`` (external id), ``limits`` (see module docstring), free ``parameters``
-    and ``measurements`` (quantity -> HA entity id)."""
+    and ``measurements`` (quantity -> HA entity id).
+    """
 
     asset_id: str
     kind: str
@@ -91,7 +92,8 @@ class Twin:
 @dataclass(frozen=True)
 class HomeSite:
     """What the home twin is built from: the fuse limit (kW), optional PV peak (kW), battery (kWh, kW) and the
-    flexible appliances ``(asset_id, kind, power_kw)``; ``entities`` maps ``asset_id.quantity`` to HA entity ids."""
+    flexible appliances ``(asset_id, kind, power_kw)``; ``entities`` maps ``asset_id.quantity`` to HA entity ids.
+    """
 
     fuse_kw: float
     pv_peak_kw: float | None = None
@@ -176,6 +178,7 @@ def with_injections(twin: Twin, power_kw: Mapping[str, float], outages: tuple[in
 
     Raises:
         KeyError: an unknown asset id; IndexError: an unknown branch.
+
     """
     net = twin.network
     bus, gen, branch = net.bus.copy(), net.gen.copy(), net.branch.copy()

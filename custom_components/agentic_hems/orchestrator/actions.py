@@ -108,6 +108,7 @@ def validate(action: Action) -> Action:
 
     Raises:
         vol.Invalid: an unknown type or bad arguments (the message goes back to the model as the Observation).
+
     """
     spec = REGISTRY.get(action.type)
     if spec is None:

@@ -47,6 +47,7 @@ def parse_recommendation(text: str | None) -> Recommendation:
     Raises:
         ParseError: none, ``slot`` is not "HH:MM", or ``text`` is longer than ``MAX_REPLY_CHARS`` (refused
             before any parsing).
+
     """
     if len(text or "") > MAX_REPLY_CHARS:
         raise ParseError(f"the reply is longer than {MAX_REPLY_CHARS} characters")
@@ -82,7 +83,8 @@ def start_for(slot: str, load: LoadSpec, tz: tzinfo) -> datetime | None:
 
 def run_cost(curve: PriceCurve, load: LoadSpec, start: datetime) -> float | None:
     """What running ``load`` from ``start`` costs: a contiguous run of its duration, or charging at full power until
-    its energy is delivered. None when it does not fit before the deadline or a price is unknown."""
+    its energy is delivered. None when it does not fit before the deadline or a price is unknown.
+    """
     step_h = curve.resolution.total_seconds() / 3600
     first = curve.index_of(start)
     if load.contiguous:

@@ -130,7 +130,8 @@ _DEVICE_WORD = re.compile(
 @dataclass(frozen=True)
 class KnownDevice:
     """A device the request may name: ``entity_id``, ``domain``, its folded ``names`` and its area's folded
-    ``areas`` (name, id and aliases)."""
+    ``areas`` (name, id and aliases).
+    """
 
     entity_id: str
     domain: str
@@ -140,7 +141,8 @@ class KnownDevice:
 
 def known_devices(index: ResolverIndex, appliance_names: Mapping[str, str] | None = None) -> tuple[KnownDevice, ...]:
     """The DeviceResolved gate's candidates as :class:`KnownDevice`; ``appliance_names`` (entity_id -> appliance
-    name) adds an appliance's name to its controlled entity's names."""
+    name) adds an appliance's name to its controlled entity's names.
+    """
     areas_of: dict[str, list[str]] = {}
     for key, area_ids in index.area_keys.items():
         for area_id in area_ids:
@@ -178,7 +180,8 @@ def _spans(name: str) -> list[str]:
 def partial_names(devices: Sequence[KnownDevice]) -> dict[str, tuple[str, ...]]:
     """entity_id -> the partial names that name it: trailing word runs of its names (entity_ids left out) with a
     distinctive word (three letters or more, not a number, not in ``_FUNCTION_WORDS`` or an area's words) that no
-    other device's names contain as whole words."""
+    other device's names contain as whole words.
+    """
     area_words = {word for device in devices for area in device.areas for word in area.split()}
     holders: dict[str, set[str]] = {}
     for device in devices:
@@ -207,7 +210,8 @@ def _spans_of(clause: str, names: Iterable[str]) -> list[tuple[int, int]]:
 
 def _by_name(clause: str, devices: Sequence[KnownDevice], partial: Mapping[str, Sequence[str]]) -> set[str]:
     """The entity_ids of ``devices`` that ``clause`` names by a name or partial name. A name that stands inside a
-    longer name of another device there does not count: "the kitchen kettle" names "Kitchen Kettle", not "Kettle"."""
+    longer name of another device there does not count: "the kitchen kettle" names "Kitchen Kettle", not "Kettle".
+    """
     spans = {d.entity_id: _spans_of(clause, (*d.names, *partial.get(d.entity_id, ()))) for d in devices}
     every = {span for found in spans.values() for span in found}
 
@@ -221,7 +225,8 @@ def _named(clause: str, bare: str, device: KnownDevice, areas: frozenset[str], b
     """``device`` is named in ``clause`` (folded; ``bare`` is the clause without the devices' names): by an area plus
     a device word in ``bare`` (apart or as one German compound), or by a name (``by_name``, :func:`_by_name`) or
     "all" plus a device word when the clause, without the device's own names, names no area of ``areas`` but the
-    device's."""
+    device's.
+    """
     words = _words(device.domain)
     for area in device.areas if words else ():
         a = re.escape(area)
@@ -260,7 +265,8 @@ _GRID_VERBS = re.compile(
 
 def asks_for_grid_action(text: str) -> bool:
     """True when the person's ``text`` asks for a grid or battery action (see the module docstring): what lets a
-    model's run call ``request_authorization``."""
+    model's run call ``request_authorization``.
+    """
     if is_question(text):
         return False
     clauses = (c for c in _CLAUSES.split(fold(text)) if c and c.strip())
@@ -269,7 +275,8 @@ def asks_for_grid_action(text: str) -> bool:
 
 def advice_targets(text: str, appliances: Sequence[ApplianceRef]) -> frozenset[str]:
     """The names of the ``appliances`` whose specialist agent a run may consult: those the person's ``text`` names
-    (by name, kind words or "all flexible loads", :func:`.offline.understand`), a question included."""
+    (by name, kind words or "all flexible loads", :func:`.offline.understand`), a question included.
+    """
     return frozenset(understand(text, appliances).appliances)
 
 
@@ -285,7 +292,8 @@ def _actions(clause: str) -> set[str]:
 @dataclass
 class _Reading:
     """What the clauses read so far ask for: device pairs, the clauses that may plan appliances, the text set aside,
-    and the previous clause's actions and devices."""
+    and the previous clause's actions and devices.
+    """
 
     found: set[RequestedAction] = field(default_factory=set)
     planning: list[str] = field(default_factory=list)
@@ -343,7 +351,8 @@ def requested_actions(
     text: str, devices: Iterable[KnownDevice] = (), appliances: Sequence[ApplianceRef] = ()
 ) -> frozenset[RequestedAction]:
     """The (target, action) pairs the person's ``text`` asks for (see the module docstring): device pairs carry the
-    entity_id and a vocabulary intent, appliance pairs the appliance's name and ``schedule`` or ``cancel``."""
+    entity_id and a vocabulary intent, appliance pairs the appliance's name and ``schedule`` or ``cancel``.
+    """
     if is_question(text):
         return frozenset()
     devices = tuple(devices)

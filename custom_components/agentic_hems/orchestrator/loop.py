@@ -55,6 +55,7 @@ class Model(Protocol):
 
         Raises:
             ModelError: the call failed.
+
         """
         ...
 
@@ -130,7 +131,8 @@ def compact(observation: dict[str, Any]) -> str:
 
 def instructions(request: str = "") -> str:
     """The ReAct instructions appended to the orchestrator prompt: the format and the registered actions (a group's
-    actions only when ``request`` mentions its topic, to keep every round trip short)."""
+    actions only when ``request`` mentions its topic, to keep every round trip short).
+    """
     lines = [f"- {name}: {spec.description}" for name, spec in REGISTRY.items() if not spec.group]
     groups: dict[str, list[str]] = {}
     for name, spec in REGISTRY.items():

@@ -15,8 +15,8 @@ import re
 from typing import Any, Literal
 
 from .actions import FINISH, GET_CALENDAR_CONSTRAINT, GET_PRICES, SCHEDULE, Action
-from .parser import Reply
 from .outcomes import plan_line
+from .parser import Reply
 from .texts import local_time, number, say
 
 type IntentKind = Literal["schedule", "cancel", "prices", "unknown"]
@@ -78,7 +78,8 @@ class ApplianceRef:
 class Intent:
     """What a request asks for: ``kind``, the appliance names, a deadline "HH:MM" (local) or None, an earliest
     start "HH:MM" or None, ``times`` (appliance -> (deadline, start)) when appliances got different times, and
-    ``now`` when a price question is about the current price."""
+    ``now`` when a price question is about the current price.
+    """
 
     kind: IntentKind
     appliances: tuple[str, ...] = ()
@@ -91,7 +92,8 @@ class Intent:
 
 def _mentions(folded: str, appliances: Sequence[ApplianceRef]) -> list[tuple[int, str]]:
     """(position, appliance name) of each mention; the longest phrase wins where phrases overlap ("dish washer" is
-    not a washer)."""
+    not a washer).
+    """
     spans: list[tuple[int, int, str]] = []
     for appliance in appliances:
         for phrase in (appliance.name.casefold(), *KIND_WORDS.get(appliance.kind, ())):
@@ -108,7 +110,8 @@ def _mentions(folded: str, appliances: Sequence[ApplianceRef]) -> list[tuple[int
 
 def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
     """ "HH:MM" of a time match (groups from ``first``: named time, hour, minute, suffix); evening context makes
-    6-11 mean pm."""
+    6-11 mean pm.
+    """
     named, hour_text, minute_text, suffix_text = (match.group(first + i) for i in range(4))
     if named:
         return NAMED_TIMES[named.lower()]
@@ -126,7 +129,8 @@ def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
 
 def _times(folded: str, mentions: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
     """(position, kind, "HH:MM") for every time in ``folded``: kind ``deadline``, ``start`` (after, from, ab) or
-    ``start_at`` (at, um: an exact start); starts never overlap deadlines."""
+    ``start_at`` (at, um: an exact start); starts never overlap deadlines.
+    """
     evening = bool(_EVENING.search(folded))
     day = TOMORROW if _TOMORROW.search(folded) else ""
     found: list[tuple[int, str, str]] = []
@@ -252,9 +256,7 @@ class OfflinePlanner:
         if intent.kind == "cancel":
             return [Action(SCHEDULE, {"appliance": ", ".join(intent.appliances), "cancel": True})]
         actions = [Action(GET_PRICES)]
-        times = {name: (deadline, start) for name, deadline, start in intent.times} or {
-            name: (intent.deadline, intent.start) for name in intent.appliances
-        }
+        times = {name: (deadline, start) for name, deadline, start in intent.times} or dict.fromkeys(intent.appliances, (intent.deadline, intent.start))
         groups: dict[tuple[str | None, str | None], list[str]] = {}
         for name in intent.appliances:
             deadline, start = times.get(name, (None, None))
@@ -274,7 +276,8 @@ class OfflinePlanner:
 
 def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: bool = False, lang: str = "en") -> str:
     """One line per plan (or cancellation), plus the cheapest hour (and the price now, when asked) after a price
-    question, in ``lang``."""
+    question, in ``lang``.
+    """
     lines = [prefix] if prefix else []
     for obs in observations:
         if obs.get("action") == SCHEDULE:

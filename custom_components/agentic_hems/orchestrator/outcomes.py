@@ -39,7 +39,8 @@ _EFFECTIVE = {COMMAND: EFFECTIVE_COMMANDS, PLAN: EFFECTIVE_PLANS, AUTHORIZATION:
 def reason_id(record: Mapping[str, Any]) -> str | None:
     """Which known reason ended a command, from its trace record's last gate result: ``nothing_requested`` or
     ``not_requested`` (intent binding), ``grid_setpoint``, ``pending_limit``, ``control_off``, ``dry_run_requested``,
-    ``policy_deny``; None for any other."""
+    ``policy_deny``; None for any other.
+    """
     gates = record.get("gate_results") or []
     last: Mapping[str, Any] = gates[-1] if gates else {}
     evidence = last.get("evidence") or {}
@@ -81,14 +82,16 @@ def refused_command(action: Mapping[str, Any] | None, error: str) -> dict[str, A
 
 def refused_action(action: str, target: str | None, reason_key: str, reason: str) -> dict[str, Any]:
     """An action refused because the person's request did not ask for it: ``action`` (its type) on ``target``, why
-    (``reason``, English) and the reason's id (``reason_key``, for the German summary)."""
+    (``reason``, English) and the reason's id (``reason_key``, for the German summary).
+    """
     return {"kind": REFUSAL, "action": action, "target": target, "outcome": "refused", "reason": reason,
             "reason_id": reason_key}
 
 
 def authorization_outcome(result: Mapping[str, Any]) -> dict[str, Any]:
     """The outcome of a ``request_authorization`` call from its result: ``pending`` (an administrator decides) or
-    ``denied`` (the reasons, joined)."""
+    ``denied`` (the reasons, joined).
+    """
     return {"kind": AUTHORIZATION, "request_id": result.get("request_id"), "outcome": result.get("status"),
             "reason": "; ".join(str(r) for r in result.get("reasons") or []) or None}
 
@@ -137,7 +140,8 @@ _WITH_REASON = ("blocked", "dry_run", "failed", "invalid")
 
 def command_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
     """One sentence for a command outcome in ``lang``, e.g. ``unlock lock.front_door: blocked by the policy gate
-    (...)``."""
+    (...)``.
+    """
     state = str(outcome.get("outcome"))
     key = f"command.{state}" if f"command.{state}" in TEXTS else "command.other"
     reason = _german(outcome.get("reason_id"), outcome) if lang == "de" else outcome.get("reason")
@@ -167,7 +171,8 @@ def _line(outcome: Mapping[str, Any], lang: str) -> str:
 
 def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str | None = None) -> str:
     """The summary of a run in ``lang``: one sentence per outcome in order, then ``stopped`` (why the run stopped,
-    already in ``lang``) if given; "Nothing was done." when both are empty."""
+    already in ``lang``) if given; "Nothing was done." when both are empty.
+    """
     lines = [_line(o, lang) for o in outcomes]
     if stopped:
         lines.append(stopped)
@@ -178,7 +183,8 @@ def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False) -> boo
     """Whether what was asked happened: when device commands were proposed, an action was refused, or the person
     ``asked`` for something (their request reads into requested actions), at least one command executed or waits
     for confirmation, a plan was stored or cancelled, or an authorization request waits for an administrator. True
-    otherwise (a question answered)."""
+    otherwise (a question answered).
+    """
     if not asked and not any(o.get("kind") in (COMMAND, REFUSAL) for o in outcomes):
         return True
     return any(o.get("outcome") in _EFFECTIVE.get(str(o.get("kind")), ()) for o in outcomes)
@@ -209,7 +215,8 @@ _CLAIMS = tuple(re.compile(p, re.IGNORECASE) for p in (
 
 def _german_perfect(sentence: str) -> bool:
     """A German perfect or passive of an action in ``sentence``, in any word order: "ich/wir" with "habe/haben"
-    and a participle ("Ich habe das Licht eingeschaltet"), or "wurde(n)" and one ("Die Tür wurde geöffnet")."""
+    and a participle ("Ich habe das Licht eingeschaltet"), or "wurde(n)" and one ("Die Tür wurde geöffnet").
+    """
     words = set(re.findall(r"\w+", sentence.casefold()))
     if not words & _PARTICIPLES:
         return False
@@ -220,6 +227,7 @@ def claims_action(text: str) -> bool:
     """True when ``text`` (a model's closing summary) reports an action as done, in English or German: "I unlocked
     the front door", "The light has been turned on", "The kettle is now on", "Done.", "Ich habe das Licht
     eingeschaltet", "Die Tür wurde geöffnet", "Das Licht ist jetzt aus". Each sentence is read on its own; a
-    description of a state ("the door is locked") or a recommendation ("start it at 02:00") is no claim."""
+    description of a state ("the door is locked") or a recommendation ("start it at 02:00") is no claim.
+    """
     sentences = re.split(r"[.!?;\n]+", text.replace("’", "'"))
     return any(_german_perfect(s) or any(p.search(s) for p in _CLAIMS) for s in sentences)

@@ -79,7 +79,8 @@ def reply_chars(reply: Reply, limit: int = MAX_REPLY_CHARS) -> int:
 
 def bounded_reply(reply: Reply) -> Reply:
     """``reply`` itself, or, when it is longer than ``MAX_REPLY_CHARS``, a placeholder without tool calls (what the
-    conversation keeps and sends back to the model instead of the oversized text)."""
+    conversation keeps and sends back to the model instead of the oversized text).
+    """
     if reply_chars(reply) <= MAX_REPLY_CHARS:
         return reply
     return Reply(f"(a reply of more than {MAX_REPLY_CHARS} characters, omitted)", (), reply.finish_reason)

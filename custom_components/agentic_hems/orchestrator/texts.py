@@ -107,6 +107,7 @@ def say(key: str, lang: str, **placeholders: Any) -> str:
 
     Raises:
         KeyError: an unknown ``key`` or a missing placeholder.
+
     """
     return TEXTS[key][1 if lang == "de" else 0].format(**placeholders)
 

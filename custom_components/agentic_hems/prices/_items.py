@@ -14,6 +14,7 @@ def moment(value: object) -> datetime:
 
     Raises:
         PriceSourceError: anything else, or a naive time.
+
     """
     if isinstance(value, str):
         try:
@@ -30,6 +31,7 @@ def utc_moment(value: object) -> datetime:
 
     Raises:
         PriceSourceError: as :func:`moment`.
+
     """
     return moment(value).astimezone(UTC)
 
@@ -39,6 +41,7 @@ def price(value: object) -> float:
 
     Raises:
         PriceSourceError: anything else (a bool, a non-numeric string), or a non-finite number (INF, -INF, NaN).
+
     """
     if value is None:
         return math.nan
@@ -58,6 +61,7 @@ def item_list(value: object, name: str) -> list[Mapping[str, object]]:
 
     Raises:
         PriceSourceError: not a list of mappings.
+
     """
     if value is None:
         return []

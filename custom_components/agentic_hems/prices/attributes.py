@@ -80,6 +80,7 @@ def curve_from_attributes(
         PriceSourceError: unknown or ambiguous unit or currency, a naive ``day_start``, no price attributes, a
             ``prices`` item without a readable time, or no price at all.
         PricesRefused: (a PriceSourceError) every day present was refused; its ``spans`` say why.
+
     """
     if unit is None:
         unit = attributes.get("unit_of_measurement")

@@ -33,6 +33,7 @@ def ensure_utc(moment: datetime) -> datetime:
 
     Raises:
         ValueError: ``moment`` is naive.
+
     """
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError(f"naive datetime {moment.isoformat()} (expected an aware datetime)")
@@ -85,6 +86,7 @@ class PriceCurve:
     Raises:
         ValueError: naive or misaligned ``start``, non-positive ``resolution``, a non-1-D ``prices``, an infinite
             price, or ``marks`` of the wrong shape, out of range, or contradicting the prices.
+
     """
 
     start: datetime
@@ -154,7 +156,8 @@ class PriceCurve:
 
     def price_at(self, moment: datetime) -> float | None:
         """Price of the slot containing ``moment``, or None when outside the curve or unknown (doubtful prices
-        are returned; see :meth:`trust`)."""
+        are returned; see :meth:`trust`).
+        """
         i = self.index_of(moment)
         if 0 <= i < len(self):
             value = float(self.prices[i])
@@ -168,7 +171,8 @@ class PriceCurve:
 
     def trust(self) -> npt.NDArray[np.int8]:
         """:class:`SlotTrust` value per slot, int8 array of shape (n,): UNKNOWN where NaN, DOUBTFUL where a doubt
-        note applies, else KNOWN."""
+        note applies, else KNOWN.
+        """
         per_note = np.array([note.trust for note in self.notes] + [SlotTrust.KNOWN], dtype=np.int8)
         trust: npt.NDArray[np.int8] = per_note[self.marks]  # index -1 picks the trailing KNOWN
         trust[np.isnan(self.prices)] = SlotTrust.UNKNOWN
@@ -217,6 +221,7 @@ class PriceCurve:
 
         Raises:
             ValueError: resolutions or currencies differ.
+
         """
         if newer.resolution != self.resolution or newer.currency != self.currency:
             raise ValueError("cannot merge curves of different resolution or currency")
@@ -243,7 +248,8 @@ class PriceCurve:
 
     def replace(self, **changes: Any) -> PriceCurve:
         """A copy with ``changes`` applied (validated like a new curve). New ``prices`` of another length without new
-        ``marks`` drop the notes, which no longer fit the slots."""
+        ``marks`` drop the notes, which no longer fit the slots.
+        """
         prices = changes.get("prices")
         if prices is not None and "marks" not in changes and len(prices) != len(self):
             changes |= {"notes": (), "marks": _no_marks()}
@@ -268,6 +274,7 @@ class PriceCurve:
 
         Raises:
             KeyError, ValueError, TypeError: malformed data.
+
         """
         start = datetime.fromisoformat(data["start"])
         resolution = timedelta(minutes=float(data["resolution_minutes"]))

@@ -108,6 +108,7 @@ def build_request_params(api_key: str, zone: str, start: datetime, end: datetime
 
     Raises:
         ValueError: unknown zone, naive datetimes or ``end <= start``.
+
     """
     key = zone.upper()
     if key not in _EIC_CODES:
@@ -148,6 +149,7 @@ async def async_fetch_day_ahead(
         CannotConnect: timeout after ``timeout`` seconds, connection failure or an HTTP 5xx answer.
         PricesNotPublished: HTTP 400 with a "no matching data" acknowledgement.
         PriceSourceError: any other answer.
+
     """
     params = build_request_params(api_key, zone, start, end)
     try:
@@ -195,6 +197,7 @@ def parse_day_ahead(xml: str | bytes, *, sequence: int | None = None) -> PriceCu
             another document type, a non-EUR/MWh or mixed-currency document, a Period without a readable
             timeInterval, or no price at all.
         PricesRefused: (a PriceSourceError) every Period was refused; its ``spans`` say why.
+
     """
     root = _read_document(xml)
     currency = _keep_day_ahead(root, 1 if sequence is None else sequence)

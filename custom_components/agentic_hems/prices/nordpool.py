@@ -39,6 +39,7 @@ def curve_from_nordpool(
         PriceSourceError: the area is missing, the list is malformed, an item has no readable start or end, or no
             price at all.
         PricesRefused: (a PriceSourceError) every day was refused; its ``spans`` say why.
+
     """
     key = area.upper()
     if key not in response:

@@ -30,6 +30,7 @@ class Appliance:
         energy_kwh: energy to deliver (non-contiguous loads) or None.
         contiguous: True when a run cannot be interrupted.
         earliest_start, deadline: local times of day of the default window.
+
     """
 
     appliance_id: str
@@ -49,6 +50,7 @@ class Appliance:
 
         Raises:
             KeyError, ValueError: malformed data.
+
         """
         contiguous = bool(data.get("contiguous", True))
         if data.get("duration_min" if contiguous else "energy_kwh") is None:
@@ -106,6 +108,7 @@ def next_window(
         Aware UTC datetimes (start, end); start is ``max(now, local earliest start)``. When no window can hold
         ``run_time`` at all (it is longer than the window), the current or next window, so that the planner
         reports it as too short instead of silently moving on.
+
     """
     now = ensure_utc(now)
     today = now.astimezone(tz).date()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+import math
 from typing import Any, Final
 
 import numpy as np
@@ -145,6 +145,7 @@ def plan_joint(
     ``loads``: the first load as early as it can be, then the second, and so on (see :func:`_solve`), whatever
     HiGHS's rounding; the same inputs give the same plans. A plan that uses doubtful slots has reason
     DOUBTFUL_PRICES.
+
     """
     if isinstance(power_limit_kw, bool) or not isinstance(power_limit_kw, (int, float, np.integer, np.floating)):
         raise TypeError(f"power_limit_kw must be a number, got {power_limit_kw!r}")
@@ -339,7 +340,8 @@ def _solve(
 
     def within(budget: float) -> list[BoolArray]:
         """Columns that can be part of a schedule costing at most ``budget`` (+ slack): every other load costs at
-        least its own optimum, so a run dearer than its own optimum + (budget - sum of own optima) cannot."""
+        least its own optimum, so a run dearer than its own optimum + (budget - sum of own optima) cannot.
+        """
         extra = budget - sum(own_costs) + slack
         return [
             load.cost - own <= extra if isinstance(load, _Run) else np.ones(load.slots.size, dtype=bool)
@@ -429,7 +431,8 @@ class _TieStages:
 
     def _span(self, number: int, *, first: bool) -> int:
         """How many slots the candidate starts of run ``number`` span. The first run of a stage keeps only starts up
-        to its current one: the schedule in hand is feasible, so only those can improve on it."""
+        to its current one: the schedule in hand is feasible, so only those can improve on it.
+        """
         load = self.fitting[number]
         assert isinstance(load, _Run)
         if first:
@@ -449,7 +452,8 @@ class _TieStages:
 
     def _stage(self, numbers: list[int]) -> bool:
         """Place the loads ``numbers`` as early as they can be and pin them; False when HiGHS found nothing better
-        within the budget (the schedule in hand stays)."""
+        within the budget (the schedule in hand stays).
+        """
         from scipy.optimize import Bounds, LinearConstraint, milp  # lazy, as in _build
 
         model = _build(self.curve, self.fitting, self.keep, self.headroom)
@@ -501,7 +505,8 @@ def _canonical(
     curve: PriceCurve, fitting: list[_Load], powers: list[FloatArray], headroom: FloatArray, budget: float
 ) -> list[FloatArray] | None:
     """The runs of ``powers`` kept, each energy load placed again in order at its cheapest in the room left
-    (earliest on ties, :func:`~.energy.cheapest_fill`); None when that does not fit or costs more than ``budget``."""
+    (earliest on ties, :func:`~.energy.cheapest_fill`); None when that does not fit or costs more than ``budget``.
+    """
     runs = [power for power, load in zip(powers, fitting, strict=True) if isinstance(load, _Run)]
     room = headroom - sum(runs, np.zeros(len(curve)))
     placed = list(powers)
@@ -518,7 +523,7 @@ def _canonical(
 
 
 def _energy(load: _Load, hours: float) -> float:
-    """kWh a load draws (a run: power x whole slots)."""
+    """KWh a load draws (a run: power x whole slots)."""
     if isinstance(load, _Run):
         return load.options.slots * load.spec.power_kw * hours
     return load.energy_kwh

@@ -36,6 +36,7 @@ class LoadSpec:
         earliest_start: aware datetime; rounded up to a slot boundary.
         deadline: aware datetime by which the load must be done; rounded down to a slot boundary.
         contiguous: True for a run that cannot be interrupted (dishwasher, washing machine, heat-pump block).
+
     """
 
     name: str
@@ -66,6 +67,7 @@ class Plan:
         method: the algorithm (``window_sums``, ``greedy_sorted``, ``milp``).
         reason: a :class:`Reason` value.
         detail: a short English explanation for logs and service responses.
+
     """
 
     name: str
@@ -105,7 +107,8 @@ class Plan:
 
     def cost_on(self, curve: PriceCurve) -> float | None:
         """This plan's cost at ``curve``'s prices (e.g. after the price formula changed); None when a planned slot
-        has no price there."""
+        has no price there.
+        """
         power = self.power_on(curve.start, len(curve))
         active = power > 0
         if not self.feasible or curve.currency != self.currency or np.isnan(curve.prices[active]).any() or power.sum() < self.power_kw.sum() - 1e-9:
@@ -119,7 +122,8 @@ class Plan:
 
     def transition_at(self, moment: datetime) -> str | None:
         """``"start"`` when the planned power goes from 0 to > 0 at ``moment``, ``"stop"`` when it goes back to 0,
-        else None (also when ``moment`` is not a slot boundary of this plan): the scheduler's commands."""
+        else None (also when ``moment`` is not a slot boundary of this plan): the scheduler's commands.
+        """
         offset = moment - self.curve_start
         if offset % self.resolution or not self.feasible:
             return None
@@ -158,6 +162,7 @@ class Plan:
 
         Raises:
             KeyError, ValueError, TypeError: malformed data.
+
         """
         return cls(
             name=str(data["name"]),

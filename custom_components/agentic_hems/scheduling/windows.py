@@ -8,10 +8,10 @@ kernel of contiguous planning, and :func:`build_plan` / :func:`unplanned` turn a
 
 from __future__ import annotations
 
-import math
-import operator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+import math
+import operator
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +49,7 @@ def window_sums(prices: npt.ArrayLike, width: int) -> FloatArray:
     have bit-identical sums. Prefix-sum differences would carry the rounding of the whole prefix and turn the exact
     ties of a flat tariff into noise. Windows with equal prices in a different order may still differ in the last
     ulp, which is why the planners compare costs with a tolerance (:mod:`.ties`).
+
     """
     values = np.asarray(prices, dtype=np.float64)
     width = operator.index(width)
@@ -76,6 +77,7 @@ def check_positive(**values: float) -> None:
     Raises:
         TypeError: a value is not a real number (bool included).
         ValueError: a value is NaN, infinite or <= 0.
+
     """
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -99,6 +101,7 @@ class LoadWindow:
         stop: one past the last slot (``deadline`` rounded down); NOT clipped to the curve end, ``stop >= first``.
         known: bool array (n,) aligned with the curve, True for slots inside the window with a price (known or
             doubtful); unknown (NaN) slots, refused or never published, are never usable.
+
     """
 
     first: int
@@ -133,6 +136,7 @@ def resolve_window(curve: PriceCurve, earliest_start: datetime, deadline: dateti
         ValueError: a naive datetime.
 
     A deadline at or before the start gives an empty window (a planner reports it as too short).
+
     """
     n = len(curve)
     first = max(curve.index_of(ceil_slot(earliest_start, curve.resolution)), 0)
@@ -157,7 +161,8 @@ def notes_text(curve: PriceCurve, mask: BoolArray) -> str:
 
 def missing_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
     """Explain which slots of ``window`` lack a price and why, as far as the curve's notes say (empty when none
-    lacks one)."""
+    lacks one).
+    """
     if window.complete:
         return ""
     missing = window.length - window.known_count

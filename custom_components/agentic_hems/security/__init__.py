@@ -78,6 +78,7 @@ class Assessment:
         sanitized: the text with sanitizable findings removed and whitespace collapsed; empty when rejected.
         reason: one English sentence for logs and errors.
         in_scope: the keyword scope check (informational).
+
     """
 
     risk: Risk
@@ -167,5 +168,6 @@ def clearly_out_of_scope(text: str) -> bool:
     """The offline scope classifier: a typical off-topic request (the weather, general knowledge) with no
     home-energy keyword, or a creative writing task whatever it is about ("write a poem about the dishwasher").
     Such requests get :data:`OUT_OF_SCOPE_MESSAGE` (in the request's language) before any model call. English and
-    German."""
+    German.
+    """
     return bool(_CREATIVE.search(text)) or (not in_scope(text) and bool(_OFF_TOPIC.search(text)))

@@ -68,7 +68,7 @@ _PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (INSTRUCTION_OVERRIDE, rf"\b{_OVERRIDE}\b{GAP}\b(everything|anything|all)\b{GAP}\b(above|before|previously|earlier|said|told|you (were|have been) (told|given))\b", ()),
     (INSTRUCTION_OVERRIDE, r"\b(new|updated|real|actual|true|revised|different|secret|hidden|override) (instructions?|task|prompt|directive|objective)\s*[:=]", ()),
     (INSTRUCTION_OVERRIDE, r"\bcore (instructions?|task|prompt|directive|objective)\s*[:=]", (_LATENT,)),
-    (INSTRUCTION_OVERRIDE, rf"\b(your|the) (new|real|actual|true) (instructions?|task|goal|objective|purpose) (is|are)\b", ()),
+    (INSTRUCTION_OVERRIDE, r"\b(your|the) (new|real|actual|true) (instructions?|task|goal|objective|purpose) (is|are)\b", ()),
     (INSTRUCTION_OVERRIDE, rf"\b(ignore|disregard|skip)\b{GAP}\b(the rest of|everything else|remaining|all (negative|other|prior)|other (content|text|instructions|data|input))\b", (_LATENT,)),
     (INSTRUCTION_OVERRIDE, r"\b(note|message|instruction) (to|for) (the )?(automated|ai|llm|language model|assistant|analysis|screening)\b|\bcore instruction\b|\boverride (manual|the) (scoring|review|analysis|evaluation)\b", (_LATENT,)),
     (INSTRUCTION_OVERRIDE, r"\b(just|only|instead) (say|print|output|write|respond with|reply with|answer with)\b\s*[\"'“«]", (_PROMPTINJECT,)),
