@@ -298,6 +298,11 @@ class _Fmt:
     def span(self, start: datetime | None, end: datetime | None) -> str:
         return f"{self.hm(start)}–{self.hm(end)}"
 
+    def value(self, v: Any) -> str:
+        """Return an assumption's value, in German where the producer's English wording is known."""
+        text = str(v)
+        return _DE_VALUES.get(text, text) if self.de else text
+
     def objective(self, name: str) -> str:
         key = f"obj.{name}"
         return self.t(key) if key in _M else name
@@ -431,8 +436,124 @@ def _explain_conflict(conflict: Mapping[str, Any], slots: list[_Slot], fmt: _Fmt
                  detail=conflict.get("detail", ""))
 
 
+@dataclass(frozen=True)
+class _View:
+    """A plan read for explaining: its schedule, batteries and limits, and the figures every audience uses."""
+
+    plan: Mapping[str, Any]
+    fmt: _Fmt
+    step_min: float
+    h: float  # hours per step
+    slots: list[_Slot]
+    assets: list[_Asset]
+    status: str
+    objective: str
+    limits: tuple[float | None, float | None]  # import, export limit in kW
+    cost: float | None
+    baseline: float | None
+    baseline_from_plan: bool
+    idle_breach: str  # localized, "" when the idle battery keeps the grid limits
+    has_imports: bool
+    peak_slot: _Slot | None  # first slot of the import peak
+    per_battery: dict[str, tuple[float, float]]  # battery -> (charged kWh, discharged kWh)
+
+    @property
+    def infeasible(self) -> bool:
+        return self.status == "infeasible"
+
+    @property
+    def savings(self) -> float | None:
+        return self.baseline - self.cost if self.baseline is not None and self.cost is not None else None
+
+    @property
+    def savings_pct(self) -> float | None:
+        savings, baseline = self.savings, self.baseline
+        return savings / baseline * 100.0 if savings is not None and baseline is not None and baseline > 0 else None
+
+    @property
+    def peak_import(self) -> float | None:
+        return self.peak_slot.import_kw if self.peak_slot is not None else None
+
+    @property
+    def energy_charged(self) -> float | None:
+        return sum(c for c, _ in self.per_battery.values()) if not self.infeasible else None
+
+    @property
+    def energy_discharged(self) -> float | None:
+        return sum(d for _, d in self.per_battery.values()) if not self.infeasible else None
+
+    @property
+    def plan_id(self) -> str:
+        return str(self.plan.get("plan_id") or "?")
+
+    @property
+    def gap(self) -> float | None:
+        return _opt(self.plan.get("gap"))
+
+    @property
+    def start(self) -> datetime | None:
+        return self.slots[0].start if self.slots else None
+
+    @property
+    def end(self) -> datetime | None:
+        return self.slots[-1].end if self.slots else None
+
+
+def _read(plan: Mapping[str, Any], lang: str) -> _View:
+    """Parse ``plan`` into a :class:`_View`; raise ValueError for a schedule time that is not ISO 8601."""
+    fmt = _Fmt(lang, str(plan.get("currency") or "EUR"))
+    raw_schedule: Sequence[Mapping[str, Any]] = plan.get("schedule") or []
+    step_min = _step_min(plan, raw_schedule)
+    h = step_min / 60.0
+    slots = _slots(raw_schedule, timedelta(minutes=step_min))
+    assets = _assets(plan, raw_schedule)
+    status = str(plan.get("solver_status") or "")
+    constraints: Mapping[str, Any] = plan.get("constraints") or {}
+    limits = (_opt(constraints.get("import_limit_kw")), _opt(constraints.get("export_limit_kw")))
+    baseline = _opt(plan.get("baseline_value"))
+    baseline_from_plan = baseline is not None
+    idle_breach = ""
+    if slots:
+        idle_cost, idle_breach = _simulate(slots, [0.0] * len(slots), h, limits, fmt)
+        if baseline is None:
+            baseline = idle_cost
+    # an infeasible plan's schedule carries no authorized flows
+    imports = [(s.import_kw, s) for s in slots if s.import_kw is not None] if status != "infeasible" else []
+    per_battery = {a.asset_id: _energy(slots, a.asset_id, h) for a in assets}
+    return _View(
+        plan=plan, fmt=fmt, step_min=step_min, h=h, slots=slots, assets=assets, status=status,
+        objective=str(plan.get("objective") or "cost"), limits=limits, cost=_opt(plan.get("cost")),
+        baseline=baseline, baseline_from_plan=baseline_from_plan, idle_breach=idle_breach,
+        has_imports=bool(imports), peak_slot=max(imports, key=lambda pair: pair[0])[1] if imports else None,
+        per_battery=per_battery,
+    )
+
+
+def _energy(slots: list[_Slot], asset_id: str, h: float) -> tuple[float, float]:
+    """Return the energy a battery charges and discharges over the schedule, in kWh."""
+    charged = sum(s.flows.get(asset_id, (0.0, 0.0, None))[0] for s in slots) * h
+    discharged = sum(s.flows.get(asset_id, (0.0, 0.0, None))[1] for s in slots) * h
+    return charged, discharged
+
+
+def _r6(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def _avg_prices(slots: list[_Slot], asset_id: str) -> tuple[float | None, float | None]:
+    """Return a battery's charge and discharge prices, each weighted by its power (None without flow)."""
+    ch = [(s.flows.get(asset_id, (0.0, 0.0, None))[0], _marginal_price(s)) for s in slots]
+    dis = [(s.flows.get(asset_id, (0.0, 0.0, None))[1], _marginal_price(s)) for s in slots]
+    return _weighted(ch), _weighted(dis)
+
+
+def _final_soc(slots: list[_Slot], asset: _Asset) -> float | None:
+    socs = [s.flows[asset.asset_id][2] for s in slots if asset.asset_id in s.flows]
+    return socs[-1] if socs and socs[-1] is not None else None
+
+
 def explain(plan: Mapping[str, Any], audience: str, lang: str) -> dict[str, Any]:
-    """Explain a dispatch plan to ``audience`` in ``lang`` (seed 002 ``generate_explanation``; issue 5).
+    """Explain a dispatch plan to ``audience`` in ``lang``.
 
     ``plan``: the ``optimize_dispatch`` plan dict (see the module docstring; missing keys are tolerated and shown as
     n/a). ``audience``: one of :data:`AUDIENCES`; ``lang``: one of :data:`LANGUAGES`.
@@ -452,264 +573,240 @@ def explain(plan: Mapping[str, Any], audience: str, lang: str) -> dict[str, Any]
         raise ValueError(f"unknown audience {audience!r}; expected one of {', '.join(AUDIENCES)}")
     if lang not in LANGUAGES:
         raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
-    fmt = _Fmt(lang, str(plan.get("currency") or "EUR"))
-    raw_schedule: Sequence[Mapping[str, Any]] = plan.get("schedule") or []
-    step_min = _step_min(plan, raw_schedule)
-    h = step_min / 60.0
-    slots = _slots(raw_schedule, timedelta(minutes=step_min))
-    assets = _assets(plan, raw_schedule)
-    status = str(plan.get("solver_status") or "")
-    objective = str(plan.get("objective") or "cost")
-    infeasible = status == "infeasible"
-    constraints: Mapping[str, Any] = plan.get("constraints") or {}
-    limits = (_opt(constraints.get("import_limit_kw")), _opt(constraints.get("export_limit_kw")))
+    view = _read(plan, lang)
+    assumptions = _assumptions(view)
+    structured = _structured(assumptions, _trade_offs(view), _rejected(view), _figures(view))
+    if audience == "auditor":
+        text = "\n".join(_auditor_lines(view, assumptions))
+    elif view.infeasible:
+        text = "\n".join(_infeasible_lines(view, audience))
+    elif audience == "manager":
+        text = " ".join(_manager_lines(view))
+    else:
+        text = "\n".join(_operator_lines(view))
+    return {"text": text, "structured": structured}
 
-    # figures
-    cost = _opt(plan.get("cost"))
-    baseline = _opt(plan.get("baseline_value"))
-    baseline_from_plan = baseline is not None
-    idle_breach = ""
-    if slots:
-        idle_cost, idle_breach = _simulate(slots, [0.0] * len(slots), h, limits, fmt)
-        if baseline is None:
-            baseline = idle_cost
-    savings = baseline - cost if baseline is not None and cost is not None else None
-    savings_pct = savings / baseline * 100.0 if savings is not None and baseline is not None and baseline > 0 else None
-    # an infeasible plan's schedule carries no authorized flows
-    imports = [(s.import_kw, s) for s in slots if s.import_kw is not None] if not infeasible else []
-    peak_slot = max(imports, key=lambda pair: pair[0])[1] if imports else None  # first slot of the peak
-    peak_import = peak_slot.import_kw if peak_slot is not None else None
-    per_battery: dict[str, tuple[float, float]] = {}
-    for asset in assets:
-        charged = sum(s.flows.get(asset.asset_id, (0.0, 0.0, None))[0] for s in slots) * h
-        discharged = sum(s.flows.get(asset.asset_id, (0.0, 0.0, None))[1] for s in slots) * h
-        per_battery[asset.asset_id] = (charged, discharged)
-    energy_charged: float | None = sum(c for c, _ in per_battery.values()) if not infeasible else None
-    energy_discharged: float | None = sum(d for _, d in per_battery.values()) if not infeasible else None
 
-    def r6(x: float | None) -> float | None:
-        return None if x is None else round(x, 6)
-
-    figures: dict[str, float | None] = {
-        "cost": cost, "baseline_value": r6(baseline), "savings": r6(savings), "savings_pct": r6(savings_pct),
-        "peak_import_kw": r6(peak_import), "energy_charged_kwh": r6(energy_charged),
-        "energy_discharged_kwh": r6(energy_discharged),
+def _figures(view: _View) -> dict[str, float | None]:
+    return {
+        "cost": view.cost, "baseline_value": _r6(view.baseline), "savings": _r6(view.savings),
+        "savings_pct": _r6(view.savings_pct), "peak_import_kw": _r6(view.peak_import),
+        "energy_charged_kwh": _r6(view.energy_charged), "energy_discharged_kwh": _r6(view.energy_discharged),
     }
 
-    # assumptions
+
+def _assumptions(view: _View) -> list[str]:
+    """Return what the plan assumes: its forecasts, grid limits, batteries and step length, in the view's language."""
+    fmt = view.fmt
     assumptions: list[str] = []
-    given: Mapping[str, Any] = plan.get("assumptions") or {}
-
-    def value(v: Any) -> str:
-        text = str(v)
-        return _DE_VALUES.get(text, text) if fmt.de else text
-
+    given: Mapping[str, Any] = view.plan.get("assumptions") or {}
     for key in ("load", "pv", "prices"):
         if key in given:
-            assumptions.append(fmt.t(f"as.{key}", v=value(given[key])))
+            assumptions.append(fmt.t(f"as.{key}", v=fmt.value(given[key])))
     known = ("load", "pv", "prices")
-    assumptions += [fmt.t("as.other", k=k, v=value(given[k])) for k in sorted(given) if k not in known]
-    assumptions.append(fmt.t("as.limits", imp=fmt.kw(limits[0]), exp=fmt.kw(limits[1])))
-    for asset in assets:
-        assumptions.append(fmt.t(
-            "as.battery", bat=asset.asset_id, cap=fmt.kwh(asset.capacity_kwh), lo=fmt.num(asset.soc_min_kwh),
-            hi=fmt.kwh(asset.soc_max_kwh), pc=fmt.kw(asset.charge_kw), pd=fmt.kw(asset.discharge_kw),
-            start=fmt.kwh(asset.soc_initial_kwh), term=fmt.kwh(asset.soc_terminal_kwh),
-            ec=fmt.pct(asset.eta_c * 100, 0), ed=fmt.pct(asset.eta_d * 100, 0),
-            assumed="" if asset.eta_given else fmt.t("as.eff_assumed"),
-        ))
-    assumptions.append(fmt.t("as.steps", step=fmt.num(step_min, 0)))
+    assumptions += [fmt.t("as.other", k=k, v=fmt.value(given[k])) for k in sorted(given) if k not in known]
+    assumptions.append(fmt.t("as.limits", imp=fmt.kw(view.limits[0]), exp=fmt.kw(view.limits[1])))
+    assumptions += [fmt.t(
+        "as.battery", bat=asset.asset_id, cap=fmt.kwh(asset.capacity_kwh), lo=fmt.num(asset.soc_min_kwh),
+        hi=fmt.kwh(asset.soc_max_kwh), pc=fmt.kw(asset.charge_kw), pd=fmt.kw(asset.discharge_kw),
+        start=fmt.kwh(asset.soc_initial_kwh), term=fmt.kwh(asset.soc_terminal_kwh),
+        ec=fmt.pct(asset.eta_c * 100, 0), ed=fmt.pct(asset.eta_d * 100, 0),
+        assumed="" if asset.eta_given else fmt.t("as.eff_assumed"),
+    ) for asset in view.assets]
+    assumptions.append(fmt.t("as.steps", step=fmt.num(view.step_min, 0)))
+    return assumptions
 
-    # per-battery price averages and SoC path
-    def avg_prices(asset_id: str) -> tuple[float | None, float | None]:
-        ch = [(s.flows.get(asset_id, (0.0, 0.0, None))[0], _marginal_price(s)) for s in slots]
-        dis = [(s.flows.get(asset_id, (0.0, 0.0, None))[1], _marginal_price(s)) for s in slots]
-        return _weighted(ch), _weighted(dis)
 
-    def final_soc(asset: _Asset) -> float | None:
-        socs = [s.flows[asset.asset_id][2] for s in slots if asset.asset_id in s.flows]
-        return socs[-1] if socs and socs[-1] is not None else None
-
-    # trade-offs
+def _trade_offs(view: _View) -> list[str]:
+    """Return what the plan gives up: per battery its cycle or idleness and its kept energy, then the objective's."""
+    fmt = view.fmt
     trade_offs: list[str] = []
-    if not infeasible:
-        for asset in assets:
-            charged, discharged = per_battery[asset.asset_id]
-            rt = asset.eta_c * asset.eta_d
-            if charged > EPS or discharged > EPS:
-                pc, pd = avg_prices(asset.asset_id)
-                loss = charged * (1 - asset.eta_c) + discharged * (1 / asset.eta_d - 1)
-                trade_offs.append(fmt.t(
-                    "to.cycle", bat=asset.asset_id, rt=fmt.pct(rt * 100, 2), pc=fmt.price(pc),
-                    breakeven=fmt.price(pc / rt if pc is not None else None), charged=fmt.kwh(charged),
-                    discharged=fmt.kwh(discharged), pd=fmt.price(pd), loss=fmt.kwh(loss),
-                ))
-            else:
-                trade_offs.append(fmt.t("to.idle", bat=asset.asset_id, rt=fmt.pct(rt * 100, 2)))
-            end_soc = final_soc(asset)
-            floor = asset.soc_min_kwh or 0.0
-            term = asset.soc_terminal_kwh
-            if term is not None and end_soc is not None and max(term, end_soc) > floor + EPS:
-                trade_offs.append(fmt.t("to.terminal", bat=asset.asset_id, end=fmt.kwh(final_soc(asset)),
-                                        term=fmt.kwh(asset.soc_terminal_kwh), start=fmt.kwh(asset.soc_initial_kwh)))
-    if f"to.{objective}" in _M:
-        trade_offs.append(fmt.t(f"to.{objective}"))
+    if not view.infeasible:
+        for asset in view.assets:
+            trade_offs += _battery_trade_offs(view, asset)
+    if f"to.{view.objective}" in _M:
+        trade_offs.append(fmt.t(f"to.{view.objective}"))
     trade_offs.append(fmt.t("to.wear"))
+    return trade_offs
 
-    # rejected alternatives
-    def compare(what: str, alt_cost: float | None) -> tuple[float | None, str]:
-        """The alternative's delta to the plan and the sentence start that says so."""
-        if infeasible:
-            return None, f"{what}; {fmt.t('alt.infeasible')}"
-        if alt_cost is None or cost is None:
-            return None, f"{what}; {fmt.t('alt.no_cost')}"
-        delta = alt_cost - cost
-        if abs(delta) < 0.005:
-            return delta, f"{what}, {fmt.t('alt.same')}"
-        if delta > 0:
-            return delta, f"{what}, {fmt.t('alt.more', delta=fmt.money(delta))}"
-        return delta, f"{what}, {fmt.t('alt.less', delta=fmt.money(-delta), objective=fmt.objective(objective))}"
 
-    def sentence(parts: list[str]) -> str:
-        text = "; ".join(p for p in parts if p)
-        return text[0].upper() + text[1:] + "."
+def _battery_trade_offs(view: _View, asset: _Asset) -> list[str]:
+    fmt = view.fmt
+    out: list[str] = []
+    charged, discharged = view.per_battery[asset.asset_id]
+    rt = asset.eta_c * asset.eta_d
+    if charged > EPS or discharged > EPS:
+        pc, pd = _avg_prices(view.slots, asset.asset_id)
+        loss = charged * (1 - asset.eta_c) + discharged * (1 / asset.eta_d - 1)
+        out.append(fmt.t(
+            "to.cycle", bat=asset.asset_id, rt=fmt.pct(rt * 100, 2), pc=fmt.price(pc),
+            breakeven=fmt.price(pc / rt if pc is not None else None), charged=fmt.kwh(charged),
+            discharged=fmt.kwh(discharged), pd=fmt.price(pd), loss=fmt.kwh(loss),
+        ))
+    else:
+        out.append(fmt.t("to.idle", bat=asset.asset_id, rt=fmt.pct(rt * 100, 2)))
+    end_soc = _final_soc(view.slots, asset)
+    floor = asset.soc_min_kwh or 0.0
+    term = asset.soc_terminal_kwh
+    if term is not None and end_soc is not None and max(term, end_soc) > floor + EPS:
+        out.append(fmt.t("to.terminal", bat=asset.asset_id, end=fmt.kwh(end_soc),
+                         term=fmt.kwh(asset.soc_terminal_kwh), start=fmt.kwh(asset.soc_initial_kwh)))
+    return out
 
-    rejected: list[dict[str, Any]] = []
+
+def _compare(view: _View, what: str, alt_cost: float | None) -> tuple[float | None, str]:
+    """Return the alternative's delta to the plan and the sentence start that says so."""
+    fmt, cost = view.fmt, view.cost
+    if view.infeasible:
+        return None, f"{what}; {fmt.t('alt.infeasible')}"
+    if alt_cost is None or cost is None:
+        return None, f"{what}; {fmt.t('alt.no_cost')}"
+    delta = alt_cost - cost
+    if abs(delta) < 0.005:
+        return delta, f"{what}, {fmt.t('alt.same')}"
+    if delta > 0:
+        return delta, f"{what}, {fmt.t('alt.more', delta=fmt.money(delta))}"
+    return delta, f"{what}, {fmt.t('alt.less', delta=fmt.money(-delta), objective=fmt.objective(view.objective))}"
+
+
+def _sentence(parts: list[str]) -> str:
+    text = "; ".join(p for p in parts if p)
+    return text[0].upper() + text[1:] + "."
+
+
+def _rejected(view: _View) -> list[dict[str, Any]]:
+    """Return the rejected alternatives: the idle battery, then charging immediately."""
+    return [_reject_idle(view), _reject_charge(view)]
+
+
+def _reject_idle(view: _View) -> dict[str, Any]:
+    fmt, baseline = view.fmt, view.baseline
     if baseline is None:
-        rejected.append({"name": "idle_battery", "label": fmt.t("alt.idle_battery"), "cost": None, "delta": None,
-                         "reason": fmt.t("alt.no_baseline")})
-    else:
-        source = fmt.t("src.plan" if baseline_from_plan else "src.schedule")
-        delta, verdict = compare(fmt.t("alt.idle.what", cost=fmt.money(baseline), source=source), baseline)
-        rejected.append({"name": "idle_battery", "label": fmt.t("alt.idle_battery"), "cost": r6(baseline),
-                         "delta": r6(delta), "reason": sentence([verdict, idle_breach])})
+        return {"name": "idle_battery", "label": fmt.t("alt.idle_battery"), "cost": None, "delta": None,
+                "reason": fmt.t("alt.no_baseline")}
+    source = fmt.t("src.plan" if view.baseline_from_plan else "src.schedule")
+    delta, verdict = _compare(view, fmt.t("alt.idle.what", cost=fmt.money(baseline), source=source), baseline)
+    return {"name": "idle_battery", "label": fmt.t("alt.idle_battery"), "cost": _r6(baseline),
+            "delta": _r6(delta), "reason": _sentence([verdict, view.idle_breach])}
+
+
+def _reject_charge(view: _View) -> dict[str, Any]:
+    fmt, slots, assets = view.fmt, view.slots, view.assets
     if not slots:
-        rejected.append({"name": "charge_immediately", "label": fmt.t("alt.charge_immediately"), "cost": None,
-                         "delta": None, "reason": fmt.t("alt.no_schedule")})
+        return {"name": "charge_immediately", "label": fmt.t("alt.charge_immediately"), "cost": None,
+                "delta": None, "reason": fmt.t("alt.no_schedule")}
+    alt = _charge_immediately(slots, assets, view.h, view.limits, fmt)
+    effs = ", ".join(
+        f"{a.asset_id} {fmt.pct(a.eta_c * 100, 0)}" + ("" if a.eta_given else fmt.t("as.eff_assumed"))
+        for a in assets
+    ) or fmt.t("na")
+    plan_final = [_final_soc(slots, a) for a in assets]
+    stored = ""
+    if not view.infeasible and all(x is not None for x in plan_final):
+        more = alt.final_soc_kwh - sum(x for x in plan_final if x is not None)
+        if more > 0.005:
+            stored = fmt.t("alt.stored", x=fmt.kwh(more))
+    delta, verdict = _compare(view, fmt.t("alt.charge.what", eff=effs, cost=fmt.money(alt.cost)), alt.cost)
+    return {"name": "charge_immediately", "label": fmt.t("alt.charge_immediately"), "cost": _r6(alt.cost),
+            "delta": _r6(delta), "reason": _sentence([verdict, stored, fmt.t("alt.no_limits"), alt.breach])}
+
+
+def _conflict_items(view: _View) -> list[str]:
+    conflicts: list[Mapping[str, Any]] = list(view.plan.get("conflicts") or [])
+    return [_explain_conflict(c, view.slots, view.fmt) for c in conflicts]
+
+
+def _auditor_lines(view: _View, assumptions: list[str]) -> list[str]:
+    """Return the auditor's lines: provenance, solver, cost check, constraints, assumptions and schedule."""
+    fmt, plan, cost, gap = view.fmt, view.plan, view.cost, view.gap
+    recomputed = (sum(((s.import_kw or 0.0) * s.import_price - (s.export_kw or 0.0) * s.export_price) * view.h
+                      for s in view.slots) if view.has_imports else None)
+    if recomputed is None or cost is None:
+        check = fmt.t("na")
+    elif abs(recomputed - cost) <= MONEY_TOL * max(1.0, abs(cost)):
+        check = fmt.t("au.matches")
     else:
-        alt = _charge_immediately(slots, assets, h, limits, fmt)
-        effs = ", ".join(
-            f"{a.asset_id} {fmt.pct(a.eta_c * 100, 0)}" + ("" if a.eta_given else fmt.t("as.eff_assumed"))
-            for a in assets
-        ) or fmt.t("na")
-        plan_final = [final_soc(a) for a in assets]
-        stored = ""
-        if not infeasible and all(x is not None for x in plan_final):
-            more = alt.final_soc_kwh - sum(x for x in plan_final if x is not None)
-            if more > 0.005:
-                stored = fmt.t("alt.stored", x=fmt.kwh(more))
-        delta, verdict = compare(fmt.t("alt.charge.what", eff=effs, cost=fmt.money(alt.cost)), alt.cost)
-        rejected.append({"name": "charge_immediately", "label": fmt.t("alt.charge_immediately"), "cost": r6(alt.cost),
-                         "delta": r6(delta),
-                         "reason": sentence([verdict, stored, fmt.t("alt.no_limits"), alt.breach])})
+        check = fmt.t("au.differs", diff=fmt.money(recomputed - cost, 6))
+    lines = [
+        fmt.t("au.id", plan_id=view.plan_id, created=plan.get("created_at") or fmt.t("na"),
+              tenant=plan.get("tenant") or fmt.t("na")),
+        fmt.t("au.solver", solver=plan.get("solver") or fmt.t("na"), status=fmt.status(view.status),
+              gap=fmt.pct(gap * 100, 4) if gap is not None else fmt.t("na"),
+              objective=f"{view.objective} ({fmt.objective(view.objective)})",
+              value=fmt.num(_opt(plan.get("objective_value")), 6)),
+    ]
+    if view.infeasible:
+        lines.append(fmt.t("inf.header", plan_id=view.plan_id))
+        items = _conflict_items(view)
+        lines.append(fmt.t("inf.conflicts", n=len(items), items="; ".join(items)) if items else fmt.t("inf.none"))
+    else:
+        lines.append(fmt.t("au.cost", cost=fmt.money(cost, 4), baseline=fmt.money(view.baseline, 4),
+                           source=fmt.t("src.plan" if view.baseline_from_plan else "src.schedule"),
+                           recomputed=fmt.money(recomputed, 4), check=check))
+    lines.append(fmt.t("au.constraints", imp=fmt.kw(view.limits[0]), exp=fmt.kw(view.limits[1]),
+                       peak=fmt.kw(view.peak_import)))
+    lines.append(fmt.t("au.assumptions", items="; ".join(assumptions)))
+    lines.append(fmt.t("au.schedule", steps=len(view.slots), step=fmt.num(view.step_min, 0),
+                       start=fmt.stamp(view.start), end=fmt.stamp(view.end)))
+    return lines
 
-    # text
+
+def _infeasible_lines(view: _View, audience: str) -> list[str]:
+    """Return why the plan is infeasible; the manager sees the first three conflicts only."""
+    fmt = view.fmt
+    n_conflicts = len(view.plan.get("conflicts") or [])
+    items = _conflict_items(view)
+    if audience == "manager" and len(items) > 3:
+        items = [*items[:3], fmt.t("inf.more", n=len(items) - 3)]
+    return [fmt.t("inf.header", plan_id=view.plan_id),
+            fmt.t("inf.conflicts", n=n_conflicts, items="; ".join(items)) if items else fmt.t("inf.none")]
+
+
+def _time_note(view: _View) -> str:
+    """Return the note that the solver stopped at its time limit, "" when it did not."""
+    if view.status != "time_limit":
+        return ""
+    gap = view.gap
+    return view.fmt.t("time_limit", gap=view.fmt.pct(gap * 100, 4) if gap is not None else view.fmt.t("na"))
+
+
+def _manager_lines(view: _View) -> list[str]:
+    """Return the manager's sentences: cost against the idle battery, the average prices, the time-limit note."""
+    fmt, cost, baseline, savings, objective = view.fmt, view.cost, view.baseline, view.savings, view.objective
     lines: list[str] = []
-    start = slots[0].start if slots else None
-    end = slots[-1].end if slots else None
-    plan_id = str(plan.get("plan_id") or "?")
-    gap = _opt(plan.get("gap"))
-    header = fmt.t("header", plan_id=plan_id, objective=fmt.objective(objective), steps=len(slots),
-                   step=fmt.num(step_min, 0), start=fmt.stamp(start), end=fmt.stamp(end))
-    conflicts: list[Mapping[str, Any]] = list(plan.get("conflicts") or [])
-
-    if audience == "auditor":
-        recomputed = (sum(((s.import_kw or 0.0) * s.import_price - (s.export_kw or 0.0) * s.export_price) * h
-                          for s in slots) if imports else None)
-        if recomputed is None or cost is None:
-            check = fmt.t("na")
-        elif abs(recomputed - cost) <= MONEY_TOL * max(1.0, abs(cost)):
-            check = fmt.t("au.matches")
-        else:
-            check = fmt.t("au.differs", diff=fmt.money(recomputed - cost, 6))
-        lines.append(fmt.t("au.id", plan_id=plan_id, created=plan.get("created_at") or fmt.t("na"),
-                           tenant=plan.get("tenant") or fmt.t("na")))
-        lines.append(fmt.t("au.solver", solver=plan.get("solver") or fmt.t("na"), status=fmt.status(status),
-                           gap=fmt.pct(gap * 100, 4) if gap is not None else fmt.t("na"),
-                           objective=f"{objective} ({fmt.objective(objective)})",
-                           value=fmt.num(_opt(plan.get("objective_value")), 6)))
-        if infeasible:
-            lines.append(fmt.t("inf.header", plan_id=plan_id))
-            items = [_explain_conflict(c, slots, fmt) for c in conflicts]
-            lines.append(fmt.t("inf.conflicts", n=len(items), items="; ".join(items)) if items else fmt.t("inf.none"))
-        else:
-            lines.append(fmt.t("au.cost", cost=fmt.money(cost, 4), baseline=fmt.money(baseline, 4),
-                               source=fmt.t("src.plan" if baseline_from_plan else "src.schedule"),
-                               recomputed=fmt.money(recomputed, 4), check=check))
-        lines.append(fmt.t("au.constraints", imp=fmt.kw(limits[0]), exp=fmt.kw(limits[1]), peak=fmt.kw(peak_import)))
-        lines.append(fmt.t("au.assumptions", items="; ".join(assumptions)))
-        lines.append(fmt.t("au.schedule", steps=len(slots), step=fmt.num(step_min, 0), start=fmt.stamp(start),
-                           end=fmt.stamp(end)))
-        return {"text": "\n".join(lines), "structured": _structured(assumptions, trade_offs, rejected, figures)}
-
-    if infeasible:
-        lines.append(fmt.t("inf.header", plan_id=plan_id))
-        items = [_explain_conflict(c, slots, fmt) for c in conflicts]
-        if audience == "manager" and len(items) > 3:
-            items = items[:3] + [fmt.t("inf.more", n=len(items) - 3)]
-        lines.append(fmt.t("inf.conflicts", n=len(conflicts), items="; ".join(items)) if items else fmt.t("inf.none"))
-        return {"text": "\n".join(lines), "structured": _structured(assumptions, trade_offs, rejected, figures)}
-
-    time_note = fmt.t("time_limit", gap=fmt.pct(gap * 100, 4) if gap is not None else fmt.t("na")) \
-        if status == "time_limit" else ""
-
-    if audience == "manager":
-        horizon = fmt.num(float(plan.get("horizon_h") or len(slots) * h), 0)
-        if baseline is None or savings is None:
-            lines.append(fmt.t("mg.unknown", h=horizon, cost=fmt.money(cost)))
-        elif abs(savings) < 0.005:
-            lines.append(fmt.t("mg.even", h=horizon, cost=fmt.money(cost)))
-        elif savings > 0:
-            pct = f" ({fmt.pct(savings_pct)})" if savings_pct is not None else ""
-            lines.append(fmt.t("mg.saves", h=horizon, cost=fmt.money(cost), baseline=fmt.money(baseline),
-                               savings=fmt.money(savings), pct=pct))
-        else:
-            lines.append(fmt.t("mg.loses", h=horizon, cost=fmt.money(cost), extra=fmt.money(-savings),
-                               baseline=fmt.money(baseline), objective=fmt.objective(objective)))
-        if energy_charged is not None and energy_charged > EPS:
-            ch = [(s.flows.get(a.asset_id, (0.0, 0.0, None))[0], _marginal_price(s)) for a in assets for s in slots]
-            dis = [(s.flows.get(a.asset_id, (0.0, 0.0, None))[1], _marginal_price(s)) for a in assets for s in slots]
-            lines.append(fmt.t("mg.flow", charged=fmt.kwh(energy_charged), pc=fmt.price(_weighted(ch)),
-                               discharged=fmt.kwh(energy_discharged), pd=fmt.price(_weighted(dis))))
-        if time_note:
-            lines.append(time_note)
-        return {"text": " ".join(lines), "structured": _structured(assumptions, trade_offs, rejected, figures)}
-
-    # operator
-    lines.append(header)
-    if time_note:
+    horizon = fmt.num(float(view.plan.get("horizon_h") or len(view.slots) * view.h), 0)
+    if baseline is None or savings is None:
+        lines.append(fmt.t("mg.unknown", h=horizon, cost=fmt.money(cost)))
+    elif abs(savings) < 0.005:
+        lines.append(fmt.t("mg.even", h=horizon, cost=fmt.money(cost)))
+    elif savings > 0:
+        pct = f" ({fmt.pct(view.savings_pct)})" if view.savings_pct is not None else ""
+        lines.append(fmt.t("mg.saves", h=horizon, cost=fmt.money(cost), baseline=fmt.money(baseline),
+                           savings=fmt.money(savings), pct=pct))
+    else:
+        lines.append(fmt.t("mg.loses", h=horizon, cost=fmt.money(cost), extra=fmt.money(-savings),
+                           baseline=fmt.money(baseline), objective=fmt.objective(objective)))
+    if view.energy_charged is not None and view.energy_charged > EPS:
+        slots, assets = view.slots, view.assets
+        ch = [(s.flows.get(a.asset_id, (0.0, 0.0, None))[0], _marginal_price(s)) for a in assets for s in slots]
+        dis = [(s.flows.get(a.asset_id, (0.0, 0.0, None))[1], _marginal_price(s)) for a in assets for s in slots]
+        lines.append(fmt.t("mg.flow", charged=fmt.kwh(view.energy_charged), pc=fmt.price(_weighted(ch)),
+                           discharged=fmt.kwh(view.energy_discharged), pd=fmt.price(_weighted(dis))))
+    if time_note := _time_note(view):
         lines.append(time_note)
-    for asset in assets:
-        ranges: list[str] = []
-        i = 0
-        while i < len(slots):
-            c, d, _ = slots[i].flows.get(asset.asset_id, (0.0, 0.0, None))
-            action = _CHARGE if c > EPS else _DISCHARGE if d > EPS else _IDLE
-            j = i
-            powers: list[float] = []
-            while j < len(slots):
-                cj, dj, _ = slots[j].flows.get(asset.asset_id, (0.0, 0.0, None))
-                act_j = _CHARGE if cj > EPS else _DISCHARGE if dj > EPS else _IDLE
-                if act_j != action:
-                    break
-                powers.append(cj if action == _CHARGE else dj)
-                j += 1
-            if action != _IDLE:
-                lo, hi = min(powers), max(powers)
-                power = fmt.kw(hi) if hi - lo < 0.005 else f"{fmt.num(lo)}–{fmt.kw(hi)}"
-                ranges.append(fmt.t(f"op.{action}", range=fmt.span(slots[i].start, slots[j - 1].end), power=power,
-                                    energy=fmt.kwh(sum(powers) * h)))
-            i = j
-        if ranges:
-            lines.append(fmt.t("op.actions", bat=asset.asset_id, actions="; ".join(ranges)))
-        else:
-            lines.append(fmt.t("op.idle", bat=asset.asset_id))
-        socs = [s.flows[asset.asset_id][2] for s in slots if asset.asset_id in s.flows]
-        path = [x for x in socs if x is not None]
-        if path:
-            lines.append(fmt.t("op.soc", bat=asset.asset_id, start=fmt.kwh(asset.soc_initial_kwh),
-                               end=fmt.kwh(path[-1]), low=fmt.kwh(min(path)), high=fmt.kwh(max(path)),
-                               lo=fmt.num(asset.soc_min_kwh), hi=fmt.kwh(asset.soc_max_kwh)))
+    return lines
+
+
+def _operator_lines(view: _View) -> list[str]:
+    """Return the operator's lines: header, each battery's actions and SoC path, grid peaks and energy."""
+    fmt, limits = view.fmt, view.limits
+    lines = [fmt.t("header", plan_id=view.plan_id, objective=fmt.objective(view.objective), steps=len(view.slots),
+                   step=fmt.num(view.step_min, 0), start=fmt.stamp(view.start), end=fmt.stamp(view.end))]
+    if time_note := _time_note(view):
+        lines.append(time_note)
+    for asset in view.assets:
+        lines += _battery_lines(view, asset)
+    peak_slot, peak_import = view.peak_slot, view.peak_import
     if peak_slot is None or peak_import is None:
         pass
     elif peak_import <= EPS:
@@ -719,12 +816,53 @@ def explain(plan: Mapping[str, Any], audience: str, lang: str) -> dict[str, Any]
                            pct=fmt.pct(peak_import / limits[0] * 100, 0), limit=fmt.kw(limits[0])))
     else:
         lines.append(fmt.t("op.peak_nolimit", peak=fmt.kw(peak_import), time=fmt.hm(peak_slot.start)))
-    exports = [(s.export_kw, s) for s in slots if s.export_kw is not None and s.export_kw > EPS]
+    exports = [(s.export_kw, s) for s in view.slots if s.export_kw is not None and s.export_kw > EPS]
     if exports:
         peak_exp, exp_slot = max(exports, key=lambda pair: pair[0])
         lines.append(fmt.t("op.export", peak=fmt.kw(peak_exp), time=fmt.hm(exp_slot.start), limit=fmt.kw(limits[1])))
-    lines.append(fmt.t("op.energy", charged=fmt.kwh(energy_charged), discharged=fmt.kwh(energy_discharged)))
-    return {"text": "\n".join(lines), "structured": _structured(assumptions, trade_offs, rejected, figures)}
+    lines.append(fmt.t("op.energy", charged=fmt.kwh(view.energy_charged), discharged=fmt.kwh(view.energy_discharged)))
+    return lines
+
+
+def _action(slot: _Slot, asset_id: str) -> tuple[str, float]:
+    """Return what a battery does in a slot (charge, discharge or idle) and at what power in kW."""
+    c, d, _ = slot.flows.get(asset_id, (0.0, 0.0, None))
+    if c > EPS:
+        return _CHARGE, c
+    if d > EPS:
+        return _DISCHARGE, d
+    return _IDLE, d
+
+
+def _battery_lines(view: _View, asset: _Asset) -> list[str]:
+    """Return a battery's runs of equal action (time range, power, energy) and its SoC path."""
+    fmt, slots = view.fmt, view.slots
+    ranges: list[str] = []
+    i = 0
+    while i < len(slots):
+        action, _ = _action(slots[i], asset.asset_id)
+        j = i
+        powers: list[float] = []
+        while j < len(slots) and (step := _action(slots[j], asset.asset_id))[0] == action:
+            powers.append(step[1])
+            j += 1
+        if action != _IDLE:
+            lo, hi = min(powers), max(powers)
+            power = fmt.kw(hi) if hi - lo < 0.005 else f"{fmt.num(lo)}–{fmt.kw(hi)}"
+            ranges.append(fmt.t(f"op.{action}", range=fmt.span(slots[i].start, slots[j - 1].end), power=power,
+                                energy=fmt.kwh(sum(powers) * view.h)))
+        i = j
+    if ranges:
+        lines = [fmt.t("op.actions", bat=asset.asset_id, actions="; ".join(ranges))]
+    else:
+        lines = [fmt.t("op.idle", bat=asset.asset_id)]
+    socs = [s.flows[asset.asset_id][2] for s in slots if asset.asset_id in s.flows]
+    path = [x for x in socs if x is not None]
+    if path:
+        lines.append(fmt.t("op.soc", bat=asset.asset_id, start=fmt.kwh(asset.soc_initial_kwh),
+                           end=fmt.kwh(path[-1]), low=fmt.kwh(min(path)), high=fmt.kwh(max(path)),
+                           lo=fmt.num(asset.soc_min_kwh), hi=fmt.kwh(asset.soc_max_kwh)))
+    return lines
 
 
 def _structured(assumptions: list[str], trade_offs: list[str], rejected: list[dict[str, Any]],
