@@ -17,10 +17,10 @@ import numpy as np
 from ..canonical_json import canonical_json, json_safe
 from .catalog import OPTIMIZE_DISPATCH, SOLVER_AC, SOLVER_MILP, STALE_AFTER
 from .contracts import Caller, ToolError, ToolOutput
-from .dispatch import Battery, DispatchProblem, Objective, optimize_dispatch
+from .dispatch import Battery, DispatchProblem, DispatchResult, Objective, Vector, optimize_dispatch
 from .explain import explain
 from .forecast import MAX_HORIZON_H
-from .host import Artifact, TenantHost
+from .host import Artifact, Prices, TenantHost
 from .simulate import EFFICIENCY, STEP, Window, flexibility, parse_actions, simulate
 from .tools_state import Snapshot, asset_powers, check_limits, forecast_target, panel_powers
 from .twin import HOME, PANEL_BUS, Twin
@@ -128,75 +128,36 @@ async def _site_series(host: TenantHost, target: str, measured_kw: float | None,
 
 
 async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """The battery/DER dispatch MILP against day-ahead prices. Infeasible returns
-    the certificate; a time limit returns the best solution with its gap. The plan's actions are signed (HMAC) so
-    ``simulate_action`` can check they were proposed here.
+    """Solve the battery/DER dispatch MILP against day-ahead prices.
+
+    Infeasible returns the certificate; a time limit returns the best solution with its gap. The plan's actions are
+    signed (HMAC) so ``simulate_action`` can check they were proposed here.
     """
     twin = await host.async_twin(HOME)
-    portfolio = data["portfolio"] or [a.asset_id for a in twin.assets.values() if a.kind == "battery"]
+    portfolio = _portfolio(twin, data)
     constraints = data["constraints"]
-    referenced = set(portfolio) | set(constraints.get("terminal_soc_pct", {}))
-    unknown = sorted(a for a in referenced if a not in twin.assets or twin.assets[a].kind != "battery")
-    if unknown:
-        raise ToolError("portfolio_unknown_asset", "not_found", asset_id=unknown[0])
-    if not portfolio:
-        raise ToolError("portfolio_empty")
     prices = host.prices()
     now = host.now()
     start = now.replace(second=0, microsecond=0) - timedelta(minutes=now.minute % 15)
     steps = int(round(data["horizon_h"] * 4))
     if prices is None:
         raise ToolError("prices_missing", start=start.isoformat())
-    offset = int((start - prices.start) / prices.step)
-    imp = prices.import_price[max(offset, 0): offset + steps]
-    exp = prices.export_price[max(offset, 0): offset + steps]
-    if offset < 0 or len(imp) < steps or np.isnan(imp).any() or np.isnan(exp).any():
-        raise ToolError("prices_missing", start=start.isoformat())
+    imp, exp = _price_window(prices, start, steps)
     measured = await host.async_measure(twin, None)
     power, soc = asset_powers(twin, measured)
-    batteries: list[Battery] = []
-    for asset_id in portfolio:
-        limits = twin.assets[asset_id].limits
-        if not {"capacity_kwh", "p_min_kw", "p_max_kw"} <= set(limits) or asset_id not in soc:
-            raise ToolError("asset_state_unknown", asset_id=asset_id)
-        capacity = limits["capacity_kwh"]
-        initial = soc[asset_id] / 100 * capacity
-        terminal = constraints.get("terminal_soc_pct", {}).get(asset_id)
-        lo, hi = limits["soc_min_pct"] / 100 * capacity, limits["soc_max_pct"] / 100 * capacity
-        batteries.append(Battery(asset_id, capacity, lo, hi, limits["p_max_kw"], -limits["p_min_kw"],
-                                 min(max(initial, lo), hi),
-                                 min(max(initial if terminal is None else terminal / 100 * capacity, lo), hi)))
+    batteries = [_battery(twin, asset_id, soc, constraints) for asset_id in portfolio]
     others = sum(v for k, v in power.items() if k not in portfolio and k not in ("grid", "pv", "house"))
     load, load_note = await _site_series(host, "load", power["house"] + others if "house" in power else None, steps,
                                          twin)
     pv, pv_note = await _site_series(host, "pv", -power["pv"] if "pv" in power else None, steps, twin)
-    fuse = twin.assets["main_fuse"].limits["rate_kva"]
-    for key in ("import_limit_kw", "export_limit_kw"):  # the fuse is physical: a plan may only stay below it
-        if constraints.get(key, 0.0) > fuse:
-            raise ToolError("outside_limits", asset_id="main_fuse", p_kw=constraints[key], low=0.0, high=fuse)
-    problem = DispatchProblem(imp, exp, load, pv, tuple(batteries), float(constraints.get("import_limit_kw", fuse)),
-                              float(constraints.get("export_limit_kw", fuse)), 0.25, Objective(data["objective"]))
+    import_limit, export_limit = _grid_limits(twin, constraints)
+    problem = DispatchProblem(imp, exp, load, pv, tuple(batteries), import_limit, export_limit, 0.25,
+                              Objective(data["objective"]))
     result = await host.async_run(lambda: optimize_dispatch(problem, time_limit_s=OPTIMIZE_DISPATCH.timeout_ms / 1000
                                                             * 0.8))
     net = load - pv
     baseline = float(np.sum(np.where(net > 0, imp * net, exp * net)) * 0.25)
-    slots = [start + i * STEP for i in range(steps)]
-    schedule: list[dict[str, Any]] = []
-    actions: list[dict[str, Any]] = []
-    if result.import_kw is not None and result.charge_kw is not None and result.discharge_kw is not None \
-            and result.soc_kwh is not None and result.export_kw is not None:
-        for t, slot in enumerate(slots):
-            schedule.append({
-                "start": slot.isoformat(), "end": (slot + STEP).isoformat(), "import_price": float(imp[t]),
-                "export_price": float(exp[t]), "load_kw": round(float(load[t]), 6), "pv_kw": round(float(pv[t]), 6),
-                "import_kw": round(float(result.import_kw[t]), 6), "export_kw": round(float(result.export_kw[t]), 6),
-                "batteries": {b.name: {"charge_kw": round(float(result.charge_kw[i, t]), 6),
-                                       "discharge_kw": round(float(result.discharge_kw[i, t]), 6),
-                                       "soc_kwh": round(float(result.soc_kwh[i, t]), 6)}
-                              for i, b in enumerate(batteries)},
-            })
-        for i, battery in enumerate(batteries):
-            actions.extend(battery_actions(battery.name, slots, result.charge_kw[i] - result.discharge_kw[i]))
+    schedule, actions = _schedule(problem, result, [start + i * STEP for i in range(steps)])
     plan = {
         "tenant": host.tenant, "created_at": now.isoformat(), "objective": data["objective"],
         "horizon_h": data["horizon_h"], "step_min": 15, "currency": prices.currency, "solver": SOLVER_MILP,
@@ -214,6 +175,76 @@ async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller:
     plan["signature"] = sign(host.secret, actions, artifact.artifact_id)
     sources = [prices.source, *(m.entity_id for m in measured.values())]
     return ToolOutput(plan, sources, SOLVER_MILP)
+
+
+def _portfolio(twin: Twin, data: dict[str, Any]) -> list[str]:
+    """Return the batteries to dispatch (all the twin's when none are named); ToolError for an unknown or none."""
+    portfolio: list[str] = data["portfolio"] or [a.asset_id for a in twin.assets.values() if a.kind == "battery"]
+    referenced = set(portfolio) | set(data["constraints"].get("terminal_soc_pct", {}))
+    unknown = sorted(a for a in referenced if a not in twin.assets or twin.assets[a].kind != "battery")
+    if unknown:
+        raise ToolError("portfolio_unknown_asset", "not_found", asset_id=unknown[0])
+    if not portfolio:
+        raise ToolError("portfolio_empty")
+    return portfolio
+
+
+def _price_window(prices: Prices, start: datetime, steps: int) -> tuple[Vector, Vector]:
+    """Return the import and export prices of ``steps`` quarter hours from ``start``; ToolError when any is unknown."""
+    offset = int((start - prices.start) / prices.step)
+    imp = prices.import_price[max(offset, 0): offset + steps]
+    exp = prices.export_price[max(offset, 0): offset + steps]
+    if offset < 0 or len(imp) < steps or np.isnan(imp).any() or np.isnan(exp).any():
+        raise ToolError("prices_missing", start=start.isoformat())
+    return imp, exp
+
+
+def _battery(twin: Twin, asset_id: str, soc: Mapping[str, float], constraints: Mapping[str, Any]) -> Battery:
+    """Return a battery's limits in kW and kWh, its SoC clamped into its window; ToolError when its state is unknown."""
+    limits = twin.assets[asset_id].limits
+    if not {"capacity_kwh", "p_min_kw", "p_max_kw"} <= set(limits) or asset_id not in soc:
+        raise ToolError("asset_state_unknown", asset_id=asset_id)
+    capacity = limits["capacity_kwh"]
+    initial = soc[asset_id] / 100 * capacity
+    terminal = constraints.get("terminal_soc_pct", {}).get(asset_id)
+    lo, hi = limits["soc_min_pct"] / 100 * capacity, limits["soc_max_pct"] / 100 * capacity
+    return Battery(asset_id, capacity, lo, hi, limits["p_max_kw"], -limits["p_min_kw"],
+                   min(max(initial, lo), hi),
+                   min(max(initial if terminal is None else terminal / 100 * capacity, lo), hi))
+
+
+def _grid_limits(twin: Twin, constraints: Mapping[str, Any]) -> tuple[float, float]:
+    """Return the import and export limits in kW (the fuse's rating by default); ToolError for one above the fuse."""
+    fuse = twin.assets["main_fuse"].limits["rate_kva"]
+    for key in ("import_limit_kw", "export_limit_kw"):  # the fuse is physical: a plan may only stay below it
+        if constraints.get(key, 0.0) > fuse:
+            raise ToolError("outside_limits", asset_id="main_fuse", p_kw=constraints[key], low=0.0, high=fuse)
+    return float(constraints.get("import_limit_kw", fuse)), float(constraints.get("export_limit_kw", fuse))
+
+
+def _schedule(problem: DispatchProblem, result: DispatchResult, slots: list[datetime]
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return the plan's schedule (per slot: prices, site and battery flows) and its signed battery actions."""
+    schedule: list[dict[str, Any]] = []
+    actions: list[dict[str, Any]] = []
+    if result.import_kw is None or result.charge_kw is None or result.discharge_kw is None \
+            or result.soc_kwh is None or result.export_kw is None:
+        return schedule, actions
+    imp, exp, load, pv, batteries = (problem.import_price, problem.export_price, problem.load_kw, problem.pv_kw,
+                                     problem.batteries)
+    for t, slot in enumerate(slots):
+        schedule.append({
+            "start": slot.isoformat(), "end": (slot + STEP).isoformat(), "import_price": float(imp[t]),
+            "export_price": float(exp[t]), "load_kw": round(float(load[t]), 6), "pv_kw": round(float(pv[t]), 6),
+            "import_kw": round(float(result.import_kw[t]), 6), "export_kw": round(float(result.export_kw[t]), 6),
+            "batteries": {b.name: {"charge_kw": round(float(result.charge_kw[i, t]), 6),
+                                   "discharge_kw": round(float(result.discharge_kw[i, t]), 6),
+                                   "soc_kwh": round(float(result.soc_kwh[i, t]), 6)}
+                          for i, b in enumerate(batteries)},
+        })
+    for i, battery in enumerate(batteries):
+        actions.extend(battery_actions(battery.name, slots, result.charge_kw[i] - result.discharge_kw[i]))
+    return schedule, actions
 
 
 def battery_actions(asset_id: str, slots: list[datetime], power: Any) -> list[dict[str, Any]]:
