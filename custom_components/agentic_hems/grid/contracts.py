@@ -165,27 +165,14 @@ async def invoke(
         "type": "tool_call", "actor": caller.actor, "tool": contract.name, "tenant": tenant, "inputs_hash": inputs_hash,
     }
     try:
-        if contract.scope not in caller.scopes:
-            raise ToolError("tool_forbidden", "forbidden", tool=contract.name, scope=contract.scope.value)
-        try:
-            data = contract.schema(dict(inputs))
-        except vol.Invalid as err:
-            raise ToolError("tool_invalid_input", tool=contract.name, error=describe(err)) from err
-        inputs_hash = record["inputs_hash"] = digest(json_safe(data))
-        try:
-            async with asyncio.timeout(contract.timeout_ms / 1000):
-                output = await handler(data, caller)
-        except TimeoutError as err:
-            raise ToolError("tool_timeout", "timeout", tool=contract.name, timeout_ms=contract.timeout_ms) from err
-        missing = [key for key in contract.output_keys if key not in output.data]
-        if missing:
-            raise ToolError("tool_failed", "failed", tool=contract.name, error=f"missing outputs {missing}")
+        output = await _checked_call(contract, handler, inputs, caller, record)
     except ToolError as err:
         record |= {"outputs_hash": None, "decision": f"{err.status}:{err.key}"}
         await generate_audit_record(audit, record)
         LOGGER.info("tool=%s actor=%s tenant=%s outcome=%s key=%s", contract.name, caller.actor, tenant, err.status,
                     err.key)
         raise
+    inputs_hash = record["inputs_hash"]
     latency_ms = round((time.monotonic() - started) * 1000, 3)
     result = json_safe(output.data)
     sources = sorted(set(output.sources))
@@ -205,3 +192,29 @@ async def invoke(
     LOGGER.info("tool=%s actor=%s tenant=%s outcome=ok latency_ms=%s sources=%s", contract.name, caller.actor, tenant,
                 latency_ms, ",".join(sources))
     return {**result, "provenance": provenance}
+
+
+async def _checked_call(
+    contract: ToolContract, handler: Handler, inputs: Mapping[str, Any], caller: Caller, record: dict[str, Any]
+) -> ToolOutput:
+    """Check scope and inputs, run ``handler`` within the contract's time and check that every output is there.
+
+    Sets ``record["inputs_hash"]`` to the digest of the validated inputs. Raises ToolError ``tool_forbidden``,
+    ``tool_invalid_input``, ``tool_timeout``, ``tool_failed`` (an output missing) or the handler's own.
+    """
+    if contract.scope not in caller.scopes:
+        raise ToolError("tool_forbidden", "forbidden", tool=contract.name, scope=contract.scope.value)
+    try:
+        data = contract.schema(dict(inputs))
+    except vol.Invalid as err:
+        raise ToolError("tool_invalid_input", tool=contract.name, error=describe(err)) from err
+    record["inputs_hash"] = digest(json_safe(data))
+    try:
+        async with asyncio.timeout(contract.timeout_ms / 1000):
+            output = await handler(data, caller)
+    except TimeoutError as err:
+        raise ToolError("tool_timeout", "timeout", tool=contract.name, timeout_ms=contract.timeout_ms) from err
+    missing = [key for key in contract.output_keys if key not in output.data]
+    if missing:
+        raise ToolError("tool_failed", "failed", tool=contract.name, error=f"missing outputs {missing}")
+    return output
