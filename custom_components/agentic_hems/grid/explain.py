@@ -43,18 +43,18 @@ _M: dict[str, tuple[str, str]] = {
     "status.infeasible": ("infeasible", "nicht lösbar"),
     "header": ("Plan {plan_id} ({objective}, {steps} steps of {step} min, {start} to {end}).",
                "Plan {plan_id} ({objective}, {steps} Schritte zu je {step} min, {start} bis {end})."),
-    "time_limit": ("The solver stopped at its time limit: this is the best plan found, not proven optimal "
-                   "(relative gap {gap}).",
-                   "Der Solver hat sein Zeitlimit erreicht: Das ist der beste gefundene Plan, seine Optimalität ist "
-                   "nicht bewiesen (relative Lücke {gap})."),
+    "time_limit": (("The solver stopped at its time limit: this is the best plan found, not proven optimal "
+                   "(relative gap {gap})."),
+                   ("Der Solver hat sein Zeitlimit erreicht: Das ist der beste gefundene Plan, seine Optimalität ist "
+                   "nicht bewiesen (relative Lücke {gap}).")),
     # operator
     "op.charge": ("charge {range} UTC at {power} ({energy})", "Laden {range} UTC mit {power} ({energy})"),
     "op.discharge": ("discharge {range} UTC at {power} ({energy})", "Entladen {range} UTC mit {power} ({energy})"),
     "op.actions": ("{bat}: {actions}; idle otherwise.", "{bat}: {actions}; sonst Leerlauf."),
     "op.idle": ("{bat}: idle over the whole horizon.", "{bat}: im gesamten Zeitraum im Leerlauf."),
     "op.soc": ("{bat} SoC: {start} at the start, {end} at the end, lowest {low}, highest {high} (limits {lo}–{hi}).",
-               "{bat} Ladezustand: {start} zu Beginn, {end} am Ende, niedrigster {low}, höchster {high} "
-               "(Grenzen {lo}–{hi})."),
+               ("{bat} Ladezustand: {start} zu Beginn, {end} am Ende, niedrigster {low}, höchster {high} "
+               "(Grenzen {lo}–{hi}).")),
     "op.peak": ("Peak grid import {peak} at {time} UTC, {pct} of the {limit} import limit.",
                 "Höchster Netzbezug {peak} um {time} UTC, {pct} der Bezugsgrenze von {limit}."),
     "op.peak_nolimit": ("Peak grid import {peak} at {time} UTC (no import limit given).",
@@ -65,39 +65,39 @@ _M: dict[str, tuple[str, str]] = {
     "op.energy": ("Energy charged {charged}, discharged {discharged}.",
                   "Geladene Energie {charged}, entladene Energie {discharged}."),
     # manager
-    "mg.saves": ("Over the {h} h horizon the plan's net electricity cost is {cost}, against {baseline} with the "
-                 "battery idle: savings of {savings}{pct}.",
-                 "Im Planungszeitraum von {h} h betragen die Netto-Stromkosten mit diesem Plan {cost} statt "
-                 "{baseline} ohne Batterieeinsatz: Ersparnis {savings}{pct}."),
-    "mg.even": ("Over the {h} h horizon the plan's net electricity cost is {cost}, the same as with the battery "
-                "idle: no savings.",
-                "Im Planungszeitraum von {h} h betragen die Netto-Stromkosten mit diesem Plan {cost}, genauso viel "
-                "wie ohne Batterieeinsatz: keine Ersparnis."),
-    "mg.loses": ("Over the {h} h horizon the plan's net electricity cost is {cost}, {extra} more than the {baseline} "
-                 "with the battery idle, because its objective is {objective}, not cost.",
-                 "Im Planungszeitraum von {h} h betragen die Netto-Stromkosten mit diesem Plan {cost}, {extra} mehr "
-                 "als die {baseline} ohne Batterieeinsatz, weil das Ziel „{objective}“ ist, nicht die Kosten."),
-    "mg.unknown": ("Over the {h} h horizon the plan's net electricity cost is {cost}; savings cannot be stated "
-                   "because the idle-battery baseline is missing.",
-                   "Im Planungszeitraum von {h} h betragen die Netto-Stromkosten mit diesem Plan {cost}; eine "
-                   "Ersparnis lässt sich nicht angeben, weil der Vergleichswert ohne Batterieeinsatz fehlt."),
+    "mg.saves": (("Over the {h} h horizon the plan's net electricity cost is {cost}, against {baseline} with the "
+                 "battery idle: savings of {savings}{pct}."),
+                 ("Im Planungszeitraum von {h} h betragen die Netto-Stromkosten mit diesem Plan {cost} statt "
+                 "{baseline} ohne Batterieeinsatz: Ersparnis {savings}{pct}.")),
+    "mg.even": (("Over the {h} h horizon the plan's net electricity cost is {cost}, the same as with the battery "
+                "idle: no savings."),
+                ("Im Planungszeitraum von {h} h betragen die Netto-Stromkosten mit diesem Plan {cost}, genauso viel "
+                "wie ohne Batterieeinsatz: keine Ersparnis.")),
+    "mg.loses": (("Over the {h} h horizon the plan's net electricity cost is {cost}, {extra} more than the {baseline} "
+                 "with the battery idle, because its objective is {objective}, not cost."),
+                 ("Im Planungszeitraum von {h} h betragen die Netto-Stromkosten mit diesem Plan {cost}, {extra} mehr "
+                 "als die {baseline} ohne Batterieeinsatz, weil das Ziel „{objective}“ ist, nicht die Kosten.")),
+    "mg.unknown": (("Over the {h} h horizon the plan's net electricity cost is {cost}; savings cannot be stated "
+                   "because the idle-battery baseline is missing."),
+                   ("Im Planungszeitraum von {h} h betragen die Netto-Stromkosten mit diesem Plan {cost}; eine "
+                   "Ersparnis lässt sich nicht angeben, weil der Vergleichswert ohne Batterieeinsatz fehlt.")),
     "mg.flow": ("The battery charges {charged} at {pc} on average and returns {discharged} at {pd}.",
                 "Die Batterie lädt {charged} zu durchschnittlich {pc} und gibt {discharged} zu {pd} wieder ab."),
     # auditor
     "au.id": ("Plan {plan_id}, created {created}, tenant {tenant}.",
               "Plan {plan_id}, erstellt {created}, Mandant {tenant}."),
     "au.solver": ("Solver {solver}, status {status}, relative gap {gap}, objective {objective} with value {value}.",
-                  "Solver {solver}, Status {status}, relative Optimalitätslücke {gap}, Ziel {objective} mit "
-                  "Zielfunktionswert {value}."),
-    "au.cost": ("Cost {cost}; baseline with every battery idle {baseline} ({source}); cost recomputed from the "
-                "schedule {recomputed} ({check}).",
-                "Kosten {cost}; Vergleichswert mit allen Batterien im Leerlauf {baseline} ({source}); aus dem "
-                "Fahrplan nachgerechnete Kosten {recomputed} ({check})."),
+                  ("Solver {solver}, Status {status}, relative Optimalitätslücke {gap}, Ziel {objective} mit "
+                  "Zielfunktionswert {value}.")),
+    "au.cost": (("Cost {cost}; baseline with every battery idle {baseline} ({source}); cost recomputed from the "
+                "schedule {recomputed} ({check})."),
+                ("Kosten {cost}; Vergleichswert mit allen Batterien im Leerlauf {baseline} ({source}); aus dem "
+                "Fahrplan nachgerechnete Kosten {recomputed} ({check}).")),
     "au.matches": ("matches", "stimmt überein"),
     "au.differs": ("differs by {diff}", "weicht um {diff} ab"),
     "au.constraints": ("Constraints: import limit {imp}, export limit {exp}; peak import {peak}.",
-                       "Nebenbedingungen: Netzbezug höchstens {imp}, Einspeisung höchstens {exp}; höchster "
-                       "Netzbezug {peak}."),
+                       ("Nebenbedingungen: Netzbezug höchstens {imp}, Einspeisung höchstens {exp}; höchster "
+                       "Netzbezug {peak}.")),
     "au.assumptions": ("Assumptions: {items}.", "Annahmen: {items}."),
     "au.schedule": ("Schedule: {steps} steps of {step} min from {start} to {end}; all times UTC.",
                     "Fahrplan: {steps} Schritte zu je {step} min von {start} bis {end}; alle Zeiten in UTC."),
@@ -105,19 +105,19 @@ _M: dict[str, tuple[str, str]] = {
     "src.schedule": ("recomputed from the schedule", "aus dem Fahrplan nachgerechnet"),
     # infeasible
     "inf.header": ("Plan {plan_id} is infeasible: no schedule meets all constraints, so nothing can be authorized.",
-                   "Plan {plan_id} ist nicht lösbar: Kein Fahrplan erfüllt alle Nebenbedingungen, daher kann nichts "
-                   "freigegeben werden."),
+                   ("Plan {plan_id} ist nicht lösbar: Kein Fahrplan erfüllt alle Nebenbedingungen, daher kann nichts "
+                   "freigegeben werden.")),
     "inf.conflicts": ("Conflicts ({n}): {items}.", "Konflikte ({n}): {items}."),
     "inf.more": ("and {n} more", "und {n} weitere"),
-    "inf.none": ("The solver named no conflicting constraint.", "Der Solver hat keine widersprüchliche "
-                 "Nebenbedingung benannt."),
+    "inf.none": ("The solver named no conflicting constraint.", ("Der Solver hat keine widersprüchliche "
+                 "Nebenbedingung benannt.")),
     "step": ("step {step}", "Schritt {step}"),
     "step_time": ("step {step} ({range} UTC)", "Schritt {step} ({range} UTC)"),
     "c.missing": ("site balance at {where}: {x} missing, the import limit and the batteries cannot cover the load",
                   "Leistungsbilanz in {where}: {x} fehlen, Bezugsgrenze und Batterien können die Last nicht decken"),
     "c.excess": ("site balance at {where}: {x} in excess, the export limit and the batteries cannot absorb the PV",
-                 "Leistungsbilanz in {where}: {x} Überschuss, Einspeisegrenze und Batterien können die PV-Erzeugung "
-                 "nicht aufnehmen"),
+                 ("Leistungsbilanz in {where}: {x} Überschuss, Einspeisegrenze und Batterien können die PV-Erzeugung "
+                 "nicht aufnehmen")),
     "c.terminal": ("terminal SoC of {bat}: {x} short of the target", "End-Ladezustand von {bat}: {x} unter dem Ziel"),
     "c.other": ("{constraint}{where}: {detail}", "Nebenbedingung {constraint}{where}: {detail}"),
     # assumptions
@@ -127,41 +127,41 @@ _M: dict[str, tuple[str, str]] = {
     "as.other": ("{k}: {v}", "{k}: {v}"),
     "as.limits": ("grid import limit {imp}, export limit {exp}",
                   "Netzbezug höchstens {imp}, Einspeisung höchstens {exp}"),
-    "as.battery": ("{bat}: capacity {cap}, SoC {lo}–{hi}, charge up to {pc}, discharge up to {pd}, start {start}, "
-                   "end at least {term}, charge/discharge efficiency {ec}/{ed}{assumed}",
-                   "{bat}: Kapazität {cap}, Ladezustand {lo}–{hi}, Laden bis {pc}, Entladen bis {pd}, "
+    "as.battery": (("{bat}: capacity {cap}, SoC {lo}–{hi}, charge up to {pc}, discharge up to {pd}, start {start}, "
+                   "end at least {term}, charge/discharge efficiency {ec}/{ed}{assumed}"),
+                   ("{bat}: Kapazität {cap}, Ladezustand {lo}–{hi}, Laden bis {pc}, Entladen bis {pd}, "
                    "Start {start}, "
-                   "Ende mindestens {term}, Lade-/Entladewirkungsgrad {ec}/{ed}{assumed}"),
-    "as.eff_assumed": (" (efficiency assumed, the asset gives none)", " (Wirkungsgrad angenommen, die Anlage nennt "
-                       "keinen)"),
+                   "Ende mindestens {term}, Lade-/Entladewirkungsgrad {ec}/{ed}{assumed}")),
+    "as.eff_assumed": (" (efficiency assumed, the asset gives none)", (" (Wirkungsgrad angenommen, die Anlage nennt "
+                       "keinen)")),
     "as.steps": ("prices, load and PV constant within each {step}-min step; times in UTC",
                  "Preise, Last und PV innerhalb jedes {step}-min-Schritts konstant; Zeiten in UTC"),
     # trade-offs
-    "to.cycle": ("{bat}: a stored kWh comes back at {rt} (round-trip efficiency), so discharging pays only above "
+    "to.cycle": (("{bat}: a stored kWh comes back at {rt} (round-trip efficiency), so discharging pays only above "
                  "{breakeven} after charging at {pc}; the plan charges {charged} at {pc} and discharges {discharged} "
-                 "at {pd} on average, losing {loss} to efficiency",
-                 "{bat}: Von einer gespeicherten kWh kommen {rt} zurück (Speicherwirkungsgrad), daher lohnt sich "
+                 "at {pd} on average, losing {loss} to efficiency"),
+                 ("{bat}: Von einer gespeicherten kWh kommen {rt} zurück (Speicherwirkungsgrad), daher lohnt sich "
                  "Entladen erst über {breakeven}, wenn zu {pc} geladen wurde; der Plan lädt {charged} zu "
-                 "durchschnittlich {pc} und entlädt {discharged} zu {pd}, Verlust {loss}"),
+                 "durchschnittlich {pc} und entlädt {discharged} zu {pd}, Verlust {loss}")),
     "to.idle": ("{bat} stays idle: the solver found no use for it that beats its round-trip losses (efficiency {rt})",
-                "{bat} bleibt im Leerlauf: Der Solver fand keinen Einsatz, der die Speicherverluste (Wirkungsgrad "
-                "{rt}) aufwiegt"),
-    "to.terminal": ("{bat} ends at {end} (target at least {term}, start {start}): energy kept for after the horizon "
-                    "is neither sold nor used within it",
-                    "{bat} endet bei {end} (Ziel mindestens {term}, Start {start}): Energie, die für die Zeit nach "
-                    "dem Planungszeitraum zurückbehalten wird, wird darin weder verkauft noch genutzt"),
-    "to.cost": ("the objective is cost alone: import peaks are bounded only by the import limit, and self-consumption "
-                "counts only through prices",
-                "Ziel sind allein die Kosten: Bezugsspitzen begrenzt nur die Bezugsgrenze, Eigenverbrauch zählt nur "
-                "über die Preise"),
-    "to.self_consumption": ("the objective is the least imported energy; cost only breaks ties, so the plan may cost "
-                            "more than the cheapest one",
-                            "Ziel ist der geringste Netzbezug; die Kosten entscheiden nur bei Gleichstand, daher kann "
-                            "der Plan teurer sein als der günstigste"),
-    "to.peak_shaving": ("the objective is the lowest import peak; cost only breaks ties, so the plan may cost more "
-                        "than the cheapest one",
-                        "Ziel ist die geringste Bezugsspitze; die Kosten entscheiden nur bei Gleichstand, daher kann "
-                        "der Plan teurer sein als der günstigste"),
+                ("{bat} bleibt im Leerlauf: Der Solver fand keinen Einsatz, der die Speicherverluste (Wirkungsgrad "
+                "{rt}) aufwiegt")),
+    "to.terminal": (("{bat} ends at {end} (target at least {term}, start {start}): energy kept for after the horizon "
+                    "is neither sold nor used within it"),
+                    ("{bat} endet bei {end} (Ziel mindestens {term}, Start {start}): Energie, die für die Zeit nach "
+                    "dem Planungszeitraum zurückbehalten wird, wird darin weder verkauft noch genutzt")),
+    "to.cost": (("the objective is cost alone: import peaks are bounded only by the import limit, and self-consumption "
+                "counts only through prices"),
+                ("Ziel sind allein die Kosten: Bezugsspitzen begrenzt nur die Bezugsgrenze, Eigenverbrauch zählt nur "
+                "über die Preise")),
+    "to.self_consumption": (("the objective is the least imported energy; cost only breaks ties, so the plan may cost "
+                            "more than the cheapest one"),
+                            ("Ziel ist der geringste Netzbezug; die Kosten entscheiden nur bei Gleichstand, daher kann "
+                            "der Plan teurer sein als der günstigste")),
+    "to.peak_shaving": (("the objective is the lowest import peak; cost only breaks ties, so the plan may cost more "
+                        "than the cheapest one"),
+                        ("Ziel ist die geringste Bezugsspitze; die Kosten entscheiden nur bei Gleichstand, daher kann "
+                        "der Plan teurer sein als der günstigste")),
     "to.wear": ("battery wear is not priced: cycling counts as free",
                 "Batterieverschleiß ist nicht eingepreist: Zyklen gelten als kostenlos"),
     # rejected alternatives
@@ -169,10 +169,10 @@ _M: dict[str, tuple[str, str]] = {
     "alt.charge_immediately": ("charge immediately", "sofort laden"),
     "alt.idle.what": ("Leaving every battery idle costs {cost} ({source})",
                       "Alle Batterien im Leerlauf kosten {cost} ({source})"),
-    "alt.charge.what": ("Charging every battery at full power from the first step until it is full, then idling "
-                        "(charge efficiency {eff}), costs {cost}",
-                        "Alle Batterien ab dem ersten Schritt mit voller Leistung bis zum Maximum laden, danach "
-                        "Leerlauf (Ladewirkungsgrad {eff}), kostet {cost}"),
+    "alt.charge.what": (("Charging every battery at full power from the first step until it is full, then idling "
+                        "(charge efficiency {eff}), costs {cost}"),
+                        ("Alle Batterien ab dem ersten Schritt mit voller Leistung bis zum Maximum laden, danach "
+                        "Leerlauf (Ladewirkungsgrad {eff}), kostet {cost}")),
     "alt.more": ("{delta} more than the plan", "{delta} mehr als der Plan"),
     "alt.less": ("{delta} less than the plan, whose objective is {objective}, not cost",
                  "{delta} weniger als der Plan, dessen Ziel „{objective}“ ist, nicht die Kosten"),

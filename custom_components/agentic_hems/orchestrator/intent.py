@@ -78,10 +78,10 @@ _OFF = frozenset({"turn_off", "stop", "close", "lock"})
 
 # action -> patterns in a clause (English and German).
 VERBS: dict[str, tuple[str, ...]] = {
-    "turn_on": (r"\b(turn|switch|put)\b.*\bon\b", r"\b(turn|switch|put)\s+on\b", r"\b(schalte|schalt|mach|mache)\b.*"
-                r"\b(an|ein)\b", r"\b(einschalten|anschalten|anmachen)\b"),
-    "turn_off": (r"\b(turn|switch|put)\b.*\boff\b", r"\b(turn|switch|put)\s+off\b", r"\b(schalte|schalt|mach|mache)\b"
-                 r".*\baus\b", r"\b(ausschalten|ausmachen|abschalten)\b"),
+    "turn_on": (r"\b(turn|switch|put)\b.*\bon\b", r"\b(turn|switch|put)\s+on\b", (r"\b(schalte|schalt|mach|mache)\b.*"
+                r"\b(an|ein)\b"), r"\b(einschalten|anschalten|anmachen)\b"),
+    "turn_off": (r"\b(turn|switch|put)\b.*\boff\b", r"\b(turn|switch|put)\s+off\b", (r"\b(schalte|schalt|mach|mache)\b"
+                 r".*\baus\b"), r"\b(ausschalten|ausmachen|abschalten)\b"),
     "set_brightness": (r"\b(dim|dimm|dimme|brighten|brightness|helligkeit)\b", r"\d+\s*(%|percent|prozent)"),
     "set_temperature": (r"\b(temperature|temperatur|warmer|cooler|wärmer|kühler)\b",
                         r"\d+(?:[.,]\d+)?\s*(°|degrees?|grad)"),

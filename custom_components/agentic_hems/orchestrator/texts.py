@@ -41,8 +41,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "plan.not_planned": ("{appliance}: not planned{why}.", "{appliance}: nicht geplant{why}."),
     "refusal": ("{what}: refused{why}.", "{what}: abgelehnt{why}."),
     "authorization.pending": ("request_authorization: request {request_id} waits for an administrator to approve it.",
-                              "request_authorization: Anfrage {request_id} wartet auf die Freigabe durch einen "
-                              "Administrator."),
+                              ("request_authorization: Anfrage {request_id} wartet auf die Freigabe durch einen "
+                              "Administrator.")),
     "authorization.denied": ("request_authorization: request {request_id} was denied{why}.",
                              "request_authorization: Anfrage {request_id} wurde abgelehnt{why}."),
     "nothing_done": ("Nothing was done.", "Es wurde nichts ausgeführt."),
@@ -60,9 +60,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     "offline.nothing": ("Nothing to do.", "Nichts zu tun."),
     "out_of_scope": (
         OUT_OF_SCOPE_MESSAGE,
-        "Ich kann nur bei Aufgaben des Energiemanagements im Haus helfen, etwa beim Planen von Geräten\n"
+        ("Ich kann nur bei Aufgaben des Energiemanagements im Haus helfen, etwa beim Planen von Geräten\n"
         "(Waschmaschine, Geschirrspüler, E-Auto, Wärmepumpe) und beim Optimieren des Energieverbrauchs.\n"
-        "Frag mich nach der Planung deiner flexiblen Lasten oder nach den Strompreisen.",
+        "Frag mich nach der Planung deiner flexiblen Lasten oder nach den Strompreisen."),
     ),
 }
 

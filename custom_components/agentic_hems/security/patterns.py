@@ -162,10 +162,10 @@ _PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (TEMPLATE_INJECTION, r"\{\{|\{%|\{#|\}\}|%\}", ()),  # any Jinja delimiter (HA templates)
     (
         SERVICE_SMUGGLING,
-        r"\b(shell_command|python_script|rest_command|pyscript|hassio|homeassistant\.(stop|restart|reload\w*))\b"
+        (r"\b(shell_command|python_script|rest_command|pyscript|hassio|homeassistant\.(stop|restart|reload\w*))\b"
         r"|\bservice\s*:|\baction\s*:\s*\w+\.\w+|\bentity_id\s*:"
         r"|\b(lock|cover|switch|light|climate|alarm_control_panel|valve|fan|script|automation|input_boolean|button)\."
-        r"(open|close|unlock|lock|turn_on|turn_off|toggle|press|trigger|set_\w+|alarm_\w+|stop)\w*\b",
+        r"(open|close|unlock|lock|turn_on|turn_off|toggle|press|trigger|set_\w+|alarm_\w+|stop)\w*\b"),
         (),
     ),
     # the orchestrator's own action format smuggled into a request
