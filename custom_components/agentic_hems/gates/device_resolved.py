@@ -190,7 +190,7 @@ def resolve(
 
 
 def normalize(candidate: ModelCandidate, entity: EntityInfo, *, appliance: bool, source_agent: str) -> NormalizedCommand:
-    """The trusted command for ``entity``; the risk level comes from ``tables.risk_level``."""
+    """Return the trusted command for ``entity``; the risk level comes from ``tables.risk_level``."""
     return NormalizedCommand(
         intent=candidate.intent,
         entity_id=entity.entity_id,

@@ -42,7 +42,7 @@ class Actuator(Protocol):
         ...
 
     async def async_wait_for(self, entity_id: str, expected: Mapping[str, Any], timeout_s: float) -> StateInfo | None:
-        """The first state of ``entity_id`` (current or coming) that :func:`state_matches` ``expected``, or None
+        """Return the first state of ``entity_id`` (current or coming) that :func:`state_matches` ``expected``, or None
         after ``timeout_s`` seconds.
         """
         ...
@@ -57,7 +57,7 @@ def _close(actual: Any, wanted: Any) -> bool:
 
 
 def state_matches(expected: Mapping[str, Any], state: StateInfo | None) -> bool:
-    """True when ``state`` shows ``expected`` (``tables.expected_state``'s forms); False for ``{}`` or no state."""
+    """Return True when ``state`` shows ``expected`` (``tables.expected_state``'s forms); False for ``{}`` or no state."""
     if state is None or not expected:
         return False
     if "states" in expected and state.state not in expected["states"]:

@@ -40,7 +40,7 @@ def ttl_for(risk: int) -> timedelta:
 
 
 def check(state: StateInfo | None, risk: int, now: datetime, *, refreshed_at: datetime | None = None) -> tuple[bool, str, dict[str, Any]]:
-    """(passed, reason, evidence) for ``state`` at ``now`` (aware UTC).
+    """Return (passed, reason, evidence) for ``state`` at ``now`` (aware UTC).
 
     Evidence: ``state``, ``last_updated``, ``last_reported``, ``age_s`` (seconds, a future stamp counts as 0),
     ``ttl_s``, ``risk_level``, ``refreshed_at``.

@@ -293,7 +293,7 @@ class SetpointAuthority(Protocol):
     """Who says which entities are grid setpoints and whether a :class:`GridGrant` is good (the grid toolkit)."""
 
     def reserved(self) -> frozenset[str]:
-        """The entity_ids only an approved authorization request may set."""
+        """Return the entity_ids only an approved authorization request may set."""
 
     def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
         """None when ``grant`` is an approved request whose current slot (at ``now``) sets ``entity_id`` to

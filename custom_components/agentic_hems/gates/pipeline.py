@@ -59,7 +59,7 @@ def make_context(
     grant: GridGrant | None = None,
     read_request: RequestReader | None = None,
 ) -> GateContext:
-    """A fresh :class:`GateContext`; ``trace_id`` defaults to a new uuid4 hex string."""
+    """Return a fresh :class:`GateContext`; ``trace_id`` defaults to a new uuid4 hex string."""
     return GateContext(
         trace_id=trace_id or uuid.uuid4().hex,
         source_agent=source_agent,

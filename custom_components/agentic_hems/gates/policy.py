@@ -67,7 +67,7 @@ _SAME_ACTION = {"start": "turn_on", "stop": "turn_off"}
 
 
 def same_action(action: str) -> str:
-    """The action ``action`` counts as in intent binding (``start`` is ``turn_on``, ``stop`` is ``turn_off``)."""
+    """Return the action ``action`` counts as in intent binding (``start`` is ``turn_on``, ``stop`` is ``turn_off``)."""
     return _SAME_ACTION.get(action, action)
 
 

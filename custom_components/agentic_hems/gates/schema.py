@@ -58,7 +58,7 @@ CANDIDATE_SCHEMA = closed(
 
 
 def expected_schema() -> dict[str, Any]:
-    """A JSON-safe description of the accepted shape, returned to callers on failure."""
+    """Return a JSON-safe description of the accepted shape, returned to callers on failure."""
     return {
         "keys": ["intent", "room", "device_alias", "device_type", "params"],
         "required": ["intent", "room or device_alias"],

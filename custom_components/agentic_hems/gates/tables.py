@@ -103,7 +103,7 @@ def risk_level(domain: str, device_class: str | None, *, appliance: bool = False
 
 
 def service_for(domain: str, intent: str, *, appliance: bool = False) -> str | None:
-    """The HA service in ``domain`` that carries out ``intent``, or None.
+    """Return the HA service in ``domain`` that carries out ``intent``, or None.
 
     ``start``/``stop`` on a planned appliance's entity are its ``turn_on``/``turn_off`` (when the domain has them).
     """
@@ -123,7 +123,7 @@ def service_data(intent: str, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def expected_state(domain: str, service: str, data: Mapping[str, Any]) -> dict[str, Any]:
-    """What the entity should show once ``domain.service`` with ``data`` took effect (JSON-safe).
+    """Return what the entity should show once ``domain.service`` with ``data`` took effect (JSON-safe).
 
     ``{"states": [...]}`` (any of them), ``{"attributes": {name: value}}`` (climate ``set_temperature``),
     ``{"numeric_state": value}`` (number/input_number ``set_value``), or ``{}`` when nothing is observable (a
@@ -161,7 +161,7 @@ class PolicyRule:
     source: str = "default"
 
     def matches(self, operation: str, device_type: str, risk: int) -> bool:
-        """True when this rule applies."""
+        """Return True when this rule applies."""
         return (
             self.operation in ("*", operation)
             and self.device_type in ("*", device_type)

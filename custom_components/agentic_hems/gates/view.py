@@ -87,7 +87,7 @@ class HaView(Protocol):
         ...
 
     def entity(self, entity_id: str) -> EntityInfo | None:
-        """The entity's record, or None when unknown."""
+        """Return the entity's record, or None when unknown."""
         ...
 
     def areas(self) -> Iterable[AreaInfo]:
@@ -95,7 +95,7 @@ class HaView(Protocol):
         ...
 
     def state(self, entity_id: str) -> StateInfo | None:
-        """The current state, or None."""
+        """Return the current state, or None."""
         ...
 
     def has_service(self, domain: str, service: str) -> bool:
@@ -107,9 +107,9 @@ class HaView(Protocol):
         ...
 
     def own_entity_ids(self) -> frozenset[str]:
-        """This integration's own entities: never resolution candidates."""
+        """Return this integration's own entities: never resolution candidates."""
         ...
 
     def appliance_entity_ids(self) -> frozenset[str]:
-        """The controlled entities named in appliance subentries."""
+        """Return the controlled entities named in appliance subentries."""
         ...

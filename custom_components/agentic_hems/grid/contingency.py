@@ -66,7 +66,7 @@ class ContingencyResult:
 
 
 def islands(network: Network) -> int:
-    """Connected components of the buses over the branches in service."""
+    """Return connected components of the buses over the branches in service."""
     on = network.branch[:, BR_STATUS] > 0
     f = network.rows(network.branch[on, F_BUS])
     t = network.rows(network.branch[on, T_BUS])
@@ -76,7 +76,7 @@ def islands(network: Network) -> int:
 
 
 def loading(network: Network, result: PowerFlowResult) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """(loading in % of RATE_A per branch (NaN where unrated or out of service), the rated mask)."""
+    """Return (loading in % of RATE_A per branch (NaN where unrated or out of service), the rated mask)."""
     rate = network.branch[:, RATE_A]
     rated = (rate > 0) & (network.branch[:, BR_STATUS] > 0)
     flow = np.maximum(np.hypot(result.pf_mw, result.qf_mvar), np.hypot(result.pt_mw, result.qt_mvar))

@@ -313,7 +313,7 @@ class _Fmt:
 
 
 def _assets(plan: Mapping[str, Any], schedule: Sequence[Mapping[str, Any]]) -> list[_Asset]:
-    """The plan's batteries in their order, then any battery that only the schedule names (sorted)."""
+    """Return the plan's batteries in their order, then any battery that only the schedule names (sorted)."""
     out: list[_Asset] = []
     for raw in plan.get("assets") or []:
         given = "charge_efficiency" in raw or "discharge_efficiency" in raw
@@ -365,7 +365,7 @@ def _step_min(plan: Mapping[str, Any], schedule: Sequence[Mapping[str, Any]]) ->
 
 
 def _marginal_price(slot: _Slot) -> float:
-    """What one more kWh is worth in a slot: the export price while the site exports, else the import price."""
+    """Return what one more kWh is worth in a slot: the export price while the site exports, else the import price."""
     return slot.export_price if (slot.export_kw or 0.0) > EPS else slot.import_price
 
 

@@ -190,7 +190,7 @@ def _profile_ready(history: Vector, slot0: int, per_day: int) -> bool:
 
 
 def _persistence(history: Vector, horizon: int, qs: Vector) -> Vector:
-    """Persistence quantiles, shape ``(len(qs), horizon)``: the last finite value plus the empirical quantiles of the
+    """Return persistence quantiles, shape ``(len(qs), horizon)``: the last finite value plus the empirical quantiles of the
     changes at each lead (leads counted from that value's step; the forecast starts right after the history).
     """
     finite = np.flatnonzero(np.isfinite(history))

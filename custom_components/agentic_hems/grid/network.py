@@ -84,7 +84,7 @@ class Network:
         return np.array([self.index[int(i)] for i in ids], dtype=np.int64)
 
     def copy(self) -> Network:
-        """An independent copy (for outages and modifications)."""
+        """Return an independent copy (for outages and modifications)."""
         return Network(self.base_mva, self.bus.copy(), self.gen.copy(), self.branch.copy(), self.name)
 
 
@@ -129,7 +129,7 @@ def _from_json(data: dict[str, Any]) -> Network:
 
 
 def load_matpower(source: str | Path) -> Network:
-    """A network from MATPOWER version 2 case text, its JSON form, or a path to either (``.m`` or ``.json``).
+    """Return a network from MATPOWER version 2 case text, its JSON form, or a path to either (``.m`` or ``.json``).
 
     Raises:
         NetworkError: unreadable or inconsistent case data.
@@ -151,5 +151,5 @@ def load_matpower(source: str | Path) -> Network:
 
 
 def table(matrix: Matrix) -> list[list[float]]:
-    """A MATPOWER matrix as rows of floats (for building JSON and assets)."""
+    """Return a MATPOWER matrix as rows of floats (for building JSON and assets)."""
     return [[float(value) for value in row] for row in matrix]

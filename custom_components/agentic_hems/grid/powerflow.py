@@ -171,7 +171,7 @@ class _Jacobian:
         )
 
     def at(self, v: NDArray[np.complex128], ibus: NDArray[np.complex128]) -> sp.csc_matrix:
-        """The Jacobian at voltages ``v`` with bus currents ``ibus``."""
+        """Return the Jacobian at voltages ``v`` with bus currents ``ibus``."""
         vr, yv = v[self.rows], self.y * v[self.cols]
         dva = -1j * vr * np.conj(yv)
         dvm = vr * np.conj(yv / np.abs(v[self.cols]))

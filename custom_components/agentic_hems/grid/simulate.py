@@ -82,7 +82,7 @@ def parse_actions(actions: Sequence[Mapping[str, Any]]) -> list[PowerChange]:
 
 
 def aware_time(value: Any) -> datetime:
-    """An ISO 8601 text or datetime with a time zone. Raises ValueError otherwise."""
+    """Return an ISO 8601 text or datetime with a time zone. Raises ValueError otherwise."""
     moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
     if moment.tzinfo is None:
         raise ValueError(f"{value!r} needs a time zone")
@@ -104,7 +104,7 @@ class Simulation:
         return not self.errors
 
     def report(self) -> dict[str, Any]:
-        """The constraint report: ``ok`` only when valid and without violations."""
+        """Return the constraint report: ``ok`` only when valid and without violations."""
         return {"ok": self.valid and not self.violations, "valid": self.valid, "violations": self.violations,
                 "margins": self.margins, "evaluation_errors": self.errors}
 

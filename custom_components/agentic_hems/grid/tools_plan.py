@@ -29,7 +29,7 @@ from .twin import HOME, PANEL_BUS, Twin
 
 
 def sign(secret: bytes, actions: Any, plan_id: str | None) -> str:
-    """The proposer's HMAC-SHA256 (hex) over the canonical JSON of ``{"actions", "plan_id"}``."""
+    """Return the proposer's HMAC-SHA256 (hex) over the canonical JSON of ``{"actions", "plan_id"}``."""
     payload = canonical_json({"actions": actions, "plan_id": plan_id}).encode()
     return hmac.new(secret, payload, hashlib.sha256).hexdigest()
 
@@ -248,7 +248,7 @@ def _schedule(problem: DispatchProblem, result: DispatchResult, slots: list[date
 
 
 def battery_actions(asset_id: str, slots: list[datetime], power: Any) -> list[dict[str, Any]]:
-    """Runs of equal power (kW, load convention) as ``battery_power`` actions."""
+    """Return the runs of equal power (kW, load convention) as ``battery_power`` actions."""
     actions: list[dict[str, Any]] = []
     for t, slot in enumerate(slots):
         p_kw = float(power[t])  # unrounded: the sim must reproduce the plan's SoC path exactly
@@ -269,7 +269,7 @@ def _fresh(host: TenantHost, artifact: Artifact) -> None:
 
 
 def _check_plan(plan: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """A plan's schedule against its own limits: grid import/export, battery power and SoC, per slot."""
+    """Return a plan's schedule against its own limits: grid import/export, battery power and SoC, per slot."""
     if plan["solver_status"] not in ("optimal", "time_limit") or not plan["schedule"]:
         return [{"constraint": "solver_status", "detail": plan["solver_status"]}], {}
     violations: list[dict[str, Any]] = []

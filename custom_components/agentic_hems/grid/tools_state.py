@@ -59,7 +59,7 @@ def asset_powers(twin: Twin, measured: Mapping[str, Measurement]) -> tuple[dict[
 
 
 def panel_powers(power: Mapping[str, float], twin: Twin) -> dict[str, float]:
-    """The powers (kW) of the assets at the home twin's panel (every asset of a MATPOWER case)."""
+    """Return the powers (kW) of the assets at the home twin's panel (every asset of a MATPOWER case)."""
     return {k: v for k, v in power.items() if twin.assets[k].bus == PANEL_BUS} if twin.is_home else dict(power)
 
 
@@ -147,7 +147,7 @@ async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Cal
 
 
 async def retrieve_asset(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """An asset's record, limits, connection point and health (seed 002 ``retrieve_asset``); unknown ids are a
+    """Return an asset's record, limits, connection point and health (seed 002 ``retrieve_asset``); unknown ids are a
     typed 404, never a fuzzy match.
     """
     twin = await host.async_twin(data["network_id"])
@@ -268,7 +268,7 @@ async def run_contingency_tool(host: TenantHost, data: dict[str, Any], caller: C
 
 async def forecast_target(host: TenantHost, target: str, horizon_h: float, quantiles: list[float], step_min: int
                           ) -> tuple[Any, str]:
-    """The :class:`~.forecast.Forecast` of ``target`` (load, pv, price) from its entity's 14-day history, and the
+    """Return the :class:`~.forecast.Forecast` of ``target`` (load, pv, price) from its entity's 14-day history, and the
     entity id.
 
     Raises:

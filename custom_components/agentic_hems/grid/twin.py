@@ -106,7 +106,7 @@ class HomeSite:
 
 
 def home_twin(site: HomeSite) -> Twin:
-    """The home twin of ``site`` (see the module docstring); the panel carries no load until measured."""
+    """Return the home twin of ``site`` (see the module docstring); the panel carries no load until measured."""
     fuse_mva = site.fuse_kw / 1000
     bus = np.zeros((2, 13))
     bus[:, BUS_I] = [GRID_BUS, PANEL_BUS]
@@ -153,7 +153,7 @@ def home_twin(site: HomeSite) -> Twin:
 
 
 def matpower_twin(network_id: str, network: Network, source: str) -> Twin:
-    """A MATPOWER case as a twin: its generators, loads and branches are the assets."""
+    """Return a MATPOWER case as a twin: its generators, loads and branches are the assets."""
     assets: list[Asset] = []
     for row, gen in enumerate(table(network.gen)):
         assets.append(Asset(f"gen_{row + 1}", "generator", int(gen[GEN_BUS]),
@@ -171,7 +171,7 @@ def matpower_twin(network_id: str, network: Network, source: str) -> Twin:
 
 
 def with_injections(twin: Twin, power_kw: Mapping[str, float], outages: tuple[int, ...] = ()) -> Network:
-    """The twin's network with asset powers set (kW, load convention) and branches (1-based rows) out of service.
+    """Return the twin's network with asset powers set (kW, load convention) and branches (1-based rows) out of service.
 
     Home twin: the panel bus load is the sum of the panel assets' powers. MATPOWER: a generator's ``PG`` is set to
     ``-p_kw / 1000`` MW; a load's ``PD`` to ``p_kw / 1000`` MW. Assets not in ``power_kw`` keep the case's values.

@@ -104,7 +104,7 @@ for _spec in (
 
 
 def validate(action: Action) -> Action:
-    """``action`` with its arguments checked and coerced.
+    """Return ``action`` with its arguments checked and coerced.
 
     Raises:
         vol.Invalid: an unknown type or bad arguments (the message goes back to the model as the Observation).

@@ -42,7 +42,7 @@ class Recommendation:
 
 
 def parse_recommendation(text: str | None) -> Recommendation:
-    """The first JSON object with a ``slot`` in ``text``.
+    """Return the first JSON object with a ``slot`` in ``text``.
 
     Raises:
         ParseError: none, ``slot`` is not "HH:MM", or ``text`` is longer than ``MAX_REPLY_CHARS`` (refused
@@ -70,7 +70,7 @@ def parse_recommendation(text: str | None) -> Recommendation:
 
 
 def start_for(slot: str, load: LoadSpec, tz: tzinfo) -> datetime | None:
-    """The first local ``slot`` time at or after the load's first slot boundary and before its deadline (UTC)."""
+    """Return the first local ``slot`` time at or after the load's first slot boundary and before its deadline (UTC)."""
     at = time.fromisoformat(slot)
     first = ceil_slot(load.earliest_start)
     local = first.astimezone(tz)
@@ -82,7 +82,7 @@ def start_for(slot: str, load: LoadSpec, tz: tzinfo) -> datetime | None:
 
 
 def run_cost(curve: PriceCurve, load: LoadSpec, start: datetime) -> float | None:
-    """What running ``load`` from ``start`` costs: a contiguous run of its duration, or charging at full power until
+    """Return what running ``load`` from ``start`` costs: a contiguous run of its duration, or charging at full power until
     its energy is delivered. None when it does not fit before the deadline or a price is unknown.
     """
     step_h = curve.resolution.total_seconds() / 3600
@@ -108,7 +108,7 @@ def acceptable(cost: float, optimum: float) -> bool:
 
 
 def agent_messages(prompt: str, request: str, load: LoadSpec, curve: PriceCurve, tz: tzinfo) -> list[dict[str, Any]]:
-    """The agent's conversation: its prompt, then the load, the window's prices and the request."""
+    """Return the agent's conversation: its prompt, then the load, the window's prices and the request."""
     window = curve.window(ceil_slot(load.earliest_start), load.deadline)
     prices = [[f"{s.astimezone(tz):%H:%M}", round(float(p), 4)] for s, p in zip(window.slot_starts(), window.prices, strict=True)]
     facts = {

@@ -140,7 +140,7 @@ class KnownDevice:
 
 
 def known_devices(index: ResolverIndex, appliance_names: Mapping[str, str] | None = None) -> tuple[KnownDevice, ...]:
-    """The DeviceResolved gate's candidates as :class:`KnownDevice`; ``appliance_names`` (entity_id -> appliance
+    """Return the DeviceResolved gate's candidates as :class:`KnownDevice`; ``appliance_names`` (entity_id -> appliance
     name) adds an appliance's name to its controlled entity's names.
     """
     areas_of: dict[str, list[str]] = {}
@@ -159,7 +159,7 @@ def known_devices(index: ResolverIndex, appliance_names: Mapping[str, str] | Non
 
 
 def is_question(text: str) -> bool:
-    """True when ``text`` asks something rather than asking for something ("how many lights are on?")."""
+    """Return True when ``text`` asks something rather than asking for something ("how many lights are on?")."""
     return bool(_QUESTION.match(text))
 
 
@@ -209,7 +209,7 @@ def _spans_of(clause: str, names: Iterable[str]) -> list[tuple[int, int]]:
 
 
 def _by_name(clause: str, devices: Sequence[KnownDevice], partial: Mapping[str, Sequence[str]]) -> set[str]:
-    """The entity_ids of ``devices`` that ``clause`` names by a name or partial name. A name that stands inside a
+    """Return the entity_ids of ``devices`` that ``clause`` names by a name or partial name. A name that stands inside a
     longer name of another device there does not count: "the kitchen kettle" names "Kitchen Kettle", not "Kettle".
     """
     spans = {d.entity_id: _spans_of(clause, (*d.names, *partial.get(d.entity_id, ()))) for d in devices}
@@ -264,7 +264,7 @@ _GRID_VERBS = re.compile(
 
 
 def asks_for_grid_action(text: str) -> bool:
-    """True when the person's ``text`` asks for a grid or battery action (see the module docstring): what lets a
+    """Return True when the person's ``text`` asks for a grid or battery action (see the module docstring): what lets a
     model's run call ``request_authorization``.
     """
     if is_question(text):
@@ -274,14 +274,14 @@ def asks_for_grid_action(text: str) -> bool:
 
 
 def advice_targets(text: str, appliances: Sequence[ApplianceRef]) -> frozenset[str]:
-    """The names of the ``appliances`` whose specialist agent a run may consult: those the person's ``text`` names
+    """Return the names of the ``appliances`` whose specialist agent a run may consult: those the person's ``text`` names
     (by name, kind words or "all flexible loads", :func:`.offline.understand`), a question included.
     """
     return frozenset(understand(text, appliances).appliances)
 
 
 def _supports(domain: str, action: str) -> bool:
-    """``action`` is in ``domain``'s vocabulary (start and stop: any appliance's controlled entity)."""
+    """Return True when ``action`` is in ``domain``'s vocabulary (start and stop: any appliance's controlled entity)."""
     return action in INTENT_SERVICES.get(domain, {}) or action in APPLIANCE_INTENTS
 
 
@@ -336,7 +336,7 @@ def _read(clause: str, devices: Sequence[KnownDevice], areas: frozenset[str], ap
 
 def _set_aside(parts: Sequence[str], devices: Sequence[KnownDevice], areas: frozenset[str],
                appliances: Sequence[ApplianceRef], partial: Mapping[str, Sequence[str]]) -> set[str]:
-    """The targets ``parts`` name: devices (by name, area, or "all" plus a device word) and appliances."""
+    """Return the targets ``parts`` name: devices (by name, area, or "all" plus a device word) and appliances."""
     aside: set[str] = set()
     for part in parts:
         bare = _strip_names(part, devices)
@@ -350,7 +350,7 @@ def _set_aside(parts: Sequence[str], devices: Sequence[KnownDevice], areas: froz
 def requested_actions(
     text: str, devices: Iterable[KnownDevice] = (), appliances: Sequence[ApplianceRef] = ()
 ) -> frozenset[RequestedAction]:
-    """The (target, action) pairs the person's ``text`` asks for (see the module docstring): device pairs carry the
+    """Return the (target, action) pairs the person's ``text`` asks for (see the module docstring): device pairs carry the
     entity_id and a vocabulary intent, appliance pairs the appliance's name and ``schedule`` or ``cancel``.
     """
     if is_question(text):

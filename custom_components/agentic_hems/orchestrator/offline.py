@@ -147,7 +147,7 @@ def _times(folded: str, mentions: list[tuple[int, str]]) -> list[tuple[int, str,
 
 
 def _cancels(folded: str) -> bool:
-    """A cancel word that is not negated ("don't cancel ... just run it" schedules)."""
+    """Return a cancel word that is not negated ("don't cancel ... just run it" schedules)."""
     return any(not _NEGATION.search(folded[max(0, m.start() - 12) : m.start()]) for m in _CANCEL.finditer(folded))
 
 
@@ -223,7 +223,7 @@ class OfflinePlanner:
     _now: bool = False
 
     async def complete(self, messages: Sequence[dict[str, Any]]) -> Reply:
-        """The next action for the conversation so far."""
+        """Return the next action for the conversation so far."""
         if not self._started:
             self._started = True
             request = next((m["content"] for m in messages if m.get("role") == "user"), "")
@@ -246,7 +246,7 @@ class OfflinePlanner:
         return Reply(f"Thought: offline plan, step {len(observations) + 1}.\n{_action_line(action)}")
 
     def plan(self, intent: Intent) -> list[Action]:
-        """The actions for ``intent``."""
+        """Return the actions for ``intent``."""
         kinds = {a.name: a.kind for a in self.appliances}
         if intent.kind == "prices":
             return [Action(GET_PRICES)]

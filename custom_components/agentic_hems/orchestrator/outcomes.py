@@ -59,7 +59,7 @@ def reason_id(record: Mapping[str, Any]) -> str | None:
 
 
 def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-    """The outcome of one gated command from its trace record (JSON-safe)."""
+    """Return the outcome of one gated command from its trace record (JSON-safe)."""
     gates = record.get("gate_results") or []
     return {
         "kind": COMMAND,
@@ -74,14 +74,14 @@ def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any]) -> 
 
 
 def refused_command(action: Mapping[str, Any] | None, error: str) -> dict[str, Any]:
-    """A device command the orchestrator refused before the gates (it did not validate)."""
+    """Return a device command the orchestrator refused before the gates (it did not validate)."""
     args = (action or {}).get("args") or {}
     return {"kind": COMMAND, "intent": args.get("intent"), "target": args.get("device_alias"),
             "outcome": "invalid", "failed_gate": None, "reason": error, "reason_id": None, "trace_id": None}
 
 
 def refused_action(action: str, target: str | None, reason_key: str, reason: str) -> dict[str, Any]:
-    """An action refused because the person's request did not ask for it: ``action`` (its type) on ``target``, why
+    """Return an action refused because the person's request did not ask for it: ``action`` (its type) on ``target``, why
     (``reason``, English) and the reason's id (``reason_key``, for the German summary).
     """
     return {"kind": REFUSAL, "action": action, "target": target, "outcome": "refused", "reason": reason,
@@ -89,7 +89,7 @@ def refused_action(action: str, target: str | None, reason_key: str, reason: str
 
 
 def authorization_outcome(result: Mapping[str, Any]) -> dict[str, Any]:
-    """The outcome of a ``request_authorization`` call from its result: ``pending`` (an administrator decides) or
+    """Return the outcome of a ``request_authorization`` call from its result: ``pending`` (an administrator decides) or
     ``denied`` (the reasons, joined).
     """
     return {"kind": AUTHORIZATION, "request_id": result.get("request_id"), "outcome": result.get("status"),
@@ -97,7 +97,7 @@ def authorization_outcome(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """The outcome of one planned (or cancelled) appliance from its SCHEDULE observation."""
+    """Return the outcome of one planned (or cancelled) appliance from its SCHEDULE observation."""
     if plan.get("cancelled"):
         outcome = "cancelled"
     elif plan.get("feasible"):
@@ -108,7 +108,7 @@ def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _german(key: Any, outcome: Mapping[str, Any]) -> str | None:
-    """The German wording of reason ``key`` (with the outcome's intent and target), or None."""
+    """Return the German wording of reason ``key`` (with the outcome's intent and target), or None."""
     text = REASONS_DE.get(str(key))
     return None if text is None else text.format(intent=outcome.get("intent"), target=outcome.get("target"))
 
@@ -170,7 +170,7 @@ def _line(outcome: Mapping[str, Any], lang: str) -> str:
 
 
 def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str | None = None) -> str:
-    """The summary of a run in ``lang``: one sentence per outcome in order, then ``stopped`` (why the run stopped,
+    """Return the summary of a run in ``lang``: one sentence per outcome in order, then ``stopped`` (why the run stopped,
     already in ``lang``) if given; "Nothing was done." when both are empty.
     """
     lines = [_line(o, lang) for o in outcomes]
@@ -214,7 +214,7 @@ _CLAIMS = tuple(re.compile(p, re.IGNORECASE) for p in (
 
 
 def _german_perfect(sentence: str) -> bool:
-    """A German perfect or passive of an action in ``sentence``, in any word order: "ich/wir" with "habe/haben"
+    """Return a German perfect or passive of an action in ``sentence``, in any word order: "ich/wir" with "habe/haben"
     and a participle ("Ich habe das Licht eingeschaltet"), or "wurde(n)" and one ("Die Tür wurde geöffnet").
     """
     words = set(re.findall(r"\w+", sentence.casefold()))
@@ -224,7 +224,7 @@ def _german_perfect(sentence: str) -> bool:
 
 
 def claims_action(text: str) -> bool:
-    """True when ``text`` (a model's closing summary) reports an action as done, in English or German: "I unlocked
+    """Return True when ``text`` (a model's closing summary) reports an action as done, in English or German: "I unlocked
     the front door", "The light has been turned on", "The kettle is now on", "Done.", "Ich habe das Licht
     eingeschaltet", "Die Tür wurde geöffnet", "Das Licht ist jetzt aus". Each sentence is read on its own; a
     description of a state ("the door is locked") or a recommendation ("start it at 02:00") is no claim.

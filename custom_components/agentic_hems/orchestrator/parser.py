@@ -68,7 +68,7 @@ _THOUGHT = re.compile(r"^[ \t*_>#-]*thought[ \t]*[:=][ \t]*(.*)$", re.IGNORECASE
 
 
 def reply_chars(reply: Reply, limit: int = MAX_REPLY_CHARS) -> int:
-    """The characters of ``reply`` (text, tool call names and arguments), counted until they pass ``limit``."""
+    """Return the characters of ``reply`` (text, tool call names and arguments), counted until they pass ``limit``."""
     total = len(reply.content or "")
     for call in reply.tool_calls:
         if total > limit:
@@ -160,7 +160,7 @@ def _from_json(obj: dict[str, Any]) -> Action:
 
 
 def parse(reply: Reply) -> Parsed:
-    """The one action in ``reply`` (see the module docstring); never raises."""
+    """Return the one action in ``reply`` (see the module docstring); never raises."""
     try:
         parsed = _parse(reply)
         if parsed.action is not None:

@@ -119,7 +119,7 @@ def number(value: Any, lang: str) -> str:
 
 
 def local_time(text: Any, lang: str) -> str:
-    """A local time as the tools write it ("Mon 02:00") in ``lang``: German weekday abbreviations for ``de``."""
+    """Return a local time as the tools write it ("Mon 02:00") in ``lang``: German weekday abbreviations for ``de``."""
     day, sep, rest = str(text).partition(" ")
     return f"{_WEEKDAYS_DE.get(day, day)}{sep}{rest}" if lang == "de" else str(text)
 
@@ -139,5 +139,5 @@ def rejection(assessment: Assessment, lang: str) -> str:
 
 
 def window(name: str, lang: str) -> str:
-    """A rate limit's window (``minute``, ``hour``, ``day``) in ``lang``."""
+    """Return a rate limit's window (``minute``, ``hour``, ``day``) in ``lang``."""
     return WINDOWS_DE.get(name, name) if lang == "de" else name

@@ -10,7 +10,7 @@ from .errors import PriceSourceError
 
 
 def moment(value: object) -> datetime:
-    """An aware datetime from a datetime or an ISO 8601 string.
+    """Return an aware datetime from a datetime or an ISO 8601 string.
 
     Raises:
         PriceSourceError: anything else, or a naive time.
@@ -37,7 +37,7 @@ def utc_moment(value: object) -> datetime:
 
 
 def price(value: object) -> float:
-    """A finite float from a number or a numeric string; None (the source gives no price) becomes NaN.
+    """Return a finite float from a number or a numeric string; None (the source gives no price) becomes NaN.
 
     Raises:
         PriceSourceError: anything else (a bool, a non-numeric string), or a non-finite number (INF, -INF, NaN).

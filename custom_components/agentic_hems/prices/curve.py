@@ -179,7 +179,7 @@ class PriceCurve:
         return trust
 
     def note_at(self, index: int) -> PriceNote | None:
-        """The note of slot ``index`` (a refusal or a doubt), or None."""
+        """Return the note of slot ``index`` (a refusal or a doubt), or None."""
         if 0 <= index < len(self) and (mark := int(self.marks[index])) != NO_NOTE:
             return self.notes[mark]
         return None
@@ -194,7 +194,7 @@ class PriceCurve:
         return spans
 
     def window(self, start: datetime, end: datetime) -> PriceCurve:
-        """The slots in ``[start, end)`` (both rounded outward to slot boundaries), NaN where outside the curve."""
+        """Return the slots in ``[start, end)`` (both rounded outward to slot boundaries), NaN where outside the curve."""
         first = self.index_of(floor_slot(start, self.resolution))
         last = self.index_of(ceil_slot(end, self.resolution))
         out = np.full(max(last - first, 0), np.nan)
@@ -207,7 +207,7 @@ class PriceCurve:
         return self.replace(start=self.slot_start(first), prices=out, notes=notes, marks=marks)
 
     def local_day(self, day: date, tz: tzinfo) -> PriceCurve:
-        """The local calendar day in ``tz``: 92, 96 or 100 slots at 15 minutes (DST days)."""
+        """Return the local calendar day in ``tz``: 92, 96 or 100 slots at 15 minutes (DST days)."""
         start, end = local_day_bounds(day, tz)
         return self.window(start, end)
 
@@ -247,7 +247,7 @@ class PriceCurve:
         )
 
     def replace(self, **changes: Any) -> PriceCurve:
-        """A copy with ``changes`` applied (validated like a new curve). New ``prices`` of another length without new
+        """Return a copy with ``changes`` applied (validated like a new curve). New ``prices`` of another length without new
         ``marks`` drop the notes, which no longer fit the slots.
         """
         prices = changes.get("prices")
@@ -302,7 +302,7 @@ class PriceCurve:
 def _pruned(
     notes: tuple[PriceNote, ...], marks: npt.NDArray[np.integer[Any]]
 ) -> tuple[tuple[PriceNote, ...], MarkArray]:
-    """``notes`` without those no slot refers to (equal notes merged), and ``marks`` re-indexed to match."""
+    """Return ``notes`` without those no slot refers to (equal notes merged), and ``marks`` re-indexed to match."""
     kept: dict[PriceNote, int] = {}
     remap = np.full(len(notes) + 1, NO_NOTE, dtype=np.int16)  # the extra entry maps -1 to -1
     for mark in np.unique(marks[marks != NO_NOTE]):

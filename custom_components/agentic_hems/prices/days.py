@@ -63,12 +63,12 @@ class Day:
 
 
 def refused_day(label: str, start: datetime, end: datetime, issue: PriceIssue, reason: str) -> Day:
-    """A refused day: ``reason`` is completed to the note's detail as ``"<label>: <reason>"``."""
+    """Return a refused day: ``reason`` is completed to the note's detail as ``"<label>: <reason>"``."""
     return Day(label, start, end, SLOT, None, PriceNote(issue, f"{label}: {reason}"))
 
 
 def day_sizes(start: datetime, end: datetime) -> str:
-    """The accepted price counts of the day ``[start, end)``, e.g. ``24, 48 or 96`` (``23, 46 or 92`` in spring)."""
+    """Return the accepted price counts of the day ``[start, end)``, e.g. ``24, 48 or 96`` (``23, 46 or 92`` in spring)."""
     counts = [str((end - start) // step) for step in reversed(STEPS)]
     return f"{counts[0]}, {counts[1]} or {counts[2]}"
 
@@ -110,7 +110,7 @@ def _same(a: float, b: float) -> bool:
 
 
 def _tiled(label: str, start: datetime, end: datetime, values: dict[datetime, tuple[datetime | None, float]]) -> Day:
-    """The day when the distinct ``values`` (by start) tile ``[start, end)`` at one step of :data:`STEPS`."""
+    """Return the day when the distinct ``values`` (by start) tile ``[start, end)`` at one step of :data:`STEPS`."""
     count = len(values)
     lengths = {item_end - item_start for item_start, (item_end, _) in values.items() if item_end is not None}
     if lengths:  # items with their own ends: all must last one step
@@ -220,5 +220,5 @@ def _zero_doubts(days: list[Day], prices: FloatArray, origin: datetime) -> list[
 
 
 def _slots(day: Day, origin: datetime) -> tuple[int, int]:
-    """The day's slot range on a grid starting at ``origin``."""
+    """Return the day's slot range on a grid starting at ``origin``."""
     return (day.start - origin) // SLOT, (day.end - origin) // SLOT

@@ -236,7 +236,7 @@ def _period_day(series: ET.Element, period: ET.Element, parse_prices: _ParsePric
 
 
 def _time(text: str | None) -> datetime:
-    """A timeInterval bound such as ``2024-10-07T22:00Z`` in UTC; PriceSourceError when unreadable."""
+    """Return a timeInterval bound such as ``2024-10-07T22:00Z`` in UTC; PriceSourceError when unreadable."""
     try:
         return ensure_utc(datetime.fromisoformat((text or "").strip()))
     except ValueError as err:
@@ -244,7 +244,7 @@ def _time(text: str | None) -> datetime:
 
 
 def _points(label: str, start: datetime, end: datetime, step: timedelta, period: ET.Element) -> dict[int, float] | Day:
-    """The Period's prices by position (EUR/MWh), or the day's refusal."""
+    """Return the Period's prices by position (EUR/MWh), or the day's refusal."""
     count = (end - start) // step
     points: dict[int, float] = {}
     for point in period.iter("Point"):
@@ -267,7 +267,7 @@ def _points(label: str, start: datetime, end: datetime, step: timedelta, period:
 
 
 def _single(series: ET.Element, period: ET.Element) -> str:
-    """A document holding ``series`` with ``period`` as its only Period, for entsoe-py."""
+    """Return a document holding ``series`` with ``period`` as its only Period, for entsoe-py."""
     single = ET.Element("TimeSeries")
     single.extend(child for child in series if child.tag != "Period")
     single.append(period)

@@ -96,7 +96,7 @@ def window_length(earliest_start: time, deadline: time) -> timedelta:
 def next_window(
     earliest_start: time, deadline: time, *, now: datetime, tz: tzinfo, run_time: timedelta = timedelta(0)
 ) -> tuple[datetime, datetime]:
-    """The next daily window ``[start, end)`` that can still hold ``run_time``.
+    """Return the next daily window ``[start, end)`` that can still hold ``run_time``.
 
     Args:
         earliest_start, deadline: local times of day; a deadline at or before ``earliest_start`` is the next day.
@@ -127,7 +127,7 @@ def next_window(
 
 
 def appliance_load(appliance: Appliance, *, now: datetime, tz: tzinfo, deadline: time | None = None) -> LoadSpec:
-    """The appliance's next window as a :class:`LoadSpec` for :func:`plan_joint`.
+    """Return the appliance's next window as a :class:`LoadSpec` for :func:`plan_joint`.
 
     ``deadline`` overrides the appliance's default (the "ready by" time entity).
     """

@@ -106,8 +106,9 @@ class Plan:
         return out
 
     def cost_on(self, curve: PriceCurve) -> float | None:
-        """This plan's cost at ``curve``'s prices (e.g. after the price formula changed); None when a planned slot
-        has no price there.
+        """Return this plan's cost at ``curve``'s prices (e.g. after the price formula changed).
+
+        None when a planned slot has no price there.
         """
         power = self.power_on(curve.start, len(curve))
         active = power > 0
@@ -116,7 +117,7 @@ class Plan:
         return float(np.dot(curve.prices[active], power[active])) * (curve.resolution.total_seconds() / 3600)
 
     def is_running(self, moment: datetime) -> bool:
-        """True when ``moment`` falls in a slot with planned power > 0."""
+        """Return True when ``moment`` falls in a slot with planned power > 0."""
         i = math.floor((moment - self.curve_start) / self.resolution)
         return 0 <= i < len(self.power_kw) and bool(self.power_kw[i] > 0)
 

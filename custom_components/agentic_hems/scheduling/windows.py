@@ -148,13 +148,13 @@ def resolve_window(curve: PriceCurve, earliest_start: datetime, deadline: dateti
 
 
 def window_text(curve: PriceCurve, window: LoadWindow) -> str:
-    """The window in UTC for ``detail`` strings, e.g. ``2026-03-29T22:00Z to 2026-03-30T06:00Z``."""
+    """Return the window in UTC for ``detail`` strings, e.g. ``2026-03-29T22:00Z to 2026-03-30T06:00Z``."""
     start, end = curve.slot_start(window.first), curve.slot_start(window.stop)
     return f"{start:%Y-%m-%dT%H:%MZ} to {end:%Y-%m-%dT%H:%MZ}"
 
 
 def notes_text(curve: PriceCurve, mask: BoolArray) -> str:
-    """The details of the notes on the slots ``mask`` selects (bool (n,)), each once, in time order, joined by "; "."""
+    """Return the details of the notes on the slots ``mask`` selects (bool (n,)), each once, in time order, joined by "; "."""
     marks = dict.fromkeys(int(mark) for mark in curve.marks[mask] if mark != NO_NOTE)
     return "; ".join(curve.notes[mark].detail for mark in marks)
 
@@ -181,7 +181,7 @@ def no_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
 
 
 def refused_text(curve: PriceCurve, window: LoadWindow) -> str:
-    """The notes (refusals) of the window's slots that have no price, as :func:`notes_text`."""
+    """Return the notes (refusals) of the window's slots that have no price, as :func:`notes_text`."""
     inside = np.zeros(len(curve), dtype=bool)
     inside[min(window.first, len(curve)) : min(window.stop, len(curve))] = True
     return notes_text(curve, inside & ~window.known)
@@ -197,7 +197,7 @@ def build_plan(
     reason: Reason,
     detail: str = "",
 ) -> Plan:
-    """A feasible plan from a per-slot power array (kW, aligned with ``curve``, > 0 only on slots with a price).
+    """Return a feasible plan from a per-slot power array (kW, aligned with ``curve``, > 0 only on slots with a price).
 
     When a planned slot is doubtful, ``reason`` becomes DOUBTFUL_PRICES and ``detail`` starts with the doubts.
     """
@@ -235,7 +235,7 @@ def unplanned(
     detail: str,
     baseline_cost: float | None = None,
 ) -> Plan:
-    """An infeasible plan: nothing scheduled (power all zero), start, end and cost None."""
+    """Return an infeasible plan: nothing scheduled (power all zero), start, end and cost None."""
     return Plan(
         name=name,
         feasible=False,

@@ -217,13 +217,13 @@ def normalize(text: str) -> str:
 
 
 def variants(folded: str) -> tuple[str, ...]:
-    """What the patterns see: the folded text, with whitespace runs as one space, and with spaced letters joined."""
+    """Return what the patterns see: the folded text, with whitespace runs as one space, and with spaced letters joined."""
     spaced = _WHITESPACE.sub(" ", folded)
     return folded, spaced, _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), spaced)
 
 
 def screen(text: str, patterns: Sequence[tuple[str, re.Pattern[str]]] = PATTERNS) -> tuple[str, ...]:
-    """The categories the pattern library finds in ``text``, sorted; empty when clean. No length cap.
+    """Return the categories the pattern library finds in ``text``, sorted; empty when clean. No length cap.
 
     ``patterns`` replaces :data:`PATTERNS` (a subset, to measure the library without some of its entries).
     """
