@@ -43,8 +43,10 @@ def json_safe(value: Any) -> Any:
 
 
 def canonical_json(value: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 kept: one text per value. Raises ``TypeError`` for a value that is not JSON
-    data (pass it through :func:`json_safe` first) and ``ValueError`` for a circular one.
+    """Sorted keys, no spaces, UTF-8 kept: one text per value.
+
+    Raises ``TypeError`` for a value that is not JSON data (pass it through :func:`json_safe` first) and ``ValueError``
+    for a circular one.
     """
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

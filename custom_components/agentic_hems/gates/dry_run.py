@@ -41,8 +41,9 @@ def idempotency_key(
 
 
 class IdempotencyLedger:
-    """Keys of executed commands with the moment they ran, forgotten after ``ttl`` (24 h). In memory and pure;
-    the HA shell persists :meth:`as_dict` and restores with :meth:`from_dict`.
+    """Keys of executed commands with the moment they ran, forgotten after ``ttl`` (24 h).
+
+    In memory and pure; the HA shell persists :meth:`as_dict` and restores with :meth:`from_dict`.
     """
 
     def __init__(self, ttl: timedelta = KEY_TTL) -> None:

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
 
 class Outcome(StrEnum):
-    """How a trace ended (``PipelineTrace.outcome``). Gates 1-7 give BLOCKED or DRY_RUN; the gatekeeper the rest.
-    CONFIRMED appears in a trace's ``history`` (an administrator confirmed), before its final outcome.
+    """How a trace ended (``PipelineTrace.outcome``).
+
+    Gates 1-7 give BLOCKED or DRY_RUN; the gatekeeper the rest. CONFIRMED appears in a trace's ``history`` (an
+    administrator confirmed), before its final outcome.
     """
 
     BLOCKED = "blocked"

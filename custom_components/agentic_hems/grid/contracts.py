@@ -56,8 +56,10 @@ class SideEffect(StrEnum):
 
 
 class ToolError(Exception):
-    """A typed tool failure. ``key`` is the translation key; ``status`` one of invalid, forbidden, not_found,
-    timeout, failed, halted; ``placeholders`` fill the translated message.
+    """A typed tool failure.
+
+    ``key`` is the translation key; ``status`` one of invalid, forbidden, not_found, timeout, failed, halted;
+    ``placeholders`` fill the translated message.
     """
 
     def __init__(self, key: str, status: str = "invalid", **placeholders: Any) -> None:

@@ -49,8 +49,9 @@ _DAY_MIN = 24 * 60
 
 
 class ForecastError(ValueError):
-    """A forecast request that cannot be served; ``key`` is a short machine key (``no_history``,
-    ``horizon_too_long``, ``bad_quantiles``) and the message says why.
+    """A forecast request that cannot be served.
+
+    ``key`` is a short machine key (``no_history``, ``horizon_too_long``, ``bad_quantiles``) and the message says why.
     """
 
     def __init__(self, key: str, message: str) -> None:
@@ -170,8 +171,10 @@ def pinball_loss(actual: ArrayLike, predicted: dict[float, ArrayLike]) -> float:
 
 
 def _profile(history: Vector, slot0: int, horizon: int, qs: Vector, per_day: int) -> Vector:
-    """Profile quantiles, shape ``(len(qs), horizon)``; ``history[0]`` is time-of-day slot ``slot0`` and the forecast
-    starts right after the history. A slot with no data is NaN (callers check eligibility first).
+    """Profile quantiles, shape ``(len(qs), horizon)``.
+
+    ``history[0]`` is time-of-day slot ``slot0`` and the forecast starts right after the history. A slot with no data is
+    NaN (callers check eligibility first).
     """
     slots = (slot0 + np.arange(history.size)) % per_day
     finite = np.isfinite(history)

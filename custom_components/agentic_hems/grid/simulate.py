@@ -53,8 +53,10 @@ class PowerChange:
 
 
 def parse_actions(actions: Sequence[Mapping[str, Any]]) -> list[PowerChange]:
-    """Typed actions -> power changes. ``load_shift`` moves ``p_kw`` of ``asset_id`` from ``from_start`` to
-    ``to_start`` for ``duration_min``. Times are ISO 8601 strings or datetimes (aware).
+    """Typed actions -> power changes.
+
+    ``load_shift`` moves ``p_kw`` of ``asset_id`` from ``from_start`` to ``to_start`` for ``duration_min``. Times are
+    ISO 8601 strings or datetimes (aware).
 
     Raises:
         ValueError: an unknown type, a missing field, a naive time, or an empty window.

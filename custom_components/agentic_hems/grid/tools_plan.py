@@ -35,9 +35,11 @@ def sign(secret: bytes, actions: Any, plan_id: str | None) -> str:
 
 
 async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Roll the twin forward under signed, typed actions. The HMAC is checked before
-    anything is simulated; actions must stay within the assets' limits and the horizon; a constraint that cannot be
-    evaluated makes the sim invalid, and an invalid sim cannot be cited by ``request_authorization``.
+    """Roll the twin forward under signed, typed actions.
+
+    The HMAC is checked before anything is simulated; actions must stay within the assets' limits and the horizon; a
+    constraint that cannot be evaluated makes the sim invalid, and an invalid sim cannot be cited by
+    ``request_authorization``.
     """
     actions = json_safe(data["actions"])
     if not hmac.compare_digest(sign(host.secret, actions, data.get("plan_id")), data["signature"]):
@@ -74,8 +76,9 @@ async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller
 
 
 async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Up and down flexibility per asset and in aggregate over a window; the
-    window must lie within the forecast horizon; assets with unknown limits are excluded and listed.
+    """Up and down flexibility per asset and in aggregate over a window.
+
+    The window must lie within the forecast horizon; assets with unknown limits are excluded and listed.
     """
     now = host.now()
     window = Window(data["window"]["start"], data["window"]["end"])
@@ -301,8 +304,9 @@ def _check_plan(plan: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str
 
 
 async def validate_constraints(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Deterministic pass/fail of a plan or a sim with margins. The input must
-    exist and be fresh (30 min); it fails closed: any evaluation error is a fail.
+    """Deterministic pass/fail of a plan or a sim with margins.
+
+    The input must exist and be fresh (30 min); it fails closed: any evaluation error is a fail.
     """
     if "plan_id" not in data and "sim_id" not in data:
         raise ToolError("subject_required")
@@ -330,8 +334,9 @@ async def validate_constraints(host: TenantHost, data: dict[str, Any], caller: C
 
 
 async def request_authorization(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Submit a validated plan for a person's authorization. Denied by default
-    on any inconsistency (recorded, never retried); halted while the audit chain is broken.
+    """Submit a validated plan for a person's authorization.
+
+    Denied by default on any inconsistency (recorded, never retried); halted while the audit chain is broken.
     """
     if host.audit_broken:
         raise ToolError("audit_chain_broken", "halted")

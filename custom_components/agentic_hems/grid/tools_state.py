@@ -103,9 +103,10 @@ def _flows(network: Network, flow: PowerFlowResult) -> list[dict[str, Any]]:
 
 
 async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Snapshot of a twin (seed 002 ``inspect_grid_state``). Depth 1: totals, asset powers and active alarms;
-    2: plus the measurements; 3: plus the solved buses and branches. On a measurement failure: the last consistent
-    snapshot of the network with ``stale=true`` (never a partial state).
+    """Snapshot of a twin (seed 002 ``inspect_grid_state``).
+
+    Depth 1: totals, asset powers and active alarms; 2: plus the measurements; 3: plus the solved buses and branches. On
+    a measurement failure: the last consistent snapshot of the network with ``stale=true`` (never a partial state).
     """
     twin = await host.async_twin(data["network_id"])
     now = host.now()
@@ -147,8 +148,9 @@ async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Cal
 
 
 async def retrieve_asset(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Return an asset's record, limits, connection point and health (seed 002 ``retrieve_asset``); unknown ids are a
-    typed 404, never a fuzzy match.
+    """Return an asset's record, limits, connection point and health (seed 002 ``retrieve_asset``).
+
+    Unknown ids are a typed 404, never a fuzzy match.
     """
     twin = await host.async_twin(data["network_id"])
     asset = twin.assets.get(data["asset_id"])
@@ -228,8 +230,10 @@ async def run_power_flow_tool(host: TenantHost, data: dict[str, Any], caller: Ca
 
 
 async def run_contingency_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """N-1 screening over a snapshot (seed 002 ``run_contingency``); the list must name the network's branches;
-    on timeout the result is partial with ``completed=false`` and the unevaluated outages.
+    """N-1 screening over a snapshot (seed 002 ``run_contingency``).
+
+    The list must name the network's branches; on timeout the result is partial with ``completed=false`` and the
+    unevaluated outages.
     """
     snapshot_artifact = host.artifacts.get(data["snapshot_id"], "snapshot")
     snapshot: Snapshot = snapshot_artifact.payload
@@ -296,8 +300,9 @@ async def forecast_target(host: TenantHost, target: str, horizon_h: float, quant
 
 
 async def run_forecast(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Quantile forecast of load, PV or price from the recorder's history (seed 002 ``run_forecast``); the model
-    is used only where its backtest beats the persistence baseline's, else ``baseline=true``.
+    """Quantile forecast of load, PV or price from the recorder's history (seed 002 ``run_forecast``).
+
+    The model is used only where its backtest beats the persistence baseline's, else ``baseline=true``.
     """
     if data["horizon_h"] > MAX_HORIZON_H:
         raise ToolError("forecast_horizon_too_long", target=data["target"], max_h=MAX_HORIZON_H)

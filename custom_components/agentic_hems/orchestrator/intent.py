@@ -140,8 +140,9 @@ class KnownDevice:
 
 
 def known_devices(index: ResolverIndex, appliance_names: Mapping[str, str] | None = None) -> tuple[KnownDevice, ...]:
-    """Return the DeviceResolved gate's candidates as :class:`KnownDevice`; ``appliance_names`` (entity_id -> appliance
-    name) adds an appliance's name to its controlled entity's names.
+    """Return the DeviceResolved gate's candidates as :class:`KnownDevice`.
+
+    ``appliance_names`` (entity_id -> appliance name) adds an appliance's name to its controlled entity's names.
     """
     areas_of: dict[str, list[str]] = {}
     for key, area_ids in index.area_keys.items():
@@ -209,8 +210,10 @@ def _spans_of(clause: str, names: Iterable[str]) -> list[tuple[int, int]]:
 
 
 def _by_name(clause: str, devices: Sequence[KnownDevice], partial: Mapping[str, Sequence[str]]) -> set[str]:
-    """Return the entity_ids of ``devices`` that ``clause`` names by a name or partial name. A name that stands inside a
-    longer name of another device there does not count: "the kitchen kettle" names "Kitchen Kettle", not "Kettle".
+    """Return the entity_ids of ``devices`` that ``clause`` names by a name or partial name.
+
+    A name that stands inside a longer name of another device there does not count: "the kitchen kettle" names "Kitchen
+    Kettle", not "Kettle".
     """
     spans = {d.entity_id: _spans_of(clause, (*d.names, *partial.get(d.entity_id, ()))) for d in devices}
     every = {span for found in spans.values() for span in found}

@@ -91,8 +91,9 @@ class Intent:
 
 
 def _mentions(folded: str, appliances: Sequence[ApplianceRef]) -> list[tuple[int, str]]:
-    """(position, appliance name) of each mention; the longest phrase wins where phrases overlap ("dish washer" is
-    not a washer).
+    """(position, appliance name) of each mention.
+
+    The longest phrase wins where phrases overlap ("dish washer" is not a washer).
     """
     spans: list[tuple[int, int, str]] = []
     for appliance in appliances:
@@ -109,8 +110,9 @@ def _mentions(folded: str, appliances: Sequence[ApplianceRef]) -> list[tuple[int
 
 
 def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
-    """ "HH:MM" of a time match (groups from ``first``: named time, hour, minute, suffix); evening context makes
-    6-11 mean pm.
+    """ "HH:MM" of a time match (groups from ``first``: named time, hour, minute, suffix).
+
+    Evening context makes 6-11 mean pm.
     """
     named, hour_text, minute_text, suffix_text = (match.group(first + i) for i in range(4))
     if named:

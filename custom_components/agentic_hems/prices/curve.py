@@ -247,8 +247,9 @@ class PriceCurve:
         )
 
     def replace(self, **changes: Any) -> PriceCurve:
-        """Return a copy with ``changes`` applied (validated like a new curve). New ``prices`` of another length without new
-        ``marks`` drop the notes, which no longer fit the slots.
+        """Return a copy with ``changes`` applied (validated like a new curve).
+
+        New ``prices`` of another length without new ``marks`` drop the notes, which no longer fit the slots.
         """
         prices = changes.get("prices")
         if prices is not None and "marks" not in changes and len(prices) != len(self):
