@@ -51,7 +51,7 @@ class Actuator(Protocol):
 def _close(actual: Any, wanted: Any) -> bool:
     try:
         a, w = float(actual), float(wanted)
-    except (TypeError, ValueError):
+    except TypeError, ValueError:
         return bool(actual == wanted)
     return math.isclose(a, w, rel_tol=VALUE_TOLERANCE, abs_tol=VALUE_TOLERANCE)
 

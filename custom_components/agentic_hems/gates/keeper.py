@@ -288,7 +288,9 @@ class Gatekeeper:
         if (why := self.halt(trace.source_agent)) is not None:
             result = GateResult(execution.NAME, False, f"halted: {why}", {"halted": True})
         elif self.ledger.seen(key, now):  # another decision executed it while this one was on its way
-            result = GateResult(execution.NAME, False, f"duplicate: key {key[:12]} executed within 24 h", {"duplicate": True})
+            result = GateResult(
+                execution.NAME, False, f"duplicate: key {key[:12]} executed within 24 h", {"duplicate": True}
+            )
         else:
             self.ledger.remember(key, now)  # reserved before the call: concurrent duplicates stop above
             result, remember = await execution.execute(

@@ -127,7 +127,9 @@ async def run_async(ctx: GateContext, refresh: Refresh | None = None) -> Pipelin
             refreshed_at = await refresh(ctx.entity.entity_id)
             ctx.now = max(ctx.now, refreshed_at)
             retry = freshness.evaluate(ctx, refreshed_at=refreshed_at)
-            result = GateResult(retry.gate, retry.passed, retry.reason, {**retry.evidence, "first_attempt": result.as_dict()})
+            result = GateResult(
+                retry.gate, retry.passed, retry.reason, {**retry.evidence, "first_attempt": result.as_dict()}
+            )
         results.append(result)
         if not result.passed:
             break

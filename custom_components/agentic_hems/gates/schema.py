@@ -96,7 +96,9 @@ def evaluate(ctx: GateContext) -> GateResult:
     raw = ctx.raw_candidate
     if raw is None:
         return GateResult(
-            NAME, False, "invalid command format: no model_candidate (raw text is parsed by the caller)",
+            NAME,
+            False,
+            "invalid command format: no model_candidate (raw text is parsed by the caller)",
             {"errors": [{"path": "", "message": "missing"}], "expected": expected_schema(), "actual_keys": []},
         )
     try:
@@ -107,7 +109,9 @@ def evaluate(ctx: GateContext) -> GateResult:
         keys = sorted(map(str, raw)) if isinstance(raw, Mapping) else []
         summary = "; ".join(f"{e['path'] or 'candidate'}: {e['message']}" for e in listed)
         return GateResult(
-            NAME, False, f"invalid command format: {summary}",
+            NAME,
+            False,
+            f"invalid command format: {summary}",
             {"errors": listed, "expected": expected_schema(), "actual_keys": keys},
         )
     return GateResult(NAME, True, "candidate matches the schema", {"candidate": ctx.candidate.as_dict()})

@@ -63,7 +63,9 @@ REQUIRED_FEATURES: dict[tuple[str, str], int] = {
     ("vacuum", "stop"): 8,  # VacuumEntityFeature.STOP
 }
 # Light color modes that carry brightness (HA: every mode but onoff and unknown).
-BRIGHTNESS_COLOR_MODES: frozenset[str] = frozenset({"brightness", "color_temp", "hs", "xy", "rgb", "rgbw", "rgbww", "white"})
+BRIGHTNESS_COLOR_MODES: frozenset[str] = frozenset(
+    {"brightness", "color_temp", "hs", "xy", "rgb", "rgbw", "rgbww", "white"}
+)
 # HA's climate defaults when an entity has no min_temp/max_temp attribute.
 DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP = 7.0, 35.0
 
@@ -232,7 +234,12 @@ def validate_rules(raw: Iterable[Mapping[str, Any]]) -> tuple[PolicyRule, ...]:
             raise vol.Invalid(f"rule {index}: {describe(err)}") from err
         rules.append(
             PolicyRule(
-                rule["operation"], rule["device_type"], rule["risk_min"], rule["risk_max"], PolicyAction(rule["action"]), "user"
+                rule["operation"],
+                rule["device_type"],
+                rule["risk_min"],
+                rule["risk_max"],
+                PolicyAction(rule["action"]),
+                "user",
             )
         )
     return tuple(rules)

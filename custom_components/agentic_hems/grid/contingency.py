@@ -98,9 +98,11 @@ def run_contingency(
 
     A branch is overloaded above ``100 - limit_margin_pct`` % of RATE_A (apparent power for AC, |P| for DC).
     """
-    candidates = list(branches) if branches is not None else [
-        i for i in range(network.n_branch) if network.branch[i, BR_STATUS] > 0
-    ]
+    candidates = (
+        list(branches)
+        if branches is not None
+        else [i for i in range(network.n_branch) if network.branch[i, BR_STATUS] > 0]
+    )
     started = clock()
     evaluated: list[Outage] = []
     for position, index in enumerate(candidates):
@@ -117,7 +119,8 @@ def run_contingency(
                 limit = 100 - limit_margin_pct
                 outage.max_loading_pct = None if not rated.any() else round(float(np.nanmax(pct)), 3)
                 outage.overloaded = [
-                    {"branch": int(i), "loading_pct": round(float(pct[i]), 3)} for i in np.flatnonzero(rated & (pct > limit))
+                    {"branch": int(i), "loading_pct": round(float(pct[i]), 3)}
+                    for i in np.flatnonzero(rated & (pct > limit))
                 ]
                 outage.min_vm_pu = round(float(result.vm_pu.min()), 6)
         evaluated.append(outage)

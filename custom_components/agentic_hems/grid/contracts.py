@@ -115,10 +115,20 @@ class AuditSink(Protocol):
 
 
 GENERATE_AUDIT_RECORD = ToolContract(
-    "generate_audit_record", SideEffect.RECORD, Scope.SYSTEM, 1000,
-    vol.Schema({vol.Required("actor"): str, vol.Required("tool"): str, vol.Required("inputs_hash"): vol.Any(None, str),
-                vol.Required("outputs_hash"): vol.Any(None, str), vol.Optional("decision"): str},
-               extra=vol.ALLOW_EXTRA),
+    "generate_audit_record",
+    SideEffect.RECORD,
+    Scope.SYSTEM,
+    1000,
+    vol.Schema(
+        {
+            vol.Required("actor"): str,
+            vol.Required("tool"): str,
+            vol.Required("inputs_hash"): vol.Any(None, str),
+            vol.Required("outputs_hash"): vol.Any(None, str),
+            vol.Optional("decision"): str,
+        },
+        extra=vol.ALLOW_EXTRA,
+    ),
     ("record_id", "chain_hash"),
 )
 
@@ -164,15 +174,20 @@ async def invoke(
     started = time.monotonic()
     inputs_hash = digest(json_safe(inputs))
     record: dict[str, Any] = {
-        "type": "tool_call", "actor": caller.actor, "tool": contract.name, "tenant": tenant, "inputs_hash": inputs_hash,
+        "type": "tool_call",
+        "actor": caller.actor,
+        "tool": contract.name,
+        "tenant": tenant,
+        "inputs_hash": inputs_hash,
     }
     try:
         output = await _checked_call(contract, handler, inputs, caller, record)
     except ToolError as err:
         record |= {"outputs_hash": None, "decision": f"{err.status}:{err.key}"}
         await generate_audit_record(audit, record)
-        LOGGER.info("tool=%s actor=%s tenant=%s outcome=%s key=%s", contract.name, caller.actor, tenant, err.status,
-                    err.key)
+        LOGGER.info(
+            "tool=%s actor=%s tenant=%s outcome=%s key=%s", contract.name, caller.actor, tenant, err.status, err.key
+        )
         raise
     inputs_hash = record["inputs_hash"]
     latency_ms = round((time.monotonic() - started) * 1000, 3)
@@ -191,8 +206,14 @@ async def invoke(
     record |= {"outputs_hash": digest(result), "decision": "ok", "sources": sources}
     audit_ref = await generate_audit_record(audit, record)
     provenance["audit_record_id"] = audit_ref["record_id"]
-    LOGGER.info("tool=%s actor=%s tenant=%s outcome=ok latency_ms=%s sources=%s", contract.name, caller.actor, tenant,
-                latency_ms, ",".join(sources))
+    LOGGER.info(
+        "tool=%s actor=%s tenant=%s outcome=ok latency_ms=%s sources=%s",
+        contract.name,
+        caller.actor,
+        tenant,
+        latency_ms,
+        ",".join(sources),
+    )
     return {**result, "provenance": provenance}
 
 

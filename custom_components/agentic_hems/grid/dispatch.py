@@ -196,8 +196,11 @@ def _battery_rows(rows: _Rows, bat: Battery, b: int, *, h: float, lay: _Layout, 
     shift = sp.eye(steps, k=-1, format="coo")
     rhs = np.zeros(steps)
     rhs[0] = bat.soc_initial_kwh
-    dynamics: list[tuple[int, Any]] = [(lay.s(b), eye - shift), (lay.c(b), -bat.charge_efficiency * h * eye),
-                                       (lay.d(b), h / bat.discharge_efficiency * eye)]
+    dynamics: list[tuple[int, Any]] = [
+        (lay.s(b), eye - shift),
+        (lay.c(b), -bat.charge_efficiency * h * eye),
+        (lay.d(b), h / bat.discharge_efficiency * eye),
+    ]
     rows.add(dynamics, rhs, rhs)
     # no simultaneous charge and discharge: c <= Pc u, d <= Pd (1 - u)
     rows.add([(lay.c(b), eye), (lay.u(b), -bat.charge_kw * eye)], np.full(steps, -np.inf), np.zeros(steps))
@@ -277,8 +280,9 @@ def optimize_dispatch(problem: DispatchProblem, *, time_limit_s: float = 10.0) -
 def _certificate(problem: DispatchProblem, time_limit_s: float) -> list[dict[str, Any]]:
     """Return the constraints whose slacks the relaxed problem needs (balance per step, terminal SoC per battery)."""
     cost, constraints, bounds, integrality, lay, _ = _build(problem, slack=True)
-    res = milp(cost, constraints=constraints, bounds=bounds, integrality=integrality,
-               options={"time_limit": time_limit_s})
+    res = milp(
+        cost, constraints=constraints, bounds=bounds, integrality=integrality, options={"time_limit": time_limit_s}
+    )
     if res.x is None:
         return [{"constraint": "bounds", "detail": "even the relaxed problem has no solution"}]
     steps = len(problem.import_price)
@@ -287,13 +291,30 @@ def _certificate(problem: DispatchProblem, time_limit_s: float) -> list[dict[str
     for t in range(steps):
         short, surplus = slack[t], slack[steps + t]
         if short > 1e-6:
-            conflicts.append({"constraint": "site_balance", "step": t, "missing_kw": round(float(short), 6),
-                              "detail": "import limit and batteries cannot cover the load"})
+            conflicts.append(
+                {
+                    "constraint": "site_balance",
+                    "step": t,
+                    "missing_kw": round(float(short), 6),
+                    "detail": "import limit and batteries cannot cover the load",
+                }
+            )
         if surplus > 1e-6:
-            conflicts.append({"constraint": "site_balance", "step": t, "excess_kw": round(float(surplus), 6),
-                              "detail": "export limit and batteries cannot absorb the PV"})
+            conflicts.append(
+                {
+                    "constraint": "site_balance",
+                    "step": t,
+                    "excess_kw": round(float(surplus), 6),
+                    "detail": "export limit and batteries cannot absorb the PV",
+                }
+            )
     for b, bat in enumerate(problem.batteries):
         if slack[2 * steps + b] > 1e-6:
-            conflicts.append({"constraint": "terminal_soc", "battery": bat.name,
-                              "missing_kwh": round(float(slack[2 * steps + b]), 6)})
+            conflicts.append(
+                {
+                    "constraint": "terminal_soc",
+                    "battery": bat.name,
+                    "missing_kwh": round(float(slack[2 * steps + b]), 6),
+                }
+            )
     return conflicts

@@ -62,8 +62,14 @@ class Artifacts:
     def __init__(self) -> None:
         self._items: OrderedDict[str, Artifact] = OrderedDict()
 
-    def add(self, kind: str, created_at: datetime, data: dict[str, Any], payload: Any = None,
-            refs: dict[str, str] | None = None) -> Artifact:
+    def add(
+        self,
+        kind: str,
+        created_at: datetime,
+        data: dict[str, Any],
+        payload: Any = None,
+        refs: dict[str, str] | None = None,
+    ) -> Artifact:
         """Store a new artifact of ``kind`` (its id is ``<kind>_<32 hex>``)."""
         artifact = Artifact(f"{kind}_{uuid.uuid4().hex}", kind, created_at, data, payload, refs or {})
         self._items[artifact.artifact_id] = artifact

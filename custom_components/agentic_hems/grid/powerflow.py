@@ -183,8 +183,14 @@ class _Jacobian:
 
 
 def _newton(
-    ybus: sp.csr_matrix, sbus: NDArray[np.complex128], v0: NDArray[np.complex128], ref: NDArray[np.int64],
-    pv: NDArray[np.int64], pq: NDArray[np.int64], tol: float, max_iter: int,
+    ybus: sp.csr_matrix,
+    sbus: NDArray[np.complex128],
+    v0: NDArray[np.complex128],
+    ref: NDArray[np.int64],
+    pv: NDArray[np.int64],
+    pq: NDArray[np.int64],
+    tol: float,
+    max_iter: int,
 ) -> tuple[NDArray[np.complex128], bool, int]:
     v = v0.copy()
     va, vm = np.angle(v), np.abs(v)
@@ -224,8 +230,18 @@ def _ac(net: Network, tol: float, max_iter: int) -> PowerFlowResult:
     st = v[t] * np.conj(yt @ v) * net.base_mva
     sinj = v * np.conj(ybus @ v) * net.base_mva
     return PowerFlowResult(
-        "ac", converged, iterations, np.abs(v), np.degrees(np.angle(v)), sf.real, sf.imag, st.real, st.imag,
-        float((sf.real + st.real).sum()), sinj.real, sinj.imag,
+        "ac",
+        converged,
+        iterations,
+        np.abs(v),
+        np.degrees(np.angle(v)),
+        sf.real,
+        sf.imag,
+        st.real,
+        st.imag,
+        float((sf.real + st.real).sum()),
+        sinj.real,
+        sinj.imag,
     )
 
 
@@ -257,13 +273,26 @@ def _dc(net: Network) -> PowerFlowResult:
     pinj = (bbus @ va + pbusinj + net.bus[:, GS] / net.base_mva) * net.base_mva
     zeros = np.zeros(net.n_branch)
     return PowerFlowResult(
-        "dc", bool(np.all(np.isfinite(va))), 0, np.ones(net.n_bus), np.degrees(va), pf, zeros, -pf, zeros.copy(),
-        0.0, pinj, np.zeros(net.n_bus),
+        "dc",
+        bool(np.all(np.isfinite(va))),
+        0,
+        np.ones(net.n_bus),
+        np.degrees(va),
+        pf,
+        zeros,
+        -pf,
+        zeros.copy(),
+        0.0,
+        pinj,
+        np.zeros(net.n_bus),
     )
 
 
 def run_power_flow(
-    network: Network, method: Literal["ac", "dc", "pinn"] | str = "ac", *, tol: float = TOLERANCE,
+    network: Network,
+    method: Literal["ac", "dc", "pinn"] | str = "ac",
+    *,
+    tol: float = TOLERANCE,
     max_iter: int = MAX_ITERATIONS,
 ) -> PowerFlowResult:
     """Solve ``network`` (MATPOWER conventions; see the module docstring).

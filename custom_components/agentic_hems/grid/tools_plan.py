@@ -68,9 +68,15 @@ async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller
     sim = await host.async_run(simulate, twin, base, batteries, changes, start, timedelta(minutes=data["horizon_min"]))
     report = sim.report()
     refs = {"snapshot_id": snapshot_artifact.artifact_id, **({"plan_id": plan.artifact_id} if plan else {})}
-    output = {"start": start.isoformat(), "end": end.isoformat(), "trajectory": sim.trajectory,
-              "constraint_report": report, "valid": sim.valid,
-              "plan_id": plan.artifact_id if plan else None, "snapshot_id": snapshot_artifact.artifact_id}
+    output = {
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "trajectory": sim.trajectory,
+        "constraint_report": report,
+        "valid": sim.valid,
+        "plan_id": plan.artifact_id if plan else None,
+        "snapshot_id": snapshot_artifact.artifact_id,
+    }
     artifact = host.artifacts.add("sim", host.now(), output, sim, refs)
     return ToolOutput({"sim_id": artifact.artifact_id, **output}, list(refs.values()), SOLVER_AC)
 
@@ -85,14 +91,17 @@ async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: 
     if window.end <= window.start or window.end > now + timedelta(hours=MAX_HORIZON_H) or window.end <= now:
         raise ToolError("window_outside_horizon", max_h=MAX_HORIZON_H)
     twin = await host.async_twin(HOME)
-    asset_ids = data["asset_ids"] or [a.asset_id for a in twin.assets.values()
-                                      if a.kind not in ("grid_connection", "main_panel_fuse", "load")]
+    asset_ids = data["asset_ids"] or [
+        a.asset_id for a in twin.assets.values() if a.kind not in ("grid_connection", "main_panel_fuse", "load")
+    ]
     unknown = [a for a in asset_ids if a not in twin.assets]
     if unknown:
         raise ToolError("asset_not_found", "not_found", asset_id=unknown[0], network_id=HOME)
-    assumptions = ["asset powers are held at their current values for the whole window (persistence)",
-                   f"battery efficiency {EFFICIENCY:.0%} one way where none is declared",
-                   "up = less net consumption (more injection), down = more net consumption"]
+    assumptions = [
+        "asset powers are held at their current values for the whole window (persistence)",
+        f"battery efficiency {EFFICIENCY:.0%} one way where none is declared",
+        "up = less net consumption (more injection), down = more net consumption",
+    ]
     try:
         measured = await host.async_measure(twin, None)
     except ToolError as err:
@@ -101,16 +110,22 @@ async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: 
     power, soc = asset_powers(twin, measured)
     hours = (window.end - window.start).total_seconds() / 3600
     result = flexibility(twin, power, soc, asset_ids, hours)
-    return ToolOutput({**result, "assumptions": assumptions, "window": {"start": window.start.isoformat(),
-                                                                        "end": window.end.isoformat()}},
-                      [twin.source, *(m.entity_id for m in measured.values())])
+    return ToolOutput(
+        {
+            **result,
+            "assumptions": assumptions,
+            "window": {"start": window.start.isoformat(), "end": window.end.isoformat()},
+        },
+        [twin.source, *(m.entity_id for m in measured.values())],
+    )
 
 
 # --- optimize_dispatch --------------------------------------------------------------------------------------------
 
 
-async def _site_series(host: TenantHost, target: str, measured_kw: float | None, steps: int, twin: Twin
-                       ) -> tuple[np.ndarray[Any, np.dtype[np.float64]], str]:
+async def _site_series(
+    host: TenantHost, target: str, measured_kw: float | None, steps: int, twin: Twin
+) -> tuple[np.ndarray[Any, np.dtype[np.float64]], str]:
     """Per-15-minute kW of ``target`` (load or pv): the forecast's median from the house or PV sensor's history, else
     the measured power held (a grid meter's history is net of PV and battery, so it never stands in for the load).
     """
@@ -150,27 +165,51 @@ async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller:
     power, soc = asset_powers(twin, measured)
     batteries = [_battery(twin, asset_id, soc, constraints) for asset_id in portfolio]
     others = sum(v for k, v in power.items() if k not in portfolio and k not in ("grid", "pv", "house"))
-    load, load_note = await _site_series(host, "load", power["house"] + others if "house" in power else None, steps,
-                                         twin)
+    load, load_note = await _site_series(
+        host, "load", power["house"] + others if "house" in power else None, steps, twin
+    )
     pv, pv_note = await _site_series(host, "pv", -power["pv"] if "pv" in power else None, steps, twin)
     import_limit, export_limit = _grid_limits(twin, constraints)
-    problem = DispatchProblem(imp, exp, load, pv, tuple(batteries), import_limit, export_limit, 0.25,
-                              Objective(data["objective"]))
-    result = await host.async_run(lambda: optimize_dispatch(problem, time_limit_s=OPTIMIZE_DISPATCH.timeout_ms / 1000
-                                                            * 0.8))
+    problem = DispatchProblem(
+        imp, exp, load, pv, tuple(batteries), import_limit, export_limit, 0.25, Objective(data["objective"])
+    )
+    result = await host.async_run(
+        lambda: optimize_dispatch(problem, time_limit_s=OPTIMIZE_DISPATCH.timeout_ms / 1000 * 0.8)
+    )
     net = load - pv
     baseline = float(np.sum(np.where(net > 0, imp * net, exp * net)) * 0.25)
     schedule, actions = _schedule(problem, result, [start + i * STEP for i in range(steps)])
     plan = {
-        "tenant": host.tenant, "created_at": now.isoformat(), "objective": data["objective"],
-        "horizon_h": data["horizon_h"], "step_min": 15, "currency": prices.currency, "solver": SOLVER_MILP,
-        "solver_status": result.status, "objective_value": result.objective_value, "cost": result.cost,
-        "baseline_value": round(baseline, 6), "gap": result.gap, "bound": result.bound,
+        "tenant": host.tenant,
+        "created_at": now.isoformat(),
+        "objective": data["objective"],
+        "horizon_h": data["horizon_h"],
+        "step_min": 15,
+        "currency": prices.currency,
+        "solver": SOLVER_MILP,
+        "solver_status": result.status,
+        "objective_value": result.objective_value,
+        "cost": result.cost,
+        "baseline_value": round(baseline, 6),
+        "gap": result.gap,
+        "bound": result.bound,
         "constraints": {"import_limit_kw": problem.import_limit_kw, "export_limit_kw": problem.export_limit_kw},
-        "assets": [{"asset_id": b.name, "capacity_kwh": b.capacity_kwh, "soc_min_kwh": b.soc_min_kwh,
-                    "soc_max_kwh": b.soc_max_kwh, "charge_kw": b.charge_kw, "discharge_kw": b.discharge_kw,
-                    "soc_initial_kwh": b.soc_initial_kwh, "soc_terminal_kwh": b.soc_terminal_kwh} for b in batteries],
-        "schedule": schedule, "conflicts": result.conflicts, "actions": actions,
+        "assets": [
+            {
+                "asset_id": b.name,
+                "capacity_kwh": b.capacity_kwh,
+                "soc_min_kwh": b.soc_min_kwh,
+                "soc_max_kwh": b.soc_max_kwh,
+                "charge_kw": b.charge_kw,
+                "discharge_kw": b.discharge_kw,
+                "soc_initial_kwh": b.soc_initial_kwh,
+                "soc_terminal_kwh": b.soc_terminal_kwh,
+            }
+            for b in batteries
+        ],
+        "schedule": schedule,
+        "conflicts": result.conflicts,
+        "actions": actions,
         "assumptions": {"load": load_note, "pv": pv_note, "prices": f"day-ahead ({prices.source})"},
     }
     artifact = host.artifacts.add("plan", now, plan)
@@ -195,8 +234,8 @@ def _portfolio(twin: Twin, data: dict[str, Any]) -> list[str]:
 def _price_window(prices: Prices, start: datetime, steps: int) -> tuple[Vector, Vector]:
     """Return the import and export prices of ``steps`` quarter hours from ``start``; ToolError when any is unknown."""
     offset = int((start - prices.start) / prices.step)
-    imp = prices.import_price[max(offset, 0): offset + steps]
-    exp = prices.export_price[max(offset, 0): offset + steps]
+    imp = prices.import_price[max(offset, 0) : offset + steps]
+    exp = prices.export_price[max(offset, 0) : offset + steps]
     if offset < 0 or len(imp) < steps or np.isnan(imp).any() or np.isnan(exp).any():
         raise ToolError("prices_missing", start=start.isoformat())
     return imp, exp
@@ -211,9 +250,16 @@ def _battery(twin: Twin, asset_id: str, soc: Mapping[str, float], constraints: M
     initial = soc[asset_id] / 100 * capacity
     terminal = constraints.get("terminal_soc_pct", {}).get(asset_id)
     lo, hi = limits["soc_min_pct"] / 100 * capacity, limits["soc_max_pct"] / 100 * capacity
-    return Battery(asset_id, capacity, lo, hi, limits["p_max_kw"], -limits["p_min_kw"],
-                   min(max(initial, lo), hi),
-                   min(max(initial if terminal is None else terminal / 100 * capacity, lo), hi))
+    return Battery(
+        asset_id,
+        capacity,
+        lo,
+        hi,
+        limits["p_max_kw"],
+        -limits["p_min_kw"],
+        min(max(initial, lo), hi),
+        min(max(initial if terminal is None else terminal / 100 * capacity, lo), hi),
+    )
 
 
 def _grid_limits(twin: Twin, constraints: Mapping[str, Any]) -> tuple[float, float]:
@@ -225,26 +271,48 @@ def _grid_limits(twin: Twin, constraints: Mapping[str, Any]) -> tuple[float, flo
     return float(constraints.get("import_limit_kw", fuse)), float(constraints.get("export_limit_kw", fuse))
 
 
-def _schedule(problem: DispatchProblem, result: DispatchResult, slots: list[datetime]
-              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _schedule(
+    problem: DispatchProblem, result: DispatchResult, slots: list[datetime]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Return the plan's schedule (per slot: prices, site and battery flows) and its signed battery actions."""
     schedule: list[dict[str, Any]] = []
     actions: list[dict[str, Any]] = []
-    if result.import_kw is None or result.charge_kw is None or result.discharge_kw is None \
-            or result.soc_kwh is None or result.export_kw is None:
+    if (
+        result.import_kw is None
+        or result.charge_kw is None
+        or result.discharge_kw is None
+        or result.soc_kwh is None
+        or result.export_kw is None
+    ):
         return schedule, actions
-    imp, exp, load, pv, batteries = (problem.import_price, problem.export_price, problem.load_kw, problem.pv_kw,
-                                     problem.batteries)
+    imp, exp, load, pv, batteries = (
+        problem.import_price,
+        problem.export_price,
+        problem.load_kw,
+        problem.pv_kw,
+        problem.batteries,
+    )
     for t, slot in enumerate(slots):
-        schedule.append({
-            "start": slot.isoformat(), "end": (slot + STEP).isoformat(), "import_price": float(imp[t]),
-            "export_price": float(exp[t]), "load_kw": round(float(load[t]), 6), "pv_kw": round(float(pv[t]), 6),
-            "import_kw": round(float(result.import_kw[t]), 6), "export_kw": round(float(result.export_kw[t]), 6),
-            "batteries": {b.name: {"charge_kw": round(float(result.charge_kw[i, t]), 6),
-                                   "discharge_kw": round(float(result.discharge_kw[i, t]), 6),
-                                   "soc_kwh": round(float(result.soc_kwh[i, t]), 6)}
-                          for i, b in enumerate(batteries)},
-        })
+        schedule.append(
+            {
+                "start": slot.isoformat(),
+                "end": (slot + STEP).isoformat(),
+                "import_price": float(imp[t]),
+                "export_price": float(exp[t]),
+                "load_kw": round(float(load[t]), 6),
+                "pv_kw": round(float(pv[t]), 6),
+                "import_kw": round(float(result.import_kw[t]), 6),
+                "export_kw": round(float(result.export_kw[t]), 6),
+                "batteries": {
+                    b.name: {
+                        "charge_kw": round(float(result.charge_kw[i, t]), 6),
+                        "discharge_kw": round(float(result.discharge_kw[i, t]), 6),
+                        "soc_kwh": round(float(result.soc_kwh[i, t]), 6),
+                    }
+                    for i, b in enumerate(batteries)
+                },
+            }
+        )
     for i, battery in enumerate(batteries):
         actions.extend(battery_actions(battery.name, slots, result.charge_kw[i] - result.discharge_kw[i]))
     return schedule, actions
@@ -258,8 +326,15 @@ def battery_actions(asset_id: str, slots: list[datetime], power: Any) -> list[di
         if actions and actions[-1]["p_kw"] == p_kw and actions[-1]["end"] == slot.isoformat():
             actions[-1]["end"] = (slot + STEP).isoformat()
         else:
-            actions.append({"type": "battery_power", "asset_id": asset_id, "start": slot.isoformat(),
-                            "end": (slot + STEP).isoformat(), "p_kw": p_kw})
+            actions.append(
+                {
+                    "type": "battery_power",
+                    "asset_id": asset_id,
+                    "start": slot.isoformat(),
+                    "end": (slot + STEP).isoformat(),
+                    "p_kw": p_kw,
+                }
+            )
     return actions
 
 
@@ -342,8 +417,12 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
         raise ToolError("audit_chain_broken", "halted")
     reasons: list[str] = []
     found: dict[str, Artifact] = {}
-    for key, kind in (("plan_id", "plan"), ("sim_id", "sim"), ("validation_id", "validation"),
-                      ("explanation_id", "explanation")):
+    for key, kind in (
+        ("plan_id", "plan"),
+        ("sim_id", "sim"),
+        ("validation_id", "validation"),
+        ("explanation_id", "explanation"),
+    ):
         try:
             found[kind] = host.artifacts.get(data[key], kind)
         except ToolError:
@@ -356,7 +435,8 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
         if not sim.data["valid"]:
             reasons.append("the sim is invalid (a constraint could not be evaluated)")
         if window.start < datetime.fromisoformat(sim.data["start"]) or window.end > datetime.fromisoformat(
-                sim.data["end"]):
+            sim.data["end"]
+        ):
             reasons.append("the requested window is not within the simulated horizon")
     if validation is not None:
         if validation.refs.get("sim_id") != data["sim_id"]:
@@ -370,23 +450,41 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
             if host.now() - artifact.created_at > STALE_AFTER:
                 reasons.append(f"{artifact.artifact_id} is stale")
         schedule = plan.data["schedule"]
-        if window.end <= window.start or not schedule or window.start < datetime.fromisoformat(schedule[0]["start"]) \
-                or window.end > datetime.fromisoformat(schedule[-1]["end"]):
+        if (
+            window.end <= window.start
+            or not schedule
+            or window.start < datetime.fromisoformat(schedule[0]["start"])
+            or window.end > datetime.fromisoformat(schedule[-1]["end"])
+        ):
             reasons.append("the requested window is not within the plan")
     request = {
-        "plan_id": data["plan_id"], "sim_id": data["sim_id"], "validation_id": data["validation_id"],
-        "explanation_id": data["explanation_id"], "requested_window": {"start": window.start.isoformat(),
-                                                                        "end": window.end.isoformat()},
-        "requested_by": caller.actor, "reasons": reasons,
+        "plan_id": data["plan_id"],
+        "sim_id": data["sim_id"],
+        "validation_id": data["validation_id"],
+        "explanation_id": data["explanation_id"],
+        "requested_window": {"start": window.start.isoformat(), "end": window.end.isoformat()},
+        "requested_by": caller.actor,
+        "reasons": reasons,
         "status": "denied" if reasons else "pending",
         "summary": explanation.data["text"] if explanation is not None else None,
-        "actions": [a for a in plan.data["actions"] if window.start < datetime.fromisoformat(a["end"])
-                    and datetime.fromisoformat(a["start"]) < window.end] if plan is not None else [],
+        "actions": [
+            a
+            for a in plan.data["actions"]
+            if window.start < datetime.fromisoformat(a["end"]) and datetime.fromisoformat(a["start"]) < window.end
+        ]
+        if plan is not None
+        else [],
     }
     stored = await host.async_submit_request(request)
-    return ToolOutput({"request_id": stored["request_id"], "status": stored["status"],
-                       "expires_at": stored["expires_at"], "reasons": reasons},
-                      [data["plan_id"], data["sim_id"], data["validation_id"], data["explanation_id"]])
+    return ToolOutput(
+        {
+            "request_id": stored["request_id"],
+            "status": stored["status"],
+            "expires_at": stored["expires_at"],
+            "reasons": reasons,
+        },
+        [data["plan_id"], data["sim_id"], data["validation_id"], data["explanation_id"]],
+    )
 
 
 async def generate_explanation(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
@@ -406,6 +504,12 @@ async def create_incident(host: TenantHost, data: dict[str, Any], caller: Caller
     missing = [e for e in data["evidence_ids"] if e not in host.artifacts and e not in known]
     if missing:
         raise ToolError("evidence_not_found", "not_found", id=missing[0])
-    stored = await host.async_open_incident({"severity": data["severity"], "title": data["title"],
-                                             "evidence_ids": data["evidence_ids"], "opened_by": caller.actor})
+    stored = await host.async_open_incident(
+        {
+            "severity": data["severity"],
+            "title": data["title"],
+            "evidence_ids": data["evidence_ids"],
+            "opened_by": caller.actor,
+        }
+    )
     return ToolOutput({"incident_id": stored["incident_id"]}, data["evidence_ids"])

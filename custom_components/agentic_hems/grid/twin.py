@@ -69,8 +69,12 @@ class Asset:
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe form."""
         return {
-            "asset_id": self.asset_id, "kind": self.kind, "bus": self.bus, "limits": dict(self.limits),
-            "parameters": dict(self.parameters), "measurements": dict(self.measurements),
+            "asset_id": self.asset_id,
+            "kind": self.kind,
+            "bus": self.bus,
+            "limits": dict(self.limits),
+            "parameters": dict(self.parameters),
+            "measurements": dict(self.measurements),
         }
 
 
@@ -120,7 +124,13 @@ def home_twin(site: HomeSite) -> Twin:
     gen[0, 3], gen[0, 4] = fuse_mva, -fuse_mva  # QMAX, QMIN
     branch = np.zeros((1, 13))
     branch[0, [F_BUS, T_BUS, BR_R, BR_X, RATE_A, BR_STATUS]] = [
-        GRID_BUS, PANEL_BUS, CABLE_R_PU, CABLE_X_PU, fuse_mva, 1]
+        GRID_BUS,
+        PANEL_BUS,
+        CABLE_R_PU,
+        CABLE_X_PU,
+        fuse_mva,
+        1,
+    ]
     branch[0, 11], branch[0, 12] = -360, 360
     network = Network(HOME_BASE_MVA, bus, gen, branch, name="home twin")
     entities = site.entities
@@ -129,8 +139,14 @@ def home_twin(site: HomeSite) -> Twin:
         return {q: entities[f"{asset_id}.{q}"] for q in quantities if entities.get(f"{asset_id}.{q}")}
 
     assets = [
-        Asset("grid", "grid_connection", GRID_BUS, {"p_min_kw": -site.fuse_kw, "p_max_kw": site.fuse_kw},
-              {"voltage_kv": 0.4}, measured("grid", "power")),
+        Asset(
+            "grid",
+            "grid_connection",
+            GRID_BUS,
+            {"p_min_kw": -site.fuse_kw, "p_max_kw": site.fuse_kw},
+            {"voltage_kv": 0.4},
+            measured("grid", "power"),
+        ),
         Asset("main_fuse", "main_panel_fuse", PANEL_BUS, {"rate_kva": site.fuse_kw}, {"branch": 1}),
         Asset("house", "load", PANEL_BUS, {}, {}, measured("house", "power")),
     ]
@@ -142,13 +158,17 @@ def home_twin(site: HomeSite) -> Twin:
         if site.battery_kw is not None:
             limits |= {"p_min_kw": -site.battery_kw, "p_max_kw": site.battery_kw}
         if site.battery_kwh is not None:
-            limits |= {"capacity_kwh": site.battery_kwh, "soc_min_pct": site.battery_soc_min_pct,
-                       "soc_max_pct": site.battery_soc_max_pct}
+            limits |= {
+                "capacity_kwh": site.battery_kwh,
+                "soc_min_pct": site.battery_soc_min_pct,
+                "soc_max_pct": site.battery_soc_max_pct,
+            }
         params = {"setpoint_entity": entities["battery.setpoint"]} if entities.get("battery.setpoint") else {}
         assets.append(Asset("battery", "battery", PANEL_BUS, limits, params, measured("battery", "power", "soc")))
     for asset_id, kind, power_kw in site.appliances:
-        assets.append(Asset(asset_id, kind, PANEL_BUS, {"p_min_kw": 0.0, "p_max_kw": power_kw}, {},
-                            measured(asset_id, "power")))
+        assets.append(
+            Asset(asset_id, kind, PANEL_BUS, {"p_min_kw": 0.0, "p_max_kw": power_kw}, {}, measured(asset_id, "power"))
+        )
     return Twin(HOME, network, {a.asset_id: a for a in assets}, "site")
 
 
@@ -156,17 +176,37 @@ def matpower_twin(network_id: str, network: Network, source: str) -> Twin:
     """Return a MATPOWER case as a twin: its generators, loads and branches are the assets."""
     assets: list[Asset] = []
     for row, gen in enumerate(table(network.gen)):
-        assets.append(Asset(f"gen_{row + 1}", "generator", int(gen[GEN_BUS]),
-                            {"p_min_kw": -float(gen[PMAX]) * 1000, "p_max_kw": -float(gen[PMIN]) * 1000},
-                            {"pg_mw": float(gen[PG]), "in_service": bool(gen[GEN_STATUS] > 0)}))
+        assets.append(
+            Asset(
+                f"gen_{row + 1}",
+                "generator",
+                int(gen[GEN_BUS]),
+                {"p_min_kw": -float(gen[PMAX]) * 1000, "p_max_kw": -float(gen[PMIN]) * 1000},
+                {"pg_mw": float(gen[PG]), "in_service": bool(gen[GEN_STATUS] > 0)},
+            )
+        )
     for bus in table(network.bus):
         if bus[PD] or bus[QD]:
-            assets.append(Asset(f"load_{int(bus[BUS_I])}", "load", int(bus[BUS_I]), {},
-                                {"pd_mw": float(bus[PD]), "qd_mvar": float(bus[QD])}))
+            assets.append(
+                Asset(
+                    f"load_{int(bus[BUS_I])}",
+                    "load",
+                    int(bus[BUS_I]),
+                    {},
+                    {"pd_mw": float(bus[PD]), "qd_mvar": float(bus[QD])},
+                )
+            )
     for row, br in enumerate(table(network.branch)):
         limits = {"rate_kva": float(br[RATE_A]) * 1000} if br[RATE_A] > 0 else {}
-        assets.append(Asset(f"branch_{row + 1}", "branch", int(br[F_BUS]), limits,
-                            {"f_bus": int(br[F_BUS]), "t_bus": int(br[T_BUS]), "in_service": bool(br[BR_STATUS] > 0)}))
+        assets.append(
+            Asset(
+                f"branch_{row + 1}",
+                "branch",
+                int(br[F_BUS]),
+                limits,
+                {"f_bus": int(br[F_BUS]), "t_bus": int(br[T_BUS]), "in_service": bool(br[BR_STATUS] > 0)},
+            )
+        )
     return Twin(network_id, network, {a.asset_id: a for a in assets}, source)
 
 

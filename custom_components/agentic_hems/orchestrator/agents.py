@@ -110,7 +110,10 @@ def acceptable(cost: float, optimum: float) -> bool:
 def agent_messages(prompt: str, request: str, load: LoadSpec, curve: PriceCurve, tz: tzinfo) -> list[dict[str, Any]]:
     """Return the agent's conversation: its prompt, then the load, the window's prices and the request."""
     window = curve.window(ceil_slot(load.earliest_start), load.deadline)
-    prices = [[f"{s.astimezone(tz):%H:%M}", round(float(p), 4)] for s, p in zip(window.slot_starts(), window.prices, strict=True)]
+    prices = [
+        [f"{s.astimezone(tz):%H:%M}", round(float(p), 4)]
+        for s, p in zip(window.slot_starts(), window.prices, strict=True)
+    ]
     facts = {
         "power_kw": load.power_kw,
         "duration_min": load.duration_min,
@@ -148,7 +151,10 @@ async def consult(
         else:
             problem = "the slot does not fit the window" if cost is None else ""
         if recommendation is not None:
-            result |= {"recommendation": recommendation.as_dict(), "recommended_cost": None if cost is None else round(cost, 4)}
+            result |= {
+                "recommendation": recommendation.as_dict(),
+                "recommended_cost": None if cost is None else round(cost, 4),
+            }
         if cost is not None and acceptable(cost, optimum.cost):
             return result | {"used": "agent"}
         if attempt == 1:
@@ -156,8 +162,11 @@ async def consult(
             why = problem or f"it costs {cost:.4f}, more than 20 % above the optimum"
             messages += [
                 {"role": "assistant", "content": reply.content or ""},
-                {"role": "user", "content": f"Your recommendation is rejected: {why}. The optimal start is "
-                 f"{optimal['start_local']} at {optimal['cost']}. Answer again with the JSON object."},
+                {
+                    "role": "user",
+                    "content": f"Your recommendation is rejected: {why}. The optimal start is "
+                    f"{optimal['start_local']} at {optimal['cost']}. Answer again with the JSON object.",
+                },
             ]
     worse = None if result.get("recommended_cost") is None else round(result["recommended_cost"] - optimum.cost, 4)
     return result | {"used": "optimum", "discrepancy": worse if worse is not None else "no usable recommendation"}

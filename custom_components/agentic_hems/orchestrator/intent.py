@@ -78,13 +78,29 @@ _OFF = frozenset({"turn_off", "stop", "close", "lock"})
 
 # action -> patterns in a clause (English and German).
 VERBS: dict[str, tuple[str, ...]] = {
-    "turn_on": (r"\b(turn|switch|put)\b.*\bon\b", r"\b(turn|switch|put)\s+on\b", (r"\b(schalte|schalt|mach|mache)\b.*"
-                r"\b(an|ein)\b"), r"\b(einschalten|anschalten|anmachen)\b"),
-    "turn_off": (r"\b(turn|switch|put)\b.*\boff\b", r"\b(turn|switch|put)\s+off\b", (r"\b(schalte|schalt|mach|mache)\b"
-                 r".*\baus\b"), r"\b(ausschalten|ausmachen|abschalten)\b"),
+    "turn_on": (
+        r"\b(turn|switch|put)\b.*\bon\b",
+        r"\b(turn|switch|put)\s+on\b",
+        (
+            r"\b(schalte|schalt|mach|mache)\b.*"
+            r"\b(an|ein)\b"
+        ),
+        r"\b(einschalten|anschalten|anmachen)\b",
+    ),
+    "turn_off": (
+        r"\b(turn|switch|put)\b.*\boff\b",
+        r"\b(turn|switch|put)\s+off\b",
+        (
+            r"\b(schalte|schalt|mach|mache)\b"
+            r".*\baus\b"
+        ),
+        r"\b(ausschalten|ausmachen|abschalten)\b",
+    ),
     "set_brightness": (r"\b(dim|dimm|dimme|brighten|brightness|helligkeit)\b", r"\d+\s*(%|percent|prozent)"),
-    "set_temperature": (r"\b(temperature|temperatur|warmer|cooler|wärmer|kühler)\b",
-                        r"\d+(?:[.,]\d+)?\s*(°|degrees?|grad)"),
+    "set_temperature": (
+        r"\b(temperature|temperatur|warmer|cooler|wärmer|kühler)\b",
+        r"\d+(?:[.,]\d+)?\s*(°|degrees?|grad)",
+    ),
     "set_hvac_mode": (r"\b(mode|modus|betriebsart)\b",),
     "set_value": (r"\bset\b.*\bto\s+-?\d", r"\b(stelle|setze)\b.*\bauf\s+-?\d"),
     "open": (r"\b(open|öffne|öffnen|aufmachen|mach\w*\b.*\bauf)\b",),
@@ -96,16 +112,32 @@ VERBS: dict[str, tuple[str, ...]] = {
     "stop": (r"\b(stop|halt|stoppe|stoppen|beende)\b",),
 }
 # the text is case-folded ("ß" becomes "ss"), so the patterns are too
-_VERBS = {action: tuple(re.compile(p.replace("ß", "ss"), re.IGNORECASE) for p in patterns)
-          for action, patterns in VERBS.items()}
+_VERBS = {
+    action: tuple(re.compile(p.replace("ß", "ss"), re.IGNORECASE) for p in patterns)
+    for action, patterns in VERBS.items()
+}
 # device words per domain, for "the kitchen light", "das Licht in der Küche", "all lights"
 DEVICE_WORDS: dict[str, tuple[str, ...]] = {
     "light": ("light", "lights", "lamp", "lamps", "licht", "lichter", "lampe", "lampen", "beleuchtung"),
     "switch": ("switch", "switches", "plug", "plugs", "socket", "schalter", "steckdose", "steckdosen"),
     "fan": ("fan", "fans", "ventilator", "lüfter", "lüftung"),
     "climate": ("thermostat", "heating", "heater", "air conditioning", "heizung", "klimaanlage", "klima"),
-    "cover": ("blind", "blinds", "shutter", "shutters", "cover", "curtain", "curtains", "rollladen", "rolladen",
-              "jalousie", "rollo", "markise", "tor", "tore"),
+    "cover": (
+        "blind",
+        "blinds",
+        "shutter",
+        "shutters",
+        "cover",
+        "curtain",
+        "curtains",
+        "rollladen",
+        "rolladen",
+        "jalousie",
+        "rollo",
+        "markise",
+        "tor",
+        "tore",
+    ),
     "valve": ("valve", "valves", "ventil"),
     "lock": ("lock", "door lock", "schloss", "türschloss"),
     "vacuum": ("vacuum", "robot vacuum", "staubsauger", "saugroboter"),
@@ -116,10 +148,38 @@ _JOIN = r"(?:\s*|n|en|s|es|er)"  # area and device word: apart, or one German co
 # Words that never make a partial name distinctive: device words, the verbs' own words, articles and connectors.
 _FUNCTION_WORDS = frozenset(
     {word for words in DEVICE_WORDS.values() for phrase in words for word in phrase.split()}
-    | {word for patterns in _VERBS.values() for p in patterns
-       for word in re.findall(r"[^\W\d_]+", re.sub(r"\\\w", " ", p.pattern))}
-    | {"the", "all", "every", "and", "then", "also", "my", "our", "der", "die", "das", "den", "dem", "des", "ein",
-       "eine", "einen", "alle", "und", "dann", "mein", "meine", "unser", "unsere"}
+    | {
+        word
+        for patterns in _VERBS.values()
+        for p in patterns
+        for word in re.findall(r"[^\W\d_]+", re.sub(r"\\\w", " ", p.pattern))
+    }
+    | {
+        "the",
+        "all",
+        "every",
+        "and",
+        "then",
+        "also",
+        "my",
+        "our",
+        "der",
+        "die",
+        "das",
+        "den",
+        "dem",
+        "des",
+        "ein",
+        "eine",
+        "einen",
+        "alle",
+        "und",
+        "dann",
+        "mein",
+        "meine",
+        "unser",
+        "unsere",
+    }
 )
 _ALL_DEVICE_WORDS = frozenset(w for words in DEVICE_WORDS.values() for w in words)
 _DEVICE_WORD = re.compile(
@@ -192,21 +252,27 @@ def partial_names(devices: Sequence[KnownDevice]) -> dict[str, tuple[str, ...]]:
                     holders.setdefault(span, set()).add(device.entity_id)
 
     def distinctive(part: str) -> bool:
-        return any(len(w) > 2 and not w.isdigit() and w not in _FUNCTION_WORDS and w not in area_words
-                   for w in part.split())
+        return any(
+            len(w) > 2 and not w.isdigit() and w not in _FUNCTION_WORDS and w not in area_words for w in part.split()
+        )
 
     found: dict[str, tuple[str, ...]] = {}
     for device in devices:
-        tails = {" ".join(name.split()[i:]) for name in device.names if "." not in name
-                 for i in range(1, len(name.split()))}
+        tails = {
+            " ".join(name.split()[i:]) for name in device.names if "." not in name for i in range(1, len(name.split()))
+        }
         found[device.entity_id] = tuple(sorted(t for t in tails if distinctive(t) and holders[t] == {device.entity_id}))
     return found
 
 
 def _spans_of(clause: str, names: Iterable[str]) -> list[tuple[int, int]]:
     """Where each of ``names`` stands in ``clause`` as whole words."""
-    return [m.span() for name in names if len(name) > 1
-            for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", clause)]
+    return [
+        m.span()
+        for name in names
+        if len(name) > 1
+        for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", clause)
+    ]
 
 
 def _by_name(clause: str, devices: Sequence[KnownDevice], partial: Mapping[str, Sequence[str]]) -> set[str]:
@@ -235,8 +301,11 @@ def _named(clause: str, bare: str, device: KnownDevice, areas: frozenset[str], b
         a = re.escape(area)
         if re.search(rf"(?<![\w-]){a}{_JOIN}(?:{words})(?![\w-])|(?<![\w-])(?:{words}){_IN}{a}(?![\w-])", bare):
             return True
-    everything = bool(words) and re.search(
-        rf"\b(all|every|alle|sämtliche)\b(?:\s+(?:the|of the|die|der))?\s+(?:{words})\b", bare) is not None
+    everything = (
+        bool(words)
+        and re.search(rf"\b(all|every|alle|sämtliche)\b(?:\s+(?:the|of the|die|der))?\s+(?:{words})\b", bare)
+        is not None
+    )
     if not everything and not by_name:
         return False
     rest = _strip_names(clause, (device,))  # "the kitchen main light" names the kitchen, not the lounge's light
@@ -257,8 +326,10 @@ def _mentions(text: str, appliance: ApplianceRef) -> bool:
     return any(_has(text, word) for word in (fold(appliance.name), *KIND_WORDS.get(appliance.kind, ())))
 
 
-_GRID_WORDS = re.compile(r"\b(batter(?:y|ies)|batterie\w*|speicher\w*|akku\w*|grid|netz\w*|dispatch\w*|setpoints?|"
-                         r"sollwert\w*)\b")
+_GRID_WORDS = re.compile(
+    r"\b(batter(?:y|ies)|batterie\w*|speicher\w*|akku\w*|grid|netz\w*|dispatch\w*|setpoints?|"
+    r"sollwert\w*)\b"
+)
 _GRID_VERBS = re.compile(
     r"\b(charge|charging|discharge|discharging|plan|schedule|optimi[sz]e|dispatch|run|apply|execute|use|set|"
     r"authori[sz]e|approve|request|lade|laden|entlade\w*|plane\w*|optimier\w*|nutze\w*|setze|stelle|steuer\w*|"
@@ -306,8 +377,14 @@ class _Reading:
     in_aside: bool = False  # the previous clause ended set aside: a following clause without a verb continues it
 
 
-def _read(clause: str, devices: Sequence[KnownDevice], areas: frozenset[str], appliances: Sequence[ApplianceRef],
-          partial: Mapping[str, Sequence[str]], reading: _Reading) -> None:
+def _read(
+    clause: str,
+    devices: Sequence[KnownDevice],
+    areas: frozenset[str],
+    appliances: Sequence[ApplianceRef],
+    partial: Mapping[str, Sequence[str]],
+    reading: _Reading,
+) -> None:
     """Read one clause into ``reading`` (see the module docstring)."""
     verbs = _actions(clause)
     if reading.in_aside and not verbs:  # "... except the kitchen and the hall"
@@ -316,7 +393,7 @@ def _read(clause: str, devices: Sequence[KnownDevice], areas: frozenset[str], ap
     marker = _ASIDE.search(clause)
     wanted = clause[: marker.start()] if marker else clause
     if marker:
-        reading.aside.append(clause[marker.end():])
+        reading.aside.append(clause[marker.end() :])
     reading.in_aside = marker is not None
     if _NEGATED.search(wanted):
         keeps_plan = _CANCEL_WORDS.search(wanted) is not None  # "don't cancel the dishwasher": the plan is wanted
@@ -337,15 +414,23 @@ def _read(clause: str, devices: Sequence[KnownDevice], areas: frozenset[str], ap
     reading.actions, reading.devices = actions or reading.actions, named or reading.devices
 
 
-def _set_aside(parts: Sequence[str], devices: Sequence[KnownDevice], areas: frozenset[str],
-               appliances: Sequence[ApplianceRef], partial: Mapping[str, Sequence[str]]) -> set[str]:
+def _set_aside(
+    parts: Sequence[str],
+    devices: Sequence[KnownDevice],
+    areas: frozenset[str],
+    appliances: Sequence[ApplianceRef],
+    partial: Mapping[str, Sequence[str]],
+) -> set[str]:
     """Return the targets ``parts`` name: devices (by name, area, or "all" plus a device word) and appliances."""
     aside: set[str] = set()
     for part in parts:
         bare = _strip_names(part, devices)
         by_name = _by_name(part, devices, partial)
-        aside |= {d.entity_id for d in devices
-                  if _named(part, bare, d, areas, d.entity_id in by_name) or any(_has(part, a) for a in d.areas)}
+        aside |= {
+            d.entity_id
+            for d in devices
+            if _named(part, bare, d, areas, d.entity_id in by_name) or any(_has(part, a) for a in d.areas)
+        }
         aside |= {a.name for a in appliances if _mentions(part, a)}
     return aside
 

@@ -201,8 +201,12 @@ async def run_loop(
             result.summary = str(step.observation.get("summary", ""))
             break
     else:
-        _stopped(result, "stop.iterations", f"stopped after {max_iterations} iterations without FINISH",
-                 iterations=max_iterations)
+        _stopped(
+            result,
+            "stop.iterations",
+            f"stopped after {max_iterations} iterations without FINISH",
+            iterations=max_iterations,
+        )
     if not result.success and not result.summary:
         result.summary = result.error or "stopped"
     result.duration_s = round(clock() - started, 3)

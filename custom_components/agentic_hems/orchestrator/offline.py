@@ -167,7 +167,10 @@ def understand(text: str, appliances: Sequence[ApplianceRef]) -> Intent:
         return Intent("prices", now=bool(_NOW.search(folded))) if _PRICES.search(folded) else Intent("unknown")
     if _cancels(folded):
         return Intent("cancel", tuple(named))
-    times = [(at, "start" if kind == "start_at" else kind, value, kind == "start_at") for at, kind, value in _times(folded, mentions)]
+    times = [
+        (at, "start" if kind == "start_at" else kind, value, kind == "start_at")
+        for at, kind, value in _times(folded, mentions)
+    ]
     exact = any(flag for *_, flag in times)
     deadlines = {value for _, kind, value, _ in times if kind == "deadline"}
     starts = {value for _, kind, value, _ in times if kind == "start"}
@@ -258,7 +261,9 @@ class OfflinePlanner:
         if intent.kind == "cancel":
             return [Action(SCHEDULE, {"appliance": ", ".join(intent.appliances), "cancel": True})]
         actions = [Action(GET_PRICES)]
-        times = {name: (deadline, start) for name, deadline, start in intent.times} or dict.fromkeys(intent.appliances, (intent.deadline, intent.start))
+        times = {name: (deadline, start) for name, deadline, start in intent.times} or dict.fromkeys(
+            intent.appliances, (intent.deadline, intent.start)
+        )
         groups: dict[tuple[str | None, str | None], list[str]] = {}
         for name in intent.appliances:
             deadline, start = times.get(name, (None, None))
@@ -290,7 +295,15 @@ def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: 
             cheapest, unit = obs.get("cheapest") or {}, obs.get("unit")
             if now and obs.get("now") is not None:
                 lines.append(say("offline.price_now", lang, price=number(obs.get("now"), lang), unit=unit))
-            lines.append(say("offline.cheapest", lang, start=local_time(cheapest.get("start_local"), lang),
-                             price=number(cheapest.get("price"), lang), low=number(obs.get("min"), lang),
-                             high=number(obs.get("max"), lang), unit=unit))
+            lines.append(
+                say(
+                    "offline.cheapest",
+                    lang,
+                    start=local_time(cheapest.get("start_local"), lang),
+                    price=number(cheapest.get("price"), lang),
+                    low=number(obs.get("min"), lang),
+                    high=number(obs.get("max"), lang),
+                    unit=unit,
+                )
+            )
     return " ".join(lines) or say("offline.nothing", lang)

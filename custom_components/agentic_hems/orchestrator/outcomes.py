@@ -76,24 +76,42 @@ def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any]) -> 
 def refused_command(action: Mapping[str, Any] | None, error: str) -> dict[str, Any]:
     """Return a device command the orchestrator refused before the gates (it did not validate)."""
     args = (action or {}).get("args") or {}
-    return {"kind": COMMAND, "intent": args.get("intent"), "target": args.get("device_alias"),
-            "outcome": "invalid", "failed_gate": None, "reason": error, "reason_id": None, "trace_id": None}
+    return {
+        "kind": COMMAND,
+        "intent": args.get("intent"),
+        "target": args.get("device_alias"),
+        "outcome": "invalid",
+        "failed_gate": None,
+        "reason": error,
+        "reason_id": None,
+        "trace_id": None,
+    }
 
 
 def refused_action(action: str, target: str | None, reason_key: str, reason: str) -> dict[str, Any]:
     """Return an action refused because the person's request did not ask for it: ``action`` (its type) on ``target``, why
     (``reason``, English) and the reason's id (``reason_key``, for the German summary).
     """
-    return {"kind": REFUSAL, "action": action, "target": target, "outcome": "refused", "reason": reason,
-            "reason_id": reason_key}
+    return {
+        "kind": REFUSAL,
+        "action": action,
+        "target": target,
+        "outcome": "refused",
+        "reason": reason,
+        "reason_id": reason_key,
+    }
 
 
 def authorization_outcome(result: Mapping[str, Any]) -> dict[str, Any]:
     """Return the outcome of a ``request_authorization`` call from its result: ``pending`` (an administrator decides) or
     ``denied`` (the reasons, joined).
     """
-    return {"kind": AUTHORIZATION, "request_id": result.get("request_id"), "outcome": result.get("status"),
-            "reason": "; ".join(str(r) for r in result.get("reasons") or []) or None}
+    return {
+        "kind": AUTHORIZATION,
+        "request_id": result.get("request_id"),
+        "outcome": result.get("status"),
+        "reason": "; ".join(str(r) for r in result.get("reasons") or []) or None,
+    }
 
 
 def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -124,9 +142,16 @@ def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
             note = say("plan.shared_fuse", lang, extra=number(-savings, lang))
         else:
             note = say("plan.saves", lang, savings=number(savings, lang))
-        return say("plan.window", lang, appliance=appliance, start=local_time(plan.get("start_local"), lang),
-                   end=local_time(plan.get("end_local"), lang), cost=number(plan.get("cost"), lang),
-                   currency=plan.get("currency"), note=note)
+        return say(
+            "plan.window",
+            lang,
+            appliance=appliance,
+            start=local_time(plan.get("start_local"), lang),
+            end=local_time(plan.get("end_local"), lang),
+            cost=number(plan.get("cost"), lang),
+            currency=plan.get("currency"),
+            note=note,
+        )
     reason = plan.get("reason")
     if lang == "de":
         why = _german("plan_not_requested" if reason == "not_requested" else reason, plan)
@@ -146,9 +171,14 @@ def command_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
     key = f"command.{state}" if f"command.{state}" in TEXTS else "command.other"
     reason = _german(outcome.get("reason_id"), outcome) if lang == "de" else outcome.get("reason")
     gate = outcome.get("failed_gate")
-    return say(key, lang, what=f"{outcome.get('intent')} {outcome.get('target')}", state=state,
-               gate=GATES_DE.get(str(gate), gate) if lang == "de" else gate,
-               why=f" ({reason})" if reason and state in _WITH_REASON else "")
+    return say(
+        key,
+        lang,
+        what=f"{outcome.get('intent')} {outcome.get('target')}",
+        state=state,
+        gate=GATES_DE.get(str(gate), gate) if lang == "de" else gate,
+        why=f" ({reason})" if reason and state in _WITH_REASON else "",
+    )
 
 
 def other_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
@@ -193,24 +223,60 @@ def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False) -> boo
 # Claims of an action in a model's closing text (English and German). A state ("the door is locked", "das Licht ist
 # an") is no claim; a first-person or passive report of an action is ("I unlocked", "has been turned on", "is now on",
 # "Ich habe ... eingeschaltet", "wurde geöffnet", "ist jetzt aus").
-_PAST = (r"(turned|switched|unlocked|opened|closed|locked|set|started|stopped|scheduled|planned|cancell?ed|charged|"
-         r"dimmed|brightened|activated|deactivated|enabled|disabled|executed|triggered|adjusted|changed|lowered|raised|"
-         r"paused|resumed|pressed)")
-_PARTICIPLES = frozenset({
-    "eingeschaltet", "ausgeschaltet", "angeschaltet", "abgeschaltet", "angemacht", "ausgemacht", "geöffnet",
-    "aufgemacht", "geschlossen", "zugemacht", "verriegelt", "entriegelt", "abgeschlossen", "aufgeschlossen",
-    "zugesperrt", "aufgesperrt", "gestartet", "gestoppt", "angehalten", "geplant", "eingeplant", "gesetzt", "gestellt",
-    "eingestellt", "storniert", "gelöscht", "abgebrochen", "aktiviert", "deaktiviert", "gedimmt", "geladen",
-    "ausgeführt", "gedrückt", "erledigt",
-})
-_CLAIMS = tuple(re.compile(p, re.IGNORECASE) for p in (
-    rf"\b(i|we)('ve| have)?(\s+\w+){{0,2}}?\s+{_PAST}\b",
-    rf"\b(has|have|had) been\s+(\w+\s+)?{_PAST}\b",
-    rf"\b(was|were)\s+(just\s+|successfully\s+)?{_PAST}\b",
-    rf"\b(is|are)\s+now\s+(on|off|open|closed|locked|unlocked|running|charging|{_PAST})\b",
-    r"^\s*(done|erledigt)\b",
-    rf"\b(ist|sind)\s+(jetzt|nun|soeben|gerade)\s+(\S+\s+){{0,4}}?({'|'.join(sorted(_PARTICIPLES))}|an|aus|offen|zu)\b",
-))
+_PAST = (
+    r"(turned|switched|unlocked|opened|closed|locked|set|started|stopped|scheduled|planned|cancell?ed|charged|"
+    r"dimmed|brightened|activated|deactivated|enabled|disabled|executed|triggered|adjusted|changed|lowered|raised|"
+    r"paused|resumed|pressed)"
+)
+_PARTICIPLES = frozenset(
+    {
+        "eingeschaltet",
+        "ausgeschaltet",
+        "angeschaltet",
+        "abgeschaltet",
+        "angemacht",
+        "ausgemacht",
+        "geöffnet",
+        "aufgemacht",
+        "geschlossen",
+        "zugemacht",
+        "verriegelt",
+        "entriegelt",
+        "abgeschlossen",
+        "aufgeschlossen",
+        "zugesperrt",
+        "aufgesperrt",
+        "gestartet",
+        "gestoppt",
+        "angehalten",
+        "geplant",
+        "eingeplant",
+        "gesetzt",
+        "gestellt",
+        "eingestellt",
+        "storniert",
+        "gelöscht",
+        "abgebrochen",
+        "aktiviert",
+        "deaktiviert",
+        "gedimmt",
+        "geladen",
+        "ausgeführt",
+        "gedrückt",
+        "erledigt",
+    }
+)
+_CLAIMS = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        rf"\b(i|we)('ve| have)?(\s+\w+){{0,2}}?\s+{_PAST}\b",
+        rf"\b(has|have|had) been\s+(\w+\s+)?{_PAST}\b",
+        rf"\b(was|were)\s+(just\s+|successfully\s+)?{_PAST}\b",
+        rf"\b(is|are)\s+now\s+(on|off|open|closed|locked|unlocked|running|charging|{_PAST})\b",
+        r"^\s*(done|erledigt)\b",
+        rf"\b(ist|sind)\s+(jetzt|nun|soeben|gerade)\s+(\S+\s+){{0,4}}?({'|'.join(sorted(_PARTICIPLES))}|an|aus|offen|zu)\b",
+    )
+)
 
 
 def _german_perfect(sentence: str) -> bool:

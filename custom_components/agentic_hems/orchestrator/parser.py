@@ -27,7 +27,15 @@ from ..bounds import MAX_REPLY_CHARS, TooLarge, check_size
 from .actions import Action
 
 __all__ = [
-    "MAX_REPLY_CHARS", "ParseError", "Parsed", "Reply", "ToolCall", "bounded_reply", "json_objects", "parse", "reply_chars",
+    "MAX_REPLY_CHARS",
+    "ParseError",
+    "Parsed",
+    "Reply",
+    "ToolCall",
+    "bounded_reply",
+    "json_objects",
+    "parse",
+    "reply_chars",
 ]
 
 

@@ -209,5 +209,3 @@ def _currency_and_scale(unit: object, stated: object) -> tuple[str, float]:
     if code is None:
         raise PriceSourceError(f"unit {unit!r} needs a currency")
     return code, major * _PER_KWH[energy.lower()]
-
-

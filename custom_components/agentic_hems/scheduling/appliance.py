@@ -54,8 +54,10 @@ class Appliance:
         """
         contiguous = bool(data.get("contiguous", True))
         if data.get("duration_min" if contiguous else "energy_kwh") is None:
-            raise ValueError(f"appliance {appliance_id}: a {'contiguous' if contiguous else 'split'} load needs "
-                             f"{'duration_min' if contiguous else 'energy_kwh'}")
+            raise ValueError(
+                f"appliance {appliance_id}: a {'contiguous' if contiguous else 'split'} load needs "
+                f"{'duration_min' if contiguous else 'energy_kwh'}"
+            )
         return cls(
             appliance_id=appliance_id,
             name=str(data["name"]),

@@ -499,7 +499,9 @@ class _TieStages:
 
         model = _build(self.curve, self.fitting, self.keep, self.headroom)
         rows = [
-            LinearConstraint(model.cost[None, :] * (COST_SCALE / self.scale), -np.inf, self.budget * COST_SCALE / self.scale)
+            LinearConstraint(
+                model.cost[None, :] * (COST_SCALE / self.scale), -np.inf, self.budget * COST_SCALE / self.scale
+            )
         ]
         rows += [LinearConstraint(_mean_slot(model, j)[None, :], -np.inf, mean + PIN_SLOTS) for j, mean in self.pins]
         found = milp(

@@ -112,7 +112,12 @@ class Plan:
         """
         power = self.power_on(curve.start, len(curve))
         active = power > 0
-        if not self.feasible or curve.currency != self.currency or np.isnan(curve.prices[active]).any() or power.sum() < self.power_kw.sum() - 1e-9:
+        if (
+            not self.feasible
+            or curve.currency != self.currency
+            or np.isnan(curve.prices[active]).any()
+            or power.sum() < self.power_kw.sum() - 1e-9
+        ):
             return None
         return float(np.dot(curve.prices[active], power[active])) * (curve.resolution.total_seconds() / 3600)
 
