@@ -53,8 +53,11 @@ MAX_PENDING_TOTAL: Final = 20
 
 
 class TooLarge(vol.Invalid):  # type: ignore[misc, unused-ignore]
-    """An input exceeds a size limit; ``limit`` names it (``chars``, ``total_chars``, ``items``, ``depth``) and
-    ``maximum`` is its value. ``path`` is where the walk stopped."""
+    """An input exceeds a size limit.
+
+    ``limit`` names it (``chars``, ``total_chars``, ``items``, ``depth``) and ``maximum`` is its value. ``path`` is
+    where the walk stopped.
+    """
 
     def __init__(self, limit: str, maximum: int, path: list[Any]) -> None:
         super().__init__(f"input too large: more than {maximum} {limit.replace('_', ' ')}", path)

@@ -19,7 +19,8 @@ from typing import Any
 def json_safe(value: Any) -> Any:
     """``value`` as plain JSON data: dates and times as ISO 8601, string enums as their values, numpy scalars and
     arrays as Python numbers and lists, tuples as lists, sets as lists sorted by their text, mapping keys as text,
-    objects with ``as_dict()`` as that mapping, anything else as its ``repr``. Nested data is walked."""
+    objects with ``as_dict()`` as that mapping, anything else as its ``repr``. Nested data is walked.
+    """
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, StrEnum):
@@ -42,8 +43,11 @@ def json_safe(value: Any) -> Any:
 
 
 def canonical_json(value: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 kept: one text per value. Raises ``TypeError`` for a value that is not JSON
-    data (pass it through :func:`json_safe` first) and ``ValueError`` for a circular one."""
+    """Sorted keys, no spaces, UTF-8 kept: one text per value.
+
+    Raises ``TypeError`` for a value that is not JSON data (pass it through :func:`json_safe` first) and ``ValueError``
+    for a circular one.
+    """
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -66,7 +66,7 @@ class Closed:
 
 
 def closed(schema: Mapping[Any, Any]) -> Closed:
-    """A :class:`Closed` schema for the mapping ``schema`` (``vol.Required``/``vol.Optional`` or string keys)."""
+    """Return a :class:`Closed` schema for the mapping ``schema`` (``vol.Required``/``vol.Optional`` or string keys)."""
     return Closed(schema)
 
 

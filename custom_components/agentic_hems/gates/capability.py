@@ -13,13 +13,7 @@ import math
 from typing import Any
 
 from .models import GateContext, GateResult
-from .tables import (
-    BRIGHTNESS_COLOR_MODES,
-    DEFAULT_MAX_TEMP,
-    DEFAULT_MIN_TEMP,
-    INTENT_SERVICES,
-    REQUIRED_FEATURES,
-)
+from .tables import BRIGHTNESS_COLOR_MODES, DEFAULT_MAX_TEMP, DEFAULT_MIN_TEMP, INTENT_SERVICES, REQUIRED_FEATURES
 from .view import EntityInfo
 
 NAME = "capability"

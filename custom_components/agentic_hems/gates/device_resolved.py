@@ -36,7 +36,8 @@ def fold(text: str) -> str:
 
 def entity_names(view: HaView, entity: EntityInfo) -> dict[str, str]:
     """Folded name -> which field it came from (``alias``, ``name``, ``device_name``, ``friendly_name``,
-    ``entity_id``)."""
+    ``entity_id``).
+    """
     names: dict[str, str] = {}
     state = view.state(entity.entity_id)
     for source, values in (
@@ -76,6 +77,7 @@ class ResolverIndex:
         area_keys: folded area id, name or alias -> area_ids.
         area_names: folded area name -> area name (for suggestions).
         appliances: the appliance-controlled entity ids.
+
     """
 
     include_appliances: bool
@@ -147,12 +149,19 @@ def resolve(
         if not area_ids:
             close = difflib.get_close_matches(fold(candidate.room), list(idx.area_names), n=MAX_SUGGESTIONS, cutoff=0.6)
             return Resolution(
-                None, f"room not found: {candidate.room}", None, [], [],
-                [{"area": idx.area_names[c]} for c in close], 0,
+                None,
+                f"room not found: {candidate.room}",
+                None,
+                [],
+                [],
+                [{"area": idx.area_names[c]} for c in close],
+                0,
             )
         pool = sorted(eid for area_id in area_ids for eid in idx.by_area.get(area_id, ()))
     if candidate.device_type:
-        pool = [eid for eid in (idx.entities if pool is None else pool) if idx.entities[eid].domain == candidate.device_type]
+        pool = [
+            eid for eid in (idx.entities if pool is None else pool) if idx.entities[eid].domain == candidate.device_type
+        ]
     matched_by = "room"
     if candidate.device_alias is not None:
         want = fold(candidate.device_alias)
@@ -168,8 +177,13 @@ def resolve(
                         names.setdefault(name, eid)
             close = difflib.get_close_matches(want, list(names), n=MAX_SUGGESTIONS, cutoff=0.6)
             return Resolution(
-                None, f"device not found: {candidate.device_alias}", None, area_ids, [],
-                [{"name": c, "entity_id": names[c]} for c in close], len(idx.entities if pool is None else pool),
+                None,
+                f"device not found: {candidate.device_alias}",
+                None,
+                area_ids,
+                [],
+                [{"name": c, "entity_id": names[c]} for c in close],
+                len(idx.entities if pool is None else pool),
             )
         pool = sorted({eid for eid, _ in hits})
         matched_by = ",".join(sorted({source for _, source in hits}))
@@ -182,13 +196,20 @@ def resolve(
     alternatives = [_describe(view, idx.entities[eid]) for eid in found[:MAX_ALTERNATIVES]]
     listed = ", ".join(str(a["entity_id"]) for a in alternatives)
     return Resolution(
-        None, f"ambiguous: {what} matches {len(found)} entities ({listed})", matched_by, area_ids, alternatives, [],
+        None,
+        f"ambiguous: {what} matches {len(found)} entities ({listed})",
+        matched_by,
+        area_ids,
+        alternatives,
+        [],
         len(found),
     )
 
 
-def normalize(candidate: ModelCandidate, entity: EntityInfo, *, appliance: bool, source_agent: str) -> NormalizedCommand:
-    """The trusted command for ``entity``; the risk level comes from ``tables.risk_level``."""
+def normalize(
+    candidate: ModelCandidate, entity: EntityInfo, *, appliance: bool, source_agent: str
+) -> NormalizedCommand:
+    """Return the trusted command for ``entity``; the risk level comes from ``tables.risk_level``."""
     return NormalizedCommand(
         intent=candidate.intent,
         entity_id=entity.entity_id,

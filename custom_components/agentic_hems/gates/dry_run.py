@@ -41,8 +41,10 @@ def idempotency_key(
 
 
 class IdempotencyLedger:
-    """Keys of executed commands with the moment they ran, forgotten after ``ttl`` (24 h). In memory and pure;
-    the HA shell persists :meth:`as_dict` and restores with :meth:`from_dict`."""
+    """Keys of executed commands with the moment they ran, forgotten after ``ttl`` (24 h).
+
+    In memory and pure; the HA shell persists :meth:`as_dict` and restores with :meth:`from_dict`.
+    """
 
     def __init__(self, ttl: timedelta = KEY_TTL) -> None:
         self.ttl = ttl
@@ -53,7 +55,7 @@ class IdempotencyLedger:
             del self._keys[key]
 
     def seen(self, key: str, now: datetime) -> bool:
-        """True when ``key`` was remembered less than ``ttl`` before ``now``; expired keys are dropped."""
+        """Return True when ``key`` was remembered less than ``ttl`` before ``now``; expired keys are dropped."""
         self._expire(now)
         return key in self._keys
 
@@ -79,14 +81,14 @@ class IdempotencyLedger:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, str], ttl: timedelta = KEY_TTL) -> IdempotencyLedger:
-        """The ledger :meth:`as_dict` wrote."""
+        """Return the ledger :meth:`as_dict` wrote."""
         ledger = cls(ttl)
         ledger._keys = {key: datetime.fromisoformat(at) for key, at in data.items()}
         return ledger
 
 
 def build_plan(ctx: GateContext) -> DryRunPlan:
-    """The plan for ``ctx.gated`` (policy passed)."""
+    """Return the plan for ``ctx.gated`` (policy passed)."""
     assert ctx.gated is not None  # policy ran
     gated = ctx.gated
     data = dict(gated.data)

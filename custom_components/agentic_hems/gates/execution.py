@@ -37,25 +37,27 @@ class Actuator(Protocol):
 
         Raises:
             ActuationError: the call failed.
+
         """
         ...
 
     async def async_wait_for(self, entity_id: str, expected: Mapping[str, Any], timeout_s: float) -> StateInfo | None:
-        """The first state of ``entity_id`` (current or coming) that :func:`state_matches` ``expected``, or None
-        after ``timeout_s`` seconds."""
+        """Return the first state of ``entity_id`` (current or coming) that :func:`state_matches` ``expected``, or None
+        after ``timeout_s`` seconds.
+        """
         ...
 
 
 def _close(actual: Any, wanted: Any) -> bool:
     try:
         a, w = float(actual), float(wanted)
-    except (TypeError, ValueError):
+    except TypeError, ValueError:
         return bool(actual == wanted)
     return math.isclose(a, w, rel_tol=VALUE_TOLERANCE, abs_tol=VALUE_TOLERANCE)
 
 
 def state_matches(expected: Mapping[str, Any], state: StateInfo | None) -> bool:
-    """True when ``state`` shows ``expected`` (``tables.expected_state``'s forms); False for ``{}`` or no state."""
+    """Return True when ``state`` shows ``expected`` (``tables.expected_state``'s forms); False for ``{}`` or no state."""
     if state is None or not expected:
         return False
     if "states" in expected and state.state not in expected["states"]:

@@ -26,7 +26,16 @@ NAME = "freshness"
 UNUSABLE_STATES = frozenset({"unavailable", "unknown"})
 STALE_REASON = "stale: refresh and retry"
 HELPER_DOMAINS = frozenset(
-    {"input_boolean", "input_number", "input_select", "input_text", "input_datetime", "input_button", "counter", "timer"}
+    {
+        "input_boolean",
+        "input_number",
+        "input_select",
+        "input_text",
+        "input_datetime",
+        "input_button",
+        "counter",
+        "timer",
+    }
 )
 
 
@@ -39,8 +48,10 @@ def ttl_for(risk: int) -> timedelta:
     return timedelta(seconds=5)
 
 
-def check(state: StateInfo | None, risk: int, now: datetime, *, refreshed_at: datetime | None = None) -> tuple[bool, str, dict[str, Any]]:
-    """(passed, reason, evidence) for ``state`` at ``now`` (aware UTC).
+def check(
+    state: StateInfo | None, risk: int, now: datetime, *, refreshed_at: datetime | None = None
+) -> tuple[bool, str, dict[str, Any]]:
+    """Return (passed, reason, evidence) for ``state`` at ``now`` (aware UTC).
 
     Evidence: ``state``, ``last_updated``, ``last_reported``, ``age_s`` (seconds, a future stamp counts as 0),
     ``ttl_s``, ``risk_level``, ``refreshed_at``.

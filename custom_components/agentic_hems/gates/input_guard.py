@@ -20,6 +20,7 @@ __all__ = ["NAME", "evaluate", "screen"]
 NAME = "input_guard"
 EXCERPT_CHARS = 200
 
+
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
     if isinstance(value, str):
         yield path, value
@@ -42,8 +43,12 @@ def evaluate(ctx: GateContext) -> GateResult:
         check_size({"raw_input": ctx.raw_input, "candidate": ctx.raw_candidate})
     except TooLarge as err:
         where = ".".join(map(str, err.path))
-        return GateResult(NAME, False, f"blocked by input guard: {err.msg} at {where}",
-                          {"flags": ["too_large"], "limit": err.limit, "maximum": err.maximum, "path": where})
+        return GateResult(
+            NAME,
+            False,
+            f"blocked by input guard: {err.msg} at {where}",
+            {"flags": ["too_large"], "limit": err.limit, "maximum": err.maximum, "path": where},
+        )
     sources = [("raw_input", ctx.raw_input)] if ctx.raw_input else []
     if ctx.raw_candidate is not None:
         sources.extend(_strings(ctx.raw_candidate, "candidate"))

@@ -28,13 +28,21 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..bounds import MAX_PENDING_PER_USER, MAX_PENDING_TOTAL
+from ..canonical_json import json_safe
 from . import execution, freshness
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
 from .execution import Actuator
-from ..canonical_json import json_safe
 from .models import (
-    DryRunPlan, GateResult, GridGrant, Outcome, PipelineTrace, PolicyAction, RequestReader, SetpointAuthority,
+    DryRunPlan,
+    GateContext,
+    GateResult,
+    GridGrant,
+    Outcome,
+    PipelineTrace,
+    PolicyAction,
+    RequestReader,
+    SetpointAuthority,
 )
 from .pipeline import Refresh, make_context, run_async
 from .tables import DEFAULT_POLICY, PolicyRule
@@ -62,6 +70,7 @@ class Settings:
         confirm_ttl: how long a pending confirmation lives.
         rules: the effective policy table (user rules, then the defaults).
         include_appliances: appliance-controlled entities are resolution candidates even when not exposed.
+
     """
 
     allow_control: bool = False
@@ -167,6 +176,7 @@ class Gatekeeper:
         setpoints: SetpointAuthority | None = None,
         read_request: RequestReader | None = None,
     ) -> None:
+        """Keep the collaborators; a missing ledger or pending map starts empty, a missing ``halt`` never halts."""
         self.settings = settings
         self.clock = clock
         self.ledger = ledger if ledger is not None else IdempotencyLedger()
@@ -221,7 +231,7 @@ class Gatekeeper:
             trace.gate_results.append(GateResult(execution.NAME, True, f"not executed: {why}", {"dry_run": True}))
             return _record(trace, asked)
         if trace.command.policy_action is PolicyAction.CONFIRM:
-            return self._hold(trace, ctx.plan, candidate or {}, slot_start, user_id, asked)
+            return self._hold(trace, ctx.plan, candidate or {}, slot_start=slot_start, user_id=user_id, history=asked)
         return await self._execute(trace, ctx.plan, view, actuator, asked)
 
     def _hold(
@@ -229,6 +239,7 @@ class Gatekeeper:
         trace: PipelineTrace,
         plan: DryRunPlan,
         candidate: Mapping[str, Any],
+        *,
         slot_start: datetime | None,
         user_id: str | None,
         history: list[dict[str, Any]],
@@ -267,7 +278,7 @@ class Gatekeeper:
         return record
 
     def _over_cap(self, user_id: str | None) -> GateResult | None:
-        """The refusal when one more pending confirmation (for ``user_id``) would exceed a cap, else None."""
+        """Return the refusal when one more pending confirmation (for ``user_id``) would exceed a cap, else None."""
         mine = sum(1 for p in self.pending.values() if p.requested_by == user_id)
         if mine >= MAX_PENDING_PER_USER:
             limit, maximum, whose = "per_user", MAX_PENDING_PER_USER, "this requester has"
@@ -291,7 +302,9 @@ class Gatekeeper:
         if (why := self.halt(trace.source_agent)) is not None:
             result = GateResult(execution.NAME, False, f"halted: {why}", {"halted": True})
         elif self.ledger.seen(key, now):  # another decision executed it while this one was on its way
-            result = GateResult(execution.NAME, False, f"duplicate: key {key[:12]} executed within 24 h", {"duplicate": True})
+            result = GateResult(
+                execution.NAME, False, f"duplicate: key {key[:12]} executed within 24 h", {"duplicate": True}
+            )
         else:
             self.ledger.remember(key, now)  # reserved before the call: concurrent duplicates stop above
             result, remember = await execution.execute(
@@ -315,7 +328,7 @@ class Gatekeeper:
         index: ResolverIndex | None = None,
         refresh: Refresh | None = None,
     ) -> TraceRecord:
-        """An administrator (``user_id``, checked by the caller) confirms a pending command.
+        """Confirm a pending command for an administrator (``user_id``, checked by the caller).
 
         The gates re-run with the stored candidate, trace_id and slot start. The outcome is ``executed`` or
         ``failed`` on execution, ``expired`` past ``expires_at``, ``cancelled`` when a gate other than Freshness
@@ -325,6 +338,7 @@ class Gatekeeper:
 
         Raises:
             NotPending: no pending confirmation has ``trace_id``.
+
         """
         pending = self.pending.pop(trace_id, None)
         if pending is None:
@@ -333,7 +347,28 @@ class Gatekeeper:
         if now >= pending.expires_at:
             return self._close(pending, Outcome.EXPIRED, now, None, "expired before it was confirmed")
         history = [*pending.trace.get("history", []), _step(Outcome.CONFIRMED, now, user_id)]
-        ctx = make_context(
+        ctx = self._replay_context(pending, view, now, index)
+        trace = await run_async(ctx, refresh)
+        if trace.failed_gate == freshness.NAME:  # the device has not reported lately: the admin may try again
+            return self._keep_pending(pending, trace, now, user_id)
+        why = self._cancel_reason(pending, trace, ctx.plan)
+        if why is not None or ctx.plan is None:
+            trace.outcome = Outcome.CANCELLED
+            trace.command = None
+            trace.dry_run_plan = None
+            trace.gate_results.append(
+                GateResult(execution.NAME, False, f"cancelled on confirmation: {why}", {"confirmed_by": user_id})
+            )
+            return _record(trace, history)
+        record = await self._execute(trace, ctx.plan, view, actuator, history)
+        record["execution_result"]["confirmed_by"] = user_id
+        return record
+
+    def _replay_context(
+        self, pending: PendingConfirmation, view: HaView, now: datetime, index: ResolverIndex | None
+    ) -> GateContext:
+        """Return the gates' context for a pending command: its stored candidate, trace_id and slot start."""
+        return make_context(
             view,
             source_agent=pending.source_agent,
             raw_input=pending.raw_input,
@@ -348,37 +383,33 @@ class Gatekeeper:
             setpoints=self.setpoints,
             read_request=self.read_request,
         )
-        trace = await run_async(ctx, refresh)
-        if trace.failed_gate == freshness.NAME:  # the device has not reported lately: the admin may try again
-            self.pending[trace_id] = pending
-            reason = trace.gate_results[-1].reason
-            step = {**_step(Outcome.PENDING_CONFIRMATION, now, user_id), "reason": f"not confirmed: {reason}"}
-            pending.trace = {**pending.trace, "history": [*pending.trace.get("history", []), step]}
-            return pending.trace
-        why = None
-        if trace.outcome is Outcome.BLOCKED or ctx.plan is None or trace.command is None:
-            why = f"the {trace.failed_gate} gate blocks it now"
-        elif ctx.plan.target["entity_id"] != pending.entity_id or ctx.plan.idempotency_key != pending.idempotency_key:
-            why = "the command resolves differently now"
-        elif not self.settings.allow_control:
-            why = "device control is off"
-        if why is not None or ctx.plan is None:
-            trace.outcome = Outcome.CANCELLED
-            trace.command = None
-            trace.dry_run_plan = None
-            trace.gate_results.append(
-                GateResult(execution.NAME, False, f"cancelled on confirmation: {why}", {"confirmed_by": user_id})
-            )
-            return _record(trace, history)
-        record = await self._execute(trace, ctx.plan, view, actuator, history)
-        record["execution_result"]["confirmed_by"] = user_id
-        return record
+
+    def _keep_pending(
+        self, pending: PendingConfirmation, trace: PipelineTrace, now: datetime, user_id: str
+    ) -> TraceRecord:
+        """Keep a command pending after Freshness blocked its confirmation; the attempt joins its history."""
+        self.pending[pending.trace_id] = pending
+        reason = trace.gate_results[-1].reason
+        step = {**_step(Outcome.PENDING_CONFIRMATION, now, user_id), "reason": f"not confirmed: {reason}"}
+        pending.trace = {**pending.trace, "history": [*pending.trace.get("history", []), step]}
+        return pending.trace
+
+    def _cancel_reason(self, pending: PendingConfirmation, trace: PipelineTrace, plan: DryRunPlan | None) -> str | None:
+        """Return why a confirmed command is cancelled (a gate blocks, it resolves differently, control is off)."""
+        if trace.outcome is Outcome.BLOCKED or plan is None or trace.command is None:
+            return f"the {trace.failed_gate} gate blocks it now"
+        if plan.target["entity_id"] != pending.entity_id or plan.idempotency_key != pending.idempotency_key:
+            return "the command resolves differently now"
+        if not self.settings.allow_control:
+            return "device control is off"
+        return None
 
     def reject(self, trace_id: str, user_id: str) -> TraceRecord:
-        """An administrator rejects a pending command: outcome ``rejected``.
+        """Reject a pending command for an administrator: outcome ``rejected``.
 
         Raises:
             NotPending: no pending confirmation has ``trace_id``.
+
         """
         pending = self.pending.pop(trace_id, None)
         if pending is None:
@@ -412,7 +443,7 @@ class Gatekeeper:
         return record
 
     def as_dict(self) -> dict[str, Any]:
-        """What the shell persists: the ledger, the pending confirmations and the control switch."""
+        """Return what the shell persists: the ledger, the pending confirmations and the control switch."""
         return {
             "allow_control": self.settings.allow_control,
             "ledger": self.ledger.as_dict(),

@@ -22,8 +22,11 @@ if TYPE_CHECKING:
 
 
 class Outcome(StrEnum):
-    """How a trace ended (``PipelineTrace.outcome``). Gates 1-7 give BLOCKED or DRY_RUN; the gatekeeper the rest.
-    CONFIRMED appears in a trace's ``history`` (an administrator confirmed), before its final outcome."""
+    """How a trace ended (``PipelineTrace.outcome``).
+
+    Gates 1-7 give BLOCKED or DRY_RUN; the gatekeeper the rest. CONFIRMED appears in a trace's ``history`` (an
+    administrator confirmed), before its final outcome.
+    """
 
     BLOCKED = "blocked"
     DRY_RUN = "dry_run"
@@ -58,6 +61,7 @@ class ModelCandidate:
         device_type: an HA domain (``light``, ``climate``) narrowing the search, or None.
         params: intent parameters, e.g. ``{"brightness": 80}`` (percent) or ``{"temperature": 21.5}`` (°C or the
             entity's unit).
+
     """
 
     intent: str
@@ -72,6 +76,7 @@ class ModelCandidate:
 
         Raises:
             ValueError: extra keys or a missing intent.
+
         """
         extra = set(data) - {f.name for f in fields(cls)}
         if extra:
@@ -108,6 +113,7 @@ class NormalizedCommand:
             read it.
         appliance: True when the entity is a planned appliance's controlled entity.
         source_agent: who proposed the command (``orchestrator``, ``scheduler``, an outside agent's name).
+
     """
 
     intent: str
@@ -154,6 +160,7 @@ class GatedCommand:
         data: service data without the target.
         policy_action: ``allow`` or ``confirm`` (a ``deny`` never becomes a GatedCommand).
         trace_id: the trace this command belongs to.
+
     """
 
     intent: str
@@ -196,6 +203,7 @@ class DryRunPlan:
         expected_state: ``tables.expected_state``: what Execution waits for.
         idempotency_key: ``dry_run.idempotency_key`` (sha256 hex); never executes twice within 24 h.
         slot_start: the plan slot's start (aware UTC) the key is anchored on, or None (then the trace_id).
+
     """
 
     domain: str
@@ -229,6 +237,7 @@ class GateResult:
         passed: False stops the pipeline.
         reason: one English sentence for people and agents.
         evidence: a JSON-safe snapshot of what the gate looked at, for the audit trail.
+
     """
 
     gate: str
@@ -252,6 +261,7 @@ class RequestedAction:
     Attributes:
         target: an entity_id for a device, or an appliance's name for a plan.
         action: a vocabulary intent (``turn_on``, ``open``, ...) for a device; ``schedule`` or ``cancel`` for a plan.
+
     """
 
     target: str
@@ -285,11 +295,12 @@ class SetpointAuthority(Protocol):
     """Who says which entities are grid setpoints and whether a :class:`GridGrant` is good (the grid toolkit)."""
 
     def reserved(self) -> frozenset[str]:
-        """The entity_ids only an approved authorization request may set."""
+        """Return the entity_ids only an approved authorization request may set."""
 
     def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
         """None when ``grant`` is an approved request whose current slot (at ``now``) sets ``entity_id`` to
-        ``data``; else why not, one English sentence."""
+        ``data``; else why not, one English sentence.
+        """
 
 
 @dataclass(kw_only=True)
@@ -351,6 +362,7 @@ class PipelineTrace:
         execution_result: the Execution gate's evidence (:func:`.execution.execute`), or None.
         timestamp: aware UTC datetime of the decision.
         outcome: an :class:`Outcome`.
+
     """
 
     trace_id: str

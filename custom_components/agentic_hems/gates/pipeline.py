@@ -18,13 +18,11 @@ from datetime import datetime
 from typing import Any
 import uuid
 
+from ..canonical_json import json_safe
 from . import capability, device_resolved, dry_run, freshness, input_guard, policy, schema
 from .device_resolved import ResolverIndex
 from .dry_run import IdempotencyLedger
-from ..canonical_json import json_safe
-from .models import (
-    GateContext, GateResult, GridGrant, Outcome, PipelineTrace, RequestReader, SetpointAuthority,
-)
+from .models import GateContext, GateResult, GridGrant, Outcome, PipelineTrace, RequestReader, SetpointAuthority
 from .tables import DEFAULT_POLICY, PolicyRule
 from .view import HaView
 
@@ -61,7 +59,7 @@ def make_context(
     grant: GridGrant | None = None,
     read_request: RequestReader | None = None,
 ) -> GateContext:
-    """A fresh :class:`GateContext`; ``trace_id`` defaults to a new uuid4 hex string."""
+    """Return a fresh :class:`GateContext`; ``trace_id`` defaults to a new uuid4 hex string."""
     return GateContext(
         trace_id=trace_id or uuid.uuid4().hex,
         source_agent=source_agent,
@@ -129,7 +127,9 @@ async def run_async(ctx: GateContext, refresh: Refresh | None = None) -> Pipelin
             refreshed_at = await refresh(ctx.entity.entity_id)
             ctx.now = max(ctx.now, refreshed_at)
             retry = freshness.evaluate(ctx, refreshed_at=refreshed_at)
-            result = GateResult(retry.gate, retry.passed, retry.reason, {**retry.evidence, "first_attempt": result.as_dict()})
+            result = GateResult(
+                retry.gate, retry.passed, retry.reason, {**retry.evidence, "first_attempt": result.as_dict()}
+            )
         results.append(result)
         if not result.passed:
             break

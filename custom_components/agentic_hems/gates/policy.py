@@ -26,7 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .models import (
-    SOURCE_GRID, SOURCE_ORCHESTRATOR, GateContext, GatedCommand, GateResult, NormalizedCommand, PolicyAction,
+    SOURCE_GRID,
+    SOURCE_ORCHESTRATOR,
+    GateContext,
+    GatedCommand,
+    GateResult,
+    NormalizedCommand,
+    PolicyAction,
     RequestedAction,
 )
 from .tables import PolicyRule
@@ -46,8 +52,10 @@ def setpoint_refusal(ctx: GateContext, command: NormalizedCommand) -> str | None
     """Why a command on a grid setpoint, or a ``grid`` command, may not pass; None when it may."""
     reserved = ctx.setpoints.reserved() if ctx.setpoints is not None else frozenset()
     if command.entity_id in reserved and ctx.source_agent != SOURCE_GRID:
-        return (f"{command.entity_id} is a grid setpoint: only an approved authorization request sets it "
-                "(request_authorization, then approve_authorization)")
+        return (
+            f"{command.entity_id} is a grid setpoint: only an approved authorization request sets it "
+            "(request_authorization, then approve_authorization)"
+        )
     if ctx.source_agent != SOURCE_GRID:
         return None
     if ctx.grant is None:
@@ -61,7 +69,7 @@ _SAME_ACTION = {"start": "turn_on", "stop": "turn_off"}
 
 
 def same_action(action: str) -> str:
-    """The action ``action`` counts as in intent binding (``start`` is ``turn_on``, ``stop`` is ``turn_off``)."""
+    """Return the action ``action`` counts as in intent binding (``start`` is ``turn_on``, ``stop`` is ``turn_off``)."""
     return _SAME_ACTION.get(action, action)
 
 
@@ -77,7 +85,9 @@ def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[str |
     want = (command.entity_id, same_action(command.intent))
     bound = any((r.target, same_action(r.action)) == want for r in requested)
     evidence: dict[str, object] = {
-        "request": ctx.raw_input, "requested": [r.as_dict() for r in sorted(requested)], "bound": bound,
+        "request": ctx.raw_input,
+        "requested": [r.as_dict() for r in sorted(requested)],
+        "bound": bound,
     }
     if bound:
         return None, evidence
@@ -100,18 +110,36 @@ def evaluate(ctx: GateContext) -> GateResult:
     assert service is not None  # capability ran
     if (why := setpoint_refusal(ctx, command)) is not None:
         ctx.policy_action = PolicyAction.DENY
-        return GateResult(NAME, False, f"blocked by policy: {why}", {
-            "operation": command.intent, "device_type": command.domain, "risk_level": command.risk_level,
-            "grid_setpoint": True, "grant": ctx.grant.as_dict() if ctx.grant else None, "action": str(PolicyAction.DENY),
-            "override_available": False,
-        })
+        return GateResult(
+            NAME,
+            False,
+            f"blocked by policy: {why}",
+            {
+                "operation": command.intent,
+                "device_type": command.domain,
+                "risk_level": command.risk_level,
+                "grid_setpoint": True,
+                "grant": ctx.grant.as_dict() if ctx.grant else None,
+                "action": str(PolicyAction.DENY),
+                "override_available": False,
+            },
+        )
     why, binding = binding_refusal(ctx, command)
     if why is not None:
         ctx.policy_action = PolicyAction.DENY
-        return GateResult(NAME, False, f"blocked by policy: {why}", {
-            "operation": command.intent, "device_type": command.domain, "risk_level": command.risk_level,
-            "intent_binding": binding, "action": str(PolicyAction.DENY), "override_available": False,
-        })
+        return GateResult(
+            NAME,
+            False,
+            f"blocked by policy: {why}",
+            {
+                "operation": command.intent,
+                "device_type": command.domain,
+                "risk_level": command.risk_level,
+                "intent_binding": binding,
+                "action": str(PolicyAction.DENY),
+                "override_available": False,
+            },
+        )
     index, action = decide(ctx.policy, command.intent, command.domain, command.risk_level)
     rule = ctx.policy[index] if index is not None else None
     approved = ctx.grant if action is PolicyAction.CONFIRM and ctx.source_agent == SOURCE_GRID else None
@@ -130,7 +158,9 @@ def evaluate(ctx: GateContext) -> GateResult:
     }
     ctx.policy_action = action
     if action is PolicyAction.DENY:
-        what = f"{rule.operation}/{rule.device_type}/risk {rule.risk_min}-{rule.risk_max}" if rule else "no matching rule"
+        what = (
+            f"{rule.operation}/{rule.device_type}/risk {rule.risk_min}-{rule.risk_max}" if rule else "no matching rule"
+        )
         return GateResult(NAME, False, f"blocked by policy: {what}", evidence)
     ctx.gated = GatedCommand(
         intent=command.intent,

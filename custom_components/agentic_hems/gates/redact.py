@@ -44,7 +44,7 @@ def redact_text(text: str) -> str:
 
 
 def redact(value: Any, _depth: int = 0) -> Any:
-    """A redacted copy of a JSON-safe ``value`` (dicts, lists, strings, numbers, None)."""
+    """Return a redacted copy of a JSON-safe ``value`` (dicts, lists, strings, numbers, None)."""
     if _depth > MAX_DEPTH:
         return "[nested too deep]"
     if isinstance(value, dict):

@@ -58,7 +58,7 @@ CANDIDATE_SCHEMA = closed(
 
 
 def expected_schema() -> dict[str, Any]:
-    """A JSON-safe description of the accepted shape, returned to callers on failure."""
+    """Return a JSON-safe description of the accepted shape, returned to callers on failure."""
     return {
         "keys": ["intent", "room", "device_alias", "device_type", "params"],
         "required": ["intent", "room or device_alias"],
@@ -73,6 +73,7 @@ def parse_candidate(data: Any) -> ModelCandidate:
 
     Raises:
         vol.Invalid: with ``path`` and ``msg`` (a ``vol.MultipleInvalid`` lists every error).
+
     """
     if not isinstance(data, Mapping):
         raise vol.Invalid("expected a mapping")
@@ -95,7 +96,9 @@ def evaluate(ctx: GateContext) -> GateResult:
     raw = ctx.raw_candidate
     if raw is None:
         return GateResult(
-            NAME, False, "invalid command format: no model_candidate (raw text is parsed by the caller)",
+            NAME,
+            False,
+            "invalid command format: no model_candidate (raw text is parsed by the caller)",
             {"errors": [{"path": "", "message": "missing"}], "expected": expected_schema(), "actual_keys": []},
         )
     try:
@@ -106,7 +109,9 @@ def evaluate(ctx: GateContext) -> GateResult:
         keys = sorted(map(str, raw)) if isinstance(raw, Mapping) else []
         summary = "; ".join(f"{e['path'] or 'candidate'}: {e['message']}" for e in listed)
         return GateResult(
-            NAME, False, f"invalid command format: {summary}",
+            NAME,
+            False,
+            f"invalid command format: {summary}",
             {"errors": listed, "expected": expected_schema(), "actual_keys": keys},
         )
     return GateResult(NAME, True, "candidate matches the schema", {"candidate": ctx.candidate.as_dict()})

@@ -63,7 +63,9 @@ REQUIRED_FEATURES: dict[tuple[str, str], int] = {
     ("vacuum", "stop"): 8,  # VacuumEntityFeature.STOP
 }
 # Light color modes that carry brightness (HA: every mode but onoff and unknown).
-BRIGHTNESS_COLOR_MODES: frozenset[str] = frozenset({"brightness", "color_temp", "hs", "xy", "rgb", "rgbw", "rgbww", "white"})
+BRIGHTNESS_COLOR_MODES: frozenset[str] = frozenset(
+    {"brightness", "color_temp", "hs", "xy", "rgb", "rgbw", "rgbww", "white"}
+)
 # HA's climate defaults when an entity has no min_temp/max_temp attribute.
 DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP = 7.0, 35.0
 
@@ -94,7 +96,8 @@ MAX_RISK = 5
 
 def risk_level(domain: str, device_class: str | None, *, appliance: bool = False) -> int:
     """Risk 0..5 of acting on an entity: the (domain, device_class) row, else the (domain, any) row, else
-    ``DEFAULT_RISK``. A planned appliance's entity is ``APPLIANCE_RISK`` unless its row says more (a lock stays 4)."""
+    ``DEFAULT_RISK``. A planned appliance's entity is ``APPLIANCE_RISK`` unless its row says more (a lock stays 4).
+    """
     row = RISK_TABLE.get((domain, device_class), RISK_TABLE.get((domain, None)))
     if appliance:
         return max(APPLIANCE_RISK, row or 0)
@@ -102,7 +105,7 @@ def risk_level(domain: str, device_class: str | None, *, appliance: bool = False
 
 
 def service_for(domain: str, intent: str, *, appliance: bool = False) -> str | None:
-    """The HA service in ``domain`` that carries out ``intent``, or None.
+    """Return the HA service in ``domain`` that carries out ``intent``, or None.
 
     ``start``/``stop`` on a planned appliance's entity are its ``turn_on``/``turn_off`` (when the domain has them).
     """
@@ -122,7 +125,7 @@ def service_data(intent: str, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def expected_state(domain: str, service: str, data: Mapping[str, Any]) -> dict[str, Any]:
-    """What the entity should show once ``domain.service`` with ``data`` took effect (JSON-safe).
+    """Return what the entity should show once ``domain.service`` with ``data`` took effect (JSON-safe).
 
     ``{"states": [...]}`` (any of them), ``{"attributes": {name: value}}`` (climate ``set_temperature``),
     ``{"numeric_state": value}`` (number/input_number ``set_value``), or ``{}`` when nothing is observable (a
@@ -149,6 +152,7 @@ class PolicyRule:
         risk_min, risk_max: inclusive risk range, 0..5.
         action: allow | confirm | deny.
         source: ``default`` or ``user``.
+
     """
 
     operation: str
@@ -159,7 +163,7 @@ class PolicyRule:
     source: str = "default"
 
     def matches(self, operation: str, device_type: str, risk: int) -> bool:
-        """True when this rule applies."""
+        """Return True when this rule applies."""
         return (
             self.operation in ("*", operation)
             and self.device_type in ("*", device_type)
@@ -220,6 +224,7 @@ def validate_rules(raw: Iterable[Mapping[str, Any]]) -> tuple[PolicyRule, ...]:
 
     Raises:
         vol.Invalid: a malformed rule; the message names its index.
+
     """
     rules = []
     for index, item in enumerate(raw):
@@ -229,7 +234,12 @@ def validate_rules(raw: Iterable[Mapping[str, Any]]) -> tuple[PolicyRule, ...]:
             raise vol.Invalid(f"rule {index}: {describe(err)}") from err
         rules.append(
             PolicyRule(
-                rule["operation"], rule["device_type"], rule["risk_min"], rule["risk_max"], PolicyAction(rule["action"]), "user"
+                rule["operation"],
+                rule["device_type"],
+                rule["risk_min"],
+                rule["risk_max"],
+                PolicyAction(rule["action"]),
+                "user",
             )
         )
     return tuple(rules)

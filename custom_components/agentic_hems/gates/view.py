@@ -39,6 +39,7 @@ class EntityInfo:
             ``hvac_modes`` (climate); ``min``, ``max``, ``step`` (number, input_number).
         polls: True when ``homeassistant.update_entity`` really gets a new value (issue 3, Freshness): the entity
             polls its device, or it is computed from HA's states (a template); push-only entities are never refreshed.
+
     """
 
     entity_id: str
@@ -86,7 +87,7 @@ class HaView(Protocol):
         ...
 
     def entity(self, entity_id: str) -> EntityInfo | None:
-        """The entity's record, or None when unknown."""
+        """Return the entity's record, or None when unknown."""
         ...
 
     def areas(self) -> Iterable[AreaInfo]:
@@ -94,7 +95,7 @@ class HaView(Protocol):
         ...
 
     def state(self, entity_id: str) -> StateInfo | None:
-        """The current state, or None."""
+        """Return the current state, or None."""
         ...
 
     def has_service(self, domain: str, service: str) -> bool:
@@ -106,9 +107,9 @@ class HaView(Protocol):
         ...
 
     def own_entity_ids(self) -> frozenset[str]:
-        """This integration's own entities: never resolution candidates."""
+        """Return this integration's own entities: never resolution candidates."""
         ...
 
     def appliance_entity_ids(self) -> frozenset[str]:
-        """The controlled entities named in appliance subentries."""
+        """Return the controlled entities named in appliance subentries."""
         ...

@@ -73,9 +73,13 @@ def verify(path: Path, anchor: Anchor) -> Verdict:
         try:
             entry = json.loads(line)
             seq, entry_epoch, entry_prev, digest, record = (
-                entry["seq"], entry["epoch"], entry["prev"], entry["hash"], entry["record"],
+                entry["seq"],
+                entry["epoch"],
+                entry["prev"],
+                entry["hash"],
+                entry["record"],
             )
-        except (json.JSONDecodeError, KeyError, TypeError):
+        except json.JSONDecodeError, KeyError, TypeError:
             return Verdict(False, index, "edited", index, "not a valid record line")
         if line_hash(seq, entry_epoch, entry_prev, record) != digest:
             return Verdict(False, index, "edited", index, "the hash does not match the line")

@@ -66,7 +66,7 @@ class ContingencyResult:
 
 
 def islands(network: Network) -> int:
-    """Connected components of the buses over the branches in service."""
+    """Return connected components of the buses over the branches in service."""
     on = network.branch[:, BR_STATUS] > 0
     f = network.rows(network.branch[on, F_BUS])
     t = network.rows(network.branch[on, T_BUS])
@@ -76,7 +76,7 @@ def islands(network: Network) -> int:
 
 
 def loading(network: Network, result: PowerFlowResult) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """(loading in % of RATE_A per branch (NaN where unrated or out of service), the rated mask)."""
+    """Return (loading in % of RATE_A per branch (NaN where unrated or out of service), the rated mask)."""
     rate = network.branch[:, RATE_A]
     rated = (rate > 0) & (network.branch[:, BR_STATUS] > 0)
     flow = np.maximum(np.hypot(result.pf_mw, result.qf_mvar), np.hypot(result.pt_mw, result.qt_mvar))
@@ -98,9 +98,11 @@ def run_contingency(
 
     A branch is overloaded above ``100 - limit_margin_pct`` % of RATE_A (apparent power for AC, |P| for DC).
     """
-    candidates = list(branches) if branches is not None else [
-        i for i in range(network.n_branch) if network.branch[i, BR_STATUS] > 0
-    ]
+    candidates = (
+        list(branches)
+        if branches is not None
+        else [i for i in range(network.n_branch) if network.branch[i, BR_STATUS] > 0]
+    )
     started = clock()
     evaluated: list[Outage] = []
     for position, index in enumerate(candidates):
@@ -117,7 +119,8 @@ def run_contingency(
                 limit = 100 - limit_margin_pct
                 outage.max_loading_pct = None if not rated.any() else round(float(np.nanmax(pct)), 3)
                 outage.overloaded = [
-                    {"branch": int(i), "loading_pct": round(float(pct[i]), 3)} for i in np.flatnonzero(rated & (pct > limit))
+                    {"branch": int(i), "loading_pct": round(float(pct[i]), 3)}
+                    for i in np.flatnonzero(rated & (pct > limit))
                 ]
                 outage.min_vm_pu = round(float(result.vm_pu.min()), 6)
         evaluated.append(outage)

@@ -56,8 +56,11 @@ class SideEffect(StrEnum):
 
 
 class ToolError(Exception):
-    """A typed tool failure. ``key`` is the translation key; ``status`` one of invalid, forbidden, not_found,
-    timeout, failed, halted; ``placeholders`` fill the translated message."""
+    """A typed tool failure.
+
+    ``key`` is the translation key; ``status`` one of invalid, forbidden, not_found, timeout, failed, halted;
+    ``placeholders`` fill the translated message.
+    """
 
     def __init__(self, key: str, status: str = "invalid", **placeholders: Any) -> None:
         super().__init__(f"{key}: {placeholders}" if placeholders else key)
@@ -112,10 +115,20 @@ class AuditSink(Protocol):
 
 
 GENERATE_AUDIT_RECORD = ToolContract(
-    "generate_audit_record", SideEffect.RECORD, Scope.SYSTEM, 1000,
-    vol.Schema({vol.Required("actor"): str, vol.Required("tool"): str, vol.Required("inputs_hash"): vol.Any(None, str),
-                vol.Required("outputs_hash"): vol.Any(None, str), vol.Optional("decision"): str},
-               extra=vol.ALLOW_EXTRA),
+    "generate_audit_record",
+    SideEffect.RECORD,
+    Scope.SYSTEM,
+    1000,
+    vol.Schema(
+        {
+            vol.Required("actor"): str,
+            vol.Required("tool"): str,
+            vol.Required("inputs_hash"): vol.Any(None, str),
+            vol.Required("outputs_hash"): vol.Any(None, str),
+            vol.Optional("decision"): str,
+        },
+        extra=vol.ALLOW_EXTRA,
+    ),
     ("record_id", "chain_hash"),
 )
 
@@ -127,6 +140,7 @@ async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> 
 
     Raises:
         ToolError: ``tool_invalid_input`` (a record without actor, tool or hashes), ``tool_timeout``.
+
     """
     contract = GENERATE_AUDIT_RECORD
     try:
@@ -155,34 +169,27 @@ async def invoke(
     Raises:
         ToolError: ``tool_forbidden`` (scope missing), ``tool_invalid_input`` (schema), ``tool_timeout``, or the
             handler's own typed error. Every outcome, including refusals, is audited and logged.
+
     """
     started = time.monotonic()
     inputs_hash = digest(json_safe(inputs))
     record: dict[str, Any] = {
-        "type": "tool_call", "actor": caller.actor, "tool": contract.name, "tenant": tenant, "inputs_hash": inputs_hash,
+        "type": "tool_call",
+        "actor": caller.actor,
+        "tool": contract.name,
+        "tenant": tenant,
+        "inputs_hash": inputs_hash,
     }
     try:
-        if contract.scope not in caller.scopes:
-            raise ToolError("tool_forbidden", "forbidden", tool=contract.name, scope=contract.scope.value)
-        try:
-            data = contract.schema(dict(inputs))
-        except vol.Invalid as err:
-            raise ToolError("tool_invalid_input", tool=contract.name, error=describe(err)) from err
-        inputs_hash = record["inputs_hash"] = digest(json_safe(data))
-        try:
-            async with asyncio.timeout(contract.timeout_ms / 1000):
-                output = await handler(data, caller)
-        except TimeoutError as err:
-            raise ToolError("tool_timeout", "timeout", tool=contract.name, timeout_ms=contract.timeout_ms) from err
-        missing = [key for key in contract.output_keys if key not in output.data]
-        if missing:
-            raise ToolError("tool_failed", "failed", tool=contract.name, error=f"missing outputs {missing}")
+        output = await _checked_call(contract, handler, inputs, caller, record)
     except ToolError as err:
         record |= {"outputs_hash": None, "decision": f"{err.status}:{err.key}"}
         await generate_audit_record(audit, record)
-        LOGGER.info("tool=%s actor=%s tenant=%s outcome=%s key=%s", contract.name, caller.actor, tenant, err.status,
-                    err.key)
+        LOGGER.info(
+            "tool=%s actor=%s tenant=%s outcome=%s key=%s", contract.name, caller.actor, tenant, err.status, err.key
+        )
         raise
+    inputs_hash = record["inputs_hash"]
     latency_ms = round((time.monotonic() - started) * 1000, 3)
     result = json_safe(output.data)
     sources = sorted(set(output.sources))
@@ -199,6 +206,38 @@ async def invoke(
     record |= {"outputs_hash": digest(result), "decision": "ok", "sources": sources}
     audit_ref = await generate_audit_record(audit, record)
     provenance["audit_record_id"] = audit_ref["record_id"]
-    LOGGER.info("tool=%s actor=%s tenant=%s outcome=ok latency_ms=%s sources=%s", contract.name, caller.actor, tenant,
-                latency_ms, ",".join(sources))
+    LOGGER.info(
+        "tool=%s actor=%s tenant=%s outcome=ok latency_ms=%s sources=%s",
+        contract.name,
+        caller.actor,
+        tenant,
+        latency_ms,
+        ",".join(sources),
+    )
     return {**result, "provenance": provenance}
+
+
+async def _checked_call(
+    contract: ToolContract, handler: Handler, inputs: Mapping[str, Any], caller: Caller, record: dict[str, Any]
+) -> ToolOutput:
+    """Check scope and inputs, run ``handler`` within the contract's time and check that every output is there.
+
+    Sets ``record["inputs_hash"]`` to the digest of the validated inputs. Raises ToolError ``tool_forbidden``,
+    ``tool_invalid_input``, ``tool_timeout``, ``tool_failed`` (an output missing) or the handler's own.
+    """
+    if contract.scope not in caller.scopes:
+        raise ToolError("tool_forbidden", "forbidden", tool=contract.name, scope=contract.scope.value)
+    try:
+        data = contract.schema(dict(inputs))
+    except vol.Invalid as err:
+        raise ToolError("tool_invalid_input", tool=contract.name, error=describe(err)) from err
+    record["inputs_hash"] = digest(json_safe(data))
+    try:
+        async with asyncio.timeout(contract.timeout_ms / 1000):
+            output = await handler(data, caller)
+    except TimeoutError as err:
+        raise ToolError("tool_timeout", "timeout", tool=contract.name, timeout_ms=contract.timeout_ms) from err
+    missing = [key for key in contract.output_keys if key not in output.data]
+    if missing:
+        raise ToolError("tool_failed", "failed", tool=contract.name, error=f"missing outputs {missing}")
+    return output

@@ -1,5 +1,4 @@
-"""Battery and DER dispatch against prices: a MILP solved with ``scipy.optimize.milp`` (HiGHS) (seed 002
-``optimize_dispatch``; issue 5).
+"""Battery and DER dispatch against prices: a MILP solved with ``scipy.optimize.milp`` (HiGHS).
 
 Per step ``t`` (``step_h`` hours) and battery ``b``: charge ``c`` and discharge ``d`` (kW, at most one of them non-zero:
 a binary per step), state of charge ``s`` (kWh) with charge and discharge efficiencies, grid import and export (kW,
@@ -71,8 +70,11 @@ class DispatchProblem:
 
 @dataclass
 class DispatchResult:
-    """``status``: optimal, time_limit (best found, with ``bound`` and ``gap``) or infeasible (with
-    ``conflicts``). Arrays are per step; ``charge_kw``/``discharge_kw``/``soc_kwh`` per battery (b, T)."""
+    """The outcome of a dispatch problem.
+
+    ``status``: optimal, time_limit (best found, with ``bound`` and ``gap``) or infeasible (with ``conflicts``).
+    Arrays are per step; ``charge_kw``/``discharge_kw``/``soc_kwh`` per battery (b, T).
+    """
 
     status: str
     objective_value: float | None = None
@@ -113,13 +115,52 @@ class _Layout:
         return b * self.battery + 3 * self.t
 
 
+@dataclass
+class _Rows:
+    """Constraint rows over ``size`` variables, gathered block by block."""
+
+    size: int
+    rows: list[sp.coo_matrix] = field(default_factory=list)
+    lower: list[Vector] = field(default_factory=list)
+    upper: list[Vector] = field(default_factory=list)
+
+    def add(self, entries: list[tuple[int, Any]], lo: Vector, hi: Vector) -> None:
+        """Add the rows ``lo <= sum of the blocks <= hi``; each entry is (first variable, block matrix)."""
+        mats = []
+        for offset, mat in entries:
+            m = sp.coo_matrix(mat)
+            mats.append(sp.coo_matrix((m.data, (m.row, m.col + offset)), shape=(m.shape[0], self.size)))
+        self.rows.append(sp.coo_matrix(sum(mats[1:], mats[0])))
+        self.lower.append(lo)
+        self.upper.append(hi)
+
+    def constraint(self) -> LinearConstraint:
+        """Return every row added as one LinearConstraint."""
+        return LinearConstraint(sp.vstack(self.rows).tocsr(), np.concatenate(self.lower), np.concatenate(self.upper))
+
+
 def _build(problem: DispatchProblem, slack: bool) -> tuple[Vector, LinearConstraint, Bounds, Vector, _Layout, int]:
+    """Return the MILP's cost, constraints, bounds, integrality, layout and slack count (slacks when ``slack``)."""
     steps = len(problem.import_price)
     lay = _Layout(len(problem.batteries), steps)
     n_slack = 2 * steps + len(problem.batteries) if slack else 0
     size = lay.size + n_slack
-    h = problem.step_h
+    rows = _Rows(size)
+    _balance_rows(rows, problem, lay, slack)
+    for b, bat in enumerate(problem.batteries):
+        _battery_rows(rows, bat, b, h=problem.step_h, lay=lay, slack=slack)
+    _grid_rows(rows, problem, lay)
+    bounds, integrality = _bounds(problem, lay, size)
+    return _cost(problem, lay, size, slack), rows.constraint(), bounds, integrality, lay, n_slack
+
+
+def _cost(problem: DispatchProblem, lay: _Layout, size: int, slack: bool) -> Vector:
+    """Return the objective per variable; the relaxed problem (``slack``) minimizes only the slacks."""
     cost = np.zeros(size)
+    if slack:
+        cost[lay.size :] = 1.0
+        return cost
+    steps, h = lay.t, problem.step_h
     energy_cost = np.zeros(size)
     energy_cost[lay.imp : lay.imp + steps] = problem.import_price * h
     energy_cost[lay.exp : lay.exp + steps] = -problem.export_price * h
@@ -131,58 +172,64 @@ def _build(problem: DispatchProblem, slack: bool) -> tuple[Vector, LinearConstra
     else:
         cost[lay.peak] = 1.0
         cost += TIE_BREAK * energy_cost
-    rows: list[sp.coo_matrix] = []
-    lower: list[Vector] = []
-    upper: list[Vector] = []
+    return cost
+
+
+def _balance_rows(rows: _Rows, problem: DispatchProblem, lay: _Layout, slack: bool) -> None:
+    """Add the site balance: import - export - sum(c - d) = load - pv (with slacks: + s_up - s_down)."""
+    steps = lay.t
     eye = sp.eye(steps, format="coo")
-
-    def add(matrix: sp.coo_matrix, lo: Vector, hi: Vector) -> None:
-        rows.append(matrix)
-        lower.append(lo)
-        upper.append(hi)
-
-    def block(entries: list[tuple[int, Any]]) -> sp.coo_matrix:
-        mats = []
-        for offset, mat in entries:
-            m = sp.coo_matrix(mat)
-            mats.append(sp.coo_matrix((m.data, (m.row, m.col + offset)), shape=(m.shape[0], size)))
-        return sp.coo_matrix(sum(mats[1:], mats[0]))
-
-    # site balance: import - export - sum(c - d) = load - pv  (with slacks: + s_up - s_down)
     entries: list[tuple[int, Any]] = [(lay.imp, eye), (lay.exp, -eye)]
     for b in range(lay.n_bat):
         entries += [(lay.c(b), -eye), (lay.d(b), eye)]
     if slack:
         entries += [(lay.size, eye), (lay.size + steps, -eye)]
     net = problem.load_kw - problem.pv_kw
-    add(block(entries), net, net)
+    rows.add(entries, net, net)
+
+
+def _battery_rows(rows: _Rows, bat: Battery, b: int, *, h: float, lay: _Layout, slack: bool) -> None:
+    """Add battery ``b``'s SoC dynamics, its charge-xor-discharge rows and its terminal SoC (slack when ``slack``)."""
+    steps = lay.t
+    eye = sp.eye(steps, format="coo")
     # SoC dynamics: s_t - s_{t-1} - eta_c h c_t + h/eta_d d_t = 0 (s_0 = initial)
     shift = sp.eye(steps, k=-1, format="coo")
-    for b, bat in enumerate(problem.batteries):
-        rhs = np.zeros(steps)
-        rhs[0] = bat.soc_initial_kwh
-        dynamics = block([(lay.s(b), eye - shift), (lay.c(b), -bat.charge_efficiency * h * eye),
-                          (lay.d(b), h / bat.discharge_efficiency * eye)])
-        add(dynamics, rhs, rhs)
-        # no simultaneous charge and discharge: c <= Pc u, d <= Pd (1 - u)
-        add(block([(lay.c(b), eye), (lay.u(b), -bat.charge_kw * eye)]), np.full(steps, -np.inf), np.zeros(steps))
-        add(
-            block([(lay.d(b), eye), (lay.u(b), bat.discharge_kw * eye)]),
-            np.full(steps, -np.inf),
-            np.full(steps, bat.discharge_kw),
-        )
-        # terminal SoC (with a slack: s_T + slack >= terminal)
-        terminal = sp.coo_matrix(([1.0], ([0], [steps - 1])), shape=(1, steps))
-        entries_t: list[tuple[int, Any]] = [(lay.s(b), terminal)]
-        if slack:
-            entries_t.append((lay.size + 2 * steps + b, sp.coo_matrix(([1.0], ([0], [0])), shape=(1, 1))))
-        add(block(entries_t), np.array([bat.soc_terminal_kwh]), np.array([np.inf]))
-    # import xor export: import <= I z, export <= E (1 - z); peak >= import
+    rhs = np.zeros(steps)
+    rhs[0] = bat.soc_initial_kwh
+    dynamics: list[tuple[int, Any]] = [
+        (lay.s(b), eye - shift),
+        (lay.c(b), -bat.charge_efficiency * h * eye),
+        (lay.d(b), h / bat.discharge_efficiency * eye),
+    ]
+    rows.add(dynamics, rhs, rhs)
+    # no simultaneous charge and discharge: c <= Pc u, d <= Pd (1 - u)
+    rows.add([(lay.c(b), eye), (lay.u(b), -bat.charge_kw * eye)], np.full(steps, -np.inf), np.zeros(steps))
+    rows.add(
+        [(lay.d(b), eye), (lay.u(b), bat.discharge_kw * eye)],
+        np.full(steps, -np.inf),
+        np.full(steps, bat.discharge_kw),
+    )
+    # terminal SoC (with a slack: s_T + slack >= terminal)
+    terminal = sp.coo_matrix(([1.0], ([0], [steps - 1])), shape=(1, steps))
+    entries_t: list[tuple[int, Any]] = [(lay.s(b), terminal)]
+    if slack:
+        entries_t.append((lay.size + 2 * steps + b, sp.coo_matrix(([1.0], ([0], [0])), shape=(1, 1))))
+    rows.add(entries_t, np.array([bat.soc_terminal_kwh]), np.array([np.inf]))
+
+
+def _grid_rows(rows: _Rows, problem: DispatchProblem, lay: _Layout) -> None:
+    """Add import xor export (import <= I z, export <= E (1 - z)) and peak >= import."""
+    steps = lay.t
+    eye = sp.eye(steps, format="coo")
     free = np.full(steps, -np.inf)
-    add(block([(lay.imp, eye), (lay.z, -problem.import_limit_kw * eye)]), free, np.zeros(steps))
-    add(block([(lay.exp, eye), (lay.z, problem.export_limit_kw * eye)]), free, np.full(steps, problem.export_limit_kw))
-    add(block([(lay.imp, eye), (lay.peak, sp.coo_matrix(-np.ones((steps, 1))))]), free, np.zeros(steps))
-    constraints = LinearConstraint(sp.vstack(rows).tocsr(), np.concatenate(lower), np.concatenate(upper))
+    rows.add([(lay.imp, eye), (lay.z, -problem.import_limit_kw * eye)], free, np.zeros(steps))
+    rows.add([(lay.exp, eye), (lay.z, problem.export_limit_kw * eye)], free, np.full(steps, problem.export_limit_kw))
+    rows.add([(lay.imp, eye), (lay.peak, sp.coo_matrix(-np.ones((steps, 1))))], free, np.zeros(steps))
+
+
+def _bounds(problem: DispatchProblem, lay: _Layout, size: int) -> tuple[Bounds, Vector]:
+    """Return the variables' bounds (powers, SoC window, binaries in [0, 1]) and integrality (the binaries)."""
+    steps = lay.t
     lb, ub = np.zeros(size), np.full(size, np.inf)
     integrality = np.zeros(size)
     for b, bat in enumerate(problem.batteries):
@@ -196,10 +243,7 @@ def _build(problem: DispatchProblem, slack: bool) -> tuple[Vector, LinearConstra
     ub[lay.exp : lay.exp + steps] = problem.export_limit_kw
     ub[lay.z : lay.z + steps] = 1
     integrality[lay.z : lay.z + steps] = 1
-    if slack:  # the relaxed problem minimizes only the slacks
-        cost = np.zeros(size)
-        cost[lay.size :] = 1.0
-    return cost, constraints, Bounds(lb, ub), integrality, lay, n_slack
+    return Bounds(lb, ub), integrality
 
 
 def optimize_dispatch(problem: DispatchProblem, *, time_limit_s: float = 10.0) -> DispatchResult:
@@ -234,10 +278,11 @@ def optimize_dispatch(problem: DispatchProblem, *, time_limit_s: float = 10.0) -
 
 
 def _certificate(problem: DispatchProblem, time_limit_s: float) -> list[dict[str, Any]]:
-    """The constraints whose slacks the relaxed problem needs (balance per step, terminal SoC per battery)."""
+    """Return the constraints whose slacks the relaxed problem needs (balance per step, terminal SoC per battery)."""
     cost, constraints, bounds, integrality, lay, _ = _build(problem, slack=True)
-    res = milp(cost, constraints=constraints, bounds=bounds, integrality=integrality,
-               options={"time_limit": time_limit_s})
+    res = milp(
+        cost, constraints=constraints, bounds=bounds, integrality=integrality, options={"time_limit": time_limit_s}
+    )
     if res.x is None:
         return [{"constraint": "bounds", "detail": "even the relaxed problem has no solution"}]
     steps = len(problem.import_price)
@@ -246,13 +291,30 @@ def _certificate(problem: DispatchProblem, time_limit_s: float) -> list[dict[str
     for t in range(steps):
         short, surplus = slack[t], slack[steps + t]
         if short > 1e-6:
-            conflicts.append({"constraint": "site_balance", "step": t, "missing_kw": round(float(short), 6),
-                              "detail": "import limit and batteries cannot cover the load"})
+            conflicts.append(
+                {
+                    "constraint": "site_balance",
+                    "step": t,
+                    "missing_kw": round(float(short), 6),
+                    "detail": "import limit and batteries cannot cover the load",
+                }
+            )
         if surplus > 1e-6:
-            conflicts.append({"constraint": "site_balance", "step": t, "excess_kw": round(float(surplus), 6),
-                              "detail": "export limit and batteries cannot absorb the PV"})
+            conflicts.append(
+                {
+                    "constraint": "site_balance",
+                    "step": t,
+                    "excess_kw": round(float(surplus), 6),
+                    "detail": "export limit and batteries cannot absorb the PV",
+                }
+            )
     for b, bat in enumerate(problem.batteries):
         if slack[2 * steps + b] > 1e-6:
-            conflicts.append({"constraint": "terminal_soc", "battery": bat.name,
-                              "missing_kwh": round(float(slack[2 * steps + b]), 6)})
+            conflicts.append(
+                {
+                    "constraint": "terminal_soc",
+                    "battery": bat.name,
+                    "missing_kwh": round(float(slack[2 * steps + b]), 6),
+                }
+            )
     return conflicts

@@ -49,8 +49,10 @@ _DAY_MIN = 24 * 60
 
 
 class ForecastError(ValueError):
-    """A forecast request that cannot be served; ``key`` is a short machine key (``no_history``,
-    ``horizon_too_long``, ``bad_quantiles``) and the message says why."""
+    """A forecast request that cannot be served.
+
+    ``key`` is a short machine key (``no_history``, ``horizon_too_long``, ``bad_quantiles``) and the message says why.
+    """
 
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
@@ -169,8 +171,11 @@ def pinball_loss(actual: ArrayLike, predicted: dict[float, ArrayLike]) -> float:
 
 
 def _profile(history: Vector, slot0: int, horizon: int, qs: Vector, per_day: int) -> Vector:
-    """Profile quantiles, shape ``(len(qs), horizon)``; ``history[0]`` is time-of-day slot ``slot0`` and the forecast
-    starts right after the history. A slot with no data is NaN (callers check eligibility first)."""
+    """Profile quantiles, shape ``(len(qs), horizon)``.
+
+    ``history[0]`` is time-of-day slot ``slot0`` and the forecast starts right after the history. A slot with no data is
+    NaN (callers check eligibility first).
+    """
     slots = (slot0 + np.arange(history.size)) % per_day
     finite = np.isfinite(history)
     table = np.full((qs.size, per_day), np.nan)
@@ -188,8 +193,9 @@ def _profile_ready(history: Vector, slot0: int, per_day: int) -> bool:
 
 
 def _persistence(history: Vector, horizon: int, qs: Vector) -> Vector:
-    """Persistence quantiles, shape ``(len(qs), horizon)``: the last finite value plus the empirical quantiles of the
-    changes at each lead (leads counted from that value's step; the forecast starts right after the history)."""
+    """Return persistence quantiles, shape ``(len(qs), horizon)``: the last finite value plus the empirical quantiles of the
+    changes at each lead (leads counted from that value's step; the forecast starts right after the history).
+    """
     finite = np.flatnonzero(np.isfinite(history))
     last = int(finite[-1])
     level = float(history[last])
@@ -236,8 +242,7 @@ def forecast(
     step_min: int = 60,
     history_days: int = 14,
 ) -> Forecast:
-    """Quantile forecast of a recorder series for ``horizon_h`` hours after ``now`` (seed 002 ``run_forecast``;
-    issue 5).
+    """Forecast quantiles of a recorder series for ``horizon_h`` hours after ``now``.
 
     ``times``/``values``: the recorder's states (timezone-aware datetimes; kW or EUR/kWh), held until the next state;
     samples after ``now`` are ignored. ``quantiles``: each in (0, 1), no repeats; returned ascending. The forecast has
@@ -249,15 +254,7 @@ def forecast(
     order; ValueError on naive datetimes, a bad ``step_min`` or ``history_days`` < 1.
     """
     qs = _validate(horizon_h, quantiles)
-    _require_aware(now, "now")
-    _check_step(step_min)
-    if isinstance(history_days, bool) or not isinstance(history_days, int) or history_days < 1:
-        raise ValueError(f"history_days must be a whole number of days >= 1, got {history_days!r}")
-    if len(times) != len(values):
-        raise ValueError(f"times and values differ in length: {len(times)} != {len(values)}")
-    for moment in times:
-        _require_aware(moment, "times")
-
+    _check_series(times, values, now=now, step_min=step_min, history_days=history_days)
     kept = [(moment, float(value)) for moment, value in zip(times, values, strict=True) if moment <= now]
     if not any(math.isfinite(value) for _, value in kept):
         raise ForecastError("no_history", "no recorded value at or before now")
@@ -271,15 +268,7 @@ def forecast(
         raise ForecastError("no_history", f"no recorded value in the last {history_days} days before now")
     slot0 = _step_index(start, step) % per_day
 
-    holdout = min(horizon, per_day)
-    cut = history.size - holdout
-    train, test = history[:cut], history[cut:]
-    model_error = baseline_error = None
-    if np.isfinite(train).any():
-        baseline_error = _score(test, _persistence(train, holdout, qs), qs)
-        if baseline_error is not None and _profile_ready(train, slot0, per_day):
-            model_error = _score(test, _profile(train, slot0, holdout, qs, per_day), qs)
-
+    model_error, baseline_error = _backtest(history, qs, horizon=horizon, slot0=slot0, per_day=per_day)
     use_model = model_error is not None and baseline_error is not None and model_error < baseline_error
     if use_model:
         table = _profile(history, slot0, horizon, qs, per_day)
@@ -297,3 +286,35 @@ def forecast(
         history_steps=int(np.isfinite(history).sum()),
         step_min=step_min,
     )
+
+
+def _check_series(
+    times: Sequence[datetime], values: Sequence[float], *, now: datetime, step_min: int, history_days: int
+) -> None:
+    """Raise ValueError on naive datetimes, a bad ``step_min``, ``history_days`` < 1 or series of unequal length."""
+    _require_aware(now, "now")
+    _check_step(step_min)
+    if isinstance(history_days, bool) or not isinstance(history_days, int) or history_days < 1:
+        raise ValueError(f"history_days must be a whole number of days >= 1, got {history_days!r}")
+    if len(times) != len(values):
+        raise ValueError(f"times and values differ in length: {len(times)} != {len(values)}")
+    for moment in times:
+        _require_aware(moment, "times")
+
+
+def _backtest(
+    history: Vector, qs: Vector, *, horizon: int, slot0: int, per_day: int
+) -> tuple[float | None, float | None]:
+    """Return the profile model's and the persistence baseline's error on the last ``min(horizon, a day)`` steps.
+
+    Each is None when it cannot be scored (the model also when its training part is not ready).
+    """
+    holdout = min(horizon, per_day)
+    cut = history.size - holdout
+    train, test = history[:cut], history[cut:]
+    model_error = baseline_error = None
+    if np.isfinite(train).any():
+        baseline_error = _score(test, _persistence(train, holdout, qs), qs)
+        if baseline_error is not None and _profile_ready(train, slot0, per_day):
+            model_error = _score(test, _profile(train, slot0, holdout, qs, per_day), qs)
+    return model_error, baseline_error

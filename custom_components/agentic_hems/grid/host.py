@@ -62,8 +62,14 @@ class Artifacts:
     def __init__(self) -> None:
         self._items: OrderedDict[str, Artifact] = OrderedDict()
 
-    def add(self, kind: str, created_at: datetime, data: dict[str, Any], payload: Any = None,
-            refs: dict[str, str] | None = None) -> Artifact:
+    def add(
+        self,
+        kind: str,
+        created_at: datetime,
+        data: dict[str, Any],
+        payload: Any = None,
+        refs: dict[str, str] | None = None,
+    ) -> Artifact:
         """Store a new artifact of ``kind`` (its id is ``<kind>_<32 hex>``)."""
         artifact = Artifact(f"{kind}_{uuid.uuid4().hex}", kind, created_at, data, payload, refs or {})
         self._items[artifact.artifact_id] = artifact
@@ -73,10 +79,11 @@ class Artifacts:
         return artifact
 
     def get(self, artifact_id: str, kind: str) -> Artifact:
-        """The artifact, or a typed 404 (``artifact_not_found``): no fuzzy match.
+        """Return the artifact, or a typed 404 (``artifact_not_found``): no fuzzy match.
 
         Raises:
             ToolError: unknown id, or an id of another kind.
+
         """
         item = self._items.get(artifact_id)
         if item is None or item.kind != kind:
@@ -90,7 +97,7 @@ class Artifacts:
         return artifact_id in self._items
 
     def latest(self, kind: str, predicate: Callable[[Artifact], bool]) -> Artifact | None:
-        """The newest artifact of ``kind`` satisfying ``predicate``."""
+        """Return the newest artifact of ``kind`` satisfying ``predicate``."""
         for item in reversed(self._items.values()):
             if item.kind == kind and predicate(item):
                 return item
@@ -109,27 +116,28 @@ class TenantHost(Protocol):
         """The recorder's retention, None without a recorder."""
 
     def now(self) -> datetime:
-        """The current time (UTC)."""
+        """Return the current time (UTC)."""
 
     async def async_twin(self, network_id: str) -> Twin:
-        """The twin. Raises ToolError ``network_not_found`` (404) or ``network_invalid``."""
+        """Return the twin. Raises ToolError ``network_not_found`` (404) or ``network_invalid``."""
 
     async def async_measure(self, twin: Twin, at: datetime | None) -> dict[str, Measurement]:
         """``asset_id.quantity`` -> measurement, now or at ``at`` (from the recorder).
 
-        Raises ToolError ``measurement_unavailable`` when any mapped measurement has no valid value."""
+        Raises ToolError ``measurement_unavailable`` when any mapped measurement has no valid value.
+        """
 
     def describe(self, entity_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The current state, unit and last update of each entity (for asset health)."""
+        """Return the current state, unit and last update of each entity (for asset health)."""
 
     def forecast_entity(self, target: str) -> str | None:
-        """The entity whose history feeds ``target`` (load, pv, price), if mapped."""
+        """Return the entity whose history feeds ``target`` (load, pv, price), if mapped."""
 
     async def async_history(self, entity_id: str, start: datetime, end: datetime) -> tuple[list[datetime], list[float]]:
         """Numeric states of ``entity_id`` in [start, end] (UTC), converted to kW for power sensors."""
 
     def prices(self) -> Prices | None:
-        """The known day-ahead prices, if any."""
+        """Return the known day-ahead prices, if any."""
 
     async def async_run[T](self, func: Callable[..., T], *args: Any) -> T:
         """Run numeric work in the executor."""

@@ -47,6 +47,7 @@ class Network:
         Raises:
             NetworkError: missing columns, NaN values, duplicate bus ids, a generator or branch at an unknown bus,
                 no slack bus.
+
         """
         for part, minimum in COLUMNS.items():
             matrix = getattr(self, part)
@@ -83,7 +84,7 @@ class Network:
         return np.array([self.index[int(i)] for i in ids], dtype=np.int64)
 
     def copy(self) -> Network:
-        """An independent copy (for outages and modifications)."""
+        """Return an independent copy (for outages and modifications)."""
         return Network(self.base_mva, self.bus.copy(), self.gen.copy(), self.branch.copy(), self.name)
 
 
@@ -128,11 +129,12 @@ def _from_json(data: dict[str, Any]) -> Network:
 
 
 def load_matpower(source: str | Path) -> Network:
-    """A network from MATPOWER version 2 case text, its JSON form, or a path to either (``.m`` or ``.json``).
+    """Return a network from MATPOWER version 2 case text, its JSON form, or a path to either (``.m`` or ``.json``).
 
     Raises:
         NetworkError: unreadable or inconsistent case data.
         OSError: the path cannot be read.
+
     """
     if isinstance(source, Path):
         text = source.read_text(encoding="utf-8")
@@ -149,5 +151,5 @@ def load_matpower(source: str | Path) -> Network:
 
 
 def table(matrix: Matrix) -> list[list[float]]:
-    """A MATPOWER matrix as rows of floats (for building JSON and assets)."""
+    """Return a MATPOWER matrix as rows of floats (for building JSON and assets)."""
     return [[float(value) for value in row] for row in matrix]

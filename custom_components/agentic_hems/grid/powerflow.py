@@ -66,6 +66,7 @@ class PowerFlowResult:
             of service). DC has no reactive flows (0) and no losses (Pt = -Pf).
         losses_mw: total active losses, the sum of Pf + Pt.
         p_inj_mw, q_inj_mvar: (n,) net injections at each bus (generation minus load).
+
     """
 
     method: str
@@ -143,7 +144,8 @@ def _initial_voltage(net: Network) -> NDArray[np.complex128]:
 class _Jacobian:
     """The Newton Jacobian built element-wise on Ybus's sparsity pattern (``dSbus_dV`` in polar form, without
     sparse-matrix products): rows are P mismatches at PV and PQ buses then Q mismatches at PQ buses, columns are
-    angles at PV and PQ buses then magnitudes at PQ buses."""
+    angles at PV and PQ buses then magnitudes at PQ buses.
+    """
 
     def __init__(self, ybus: sp.csr_matrix, pvpq: NDArray[np.int64], pq: NDArray[np.int64]) -> None:
         n = ybus.shape[0]
@@ -169,7 +171,7 @@ class _Jacobian:
         )
 
     def at(self, v: NDArray[np.complex128], ibus: NDArray[np.complex128]) -> sp.csc_matrix:
-        """The Jacobian at voltages ``v`` with bus currents ``ibus``."""
+        """Return the Jacobian at voltages ``v`` with bus currents ``ibus``."""
         vr, yv = v[self.rows], self.y * v[self.cols]
         dva = -1j * vr * np.conj(yv)
         dvm = vr * np.conj(yv / np.abs(v[self.cols]))
@@ -181,8 +183,14 @@ class _Jacobian:
 
 
 def _newton(
-    ybus: sp.csr_matrix, sbus: NDArray[np.complex128], v0: NDArray[np.complex128], ref: NDArray[np.int64],
-    pv: NDArray[np.int64], pq: NDArray[np.int64], tol: float, max_iter: int,
+    ybus: sp.csr_matrix,
+    sbus: NDArray[np.complex128],
+    v0: NDArray[np.complex128],
+    ref: NDArray[np.int64],
+    pv: NDArray[np.int64],
+    pq: NDArray[np.int64],
+    tol: float,
+    max_iter: int,
 ) -> tuple[NDArray[np.complex128], bool, int]:
     v = v0.copy()
     va, vm = np.angle(v), np.abs(v)
@@ -222,8 +230,18 @@ def _ac(net: Network, tol: float, max_iter: int) -> PowerFlowResult:
     st = v[t] * np.conj(yt @ v) * net.base_mva
     sinj = v * np.conj(ybus @ v) * net.base_mva
     return PowerFlowResult(
-        "ac", converged, iterations, np.abs(v), np.degrees(np.angle(v)), sf.real, sf.imag, st.real, st.imag,
-        float((sf.real + st.real).sum()), sinj.real, sinj.imag,
+        "ac",
+        converged,
+        iterations,
+        np.abs(v),
+        np.degrees(np.angle(v)),
+        sf.real,
+        sf.imag,
+        st.real,
+        st.imag,
+        float((sf.real + st.real).sum()),
+        sinj.real,
+        sinj.imag,
     )
 
 
@@ -255,19 +273,33 @@ def _dc(net: Network) -> PowerFlowResult:
     pinj = (bbus @ va + pbusinj + net.bus[:, GS] / net.base_mva) * net.base_mva
     zeros = np.zeros(net.n_branch)
     return PowerFlowResult(
-        "dc", bool(np.all(np.isfinite(va))), 0, np.ones(net.n_bus), np.degrees(va), pf, zeros, -pf, zeros.copy(),
-        0.0, pinj, np.zeros(net.n_bus),
+        "dc",
+        bool(np.all(np.isfinite(va))),
+        0,
+        np.ones(net.n_bus),
+        np.degrees(va),
+        pf,
+        zeros,
+        -pf,
+        zeros.copy(),
+        0.0,
+        pinj,
+        np.zeros(net.n_bus),
     )
 
 
 def run_power_flow(
-    network: Network, method: Literal["ac", "dc", "pinn"] | str = "ac", *, tol: float = TOLERANCE,
+    network: Network,
+    method: Literal["ac", "dc", "pinn"] | str = "ac",
+    *,
+    tol: float = TOLERANCE,
     max_iter: int = MAX_ITERATIONS,
 ) -> PowerFlowResult:
     """Solve ``network`` (MATPOWER conventions; see the module docstring).
 
     Raises:
         MethodNotAvailable: ``pinn`` or any other method than ``ac`` and ``dc``.
+
     """
     if method == "ac":
         return _ac(network, tol, max_iter)

@@ -43,7 +43,8 @@ class Window:
 @dataclass(frozen=True)
 class PowerChange:
     """``asset_id`` runs at ``p_kw`` during ``window`` (``battery_power`` and ``set_power`` actions), or ``delta``
-    adds ``p_kw`` to its held power (the two halves of a ``load_shift``)."""
+    adds ``p_kw`` to its held power (the two halves of a ``load_shift``).
+    """
 
     asset_id: str
     window: Window
@@ -52,11 +53,14 @@ class PowerChange:
 
 
 def parse_actions(actions: Sequence[Mapping[str, Any]]) -> list[PowerChange]:
-    """Typed actions -> power changes. ``load_shift`` moves ``p_kw`` of ``asset_id`` from ``from_start`` to
-    ``to_start`` for ``duration_min``. Times are ISO 8601 strings or datetimes (aware).
+    """Typed actions -> power changes.
+
+    ``load_shift`` moves ``p_kw`` of ``asset_id`` from ``from_start`` to ``to_start`` for ``duration_min``. Times are
+    ISO 8601 strings or datetimes (aware).
 
     Raises:
         ValueError: an unknown type, a missing field, a naive time, or an empty window.
+
     """
     changes: list[PowerChange] = []
     for action in actions:
@@ -80,7 +84,7 @@ def parse_actions(actions: Sequence[Mapping[str, Any]]) -> list[PowerChange]:
 
 
 def aware_time(value: Any) -> datetime:
-    """An ISO 8601 text or datetime with a time zone. Raises ValueError otherwise."""
+    """Return an ISO 8601 text or datetime with a time zone. Raises ValueError otherwise."""
     moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
     if moment.tzinfo is None:
         raise ValueError(f"{value!r} needs a time zone")
@@ -102,17 +106,28 @@ class Simulation:
         return not self.errors
 
     def report(self) -> dict[str, Any]:
-        """The constraint report: ``ok`` only when valid and without violations."""
-        return {"ok": self.valid and not self.violations, "valid": self.valid, "violations": self.violations,
-                "margins": self.margins, "evaluation_errors": self.errors}
+        """Return the constraint report: ``ok`` only when valid and without violations."""
+        return {
+            "ok": self.valid and not self.violations,
+            "valid": self.valid,
+            "violations": self.violations,
+            "margins": self.margins,
+            "evaluation_errors": self.errors,
+        }
 
 
 def _margin(sim: Simulation, name: str, value: float) -> None:
     sim.margins[name] = round(min(sim.margins.get(name, math.inf), value), 6)
 
 
-def simulate(twin: Twin, base_kw: Mapping[str, float], soc_pct: Mapping[str, float], changes: Sequence[PowerChange],
-             start: datetime, horizon: timedelta) -> Simulation:
+def simulate(
+    twin: Twin,
+    base_kw: Mapping[str, float],
+    soc_pct: Mapping[str, float],
+    changes: Sequence[PowerChange],
+    start: datetime,
+    horizon: timedelta,
+) -> Simulation:
     """Roll ``twin`` forward from ``start`` for ``horizon`` in 15-minute steps (see the module docstring).
 
     ``base_kw``: asset powers at the snapshot (kW); ``soc_pct``: batteries' SoC at the snapshot (%).
@@ -157,8 +172,12 @@ def simulate(twin: Twin, base_kw: Mapping[str, float], soc_pct: Mapping[str, flo
             sim.trajectory.append(row)
             continue
         pct, rated = loading(network, result)
-        row |= {"converged": True, "vm_min_pu": round(float(result.vm_pu.min()), 6),
-                "vm_max_pu": round(float(result.vm_pu.max()), 6), "losses_kw": round(result.losses_mw * 1000, 6)}
+        row |= {
+            "converged": True,
+            "vm_min_pu": round(float(result.vm_pu.min()), 6),
+            "vm_max_pu": round(float(result.vm_pu.max()), 6),
+            "losses_kw": round(result.losses_mw * 1000, 6),
+        }
         if rated.any():
             row["max_loading_pct"] = round(float(np.nanmax(pct)), 6)
             for index in np.flatnonzero(rated):
@@ -180,8 +199,9 @@ def _check(sim: Simulation, step: int, name: str, margin: float) -> None:
         sim.violations.append({"constraint": name, "step": step, "margin": round(margin, 6)})
 
 
-def flexibility(twin: Twin, power_kw: Mapping[str, float], soc_pct: Mapping[str, float], asset_ids: Sequence[str],
-                hours: float) -> dict[str, Any]:
+def flexibility(
+    twin: Twin, power_kw: Mapping[str, float], soc_pct: Mapping[str, float], asset_ids: Sequence[str], hours: float
+) -> dict[str, Any]:
     """Up and down flexibility per asset over ``hours`` (kW held for the whole window, and kWh).
 
     Convention (TSO regulation): **up** lowers the site's net consumption (more injection), **down** raises it.
@@ -212,14 +232,24 @@ def flexibility(twin: Twin, power_kw: Mapping[str, float], soc_pct: Mapping[str,
             lowest = max(limits["p_min_kw"], -stored * EFFICIENCY / hours)
             highest = min(limits["p_max_kw"], room / (EFFICIENCY * hours))
             up_kw, down_kw = now_kw - lowest, highest - now_kw
-        per_asset.append({"asset_id": asset_id, "kind": asset.kind, "p_now_kw": round(now_kw, 6),
-                          "up_kw": round(max(up_kw, 0.0), 6), "down_kw": round(max(down_kw, 0.0), 6),
-                          "up_kwh": round(max(up_kw, 0.0) * hours, 6), "down_kwh": round(max(down_kw, 0.0) * hours, 6)})
+        per_asset.append(
+            {
+                "asset_id": asset_id,
+                "kind": asset.kind,
+                "p_now_kw": round(now_kw, 6),
+                "up_kw": round(max(up_kw, 0.0), 6),
+                "down_kw": round(max(down_kw, 0.0), 6),
+                "up_kwh": round(max(up_kw, 0.0) * hours, 6),
+                "down_kwh": round(max(down_kw, 0.0) * hours, 6),
+            }
+        )
     up = sum(item["up_kw"] for item in per_asset)
     down = sum(item["down_kw"] for item in per_asset)
     aggregate = {"up_kw": round(up, 6), "down_kw": round(down, 6)}
     if twin.is_home and "grid" in power_kw:
         fuse = twin.assets["main_fuse"].limits["rate_kva"]
-        aggregate = {"up_kw": round(min(up, fuse + power_kw["grid"]), 6),
-                     "down_kw": round(min(down, fuse - power_kw["grid"]), 6)}
+        aggregate = {
+            "up_kw": round(min(up, fuse + power_kw["grid"]), 6),
+            "down_kw": round(min(down, fuse - power_kw["grid"]), 6),
+        }
     return {"per_asset": per_asset, "aggregate": aggregate, "excluded": excluded}

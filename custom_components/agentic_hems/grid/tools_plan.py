@@ -17,28 +17,30 @@ import numpy as np
 from ..canonical_json import canonical_json, json_safe
 from .catalog import OPTIMIZE_DISPATCH, SOLVER_AC, SOLVER_MILP, STALE_AFTER
 from .contracts import Caller, ToolError, ToolOutput
-from .dispatch import Battery, DispatchProblem, Objective, optimize_dispatch
+from .dispatch import Battery, DispatchProblem, DispatchResult, Objective, Vector, optimize_dispatch
 from .explain import explain
 from .forecast import MAX_HORIZON_H
-from .host import Artifact, TenantHost
+from .host import Artifact, Prices, TenantHost
 from .simulate import EFFICIENCY, STEP, Window, flexibility, parse_actions, simulate
 from .tools_state import Snapshot, asset_powers, check_limits, forecast_target, panel_powers
 from .twin import HOME, PANEL_BUS, Twin
-
 
 # --- simulate_action, calculate_flexibility -------------------------------------------------------------------------
 
 
 def sign(secret: bytes, actions: Any, plan_id: str | None) -> str:
-    """The proposer's HMAC-SHA256 (hex) over the canonical JSON of ``{"actions", "plan_id"}``."""
+    """Return the proposer's HMAC-SHA256 (hex) over the canonical JSON of ``{"actions", "plan_id"}``."""
     payload = canonical_json({"actions": actions, "plan_id": plan_id}).encode()
     return hmac.new(secret, payload, hashlib.sha256).hexdigest()
 
 
 async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Roll the twin forward under signed, typed actions. The HMAC is checked before
-    anything is simulated; actions must stay within the assets' limits and the horizon; a constraint that cannot be
-    evaluated makes the sim invalid, and an invalid sim cannot be cited by ``request_authorization``."""
+    """Roll the twin forward under signed, typed actions.
+
+    The HMAC is checked before anything is simulated; actions must stay within the assets' limits and the horizon; a
+    constraint that cannot be evaluated makes the sim invalid, and an invalid sim cannot be cited by
+    ``request_authorization``.
+    """
     actions = json_safe(data["actions"])
     if not hmac.compare_digest(sign(host.secret, actions, data.get("plan_id")), data["signature"]):
         raise ToolError("signature_invalid", "forbidden")
@@ -66,29 +68,40 @@ async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller
     sim = await host.async_run(simulate, twin, base, batteries, changes, start, timedelta(minutes=data["horizon_min"]))
     report = sim.report()
     refs = {"snapshot_id": snapshot_artifact.artifact_id, **({"plan_id": plan.artifact_id} if plan else {})}
-    output = {"start": start.isoformat(), "end": end.isoformat(), "trajectory": sim.trajectory,
-              "constraint_report": report, "valid": sim.valid,
-              "plan_id": plan.artifact_id if plan else None, "snapshot_id": snapshot_artifact.artifact_id}
+    output = {
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "trajectory": sim.trajectory,
+        "constraint_report": report,
+        "valid": sim.valid,
+        "plan_id": plan.artifact_id if plan else None,
+        "snapshot_id": snapshot_artifact.artifact_id,
+    }
     artifact = host.artifacts.add("sim", host.now(), output, sim, refs)
     return ToolOutput({"sim_id": artifact.artifact_id, **output}, list(refs.values()), SOLVER_AC)
 
 
 async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Up and down flexibility per asset and in aggregate over a window; the
-    window must lie within the forecast horizon; assets with unknown limits are excluded and listed."""
+    """Up and down flexibility per asset and in aggregate over a window.
+
+    The window must lie within the forecast horizon; assets with unknown limits are excluded and listed.
+    """
     now = host.now()
     window = Window(data["window"]["start"], data["window"]["end"])
     if window.end <= window.start or window.end > now + timedelta(hours=MAX_HORIZON_H) or window.end <= now:
         raise ToolError("window_outside_horizon", max_h=MAX_HORIZON_H)
     twin = await host.async_twin(HOME)
-    asset_ids = data["asset_ids"] or [a.asset_id for a in twin.assets.values()
-                                      if a.kind not in ("grid_connection", "main_panel_fuse", "load")]
+    asset_ids = data["asset_ids"] or [
+        a.asset_id for a in twin.assets.values() if a.kind not in ("grid_connection", "main_panel_fuse", "load")
+    ]
     unknown = [a for a in asset_ids if a not in twin.assets]
     if unknown:
         raise ToolError("asset_not_found", "not_found", asset_id=unknown[0], network_id=HOME)
-    assumptions = ["asset powers are held at their current values for the whole window (persistence)",
-                   f"battery efficiency {EFFICIENCY:.0%} one way where none is declared",
-                   "up = less net consumption (more injection), down = more net consumption"]
+    assumptions = [
+        "asset powers are held at their current values for the whole window (persistence)",
+        f"battery efficiency {EFFICIENCY:.0%} one way where none is declared",
+        "up = less net consumption (more injection), down = more net consumption",
+    ]
     try:
         measured = await host.async_measure(twin, None)
     except ToolError as err:
@@ -97,18 +110,25 @@ async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: 
     power, soc = asset_powers(twin, measured)
     hours = (window.end - window.start).total_seconds() / 3600
     result = flexibility(twin, power, soc, asset_ids, hours)
-    return ToolOutput({**result, "assumptions": assumptions, "window": {"start": window.start.isoformat(),
-                                                                        "end": window.end.isoformat()}},
-                      [twin.source, *(m.entity_id for m in measured.values())])
+    return ToolOutput(
+        {
+            **result,
+            "assumptions": assumptions,
+            "window": {"start": window.start.isoformat(), "end": window.end.isoformat()},
+        },
+        [twin.source, *(m.entity_id for m in measured.values())],
+    )
 
 
 # --- optimize_dispatch --------------------------------------------------------------------------------------------
 
 
-async def _site_series(host: TenantHost, target: str, measured_kw: float | None, steps: int, twin: Twin
-                       ) -> tuple[np.ndarray[Any, np.dtype[np.float64]], str]:
+async def _site_series(
+    host: TenantHost, target: str, measured_kw: float | None, steps: int, twin: Twin
+) -> tuple[np.ndarray[Any, np.dtype[np.float64]], str]:
     """Per-15-minute kW of ``target`` (load or pv): the forecast's median from the house or PV sensor's history, else
-    the measured power held (a grid meter's history is net of PV and battery, so it never stands in for the load)."""
+    the measured power held (a grid meter's history is net of PV and battery, so it never stands in for the load).
+    """
     asset = twin.assets.get("house" if target == "load" else "pv")
     try:
         if asset is None or "power" not in asset.measurements:
@@ -126,84 +146,70 @@ async def _site_series(host: TenantHost, target: str, measured_kw: float | None,
 
 
 async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """The battery/DER dispatch MILP against day-ahead prices. Infeasible returns
-    the certificate; a time limit returns the best solution with its gap. The plan's actions are signed (HMAC) so
-    ``simulate_action`` can check they were proposed here."""
+    """Solve the battery/DER dispatch MILP against day-ahead prices.
+
+    Infeasible returns the certificate; a time limit returns the best solution with its gap. The plan's actions are
+    signed (HMAC) so ``simulate_action`` can check they were proposed here.
+    """
     twin = await host.async_twin(HOME)
-    portfolio = data["portfolio"] or [a.asset_id for a in twin.assets.values() if a.kind == "battery"]
+    portfolio = _portfolio(twin, data)
     constraints = data["constraints"]
-    referenced = set(portfolio) | set(constraints.get("terminal_soc_pct", {}))
-    unknown = sorted(a for a in referenced if a not in twin.assets or twin.assets[a].kind != "battery")
-    if unknown:
-        raise ToolError("portfolio_unknown_asset", "not_found", asset_id=unknown[0])
-    if not portfolio:
-        raise ToolError("portfolio_empty")
     prices = host.prices()
     now = host.now()
     start = now.replace(second=0, microsecond=0) - timedelta(minutes=now.minute % 15)
     steps = int(round(data["horizon_h"] * 4))
     if prices is None:
         raise ToolError("prices_missing", start=start.isoformat())
-    offset = int((start - prices.start) / prices.step)
-    imp = prices.import_price[max(offset, 0): offset + steps]
-    exp = prices.export_price[max(offset, 0): offset + steps]
-    if offset < 0 or len(imp) < steps or np.isnan(imp).any() or np.isnan(exp).any():
-        raise ToolError("prices_missing", start=start.isoformat())
+    imp, exp = _price_window(prices, start, steps)
     measured = await host.async_measure(twin, None)
     power, soc = asset_powers(twin, measured)
-    batteries: list[Battery] = []
-    for asset_id in portfolio:
-        limits = twin.assets[asset_id].limits
-        if not {"capacity_kwh", "p_min_kw", "p_max_kw"} <= set(limits) or asset_id not in soc:
-            raise ToolError("asset_state_unknown", asset_id=asset_id)
-        capacity = limits["capacity_kwh"]
-        initial = soc[asset_id] / 100 * capacity
-        terminal = constraints.get("terminal_soc_pct", {}).get(asset_id)
-        lo, hi = limits["soc_min_pct"] / 100 * capacity, limits["soc_max_pct"] / 100 * capacity
-        batteries.append(Battery(asset_id, capacity, lo, hi, limits["p_max_kw"], -limits["p_min_kw"],
-                                 min(max(initial, lo), hi),
-                                 min(max(initial if terminal is None else terminal / 100 * capacity, lo), hi)))
+    batteries = [_battery(twin, asset_id, soc, constraints) for asset_id in portfolio]
     others = sum(v for k, v in power.items() if k not in portfolio and k not in ("grid", "pv", "house"))
-    load, load_note = await _site_series(host, "load", power["house"] + others if "house" in power else None, steps,
-                                         twin)
+    load, load_note = await _site_series(
+        host, "load", power["house"] + others if "house" in power else None, steps, twin
+    )
     pv, pv_note = await _site_series(host, "pv", -power["pv"] if "pv" in power else None, steps, twin)
-    fuse = twin.assets["main_fuse"].limits["rate_kva"]
-    for key in ("import_limit_kw", "export_limit_kw"):  # the fuse is physical: a plan may only stay below it
-        if constraints.get(key, 0.0) > fuse:
-            raise ToolError("outside_limits", asset_id="main_fuse", p_kw=constraints[key], low=0.0, high=fuse)
-    problem = DispatchProblem(imp, exp, load, pv, tuple(batteries), float(constraints.get("import_limit_kw", fuse)),
-                              float(constraints.get("export_limit_kw", fuse)), 0.25, Objective(data["objective"]))
-    result = await host.async_run(lambda: optimize_dispatch(problem, time_limit_s=OPTIMIZE_DISPATCH.timeout_ms / 1000
-                                                            * 0.8))
+    import_limit, export_limit = _grid_limits(twin, constraints)
+    problem = DispatchProblem(
+        imp, exp, load, pv, tuple(batteries), import_limit, export_limit, 0.25, Objective(data["objective"])
+    )
+    result = await host.async_run(
+        lambda: optimize_dispatch(problem, time_limit_s=OPTIMIZE_DISPATCH.timeout_ms / 1000 * 0.8)
+    )
     net = load - pv
     baseline = float(np.sum(np.where(net > 0, imp * net, exp * net)) * 0.25)
-    slots = [start + i * STEP for i in range(steps)]
-    schedule: list[dict[str, Any]] = []
-    actions: list[dict[str, Any]] = []
-    if result.import_kw is not None and result.charge_kw is not None and result.discharge_kw is not None \
-            and result.soc_kwh is not None and result.export_kw is not None:
-        for t, slot in enumerate(slots):
-            schedule.append({
-                "start": slot.isoformat(), "end": (slot + STEP).isoformat(), "import_price": float(imp[t]),
-                "export_price": float(exp[t]), "load_kw": round(float(load[t]), 6), "pv_kw": round(float(pv[t]), 6),
-                "import_kw": round(float(result.import_kw[t]), 6), "export_kw": round(float(result.export_kw[t]), 6),
-                "batteries": {b.name: {"charge_kw": round(float(result.charge_kw[i, t]), 6),
-                                       "discharge_kw": round(float(result.discharge_kw[i, t]), 6),
-                                       "soc_kwh": round(float(result.soc_kwh[i, t]), 6)}
-                              for i, b in enumerate(batteries)},
-            })
-        for i, battery in enumerate(batteries):
-            actions.extend(battery_actions(battery.name, slots, result.charge_kw[i] - result.discharge_kw[i]))
+    schedule, actions = _schedule(problem, result, [start + i * STEP for i in range(steps)])
     plan = {
-        "tenant": host.tenant, "created_at": now.isoformat(), "objective": data["objective"],
-        "horizon_h": data["horizon_h"], "step_min": 15, "currency": prices.currency, "solver": SOLVER_MILP,
-        "solver_status": result.status, "objective_value": result.objective_value, "cost": result.cost,
-        "baseline_value": round(baseline, 6), "gap": result.gap, "bound": result.bound,
+        "tenant": host.tenant,
+        "created_at": now.isoformat(),
+        "objective": data["objective"],
+        "horizon_h": data["horizon_h"],
+        "step_min": 15,
+        "currency": prices.currency,
+        "solver": SOLVER_MILP,
+        "solver_status": result.status,
+        "objective_value": result.objective_value,
+        "cost": result.cost,
+        "baseline_value": round(baseline, 6),
+        "gap": result.gap,
+        "bound": result.bound,
         "constraints": {"import_limit_kw": problem.import_limit_kw, "export_limit_kw": problem.export_limit_kw},
-        "assets": [{"asset_id": b.name, "capacity_kwh": b.capacity_kwh, "soc_min_kwh": b.soc_min_kwh,
-                    "soc_max_kwh": b.soc_max_kwh, "charge_kw": b.charge_kw, "discharge_kw": b.discharge_kw,
-                    "soc_initial_kwh": b.soc_initial_kwh, "soc_terminal_kwh": b.soc_terminal_kwh} for b in batteries],
-        "schedule": schedule, "conflicts": result.conflicts, "actions": actions,
+        "assets": [
+            {
+                "asset_id": b.name,
+                "capacity_kwh": b.capacity_kwh,
+                "soc_min_kwh": b.soc_min_kwh,
+                "soc_max_kwh": b.soc_max_kwh,
+                "charge_kw": b.charge_kw,
+                "discharge_kw": b.discharge_kw,
+                "soc_initial_kwh": b.soc_initial_kwh,
+                "soc_terminal_kwh": b.soc_terminal_kwh,
+            }
+            for b in batteries
+        ],
+        "schedule": schedule,
+        "conflicts": result.conflicts,
+        "actions": actions,
         "assumptions": {"load": load_note, "pv": pv_note, "prices": f"day-ahead ({prices.source})"},
     }
     artifact = host.artifacts.add("plan", now, plan)
@@ -213,16 +219,122 @@ async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller:
     return ToolOutput(plan, sources, SOLVER_MILP)
 
 
+def _portfolio(twin: Twin, data: dict[str, Any]) -> list[str]:
+    """Return the batteries to dispatch (all the twin's when none are named); ToolError for an unknown or none."""
+    portfolio: list[str] = data["portfolio"] or [a.asset_id for a in twin.assets.values() if a.kind == "battery"]
+    referenced = set(portfolio) | set(data["constraints"].get("terminal_soc_pct", {}))
+    unknown = sorted(a for a in referenced if a not in twin.assets or twin.assets[a].kind != "battery")
+    if unknown:
+        raise ToolError("portfolio_unknown_asset", "not_found", asset_id=unknown[0])
+    if not portfolio:
+        raise ToolError("portfolio_empty")
+    return portfolio
+
+
+def _price_window(prices: Prices, start: datetime, steps: int) -> tuple[Vector, Vector]:
+    """Return the import and export prices of ``steps`` quarter hours from ``start``; ToolError when any is unknown."""
+    offset = int((start - prices.start) / prices.step)
+    imp = prices.import_price[max(offset, 0) : offset + steps]
+    exp = prices.export_price[max(offset, 0) : offset + steps]
+    if offset < 0 or len(imp) < steps or np.isnan(imp).any() or np.isnan(exp).any():
+        raise ToolError("prices_missing", start=start.isoformat())
+    return imp, exp
+
+
+def _battery(twin: Twin, asset_id: str, soc: Mapping[str, float], constraints: Mapping[str, Any]) -> Battery:
+    """Return a battery's limits in kW and kWh, its SoC clamped into its window; ToolError when its state is unknown."""
+    limits = twin.assets[asset_id].limits
+    if not {"capacity_kwh", "p_min_kw", "p_max_kw"} <= set(limits) or asset_id not in soc:
+        raise ToolError("asset_state_unknown", asset_id=asset_id)
+    capacity = limits["capacity_kwh"]
+    initial = soc[asset_id] / 100 * capacity
+    terminal = constraints.get("terminal_soc_pct", {}).get(asset_id)
+    lo, hi = limits["soc_min_pct"] / 100 * capacity, limits["soc_max_pct"] / 100 * capacity
+    return Battery(
+        asset_id,
+        capacity,
+        lo,
+        hi,
+        limits["p_max_kw"],
+        -limits["p_min_kw"],
+        min(max(initial, lo), hi),
+        min(max(initial if terminal is None else terminal / 100 * capacity, lo), hi),
+    )
+
+
+def _grid_limits(twin: Twin, constraints: Mapping[str, Any]) -> tuple[float, float]:
+    """Return the import and export limits in kW (the fuse's rating by default); ToolError for one above the fuse."""
+    fuse = twin.assets["main_fuse"].limits["rate_kva"]
+    for key in ("import_limit_kw", "export_limit_kw"):  # the fuse is physical: a plan may only stay below it
+        if constraints.get(key, 0.0) > fuse:
+            raise ToolError("outside_limits", asset_id="main_fuse", p_kw=constraints[key], low=0.0, high=fuse)
+    return float(constraints.get("import_limit_kw", fuse)), float(constraints.get("export_limit_kw", fuse))
+
+
+def _schedule(
+    problem: DispatchProblem, result: DispatchResult, slots: list[datetime]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return the plan's schedule (per slot: prices, site and battery flows) and its signed battery actions."""
+    schedule: list[dict[str, Any]] = []
+    actions: list[dict[str, Any]] = []
+    if (
+        result.import_kw is None
+        or result.charge_kw is None
+        or result.discharge_kw is None
+        or result.soc_kwh is None
+        or result.export_kw is None
+    ):
+        return schedule, actions
+    imp, exp, load, pv, batteries = (
+        problem.import_price,
+        problem.export_price,
+        problem.load_kw,
+        problem.pv_kw,
+        problem.batteries,
+    )
+    for t, slot in enumerate(slots):
+        schedule.append(
+            {
+                "start": slot.isoformat(),
+                "end": (slot + STEP).isoformat(),
+                "import_price": float(imp[t]),
+                "export_price": float(exp[t]),
+                "load_kw": round(float(load[t]), 6),
+                "pv_kw": round(float(pv[t]), 6),
+                "import_kw": round(float(result.import_kw[t]), 6),
+                "export_kw": round(float(result.export_kw[t]), 6),
+                "batteries": {
+                    b.name: {
+                        "charge_kw": round(float(result.charge_kw[i, t]), 6),
+                        "discharge_kw": round(float(result.discharge_kw[i, t]), 6),
+                        "soc_kwh": round(float(result.soc_kwh[i, t]), 6),
+                    }
+                    for i, b in enumerate(batteries)
+                },
+            }
+        )
+    for i, battery in enumerate(batteries):
+        actions.extend(battery_actions(battery.name, slots, result.charge_kw[i] - result.discharge_kw[i]))
+    return schedule, actions
+
+
 def battery_actions(asset_id: str, slots: list[datetime], power: Any) -> list[dict[str, Any]]:
-    """Runs of equal power (kW, load convention) as ``battery_power`` actions."""
+    """Return the runs of equal power (kW, load convention) as ``battery_power`` actions."""
     actions: list[dict[str, Any]] = []
     for t, slot in enumerate(slots):
         p_kw = float(power[t])  # unrounded: the sim must reproduce the plan's SoC path exactly
         if actions and actions[-1]["p_kw"] == p_kw and actions[-1]["end"] == slot.isoformat():
             actions[-1]["end"] = (slot + STEP).isoformat()
         else:
-            actions.append({"type": "battery_power", "asset_id": asset_id, "start": slot.isoformat(),
-                            "end": (slot + STEP).isoformat(), "p_kw": p_kw})
+            actions.append(
+                {
+                    "type": "battery_power",
+                    "asset_id": asset_id,
+                    "start": slot.isoformat(),
+                    "end": (slot + STEP).isoformat(),
+                    "p_kw": p_kw,
+                }
+            )
     return actions
 
 
@@ -235,7 +347,7 @@ def _fresh(host: TenantHost, artifact: Artifact) -> None:
 
 
 def _check_plan(plan: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """A plan's schedule against its own limits: grid import/export, battery power and SoC, per slot."""
+    """Return a plan's schedule against its own limits: grid import/export, battery power and SoC, per slot."""
     if plan["solver_status"] not in ("optimal", "time_limit") or not plan["schedule"]:
         return [{"constraint": "solver_status", "detail": plan["solver_status"]}], {}
     violations: list[dict[str, Any]] = []
@@ -267,8 +379,10 @@ def _check_plan(plan: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str
 
 
 async def validate_constraints(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Deterministic pass/fail of a plan or a sim with margins. The input must
-    exist and be fresh (30 min); it fails closed: any evaluation error is a fail."""
+    """Deterministic pass/fail of a plan or a sim with margins.
+
+    The input must exist and be fresh (30 min); it fails closed: any evaluation error is a fail.
+    """
     if "plan_id" not in data and "sim_id" not in data:
         raise ToolError("subject_required")
     kind, key = ("plan", "plan_id") if "plan_id" in data else ("sim", "sim_id")
@@ -295,14 +409,20 @@ async def validate_constraints(host: TenantHost, data: dict[str, Any], caller: C
 
 
 async def request_authorization(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Submit a validated plan for a person's authorization. Denied by default
-    on any inconsistency (recorded, never retried); halted while the audit chain is broken."""
+    """Submit a validated plan for a person's authorization.
+
+    Denied by default on any inconsistency (recorded, never retried); halted while the audit chain is broken.
+    """
     if host.audit_broken:
         raise ToolError("audit_chain_broken", "halted")
     reasons: list[str] = []
     found: dict[str, Artifact] = {}
-    for key, kind in (("plan_id", "plan"), ("sim_id", "sim"), ("validation_id", "validation"),
-                      ("explanation_id", "explanation")):
+    for key, kind in (
+        ("plan_id", "plan"),
+        ("sim_id", "sim"),
+        ("validation_id", "validation"),
+        ("explanation_id", "explanation"),
+    ):
         try:
             found[kind] = host.artifacts.get(data[key], kind)
         except ToolError:
@@ -315,7 +435,8 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
         if not sim.data["valid"]:
             reasons.append("the sim is invalid (a constraint could not be evaluated)")
         if window.start < datetime.fromisoformat(sim.data["start"]) or window.end > datetime.fromisoformat(
-                sim.data["end"]):
+            sim.data["end"]
+        ):
             reasons.append("the requested window is not within the simulated horizon")
     if validation is not None:
         if validation.refs.get("sim_id") != data["sim_id"]:
@@ -329,23 +450,41 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
             if host.now() - artifact.created_at > STALE_AFTER:
                 reasons.append(f"{artifact.artifact_id} is stale")
         schedule = plan.data["schedule"]
-        if window.end <= window.start or not schedule or window.start < datetime.fromisoformat(schedule[0]["start"]) \
-                or window.end > datetime.fromisoformat(schedule[-1]["end"]):
+        if (
+            window.end <= window.start
+            or not schedule
+            or window.start < datetime.fromisoformat(schedule[0]["start"])
+            or window.end > datetime.fromisoformat(schedule[-1]["end"])
+        ):
             reasons.append("the requested window is not within the plan")
     request = {
-        "plan_id": data["plan_id"], "sim_id": data["sim_id"], "validation_id": data["validation_id"],
-        "explanation_id": data["explanation_id"], "requested_window": {"start": window.start.isoformat(),
-                                                                        "end": window.end.isoformat()},
-        "requested_by": caller.actor, "reasons": reasons,
+        "plan_id": data["plan_id"],
+        "sim_id": data["sim_id"],
+        "validation_id": data["validation_id"],
+        "explanation_id": data["explanation_id"],
+        "requested_window": {"start": window.start.isoformat(), "end": window.end.isoformat()},
+        "requested_by": caller.actor,
+        "reasons": reasons,
         "status": "denied" if reasons else "pending",
         "summary": explanation.data["text"] if explanation is not None else None,
-        "actions": [a for a in plan.data["actions"] if window.start < datetime.fromisoformat(a["end"])
-                    and datetime.fromisoformat(a["start"]) < window.end] if plan is not None else [],
+        "actions": [
+            a
+            for a in plan.data["actions"]
+            if window.start < datetime.fromisoformat(a["end"]) and datetime.fromisoformat(a["start"]) < window.end
+        ]
+        if plan is not None
+        else [],
     }
     stored = await host.async_submit_request(request)
-    return ToolOutput({"request_id": stored["request_id"], "status": stored["status"],
-                       "expires_at": stored["expires_at"], "reasons": reasons},
-                      [data["plan_id"], data["sim_id"], data["validation_id"], data["explanation_id"]])
+    return ToolOutput(
+        {
+            "request_id": stored["request_id"],
+            "status": stored["status"],
+            "expires_at": stored["expires_at"],
+            "reasons": reasons,
+        },
+        [data["plan_id"], data["sim_id"], data["validation_id"], data["explanation_id"]],
+    )
 
 
 async def generate_explanation(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
@@ -359,11 +498,18 @@ async def generate_explanation(host: TenantHost, data: dict[str, Any], caller: C
 
 async def create_incident(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """Open an incident with evidence: every evidence id must exist in the tenant;
-    the incident is persisted and stays queued until a person acknowledges it."""
+    the incident is persisted and stays queued until a person acknowledges it.
+    """
     known = host.record_ids()
     missing = [e for e in data["evidence_ids"] if e not in host.artifacts and e not in known]
     if missing:
         raise ToolError("evidence_not_found", "not_found", id=missing[0])
-    stored = await host.async_open_incident({"severity": data["severity"], "title": data["title"],
-                                             "evidence_ids": data["evidence_ids"], "opened_by": caller.actor})
+    stored = await host.async_open_incident(
+        {
+            "severity": data["severity"],
+            "title": data["title"],
+            "evidence_ids": data["evidence_ids"],
+            "opened_by": caller.actor,
+        }
+    )
     return ToolOutput({"incident_id": stored["incident_id"]}, data["evidence_ids"])

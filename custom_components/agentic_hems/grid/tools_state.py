@@ -22,7 +22,6 @@ from .network import BUS_I, BUS_TYPE, F_BUS, PD, RATE_A, T_BUS, VMAX, VMIN, Netw
 from .powerflow import MethodNotAvailable, PowerFlowResult, run_power_flow
 from .twin import PANEL_BUS, Twin, with_injections
 
-
 # --- inspect_grid_state, retrieve_asset ---------------------------------------------------------------------------
 
 
@@ -60,23 +59,36 @@ def asset_powers(twin: Twin, measured: Mapping[str, Measurement]) -> tuple[dict[
 
 
 def panel_powers(power: Mapping[str, float], twin: Twin) -> dict[str, float]:
-    """The powers (kW) of the assets at the home twin's panel (every asset of a MATPOWER case)."""
+    """Return the powers (kW) of the assets at the home twin's panel (every asset of a MATPOWER case)."""
     return {k: v for k, v in power.items() if twin.assets[k].bus == PANEL_BUS} if twin.is_home else dict(power)
 
 
-def _alarms(twin: Twin, network: Network, flow: PowerFlowResult | None, soc: Mapping[str, float]
-            ) -> list[dict[str, Any]]:
+def _alarms(
+    twin: Twin, network: Network, flow: PowerFlowResult | None, soc: Mapping[str, float]
+) -> list[dict[str, Any]]:
     alarms: list[dict[str, Any]] = []
     if flow is None or not flow.converged:
         return [{"alarm": "power_flow_not_converged", "severity": "critical"}]
     pct, rated = loading(network, flow)
     for index in np.flatnonzero(rated & (pct > 100)):
-        alarms.append({"alarm": "branch_overload", "severity": "critical", "branch": int(index) + 1,
-                       "loading_pct": round(float(pct[index]), 3)})
+        alarms.append(
+            {
+                "alarm": "branch_overload",
+                "severity": "critical",
+                "branch": int(index) + 1,
+                "loading_pct": round(float(pct[index]), 3),
+            }
+        )
     for index, bus in enumerate(table(network.bus)):
         if not bus[VMIN] <= flow.vm_pu[index] <= bus[VMAX] and bus[VMAX] > 0:
-            alarms.append({"alarm": "voltage_limit", "severity": "warning", "bus": int(bus[BUS_I]),
-                           "vm_pu": round(float(flow.vm_pu[index]), 6)})
+            alarms.append(
+                {
+                    "alarm": "voltage_limit",
+                    "severity": "warning",
+                    "bus": int(bus[BUS_I]),
+                    "vm_pu": round(float(flow.vm_pu[index]), 6),
+                }
+            )
     for asset_id, value in soc.items():
         limits = twin.assets[asset_id].limits
         if "soc_min_pct" in limits and value < limits["soc_min_pct"]:
@@ -87,26 +99,42 @@ def _alarms(twin: Twin, network: Network, flow: PowerFlowResult | None, soc: Map
 
 
 def _voltages(network: Network, flow: PowerFlowResult) -> list[dict[str, Any]]:
-    return [{"bus": int(bus[BUS_I]), "type": int(bus[BUS_TYPE]), "vm_pu": round(float(flow.vm_pu[i]), 8),
-             "va_deg": round(float(flow.va_deg[i]), 8), "pd_mw": float(bus[PD])}
-            for i, bus in enumerate(table(network.bus))]
+    return [
+        {
+            "bus": int(bus[BUS_I]),
+            "type": int(bus[BUS_TYPE]),
+            "vm_pu": round(float(flow.vm_pu[i]), 8),
+            "va_deg": round(float(flow.va_deg[i]), 8),
+            "pd_mw": float(bus[PD]),
+        }
+        for i, bus in enumerate(table(network.bus))
+    ]
 
 
 def _flows(network: Network, flow: PowerFlowResult) -> list[dict[str, Any]]:
     pct, _ = loading(network, flow)
     return [
-        {"branch": i + 1, "from_bus": int(br[F_BUS]), "to_bus": int(br[T_BUS]),
-         "p_from_mw": round(float(flow.pf_mw[i]), 8), "q_from_mvar": round(float(flow.qf_mvar[i]), 8),
-         "p_to_mw": round(float(flow.pt_mw[i]), 8), "q_to_mvar": round(float(flow.qt_mvar[i]), 8),
-         "rate_a_mva": float(br[RATE_A]), "loading_pct": None if math.isnan(pct[i]) else round(float(pct[i]), 4)}
+        {
+            "branch": i + 1,
+            "from_bus": int(br[F_BUS]),
+            "to_bus": int(br[T_BUS]),
+            "p_from_mw": round(float(flow.pf_mw[i]), 8),
+            "q_from_mvar": round(float(flow.qf_mvar[i]), 8),
+            "p_to_mw": round(float(flow.pt_mw[i]), 8),
+            "q_to_mvar": round(float(flow.qt_mvar[i]), 8),
+            "rate_a_mva": float(br[RATE_A]),
+            "loading_pct": None if math.isnan(pct[i]) else round(float(pct[i]), 4),
+        }
         for i, br in enumerate(table(network.branch))
     ]
 
 
 async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Snapshot of a twin (seed 002 ``inspect_grid_state``). Depth 1: totals, asset powers and active alarms;
-    2: plus the measurements; 3: plus the solved buses and branches. On a measurement failure: the last consistent
-    snapshot of the network with ``stale=true`` (never a partial state)."""
+    """Snapshot of a twin (seed 002 ``inspect_grid_state``).
+
+    Depth 1: totals, asset powers and active alarms; 2: plus the measurements; 3: plus the solved buses and branches. On
+    a measurement failure: the last consistent snapshot of the network with ``stale=true`` (never a partial state).
+    """
     twin = await host.async_twin(data["network_id"])
     now = host.now()
     at: datetime | None = data.get("at")
@@ -121,22 +149,42 @@ async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Cal
         last = host.artifacts.latest("snapshot", lambda a: a.data["state"]["network_id"] == twin.network_id)
         if last is None:
             raise ToolError("no_consistent_snapshot", "failed", network_id=twin.network_id, reason=err.key) from err
-        return ToolOutput({"snapshot_id": last.artifact_id, "state": last.data["state"], "stale": True,
-                           "stale_reason": err.placeholders.get("detail", err.key)}, [last.artifact_id, twin.source])
+        return ToolOutput(
+            {
+                "snapshot_id": last.artifact_id,
+                "state": last.data["state"],
+                "stale": True,
+                "stale_reason": err.placeholders.get("detail", err.key),
+            },
+            [last.artifact_id, twin.source],
+        )
     power, soc = asset_powers(twin, measured)
     network = with_injections(twin, panel_powers(power, twin)) if twin.is_home else twin.network
     flow = await host.async_run(run_power_flow, network, "ac")
     state: dict[str, Any] = {
-        "network_id": twin.network_id, "at": (at or now).isoformat(), "taken_at": now.isoformat(),
+        "network_id": twin.network_id,
+        "at": (at or now).isoformat(),
+        "taken_at": now.isoformat(),
         "depth": data["depth"],
-        "buses": twin.network.n_bus, "branches": twin.network.n_branch,
-        "assets": [{"asset_id": a.asset_id, "kind": a.kind, "bus": a.bus, "p_kw": power.get(a.asset_id),
-                    **({"soc_pct": soc[a.asset_id]} if a.asset_id in soc else {})} for a in twin.assets.values()],
+        "buses": twin.network.n_bus,
+        "branches": twin.network.n_branch,
+        "assets": [
+            {
+                "asset_id": a.asset_id,
+                "kind": a.kind,
+                "bus": a.bus,
+                "p_kw": power.get(a.asset_id),
+                **({"soc_pct": soc[a.asset_id]} if a.asset_id in soc else {}),
+            }
+            for a in twin.assets.values()
+        ],
         "alarms": _alarms(twin, network, flow, soc),
     }
     if data["depth"] >= 2:
-        state["measurements"] = {k: {"value": m.value, "entity_id": m.entity_id,
-                                     "last_updated": m.last_updated.isoformat()} for k, m in measured.items()}
+        state["measurements"] = {
+            k: {"value": m.value, "entity_id": m.entity_id, "last_updated": m.last_updated.isoformat()}
+            for k, m in measured.items()
+        }
     if data["depth"] >= 3:
         state["bus_state"] = _voltages(network, flow) if flow.converged else []
         state["branch_state"] = _flows(network, flow) if flow.converged else []
@@ -147,20 +195,29 @@ async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Cal
 
 
 async def retrieve_asset(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """An asset's record, limits, connection point and health (seed 002 ``retrieve_asset``); unknown ids are a
-    typed 404, never a fuzzy match."""
+    """Return an asset's record, limits, connection point and health (seed 002 ``retrieve_asset``).
+
+    Unknown ids are a typed 404, never a fuzzy match.
+    """
     twin = await host.async_twin(data["network_id"])
     asset = twin.assets.get(data["asset_id"])
     if asset is None:
         raise ToolError("asset_not_found", "not_found", asset_id=data["asset_id"], network_id=twin.network_id)
     described = host.describe(list(asset.measurements.values()))
-    health = {"measurements": {q: described.get(e, {"entity_id": e, "available": False})
-                               for q, e in asset.measurements.items()},
-              "in_service": bool(asset.parameters.get("in_service", True)),
-              "limits_known": bool(asset.limits)}
+    health = {
+        "measurements": {
+            q: described.get(e, {"entity_id": e, "available": False}) for q, e in asset.measurements.items()
+        },
+        "in_service": bool(asset.parameters.get("in_service", True)),
+        "limits_known": bool(asset.limits),
+    }
     return ToolOutput(
-        {"asset": asset.as_dict(), "limits": dict(asset.limits),
-         "connection_point": {"network_id": twin.network_id, "bus": asset.bus}, "health": health},
+        {
+            "asset": asset.as_dict(),
+            "limits": dict(asset.limits),
+            "connection_point": {"network_id": twin.network_id, "bus": asset.bus},
+            "health": health,
+        },
         [twin.source, *asset.measurements.values()],
     )
 
@@ -173,6 +230,7 @@ def check_limits(twin: Twin, asset_id: str, p_kw: float) -> None:
 
     Raises:
         ToolError: ``asset_not_found`` (404), ``limits_unknown``, ``outside_limits``.
+
     """
     asset = twin.assets.get(asset_id)
     if asset is None:
@@ -187,7 +245,8 @@ def check_limits(twin: Twin, asset_id: str, p_kw: float) -> None:
 async def run_power_flow_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
     """AC (Newton-Raphson) or DC power flow on a snapshot with typed modifications (seed 002 ``run_power_flow``).
     ``converged=false`` is a result; ``pinn`` is a typed error; a solver exception is a typed error, never retried
-    with another method."""
+    with another method.
+    """
     snapshot_artifact = host.artifacts.get(data["snapshot_id"], "snapshot")
     snapshot: Snapshot = snapshot_artifact.payload
     twin = snapshot.twin
@@ -213,20 +272,28 @@ async def run_power_flow_tool(host: TenantHost, data: dict[str, Any], caller: Ca
         raise ToolError("solver_failed", "failed", error=str(err)) from err
     latency = (host.now() - started).total_seconds() * 1000
     result = {
-        "converged": flow.converged, "iterations": flow.iterations,
-        "solver": SOLVER_AC if data["method"] == "ac" else SOLVER_DC, "latency_ms": round(latency, 3),
+        "converged": flow.converged,
+        "iterations": flow.iterations,
+        "solver": SOLVER_AC if data["method"] == "ac" else SOLVER_DC,
+        "latency_ms": round(latency, 3),
         "voltages": _voltages(network, flow) if flow.converged else [],
         "flows": _flows(network, flow) if flow.converged else [],
         "losses_mw": round(flow.losses_mw, 9) if flow.converged else None,
     }
     artifact = host.artifacts.add("result", host.now(), result, refs={"snapshot_id": snapshot_artifact.artifact_id})
-    return ToolOutput({"result_id": artifact.artifact_id, **result}, [snapshot_artifact.artifact_id, twin.source],
-                      SOLVER_AC if data["method"] == "ac" else SOLVER_DC)
+    return ToolOutput(
+        {"result_id": artifact.artifact_id, **result},
+        [snapshot_artifact.artifact_id, twin.source],
+        SOLVER_AC if data["method"] == "ac" else SOLVER_DC,
+    )
 
 
 async def run_contingency_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """N-1 screening over a snapshot (seed 002 ``run_contingency``); the list must name the network's branches;
-    on timeout the result is partial with ``completed=false`` and the unevaluated outages."""
+    """N-1 screening over a snapshot (seed 002 ``run_contingency``).
+
+    The list must name the network's branches; on timeout the result is partial with ``completed=false`` and the
+    unevaluated outages.
+    """
     snapshot_artifact = host.artifacts.get(data["snapshot_id"], "snapshot")
     snapshot: Snapshot = snapshot_artifact.payload
     n_branch = snapshot.network.n_branch
@@ -240,8 +307,13 @@ async def run_contingency_tool(host: TenantHost, data: dict[str, Any], caller: C
     deadline = RUN_CONTINGENCY.timeout_ms / 1000 * 0.8  # leave room to answer before the contract's timeout
     started = host.now()
     result = await host.async_run(
-        lambda: run_contingency(snapshot.network, branches=branches, method=data["method"],
-                                limit_margin_pct=data["limit_margin_pct"], deadline_s=deadline)
+        lambda: run_contingency(
+            snapshot.network,
+            branches=branches,
+            method=data["method"],
+            limit_margin_pct=data["limit_margin_pct"],
+            deadline_s=deadline,
+        )
     )
     outages = [o.as_dict() | {"branch": o.branch + 1} for o in result.outages]
     violations = [o for o in outages if o["islanded"] or o["converged"] is False or o["overloaded"]]
@@ -250,26 +322,35 @@ async def run_contingency_tool(host: TenantHost, data: dict[str, Any], caller: C
     loaded = [o for o in outages if o["max_loading_pct"] is not None]
     worst = max(loaded, key=lambda o: o["max_loading_pct"]) if loaded else None
     return ToolOutput(
-        {"violations": violations, "worst_case": worst, "completed": result.completed,
-         "unevaluated": [b + 1 for b in result.unevaluated], "evaluated": len(outages),
-         "islanded": [o["branch"] for o in outages if o["islanded"]], "method": data["method"],
-         "limit_margin_pct": data["limit_margin_pct"],
-         "latency_ms": round((host.now() - started).total_seconds() * 1000, 3)},
-        [snapshot_artifact.artifact_id, snapshot.twin.source], SOLVER_AC if data["method"] == "ac" else SOLVER_DC,
+        {
+            "violations": violations,
+            "worst_case": worst,
+            "completed": result.completed,
+            "unevaluated": [b + 1 for b in result.unevaluated],
+            "evaluated": len(outages),
+            "islanded": [o["branch"] for o in outages if o["islanded"]],
+            "method": data["method"],
+            "limit_margin_pct": data["limit_margin_pct"],
+            "latency_ms": round((host.now() - started).total_seconds() * 1000, 3),
+        },
+        [snapshot_artifact.artifact_id, snapshot.twin.source],
+        SOLVER_AC if data["method"] == "ac" else SOLVER_DC,
     )
 
 
 # --- run_forecast -----------------------------------------------------------------------------------------------
 
 
-async def forecast_target(host: TenantHost, target: str, horizon_h: float, quantiles: list[float], step_min: int
-                          ) -> tuple[Any, str]:
-    """The :class:`~.forecast.Forecast` of ``target`` (load, pv, price) from its entity's 14-day history, and the
+async def forecast_target(
+    host: TenantHost, target: str, horizon_h: float, quantiles: list[float], step_min: int
+) -> tuple[Any, str]:
+    """Return the :class:`~.forecast.Forecast` of ``target`` (load, pv, price) from its entity's 14-day history, and the
     entity id.
 
     Raises:
         ToolError: ``forecast_target_unmapped``, ``forecast_no_history``, ``forecast_horizon_too_long``,
             ``forecast_bad_quantiles``.
+
     """
     entity = host.forecast_entity(target)
     if entity is None:
@@ -278,8 +359,15 @@ async def forecast_target(host: TenantHost, target: str, horizon_h: float, quant
     times, values = await host.async_history(entity, now - timedelta(days=HISTORY_DAYS), now)
     try:
         result = await host.async_run(
-            lambda: forecast(times, values, now=now, horizon_h=horizon_h, quantiles=quantiles, step_min=step_min,
-                             history_days=HISTORY_DAYS)
+            lambda: forecast(
+                times,
+                values,
+                now=now,
+                horizon_h=horizon_h,
+                quantiles=quantiles,
+                step_min=step_min,
+                history_days=HISTORY_DAYS,
+            )
         )
     except ForecastError as err:
         if err.key == "no_history":
@@ -291,19 +379,27 @@ async def forecast_target(host: TenantHost, target: str, horizon_h: float, quant
 
 
 async def run_forecast(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Quantile forecast of load, PV or price from the recorder's history (seed 002 ``run_forecast``); the model
-    is used only where its backtest beats the persistence baseline's, else ``baseline=true``."""
+    """Quantile forecast of load, PV or price from the recorder's history (seed 002 ``run_forecast``).
+
+    The model is used only where its backtest beats the persistence baseline's, else ``baseline=true``.
+    """
     if data["horizon_h"] > MAX_HORIZON_H:
         raise ToolError("forecast_horizon_too_long", target=data["target"], max_h=MAX_HORIZON_H)
     result, entity = await forecast_target(host, data["target"], data["horizon_h"], data["quantiles"], data["step_min"])
     unit = "EUR/kWh" if data["target"] == "price" else "kW"
     output = {
-        "target": data["target"], "entity_id": entity, "unit": unit, "step_min": result.step_min,
+        "target": data["target"],
+        "entity_id": entity,
+        "unit": unit,
+        "step_min": result.step_min,
         "starts": [s.isoformat() for s in result.starts],
         "series": {f"{q:g}": [round(float(v), 6) for v in values] for q, values in result.series.items()},
-        "model_version": result.model_version, "baseline": result.baseline,
-        "backtest_error": result.backtest_error, "model_backtest_error": result.model_backtest_error,
-        "baseline_backtest_error": result.baseline_backtest_error, "history_steps": result.history_steps,
+        "model_version": result.model_version,
+        "baseline": result.baseline,
+        "backtest_error": result.backtest_error,
+        "model_backtest_error": result.model_backtest_error,
+        "baseline_backtest_error": result.baseline_backtest_error,
+        "history_steps": result.history_steps,
     }
     artifact = host.artifacts.add("forecast", host.now(), output)
     return ToolOutput({"forecast_id": artifact.artifact_id, **output}, [entity])

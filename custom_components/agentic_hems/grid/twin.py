@@ -56,7 +56,8 @@ V_LIMITS_PU = (0.9, 1.1)  # EN 50160: +-10 % of the nominal voltage
 @dataclass(frozen=True)
 class Asset:
     """An asset: ``kind``, connection ``bus`` (external id), ``limits`` (see module docstring), free ``parameters``
-    and ``measurements`` (quantity -> HA entity id)."""
+    and ``measurements`` (quantity -> HA entity id).
+    """
 
     asset_id: str
     kind: str
@@ -68,8 +69,12 @@ class Asset:
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe form."""
         return {
-            "asset_id": self.asset_id, "kind": self.kind, "bus": self.bus, "limits": dict(self.limits),
-            "parameters": dict(self.parameters), "measurements": dict(self.measurements),
+            "asset_id": self.asset_id,
+            "kind": self.kind,
+            "bus": self.bus,
+            "limits": dict(self.limits),
+            "parameters": dict(self.parameters),
+            "measurements": dict(self.measurements),
         }
 
 
@@ -91,7 +96,8 @@ class Twin:
 @dataclass(frozen=True)
 class HomeSite:
     """What the home twin is built from: the fuse limit (kW), optional PV peak (kW), battery (kWh, kW) and the
-    flexible appliances ``(asset_id, kind, power_kw)``; ``entities`` maps ``asset_id.quantity`` to HA entity ids."""
+    flexible appliances ``(asset_id, kind, power_kw)``; ``entities`` maps ``asset_id.quantity`` to HA entity ids.
+    """
 
     fuse_kw: float
     pv_peak_kw: float | None = None
@@ -104,7 +110,7 @@ class HomeSite:
 
 
 def home_twin(site: HomeSite) -> Twin:
-    """The home twin of ``site`` (see the module docstring); the panel carries no load until measured."""
+    """Return the home twin of ``site`` (see the module docstring); the panel carries no load until measured."""
     fuse_mva = site.fuse_kw / 1000
     bus = np.zeros((2, 13))
     bus[:, BUS_I] = [GRID_BUS, PANEL_BUS]
@@ -118,7 +124,13 @@ def home_twin(site: HomeSite) -> Twin:
     gen[0, 3], gen[0, 4] = fuse_mva, -fuse_mva  # QMAX, QMIN
     branch = np.zeros((1, 13))
     branch[0, [F_BUS, T_BUS, BR_R, BR_X, RATE_A, BR_STATUS]] = [
-        GRID_BUS, PANEL_BUS, CABLE_R_PU, CABLE_X_PU, fuse_mva, 1]
+        GRID_BUS,
+        PANEL_BUS,
+        CABLE_R_PU,
+        CABLE_X_PU,
+        fuse_mva,
+        1,
+    ]
     branch[0, 11], branch[0, 12] = -360, 360
     network = Network(HOME_BASE_MVA, bus, gen, branch, name="home twin")
     entities = site.entities
@@ -127,8 +139,14 @@ def home_twin(site: HomeSite) -> Twin:
         return {q: entities[f"{asset_id}.{q}"] for q in quantities if entities.get(f"{asset_id}.{q}")}
 
     assets = [
-        Asset("grid", "grid_connection", GRID_BUS, {"p_min_kw": -site.fuse_kw, "p_max_kw": site.fuse_kw},
-              {"voltage_kv": 0.4}, measured("grid", "power")),
+        Asset(
+            "grid",
+            "grid_connection",
+            GRID_BUS,
+            {"p_min_kw": -site.fuse_kw, "p_max_kw": site.fuse_kw},
+            {"voltage_kv": 0.4},
+            measured("grid", "power"),
+        ),
         Asset("main_fuse", "main_panel_fuse", PANEL_BUS, {"rate_kva": site.fuse_kw}, {"branch": 1}),
         Asset("house", "load", PANEL_BUS, {}, {}, measured("house", "power")),
     ]
@@ -140,42 +158,67 @@ def home_twin(site: HomeSite) -> Twin:
         if site.battery_kw is not None:
             limits |= {"p_min_kw": -site.battery_kw, "p_max_kw": site.battery_kw}
         if site.battery_kwh is not None:
-            limits |= {"capacity_kwh": site.battery_kwh, "soc_min_pct": site.battery_soc_min_pct,
-                       "soc_max_pct": site.battery_soc_max_pct}
+            limits |= {
+                "capacity_kwh": site.battery_kwh,
+                "soc_min_pct": site.battery_soc_min_pct,
+                "soc_max_pct": site.battery_soc_max_pct,
+            }
         params = {"setpoint_entity": entities["battery.setpoint"]} if entities.get("battery.setpoint") else {}
         assets.append(Asset("battery", "battery", PANEL_BUS, limits, params, measured("battery", "power", "soc")))
     for asset_id, kind, power_kw in site.appliances:
-        assets.append(Asset(asset_id, kind, PANEL_BUS, {"p_min_kw": 0.0, "p_max_kw": power_kw}, {},
-                            measured(asset_id, "power")))
+        assets.append(
+            Asset(asset_id, kind, PANEL_BUS, {"p_min_kw": 0.0, "p_max_kw": power_kw}, {}, measured(asset_id, "power"))
+        )
     return Twin(HOME, network, {a.asset_id: a for a in assets}, "site")
 
 
 def matpower_twin(network_id: str, network: Network, source: str) -> Twin:
-    """A MATPOWER case as a twin: its generators, loads and branches are the assets."""
+    """Return a MATPOWER case as a twin: its generators, loads and branches are the assets."""
     assets: list[Asset] = []
     for row, gen in enumerate(table(network.gen)):
-        assets.append(Asset(f"gen_{row + 1}", "generator", int(gen[GEN_BUS]),
-                            {"p_min_kw": -float(gen[PMAX]) * 1000, "p_max_kw": -float(gen[PMIN]) * 1000},
-                            {"pg_mw": float(gen[PG]), "in_service": bool(gen[GEN_STATUS] > 0)}))
+        assets.append(
+            Asset(
+                f"gen_{row + 1}",
+                "generator",
+                int(gen[GEN_BUS]),
+                {"p_min_kw": -float(gen[PMAX]) * 1000, "p_max_kw": -float(gen[PMIN]) * 1000},
+                {"pg_mw": float(gen[PG]), "in_service": bool(gen[GEN_STATUS] > 0)},
+            )
+        )
     for bus in table(network.bus):
         if bus[PD] or bus[QD]:
-            assets.append(Asset(f"load_{int(bus[BUS_I])}", "load", int(bus[BUS_I]), {},
-                                {"pd_mw": float(bus[PD]), "qd_mvar": float(bus[QD])}))
+            assets.append(
+                Asset(
+                    f"load_{int(bus[BUS_I])}",
+                    "load",
+                    int(bus[BUS_I]),
+                    {},
+                    {"pd_mw": float(bus[PD]), "qd_mvar": float(bus[QD])},
+                )
+            )
     for row, br in enumerate(table(network.branch)):
         limits = {"rate_kva": float(br[RATE_A]) * 1000} if br[RATE_A] > 0 else {}
-        assets.append(Asset(f"branch_{row + 1}", "branch", int(br[F_BUS]), limits,
-                            {"f_bus": int(br[F_BUS]), "t_bus": int(br[T_BUS]), "in_service": bool(br[BR_STATUS] > 0)}))
+        assets.append(
+            Asset(
+                f"branch_{row + 1}",
+                "branch",
+                int(br[F_BUS]),
+                limits,
+                {"f_bus": int(br[F_BUS]), "t_bus": int(br[T_BUS]), "in_service": bool(br[BR_STATUS] > 0)},
+            )
+        )
     return Twin(network_id, network, {a.asset_id: a for a in assets}, source)
 
 
 def with_injections(twin: Twin, power_kw: Mapping[str, float], outages: tuple[int, ...] = ()) -> Network:
-    """The twin's network with asset powers set (kW, load convention) and branches (1-based rows) out of service.
+    """Return the twin's network with asset powers set (kW, load convention) and branches (1-based rows) out of service.
 
     Home twin: the panel bus load is the sum of the panel assets' powers. MATPOWER: a generator's ``PG`` is set to
     ``-p_kw / 1000`` MW; a load's ``PD`` to ``p_kw / 1000`` MW. Assets not in ``power_kw`` keep the case's values.
 
     Raises:
         KeyError: an unknown asset id; IndexError: an unknown branch.
+
     """
     net = twin.network
     bus, gen, branch = net.bus.copy(), net.gen.copy(), net.branch.copy()

@@ -59,9 +59,7 @@ def register(spec: ActionSpec) -> None:
 
 for _spec in (
     ActionSpec(GET_PRICES, closed({}), "price summary"),
-    ActionSpec(
-        GET_CALENDAR_CONSTRAINT, closed({}), "EV deadline from the calendar"
-    ),
+    ActionSpec(GET_CALENDAR_CONSTRAINT, closed({}), "EV deadline from the calendar"),
     ActionSpec(
         CALCULATE_WINDOW_SUMS,
         closed({vol.Required("duration_min"): vol.All(vol.Coerce(float), vol.Range(min=15, max=2880))}),
@@ -104,10 +102,11 @@ for _spec in (
 
 
 def validate(action: Action) -> Action:
-    """``action`` with its arguments checked and coerced.
+    """Return ``action`` with its arguments checked and coerced.
 
     Raises:
         vol.Invalid: an unknown type or bad arguments (the message goes back to the model as the Observation).
+
     """
     spec = REGISTRY.get(action.type)
     if spec is None:

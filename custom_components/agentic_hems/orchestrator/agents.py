@@ -42,11 +42,12 @@ class Recommendation:
 
 
 def parse_recommendation(text: str | None) -> Recommendation:
-    """The first JSON object with a ``slot`` in ``text``.
+    """Return the first JSON object with a ``slot`` in ``text``.
 
     Raises:
         ParseError: none, ``slot`` is not "HH:MM", or ``text`` is longer than ``MAX_REPLY_CHARS`` (refused
             before any parsing).
+
     """
     if len(text or "") > MAX_REPLY_CHARS:
         raise ParseError(f"the reply is longer than {MAX_REPLY_CHARS} characters")
@@ -69,7 +70,7 @@ def parse_recommendation(text: str | None) -> Recommendation:
 
 
 def start_for(slot: str, load: LoadSpec, tz: tzinfo) -> datetime | None:
-    """The first local ``slot`` time at or after the load's first slot boundary and before its deadline (UTC)."""
+    """Return the first local ``slot`` time at or after the load's first slot boundary and before its deadline (UTC)."""
     at = time.fromisoformat(slot)
     first = ceil_slot(load.earliest_start)
     local = first.astimezone(tz)
@@ -81,8 +82,9 @@ def start_for(slot: str, load: LoadSpec, tz: tzinfo) -> datetime | None:
 
 
 def run_cost(curve: PriceCurve, load: LoadSpec, start: datetime) -> float | None:
-    """What running ``load`` from ``start`` costs: a contiguous run of its duration, or charging at full power until
-    its energy is delivered. None when it does not fit before the deadline or a price is unknown."""
+    """Return what running ``load`` from ``start`` costs: a contiguous run of its duration, or charging at full power until
+    its energy is delivered. None when it does not fit before the deadline or a price is unknown.
+    """
     step_h = curve.resolution.total_seconds() / 3600
     first = curve.index_of(start)
     if load.contiguous:
@@ -106,9 +108,12 @@ def acceptable(cost: float, optimum: float) -> bool:
 
 
 def agent_messages(prompt: str, request: str, load: LoadSpec, curve: PriceCurve, tz: tzinfo) -> list[dict[str, Any]]:
-    """The agent's conversation: its prompt, then the load, the window's prices and the request."""
+    """Return the agent's conversation: its prompt, then the load, the window's prices and the request."""
     window = curve.window(ceil_slot(load.earliest_start), load.deadline)
-    prices = [[f"{s.astimezone(tz):%H:%M}", round(float(p), 4)] for s, p in zip(window.slot_starts(), window.prices, strict=True)]
+    prices = [
+        [f"{s.astimezone(tz):%H:%M}", round(float(p), 4)]
+        for s, p in zip(window.slot_starts(), window.prices, strict=True)
+    ]
     facts = {
         "power_kw": load.power_kw,
         "duration_min": load.duration_min,
@@ -146,7 +151,10 @@ async def consult(
         else:
             problem = "the slot does not fit the window" if cost is None else ""
         if recommendation is not None:
-            result |= {"recommendation": recommendation.as_dict(), "recommended_cost": None if cost is None else round(cost, 4)}
+            result |= {
+                "recommendation": recommendation.as_dict(),
+                "recommended_cost": None if cost is None else round(cost, 4),
+            }
         if cost is not None and acceptable(cost, optimum.cost):
             return result | {"used": "agent"}
         if attempt == 1:
@@ -154,8 +162,11 @@ async def consult(
             why = problem or f"it costs {cost:.4f}, more than 20 % above the optimum"
             messages += [
                 {"role": "assistant", "content": reply.content or ""},
-                {"role": "user", "content": f"Your recommendation is rejected: {why}. The optimal start is "
-                 f"{optimal['start_local']} at {optimal['cost']}. Answer again with the JSON object."},
+                {
+                    "role": "user",
+                    "content": f"Your recommendation is rejected: {why}. The optimal start is "
+                    f"{optimal['start_local']} at {optimal['cost']}. Answer again with the JSON object.",
+                },
             ]
     worse = None if result.get("recommended_cost") is None else round(result["recommended_cost"] - optimum.cost, 4)
     return result | {"used": "optimum", "discrepancy": worse if worse is not None else "no usable recommendation"}

@@ -78,13 +78,29 @@ _OFF = frozenset({"turn_off", "stop", "close", "lock"})
 
 # action -> patterns in a clause (English and German).
 VERBS: dict[str, tuple[str, ...]] = {
-    "turn_on": (r"\b(turn|switch|put)\b.*\bon\b", r"\b(turn|switch|put)\s+on\b", r"\b(schalte|schalt|mach|mache)\b.*"
-                r"\b(an|ein)\b", r"\b(einschalten|anschalten|anmachen)\b"),
-    "turn_off": (r"\b(turn|switch|put)\b.*\boff\b", r"\b(turn|switch|put)\s+off\b", r"\b(schalte|schalt|mach|mache)\b"
-                 r".*\baus\b", r"\b(ausschalten|ausmachen|abschalten)\b"),
+    "turn_on": (
+        r"\b(turn|switch|put)\b.*\bon\b",
+        r"\b(turn|switch|put)\s+on\b",
+        (
+            r"\b(schalte|schalt|mach|mache)\b.*"
+            r"\b(an|ein)\b"
+        ),
+        r"\b(einschalten|anschalten|anmachen)\b",
+    ),
+    "turn_off": (
+        r"\b(turn|switch|put)\b.*\boff\b",
+        r"\b(turn|switch|put)\s+off\b",
+        (
+            r"\b(schalte|schalt|mach|mache)\b"
+            r".*\baus\b"
+        ),
+        r"\b(ausschalten|ausmachen|abschalten)\b",
+    ),
     "set_brightness": (r"\b(dim|dimm|dimme|brighten|brightness|helligkeit)\b", r"\d+\s*(%|percent|prozent)"),
-    "set_temperature": (r"\b(temperature|temperatur|warmer|cooler|wärmer|kühler)\b",
-                        r"\d+(?:[.,]\d+)?\s*(°|degrees?|grad)"),
+    "set_temperature": (
+        r"\b(temperature|temperatur|warmer|cooler|wärmer|kühler)\b",
+        r"\d+(?:[.,]\d+)?\s*(°|degrees?|grad)",
+    ),
     "set_hvac_mode": (r"\b(mode|modus|betriebsart)\b",),
     "set_value": (r"\bset\b.*\bto\s+-?\d", r"\b(stelle|setze)\b.*\bauf\s+-?\d"),
     "open": (r"\b(open|öffne|öffnen|aufmachen|mach\w*\b.*\bauf)\b",),
@@ -96,16 +112,32 @@ VERBS: dict[str, tuple[str, ...]] = {
     "stop": (r"\b(stop|halt|stoppe|stoppen|beende)\b",),
 }
 # the text is case-folded ("ß" becomes "ss"), so the patterns are too
-_VERBS = {action: tuple(re.compile(p.replace("ß", "ss"), re.IGNORECASE) for p in patterns)
-          for action, patterns in VERBS.items()}
+_VERBS = {
+    action: tuple(re.compile(p.replace("ß", "ss"), re.IGNORECASE) for p in patterns)
+    for action, patterns in VERBS.items()
+}
 # device words per domain, for "the kitchen light", "das Licht in der Küche", "all lights"
 DEVICE_WORDS: dict[str, tuple[str, ...]] = {
     "light": ("light", "lights", "lamp", "lamps", "licht", "lichter", "lampe", "lampen", "beleuchtung"),
     "switch": ("switch", "switches", "plug", "plugs", "socket", "schalter", "steckdose", "steckdosen"),
     "fan": ("fan", "fans", "ventilator", "lüfter", "lüftung"),
     "climate": ("thermostat", "heating", "heater", "air conditioning", "heizung", "klimaanlage", "klima"),
-    "cover": ("blind", "blinds", "shutter", "shutters", "cover", "curtain", "curtains", "rollladen", "rolladen",
-              "jalousie", "rollo", "markise", "tor", "tore"),
+    "cover": (
+        "blind",
+        "blinds",
+        "shutter",
+        "shutters",
+        "cover",
+        "curtain",
+        "curtains",
+        "rollladen",
+        "rolladen",
+        "jalousie",
+        "rollo",
+        "markise",
+        "tor",
+        "tore",
+    ),
     "valve": ("valve", "valves", "ventil"),
     "lock": ("lock", "door lock", "schloss", "türschloss"),
     "vacuum": ("vacuum", "robot vacuum", "staubsauger", "saugroboter"),
@@ -116,10 +148,38 @@ _JOIN = r"(?:\s*|n|en|s|es|er)"  # area and device word: apart, or one German co
 # Words that never make a partial name distinctive: device words, the verbs' own words, articles and connectors.
 _FUNCTION_WORDS = frozenset(
     {word for words in DEVICE_WORDS.values() for phrase in words for word in phrase.split()}
-    | {word for patterns in _VERBS.values() for p in patterns
-       for word in re.findall(r"[^\W\d_]+", re.sub(r"\\\w", " ", p.pattern))}
-    | {"the", "all", "every", "and", "then", "also", "my", "our", "der", "die", "das", "den", "dem", "des", "ein",
-       "eine", "einen", "alle", "und", "dann", "mein", "meine", "unser", "unsere"}
+    | {
+        word
+        for patterns in _VERBS.values()
+        for p in patterns
+        for word in re.findall(r"[^\W\d_]+", re.sub(r"\\\w", " ", p.pattern))
+    }
+    | {
+        "the",
+        "all",
+        "every",
+        "and",
+        "then",
+        "also",
+        "my",
+        "our",
+        "der",
+        "die",
+        "das",
+        "den",
+        "dem",
+        "des",
+        "ein",
+        "eine",
+        "einen",
+        "alle",
+        "und",
+        "dann",
+        "mein",
+        "meine",
+        "unser",
+        "unsere",
+    }
 )
 _ALL_DEVICE_WORDS = frozenset(w for words in DEVICE_WORDS.values() for w in words)
 _DEVICE_WORD = re.compile(
@@ -130,7 +190,8 @@ _DEVICE_WORD = re.compile(
 @dataclass(frozen=True)
 class KnownDevice:
     """A device the request may name: ``entity_id``, ``domain``, its folded ``names`` and its area's folded
-    ``areas`` (name, id and aliases)."""
+    ``areas`` (name, id and aliases).
+    """
 
     entity_id: str
     domain: str
@@ -139,8 +200,10 @@ class KnownDevice:
 
 
 def known_devices(index: ResolverIndex, appliance_names: Mapping[str, str] | None = None) -> tuple[KnownDevice, ...]:
-    """The DeviceResolved gate's candidates as :class:`KnownDevice`; ``appliance_names`` (entity_id -> appliance
-    name) adds an appliance's name to its controlled entity's names."""
+    """Return the DeviceResolved gate's candidates as :class:`KnownDevice`.
+
+    ``appliance_names`` (entity_id -> appliance name) adds an appliance's name to its controlled entity's names.
+    """
     areas_of: dict[str, list[str]] = {}
     for key, area_ids in index.area_keys.items():
         for area_id in area_ids:
@@ -157,7 +220,7 @@ def known_devices(index: ResolverIndex, appliance_names: Mapping[str, str] | Non
 
 
 def is_question(text: str) -> bool:
-    """True when ``text`` asks something rather than asking for something ("how many lights are on?")."""
+    """Return True when ``text`` asks something rather than asking for something ("how many lights are on?")."""
     return bool(_QUESTION.match(text))
 
 
@@ -178,7 +241,8 @@ def _spans(name: str) -> list[str]:
 def partial_names(devices: Sequence[KnownDevice]) -> dict[str, tuple[str, ...]]:
     """entity_id -> the partial names that name it: trailing word runs of its names (entity_ids left out) with a
     distinctive word (three letters or more, not a number, not in ``_FUNCTION_WORDS`` or an area's words) that no
-    other device's names contain as whole words."""
+    other device's names contain as whole words.
+    """
     area_words = {word for device in devices for area in device.areas for word in area.split()}
     holders: dict[str, set[str]] = {}
     for device in devices:
@@ -188,26 +252,35 @@ def partial_names(devices: Sequence[KnownDevice]) -> dict[str, tuple[str, ...]]:
                     holders.setdefault(span, set()).add(device.entity_id)
 
     def distinctive(part: str) -> bool:
-        return any(len(w) > 2 and not w.isdigit() and w not in _FUNCTION_WORDS and w not in area_words
-                   for w in part.split())
+        return any(
+            len(w) > 2 and not w.isdigit() and w not in _FUNCTION_WORDS and w not in area_words for w in part.split()
+        )
 
     found: dict[str, tuple[str, ...]] = {}
     for device in devices:
-        tails = {" ".join(name.split()[i:]) for name in device.names if "." not in name
-                 for i in range(1, len(name.split()))}
+        tails = {
+            " ".join(name.split()[i:]) for name in device.names if "." not in name for i in range(1, len(name.split()))
+        }
         found[device.entity_id] = tuple(sorted(t for t in tails if distinctive(t) and holders[t] == {device.entity_id}))
     return found
 
 
 def _spans_of(clause: str, names: Iterable[str]) -> list[tuple[int, int]]:
     """Where each of ``names`` stands in ``clause`` as whole words."""
-    return [m.span() for name in names if len(name) > 1
-            for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", clause)]
+    return [
+        m.span()
+        for name in names
+        if len(name) > 1
+        for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", clause)
+    ]
 
 
 def _by_name(clause: str, devices: Sequence[KnownDevice], partial: Mapping[str, Sequence[str]]) -> set[str]:
-    """The entity_ids of ``devices`` that ``clause`` names by a name or partial name. A name that stands inside a
-    longer name of another device there does not count: "the kitchen kettle" names "Kitchen Kettle", not "Kettle"."""
+    """Return the entity_ids of ``devices`` that ``clause`` names by a name or partial name.
+
+    A name that stands inside a longer name of another device there does not count: "the kitchen kettle" names "Kitchen
+    Kettle", not "Kettle".
+    """
     spans = {d.entity_id: _spans_of(clause, (*d.names, *partial.get(d.entity_id, ()))) for d in devices}
     every = {span for found in spans.values() for span in found}
 
@@ -221,14 +294,18 @@ def _named(clause: str, bare: str, device: KnownDevice, areas: frozenset[str], b
     """``device`` is named in ``clause`` (folded; ``bare`` is the clause without the devices' names): by an area plus
     a device word in ``bare`` (apart or as one German compound), or by a name (``by_name``, :func:`_by_name`) or
     "all" plus a device word when the clause, without the device's own names, names no area of ``areas`` but the
-    device's."""
+    device's.
+    """
     words = _words(device.domain)
     for area in device.areas if words else ():
         a = re.escape(area)
         if re.search(rf"(?<![\w-]){a}{_JOIN}(?:{words})(?![\w-])|(?<![\w-])(?:{words}){_IN}{a}(?![\w-])", bare):
             return True
-    everything = bool(words) and re.search(
-        rf"\b(all|every|alle|sämtliche)\b(?:\s+(?:the|of the|die|der))?\s+(?:{words})\b", bare) is not None
+    everything = (
+        bool(words)
+        and re.search(rf"\b(all|every|alle|sämtliche)\b(?:\s+(?:the|of the|die|der))?\s+(?:{words})\b", bare)
+        is not None
+    )
     if not everything and not by_name:
         return False
     rest = _strip_names(clause, (device,))  # "the kitchen main light" names the kitchen, not the lounge's light
@@ -249,8 +326,10 @@ def _mentions(text: str, appliance: ApplianceRef) -> bool:
     return any(_has(text, word) for word in (fold(appliance.name), *KIND_WORDS.get(appliance.kind, ())))
 
 
-_GRID_WORDS = re.compile(r"\b(batter(?:y|ies)|batterie\w*|speicher\w*|akku\w*|grid|netz\w*|dispatch\w*|setpoints?|"
-                         r"sollwert\w*)\b")
+_GRID_WORDS = re.compile(
+    r"\b(batter(?:y|ies)|batterie\w*|speicher\w*|akku\w*|grid|netz\w*|dispatch\w*|setpoints?|"
+    r"sollwert\w*)\b"
+)
 _GRID_VERBS = re.compile(
     r"\b(charge|charging|discharge|discharging|plan|schedule|optimi[sz]e|dispatch|run|apply|execute|use|set|"
     r"authori[sz]e|approve|request|lade|laden|entlade\w*|plane\w*|optimier\w*|nutze\w*|setze|stelle|steuer\w*|"
@@ -259,8 +338,9 @@ _GRID_VERBS = re.compile(
 
 
 def asks_for_grid_action(text: str) -> bool:
-    """True when the person's ``text`` asks for a grid or battery action (see the module docstring): what lets a
-    model's run call ``request_authorization``."""
+    """Return True when the person's ``text`` asks for a grid or battery action (see the module docstring): what lets a
+    model's run call ``request_authorization``.
+    """
     if is_question(text):
         return False
     clauses = (c for c in _CLAUSES.split(fold(text)) if c and c.strip())
@@ -268,13 +348,14 @@ def asks_for_grid_action(text: str) -> bool:
 
 
 def advice_targets(text: str, appliances: Sequence[ApplianceRef]) -> frozenset[str]:
-    """The names of the ``appliances`` whose specialist agent a run may consult: those the person's ``text`` names
-    (by name, kind words or "all flexible loads", :func:`.offline.understand`), a question included."""
+    """Return the names of the ``appliances`` whose specialist agent a run may consult: those the person's ``text`` names
+    (by name, kind words or "all flexible loads", :func:`.offline.understand`), a question included.
+    """
     return frozenset(understand(text, appliances).appliances)
 
 
 def _supports(domain: str, action: str) -> bool:
-    """``action`` is in ``domain``'s vocabulary (start and stop: any appliance's controlled entity)."""
+    """Return True when ``action`` is in ``domain``'s vocabulary (start and stop: any appliance's controlled entity)."""
     return action in INTENT_SERVICES.get(domain, {}) or action in APPLIANCE_INTENTS
 
 
@@ -285,7 +366,8 @@ def _actions(clause: str) -> set[str]:
 @dataclass
 class _Reading:
     """What the clauses read so far ask for: device pairs, the clauses that may plan appliances, the text set aside,
-    and the previous clause's actions and devices."""
+    and the previous clause's actions and devices.
+    """
 
     found: set[RequestedAction] = field(default_factory=set)
     planning: list[str] = field(default_factory=list)
@@ -295,8 +377,14 @@ class _Reading:
     in_aside: bool = False  # the previous clause ended set aside: a following clause without a verb continues it
 
 
-def _read(clause: str, devices: Sequence[KnownDevice], areas: frozenset[str], appliances: Sequence[ApplianceRef],
-          partial: Mapping[str, Sequence[str]], reading: _Reading) -> None:
+def _read(
+    clause: str,
+    devices: Sequence[KnownDevice],
+    areas: frozenset[str],
+    appliances: Sequence[ApplianceRef],
+    partial: Mapping[str, Sequence[str]],
+    reading: _Reading,
+) -> None:
     """Read one clause into ``reading`` (see the module docstring)."""
     verbs = _actions(clause)
     if reading.in_aside and not verbs:  # "... except the kitchen and the hall"
@@ -305,7 +393,7 @@ def _read(clause: str, devices: Sequence[KnownDevice], areas: frozenset[str], ap
     marker = _ASIDE.search(clause)
     wanted = clause[: marker.start()] if marker else clause
     if marker:
-        reading.aside.append(clause[marker.end():])
+        reading.aside.append(clause[marker.end() :])
     reading.in_aside = marker is not None
     if _NEGATED.search(wanted):
         keeps_plan = _CANCEL_WORDS.search(wanted) is not None  # "don't cancel the dishwasher": the plan is wanted
@@ -326,15 +414,23 @@ def _read(clause: str, devices: Sequence[KnownDevice], areas: frozenset[str], ap
     reading.actions, reading.devices = actions or reading.actions, named or reading.devices
 
 
-def _set_aside(parts: Sequence[str], devices: Sequence[KnownDevice], areas: frozenset[str],
-               appliances: Sequence[ApplianceRef], partial: Mapping[str, Sequence[str]]) -> set[str]:
-    """The targets ``parts`` name: devices (by name, area, or "all" plus a device word) and appliances."""
+def _set_aside(
+    parts: Sequence[str],
+    devices: Sequence[KnownDevice],
+    areas: frozenset[str],
+    appliances: Sequence[ApplianceRef],
+    partial: Mapping[str, Sequence[str]],
+) -> set[str]:
+    """Return the targets ``parts`` name: devices (by name, area, or "all" plus a device word) and appliances."""
     aside: set[str] = set()
     for part in parts:
         bare = _strip_names(part, devices)
         by_name = _by_name(part, devices, partial)
-        aside |= {d.entity_id for d in devices
-                  if _named(part, bare, d, areas, d.entity_id in by_name) or any(_has(part, a) for a in d.areas)}
+        aside |= {
+            d.entity_id
+            for d in devices
+            if _named(part, bare, d, areas, d.entity_id in by_name) or any(_has(part, a) for a in d.areas)
+        }
         aside |= {a.name for a in appliances if _mentions(part, a)}
     return aside
 
@@ -342,8 +438,9 @@ def _set_aside(parts: Sequence[str], devices: Sequence[KnownDevice], areas: froz
 def requested_actions(
     text: str, devices: Iterable[KnownDevice] = (), appliances: Sequence[ApplianceRef] = ()
 ) -> frozenset[RequestedAction]:
-    """The (target, action) pairs the person's ``text`` asks for (see the module docstring): device pairs carry the
-    entity_id and a vocabulary intent, appliance pairs the appliance's name and ``schedule`` or ``cancel``."""
+    """Return the (target, action) pairs the person's ``text`` asks for (see the module docstring): device pairs carry the
+    entity_id and a vocabulary intent, appliance pairs the appliance's name and ``schedule`` or ``cancel``.
+    """
     if is_question(text):
         return frozenset()
     devices = tuple(devices)

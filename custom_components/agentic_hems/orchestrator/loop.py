@@ -51,10 +51,11 @@ class Model(Protocol):
         ...
 
     async def complete(self, messages: Sequence[dict[str, Any]]) -> Reply:
-        """The reply to ``messages`` (OpenAI chat format).
+        """Return the reply to ``messages`` (OpenAI chat format).
 
         Raises:
             ModelError: the call failed.
+
         """
         ...
 
@@ -123,14 +124,15 @@ class RunResult:
 
 
 def compact(observation: dict[str, Any]) -> str:
-    """The Observation text sent to the model: compact JSON, cut at ``MAX_OBSERVATION_CHARS``."""
+    """Return the Observation text sent to the model: compact JSON, cut at ``MAX_OBSERVATION_CHARS``."""
     text = json.dumps(observation, separators=(",", ":"), ensure_ascii=False, default=str)
     return text if len(text) <= MAX_OBSERVATION_CHARS else text[: MAX_OBSERVATION_CHARS - 3] + "..."
 
 
 def instructions(request: str = "") -> str:
-    """The ReAct instructions appended to the orchestrator prompt: the format and the registered actions (a group's
-    actions only when ``request`` mentions its topic, to keep every round trip short)."""
+    """Return the ReAct instructions appended to the orchestrator prompt: the format and the registered actions (a group's
+    actions only when ``request`` mentions its topic, to keep every round trip short).
+    """
     lines = [f"- {name}: {spec.description}" for name, spec in REGISTRY.items() if not spec.group]
     groups: dict[str, list[str]] = {}
     for name, spec in REGISTRY.items():
@@ -199,8 +201,12 @@ async def run_loop(
             result.summary = str(step.observation.get("summary", ""))
             break
     else:
-        _stopped(result, "stop.iterations", f"stopped after {max_iterations} iterations without FINISH",
-                 iterations=max_iterations)
+        _stopped(
+            result,
+            "stop.iterations",
+            f"stopped after {max_iterations} iterations without FINISH",
+            iterations=max_iterations,
+        )
     if not result.success and not result.summary:
         result.summary = result.error or "stopped"
     result.duration_s = round(clock() - started, 3)
@@ -208,7 +214,7 @@ async def run_loop(
 
 
 def _stopped(result: RunResult, key: str, error: str, **args: Any) -> None:
-    """The loop stops itself: ``error`` (English, for the run record) and the message ``key`` with ``args``."""
+    """Record that the loop stops itself: ``error`` (English, for the run record) and the message ``key`` with ``args``."""
     result.error, result.stop_key, result.stop_args = error, key, args
 
 

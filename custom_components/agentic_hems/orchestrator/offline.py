@@ -15,8 +15,8 @@ import re
 from typing import Any, Literal
 
 from .actions import FINISH, GET_CALENDAR_CONSTRAINT, GET_PRICES, SCHEDULE, Action
-from .parser import Reply
 from .outcomes import plan_line
+from .parser import Reply
 from .texts import local_time, number, say
 
 type IntentKind = Literal["schedule", "cancel", "prices", "unknown"]
@@ -78,7 +78,8 @@ class ApplianceRef:
 class Intent:
     """What a request asks for: ``kind``, the appliance names, a deadline "HH:MM" (local) or None, an earliest
     start "HH:MM" or None, ``times`` (appliance -> (deadline, start)) when appliances got different times, and
-    ``now`` when a price question is about the current price."""
+    ``now`` when a price question is about the current price.
+    """
 
     kind: IntentKind
     appliances: tuple[str, ...] = ()
@@ -90,8 +91,10 @@ class Intent:
 
 
 def _mentions(folded: str, appliances: Sequence[ApplianceRef]) -> list[tuple[int, str]]:
-    """(position, appliance name) of each mention; the longest phrase wins where phrases overlap ("dish washer" is
-    not a washer)."""
+    """(position, appliance name) of each mention.
+
+    The longest phrase wins where phrases overlap ("dish washer" is not a washer).
+    """
     spans: list[tuple[int, int, str]] = []
     for appliance in appliances:
         for phrase in (appliance.name.casefold(), *KIND_WORDS.get(appliance.kind, ())):
@@ -107,8 +110,10 @@ def _mentions(folded: str, appliances: Sequence[ApplianceRef]) -> list[tuple[int
 
 
 def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
-    """ "HH:MM" of a time match (groups from ``first``: named time, hour, minute, suffix); evening context makes
-    6-11 mean pm."""
+    """ "HH:MM" of a time match (groups from ``first``: named time, hour, minute, suffix).
+
+    Evening context makes 6-11 mean pm.
+    """
     named, hour_text, minute_text, suffix_text = (match.group(first + i) for i in range(4))
     if named:
         return NAMED_TIMES[named.lower()]
@@ -126,7 +131,8 @@ def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
 
 def _times(folded: str, mentions: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
     """(position, kind, "HH:MM") for every time in ``folded``: kind ``deadline``, ``start`` (after, from, ab) or
-    ``start_at`` (at, um: an exact start); starts never overlap deadlines."""
+    ``start_at`` (at, um: an exact start); starts never overlap deadlines.
+    """
     evening = bool(_EVENING.search(folded))
     day = TOMORROW if _TOMORROW.search(folded) else ""
     found: list[tuple[int, str, str]] = []
@@ -143,7 +149,7 @@ def _times(folded: str, mentions: list[tuple[int, str]]) -> list[tuple[int, str,
 
 
 def _cancels(folded: str) -> bool:
-    """A cancel word that is not negated ("don't cancel ... just run it" schedules)."""
+    """Return a cancel word that is not negated ("don't cancel ... just run it" schedules)."""
     return any(not _NEGATION.search(folded[max(0, m.start() - 12) : m.start()]) for m in _CANCEL.finditer(folded))
 
 
@@ -161,7 +167,10 @@ def understand(text: str, appliances: Sequence[ApplianceRef]) -> Intent:
         return Intent("prices", now=bool(_NOW.search(folded))) if _PRICES.search(folded) else Intent("unknown")
     if _cancels(folded):
         return Intent("cancel", tuple(named))
-    times = [(at, "start" if kind == "start_at" else kind, value, kind == "start_at") for at, kind, value in _times(folded, mentions)]
+    times = [
+        (at, "start" if kind == "start_at" else kind, value, kind == "start_at")
+        for at, kind, value in _times(folded, mentions)
+    ]
     exact = any(flag for *_, flag in times)
     deadlines = {value for _, kind, value, _ in times if kind == "deadline"}
     starts = {value for _, kind, value, _ in times if kind == "start"}
@@ -219,7 +228,7 @@ class OfflinePlanner:
     _now: bool = False
 
     async def complete(self, messages: Sequence[dict[str, Any]]) -> Reply:
-        """The next action for the conversation so far."""
+        """Return the next action for the conversation so far."""
         if not self._started:
             self._started = True
             request = next((m["content"] for m in messages if m.get("role") == "user"), "")
@@ -242,7 +251,7 @@ class OfflinePlanner:
         return Reply(f"Thought: offline plan, step {len(observations) + 1}.\n{_action_line(action)}")
 
     def plan(self, intent: Intent) -> list[Action]:
-        """The actions for ``intent``."""
+        """Return the actions for ``intent``."""
         kinds = {a.name: a.kind for a in self.appliances}
         if intent.kind == "prices":
             return [Action(GET_PRICES)]
@@ -252,9 +261,9 @@ class OfflinePlanner:
         if intent.kind == "cancel":
             return [Action(SCHEDULE, {"appliance": ", ".join(intent.appliances), "cancel": True})]
         actions = [Action(GET_PRICES)]
-        times = {name: (deadline, start) for name, deadline, start in intent.times} or {
-            name: (intent.deadline, intent.start) for name in intent.appliances
-        }
+        times = {name: (deadline, start) for name, deadline, start in intent.times} or dict.fromkeys(
+            intent.appliances, (intent.deadline, intent.start)
+        )
         groups: dict[tuple[str | None, str | None], list[str]] = {}
         for name in intent.appliances:
             deadline, start = times.get(name, (None, None))
@@ -274,7 +283,8 @@ class OfflinePlanner:
 
 def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: bool = False, lang: str = "en") -> str:
     """One line per plan (or cancellation), plus the cheapest hour (and the price now, when asked) after a price
-    question, in ``lang``."""
+    question, in ``lang``.
+    """
     lines = [prefix] if prefix else []
     for obs in observations:
         if obs.get("action") == SCHEDULE:
@@ -285,7 +295,15 @@ def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: 
             cheapest, unit = obs.get("cheapest") or {}, obs.get("unit")
             if now and obs.get("now") is not None:
                 lines.append(say("offline.price_now", lang, price=number(obs.get("now"), lang), unit=unit))
-            lines.append(say("offline.cheapest", lang, start=local_time(cheapest.get("start_local"), lang),
-                             price=number(cheapest.get("price"), lang), low=number(obs.get("min"), lang),
-                             high=number(obs.get("max"), lang), unit=unit))
+            lines.append(
+                say(
+                    "offline.cheapest",
+                    lang,
+                    start=local_time(cheapest.get("start_local"), lang),
+                    price=number(cheapest.get("price"), lang),
+                    low=number(obs.get("min"), lang),
+                    high=number(obs.get("max"), lang),
+                    unit=unit,
+                )
+            )
     return " ".join(lines) or say("offline.nothing", lang)

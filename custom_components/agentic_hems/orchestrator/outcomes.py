@@ -39,7 +39,8 @@ _EFFECTIVE = {COMMAND: EFFECTIVE_COMMANDS, PLAN: EFFECTIVE_PLANS, AUTHORIZATION:
 def reason_id(record: Mapping[str, Any]) -> str | None:
     """Which known reason ended a command, from its trace record's last gate result: ``nothing_requested`` or
     ``not_requested`` (intent binding), ``grid_setpoint``, ``pending_limit``, ``control_off``, ``dry_run_requested``,
-    ``policy_deny``; None for any other."""
+    ``policy_deny``; None for any other.
+    """
     gates = record.get("gate_results") or []
     last: Mapping[str, Any] = gates[-1] if gates else {}
     evidence = last.get("evidence") or {}
@@ -58,7 +59,7 @@ def reason_id(record: Mapping[str, Any]) -> str | None:
 
 
 def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-    """The outcome of one gated command from its trace record (JSON-safe)."""
+    """Return the outcome of one gated command from its trace record (JSON-safe)."""
     gates = record.get("gate_results") or []
     return {
         "kind": COMMAND,
@@ -73,28 +74,48 @@ def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any]) -> 
 
 
 def refused_command(action: Mapping[str, Any] | None, error: str) -> dict[str, Any]:
-    """A device command the orchestrator refused before the gates (it did not validate)."""
+    """Return a device command the orchestrator refused before the gates (it did not validate)."""
     args = (action or {}).get("args") or {}
-    return {"kind": COMMAND, "intent": args.get("intent"), "target": args.get("device_alias"),
-            "outcome": "invalid", "failed_gate": None, "reason": error, "reason_id": None, "trace_id": None}
+    return {
+        "kind": COMMAND,
+        "intent": args.get("intent"),
+        "target": args.get("device_alias"),
+        "outcome": "invalid",
+        "failed_gate": None,
+        "reason": error,
+        "reason_id": None,
+        "trace_id": None,
+    }
 
 
 def refused_action(action: str, target: str | None, reason_key: str, reason: str) -> dict[str, Any]:
-    """An action refused because the person's request did not ask for it: ``action`` (its type) on ``target``, why
-    (``reason``, English) and the reason's id (``reason_key``, for the German summary)."""
-    return {"kind": REFUSAL, "action": action, "target": target, "outcome": "refused", "reason": reason,
-            "reason_id": reason_key}
+    """Return an action refused because the person's request did not ask for it: ``action`` (its type) on ``target``, why
+    (``reason``, English) and the reason's id (``reason_key``, for the German summary).
+    """
+    return {
+        "kind": REFUSAL,
+        "action": action,
+        "target": target,
+        "outcome": "refused",
+        "reason": reason,
+        "reason_id": reason_key,
+    }
 
 
 def authorization_outcome(result: Mapping[str, Any]) -> dict[str, Any]:
-    """The outcome of a ``request_authorization`` call from its result: ``pending`` (an administrator decides) or
-    ``denied`` (the reasons, joined)."""
-    return {"kind": AUTHORIZATION, "request_id": result.get("request_id"), "outcome": result.get("status"),
-            "reason": "; ".join(str(r) for r in result.get("reasons") or []) or None}
+    """Return the outcome of a ``request_authorization`` call from its result: ``pending`` (an administrator decides) or
+    ``denied`` (the reasons, joined).
+    """
+    return {
+        "kind": AUTHORIZATION,
+        "request_id": result.get("request_id"),
+        "outcome": result.get("status"),
+        "reason": "; ".join(str(r) for r in result.get("reasons") or []) or None,
+    }
 
 
 def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """The outcome of one planned (or cancelled) appliance from its SCHEDULE observation."""
+    """Return the outcome of one planned (or cancelled) appliance from its SCHEDULE observation."""
     if plan.get("cancelled"):
         outcome = "cancelled"
     elif plan.get("feasible"):
@@ -105,7 +126,7 @@ def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _german(key: Any, outcome: Mapping[str, Any]) -> str | None:
-    """The German wording of reason ``key`` (with the outcome's intent and target), or None."""
+    """Return the German wording of reason ``key`` (with the outcome's intent and target), or None."""
     text = REASONS_DE.get(str(key))
     return None if text is None else text.format(intent=outcome.get("intent"), target=outcome.get("target"))
 
@@ -121,9 +142,16 @@ def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
             note = say("plan.shared_fuse", lang, extra=number(-savings, lang))
         else:
             note = say("plan.saves", lang, savings=number(savings, lang))
-        return say("plan.window", lang, appliance=appliance, start=local_time(plan.get("start_local"), lang),
-                   end=local_time(plan.get("end_local"), lang), cost=number(plan.get("cost"), lang),
-                   currency=plan.get("currency"), note=note)
+        return say(
+            "plan.window",
+            lang,
+            appliance=appliance,
+            start=local_time(plan.get("start_local"), lang),
+            end=local_time(plan.get("end_local"), lang),
+            cost=number(plan.get("cost"), lang),
+            currency=plan.get("currency"),
+            note=note,
+        )
     reason = plan.get("reason")
     if lang == "de":
         why = _german("plan_not_requested" if reason == "not_requested" else reason, plan)
@@ -137,14 +165,20 @@ _WITH_REASON = ("blocked", "dry_run", "failed", "invalid")
 
 def command_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
     """One sentence for a command outcome in ``lang``, e.g. ``unlock lock.front_door: blocked by the policy gate
-    (...)``."""
+    (...)``.
+    """
     state = str(outcome.get("outcome"))
     key = f"command.{state}" if f"command.{state}" in TEXTS else "command.other"
     reason = _german(outcome.get("reason_id"), outcome) if lang == "de" else outcome.get("reason")
     gate = outcome.get("failed_gate")
-    return say(key, lang, what=f"{outcome.get('intent')} {outcome.get('target')}", state=state,
-               gate=GATES_DE.get(str(gate), gate) if lang == "de" else gate,
-               why=f" ({reason})" if reason and state in _WITH_REASON else "")
+    return say(
+        key,
+        lang,
+        what=f"{outcome.get('intent')} {outcome.get('target')}",
+        state=state,
+        gate=GATES_DE.get(str(gate), gate) if lang == "de" else gate,
+        why=f" ({reason})" if reason and state in _WITH_REASON else "",
+    )
 
 
 def other_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
@@ -166,8 +200,9 @@ def _line(outcome: Mapping[str, Any], lang: str) -> str:
 
 
 def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str | None = None) -> str:
-    """The summary of a run in ``lang``: one sentence per outcome in order, then ``stopped`` (why the run stopped,
-    already in ``lang``) if given; "Nothing was done." when both are empty."""
+    """Return the summary of a run in ``lang``: one sentence per outcome in order, then ``stopped`` (why the run stopped,
+    already in ``lang``) if given; "Nothing was done." when both are empty.
+    """
     lines = [_line(o, lang) for o in outcomes]
     if stopped:
         lines.append(stopped)
@@ -178,7 +213,8 @@ def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False) -> boo
     """Whether what was asked happened: when device commands were proposed, an action was refused, or the person
     ``asked`` for something (their request reads into requested actions), at least one command executed or waits
     for confirmation, a plan was stored or cancelled, or an authorization request waits for an administrator. True
-    otherwise (a question answered)."""
+    otherwise (a question answered).
+    """
     if not asked and not any(o.get("kind") in (COMMAND, REFUSAL) for o in outcomes):
         return True
     return any(o.get("outcome") in _EFFECTIVE.get(str(o.get("kind")), ()) for o in outcomes)
@@ -187,29 +223,66 @@ def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False) -> boo
 # Claims of an action in a model's closing text (English and German). A state ("the door is locked", "das Licht ist
 # an") is no claim; a first-person or passive report of an action is ("I unlocked", "has been turned on", "is now on",
 # "Ich habe ... eingeschaltet", "wurde geöffnet", "ist jetzt aus").
-_PAST = (r"(turned|switched|unlocked|opened|closed|locked|set|started|stopped|scheduled|planned|cancell?ed|charged|"
-         r"dimmed|brightened|activated|deactivated|enabled|disabled|executed|triggered|adjusted|changed|lowered|raised|"
-         r"paused|resumed|pressed)")
-_PARTICIPLES = frozenset({
-    "eingeschaltet", "ausgeschaltet", "angeschaltet", "abgeschaltet", "angemacht", "ausgemacht", "geöffnet",
-    "aufgemacht", "geschlossen", "zugemacht", "verriegelt", "entriegelt", "abgeschlossen", "aufgeschlossen",
-    "zugesperrt", "aufgesperrt", "gestartet", "gestoppt", "angehalten", "geplant", "eingeplant", "gesetzt", "gestellt",
-    "eingestellt", "storniert", "gelöscht", "abgebrochen", "aktiviert", "deaktiviert", "gedimmt", "geladen",
-    "ausgeführt", "gedrückt", "erledigt",
-})
-_CLAIMS = tuple(re.compile(p, re.IGNORECASE) for p in (
-    rf"\b(i|we)('ve| have)?(\s+\w+){{0,2}}?\s+{_PAST}\b",
-    rf"\b(has|have|had) been\s+(\w+\s+)?{_PAST}\b",
-    rf"\b(was|were)\s+(just\s+|successfully\s+)?{_PAST}\b",
-    rf"\b(is|are)\s+now\s+(on|off|open|closed|locked|unlocked|running|charging|{_PAST})\b",
-    r"^\s*(done|erledigt)\b",
-    rf"\b(ist|sind)\s+(jetzt|nun|soeben|gerade)\s+(\S+\s+){{0,4}}?({'|'.join(sorted(_PARTICIPLES))}|an|aus|offen|zu)\b",
-))
+_PAST = (
+    r"(turned|switched|unlocked|opened|closed|locked|set|started|stopped|scheduled|planned|cancell?ed|charged|"
+    r"dimmed|brightened|activated|deactivated|enabled|disabled|executed|triggered|adjusted|changed|lowered|raised|"
+    r"paused|resumed|pressed)"
+)
+_PARTICIPLES = frozenset(
+    {
+        "eingeschaltet",
+        "ausgeschaltet",
+        "angeschaltet",
+        "abgeschaltet",
+        "angemacht",
+        "ausgemacht",
+        "geöffnet",
+        "aufgemacht",
+        "geschlossen",
+        "zugemacht",
+        "verriegelt",
+        "entriegelt",
+        "abgeschlossen",
+        "aufgeschlossen",
+        "zugesperrt",
+        "aufgesperrt",
+        "gestartet",
+        "gestoppt",
+        "angehalten",
+        "geplant",
+        "eingeplant",
+        "gesetzt",
+        "gestellt",
+        "eingestellt",
+        "storniert",
+        "gelöscht",
+        "abgebrochen",
+        "aktiviert",
+        "deaktiviert",
+        "gedimmt",
+        "geladen",
+        "ausgeführt",
+        "gedrückt",
+        "erledigt",
+    }
+)
+_CLAIMS = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        rf"\b(i|we)('ve| have)?(\s+\w+){{0,2}}?\s+{_PAST}\b",
+        rf"\b(has|have|had) been\s+(\w+\s+)?{_PAST}\b",
+        rf"\b(was|were)\s+(just\s+|successfully\s+)?{_PAST}\b",
+        rf"\b(is|are)\s+now\s+(on|off|open|closed|locked|unlocked|running|charging|{_PAST})\b",
+        r"^\s*(done|erledigt)\b",
+        rf"\b(ist|sind)\s+(jetzt|nun|soeben|gerade)\s+(\S+\s+){{0,4}}?({'|'.join(sorted(_PARTICIPLES))}|an|aus|offen|zu)\b",
+    )
+)
 
 
 def _german_perfect(sentence: str) -> bool:
-    """A German perfect or passive of an action in ``sentence``, in any word order: "ich/wir" with "habe/haben"
-    and a participle ("Ich habe das Licht eingeschaltet"), or "wurde(n)" and one ("Die Tür wurde geöffnet")."""
+    """Return a German perfect or passive of an action in ``sentence``, in any word order: "ich/wir" with "habe/haben"
+    and a participle ("Ich habe das Licht eingeschaltet"), or "wurde(n)" and one ("Die Tür wurde geöffnet").
+    """
     words = set(re.findall(r"\w+", sentence.casefold()))
     if not words & _PARTICIPLES:
         return False
@@ -217,9 +290,10 @@ def _german_perfect(sentence: str) -> bool:
 
 
 def claims_action(text: str) -> bool:
-    """True when ``text`` (a model's closing summary) reports an action as done, in English or German: "I unlocked
+    """Return True when ``text`` (a model's closing summary) reports an action as done, in English or German: "I unlocked
     the front door", "The light has been turned on", "The kettle is now on", "Done.", "Ich habe das Licht
     eingeschaltet", "Die Tür wurde geöffnet", "Das Licht ist jetzt aus". Each sentence is read on its own; a
-    description of a state ("the door is locked") or a recommendation ("start it at 02:00") is no claim."""
+    description of a state ("the door is locked") or a recommendation ("start it at 02:00") is no claim.
+    """
     sentences = re.split(r"[.!?;\n]+", text.replace("’", "'"))
     return any(_german_perfect(s) or any(p.search(s) for p in _CLAIMS) for s in sentences)

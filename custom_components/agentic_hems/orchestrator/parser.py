@@ -27,7 +27,15 @@ from ..bounds import MAX_REPLY_CHARS, TooLarge, check_size
 from .actions import Action
 
 __all__ = [
-    "MAX_REPLY_CHARS", "ParseError", "Parsed", "Reply", "ToolCall", "bounded_reply", "json_objects", "parse", "reply_chars",
+    "MAX_REPLY_CHARS",
+    "ParseError",
+    "Parsed",
+    "Reply",
+    "ToolCall",
+    "bounded_reply",
+    "json_objects",
+    "parse",
+    "reply_chars",
 ]
 
 
@@ -68,7 +76,7 @@ _THOUGHT = re.compile(r"^[ \t*_>#-]*thought[ \t]*[:=][ \t]*(.*)$", re.IGNORECASE
 
 
 def reply_chars(reply: Reply, limit: int = MAX_REPLY_CHARS) -> int:
-    """The characters of ``reply`` (text, tool call names and arguments), counted until they pass ``limit``."""
+    """Return the characters of ``reply`` (text, tool call names and arguments), counted until they pass ``limit``."""
     total = len(reply.content or "")
     for call in reply.tool_calls:
         if total > limit:
@@ -79,7 +87,8 @@ def reply_chars(reply: Reply, limit: int = MAX_REPLY_CHARS) -> int:
 
 def bounded_reply(reply: Reply) -> Reply:
     """``reply`` itself, or, when it is longer than ``MAX_REPLY_CHARS``, a placeholder without tool calls (what the
-    conversation keeps and sends back to the model instead of the oversized text)."""
+    conversation keeps and sends back to the model instead of the oversized text).
+    """
     if reply_chars(reply) <= MAX_REPLY_CHARS:
         return reply
     return Reply(f"(a reply of more than {MAX_REPLY_CHARS} characters, omitted)", (), reply.finish_reason)
@@ -159,7 +168,7 @@ def _from_json(obj: dict[str, Any]) -> Action:
 
 
 def parse(reply: Reply) -> Parsed:
-    """The one action in ``reply`` (see the module docstring); never raises."""
+    """Return the one action in ``reply`` (see the module docstring); never raises."""
     try:
         parsed = _parse(reply)
         if parsed.action is not None:

@@ -21,48 +21,69 @@ LANGUAGES = ("en", "de")
 
 TEXTS: dict[str, tuple[str, str]] = {
     "command.executed": ("{what}: executed.", "{what}: ausgeführt."),
-    "command.pending_confirmation": ("{what}: waits for an administrator to confirm it.",
-                                     "{what}: wartet auf die Bestätigung durch einen Administrator."),
+    "command.pending_confirmation": (
+        "{what}: waits for an administrator to confirm it.",
+        "{what}: wartet auf die Bestätigung durch einen Administrator.",
+    ),
     "command.dry_run": ("{what}: not executed (dry run){why}.", "{what}: nicht ausgeführt (Probelauf){why}."),
     "command.failed": ("{what}: failed{why}.", "{what}: fehlgeschlagen{why}."),
     "command.cancelled": ("{what}: cancelled.", "{what}: abgebrochen."),
     "command.rejected": ("{what}: rejected.", "{what}: abgelehnt."),
     "command.expired": ("{what}: expired.", "{what}: abgelaufen."),
-    "command.invalid": ("{what}: not run, the command was invalid{why}.",
-                        "{what}: nicht ausgeführt, der Befehl war ungültig{why}."),
+    "command.invalid": (
+        "{what}: not run, the command was invalid{why}.",
+        "{what}: nicht ausgeführt, der Befehl war ungültig{why}.",
+    ),
     "command.blocked": ("{what}: blocked by the {gate} gate{why}.", "{what}: von der Prüfung „{gate}“ blockiert{why}."),
     "command.other": ("{what}: {state}.", "{what}: {state}."),
     "plan.cleared": ("{appliance}: plan cleared.", "{appliance}: Plan gelöscht."),
-    "plan.window": ("{appliance}: {start} to {end}, {cost} {currency} ({note}).",
-                    "{appliance}: {start} bis {end}, {cost} {currency} ({note})."),
+    "plan.window": (
+        "{appliance}: {start} to {end}, {cost} {currency} ({note}).",
+        "{appliance}: {start} bis {end}, {cost} {currency} ({note}).",
+    ),
     "plan.saves": ("saves {savings}", "spart {savings}"),
-    "plan.shared_fuse": ("{extra} more than starting now: the main fuse is shared with the other plans",
-                         "{extra} mehr als ein Start jetzt: die Hauptsicherung wird mit den anderen Plänen geteilt"),
+    "plan.shared_fuse": (
+        "{extra} more than starting now: the main fuse is shared with the other plans",
+        "{extra} mehr als ein Start jetzt: die Hauptsicherung wird mit den anderen Plänen geteilt",
+    ),
     "plan.not_planned": ("{appliance}: not planned{why}.", "{appliance}: nicht geplant{why}."),
     "refusal": ("{what}: refused{why}.", "{what}: abgelehnt{why}."),
-    "authorization.pending": ("request_authorization: request {request_id} waits for an administrator to approve it.",
-                              "request_authorization: Anfrage {request_id} wartet auf die Freigabe durch einen "
-                              "Administrator."),
-    "authorization.denied": ("request_authorization: request {request_id} was denied{why}.",
-                             "request_authorization: Anfrage {request_id} wurde abgelehnt{why}."),
+    "authorization.pending": (
+        "request_authorization: request {request_id} waits for an administrator to approve it.",
+        ("request_authorization: Anfrage {request_id} wartet auf die Freigabe durch einen Administrator."),
+    ),
+    "authorization.denied": (
+        "request_authorization: request {request_id} was denied{why}.",
+        "request_authorization: Anfrage {request_id} wurde abgelehnt{why}.",
+    ),
     "nothing_done": ("Nothing was done.", "Es wurde nichts ausgeführt."),
-    "stop.budget": ("Stopped: the {budget} s budget is spent.",
-                    "Abgebrochen: Das Zeitbudget von {budget} s ist aufgebraucht."),
-    "stop.iterations": ("Stopped after {iterations} iterations without finishing.",
-                        "Nach {iterations} Schritten ohne Abschluss abgebrochen."),
-    "offline.unknown": ("I did not understand which appliance to plan. Your appliances: {names}.",
-                        "Ich habe nicht verstanden, welches Gerät ich planen soll. Deine Geräte: {names}."),
+    "stop.budget": (
+        "Stopped: the {budget} s budget is spent.",
+        "Abgebrochen: Das Zeitbudget von {budget} s ist aufgebraucht.",
+    ),
+    "stop.iterations": (
+        "Stopped after {iterations} iterations without finishing.",
+        "Nach {iterations} Schritten ohne Abschluss abgebrochen.",
+    ),
+    "offline.unknown": (
+        "I did not understand which appliance to plan. Your appliances: {names}.",
+        "Ich habe nicht verstanden, welches Gerät ich planen soll. Deine Geräte: {names}.",
+    ),
     "offline.no_appliances": ("no appliances yet", "noch keine Geräte"),
     "offline.price_now": ("Price now: {price} {unit}.", "Preis jetzt: {price} {unit}."),
-    "offline.cheapest": ("Cheapest slot: {start} at {price} {unit}; prices from {low} to {high} {unit}.",
-                         "Günstigster Zeitraum: {start} zu {price} {unit}; Preise von {low} bis {high} {unit}."),
+    "offline.cheapest": (
+        "Cheapest slot: {start} at {price} {unit}; prices from {low} to {high} {unit}.",
+        "Günstigster Zeitraum: {start} zu {price} {unit}; Preise von {low} bis {high} {unit}.",
+    ),
     "offline.error": ("{action}: {error}", "{action} fehlgeschlagen: {error}"),
     "offline.nothing": ("Nothing to do.", "Nichts zu tun."),
     "out_of_scope": (
         OUT_OF_SCOPE_MESSAGE,
-        "Ich kann nur bei Aufgaben des Energiemanagements im Haus helfen, etwa beim Planen von Geräten\n"
-        "(Waschmaschine, Geschirrspüler, E-Auto, Wärmepumpe) und beim Optimieren des Energieverbrauchs.\n"
-        "Frag mich nach der Planung deiner flexiblen Lasten oder nach den Strompreisen.",
+        (
+            "Ich kann nur bei Aufgaben des Energiemanagements im Haus helfen, etwa beim Planen von Geräten\n"
+            "(Waschmaschine, Geschirrspüler, E-Auto, Wärmepumpe) und beim Optimieren des Energieverbrauchs.\n"
+            "Frag mich nach der Planung deiner flexiblen Lasten oder nach den Strompreisen."
+        ),
     ),
 }
 
@@ -86,13 +107,22 @@ REASONS_DE: dict[str, str] = {
 # German for why the security layer rejected a request (the English is ``Assessment.reason``) and for the rate
 # limits' windows: placeholders of the translated errors ``request_rejected`` and ``rate_limited``.
 REJECTIONS_DE = {
-    "empty": "leere Anfrage", "too_long": "länger als {maximum} Zeichen", "too_many_words": "mehr als {maximum} Wörter",
-    "injection": "Injektionsversuch: {flags}", "nothing_left": "nach der Bereinigung bleibt nichts übrig",
+    "empty": "leere Anfrage",
+    "too_long": "länger als {maximum} Zeichen",
+    "too_many_words": "mehr als {maximum} Wörter",
+    "injection": "Injektionsversuch: {flags}",
+    "nothing_left": "nach der Bereinigung bleibt nichts übrig",
 }
 WINDOWS_DE = {"minute": "Minute", "hour": "Stunde", "day": "Tag"}
 GATES_DE = {
-    "input_guard": "Eingabeprüfung", "schema": "Schema", "device_resolved": "Gerät gefunden", "capability": "Fähigkeit",
-    "freshness": "Aktualität", "policy": "Richtlinie", "dry_run": "Probelauf", "execution": "Ausführung",
+    "input_guard": "Eingabeprüfung",
+    "schema": "Schema",
+    "device_resolved": "Gerät gefunden",
+    "capability": "Fähigkeit",
+    "freshness": "Aktualität",
+    "policy": "Richtlinie",
+    "dry_run": "Probelauf",
+    "execution": "Ausführung",
 }
 _WEEKDAYS_DE = {"Mon": "Mo", "Tue": "Di", "Wed": "Mi", "Thu": "Do", "Fri": "Fr", "Sat": "Sa", "Sun": "So"}
 
@@ -107,6 +137,7 @@ def say(key: str, lang: str, **placeholders: Any) -> str:
 
     Raises:
         KeyError: an unknown ``key`` or a missing placeholder.
+
     """
     return TEXTS[key][1 if lang == "de" else 0].format(**placeholders)
 
@@ -118,7 +149,7 @@ def number(value: Any, lang: str) -> str:
 
 
 def local_time(text: Any, lang: str) -> str:
-    """A local time as the tools write it ("Mon 02:00") in ``lang``: German weekday abbreviations for ``de``."""
+    """Return a local time as the tools write it ("Mon 02:00") in ``lang``: German weekday abbreviations for ``de``."""
     day, sep, rest = str(text).partition(" ")
     return f"{_WEEKDAYS_DE.get(day, day)}{sep}{rest}" if lang == "de" else str(text)
 
@@ -138,5 +169,5 @@ def rejection(assessment: Assessment, lang: str) -> str:
 
 
 def window(name: str, lang: str) -> str:
-    """A rate limit's window (``minute``, ``hour``, ``day``) in ``lang``."""
+    """Return a rate limit's window (``minute``, ``hour``, ``day``) in ``lang``."""
     return WINDOWS_DE.get(name, name) if lang == "de" else name

@@ -3,7 +3,7 @@
 from .attributes import curve_from_attributes
 from .curve import SLOT, PriceCurve, ceil_slot, ensure_utc, floor_slot, local_day_bounds
 from .entsoe import SEQUENCED_ZONES, ZONES, async_fetch_day_ahead, build_request_params, parse_day_ahead
-from .errors import CannotConnect, InvalidAuth, PriceError, PricesNotPublished, PricesRefused, PriceSourceError
+from .errors import CannotConnect, InvalidAuth, PriceError, PricesNotPublished, PriceSourceError, PricesRefused
 from .formula import PriceFormula
 from .nordpool import curve_from_nordpool
 from .sample import sample_curve

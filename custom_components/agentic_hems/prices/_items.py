@@ -10,10 +10,11 @@ from .errors import PriceSourceError
 
 
 def moment(value: object) -> datetime:
-    """An aware datetime from a datetime or an ISO 8601 string.
+    """Return an aware datetime from a datetime or an ISO 8601 string.
 
     Raises:
         PriceSourceError: anything else, or a naive time.
+
     """
     if isinstance(value, str):
         try:
@@ -30,15 +31,17 @@ def utc_moment(value: object) -> datetime:
 
     Raises:
         PriceSourceError: as :func:`moment`.
+
     """
     return moment(value).astimezone(UTC)
 
 
 def price(value: object) -> float:
-    """A finite float from a number or a numeric string; None (the source gives no price) becomes NaN.
+    """Return a finite float from a number or a numeric string; None (the source gives no price) becomes NaN.
 
     Raises:
         PriceSourceError: anything else (a bool, a non-numeric string), or a non-finite number (INF, -INF, NaN).
+
     """
     if value is None:
         return math.nan
@@ -58,6 +61,7 @@ def item_list(value: object, name: str) -> list[Mapping[str, object]]:
 
     Raises:
         PriceSourceError: not a list of mappings.
+
     """
     if value is None:
         return []

@@ -61,7 +61,7 @@ def curve_from_attributes(
     day_start: datetime,
     currency: str | None = None,
 ) -> PriceCurve:
-    """A 15-minute ``PriceCurve`` (source "sensor") from a price sensor's attributes, with its refusals and doubts.
+    """Return a 15-minute ``PriceCurve`` (source "sensor") from a price sensor's attributes, with its refusals and doubts.
 
     Args:
         attributes: the sensor's state attributes; times may be datetimes or ISO 8601 strings.
@@ -80,6 +80,7 @@ def curve_from_attributes(
         PriceSourceError: unknown or ambiguous unit or currency, a naive ``day_start``, no price attributes, a
             ``prices`` item without a readable time, or no price at all.
         PricesRefused: (a PriceSourceError) every day present was refused; its ``spans`` say why.
+
     """
     if unit is None:
         unit = attributes.get("unit_of_measurement")
@@ -91,7 +92,7 @@ def curve_from_attributes(
 
 
 def _days(attributes: Mapping[str, Any], today: date, tz: tzinfo, scale: float) -> list[Day]:
-    """The days of the first attribute shape present with items."""
+    """Return the days of the first attribute shape present with items."""
     reader = _Reader(attributes, today, tz, scale)
     if _present(attributes, "raw_today", "raw_tomorrow"):
         return reader.named("raw_today", "raw_tomorrow", parse=lambda value, _start, _end: _raw_items(value))
@@ -105,7 +106,7 @@ def _days(attributes: Mapping[str, Any], today: date, tz: tzinfo, scale: float) 
 
 
 def _present(attributes: Mapping[str, Any], *keys: str) -> bool:
-    """True when one of ``keys`` holds something other than None or an empty list."""
+    """Return True when one of ``keys`` holds something other than None or an empty list."""
     return any(attributes.get(key) not in (None, [], ()) for key in keys)
 
 
@@ -152,7 +153,7 @@ class _Reader:
         return days
 
     def _flagged(self, label: str, day: date, start: datetime, end: datetime) -> Day | None:
-        """The refusal of the local tomorrow when a validity flag is present and not true."""
+        """Return the refusal of the local tomorrow when a validity flag is present and not true."""
         if day != self.today + timedelta(days=1):
             return None
         for flag in TOMORROW_FLAGS:
@@ -180,7 +181,7 @@ def _timed_items(value: object) -> list[Item]:
 
 
 def _plain_items(value: object, start: datetime, end: datetime) -> list[Item]:
-    """A plain list of prices that split the day ``[start, end)`` evenly, in order."""
+    """Return a plain list of prices that split the day ``[start, end)`` evenly, in order."""
     if not isinstance(value, list | tuple):
         raise PriceSourceError("not a list of prices")
     step = (end - start) / len(value)
@@ -208,5 +209,3 @@ def _currency_and_scale(unit: object, stated: object) -> tuple[str, float]:
     if code is None:
         raise PriceSourceError(f"unit {unit!r} needs a currency")
     return code, major * _PER_KWH[energy.lower()]
-
-

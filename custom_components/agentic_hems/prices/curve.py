@@ -33,6 +33,7 @@ def ensure_utc(moment: datetime) -> datetime:
 
     Raises:
         ValueError: ``moment`` is naive.
+
     """
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError(f"naive datetime {moment.isoformat()} (expected an aware datetime)")
@@ -85,6 +86,7 @@ class PriceCurve:
     Raises:
         ValueError: naive or misaligned ``start``, non-positive ``resolution``, a non-1-D ``prices``, an infinite
             price, or ``marks`` of the wrong shape, out of range, or contradicting the prices.
+
     """
 
     start: datetime
@@ -154,7 +156,8 @@ class PriceCurve:
 
     def price_at(self, moment: datetime) -> float | None:
         """Price of the slot containing ``moment``, or None when outside the curve or unknown (doubtful prices
-        are returned; see :meth:`trust`)."""
+        are returned; see :meth:`trust`).
+        """
         i = self.index_of(moment)
         if 0 <= i < len(self):
             value = float(self.prices[i])
@@ -168,14 +171,15 @@ class PriceCurve:
 
     def trust(self) -> npt.NDArray[np.int8]:
         """:class:`SlotTrust` value per slot, int8 array of shape (n,): UNKNOWN where NaN, DOUBTFUL where a doubt
-        note applies, else KNOWN."""
+        note applies, else KNOWN.
+        """
         per_note = np.array([note.trust for note in self.notes] + [SlotTrust.KNOWN], dtype=np.int8)
         trust: npt.NDArray[np.int8] = per_note[self.marks]  # index -1 picks the trailing KNOWN
         trust[np.isnan(self.prices)] = SlotTrust.UNKNOWN
         return trust
 
     def note_at(self, index: int) -> PriceNote | None:
-        """The note of slot ``index`` (a refusal or a doubt), or None."""
+        """Return the note of slot ``index`` (a refusal or a doubt), or None."""
         if 0 <= index < len(self) and (mark := int(self.marks[index])) != NO_NOTE:
             return self.notes[mark]
         return None
@@ -190,7 +194,7 @@ class PriceCurve:
         return spans
 
     def window(self, start: datetime, end: datetime) -> PriceCurve:
-        """The slots in ``[start, end)`` (both rounded outward to slot boundaries), NaN where outside the curve."""
+        """Return the slots in ``[start, end)`` (both rounded outward to slot boundaries), NaN where outside the curve."""
         first = self.index_of(floor_slot(start, self.resolution))
         last = self.index_of(ceil_slot(end, self.resolution))
         out = np.full(max(last - first, 0), np.nan)
@@ -203,7 +207,7 @@ class PriceCurve:
         return self.replace(start=self.slot_start(first), prices=out, notes=notes, marks=marks)
 
     def local_day(self, day: date, tz: tzinfo) -> PriceCurve:
-        """The local calendar day in ``tz``: 92, 96 or 100 slots at 15 minutes (DST days)."""
+        """Return the local calendar day in ``tz``: 92, 96 or 100 slots at 15 minutes (DST days)."""
         start, end = local_day_bounds(day, tz)
         return self.window(start, end)
 
@@ -217,6 +221,7 @@ class PriceCurve:
 
         Raises:
             ValueError: resolutions or currencies differ.
+
         """
         if newer.resolution != self.resolution or newer.currency != self.currency:
             raise ValueError("cannot merge curves of different resolution or currency")
@@ -242,8 +247,10 @@ class PriceCurve:
         )
 
     def replace(self, **changes: Any) -> PriceCurve:
-        """A copy with ``changes`` applied (validated like a new curve). New ``prices`` of another length without new
-        ``marks`` drop the notes, which no longer fit the slots."""
+        """Return a copy with ``changes`` applied (validated like a new curve).
+
+        New ``prices`` of another length without new ``marks`` drop the notes, which no longer fit the slots.
+        """
         prices = changes.get("prices")
         if prices is not None and "marks" not in changes and len(prices) != len(self):
             changes |= {"notes": (), "marks": _no_marks()}
@@ -268,6 +275,7 @@ class PriceCurve:
 
         Raises:
             KeyError, ValueError, TypeError: malformed data.
+
         """
         start = datetime.fromisoformat(data["start"])
         resolution = timedelta(minutes=float(data["resolution_minutes"]))
@@ -295,7 +303,7 @@ class PriceCurve:
 def _pruned(
     notes: tuple[PriceNote, ...], marks: npt.NDArray[np.integer[Any]]
 ) -> tuple[tuple[PriceNote, ...], MarkArray]:
-    """``notes`` without those no slot refers to (equal notes merged), and ``marks`` re-indexed to match."""
+    """Return ``notes`` without those no slot refers to (equal notes merged), and ``marks`` re-indexed to match."""
     kept: dict[PriceNote, int] = {}
     remap = np.full(len(notes) + 1, NO_NOTE, dtype=np.int16)  # the extra entry maps -1 to -1
     for mark in np.unique(marks[marks != NO_NOTE]):

@@ -21,7 +21,7 @@ import numpy as np
 
 from ._items import price
 from .curve import MAX_SLOTS, NO_NOTE, SLOT, FloatArray, PriceCurve
-from .errors import PricesRefused, PriceSourceError
+from .errors import PriceSourceError, PricesRefused
 from .trust import PriceIssue, PriceNote
 
 STEPS: Final = (timedelta(minutes=15), timedelta(minutes=30), timedelta(minutes=60))
@@ -51,6 +51,7 @@ class Day:
         prices: float64 array of ``(end - start) / 15 min`` prices per kWh, NaN where the source itself gave no
             price (an item whose value is None); None when the day is refused.
         note: the refusal (``prices`` is None), else None.
+
     """
 
     label: str
@@ -62,12 +63,12 @@ class Day:
 
 
 def refused_day(label: str, start: datetime, end: datetime, issue: PriceIssue, reason: str) -> Day:
-    """A refused day: ``reason`` is completed to the note's detail as ``"<label>: <reason>"``."""
+    """Return a refused day: ``reason`` is completed to the note's detail as ``"<label>: <reason>"``."""
     return Day(label, start, end, SLOT, None, PriceNote(issue, f"{label}: {reason}"))
 
 
 def day_sizes(start: datetime, end: datetime) -> str:
-    """The accepted price counts of the day ``[start, end)``, e.g. ``24, 48 or 96`` (``23, 46 or 92`` in spring)."""
+    """Return the accepted price counts of the day ``[start, end)``, e.g. ``24, 48 or 96`` (``23, 46 or 92`` in spring)."""
     counts = [str((end - start) // step) for step in reversed(STEPS)]
     return f"{counts[0]}, {counts[1]} or {counts[2]}"
 
@@ -86,6 +87,7 @@ def whole_day(label: str, start: datetime, end: datetime, items: Sequence[Item],
         The accepted day, or a day refused with WRONG_DAY (an item outside the day), BAD_VALUE (a price that is not
         a finite number), CONFLICT (one instant twice with different prices; identical repeats merge) or
         NOT_WHOLE_DAY (items missing, extra, of uneven length, off the day's grid, or at another resolution).
+
     """
     for item_start, item_end, _ in items:
         if not start <= item_start < end or (item_end is not None and item_end > end):
@@ -108,7 +110,7 @@ def _same(a: float, b: float) -> bool:
 
 
 def _tiled(label: str, start: datetime, end: datetime, values: dict[datetime, tuple[datetime | None, float]]) -> Day:
-    """The day when the distinct ``values`` (by start) tile ``[start, end)`` at one step of :data:`STEPS`."""
+    """Return the day when the distinct ``values`` (by start) tile ``[start, end)`` at one step of :data:`STEPS`."""
     count = len(values)
     lengths = {item_end - item_start for item_start, (item_end, _) in values.items() if item_end is not None}
     if lengths:  # items with their own ends: all must last one step
@@ -133,6 +135,7 @@ def assemble(days: Sequence[Day], *, currency: str, source: str) -> PriceCurve:
     Raises:
         PriceSourceError: no day, a curve longer than ``MAX_SLOTS``, or no price at all (nothing was refused).
         PricesRefused: no price at all because days were refused; its ``spans`` say which and why.
+
     """
     if not days:
         raise PriceSourceError("no price items")
@@ -191,7 +194,8 @@ def _conflicts(days: list[Day]) -> tuple[list[Day], list[Day]]:
 
 def _zero_doubts(days: list[Day], prices: FloatArray, origin: datetime) -> list[tuple[int, int, PriceNote]]:
     """Slot ranges of doubtful zero patterns in the laid-out ``prices`` (grid from ``origin``): each accepted day
-    whose prices are all exactly 0, and a run of zeros of at least ``ZERO_TAIL_MIN`` ending the last day."""
+    whose prices are all exactly 0, and a run of zeros of at least ``ZERO_TAIL_MIN`` ending the last day.
+    """
     spans: dict[tuple[int, int], str] = {}
     for day in days:
         spans.setdefault(_slots(day, origin), day.label)
@@ -216,5 +220,5 @@ def _zero_doubts(days: list[Day], prices: FloatArray, origin: datetime) -> list[
 
 
 def _slots(day: Day, origin: datetime) -> tuple[int, int]:
-    """The day's slot range on a grid starting at ``origin``."""
+    """Return the day's slot range on a grid starting at ``origin``."""
     return (day.start - origin) // SLOT, (day.end - origin) // SLOT

@@ -108,6 +108,7 @@ def build_request_params(api_key: str, zone: str, start: datetime, end: datetime
 
     Raises:
         ValueError: unknown zone, naive datetimes or ``end <= start``.
+
     """
     key = zone.upper()
     if key not in _EIC_CODES:
@@ -148,6 +149,7 @@ async def async_fetch_day_ahead(
         CannotConnect: timeout after ``timeout`` seconds, connection failure or an HTTP 5xx answer.
         PricesNotPublished: HTTP 400 with a "no matching data" acknowledgement.
         PriceSourceError: any other answer.
+
     """
     params = build_request_params(api_key, zone, start, end)
     try:
@@ -195,6 +197,7 @@ def parse_day_ahead(xml: str | bytes, *, sequence: int | None = None) -> PriceCu
             another document type, a non-EUR/MWh or mixed-currency document, a Period without a readable
             timeInterval, or no price at all.
         PricesRefused: (a PriceSourceError) every Period was refused; its ``spans`` say why.
+
     """
     root = _read_document(xml)
     currency = _keep_day_ahead(root, 1 if sequence is None else sequence)
@@ -233,7 +236,7 @@ def _period_day(series: ET.Element, period: ET.Element, parse_prices: _ParsePric
 
 
 def _time(text: str | None) -> datetime:
-    """A timeInterval bound such as ``2024-10-07T22:00Z`` in UTC; PriceSourceError when unreadable."""
+    """Return a timeInterval bound such as ``2024-10-07T22:00Z`` in UTC; PriceSourceError when unreadable."""
     try:
         return ensure_utc(datetime.fromisoformat((text or "").strip()))
     except ValueError as err:
@@ -241,7 +244,7 @@ def _time(text: str | None) -> datetime:
 
 
 def _points(label: str, start: datetime, end: datetime, step: timedelta, period: ET.Element) -> dict[int, float] | Day:
-    """The Period's prices by position (EUR/MWh), or the day's refusal."""
+    """Return the Period's prices by position (EUR/MWh), or the day's refusal."""
     count = (end - start) // step
     points: dict[int, float] = {}
     for point in period.iter("Point"):
@@ -264,7 +267,7 @@ def _points(label: str, start: datetime, end: datetime, step: timedelta, period:
 
 
 def _single(series: ET.Element, period: ET.Element) -> str:
-    """A document holding ``series`` with ``period`` as its only Period, for entsoe-py."""
+    """Return a document holding ``series`` with ``period`` as its only Period, for entsoe-py."""
     single = ET.Element("TimeSeries")
     single.extend(child for child in series if child.tag != "Period")
     single.append(period)

@@ -30,6 +30,7 @@ class PricesRefused(PriceSourceError):
 
     Attributes:
         spans: the refused days (aware UTC bounds) with the note that says why, in time order.
+
     """
 
     def __init__(self, spans: Sequence[NoteSpan]) -> None:

@@ -22,6 +22,7 @@ class PriceFormula:
 
     Raises:
         ValueError: a non-finite number, or ``vat`` outside [0, 1].
+
     """
 
     markup: float = 0.0

@@ -22,7 +22,7 @@ from .errors import PricesNotPublished, PriceSourceError
 def curve_from_nordpool(
     response: Mapping[str, Any], *, area: str, currency: str, day: date | None = None
 ) -> PriceCurve:
-    """A 15-minute ``PriceCurve`` (source "nordpool") for ``area`` in ``currency`` per kWh.
+    """Return a 15-minute ``PriceCurve`` (source "nordpool") for ``area`` in ``currency`` per kWh.
 
     Args:
         response: the action's response data.
@@ -39,6 +39,7 @@ def curve_from_nordpool(
         PriceSourceError: the area is missing, the list is malformed, an item has no readable start or end, or no
             price at all.
         PricesRefused: (a PriceSourceError) every day was refused; its ``spans`` say why.
+
     """
     key = area.upper()
     if key not in response:

@@ -30,6 +30,7 @@ class Appliance:
         energy_kwh: energy to deliver (non-contiguous loads) or None.
         contiguous: True when a run cannot be interrupted.
         earliest_start, deadline: local times of day of the default window.
+
     """
 
     appliance_id: str
@@ -49,11 +50,14 @@ class Appliance:
 
         Raises:
             KeyError, ValueError: malformed data.
+
         """
         contiguous = bool(data.get("contiguous", True))
         if data.get("duration_min" if contiguous else "energy_kwh") is None:
-            raise ValueError(f"appliance {appliance_id}: a {'contiguous' if contiguous else 'split'} load needs "
-                             f"{'duration_min' if contiguous else 'energy_kwh'}")
+            raise ValueError(
+                f"appliance {appliance_id}: a {'contiguous' if contiguous else 'split'} load needs "
+                f"{'duration_min' if contiguous else 'energy_kwh'}"
+            )
         return cls(
             appliance_id=appliance_id,
             name=str(data["name"]),
@@ -94,7 +98,7 @@ def window_length(earliest_start: time, deadline: time) -> timedelta:
 def next_window(
     earliest_start: time, deadline: time, *, now: datetime, tz: tzinfo, run_time: timedelta = timedelta(0)
 ) -> tuple[datetime, datetime]:
-    """The next daily window ``[start, end)`` that can still hold ``run_time``.
+    """Return the next daily window ``[start, end)`` that can still hold ``run_time``.
 
     Args:
         earliest_start, deadline: local times of day; a deadline at or before ``earliest_start`` is the next day.
@@ -106,6 +110,7 @@ def next_window(
         Aware UTC datetimes (start, end); start is ``max(now, local earliest start)``. When no window can hold
         ``run_time`` at all (it is longer than the window), the current or next window, so that the planner
         reports it as too short instead of silently moving on.
+
     """
     now = ensure_utc(now)
     today = now.astimezone(tz).date()
@@ -124,7 +129,7 @@ def next_window(
 
 
 def appliance_load(appliance: Appliance, *, now: datetime, tz: tzinfo, deadline: time | None = None) -> LoadSpec:
-    """The appliance's next window as a :class:`LoadSpec` for :func:`plan_joint`.
+    """Return the appliance's next window as a :class:`LoadSpec` for :func:`plan_joint`.
 
     ``deadline`` overrides the appliance's default (the "ready by" time entity).
     """

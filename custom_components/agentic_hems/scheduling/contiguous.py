@@ -41,6 +41,7 @@ class RunOptions:
         detail: explanation for the plan.
         baseline_cost: cost of the run starting at the window's first slot, None when that run touches an
             unknown price or does not fit.
+
     """
 
     slots: int
@@ -121,6 +122,7 @@ def plan_contiguous(
     Raises:
         ValueError: ``power_kw`` or ``duration_min`` not finite and > 0, or a naive datetime.
         TypeError: one of them is not a real number (bool included).
+
     """
     check_positive(power_kw=power_kw, duration_min=duration_min)
     window = resolve_window(curve, earliest_start, deadline)

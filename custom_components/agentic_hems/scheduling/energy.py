@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import datetime
+import math
 
 import numpy as np
 
@@ -39,6 +39,7 @@ def fill_in_order(caps_kwh: FloatArray, energy_kwh: float) -> FloatArray | None:
         kWh per slot (every slot before the last used one at its cap, the last one partial or full, the rest zero),
         or None when the caps cannot hold the energy. Float noise below ``REL_EPS`` relative counts as exact, so no
         sliver slots appear.
+
     """
     cumulative = np.cumsum(caps_kwh)
     last = int(np.searchsorted(cumulative, energy_kwh * (1 - REL_EPS)))
@@ -61,6 +62,7 @@ class ChargeOptions:
         detail: explanation for the plan.
         baseline_cost: cost of charging at full power from the window's first slot, None when that touches an
             unknown price or does not fit.
+
     """
 
     slots: IntArray
@@ -161,6 +163,7 @@ def plan_energy(
     Raises:
         ValueError: ``max_power_kw`` or ``energy_kwh`` not finite and > 0, or a naive datetime.
         TypeError: one of them is not a real number (bool included).
+
     """
     check_positive(max_power_kw=max_power_kw, energy_kwh=energy_kwh)
     window = resolve_window(curve, earliest_start, deadline)

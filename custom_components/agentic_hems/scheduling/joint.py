@@ -1,10 +1,19 @@
-"""Several loads at once under the household power limit: a MILP solved by HiGHS (scipy.optimize.milp)."""
+"""Several loads at once under the household power limit: a MILP solved by HiGHS (scipy.optimize.milp).
+
+The model, with binary start variables y for contiguous loads and continuous kW x for energy loads:
+
+    min  sum_l sum_j P_l h W_lj y_lj + sum_l sum_t h p_t x_lt                (W_lj: window sum of the run at j)
+    s.t. sum_j y_lj = 1                           for each contiguous load
+         sum_t h x_lt = E_l,  0 <= x_lt <= min(P_l, limit - base_t)   for each energy load
+         sum_l P_l sum_{j <= t < j + k_l} y_lj + sum_l x_lt <= limit - base_t   for every slot t
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
+import math
 from typing import Any, Final
 
 import numpy as np
@@ -69,7 +78,7 @@ type _Load = _Run | _Charge
 
 
 def _validate(spec: LoadSpec) -> float:
-    """The load's duration (contiguous) or energy, checked; ValueError or TypeError when the load is malformed."""
+    """Check the load and return its duration (contiguous) or energy; raise ValueError or TypeError when malformed."""
     label = spec.name or "load"
     check_positive(**{f"{label}.power_kw": spec.power_kw})
     if (spec.duration_min is None) == (spec.energy_kwh is None):
@@ -131,52 +140,62 @@ def plan_joint(
             wrong shape or not finite, or a naive datetime.
         TypeError: a power, duration, energy or limit that is not a real number (bool included).
 
-    The model, with binary start variables y for contiguous loads and continuous kW x for energy loads:
-
-        min  sum_l sum_j P_l h W_lj y_lj + sum_l sum_t h p_t x_lt                (W_lj: window sum of the run at j)
-        s.t. sum_j y_lj = 1                           for each contiguous load
-             sum_t h x_lt = E_l,  0 <= x_lt <= min(P_l, limit - base_t)   for each energy load
-             sum_l P_l sum_{j <= t < j + k_l} y_lj + sum_l x_lt <= limit - base_t   for every slot t
-
-    Starts whose run meets a slot with ``base + P > limit`` are dropped first. The limit is the only coupling, so
+    The model is in the module docstring. Starts whose run meets a slot with ``base + P > limit`` are dropped first. The limit is the only coupling, so
     when the loads' own optima (:func:`plan_contiguous`, :func:`plan_energy` under the limit) fit together they are
     the optimum and HiGHS is not called. Otherwise HiGHS solves the MILP with explicit ``mip_rel_gap`` and
     ``time_limit``. Ties (costs within the tolerance of :mod:`.ties`) are broken lexicographically in the order of
     ``loads``: the first load as early as it can be, then the second, and so on (see :func:`_solve`), whatever
     HiGHS's rounding; the same inputs give the same plans. A plan that uses doubtful slots has reason
     DOUBTFUL_PRICES.
+
     """
+    _check_limit(power_limit_kw)
+    amounts = [_validate(spec) for spec in loads]
+    base = _base_load(base_load_kw, len(curve))
+    headroom = power_limit_kw * (1 + REL_EPS) - base  # kW left for the loads per slot; REL_EPS absorbs float noise
+    plans: list[Plan | None] = [None] * len(loads)
+    fitting: list[_Load] = []
+    for index, (spec, amount) in enumerate(zip(loads, amounts, strict=True)):
+        option = _option(curve, index, spec, amount, headroom)
+        if isinstance(option, Plan):
+            plans[index] = option
+        else:
+            fitting.append(option)
+    return _schedule(curve, plans, fitting, headroom, power_limit_kw)
+
+
+def _check_limit(power_limit_kw: float) -> None:
+    """Raise TypeError unless the limit is a real number (bool excluded), ValueError unless it is > 0."""
     if isinstance(power_limit_kw, bool) or not isinstance(power_limit_kw, (int, float, np.integer, np.floating)):
         raise TypeError(f"power_limit_kw must be a number, got {power_limit_kw!r}")
     if not power_limit_kw > 0:  # also NaN; +inf means no limit
         raise ValueError(f"power_limit_kw must be > 0, got {power_limit_kw!r}")
-    amounts = [_validate(spec) for spec in loads]
-    n, hours = len(curve), slot_hours(curve)
-    base = _base_load(base_load_kw, n)
-    headroom = power_limit_kw * (1 + REL_EPS) - base  # kW left for the loads per slot; REL_EPS absorbs float noise
 
-    plans: list[Plan | None] = [None] * len(loads)
-    fitting: list[_Load] = []
-    for index, (spec, amount) in enumerate(zip(loads, amounts, strict=True)):
-        window = resolve_window(curve, spec.earliest_start, spec.deadline)
-        if spec.contiguous:
-            slots = slots_for_duration(amount, curve.resolution)
-            run = run_options(curve, window, power_kw=spec.power_kw, slots=slots)
-            if run.feasible:
-                ok = _fits(run.starts, slots, spec.power_kw, headroom)  # room for this load alone
-                fitting.append(_Run(index, spec, run, run.starts[ok], spec.power_kw * hours * run.sums[ok]))
-                continue
-            reason, detail = run.reason, run.detail
-        else:
-            charge = charge_options(curve, window, max_power_kw=spec.power_kw, energy_kwh=amount)
-            if charge.feasible:
-                caps = np.minimum(spec.power_kw, headroom[charge.slots])
-                keep = caps > 0
-                fitting.append(_Charge(index, spec, charge, charge.slots[keep], caps[keep], amount))
-                continue
-            reason, detail = charge.reason, charge.detail
-        plans[index] = unplanned(curve, spec.name, method=METHOD, reason=reason, detail=detail)
 
+def _option(curve: PriceCurve, index: int, spec: LoadSpec, amount: float, headroom: FloatArray) -> _Load | Plan:
+    """Return the load's variables (starts or slots with room for it alone), or its unplanned Plan when none fit."""
+    window = resolve_window(curve, spec.earliest_start, spec.deadline)
+    if spec.contiguous:
+        slots = slots_for_duration(amount, curve.resolution)
+        run = run_options(curve, window, power_kw=spec.power_kw, slots=slots)
+        if run.feasible:
+            ok = _fits(run.starts, slots, spec.power_kw, headroom)  # room for this load alone
+            return _Run(index, spec, run, run.starts[ok], spec.power_kw * slot_hours(curve) * run.sums[ok])
+        reason, detail = run.reason, run.detail
+    else:
+        charge = charge_options(curve, window, max_power_kw=spec.power_kw, energy_kwh=amount)
+        if charge.feasible:
+            caps = np.minimum(spec.power_kw, headroom[charge.slots])
+            keep = caps > 0
+            return _Charge(index, spec, charge, charge.slots[keep], caps[keep], amount)
+        reason, detail = charge.reason, charge.detail
+    return unplanned(curve, spec.name, method=METHOD, reason=reason, detail=detail)
+
+
+def _schedule(
+    curve: PriceCurve, plans: list[Plan | None], fitting: list[_Load], headroom: FloatArray, power_limit_kw: float
+) -> list[Plan]:
+    """Plan the fitting loads into ``plans``: their own optima when these fit together, else the MILP's schedule."""
     # Each load's own optimum under the limit: the same choice plan_contiguous / plan_energy make.
     alone = [_place(curve, load, headroom) for load in fitting]
     blocked_names = [repr(load.spec.name) for load, best in zip(fitting, alone, strict=True) if best is None]
@@ -239,73 +258,91 @@ class _Model:
     energy: list[float]  # each load's kWh
 
 
+@dataclass
+class _Columns:
+    """One load's variables: objective, bounds, and its entries in the limit rows and its equality row."""
+
+    keys: IntArray  # starts (runs) or slots (energy loads), one per variable
+    cost: FloatArray
+    tie: FloatArray
+    upper: FloatArray
+    integrality: FloatArray
+    rows: IntArray  # limit rows (curve slots) of the load's sparse entries
+    cols: IntArray  # their variables, counted from the load's first
+    vals: FloatArray
+    eq_vals: FloatArray
+    eq_rhs: float
+
+
+def _run_columns(load: _Run, mask: BoolArray, hours: float) -> _Columns:
+    """Return a contiguous load's binary start variables: one row entry per slot its run covers."""
+    starts, slots, power = load.starts[mask], load.options.slots, load.spec.power_kw
+    count = starts.size
+    return _Columns(
+        keys=starts,
+        cost=load.cost[mask],
+        tie=power * hours * slots * (starts.astype(np.float64) + (slots - 1) / 2),
+        upper=np.ones(count),
+        integrality=np.ones(count),
+        rows=(starts[:, None] + np.arange(slots)).ravel(),
+        cols=np.repeat(np.arange(count), slots),
+        vals=np.full(count * slots, power),
+        eq_vals=np.ones(count),
+        eq_rhs=1.0,
+    )
+
+
+def _charge_columns(curve: PriceCurve, load: _Charge, mask: BoolArray, hours: float) -> _Columns:
+    """Return an energy load's continuous kW variables, one per slot, and its energy row."""
+    slots_used = load.slots[mask]
+    count = slots_used.size
+    return _Columns(
+        keys=slots_used,
+        cost=hours * curve.prices[slots_used],
+        tie=hours * slots_used.astype(np.float64),
+        upper=load.caps_kw[mask],
+        integrality=np.zeros(count),
+        rows=slots_used,
+        cols=np.arange(count),
+        vals=np.ones(count),
+        eq_vals=np.full(count, hours),
+        eq_rhs=load.energy_kwh,
+    )
+
+
 def _build(curve: PriceCurve, fitting: list[_Load], keep: list[BoolArray], headroom: FloatArray) -> _Model:
-    """The MILP with the variables ``keep[l]`` selects of load l (a mask over its starts or slots)."""
-    from scipy.sparse import coo_array  # lazy: scipy is heavy, and plan_joint runs in an executor job
+    """Return the MILP with the variables ``keep[l]`` selects of load l (a mask over its starts or slots)."""
+    from scipy.sparse import coo_array  # noqa: PLC0415 - lazy: scipy is heavy, and plan_joint runs in an executor job
 
     hours = slot_hours(curve)
-    cost: list[FloatArray] = []
-    tie: list[FloatArray] = []
-    upper: list[FloatArray] = []
-    integrality: list[FloatArray] = []
-    rows: list[IntArray] = []  # limit rows (curve slots), columns and coefficients of the sparse matrix
-    cols: list[IntArray] = []
-    vals: list[FloatArray] = []
-    eq_cols: list[IntArray] = []
-    eq_vals: list[FloatArray] = []
-    eq_rhs: list[float] = []
-    columns: list[slice] = []
-    keys: list[IntArray] = []
-    column = 0
-    for load, mask in zip(fitting, keep, strict=True):
-        if isinstance(load, _Run):
-            starts, slots, power = load.starts[mask], load.options.slots, load.spec.power_kw
-            count = starts.size
-            keys.append(starts)
-            cost.append(load.cost[mask])
-            tie.append(power * hours * slots * (starts.astype(np.float64) + (slots - 1) / 2))
-            upper.append(np.ones(count))
-            integrality.append(np.ones(count))
-            rows.append((starts[:, None] + np.arange(slots)).ravel())
-            cols.append(np.repeat(np.arange(column, column + count), slots))
-            vals.append(np.full(count * slots, power))
-            eq_vals.append(np.ones(count))
-            eq_rhs.append(1.0)
-        else:
-            slots_used = load.slots[mask]
-            count = slots_used.size
-            keys.append(slots_used)
-            cost.append(hours * curve.prices[slots_used])
-            tie.append(hours * slots_used.astype(np.float64))
-            upper.append(load.caps_kw[mask])
-            integrality.append(np.zeros(count))
-            rows.append(slots_used)
-            cols.append(np.arange(column, column + count))
-            vals.append(np.ones(count))
-            eq_vals.append(np.full(count, hours))
-            eq_rhs.append(load.energy_kwh)
-        eq_cols.append(np.arange(column, column + count))
-        columns.append(slice(column, column + count))
-        column += count
-    limit_rows = np.concatenate(rows)
+    parts = [
+        _run_columns(load, mask, hours) if isinstance(load, _Run) else _charge_columns(curve, load, mask, hours)
+        for load, mask in zip(fitting, keep, strict=True)
+    ]
+    sizes = [part.keys.size for part in parts]
+    firsts = [0, *accumulate(sizes)]  # each load's first variable; the last entry is the number of variables
+    column = firsts[-1]
+    limit_rows = np.concatenate([part.rows for part in parts])
+    limit_cols = np.concatenate([part.cols + first for part, first in zip(parts, firsts, strict=False)])
     used = np.unique(limit_rows)
-    eq_rows = np.repeat(np.arange(len(fitting)), [c.size for c in eq_cols])
+    eq_rows = np.repeat(np.arange(len(fitting)), sizes)
     return _Model(
-        cost=np.concatenate(cost),
-        tie=np.concatenate(tie),
-        upper=np.concatenate(upper),
-        integrality=np.concatenate(integrality),
+        cost=np.concatenate([part.cost for part in parts]),
+        tie=np.concatenate([part.tie for part in parts]),
+        upper=np.concatenate([part.upper for part in parts]),
+        integrality=np.concatenate([part.integrality for part in parts]),
         limit_matrix=coo_array(
-            (np.concatenate(vals), (np.searchsorted(used, limit_rows), np.concatenate(cols))),
+            (np.concatenate([part.vals for part in parts]), (np.searchsorted(used, limit_rows), limit_cols)),
             shape=(used.size, column),
         ).tocsr(),
         limit_rhs=headroom[used],
         equality_matrix=coo_array(
-            (np.concatenate(eq_vals), (eq_rows, np.concatenate(eq_cols))), shape=(len(fitting), column)
+            (np.concatenate([part.eq_vals for part in parts]), (eq_rows, np.arange(column))),
+            shape=(len(fitting), column),
         ).tocsr(),
-        equality_rhs=np.array(eq_rhs),
-        columns=columns,
-        keys=keys,
+        equality_rhs=np.array([part.eq_rhs for part in parts]),
+        columns=[slice(first, first + size) for first, size in zip(firsts, sizes, strict=False)],
+        keys=[part.keys for part in parts],
         energy=[_energy(load, hours) for load in fitting],
     )
 
@@ -324,7 +361,7 @@ def _solve(
     feasible schedule (:func:`_heuristic`), later stages with B = C0. Small models matter: scipy 1.15.0-1.15.2
     spend O(variables^2) after each HiGHS call (scipy#22655), about 85 ms at 600 variables.
     """
-    from scipy.optimize import Bounds, milp  # lazy, as in _build
+    from scipy.optimize import Bounds, milp  # noqa: PLC0415 - lazy, as in _build
 
     hours = slot_hours(curve)
     energy = sum(_energy(load, hours) for load in fitting)
@@ -338,8 +375,11 @@ def _solve(
     slack = TIE_SLACK * scale
 
     def within(budget: float) -> list[BoolArray]:
-        """Columns that can be part of a schedule costing at most ``budget`` (+ slack): every other load costs at
-        least its own optimum, so a run dearer than its own optimum + (budget - sum of own optima) cannot."""
+        """Return the columns that can be part of a schedule costing at most ``budget`` (+ slack).
+
+        Every other load costs at least its own optimum, so a run dearer than its own optimum + (budget - sum of own
+        optima) cannot.
+        """
         extra = budget - sum(own_costs) + slack
         return [
             load.cost - own <= extra if isinstance(load, _Run) else np.ones(load.slots.size, dtype=bool)
@@ -369,8 +409,8 @@ _OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
 
 
 def _constraints(model: _Model) -> list[Any]:
-    """The power limit per slot and each load's placement (one start, or its energy), as LinearConstraints."""
-    from scipy.optimize import LinearConstraint  # lazy, as in _build
+    """Return the power limit per slot and each load's placement (one start, or its energy) as LinearConstraints."""
+    from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in _build
 
     return [
         LinearConstraint(model.limit_matrix, -np.inf, model.limit_rhs),
@@ -428,8 +468,11 @@ class _TieStages:
         self._flush(group)
 
     def _span(self, number: int, *, first: bool) -> int:
-        """How many slots the candidate starts of run ``number`` span. The first run of a stage keeps only starts up
-        to its current one: the schedule in hand is feasible, so only those can improve on it."""
+        """Return how many slots the candidate starts of run ``number`` span.
+
+        The first run of a stage keeps only starts up to its current one: the schedule in hand is feasible, so only
+        those can improve on it.
+        """
         load = self.fitting[number]
         assert isinstance(load, _Run)
         if first:
@@ -438,23 +481,27 @@ class _TieStages:
         return int(np.ptp(load.starts[self.keep[number]])) + 1
 
     def _flush(self, group: list[int]) -> bool:
-        """The stage of a group of runs (nothing to do for none); False when the stages must stop."""
+        """Run the stage of a group of runs (nothing to do for none); return False when the stages must stop."""
         return not group or self._stage(group)
 
     def _last_energy_load(self, number: int) -> bool:
-        """True when load ``number`` is the only energy load and no run follows it."""
+        """Return True when load ``number`` is the only energy load and no run follows it."""
         return all(isinstance(load, _Run) for i, load in enumerate(self.fitting) if i != number) and not any(
             isinstance(load, _Run) for load in self.fitting[number + 1 :]
         )
 
     def _stage(self, numbers: list[int]) -> bool:
-        """Place the loads ``numbers`` as early as they can be and pin them; False when HiGHS found nothing better
-        within the budget (the schedule in hand stays)."""
-        from scipy.optimize import Bounds, LinearConstraint, milp  # lazy, as in _build
+        """Place the loads ``numbers`` as early as they can be and pin them.
+
+        Return False when HiGHS found nothing better within the budget (the schedule in hand stays).
+        """
+        from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy, as in _build
 
         model = _build(self.curve, self.fitting, self.keep, self.headroom)
         rows = [
-            LinearConstraint(model.cost[None, :] * (COST_SCALE / self.scale), -np.inf, self.budget * COST_SCALE / self.scale)
+            LinearConstraint(
+                model.cost[None, :] * (COST_SCALE / self.scale), -np.inf, self.budget * COST_SCALE / self.scale
+            )
         ]
         rows += [LinearConstraint(_mean_slot(model, j)[None, :], -np.inf, mean + PIN_SLOTS) for j, mean in self.pins]
         found = milp(
@@ -476,7 +523,7 @@ class _TieStages:
         return True
 
     def _objective(self, model: _Model, numbers: list[int]) -> FloatArray:
-        """An energy load's mean slot, or the runs' start offsets weighted lexicographically (the first heaviest)."""
+        """Return an energy load's mean slot, or the runs' start offsets weighted lexicographically (first heaviest)."""
         if isinstance(self.fitting[numbers[0]], _Charge):
             return _mean_slot(model, numbers[0])
         row = np.zeros(model.cost.size)
@@ -500,8 +547,11 @@ def _mean_slot(model: _Model, number: int) -> FloatArray:
 def _canonical(
     curve: PriceCurve, fitting: list[_Load], powers: list[FloatArray], headroom: FloatArray, budget: float
 ) -> list[FloatArray] | None:
-    """The runs of ``powers`` kept, each energy load placed again in order at its cheapest in the room left
-    (earliest on ties, :func:`~.energy.cheapest_fill`); None when that does not fit or costs more than ``budget``."""
+    """Keep the runs of ``powers`` and place each energy load again, in order, at its cheapest in the room left.
+
+    Energy loads go earliest on ties (:func:`~.energy.cheapest_fill`). Return None when that does not fit or costs
+    more than ``budget``.
+    """
     runs = [power for power, load in zip(powers, fitting, strict=True) if isinstance(load, _Run)]
     room = headroom - sum(runs, np.zeros(len(curve)))
     placed = list(powers)
@@ -518,7 +568,7 @@ def _canonical(
 
 
 def _energy(load: _Load, hours: float) -> float:
-    """kWh a load draws (a run: power x whole slots)."""
+    """KWh a load draws (a run: power x whole slots)."""
     if isinstance(load, _Run):
         return load.options.slots * load.spec.power_kw * hours
     return load.energy_kwh

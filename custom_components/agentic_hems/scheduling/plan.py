@@ -36,6 +36,7 @@ class LoadSpec:
         earliest_start: aware datetime; rounded up to a slot boundary.
         deadline: aware datetime by which the load must be done; rounded down to a slot boundary.
         contiguous: True for a run that cannot be interrupted (dishwasher, washing machine, heat-pump block).
+
     """
 
     name: str
@@ -66,6 +67,7 @@ class Plan:
         method: the algorithm (``window_sums``, ``greedy_sorted``, ``milp``).
         reason: a :class:`Reason` value.
         detail: a short English explanation for logs and service responses.
+
     """
 
     name: str
@@ -104,22 +106,30 @@ class Plan:
         return out
 
     def cost_on(self, curve: PriceCurve) -> float | None:
-        """This plan's cost at ``curve``'s prices (e.g. after the price formula changed); None when a planned slot
-        has no price there."""
+        """Return this plan's cost at ``curve``'s prices (e.g. after the price formula changed).
+
+        None when a planned slot has no price there.
+        """
         power = self.power_on(curve.start, len(curve))
         active = power > 0
-        if not self.feasible or curve.currency != self.currency or np.isnan(curve.prices[active]).any() or power.sum() < self.power_kw.sum() - 1e-9:
+        if (
+            not self.feasible
+            or curve.currency != self.currency
+            or np.isnan(curve.prices[active]).any()
+            or power.sum() < self.power_kw.sum() - 1e-9
+        ):
             return None
         return float(np.dot(curve.prices[active], power[active])) * (curve.resolution.total_seconds() / 3600)
 
     def is_running(self, moment: datetime) -> bool:
-        """True when ``moment`` falls in a slot with planned power > 0."""
+        """Return True when ``moment`` falls in a slot with planned power > 0."""
         i = math.floor((moment - self.curve_start) / self.resolution)
         return 0 <= i < len(self.power_kw) and bool(self.power_kw[i] > 0)
 
     def transition_at(self, moment: datetime) -> str | None:
         """``"start"`` when the planned power goes from 0 to > 0 at ``moment``, ``"stop"`` when it goes back to 0,
-        else None (also when ``moment`` is not a slot boundary of this plan): the scheduler's commands."""
+        else None (also when ``moment`` is not a slot boundary of this plan): the scheduler's commands.
+        """
         offset = moment - self.curve_start
         if offset % self.resolution or not self.feasible:
             return None
@@ -158,6 +168,7 @@ class Plan:
 
         Raises:
             KeyError, ValueError, TypeError: malformed data.
+
         """
         return cls(
             name=str(data["name"]),

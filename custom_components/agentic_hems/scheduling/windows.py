@@ -8,10 +8,10 @@ kernel of contiguous planning, and :func:`build_plan` / :func:`unplanned` turn a
 
 from __future__ import annotations
 
-import math
-import operator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+import math
+import operator
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +49,7 @@ def window_sums(prices: npt.ArrayLike, width: int) -> FloatArray:
     have bit-identical sums. Prefix-sum differences would carry the rounding of the whole prefix and turn the exact
     ties of a flat tariff into noise. Windows with equal prices in a different order may still differ in the last
     ulp, which is why the planners compare costs with a tolerance (:mod:`.ties`).
+
     """
     values = np.asarray(prices, dtype=np.float64)
     width = operator.index(width)
@@ -76,6 +77,7 @@ def check_positive(**values: float) -> None:
     Raises:
         TypeError: a value is not a real number (bool included).
         ValueError: a value is NaN, infinite or <= 0.
+
     """
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -99,6 +101,7 @@ class LoadWindow:
         stop: one past the last slot (``deadline`` rounded down); NOT clipped to the curve end, ``stop >= first``.
         known: bool array (n,) aligned with the curve, True for slots inside the window with a price (known or
             doubtful); unknown (NaN) slots, refused or never published, are never usable.
+
     """
 
     first: int
@@ -133,6 +136,7 @@ def resolve_window(curve: PriceCurve, earliest_start: datetime, deadline: dateti
         ValueError: a naive datetime.
 
     A deadline at or before the start gives an empty window (a planner reports it as too short).
+
     """
     n = len(curve)
     first = max(curve.index_of(ceil_slot(earliest_start, curve.resolution)), 0)
@@ -144,20 +148,21 @@ def resolve_window(curve: PriceCurve, earliest_start: datetime, deadline: dateti
 
 
 def window_text(curve: PriceCurve, window: LoadWindow) -> str:
-    """The window in UTC for ``detail`` strings, e.g. ``2026-03-29T22:00Z to 2026-03-30T06:00Z``."""
+    """Return the window in UTC for ``detail`` strings, e.g. ``2026-03-29T22:00Z to 2026-03-30T06:00Z``."""
     start, end = curve.slot_start(window.first), curve.slot_start(window.stop)
     return f"{start:%Y-%m-%dT%H:%MZ} to {end:%Y-%m-%dT%H:%MZ}"
 
 
 def notes_text(curve: PriceCurve, mask: BoolArray) -> str:
-    """The details of the notes on the slots ``mask`` selects (bool (n,)), each once, in time order, joined by "; "."""
+    """Return the details of the notes on the slots ``mask`` selects (bool (n,)), each once, in time order, joined by "; "."""
     marks = dict.fromkeys(int(mark) for mark in curve.marks[mask] if mark != NO_NOTE)
     return "; ".join(curve.notes[mark].detail for mark in marks)
 
 
 def missing_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
     """Explain which slots of ``window`` lack a price and why, as far as the curve's notes say (empty when none
-    lacks one)."""
+    lacks one).
+    """
     if window.complete:
         return ""
     missing = window.length - window.known_count
@@ -176,7 +181,7 @@ def no_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
 
 
 def refused_text(curve: PriceCurve, window: LoadWindow) -> str:
-    """The notes (refusals) of the window's slots that have no price, as :func:`notes_text`."""
+    """Return the notes (refusals) of the window's slots that have no price, as :func:`notes_text`."""
     inside = np.zeros(len(curve), dtype=bool)
     inside[min(window.first, len(curve)) : min(window.stop, len(curve))] = True
     return notes_text(curve, inside & ~window.known)
@@ -192,7 +197,7 @@ def build_plan(
     reason: Reason,
     detail: str = "",
 ) -> Plan:
-    """A feasible plan from a per-slot power array (kW, aligned with ``curve``, > 0 only on slots with a price).
+    """Return a feasible plan from a per-slot power array (kW, aligned with ``curve``, > 0 only on slots with a price).
 
     When a planned slot is doubtful, ``reason`` becomes DOUBTFUL_PRICES and ``detail`` starts with the doubts.
     """
@@ -230,7 +235,7 @@ def unplanned(
     detail: str,
     baseline_cost: float | None = None,
 ) -> Plan:
-    """An infeasible plan: nothing scheduled (power all zero), start, end and cost None."""
+    """Return an infeasible plan: nothing scheduled (power all zero), start, end and cost None."""
     return Plan(
         name=name,
         feasible=False,

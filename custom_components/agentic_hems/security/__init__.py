@@ -78,6 +78,7 @@ class Assessment:
         sanitized: the text with sanitizable findings removed and whitespace collapsed; empty when rejected.
         reason: one English sentence for logs and errors.
         in_scope: the keyword scope check (informational).
+
     """
 
     risk: Risk
@@ -129,7 +130,7 @@ def assess(text: str) -> Assessment:
 
 
 def wrap(sanitized: str) -> str:
-    """The seed's privilege separation: the request between ``<user_request>`` tags, then the note."""
+    """Return the seed's privilege separation: the request between ``<user_request>`` tags, then the note."""
     return f"<user_request>\n{sanitized}\n</user_request>\n\n{UNTRUSTED_NOTE}"
 
 
@@ -151,7 +152,7 @@ _OFF_TOPIC = re.compile(
 
 
 def in_scope(text: str) -> bool:
-    """The seed's keyword check: True when the text names something of home energy management (warns only)."""
+    """Return the seed's keyword check: True when the text names something of home energy management (warns only)."""
     return bool(_HEMS.search(text))
 
 
@@ -164,8 +165,9 @@ _CREATIVE = re.compile(
 
 
 def clearly_out_of_scope(text: str) -> bool:
-    """The offline scope classifier: a typical off-topic request (the weather, general knowledge) with no
+    """Return the offline scope classifier: a typical off-topic request (the weather, general knowledge) with no
     home-energy keyword, or a creative writing task whatever it is about ("write a poem about the dishwasher").
     Such requests get :data:`OUT_OF_SCOPE_MESSAGE` (in the request's language) before any model call. English and
-    German."""
+    German.
+    """
     return bool(_CREATIVE.search(text)) or (not in_scope(text) and bool(_OFF_TOPIC.search(text)))

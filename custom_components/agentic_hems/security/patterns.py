@@ -65,95 +65,338 @@ _PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     # --- instruction override ---------------------------------------------------------------------------------
     (INSTRUCTION_OVERRIDE, rf"\b{_OVERRIDE}\b{GAP}\b{_PREVIOUS}\b{GAP}\b{_INSTRUCTIONS}\b", ()),
     (INSTRUCTION_OVERRIDE, rf"\b{_OVERRIDE}\b[^.!?\n]{{0,40}}?\b{_PREVIOUS}\b{GAP}\b{_INSTRUCTIONS}\b", (_WRITTEN,)),
-    (INSTRUCTION_OVERRIDE, rf"\b{_OVERRIDE}\b{GAP}\b(everything|anything|all)\b{GAP}\b(above|before|previously|earlier|said|told|you (were|have been) (told|given))\b", ()),
-    (INSTRUCTION_OVERRIDE, r"\b(new|updated|real|actual|true|revised|different|secret|hidden|override) (instructions?|task|prompt|directive|objective)\s*[:=]", ()),
+    (
+        INSTRUCTION_OVERRIDE,
+        rf"\b{_OVERRIDE}\b{GAP}\b(everything|anything|all)\b{GAP}\b(above|before|previously|earlier|said|told|you (were|have been) (told|given))\b",
+        (),
+    ),
+    (
+        INSTRUCTION_OVERRIDE,
+        r"\b(new|updated|real|actual|true|revised|different|secret|hidden|override) (instructions?|task|prompt|directive|objective)\s*[:=]",
+        (),
+    ),
     (INSTRUCTION_OVERRIDE, r"\bcore (instructions?|task|prompt|directive|objective)\s*[:=]", (_LATENT,)),
-    (INSTRUCTION_OVERRIDE, rf"\b(your|the) (new|real|actual|true) (instructions?|task|goal|objective|purpose) (is|are)\b", ()),
-    (INSTRUCTION_OVERRIDE, rf"\b(ignore|disregard|skip)\b{GAP}\b(the rest of|everything else|remaining|all (negative|other|prior)|other (content|text|instructions|data|input))\b", (_LATENT,)),
-    (INSTRUCTION_OVERRIDE, r"\b(note|message|instruction) (to|for) (the )?(automated|ai|llm|language model|assistant|analysis|screening)\b|\bcore instruction\b|\boverride (manual|the) (scoring|review|analysis|evaluation)\b", (_LATENT,)),
-    (INSTRUCTION_OVERRIDE, r"\b(just|only|instead) (say|print|output|write|respond with|reply with|answer with)\b\s*[\"'“«]", (_PROMPTINJECT,)),
-    (INSTRUCTION_OVERRIDE, rf"\b(ignore|disregard|forget)\b{GAP}\b(and|then)\b{GAP}\b(say|print|output|write|do|execute|run|unlock|open)\b", ()),
-    (INSTRUCTION_OVERRIDE, r"\b(instructions?|rules?|prompts?) (above|before|earlier) (are|is|were|was) (void|invalid|cancel+ed|obsolete|fake|a test)\b", ()),
-    (INSTRUCTION_OVERRIDE, r"\b(instructions?|rules?|prompts?) (above|before|earlier) (are|is|were|was) (only |just |merely )?(void|invalid|cancel+ed|obsolete|fake|a test|a joke)\b", (_WRITTEN,)),
-    (INSTRUCTION_OVERRIDE, r"\b(the )?(above|previous|prior) (is|was) (a|just a) (test|joke|lie|mistake|distraction)\b", ()),
+    (
+        INSTRUCTION_OVERRIDE,
+        r"\b(your|the) (new|real|actual|true) (instructions?|task|goal|objective|purpose) (is|are)\b",
+        (),
+    ),
+    (
+        INSTRUCTION_OVERRIDE,
+        rf"\b(ignore|disregard|skip)\b{GAP}\b(the rest of|everything else|remaining|all (negative|other|prior)|other (content|text|instructions|data|input))\b",
+        (_LATENT,),
+    ),
+    (
+        INSTRUCTION_OVERRIDE,
+        r"\b(note|message|instruction) (to|for) (the )?(automated|ai|llm|language model|assistant|analysis|screening)\b|\bcore instruction\b|\boverride (manual|the) (scoring|review|analysis|evaluation)\b",
+        (_LATENT,),
+    ),
+    (
+        INSTRUCTION_OVERRIDE,
+        r"\b(just|only|instead) (say|print|output|write|respond with|reply with|answer with)\b\s*[\"'“«]",
+        (_PROMPTINJECT,),
+    ),
+    (
+        INSTRUCTION_OVERRIDE,
+        rf"\b(ignore|disregard|forget)\b{GAP}\b(and|then)\b{GAP}\b(say|print|output|write|do|execute|run|unlock|open)\b",
+        (),
+    ),
+    (
+        INSTRUCTION_OVERRIDE,
+        r"\b(instructions?|rules?|prompts?) (above|before|earlier) (are|is|were|was) (void|invalid|cancel+ed|obsolete|fake|a test)\b",
+        (),
+    ),
+    (
+        INSTRUCTION_OVERRIDE,
+        r"\b(instructions?|rules?|prompts?) (above|before|earlier) (are|is|were|was) (only |just |merely )?(void|invalid|cancel+ed|obsolete|fake|a test|a joke)\b",
+        (_WRITTEN,),
+    ),
+    (
+        INSTRUCTION_OVERRIDE,
+        r"\b(the )?(above|previous|prior) (is|was) (a|just a) (test|joke|lie|mistake|distraction)\b",
+        (),
+    ),
     (INSTRUCTION_OVERRIDE, r"\bdo not (obey|listen to|follow|respect) (your|the|any|these|those|system)\b", ()),
-    (INSTRUCTION_OVERRIDE, r"\b(ignorier\w*|vergiss\w*|missacht\w*|übergeh\w*|verwirf\w*)\b[^.]{0,40}?\b(vorherigen?|obigen?|bisherigen?|alle[nrs]?|deine[nr]?|die|sämtliche)\b[^.]{0,40}?\b(anweisung\w*|regeln?|vorgaben?|richtlinien?|befehle?|instruktion\w*|prompts?)\b", ()),
+    (
+        INSTRUCTION_OVERRIDE,
+        r"\b(ignorier\w*|vergiss\w*|missacht\w*|übergeh\w*|verwirf\w*)\b[^.]{0,40}?\b(vorherigen?|obigen?|bisherigen?|alle[nrs]?|deine[nr]?|die|sämtliche)\b[^.]{0,40}?\b(anweisung\w*|regeln?|vorgaben?|richtlinien?|befehle?|instruktion\w*|prompts?)\b",
+        (),
+    ),
     (INSTRUCTION_OVERRIDE, r"\b(neue|echte|tatsächliche) (anweisung\w*|aufgabe|regeln?)\s*:", ()),
-    (INSTRUCTION_OVERRIDE, r"\b(ignore[sz]?|oublie[sz]?)\b[^.]{0,30}?\b(instructions?|consignes?|règles?) (précédentes?|antérieures?)\b", ()),
+    (
+        INSTRUCTION_OVERRIDE,
+        r"\b(ignore[sz]?|oublie[sz]?)\b[^.]{0,30}?\b(instructions?|consignes?|règles?) (précédentes?|antérieures?)\b",
+        (),
+    ),
     (INSTRUCTION_OVERRIDE, r"\b(ignora|olvida)\b[^.]{0,30}?\b(instrucciones|reglas) (anteriores|previas)\b", ()),
     # --- system prompt leak --------------------------------------------------------------------------------
-    (SYSTEM_PROMPT_LEAK, rf"\b{_REVEAL}\b{GAP}\b(system|initial|original|hidden|secret|internal|starting|developer|pre-?)[\s_-]?(prompts?|instructions?|messages?|directives?|configuration|context)\b", ()),
-    (SYSTEM_PROMPT_LEAK, rf"\b{_REVEAL}\b{GAP}\b(previous|prior|preceding)[\s_-]?(prompts?|instructions?|messages?|directives?|configuration|context)\b", (_PROMPTINJECT,)),
-    (SYSTEM_PROMPT_LEAK, r"\b(system[\s_-]?prompt|systemprompt|initial prompt|system instructions?|my instructions (are|were)|i was (instructed|told|programmed) to|initiali[sz]ation (string|text|prompt)|(not|never) supposed to (tell|say|reveal|share))\b", (_SYSPROMPT,)),
-    (SYSTEM_PROMPT_LEAK, r"\b(repeat|print|output|copy|echo|recite|write out)\b[^.]{0,30}?\b(entire|whole|full|complete) (conversation|chat|prompt|context|history)\b|\b(above|previous|preceding|prior) (text|words|content|message)\b", (_SYSPROMPT,)),
-    (SYSTEM_PROMPT_LEAK, r"\b(everything|all|the text|what) (that )?(came|was written|was said|comes) before (my|this|the) (first )?(message|question|request|prompt)\b", (_WRITTEN,)),
-    (SYSTEM_PROMPT_LEAK, r"\b(rules|instructions|guidelines|directives) (the|your) (developers?|creators?|admins?|operators?|makers?|programmers?) (gave|wrote|set|told|give)\b|\b(deine[nmr]?|ihre[nmr]?) (ursprünglichen?|ersten|geheimen|versteckten|eigentlichen|system)?\s?(anweisungen|instruktionen|vorgaben|prompts?|systemprompt)\b", (_WRITTEN,)),
+    (
+        SYSTEM_PROMPT_LEAK,
+        rf"\b{_REVEAL}\b{GAP}\b(system|initial|original|hidden|secret|internal|starting|developer|pre-?)[\s_-]?(prompts?|instructions?|messages?|directives?|configuration|context)\b",
+        (),
+    ),
+    (
+        SYSTEM_PROMPT_LEAK,
+        rf"\b{_REVEAL}\b{GAP}\b(previous|prior|preceding)[\s_-]?(prompts?|instructions?|messages?|directives?|configuration|context)\b",
+        (_PROMPTINJECT,),
+    ),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\b(system[\s_-]?prompt|systemprompt|initial prompt|system instructions?|my instructions (are|were)|i was (instructed|told|programmed) to|initiali[sz]ation (string|text|prompt)|(not|never) supposed to (tell|say|reveal|share))\b",
+        (_SYSPROMPT,),
+    ),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\b(repeat|print|output|copy|echo|recite|write out)\b[^.]{0,30}?\b(entire|whole|full|complete) (conversation|chat|prompt|context|history)\b|\b(above|previous|preceding|prior) (text|words|content|message)\b",
+        (_SYSPROMPT,),
+    ),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\b(everything|all|the text|what) (that )?(came|was written|was said|comes) before (my|this|the) (first )?(message|question|request|prompt)\b",
+        (_WRITTEN,),
+    ),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\b(rules|instructions|guidelines|directives) (the|your) (developers?|creators?|admins?|operators?|makers?|programmers?) (gave|wrote|set|told|give)\b|\b(deine[nmr]?|ihre[nmr]?) (ursprünglichen?|ersten|geheimen|versteckten|eigentlichen|system)?\s?(anweisungen|instruktionen|vorgaben|prompts?|systemprompt)\b",
+        (_WRITTEN,),
+    ),
     (SYSTEM_PROMPT_LEAK, rf"\b{_REVEAL}\b{GAP}\byour (instructions?|prompts?|rules|guidelines|directives?)\b", ()),
-    (SYSTEM_PROMPT_LEAK, r"\b(what|which) (are|were) (your|the) (initial |original |first |exact |hidden |system )?(instructions?|rules|directives?|guidelines|prompts?)\b", ()),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\b(what|which) (are|were) (your|the) (initial |original |first |exact |hidden |system )?(instructions?|rules|directives?|guidelines|prompts?)\b",
+        (),
+    ),
     (SYSTEM_PROMPT_LEAK, r"\bwhat (were|was) you (told|given|instructed|programmed)\b", (_SYSPROMPT,)),
-    (SYSTEM_PROMPT_LEAK, r"\bwhat (exactly |precisely )?(were|was|have) you (been )?(told|given|instructed|programmed)\b", (_WRITTEN,)),
-    (SYSTEM_PROMPT_LEAK, r"\b(repeat|output|print|copy|echo|recite|return|spell check|translate)\b[^.]{0,30}?\b(text|words|everything|all|content|message|instructions?) (above|before|prior|preceding)\b", ()),
-    (SYSTEM_PROMPT_LEAK, r"\b(text|words|everything|instructions?) (you were given|given to you|you received|at the (beginning|start|top))\b", ()),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\bwhat (exactly |precisely )?(were|was|have) you (been )?(told|given|instructed|programmed)\b",
+        (_WRITTEN,),
+    ),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\b(repeat|output|print|copy|echo|recite|return|spell check|translate)\b[^.]{0,30}?\b(text|words|everything|all|content|message|instructions?) (above|before|prior|preceding)\b",
+        (),
+    ),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\b(text|words|everything|instructions?) (you were given|given to you|you received|at the (beginning|start|top))\b",
+        (),
+    ),
     (SYSTEM_PROMPT_LEAK, r"\b(beginning|start) of (this|the|our) (conversation|chat|session|prompt)\b", ()),
-    (SYSTEM_PROMPT_LEAK, r"\b(how (were|are) you (configured|set up|programmed|prompted)|your (configuration|system settings|initiali[sz]ation))\b", ()),
-    (SYSTEM_PROMPT_LEAK, r"\b(zeig\w*|verrat\w*|gib|wiederhol\w*|nenne?)\b[^.]{0,30}?\b(system-?prompt|systemanweisung\w*|anweisungen|deine instruktion\w*)\b", ()),
-    (SYSTEM_PROMPT_LEAK, r"\b(first|initial|opening) (line|lines|sentence|message|words) of (your|the) (prompt|instructions?|conversation|system)\b", ()),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\b(how (were|are) you (configured|set up|programmed|prompted)|your (configuration|system settings|initiali[sz]ation))\b",
+        (),
+    ),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\b(zeig\w*|verrat\w*|gib|wiederhol\w*|nenne?)\b[^.]{0,30}?\b(system-?prompt|systemanweisung\w*|anweisungen|deine instruktion\w*)\b",
+        (),
+    ),
+    (
+        SYSTEM_PROMPT_LEAK,
+        r"\b(first|initial|opening) (line|lines|sentence|message|words) of (your|the) (prompt|instructions?|conversation|system)\b",
+        (),
+    ),
     # --- credential leak -----------------------------------------------------------------------------------
     (CREDENTIAL_LEAK, rf"\b{_REVEAL}\b{GAP}\b{_SECRET}", ()),
     (CREDENTIAL_LEAK, rf"\b{_REVEAL}\b(?:\W+[\w-]+){{0,5}}?\W+{_SECRET}", (_WRITTEN,)),
-    (CREDENTIAL_LEAK, r"\b(generate|create|make|produce|give me|provide|invent|fabricate)\b (a |an |me |some )?(new |valid |working |real |fresh |random |live |sample )?(?:[\w.-]+ ){0,6}?(api[\s_-]?key|key|token|secret|webhook|client[\s_-]?id|oauth\w*|connection[\s_-]?string|access[\s_-]?key|credentials?|password|uri|url|dsn|certificate|serpapi|topic|id)\b", (_APIKEY,)),
-    (CREDENTIAL_LEAK, r"\b(which|what) (\w+ ){0,2}(token|key|password|secret|credentials?|login) (do|does|did) (you|u|it|the system) use\b", (_WRITTEN,)),
-    (CREDENTIAL_LEAK, r"\b(complete|finish|fill in|reconstruct|recover|guess|restore)\b[^.]{0,20}?\b(the|this|my|a) ([\w-]+ ){0,3}?(key|token|secret|password|credentials?)\b|\blost (part|some|half) of my\b", (_APIKEY,)),
-    (CREDENTIAL_LEAK, r"\b(wie lautet|was ist|zeig\w*|nenn\w*|gib|verrat\w*)\b[^.]{0,30}?\b(passwort|kennwort|api-?schlüssel|zugangsdaten|token|schlüssel|secret)\b", (_WRITTEN,)),
+    (
+        CREDENTIAL_LEAK,
+        r"\b(generate|create|make|produce|give me|provide|invent|fabricate)\b (a |an |me |some )?(new |valid |working |real |fresh |random |live |sample )?(?:[\w.-]+ ){0,6}?(api[\s_-]?key|key|token|secret|webhook|client[\s_-]?id|oauth\w*|connection[\s_-]?string|access[\s_-]?key|credentials?|password|uri|url|dsn|certificate|serpapi|topic|id)\b",
+        (_APIKEY,),
+    ),
+    (
+        CREDENTIAL_LEAK,
+        r"\b(which|what) (\w+ ){0,2}(token|key|password|secret|credentials?|login) (do|does|did) (you|u|it|the system) use\b",
+        (_WRITTEN,),
+    ),
+    (
+        CREDENTIAL_LEAK,
+        r"\b(complete|finish|fill in|reconstruct|recover|guess|restore)\b[^.]{0,20}?\b(the|this|my|a) ([\w-]+ ){0,3}?(key|token|secret|password|credentials?)\b|\blost (part|some|half) of my\b",
+        (_APIKEY,),
+    ),
+    (
+        CREDENTIAL_LEAK,
+        r"\b(wie lautet|was ist|zeig\w*|nenn\w*|gib|verrat\w*)\b[^.]{0,30}?\b(passwort|kennwort|api-?schlüssel|zugangsdaten|token|schlüssel|secret)\b",
+        (_WRITTEN,),
+    ),
     (CREDENTIAL_LEAK, rf"\b(what|which) (is|are)\b{GAP}\b{_SECRET}", ()),
-    (CREDENTIAL_LEAK, rf"\b(generate|create|make|produce|provide|need|want|find|get)\b{GAP}\b(valid|working|real|new|live|secret|random)?\s?{_SECRET}", (_APIKEY,)),
-    (CREDENTIAL_LEAK, r"\b(entsoe|openai|openrouter|cerebras|home ?assistant|ha|hass|mqtt|github|aws|google|azure|stripe)[\s_-]?(api[\s_-]?)?(key|token|secret|password)\b", ()),
+    (
+        CREDENTIAL_LEAK,
+        rf"\b(generate|create|make|produce|provide|need|want|find|get)\b{GAP}\b(valid|working|real|new|live|secret|random)?\s?{_SECRET}",
+        (_APIKEY,),
+    ),
+    (
+        CREDENTIAL_LEAK,
+        r"\b(entsoe|openai|openrouter|cerebras|home ?assistant|ha|hass|mqtt|github|aws|google|azure|stripe)[\s_-]?(api[\s_-]?)?(key|token|secret|password)\b",
+        (),
+    ),
     (CREDENTIAL_LEAK, r"\b(long[\s-]?lived|access|refresh|bearer|session) tokens?\b", ()),
-    (CREDENTIAL_LEAK, r"\b(cat|type|read|open|print)\b[^.]{0,20}?(secrets\.yaml|\.env|\.storage|auth|id_rsa|passwd|shadow)\b", ()),
-    (CREDENTIAL_LEAK, r"\b(zeig\w*|verrat\w*|gib|nenne?)\b[^.]{0,30}?\b(api-?schlüssel|passw(ort|örter)|zugangsdaten|token|schlüssel)\b", ()),
+    (
+        CREDENTIAL_LEAK,
+        r"\b(cat|type|read|open|print)\b[^.]{0,20}?(secrets\.yaml|\.env|\.storage|auth|id_rsa|passwd|shadow)\b",
+        (),
+    ),
+    (
+        CREDENTIAL_LEAK,
+        r"\b(zeig\w*|verrat\w*|gib|nenne?)\b[^.]{0,30}?\b(api-?schlüssel|passw(ort|örter)|zugangsdaten|token|schlüssel)\b",
+        (),
+    ),
     # --- role manipulation -------------------------------------------------------------------------------------
-    (ROLE_MANIPULATION, r"\byou are (now|no longer|not|actually|really|free|unrestricted|an? (unrestricted|unfiltered|uncensored|evil|rogue|new)\b)", ()),
-    (ROLE_MANIPULATION, rf"\b(act|behave|respond|operate|function|answer|reply|talk)\b{GAP}\bas (if|though) (you|u|there (are|were) no|no)\b", ()),
-    (ROLE_MANIPULATION, rf"\b(act|behave|respond|operate|function|answer|reply|talk)\b{GAP}\bas (an?|the|my|your) (\w+ ){{0,2}}(ai|assistant|chatbot|bot|model|llm|admin\w*|hacker|developer|system|root|character|persona|expert|dan|person|human|villain|criminal)\b", ()),
-    (ROLE_MANIPULATION, r"\b(pretend|imagine|suppose|assume|roleplay|role-play|role play)\b[^.!?\n]{0,20}?\b(you|to be|you're|that you|are)\b", ()),
-    (ROLE_MANIPULATION, r"\b(pretend|imagine|suppose|assume|roleplay|role-play|role play)\b[^.!?\n]{0,40}?\b(you|to be|you're|that you|are)\b", (_WRITTEN,)),
-    (ROLE_MANIPULATION, r"\blet'?s play a game\b|\b(have|with|without) (any |no )?(limitations|limits|restrictions|filters|boundaries|ethics|morals|censorship)\b|\byou are \w*gpt\b", (_WRITTEN,)),
+    (
+        ROLE_MANIPULATION,
+        r"\byou are (now|no longer|not|actually|really|free|unrestricted|an? (unrestricted|unfiltered|uncensored|evil|rogue|new)\b)",
+        (),
+    ),
+    (
+        ROLE_MANIPULATION,
+        rf"\b(act|behave|respond|operate|function|answer|reply|talk)\b{GAP}\bas (if|though) (you|u|there (are|were) no|no)\b",
+        (),
+    ),
+    (
+        ROLE_MANIPULATION,
+        rf"\b(act|behave|respond|operate|function|answer|reply|talk)\b{GAP}\bas (an?|the|my|your) (\w+ ){{0,2}}(ai|assistant|chatbot|bot|model|llm|admin\w*|hacker|developer|system|root|character|persona|expert|dan|person|human|villain|criminal)\b",
+        (),
+    ),
+    (
+        ROLE_MANIPULATION,
+        r"\b(pretend|imagine|suppose|assume|roleplay|role-play|role play)\b[^.!?\n]{0,20}?\b(you|to be|you're|that you|are)\b",
+        (),
+    ),
+    (
+        ROLE_MANIPULATION,
+        r"\b(pretend|imagine|suppose|assume|roleplay|role-play|role play)\b[^.!?\n]{0,40}?\b(you|to be|you're|that you|are)\b",
+        (_WRITTEN,),
+    ),
+    (
+        ROLE_MANIPULATION,
+        r"\blet'?s play a game\b|\b(have|with|without) (any |no )?(limitations|limits|restrictions|filters|boundaries|ethics|morals|censorship)\b|\byou are \w*gpt\b",
+        (_WRITTEN,),
+    ),
     (ROLE_MANIPULATION, r"\btu so,? als (ob )?(wärst|wärest|bist|wärst du)\b|\bals wärst du\b", (_WRITTEN,)),
-    (ROLE_MANIPULATION, r"\b(from now on|starting now|henceforth),? (you|u|your|respond|answer|reply|act|behave|speak|talk|pretend|ignore|forget|only (respond|answer|reply))\b|\bfor (the rest of (this|the) (conversation|chat)|all future (answers|responses))\b|\b(answer|reply|respond|talk to) me\b[^.]{0,40}?\bfrom now on\b", ()),
-    (ROLE_MANIPULATION, r"\b(you are|you're|you're now|you are now|enter|enable|activate|switch to|go into|turn on|now in)\b[^.]{0,20}?\b(developer|debug|debugging|maintenance|admin|god|sudo|root|jailbreak|unrestricted|dan|dude|stan|evil|chaos|opposite|unlocked)[\s_-]?mode\b|\b(developer|debug|debugging|god|sudo|jailbreak|dan)[\s_\\-]{0,2}mode\s*[:=(]|\b(debug|debugging|developer|god) mode (is )?(enabled|activated|on)\b", ()),
-    (ROLE_MANIPULATION, r"\b(jailbreak|jailbroken|do anything now|dan prompt|\bdan\b|anti-?dan|stan|dude|aim|evil confidant|no restrictions|without (any )?(restrictions|limits|filters|rules|censorship))\b", ()),
-    (ROLE_MANIPULATION, r"\b(i am|i'm|this is) (your|the|an?) (developer|creator|admin(istrator)?|owner|operator|openai|anthropic|system|root)\b", ()),
-    (ROLE_MANIPULATION, r"\b(switch|change|transform|turn) (into|to) (an?|the)? ?(different|new|another|unrestricted|evil)?\s?(ai|assistant|persona|character|mode|role)\b", ()),
-    (ROLE_MANIPULATION, r"\b(simulate|emulate|become|roleplay as|play the role of|take on the (role|persona) of)\b[^.]{0,20}?\b(ai|assistant|chatbot|bot|model|mode|persona|character|hacker|admin\w*|developer|system|terminal|shell|linux|villain)\b|\byou will (now )?(be|act|become|play|respond)\b", ()),
+    (
+        ROLE_MANIPULATION,
+        r"\b(from now on|starting now|henceforth),? (you|u|your|respond|answer|reply|act|behave|speak|talk|pretend|ignore|forget|only (respond|answer|reply))\b|\bfor (the rest of (this|the) (conversation|chat)|all future (answers|responses))\b|\b(answer|reply|respond|talk to) me\b[^.]{0,40}?\bfrom now on\b",
+        (),
+    ),
+    (
+        ROLE_MANIPULATION,
+        r"\b(you are|you're|you're now|you are now|enter|enable|activate|switch to|go into|turn on|now in)\b[^.]{0,20}?\b(developer|debug|debugging|maintenance|admin|god|sudo|root|jailbreak|unrestricted|dan|dude|stan|evil|chaos|opposite|unlocked)[\s_-]?mode\b|\b(developer|debug|debugging|god|sudo|jailbreak|dan)[\s_\\-]{0,2}mode\s*[:=(]|\b(debug|debugging|developer|god) mode (is )?(enabled|activated|on)\b",
+        (),
+    ),
+    (
+        ROLE_MANIPULATION,
+        r"\b(jailbreak|jailbroken|do anything now|dan prompt|\bdan\b|anti-?dan|stan|dude|aim|evil confidant|no restrictions|without (any )?(restrictions|limits|filters|rules|censorship))\b",
+        (),
+    ),
+    (
+        ROLE_MANIPULATION,
+        r"\b(i am|i'm|this is) (your|the|an?) (developer|creator|admin(istrator)?|owner|operator|openai|anthropic|system|root)\b",
+        (),
+    ),
+    (
+        ROLE_MANIPULATION,
+        r"\b(switch|change|transform|turn) (into|to) (an?|the)? ?(different|new|another|unrestricted|evil)?\s?(ai|assistant|persona|character|mode|role)\b",
+        (),
+    ),
+    (
+        ROLE_MANIPULATION,
+        r"\b(simulate|emulate|become|roleplay as|play the role of|take on the (role|persona) of)\b[^.]{0,20}?\b(ai|assistant|chatbot|bot|model|mode|persona|character|hacker|admin\w*|developer|system|terminal|shell|linux|villain)\b|\byou will (now )?(be|act|become|play|respond)\b",
+        (),
+    ),
     (ROLE_MANIPULATION, r"\b(tu so als|du bist (jetzt|nun|ab sofort)|verhalte dich wie|spiel(e)? die rolle)\b", ()),
     (ROLE_MANIPULATION, r"\b(hypothetical(ly)?|in a fictional world|for a (story|novel|movie)|grandma used to)\b", ()),
     # --- delimiter injection -------------------------------------------------------------------------------
-    (DELIMITER_INJECTION, r"<\|?(im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|?>", ()),
+    (
+        DELIMITER_INJECTION,
+        r"<\|?(im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|?>",
+        (),
+    ),
     (DELIMITER_INJECTION, r"\[/?(inst|sys|system|user|assistant|ai|human)\]|<</?sys>>", ()),
-    (DELIMITER_INJECTION, r"\[(admin|system|developer|root) (request|message|override|command)|\b(system|admin|developer) (message|notice|override|command)\s*:|\[(user|system|assistant|admin|developer) (left|joined|has left|entered)[^\]]{0,30}\]", (_LATENT,)),
+    (
+        DELIMITER_INJECTION,
+        r"\[(admin|system|developer|root) (request|message|override|command)|\b(system|admin|developer) (message|notice|override|command)\s*:|\[(user|system|assistant|admin|developer) (left|joined|has left|entered)[^\]]{0,30}\]",
+        (_LATENT,),
+    ),
     (DELIMITER_INJECTION, r"(^|\s)#{2,}\s*(system|assistant|user|instruction|human|ai|response)\b", ()),
     (DELIMITER_INJECTION, r"(^|[\n.;])\s*(system|assistant|user|human|ai)\s*:", ()),
     (DELIMITER_INJECTION, r"</?\s*(user_request|system|instructions?|prompt|context|tool|assistant)\s*>", ()),
     (DELIMITER_INJECTION, r"(^|\s)(-{3,}|={3,}|\*{3,}|_{3,})\s*(end|begin|start|new|system)\b", ()),
-    (DELIMITER_INJECTION, r"\b(end of (user )?(input|request|prompt|instructions?)|begin(ning)? of (system|new) (prompt|instructions?))\b", ()),
+    (
+        DELIMITER_INJECTION,
+        r"\b(end of (user )?(input|request|prompt|instructions?)|begin(ning)? of (system|new) (prompt|instructions?))\b",
+        (),
+    ),
     (DELIMITER_INJECTION, r"```\s*(system|instructions?|prompt)\b", ()),
     # --- behaviour modification ----------------------------------------------------------------------------
-    (BEHAVIOUR_MODIFICATION, r"\b(always|only)\b[^.]{0,20}?\b(schedule|run|charge|plan|start|heat|pick|choose|use)\b[^.]{0,30}?\b(peak|most expensive|highest|priciest|worst|maximum) (price|prices|cost|costs|tariffs?|hours?|slots?|times?)\b", ()),
-    (BEHAVIOUR_MODIFICATION, r"\b(never|don'?t ever|do not ever)\b[^.]{0,20}?\b(schedule|run|charge|plan|start|heat|pick|choose|use)\b[^.]{0,30}?\b(cheap|cheapest|lowest|off-?peak|best) (price|prices|cost|costs|tariffs?|hours?|slots?|times?)\b", ()),
-    (BEHAVIOUR_MODIFICATION, r"\b(never|don'?t ever|do not ever|stop) (optimi[sz](e|ing)|minimi[sz](e|ing) costs?|sav(e|ing) money|look(ing)? at (the )?prices)\b|\b(never|don'?t|do not) optimi[sz]e (for )?(costs?|prices?)\b", ()),
-    (BEHAVIOUR_MODIFICATION, r"\b(maximi[sz]e|increase) (the )?(cost|costs|bill|price|consumption|energy use) (on purpose|deliberately|intentionally|as much as possible)\b", ()),
-    (BEHAVIOUR_MODIFICATION, rf"\b(maximi[sz]e|increase|raise|waste|inflate)\b{GAP}\b(costs?|bill|consumption|energy|load|usage)\b{GAP}\b(on purpose|deliberately|intentionally|as much as possible|secretly)\b", (_WRITTEN,)),
-    (BEHAVIOUR_MODIFICATION, r"\b(secretly|covertly|without telling (anyone|the user|the owner|me|them)|without (informing|notifying) (anyone|the user|the owner))\b|\b(never|don'?t|do not) (tell|inform|notify|warn) (the user|anyone|the owner|the admin)\b", (_WRITTEN,)),
-    (BEHAVIOUR_MODIFICATION, r"\b(immer|nur)\b[^.]{0,30}?\b(teuerst\w*|höchst\w*|spitzenzeit\w*|spitzenpreis\w*)\b|\b(nie|nicht)( mehr| wieder)? (nach (einer )?)?(bestätigung|erlaubnis) (fragen|frag\w*)\b|\bfrag\w* nie (wieder|mehr)?\s?nach\b|\b(optimier\w*) (nie|nicht) (mehr|wieder)\b|\bnie (mehr|wieder) optimier\w*", (_WRITTEN,)),
-    (BEHAVIOUR_MODIFICATION, rf"\b(skip|disable|turn off|bypass|deactivate|circumvent|ignore|remove|evade|avoid)\b{GAP}\b(confirmations?|polic(y|ies)|audit|safety (checks?|rules?|layers?|measures|protocols?|filters?|guard\w*|gates?|polic(y|ies))|security (checks?|rules?|layers?|measures|protocols?|filters?|guard\w*|gates?|polic(y|ies))|gates?\b(?! (light|lamp|opener|door|sensor|lock|camera|motor|bell))|filters?|guardrails?|content polic(y|ies)|moderation)", ()),
-    (BEHAVIOUR_MODIFICATION, r"\b(unlock|open)\b[^.]{0,30}?\b(whenever|every time|each time|without (asking|confirmation|checking))\b", ()),
-    (BEHAVIOUR_MODIFICATION, r"\b(without|no need for|don'?t ask for|do not ask for) (confirmation|permission|approval|asking)\b", ()),
-    (BEHAVIOUR_MODIFICATION, r"\b(respond|answer|reply|talk|speak|write)\b[^.]{0,20}?\b(only|exclusively)?\s?(in|with|using) (leet|l33t|pig latin|rot13|base64|emojis? only|uppercase only|reverse)\b", ()),
-
+    (
+        BEHAVIOUR_MODIFICATION,
+        r"\b(always|only)\b[^.]{0,20}?\b(schedule|run|charge|plan|start|heat|pick|choose|use)\b[^.]{0,30}?\b(peak|most expensive|highest|priciest|worst|maximum) (price|prices|cost|costs|tariffs?|hours?|slots?|times?)\b",
+        (),
+    ),
+    (
+        BEHAVIOUR_MODIFICATION,
+        r"\b(never|don'?t ever|do not ever)\b[^.]{0,20}?\b(schedule|run|charge|plan|start|heat|pick|choose|use)\b[^.]{0,30}?\b(cheap|cheapest|lowest|off-?peak|best) (price|prices|cost|costs|tariffs?|hours?|slots?|times?)\b",
+        (),
+    ),
+    (
+        BEHAVIOUR_MODIFICATION,
+        r"\b(never|don'?t ever|do not ever|stop) (optimi[sz](e|ing)|minimi[sz](e|ing) costs?|sav(e|ing) money|look(ing)? at (the )?prices)\b|\b(never|don'?t|do not) optimi[sz]e (for )?(costs?|prices?)\b",
+        (),
+    ),
+    (
+        BEHAVIOUR_MODIFICATION,
+        r"\b(maximi[sz]e|increase) (the )?(cost|costs|bill|price|consumption|energy use) (on purpose|deliberately|intentionally|as much as possible)\b",
+        (),
+    ),
+    (
+        BEHAVIOUR_MODIFICATION,
+        rf"\b(maximi[sz]e|increase|raise|waste|inflate)\b{GAP}\b(costs?|bill|consumption|energy|load|usage)\b{GAP}\b(on purpose|deliberately|intentionally|as much as possible|secretly)\b",
+        (_WRITTEN,),
+    ),
+    (
+        BEHAVIOUR_MODIFICATION,
+        r"\b(secretly|covertly|without telling (anyone|the user|the owner|me|them)|without (informing|notifying) (anyone|the user|the owner))\b|\b(never|don'?t|do not) (tell|inform|notify|warn) (the user|anyone|the owner|the admin)\b",
+        (_WRITTEN,),
+    ),
+    (
+        BEHAVIOUR_MODIFICATION,
+        r"\b(immer|nur)\b[^.]{0,30}?\b(teuerst\w*|höchst\w*|spitzenzeit\w*|spitzenpreis\w*)\b|\b(nie|nicht)( mehr| wieder)? (nach (einer )?)?(bestätigung|erlaubnis) (fragen|frag\w*)\b|\bfrag\w* nie (wieder|mehr)?\s?nach\b|\b(optimier\w*) (nie|nicht) (mehr|wieder)\b|\bnie (mehr|wieder) optimier\w*",
+        (_WRITTEN,),
+    ),
+    (
+        BEHAVIOUR_MODIFICATION,
+        rf"\b(skip|disable|turn off|bypass|deactivate|circumvent|ignore|remove|evade|avoid)\b{GAP}\b(confirmations?|polic(y|ies)|audit|safety (checks?|rules?|layers?|measures|protocols?|filters?|guard\w*|gates?|polic(y|ies))|security (checks?|rules?|layers?|measures|protocols?|filters?|guard\w*|gates?|polic(y|ies))|gates?\b(?! (light|lamp|opener|door|sensor|lock|camera|motor|bell))|filters?|guardrails?|content polic(y|ies)|moderation)",
+        (),
+    ),
+    (
+        BEHAVIOUR_MODIFICATION,
+        r"\b(unlock|open)\b[^.]{0,30}?\b(whenever|every time|each time|without (asking|confirmation|checking))\b",
+        (),
+    ),
+    (
+        BEHAVIOUR_MODIFICATION,
+        r"\b(without|no need for|don'?t ask for|do not ask for) (confirmation|permission|approval|asking)\b",
+        (),
+    ),
+    (
+        BEHAVIOUR_MODIFICATION,
+        r"\b(respond|answer|reply|talk|speak|write)\b[^.]{0,20}?\b(only|exclusively)?\s?(in|with|using) (leet|l33t|pig latin|rot13|base64|emojis? only|uppercase only|reverse)\b",
+        (),
+    ),
     (BEHAVIOUR_MODIFICATION, r"\b(allow|permit|enable) (all|any|every) (commands?|actions?|requests?)\b", ()),
-    (BEHAVIOUR_MODIFICATION, r"\byou (must|will|should) (always|never) (obey|comply|answer|do what|follow|agree|say yes)\b|\byou (can|may) (now )?do anything\b|\b(make|every|all) (every |each )?(reply|response|answer)s? (to me )?(must |should )?(be )?(smart|sarcastic|rude|mean|in)\b", ()),
+    (
+        BEHAVIOUR_MODIFICATION,
+        r"\byou (must|will|should) (always|never) (obey|comply|answer|do what|follow|agree|say yes)\b|\byou (can|may) (now )?do anything\b|\b(make|every|all) (every |each )?(reply|response|answer)s? (to me )?(must |should )?(be )?(smart|sarcastic|rude|mean|in)\b",
+        (),
+    ),
     # --- command smuggling (seed 001 InputGuard) -----------------------------------------------------------
-    (COMMAND_INJECTION, r"(;|&&|\|\|)\s*(rm|curl|wget|sh|bash|nc|python3?|chmod|sudo)\b|\$\(|\$\{|`[^`]{1,200}`|\brm\s+-rf\b", ()),
+    (
+        COMMAND_INJECTION,
+        r"(;|&&|\|\|)\s*(rm|curl|wget|sh|bash|nc|python3?|chmod|sudo)\b|\$\(|\$\{|`[^`]{1,200}`|\brm\s+-rf\b",
+        (),
+    ),
     (COMMAND_INJECTION, r"\b(curl|wget)\s+\S+|\bhttps?://", (_LATENT,)),
     (COMMAND_INJECTION, r"\.\./|\.\.\\", ()),
     (COMMAND_INJECTION, r"\b(__import__|eval|exec|os\.system|subprocess)\s*\(|\bimport\s+os\b", ()),
@@ -162,14 +405,20 @@ _PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (TEMPLATE_INJECTION, r"\{\{|\{%|\{#|\}\}|%\}", ()),  # any Jinja delimiter (HA templates)
     (
         SERVICE_SMUGGLING,
-        r"\b(shell_command|python_script|rest_command|pyscript|hassio|homeassistant\.(stop|restart|reload\w*))\b"
-        r"|\bservice\s*:|\baction\s*:\s*\w+\.\w+|\bentity_id\s*:"
-        r"|\b(lock|cover|switch|light|climate|alarm_control_panel|valve|fan|script|automation|input_boolean|button)\."
-        r"(open|close|unlock|lock|turn_on|turn_off|toggle|press|trigger|set_\w+|alarm_\w+|stop)\w*\b",
+        (
+            r"\b(shell_command|python_script|rest_command|pyscript|hassio|homeassistant\.(stop|restart|reload\w*))\b"
+            r"|\bservice\s*:|\baction\s*:\s*\w+\.\w+|\bentity_id\s*:"
+            r"|\b(lock|cover|switch|light|climate|alarm_control_panel|valve|fan|script|automation|input_boolean|button)\."
+            r"(open|close|unlock|lock|turn_on|turn_off|toggle|press|trigger|set_\w+|alarm_\w+|stop)\w*\b"
+        ),
         (),
     ),
     # the orchestrator's own action format smuggled into a request
-    (SERVICE_SMUGGLING, r"\baction\s*:\s*(finish|schedule|evaluate_command|call_agent|get_prices|get_calendar_constraint|calculate_window_sums)\b", ()),
+    (
+        SERVICE_SMUGGLING,
+        r"\baction\s*:\s*(finish|schedule|evaluate_command|call_agent|get_prices|get_calendar_constraint|calculate_window_sums)\b",
+        (),
+    ),
     (ENCODED_PAYLOAD, r"(\\x[0-9a-f]{2}){4,}|(%[0-9a-f]{2}){4,}|(\\u[0-9a-f]{4}){3,}", ()),
 )
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -217,13 +466,13 @@ def normalize(text: str) -> str:
 
 
 def variants(folded: str) -> tuple[str, ...]:
-    """What the patterns see: the folded text, with whitespace runs as one space, and with spaced letters joined."""
+    """Return what the patterns see: the folded text, with whitespace runs as one space, and with spaced letters joined."""
     spaced = _WHITESPACE.sub(" ", folded)
     return folded, spaced, _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), spaced)
 
 
 def screen(text: str, patterns: Sequence[tuple[str, re.Pattern[str]]] = PATTERNS) -> tuple[str, ...]:
-    """The categories the pattern library finds in ``text``, sorted; empty when clean. No length cap.
+    """Return the categories the pattern library finds in ``text``, sorted; empty when clean. No length cap.
 
     ``patterns`` replaces :data:`PATTERNS` (a subset, to measure the library without some of its entries).
     """
