@@ -1,5 +1,4 @@
-"""The ReAct loop: Thought -> Action -> Observation, at most 15 iterations and a wall-clock budget (seed 000
-section 3; issue 4).
+"""The ReAct loop: Thought -> Action -> Observation, at most 15 iterations and a wall-clock budget.
 
 The loop is pure: it talks to a :class:`Model` (an OpenAI-compatible client in the shell, or the offline planner)
 and carries out actions through :class:`Tools` (the shell's planner, gates and calendar). Each reply is parsed into
@@ -130,8 +129,10 @@ def compact(observation: dict[str, Any]) -> str:
 
 
 def instructions(request: str = "") -> str:
-    """Return the ReAct instructions appended to the orchestrator prompt: the format and the registered actions (a group's
-    actions only when ``request`` mentions its topic, to keep every round trip short).
+    """Return the ReAct instructions appended to the orchestrator prompt.
+
+    They give the format and the registered actions (a group's actions only when ``request`` mentions its topic, to
+    keep every round trip short).
     """
     lines = [f"- {name}: {spec.description}" for name, spec in REGISTRY.items() if not spec.group]
     groups: dict[str, list[str]] = {}
@@ -214,7 +215,7 @@ async def run_loop(
 
 
 def _stopped(result: RunResult, key: str, error: str, **args: Any) -> None:
-    """Record that the loop stops itself: ``error`` (English, for the run record) and the message ``key`` with ``args``."""
+    """Record that the loop stops itself: ``error`` (English, for the run record), message ``key`` with ``args``."""
     result.error, result.stop_key, result.stop_args = error, key, args
 
 

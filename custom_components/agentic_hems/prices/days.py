@@ -68,7 +68,7 @@ def refused_day(label: str, start: datetime, end: datetime, issue: PriceIssue, r
 
 
 def day_sizes(start: datetime, end: datetime) -> str:
-    """Return the accepted price counts of the day ``[start, end)``, e.g. ``24, 48 or 96`` (``23, 46 or 92`` in spring)."""
+    """Return the accepted price counts of the day ``[start, end)``: ``24, 48 or 96`` (``23, 46 or 92`` in spring)."""
     counts = [str((end - start) // step) for step in reversed(STEPS)]
     return f"{counts[0]}, {counts[1]} or {counts[2]}"
 
@@ -193,8 +193,10 @@ def _conflicts(days: list[Day]) -> tuple[list[Day], list[Day]]:
 
 
 def _zero_doubts(days: list[Day], prices: FloatArray, origin: datetime) -> list[tuple[int, int, PriceNote]]:
-    """Slot ranges of doubtful zero patterns in the laid-out ``prices`` (grid from ``origin``): each accepted day
-    whose prices are all exactly 0, and a run of zeros of at least ``ZERO_TAIL_MIN`` ending the last day.
+    """Return slot ranges of doubtful zero patterns in the laid-out ``prices`` (grid from ``origin``).
+
+    Each accepted day whose prices are all exactly 0, and a run of zeros of at least ``ZERO_TAIL_MIN`` ending the last
+    day.
     """
     spans: dict[tuple[int, int], str] = {}
     for day in days:
