@@ -103,7 +103,23 @@ def covers(curve: PriceCurve | None, start: datetime, end: datetime) -> bool:
     if curve is None or curve.start > start or curve.end < end:
         return False
     window = curve.window(start, end).prices
-    return bool(window.size) and not bool((window != window).any())
+    return bool(window.size) and not bool(np.isnan(window).any())
+
+
+def _cached_spot(stored: Any) -> PriceCurve:
+    """Return the spot curve of the stored cache ``{"spot": {...}, "source": ...}``.
+
+    Raises KeyError, TypeError or ValueError for a cache that is not such a mapping, a curve that does not read, a
+    resolution other than ``SLOT`` or an infinite price.
+    """
+    if not isinstance(stored, dict) or not isinstance(stored.get("spot"), dict):
+        raise TypeError(f"expected {{'spot': {{...}}}}, got {type(stored).__name__}")
+    spot = PriceCurve.from_dict(stored["spot"])
+    if spot.resolution != SLOT:
+        raise ValueError(f"resolution {spot.resolution} is not {SLOT}")
+    if np.isinf(spot.prices).any():
+        raise ValueError("infinite price")
+    return spot
 
 
 def tomorrow_available(curve: PriceCurve, now: datetime, *, daily_publication: bool) -> bool:
@@ -188,13 +204,7 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         if stored is None:
             return
         try:
-            if not isinstance(stored, dict) or not isinstance(stored.get("spot"), dict):
-                raise TypeError(f"expected {{'spot': {{...}}}}, got {type(stored).__name__}")
-            spot = PriceCurve.from_dict(stored["spot"])
-            if spot.resolution != SLOT:
-                raise ValueError(f"resolution {spot.resolution} is not {SLOT}")
-            if np.isinf(spot.prices).any():
-                raise ValueError("infinite price")
+            spot = _cached_spot(stored)
         except (KeyError, TypeError, ValueError) as err:
             LOGGER.warning("Dropping unreadable cached prices: %s", err)
             return

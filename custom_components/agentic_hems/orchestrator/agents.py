@@ -129,7 +129,7 @@ def agent_messages(prompt: str, request: str, load: LoadSpec, curve: PriceCurve,
 
 
 async def consult(
-    model: Model, prompt: str, request: str, load: LoadSpec, curve: PriceCurve, optimum: Plan, tz: tzinfo
+    model: Model, prompt: str, request: str, load: LoadSpec, *, curve: PriceCurve, optimum: Plan, tz: tzinfo
 ) -> dict[str, Any]:
     """Ask the agent, check its recommendation against ``optimum``, retry once, fall back to the optimum.
 

@@ -392,6 +392,7 @@ def _read(
     devices: Sequence[KnownDevice],
     areas: frozenset[str],
     appliances: Sequence[ApplianceRef],
+    *,
     partial: Mapping[str, Sequence[str]],
     reading: _Reading,
 ) -> None:
@@ -460,7 +461,7 @@ def requested_actions(
     partial = partial_names(devices)
     reading = _Reading()
     for clause in (c.strip() for c in _CLAUSES.split(fold(text.replace("’", "'"))) if c and c.strip()):
-        _read(clause, devices, areas, appliances, partial, reading)
+        _read(clause, devices, areas, appliances, partial=partial, reading=reading)
     found = reading.found
     intent = understand(", ".join(reading.planning), appliances)
     if intent.kind in ("schedule", "cancel"):

@@ -174,25 +174,9 @@ async def run_loop(
     ]
     for iteration in range(1, max_iterations + 1):
         remaining = budget_s - (clock() - started)
-        if remaining <= 0:
-            _stopped(result, "stop.budget", f"stopped: the {budget_s:g} s budget is spent", budget=f"{budget_s:g}")
+        reply = await _complete(model, messages, result, remaining=remaining, budget_s=budget_s, usage=usage)
+        if reply is None:
             break
-        try:
-            async with asyncio.timeout(remaining):
-                reply = await model.complete(messages)
-        except TimeoutError:
-            _stopped(result, "stop.budget", f"stopped: the {budget_s:g} s budget is spent", budget=f"{budget_s:g}")
-            break
-        except ModelError as err:
-            result.error = str(err)
-            result.error_key = getattr(err, "translation_key", None)
-            result.auth_failed = isinstance(err, ModelAuthError)
-            break
-        result.round_trips += 1
-        if usage is not None:
-            used = usage()
-            result.prompt_tokens += used.prompt_tokens
-            result.completion_tokens += used.completion_tokens
         step = await _step(iteration, reply, tools, messages)
         result.steps.append(step)
         if on_step is not None and (pending := on_step(step)) is not None:
@@ -212,6 +196,42 @@ async def run_loop(
         result.summary = result.error or "stopped"
     result.duration_s = round(clock() - started, 3)
     return result
+
+
+async def _complete(
+    model: Model,
+    messages: list[dict[str, Any]],
+    result: RunResult,
+    *,
+    remaining: float,
+    budget_s: float,
+    usage: Callable[[], Usage] | None,
+) -> Reply | None:
+    """Return the model's reply within ``remaining`` seconds, counting the round trip and its tokens in ``result``.
+
+    None when the loop stops: the budget is spent (before or during the call) or the model failed (``result.error``,
+    ``error_key`` and ``auth_failed`` set).
+    """
+    if remaining > 0:
+        try:
+            async with asyncio.timeout(remaining):
+                reply = await model.complete(messages)
+        except TimeoutError:
+            pass
+        except ModelError as err:
+            result.error = str(err)
+            result.error_key = getattr(err, "translation_key", None)
+            result.auth_failed = isinstance(err, ModelAuthError)
+            return None
+        else:
+            result.round_trips += 1
+            if usage is not None:
+                used = usage()
+                result.prompt_tokens += used.prompt_tokens
+                result.completion_tokens += used.completion_tokens
+            return reply
+    _stopped(result, "stop.budget", f"stopped: the {budget_s:g} s budget is spent", budget=f"{budget_s:g}")
+    return None
 
 
 def _stopped(result: RunResult, key: str, error: str, **args: Any) -> None:

@@ -100,6 +100,7 @@ class PriceCurve:
     marks: MarkArray = field(default_factory=_no_marks)
 
     def __post_init__(self) -> None:
+        """Check the fields and store ``start`` in UTC; raises ValueError for an inconsistent curve."""
         start = ensure_utc(self.start)
         if self.resolution <= timedelta(0):
             raise ValueError("resolution must be positive")
@@ -134,6 +135,7 @@ class PriceCurve:
         return marks
 
     def __len__(self) -> int:
+        """Return the number of slots."""
         return int(self.prices.shape[0])
 
     @property

@@ -46,7 +46,8 @@ class Day:
 
     Attributes:
         label: how notes name the day, e.g. ``tomorrow (2025-01-15)``.
-        start, end: aware UTC bounds of the day.
+        start: aware UTC start of the day.
+        end: aware UTC end of the day.
         step: the source's resolution for this day; where accepted days overlap, the finer one wins.
         prices: float64 array of ``(end - start) / 15 min`` prices per kWh, NaN where the source itself gave no
             price (an item whose value is None); None when the day is refused.
@@ -78,7 +79,8 @@ def whole_day(label: str, start: datetime, end: datetime, items: Sequence[Item],
 
     Args:
         label: names the day in notes.
-        start, end: aware UTC bounds of the day.
+        start: aware UTC start of the day.
+        end: aware UTC end of the day.
         items: ``(start, end or None, value)``; a value may be a number, a numeric string or None (no price for
             that item's slots). Items without an end last ``(end - start) / len(items)`` after duplicates merge.
         scale: factor from the source's unit to currency per kWh.
