@@ -60,6 +60,7 @@ class TooLarge(vol.Invalid):  # type: ignore[misc, unused-ignore]
     """
 
     def __init__(self, limit: str, maximum: int, path: list[Any]) -> None:
+        """Name the exceeded ``limit``, its ``maximum`` and the ``path`` where the walk stopped."""
         super().__init__(f"input too large: more than {maximum} {limit.replace('_', ' ')}", path)
         self.limit = limit
         self.maximum = maximum

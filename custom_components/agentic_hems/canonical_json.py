@@ -17,9 +17,11 @@ from typing import Any
 
 
 def json_safe(value: Any) -> Any:
-    """``value`` as plain JSON data: dates and times as ISO 8601, string enums as their values, numpy scalars and
-    arrays as Python numbers and lists, tuples as lists, sets as lists sorted by their text, mapping keys as text,
-    objects with ``as_dict()`` as that mapping, anything else as its ``repr``. Nested data is walked.
+    """Return ``value`` as plain JSON data.
+
+    Dates and times become ISO 8601, string enums their values, numpy scalars and arrays Python numbers and lists,
+    tuples as lists, sets as lists sorted by their text, mapping keys as text, objects with ``as_dict()`` as that
+    mapping, anything else as its ``repr``. Nested data is walked.
     """
     if value is None or isinstance(value, bool):
         return value

@@ -1,5 +1,8 @@
-"""Config flow: the price source (sample, ENTSO-E, Nord Pool or a price sensor), the price formula and household
-limit; reconfigure and reauth. The options flow and the appliance subentry flow are in :mod:`.flow`."""
+"""Config flow: the price source, the price formula and the household limit; reconfigure and reauth.
+
+The price source is the sample, ENTSO-E, Nord Pool or a price sensor. The options flow and the appliance subentry
+flow are in :mod:`.flow`.
+"""
 
 from __future__ import annotations
 
@@ -109,7 +112,7 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
         )
 
     async def async_step_nordpool(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """The core Nord Pool integration: which entry and which area."""
+        """Ask which entry and which area of the core Nord Pool integration to use."""
         errors: dict[str, str] = {}
         if user_input is not None:
             errors, cleaned = validate_nordpool(self.hass, user_input)

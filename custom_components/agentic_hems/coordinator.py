@@ -55,7 +55,7 @@ class PriceData:
 
 
 def formula_from_options(options: dict[str, Any]) -> PriceFormula:
-    """The price formula from entry options (VAT typed in percent)."""
+    """Return the price formula from entry options (VAT typed in percent)."""
     values = {**DEFAULT_OPTIONS, **options}
     return PriceFormula(
         markup=float(values[CONF_MARKUP]),
@@ -73,7 +73,7 @@ def local_days(now: datetime, days: int) -> tuple[datetime, datetime]:
 
 
 def publication_passed(now: datetime) -> bool:
-    """True once today's day-ahead results are due (12:45 Europe/Brussels)."""
+    """Return True once today's day-ahead results are due (12:45 Europe/Brussels)."""
     brussels = now.astimezone(ZoneInfo(PUBLICATION_TZ))
     return brussels.time() >= time(PUBLICATION_HOUR, PUBLICATION_MINUTE)
 
@@ -89,7 +89,7 @@ def published_until(now: datetime) -> datetime:
 
 
 def wanted_window(now: datetime) -> tuple[datetime, datetime]:
-    """What a day-ahead source should have cached at ``now``: the local today and tomorrow, as far as published.
+    """Return what a day-ahead source should have cached at ``now``: local today and tomorrow, as far as published.
 
     In Europe/Brussels this is today before 12:45 and today and tomorrow after. West of it (Europe/Lisbon) the last
     local hour of a day belongs to the next market day, so it is only wanted once that day is published.
@@ -99,15 +99,31 @@ def wanted_window(now: datetime) -> tuple[datetime, datetime]:
 
 
 def covers(curve: PriceCurve | None, start: datetime, end: datetime) -> bool:
-    """True when ``curve`` has a known price for every slot of ``[start, end)``."""
+    """Return True when ``curve`` has a known price for every slot of ``[start, end)``."""
     if curve is None or curve.start > start or curve.end < end:
         return False
     window = curve.window(start, end).prices
-    return bool(window.size) and not bool((window != window).any())
+    return bool(window.size) and not bool(np.isnan(window).any())
+
+
+def _cached_spot(stored: Any) -> PriceCurve:
+    """Return the spot curve of the stored cache ``{"spot": {...}, "source": ...}``.
+
+    Raises KeyError, TypeError or ValueError for a cache that is not such a mapping, a curve that does not read, a
+    resolution other than ``SLOT`` or an infinite price.
+    """
+    if not isinstance(stored, dict) or not isinstance(stored.get("spot"), dict):
+        raise TypeError(f"expected {{'spot': {{...}}}}, got {type(stored).__name__}")
+    spot = PriceCurve.from_dict(stored["spot"])
+    if spot.resolution != SLOT:
+        raise ValueError(f"resolution {spot.resolution} is not {SLOT}")
+    if np.isinf(spot.prices).any():
+        raise ValueError("infinite price")
+    return spot
 
 
 def tomorrow_available(curve: PriceCurve, now: datetime, *, daily_publication: bool) -> bool:
-    """True when the local tomorrow is priced.
+    """Return True when the local tomorrow is priced.
 
     For a day-ahead market (``daily_publication``) tomorrow counts once its results are due (12:45 Brussels) and is
     required only as far as published: west of Brussels (Europe/Lisbon) the last local hour of tomorrow belongs to
@@ -188,13 +204,7 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         if stored is None:
             return
         try:
-            if not isinstance(stored, dict) or not isinstance(stored.get("spot"), dict):
-                raise TypeError(f"expected {{'spot': {{...}}}}, got {type(stored).__name__}")
-            spot = PriceCurve.from_dict(stored["spot"])
-            if spot.resolution != SLOT:
-                raise ValueError(f"resolution {spot.resolution} is not {SLOT}")
-            if np.isinf(spot.prices).any():
-                raise ValueError("infinite price")
+            spot = _cached_spot(stored)
         except (KeyError, TypeError, ValueError) as err:
             LOGGER.warning("Dropping unreadable cached prices: %s", err)
             return
@@ -297,7 +307,8 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
     async def _async_fetch(self, now: datetime, *, at_setup: bool = False) -> None:
         """Fetch the local today and tomorrow and merge them into the cache; a failure is kept in ``last_error``.
 
-        ``at_setup``: a failure is not logged here (Home Assistant logs the set-up retry it causes)."""
+        ``at_setup``: a failure is not logged here (Home Assistant logs the set-up retry it causes).
+        """
         start, end = local_days(now, 2)
         try:
             fresh = await self.source.async_fetch(start, end)
@@ -337,7 +348,7 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             self._back_off()  # not everything published is there yet (tomorrow is late): keep asking
 
     def _log_outage(self, err: PriceError) -> None:
-        """A warning at the first failure of an outage, with what the entities keep; nothing at the next ones."""
+        """Log a warning at the first failure of an outage, with what the entities keep; nothing at the next ones."""
         if self._outage:
             LOGGER.debug("Price fetch of %s failed again: %s", self.config_entry.title, err)
             return
@@ -352,7 +363,7 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         )
 
     def _log_recovery(self) -> None:
-        """An info line at the first success after an outage."""
+        """Log an info line at the first success after an outage."""
         if self._outage:
             self._outage = False
             LOGGER.info("Fetching the prices of %s works again", self.config_entry.title)

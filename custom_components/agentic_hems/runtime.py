@@ -100,7 +100,7 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     limits = (int(options[CONF_ASK_DAILY]), int(options[CONF_ASK_HOURLY]), int(options[CONF_ASK_PER_MINUTE]))
     assistant = Assistant(hass, entry, RateLimiter(*limits), options)
     await assistant.async_load()
-    grid = GridManager(hass, entry.entry_id, options, site, coordinator, control, audit, records)
+    grid = GridManager(hass, entry.entry_id, options, site, coordinator, control=control, audit=audit, records=records)
     await grid.async_load()
     device = dr.async_get(hass).async_get_or_create(config_entry_id=entry.entry_id, **entry_device_info(entry))
     return RuntimeData(

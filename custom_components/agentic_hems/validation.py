@@ -36,6 +36,7 @@ class Closed:
     """
 
     def __init__(self, schema: Mapping[Any, Any]) -> None:
+        """Take the mapping ``schema``; raises TypeError for a key that is not a literal string."""
         keys = set()
         for key in schema:
             name = key.schema if isinstance(key, vol.Marker) else key
@@ -62,6 +63,7 @@ class Closed:
         return valid
 
     def __repr__(self) -> str:
+        """Return ``closed({...})`` with the schema mapping."""
         return f"closed({self.schema!r})"
 
 

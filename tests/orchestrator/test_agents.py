@@ -71,7 +71,7 @@ def test_acceptable_is_twenty_percent() -> None:
 async def test_good_recommendation_is_used() -> None:
     optimum = plan_contiguous(CURVE, power_kw=2.0, duration_min=120, earliest_start=T0, deadline=DISHWASHER.deadline)
     agent = Agent(['{"slot": "02:00", "duration_min": 120, "cost": 0.2, "reasoning": "cheapest"}'])
-    result = await consult(agent, "prompt", "run the dishwasher", DISHWASHER, CURVE, optimum, TZ)
+    result = await consult(agent, "prompt", "run the dishwasher", DISHWASHER, curve=CURVE, optimum=optimum, tz=TZ)
     assert result["used"] == "agent" and not result["retried"]
     assert result["recommended_cost"] == pytest.approx(optimum.cost)
     facts = agent.seen[0][1]["content"]
@@ -81,7 +81,7 @@ async def test_good_recommendation_is_used() -> None:
 async def test_bad_recommendation_retries_then_falls_back() -> None:
     optimum = plan_energy(CURVE, max_power_kw=10.0, energy_kwh=12.5, earliest_start=T0, deadline=EV.deadline)
     agent = Agent(['{"slot": "00:00", "cost": 0.1}', '{"slot": "00:30", "cost": 0.1}'])
-    result = await consult(agent, "prompt", "charge the car", EV, CURVE, optimum, TZ)
+    result = await consult(agent, "prompt", "charge the car", EV, curve=CURVE, optimum=optimum, tz=TZ)
     assert result["retried"] and result["used"] == "optimum"
     assert result["recommended_cost"] == pytest.approx(12.5 * 0.30)  # the retry at 00:30: five slots at 0.30
     assert optimum.cost == pytest.approx(12.5 * 0.05)
@@ -93,6 +93,6 @@ async def test_bad_recommendation_retries_then_falls_back() -> None:
 async def test_retry_can_succeed() -> None:
     optimum = plan_contiguous(CURVE, power_kw=2.0, duration_min=120, earliest_start=T0, deadline=DISHWASHER.deadline)
     agent = Agent(["at night please", '{"slot": "02:15", "duration_min": 120, "cost": 0.2, "reasoning": "ok"}'])
-    result = await consult(agent, "prompt", "run the dishwasher", DISHWASHER, CURVE, optimum, TZ)
+    result = await consult(agent, "prompt", "run the dishwasher", DISHWASHER, curve=CURVE, optimum=optimum, tz=TZ)
     assert result["retried"] and result["used"] == "agent"
     assert "no recommendation" in agent.seen[1][-1]["content"]

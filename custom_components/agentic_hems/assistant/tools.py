@@ -213,7 +213,7 @@ class HassTools:
         before = self.agent_usage
         counting = _Counting(model, self)
         result = await consult(
-            counting, agent_prompt, self.request, load, curve, optimum, dt_util.get_default_time_zone()
+            counting, agent_prompt, self.request, load, curve=curve, optimum=optimum, tz=dt_util.get_default_time_zone()
         )
         self.agent_results[appliance.name] = result | {"tokens": self.agent_usage.prompt_tokens - before.prompt_tokens}
         return {"appliance": appliance.name, **result}

@@ -31,10 +31,12 @@ async def async_register_frontend(hass: HomeAssistant, version: str) -> None:
     if hass.http is None:
         return
     # HA 2026.10 defines StaticPathConfig in http.server and re-exports it from http without __all__ (2026.4 defines
-    # it in http itself): the import below works on both, mypy --strict only objects to the implicit re-export.
-    from homeassistant.components.http import StaticPathConfig  # type: ignore[attr-defined, unused-ignore]  # noqa: PLC0415
+    # it in http itself): ``http.StaticPathConfig`` works on both; mypy --strict objects to the implicit
+    # re-export.
+    from homeassistant.components import http  # noqa: PLC0415
 
-    await hass.http.async_register_static_paths([StaticPathConfig(BUNDLE_URL, str(BUNDLE_PATH), False)])
+    static = http.StaticPathConfig(BUNDLE_URL, str(BUNDLE_PATH), False)  # type: ignore[attr-defined, unused-ignore]
+    await hass.http.async_register_static_paths([static])
     url = f"{BUNDLE_URL}?v={version}"
 
     async def _register(_: Event | None = None) -> None:

@@ -65,6 +65,7 @@ class GridManager:
         options: Mapping[str, Any],
         site: HomeSite,
         coordinator: PriceCoordinator,
+        *,
         control: ControlManager,
         audit: AuditLog,
         records: GridRecords,

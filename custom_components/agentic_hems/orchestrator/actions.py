@@ -1,8 +1,8 @@
 """The orchestrator's actions and their registry (seed 000 section 3; issue 4).
 
 An :class:`Action` is a type (``GET_PRICES``, ``SCHEDULE``, ...) with string-keyed arguments. The registry maps each
-type to its argument schema (:func:`..validation.closed`: extra keys refused) and a one-line description for the model; later issues
-register more actions through :func:`register`.
+type to its argument schema (:func:`..validation.closed`: extra keys refused) and a one-line description for the model;
+later issues register more actions through :func:`register`.
 """
 
 from __future__ import annotations

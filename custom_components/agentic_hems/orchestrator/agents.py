@@ -1,5 +1,4 @@
-"""Specialist agents: a markdown prompt, a structured recommendation, and a check against the optimum (seed 000
-section 4; issue 4).
+"""Specialist agents: a markdown prompt, a structured recommendation, and a check against the optimum.
 
 The agent (a model with ``prompts/<kind>_agent.md``) answers ``{"slot": "HH:MM", "duration_min", "cost",
 "reasoning"}``. The recommendation's real cost is computed from the prices, never taken from the agent. If it is
@@ -82,8 +81,10 @@ def start_for(slot: str, load: LoadSpec, tz: tzinfo) -> datetime | None:
 
 
 def run_cost(curve: PriceCurve, load: LoadSpec, start: datetime) -> float | None:
-    """Return what running ``load`` from ``start`` costs: a contiguous run of its duration, or charging at full power until
-    its energy is delivered. None when it does not fit before the deadline or a price is unknown.
+    """Return what running ``load`` from ``start`` costs, or None when it does not fit or a price is unknown.
+
+    The run is a contiguous run of its duration, or charging at full power until its energy is delivered; it must
+    end before the deadline.
     """
     step_h = curve.resolution.total_seconds() / 3600
     first = curve.index_of(start)
@@ -128,7 +129,7 @@ def agent_messages(prompt: str, request: str, load: LoadSpec, curve: PriceCurve,
 
 
 async def consult(
-    model: Model, prompt: str, request: str, load: LoadSpec, curve: PriceCurve, optimum: Plan, tz: tzinfo
+    model: Model, prompt: str, request: str, load: LoadSpec, *, curve: PriceCurve, optimum: Plan, tz: tzinfo
 ) -> dict[str, Any]:
     """Ask the agent, check its recommendation against ``optimum``, retry once, fall back to the optimum.
 

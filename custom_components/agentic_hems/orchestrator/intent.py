@@ -1,5 +1,6 @@
-"""Intent binding: what a person's request asks for, as (target, action) pairs ("the model proposes, the person
-decides").
+"""Intent binding: what a person's request asks for, as (target, action) pairs.
+
+The model proposes, the person decides.
 
 :func:`requested_actions` reads only the person's own text, deterministically, against the site's device names (the
 names the DeviceResolved gate resolves: registry aliases, names, device names, friendly names, entity_ids, plus an
@@ -189,8 +190,9 @@ _DEVICE_WORD = re.compile(
 
 @dataclass(frozen=True)
 class KnownDevice:
-    """A device the request may name: ``entity_id``, ``domain``, its folded ``names`` and its area's folded
-    ``areas`` (name, id and aliases).
+    """A device the request may name.
+
+    Fields: ``entity_id``, ``domain``, its folded ``names`` and its area's folded ``areas`` (name, id and aliases).
     """
 
     entity_id: str
@@ -239,9 +241,11 @@ def _spans(name: str) -> list[str]:
 
 
 def partial_names(devices: Sequence[KnownDevice]) -> dict[str, tuple[str, ...]]:
-    """entity_id -> the partial names that name it: trailing word runs of its names (entity_ids left out) with a
-    distinctive word (three letters or more, not a number, not in ``_FUNCTION_WORDS`` or an area's words) that no
-    other device's names contain as whole words.
+    """Return entity_id -> the partial names that name it.
+
+    A partial name is a trailing word run of its names (entity_ids left out) with a distinctive word (three letters or
+    more, not a number, not in ``_FUNCTION_WORDS`` or an area's words) that no other device's names contain as whole
+    words.
     """
     area_words = {word for device in devices for area in device.areas for word in area.split()}
     holders: dict[str, set[str]] = {}
@@ -291,10 +295,11 @@ def _by_name(clause: str, devices: Sequence[KnownDevice], partial: Mapping[str, 
 
 
 def _named(clause: str, bare: str, device: KnownDevice, areas: frozenset[str], by_name: bool) -> bool:
-    """``device`` is named in ``clause`` (folded; ``bare`` is the clause without the devices' names): by an area plus
-    a device word in ``bare`` (apart or as one German compound), or by a name (``by_name``, :func:`_by_name`) or
-    "all" plus a device word when the clause, without the device's own names, names no area of ``areas`` but the
-    device's.
+    """Return True when ``device`` is named in ``clause`` (folded).
+
+    ``bare`` is the clause without the devices' names. A device is named by an area plus a device word in ``bare``
+    (apart or as one German compound), or by a name (``by_name``, :func:`_by_name`) or "all" plus a device word when the
+    clause, without the device's own names, names no area of ``areas`` but the device's.
     """
     words = _words(device.domain)
     for area in device.areas if words else ():
@@ -338,8 +343,9 @@ _GRID_VERBS = re.compile(
 
 
 def asks_for_grid_action(text: str) -> bool:
-    """Return True when the person's ``text`` asks for a grid or battery action (see the module docstring): what lets a
-    model's run call ``request_authorization``.
+    """Return True when the person's ``text`` asks for a grid or battery action (see the module docstring).
+
+    This is what lets a model's run call ``request_authorization``.
     """
     if is_question(text):
         return False
@@ -348,8 +354,10 @@ def asks_for_grid_action(text: str) -> bool:
 
 
 def advice_targets(text: str, appliances: Sequence[ApplianceRef]) -> frozenset[str]:
-    """Return the names of the ``appliances`` whose specialist agent a run may consult: those the person's ``text`` names
-    (by name, kind words or "all flexible loads", :func:`.offline.understand`), a question included.
+    """Return the names of the ``appliances`` whose specialist agent a run may consult.
+
+    Those are the ones the person's ``text`` names (by name, kind words or "all flexible loads",
+    :func:`.offline.understand`), a question included.
     """
     return frozenset(understand(text, appliances).appliances)
 
@@ -365,8 +373,10 @@ def _actions(clause: str) -> set[str]:
 
 @dataclass
 class _Reading:
-    """What the clauses read so far ask for: device pairs, the clauses that may plan appliances, the text set aside,
-    and the previous clause's actions and devices.
+    """What the clauses read so far ask for.
+
+    Device pairs, the clauses that may plan appliances, the text set aside, and the previous clause's actions and
+    devices.
     """
 
     found: set[RequestedAction] = field(default_factory=set)
@@ -382,6 +392,7 @@ def _read(
     devices: Sequence[KnownDevice],
     areas: frozenset[str],
     appliances: Sequence[ApplianceRef],
+    *,
     partial: Mapping[str, Sequence[str]],
     reading: _Reading,
 ) -> None:
@@ -438,8 +449,10 @@ def _set_aside(
 def requested_actions(
     text: str, devices: Iterable[KnownDevice] = (), appliances: Sequence[ApplianceRef] = ()
 ) -> frozenset[RequestedAction]:
-    """Return the (target, action) pairs the person's ``text`` asks for (see the module docstring): device pairs carry the
-    entity_id and a vocabulary intent, appliance pairs the appliance's name and ``schedule`` or ``cancel``.
+    """Return the (target, action) pairs the person's ``text`` asks for (see the module docstring).
+
+    Device pairs carry the entity_id and a vocabulary intent, appliance pairs the appliance's name and ``schedule``
+    or ``cancel``.
     """
     if is_question(text):
         return frozenset()
@@ -448,7 +461,7 @@ def requested_actions(
     partial = partial_names(devices)
     reading = _Reading()
     for clause in (c.strip() for c in _CLAUSES.split(fold(text.replace("’", "'"))) if c and c.strip()):
-        _read(clause, devices, areas, appliances, partial, reading)
+        _read(clause, devices, areas, appliances, partial=partial, reading=reading)
     found = reading.found
     intent = understand(", ".join(reading.planning), appliances)
     if intent.kind in ("schedule", "cancel"):

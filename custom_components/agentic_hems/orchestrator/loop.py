@@ -1,5 +1,4 @@
-"""The ReAct loop: Thought -> Action -> Observation, at most 15 iterations and a wall-clock budget (seed 000
-section 3; issue 4).
+"""The ReAct loop: Thought -> Action -> Observation, at most 15 iterations and a wall-clock budget.
 
 The loop is pure: it talks to a :class:`Model` (an OpenAI-compatible client in the shell, or the offline planner)
 and carries out actions through :class:`Tools` (the shell's planner, gates and calendar). Each reply is parsed into
@@ -130,8 +129,10 @@ def compact(observation: dict[str, Any]) -> str:
 
 
 def instructions(request: str = "") -> str:
-    """Return the ReAct instructions appended to the orchestrator prompt: the format and the registered actions (a group's
-    actions only when ``request`` mentions its topic, to keep every round trip short).
+    """Return the ReAct instructions appended to the orchestrator prompt.
+
+    They give the format and the registered actions (a group's actions only when ``request`` mentions its topic, to
+    keep every round trip short).
     """
     lines = [f"- {name}: {spec.description}" for name, spec in REGISTRY.items() if not spec.group]
     groups: dict[str, list[str]] = {}
@@ -173,25 +174,9 @@ async def run_loop(
     ]
     for iteration in range(1, max_iterations + 1):
         remaining = budget_s - (clock() - started)
-        if remaining <= 0:
-            _stopped(result, "stop.budget", f"stopped: the {budget_s:g} s budget is spent", budget=f"{budget_s:g}")
+        reply = await _complete(model, messages, result, remaining=remaining, budget_s=budget_s, usage=usage)
+        if reply is None:
             break
-        try:
-            async with asyncio.timeout(remaining):
-                reply = await model.complete(messages)
-        except TimeoutError:
-            _stopped(result, "stop.budget", f"stopped: the {budget_s:g} s budget is spent", budget=f"{budget_s:g}")
-            break
-        except ModelError as err:
-            result.error = str(err)
-            result.error_key = getattr(err, "translation_key", None)
-            result.auth_failed = isinstance(err, ModelAuthError)
-            break
-        result.round_trips += 1
-        if usage is not None:
-            used = usage()
-            result.prompt_tokens += used.prompt_tokens
-            result.completion_tokens += used.completion_tokens
         step = await _step(iteration, reply, tools, messages)
         result.steps.append(step)
         if on_step is not None and (pending := on_step(step)) is not None:
@@ -213,8 +198,44 @@ async def run_loop(
     return result
 
 
+async def _complete(
+    model: Model,
+    messages: list[dict[str, Any]],
+    result: RunResult,
+    *,
+    remaining: float,
+    budget_s: float,
+    usage: Callable[[], Usage] | None,
+) -> Reply | None:
+    """Return the model's reply within ``remaining`` seconds, counting the round trip and its tokens in ``result``.
+
+    None when the loop stops: the budget is spent (before or during the call) or the model failed (``result.error``,
+    ``error_key`` and ``auth_failed`` set).
+    """
+    if remaining > 0:
+        try:
+            async with asyncio.timeout(remaining):
+                reply = await model.complete(messages)
+        except TimeoutError:
+            pass
+        except ModelError as err:
+            result.error = str(err)
+            result.error_key = getattr(err, "translation_key", None)
+            result.auth_failed = isinstance(err, ModelAuthError)
+            return None
+        else:
+            result.round_trips += 1
+            if usage is not None:
+                used = usage()
+                result.prompt_tokens += used.prompt_tokens
+                result.completion_tokens += used.completion_tokens
+            return reply
+    _stopped(result, "stop.budget", f"stopped: the {budget_s:g} s budget is spent", budget=f"{budget_s:g}")
+    return None
+
+
 def _stopped(result: RunResult, key: str, error: str, **args: Any) -> None:
-    """Record that the loop stops itself: ``error`` (English, for the run record) and the message ``key`` with ``args``."""
+    """Record that the loop stops itself: ``error`` (English, for the run record), message ``key`` with ``args``."""
     result.error, result.stop_key, result.stop_args = error, key, args
 
 

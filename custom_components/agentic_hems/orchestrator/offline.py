@@ -76,7 +76,9 @@ class ApplianceRef:
 
 @dataclass(frozen=True)
 class Intent:
-    """What a request asks for: ``kind``, the appliance names, a deadline "HH:MM" (local) or None, an earliest
+    """What a request asks for.
+
+    Fields: ``kind``, the appliance names, a deadline "HH:MM" (local) or None, an earliest
     start "HH:MM" or None, ``times`` (appliance -> (deadline, start)) when appliances got different times, and
     ``now`` when a price question is about the current price.
     """
@@ -110,7 +112,7 @@ def _mentions(folded: str, appliances: Sequence[ApplianceRef]) -> list[tuple[int
 
 
 def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
-    """ "HH:MM" of a time match (groups from ``first``: named time, hour, minute, suffix).
+    """Return "HH:MM" of a time match (groups from ``first``: named time, hour, minute, suffix).
 
     Evening context makes 6-11 mean pm.
     """
@@ -130,8 +132,10 @@ def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
 
 
 def _times(folded: str, mentions: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
-    """(position, kind, "HH:MM") for every time in ``folded``: kind ``deadline``, ``start`` (after, from, ab) or
-    ``start_at`` (at, um: an exact start); starts never overlap deadlines.
+    """Return (position, kind, "HH:MM") for every time in ``folded``.
+
+    Kind is ``deadline``, ``start`` (after, from, ab) or ``start_at`` (at, um: an exact start); starts never overlap
+    deadlines.
     """
     evening = bool(_EVENING.search(folded))
     day = TOMORROW if _TOMORROW.search(folded) else ""
@@ -282,8 +286,9 @@ class OfflinePlanner:
 
 
 def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: bool = False, lang: str = "en") -> str:
-    """One line per plan (or cancellation), plus the cheapest hour (and the price now, when asked) after a price
-    question, in ``lang``.
+    """Return one line per plan (or cancellation) in ``lang``.
+
+    After a price question, the cheapest hour follows (and the price now, when asked).
     """
     lines = [prefix] if prefix else []
     for obs in observations:

@@ -1,5 +1,6 @@
-"""Outcomes, not claims: what a run actually did, and the summary built from it (issue "The model proposes, the
-person decides").
+"""Outcomes, not claims: what a run actually did, and the summary built from it.
+
+The model proposes, the person decides.
 
 The assistant's tools record one outcome per device command (its gate outcome: ``executed``, ``dry_run``,
 ``blocked``, ``pending_confirmation``, ``failed``, ...), per plan (``stored``, ``cancelled`` or ``not_planned``), per
@@ -37,7 +38,9 @@ _EFFECTIVE = {COMMAND: EFFECTIVE_COMMANDS, PLAN: EFFECTIVE_PLANS, AUTHORIZATION:
 
 
 def reason_id(record: Mapping[str, Any]) -> str | None:
-    """Which known reason ended a command, from its trace record's last gate result: ``nothing_requested`` or
+    """Return which known reason ended a command, from its trace record's last gate result.
+
+    One of ``nothing_requested`` or
     ``not_requested`` (intent binding), ``grid_setpoint``, ``pending_limit``, ``control_off``, ``dry_run_requested``,
     ``policy_deny``; None for any other.
     """
@@ -89,8 +92,10 @@ def refused_command(action: Mapping[str, Any] | None, error: str) -> dict[str, A
 
 
 def refused_action(action: str, target: str | None, reason_key: str, reason: str) -> dict[str, Any]:
-    """Return an action refused because the person's request did not ask for it: ``action`` (its type) on ``target``, why
-    (``reason``, English) and the reason's id (``reason_key``, for the German summary).
+    """Return an action refused because the person's request did not ask for it.
+
+    It holds ``action`` (its type) on ``target``, why (``reason``, English) and the reason's id (``reason_key``, for
+    the German summary).
     """
     return {
         "kind": REFUSAL,
@@ -103,8 +108,9 @@ def refused_action(action: str, target: str | None, reason_key: str, reason: str
 
 
 def authorization_outcome(result: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the outcome of a ``request_authorization`` call from its result: ``pending`` (an administrator decides) or
-    ``denied`` (the reasons, joined).
+    """Return the outcome of a ``request_authorization`` call from its result.
+
+    It is ``pending`` (an administrator decides) or ``denied`` (the reasons, joined).
     """
     return {
         "kind": AUTHORIZATION,
@@ -164,8 +170,9 @@ _WITH_REASON = ("blocked", "dry_run", "failed", "invalid")
 
 
 def command_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
-    """One sentence for a command outcome in ``lang``, e.g. ``unlock lock.front_door: blocked by the policy gate
-    (...)``.
+    """Return one sentence for a command outcome in ``lang``.
+
+    For example ``unlock lock.front_door: blocked by the policy gate (...)``.
     """
     state = str(outcome.get("outcome"))
     key = f"command.{state}" if f"command.{state}" in TEXTS else "command.other"
@@ -200,8 +207,10 @@ def _line(outcome: Mapping[str, Any], lang: str) -> str:
 
 
 def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str | None = None) -> str:
-    """Return the summary of a run in ``lang``: one sentence per outcome in order, then ``stopped`` (why the run stopped,
-    already in ``lang``) if given; "Nothing was done." when both are empty.
+    """Return the summary of a run in ``lang``.
+
+    One sentence per outcome in order, then ``stopped`` (why the run stopped, already in ``lang``) if given; "Nothing
+    was done." when both are empty.
     """
     lines = [_line(o, lang) for o in outcomes]
     if stopped:
@@ -210,7 +219,9 @@ def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str
 
 
 def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False) -> bool:
-    """Whether what was asked happened: when device commands were proposed, an action was refused, or the person
+    """Return whether what was asked happened.
+
+    When device commands were proposed, an action was refused, or the person
     ``asked`` for something (their request reads into requested actions), at least one command executed or waits
     for confirmation, a plan was stored or cancelled, or an authorization request waits for an administrator. True
     otherwise (a question answered).
@@ -274,14 +285,19 @@ _CLAIMS = tuple(
         rf"\b(was|were)\s+(just\s+|successfully\s+)?{_PAST}\b",
         rf"\b(is|are)\s+now\s+(on|off|open|closed|locked|unlocked|running|charging|{_PAST})\b",
         r"^\s*(done|erledigt)\b",
-        rf"\b(ist|sind)\s+(jetzt|nun|soeben|gerade)\s+(\S+\s+){{0,4}}?({'|'.join(sorted(_PARTICIPLES))}|an|aus|offen|zu)\b",
+        (
+            rf"\b(ist|sind)\s+(jetzt|nun|soeben|gerade)\s+(\S+\s+){{0,4}}?"
+            rf"({'|'.join(sorted(_PARTICIPLES))}|an|aus|offen|zu)\b"
+        ),
     )
 )
 
 
 def _german_perfect(sentence: str) -> bool:
-    """Return a German perfect or passive of an action in ``sentence``, in any word order: "ich/wir" with "habe/haben"
-    and a participle ("Ich habe das Licht eingeschaltet"), or "wurde(n)" and one ("Die Tür wurde geöffnet").
+    """Return a German perfect or passive of an action in ``sentence``, in any word order.
+
+    That is "ich/wir" with "habe/haben" and a participle ("Ich habe das Licht eingeschaltet"), or "wurde(n)" and one
+    ("Die Tür wurde geöffnet").
     """
     words = set(re.findall(r"\w+", sentence.casefold()))
     if not words & _PARTICIPLES:
@@ -290,9 +306,10 @@ def _german_perfect(sentence: str) -> bool:
 
 
 def claims_action(text: str) -> bool:
-    """Return True when ``text`` (a model's closing summary) reports an action as done, in English or German: "I unlocked
-    the front door", "The light has been turned on", "The kettle is now on", "Done.", "Ich habe das Licht
-    eingeschaltet", "Die Tür wurde geöffnet", "Das Licht ist jetzt aus". Each sentence is read on its own; a
+    """Return True when ``text`` (a model's closing summary) reports an action as done, in English or German.
+
+    Examples: "I unlocked the front door", "The light has been turned on", "The kettle is now on", "Done.", "Ich habe
+    das Licht eingeschaltet", "Die Tür wurde geöffnet", "Das Licht ist jetzt aus". Each sentence is read on its own; a
     description of a state ("the door is locked") or a recommendation ("start it at 02:00") is no claim.
     """
     sentences = re.split(r"[.!?;\n]+", text.replace("’", "'"))

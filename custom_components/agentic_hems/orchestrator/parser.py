@@ -86,8 +86,9 @@ def reply_chars(reply: Reply, limit: int = MAX_REPLY_CHARS) -> int:
 
 
 def bounded_reply(reply: Reply) -> Reply:
-    """``reply`` itself, or, when it is longer than ``MAX_REPLY_CHARS``, a placeholder without tool calls (what the
-    conversation keeps and sends back to the model instead of the oversized text).
+    """Return ``reply``, or a placeholder without tool calls when it is longer than ``MAX_REPLY_CHARS``.
+
+    The placeholder is what the conversation keeps and sends back to the model instead of the oversized text.
     """
     if reply_chars(reply) <= MAX_REPLY_CHARS:
         return reply

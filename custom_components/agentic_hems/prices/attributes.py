@@ -61,7 +61,7 @@ def curve_from_attributes(
     day_start: datetime,
     currency: str | None = None,
 ) -> PriceCurve:
-    """Return a 15-minute ``PriceCurve`` (source "sensor") from a price sensor's attributes, with its refusals and doubts.
+    """Return a 15-minute ``PriceCurve`` (source "sensor") from a price sensor's attributes, refusals and doubts.
 
     Args:
         attributes: the sensor's state attributes; times may be datetimes or ISO 8601 strings.

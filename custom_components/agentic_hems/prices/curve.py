@@ -100,6 +100,7 @@ class PriceCurve:
     marks: MarkArray = field(default_factory=_no_marks)
 
     def __post_init__(self) -> None:
+        """Check the fields and store ``start`` in UTC; raises ValueError for an inconsistent curve."""
         start = ensure_utc(self.start)
         if self.resolution <= timedelta(0):
             raise ValueError("resolution must be positive")
@@ -134,6 +135,7 @@ class PriceCurve:
         return marks
 
     def __len__(self) -> int:
+        """Return the number of slots."""
         return int(self.prices.shape[0])
 
     @property
@@ -155,8 +157,9 @@ class PriceCurve:
         return math.floor(delta / self.resolution)
 
     def price_at(self, moment: datetime) -> float | None:
-        """Price of the slot containing ``moment``, or None when outside the curve or unknown (doubtful prices
-        are returned; see :meth:`trust`).
+        """Return the price of the slot containing ``moment``, or None when outside the curve or unknown.
+
+        Doubtful prices are returned; see :meth:`trust`.
         """
         i = self.index_of(moment)
         if 0 <= i < len(self):
@@ -170,8 +173,9 @@ class PriceCurve:
         return None if known.size == 0 else self.slot_start(int(known[-1]) + 1)
 
     def trust(self) -> npt.NDArray[np.int8]:
-        """:class:`SlotTrust` value per slot, int8 array of shape (n,): UNKNOWN where NaN, DOUBTFUL where a doubt
-        note applies, else KNOWN.
+        """Return the :class:`SlotTrust` value per slot, an int8 array of shape (n,).
+
+        UNKNOWN where NaN, DOUBTFUL where a doubt note applies, else KNOWN.
         """
         per_note = np.array([note.trust for note in self.notes] + [SlotTrust.KNOWN], dtype=np.int8)
         trust: npt.NDArray[np.int8] = per_note[self.marks]  # index -1 picks the trailing KNOWN
@@ -194,7 +198,7 @@ class PriceCurve:
         return spans
 
     def window(self, start: datetime, end: datetime) -> PriceCurve:
-        """Return the slots in ``[start, end)`` (both rounded outward to slot boundaries), NaN where outside the curve."""
+        """Return the slots in ``[start, end)`` (both rounded outward to slot boundaries), NaN outside the curve."""
         first = self.index_of(floor_slot(start, self.resolution))
         last = self.index_of(ceil_slot(end, self.resolution))
         out = np.full(max(last - first, 0), np.nan)

@@ -46,7 +46,8 @@ class Day:
 
     Attributes:
         label: how notes name the day, e.g. ``tomorrow (2025-01-15)``.
-        start, end: aware UTC bounds of the day.
+        start: aware UTC start of the day.
+        end: aware UTC end of the day.
         step: the source's resolution for this day; where accepted days overlap, the finer one wins.
         prices: float64 array of ``(end - start) / 15 min`` prices per kWh, NaN where the source itself gave no
             price (an item whose value is None); None when the day is refused.
@@ -68,7 +69,7 @@ def refused_day(label: str, start: datetime, end: datetime, issue: PriceIssue, r
 
 
 def day_sizes(start: datetime, end: datetime) -> str:
-    """Return the accepted price counts of the day ``[start, end)``, e.g. ``24, 48 or 96`` (``23, 46 or 92`` in spring)."""
+    """Return the accepted price counts of the day ``[start, end)``: ``24, 48 or 96`` (``23, 46 or 92`` in spring)."""
     counts = [str((end - start) // step) for step in reversed(STEPS)]
     return f"{counts[0]}, {counts[1]} or {counts[2]}"
 
@@ -78,7 +79,8 @@ def whole_day(label: str, start: datetime, end: datetime, items: Sequence[Item],
 
     Args:
         label: names the day in notes.
-        start, end: aware UTC bounds of the day.
+        start: aware UTC start of the day.
+        end: aware UTC end of the day.
         items: ``(start, end or None, value)``; a value may be a number, a numeric string or None (no price for
             that item's slots). Items without an end last ``(end - start) / len(items)`` after duplicates merge.
         scale: factor from the source's unit to currency per kWh.
@@ -193,8 +195,10 @@ def _conflicts(days: list[Day]) -> tuple[list[Day], list[Day]]:
 
 
 def _zero_doubts(days: list[Day], prices: FloatArray, origin: datetime) -> list[tuple[int, int, PriceNote]]:
-    """Slot ranges of doubtful zero patterns in the laid-out ``prices`` (grid from ``origin``): each accepted day
-    whose prices are all exactly 0, and a run of zeros of at least ``ZERO_TAIL_MIN`` ending the last day.
+    """Return slot ranges of doubtful zero patterns in the laid-out ``prices`` (grid from ``origin``).
+
+    Each accepted day whose prices are all exactly 0, and a run of zeros of at least ``ZERO_TAIL_MIN`` ending the last
+    day.
     """
     spans: dict[tuple[int, int], str] = {}
     for day in days:

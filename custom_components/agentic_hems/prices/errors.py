@@ -34,6 +34,7 @@ class PricesRefused(PriceSourceError):
     """
 
     def __init__(self, spans: Sequence[NoteSpan]) -> None:
+        """Keep the refused ``spans``; the message joins their notes' details, each once."""
         self.spans = tuple(spans)
         details = dict.fromkeys(span.note.detail for span in self.spans)
         super().__init__("no usable price: " + "; ".join(details))

@@ -31,6 +31,7 @@ class PriceFormula:
     vat_on_negative: bool = True
 
     def __post_init__(self) -> None:
+        """Check that markup, VAT and grid fee are finite numbers; raises ValueError (TypeError for non-numbers)."""
         for name in ("markup", "vat", "grid_fee"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):

@@ -46,7 +46,7 @@ def sample_curve(today: date, tz: tzinfo) -> PriceCurve:
 
 @cache
 def _source_day(name: str, start: datetime) -> FloatArray:
-    """Return the 96 quarter-hour prices (EUR/kWh, read-only) of the source day starting at ``start`` in document ``name``."""
+    """Return the 96 quarter-hour prices (EUR/kWh, read-only) of the source day from ``start`` in document ``name``."""
     return parse_day_ahead((_DATA / name).read_bytes()).window(start, start + _DAY_SLOTS * SLOT).prices
 
 

@@ -101,7 +101,8 @@ def next_window(
     """Return the next daily window ``[start, end)`` that can still hold ``run_time``.
 
     Args:
-        earliest_start, deadline: local times of day; a deadline at or before ``earliest_start`` is the next day.
+        earliest_start: local time of day the window opens.
+        deadline: local time of day it closes; at or before ``earliest_start`` it is the next day's.
         now: aware datetime; the window never starts before it.
         tz: the home's time zone.
         run_time: the load's shortest run; windows that can no longer hold it are skipped.

@@ -127,8 +127,10 @@ class Plan:
         return 0 <= i < len(self.power_kw) and bool(self.power_kw[i] > 0)
 
     def transition_at(self, moment: datetime) -> str | None:
-        """``"start"`` when the planned power goes from 0 to > 0 at ``moment``, ``"stop"`` when it goes back to 0,
-        else None (also when ``moment`` is not a slot boundary of this plan): the scheduler's commands.
+        """Return the scheduler's command at ``moment``: ``"start"``, ``"stop"`` or None.
+
+        ``"start"`` when the planned power goes from 0 to > 0 at ``moment``, ``"stop"`` when it goes back to 0, else
+        None (also when ``moment`` is not a slot boundary of this plan).
         """
         offset = moment - self.curve_start
         if offset % self.resolution or not self.feasible:

@@ -37,8 +37,8 @@ def window_sums(prices: npt.ArrayLike, width: int) -> FloatArray:
         width: slots per window, at least 1.
 
     Returns:
-        float64 array of shape ``(max(n - width + 1, 0),)``; element ``j`` is ``prices[j] + ... + prices[j + width - 1]``,
-        NaN when the window touches a NaN.
+        float64 array of shape ``(max(n - width + 1, 0),)``; element ``j`` is
+        ``prices[j] + ... + prices[j + width - 1]``, NaN when the window touches a NaN.
 
     Raises:
         ValueError: ``prices`` is not 1-D or ``width < 1``.
@@ -154,14 +154,15 @@ def window_text(curve: PriceCurve, window: LoadWindow) -> str:
 
 
 def notes_text(curve: PriceCurve, mask: BoolArray) -> str:
-    """Return the details of the notes on the slots ``mask`` selects (bool (n,)), each once, in time order, joined by "; "."""
+    """Return the notes' details on the slots ``mask`` (bool (n,)) selects, each once, in time order, joined by "; "."""
     marks = dict.fromkeys(int(mark) for mark in curve.marks[mask] if mark != NO_NOTE)
     return "; ".join(curve.notes[mark].detail for mark in marks)
 
 
 def missing_prices_text(curve: PriceCurve, window: LoadWindow) -> str:
-    """Explain which slots of ``window`` lack a price and why, as far as the curve's notes say (empty when none
-    lacks one).
+    """Explain which slots of ``window`` lack a price and why, as far as the curve's notes say.
+
+    The text is empty when none lacks one.
     """
     if window.complete:
         return ""

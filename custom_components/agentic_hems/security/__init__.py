@@ -165,9 +165,10 @@ _CREATIVE = re.compile(
 
 
 def clearly_out_of_scope(text: str) -> bool:
-    """Return the offline scope classifier: a typical off-topic request (the weather, general knowledge) with no
-    home-energy keyword, or a creative writing task whatever it is about ("write a poem about the dishwasher").
-    Such requests get :data:`OUT_OF_SCOPE_MESSAGE` (in the request's language) before any model call. English and
-    German.
+    """Return the offline scope classifier: True for a request that is clearly off-topic.
+
+    That is a typical off-topic request (the weather, general knowledge) with no home-energy keyword, or a creative
+    writing task whatever it is about ("write a poem about the dishwasher"). Such requests get
+    :data:`OUT_OF_SCOPE_MESSAGE` (in the request's language) before any model call. English and German.
     """
     return bool(_CREATIVE.search(text)) or (not in_scope(text) and bool(_OFF_TOPIC.search(text)))
