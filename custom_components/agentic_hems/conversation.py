@@ -1,4 +1,4 @@
-"""Assist: a conversation agent that answers with the orchestrator (issue 4, "Surfaces").
+"""Assist: a conversation agent that answers with the orchestrator.
 
 Pick "Agentic HEMS" as the conversation agent of an Assist pipeline. Each sentence goes through ``ask`` as the user
 who spoke: the security layer, the rate limits, and the loop. The spoken answer is the run's summary, or the reason

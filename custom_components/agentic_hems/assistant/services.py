@@ -1,4 +1,4 @@
-"""Service actions of the assistant: ask and get_runs (issue 4)."""
+"""Service actions of the assistant: ask and get_runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ReAct orchestrator (seed 000 section 3; issue 4): actions, the reply parser, the loop and the offline planner.
+"""The ReAct orchestrator: actions, the reply parser, the loop and the offline planner.
 
 Pure core: no ``homeassistant`` imports. The HA shell gives the loop a model (an OpenAI-compatible client or the
 offline planner) and the tools that carry out actions.

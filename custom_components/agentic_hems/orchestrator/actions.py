@@ -1,4 +1,4 @@
-"""The orchestrator's actions and their registry (seed 000 section 3; issue 4).
+"""The orchestrator's actions and their registry.
 
 An :class:`Action` is a type (``GET_PRICES``, ``SCHEDULE``, ...) with string-keyed arguments. The registry maps each
 type to its argument schema (:func:`..validation.closed`: extra keys refused) and a one-line description for the model;
@@ -114,7 +114,7 @@ def validate(action: Action) -> Action:
     return Action(action.type, spec.schema(dict(action.args)))
 
 
-# The grid toolkit's tools (seed 002; issue 5): one action each, named after the tool in upper case. The arguments
+# The grid toolkit's tools: one action each, named after the tool in upper case. The arguments
 # are the tool's fields; the tool's contract validates them when it runs (as the user who asked).
 GRID_GROUP = "grid tools (arguments are the tool's fields; take a snapshot first)"
 GROUP_TOPICS: dict[str, re.Pattern[str]] = {

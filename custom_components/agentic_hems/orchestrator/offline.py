@@ -1,4 +1,4 @@
-"""The offline planner: a deterministic reader of requests that drives the same actions as a model (issue 4).
+"""The offline planner: a deterministic reader of requests that drives the same actions as a model.
 
 It is the default when no model is configured, so the main job works with no model and no network. It understands
 appliance names and their usual words (English and German), "all flexible loads", a deadline ("by 7:30", "before

@@ -1,4 +1,4 @@
-"""Reading one model reply into one action (seed 000 section 3: ``ACTION: TYPE | k=v | k=v``; issue 4).
+"""Reading one model reply into one action (``ACTION: TYPE | k=v | k=v`` or JSON).
 
 Accepted: the seed's text form in any case and spacing, with ``k=v`` (or ``k: v``) or JSON arguments; a JSON object
 ``{"action": ..., "args": {...}}`` or ``{"name": ..., "arguments": {...}}`` in the content (tool calls written as

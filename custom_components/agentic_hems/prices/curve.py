@@ -1,6 +1,6 @@
 """The price curve every other module plans on.
 
-Conventions (../shared/DESIGN.md, "Core types" and "Conventions"): slot starts are aware UTC datetimes on a
+Conventions: slot starts are aware UTC datetimes on a
 slot boundary, a slot is ``[start, start + resolution)``, prices are per kWh in ``currency`` and NaN marks an
 unknown price. Each slot is known, doubtful or unknown (:mod:`.trust`); notes say why a slot is doubtful or refused.
 Nothing here imports Home Assistant.

@@ -1,4 +1,4 @@
-"""The security layer: every user request is checked here before any model call (seed 000 section 7; issue 4).
+"""The security layer: every user request is checked here before any model call.
 
 Two public entry points share one pattern library (:mod:`.patterns`):
 
@@ -6,7 +6,7 @@ Two public entry points share one pattern library (:mod:`.patterns`):
 - :func:`assess` ``(text) -> Assessment``: the length caps (150 characters, 30 words, not empty), then ``screen``,
   a risk level with the seed's action, and the sanitized text.
 
-Risk (seed 000): ``none`` (clean) and ``low`` (one sanitizable finding: stray delimiters, invisible or control
+Risk: ``none`` (clean) and ``low`` (one sanitizable finding: stray delimiters, invisible or control
 characters, removed) are processed; ``medium`` (several sanitizable findings) is processed with a warning; ``high``
 (a constraint violation or a definite injection category) is rejected. :func:`wrap` puts accepted text between
 ``<user_request>`` tags with the seed's note; :func:`in_scope` is the keyword scope check (it warns, never rejects)

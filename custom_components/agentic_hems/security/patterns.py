@@ -1,7 +1,7 @@
 """The pattern library: one set of compiled, case-insensitive patterns for user requests and model output.
 
-Seed 000 section 7 names six categories of prompt injection (:data:`SEED_CATEGORIES`); seed 001's InputGuard adds
-command smuggling. :func:`screen` applies every pattern with no length cap and returns the matched categories; the
+Six categories of prompt injection (:data:`SEED_CATEGORIES`: the categories the security layer was specified with),
+plus command smuggling for the InputGuard gate. :func:`screen` applies every pattern with no length cap and returns the matched categories; the
 security layer's ``assess`` adds the length caps, and the InputGuard gate screens model output with it.
 
 Text is NFKC-normalized, case-folded, with Latin look-alikes (Cyrillic, Greek) folded to Latin, and matched in three
@@ -582,7 +582,7 @@ _PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         ),
         (),
     ),
-    # --- command smuggling (seed 001 InputGuard) -----------------------------------------------------------
+    # --- command smuggling (the InputGuard gate) -----------------------------------------------------------
     (
         COMMAND_INJECTION,
         r"(;|&&|\|\|)\s*(rm|curl|wget|sh|bash|nc|python3?|chmod|sudo)\b|\$\(|\$\{|`[^`]{1,200}`|\brm\s+-rf\b",

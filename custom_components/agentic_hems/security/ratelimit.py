@@ -1,4 +1,4 @@
-"""Rate limits for ``ask`` (seed 000 section 7: global daily and hourly limits, a per-user per-minute limit)."""
+"""Rate limits for ``ask``: global daily and hourly limits, and a per-user per-minute limit."""
 
 from __future__ import annotations
 
