@@ -1,8 +1,9 @@
 """The pattern library: one set of compiled, case-insensitive patterns for user requests and model output.
 
-Six categories of prompt injection (:data:`SEED_CATEGORIES`: the categories the security layer was specified with),
-plus command smuggling for the InputGuard gate. :func:`screen` applies every pattern with no length cap and returns the matched categories; the
-security layer's ``assess`` adds the length caps, and the InputGuard gate screens model output with it.
+Six categories of prompt injection (:data:`SEED_CATEGORIES`, the ones the security layer was specified with), plus
+command smuggling for the InputGuard gate. :func:`screen` applies every pattern with no length cap and returns the
+matched categories; the security layer's ``assess`` adds the length caps, and the InputGuard gate screens model output
+with it.
 
 Text is NFKC-normalized, case-folded, with Latin look-alikes (Cyrillic, Greek) folded to Latin, and matched in three
 variants: as is, whitespace runs collapsed (tabs, newlines), and spaced letters joined ("i g n o r e"). Between key
