@@ -35,8 +35,9 @@ def fold(text: str) -> str:
 
 
 def entity_names(view: HaView, entity: EntityInfo) -> dict[str, str]:
-    """Folded name -> which field it came from (``alias``, ``name``, ``device_name``, ``friendly_name``,
-    ``entity_id``).
+    """Map each folded name of ``entity`` to the field it came from.
+
+    Fields: ``alias``, ``name``, ``device_name``, ``friendly_name``, ``entity_id``.
     """
     names: dict[str, str] = {}
     state = view.state(entity.entity_id)

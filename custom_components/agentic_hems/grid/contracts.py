@@ -63,6 +63,7 @@ class ToolError(Exception):
     """
 
     def __init__(self, key: str, status: str = "invalid", **placeholders: Any) -> None:
+        """Hold ``key``, ``status`` and the placeholders as strings."""
         super().__init__(f"{key}: {placeholders}" if placeholders else key)
         self.key = key
         self.status = status
@@ -134,8 +135,9 @@ GENERATE_AUDIT_RECORD = ToolContract(
 
 
 async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> dict[str, Any]:
-    """``generate_audit_record``: internal (scope ``system``), so only the integration appends records: for
-    every tool call, gate decision and approval. The sink checks the previous chain hash; the append is shielded, so
+    """Append an audit record (``generate_audit_record``, internal, scope ``system``).
+
+    Only the integration appends records: for every tool call, gate decision and approval. The sink checks the previous chain hash; the append is shielded, so
     a timeout (1000 ms) never leaves a half-written line.
 
     Raises:

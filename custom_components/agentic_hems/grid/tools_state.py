@@ -1,5 +1,6 @@
-"""Handlers of the state and physics tools: inspect_grid_state, retrieve_asset, run_power_flow, run_contingency
-and run_forecast (seed 002; issue 5). Each is ``(host, data, caller) -> ToolOutput`` run by
+"""Handlers of the state and physics tools.
+
+The tools: inspect_grid_state, retrieve_asset, run_power_flow, run_contingency and run_forecast. Each is ``(host, data, caller) -> ToolOutput`` run by
 :func:`~.contracts.invoke`; none writes a setpoint.
 """
 
@@ -66,19 +67,18 @@ def panel_powers(power: Mapping[str, float], twin: Twin) -> dict[str, float]:
 def _alarms(
     twin: Twin, network: Network, flow: PowerFlowResult | None, soc: Mapping[str, float]
 ) -> list[dict[str, Any]]:
-    alarms: list[dict[str, Any]] = []
     if flow is None or not flow.converged:
         return [{"alarm": "power_flow_not_converged", "severity": "critical"}]
     pct, rated = loading(network, flow)
-    for index in np.flatnonzero(rated & (pct > 100)):
-        alarms.append(
-            {
-                "alarm": "branch_overload",
-                "severity": "critical",
-                "branch": int(index) + 1,
-                "loading_pct": round(float(pct[index]), 3),
-            }
-        )
+    alarms: list[dict[str, Any]] = [
+        {
+            "alarm": "branch_overload",
+            "severity": "critical",
+            "branch": int(index) + 1,
+            "loading_pct": round(float(pct[index]), 3),
+        }
+        for index in np.flatnonzero(rated & (pct > 100))
+    ]
     for index, bus in enumerate(table(network.bus)):
         if not bus[VMIN] <= flow.vm_pu[index] <= bus[VMAX] and bus[VMAX] > 0:
             alarms.append(
@@ -243,7 +243,8 @@ def check_limits(twin: Twin, asset_id: str, p_kw: float) -> None:
 
 
 async def run_power_flow_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """AC (Newton-Raphson) or DC power flow on a snapshot with typed modifications (seed 002 ``run_power_flow``).
+    """Run an AC (Newton-Raphson) or DC power flow on a snapshot with typed modifications (``run_power_flow``).
+
     ``converged=false`` is a result; ``pinn`` is a typed error; a solver exception is a typed error, never retried
     with another method.
     """
@@ -344,8 +345,9 @@ async def run_contingency_tool(host: TenantHost, data: dict[str, Any], caller: C
 async def forecast_target(
     host: TenantHost, target: str, horizon_h: float, quantiles: list[float], step_min: int
 ) -> tuple[Any, str]:
-    """Return the :class:`~.forecast.Forecast` of ``target`` (load, pv, price) from its entity's 14-day history, and the
-    entity id.
+    """Return the :class:`~.forecast.Forecast` of ``target`` (load, pv, price) and the entity id.
+
+    The forecast comes from the entity's 14-day history.
 
     Raises:
         ToolError: ``forecast_target_unmapped``, ``forecast_no_history``, ``forecast_horizon_too_long``,
