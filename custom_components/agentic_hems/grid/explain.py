@@ -929,9 +929,9 @@ def _conflict_items(view: _View) -> list[str]:
     return [_explain_conflict(c, view.slots, view.fmt) for c in conflicts]
 
 
-def _auditor_lines(view: _View, assumptions: list[str]) -> list[str]:
-    """Return the auditor's lines: provenance, solver, cost check, constraints, assumptions and schedule."""
-    fmt, plan, cost, gap = view.fmt, view.plan, view.cost, view.gap
+def _cost_check(view: _View) -> tuple[float | None, str]:
+    """Return the cost recomputed from the schedule's grid flows (None without them) and the localized verdict."""
+    fmt, cost = view.fmt, view.cost
     recomputed = (
         sum(
             ((s.import_kw or 0.0) * s.import_price - (s.export_kw or 0.0) * s.export_price) * view.h for s in view.slots
@@ -940,11 +940,16 @@ def _auditor_lines(view: _View, assumptions: list[str]) -> list[str]:
         else None
     )
     if recomputed is None or cost is None:
-        check = fmt.t("na")
-    elif abs(recomputed - cost) <= MONEY_TOL * max(1.0, abs(cost)):
-        check = fmt.t("au.matches")
-    else:
-        check = fmt.t("au.differs", diff=fmt.money(recomputed - cost, 6))
+        return recomputed, fmt.t("na")
+    if abs(recomputed - cost) <= MONEY_TOL * max(1.0, abs(cost)):
+        return recomputed, fmt.t("au.matches")
+    return recomputed, fmt.t("au.differs", diff=fmt.money(recomputed - cost, 6))
+
+
+def _auditor_lines(view: _View, assumptions: list[str]) -> list[str]:
+    """Return the auditor's lines: provenance, solver, cost check, constraints, assumptions and schedule."""
+    fmt, plan, cost, gap = view.fmt, view.plan, view.cost, view.gap
+    recomputed, check = _cost_check(view)
     lines = [
         fmt.t(
             "au.id",

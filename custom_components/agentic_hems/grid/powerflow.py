@@ -143,8 +143,8 @@ def _initial_voltage(net: Network) -> NDArray[np.complex128]:
 class _Jacobian:
     """The Newton Jacobian built element-wise on Ybus's sparsity pattern.
 
-    It is ``dSbus_dV`` in polar form, without sparse-matrix products: rows are P mismatches at PV and PQ buses then Q mismatches at PQ buses, columns are
-    angles at PV and PQ buses then magnitudes at PQ buses.
+    It is ``dSbus_dV`` in polar form, without sparse-matrix products: rows are P mismatches at PV and PQ buses then
+    Q mismatches at PQ buses, columns are angles at PV and PQ buses then magnitudes at PQ buses.
     """
 
     def __init__(self, ybus: sp.csr_matrix, pvpq: NDArray[np.int64], pq: NDArray[np.int64]) -> None:

@@ -207,19 +207,7 @@ async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller:
         "gap": result.gap,
         "bound": result.bound,
         "constraints": {"import_limit_kw": problem.import_limit_kw, "export_limit_kw": problem.export_limit_kw},
-        "assets": [
-            {
-                "asset_id": b.name,
-                "capacity_kwh": b.capacity_kwh,
-                "soc_min_kwh": b.soc_min_kwh,
-                "soc_max_kwh": b.soc_max_kwh,
-                "charge_kw": b.charge_kw,
-                "discharge_kw": b.discharge_kw,
-                "soc_initial_kwh": b.soc_initial_kwh,
-                "soc_terminal_kwh": b.soc_terminal_kwh,
-            }
-            for b in batteries
-        ],
+        "assets": [_battery_row(b) for b in batteries],
         "schedule": schedule,
         "conflicts": result.conflicts,
         "actions": actions,
@@ -230,6 +218,20 @@ async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller:
     plan["signature"] = sign(host.secret, actions, artifact.artifact_id)
     sources = [prices.source, *(m.entity_id for m in measured.values())]
     return ToolOutput(plan, sources, SOLVER_MILP)
+
+
+def _battery_row(battery: Battery) -> dict[str, Any]:
+    """Return a plan's record of ``battery``: its limits (kW, kWh) and its initial and terminal SoC (kWh)."""
+    return {
+        "asset_id": battery.name,
+        "capacity_kwh": battery.capacity_kwh,
+        "soc_min_kwh": battery.soc_min_kwh,
+        "soc_max_kwh": battery.soc_max_kwh,
+        "charge_kw": battery.charge_kw,
+        "discharge_kw": battery.discharge_kw,
+        "soc_initial_kwh": battery.soc_initial_kwh,
+        "soc_terminal_kwh": battery.soc_terminal_kwh,
+    }
 
 
 def _portfolio(twin: Twin, data: dict[str, Any]) -> list[str]:
@@ -421,13 +423,8 @@ async def validate_constraints(host: TenantHost, data: dict[str, Any], caller: C
     return ToolOutput({"validation_id": artifact.artifact_id, **output}, [subject.artifact_id])
 
 
-async def request_authorization(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Submit a validated plan for a person's authorization.
-
-    Denied by default on any inconsistency (recorded, never retried); halted while the audit chain is broken.
-    """
-    if host.audit_broken:
-        raise ToolError("audit_chain_broken", "halted")
+def _linked_artifacts(host: TenantHost, data: dict[str, Any]) -> tuple[dict[str, Artifact], list[str]]:
+    """Return the request's plan, sim, validation and explanation by kind, and a reason for each missing one."""
     reasons: list[str] = []
     found: dict[str, Artifact] = {}
     for key, kind in (
@@ -440,8 +437,15 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
             found[kind] = host.artifacts.get(data[key], kind)
         except ToolError:
             reasons.append(f"{key} {data[key]} does not exist in this tenant")
+    return found, reasons
+
+
+def _inconsistencies(
+    host: TenantHost, data: dict[str, Any], window: Window, found: Mapping[str, Artifact]
+) -> list[str]:
+    """Return why the linked artifacts do not support authorizing ``window`` (empty when they do)."""
+    reasons: list[str] = []
     plan, sim, validation, explanation = (found.get(k) for k in ("plan", "sim", "validation", "explanation"))
-    window = Window(data["requested_window"]["start"], data["requested_window"]["end"])
     if sim is not None:
         if sim.refs.get("plan_id") != data["plan_id"]:
             reasons.append("the sim did not simulate this plan's signed actions")
@@ -472,6 +476,20 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
             or window.end > datetime.fromisoformat(schedule[-1]["end"])
         ):
             reasons.append("the requested window is not within the plan")
+    return reasons
+
+
+async def request_authorization(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
+    """Submit a validated plan for a person's authorization.
+
+    Denied by default on any inconsistency (recorded, never retried); halted while the audit chain is broken.
+    """
+    if host.audit_broken:
+        raise ToolError("audit_chain_broken", "halted")
+    found, reasons = _linked_artifacts(host, data)
+    window = Window(data["requested_window"]["start"], data["requested_window"]["end"])
+    reasons += _inconsistencies(host, data, window, found)
+    plan, explanation = found.get("plan"), found.get("explanation")
     request = {
         "plan_id": data["plan_id"],
         "sim_id": data["sim_id"],

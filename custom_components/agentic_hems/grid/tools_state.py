@@ -1,7 +1,7 @@
 """Handlers of the state and physics tools.
 
-The tools: inspect_grid_state, retrieve_asset, run_power_flow, run_contingency and run_forecast. Each is ``(host, data, caller) -> ToolOutput`` run by
-:func:`~.contracts.invoke`; none writes a setpoint.
+The tools: inspect_grid_state, retrieve_asset, run_power_flow, run_contingency and run_forecast. Each is
+``(host, data, caller) -> ToolOutput`` run by :func:`~.contracts.invoke`; none writes a setpoint.
 """
 
 from __future__ import annotations
@@ -129,8 +129,29 @@ def _flows(network: Network, flow: PowerFlowResult) -> list[dict[str, Any]]:
     ]
 
 
+def _stale_snapshot(host: TenantHost, twin: Twin, err: ToolError) -> ToolOutput:
+    """Return the last snapshot of ``twin``'s network marked stale because of ``err``.
+
+    Raises:
+        ToolError: ``no_consistent_snapshot`` when there is none.
+
+    """
+    last = host.artifacts.latest("snapshot", lambda a: a.data["state"]["network_id"] == twin.network_id)
+    if last is None:
+        raise ToolError("no_consistent_snapshot", "failed", network_id=twin.network_id, reason=err.key) from err
+    return ToolOutput(
+        {
+            "snapshot_id": last.artifact_id,
+            "state": last.data["state"],
+            "stale": True,
+            "stale_reason": err.placeholders.get("detail", err.key),
+        },
+        [last.artifact_id, twin.source],
+    )
+
+
 async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Snapshot of a twin (seed 002 ``inspect_grid_state``).
+    """Snapshot of a twin (``inspect_grid_state``).
 
     Depth 1: totals, asset powers and active alarms; 2: plus the measurements; 3: plus the solved buses and branches. On
     a measurement failure: the last consistent snapshot of the network with ``stale=true`` (never a partial state).
@@ -146,18 +167,7 @@ async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Cal
     try:
         measured = await host.async_measure(twin, at) if twin.is_home else {}
     except ToolError as err:
-        last = host.artifacts.latest("snapshot", lambda a: a.data["state"]["network_id"] == twin.network_id)
-        if last is None:
-            raise ToolError("no_consistent_snapshot", "failed", network_id=twin.network_id, reason=err.key) from err
-        return ToolOutput(
-            {
-                "snapshot_id": last.artifact_id,
-                "state": last.data["state"],
-                "stale": True,
-                "stale_reason": err.placeholders.get("detail", err.key),
-            },
-            [last.artifact_id, twin.source],
-        )
+        return _stale_snapshot(host, twin, err)
     power, soc = asset_powers(twin, measured)
     network = with_injections(twin, panel_powers(power, twin)) if twin.is_home else twin.network
     flow = await host.async_run(run_power_flow, network, "ac")

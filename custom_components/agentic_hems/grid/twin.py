@@ -113,9 +113,9 @@ class HomeSite:
     entities: Mapping[str, str] = field(default_factory=dict)
 
 
-def home_twin(site: HomeSite) -> Twin:
-    """Return the home twin of ``site`` (see the module docstring); the panel carries no load until measured."""
-    fuse_mva = site.fuse_kw / 1000
+def _home_network(fuse_kw: float) -> Network:
+    """Return the two-bus home network: the grid bus feeds the panel through a cable rated ``fuse_kw`` (kW)."""
+    fuse_mva = fuse_kw / 1000
     bus = np.zeros((2, 13))
     bus[:, BUS_I] = [GRID_BUS, PANEL_BUS]
     bus[:, BUS_TYPE] = [REF, 1]
@@ -136,7 +136,12 @@ def home_twin(site: HomeSite) -> Twin:
         1,
     ]
     branch[0, 11], branch[0, 12] = -360, 360
-    network = Network(HOME_BASE_MVA, bus, gen, branch, name="home twin")
+    return Network(HOME_BASE_MVA, bus, gen, branch, name="home twin")
+
+
+def home_twin(site: HomeSite) -> Twin:
+    """Return the home twin of ``site`` (see the module docstring); the panel carries no load until measured."""
+    network = _home_network(site.fuse_kw)
     entities = site.entities
 
     def measured(asset_id: str, *quantities: str) -> dict[str, str]:
