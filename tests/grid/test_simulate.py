@@ -31,7 +31,7 @@ def test_the_sim_follows_the_plan_to_its_soc_limits(seed: int) -> None:
     slots = [START + i * STEP for i in range(steps)]
     actions = battery_actions("battery", slots, result.charge_kw[0] - result.discharge_kw[0])
     sim = simulate(TWIN, {"house": 4.0, "pv": -3.0, "battery": 0.0}, {"battery": soc0}, parse_actions(actions),
-                   START, timedelta(hours=24))
+                   start=START, horizon=timedelta(hours=24))
     assert sim.valid and sim.violations == []
     assert [row["soc_pct"]["battery"] for row in sim.trajectory] == pytest.approx(
         list(result.soc_kwh[0] * 10), abs=1e-6)
@@ -40,11 +40,11 @@ def test_the_sim_follows_the_plan_to_its_soc_limits(seed: int) -> None:
 def test_a_violation_and_an_unevaluable_step() -> None:
     """Charging past full is a violation with its step; a load the fuse cannot carry makes the sim invalid."""
     full = simulate(TWIN, {"house": 1.0, "battery": 0.0}, {"battery": 95.0},
-                    [PowerChange("battery", Window(START, START + timedelta(hours=1)), 5.0)], START, timedelta(hours=1))
+                    [PowerChange("battery", Window(START, START + timedelta(hours=1)), 5.0)], start=START, horizon=timedelta(hours=1))
     # SoC at the end of each step, as in the dispatch: 5 kW x 0.25 h x 95 % = 1.1875 kWh = 11.875 % of 10 kWh.
     assert full.valid and full.violations[0] == {"constraint": "battery.soc_max_pct", "step": 0,
                                                  "margin": pytest.approx(100 - (95 + 11.875), abs=1e-6)}
-    collapse = simulate(TWIN, {"house": 5000.0}, {}, [], START, timedelta(minutes=15))
+    collapse = simulate(TWIN, {"house": 5000.0}, {}, [], start=START, horizon=timedelta(minutes=15))
     assert not collapse.valid and "did not converge" in collapse.errors[0]
     assert collapse.report()["ok"] is False
 

@@ -35,8 +35,9 @@ def fold(text: str) -> str:
 
 
 def entity_names(view: HaView, entity: EntityInfo) -> dict[str, str]:
-    """Folded name -> which field it came from (``alias``, ``name``, ``device_name``, ``friendly_name``,
-    ``entity_id``).
+    """Map each folded name of ``entity`` to the field it came from.
+
+    Fields: ``alias``, ``name``, ``device_name``, ``friendly_name``, ``entity_id``.
     """
     names: dict[str, str] = {}
     state = view.state(entity.entity_id)
@@ -134,6 +135,27 @@ def _describe(view: HaView, entity: EntityInfo) -> dict[str, str | None]:
     return {"entity_id": entity.entity_id, "name": name, "area_id": entity.area_id}
 
 
+def _alias_not_found(idx: ResolverIndex, alias: str, pool: list[str] | None, area_ids: list[str]) -> Resolution:
+    """Return the "device not found" resolution for ``alias`` with the closest names in ``pool`` (None: all)."""
+    if pool is None:
+        names = {name: matches[0][0] for name, matches in idx.names.items()}
+    else:
+        names = {}
+        for eid in pool:
+            for name in idx.names_of[eid]:
+                names.setdefault(name, eid)
+    close = difflib.get_close_matches(fold(alias), list(names), n=MAX_SUGGESTIONS, cutoff=0.6)
+    return Resolution(
+        None,
+        f"device not found: {alias}",
+        None,
+        area_ids,
+        [],
+        [{"name": c, "entity_id": names[c]} for c in close],
+        len(idx.entities if pool is None else pool),
+    )
+
+
 def resolve(
     view: HaView, candidate: ModelCandidate, *, include_appliances: bool = True, index: ResolverIndex | None = None
 ) -> Resolution:
@@ -168,23 +190,7 @@ def resolve(
         allowed = None if pool is None else set(pool)
         hits = [(eid, src) for eid, src in idx.names.get(want, ()) if allowed is None or eid in allowed]
         if not hits:
-            if pool is None:
-                names = {name: matches[0][0] for name, matches in idx.names.items()}
-            else:
-                names = {}
-                for eid in pool:
-                    for name in idx.names_of[eid]:
-                        names.setdefault(name, eid)
-            close = difflib.get_close_matches(want, list(names), n=MAX_SUGGESTIONS, cutoff=0.6)
-            return Resolution(
-                None,
-                f"device not found: {candidate.device_alias}",
-                None,
-                area_ids,
-                [],
-                [{"name": c, "entity_id": names[c]} for c in close],
-                len(idx.entities if pool is None else pool),
-            )
+            return _alias_not_found(idx, candidate.device_alias, pool, area_ids)
         pool = sorted({eid for eid, _ in hits})
         matched_by = ",".join(sorted({source for _, source in hits}))
     found = sorted(idx.entities) if pool is None else pool

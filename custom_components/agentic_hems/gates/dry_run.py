@@ -47,6 +47,7 @@ class IdempotencyLedger:
     """
 
     def __init__(self, ttl: timedelta = KEY_TTL) -> None:
+        """Start empty; a key is remembered for ``ttl``."""
         self.ttl = ttl
         self._keys: dict[str, datetime] = {}
 
@@ -73,6 +74,7 @@ class IdempotencyLedger:
         return self._keys.get(key)
 
     def __len__(self) -> int:
+        """Return the number of keys held, expired or not."""
         return len(self._keys)
 
     def as_dict(self) -> dict[str, str]:

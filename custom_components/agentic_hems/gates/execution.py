@@ -1,5 +1,4 @@
-"""Gate 8, Execution: carry out a passed, allowed (or confirmed) plan and verify it took effect (seed 001 section
-4.8; issue 3).
+"""Gate 8, Execution: carry out a passed, allowed (or confirmed) plan and verify it took effect.
 
 The HA shell implements :class:`Actuator` (``hass.services.async_call(..., blocking=True, context=...)`` and a
 state-change wait); tests use a recorder. Nothing here imports Home Assistant.
@@ -42,8 +41,9 @@ class Actuator(Protocol):
         ...
 
     async def async_wait_for(self, entity_id: str, expected: Mapping[str, Any], timeout_s: float) -> StateInfo | None:
-        """Return the first state of ``entity_id`` (current or coming) that :func:`state_matches` ``expected``, or None
-        after ``timeout_s`` seconds.
+        """Return the first state of ``entity_id`` (current or coming) that matches ``expected``.
+
+        A state matches when :func:`state_matches` says so; None after ``timeout_s`` seconds.
         """
         ...
 
@@ -57,7 +57,10 @@ def _close(actual: Any, wanted: Any) -> bool:
 
 
 def state_matches(expected: Mapping[str, Any], state: StateInfo | None) -> bool:
-    """Return True when ``state`` shows ``expected`` (``tables.expected_state``'s forms); False for ``{}`` or no state."""
+    """Return True when ``state`` shows ``expected``.
+
+    ``expected`` has ``tables.expected_state``'s forms; False for ``{}`` or no state.
+    """
     if state is None or not expected:
         return False
     if "states" in expected and state.state not in expected["states"]:

@@ -34,7 +34,9 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
 
 
 def evaluate(ctx: GateContext) -> GateResult:
-    """Block an input over the size caps (flag ``too_large``); pass when neither ``ctx.raw_input`` nor any string in ``ctx.raw_candidate`` raises a flag.
+    """Block an input over the size caps (flag ``too_large``) or with a flagged string.
+
+    Pass when neither ``ctx.raw_input`` nor any string in ``ctx.raw_candidate`` raises a flag.
 
     Evidence: ``flags`` (sorted union), ``fields`` (path -> flags for each flagged field) and ``excerpt`` (the first
     ``EXCERPT_CHARS`` characters of the first flagged field).

@@ -139,14 +139,23 @@ def _step(outcome: Outcome | str, at: datetime, user_id: str | None = None) -> d
 
 
 def _repeats(pending: PendingConfirmation, plan: DryRunPlan, source_agent: str, user_id: str | None) -> bool:
-    """True when ``plan`` repeats the command that ``pending`` holds: the same idempotency key, or the same requester
-    and source agent asking for the same service call (domain, service, target, data) for the same slot."""
+    """Return True when ``plan`` repeats the command that ``pending`` holds.
+
+    A repeat has the same idempotency key, or the same requester and source agent asking for the same service call
+    (domain, service, target, data) for the same slot.
+    """
     if pending.idempotency_key == plan.idempotency_key:
         return True
     if (pending.requested_by, pending.source_agent, pending.slot_start) != (user_id, source_agent, plan.slot_start):
         return False
-    held = next((g.get("evidence", {}).get("plan") for g in pending.trace.get("gate_results", ())
-                 if g.get("gate") == "dry_run"), None)
+    held = next(
+        (
+            g.get("evidence", {}).get("plan")
+            for g in pending.trace.get("gate_results", ())
+            if g.get("gate") == "dry_run"
+        ),
+        None,
+    )
     call = {k: v for k, v in plan.as_dict().items() if k in ("domain", "service", "target", "data")}
     return isinstance(held, dict) and {k: held.get(k) for k in call} == call
 

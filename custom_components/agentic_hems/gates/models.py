@@ -298,8 +298,10 @@ class SetpointAuthority(Protocol):
         """Return the entity_ids only an approved authorization request may set."""
 
     def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
-        """None when ``grant`` is an approved request whose current slot (at ``now``) sets ``entity_id`` to
-        ``data``; else why not, one English sentence.
+        """Return None when ``grant`` covers setting ``entity_id`` to ``data``, else why not.
+
+        ``grant`` covers it when it is an approved request whose current slot (at ``now``) sets ``entity_id`` to
+        ``data``; the reason is one English sentence.
         """
 
 

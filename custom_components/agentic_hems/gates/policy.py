@@ -96,6 +96,24 @@ def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[str |
     return f"the request does not ask to {command.intent} {command.entity_id}", evidence
 
 
+def _refuse(ctx: GateContext, command: NormalizedCommand, why: str, details: dict[str, object]) -> GateResult:
+    """Deny ``command`` for ``why`` before any rule is consulted; ``details`` join the evidence."""
+    ctx.policy_action = PolicyAction.DENY
+    return GateResult(
+        NAME,
+        False,
+        f"blocked by policy: {why}",
+        {
+            "operation": command.intent,
+            "device_type": command.domain,
+            "risk_level": command.risk_level,
+            **details,
+            "action": str(PolicyAction.DENY),
+            "override_available": False,
+        },
+    )
+
+
 def evaluate(ctx: GateContext) -> GateResult:
     """Pass unless the first matching rule denies; sets ``ctx.policy_action`` and ``ctx.gated``.
 
@@ -109,37 +127,11 @@ def evaluate(ctx: GateContext) -> GateResult:
     service = command.service
     assert service is not None  # capability ran
     if (why := setpoint_refusal(ctx, command)) is not None:
-        ctx.policy_action = PolicyAction.DENY
-        return GateResult(
-            NAME,
-            False,
-            f"blocked by policy: {why}",
-            {
-                "operation": command.intent,
-                "device_type": command.domain,
-                "risk_level": command.risk_level,
-                "grid_setpoint": True,
-                "grant": ctx.grant.as_dict() if ctx.grant else None,
-                "action": str(PolicyAction.DENY),
-                "override_available": False,
-            },
-        )
+        grant = ctx.grant.as_dict() if ctx.grant else None
+        return _refuse(ctx, command, why, {"grid_setpoint": True, "grant": grant})
     why, binding = binding_refusal(ctx, command)
     if why is not None:
-        ctx.policy_action = PolicyAction.DENY
-        return GateResult(
-            NAME,
-            False,
-            f"blocked by policy: {why}",
-            {
-                "operation": command.intent,
-                "device_type": command.domain,
-                "risk_level": command.risk_level,
-                "intent_binding": binding,
-                "action": str(PolicyAction.DENY),
-                "override_available": False,
-            },
-        )
+        return _refuse(ctx, command, why, {"intent_binding": binding})
     index, action = decide(ctx.policy, command.intent, command.domain, command.risk_level)
     rule = ctx.policy[index] if index is not None else None
     approved = ctx.grant if action is PolicyAction.CONFIRM and ctx.source_agent == SOURCE_GRID else None

@@ -36,7 +36,10 @@ ID_SHAPE = re.compile(r"[0-9a-f]{32}|[0-9a-f]{64}|[0-9A-HJKMNP-TV-Z]{26}")
 
 
 def redact_text(text: str) -> str:
-    """``text`` with secret-looking runs and ``password=...`` style values replaced, cut to ``MAX_STRING`` characters."""
+    """Return ``text`` with secrets replaced, cut to ``MAX_STRING`` characters.
+
+    Secret-looking runs and ``password=...`` style values are replaced.
+    """
     text = SECRET_ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", SECRET_TEXT.sub(REDACTED, text))
     if len(text) > MAX_STRING:
         return f"{text[:MAX_STRING]}... [{len(text) - MAX_STRING} characters cut]"

@@ -1,7 +1,7 @@
 """Gate 2, Schema: the candidate must match the :class:`ModelCandidate` schema exactly (seed 001 section 4.2).
 
-A schema (:mod:`..validation`) stands in for the seed's Pydantic: extra keys are forbidden at every level, the intent must be in the
-vocabulary (an unknown intent is a schema failure, issue 3), ``device_type`` must be a vocabulary domain, and params
+A schema (:mod:`..validation`) checks it: extra keys are forbidden at every level, the intent must be in the
+vocabulary (an unknown intent is a schema failure), ``device_type`` must be a vocabulary domain, and params
 are typed per intent (:data:`PARAMS`). Numbers are real ints or floats (no bools, strings, NaN or infinities).
 """
 

@@ -1,5 +1,6 @@
-"""The pipeline's tables: intent vocabulary → HA services, risk by domain and device class, and the default
-policy (issue 3, "Types" and "Policy"; seed 001 sections 3 and 6). One place per fact: every gate reads these.
+"""The pipeline's tables: intent vocabulary → HA services, risk by domain and device class, default policy.
+
+One place per fact: every gate reads these.
 """
 
 from __future__ import annotations
@@ -95,8 +96,10 @@ MAX_RISK = 5
 
 
 def risk_level(domain: str, device_class: str | None, *, appliance: bool = False) -> int:
-    """Risk 0..5 of acting on an entity: the (domain, device_class) row, else the (domain, any) row, else
-    ``DEFAULT_RISK``. A planned appliance's entity is ``APPLIANCE_RISK`` unless its row says more (a lock stays 4).
+    """Return the risk 0..5 of acting on an entity.
+
+    The (domain, device_class) row, else the (domain, any) row, else ``DEFAULT_RISK``. A planned appliance's entity
+    is ``APPLIANCE_RISK`` unless its row says more (a lock stays 4).
     """
     row = RISK_TABLE.get((domain, device_class), RISK_TABLE.get((domain, None)))
     if appliance:

@@ -77,7 +77,7 @@ def _quantiles(values: list[float]) -> list[float]:
 
 
 def _contract(
-    name: str, side: SideEffect, scope: Scope, timeout_ms: int, schema: dict[Any, Any], outputs: tuple[str, ...]
+    name: str, side: SideEffect, scope: Scope, timeout_ms: int, schema: dict[Any, Any], *, outputs: tuple[str, ...]
 ) -> ToolContract:
     return ToolContract(name, side, scope, timeout_ms, closed(schema), outputs)
 
@@ -93,7 +93,7 @@ INSPECT_GRID_STATE = _contract(
         vol.Optional("at"): _aware,
         vol.Optional("depth", default=1): vol.All(vol.Coerce(int), vol.In([1, 2, 3])),
     },
-    ("snapshot_id", "state", "stale"),
+    outputs=("snapshot_id", "state", "stale"),
 )
 RETRIEVE_ASSET = _contract(
     "retrieve_asset",
@@ -101,7 +101,7 @@ RETRIEVE_ASSET = _contract(
     Scope.READ,
     1000,
     {**_TENANT, vol.Required("asset_id"): _ID, vol.Optional("network_id", default=HOME): _NETWORK},
-    ("asset", "limits", "connection_point", "health"),
+    outputs=("asset", "limits", "connection_point", "health"),
 )
 RUN_POWER_FLOW = _contract(
     "run_power_flow",
@@ -114,7 +114,7 @@ RUN_POWER_FLOW = _contract(
         vol.Optional("method", default="ac"): vol.In(["ac", "dc", "pinn"]),
         vol.Optional("modifications", default=list): [_MODIFICATION],
     },
-    ("result_id", "voltages", "flows", "converged", "iterations", "solver", "latency_ms"),
+    outputs=("result_id", "voltages", "flows", "converged", "iterations", "solver", "latency_ms"),
 )
 RUN_CONTINGENCY = _contract(
     "run_contingency",
@@ -129,7 +129,7 @@ RUN_CONTINGENCY = _contract(
         vol.Optional("limit_margin_pct", default=0.0): vol.All(vol.Coerce(float), vol.Range(min=0, max=100)),
         vol.Optional("method", default="ac"): vol.In(["ac", "dc"]),
     },
-    ("violations", "worst_case", "latency_ms", "completed", "unevaluated"),
+    outputs=("violations", "worst_case", "latency_ms", "completed", "unevaluated"),
 )
 RUN_FORECAST = _contract(
     "run_forecast",
@@ -143,7 +143,7 @@ RUN_FORECAST = _contract(
         vol.Optional("quantiles", default=lambda: [0.1, 0.5, 0.9]): vol.All([vol.Coerce(float)], _quantiles),
         vol.Optional("step_min", default=60): vol.All(vol.Coerce(int), vol.In([15, 30, 60])),
     },
-    ("forecast_id", "series", "model_version", "backtest_error", "baseline"),
+    outputs=("forecast_id", "series", "model_version", "backtest_error", "baseline"),
 )
 SIMULATE_ACTION = _contract(
     "simulate_action",
@@ -158,7 +158,7 @@ SIMULATE_ACTION = _contract(
         vol.Required("signature"): vol.All(str, vol.Length(min=64, max=64)),
         vol.Optional("plan_id"): _ID,
     },
-    ("sim_id", "trajectory", "constraint_report", "valid"),
+    outputs=("sim_id", "trajectory", "constraint_report", "valid"),
 )
 CALCULATE_FLEXIBILITY = _contract(
     "calculate_flexibility",
@@ -166,7 +166,7 @@ CALCULATE_FLEXIBILITY = _contract(
     Scope.READ,
     5000,
     {**_TENANT, vol.Optional("asset_ids", default=list): [_ID], vol.Required("window"): _WINDOW},
-    ("per_asset", "aggregate", "assumptions", "excluded"),
+    outputs=("per_asset", "aggregate", "assumptions", "excluded"),
 )
 OPTIMIZE_DISPATCH = _contract(
     "optimize_dispatch",
@@ -186,7 +186,7 @@ OPTIMIZE_DISPATCH = _contract(
             }
         ),
     },
-    ("plan_id", "schedule", "objective_value", "baseline_value", "gap", "solver_status"),
+    outputs=("plan_id", "schedule", "objective_value", "baseline_value", "gap", "solver_status"),
 )
 VALIDATE_CONSTRAINTS = _contract(
     "validate_constraints",
@@ -194,7 +194,7 @@ VALIDATE_CONSTRAINTS = _contract(
     Scope.SIMULATE,
     10000,
     {**_TENANT, vol.Exclusive("plan_id", "subject"): _ID, vol.Exclusive("sim_id", "subject"): _ID},
-    ("validation_id", "pass", "violations", "margins"),
+    outputs=("validation_id", "pass", "violations", "margins"),
 )
 REQUEST_AUTHORIZATION = _contract(
     "request_authorization",
@@ -209,7 +209,7 @@ REQUEST_AUTHORIZATION = _contract(
         vol.Required("explanation_id"): _ID,
         vol.Required("requested_window"): _WINDOW,
     },
-    ("request_id", "status", "expires_at"),
+    outputs=("request_id", "status", "expires_at"),
 )
 GENERATE_EXPLANATION = _contract(
     "generate_explanation",
@@ -222,7 +222,7 @@ GENERATE_EXPLANATION = _contract(
         vol.Optional("audience", default="operator"): vol.In(AUDIENCES),
         vol.Optional("lang", default="en"): vol.In(LANGUAGES),
     },
-    ("explanation_id", "text", "structured"),
+    outputs=("explanation_id", "text", "structured"),
 )
 CREATE_INCIDENT = _contract(
     "create_incident",
@@ -235,5 +235,5 @@ CREATE_INCIDENT = _contract(
         vol.Required("title"): vol.All(str, vol.Length(min=1, max=200)),
         vol.Required("evidence_ids"): vol.All([_ID], vol.Length(min=1, max=50)),
     },
-    ("incident_id",),
+    outputs=("incident_id",),
 )

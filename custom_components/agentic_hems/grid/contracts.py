@@ -63,6 +63,7 @@ class ToolError(Exception):
     """
 
     def __init__(self, key: str, status: str = "invalid", **placeholders: Any) -> None:
+        """Hold ``key``, ``status`` and the placeholders as strings."""
         super().__init__(f"{key}: {placeholders}" if placeholders else key)
         self.key = key
         self.status = status
@@ -134,9 +135,10 @@ GENERATE_AUDIT_RECORD = ToolContract(
 
 
 async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> dict[str, Any]:
-    """``generate_audit_record``: internal (scope ``system``), so only the integration appends records: for
-    every tool call, gate decision and approval. The sink checks the previous chain hash; the append is shielded, so
-    a timeout (1000 ms) never leaves a half-written line.
+    """Append an audit record (``generate_audit_record``, internal, scope ``system``).
+
+    Only the integration appends records: for every tool call, gate decision and approval. The sink checks the
+    previous chain hash; the append is shielded, so a timeout (1000 ms) never leaves a half-written line.
 
     Raises:
         ToolError: ``tool_invalid_input`` (a record without actor, tool or hashes), ``tool_timeout``.
@@ -152,6 +154,20 @@ async def generate_audit_record(audit: AuditSink, record: Mapping[str, Any]) -> 
             return await asyncio.shield(audit.async_append(data))
     except TimeoutError as err:
         raise ToolError("tool_timeout", "timeout", tool=contract.name, timeout_ms=contract.timeout_ms) from err
+
+
+async def _audit_refusal(audit: AuditSink, record: dict[str, Any], err: ToolError) -> None:
+    """Complete ``record`` with the typed error ``err``, audit it and log the outcome."""
+    record |= {"outputs_hash": None, "decision": f"{err.status}:{err.key}"}
+    await generate_audit_record(audit, record)
+    LOGGER.info(
+        "tool=%s actor=%s tenant=%s outcome=%s key=%s",
+        record["tool"],
+        record["actor"],
+        record["tenant"],
+        err.status,
+        err.key,
+    )
 
 
 async def invoke(
@@ -172,22 +188,17 @@ async def invoke(
 
     """
     started = time.monotonic()
-    inputs_hash = digest(json_safe(inputs))
     record: dict[str, Any] = {
         "type": "tool_call",
         "actor": caller.actor,
         "tool": contract.name,
         "tenant": tenant,
-        "inputs_hash": inputs_hash,
+        "inputs_hash": digest(json_safe(inputs)),
     }
     try:
         output = await _checked_call(contract, handler, inputs, caller, record)
     except ToolError as err:
-        record |= {"outputs_hash": None, "decision": f"{err.status}:{err.key}"}
-        await generate_audit_record(audit, record)
-        LOGGER.info(
-            "tool=%s actor=%s tenant=%s outcome=%s key=%s", contract.name, caller.actor, tenant, err.status, err.key
-        )
+        await _audit_refusal(audit, record, err)
         raise
     inputs_hash = record["inputs_hash"]
     latency_ms = round((time.monotonic() - started) * 1000, 3)

@@ -384,7 +384,7 @@ def _time(value: Any) -> datetime | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ValueError(f"not an ISO 8601 time: {value!r}")
+        raise ValueError(f"not an ISO 8601 time: {value!r}")  # noqa: TRY004 - the documented error of a bad plan
     moment = datetime.fromisoformat(value)
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
@@ -531,8 +531,10 @@ def _weighted(pairs: list[tuple[float, float]]) -> float | None:
 def _simulate(
     slots: list[_Slot], extra_kw: list[float], h: float, limits: tuple[float | None, float | None], fmt: _Fmt
 ) -> tuple[float, str]:
-    """Cost of the site with ``extra_kw`` battery charge per slot (import at the import price, export at the export
-    price, no grid limits) and the first limit breach (localized, "" when none).
+    """Return the site's cost with ``extra_kw`` battery charge per slot and the first limit breach.
+
+    Import is paid at the import price, export at the export price, no grid limits; the breach is localized, ""
+    when none.
     """
     cost = 0.0
     breach = ""
@@ -768,11 +770,8 @@ def _figures(view: _View) -> dict[str, float | None]:
 def _assumptions(view: _View) -> list[str]:
     """Return what the plan assumes: its forecasts, grid limits, batteries and step length, in the view's language."""
     fmt = view.fmt
-    assumptions: list[str] = []
     given: Mapping[str, Any] = view.plan.get("assumptions") or {}
-    for key in ("load", "pv", "prices"):
-        if key in given:
-            assumptions.append(fmt.t(f"as.{key}", v=fmt.value(given[key])))
+    assumptions = [fmt.t(f"as.{key}", v=fmt.value(given[key])) for key in ("load", "pv", "prices") if key in given]
     known = ("load", "pv", "prices")
     assumptions += [fmt.t("as.other", k=k, v=fmt.value(given[k])) for k in sorted(given) if k not in known]
     assumptions.append(fmt.t("as.limits", imp=fmt.kw(view.limits[0]), exp=fmt.kw(view.limits[1])))
@@ -930,9 +929,9 @@ def _conflict_items(view: _View) -> list[str]:
     return [_explain_conflict(c, view.slots, view.fmt) for c in conflicts]
 
 
-def _auditor_lines(view: _View, assumptions: list[str]) -> list[str]:
-    """Return the auditor's lines: provenance, solver, cost check, constraints, assumptions and schedule."""
-    fmt, plan, cost, gap = view.fmt, view.plan, view.cost, view.gap
+def _cost_check(view: _View) -> tuple[float | None, str]:
+    """Return the cost recomputed from the schedule's grid flows (None without them) and the localized verdict."""
+    fmt, cost = view.fmt, view.cost
     recomputed = (
         sum(
             ((s.import_kw or 0.0) * s.import_price - (s.export_kw or 0.0) * s.export_price) * view.h for s in view.slots
@@ -941,11 +940,16 @@ def _auditor_lines(view: _View, assumptions: list[str]) -> list[str]:
         else None
     )
     if recomputed is None or cost is None:
-        check = fmt.t("na")
-    elif abs(recomputed - cost) <= MONEY_TOL * max(1.0, abs(cost)):
-        check = fmt.t("au.matches")
-    else:
-        check = fmt.t("au.differs", diff=fmt.money(recomputed - cost, 6))
+        return recomputed, fmt.t("na")
+    if abs(recomputed - cost) <= MONEY_TOL * max(1.0, abs(cost)):
+        return recomputed, fmt.t("au.matches")
+    return recomputed, fmt.t("au.differs", diff=fmt.money(recomputed - cost, 6))
+
+
+def _auditor_lines(view: _View, assumptions: list[str]) -> list[str]:
+    """Return the auditor's lines: provenance, solver, cost check, constraints, assumptions and schedule."""
+    fmt, plan, cost, gap = view.fmt, view.plan, view.cost, view.gap
+    recomputed, check = _cost_check(view)
     lines = [
         fmt.t(
             "au.id",

@@ -1,5 +1,4 @@
-"""Quantile forecasts of a household time series from the recorder's history, with a backtest (seed 002
-``run_forecast``; issue 5).
+"""Quantile forecasts of a household time series from the recorder's history, with a backtest (``run_forecast``).
 
 The series is a load (kW), a PV output (kW) or a price (EUR/kWh) as the recorder stores it: a state holds its value
 until the next state, so :func:`resample` takes the time-weighted mean of the held value over each step. A state whose
@@ -55,6 +54,7 @@ class ForecastError(ValueError):
     """
 
     def __init__(self, key: str, message: str) -> None:
+        """Hold the machine ``key``; ``message`` says why."""
         super().__init__(message)
         self.key = key
 
@@ -193,8 +193,10 @@ def _profile_ready(history: Vector, slot0: int, per_day: int) -> bool:
 
 
 def _persistence(history: Vector, horizon: int, qs: Vector) -> Vector:
-    """Return persistence quantiles, shape ``(len(qs), horizon)``: the last finite value plus the empirical quantiles of the
-    changes at each lead (leads counted from that value's step; the forecast starts right after the history).
+    """Return persistence quantiles, shape ``(len(qs), horizon)``.
+
+    Each is the last finite value plus the empirical quantiles of the changes at each lead (leads counted from that
+    value's step; the forecast starts right after the history).
     """
     finite = np.flatnonzero(np.isfinite(history))
     last = int(finite[-1])

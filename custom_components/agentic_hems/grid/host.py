@@ -60,6 +60,7 @@ class Artifacts:
     """The tenant's artifacts by id (at most :data:`MAX_PER_KIND` per kind, oldest dropped first)."""
 
     def __init__(self) -> None:
+        """Start with no artifacts."""
         self._items: OrderedDict[str, Artifact] = OrderedDict()
 
     def add(
@@ -91,9 +92,11 @@ class Artifacts:
         return item
 
     def __len__(self) -> int:
+        """Return the number of artifacts held."""
         return len(self._items)
 
     def __contains__(self, artifact_id: object) -> bool:
+        """Return True when an artifact with ``artifact_id`` is held."""
         return artifact_id in self._items
 
     def latest(self, kind: str, predicate: Callable[[Artifact], bool]) -> Artifact | None:

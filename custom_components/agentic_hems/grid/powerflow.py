@@ -9,7 +9,6 @@ not enforced (as in the reference results).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -142,9 +141,10 @@ def _initial_voltage(net: Network) -> NDArray[np.complex128]:
 
 
 class _Jacobian:
-    """The Newton Jacobian built element-wise on Ybus's sparsity pattern (``dSbus_dV`` in polar form, without
-    sparse-matrix products): rows are P mismatches at PV and PQ buses then Q mismatches at PQ buses, columns are
-    angles at PV and PQ buses then magnitudes at PQ buses.
+    """The Newton Jacobian built element-wise on Ybus's sparsity pattern.
+
+    It is ``dSbus_dV`` in polar form, without sparse-matrix products: rows are P mismatches at PV and PQ buses then
+    Q mismatches at PQ buses, columns are angles at PV and PQ buses then magnitudes at PQ buses.
     """
 
     def __init__(self, ybus: sp.csr_matrix, pvpq: NDArray[np.int64], pq: NDArray[np.int64]) -> None:
@@ -186,6 +186,7 @@ def _newton(
     ybus: sp.csr_matrix,
     sbus: NDArray[np.complex128],
     v0: NDArray[np.complex128],
+    *,
     ref: NDArray[np.int64],
     pv: NDArray[np.int64],
     pq: NDArray[np.int64],
@@ -224,7 +225,9 @@ def _newton(
 def _ac(net: Network, tol: float, max_iter: int) -> PowerFlowResult:
     ybus, yf, yt = make_ybus(net)
     ref, pv, pq = bus_types(net)
-    v, converged, iterations = _newton(ybus, make_sbus(net), _initial_voltage(net), ref, pv, pq, tol, max_iter)
+    v, converged, iterations = _newton(
+        ybus, make_sbus(net), _initial_voltage(net), ref=ref, pv=pv, pq=pq, tol=tol, max_iter=max_iter
+    )
     f, t = net.rows(net.branch[:, F_BUS]), net.rows(net.branch[:, T_BUS])
     sf = v[f] * np.conj(yf @ v) * net.base_mva
     st = v[t] * np.conj(yt @ v) * net.base_mva
@@ -290,12 +293,12 @@ def _dc(net: Network) -> PowerFlowResult:
 
 def run_power_flow(
     network: Network,
-    method: Literal["ac", "dc", "pinn"] | str = "ac",
+    method: str = "ac",
     *,
     tol: float = TOLERANCE,
     max_iter: int = MAX_ITERATIONS,
 ) -> PowerFlowResult:
-    """Solve ``network`` (MATPOWER conventions; see the module docstring).
+    """Solve ``network`` (MATPOWER conventions; see the module docstring) with ``method`` ``ac`` or ``dc``.
 
     Raises:
         MethodNotAvailable: ``pinn`` or any other method than ``ac`` and ``dc``.

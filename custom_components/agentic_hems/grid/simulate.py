@@ -1,5 +1,6 @@
-"""Rolling a twin forward under typed actions, checking plans, and flexibility (seed 002 ``simulate_action``,
-``validate_constraints``, ``calculate_flexibility``; issue 5).
+"""Rolling a twin forward under typed actions, checking plans, and flexibility.
+
+The tools ``simulate_action``, ``validate_constraints`` and ``calculate_flexibility`` run on this.
 
 Powers are kW in the load convention (see :mod:`.twin`). A simulation starts from a snapshot's asset powers held
 flat (persistence) and steps 15 minutes at a time: actions change asset powers, a battery's SoC integrates its power
@@ -42,8 +43,10 @@ class Window:
 
 @dataclass(frozen=True)
 class PowerChange:
-    """``asset_id`` runs at ``p_kw`` during ``window`` (``battery_power`` and ``set_power`` actions), or ``delta``
-    adds ``p_kw`` to its held power (the two halves of a ``load_shift``).
+    """A power change of ``asset_id`` during ``window``.
+
+    The asset runs at ``p_kw`` (``battery_power`` and ``set_power`` actions), or with ``delta`` ``p_kw`` is added to
+    its held power (the two halves of a ``load_shift``).
     """
 
     asset_id: str
@@ -125,6 +128,7 @@ def simulate(
     base_kw: Mapping[str, float],
     soc_pct: Mapping[str, float],
     changes: Sequence[PowerChange],
+    *,
     start: datetime,
     horizon: timedelta,
 ) -> Simulation:
@@ -135,58 +139,79 @@ def simulate(
     sim = Simulation()
     soc = dict(soc_pct)
     steps = max(1, math.ceil(horizon / STEP))
-    hours = STEP.total_seconds() / 3600
     for step in range(steps):
         moment = start + step * STEP
-        power = dict(base_kw)
-        for change in changes:
-            if change.window.covers(moment):
-                held = power.get(change.asset_id, 0.0)
-                power[change.asset_id] = held + change.p_kw if change.delta else change.p_kw
+        power = _step_power(base_kw, changes, moment)
         row: dict[str, Any] = {"start": moment.isoformat(), "power_kw": {k: round(v, 6) for k, v in power.items()}}
-        for asset_id, p_kw in power.items():
-            limits = twin.assets[asset_id].limits
-            if "p_max_kw" in limits:
-                _check(sim, step, f"{asset_id}.p_max_kw", limits["p_max_kw"] - p_kw)
-            if "p_min_kw" in limits:
-                _check(sim, step, f"{asset_id}.p_min_kw", p_kw - limits["p_min_kw"])
-        for asset_id in soc:
-            limits = twin.assets[asset_id].limits
-            efficiency = float(twin.assets[asset_id].parameters.get("efficiency", EFFICIENCY))
-            p_kw = power.get(asset_id, 0.0)
-            energy = p_kw * hours * (efficiency if p_kw > 0 else 1 / efficiency)
-            soc[asset_id] += 100 * energy / limits["capacity_kwh"]
-            row.setdefault("soc_pct", {})[asset_id] = round(soc[asset_id], 6)
-            _check(sim, step, f"{asset_id}.soc_max_pct", limits["soc_max_pct"] - soc[asset_id])
-            _check(sim, step, f"{asset_id}.soc_min_pct", soc[asset_id] - limits["soc_min_pct"])
-        try:
-            network = with_injections(twin, power)
-            result = run_power_flow(network, "ac")
-        except (ValueError, KeyError, np.linalg.LinAlgError) as err:
-            sim.errors.append(f"step {step}: power flow failed: {err}")
-            sim.trajectory.append(row)
-            continue
-        if not result.converged or not np.isfinite(result.vm_pu).all():
-            sim.errors.append(f"step {step}: the power flow did not converge")
-            row["converged"] = False
-            sim.trajectory.append(row)
-            continue
-        pct, rated = loading(network, result)
-        row |= {
-            "converged": True,
-            "vm_min_pu": round(float(result.vm_pu.min()), 6),
-            "vm_max_pu": round(float(result.vm_pu.max()), 6),
-            "losses_kw": round(result.losses_mw * 1000, 6),
-        }
-        if rated.any():
-            row["max_loading_pct"] = round(float(np.nanmax(pct)), 6)
-            for index in np.flatnonzero(rated):
-                _check(sim, step, f"branch_{index + 1}.loading_pct", 100.0 - float(pct[index]))
-        for index, bus in enumerate(table(network.bus)):
-            _check(sim, step, f"bus_{int(bus[BUS_I])}.vmax_pu", float(bus[VMAX] - result.vm_pu[index]))
-            _check(sim, step, f"bus_{int(bus[BUS_I])}.vmin_pu", float(result.vm_pu[index] - bus[VMIN]))
+        _check_powers(sim, step, twin, power)
+        _integrate_soc(sim, step, twin, soc, power, row=row)
+        _run_flow(sim, step, twin, power, row)
         sim.trajectory.append(row)
     return sim
+
+
+def _step_power(base_kw: Mapping[str, float], changes: Sequence[PowerChange], moment: datetime) -> dict[str, float]:
+    """Return the asset powers (kW) at ``moment``: ``base_kw`` with the changes whose window covers it."""
+    power = dict(base_kw)
+    for change in changes:
+        if change.window.covers(moment):
+            held = power.get(change.asset_id, 0.0)
+            power[change.asset_id] = held + change.p_kw if change.delta else change.p_kw
+    return power
+
+
+def _check_powers(sim: Simulation, step: int, twin: Twin, power: Mapping[str, float]) -> None:
+    """Check each asset's power against its ``p_max_kw`` and ``p_min_kw`` limits."""
+    for asset_id, p_kw in power.items():
+        limits = twin.assets[asset_id].limits
+        if "p_max_kw" in limits:
+            _check(sim, step, f"{asset_id}.p_max_kw", limits["p_max_kw"] - p_kw)
+        if "p_min_kw" in limits:
+            _check(sim, step, f"{asset_id}.p_min_kw", p_kw - limits["p_min_kw"])
+
+
+def _integrate_soc(
+    sim: Simulation, step: int, twin: Twin, soc: dict[str, float], power: Mapping[str, float], *, row: dict[str, Any]
+) -> None:
+    """Advance each battery's SoC (%) in ``soc`` by one step of its power, record it in ``row`` and check it."""
+    hours = STEP.total_seconds() / 3600
+    for asset_id, level in soc.items():
+        limits = twin.assets[asset_id].limits
+        efficiency = float(twin.assets[asset_id].parameters.get("efficiency", EFFICIENCY))
+        p_kw = power.get(asset_id, 0.0)
+        energy = p_kw * hours * (efficiency if p_kw > 0 else 1 / efficiency)
+        soc[asset_id] = level + 100 * energy / limits["capacity_kwh"]
+        row.setdefault("soc_pct", {})[asset_id] = round(soc[asset_id], 6)
+        _check(sim, step, f"{asset_id}.soc_max_pct", limits["soc_max_pct"] - soc[asset_id])
+        _check(sim, step, f"{asset_id}.soc_min_pct", soc[asset_id] - limits["soc_min_pct"])
+
+
+def _run_flow(sim: Simulation, step: int, twin: Twin, power: Mapping[str, float], row: dict[str, Any]) -> None:
+    """Run the step's AC power flow, add its figures to ``row`` and check loadings and voltages."""
+    try:
+        network = with_injections(twin, power)
+        result = run_power_flow(network, "ac")
+    except (ValueError, KeyError, np.linalg.LinAlgError) as err:
+        sim.errors.append(f"step {step}: power flow failed: {err}")
+        return
+    if not result.converged or not np.isfinite(result.vm_pu).all():
+        sim.errors.append(f"step {step}: the power flow did not converge")
+        row["converged"] = False
+        return
+    pct, rated = loading(network, result)
+    row |= {
+        "converged": True,
+        "vm_min_pu": round(float(result.vm_pu.min()), 6),
+        "vm_max_pu": round(float(result.vm_pu.max()), 6),
+        "losses_kw": round(result.losses_mw * 1000, 6),
+    }
+    if rated.any():
+        row["max_loading_pct"] = round(float(np.nanmax(pct)), 6)
+        for index in np.flatnonzero(rated):
+            _check(sim, step, f"branch_{index + 1}.loading_pct", 100.0 - float(pct[index]))
+    for index, bus in enumerate(table(network.bus)):
+        _check(sim, step, f"bus_{int(bus[BUS_I])}.vmax_pu", float(bus[VMAX] - result.vm_pu[index]))
+        _check(sim, step, f"bus_{int(bus[BUS_I])}.vmin_pu", float(result.vm_pu[index] - bus[VMIN]))
 
 
 def _check(sim: Simulation, step: int, name: str, margin: float) -> None:

@@ -1,12 +1,15 @@
-"""Handlers of the planning and people tools: simulate_action, calculate_flexibility, optimize_dispatch,
-validate_constraints, request_authorization, generate_explanation and create_incident. None
-writes a setpoint: a request is for a person, and an approved plan reaches devices only through the gate pipeline.
+"""Handlers of the planning and people tools.
+
+The tools: simulate_action, calculate_flexibility, optimize_dispatch, validate_constraints, request_authorization,
+generate_explanation and create_incident. None writes a setpoint: a request is for a person, and an approved plan
+reaches devices only through the gate pipeline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timedelta
+from functools import partial
 import hashlib
 import hmac
 import math
@@ -65,7 +68,8 @@ async def simulate_action(host: TenantHost, data: dict[str, Any], caller: Caller
             raise ToolError("action_outside_horizon", asset_id=change.asset_id)
     batteries = {k: v for k, v in snapshot.soc_pct.items() if "capacity_kwh" in twin.assets[k].limits}
     base = panel_powers(snapshot.power_kw, twin)
-    sim = await host.async_run(simulate, twin, base, batteries, changes, start, timedelta(minutes=data["horizon_min"]))
+    horizon = timedelta(minutes=data["horizon_min"])
+    sim = await host.async_run(partial(simulate, twin, base, batteries, changes, start=start, horizon=horizon))
     report = sim.report()
     refs = {"snapshot_id": snapshot_artifact.artifact_id, **({"plan_id": plan.artifact_id} if plan else {})}
     output = {
@@ -123,21 +127,30 @@ async def calculate_flexibility(host: TenantHost, data: dict[str, Any], caller: 
 # --- optimize_dispatch --------------------------------------------------------------------------------------------
 
 
+def _held_series(
+    target: str, measured_kw: float | None, steps: int
+) -> tuple[np.ndarray[Any, np.dtype[np.float64]], str]:
+    """Return ``measured_kw`` held for ``steps`` slots (0 kW when unmeasured) and how it was taken."""
+    if measured_kw is None:
+        return np.zeros(steps), f"{target}: no measurement or history mapped, taken as 0 kW"
+    return np.full(steps, measured_kw), f"{target}: measured {measured_kw:g} kW held (no usable history)"
+
+
 async def _site_series(
     host: TenantHost, target: str, measured_kw: float | None, steps: int, twin: Twin
 ) -> tuple[np.ndarray[Any, np.dtype[np.float64]], str]:
-    """Per-15-minute kW of ``target`` (load or pv): the forecast's median from the house or PV sensor's history, else
-    the measured power held (a grid meter's history is net of PV and battery, so it never stands in for the load).
+    """Return the per-15-minute kW of ``target`` (load or pv).
+
+    The forecast's median from the house or PV sensor's history, else the measured power held (a grid meter's
+    history is net of PV and battery, so it never stands in for the load).
     """
     asset = twin.assets.get("house" if target == "load" else "pv")
+    if asset is None or "power" not in asset.measurements:
+        return _held_series(target, measured_kw, steps)
     try:
-        if asset is None or "power" not in asset.measurements:
-            raise ToolError("forecast_target_unmapped", target=target)
         result, entity = await forecast_target(host, target, steps / 4, [0.5], 15)
     except ToolError:
-        if measured_kw is None:
-            return np.zeros(steps), f"{target}: no measurement or history mapped, taken as 0 kW"
-        return np.full(steps, measured_kw), f"{target}: measured {measured_kw:g} kW held (no usable history)"
+        return _held_series(target, measured_kw, steps)
     values = np.array(result.series[0.5][:steps], dtype=float)
     if len(values) < steps:
         values = np.pad(values, (0, steps - len(values)), mode="edge")
@@ -194,19 +207,7 @@ async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller:
         "gap": result.gap,
         "bound": result.bound,
         "constraints": {"import_limit_kw": problem.import_limit_kw, "export_limit_kw": problem.export_limit_kw},
-        "assets": [
-            {
-                "asset_id": b.name,
-                "capacity_kwh": b.capacity_kwh,
-                "soc_min_kwh": b.soc_min_kwh,
-                "soc_max_kwh": b.soc_max_kwh,
-                "charge_kw": b.charge_kw,
-                "discharge_kw": b.discharge_kw,
-                "soc_initial_kwh": b.soc_initial_kwh,
-                "soc_terminal_kwh": b.soc_terminal_kwh,
-            }
-            for b in batteries
-        ],
+        "assets": [_battery_row(b) for b in batteries],
         "schedule": schedule,
         "conflicts": result.conflicts,
         "actions": actions,
@@ -217,6 +218,20 @@ async def optimize_dispatch_tool(host: TenantHost, data: dict[str, Any], caller:
     plan["signature"] = sign(host.secret, actions, artifact.artifact_id)
     sources = [prices.source, *(m.entity_id for m in measured.values())]
     return ToolOutput(plan, sources, SOLVER_MILP)
+
+
+def _battery_row(battery: Battery) -> dict[str, Any]:
+    """Return a plan's record of ``battery``: its limits (kW, kWh) and its initial and terminal SoC (kWh)."""
+    return {
+        "asset_id": battery.name,
+        "capacity_kwh": battery.capacity_kwh,
+        "soc_min_kwh": battery.soc_min_kwh,
+        "soc_max_kwh": battery.soc_max_kwh,
+        "charge_kw": battery.charge_kw,
+        "discharge_kw": battery.discharge_kw,
+        "soc_initial_kwh": battery.soc_initial_kwh,
+        "soc_terminal_kwh": battery.soc_terminal_kwh,
+    }
 
 
 def _portfolio(twin: Twin, data: dict[str, Any]) -> list[str]:
@@ -408,13 +423,8 @@ async def validate_constraints(host: TenantHost, data: dict[str, Any], caller: C
     return ToolOutput({"validation_id": artifact.artifact_id, **output}, [subject.artifact_id])
 
 
-async def request_authorization(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Submit a validated plan for a person's authorization.
-
-    Denied by default on any inconsistency (recorded, never retried); halted while the audit chain is broken.
-    """
-    if host.audit_broken:
-        raise ToolError("audit_chain_broken", "halted")
+def _linked_artifacts(host: TenantHost, data: dict[str, Any]) -> tuple[dict[str, Artifact], list[str]]:
+    """Return the request's plan, sim, validation and explanation by kind, and a reason for each missing one."""
     reasons: list[str] = []
     found: dict[str, Artifact] = {}
     for key, kind in (
@@ -427,8 +437,15 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
             found[kind] = host.artifacts.get(data[key], kind)
         except ToolError:
             reasons.append(f"{key} {data[key]} does not exist in this tenant")
+    return found, reasons
+
+
+def _inconsistencies(
+    host: TenantHost, data: dict[str, Any], window: Window, found: Mapping[str, Artifact]
+) -> list[str]:
+    """Return why the linked artifacts do not support authorizing ``window`` (empty when they do)."""
+    reasons: list[str] = []
     plan, sim, validation, explanation = (found.get(k) for k in ("plan", "sim", "validation", "explanation"))
-    window = Window(data["requested_window"]["start"], data["requested_window"]["end"])
     if sim is not None:
         if sim.refs.get("plan_id") != data["plan_id"]:
             reasons.append("the sim did not simulate this plan's signed actions")
@@ -446,9 +463,11 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
     if explanation is not None and explanation.refs.get("plan_id") != data["plan_id"]:
         reasons.append("the explanation does not explain this plan")
     if plan is not None:
-        for artifact in (a for a in (plan, sim, validation) if a is not None):
-            if host.now() - artifact.created_at > STALE_AFTER:
-                reasons.append(f"{artifact.artifact_id} is stale")
+        reasons.extend(
+            f"{artifact.artifact_id} is stale"
+            for artifact in (plan, sim, validation)
+            if artifact is not None and host.now() - artifact.created_at > STALE_AFTER
+        )
         schedule = plan.data["schedule"]
         if (
             window.end <= window.start
@@ -457,6 +476,20 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
             or window.end > datetime.fromisoformat(schedule[-1]["end"])
         ):
             reasons.append("the requested window is not within the plan")
+    return reasons
+
+
+async def request_authorization(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
+    """Submit a validated plan for a person's authorization.
+
+    Denied by default on any inconsistency (recorded, never retried); halted while the audit chain is broken.
+    """
+    if host.audit_broken:
+        raise ToolError("audit_chain_broken", "halted")
+    found, reasons = _linked_artifacts(host, data)
+    window = Window(data["requested_window"]["start"], data["requested_window"]["end"])
+    reasons += _inconsistencies(host, data, window, found)
+    plan, explanation = found.get("plan"), found.get("explanation")
     request = {
         "plan_id": data["plan_id"],
         "sim_id": data["sim_id"],
@@ -497,8 +530,10 @@ async def generate_explanation(host: TenantHost, data: dict[str, Any], caller: C
 
 
 async def create_incident(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Open an incident with evidence: every evidence id must exist in the tenant;
-    the incident is persisted and stays queued until a person acknowledges it.
+    """Open an incident with evidence.
+
+    Every evidence id must exist in the tenant; the incident is persisted and stays queued until a person
+    acknowledges it.
     """
     known = host.record_ids()
     missing = [e for e in data["evidence_ids"] if e not in host.artifacts and e not in known]

@@ -1,6 +1,7 @@
-"""Handlers of the state and physics tools: inspect_grid_state, retrieve_asset, run_power_flow, run_contingency
-and run_forecast (seed 002; issue 5). Each is ``(host, data, caller) -> ToolOutput`` run by
-:func:`~.contracts.invoke`; none writes a setpoint.
+"""Handlers of the state and physics tools.
+
+The tools: inspect_grid_state, retrieve_asset, run_power_flow, run_contingency and run_forecast. Each is
+``(host, data, caller) -> ToolOutput`` run by :func:`~.contracts.invoke`; none writes a setpoint.
 """
 
 from __future__ import annotations
@@ -66,19 +67,18 @@ def panel_powers(power: Mapping[str, float], twin: Twin) -> dict[str, float]:
 def _alarms(
     twin: Twin, network: Network, flow: PowerFlowResult | None, soc: Mapping[str, float]
 ) -> list[dict[str, Any]]:
-    alarms: list[dict[str, Any]] = []
     if flow is None or not flow.converged:
         return [{"alarm": "power_flow_not_converged", "severity": "critical"}]
     pct, rated = loading(network, flow)
-    for index in np.flatnonzero(rated & (pct > 100)):
-        alarms.append(
-            {
-                "alarm": "branch_overload",
-                "severity": "critical",
-                "branch": int(index) + 1,
-                "loading_pct": round(float(pct[index]), 3),
-            }
-        )
+    alarms: list[dict[str, Any]] = [
+        {
+            "alarm": "branch_overload",
+            "severity": "critical",
+            "branch": int(index) + 1,
+            "loading_pct": round(float(pct[index]), 3),
+        }
+        for index in np.flatnonzero(rated & (pct > 100))
+    ]
     for index, bus in enumerate(table(network.bus)):
         if not bus[VMIN] <= flow.vm_pu[index] <= bus[VMAX] and bus[VMAX] > 0:
             alarms.append(
@@ -129,8 +129,29 @@ def _flows(network: Network, flow: PowerFlowResult) -> list[dict[str, Any]]:
     ]
 
 
+def _stale_snapshot(host: TenantHost, twin: Twin, err: ToolError) -> ToolOutput:
+    """Return the last snapshot of ``twin``'s network marked stale because of ``err``.
+
+    Raises:
+        ToolError: ``no_consistent_snapshot`` when there is none.
+
+    """
+    last = host.artifacts.latest("snapshot", lambda a: a.data["state"]["network_id"] == twin.network_id)
+    if last is None:
+        raise ToolError("no_consistent_snapshot", "failed", network_id=twin.network_id, reason=err.key) from err
+    return ToolOutput(
+        {
+            "snapshot_id": last.artifact_id,
+            "state": last.data["state"],
+            "stale": True,
+            "stale_reason": err.placeholders.get("detail", err.key),
+        },
+        [last.artifact_id, twin.source],
+    )
+
+
 async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Snapshot of a twin (seed 002 ``inspect_grid_state``).
+    """Snapshot of a twin (``inspect_grid_state``).
 
     Depth 1: totals, asset powers and active alarms; 2: plus the measurements; 3: plus the solved buses and branches. On
     a measurement failure: the last consistent snapshot of the network with ``stale=true`` (never a partial state).
@@ -146,18 +167,7 @@ async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Cal
     try:
         measured = await host.async_measure(twin, at) if twin.is_home else {}
     except ToolError as err:
-        last = host.artifacts.latest("snapshot", lambda a: a.data["state"]["network_id"] == twin.network_id)
-        if last is None:
-            raise ToolError("no_consistent_snapshot", "failed", network_id=twin.network_id, reason=err.key) from err
-        return ToolOutput(
-            {
-                "snapshot_id": last.artifact_id,
-                "state": last.data["state"],
-                "stale": True,
-                "stale_reason": err.placeholders.get("detail", err.key),
-            },
-            [last.artifact_id, twin.source],
-        )
+        return _stale_snapshot(host, twin, err)
     power, soc = asset_powers(twin, measured)
     network = with_injections(twin, panel_powers(power, twin)) if twin.is_home else twin.network
     flow = await host.async_run(run_power_flow, network, "ac")
@@ -243,7 +253,8 @@ def check_limits(twin: Twin, asset_id: str, p_kw: float) -> None:
 
 
 async def run_power_flow_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """AC (Newton-Raphson) or DC power flow on a snapshot with typed modifications (seed 002 ``run_power_flow``).
+    """Run an AC (Newton-Raphson) or DC power flow on a snapshot with typed modifications (``run_power_flow``).
+
     ``converged=false`` is a result; ``pinn`` is a typed error; a solver exception is a typed error, never retried
     with another method.
     """
@@ -344,8 +355,9 @@ async def run_contingency_tool(host: TenantHost, data: dict[str, Any], caller: C
 async def forecast_target(
     host: TenantHost, target: str, horizon_h: float, quantiles: list[float], step_min: int
 ) -> tuple[Any, str]:
-    """Return the :class:`~.forecast.Forecast` of ``target`` (load, pv, price) from its entity's 14-day history, and the
-    entity id.
+    """Return the :class:`~.forecast.Forecast` of ``target`` (load, pv, price) and the entity id.
+
+    The forecast comes from the entity's 14-day history.
 
     Raises:
         ToolError: ``forecast_target_unmapped``, ``forecast_no_history``, ``forecast_horizon_too_long``,

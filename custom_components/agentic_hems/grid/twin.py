@@ -55,8 +55,10 @@ V_LIMITS_PU = (0.9, 1.1)  # EN 50160: +-10 % of the nominal voltage
 
 @dataclass(frozen=True)
 class Asset:
-    """An asset: ``kind``, connection ``bus`` (external id), ``limits`` (see module docstring), free ``parameters``
-    and ``measurements`` (quantity -> HA entity id).
+    """An asset of the twin.
+
+    It has a ``kind``, connection ``bus`` (external id), ``limits`` (see module docstring), free ``parameters`` and
+    ``measurements`` (quantity -> HA entity id).
     """
 
     asset_id: str
@@ -95,8 +97,10 @@ class Twin:
 
 @dataclass(frozen=True)
 class HomeSite:
-    """What the home twin is built from: the fuse limit (kW), optional PV peak (kW), battery (kWh, kW) and the
-    flexible appliances ``(asset_id, kind, power_kw)``; ``entities`` maps ``asset_id.quantity`` to HA entity ids.
+    """What the home twin is built from.
+
+    The fuse limit (kW), optional PV peak (kW), battery (kWh, kW) and the flexible appliances
+    ``(asset_id, kind, power_kw)``; ``entities`` maps ``asset_id.quantity`` to HA entity ids.
     """
 
     fuse_kw: float
@@ -109,9 +113,9 @@ class HomeSite:
     entities: Mapping[str, str] = field(default_factory=dict)
 
 
-def home_twin(site: HomeSite) -> Twin:
-    """Return the home twin of ``site`` (see the module docstring); the panel carries no load until measured."""
-    fuse_mva = site.fuse_kw / 1000
+def _home_network(fuse_kw: float) -> Network:
+    """Return the two-bus home network: the grid bus feeds the panel through a cable rated ``fuse_kw`` (kW)."""
+    fuse_mva = fuse_kw / 1000
     bus = np.zeros((2, 13))
     bus[:, BUS_I] = [GRID_BUS, PANEL_BUS]
     bus[:, BUS_TYPE] = [REF, 1]
@@ -132,7 +136,12 @@ def home_twin(site: HomeSite) -> Twin:
         1,
     ]
     branch[0, 11], branch[0, 12] = -360, 360
-    network = Network(HOME_BASE_MVA, bus, gen, branch, name="home twin")
+    return Network(HOME_BASE_MVA, bus, gen, branch, name="home twin")
+
+
+def home_twin(site: HomeSite) -> Twin:
+    """Return the home twin of ``site`` (see the module docstring); the panel carries no load until measured."""
+    network = _home_network(site.fuse_kw)
     entities = site.entities
 
     def measured(asset_id: str, *quantities: str) -> dict[str, str]:
@@ -165,37 +174,36 @@ def home_twin(site: HomeSite) -> Twin:
             }
         params = {"setpoint_entity": entities["battery.setpoint"]} if entities.get("battery.setpoint") else {}
         assets.append(Asset("battery", "battery", PANEL_BUS, limits, params, measured("battery", "power", "soc")))
-    for asset_id, kind, power_kw in site.appliances:
-        assets.append(
-            Asset(asset_id, kind, PANEL_BUS, {"p_min_kw": 0.0, "p_max_kw": power_kw}, {}, measured(asset_id, "power"))
-        )
+    assets.extend(
+        Asset(asset_id, kind, PANEL_BUS, {"p_min_kw": 0.0, "p_max_kw": power_kw}, {}, measured(asset_id, "power"))
+        for asset_id, kind, power_kw in site.appliances
+    )
     return Twin(HOME, network, {a.asset_id: a for a in assets}, "site")
 
 
 def matpower_twin(network_id: str, network: Network, source: str) -> Twin:
     """Return a MATPOWER case as a twin: its generators, loads and branches are the assets."""
-    assets: list[Asset] = []
-    for row, gen in enumerate(table(network.gen)):
-        assets.append(
-            Asset(
-                f"gen_{row + 1}",
-                "generator",
-                int(gen[GEN_BUS]),
-                {"p_min_kw": -float(gen[PMAX]) * 1000, "p_max_kw": -float(gen[PMIN]) * 1000},
-                {"pg_mw": float(gen[PG]), "in_service": bool(gen[GEN_STATUS] > 0)},
-            )
+    assets = [
+        Asset(
+            f"gen_{row + 1}",
+            "generator",
+            int(gen[GEN_BUS]),
+            {"p_min_kw": -float(gen[PMAX]) * 1000, "p_max_kw": -float(gen[PMIN]) * 1000},
+            {"pg_mw": float(gen[PG]), "in_service": bool(gen[GEN_STATUS] > 0)},
         )
-    for bus in table(network.bus):
-        if bus[PD] or bus[QD]:
-            assets.append(
-                Asset(
-                    f"load_{int(bus[BUS_I])}",
-                    "load",
-                    int(bus[BUS_I]),
-                    {},
-                    {"pd_mw": float(bus[PD]), "qd_mvar": float(bus[QD])},
-                )
-            )
+        for row, gen in enumerate(table(network.gen))
+    ]
+    assets += [
+        Asset(
+            f"load_{int(bus[BUS_I])}",
+            "load",
+            int(bus[BUS_I]),
+            {},
+            {"pd_mw": float(bus[PD]), "qd_mvar": float(bus[QD])},
+        )
+        for bus in table(network.bus)
+        if bus[PD] or bus[QD]
+    ]
     for row, br in enumerate(table(network.branch)):
         limits = {"rate_kva": float(br[RATE_A]) * 1000} if br[RATE_A] > 0 else {}
         assets.append(
