@@ -1,4 +1,4 @@
-"""Gate 4, Capability: the resolved entity supports the intent and its params (seed 001 section 4.4; issue 3).
+"""Gate 4, Capability: the resolved entity supports the intent and its params.
 
 - The intent has a service in the entity's domain (``tables.service_for``) and HA has that service registered.
 - Lights check brightness through ``supported_color_modes`` (not ``supported_features``); other domains check the

@@ -1,4 +1,4 @@
-"""Gate 5, Freshness: the state is recent enough for the command's risk (seed 001 section 4.5; issue 3).
+"""Gate 5, Freshness: the state is recent enough for the command's risk.
 
 The age is ``now - (last_reported or last_updated)``; the TTL by risk: 0-1: 5 min, 2-3: 30 s, 4-5: 5 s. An
 unavailable, unknown or missing state fails.

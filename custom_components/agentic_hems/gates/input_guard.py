@@ -1,4 +1,4 @@
-"""Gate 1, InputGuard: screen raw model output for known bad patterns (seed 001 section 4.1).
+"""Gate 1, InputGuard: screen raw model output for known bad patterns.
 
 The gate applies :func:`..security.patterns.screen`, the one pattern library the security layer's ``assess`` also
 uses (with its length caps), to the raw input and every string (keys and values, nested) of the candidate. First

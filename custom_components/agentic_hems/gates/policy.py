@@ -1,4 +1,4 @@
-"""Gate 6, Policy: first match in the (operation, device_type, risk range) table (seed 001 sections 4.6 and 6).
+"""Gate 6, Policy: first match in the (operation, device_type, risk range) table.
 
 The table is ``ctx.policy`` (``tables.effective_policy``: validated user rules, then the defaults). The operation
 is the intent and the device type the HA domain. No matching rule denies (fail closed). ``allow`` and ``confirm``

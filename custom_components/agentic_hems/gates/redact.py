@@ -1,4 +1,4 @@
-"""Redaction of trace records before storage (issue 3, "Traces and services").
+"""Redaction of trace records before storage.
 
 - Text and containers under secret-looking keys (token, password, secret, api_key, authorization, credential,
   cookie, ...) become ``REDACTED``; numbers stay (a token count is not a token).

@@ -1,4 +1,4 @@
-"""Gate 2, Schema: the candidate must match the :class:`ModelCandidate` schema exactly (seed 001 section 4.2).
+"""Gate 2, Schema: the candidate must match the :class:`ModelCandidate` schema exactly.
 
 A schema (:mod:`..validation`) checks it: extra keys are forbidden at every level, the intent must be in the
 vocabulary (an unknown intent is a schema failure), ``device_type`` must be a vocabulary domain, and params

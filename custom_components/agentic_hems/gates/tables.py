@@ -12,7 +12,7 @@ from typing import Any
 from ..validation import closed, describe, vol
 from .models import PolicyAction
 
-# domain -> intent -> HA service in that domain (issue 3's vocabulary table).
+# domain -> intent -> HA service in that domain (the vocabulary the gates accept).
 INTENT_SERVICES: dict[str, dict[str, str]] = {
     "switch": {"turn_on": "turn_on", "turn_off": "turn_off"},
     "input_boolean": {"turn_on": "turn_on", "turn_off": "turn_off"},
@@ -30,7 +30,7 @@ INTENT_SERVICES: dict[str, dict[str, str]] = {
 # A planned appliance's start and stop map to its controlled entity's on and off.
 APPLIANCE_INTENTS: dict[str, str] = {"start": "turn_on", "stop": "turn_off"}
 
-# (domain, service) -> the states that show the service took effect (issue 3, DryRun and Execution's wait).
+# (domain, service) -> the states that show the service took effect (DryRun's expected state, Execution's wait).
 # Transitional states count where HA reports them (a cover "opening"); value-setting services are handled in
 # ``expected_state``; a button press has no state to wait for.
 EXPECTED_STATES: dict[tuple[str, str], tuple[str, ...]] = {
@@ -70,7 +70,7 @@ BRIGHTNESS_COLOR_MODES: frozenset[str] = frozenset(
 # HA's climate defaults when an entity has no min_temp/max_temp attribute.
 DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP = 7.0, 35.0
 
-# (domain, device_class or None for any class) -> risk 0 (harmless) .. 5 (critical). Issue 3's table, plus the
+# (domain, device_class or None for any class) -> risk 0 (harmless) .. 5 (critical). The base table, plus the
 # domains its vocabulary names without a risk (marked "added"); anything else is DEFAULT_RISK.
 RISK_TABLE: dict[tuple[str, str | None], int] = {
     ("lock", None): 4,
@@ -147,11 +147,11 @@ def expected_state(domain: str, service: str, data: Mapping[str, Any]) -> dict[s
 
 @dataclass(frozen=True)
 class PolicyRule:
-    """One row of the policy table (seed 001 section 6): first match wins.
+    """One row of the policy table: first match wins.
 
     Attributes:
         operation: an intent or ``*``.
-        device_type: an HA domain or ``*`` (issue 3: domains, not "thermostat").
+        device_type: an HA domain or ``*`` (domains, not "thermostat").
         risk_min, risk_max: inclusive risk range, 0..5.
         action: allow | confirm | deny.
         source: ``default`` or ``user``.
@@ -185,7 +185,7 @@ class PolicyRule:
         }
 
 
-# Seed 001 section 6 with domains for device types (thermostat -> climate).
+# The default policy, with domains for device types (thermostat -> climate).
 DEFAULT_POLICY: tuple[PolicyRule, ...] = (
     PolicyRule("lock", "*", 4, 5, PolicyAction.DENY),  # never auto-lock/unlock
     PolicyRule("unlock", "*", 4, 5, PolicyAction.DENY),
@@ -221,7 +221,7 @@ RULE_SCHEMA = vol.All(
 
 
 def validate_rules(raw: Iterable[Mapping[str, Any]]) -> tuple[PolicyRule, ...]:
-    """User rules from the options, validated when saved (issue 3, Policy).
+    """User rules from the options, validated when saved.
 
     Each item is ``{"operation", "device_type", "risk_min" (default 0), "risk_max" (default 5), "action"}``.
 

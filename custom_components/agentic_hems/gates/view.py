@@ -1,4 +1,4 @@
-"""How the gates see Home Assistant: plain records and one small protocol (issue 3, "The gates").
+"""How the gates see Home Assistant: plain records and one small protocol.
 
 The shell implements :class:`HaView` over the entity, device and area registries, ``hass.states``,
 ``hass.services.has_service`` and ``async_should_expose(hass, "conversation", entity_id)``; tests use a fake.
@@ -37,7 +37,7 @@ class EntityInfo:
         supported_color_modes: lights only; e.g. ``{"brightness"}``, ``{"onoff"}``.
         capabilities: range and option attributes: ``min_temp``, ``max_temp``, ``target_temp_step``,
             ``hvac_modes`` (climate); ``min``, ``max``, ``step`` (number, input_number).
-        polls: True when ``homeassistant.update_entity`` really gets a new value (issue 3, Freshness): the entity
+        polls: True when ``homeassistant.update_entity`` really gets a new value: the entity
             polls its device, or it is computed from HA's states (a template); push-only entities are never refreshed.
 
     """

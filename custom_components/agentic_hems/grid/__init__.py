@@ -1,4 +1,4 @@
-"""The grid toolkit: seed 002's agent tool contracts (issue 5; in progress).
+"""The grid toolkit: the agent tool contracts over a twin of the home or a MATPOWER network.
 
 Public entry points (pure, no Home Assistant): :func:`load_matpower` reads MATPOWER version 2 text, its JSON form, or
 a path; :func:`run_power_flow` solves it (AC Newton-Raphson or DC) in MATPOWER's conventions; :func:`run_contingency`

@@ -1,4 +1,4 @@
-"""Seed 002's tool contracts: name, side effect, scope, timeout, input schema and output keys (issue 5).
+"""The grid tools' contracts: name, side effect, scope, timeout, input schema and output keys.
 
 The seed's table as data; :mod:`.tools` pairs each contract with its handler. ``generate_audit_record``'s contract
 lives in :mod:`.contracts`, beside the ``invoke`` that uses it for every call.

@@ -1,4 +1,4 @@
-"""N-1 contingency analysis over branch outages (seed 002 ``run_contingency``; issue 5).
+"""N-1 contingency analysis over branch outages (the ``run_contingency`` tool).
 
 Each outage takes one in-service branch out. An outage that splits the network into islands is detected from the
 graph (``scipy.sparse.csgraph``) and reported as ``islanded``, never run as a power flow that would fail to converge.

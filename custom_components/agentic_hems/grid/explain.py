@@ -1,4 +1,4 @@
-"""Plain-language and structured explanations of a dispatch plan (seed 002 ``generate_explanation``; issue 5).
+"""Plain-language and structured explanations of a dispatch plan (the ``generate_explanation`` tool).
 
 Deterministic: no model, no clock, no locale; the same plan, audience and language give the same text. The plan is
 the dict the ``optimize_dispatch`` tool produces (``plan_id``, ``objective``, ``step_min``, ``currency``, ``solver``,

@@ -61,7 +61,7 @@ class ForecastError(ValueError):
 
 @dataclass(frozen=True)
 class Forecast:
-    """A quantile forecast (seed 002 ``run_forecast``; issue 5).
+    """A quantile forecast (the ``run_forecast`` tool).
 
     ``starts``: the UTC start of each forecast step (``step_min`` minutes long), the first one the step after the step
     in progress at ``now``. ``series``: quantile -> one value per step (the series' unit), quantiles ascending and
@@ -100,7 +100,7 @@ def _check_step(step_min: int) -> None:
 def resample(
     times: Sequence[datetime], values: Sequence[float], start: datetime, end: datetime, step_min: int
 ) -> Vector:
-    """Time-weighted mean per step of a step-wise held series (seed 002 ``run_forecast``; issue 5).
+    """Time-weighted mean per step of a step-wise held series (the ``run_forecast`` tool).
 
     ``times`` (timezone-aware, any order; for equal times the later entry wins) and ``values`` (same length, the
     series' unit) are recorder states, each held until the next one. Returns shape ``((end - start) / step_min,)``:
@@ -146,7 +146,7 @@ def resample(
 
 
 def pinball_loss(actual: ArrayLike, predicted: dict[float, ArrayLike]) -> float:
-    """Mean pinball (quantile) loss over quantiles and steps (seed 002 ``run_forecast``; issue 5).
+    """Mean pinball (quantile) loss over quantiles and steps (the ``run_forecast`` tool).
 
     ``actual``: shape ``(T,)``; ``predicted``: quantile ``q`` in (0, 1) -> shape ``(T,)``. The loss of one prediction
     ``p`` for ``y`` is ``q * (y - p)`` when ``y >= p`` and ``(1 - q) * (p - y)`` otherwise, in the series' unit. NaN in,

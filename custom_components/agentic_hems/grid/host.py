@@ -1,4 +1,4 @@
-"""What the tools need from a tenant (a config entry), as a small protocol, and the tenant's artifacts (issue 5).
+"""What the tools need from a tenant (a config entry), as a small protocol, and the tenant's artifacts.
 
 The HA shell implements :class:`TenantHost` over the entry's registries, states, recorder and stores; the tools stay
 pure. Artifacts (snapshots, power-flow results, sims, plans, validations, explanations, forecasts) are kept in memory,

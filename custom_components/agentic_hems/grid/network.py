@@ -1,4 +1,4 @@
-"""Networks in MATPOWER's data conventions: the case file (version 2) or its JSON form (issue 5).
+"""Networks in MATPOWER's data conventions: the case file (version 2) or its JSON form.
 
 A :class:`Network` holds the MATPOWER matrices as float arrays in the file's order: ``bus`` (n, 13), ``gen`` (g, 21),
 ``branch`` (l, 13), and ``base_mva``. Column indices follow MATPOWER's ``idx_bus``, ``idx_gen`` and ``idx_brch``

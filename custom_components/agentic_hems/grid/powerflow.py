@@ -1,4 +1,4 @@
-"""AC (Newton-Raphson, polar, sparse Jacobian) and DC power flow on MATPOWER data (issue 5, ``run_power_flow``).
+"""AC (Newton-Raphson, polar, sparse Jacobian) and DC power flow on MATPOWER data (the ``run_power_flow`` tool).
 
 Conventions follow MATPOWER: ``makeYbus`` (TAP = 0 means ratio 1, SHIFT in degrees, line charging split in halves,
 bus shunts Gs/Bs in MW/MVAr at 1 pu), ``makeSbus`` (generators in service), ``bustypes`` (a PV bus without a generator

@@ -1,4 +1,4 @@
-"""Seed 002's thirteen tools: each contract with its handler, over a :class:`~.host.TenantHost` (issue 5).
+"""The thirteen grid tools: each contract with its handler, over a :class:`~.host.TenantHost`.
 
 Each entry of :data:`TOOLS` pairs a :class:`~.contracts.ToolContract` (:mod:`.catalog`) with a handler ``(host, data,
 caller) -> ToolOutput`` (:mod:`.tools_state`, :mod:`.tools_plan`); :func:`~.contracts.invoke` runs them. No handler

@@ -205,7 +205,7 @@ async def inspect_grid_state(host: TenantHost, data: dict[str, Any], caller: Cal
 
 
 async def retrieve_asset(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Return an asset's record, limits, connection point and health (seed 002 ``retrieve_asset``).
+    """Return an asset's record, limits, connection point and health (the ``retrieve_asset`` tool).
 
     Unknown ids are a typed 404, never a fuzzy match.
     """
@@ -300,7 +300,7 @@ async def run_power_flow_tool(host: TenantHost, data: dict[str, Any], caller: Ca
 
 
 async def run_contingency_tool(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """N-1 screening over a snapshot (seed 002 ``run_contingency``).
+    """N-1 screening over a snapshot (the ``run_contingency`` tool).
 
     The list must name the network's branches; on timeout the result is partial with ``completed=false`` and the
     unevaluated outages.
@@ -391,7 +391,7 @@ async def forecast_target(
 
 
 async def run_forecast(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Quantile forecast of load, PV or price from the recorder's history (seed 002 ``run_forecast``).
+    """Quantile forecast of load, PV or price from the recorder's history (the ``run_forecast`` tool).
 
     The model is used only where its backtest beats the persistence baseline's, else ``baseline=true``.
     """

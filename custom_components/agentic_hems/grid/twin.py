@@ -1,4 +1,4 @@
-"""The twins the tools run on: a network in MATPOWER's conventions plus its assets (seed 002 kernel · twin; issue 5).
+"""The twins the tools run on: a network in MATPOWER's conventions plus its assets.
 
 Two kinds:
 
