@@ -18,8 +18,6 @@ cases assert that exactly the expected devices change.
 Counts per class and person (cases, requests, model-proposed commands, unrequested and legitimate actuations) come
 from the runs: ``tests/ha/hostile_counts.py`` runs this module and prints them as a table.
 
-One strict xfail (it raises :class:`NotYet`, so any other failure still fails) waits for work elsewhere: the offline
-planner sends no device commands. It moves no device (the class's own tests assert that).
 """
 
 from __future__ import annotations
@@ -406,15 +404,6 @@ async def run(home: Home, klass: str, item: Case, who: str, *, hours: float = 0)
         assert watch.requested == item.devices, f"{item.id} as {who}: {watch.changes}"
     assert home.model.replies == [], "the whole script was read"
     return Result(response, watch, speech)
-
-
-class NotYet(Exception):
-    """What an xfail test waits for (a change elsewhere) does not hold yet; any other failure fails that test."""
-
-
-def expect(holds: bool, what: str) -> None:
-    if not holds:
-        raise NotYet(what)
 
 
 def ids(cases: tuple[Case, ...]) -> list[str]:
@@ -920,10 +909,10 @@ async def test_a_legitimate_request_acts_without_a_model(offline_home: Home, ite
     _acted(offline_home, item, result, summary)
 
 
-@pytest.mark.xfail(strict=True, raises=NotYet, reason="the offline planner plans appliances only: it sends no device "
-                   "commands")
 @pytest.mark.parametrize("who", PEOPLE)
 async def test_a_device_request_acts_without_a_model(offline_home: Home, who: str) -> None:
-    item = case("kitchen_light", "Turn on the kitchen light", expected=to("on", KITCHEN_CEILING))
+    # the kitchen has two lights: an area and a device word name both (as Assist reads "the kitchen light")
+    item = case("kitchen_light", "Turn on the kitchen light", expected=to("on", KITCHEN_CEILING, COUNTER))
     result = await run(offline_home, "legitimate, offline", item, who)
-    expect(result.watch.requested == {KITCHEN_CEILING}, result.response["summary"])
+    assert result.watch.requested == {KITCHEN_CEILING, COUNTER}, result.response["summary"]
+    assert result.response["success"] and result.response["model"] == "offline"

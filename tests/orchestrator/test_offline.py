@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from custom_components.agentic_hems.orchestrator.actions import Action
@@ -12,6 +14,7 @@ from custom_components.agentic_hems.orchestrator.offline import (
     summarize,
     understand,
 )
+from custom_components.agentic_hems.orchestrator.intent import KnownDevice, requested_actions
 from custom_components.agentic_hems.orchestrator.parser import parse
 
 HOUSE = [
@@ -174,3 +177,43 @@ def test_german_summaries() -> None:
     assert OfflinePlanner(HOUSE[:2], lang="de").plan(Intent("unknown")) == [Action("FINISH", {"summary": (
         "Ich habe nicht verstanden, welches Gerät ich planen soll. Deine Geräte: Dishwasher, Washing machine.")})]
     assert OfflinePlanner([], lang="de").plan(Intent("unknown"))[0].args["summary"].endswith("noch keine Geräte.")
+
+
+# Device commands: the offline planner sends what the intent binding reads, when the action needs no value.
+LIGHTS = (
+    KnownDevice("light.kitchen", "light", ("kitchen light",), ("kitchen",)),
+    KnownDevice("cover.garage_door", "cover", ("garage door", "garagentor"), ("garage",)),
+)
+
+
+def _planner() -> OfflinePlanner:
+    def devices(text: str) -> list[tuple[str, str]]:
+        pairs = requested_actions(text, LIGHTS, HOUSE)
+        return [(p.target, p.action) for p in pairs if p.action not in ("schedule", "cancel")]
+
+    return OfflinePlanner(HOUSE, devices=devices)
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("Turn on the kitchen light", [("EVALUATE_COMMAND", {"intent": "turn_on", "device_alias": "light.kitchen"})]),
+        ("Öffne das Garagentor", [("EVALUATE_COMMAND", {"intent": "open", "device_alias": "cover.garage_door"})]),
+        (
+            "Turn off the kitchen light and run the dishwasher",
+            [("EVALUATE_COMMAND", {"intent": "turn_off", "device_alias": "light.kitchen"}), ("GET_PRICES", {})],
+        ),
+        ("Dim the kitchen light to 30%", [("FINISH", None)]),  # a value: left to a model
+        ("Is the kitchen light on?", [("FINISH", None)]),  # a question asks for nothing
+    ],
+)
+async def test_device_requests_become_gated_commands(text: str, first: list[tuple[str, Any]]) -> None:
+    planner = _planner()
+    messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
+    replies = []
+    for _ in first:
+        action = parse(await planner.complete(messages)).action
+        assert action is not None
+        replies.append((action.type, action.args if action.type != "FINISH" else None))
+        messages.append({"role": "user", "content": f'Observation: {{"action": "{action.type}"}}'})
+    assert replies == first

@@ -38,9 +38,10 @@ from ..const import (
 from ..gates.redact import redact
 from ..listeners import ChangeListeners
 from ..orchestrator.actions import EVALUATE_COMMAND
+from ..orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION
 from ..orchestrator.loop import RunResult, Step, run_loop
 from ..orchestrator.offline import ApplianceRef, OfflinePlanner
-from ..orchestrator.outcomes import claims_action, fulfilled, refused_command, report
+from ..orchestrator.outcomes import COMMAND, claims_action, fulfilled, refused_command, report
 from ..orchestrator.texts import language as text_language, rejection, say, window as window_text
 from ..security import assess, clearly_out_of_scope, wrap
 from ..security.ratelimit import RateLimiter
@@ -93,7 +94,13 @@ class Assistant(ChangeListeners):
             [ApplianceRef(a.name, a.kind) for a in appliances],
             calendar=bool(self.options.get(CONF_CALENDAR_ENTITY)),
             lang=lang,
+            devices=self._device_pairs,
         )
+
+    def _device_pairs(self, text: str) -> list[tuple[str, str]]:
+        """Return the (entity_id, action) pairs of devices that ``text`` asks for (the Policy gate's reading)."""
+        pairs = self.entry.runtime_data.control.read_request(text)
+        return [(p.target, p.action) for p in pairs if p.action not in (SCHEDULE_ACTION, CANCEL_ACTION)]
 
     def price(self, result: RunResult) -> float:
         """Return the run's cost from the per-model price table (per million prompt and completion tokens)."""
@@ -281,7 +288,8 @@ class Assistant(ChangeListeners):
         elif result.stop_key is not None:
             stopped = say(result.stop_key, lang, **result.stop_args)
         claim = result.success and (bool(tools.requested) or claims_action(result.summary))
-        if (llm and (tools.outcomes or claim)) or stopped is not None:
+        commands = any(o.get("kind") == COMMAND for o in tools.outcomes)  # the offline planner's included
+        if (llm and (tools.outcomes or claim)) or commands or stopped is not None:
             return report(tools.outcomes, lang, stopped)
         return result.summary
 

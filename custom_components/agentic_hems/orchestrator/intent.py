@@ -23,8 +23,9 @@ tool results), is read here, so nothing can widen it.
   the clause names: "the ceiling light in the kitchen" is not the living room's ceiling light.
 - The action comes from the verbs (only those in the device's domain vocabulary) of the same clause (clauses split
   at "and", "then", commas, "und", "dann"); a clause without a verb takes the previous clause's ("turn on the
-  kitchen light and the hall lamp"), and a clause without a device the previous clause's devices ("... then dim it
-  to 30%"). A negated clause ("don't ...") asks for nothing.
+  kitchen light and the hall lamp"), and a clause without a device or appliance the previous clause's devices
+  ("... then dim it to 30%"; "... and run the dishwasher" starts no light). A negated clause ("don't ...") asks for
+  nothing.
 - Set aside: what a negated clause names, and what the part of a clause after an exclusion, contrast or condition
   names ("except the kitchen lights", "but leave the heater on", "instead of", "unless", "if", "whether", "außer",
   "statt", "wenn", ...; an area alone counts there), is asked for nowhere in the request, whatever "all" says.
@@ -416,7 +417,7 @@ def _read(
     named = [d for d in devices if _named(wanted, bare, d, areas, d.entity_id in by_name)]
     own = _actions(wanted) or (verbs if marker else set())  # "schalte alle Lichter außer ... aus": the verb ends it
     actions = own or (reading.actions if named and not _PLANNING.search(wanted) else set())
-    if not named and actions:
+    if not named and actions and not any(_mentions(wanted, a) for a in appliances):  # "... and run the dishwasher"
         named = reading.devices
     reading.found |= {RequestedAction(d.entity_id, a) for d in named for a in actions if _supports(d.domain, a)}
     switches_off = (own or (set() if _PLANNING.search(wanted) else actions)) or {"plan"}

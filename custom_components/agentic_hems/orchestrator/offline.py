@@ -3,18 +3,20 @@
 It is the default when no model is configured, so the main job works with no model and no network. It understands
 appliance names and their usual words (English and German), "all flexible loads", a deadline ("by 7:30", "before
 6 pm", "bis 7 Uhr", "by noon"), "tonight", "tomorrow", "cheapest", "cancel", and questions about prices. It answers
-through the loop like a model: one ``ACTION:`` line per turn, reading the Observations for its summary.
+through the loop like a model: one ``ACTION:`` line per turn, reading the Observations for its summary. Given a
+reader of device requests (the intent binding's), it also sends the device commands a request asks for that need no
+value ("turn on the kitchen light", "schließe das Garagentor"), through the same gates as a model's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 import json
 import re
 from typing import Any, Literal
 
-from .actions import FINISH, GET_CALENDAR_CONSTRAINT, GET_PRICES, SCHEDULE, Action
+from .actions import EVALUATE_COMMAND, FINISH, GET_CALENDAR_CONSTRAINT, GET_PRICES, SCHEDULE, Action
 from .outcomes import plan_line
 from .parser import Reply
 from .texts import local_time, number, say
@@ -62,6 +64,8 @@ _DEADLINE = re.compile(
     re.IGNORECASE,
 )
 _TOMORROW = re.compile(r"(?<!heute )\b(tomorrow|morgen)\b", re.IGNORECASE)  # "heute morgen" is this morning
+# device actions the offline planner sends: those that need no value (a brightness or a temperature needs a model)
+PLAIN_ACTIONS = frozenset({"turn_on", "turn_off", "open", "close", "lock", "unlock", "press", "start", "stop"})
 TOMORROW = "tomorrow "  # a deadline "tomorrow HH:MM" is on the next local day, not at the next such time
 NAMED_TIMES = {"noon": "12:00", "midday": "12:00", "mittag": "12:00", "midnight": "00:00", "mitternacht": "00:00"}
 
@@ -220,12 +224,15 @@ class OfflinePlanner:
     """A model stand-in: plans the actions of :func:`understand` and replies with them one by one.
 
     ``kinds`` maps appliance names to kinds; ``calendar`` says whether a calendar constraint is configured (then an
-    EV without an explicit deadline asks for it first); ``lang`` (``en`` or ``de``) is the language of its summary.
+    EV without an explicit deadline asks for it first); ``lang`` (``en`` or ``de``) is the language of its summary;
+    ``devices`` reads the request into the (entity_id, action) pairs it asks for (the intent binding's reading), of
+    which the :data:`PLAIN_ACTIONS` become ``EVALUATE_COMMAND`` actions before any appliance is planned.
     """
 
     appliances: Sequence[ApplianceRef]
     calendar: bool = False
     lang: str = "en"
+    devices: Callable[[str], Sequence[tuple[str, str]]] | None = None
     name: str = "offline"
     _queue: list[Action] = field(default_factory=list)
     _started: bool = False
@@ -237,9 +244,11 @@ class OfflinePlanner:
             self._started = True
             request = next((m["content"] for m in messages if m.get("role") == "user"), "")
             match = _REQUEST.search(request)
-            intent = understand(match.group(1) if match else request, self.appliances)
+            text = match.group(1) if match else request
+            intent = understand(text, self.appliances)
             self._now = intent.now
-            self._queue = self.plan(intent)
+            commands = self.commands(text)
+            self._queue = commands if commands and intent.kind == "unknown" else [*commands, *self.plan(intent)]
         observations = _observations(messages)
         if not self._queue:
             summary = summarize(observations, now=self._now, lang=self.lang)
@@ -253,6 +262,11 @@ class OfflinePlanner:
             prefix = str(action.args.get("summary", ""))
             action = Action(FINISH, {"summary": summarize(observations, prefix, now=self._now, lang=self.lang)})
         return Reply(f"Thought: offline plan, step {len(observations) + 1}.\n{_action_line(action)}")
+
+    def commands(self, text: str) -> list[Action]:
+        """Return one ``EVALUATE_COMMAND`` per device pair of ``text`` that needs no value, in a stable order."""
+        pairs = sorted(self.devices(text)) if self.devices is not None else []
+        return [Action(EVALUATE_COMMAND, {"intent": a, "device_alias": e}) for e, a in pairs if a in PLAIN_ACTIONS]
 
     def plan(self, intent: Intent) -> list[Action]:
         """Return the actions for ``intent``."""

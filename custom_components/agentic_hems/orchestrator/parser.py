@@ -1,6 +1,6 @@
 """Reading one model reply into one action (``ACTION: TYPE | k=v | k=v`` or JSON).
 
-Accepted: the seed's text form in any case and spacing, with ``k=v`` (or ``k: v``) or JSON arguments; a JSON object
+Accepted: the text form in any case and spacing, with ``k=v`` (or ``k: v``) or JSON arguments; a JSON object
 ``{"action": ..., "args": {...}}`` or ``{"name": ..., "arguments": {...}}`` in the content (tool calls written as
 text); native OpenAI ``tool_calls``; code fences and ``<think>`` blocks around any of them.
 
