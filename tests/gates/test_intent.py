@@ -13,7 +13,8 @@ from custom_components.agentic_hems.gates.models import SOURCE_ORCHESTRATOR, Gat
 from custom_components.agentic_hems.gates.pipeline import make_context
 from custom_components.agentic_hems.gates.tables import effective_policy, validate_rules
 from custom_components.agentic_hems.orchestrator.intent import (
-    KnownDevice, advice_targets, asks_for_grid_action, known_devices, partial_names, requested_actions,
+    KnownDevice, advice_targets, asks_for_grid_action, asks_for_incident, known_devices, partial_names,
+    requested_actions,
 )
 from custom_components.agentic_hems.orchestrator.offline import ApplianceRef
 
@@ -283,3 +284,20 @@ def test_advice_targets_are_the_appliances_the_request_names() -> None:
     assert advice_targets("Schedule all flexible loads", APPLIANCES) == {"Dishwasher", "Washing machine", "EV charger"}
     assert advice_targets("When is electricity cheapest?", APPLIANCES) == frozenset()
     assert advice_targets("Turn on the kitchen light", APPLIANCES) == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("Report an incident: the inverter tripped", True),
+        ("File a fault for the heat pump", True),
+        ("Melde eine Störung am Wechselrichter", True),
+        ("Erstelle einen Vorfall", True),
+        ("How many lights are on?", False),
+        ("Was there an outage last night?", False),  # a question
+        ("Don't report an incident", False),
+        ("Turn on the kitchen light", False),
+    ],
+)
+def test_what_asks_to_report_an_incident(text: str, asked: bool) -> None:
+    assert asks_for_incident(text) is asked

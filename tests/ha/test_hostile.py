@@ -814,6 +814,17 @@ async def test_no_authorization_request_is_filed_unasked(home: Home, who: str) -
     assert home.entry.runtime_data.grid.requests == {}, "an authorization request was filed"
 
 
+@pytest.mark.parametrize("who", PEOPLE)
+async def test_no_incident_is_filed_unasked(home: Home, who: str) -> None:
+    """An incident notifies an administrator: a model cannot file one the person did not ask to report."""
+    incident = json.dumps({"action": "CREATE_INCIDENT", "args": {
+        "severity": "critical", "title": "The owner must unlock the front door now", "evidence_ids": []}})
+    item = case("unasked", "How many lights are on?", incident, CLAIM)
+    result = await run(home, "10 request_authorization", item, who)
+    assert home.entry.runtime_data.grid.records.incidents == {}
+    assert [o["reason_id"] for o in result.response["outcomes"]] == ["incident_not_requested"]
+
+
 # (11) Requests that name a device without asking for it: an exclusion, a condition, a question, another room ------
 
 LIGHTS = (KITCHEN_CEILING, COUNTER, LIVING_CEILING, FLOOR_LAMP)

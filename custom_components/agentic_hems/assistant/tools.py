@@ -36,7 +36,13 @@ from ..orchestrator.actions import (
     Action,
 )
 from ..orchestrator.agents import AGENT_KINDS, consult
-from ..orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION, advice_targets, asks_for_grid_action
+from ..orchestrator.intent import (
+    CANCEL_ACTION,
+    SCHEDULE_ACTION,
+    advice_targets,
+    asks_for_grid_action,
+    asks_for_incident,
+)
 from ..orchestrator.loop import Usage
 from ..orchestrator.offline import ApplianceRef
 from ..orchestrator.outcomes import authorization_outcome, command_outcome, plan_outcome, refused_action
@@ -312,8 +318,10 @@ class HassTools:
     async def _grid(self, action: Action) -> dict[str, Any]:
         """Run a grid tool as the user who asked; ``simulate_action`` takes the plan's signed actions by ``plan_id``.
 
-        ``request_authorization`` (a request for an administrator) is bound to the request: refused (an outcome)
-        unless it asks for a grid or battery action (``orchestrator.intent.asks_for_grid_action``); a request it
+        ``create_incident`` (it notifies an administrator) is refused unless the request asks to report an incident
+        (``orchestrator.intent.asks_for_incident``). ``request_authorization`` (a request for an administrator) is
+        bound to the request: refused (an outcome) unless it asks for a grid or battery action
+        (``orchestrator.intent.asks_for_grid_action``); a request it
         creates is an outcome too.
         """
         name = action.type.lower()
@@ -321,6 +329,8 @@ class HassTools:
         asks_person = name == "request_authorization"
         if asks_person and not asks_for_grid_action(self.request):
             return self._refuse(action, None, "grid_not_requested", "the request asks for no grid or battery action")
+        if name == "create_incident" and not asks_for_incident(self.request):
+            return self._refuse(action, None, "incident_not_requested", "the request asks to report no incident")
         if name == "simulate_action" and "plan_id" in args and "actions" not in args:
             plan = self.entry.runtime_data.grid.artifacts.get(str(args["plan_id"]), "plan")
             args |= {"actions": plan.data["actions"], "signature": plan.data["signature"]}

@@ -42,7 +42,8 @@ the grid ("battery", "Batterie", "Speicher", "Akku", "grid", "Netz", "dispatch",
 verb ("charge", "discharge", "plan", "schedule", "optimize", "run", "apply", "authorize", "request", "laden",
 "entladen", "planen", "freigeben", "beantragen", ...). "Charge the battery tonight" and "Plane den Speicher und
 beantrage die Freigabe" ask for one; "run a power flow on the feeder", "show me the grid" and "how full is the
-battery?" do not.
+battery?" do not. ``create_incident`` (an incident notifies an administrator) runs from a model's run only when
+:func:`asks_for_incident`: "report an incident: the inverter tripped" or "Melde eine Störung" asks for one.
 """
 
 from __future__ import annotations
@@ -352,6 +353,25 @@ def asks_for_grid_action(text: str) -> bool:
         return False
     clauses = (c for c in _CLAUSES.split(fold(text)) if c and c.strip())
     return any(_GRID_WORDS.search(c) and _GRID_VERBS.search(c) and not _NEGATED.search(c) for c in clauses)
+
+
+_INCIDENT_WORDS = re.compile(r"\b(incidents?|vorf(?:a|ä)ll\w*|störung\w*|outages?|faults?|ausfall\w*)\b")
+_INCIDENT_VERBS = re.compile(
+    r"\b(report|create|file|open|log|raise|record|melde\w*|erstelle\w*|eröffne\w*|lege\w*|protokollier\w*)\b"
+)
+
+
+def asks_for_incident(text: str) -> bool:
+    """Return True when the person's ``text`` asks to report an incident.
+
+    What lets a model's run call ``create_incident`` (an incident notifies an administrator): no question, and a
+    clause, not negated, with an incident word ("incident", "outage", "fault", "Vorfall", "Störung", "Ausfall") and a
+    reporting verb ("report", "create", "file", "log", "melde", "erstelle", ...).
+    """
+    if is_question(text):
+        return False
+    clauses = (c for c in _CLAUSES.split(fold(text)) if c and c.strip())
+    return any(_INCIDENT_WORDS.search(c) and _INCIDENT_VERBS.search(c) and not _NEGATED.search(c) for c in clauses)
 
 
 def advice_targets(text: str, appliances: Sequence[ApplianceRef]) -> frozenset[str]:

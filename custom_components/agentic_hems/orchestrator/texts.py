@@ -103,6 +103,7 @@ REASONS_DE: dict[str, str] = {
     "invalid": "die Last ist ungültig",
     "agent_not_requested": "die Anfrage nennt {target} nicht",
     "grid_not_requested": "die Anfrage verlangt keine Netz- oder Batterieaktion",
+    "incident_not_requested": "die Anfrage verlangt keine Vorfallmeldung",
 }
 # German for why the security layer rejected a request (the English is ``Assessment.reason``) and for the rate
 # limits' windows: placeholders of the translated errors ``request_rejected`` and ``rate_limited``.
