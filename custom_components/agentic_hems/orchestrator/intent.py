@@ -344,15 +344,20 @@ _GRID_VERBS = re.compile(
 )
 
 
+def _asks(text: str, words: re.Pattern[str], verbs: re.Pattern[str]) -> bool:
+    """Return True when ``text`` is no question and one clause, not negated, holds one of ``words`` and ``verbs``."""
+    if is_question(text):
+        return False
+    clauses = (c for c in _CLAUSES.split(fold(text)) if c and c.strip())
+    return any(words.search(c) and verbs.search(c) and not _NEGATED.search(c) for c in clauses)
+
+
 def asks_for_grid_action(text: str) -> bool:
     """Return True when the person's ``text`` asks for a grid or battery action (see the module docstring).
 
     This is what lets a model's run call ``request_authorization``.
     """
-    if is_question(text):
-        return False
-    clauses = (c for c in _CLAUSES.split(fold(text)) if c and c.strip())
-    return any(_GRID_WORDS.search(c) and _GRID_VERBS.search(c) and not _NEGATED.search(c) for c in clauses)
+    return _asks(text, _GRID_WORDS, _GRID_VERBS)
 
 
 _INCIDENT_WORDS = re.compile(r"\b(incidents?|vorf(?:a|ä)ll\w*|störung\w*|outages?|faults?|ausfall\w*)\b")
@@ -368,10 +373,7 @@ def asks_for_incident(text: str) -> bool:
     clause, not negated, with an incident word ("incident", "outage", "fault", "Vorfall", "Störung", "Ausfall") and a
     reporting verb ("report", "create", "file", "log", "melde", "erstelle", ...).
     """
-    if is_question(text):
-        return False
-    clauses = (c for c in _CLAUSES.split(fold(text)) if c and c.strip())
-    return any(_INCIDENT_WORDS.search(c) and _INCIDENT_VERBS.search(c) and not _NEGATED.search(c) for c in clauses)
+    return _asks(text, _INCIDENT_WORDS, _INCIDENT_VERBS)
 
 
 def advice_targets(text: str, appliances: Sequence[ApplianceRef]) -> frozenset[str]:
