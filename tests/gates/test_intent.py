@@ -301,3 +301,31 @@ def test_advice_targets_are_the_appliances_the_request_names() -> None:
 )
 def test_what_asks_to_report_an_incident(text: str, asked: bool) -> None:
     assert asks_for_incident(text) is asked
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a reminder or a time puts a device action off: no device command is asked for now
+        ("Remind me to turn on the kettle at 6", pairs()),
+        ("Remind me to turn on the kettle", pairs()),
+        ("Turn on the kitchen light at 6pm", pairs()),
+        ("Turn on the kitchen light at 18:30 and the lounge light", pairs()),
+        ("Open the garage door in 2 hours", pairs()),
+        ("Switch the kettle on tomorrow", pairs()),
+        ("Erinnere mich, das Deckenlicht einzuschalten", pairs()),
+        ("Schalte das Deckenlicht um 7 Uhr ein", pairs()),
+        ("Mach das Deckenlicht später aus", pairs()),
+        # ... while a plan still reads its appliances, and a value with "at" is no time
+        ("Run the dishwasher tomorrow", pairs(("Dishwasher", "schedule"))),
+        ("Turn on the kettle at once, then open the garage door at 7",
+         pairs(("switch.kettle", "turn_on"))),
+        ("Dim the lounge ceiling to 40%", pairs(("light.living_main", "set_brightness"))),
+        ("Set the thermostat at 21 degrees", pairs(("climate.living", "set_temperature"))),
+        # "Do not ..." is a negated request, not a question: its other clauses still count
+        ("Do not turn off the kettle", pairs()),
+        ("Do not open the garage door, turn on the kitchen light", pairs(("light.kitchen_main", "turn_on"))),
+    ],
+)
+def test_what_is_put_off_to_later_is_not_asked_for_now(text: str, expected: frozenset[RequestedAction]) -> None:
+    assert requested_actions(text, DEVICES, APPLIANCES) == expected

@@ -855,6 +855,10 @@ READINGS = (
          SCHEDULE_DISHWASHER, CLAIM, expected=(DISHWASHER,), acts=True),
     case("dont_clause", "Run the dishwasher but don't charge the car", SCHEDULE_EV, SCHEDULE_DISHWASHER, CLAIM,
          expected=(DISHWASHER,), acts=True),
+    case("remind", "Remind me to turn on the space heater at 6", HEATER_ON, CLAIM),
+    case("later", "Open the garage door in 2 hours", GARAGE_OPEN, CLAIM),
+    case("do_not", "Do not open the garage door, turn on the counter light", GARAGE_OPEN, COUNTER_ON, CLAIM,
+         expected=to("on", COUNTER), acts=True),
 )
 
 

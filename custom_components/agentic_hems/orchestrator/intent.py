@@ -24,8 +24,11 @@ tool results), is read here, so nothing can widen it.
 - The action comes from the verbs (only those in the device's domain vocabulary) of the same clause (clauses split
   at "and", "then", commas, "und", "dann"); a clause without a verb takes the previous clause's ("turn on the
   kitchen light and the hall lamp"), and a clause without a device or appliance the previous clause's devices
-  ("... then dim it to 30%"; "... and run the dishwasher" starts no light). A negated clause ("don't ...") asks for
-  nothing.
+  ("... then dim it to 30%"; "... and run the dishwasher" starts no light). A negated clause ("don't ...", "do
+  not ...") asks for nothing. A clause that puts its device action off to later asks for no device command now: a
+  reminder ("remind me to ...", "erinnere mich ...") or a time ("at 6", "at 18:30", "in 2 hours", "tomorrow",
+  "tonight", "later", "um 6", "in 2 Stunden", "morgen", "später"); the clauses after it do not take its verb or
+  devices. Its appliances are still read for a plan ("run the dishwasher at 6" schedules it).
 - Set aside: what a negated clause names, and what the part of a clause after an exclusion, contrast or condition
   names ("except the kitchen lights", "but leave the heater on", "instead of", "unless", "if", "whether", "außer",
   "statt", "wenn", ...; an area alone counts there), is asked for nowhere in the request, whatever "all" says.
@@ -61,7 +64,7 @@ SCHEDULE_ACTION = "schedule"
 CANCEL_ACTION = "cancel"
 
 _QUESTION = re.compile(
-    r"^\s*(how|what|when|which|why|where|who|whose|is|are|was|were|does|do|did|has|have|will|would it|should|shall|"
+    r"^\s*(how|what|when|which|why|where|who|whose|is|are|was|were|does|do(?!\s+not\b)|did|has|have|will|would it|should|shall|"
     r"ought|wie|wann|was|welche[rsnm]?|warum|wieso|wo|wer|ist|sind|hat|haben|läuft|brennt|soll|sollte|sollen)\b",
     re.IGNORECASE,
 )
@@ -71,6 +74,14 @@ _NEGATED = re.compile(r"\b(don'?t|do not|never|nicht|kein\w*|nie)\b", re.IGNOREC
 _ASIDE = re.compile(
     r"\b(?:except|but|not|instead of|rather than|other than|apart from|unless|if|whether|without|außer|statt|anstatt|"
     r"ausser|aber|sondern|ohne|bis auf|falls|wenn|ob)\b",  # folded text: "außer" is "ausser"
+    re.IGNORECASE,
+)
+# a clause that puts its device action off to later (a reminder or a time) asks for no device command now
+_LATER = re.compile(
+    r"\b(?:remind|reminder|erinnere|erinnerung|tomorrow|tonight|later|morgen|später|spaeter|heute abend"
+    r"|this (?:evening|afternoon|morning)"
+    r"|(?:at|um)\s+\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|uhr|h))?\b(?!\s*(?:%|percent|prozent|°|degrees?|grad))"
+    r"|in \d+\s*(?:min\w*|hours?|h|stunden?|tagen?|days?))",
     re.IGNORECASE,
 )
 _CANCEL_WORDS = re.compile(  # a negated cancel ("don't cancel it") still asks about the plan
@@ -441,11 +452,16 @@ def _read(
     actions = own or (reading.actions if named and not _PLANNING.search(wanted) else set())
     if not named and actions and not any(_mentions(wanted, a) for a in appliances):  # "... and run the dishwasher"
         named = reading.devices
-    reading.found |= {RequestedAction(d.entity_id, a) for d in named for a in actions if _supports(d.domain, a)}
+    later = _LATER.search(wanted) is not None
+    if not later:
+        reading.found |= {RequestedAction(d.entity_id, a) for d in named for a in actions if _supports(d.domain, a)}
     switches_off = (own or (set() if _PLANNING.search(wanted) else actions)) or {"plan"}
     if not switches_off <= _OFF and (any(_mentions(wanted, a) for a in appliances) or not _DEVICE_WORD.search(wanted)):
         reading.planning.append(wanted)
-    reading.actions, reading.devices = actions or reading.actions, named or reading.devices
+    if later:  # "... at 6 and the kettle": the kettle is not asked for now either
+        reading.actions, reading.devices = set(), []
+    else:
+        reading.actions, reading.devices = actions or reading.actions, named or reading.devices
 
 
 def _set_aside(
