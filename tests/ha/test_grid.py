@@ -778,3 +778,36 @@ async def test_a_model_requests_authorization_only_when_the_request_asks_for_a_b
     assert response["success"] and response["summary"] == (
         f"request_authorization: request {pending['request_id']} waits for an administrator to approve it.")
     assert ir.async_get(hass).async_get_issue(DOMAIN, f"authorization_{pending['request_id']}") is not None
+
+
+async def test_unreadable_grid_records_are_dropped_not_trusted(
+    hass: HomeAssistant, site: MockConfigEntry, hass_storage: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A request or incident without its fields, or a whole unreadable Store, is dropped with a warning; set-up goes
+    on, good records survive, and a bad secret is replaced by a new one, saved."""
+    chain = await plan_chain(hass)
+    window = {"start": chain["plan"]["schedule"][0]["start"], "end": chain["plan"]["schedule"][3]["end"]}
+    request = await call(hass, "request_authorization", **chain_ids(chain), requested_window=window)
+    key = f"{DOMAIN}.{site.entry_id}.grid"
+    good_secret = hass_storage[key]["data"]["secret"]
+    assert await hass.config_entries.async_unload(site.entry_id)
+    stored = hass_storage[key]["data"]
+    stored["requests"]["broken"] = {"request_id": "broken", "status": "pending", "expires_at": "soon"}
+    stored["incidents"]["bad"] = {"incident_id": "bad"}
+    assert await hass.config_entries.async_setup(site.entry_id)
+    await hass.async_block_till_done()
+    records = site.runtime_data.grid.records
+    assert set(records.requests) == {request["request_id"]} and records.incidents == {}
+    assert records.secret.hex() == good_secret
+    assert "Dropping unreadable stored authorization request broken" in caplog.text
+    assert "Dropping unreadable stored incident bad" in caplog.text
+    assert ir.async_get(hass).async_get_issue(DOMAIN, f"authorization_{request['request_id']}") is not None
+
+    for data in ({"secret": "not hex", "requests": [], "incidents": "x"}, "not a mapping"):
+        assert await hass.config_entries.async_unload(site.entry_id)
+        hass_storage[key]["data"] = data
+        assert await hass.config_entries.async_setup(site.entry_id)
+        await hass.async_block_till_done()
+        records = site.runtime_data.grid.records
+        assert records.requests == {} and records.incidents == {} and len(records.secret) == 32
+        assert records.secret.hex() != good_secret and hass_storage[key]["data"]["secret"] == records.secret.hex()

@@ -15,16 +15,19 @@ import secrets
 from typing import TYPE_CHECKING, Any
 import uuid
 
+import voluptuous as vol
+
 from homeassistant.components import persistent_notification
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from ..const import DOMAIN, STORAGE_VERSION
+from ..const import DOMAIN, LOGGER, STORAGE_VERSION
 from ..gates.models import GridGrant
 from ..grid.contracts import ToolError, generate_audit_record
 from ..prices.curve import floor_slot
+from ..storage import async_load_store
 from .site import setpoint_value
 
 if TYPE_CHECKING:
@@ -32,6 +35,45 @@ if TYPE_CHECKING:
 
 REQUEST_TTL = timedelta(minutes=30)
 MAX_CLOSED = 200  # settled requests and acknowledged incidents kept
+SECRET_HEX = 64  # the HMAC secret: 32 bytes, stored as hex
+
+
+def _instant(value: Any) -> str:
+    """Accept an ISO 8601 instant with its offset."""
+    if not isinstance(value, str) or datetime.fromisoformat(value).tzinfo is None:
+        raise vol.Invalid("not an ISO 8601 instant with an offset")
+    return value
+
+
+_ACTION = vol.Schema(
+    {vol.Required("start"): _instant, vol.Required("end"): _instant, vol.Required("type"): str}, extra=vol.ALLOW_EXTRA
+)
+_REQUEST = vol.Schema(
+    {
+        vol.Required("request_id"): str,
+        vol.Required("plan_id"): str,
+        vol.Required("status"): vol.In(("pending", "approved", "denied", "expired")),
+        vol.Required("requested_window"): {vol.Required("start"): _instant, vol.Required("end"): _instant},
+        vol.Required("expires_at"): _instant,
+        vol.Required("actions"): [_ACTION],
+    },
+    extra=vol.ALLOW_EXTRA,
+)
+_INCIDENT = vol.Schema(
+    {vol.Required("incident_id"): str, vol.Required("severity"): str, vol.Required("title"): str},
+    extra=vol.ALLOW_EXTRA,
+)
+
+
+def _readable(items: Any, schema: vol.Schema, what: str) -> dict[str, dict[str, Any]]:
+    """Return the stored records ``schema`` accepts; each other one is dropped with a warning, never trusted."""
+    kept: dict[str, dict[str, Any]] = {}
+    for key, item in (items if isinstance(items, dict) else {}).items():
+        try:
+            kept[key] = schema(item)
+        except (vol.Invalid, ValueError) as err:
+            LOGGER.warning("Dropping unreadable stored %s %s: %s", what, key, err)
+    return kept
 
 
 def request_issue_id(request_id: str) -> str:
@@ -61,12 +103,20 @@ class GridRecords:
         self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.grid")
 
     async def async_load(self) -> None:
-        """Restore the secret, requests and incidents; re-notify what still waits for a person."""
-        data = await self._store.async_load() or {}
+        """Restore the secret, requests and incidents; re-notify what still waits for a person.
+
+        What cannot be read is dropped with a warning, never trusted: an unreadable Store, a request or incident
+        without its fields, and a secret that is not 32 bytes of hex (a new secret is drawn and saved: dispatch plans
+        signed before must be made again).
+        """
+        data = await async_load_store(self._store, "grid requests and incidents") or {}
         secret = data.get("secret")
-        self.secret = bytes.fromhex(secret) if isinstance(secret, str) else secrets.token_bytes(32)
-        self.requests = dict(data.get("requests") or {})
-        self.incidents = dict(data.get("incidents") or {})
+        if isinstance(secret, str) and len(secret) == SECRET_HEX and all(c in "0123456789abcdef" for c in secret):
+            self.secret = bytes.fromhex(secret)
+        else:
+            secret, self.secret = None, secrets.token_bytes(SECRET_HEX // 2)
+        self.requests = _readable(data.get("requests"), _REQUEST, "authorization request")
+        self.incidents = _readable(data.get("incidents"), _INCIDENT, "incident")
         if secret is None:
             await self.async_save()
         self.expire_requests()
