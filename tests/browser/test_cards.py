@@ -163,7 +163,8 @@ def test_the_schedule_card_shows_a_plan_the_ask_card_changed(dashboard: Page) ->
     expect(block).to_have_count(1)
     expect(block).to_have_attribute("data-start", new_start)
     expect(block).to_have_attribute("data-end", new_end)
-    summary = schedule.locator('.plan-summary[data-appliance="Dishwasher"] .plan-time')  # en-US: "Tue, 8:00 – 10:30 PM"
+    # en-US: "Tue, 8:00 – 10:30 PM"
+    summary = schedule.locator('.plan-summary[data-appliance="Dishwasher"] .plan-time')
     expect(summary).to_contain_text(f"{start:%a}, {start.hour % 12 or 12}:{start:%M}")
 
 
@@ -274,10 +275,11 @@ def test_screenshots(dashboard: Page, artifacts: Path, width: str) -> None:
             overflow = element.evaluate("el => { const c = el.shadowRoot.querySelector('.ahems-card');"
                                         " return c.scrollWidth - c.clientWidth; }")
             assert overflow <= 0, (name, width, overflow)
-        rows = card(dashboard, "schedule").locator(".plan-time").evaluate_all(
-            "els => els.map(e => { const r = e.getBoundingClientRect(); const card = e.closest('.plan-summary')"
-            ".getBoundingClientRect(); return [e.textContent, r.height, parseFloat(getComputedStyle(e).lineHeight)"
-            " || 20, r.right <= card.right + 0.5]; })")
+        rows = [row for name in ("schedule", "ask") for row in card(dashboard, name).locator(".plan-time").evaluate_all(
+            "els => els.map(e => { const r = e.getBoundingClientRect(); const row = e.closest('.plan-summary,"
+            " .result-plan').getBoundingClientRect(); return [e.textContent, r.height,"
+            " parseFloat(getComputedStyle(e).lineHeight) || 20, r.right <= row.right + 0.5]; })")]
+        assert len(rows) == len(APPLIANCES) + 1, rows  # the schedule's plans, the ask card's dishwasher
         for text, height, line, inside in rows:
             assert height < 1.5 * line and inside, (width, text, height, line, inside)
     finally:

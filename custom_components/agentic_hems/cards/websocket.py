@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from homeassistant.components import websocket_api
 from homeassistant.components.websocket_api.connection import ActiveConnection
-from homeassistant.components.websocket_api.decorators import websocket_command
+from homeassistant.components.websocket_api.decorators import async_response, websocket_command
 from homeassistant.components.websocket_api.messages import event_message
 from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.exceptions import ServiceValidationError
@@ -195,7 +195,7 @@ def ws_subscribe_schedule(hass: HomeAssistant, connection: ActiveConnection, msg
 
 
 def _people_in(record: dict[str, Any]) -> set[str]:
-    """The user ids a trace record names: who asked, confirmed, rejected (history, evidence, execution result)."""
+    """Return the user ids a trace record names: who asked, confirmed, rejected (history, evidence, result)."""
     found: list[Any] = [step.get("user_id") for step in record.get("history") or () if isinstance(step, dict)]
     sources = [g.get("evidence") for g in record.get("gate_results") or () if isinstance(g, dict)]
     sources.append(record.get("execution_result"))
@@ -223,7 +223,7 @@ async def async_labels(hass: HomeAssistant, viewer: Viewer, records: list[dict[s
 
 
 @websocket_command({vol.Required("type"): "agentic_hems/subscribe_decisions", **ENTRY})
-@websocket_api.async_response
+@async_response
 async def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
     """Send the latest gate decisions (newest first), then each new decision, each with its ``labels``."""
     if (entry := _entry(hass, connection, msg)) is None:

@@ -304,7 +304,7 @@ class AgenticHemsScheduleCard extends LitElement {
                 if (!items.length) return "";
                 const x = items[0].parsed.x;
                 const p = prices.find((q) => q._s <= x && x < q._e);
-                return p ? `${fmtDayTime(hass, p._s)}–${fmtTime(hass, p._e)}` : fmtDayTime(hass, x);
+                return p ? fmtSpan(hass, p._s, p._e) : fmtDayTime(hass, x);
               },
               label: (item) => `${fmtMoney(hass, item.parsed.y, currency, 4)}/kWh`,
             },
