@@ -1,15 +1,19 @@
-"""The four Lovelace cards in Chromium against the demo's Home Assistant (issue 6).
+"""The four Lovelace cards in Chromium against the demo's Home Assistant.
 
 The tests run in file order on one logged-in page (``dashboard``): the ask and confirm tests change what the runs
-and trace cards show, and the screenshots follow them so that they show those results; a reload comes last.
-Playwright's CSS selectors pierce the open shadow roots of HA and of the cards.
+and trace cards show, and the screenshots (desktop 1280 px and phone 390 px wide) follow them so that they show
+those results; a reload comes last. Playwright's CSS selectors pierce the open shadow roots of HA and of the cards.
+Doubtful and unknown prices are shown by a schedule card that this file adds to the page with a stand-in connection
+(the demo's prices are all known).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
+import re
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -27,6 +31,12 @@ RENDERED = {
     "runs": (".stat", ".model-row"),
 }
 HASS = "document.querySelector('home-assistant').hass"
+HOME_ZONE = ZoneInfo("Europe/Brussels")  # scripts/demo's home, also the page's zone
+OWNER = "Demo Owner"  # scripts/demo's owner, who asked to open the garage door
+GATE_NAMES = ["Input check", "Valid command", "Device found", "Device can do it", "Fresh state", "Your rules",
+              "Dry run", "Executed"]
+USER_ID = re.compile(r"\b[0-9a-f]{32}\b")  # an HA user id (or a trace id): never what a person reads
+WIDTHS = {"desktop": 1280, "phone": 390}
 
 
 def card(page: Page, name: str) -> Locator:
@@ -80,7 +90,7 @@ def test_schedule_blocks_match_the_plan(dashboard: Page) -> None:
     """Per appliance, the blocks are the agentic_hems/schedule plan's slots (contiguous ones merged); tapping a
     block shows its details."""
     element = card(dashboard, "schedule")
-    for attempt in range(2):  # the card fetched its schedule at page load: a re-plan since then earns one reload
+    for attempt in range(2):  # a re-plan between the two reads is pushed to the card: read both again once
         schedule = dashboard.evaluate(f"() => {HASS}.callWS({{type: 'agentic_hems/schedule'}})")
         plans = {plan["name"]: plan for plan in schedule["plans"]}
         assert set(plans) == set(APPLIANCES), schedule["plans"]
@@ -92,7 +102,7 @@ def test_schedule_blocks_match_the_plan(dashboard: Page) -> None:
         wanted = {name: plan_blocks(plan) for name, plan in plans.items()}
         if blocks == wanted or attempt:
             break
-        dashboard.reload()
+        dashboard.wait_for_timeout(2000)
     for name, plan in plans.items():
         assert plan["feasible"] and plan["slots"], plan
         assert blocks[name] == wanted[name], (name, blocks[name], plan["slots"])
@@ -126,6 +136,74 @@ def test_ask_schedules_all_flexible_loads(dashboard: Page) -> None:
     expect(card(dashboard, "runs").locator('.stat[data-stat="runs"] .stat-value')).to_have_text("2")
 
 
+def shown_blocks(element: Locator, appliance: str) -> list[list[str]]:
+    return element.locator(f'.block[data-appliance="{appliance}"]').evaluate_all(
+        "els => els.map(e => [e.dataset.start, e.dataset.end])")
+
+
+def test_the_schedule_card_shows_a_plan_the_ask_card_changed(dashboard: Page) -> None:
+    """The ask card moves the dishwasher to another start: the schedule card shows the new plan without a reload
+    (agentic_hems/subscribe_schedule), its block and its summary."""
+    schedule = card(dashboard, "schedule")
+    before = shown_blocks(schedule, "Dishwasher")
+    assert len(before) == 1, before
+    old_start = when(before[0][0]).astimezone(HOME_ZONE)
+    now = datetime.now(HOME_ZONE)
+    hour = next(h for h in (2, 3, 4) if (now + timedelta(hours=h)).hour != old_start.hour)
+    start = (now + timedelta(hours=hour)).replace(minute=0, second=0, microsecond=0)
+    ask = card(dashboard, "ask")
+    ask.locator("#ask-input").fill(f"Schedule the dishwasher at {start:%H:%M}")  # plans; "run" would also start it now
+    ask.locator("#ask-submit").click()
+    expect(ask.locator(".summary")).to_have_attribute("data-success", "true")
+    planned = ask.locator('.result-plan[data-appliance="Dishwasher"]')
+    expect(planned).to_have_count(1)
+    new_start, new_end = planned.get_attribute("data-start"), planned.get_attribute("data-end")
+    assert new_start and new_end and when(new_start) == start, (new_start, start)
+    block = schedule.locator('.block[data-appliance="Dishwasher"]')
+    expect(block).to_have_count(1)
+    expect(block).to_have_attribute("data-start", new_start)
+    expect(block).to_have_attribute("data-end", new_end)
+    # en-US: "Tue, 8:00 – 10:30 PM"
+    summary = schedule.locator('.plan-summary[data-appliance="Dishwasher"] .plan-time')
+    expect(summary).to_contain_text(f"{start:%a}, {start.hour % 12 or 12}:{start:%M}")
+
+
+def test_the_pending_command_reads_as_a_sentence(dashboard: Page, demo: Demo) -> None:
+    """The garage door waits for confirmation: who asked for what on which device, and when it expires (local time
+    and how long from now); its Execution gate says it waits, with no green tick."""
+    element = card(dashboard, "trace")
+    pending = element.locator(f'.pending[data-trace-id="{demo.garage_trace_id}"]')
+    assert dashboard.evaluate(f"() => {HASS}.user.name") == OWNER
+    expect(pending.locator(".request")).to_have_text(f"{OWNER} asks to open Garage door")
+    expiry = demo.report["gates"]["garage door"]["gate_results"][-1]["evidence"]["expires_at"]
+    local = f"{when(expiry).astimezone(HOME_ZONE):%I:%M %p}"  # en-US, 12-hour clock: "06:55 PM"
+    expect(pending.locator(".expires")).to_have_text(re.compile(
+        rf"^expires {local} \((in \d+ minutes?|in 1 hour|now)\)$"))
+    decision = element.locator(f'.decision[data-trace-id="{demo.garage_trace_id}"]')
+    assert decision.locator(".gate .gate-label").all_inner_texts() == GATE_NAMES
+    execution = decision.locator('.gate[data-gate="execution"]')
+    expect(execution).to_have_attribute("data-state", "waiting")
+    expect(execution).to_contain_text("waiting for confirmation")
+    expect(execution.locator(".gate-icon")).not_to_have_text("✓")
+    expect(decision.locator('.gate[data-gate="policy"]')).to_have_attribute(
+        "title", "Your rules ask an administrator to confirm this.")
+    expect(decision.locator(".gate-note")).to_have_text(re.compile(
+        rf"^Waiting for an administrator to confirm, until {local} \(.+\)\.$"))
+    expect(decision.locator(".entity")).to_have_text("Garage door")
+
+
+def test_a_dry_run_is_not_shown_as_executed(dashboard: Page, demo: Demo) -> None:
+    """The demo's scheduled starts were dry runs: their Execution gate says "not executed", never a green tick."""
+    trace_id = demo.report["gates"]["Dishwasher"]["trace_id"]
+    decision = card(dashboard, "trace").locator(f'.decision[data-trace-id="{trace_id}"]')
+    expect(decision).to_have_attribute("data-outcome", "dry_run")
+    execution = decision.locator('.gate[data-gate="execution"]')
+    expect(execution).to_have_attribute("data-state", "not_executed")
+    expect(execution).to_contain_text("not executed")
+    expect(execution.locator(".gate-icon")).not_to_have_text("✓")
+    expect(decision.locator(".gate-note")).to_have_text("Not executed: only a dry run was asked for.")
+
+
 def test_confirm_the_pending_garage_door(dashboard: Page, demo: Demo) -> None:
     """Confirm on the pending garage-door command executes it: its decision's outcome becomes ``executed``, the
     pending row goes, and the door opens."""
@@ -136,6 +214,12 @@ def test_confirm_the_pending_garage_door(dashboard: Page, demo: Demo) -> None:
     expect(element.locator(f'.pending[data-trace-id="{trace_id}"]')).to_have_count(0)
     dashboard.wait_for_function(f"() => {HASS}.states['cover.garage_door'].state === 'open'")
     expect(element.locator(".error")).to_have_count(0)
+    decision = element.locator(f'.decision[data-trace-id="{trace_id}"]')
+    expect(decision.locator('.gate[data-gate="execution"]')).to_have_attribute("data-state", "passed")
+    expect(decision.locator(".gate-note")).to_have_text(f"Confirmed by {OWNER}; Garage door: open – done.")
+    texts = element.evaluate("el => [el.shadowRoot.textContent, ...[...el.shadowRoot.querySelectorAll('[title]')]"
+                             ".map(e => e.title)].join(' ')")
+    assert not USER_ID.search(texts), texts
 
 
 def test_the_trace_card_follows_an_entry_reload(dashboard: Page) -> None:
@@ -154,14 +238,122 @@ def test_the_trace_card_follows_an_entry_reload(dashboard: Page) -> None:
     expect(element.locator(".error")).to_have_count(0)
 
 
-@pytest.mark.parametrize("name", CARDS)
-def test_screenshot(dashboard: Page, artifacts: Path, name: str) -> None:
-    """An element screenshot of each card (after the ask and the confirmation) in tests/browser/artifacts/."""
-    element = card(dashboard, name)
-    expect(element).to_be_visible()
-    path = artifacts / f"{name}-card.png"
-    element.screenshot(path=str(path), animations="disabled")
-    assert path.stat().st_size > 1000
+def test_numbers_and_axes(dashboard: Page) -> None:
+    """The runs card's total cost carries HA's currency (en-US: "€0.00"); its chart's range holds the first and last
+    runs with room for their points; the price axis starts at 0 unless a price is negative."""
+    runs = card(dashboard, "runs")
+    assert dashboard.evaluate(f"() => {HASS}.config.currency") == "EUR"
+    data = dashboard.evaluate(f"() => {HASS}.callWS({{type: 'agentic_hems/runs'}})")
+    total = data["stats"]["total_cost"]
+    wanted = "€0.00" if total == 0 else re.compile(r"^€\d")
+    expect(runs.locator('.stat[data-stat="total_cost"] .stat-value')).to_have_text(wanted)
+    x_range = runs.evaluate("el => [el._chart.scales.x.min, el._chart.scales.x.max]")
+    stamps = [when(r["timestamp"]).timestamp() * 1000 for r in data["runs"]]
+    assert x_range[0] < min(stamps) and x_range[1] > max(stamps), (x_range, stamps)
+    schedule = dashboard.evaluate(f"() => {HASS}.callWS({{type: 'agentic_hems/schedule'}})")
+    lowest = min(p["price"] for p in schedule["prices"] if p["price"] is not None)
+    y_min = card(dashboard, "schedule").evaluate("el => el._chart.scales.y.min")
+    assert (y_min == 0) if lowest >= 0 else (y_min <= lowest), (y_min, lowest)
+    # Plan costs like the entities': two decimals, the currency, and no "-€0.00" for a cost that rounds to zero.
+    costs = card(dashboard, "schedule").locator(".plan-cost").all_inner_texts()
+    assert costs and all(re.fullmatch(r"(-?€\d+\.\d\d)", c.strip()) and c.strip() != "-€0.00" for c in costs), costs
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_screenshots(dashboard: Page, artifacts: Path, width: str) -> None:
+    """An element screenshot of every card (after the ask and the confirmation) at desktop and phone width in
+    tests/browser/artifacts/; nothing sticks out of a card and a plan's times stay on one line."""
+    dashboard.set_viewport_size({"width": WIDTHS[width], "height": 1800})
+    try:
+        for name in CARDS:
+            element = card(dashboard, name)
+            expect(element).to_be_visible()
+            element.scroll_into_view_if_needed()
+            path = artifacts / f"{name}-card-{width}.png"
+            element.screenshot(path=str(path), animations="disabled")
+            assert path.stat().st_size > 1000
+            overflow = element.evaluate("el => { const c = el.shadowRoot.querySelector('.ahems-card');"
+                                        " return c.scrollWidth - c.clientWidth; }")
+            assert overflow <= 0, (name, width, overflow)
+        rows = [row for name in ("schedule", "ask") for row in card(dashboard, name).locator(".plan-time").evaluate_all(
+            "els => els.map(e => { const r = e.getBoundingClientRect(); const row = e.closest('.plan-summary,"
+            " .result-plan').getBoundingClientRect(); return [e.textContent, r.height,"
+            " parseFloat(getComputedStyle(e).lineHeight) || 20, r.right <= row.right + 0.5]; })")]
+        assert len(rows) == len(APPLIANCES) + 1, rows  # the schedule's plans, the ask card's dishwasher
+        for text, height, line, inside in rows:
+            assert height < 1.5 * line and inside, (width, text, height, line, inside)
+    finally:
+        dashboard.set_viewport_size({"width": 1400, "height": 1800})
+
+
+# A schedule card on the page with a stand-in connection that pushes ``window.__schedule`` (this page's real schedule,
+# changed by the test) as agentic_hems/subscribe_schedule would.
+STANDIN = """(payload) => {
+    window.__schedule = payload;
+    const real = document.querySelector('home-assistant').hass;
+    const el = document.createElement('agentic-hems-schedule-card');
+    el.id = 'standin-schedule';
+    el.setConfig({title: 'Doubtful prices'});
+    el.hass = {...real, connection: {subscribeMessage: (cb) => {
+        setTimeout(() => cb({type: 'schedule', ...window.__schedule}), 0);
+        return Promise.resolve(() => undefined);
+    }}};
+    el.style.cssText = 'display:block;max-width:600px;margin:8px';
+    document.body.prepend(el);
+}"""
+
+
+def test_doubtful_and_unknown_prices(dashboard: Page, artifacts: Path) -> None:
+    """Tomorrow's prices doubtful (a day of zeros), tonight's last hour unknown, the dishwasher planned on doubtful
+    prices: the card draws the doubtful slots as their own hatched series and leaves a gap for the unknown hour, says
+    so in a legend line for each, and warns on the dishwasher's plan."""
+    payload = dashboard.evaluate(f"() => {HASS}.callWS({{type: 'agentic_hems/schedule'}})")
+    today = datetime.now(HOME_ZONE).replace(hour=0, minute=0, second=0, microsecond=0)
+    tomorrow, day_after = today + timedelta(days=1), today + timedelta(days=2)
+    gap = (tomorrow - timedelta(hours=1), tomorrow)
+    for price in payload["prices"]:
+        start = when(price["start"])
+        if tomorrow <= start < day_after:
+            price.update(price=0.0, trust=1)
+        elif gap[0] <= start < gap[1]:
+            price.update(price=None, trust=2)
+        else:
+            price.update(price=abs(price["price"]), trust=0)
+    payload["price_notes"] = [{"start": tomorrow.isoformat(), "end": day_after.isoformat(), "issue": "zero_day",
+                               "trust": "doubtful", "detail": "every price of the day is zero"}]
+    for plan in payload["plans"]:
+        if plan["name"] == "Dishwasher":
+            plan.update(reason="doubtful_prices", detail="uses doubtful prices")
+    dashboard.evaluate(STANDIN, payload)
+    element = dashboard.locator("#standin-schedule")
+    expect(element.locator("canvas.price-chart")).to_be_attached()
+    expect(element.locator(".legend-doubtful")).to_have_text(
+        f"Prices for {tomorrow:%a} are doubtful (a day of zeros)")
+    expect(element.locator(".legend-unknown")).to_have_text(f"No prices for {today:%a} (gaps in the curve)")
+    expect(element.locator('.plan-summary[data-appliance="Dishwasher"] .plan-warning')).to_have_text(
+        "⚠ Planned on doubtful prices")
+    expect(element.locator(".plan-warning")).to_have_count(1)
+    element.evaluate("el => new Promise((resolve) => requestAnimationFrame(resolve))")
+    known, doubtful, y_min = element.evaluate(
+        "el => [...el._chart.data.datasets.map(d => d.data.filter(p => p.y !== null).map(p => p.x)),"
+        " el._chart.scales.y.min]")
+    day = (tomorrow.timestamp() * 1000, day_after.timestamp() * 1000)
+    hole = (gap[0].timestamp() * 1000, gap[1].timestamp() * 1000)
+    assert doubtful and all(day[0] <= x <= day[1] for x in doubtful), doubtful
+    assert {day[0], day[1]} <= set(doubtful)
+    assert element.evaluate("el => el._doubtfulSpans") == [list(day)]  # the band shaded over the chart's height
+    assert known and not any(hole[0] < x < hole[1] or day[0] < x < day[1] for x in known), known
+    assert y_min == 0, y_min
+    for width, pixels in WIDTHS.items():
+        dashboard.set_viewport_size({"width": pixels, "height": 1800})
+        element.screenshot(path=str(artifacts / f"schedule-card-doubtful-{width}.png"), animations="disabled")
+    dashboard.set_viewport_size({"width": 1400, "height": 1800})
+
+    payload["prices"][0].update(price=-0.05, trust=0)  # one negative price: the axis goes below zero for it
+    dashboard.evaluate("(p) => { window.__schedule = p; const el = document.getElementById('standin-schedule');"
+                       " el._live.dispose(); el._live.start(); }", payload)
+    dashboard.wait_for_function("() => document.getElementById('standin-schedule')._chart.scales.y.min <= -0.05")
+    dashboard.evaluate("() => document.getElementById('standin-schedule').remove()")
 
 
 def test_screenshot_dashboard(dashboard: Page, artifacts: Path) -> None:
@@ -169,13 +361,13 @@ def test_screenshot_dashboard(dashboard: Page, artifacts: Path) -> None:
 
 
 def test_a_reload_shows_the_new_state(dashboard: Page, demo: Demo) -> None:
-    """After a reload the cards load what HA stored: two runs (the demo's and this page's ask), the garage door's
+    """After a reload the cards load what HA stored: three runs (the demo's and this page's two asks), the garage door's
     decision executed and nothing pending."""
     runs = dashboard.evaluate(f"() => {HASS}.callWS({{type: 'agentic_hems/runs'}})")
-    assert len(runs["runs"]) == 2 and {r["model"] for r in runs["runs"]} == {"offline"}, runs
+    assert len(runs["runs"]) == 3 and {r["model"] for r in runs["runs"]} == {"offline"}, runs
     dashboard.reload()
     runs_card = card(dashboard, "runs")
-    expect(runs_card.locator('.stat[data-stat="runs"] .stat-value')).to_have_text("2")
+    expect(runs_card.locator('.stat[data-stat="runs"] .stat-value')).to_have_text("3")
     expect(runs_card.locator('.model-row[data-model="offline"]')).to_have_count(1)
     trace = card(dashboard, "trace")
     expect(trace.locator(f'.decision[data-trace-id="{demo.garage_trace_id}"]')).to_have_attribute(

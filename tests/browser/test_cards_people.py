@@ -368,6 +368,27 @@ def test_time_zone_local_vs_server(page: Page) -> None:
     set_locale(page, time_zone="local")
 
 
+def test_a_rejection_names_no_one_else(page: Page, owner: Owner, person: dict[str, str], garage_trace: str) -> None:
+    """The owner rejects the person's garage-door command: the person (German) reads live that an administrator
+    rejected it, not who, their own name as who asked, the gates by their German names, and never a user id."""
+    owner.ws({"type": "call_service", "domain": "agentic_hems", "service": "reject",
+              "service_data": {"trace_id": garage_trace}})
+    trace = card(page, "trace")
+    decision = trace.locator(f'.decision[data-trace-id="{garage_trace}"]')
+    expect(decision).to_have_attribute("data-outcome", "rejected")
+    expect(decision.locator(".gate-note")).to_have_text("Abgelehnt von einem Administrator.")
+    expect(decision.locator('.gate[data-gate="execution"]')).to_have_attribute("title",
+                                                                               "Abgelehnt von einem Administrator.")
+    expect(decision.locator(".requester")).to_have_text("Test Person")
+    assert decision.locator(".gate .gate-label").all_inner_texts() == [
+        "Eingabeprüfung", "Gültiger Befehl", "Gerät gefunden", "Gerät kann das", "Aktueller Zustand", "Ihre Regeln",
+        "Probelauf", "Ausgeführt"]
+    texts = trace.evaluate("el => [el.shadowRoot.textContent, ...[...el.shadowRoot.querySelectorAll('[title]')]"
+                           ".map(e => e.title)].join(' ')")
+    assert not re.search(r"\b[0-9a-f]{32}\b", texts), texts
+    shot(trace, "trace-card-non-admin-de-rejected.png")
+
+
 def test_no_console_errors(page: Page) -> None:
     """Nothing the person did logged an error in the page's console or threw, not even the refused confirmations
     (the cards show those themselves) or the broken entry ids."""

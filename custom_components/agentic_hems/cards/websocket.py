@@ -3,13 +3,18 @@
 Non-admin users cannot subscribe to custom events, so the cards use these commands, which work for every logged-in
 user:
 
-- ``agentic_hems/schedule``: today's and tomorrow's prices and every appliance's stored plan with its slots;
-- ``agentic_hems/subscribe_decisions``: the latest gate decisions, then each new one as it is taken;
+- ``agentic_hems/schedule``: today's and tomorrow's prices (with each slot's trust) and every appliance's stored plan
+  with its slots;
+- ``agentic_hems/subscribe_schedule``: the same, sent at once and again after each change of a plan, the prices, a
+  gate decision or a run (the managers' change listeners; nothing polls);
+- ``agentic_hems/subscribe_decisions``: the latest gate decisions, then each new one as it is taken, each message with
+  the friendly names of their devices and the names of the people in them (``labels``);
 - ``agentic_hems/subscribe_run``: the calling user's own assistant runs, iteration by iteration, then the end (for
   administrators too: it feeds the ask card, which shows the run its user started);
 - ``agentic_hems/runs``: the stored runs and their statistics.
 
-Decisions and runs follow :mod:`.people`: administrators see all, other users only the ones they asked for.
+Decisions and runs follow :mod:`.people`: administrators see all, other users only the ones they asked for; likewise
+a non-admin's ``labels`` name only that user (the cards say "an administrator" or "someone" for other ids).
 
 Each takes an optional ``entry_id`` (at most ``MAX_ID_CHARS`` characters, checked first; nothing else); without it
 the only loaded entry is used. When an entry unloads (a reload after an options change, say), its subscribers get
@@ -24,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from homeassistant.components import websocket_api
 from homeassistant.components.websocket_api.connection import ActiveConnection
-from homeassistant.components.websocket_api.decorators import websocket_command
+from homeassistant.components.websocket_api.decorators import async_response, websocket_command
 from homeassistant.components.websocket_api.messages import event_message
 from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.exceptions import ServiceValidationError
@@ -32,7 +37,7 @@ from homeassistant.util import dt as dt_util
 
 from ..bounds import MAX_ID_CHARS
 from ..const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
-from ..people import viewer_for_user
+from ..people import Viewer, viewer_for_user
 from ..service_helpers import resolve_entry
 from ..validation import vol
 
@@ -47,7 +52,7 @@ ENTRY: dict[str | vol.Marker, Any] = {vol.Optional("entry_id"): vol.All(str, vol
 @callback
 def async_setup_websocket(hass: HomeAssistant) -> None:
     """Register the commands (once, in ``async_setup``)."""
-    for command in (ws_schedule, ws_subscribe_decisions, ws_subscribe_run, ws_runs):
+    for command in (ws_schedule, ws_subscribe_schedule, ws_subscribe_decisions, ws_subscribe_run, ws_runs):
         websocket_api.async_register_command(hass, command)
 
 
@@ -94,15 +99,18 @@ def plan_slots(plan: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-@websocket_command({vol.Required("type"): "agentic_hems/schedule", **ENTRY})
-@callback
-def ws_schedule(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
-    """Prices of today and tomorrow (local) and the stored plans."""
-    if (entry := _entry(hass, connection, msg)) is None:
-        return
+def schedule_payload(entry: AgenticHemsConfigEntry) -> dict[str, Any]:
+    """Return the prices of today and tomorrow (local) and the stored plans, as the schedule card reads them.
+
+    ``{entry_id, currency, resolution_minutes, prices: [{start, end, price, trust}], price_notes: [{start, end,
+    issue, trust, detail}], plans: [{appliance_id, name, feasible, start, end, cost, baseline_cost, savings, currency,
+    reason, detail, slots}], now}``: ``price`` is None where unknown, ``trust`` 0 known, 1 doubtful, 2 unknown
+    (``PriceCurve.trust``); times are ISO 8601 UTC.
+    """
     runtime = entry.runtime_data
     data = runtime.coordinator.data
     prices: list[dict[str, Any]] = []
+    notes: list[dict[str, str]] = []
     currency = None
     if data is not None:
         curve = data.total
@@ -113,45 +121,111 @@ def ws_schedule(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str
         )
         step = window.resolution
         prices = [
-            {"start": s.isoformat(), "end": (s + step).isoformat(), "price": p}
-            for s, p in zip(window.slot_starts(), window.as_dict()["prices"], strict=True)
+            {"start": s.isoformat(), "end": (s + step).isoformat(), "price": p, "trust": int(trust)}
+            for s, p, trust in zip(window.slot_starts(), window.as_dict()["prices"], window.trust(), strict=True)
         ]
+        notes = [span.as_dict() for span in window.issues()]
+    return {
+        "entry_id": entry.entry_id,
+        "currency": currency,
+        "resolution_minutes": 15,
+        "prices": prices,
+        "price_notes": notes,
+        "plans": _plans(entry),
+        "now": dt_util.utcnow().isoformat(),
+    }
+
+
+def _plans(entry: AgenticHemsConfigEntry) -> list[dict[str, Any]]:
+    """Every appliance's stored plan with its running slots (see :func:`schedule_payload`)."""
+    planner = entry.runtime_data.planner
+    keys = ("feasible", "start", "end", "cost", "baseline_cost", "savings", "currency", "reason", "detail")
     plans = []
-    for appliance_id, state in runtime.planner.states.items():
+    for appliance_id, state in planner.states.items():
         if state.plan is None:
             continue
         plan = state.plan.as_dict()
         plans.append(
             {
                 "appliance_id": appliance_id,
-                "name": runtime.planner.appliances[appliance_id].name,
-                "feasible": plan["feasible"],
-                "start": plan["start"],
-                "end": plan["end"],
-                "cost": plan["cost"],
-                "baseline_cost": plan["baseline_cost"],
-                "savings": plan["savings"],
-                "currency": plan["currency"],
+                "name": planner.appliances[appliance_id].name,
+                **{key: plan.get(key) for key in keys},
                 "slots": plan_slots(plan),
             }
         )
-    connection.send_result(
-        msg["id"],
-        {
-            "entry_id": entry.entry_id,
-            "currency": currency,
-            "resolution_minutes": 15,
-            "prices": prices,
-            "plans": plans,
-            "now": dt_util.utcnow().isoformat(),
-        },
-    )
+    return plans
+
+
+@websocket_command({vol.Required("type"): "agentic_hems/schedule", **ENTRY})
+@callback
+def ws_schedule(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
+    """Prices of today and tomorrow (local) and the stored plans (:func:`schedule_payload`)."""
+    if (entry := _entry(hass, connection, msg)) is not None:
+        connection.send_result(msg["id"], schedule_payload(entry))
+
+
+@websocket_command({vol.Required("type"): "agentic_hems/subscribe_schedule", **ENTRY})
+@callback
+def ws_subscribe_schedule(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
+    """Send ``{"type": "schedule", **schedule_payload}`` now and after each change of plans, prices, gates or runs."""
+    if (entry := _entry(hass, connection, msg)) is None:
+        return
+    runtime = entry.runtime_data
+
+    @callback
+    def send() -> None:
+        connection.send_message(event_message(msg["id"], {"type": "schedule", **schedule_payload(entry)}))
+
+    unsubs = [
+        runtime.planner.async_add_listener(send),
+        runtime.coordinator.async_add_listener(send),
+        runtime.control.async_add_listener(send),
+        runtime.assistant.async_add_listener(send),
+        _track(hass, entry.entry_id, connection, msg["id"]),
+    ]
+
+    @callback
+    def unsubscribe() -> None:
+        for unsub in unsubs:
+            unsub()
+
+    connection.subscriptions[msg["id"]] = unsubscribe
+    connection.send_result(msg["id"])
+    send()
+
+
+def _people_in(record: dict[str, Any]) -> set[str]:
+    """Return the user ids a trace record names: who asked, confirmed, rejected (history, evidence, result)."""
+    found: list[Any] = [step.get("user_id") for step in record.get("history") or () if isinstance(step, dict)]
+    sources = [g.get("evidence") for g in record.get("gate_results") or () if isinstance(g, dict)]
+    sources.append(record.get("execution_result"))
+    for source in sources:
+        if isinstance(source, dict):
+            found += [source.get(key) for key in ("user_id", "requested_by", "confirmed_by")]
+    return {uid for uid in found if isinstance(uid, str)}
+
+
+async def async_labels(hass: HomeAssistant, viewer: Viewer, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return ``{"entities": {entity_id: friendly name}, "users": {user_id: name}}`` for the trace records.
+
+    Users are named only where :meth:`Viewer.may_see` allows it (a non-admin: only themselves); unknown ids are left
+    out.
+    """
+    entities: dict[str, str] = {}
+    users: dict[str, str] = {}
+    for record in records:
+        if isinstance(entity_id := record.get("entity_id"), str) and (state := hass.states.get(entity_id)):
+            entities[entity_id] = state.name
+        for user_id in _people_in(record) - users.keys():
+            if viewer.may_see(user_id) and (user := await hass.auth.async_get_user(user_id)) is not None:
+                users[user_id] = user.name or ""
+    return {"entities": entities, "users": {uid: name for uid, name in users.items() if name}}
 
 
 @websocket_command({vol.Required("type"): "agentic_hems/subscribe_decisions", **ENTRY})
-@callback
-def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
-    """Send the latest gate decisions (newest first), then each new decision."""
+@async_response
+async def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, msg: dict[str, Any]) -> None:
+    """Send the latest gate decisions (newest first), then each new decision, each with its ``labels``."""
     if (entry := _entry(hass, connection, msg)) is None:
         return
     control = entry.runtime_data.control
@@ -160,13 +234,21 @@ def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, ms
     def pending() -> list[str]:
         return [p.trace_id for p in control.keeper.pending.values() if viewer.may_see_trace(p.trace)]
 
+    async def send_decision(record: dict[str, Any], waiting: list[str]) -> None:
+        labels = await async_labels(hass, viewer, [record])
+        if msg["id"] in connection.subscriptions:  # still subscribed once the names are read
+            connection.send_message(
+                event_message(msg["id"], {"type": "decision", "decision": record, "pending": waiting, "labels": labels})
+            )
+
     @callback
     def forward() -> None:
         if (last := control.last) is not None and viewer.may_see_trace(last):
-            connection.send_message(
-                event_message(msg["id"], {"type": "decision", "decision": last, "pending": pending()})
-            )
+            hass.async_create_task(send_decision(last, pending()), f"{DOMAIN} decision to a card")
 
+    decisions = control.traces_matching(limit=MAX_DECISIONS, visible=viewer.may_see_trace)
+    waiting = pending()
+    labels = await async_labels(hass, viewer, [*decisions, *(control.keeper.pending[t].trace for t in waiting)])
     remove_listener = control.async_add_listener(forward)
     forget = _track(hass, entry.entry_id, connection, msg["id"])
 
@@ -177,12 +259,8 @@ def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnection, ms
 
     connection.subscriptions[msg["id"]] = unsubscribe
     connection.send_result(msg["id"])
-    decisions = control.traces_matching(limit=MAX_DECISIONS, visible=viewer.may_see_trace)
-    connection.send_message(
-        event_message(
-            msg["id"], {"type": "snapshot", "decisions": decisions, "pending": pending(), "is_admin": viewer.admin}
-        )
-    )
+    snapshot = {"type": "snapshot", "decisions": decisions, "pending": waiting, "is_admin": viewer.admin}
+    connection.send_message(event_message(msg["id"], {**snapshot, "labels": labels}))
 
 
 @websocket_command({vol.Required("type"): "agentic_hems/subscribe_run", **ENTRY})

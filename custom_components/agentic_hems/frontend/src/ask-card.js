@@ -3,7 +3,7 @@
 import { LitElement, html, css, nothing } from "lit";
 import {
   DOMAIN, t, errorText, localizedErrorText, LiveSubscription, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters,
-  fmtDayTime, fmtTime, fmtMoney, localParts, toMs,
+  fmtSpan, fmtMoney,
 } from "./common.js";
 
 const TAG = "agentic-hems-ask-card";
@@ -134,12 +134,11 @@ class AgenticHemsAskCard extends LitElement {
     const hass = this.hass;
     const name = p.name || p.appliance_id || "–";
     const feasible = p.feasible !== false && p.start;
-    const sameDay = feasible && localParts(hass, toMs(p.start)).date === localParts(hass, toMs(p.end)).date;
     return html`<div class="result-plan ${feasible ? "" : "infeasible"}" data-appliance=${name}
       data-start=${p.start || ""} data-end=${p.end || ""}>
       <span class="plan-name">${name}</span>
       <span class="plan-time">${feasible
-        ? html`${fmtDayTime(hass, p.start)}–${sameDay ? fmtTime(hass, p.end) : fmtDayTime(hass, p.end)}`
+        ? fmtSpan(hass, p.start, p.end)
         : t(hass, "not_feasible")}</span>
       <span class="plan-cost">${feasible ? fmtMoney(hass, p.cost, p.currency || currency) : ""}</span>
     </div>`;
@@ -239,10 +238,18 @@ class AgenticHemsAskCard extends LitElement {
       }
       .result-plan {
         display: grid;
-        grid-template-columns: 1fr auto auto;
-        gap: 10px;
+        grid-template-columns: minmax(0, 1fr) auto;
+        gap: 2px 10px;
         padding: 4px 0;
         border-top: 1px solid var(--divider-color, #e0e0e0);
+      }
+      .result-plan .plan-time {
+        grid-row: 2;
+        white-space: nowrap;
+        color: var(--secondary-text-color, #727272);
+      }
+      .result-plan .plan-cost {
+        text-align: right;
       }
       .result-plan.infeasible .plan-time {
         color: var(--error-color, #db4437);

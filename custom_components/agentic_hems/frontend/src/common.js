@@ -90,6 +90,24 @@ export function fmtDayTime(hass, iso) {
   return dateFormatter(hass, { weekday: "short", hour: "2-digit", minute: "2-digit" }).format(ms);
 }
 
+/** A span, compact and in the user's zone: "Wed 04:00 – 06:30" (the day once), "Wed 22:00 – Thu 01:00". */
+export function fmtSpan(hass, start, end) {
+  const a = toMs(start);
+  const b = toMs(end);
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return "–";
+  const f = dateFormatter(hass, { weekday: "short", hour: "2-digit", minute: "2-digit" });
+  return b > a ? f.formatRange(a, b) : f.format(a);
+}
+
+/** How far an instant is from now, in the user's language: "in 9 minutes", "vor 2 Minuten". */
+export function fmtRelative(hass, iso, now = Date.now()) {
+  const ms = toMs(iso);
+  if (!Number.isFinite(ms)) return "–";
+  const minutes = Math.round((ms - now) / 60000);
+  const f = new Intl.RelativeTimeFormat(localeOf(hass), { numeric: "auto" });
+  return Math.abs(minutes) < 90 ? f.format(minutes, "minute") : f.format(Math.round(minutes / 60), "hour");
+}
+
 /** "12.05., 14:15:03" in the user's zone. */
 export function fmtDateTime(hass, iso, withSeconds = false) {
   const ms = toMs(iso);
@@ -128,19 +146,21 @@ function grouping(hass) {
 export function fmtMoney(hass, value, currency, digits = 2) {
   if (value === null || value === undefined || !Number.isFinite(Number(value))) return "–";
   const locale = numberLocale(hass);
+  // Rounded first, so that -0.001 reads "0.00", not "-0.00".
+  const rounded = Math.round(Number(value) * 10 ** digits) / 10 ** digits || 0;
   try {
     if (currency) {
       return new Intl.NumberFormat(locale, {
         style: "currency", currency, minimumFractionDigits: digits, maximumFractionDigits: digits,
         useGrouping: grouping(hass),
-      }).format(Number(value));
+      }).format(rounded);
     }
   } catch (_e) {
     /* unknown currency code */
   }
   const n = new Intl.NumberFormat(locale, {
     minimumFractionDigits: digits, maximumFractionDigits: digits, useGrouping: grouping(hass),
-  }).format(Number(value));
+  }).format(rounded);
   return currency ? `${n} ${currency}` : n;
 }
 

@@ -128,9 +128,15 @@ class AgenticHemsRunsCard extends LitElement {
     return model || t(this.hass, "no_model");
   }
 
-  _cost(value, digits = 4) {
-    const cur = this._config && this._config.currency;
-    return cur ? fmtMoney(this.hass, value, cur, digits) : fmtNumber(this.hass, value, digits);
+  /**
+   * The LLM cost in the card's ``currency`` (else Home Assistant's currency), in the user's number format: two
+   * decimals, four for a cost below one cent (a few calls cost fractions of a cent).
+   */
+  _cost(value) {
+    const cur = (this._config && this._config.currency) || (this.hass && this.hass.config && this.hass.config.currency);
+    const v = Number(value);
+    const digits = Number.isFinite(v) && v !== 0 && Math.abs(v) < 0.01 ? 4 : 2;
+    return fmtMoney(this.hass, value, cur, digits);
   }
 
   updated() {
@@ -172,10 +178,10 @@ class AgenticHemsRunsCard extends LitElement {
     const xs = runs.map((r) => toMs(r.timestamp));
     let min = Math.min(...xs);
     let max = Math.max(...xs);
-    if (min === max) {
-      min -= 3600000;
-      max += 3600000;
-    }
+    // A margin on both sides, so that the first and last points (radius 3) are not clipped at the axis.
+    const margin = min === max ? 3600000 : (max - min) * 0.05;
+    min -= margin;
+    max += margin;
     return {
       type: "line",
       data: {

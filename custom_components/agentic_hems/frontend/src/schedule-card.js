@@ -1,14 +1,59 @@
 // agentic-hems-schedule-card: the price curve (15-minute steps, today and tomorrow) with each
-// appliance's planned slots as blocks on the same time axis, a now-marker, cost and savings.
+// appliance's planned slots as blocks on the same time axis, a now-marker, cost and savings. It follows
+// agentic_hems/subscribe_schedule, so a changed plan, new prices, a gate decision or a run show at once.
+// Doubtful prices are drawn hatched and grey, unknown ones as gaps, each with a legend line.
 import { LitElement, html, css, nothing } from "lit";
 import { Chart } from "./chart.js";
 import {
-  t, errorText, wsMessage, cardShell, sharedStyles, cssVar, PALETTE, registerCard, makeEditor, hassMatters,
-  fmtTime, fmtDayTime, fmtMoney, fmtNumber, localParts, dateFormatter, toMs,
+  t, LiveSubscription, cardShell, sharedStyles, cssVar, PALETTE, registerCard, makeEditor, hassMatters,
+  fmtTime, fmtDayTime, fmtSpan, fmtMoney, fmtNumber, localParts, dateFormatter, toMs,
 } from "./common.js";
 
 const TAG = "agentic-hems-schedule-card";
-const REFRESH_MS = 5 * 60 * 1000;
+const KNOWN = 0;
+const DOUBTFUL = 1;
+
+/**
+ * Chart points of the slots that ``keep`` selects, as steps: each slot's price from its start, and where the next
+ * slot is not kept, a point at its end and a null, so that the line and fill stop there (a gap).
+ */
+export function stepPoints(prices, keep) {
+  const points = [];
+  prices.forEach((p, i) => {
+    if (!keep(p)) return;
+    points.push({ x: p._s, y: p._price });
+    const next = prices[i + 1];
+    if (!next || !keep(next) || next._s !== p._e) points.push({ x: p._e, y: p._price }, { x: p._e, y: null });
+  });
+  return points;
+}
+
+/** The [start, end] (ms) of each run of contiguous slots that ``keep`` selects. */
+export function spansOf(prices, keep) {
+  const spans = [];
+  for (const p of prices) {
+    if (!keep(p)) continue;
+    const last = spans[spans.length - 1];
+    if (last && last[1] === p._s) last[1] = p._e;
+    else spans.push([p._s, p._e]);
+  }
+  return spans;
+}
+
+/** A diagonal hatch to shade doubtful prices with. */
+function hatch(color) {
+  const tile = document.createElement("canvas");
+  tile.width = 8;
+  tile.height = 8;
+  const ctx = tile.getContext("2d");
+  ctx.strokeStyle = color;
+  ctx.lineWidth = 1.5;
+  ctx.beginPath();
+  ctx.moveTo(0, 8);
+  ctx.lineTo(8, 0);
+  ctx.stroke();
+  return ctx.createPattern(tile, "repeat");
+}
 
 /** Contiguous slots (one's end is the next's start) become one block. */
 export function blocksOf(plan) {
@@ -39,13 +84,14 @@ function blockCost(block, prices) {
     const b = toMs(s.end);
     const kw = Number(s.power_kw) || 0;
     energy += (kw * (b - a)) / 3600000;
-    // Sum over the price intervals the slot overlaps.
+    // Sum over the price intervals the slot overlaps (an unknown price leaves the slot uncovered).
     let covered = 0;
     for (const p of prices) {
+      if (p._price === null) continue;
       const lo = Math.max(a, p._s);
       const hi = Math.min(b, p._e);
       if (hi > lo) {
-        cost += (kw * (hi - lo) * Number(p.price)) / 3600000;
+        cost += (kw * (hi - lo) * p._price) / 3600000;
         covered += hi - lo;
       }
     }
@@ -79,9 +125,10 @@ class AgenticHemsScheduleCard extends LitElement {
     if (!config || typeof config !== "object") throw new Error("Invalid configuration");
     const entryChanged = this._config && this._config.entry_id !== config.entry_id;
     this._config = { ...config };
-    if (entryChanged) {
+    if (entryChanged && this._live) {
+      this._live.dispose();
       this._data = undefined;
-      this._fetch();
+      this._live.start();
     }
   }
 
@@ -96,14 +143,17 @@ class AgenticHemsScheduleCard extends LitElement {
 
   connectedCallback() {
     super.connectedCallback();
-    this._timer = setInterval(() => this._fetch(), REFRESH_MS);
-    this._clock = setInterval(() => this._tick(), 30000);
-    if (this.hass && this._config) this._fetch();
+    this._clock = setInterval(() => this._tick(), 30000); // moves the now-marker; the data itself is pushed
+    if (!this._live) {
+      this._live = new LiveSubscription(this, "agentic_hems/subscribe_schedule", (msg) => this._onMessage(msg),
+        (err) => { this._error = err; });
+    }
+    this._live.start();
   }
 
   disconnectedCallback() {
     super.disconnectedCallback();
-    clearInterval(this._timer);
+    if (this._live) this._live.dispose();
     clearInterval(this._clock);
     if (this._chart) {
       this._chart.destroy();
@@ -115,21 +165,13 @@ class AgenticHemsScheduleCard extends LitElement {
     this._now = Date.now() + (this._skew || 0);
   }
 
-  async _fetch() {
-    if (!this.hass || !this._config || this._loading) return;
-    this._loading = true;
-    try {
-      const data = await this.hass.callWS(wsMessage("agentic_hems/schedule", this._config));
-      const serverNow = toMs(data && data.now);
-      this._skew = Number.isFinite(serverNow) ? serverNow - Date.now() : 0;
-      this._tick();
-      this._data = data || {};
-      this._error = undefined;
-    } catch (err) {
-      this._error = errorText(this.hass, err);
-    } finally {
-      this._loading = false;
-    }
+  _onMessage(msg) {
+    if (!msg || msg.type !== "schedule") return;
+    const serverNow = toMs(msg.now);
+    this._skew = Number.isFinite(serverNow) ? serverNow - Date.now() : 0;
+    this._tick();
+    this._data = msg;
+    this._error = undefined;
   }
 
   shouldUpdate(changed) {
@@ -137,16 +179,22 @@ class AgenticHemsScheduleCard extends LitElement {
   }
 
   willUpdate(changed) {
-    if (changed.has("hass") && this.hass && this._config && this._data === undefined && !this._error) {
-      this._fetch();
-    }
+    if (changed.has("hass") && this._live && !this._live.active && !this._error) this._live.start();
   }
 
-  /** Prices (with ms start/end), restricted to today when show_tomorrow is false. */
+  /**
+   * Prices with ms start/end, ``_price`` (null where unknown) and ``_trust`` (0 known, 1 doubtful, 2 unknown),
+   * restricted to today when show_tomorrow is false.
+   */
   _prices() {
     const raw = (this._data && Array.isArray(this._data.prices) ? this._data.prices : [])
-      .map((p) => ({ ...p, _s: toMs(p.start), _e: toMs(p.end) }))
-      .filter((p) => Number.isFinite(p._s) && Number.isFinite(p._e) && p.price !== null && p.price !== undefined)
+      .map((p) => {
+        const price = p.price === null || p.price === undefined ? null : Number(p.price);
+        const known = price !== null && Number.isFinite(price);
+        return { ...p, _s: toMs(p.start), _e: toMs(p.end), _price: known ? price : null,
+          _trust: known ? Number(p.trust) || KNOWN : 2 };
+      })
+      .filter((p) => Number.isFinite(p._s) && Number.isFinite(p._e))
       .sort((a, b) => a._s - b._s);
     if (this._config && this._config.show_tomorrow === false && raw.length) {
       const today = localParts(this.hass, this._now || Date.now()).date;
@@ -209,8 +257,12 @@ class AgenticHemsScheduleCard extends LitElement {
     const primary = cssVar(this, "--primary-color", "#03a9f4");
     const hass = this.hass;
     const card = this;
-    const points = prices.map((p) => ({ x: p._s, y: Number(p.price) }));
-    if (prices.length) points.push({ x: prices[prices.length - 1]._e, y: Number(prices[prices.length - 1].price) });
+    const known = stepPoints(prices, (p) => p._trust === KNOWN);
+    const doubtful = stepPoints(prices, (p) => p._trust === DOUBTFUL);
+    const shade = hatch(text);
+    this._doubtfulSpans = spansOf(prices, (p) => p._trust === DOUBTFUL);
+    const spans = this._doubtfulSpans;
+    const negative = prices.some((p) => p._price !== null && p._price < 0);
     const labelFmt = dateFormatter(hass, { hour: "2-digit", minute: "2-digit" });
     const dayFmt = dateFormatter(hass, { weekday: "short" });
     return {
@@ -218,13 +270,23 @@ class AgenticHemsScheduleCard extends LitElement {
       data: {
         datasets: [{
           label: t(hass, "price"),
-          data: points,
+          data: known,
           stepped: "before",
           borderColor: primary,
           borderWidth: 2,
           pointRadius: 0,
           pointHitRadius: 4,
           fill: { target: "origin", above: "rgba(3,169,244,0.12)", below: "rgba(76,175,80,0.25)" },
+        }, {
+          label: t(hass, "price"),
+          data: doubtful,
+          stepped: "before",
+          borderColor: text,
+          borderDash: [4, 3],
+          borderWidth: 2,
+          pointRadius: 0,
+          pointHitRadius: 4,
+          fill: false,
         }],
       },
       options: {
@@ -241,8 +303,8 @@ class AgenticHemsScheduleCard extends LitElement {
               title: (items) => {
                 if (!items.length) return "";
                 const x = items[0].parsed.x;
-                const p = prices.find((q) => q._s === x);
-                return p ? `${fmtDayTime(hass, p._s)}–${fmtTime(hass, p._e)}` : fmtDayTime(hass, x);
+                const p = prices.find((q) => q._s <= x && x < q._e);
+                return p ? fmtSpan(hass, p._s, p._e) : fmtDayTime(hass, x);
               },
               label: (item) => `${fmtMoney(hass, item.parsed.y, currency, 4)}/kWh`,
             },
@@ -274,6 +336,7 @@ class AgenticHemsScheduleCard extends LitElement {
             },
           },
           y: {
+            min: negative ? undefined : 0, // below zero only when a price is negative
             title: { display: !!currency, text: `${currency}/kWh`, color: text },
             ticks: { color: text, callback: (v) => fmtNumber(hass, v, 3) },
             grid: {
@@ -283,6 +346,21 @@ class AgenticHemsScheduleCard extends LitElement {
         },
       },
       plugins: [{
+        // Doubtful slots: the whole height of their time span greyed and hatched (a day of zeros has no area).
+        id: "ahemsDoubtful",
+        beforeDatasetsDraw: (chart) => {
+          const { ctx, chartArea: a, scales: { x } } = chart;
+          ctx.save();
+          ctx.globalAlpha = 0.35;
+          ctx.fillStyle = shade;
+          for (const [start, end] of spans) {
+            const left = Math.max(a.left, x.getPixelForValue(start));
+            const right = Math.min(a.right, x.getPixelForValue(end));
+            if (right > left) ctx.fillRect(left, a.top, right - left, a.bottom - a.top);
+          }
+          ctx.restore();
+        },
+      }, {
         id: "ahemsArea",
         afterLayout: (chart) => {
           const a = chart.chartArea;
@@ -306,7 +384,8 @@ class AgenticHemsScheduleCard extends LitElement {
     const range = this._range(prices, plans);
     if (!range) return;
     const key = JSON.stringify([
-      prices.length && prices[0]._s, prices.length && prices[prices.length - 1]._e, prices.map((p) => p.price),
+      prices.length && prices[0]._s, prices.length && prices[prices.length - 1]._e,
+      prices.map((p) => [p._price, p._trust]),
       range, this.hass && this.hass.locale, this._data && this._data.currency,
     ]);
     if (this._chart && this._chart.canvas === canvas && this._chartKey === key) return;
@@ -335,12 +414,10 @@ class AgenticHemsScheduleCard extends LitElement {
     const b = blocks.find((x) => x.key === this._selected);
     if (!b) return nothing;
     const hass = this.hass;
-    const sameDay = localParts(hass, toMs(b.start)).date === localParts(hass, toMs(b.end)).date;
     return html`<div class="block-details" data-appliance=${b.name} data-start=${b.start} data-end=${b.end}>
       <span class="swatch" style="background:${b.color}"></span>
       <strong class="details-name">${b.name}</strong>
-      <span class="details-start">${t(hass, "start")}: ${fmtDayTime(hass, b.start)}</span>
-      <span class="details-end">${t(hass, "end")}: ${sameDay ? fmtTime(hass, b.end) : fmtDayTime(hass, b.end)}</span>
+      <span class="details-time">${fmtSpan(hass, b.start, b.end)}</span>
       <span class="details-cost">${t(hass, "cost")}: ${fmtMoney(hass, b.cost, b.currency, 2)}</span>
       ${b.energy ? html`<span class="details-energy">${fmtNumber(hass, b.energy, 2)} kWh</span>` : nothing}
       <button class="close" @click=${() => { this._selected = undefined; }} aria-label=${t(hass, "close")}>×</button>
@@ -396,7 +473,7 @@ class AgenticHemsScheduleCard extends LitElement {
                   ${r.blocks.map((b) => html`<div class="block ${this._selected === b.key ? "selected" : ""}"
                     data-appliance=${b.name} data-start=${b.start} data-end=${b.end} data-slots=${b.slots.length}
                     role="button" tabindex="0"
-                    title="${b.name}: ${fmtDayTime(hass, b.start)}–${fmtTime(hass, b.end)}"
+                    title="${b.name}: ${fmtSpan(hass, b.start, b.end)}"
                     style="left:${pct(toMs(b.start))}%;width:${Math.max(0.3, pct(toMs(b.end)) - pct(toMs(b.start)))}%;background:${b.color}"
                     @click=${() => this._select(b.key)}
                     @keydown=${(e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); this._select(b.key); } }}
@@ -407,12 +484,42 @@ class AgenticHemsScheduleCard extends LitElement {
           <div class="now-marker" data-time=${new Date(now).toISOString()}
             style="left:${nowLeft === null ? `${pct(now)}%` : `${nowLeft}px`};${nowVisible ? "" : "display:none"}"
             title="${t(hass, "now")}: ${fmtTime(hass, now)}"></div>
-        </div>` : html`<div class="empty">${t(hass, "no_prices")}</div>`}
+        </div>
+        ${this._renderLegend(prices)}` : html`<div class="empty">${t(hass, "no_prices")}</div>`}
       ${this._renderDetails(allBlocks)}
       <div class="plans">
         ${plans.length ? rows.map((r) => this._renderSummary(r, currency)) : html`<div class="empty">${t(hass, "no_plans")}</div>`}
       </div>`;
     return cardShell(title, content);
+  }
+
+  /** The local days (short weekday names) of the slots that ``keep`` selects, in order. */
+  _days(prices, keep) {
+    const days = new Map();
+    const fmt = dateFormatter(this.hass, { weekday: "short" });
+    for (const p of prices) {
+      if (keep(p)) days.set(localParts(this.hass, p._s).date, fmt.format(p._s));
+    }
+    return [...days.values()];
+  }
+
+  /** A line for doubtful prices (with the notes' reasons) and one for unknown prices, when there are any. */
+  _renderLegend(prices) {
+    const hass = this.hass;
+    const doubtful = this._days(prices, (p) => p._trust === DOUBTFUL);
+    const unknown = this._days(prices, (p) => p._trust !== KNOWN && p._trust !== DOUBTFUL);
+    if (!doubtful.length && !unknown.length) return nothing;
+    const notes = Array.isArray(this._data.price_notes) ? this._data.price_notes : [];
+    const issues = [...new Set(notes.filter((n) => n.trust === "doubtful").map((n) => n.issue))];
+    const why = issues.length
+      ? issues.map((i) => t(hass, `why_${i}`) === `why_${i}` ? t(hass, "why_doubtful") : t(hass, `why_${i}`)).join(", ")
+      : t(hass, "why_doubtful");
+    return html`<div class="price-legend">
+      ${doubtful.length ? html`<div class="legend-doubtful" data-days=${doubtful.join(",")}>
+        <span class="legend-swatch hatched"></span>${t(hass, "doubtful_legend", { days: doubtful.join(", "), why })}</div>` : nothing}
+      ${unknown.length ? html`<div class="legend-unknown" data-days=${unknown.join(",")}>
+        <span class="legend-swatch gap"></span>${t(hass, "unknown_legend", { days: unknown.join(", ") })}</div>` : nothing}
+    </div>`;
   }
 
   _renderSummary(r, currency) {
@@ -421,15 +528,17 @@ class AgenticHemsScheduleCard extends LitElement {
     const cur = p.currency || currency;
     const feasible = p.feasible !== false;
     const savings = Number(p.savings);
+    const doubtful = p.reason === "doubtful_prices";
     return html`<div class="plan-summary ${feasible ? "" : "infeasible"}" data-appliance=${r.name}
-      data-feasible=${feasible ? "true" : "false"}>
+      data-feasible=${feasible ? "true" : "false"} data-reason=${p.reason || ""}>
       <span class="swatch" style="background:${r.color}"></span>
       <span class="plan-name" title=${r.name}>${r.name}</span>
-      <span class="plan-time">${feasible && p.start ? html`${fmtDayTime(hass, p.start)}–${fmtTime(hass, p.end)}` : t(hass, "not_feasible")}</span>
       <span class="plan-cost" title=${t(hass, "cost")}>${feasible ? fmtMoney(hass, p.cost, cur) : "–"}</span>
+      <span class="plan-time">${feasible && p.start ? fmtSpan(hass, p.start, p.end) : t(hass, "not_feasible")}</span>
       <span class="plan-savings ${savings > 0 ? "positive" : ""}" title="${t(hass, "baseline")}: ${fmtMoney(hass, p.baseline_cost, cur)}">
         ${feasible && Number.isFinite(savings) ? html`${t(hass, "saves")} ${fmtMoney(hass, savings, cur)}` : ""}
       </span>
+      ${doubtful ? html`<span class="plan-warning" title=${p.detail || ""}>⚠ ${t(hass, "plan_doubtful")}</span>` : nothing}
     </div>`;
   }
 
@@ -503,8 +612,8 @@ class AgenticHemsScheduleCard extends LitElement {
       }
       .plan-summary {
         display: grid;
-        grid-template-columns: 12px minmax(84px, 1fr) minmax(0, 1.2fr) auto auto;
-        gap: 8px;
+        grid-template-columns: 12px minmax(0, 1fr) auto;
+        gap: 2px 8px;
         align-items: center;
         padding: 4px 0;
         border-top: 1px solid var(--divider-color, #e0e0e0);
@@ -512,7 +621,47 @@ class AgenticHemsScheduleCard extends LitElement {
       }
       .plan-name {
         min-width: 0;
-        overflow-wrap: break-word;
+        font-weight: 500;
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
+      }
+      .plan-time {
+        grid-column: 2;
+        white-space: nowrap;
+        color: var(--secondary-text-color, #727272);
+      }
+      .plan-cost,
+      .plan-savings {
+        text-align: right;
+        white-space: nowrap;
+      }
+      .plan-savings {
+        font-size: 12px;
+      }
+      .plan-warning {
+        grid-column: 2 / 4;
+        font-size: 12px;
+        color: var(--warning-color, #b57500);
+      }
+      .price-legend {
+        font-size: 12px;
+        color: var(--secondary-text-color, #727272);
+        margin: 2px 0 4px;
+      }
+      .legend-swatch {
+        display: inline-block;
+        width: 14px;
+        height: 10px;
+        margin-right: 6px;
+        vertical-align: middle;
+        border: 1px dashed var(--secondary-text-color, #727272);
+      }
+      .legend-swatch.hatched {
+        background: repeating-linear-gradient(135deg, var(--secondary-text-color, #727272) 0 1.5px, transparent 1.5px 5px);
+      }
+      .legend-swatch.gap {
+        border-style: dotted;
       }
       .plan-summary.infeasible .plan-time {
         color: var(--error-color, #db4437);

@@ -1,8 +1,11 @@
 // agentic-hems-trace-card: the latest gate decisions live from agentic_hems/subscribe_decisions,
-// each as a row of the eight gates, plus pending confirmations with Confirm and Reject.
+// each as a row of the eight gates (named, with a sentence each), plus pending confirmations with
+// who asked for what and when it expires, and Confirm and Reject. Devices and people are shown by
+// name (the subscription's labels); a person's id is never shown.
 import { LitElement, html, css, nothing } from "lit";
 import {
-  DOMAIN, t, errorText, localizedErrorText, LiveSubscription, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters, fmtDateTime,
+  DOMAIN, t, localizedErrorText, LiveSubscription, serviceData, cardShell, sharedStyles, registerCard, makeEditor,
+  hassMatters, fmtDateTime, fmtTime, fmtRelative,
 } from "./common.js";
 
 const TAG = "agentic-hems-trace-card";
@@ -10,6 +13,31 @@ export const GATES = [
   "input_guard", "schema", "device_resolved", "capability", "freshness", "policy", "dry_run", "execution",
 ];
 const MAX_KEPT = 20;
+const ICONS = { passed: "✓", failed: "✕", skipped: "·", not_executed: "–", waiting: "⏳" };
+
+/** The gate results of a decision by gate name. */
+function resultsOf(d) {
+  return new Map((Array.isArray(d.gate_results) ? d.gate_results : []).map((r) => [r.gate, r]));
+}
+
+/** The HA user who asked for a decision's command (history[0]), or null (an automation, the scheduler). */
+function requesterOf(d) {
+  const first = Array.isArray(d.history) && d.history[0];
+  return (first && first.user_id) || null;
+}
+
+/**
+ * A gate's state as a person reads it: passed, failed, skipped (not reached), and for Execution also
+ * not_executed (a dry run) and waiting (for an administrator's confirmation), which are never a green tick.
+ */
+export function gateState(d, gate, r) {
+  if (!r) return d.failed_gate === gate ? "failed" : "skipped";
+  if (gate === "execution" && r.passed) {
+    if (d.outcome === "pending_confirmation") return "waiting";
+    if (d.outcome === "dry_run" || (r.evidence && r.evidence.dry_run)) return "not_executed";
+  }
+  return r.passed ? "passed" : "failed";
+}
 
 class AgenticHemsTraceCard extends LitElement {
   static get properties() {
@@ -22,6 +50,7 @@ class AgenticHemsTraceCard extends LitElement {
       _error: { state: true },
       _busy: { state: true },
       _actionErrors: { state: true },
+      _now: { state: true },
     };
   }
 
@@ -37,6 +66,7 @@ class AgenticHemsTraceCard extends LitElement {
     super();
     this._busy = {};
     this._actionErrors = {};
+    this._labels = { entities: {}, users: {} };
   }
 
   setConfig(config) {
@@ -70,11 +100,13 @@ class AgenticHemsTraceCard extends LitElement {
         (err) => { this._error = err; });
     }
     this._live.start();
+    this._clock = setInterval(() => { this._now = Date.now(); }, 30000); // "expires in 9 minutes" counts down
   }
 
   disconnectedCallback() {
     super.disconnectedCallback();
     if (this._live) this._live.dispose();
+    clearInterval(this._clock);
   }
 
   shouldUpdate(changed) {
@@ -85,8 +117,17 @@ class AgenticHemsTraceCard extends LitElement {
     if (changed.has("hass") && this._live && !this._live.active && !this._error) this._live.start();
   }
 
+  _addLabels(labels) {
+    if (!labels || typeof labels !== "object") return;
+    this._labels = {
+      entities: { ...this._labels.entities, ...(labels.entities || {}) },
+      users: { ...this._labels.users, ...(labels.users || {}) },
+    };
+  }
+
   _onMessage(msg) {
     if (!msg || typeof msg !== "object") return;
+    this._addLabels(msg.labels);
     if (msg.type === "snapshot") {
       this._decisions = Array.isArray(msg.decisions) ? msg.decisions.slice(0, MAX_KEPT) : [];
       this._pending = Array.isArray(msg.pending) ? msg.pending.slice() : [];
@@ -123,23 +164,98 @@ class AgenticHemsTraceCard extends LitElement {
     }
   }
 
+  /** The device's friendly name (the entity id only when HA has no state for it). */
+  _device(d) {
+    return (d.entity_id && this._labels.entities[d.entity_id]) || d.entity_id || "–";
+  }
+
+  /** The action asked for, in words ("open", "öffnen"). */
+  _action(d) {
+    const intent = (d.command && d.command.intent) || (d.candidate && d.candidate.intent) || "";
+    const key = `action_${intent}`;
+    return t(this.hass, key) === key ? String(intent).replace(/_/g, " ") : t(this.hass, key);
+  }
+
+  /** A person's name: their HA user name when the card may know it, else ``fallback`` (never the id). */
+  _person(userId, fallback) {
+    return (userId && this._labels.users[userId]) || t(this.hass, fallback);
+  }
+
+  _requester(d) {
+    const userId = requesterOf(d);
+    return userId ? this._person(userId, "who_someone") : t(this.hass, "who_automation");
+  }
+
+  /** The pending command's expiry (the Execution gate's evidence), "14:32 (in 9 minutes)" parts. */
+  _expiry(d) {
+    const r = resultsOf(d).get("execution");
+    const at = r && r.evidence && r.evidence.expires_at;
+    return at ? { time: fmtTime(this.hass, at), relative: fmtRelative(this.hass, at, this._now || Date.now()) } : null;
+  }
+
+  /** One sentence on what a gate found, with names instead of ids. */
+  _sentence(d, gate, r, state) {
+    const hass = this.hass;
+    const vars = { device: this._device(d), action: this._action(d) };
+    if (state === "skipped") return t(hass, "s_not_reached", { gate: t(hass, `gate_${gate}`) });
+    const ev = (r && r.evidence) || {};
+    if (gate === "policy") {
+      if (state === "failed") return t(hass, "s_policy_fail");
+      return t(hass, ev.action === "confirm" ? "s_policy_confirm" : "s_policy_allow");
+    }
+    if (gate === "dry_run" && state === "failed" && /duplicate/.test((r && r.reason) || "")) {
+      return t(hass, "s_dry_run_duplicate");
+    }
+    if (gate === "execution") return this._executionSentence(d, r, state, vars);
+    if (!GATES.includes(gate)) return `${gate}: ${t(hass, `gate_state_${state}`)}`;
+    return t(hass, `s_${gate}_${state === "passed" ? "ok" : "fail"}`, vars);
+  }
+
+  _executionSentence(d, r, state, vars) {
+    const hass = this.hass;
+    const ev = (r && r.evidence) || {};
+    const admin = (id) => this._person(id, "by_admin");
+    if (state === "waiting") return t(hass, "s_execution_waiting", this._expiry(d) || { time: "–", relative: "–" });
+    if (state === "not_executed") {
+      return t(hass, /dry run requested/.test((r && r.reason) || "") ? "s_execution_dry_run" : "s_execution_control_off");
+    }
+    if (state === "passed") {
+      const by = d.execution_result && d.execution_result.confirmed_by;
+      return by ? t(hass, "s_execution_confirmed", { ...vars, name: admin(by) }) : t(hass, "s_execution_ok", vars);
+    }
+    if (d.outcome === "rejected") return t(hass, "s_execution_rejected", { name: admin(ev.user_id) });
+    if (d.outcome === "expired") return t(hass, "s_execution_expired");
+    if (d.outcome === "cancelled") return t(hass, "s_execution_cancelled", { name: admin(ev.confirmed_by) });
+    return t(hass, "s_execution_fail");
+  }
+
   _renderGates(d) {
-    const results = Array.isArray(d.gate_results) ? d.gate_results : [];
-    const byGate = new Map(results.map((r) => [r.gate, r]));
+    const results = resultsOf(d);
     // The eight known gates in order, then any unknown gate the backend reported.
-    const names = [...GATES, ...results.map((r) => r.gate).filter((g) => !GATES.includes(g))];
+    const names = [...GATES, ...[...results.keys()].filter((g) => !GATES.includes(g))];
+    const gates = names.map((g) => {
+      const r = results.get(g);
+      const state = gateState(d, g, r);
+      return { g, state, sentence: this._sentence(d, g, r, state) };
+    });
+    // The gate a person should read about: the one that stopped it, or an Execution that did not run (yet).
+    const notable = gates.find((x) => x.state === "failed")
+      || gates.find((x) => x.state === "waiting" || x.state === "not_executed")
+      || gates.find((x) => x.g === "execution" && x.state === "passed");
     return html`<div class="gates">
-      ${names.map((g, i) => {
-        const r = byGate.get(g);
-        const state = r ? (r.passed ? "passed" : "failed") : (d.failed_gate === g ? "failed" : "skipped");
-        const label = t(this.hass, `gate_${g}`);
-        const title = r && r.reason ? `${label}: ${r.reason}` : `${label}: ${t(this.hass, `gate_state_${state}`)}`;
-        return html`<span class="gate ${state}" data-gate=${g} title=${title}>
-          <span class="gate-icon">${state === "passed" ? "✓" : state === "failed" ? "✕" : "·"}</span>
-          <span class="gate-label">${i + 1}</span>
-        </span>`;
-      })}
-    </div>`;
+      ${gates.map((x) => html`<span class="gate ${x.state}" data-gate=${x.g} data-state=${x.state} title=${x.sentence}>
+          <span class="gate-icon" aria-hidden="true">${ICONS[x.state]}</span>
+          <span class="gate-label">${t(this.hass, `gate_${x.g}`) === `gate_${x.g}` ? x.g : t(this.hass, `gate_${x.g}`)}</span>
+          ${x.state === "not_executed" || x.state === "waiting"
+            ? html`<span class="gate-state">${t(this.hass, `gate_state_${x.state}`)}</span>` : nothing}
+        </span>`)}
+    </div>
+    ${notable ? html`<div class="gate-note ${notable.state}" data-gate=${notable.g}>${notable.sentence}</div>` : nothing}`;
+  }
+
+  _outcomeText(outcome) {
+    const key = `outcome_${outcome}`;
+    return t(this.hass, key) === key ? outcome : t(this.hass, key);
   }
 
   _renderDecision(d) {
@@ -147,14 +263,15 @@ class AgenticHemsTraceCard extends LitElement {
     const outcome = d.outcome || "unknown";
     return html`<div class="decision" data-trace-id=${d.trace_id} data-outcome=${outcome}>
       <div class="decision-head">
-        <span class="outcome outcome-${outcome}">${t(hass, `outcome_${outcome}`) === `outcome_${outcome}` ? outcome : t(hass, `outcome_${outcome}`)}</span>
-        <span class="entity">${d.entity_id || "–"}</span>
+        <span class="outcome outcome-${outcome}">${this._outcomeText(outcome)}</span>
+        <span class="entity" data-entity-id=${d.entity_id || ""} title=${d.entity_id || ""}>${this._device(d)}</span>
+        <span class="action">${this._action(d)}</span>
         <span class="time muted">${fmtDateTime(hass, d.timestamp, true)}</span>
       </div>
       ${this._config.show_gates === false ? nothing : this._renderGates(d)}
       <div class="decision-meta muted">
+        <span class="requester">${this._requester(d)}</span>
         ${d.source_agent ? html`<span class="agent">${d.source_agent}</span>` : nothing}
-        ${d.failed_gate ? html`<span class="failed-gate">${t(hass, "failed_at")}: ${t(hass, `gate_${d.failed_gate}`)}</span>` : nothing}
       </div>
     </div>`;
   }
@@ -164,11 +281,14 @@ class AgenticHemsTraceCard extends LitElement {
     const d = (this._decisions || []).find((x) => x.trace_id === id);
     const busy = this._busy[id];
     const err = this._actionErrors[id];
+    const expiry = d && this._expiry(d);
     return html`<div class="pending" data-trace-id=${id}>
+      <div class="pending-what">${d
+        ? html`<span class="request">${t(hass, "asks_to", { who: this._requester(d), action: this._action(d), device: this._device(d) })}</span>`
+        : html`<span class="request">${t(hass, "pending_title")}</span>`}
+      </div>
       <div class="pending-head">
-        <span class="entity">${d ? d.entity_id || "–" : id}</span>
-        ${d && d.source_agent ? html`<span class="agent muted">${d.source_agent}</span>` : nothing}
-        ${d ? html`<span class="time muted">${fmtDateTime(hass, d.timestamp)}</span>` : nothing}
+        ${expiry ? html`<span class="expires muted">${t(hass, "expires", expiry)}</span>` : nothing}
         <span class="pending-actions">
           <button class="confirm primary" ?disabled=${!!busy} @click=${() => this._act(id, "confirm")}>
             ${busy === "confirm" ? "…" : t(hass, "confirm")}</button>
@@ -235,9 +355,14 @@ class AgenticHemsTraceCard extends LitElement {
         border-top: none;
       }
       .entity {
-        font-family: var(--code-font-family, monospace);
-        font-size: 13px;
-        word-break: break-all;
+        font-weight: 500;
+        overflow-wrap: anywhere;
+      }
+      .pending-what {
+        margin-bottom: 4px;
+      }
+      .expires {
+        font-size: 12px;
       }
       .time {
         margin-left: auto;
@@ -267,22 +392,43 @@ class AgenticHemsTraceCard extends LitElement {
         background: rgba(255, 166, 0, 0.2);
       }
       .gates {
-        display: flex;
+        display: grid;
+        grid-template-columns: repeat(auto-fill, minmax(96px, 1fr));
         gap: 3px;
         margin: 6px 0 2px;
       }
       .gate {
-        flex: 1 1 0;
-        display: flex;
-        justify-content: center;
+        display: grid;
+        grid-template-columns: auto minmax(0, 1fr);
         align-items: center;
-        gap: 3px;
-        height: 20px;
+        gap: 0 4px;
+        min-height: 22px;
+        padding: 2px 6px;
+        box-sizing: border-box;
         border-radius: 4px;
         font-size: 11px;
+        line-height: 1.3;
         background: var(--secondary-background-color, #eee);
         color: var(--secondary-text-color, #727272);
-        cursor: help;
+      }
+      .gate-state {
+        grid-column: 2;
+        font-style: italic;
+      }
+      .gate.not_executed {
+        background: rgba(3, 169, 244, 0.12);
+        color: var(--primary-text-color, #212121);
+      }
+      .gate.waiting {
+        background: rgba(255, 166, 0, 0.2);
+        color: var(--primary-text-color, #212121);
+      }
+      .gate-note {
+        font-size: 13px;
+        margin: 2px 0;
+      }
+      .gate-note.failed {
+        color: var(--error-color, #c62828);
       }
       .gate.passed {
         background: rgba(67, 160, 71, 0.25);
@@ -298,6 +444,7 @@ class AgenticHemsTraceCard extends LitElement {
       }
       .decision-meta {
         display: flex;
+        flex-wrap: wrap;
         gap: 10px;
         font-size: 12px;
       }
