@@ -237,13 +237,14 @@ async def test_unloading_the_entry_deletes_its_issues(
 # --- what the texts say --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("with_tomorrow", [False, True], ids=["every_day_refused", "today_refused"])
 async def test_prices_refused_for_now_is_its_own_translated_error(
-    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe, with_tomorrow: bool
 ) -> None:
-    """Today's only document holds an INF price: set-up is retried with ``prices_refused``, naming the day."""
-    freezer.move_to(local(10, 0))
+    """Today holds an INF price (tomorrow good or absent): set-up is retried with ``prices_refused``, naming today."""
+    freezer.move_to(local(14, 0))
     series = TODAY_SERIES.replace("<price.amount>64.98</price.amount>", "<price.amount>INF</price.amount>")
-    api.serve(document(series))
+    api.serve(document(series, tomorrow_series(GOOD)) if with_tomorrow else document(series))
     entry = ev_entry()
     entry.add_to_hass(hass)
     await hass.config_entries.async_setup(entry.entry_id)
