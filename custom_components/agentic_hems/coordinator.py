@@ -188,7 +188,6 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         if self.cached_data() is not None:
             return
         self._reset_backoff()  # set-up fails: Home Assistant retries it with a new coordinator
-        self.day_issues.async_clear()
         if self._auth_failed:
             raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="invalid_auth")
         cause = self._no_prices_cause()
