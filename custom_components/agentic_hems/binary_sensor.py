@@ -37,7 +37,10 @@ class ApplianceBinarySensorEntityDescription(BinarySensorEntityDescription):
 
 
 def _tomorrow_priced(runtime: RuntimeData) -> bool | None:
-    """On when the local tomorrow is priced (as far as the day-ahead market has published it)."""
+    """On when every slot of the local tomorrow has a known price (as far as the day-ahead market has published it).
+
+    Off while tomorrow is doubtful (a day of zeros, a tail of zeros) or has unknown slots (refused or not published).
+    """
     data = runtime.coordinator.data
     if data is None:
         return None

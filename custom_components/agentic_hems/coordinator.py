@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, time, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -27,15 +26,14 @@ from .const import (
     DEFAULT_OPTIONS,
     DOMAIN,
     LOGGER,
-    PUBLICATION_HOUR,
-    PUBLICATION_MINUTE,
-    PUBLICATION_TZ,
     STORAGE_VERSION,
 )
 from .price_sources import PriceSource
-from .prices import SLOT, PriceCurve, PriceError
+from .price_trust import PriceDayIssues, covers, refusal_at, refusal_placeholders
+from .prices import SLOT, PriceCurve, PriceError, PricesRefused
 from .prices.errors import InvalidAuth
 from .prices.formula import PriceFormula
+from .publication import local_days, publication_passed, published_until, wanted_window
 
 if TYPE_CHECKING:
     from .runtime import AgenticHemsConfigEntry
@@ -65,47 +63,6 @@ def formula_from_options(options: dict[str, Any]) -> PriceFormula:
     )
 
 
-def local_days(now: datetime, days: int) -> tuple[datetime, datetime]:
-    """UTC bounds of ``days`` local days starting with the local day of ``now``."""
-    start = dt_util.start_of_local_day(dt_util.as_local(now).date())
-    end = dt_util.start_of_local_day(dt_util.as_local(now).date() + timedelta(days=days))
-    return dt_util.as_utc(start), dt_util.as_utc(end)
-
-
-def publication_passed(now: datetime) -> bool:
-    """Return True once today's day-ahead results are due (12:45 Europe/Brussels)."""
-    brussels = now.astimezone(ZoneInfo(PUBLICATION_TZ))
-    return brussels.time() >= time(PUBLICATION_HOUR, PUBLICATION_MINUTE)
-
-
-def published_until(now: datetime) -> datetime:
-    """UTC end of the day-ahead delivery days published at ``now``.
-
-    The end of tomorrow in Europe/Brussels once today's results are due (12:45 there), else the end of today there.
-    """
-    brussels = ZoneInfo(PUBLICATION_TZ)
-    day = now.astimezone(brussels).date() + timedelta(days=2 if publication_passed(now) else 1)
-    return datetime(day.year, day.month, day.day, tzinfo=brussels).astimezone(UTC)
-
-
-def wanted_window(now: datetime) -> tuple[datetime, datetime]:
-    """Return what a day-ahead source should have cached at ``now``: local today and tomorrow, as far as published.
-
-    In Europe/Brussels this is today before 12:45 and today and tomorrow after. West of it (Europe/Lisbon) the last
-    local hour of a day belongs to the next market day, so it is only wanted once that day is published.
-    """
-    start, end = local_days(now, 2)
-    return start, min(end, published_until(now))
-
-
-def covers(curve: PriceCurve | None, start: datetime, end: datetime) -> bool:
-    """Return True when ``curve`` has a known price for every slot of ``[start, end)``."""
-    if curve is None or curve.start > start or curve.end < end:
-        return False
-    window = curve.window(start, end).prices
-    return bool(window.size) and not bool(np.isnan(window).any())
-
-
 def _cached_spot(stored: Any) -> PriceCurve:
     """Return the spot curve of the stored cache ``{"spot": {...}, "source": ...}``.
 
@@ -123,7 +80,7 @@ def _cached_spot(stored: Any) -> PriceCurve:
 
 
 def tomorrow_available(curve: PriceCurve, now: datetime, *, daily_publication: bool) -> bool:
-    """Return True when the local tomorrow is priced.
+    """Return True when every slot of the local tomorrow has a known price (none doubtful or unknown).
 
     For a day-ahead market (``daily_publication``) tomorrow counts once its results are due (12:45 Brussels) and is
     required only as far as published: west of Brussels (Europe/Lisbon) the last local hour of tomorrow belongs to
@@ -139,15 +96,25 @@ def tomorrow_available(curve: PriceCurve, now: datetime, *, daily_publication: b
 
 
 def _same_prices(a: PriceCurve, b: PriceCurve) -> bool:
-    return a.start == b.start and a.currency == b.currency and np.array_equal(a.prices, b.prices, equal_nan=True)
+    """Return True when both curves have the same prices and notes (what the cache stores)."""
+    return (
+        a.start == b.start
+        and a.currency == b.currency
+        and np.array_equal(a.prices, b.prices, equal_nan=True)
+        and a.notes == b.notes
+        and np.array_equal(a.marks, b.marks)
+    )
 
 
 class PriceCoordinator(DataUpdateCoordinator[PriceData]):
     """Keeps today's and tomorrow's prices.
 
     - recomputes from its cache at every slot boundary, with no HTTP;
-    - fetches when today is missing, or when tomorrow is missing after 12:45 Europe/Brussels (``wanted_window``),
-      backing off 5, 10, 20, 40 then 60 minutes until published;
+    - fetches when a slot of today, or of tomorrow after 12:45 Europe/Brussels (``wanted_window``), is not known
+      (missing, refused or doubtful, such as a day of zeros), backing off 5, 10, 20, 40 then 60 minutes until every
+      slot is known; a success that makes them known resets the backoff, and the listeners (the planner) replan;
+    - keeps the days a source refused as unknown slots with their notes, and raises a repair issue per local day and
+      reason while the source keeps delivering a day unusable (:class:`.price_trust.PriceDayIssues`);
     - keeps the last good curve when a fetch fails, so entities stay available while it covers now; logs an outage
       once (a warning at its first failure) and its end once (an info line at the next success);
     - at set-up, a market source without a cached price for now fetches before the entities start and raises
@@ -181,6 +148,7 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         self._auth_failed = False
         self._stopped = False
         self._outage = False  # a fetch failed and no fetch has succeeded since (logged once)
+        self.day_issues = PriceDayIssues(hass, entry.entry_id, entry.title)
 
     async def async_load(self) -> None:
         """Load the cached spot curve, if any (a corrupt cache is dropped with a warning, never trusted).
@@ -222,8 +190,12 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         self._reset_backoff()  # set-up fails: Home Assistant retries it with a new coordinator
         if self._auth_failed:
             raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="invalid_auth")
-        reason = self._no_prices_error()
-        raise ConfigEntryNotReady(translation_domain=DOMAIN, translation_key=reason.translation_key)
+        cause = self._no_prices_cause()
+        raise ConfigEntryNotReady(
+            translation_domain=DOMAIN,
+            translation_key=cause.translation_key if cause else "no_prices",
+            translation_placeholders=self._placeholders(cause),
+        )
 
     @callback
     def async_start(self) -> Callable[[], None]:
@@ -233,6 +205,7 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         def _on_slot(now: datetime) -> None:
             # The new slot's price from the cache at once, and a fetch in the background when one is due. A sensor
             # is read at every slot instead, and that refresh publishes.
+            self.day_issues.async_prune(dt_util.utcnow())
             due = not self._stopped and not self._fetch_lock.locked() and self._fetch_due(dt_util.utcnow())
             if not (due and self.source.read_every_slot):
                 self._async_serve_cache()
@@ -245,6 +218,7 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             self._stopped = True
             unsub_slots()
             self._cancel_retry()
+            self.day_issues.async_clear()
 
         return _stop
 
@@ -257,9 +231,23 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             self.async_set_update_error(self._no_prices_error())
 
     def _no_prices_error(self) -> UpdateFailed:
-        """Why there is no price, translated: the last fetch's error, else ``no_prices``."""
-        key = self.last_error.translation_key if self.last_error else "no_prices"
-        return UpdateFailed(translation_domain=DOMAIN, translation_key=key)
+        """Why there is no price for now, translated (see :meth:`_no_prices_cause`; ``no_prices`` without one)."""
+        cause = self._no_prices_cause()
+        return UpdateFailed(
+            translation_domain=DOMAIN,
+            translation_key=cause.translation_key if cause else "no_prices",
+            translation_placeholders=self._placeholders(cause),
+        )
+
+    def _no_prices_cause(self) -> PriceError | None:
+        """Return the last fetch's error, else the refusal of the day of now in the cache, else None."""
+        if self.last_error is not None or self.spot is None:
+            return self.last_error
+        return refusal_at(self.spot, dt_util.utcnow())
+
+    def _placeholders(self, cause: PriceError | None) -> dict[str, str] | None:
+        """Return the placeholders of ``cause``'s message: the source, local days and reason of a refusal."""
+        return refusal_placeholders(self.config_entry.title, cause.spans) if isinstance(cause, PricesRefused) else None
 
     @callback
     def _async_spawn_refresh(self) -> None:
@@ -322,6 +310,8 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             self.config_entry.async_start_reauth(self.hass)
             return
         except PriceError as err:
+            if isinstance(err, PricesRefused):  # keep why the days are unknown; cached prices stay
+                await self._async_keep(err.curve, now, whole=False)
             self.last_error = err
             if not at_setup:
                 self._log_outage(err)
@@ -329,23 +319,28 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             return
         self._log_recovery()
         self.last_error = None
-        keep_from = local_days(now - timedelta(days=1), 1)[0]
         # A market's publications add up; a sensor or the sample is read whole each time (a stale "tomorrow" of a
         # sensor that had not rolled over yet must not survive).
-        if self.spot is None or self.spot.currency != fresh.currency or not self.source.daily_publication:
+        await self._async_keep(fresh, now, whole=not self.source.daily_publication)
+        if not self.source.daily_publication or covers(self.spot, *wanted_window(now)):
+            self._reset_backoff()
+        else:
+            self._back_off()  # not everything published is there yet (tomorrow is late): keep asking
+
+    async def _async_keep(self, fresh: PriceCurve, now: datetime, *, whole: bool) -> None:
+        """Merge ``fresh`` into the cache (``whole``: replace it), keep from yesterday on, store it, count issues."""
+        if self.spot is None or self.spot.currency != fresh.currency or whole:
             merged = fresh
         else:
             merged = self.spot.merge(fresh)
+        keep_from = local_days(now - timedelta(days=1), 1)[0]
         previous, self.spot = self.spot, merged.window(max(keep_from, merged.start), merged.end)
+        self.day_issues.async_observe(fresh, self.spot, now)
         if previous is None or not _same_prices(previous, self.spot):
             try:
                 await self.store.async_save({"source": self.source_id, "spot": self.spot.as_dict()})
             except (HomeAssistantError, OSError) as err:  # the curve in memory is still good
                 LOGGER.warning("Could not store the price cache: %s", err)
-        if not self.source.daily_publication or covers(self.spot, *wanted_window(now)):
-            self._reset_backoff()
-        else:
-            self._back_off()  # not everything published is there yet (tomorrow is late): keep asking
 
     def _log_outage(self, err: PriceError) -> None:
         """Log a warning at the first failure of an outage, with what the entities keep; nothing at the next ones."""

@@ -25,7 +25,7 @@ from .const import (
     SOURCE_NORDPOOL,
     SOURCE_SENSOR,
 )
-from .prices import CannotConnect, PriceCurve, PriceError, PriceSourceError
+from .prices import CannotConnect, PriceCurve, PriceError, PriceSourceError, PricesRefused
 
 
 class PriceSource(Protocol):
@@ -99,7 +99,16 @@ class NordpoolSource:
     read_every_slot: bool = False
 
     async def async_fetch(self, start: datetime, end: datetime) -> PriceCurve:
-        """Call the service once per local day in the window and merge the days."""
+        """Call the service once per local day in the window and merge the days.
+
+        A refused day stays in the curve as unknown slots with its note; a day not published yet ends the window
+        (today's prices are kept).
+
+        Raises:
+            PriceError: the first day is not published or the service fails for it.
+            PricesRefused: every day asked for was refused.
+
+        """
         entry = self.hass.config_entries.async_get_entry(self.nordpool_entry)
         if entry is None:
             raise PriceSourceError("the Nord Pool config entry is gone")
@@ -109,6 +118,8 @@ class NordpoolSource:
         while dt_util.as_utc(dt_util.start_of_local_day(day)) < end:
             try:
                 part = await self._async_day(day, currency)
+            except PricesRefused as err:
+                part = err.curve
             except PriceError:
                 if curve is not None:  # tomorrow not published yet: keep today
                     break
@@ -117,10 +128,16 @@ class NordpoolSource:
             day += timedelta(days=1)
         if curve is None:
             raise PriceSourceError("Nord Pool returned no prices")
-        return curve.replace(source=SOURCE_NORDPOOL, fetched_at=dt_util.utcnow())
+        curve = curve.replace(source=SOURCE_NORDPOOL, fetched_at=dt_util.utcnow())
+        if curve.known_until() is None:
+            raise PricesRefused(curve.issues(), curve)
+        return curve
 
     async def _async_day(self, day: date, currency: str) -> PriceCurve:
-        """One delivery day from the service; a service error becomes a PriceSourceError."""
+        """One delivery day from the service, refused unless every item lies in ``day``.
+
+        A service error becomes a PriceSourceError.
+        """
         from .prices.nordpool import curve_from_nordpool  # noqa: PLC0415
 
         try:
@@ -133,7 +150,7 @@ class NordpoolSource:
             )
         except HomeAssistantError as err:
             raise PriceSourceError(str(err)) from err
-        return curve_from_nordpool(response, area=self.area, currency=currency)
+        return curve_from_nordpool(response, area=self.area, currency=currency, day=day)
 
 
 @dataclass

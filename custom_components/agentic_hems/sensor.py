@@ -27,6 +27,7 @@ from .gates.models import Outcome
 from .listeners import ChangeListeners
 from .planning.day_views import day_prices
 from .planning.manager import ApplianceState
+from .price_trust import trust_attributes
 from .runtime import AgenticHemsConfigEntry, RuntimeData
 
 PARALLEL_UPDATES = 0
@@ -60,7 +61,11 @@ def _price_now(runtime: RuntimeData) -> float | None:
 
 
 def _price_attributes(runtime: RuntimeData) -> dict[str, Any] | None:
-    """Today's and tomorrow's total prices ([{start, price}], unrecorded) and where they come from."""
+    """Today's and tomorrow's total prices ([{start, price}], unrecorded), where they come from, and their trust.
+
+    ``prices_trust`` and ``price_issues`` say per local date how far the prices can be trusted (see
+    :func:`.price_trust.trust_attributes`).
+    """
     data = runtime.coordinator.data
     if data is None:
         return None
@@ -73,6 +78,7 @@ def _price_attributes(runtime: RuntimeData) -> dict[str, Any] | None:
         "spot_price": data.spot.price_at(dt_util.utcnow()),
         "today": day_prices(data.total, today, tz),
         "tomorrow": day_prices(data.total, today + timedelta(days=1), tz),
+        **trust_attributes(data.total, today),
     }
 
 
@@ -188,11 +194,12 @@ def _next_start(state: ApplianceState, _prices: PriceData | None) -> datetime | 
 
 
 def _next_start_attributes(state: ApplianceState, _prices: PriceData | None) -> dict[str, Any]:
-    """End, reason and whether the plan came from the schedule service."""
+    """End, reason (``doubtful_prices`` on a doubtful slot), its detail and whether the schedule service made it."""
     plan = state.plan
     return {
         "end": plan.end.isoformat() if plan and plan.end else None,
         "reason": str(plan.reason) if plan else None,
+        "detail": plan.detail if plan else None,
         "scheduled_by_service": state.pinned,
     }
 

@@ -109,6 +109,9 @@ PLANNED = {"kind": "plan", "appliance": "Dishwasher", "feasible": True, "start_l
          "other plans).",
          "Dishwasher: So 23:00 bis Do 01:00, 0,4123 EUR (0,5 mehr als ein Start jetzt: die Hauptsicherung wird mit den "
          "anderen Plänen geteilt)."),
+        ({**PLANNED, "reason": "doubtful_prices", "detail": "planned on doubtful prices: tomorrow: every price is 0"},
+         "Dishwasher: Mon 02:15 to Mon 04:45, 0.4123 EUR (saves 0.25; planned on doubtful prices).",
+         "Dishwasher: Mo 02:15 bis Mo 04:45, 0,4123 EUR (spart 0,25; auf zweifelhaften Preisen geplant)."),
         ({"appliance": "EV charger", "cancelled": True}, "EV charger: plan cleared.", "EV charger: Plan gelöscht."),
         ({"appliance": "EV charger", "feasible": False, "reason": "window_too_short", "detail": "the window holds 4"},
          "EV charger: not planned: the window holds 4.", "EV charger: nicht geplant: das Zeitfenster ist für den Lauf "

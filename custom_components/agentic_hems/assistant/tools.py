@@ -272,6 +272,8 @@ class HassTools:
                     "cost": None if plan.cost is None else money(plan.cost),
                     "savings": None if plan.savings is None else money(plan.savings),
                     "currency": plan.currency,
+                    "reason": str(plan.reason),
+                    "detail": plan.detail,
                 }
             )
         self.outcomes.extend(plan_outcome(plan) for plan in observed)

@@ -148,6 +148,8 @@ def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
             note = say("plan.shared_fuse", lang, extra=number(-savings, lang))
         else:
             note = say("plan.saves", lang, savings=number(savings, lang))
+        if plan.get("reason") == "doubtful_prices":  # a day of zeros, ...: the detail in the outcome says which
+            note = f"{note}; {say('plan.doubtful', lang)}"
         return say(
             "plan.window",
             lang,

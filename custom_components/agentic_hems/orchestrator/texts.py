@@ -42,6 +42,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{appliance}: {start} bis {end}, {cost} {currency} ({note}).",
     ),
     "plan.saves": ("saves {savings}", "spart {savings}"),
+    "plan.doubtful": ("planned on doubtful prices", "auf zweifelhaften Preisen geplant"),
     "plan.shared_fuse": (
         "{extra} more than starting now: the main fuse is shared with the other plans",
         "{extra} mehr als ein Start jetzt: die Hauptsicherung wird mit den anderen Plänen geteilt",

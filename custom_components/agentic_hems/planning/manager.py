@@ -79,8 +79,13 @@ class ApplianceState:
 
 
 def curve_key(curve: PriceCurve) -> str:
-    """Return a short fingerprint of the prices (not of when they were fetched)."""
+    """Return a short fingerprint of the prices and their trust (not of when they were fetched).
+
+    A day that becomes known, or doubtful, changes it even where the prices stay the same, so the plans on it are
+    planned again (their ``reason`` follows the trust).
+    """
     digest = hashlib.sha256(curve.prices.tobytes())
+    digest.update(curve.trust().tobytes())
     digest.update(curve.start.isoformat().encode())
     return digest.hexdigest()[:16]
 

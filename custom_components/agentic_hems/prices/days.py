@@ -136,7 +136,8 @@ def assemble(days: Sequence[Day], *, currency: str, source: str) -> PriceCurve:
 
     Raises:
         PriceSourceError: no day, a curve longer than ``MAX_SLOTS``, or no price at all (nothing was refused).
-        PricesRefused: no price at all because days were refused; its ``spans`` say which and why.
+        PricesRefused: no price at all because days were refused; its ``spans`` say which and why, its ``curve``
+            holds them as unknown slots with their notes.
 
     """
     if not days:
@@ -168,7 +169,7 @@ def assemble(days: Sequence[Day], *, currency: str, source: str) -> PriceCurve:
     )
     if np.isnan(curve.prices).all():
         if refusals:
-            raise PricesRefused(curve.issues())
+            raise PricesRefused(curve.issues(), curve)
         raise PriceSourceError("no known price")
     return curve
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .trust import NoteSpan
+
+if TYPE_CHECKING:
+    from .curve import PriceCurve
 
 
 class PriceError(Exception):
@@ -30,12 +34,17 @@ class PricesRefused(PriceSourceError):
 
     Attributes:
         spans: the refused days (aware UTC bounds) with the note that says why, in time order.
+        curve: the refused days as a curve (every slot unknown, marked with its note), so that a cache can keep why
+            they are unknown.
 
     """
 
-    def __init__(self, spans: Sequence[NoteSpan]) -> None:
-        """Keep the refused ``spans``; the message joins their notes' details, each once."""
+    translation_key = "prices_refused"
+
+    def __init__(self, spans: Sequence[NoteSpan], curve: PriceCurve) -> None:
+        """Keep the refused ``spans`` and ``curve``; the message joins their notes' details, each once."""
         self.spans = tuple(spans)
+        self.curve = curve
         details = dict.fromkeys(span.note.detail for span in self.spans)
         super().__init__("no usable price: " + "; ".join(details))
 
