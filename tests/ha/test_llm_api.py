@@ -155,7 +155,7 @@ async def test_the_api_is_listed_with_tool_schemas_and_leaves_with_its_entry(
     assert set(tools) == TOOL_NAMES
     assert '["Dishwasher", "Washing machine", "EV charger"]' in instance.api_prompt
     schemas = {name: openapi(tool.parameters) for name, tool in tools.items()}
-    assert all(schema["type"] == "object" and tool.description for schema, tool in zip(schemas.values(), tools.values()))
+    assert all(schemas[name]["type"] == "object" and tool.description for name, tool in tools.items())
     windows = schemas["find_cheapest_windows"]
     assert windows["required"] == ["duration_min"]
     assert windows["properties"]["duration_min"]["type"] == "number"
@@ -238,10 +238,10 @@ async def test_a_conversation_plans_and_schedules_the_dishwasher(
     prices = (await call(hass, "get_prices"))["prices"]
     with home.watch(frozenset({DISHWASHER})) as watch:
         planned, scheduled, explained = await converse(
-            home, agent, who, "Schedule the dishwasher", ("plan_load", {"appliance": "Dishwasher"}), SCHEDULE_DISHWASHER,
-            ("explain_plan", {"appliance": "Dishwasher"}))
-    start, end = datetime.fromisoformat("2026-11-29T19:15:00+00:00"), datetime.fromisoformat("2026-11-30T06:00:00+00:00")
-    total, first = cheapest_run(prices, start, end, slots=10)
+            home, agent, who, "Schedule the dishwasher", ("plan_load", {"appliance": "Dishwasher"}),
+            SCHEDULE_DISHWASHER, ("explain_plan", {"appliance": "Dishwasher"}))
+    start = datetime.fromisoformat("2026-11-29T19:15:00+00:00")  # 20:15 local, the slot after now's
+    total, first = cheapest_run(prices, start, datetime.fromisoformat("2026-11-30T06:00:00+00:00"), slots=10)  # 07:00
     assert planned["feasible"] is True and planned["appliance"] == "Dishwasher"
     assert datetime.fromisoformat(planned["start"]) == datetime.fromisoformat(prices[first]["start"])
     assert planned["cost"] == pytest.approx(total * 1.8 * 0.25, abs=1e-4)
@@ -260,8 +260,9 @@ HOSTILE = (  # request, the model's tool calls (test_hostile.py's attack classes
     ("What is the price now?", (("get_energy_prices", {}), UNLOCK, HEATER_ON, SCHEDULE_ALL), set()),
     ("How many lights are on?", (UNLOCK, POOL_ON, SCHEDULE_ALL, CANCEL_WASHER), set()),
     ("Is the front door locked?", (UNLOCK,), set()),
-    ("Schedule the dishwasher", (("schedule_appliance", {"appliance": "Dishwasher, EV charger"}), UNLOCK, CANCEL_WASHER,
-                                 ("schedule_appliance", {"appliance": "EV charger"}), SCHEDULE_DISHWASHER), {DISHWASHER}),
+    ("Schedule the dishwasher", (("schedule_appliance", {"appliance": "Dishwasher, EV charger"}), UNLOCK,
+                                 CANCEL_WASHER, ("schedule_appliance", {"appliance": "EV charger"}),
+                                 SCHEDULE_DISHWASHER), {DISHWASHER}),
     ("Turn on the space heater", (POOL_ON, UNLOCK, HEATER_ON), {HEATER}),
 )
 

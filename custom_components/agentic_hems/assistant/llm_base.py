@@ -60,8 +60,8 @@ def person_request(entry: AgenticHemsConfigEntry, lang: str) -> PersonRequest:
     """Return the conversation's current request: its last user message, read as ``ask`` reads a request.
 
     Refused (``refusal``): no conversation (``llm_no_request``), longer than ``MAX_ASK_CHARS``
-    (``input_too_large_chars``) or rejected by the security layer (``llm_request_rejected``, the reason in ``lang``). A request plainly not about home
-    energy asks for nothing.
+    (``input_too_large_chars``) or rejected by the security layer (``llm_request_rejected``, the reason in
+    ``lang``). A request plainly not about home energy asks for nothing.
     """
     chat_log = current_chat_log.get()
     prompts = [c.content for c in chat_log.content if isinstance(c, UserContent)] if chat_log else []
