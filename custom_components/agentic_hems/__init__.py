@@ -12,6 +12,7 @@ from homeassistant.helpers.storage import Store
 from homeassistant.helpers.typing import ConfigType
 from homeassistant.loader import async_get_integration
 
+from .assistant.llm_api import async_register_llm_api
 from .cards.frontend import async_register_frontend
 from .cards.websocket import async_setup_websocket
 from .const import DOMAIN, LOGGER, PLATFORMS, STORAGE_VERSION
@@ -35,11 +36,12 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     """Build and start the entry's runtime, then its platforms.
 
     The runtime holds cached prices, plans, device control, the assistant and the grid toolkit; starting it starts
-    prices, the slot scheduler and a first plan.
+    prices, the slot scheduler and a first plan. The entry's LLM API (energy tools for any assistant) lives as long.
     """
     entry.async_on_unload(entry.add_update_listener(reload_on_change(entry)))  # before any await
     entry.runtime_data = await async_build_runtime(hass, entry)
     await async_start_runtime(hass, entry)
+    entry.async_on_unload(async_register_llm_api(hass, entry))  # energy tools for any assistant and MCP
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
 
