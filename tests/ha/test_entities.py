@@ -286,3 +286,35 @@ async def test_ready_by_too_early_is_refused(hass: HomeAssistant, loaded_entry: 
     assert err.value.translation_key == "window_too_short"
     assert hass.states.get("time.dishwasher_ready_by").state == "07:00:00"
     assert hass.states.get("sensor.dishwasher_next_start").state == before
+
+
+async def test_ready_by_shows_the_deadline_asked_for(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """After "charge the car by 7:30" the car's "ready by" shows 07:30 until that plan ends; a new value replans."""
+    response = await hass.services.async_call(
+        DOMAIN, "ask", {"text": "charge the car by 7:30"}, blocking=True, return_response=True
+    )
+    (plan,) = response["plans"]
+    assert plan["feasible"] and datetime.fromisoformat(plan["end"]) <= datetime(2026, 11, 30, 7, 30, tzinfo=ZoneInfo(TZ))
+    assert hass.states.get("time.ev_charger_ready_by").state == "07:30:00"
+    assert hass.states.get("time.dishwasher_ready_by").state == "07:00:00"  # not asked for: the daily deadline
+    await hass.services.async_call(
+        "time", "set_value", {"entity_id": "time.ev_charger_ready_by", "time": "06:00:00"}, blocking=True
+    )
+    await hass.async_block_till_done()
+    assert hass.states.get("time.ev_charger_ready_by").state == "06:00:00"
+    end = datetime.fromisoformat(hass.states.get("binary_sensor.ev_charger_run_now").attributes["end"])
+    assert end <= datetime(2026, 11, 30, 6, 0, tzinfo=ZoneInfo(TZ))
+
+
+async def test_a_request_understood_as_nothing_is_no_success(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """A question the offline planner does not understand does nothing, says so, and counts as a failed run."""
+    response = await hass.services.async_call(
+        DOMAIN, "ask", {"text": "how many lights are on?"}, blocking=True, return_response=True
+    )
+    assert response["success"] is False and response["plans"] == [] and response["actions"] == []
+    assert response["summary"] == (
+        "I did not understand the request, so nothing was done. I can plan your appliances (Dishwasher, "
+        "Washing machine, EV charger) and tell the prices."
+    )
+    runs = await hass.services.async_call(DOMAIN, "get_runs", {}, blocking=True, return_response=True)
+    assert runs["runs"][0]["success"] is False
