@@ -42,7 +42,7 @@ def entry_device_info(entry: AgenticHemsConfigEntry) -> DeviceInfo:
     )
 
 
-# The model an appliance's device shows, by kind (the kind itself is the device's model id).
+# The model an appliance's device shows, by kind.
 MODELS = {
     "dishwasher": "Dishwasher",
     "washing_machine": "Washing machine",
@@ -59,26 +59,21 @@ def appliance_device_info(entry: AgenticHemsConfigEntry, appliance: Appliance) -
         identifiers={(DOMAIN, appliance.appliance_id)},
         name=appliance.name,
         model=MODELS.get(appliance.kind, appliance.kind),
-        model_id=appliance.kind,
         **via_entry_device(entry),
     )
 
 
 @callback
-def async_migrate_appliance_devices(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> int:
+def async_migrate_appliance_devices(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
     """Turn the entry's appliance devices that earlier versions registered as services into devices.
 
     They lose the service entry type and the integration's name as their manufacturer; the entry's own device stays
-    a service. Returns how many devices changed.
+    a service.
     """
     registry = dr.async_get(hass)
-    changed = 0
     for device in dr.async_entries_for_config_entry(registry, entry.entry_id):
-        if (DOMAIN, entry.entry_id) in device.identifiers or device.entry_type is not DeviceEntryType.SERVICE:
-            continue
-        registry.async_update_device(device.id, entry_type=None, manufacturer=None)
-        changed += 1
-    return changed
+        if (DOMAIN, entry.entry_id) not in device.identifiers and device.entry_type is DeviceEntryType.SERVICE:
+            registry.async_update_device(device.id, entry_type=None, manufacturer=None)
 
 
 def via_entry_device(entry: AgenticHemsConfigEntry) -> DeviceInfo:
