@@ -66,10 +66,14 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Nach {iterations} Schritten ohne Abschluss abgebrochen.",
     ),
     "offline.unknown": (
-        "I did not understand the request, so nothing was done. I can plan your appliances ({names}) and tell the "
-        "prices.",
-        "Ich habe die Anfrage nicht verstanden, daher wurde nichts ausgeführt. Ich kann deine Geräte planen ({names}) "
-        "und die Preise nennen.",
+        (
+            "I did not understand the request, so nothing was done. I can plan your appliances ({names}) and tell "
+            "the prices."
+        ),
+        (
+            "Ich habe die Anfrage nicht verstanden, daher wurde nichts ausgeführt. Ich kann deine Geräte planen "
+            "({names}) und die Preise nennen."
+        ),
     ),
     "offline.no_appliances": ("no appliances yet", "noch keine Geräte"),
     "offline.price_now": ("Price now: {price} {unit}.", "Preis jetzt: {price} {unit}."),

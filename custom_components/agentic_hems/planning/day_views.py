@@ -17,4 +17,3 @@ def day_prices(curve: PriceCurve, day: date, tz: tzinfo) -> list[dict[str, str |
     """``[{start, price}]`` for the local ``day`` (92, 96 or 100 items; price None where unknown)."""
     view = curve.local_day(day, tz)
     return [{"start": s.isoformat(), "price": p} for s, p in zip(view.slot_starts(), _clean(view.prices), strict=True)]
-
