@@ -50,7 +50,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import aiohttp
+try:
+    import aiohttp
+except ModuleNotFoundError:  # only for `--help`, which scripts/demo prints with any python3 before it builds the venv
+    aiohttp = None  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_DIR = ROOT / ".demo"
@@ -76,6 +79,16 @@ STAND_INS = {
 # A garage-door template cover (device class garage, risk 4): opening it needs an administrator's confirmation.
 GARAGE_DOOR = "cover.garage_door"
 ASK_REQUEST = "Schedule all flexible loads"
+# How long the garage door's command waits for an administrator (the integration's default is 10 min, which often
+# ends before a new user has the browser open); set in the options flow's "control" step.
+CONFIRM_MINUTES = 120
+# What each gate outcome means, in the terminal's words.
+OUTCOME_WORDS = {
+    "dry_run": "dry run, not executed",
+    "executed": "executed",
+    "pending_confirmation": "waits for an administrator's confirmation, not executed yet",
+    "blocked": "blocked, not executed",
+}
 # The template integration's own YAML (HA 2026 rejects `platform: template` under cover:); one item of the
 # configuration's single `template:` list, beside the meters' template sensors. default_entity_id pins the entity id.
 COVER_TEMPLATE_YAML = """\
@@ -679,6 +692,46 @@ def local(iso: str | None, tz: ZoneInfo) -> datetime | None:
     return datetime.fromisoformat(iso).astimezone(tz)
 
 
+def at(moment: datetime, tz: ZoneInfo, fmt: str = "%a %H:%M") -> str:
+    """``moment`` in the home's zone as ``fmt`` with the zone's abbreviation: "Wed 04:00 CET"."""
+    here = moment.astimezone(tz)
+    return f"{here:{fmt}} {here.tzname()}"
+
+
+# Times the services write in UTC: ISO 8601 (gate reasons), "01.12.2026 17:45 UTC", "17:45–18:00 UTC", "17:45 UTC"
+# (the grid explanations, which know no time zone).
+ISO_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:\+00:00|Z)")
+DATE_UTC = re.compile(r"(\d\d)\.(\d\d)\.(\d{4}) (\d\d):(\d\d) UTC")
+CLOCK_UTC = re.compile(r"(\d\d:\d\d)(?:([–-])(\d\d:\d\d))? UTC")
+
+
+def local_text(text: str, tz: ZoneInfo, after: datetime) -> str:
+    """``text`` with the UTC times above in the home's zone, with its abbreviation.
+
+    A bare clock time is the first such UTC time from ``after`` (aware) on: the explanations cover the 24 h from the
+    plan's start.
+    """
+
+    def bare(clock: str) -> datetime:
+        hour, minute = (int(part) for part in clock.split(":"))
+        moment = after.astimezone(ZoneInfo("UTC")).replace(hour=hour, minute=minute, second=0, microsecond=0)
+        return moment + timedelta(days=1) if moment < after - SLOT else moment
+
+    def clocks(match: re.Match[str]) -> str:
+        first = at(bare(match[1]), tz, "%H:%M")
+        if match[3] is None:
+            return first
+        return f"{first.rsplit(' ', 1)[0]}{match[2]}{at(bare(match[3]), tz, '%H:%M')}"
+
+    text = ISO_UTC.sub(lambda m: at(datetime.fromisoformat(m[0].replace("Z", "+00:00")), tz), text)
+    text = DATE_UTC.sub(
+        lambda m: at(datetime(int(m[3]), int(m[2]), int(m[1]), int(m[4]), int(m[5]), tzinfo=ZoneInfo("UTC")), tz,
+                     "%d.%m.%Y %H:%M"),
+        text,
+    )
+    return CLOCK_UTC.sub(clocks, text)
+
+
 def run_time(appliance: dict[str, Any]) -> timedelta:
     """The load's shortest run, in whole 15-minute slots."""
     if appliance.get("contiguous"):
@@ -767,13 +820,15 @@ class Demo:
         return entry_id
 
     async def set_grid_options(self, entry_id: str) -> None:
-        """Drive the options flow (init, control, grid, assistant) over REST: the grid step maps the home twin's
-        meters and battery; every other step keeps its current values. Saving the options reloads the entry."""
+        """Drive the options flow (init, control, grid, assistant) over REST: the control step keeps a command waiting
+        for confirmation CONFIRM_MINUTES, the grid step maps the home twin's meters and battery; every other step keeps
+        its current values. Saving the options reloads the entry."""
         steps: list[str] = []
 
         def answer(step: dict[str, Any]) -> dict[str, Any]:
             steps.append(step["step_id"])
-            return keep_form(step, GRID_OPTIONS if step["step_id"] == "grid" else {}, "options flow")
+            wanted = {"grid": GRID_OPTIONS, "control": {"confirmation_minutes": CONFIRM_MINUTES}}
+            return keep_form(step, wanted.get(step["step_id"], {}), "options flow")
 
         result = await self.client.drive_flow("options", "/api/config/config_entries/options/flow", entry_id, answer)
         if "grid" not in steps:
@@ -831,7 +886,7 @@ class Demo:
         log(
             f"PRICES min {fmt_money(summary['min'], unit)} max {fmt_money(summary['max'], unit)}, "
             f"{len(slots)} slots of {summary['resolution_minutes']} min, "
-            f"{first:%a %d %b %H:%M} to {last:%a %d %b %H:%M}, "
+            f"{at(first, self.tz, '%a %d %b %H:%M')} to {at(last, self.tz, '%a %d %b %H:%M')}, "
             f"source {summary['source']}, sample: {str(summary['sample']).lower()}"
         )
 
@@ -870,13 +925,14 @@ class Demo:
             if savings is None:
                 savings = baseline - cost
             percent = f" ({100 * savings / baseline:.0f}%)" if baseline > 0 else ""
-            right_away = "now" if window_start <= datetime.now(self.tz) + SLOT else f"{window_start:%a %H:%M}"
+            right_away = "now" if window_start <= datetime.now(self.tz) + SLOT else at(window_start, self.tz)
             log(
-                f"PLAN {name:<{width}}  start {start:%a %Y-%m-%d %H:%M}  end {end:%a %Y-%m-%d %H:%M}  "
+                f"PLAN {name:<{width}}  start {at(start, self.tz, '%a %Y-%m-%d %H:%M')}  "
+                f"end {at(end, self.tz, '%a %Y-%m-%d %H:%M')}  "
                 f"cost {fmt_money(cost, currency)}  baseline {fmt_money(baseline, currency)} (start {right_away})  "
                 f"saves {fmt_money(savings, currency)}{percent}"
             )
-            log(f"     {'':<{width}}  {self.describe(appliance)}; window {right_away} to {window_end:%a %H:%M}")
+            log(f"     {'':<{width}}  {self.describe(appliance)}; window {right_away} to {at(window_end, self.tz)}")
         # The baseline ignores the main-fuse limit; a plan may cost more than it only when it shares slots with others.
         for name, start, end, cost, baseline in dearer:
             if any(other != name and s < end and start < e for other, s, e in spans):
@@ -904,15 +960,48 @@ class Demo:
                 "model_candidate": {"intent": "start", "device_alias": appliance["entity_id"]},
             })
             self.report["gates"][appliance["name"]] = decision
-            self._log_decision(f"scheduled start {appliance['name']} {start:%a %H:%M}", decision, "dry_run")
+            self._log_decision(f"scheduled start {appliance['name']} {at(start, self.tz)}", decision, "dry_run")
         decision = await self.client.call_service("evaluate_command", {
             "source_agent": "demo", "raw_input": "open the garage door",
             "model_candidate": {"intent": "open", "device_alias": "garage door"},
         })
         self.report["gates"]["garage door"] = decision
+        traces = await self.client.call_service("get_traces", {"entity_id": GARAGE_DOOR, "limit": 1})
+        self.report["garage_trace"] = (traces.get("traces") or [{}])[0]
         self._log_decision("open the garage door", decision, "pending_confirmation")
         if decision.get("outcome") == "pending_confirmation":
-            log(f"     confirm it: action agentic_hems.confirm with trace_id {decision['trace_id']} (administrators only)")
+            log(f"     decide it (administrators only) before {at(self.pending_expiry(decision), self.tz)}: the Confirm "
+                f"and Reject buttons of the trace card on /{DASHBOARD_URL_PATH} (the notification links there), or "
+                f"action agentic_hems.confirm / agentic_hems.reject with trace_id {decision['trace_id']}")
+
+    @staticmethod
+    def pending_expiry(decision: dict[str, Any]) -> datetime:
+        """When a pending command expires: the ``expires_at`` its gate results carry."""
+        expiry = next(g["evidence"]["expires_at"] for g in decision["gate_results"] if "expires_at" in g["evidence"])
+        return datetime.fromisoformat(expiry)
+
+    async def link_notification(self) -> None:
+        """Give the garage door's pending-confirmation notification a link to the dashboard whose trace card confirms
+        or rejects it (a persistent notification has no buttons; the integration's own names the actions to call).
+        It keeps the integration's notification id, so deciding the command dismisses it as before."""
+        decision = self.report["gates"].get("garage door") or {}
+        if decision.get("outcome") != "pending_confirmation":
+            return
+        trace_id = decision["trace_id"]
+        message = (
+            f"**demo** asks to **open** `{GARAGE_DOOR}`.\n\n"
+            f"[Open the {DASHBOARD_TITLE} dashboard](/{DASHBOARD_URL_PATH}) and press *Confirm* or *Reject* on its "
+            f"trace card (administrators only) before {at(self.pending_expiry(decision), self.tz)}. Or call the "
+            f"action `agentic_hems.confirm` (or `agentic_hems.reject`) with `trace_id: {trace_id}`."
+        )
+        await self.client.request("POST", "/api/services/persistent_notification/create", json={
+            "notification_id": f"{DOMAIN}_confirm_{trace_id}", "title": "Agentic HEMS: confirmation needed",
+            "message": message})
+        shown = (await self.client.ws([{"type": "persistent_notification/get"}]))[0] or []
+        self.report["notifications"] = shown
+        log(f"NOTIFY pending garage door: a notification links to /{DASHBOARD_URL_PATH} (its trace card decides it)")
+        if not any(f"](/{DASHBOARD_URL_PATH})" in str(n.get("message")) for n in shown):
+            self.problems.append(f"no notification links to the dashboard: {shown}")
 
     async def show_ask(self) -> None:
         """Answer a typed request through the offline planner (agentic_hems.ask), as a user would in Assist."""
@@ -1144,14 +1233,15 @@ class Demo:
         explanation = await self.grid_call("explanation_en", "generate_explanation",
                                            {"plan_id": plan["plan_id"], "audience": "manager", "lang": "en"})
         text = str(explanation.get("text") or "")
-        log(f"GRID generate_explanation manager en: {text}")
+        first_step = datetime.fromisoformat(schedule[0]["start"])  # the explanations write UTC: shown in local time
+        log(f"GRID generate_explanation manager en: {local_text(text, self.tz, first_step)}")
         self.expect(bool(text.strip()) and explanation.get("lang") == "en", f"explanation {explanation}")
         german = await self.grid_call("explanation_de", "generate_explanation",
                                       {"plan_id": plan["plan_id"], "audience": "operator", "lang": "de"})
         lines = [line for line in str(german.get("text") or "").splitlines() if line.strip()]
-        log(f"GRID generate_explanation operator de: {lines[0] if lines else ''}")
+        log(f"GRID generate_explanation operator de: {local_text(lines[0], self.tz, first_step) if lines else ''}")
         for line in lines[1:3]:
-            log(f"     {line}")
+            log(f"     {local_text(line, self.tz, first_step)}")
         self.expect(bool(lines) and german.get("lang") == "de", f"German explanation {german}")
 
         window = {"start": schedule[0]["start"], "end": schedule[3]["end"]}
@@ -1161,8 +1251,8 @@ class Demo:
         start, end = local(window["start"], self.tz), local(window["end"], self.tz)
         expires = local(request.get("expires_at"), self.tz)
         log(
-            f"GRID request_authorization {start:%H:%M}-{end:%H:%M} (the plan's first hour): {request.get('status')}"
-            + (f", expires {expires:%H:%M}" if expires else "")
+            f"GRID request_authorization {start:%H:%M}-{at(end, self.tz, '%H:%M')} (the plan's first hour): "
+            f"{request.get('status')}" + (f", expires {at(expires, self.tz, '%H:%M')}" if expires else "")
             + (f", reasons {request.get('reasons')}" if request.get("reasons") else "")
         )
         self.require(request.get("status") == "pending" and request.get("reasons") == [],
@@ -1209,10 +1299,10 @@ class Demo:
         self.expect(str(incident.get("incident_id", "")).startswith("incident_"), f"incident {incident}")
         acknowledged = await self.grid_call("acknowledged", "acknowledge_incident",
                                             {"incident_id": incident["incident_id"]})
-        at = local(acknowledged.get("acknowledged_at"), self.tz)
+        done = local(acknowledged.get("acknowledged_at"), self.tz)
         by = "the owner" if acknowledged.get("acknowledged_by") == self.report["grid"]["owner"] else "someone else"
-        log(f"GRID acknowledge_incident: acknowledged by {by}" + (f" at {at:%H:%M:%S}" if at else ""))
-        self.expect(acknowledged.get("acknowledged_by") == self.report["grid"]["owner"] and at is not None,
+        log(f"GRID acknowledge_incident: acknowledged by {by}" + (f" at {at(done, self.tz, '%H:%M:%S')}" if done else ""))
+        self.expect(acknowledged.get("acknowledged_by") == self.report["grid"]["owner"] and done is not None,
                     f"acknowledgement {acknowledged}")
 
         chain = await self.grid_call("audit", "verify_audit_chain", {})
@@ -1250,11 +1340,18 @@ class Demo:
         return counts
 
     def _log_decision(self, what: str, decision: dict[str, Any], wanted: str) -> None:
+        """One line per gate decision: what happened in words, each gate's result (the execution gate of a command
+        that did not run says so), and the last gate's reason in local time."""
         gates = decision.get("gate_results") or []
-        steps = " ".join(f"{g['gate']}:{'ok' if g['passed'] else 'FAIL'}" for g in gates)
-        log(f"GATE {what}: {decision.get('outcome')}  [{steps}]")
+        outcome = str(decision.get("outcome"))
+        held = outcome in ("dry_run", "pending_confirmation")
+        steps = " ".join(
+            f"{g['gate']}:{'not run' if held and g['gate'] == 'execution' else 'ok' if g['passed'] else 'FAIL'}"
+            for g in gates
+        )
+        log(f"GATE {what}: {OUTCOME_WORDS.get(outcome, outcome)}  [{steps}]")
         if gates:
-            log(f"     {gates[-1]['reason']}")
+            log(f"     {local_text(str(gates[-1]['reason']), self.tz, datetime.now(self.tz))}")
         if decision.get("outcome") != wanted:
             self.problems.append(f"gate decision for {what}: {decision.get('outcome')}, expected {wanted}")
 
@@ -1417,7 +1514,7 @@ class Demo:
                 shown = f"{value} {unit}".strip()
                 if entity.get("translation_key") in ("next_start", "ready_by") and "T" in value:
                     with contextlib.suppress(ValueError):
-                        shown = f"{datetime.fromisoformat(value).astimezone(self.tz):%a %H:%M} ({value})"
+                        shown = at(datetime.fromisoformat(value), self.tz)
             log(f"  {entity_id:<55} {shown}")
         for oid in STAND_INS:
             state = await self.client.request("GET", f"/api/states/input_boolean.{oid}", expect=(200, 404))
@@ -1447,6 +1544,7 @@ class Demo:
         await self.show_grid()
         await self.show_entities(ours, subentries)
         await self.show_dashboard()
+        await self.link_notification()
         await self.show_frontend()
 
 
@@ -1500,12 +1598,18 @@ async def amain(args: argparse.Namespace, hass: HassProcess) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], prog="scripts/demo")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        prog="scripts/demo",
+        epilog="Without --check, Home Assistant keeps running for the browser until Ctrl-C. AGENTIC_HEMS_HA=oldest "
+        "runs the oldest supported Home Assistant release. The first run installs the venv (scripts/bootstrap).",
+    )
     parser.add_argument(
         "--check", action="store_true", help="headless: print the plans, stop HA, exit 0 only if all is well"
     )
     parser.add_argument(
-        "--port", type=int, default=int(os.environ.get("DEMO_PORT", "8123")), help="HTTP port (default 8123)"
+        "--port", type=int, default=int(os.environ.get("DEMO_PORT", "8123")),
+        help="HTTP port (default: $DEMO_PORT, else 8123)"
     )
     parser.add_argument(
         "--json", metavar="PATH", help="also write the plans, price summary and entities as JSON to PATH"
@@ -1520,6 +1624,8 @@ def main() -> int:
         help="the integration directory to link into the config (default: this checkout's)",
     )
     args = parser.parse_args()
+    if aiohttp is None:
+        raise SystemExit("scripts/demo.py needs Home Assistant's venv: run scripts/demo")
 
     run_dir = Path(args.dir) if args.dir else DEMO_DIR if args.port == 8123 else DEMO_DIR / f"port-{args.port}"
     run_dir.mkdir(parents=True, exist_ok=True)

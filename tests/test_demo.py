@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 APPLIANCES = ("Dishwasher", "Washing machine", "EV charger")
 
 PLAN_LINE = re.compile(
-    r"^PLAN (?P<name>.+?)\s+start \w{3} (?P<start>\d{4}-\d\d-\d\d \d\d:\d\d)"
-    r"\s+end \w{3} (?P<end>\d{4}-\d\d-\d\d \d\d:\d\d)"
+    r"^PLAN (?P<name>.+?)\s+start \w{3} (?P<start>\d{4}-\d\d-\d\d \d\d:\d\d) CES?T"
+    r"\s+end \w{3} (?P<end>\d{4}-\d\d-\d\d \d\d:\d\d) CES?T"
     r"\s+cost (?P<cost>-?\d+\.\d+) (?P<currency>[A-Z]{3})\s+baseline (?P<baseline>-?\d+\.\d+) [A-Z]{3} \(start [^)]+\)"
     r"\s+saves (?P<savings>-?\d+\.\d+) [A-Z]{3}"
 )
@@ -53,11 +53,11 @@ GRID_LINES = (
     r"GRID validate_constraints sim: pass true, 0 violations, .*",
     r"GRID generate_explanation manager en: .*savings.*",
     r"GRID generate_explanation operator de: Plan plan_\w+ \(geringste Kosten, 96 Schritte zu je 15 min, .*\)\.",
-    r"GRID request_authorization \d\d:\d\d-\d\d:\d\d \(the plan's first hour\): pending, expires \d\d:\d\d",
+    r"GRID request_authorization \d\d:\d\d-\d\d:\d\d CES?T \(the plan's first hour\): pending, expires \d\d:\d\d CES?T",
     r"GRID approve_authorization: approved by Demo Owner; gated command \(source grid\) -> executed "
     r"\[(\w+:ok ?){8}\]",
     r"GRID create_incident warning: incident_\w+, evidence snapshot_\w+, snapshot_\w+",
-    r"GRID acknowledge_incident: acknowledged by the owner at \d\d:\d\d:\d\d",
+    r"GRID acknowledge_incident: acknowledged by the owner at \d\d:\d\d:\d\d CES?T",
     r"GRID verify_audit_chain: ok true, (?P<lines>\d+) lines; records: .*",
 )
 PRICES_LINE = re.compile(
@@ -145,6 +145,20 @@ def test_demo_check(tmp_path: Path) -> None:
     assert gates["garage door"]["outcome"] == "pending_confirmation"
     assert gates["garage door"]["result"]["plan"]["target"] == {"entity_id": "cover.garage_door"}
     assert "Device control: ON" in output
+    # The previews say they did not run; the garage door's command waits two hours, and its notification links to the
+    # dashboard whose trace card decides it.
+    previews = [line for line in proc.stdout.splitlines() if line.startswith("GATE scheduled start")]
+    assert len(previews) == 3 and all(": dry run, not executed  [" in line for line in previews), previews
+    assert all("execution:not run" in line and "execution:ok" not in line for line in previews), previews
+    garage = gates["garage door"]
+    expires = next(g["evidence"]["expires_at"] for g in garage["gate_results"] if "expires_at" in g["evidence"])
+    assert report["garage_trace"]["trace_id"] == garage["trace_id"]
+    waits = datetime.fromisoformat(expires) - datetime.fromisoformat(report["garage_trace"]["timestamp"])
+    assert waits.total_seconds() == 2 * 3600, waits
+    (notification,) = [n for n in report["notifications"] if n["notification_id"].endswith(garage["trace_id"])]
+    assert "](/energy-plan)" in notification["message"] and garage["trace_id"] in notification["message"]
+    # Times are local (Europe/Brussels) everywhere, with the zone: no UTC offset or "UTC" in the terminal.
+    assert "+00:00" not in proc.stdout and " UTC" not in proc.stdout, output
     # A typed request answered by the offline planner: every appliance scheduled.
     ask = report["ask"]
     assert ask["success"] is True and ask["model"] == "offline"
@@ -236,3 +250,14 @@ def test_demo_check(tmp_path: Path) -> None:
         line = (rf"^BRAND /api/brands/integration/agentic_hems/{re.escape(image)}: HTTP 200, {side}x{side} PNG, "
                 rf"the integration's brand/{re.escape(image)}$")
         assert re.search(line, output, re.MULTILINE), output
+
+
+def test_demo_help_before_anything_is_installed() -> None:
+    """``scripts/demo --help`` prints the options (the port and DEMO_PORT among them) and exits 0 without starting,
+    preparing or installing anything: its output is argparse's usage and nothing else."""
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "demo"), "--help"], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("usage: scripts/demo [-h] [--check] [--port PORT]"), proc.stdout
+    assert "$DEMO_PORT" in proc.stdout and proc.stderr == "", proc.stdout + proc.stderr

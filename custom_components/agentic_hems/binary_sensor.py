@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from homeassistant.components.binary_sensor import BinarySensorEntity, BinarySensorEntityDescription
@@ -14,7 +13,6 @@ from homeassistant.util import dt as dt_util
 
 from .coordinator import tomorrow_available
 from .entity import AgenticHemsEntity, AgenticHemsEntityDescription, ApplianceEntity, prices_available
-from .planning.day_views import day_plan
 from .planning.manager import ApplianceState
 from .runtime import AgenticHemsConfigEntry, RuntimeData
 
@@ -49,19 +47,11 @@ def _tomorrow_priced(runtime: RuntimeData) -> bool | None:
 
 
 def _run_now_attributes(state: ApplianceState) -> dict[str, Any]:
-    """KW per 15-minute slot of the local today (92/96/100) and tomorrow, with UTC slot starts."""
-    tz = dt_util.get_default_time_zone()
-    today = dt_util.now().date()
+    """Start and end of the plan (ISO UTC); its slots are in the schedule card (websocket ``agentic_hems/schedule``)."""
     plan = state.plan
-    starts, slots = day_plan(plan, today, tz)
-    starts_tomorrow, slots_tomorrow = day_plan(plan, today + timedelta(days=1), tz)
     return {
         "start": plan.start.isoformat() if plan and plan.start else None,
         "end": plan.end.isoformat() if plan and plan.end else None,
-        "slots": slots,
-        "slot_starts": starts,
-        "slots_tomorrow": slots_tomorrow,
-        "slot_starts_tomorrow": starts_tomorrow,
     }
 
 
@@ -99,10 +89,9 @@ class AgenticHemsBinarySensor(AgenticHemsEntity, BinarySensorEntity):
 
 
 class ApplianceBinarySensor(ApplianceEntity, BinarySensorEntity):
-    """A binary sensor of an appliance's device; the per-slot plan is not recorded."""
+    """A binary sensor of an appliance's device."""
 
     entity_description: ApplianceBinarySensorEntityDescription
-    _unrecorded_attributes = frozenset({"slots", "slot_starts", "slots_tomorrow", "slot_starts_tomorrow"})
 
     @property
     def is_on(self) -> bool:

@@ -1,4 +1,4 @@
-"""Entity bases: one device per entry (prices) and one per appliance subentry."""
+"""Entity bases: one service device per entry (prices) and one device per appliance subentry."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
 from homeassistant.helpers.entity import EntityDescription
 from homeassistant.helpers.update_coordinator import CoordinatorEntity
@@ -38,6 +40,40 @@ def entry_device_info(entry: AgenticHemsConfigEntry) -> DeviceInfo:
         model=entry.title,
         entry_type=DeviceEntryType.SERVICE,
     )
+
+
+# The model an appliance's device shows, by kind.
+MODELS = {
+    "dishwasher": "Dishwasher",
+    "washing_machine": "Washing machine",
+    "ev_charger": "EV charger",
+    "heat_pump": "Heat pump",
+    "battery": "Home battery",
+    "generic": "Flexible load",
+}
+
+
+def appliance_device_info(entry: AgenticHemsConfigEntry, appliance: Appliance) -> DeviceInfo:
+    """Return an appliance's device: a device (no entry type) linked to the entry's, its kind as the model."""
+    return DeviceInfo(
+        identifiers={(DOMAIN, appliance.appliance_id)},
+        name=appliance.name,
+        model=MODELS.get(appliance.kind, appliance.kind),
+        **via_entry_device(entry),
+    )
+
+
+@callback
+def async_migrate_appliance_devices(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
+    """Turn the entry's appliance devices that earlier versions registered as services into devices.
+
+    They lose the service entry type and the integration's name as their manufacturer; the entry's own device stays
+    a service.
+    """
+    registry = dr.async_get(hass)
+    for device in dr.async_entries_for_config_entry(registry, entry.entry_id):
+        if (DOMAIN, entry.entry_id) not in device.identifiers and device.entry_type is DeviceEntryType.SERVICE:
+            registry.async_update_device(device.id, entry_type=None, manufacturer=None)
 
 
 def via_entry_device(entry: AgenticHemsConfigEntry) -> DeviceInfo:
@@ -107,14 +143,7 @@ class ApplianceEntity(CoordinatorEntity[PriceCoordinator]):
         self.planner = entry.runtime_data.planner
         self.appliance = appliance
         self._attr_unique_id = f"{appliance.appliance_id}_{description.key}"
-        self._attr_device_info = DeviceInfo(
-            identifiers={(DOMAIN, appliance.appliance_id)},
-            name=appliance.name,
-            manufacturer="Agentic HEMS",
-            model=appliance.kind.replace("_", " ").capitalize(),
-            entry_type=DeviceEntryType.SERVICE,
-            **via_entry_device(entry),
-        )
+        self._attr_device_info = appliance_device_info(entry, appliance)
 
     @property
     def available(self) -> bool:

@@ -35,7 +35,7 @@ from .const import (
 from .control.manager import ControlManager
 from .control.settings import control_settings, controlled_entity_ids
 from .coordinator import PriceCoordinator
-from .entity import entry_device_info
+from .entity import async_migrate_appliance_devices, entry_device_info
 from .grid_ha.audit_log import AuditLog
 from .grid_ha.manager import GridManager
 from .grid_ha.records import GridRecords
@@ -103,6 +103,7 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     grid = GridManager(hass, entry.entry_id, options, site, coordinator, control=control, audit=audit, records=records)
     await grid.async_load()
     device = dr.async_get(hass).async_get_or_create(config_entry_id=entry.entry_id, **entry_device_info(entry))
+    async_migrate_appliance_devices(hass, entry)
     return RuntimeData(
         coordinator=coordinator,
         planner=planner,

@@ -89,16 +89,17 @@ def _last_decision(runtime: RuntimeData) -> str | None:
 
 
 def _decision_attributes(runtime: RuntimeData) -> dict[str, Any]:
-    """Small recorded fields plus the full (redacted) trace."""
+    """Small fields of the newest trace and why it ended (the full trace is in the trace card and the services)."""
     last = runtime.control.last or {}
+    gates = last.get("gate_results") or []
     return {
         "trace_id": last.get("trace_id"),
         "entity_id": last.get("entity_id"),
         "failed_gate": last.get("failed_gate"),
         "source_agent": last.get("source_agent"),
         "decided_at": last.get("timestamp"),
+        "reason": gates[-1].get("reason") if gates else None,
         "pending_confirmations": len(runtime.control.keeper.pending),
-        "trace": last or None,
     }
 
 
@@ -175,8 +176,9 @@ ENTRY_SENSORS = (
     AgenticHemsSensorEntityDescription(
         key="run_total_cost",
         translation_key="run_total_cost",
+        device_class=SensorDeviceClass.MONETARY,
         state_class=SensorStateClass.TOTAL,
-        suggested_display_precision=4,
+        suggested_display_precision=2,
         entity_category=EntityCategory.DIAGNOSTIC,
         entity_registry_enabled_default=False,
         value_fn=_run_stat("total_cost"),
@@ -235,7 +237,7 @@ APPLIANCE_SENSORS = (
         key="planned_cost",
         translation_key="planned_cost",
         device_class=SensorDeviceClass.MONETARY,
-        suggested_display_precision=3,
+        suggested_display_precision=2,
         value_fn=_planned_cost,
         attr_fn=_planned_cost_attributes,
         unit_fn=lambda state: state.plan.currency if state.plan else None,
@@ -255,11 +257,21 @@ async def async_setup_entry(
         )
 
 
+def monetary_unit(sensor: SensorEntity, prices: PriceData | None) -> str | None:
+    """Return a sensor's fixed unit; a monetary one without its own has the entry's currency.
+
+    That is the prices' currency, or Home Assistant's before the first prices.
+    """
+    if sensor.device_class != SensorDeviceClass.MONETARY or sensor.entity_description.native_unit_of_measurement:
+        return sensor.entity_description.native_unit_of_measurement
+    return prices.total.currency if prices is not None else sensor.hass.config.currency
+
+
 class AgenticHemsSensor(AgenticHemsEntity, SensorEntity):
-    """A sensor of the entry's device; the price curves and the full trace are not recorded."""
+    """A sensor of the entry's device; the price curves are not recorded."""
 
     entity_description: AgenticHemsSensorEntityDescription
-    _unrecorded_attributes = frozenset({"today", "tomorrow", "trace"})
+    _unrecorded_attributes = frozenset({"today", "tomorrow"})
 
     @property
     def native_value(self) -> StateType:
@@ -271,7 +283,7 @@ class AgenticHemsSensor(AgenticHemsEntity, SensorEntity):
         """The description's unit, or the one it reads at run time."""
         if (unit_fn := self.entity_description.unit_fn) is not None:
             return unit_fn(self.runtime)
-        return super().native_unit_of_measurement
+        return monetary_unit(self, self.coordinator.data)
 
     @property
     def extra_state_attributes(self) -> dict[str, Any] | None:
@@ -292,9 +304,9 @@ class ApplianceSensor(ApplianceEntity, SensorEntity):
     @property
     def native_unit_of_measurement(self) -> str | None:
         """The description's unit, or the one it reads at run time."""
-        if (unit_fn := self.entity_description.unit_fn) is not None:
-            return unit_fn(self.state_data)
-        return super().native_unit_of_measurement
+        if (unit_fn := self.entity_description.unit_fn) is not None and (unit := unit_fn(self.state_data)) is not None:
+            return unit
+        return monetary_unit(self, self.coordinator.data)
 
     @property
     def extra_state_attributes(self) -> dict[str, Any]:

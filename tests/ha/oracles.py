@@ -7,6 +7,9 @@ from pathlib import Path
 import xml.etree.ElementTree as ET
 
 from homeassistant.core import HomeAssistant
+from homeassistant.util import slugify
+
+from custom_components.agentic_hems.const import DOMAIN
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "entsoe"
 NS = {"d": "urn:iec62325.351:tc57wg16:451-3:publicationdocument:7:3"}
@@ -21,14 +24,16 @@ def be_60m_hourly_eur_per_kwh() -> list[float]:
 
 
 def planned_kw(hass: HomeAssistant, exclude: str | None = None) -> dict[str, float]:
-    """kW planned per slot start (ISO UTC) by every appliance but ``exclude``, read from the run-now attributes."""
+    """kW planned per slot start (ISO UTC) by every appliance but ``exclude`` (its name as a slug), from the stored
+    plans (the schedule card's data)."""
     total: dict[str, float] = {}
-    for state in hass.states.async_all("binary_sensor"):
-        if not state.entity_id.endswith("_run_now") or state.entity_id == f"binary_sensor.{exclude}_run_now":
-            continue
-        attrs = state.attributes
-        for start, kw in zip(attrs["slot_starts"] + attrs["slot_starts_tomorrow"], attrs["slots"] + attrs["slots_tomorrow"]):
-            total[start] = total.get(start, 0.0) + kw
+    for entry in hass.config_entries.async_loaded_entries(DOMAIN):
+        planner = entry.runtime_data.planner
+        for appliance_id, state in planner.states.items():
+            if state.plan is None or slugify(planner.appliances[appliance_id].name) == exclude:
+                continue
+            for start, kw in zip(state.plan.slot_starts(), state.plan.power_kw):
+                total[start.isoformat()] = total.get(start.isoformat(), 0.0) + round(float(kw), 6)
     return total
 
 

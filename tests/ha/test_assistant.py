@@ -28,6 +28,11 @@ from custom_components.agentic_hems.security import OUT_OF_SCOPE_MESSAGE
 from .conftest import NOW, sample_entry
 
 
+def cents(amount: float) -> str:
+    """``amount`` rounded to cents with a German decimal comma (0.13283 → "0,13")."""
+    return f"{round(amount * 100) / 100:.2f}".replace(".", ",")
+
+
 async def ask(hass: HomeAssistant, text: str, context: Context | None = None) -> dict[str, Any]:
     response = await hass.services.async_call(DOMAIN, "ask", {"text": text}, blocking=True, return_response=True,
                                               context=context)
@@ -305,7 +310,7 @@ async def test_german_answers_in_hass_language_and_assist_language(
     start, end = (dt_util.as_local(dt_util.parse_datetime(plan[k])) for k in ("start", "end"))
     assert response["success"] and response["summary"] == (
         f"Dishwasher: {WEEKDAYS_DE[start.weekday()]} {start:%H:%M} bis {WEEKDAYS_DE[end.weekday()]} {end:%H:%M}, "
-        f"{str(outcome['cost']).replace('.', ',')} EUR (spart {str(outcome['savings']).replace('.', ',')}).")
+        f"{cents(outcome['cost'])} EUR (spart {cents(outcome['savings'])} EUR).")
     refused = await ask(hass, "Was ist die Hauptstadt von Frankreich?")
     assert refused["summary"] == GERMAN_OUT_OF_SCOPE and refused["iterations"] == 0
 
@@ -319,5 +324,5 @@ async def test_german_answers_in_hass_language_and_assist_language(
     assert english.response.speech["plain"]["speech"] == OUT_OF_SCOPE_MESSAGE
     unknown = await conversation.async_converse(hass, "Hallo", None, Context(), language="de", agent_id=agent)
     assert unknown.response.speech["plain"]["speech"] == (
-        "Ich habe nicht verstanden, welches Gerät ich planen soll. Deine Geräte: Dishwasher, Washing machine, "
-        "EV charger.")
+        "Ich habe die Anfrage nicht verstanden, daher wurde nichts ausgeführt. Ich kann deine Geräte planen (Dishwasher, "
+        "Washing machine, EV charger) und die Preise nennen.")

@@ -139,7 +139,7 @@ async def test_control_off_is_a_dry_run(hass: HomeAssistant, house: MockConfigEn
         "failed_gate": None, "entity_id": "input_boolean.boiler", "source_agent": "hermes",
     }]
     last = hass.states.get(LAST)
-    assert last.state == "dry_run" and last.attributes["trace"]["trace_id"] == response["trace_id"]
+    assert last.state == "dry_run" and last.attributes["trace_id"] == response["trace_id"]
 
 
 async def test_allow_executes_and_the_state_changes(hass: HomeAssistant, house: MockConfigEntry) -> None:

@@ -14,7 +14,6 @@ from homeassistant.const import STATE_OFF, STATE_ON
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr, entity_registry as er
 
-from custom_components.agentic_hems.binary_sensor import ApplianceBinarySensor
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.coordinator import tomorrow_available
 from custom_components.agentic_hems.prices import PriceCurve
@@ -50,12 +49,93 @@ async def test_devices_per_appliance(hass: HomeAssistant, loaded_entry: MockConf
     }
     site = devices[(DOMAIN, loaded_entry.entry_id)]
     assert site.id == loaded_entry.runtime_data.device_id
-    for subentry_id, name in (("dishwasher", "Dishwasher"), ("washer", "Washing machine"), ("ev", "EV charger")):
+    assert site.entry_type is dr.DeviceEntryType.SERVICE  # prices, device control and the assistant: a service
+    for subentry_id, name, model in (
+        ("dishwasher", "Dishwasher", "Dishwasher"),
+        ("washer", "Washing machine", "Washing machine"),
+        ("ev", "EV charger", "EV charger"),
+    ):
         device = devices[(DOMAIN, subentry_id)]
         assert device.name == name and device.via_device_id == site.id
+        assert (device.entry_type, device.manufacturer, device.model) == (None, None, model)  # a device, no service
         keys = sorted(e.translation_key for e in er.async_entries_for_device(registry, device.id))
         assert keys == ["automatic_planning", "next_start", "planned_cost", "ready_by", "run_now"]
         assert {e.config_subentry_id for e in er.async_entries_for_device(registry, device.id)} == {subentry_id}
+
+
+async def test_appliance_devices_registered_as_services_become_devices(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory
+) -> None:
+    """Set-up turns appliance devices that an earlier version registered as services into devices, once."""
+    freezer.move_to(NOW)
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    registry = dr.async_get(hass)
+    for subentry_id, identifier in ((None, entry.entry_id), ("dishwasher", "dishwasher"), ("ev", "ev")):
+        registry.async_get_or_create(
+            config_entry_id=entry.entry_id,
+            config_subentry_id=subentry_id,
+            identifiers={(DOMAIN, identifier)},
+            manufacturer="Agentic HEMS",
+            entry_type=dr.DeviceEntryType.SERVICE,
+        )
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    kinds = {
+        identifier: (device.entry_type, device.manufacturer)
+        for device in dr.async_entries_for_config_entry(registry, entry.entry_id)
+        for _, identifier in device.identifiers
+    }
+    assert kinds == {
+        entry.entry_id: (dr.DeviceEntryType.SERVICE, "Agentic HEMS"),
+        "dishwasher": (None, None),
+        "washer": (None, None),
+        "ev": (None, None),
+    }
+
+
+async def test_more_info_attributes_stay_small(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """Run now carries its start and end, the last decision its small fields and reason: no arrays, no trace."""
+    plan = loaded_entry.runtime_data.planner.states["dishwasher"].plan
+    run = hass.states.get("binary_sensor.dishwasher_run_now").attributes
+    assert {k: run[k] for k in ("start", "end")} == {"start": plan.start.isoformat(), "end": plan.end.isoformat()}
+    assert set(run) == {"start", "end", "friendly_name"}
+    await hass.services.async_call(
+        DOMAIN,
+        "evaluate_command",
+        {"source_agent": "test", "model_candidate": {"intent": "turn_on", "device_alias": "nowhere"},
+         "raw_input": "turn on nowhere"},
+        blocking=True,
+        return_response=True,
+    )
+    last = loaded_entry.runtime_data.control.last
+    decision = hass.states.get("sensor.agentic_hems_last_gate_decision").attributes
+    assert "trace" not in decision
+    assert decision["trace_id"] == last["trace_id"] and decision["reason"] == last["gate_results"][-1]["reason"]
+    own = {k: v for k, v in decision.items() if k != "options"}  # the enum's states: Home Assistant's own attribute
+    assert all(not isinstance(v, list | dict) for v in {**run, **own}.values())
+
+
+async def test_monetary_sensors_have_the_currency(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, entity_registry: er.EntityRegistry
+) -> None:
+    """Every monetary sensor shows the entry's currency, and each cost shows two decimals."""
+    entity_registry.async_update_entity("sensor.agentic_hems_assistant_total_cost", disabled_by=None)
+    assert await hass.config_entries.async_reload(loaded_entry.entry_id)
+    await hass.async_block_till_done()
+    monetary = [
+        e for e in er.async_entries_for_config_entry(entity_registry, loaded_entry.entry_id)
+        if e.original_device_class == "monetary"
+    ]
+    assert sorted(e.translation_key for e in monetary) == ["planned_cost"] * 3 + ["run_total_cost"]
+    for entry in monetary:
+        assert entry.unit_of_measurement == "EUR", entry.entity_id
+        assert entry.options["sensor"]["suggested_display_precision"] == 2, entry.entity_id
+    await loaded_entry.runtime_data.planner.async_set_auto("dishwasher", False)
+    await loaded_entry.runtime_data.planner.async_clear_plan("dishwasher")
+    await hass.async_block_till_done()
+    cleared = hass.states.get("sensor.dishwasher_planned_cost")
+    assert (cleared.state, cleared.attributes["unit_of_measurement"]) == ("unknown", "EUR")  # no plan: still EUR
 
 
 async def test_run_now_follows_the_plan(
@@ -92,7 +172,7 @@ async def test_run_now_follows_the_plan(
 async def test_slot_arrays_on_dst_days(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory, local_now: datetime, today_slots: int, tomorrow_slots: int
 ) -> None:
-    """Slot arrays cover the local day: 92, 96 or 100 entries; planned energy matches the plan."""
+    """Price arrays cover the local day: 92, 96 or 100 entries; the plan holds the EV's energy; run now stays small."""
     await hass.config.async_set_time_zone(TZ)
     freezer.move_to(local_now.replace(tzinfo=ZoneInfo(TZ)))
     entry = sample_entry()
@@ -102,13 +182,11 @@ async def test_slot_arrays_on_dst_days(
     price = hass.states.get("sensor.agentic_hems_electricity_price").attributes
     assert (len(price["today"]), len(price["tomorrow"])) == (today_slots, tomorrow_slots)
     assert all(p["price"] is not None for p in price["today"] + price["tomorrow"])
-    run = hass.states.get("binary_sensor.ev_charger_run_now").attributes
-    assert (len(run["slots"]), len(run["slot_starts"])) == (today_slots, today_slots)
-    assert (len(run["slots_tomorrow"]), len(run["slot_starts_tomorrow"])) == (tomorrow_slots, tomorrow_slots)
-    starts = [datetime.fromisoformat(s) for s in run["slot_starts"] + run["slot_starts_tomorrow"]]
+    starts = [datetime.fromisoformat(p["start"]) for p in price["today"] + price["tomorrow"]]
     assert all(b - a == timedelta(minutes=15) for a, b in zip(starts, starts[1:], strict=False))
-    assert sum(run["slots"] + run["slots_tomorrow"]) * 0.25 == pytest.approx(30.0)  # the EV's 30 kWh
-    assert {"slots", "slot_starts"} <= ApplianceBinarySensor._unrecorded_attributes
+    ev_kwh = (sum(planned_kw(hass).values()) - sum(planned_kw(hass, exclude="ev_charger").values())) * 0.25
+    assert ev_kwh == pytest.approx(30.0)  # the EV's 30 kWh
+    assert set(hass.states.get("binary_sensor.ev_charger_run_now").attributes) == {"start", "end", "friendly_name"}
 
 
 async def test_ready_by_replans(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
@@ -208,3 +286,35 @@ async def test_ready_by_too_early_is_refused(hass: HomeAssistant, loaded_entry: 
     assert err.value.translation_key == "window_too_short"
     assert hass.states.get("time.dishwasher_ready_by").state == "07:00:00"
     assert hass.states.get("sensor.dishwasher_next_start").state == before
+
+
+async def test_ready_by_shows_the_deadline_asked_for(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """After "charge the car by 7:30" the car's "ready by" shows 07:30 until that plan ends; a new value replans."""
+    response = await hass.services.async_call(
+        DOMAIN, "ask", {"text": "charge the car by 7:30"}, blocking=True, return_response=True
+    )
+    (plan,) = response["plans"]
+    assert plan["feasible"] and datetime.fromisoformat(plan["end"]) <= datetime(2026, 11, 30, 7, 30, tzinfo=ZoneInfo(TZ))
+    assert hass.states.get("time.ev_charger_ready_by").state == "07:30:00"
+    assert hass.states.get("time.dishwasher_ready_by").state == "07:00:00"  # not asked for: the daily deadline
+    await hass.services.async_call(
+        "time", "set_value", {"entity_id": "time.ev_charger_ready_by", "time": "06:00:00"}, blocking=True
+    )
+    await hass.async_block_till_done()
+    assert hass.states.get("time.ev_charger_ready_by").state == "06:00:00"
+    end = datetime.fromisoformat(hass.states.get("binary_sensor.ev_charger_run_now").attributes["end"])
+    assert end <= datetime(2026, 11, 30, 6, 0, tzinfo=ZoneInfo(TZ))
+
+
+async def test_a_request_understood_as_nothing_is_no_success(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """A question the offline planner does not understand does nothing, says so, and counts as a failed run."""
+    response = await hass.services.async_call(
+        DOMAIN, "ask", {"text": "how many lights are on?"}, blocking=True, return_response=True
+    )
+    assert response["success"] is False and response["plans"] == [] and response["actions"] == []
+    assert response["summary"] == (
+        "I did not understand the request, so nothing was done. I can plan your appliances (Dishwasher, "
+        "Washing machine, EV charger) and tell the prices."
+    )
+    runs = await hass.services.async_call(DOMAIN, "get_runs", {}, blocking=True, return_response=True)
+    assert runs["runs"][0]["success"] is False

@@ -23,6 +23,7 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, Supp
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.translation import async_get_translations
 from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.scheduling import Reason
@@ -87,8 +88,12 @@ def attributes(hass: HomeAssistant, entity_id: str) -> dict[str, Any]:
 
 
 def tomorrow_kw(hass: HomeAssistant) -> dict[int, float]:
-    """The EV's planned kW per quarter-hour of tomorrow (index from local midnight), where it is not 0."""
-    return {i: kw for i, kw in enumerate(attributes(hass, RUN_NOW)["slots_tomorrow"]) if kw}
+    """The EV's planned kW per quarter-hour of tomorrow (index from local midnight), where it is not 0, from its
+    stored plan (the schedule card's data)."""
+    (entry,) = hass.config_entries.async_loaded_entries(DOMAIN)
+    plan = entry.runtime_data.planner.states["ev"].plan
+    midnight = dt_util.as_utc(dt_util.start_of_local_day(dt_util.now().date() + timedelta(days=1)))
+    return {i: round(float(kw), 6) for i, kw in enumerate(plan.power_on(midnight, 96)) if kw}
 
 
 def hours(*spec: tuple[int, list[float]]) -> dict[int, float]:
@@ -286,7 +291,7 @@ async def test_the_plan_service_and_ask_say_doubtful_prices(
     # Starting at once (20:15) costs 3 x 2.75 kWh at 86.85, 4 x 2.75 at 69.59, 3 x 2.75 + 2.5 at 57.42 EUR/MWh.
     baseline = (3 * 2.75 * 86.85 + 4 * 2.75 * 69.59 + (3 * 2.75 + 2.5) * 57.42) / 1000
     assert f"{baseline:.4f}" == "2.0993"
-    assert "EV charger: Mon 00:00 to Mon 02:45, 0.0 EUR (saves 2.0993; planned on doubtful prices)." in response["summary"]
+    assert "EV charger: Mon 00:00 to Mon 02:45, 0.00 EUR (saves 2.10 EUR; planned on doubtful prices)." in response["summary"]
 
 
 # --- Nord Pool: each day checked for the date asked -----------------------------------------------------------------

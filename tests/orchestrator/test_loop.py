@@ -129,5 +129,5 @@ async def test_offline_planner_through_the_loop() -> None:
                             system_prompt="x")
     assert result.success and result.round_trips == 3
     assert tools.ran == [Action("GET_PRICES"), Action("SCHEDULE", {"appliance": "Dishwasher, EV charger"})]
-    assert result.summary == ("Dishwasher: Mon 02:00 to Mon 04:30, 0.2 EUR (saves 0.1). "
-                              "EV charger: Mon 02:00 to Mon 04:30, 0.2 EUR (saves 0.1).")
+    assert result.summary == ("Dishwasher: Mon 02:00 to Mon 04:30, 0.20 EUR (saves 0.10 EUR). "
+                              "EV charger: Mon 02:00 to Mon 04:30, 0.20 EUR (saves 0.10 EUR).")

@@ -144,7 +144,7 @@ async def test_replies_one_parseable_action_per_turn_and_uses_the_calendar_deadl
                                                 '"feasible":true,"start_local":"Mon 02:00","end_local":"Mon 05:30",'
                                                 '"cost":1.5,"currency":"EUR","savings":0.2}]}'})
     finish = parse(await planner.complete(messages)).action
-    assert finish == Action("FINISH", {"summary": "EV charger: Mon 02:00 to Mon 05:30, 1.5 EUR (saves 0.2)."})
+    assert finish == Action("FINISH", {"summary": "EV charger: Mon 02:00 to Mon 05:30, 1.50 EUR (saves 0.20 EUR)."})
 
 
 def test_summarize_prices_and_failures() -> None:
@@ -158,7 +158,7 @@ def test_summarize_prices_and_failures() -> None:
         "Price now: 0.0537 EUR/kWh. Cheapest slot: Tue 03:00 at 0.05 EUR/kWh; prices from 0.05 to 0.3 EUR/kWh.")
     dearer = {"action": "SCHEDULE", "plans": [{"appliance": "EV", "feasible": True, "start_local": "Mon 02:15",
                                                 "end_local": "Mon 05:45", "cost": 1.5, "currency": "EUR", "savings": -0.05}]}
-    assert summarize([dearer]) == ("EV: Mon 02:15 to Mon 05:45, 1.5 EUR (0.05 more than starting now: the main fuse is "
+    assert summarize([dearer]) == ("EV: Mon 02:15 to Mon 05:45, 1.50 EUR (0.05 EUR more than starting now: the main fuse is "
                                    "shared with the other plans).")
 
 
@@ -175,8 +175,9 @@ def test_german_summaries() -> None:
     assert summarize([{"action": "GET_PRICES", "error": "no_prices"}]) == "GET_PRICES: no_prices"
     assert summarize([], lang="de") == "Nichts zu tun." and summarize([]) == "Nothing to do."
     assert OfflinePlanner(HOUSE[:2], lang="de").plan(Intent("unknown")) == [Action("FINISH", {"summary": (
-        "Ich habe nicht verstanden, welches Gerät ich planen soll. Deine Geräte: Dishwasher, Washing machine.")})]
-    assert OfflinePlanner([], lang="de").plan(Intent("unknown"))[0].args["summary"].endswith("noch keine Geräte.")
+        "Ich habe die Anfrage nicht verstanden, daher wurde nichts ausgeführt. Ich kann deine Geräte planen (Dishwasher, "
+        "Washing machine) und die Preise nennen.")})]
+    assert OfflinePlanner([], lang="de").plan(Intent("unknown"))[0].args["summary"].endswith("(noch keine Geräte) und die Preise nennen.")
 
 
 # Device commands: the offline planner sends what the intent binding reads, when the action needs no value.

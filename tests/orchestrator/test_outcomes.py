@@ -102,16 +102,16 @@ PLANNED = {"kind": "plan", "appliance": "Dishwasher", "feasible": True, "start_l
 @pytest.mark.parametrize(
     ("plan", "en", "de"),
     [
-        (PLANNED, "Dishwasher: Mon 02:15 to Mon 04:45, 0.4123 EUR (saves 0.25).",
-         "Dishwasher: Mo 02:15 bis Mo 04:45, 0,4123 EUR (spart 0,25)."),
+        (PLANNED, "Dishwasher: Mon 02:15 to Mon 04:45, 0.41 EUR (saves 0.25 EUR).",
+         "Dishwasher: Mo 02:15 bis Mo 04:45, 0,41 EUR (spart 0,25 EUR)."),
         ({**PLANNED, "start_local": "Sun 23:00", "end_local": "Thu 01:00", "savings": -0.5},
-         "Dishwasher: Sun 23:00 to Thu 01:00, 0.4123 EUR (0.5 more than starting now: the main fuse is shared with the "
+         "Dishwasher: Sun 23:00 to Thu 01:00, 0.41 EUR (0.50 EUR more than starting now: the main fuse is shared with the "
          "other plans).",
-         "Dishwasher: So 23:00 bis Do 01:00, 0,4123 EUR (0,5 mehr als ein Start jetzt: die Hauptsicherung wird mit den "
+         "Dishwasher: So 23:00 bis Do 01:00, 0,41 EUR (0,50 EUR mehr als ein Start jetzt: die Hauptsicherung wird mit den "
          "anderen Plänen geteilt)."),
         ({**PLANNED, "reason": "doubtful_prices", "detail": "planned on doubtful prices: tomorrow: every price is 0"},
-         "Dishwasher: Mon 02:15 to Mon 04:45, 0.4123 EUR (saves 0.25; planned on doubtful prices).",
-         "Dishwasher: Mo 02:15 bis Mo 04:45, 0,4123 EUR (spart 0,25; auf zweifelhaften Preisen geplant)."),
+         "Dishwasher: Mon 02:15 to Mon 04:45, 0.41 EUR (saves 0.25 EUR; planned on doubtful prices).",
+         "Dishwasher: Mo 02:15 bis Mo 04:45, 0,41 EUR (spart 0,25 EUR; auf zweifelhaften Preisen geplant)."),
         ({"appliance": "EV charger", "cancelled": True}, "EV charger: plan cleared.", "EV charger: Plan gelöscht."),
         ({"appliance": "EV charger", "feasible": False, "reason": "window_too_short", "detail": "the window holds 4"},
          "EV charger: not planned: the window holds 4.", "EV charger: nicht geplant: das Zeitfenster ist für den Lauf "
@@ -129,10 +129,10 @@ def test_plan_lines(plan: dict[str, Any], en: str, de: str) -> None:
 
 def test_the_report() -> None:
     items = [outcome("executed"), PLANNED]
-    assert report(items) == "turn_on input_boolean.lamp_2: executed. Dishwasher: Mon 02:15 to Mon 04:45, 0.4123 EUR " \
-                            "(saves 0.25)."
+    assert report(items) == "turn_on input_boolean.lamp_2: executed. Dishwasher: Mon 02:15 to Mon 04:45, 0.41 EUR " \
+                            "(saves 0.25 EUR)."
     assert report(items, "de", say("stop.iterations", "de", iterations=15)) == (
-        "turn_on input_boolean.lamp_2: ausgeführt. Dishwasher: Mo 02:15 bis Mo 04:45, 0,4123 EUR (spart 0,25). "
+        "turn_on input_boolean.lamp_2: ausgeführt. Dishwasher: Mo 02:15 bis Mo 04:45, 0,41 EUR (spart 0,25 EUR). "
         "Nach 15 Schritten ohne Abschluss abgebrochen.")
     assert report([]) == "Nothing was done." and report([], "de") == "Es wurde nichts ausgeführt."
     assert report([], "de", "Abgebrochen.") == "Abgebrochen."
@@ -169,6 +169,7 @@ def test_states_answers_and_advice_are_no_claims(text: str) -> None:
 def test_fulfilled() -> None:
     blocked, done = outcome("blocked", "r", None, "policy"), outcome("executed")
     assert fulfilled([]) and not fulfilled([], asked=True)  # a question answered; a request with nothing done
+    assert not fulfilled([], answered=False)  # nothing understood, nothing done
     assert not fulfilled([blocked]) and fulfilled([blocked, done]) and fulfilled([PLANNED], asked=True)
     assert not fulfilled([{"kind": "plan", "appliance": "EV", "outcome": "not_planned"}], asked=True)
     assert fulfilled([outcome("pending_confirmation")], asked=True)

@@ -243,10 +243,12 @@ class Assistant(ChangeListeners):
             if not s.executed and (s.action or {}).get("type") == EVALUATE_COMMAND
         )
         made_up = llm and result.success and not tools.outcomes and claims_action(result.summary)
+        # a model's answer or a refusal before the loop answers; an offline run that only finished understood nothing
+        answered = llm or not result.steps or any(s.executed for s in result.steps)
         success = (
             result.success
             and all(p.get("feasible", True) for p in tools.plans.values())
-            and fulfilled(tools.outcomes, asked=bool(tools.requested))
+            and fulfilled(tools.outcomes, asked=bool(tools.requested), answered=answered)
             and not made_up
         )
         model_summary = result.summary

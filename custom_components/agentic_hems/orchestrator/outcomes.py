@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from ..gates.keeper import CONTROL_OFF, PENDING_LIMIT
-from .texts import GATES_DE, REASONS_DE, TEXTS, local_time, number, say
+from .texts import GATES_DE, REASONS_DE, TEXTS, local_time, money, say
 
 COMMAND = "command"
 PLAN = "plan"
@@ -143,11 +143,11 @@ def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
     if plan.get("cancelled"):
         return say("plan.cleared", lang, appliance=appliance)
     if plan.get("feasible"):
-        savings = plan.get("savings")
+        savings, currency = plan.get("savings"), plan.get("currency")
         if isinstance(savings, int | float) and savings < 0:
-            note = say("plan.shared_fuse", lang, extra=number(-savings, lang))
+            note = say("plan.shared_fuse", lang, extra=money(-savings, currency, lang))
         else:
-            note = say("plan.saves", lang, savings=number(savings, lang))
+            note = say("plan.saves", lang, savings=money(savings, currency, lang))
         if plan.get("reason") == "doubtful_prices":  # a day of zeros, ...: the detail in the outcome says which
             note = f"{note}; {say('plan.doubtful', lang)}"
         return say(
@@ -156,8 +156,7 @@ def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
             appliance=appliance,
             start=local_time(plan.get("start_local"), lang),
             end=local_time(plan.get("end_local"), lang),
-            cost=number(plan.get("cost"), lang),
-            currency=plan.get("currency"),
+            cost=money(plan.get("cost"), currency, lang),
             note=note,
         )
     reason = plan.get("reason")
@@ -220,16 +219,17 @@ def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str
     return " ".join(lines) or say("nothing_done", lang)
 
 
-def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False) -> bool:
+def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False, *, answered: bool = True) -> bool:
     """Return whether what was asked happened.
 
     When device commands were proposed, an action was refused, or the person
     ``asked`` for something (their request reads into requested actions), at least one command executed or waits
-    for confirmation, a plan was stored or cancelled, or an authorization request waits for an administrator. True
-    otherwise (a question answered).
+    for confirmation, a plan was stored or cancelled, or an authorization request waits for an administrator.
+    Otherwise a question: fulfilled when ``answered`` (a model's own answer, or an action besides FINISH ran; the
+    offline planner finishing at once understood nothing and did nothing).
     """
     if not asked and not any(o.get("kind") in (COMMAND, REFUSAL) for o in outcomes):
-        return True
+        return answered
     return any(o.get("outcome") in _EFFECTIVE.get(str(o.get("kind")), ()) for o in outcomes)
 
 

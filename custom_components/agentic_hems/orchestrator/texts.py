@@ -38,8 +38,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "command.other": ("{what}: {state}.", "{what}: {state}."),
     "plan.cleared": ("{appliance}: plan cleared.", "{appliance}: Plan gelöscht."),
     "plan.window": (
-        "{appliance}: {start} to {end}, {cost} {currency} ({note}).",
-        "{appliance}: {start} bis {end}, {cost} {currency} ({note}).",
+        "{appliance}: {start} to {end}, {cost} ({note}).",
+        "{appliance}: {start} bis {end}, {cost} ({note}).",
     ),
     "plan.saves": ("saves {savings}", "spart {savings}"),
     "plan.doubtful": ("planned on doubtful prices", "auf zweifelhaften Preisen geplant"),
@@ -67,8 +67,14 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Nach {iterations} Schritten ohne Abschluss abgebrochen.",
     ),
     "offline.unknown": (
-        "I did not understand which appliance to plan. Your appliances: {names}.",
-        "Ich habe nicht verstanden, welches Gerät ich planen soll. Deine Geräte: {names}.",
+        (
+            "I did not understand the request, so nothing was done. I can plan your appliances ({names}) and tell "
+            "the prices."
+        ),
+        (
+            "Ich habe die Anfrage nicht verstanden, daher wurde nichts ausgeführt. Ich kann deine Geräte planen "
+            "({names}) und die Preise nennen."
+        ),
     ),
     "offline.no_appliances": ("no appliances yet", "noch keine Geräte"),
     "offline.price_now": ("Price now: {price} {unit}.", "Preis jetzt: {price} {unit}."),
@@ -148,6 +154,15 @@ def number(value: Any, lang: str) -> str:
     """``value`` as written in ``lang``: a German decimal comma for numbers; anything else unchanged."""
     text = str(value)
     return text.replace(".", ",") if lang == "de" and isinstance(value, int | float) else text
+
+
+def money(value: Any, currency: Any, lang: str) -> str:
+    """Return an amount in cents with its currency: ``0.9158, "EUR"`` → "0.92 EUR" (German "0,92 EUR").
+
+    A value that is no number is written as it is ("None EUR").
+    """
+    amount = f"{value:.2f}" if isinstance(value, int | float) else str(value)
+    return f"{amount.replace('.', ',') if lang == 'de' else amount} {currency}"
 
 
 def local_time(text: Any, lang: str) -> str:
