@@ -114,7 +114,7 @@ class TimedTrigger(Trigger):
         self._pending: tuple[datetime, CALLBACK_TYPE] | None = None
         self._followed: dict[str, CALLBACK_TYPE] = {}
         self._done = dt_util.utcnow()
-        self._job = HassJob(self._fire, f"{DOMAIN} {config.key}", cancel_on_shutdown=True)
+        self._job = HassJob(self._fire, f"{DOMAIN} {config.key}")
 
     @abstractmethod
     def entry_ids(self) -> list[str]:

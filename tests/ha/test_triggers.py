@@ -26,6 +26,7 @@ from homeassistant.helpers.translation import async_get_translations
 from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.validation import vol
 
 from .conftest import NOW, TZ
 from .oracles import be_60m_hourly_eur_per_kwh
@@ -226,6 +227,27 @@ async def test_cheapest_window_of_today_follows_the_new_day(
     assert float(calls[0].data["mean"]) == pytest.approx(new_today[expected])
 
 
+async def test_price_among_cheapest_ranks_the_sample_day(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, freezer: FrozenDateTimeFactory
+) -> None:
+    """At 20:05 the 20:00 slot's rank in the day, by price then time, comes from BE_60M's hours."""
+    today = {start: price for start, price in sample_slots().items() if start < local(30, 0)}
+    rank = sum(1 for start, price in today.items() if (price, start) < (today[local(29, 20)], local(29, 20)))
+    assert 0 < rank < 95
+    calls = await automate(
+        hass,
+        *(
+            {"id": f"cheapest_{n}", "trigger": {"trigger": "event", "event_type": "probe"},
+             "conditions": [{"condition": "agentic_hems.price_among_cheapest", "options": {"slots": n}}]}
+            for n in (rank, rank + 1)
+        ),
+    )
+    hass.bus.async_fire("probe")
+    await hass.async_block_till_done()
+    assert fired(calls, f"cheapest_{rank + 1}") == [NOW.isoformat()]
+    assert fired(calls, f"cheapest_{rank}") == []
+
+
 # ----------------------------------------------------------------------------------- a price sensor's prices
 
 
@@ -317,19 +339,28 @@ async def test_cheapest_window_of_today_and_of_the_horizon(hass: HomeAssistant, 
 # ------------------------------------------------------------------------------------ validation, descriptions
 
 
+VALID = [
+    {"platform": "agentic_hems.price_crossed_threshold", "options": {"direction": "above", "threshold": 0.1}},
+    {"platform": "agentic_hems.cheapest_window_started", "options": {"minutes": 60}},
+    {"platform": "agentic_hems.plan_started", "target": {"entity_id": "binary_sensor.dishwasher_run_now"}},
+]
+
+
 @pytest.mark.parametrize(
     "config",
     [
-        {"trigger": "agentic_hems.price_crossed_threshold", "options": {"direction": "sideways", "threshold": 0.1}},
-        {"trigger": "agentic_hems.price_crossed_threshold", "options": {"direction": "above", "threshold": "nan"}},
-        {"trigger": "agentic_hems.cheapest_window_started", "options": {"minutes": 5}},
-        {"trigger": "agentic_hems.cheapest_window_started", "options": {"minutes": 60, "config_entry_id": "nope"}},
-        {"trigger": "agentic_hems.plan_started"},
-        {"trigger": "agentic_hems.no_such_trigger"},
+        {**VALID[0], "options": {"direction": "sideways", "threshold": 0.1}},
+        {**VALID[0], "options": {"direction": "above", "threshold": "nan"}},
+        {**VALID[1], "options": {"minutes": 5}},
+        {**VALID[1], "options": {"minutes": 60, "config_entry_id": "nope"}},
+        {"platform": "agentic_hems.plan_started"},
+        {"platform": "agentic_hems.no_such_trigger"},
     ],
 )
 async def test_invalid_trigger_configs_are_refused(hass: HomeAssistant, loaded_entry: MockConfigEntry, config: dict) -> None:
-    with pytest.raises(Exception, match="."):
+    valid = await ha_trigger.async_validate_trigger_config(hass, VALID)
+    assert [conf.get("options") for conf in valid] == [VALID[0]["options"], {"minutes": 60, "scope": "today"}, None]
+    with pytest.raises(vol.Invalid):
         await ha_trigger.async_validate_trigger_config(hass, [config])
 
 
