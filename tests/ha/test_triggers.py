@@ -56,7 +56,10 @@ def mix_first_day_eur_per_kwh() -> list[float]:
     """The 96 quarter-hours of BE_60M_15M_mix.xml's first period, EUR/kWh (curve A03: a missing position repeats
     the one before)."""
     period = ET.parse(MIX).getroot().findall(".//d:Period", NS)[0]
-    given = {int(p.find("d:position", NS).text): float(p.find("d:price.amount", NS).text) for p in period.findall("d:Point", NS)}
+    given = {
+        int(p.find("d:position", NS).text): float(p.find("d:price.amount", NS).text)
+        for p in period.findall("d:Point", NS)
+    }
     prices, last = [], None
     for position in range(1, 97):
         last = given.get(position, last)
@@ -80,7 +83,9 @@ def crossings(slots: dict[datetime, float | None], after: datetime, direction: s
         previous, price = slots[before], slots[moment]
         if moment <= after or previous is None or price is None:
             continue
-        if (direction == "above" and previous <= threshold < price) or (direction == "below" and previous >= threshold > price):
+        if (direction == "above" and previous <= threshold < price) or (
+            direction == "below" and previous >= threshold > price
+        ):
             found.append((moment, price, previous))
     return found
 
@@ -147,9 +152,18 @@ async def test_a_replan_moves_the_run_start_and_end_triggers(
     device_id = er.async_get(hass).async_get("binary_sensor.dishwasher_run_now").device_id
     calls = await automate(
         hass,
-        {"id": "start", "trigger": {"trigger": "agentic_hems.plan_started", "target": {"device_id": device_id}},
-         "data": {"run": "{{ trigger.appliance }} {{ trigger.start.isoformat() }}"}},
-        {"id": "end", "trigger": {"trigger": "agentic_hems.plan_ended", "target": {"entity_id": "binary_sensor.dishwasher_run_now"}}},
+        {
+            "id": "start",
+            "trigger": {"trigger": "agentic_hems.plan_started", "target": {"device_id": device_id}},
+            "data": {"run": "{{ trigger.appliance }} {{ trigger.start.isoformat() }}"},
+        },
+        {
+            "id": "end",
+            "trigger": {
+                "trigger": "agentic_hems.plan_ended",
+                "target": {"entity_id": "binary_sensor.dishwasher_run_now"},
+            },
+        },
     )
     slots = sample_slots()
     first = cheapest_start(slots, local(29, 20, 30), local(29, 22), 4)
@@ -173,8 +187,13 @@ async def test_plan_running_condition(
 ) -> None:
     calls = await automate(
         hass,
-        {"id": "running", "trigger": {"trigger": "event", "event_type": "probe"},
-         "conditions": [{"condition": "agentic_hems.plan_running", "target": {"entity_id": "binary_sensor.dishwasher_run_now"}}]},
+        {
+            "id": "running",
+            "trigger": {"trigger": "event", "event_type": "probe"},
+            "conditions": [
+                {"condition": "agentic_hems.plan_running", "target": {"entity_id": "binary_sensor.dishwasher_run_now"}}
+            ],
+        },
     )
     await schedule(hass, local(29, 21), local(29, 22), 30)  # one run, 21:00-21:30 (its only 30 minutes)
     for moment in (local(29, 20, 45), local(29, 21), local(29, 21, 15), local(29, 21, 30)):
@@ -194,8 +213,14 @@ async def test_price_crossing_fires_at_the_boundary_the_sample_documents_give(
     moment, price, previous = crossings(sample_slots(), NOW, direction, threshold)[0]
     calls = await automate(
         hass,
-        {"id": "cross", "data": {"price": "{{ trigger.price }}", "previous": "{{ trigger.previous_price }}"},
-         "trigger": {"trigger": "agentic_hems.price_crossed_threshold", "options": {"direction": direction, "threshold": threshold}}},
+        {
+            "id": "cross",
+            "data": {"price": "{{ trigger.price }}", "previous": "{{ trigger.previous_price }}"},
+            "trigger": {
+                "trigger": "agentic_hems.price_crossed_threshold",
+                "options": {"direction": direction, "threshold": threshold},
+            },
+        },
     )
     await walk_to(hass, freezer, moment - 2 * SLOT)
     # The entry reloads on the way (an options change would do it): the trigger follows the new runtime.
@@ -218,8 +243,14 @@ async def test_cheapest_window_of_today_follows_the_new_day(
     expected = cheapest_start(new_today, local(30, 0), local(30, 23) + 4 * SLOT, 4)
     calls = await automate(
         hass,
-        {"id": "window", "data": {"end": "{{ trigger.end.isoformat() }}", "mean": "{{ trigger.mean_price }}"},
-         "trigger": {"trigger": "agentic_hems.cheapest_window_started", "options": {"minutes": 60, "scope": "today"}}},
+        {
+            "id": "window",
+            "data": {"end": "{{ trigger.end.isoformat() }}", "mean": "{{ trigger.mean_price }}"},
+            "trigger": {
+                "trigger": "agentic_hems.cheapest_window_started",
+                "options": {"minutes": 60, "scope": "today"},
+            },
+        },
     )
     await walk_to(hass, freezer, expected)
     assert fired(calls, "window") == [iso(expected)]
@@ -237,8 +268,11 @@ async def test_price_among_cheapest_ranks_the_sample_day(
     calls = await automate(
         hass,
         *(
-            {"id": f"cheapest_{n}", "trigger": {"trigger": "event", "event_type": "probe"},
-             "conditions": [{"condition": "agentic_hems.price_among_cheapest", "options": {"slots": n}}]}
+            {
+                "id": f"cheapest_{n}",
+                "trigger": {"trigger": "event", "event_type": "probe"},
+                "conditions": [{"condition": "agentic_hems.price_among_cheapest", "options": {"slots": n}}],
+            }
             for n in (rank, rank + 1)
         ),
     )
@@ -263,7 +297,9 @@ def sensor_entry() -> MockConfigEntry:
     )
 
 
-async def sensor_prices(hass: HomeAssistant, freezer: FrozenDateTimeFactory, hourly: dict[datetime, float | None]) -> None:
+async def sensor_prices(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hourly: dict[datetime, float | None]
+) -> None:
     """Set up the sensor entry at NOW on a price sensor giving ``hourly`` (EUR/kWh by local hour start, UTC) for the
     local 29th and 30th; None is a price the sensor does not give."""
     freezer.move_to(NOW)
@@ -272,11 +308,17 @@ async def sensor_prices(hass: HomeAssistant, freezer: FrozenDateTimeFactory, hou
 
     def items(day: int) -> list[dict[str, Any]]:
         return [
-            {"start": iso(local(day, h)), "end": iso(local(day, h) + timedelta(hours=1)), "value": hourly[local(day, h)]}
+            {
+                "start": iso(local(day, h)),
+                "end": iso(local(day, h) + timedelta(hours=1)),
+                "value": hourly[local(day, h)],
+            }
             for h in range(24)
         ]
 
-    hass.states.async_set("sensor.prices", "0.1", {"unit_of_measurement": "EUR/kWh", "raw_today": items(29), "raw_tomorrow": items(30)})
+    hass.states.async_set(
+        "sensor.prices", "0.1", {"unit_of_measurement": "EUR/kWh", "raw_today": items(29), "raw_tomorrow": items(30)}
+    )
     entry = sensor_entry()
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)
@@ -287,7 +329,9 @@ def by_quarter(hourly: dict[datetime, float | None]) -> dict[datetime, float | N
     return {hour + SLOT * q: price for hour, price in hourly.items() for q in range(4)}
 
 
-async def test_unknown_prices_never_cross_a_threshold_and_never_rank_cheap(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
+async def test_unknown_prices_never_cross_a_threshold_and_never_rank_cheap(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
     """No price from 00:00 to 03:00 on the 30th: neither the fall into the gap nor the rise out of it is a crossing."""
     hourly: dict[datetime, float | None] = {local(d, h): 0.10 for d in (29, 30) for h in range(24)}
     hourly |= {local(30, 0): None, local(30, 1): None, local(30, 2): None, local(30, 3): 0.02, local(30, 5): 0.02}
@@ -295,11 +339,27 @@ async def test_unknown_prices_never_cross_a_threshold_and_never_rank_cheap(hass:
     await sensor_prices(hass, freezer, hourly)
     calls = await automate(
         hass,
-        {"id": "below", "trigger": {"trigger": "agentic_hems.price_crossed_threshold", "options": {"direction": "below", "threshold": 0.05}}},
-        {"id": "above", "trigger": {"trigger": "agentic_hems.price_crossed_threshold", "options": {"direction": "above", "threshold": 0.05}}},
+        {
+            "id": "below",
+            "trigger": {
+                "trigger": "agentic_hems.price_crossed_threshold",
+                "options": {"direction": "below", "threshold": 0.05},
+            },
+        },
+        {
+            "id": "above",
+            "trigger": {
+                "trigger": "agentic_hems.price_crossed_threshold",
+                "options": {"direction": "above", "threshold": 0.05},
+            },
+        },
+        {"id": "window", "trigger": {"trigger": "agentic_hems.cheapest_window_started", "options": {"minutes": 60}}},
         *(
-            {"id": f"cheapest_{n}", "trigger": {"trigger": "event", "event_type": "probe"},
-             "conditions": [{"condition": "agentic_hems.price_among_cheapest", "options": {"slots": n}}]}
+            {
+                "id": f"cheapest_{n}",
+                "trigger": {"trigger": "event", "event_type": "probe"},
+                "conditions": [{"condition": "agentic_hems.price_among_cheapest", "options": {"slots": n}}],
+            }
             for n in (80, 81)
         ),
     )
@@ -316,6 +376,8 @@ async def test_unknown_prices_never_cross_a_threshold_and_never_rank_cheap(hass:
     for direction, expected in (("above", [local(30, 4), local(30, 6)]), ("below", [local(30, 5)])):
         assert [moment for moment, _, _ in crossings(quarters, NOW, direction, 0.05)] == expected
         assert fired(calls, direction) == [iso(moment) for moment in expected]
+    # Neither day is fully priced, so neither has a cheapest hour (taken as zero, the gap would have won at 00:00).
+    assert fired(calls, "window") == []
 
 
 async def test_cheapest_window_of_today_and_of_the_horizon(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
@@ -326,9 +388,18 @@ async def test_cheapest_window_of_today_and_of_the_horizon(hass: HomeAssistant, 
     calls = await automate(
         hass,
         {"id": "today", "trigger": {"trigger": "agentic_hems.cheapest_window_started", "options": {"minutes": 60}}},
-        {"id": "horizon", "trigger": {"trigger": "agentic_hems.cheapest_window_started", "options": {"minutes": 100, "scope": "horizon"}}},
+        {
+            "id": "horizon",
+            "trigger": {
+                "trigger": "agentic_hems.cheapest_window_started",
+                "options": {"minutes": 100, "scope": "horizon"},
+            },
+        },
     )
-    today = [cheapest_start(quarters, local(29, 0), local(30, 0), 4), cheapest_start(quarters, local(30, 0), local(30, 23) + 4 * SLOT, 4)]
+    today = [
+        cheapest_start(quarters, local(29, 0), local(30, 0), 4),
+        cheapest_start(quarters, local(30, 0), local(30, 23) + 4 * SLOT, 4),
+    ]
     horizon = cheapest_start(quarters, local(29, 0), local(30, 23) + 4 * SLOT, 7)  # 100 minutes: 7 slots
     assert today == [local(29, 22), local(30, 3)] and horizon == local(30, 3)
     await walk_to(hass, freezer, local(30, 10))
@@ -357,7 +428,9 @@ VALID = [
         {"platform": "agentic_hems.no_such_trigger"},
     ],
 )
-async def test_invalid_trigger_configs_are_refused(hass: HomeAssistant, loaded_entry: MockConfigEntry, config: dict) -> None:
+async def test_invalid_trigger_configs_are_refused(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, config: dict
+) -> None:
     valid = await ha_trigger.async_validate_trigger_config(hass, VALID)
     assert [conf.get("options") for conf in valid] == [VALID[0]["options"], {"minutes": 60, "scope": "today"}, None]
     with pytest.raises(vol.Invalid):
@@ -383,7 +456,9 @@ async def test_descriptions_translations_and_icons_cover_every_trigger_and_condi
                 for field, spec in (described[key] or {}).get("fields", {}).items():
                     assert texts[f"{prefix}.fields.{field}.name"] and texts[f"{prefix}.fields.{field}.description"]
                     if select := spec["selector"].get("select"):
-                        options = json_file(f"translations/{lang}.json")["selector"][select["translation_key"]]["options"]
+                        options = json_file(f"translations/{lang}.json")["selector"][select["translation_key"]][
+                            "options"
+                        ]
                         assert set(options) == set(select["options"])
 
 
