@@ -1,0 +1,168 @@
+"""What the automation triggers and conditions read: their entries and appliances, and moments from prices and plans.
+
+The price triggers and conditions name their config entry with ``config_entry_id`` (the only entry when it is left
+out), the appliance ones target an appliance's device or entities (or an area or label holding them). The moments
+are computed from the entry's total price (after the price formula, per kWh in the curve's currency) and from the
+appliances' plans; an unknown price (NaN, or no price published) never counts as a price.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers.target import TargetSelection, async_extract_referenced_entity_ids
+from homeassistant.util import dt as dt_util
+
+from .const import ATTR_CONFIG_ENTRY_ID, DOMAIN
+from .prices import SLOT, PriceCurve, local_day_bounds
+from .scheduling import Plan
+from .scheduling.ties import earliest_cheapest, tie_tolerance
+from .scheduling.windows import window_sums
+
+if TYPE_CHECKING:
+    from .runtime import RuntimeData
+
+SCOPE_TODAY = "today"
+SCOPE_HORIZON = "horizon"
+ABOVE = "above"
+BELOW = "below"
+
+
+@dataclass(frozen=True)
+class Window:
+    """The cheapest run of slots: ``start`` and ``end`` (aware UTC) and the mean price per kWh over it."""
+
+    start: datetime
+    end: datetime
+    mean_price: float
+
+
+def loaded_runtime(hass: HomeAssistant, entry_id: str) -> RuntimeData | None:
+    """Return the runtime of the loaded entry ``entry_id``, or None (no such entry, or not loaded)."""
+    entry = hass.config_entries.async_get_entry(entry_id)
+    if entry is None or entry.domain != DOMAIN or entry.state is not ConfigEntryState.LOADED:
+        return None
+    runtime: RuntimeData = entry.runtime_data
+    return runtime
+
+
+def price_entry_id(hass: HomeAssistant, options: dict[str, Any]) -> str:
+    """Return the entry named by ``config_entry_id`` in ``options``, else the only entry of the integration.
+
+    Raises:
+        HomeAssistantError: translated ``entry_not_found`` (no such entry), ``no_entry_loaded`` (no entry at all) or
+            ``entry_required`` (several entries and none named).
+
+    """
+    if entry_id := options.get(ATTR_CONFIG_ENTRY_ID):
+        entry = hass.config_entries.async_get_entry(entry_id)
+        if entry is None or entry.domain != DOMAIN:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="entry_not_found",
+                translation_placeholders={"entry_id": entry_id},
+            )
+        return str(entry_id)
+    entries = hass.config_entries.async_entries(DOMAIN)
+    if len(entries) == 1:
+        return entries[0].entry_id
+    raise HomeAssistantError(
+        translation_domain=DOMAIN, translation_key="entry_required" if entries else "no_entry_loaded"
+    )
+
+
+def targeted_appliances(hass: HomeAssistant, target: dict[str, Any]) -> set[tuple[str, str]]:
+    """Return ``(entry_id, appliance_id)`` of every appliance whose device or entities ``target`` references.
+
+    An appliance is a config subentry; its entities carry the subentry id in the entity registry.
+    """
+    selected = async_extract_referenced_entity_ids(hass, TargetSelection(target))
+    registry = er.async_get(hass)
+    found: set[tuple[str, str]] = set()
+    for entity_id in selected.referenced | selected.indirectly_referenced:
+        entity = registry.async_get(entity_id)
+        if entity and entity.platform == DOMAIN and entity.config_entry_id and entity.config_subentry_id:
+            found.add((entity.config_entry_id, entity.config_subentry_id))
+    return found
+
+
+def runs(plan: Plan | None) -> list[tuple[datetime, datetime]]:
+    """Return the ``(start, end)`` (aware UTC) of every run of ``plan``: each stretch of slots with power > 0."""
+    if plan is None or not plan.feasible:
+        return []
+    on = np.concatenate(([False], plan.power_kw > 0, [False]))
+    edges = [plan.curve_start + plan.resolution * int(i) for i in np.flatnonzero(on[1:] != on[:-1])]
+    return list(zip(edges[::2], edges[1::2], strict=True))
+
+
+def scope_span(curve: PriceCurve, now: datetime, scope: str) -> tuple[datetime, datetime]:
+    """Return the slots a cheapest window is sought in: the local day of ``now``, or from its start as far as prices go.
+
+    The horizon ends at the first slot without a price from the start of the local day on (or the curve's end).
+    """
+    today: date = dt_util.as_local(now).date()
+    start, end = local_day_bounds(today, dt_util.get_default_time_zone())
+    if scope == SCOPE_TODAY:
+        return start, end
+    prices = curve.window(start, max(curve.end, start)).prices
+    unknown = np.flatnonzero(np.isnan(prices))
+    return start, start + SLOT * int(unknown[0] if unknown.size else prices.size)
+
+
+def cheapest_window(curve: PriceCurve, start: datetime, end: datetime, slots: int) -> Window | None:
+    """Return the cheapest run of ``slots`` slots in ``[start, end)``, the earliest of equal ones.
+
+    None when a slot of the span has no price (the cheapest run is not known then) or the span is shorter.
+    """
+    prices = curve.window(start, end).prices
+    if prices.size < slots or np.isnan(prices).any():
+        return None
+    sums = window_sums(prices, slots)
+    first = earliest_cheapest(sums, tie_tolerance(prices, float(slots)))
+    begin = start + SLOT * first
+    return Window(begin, begin + SLOT * slots, float(sums[first]) / slots)
+
+
+def crossings(curve: PriceCurve, after: datetime, direction: str, threshold: float) -> list[tuple[datetime, int]]:
+    """Return ``(moment, index)`` of each slot start after ``after`` where the price crosses ``threshold``.
+
+    ``above``: the previous slot's price is at most ``threshold`` and this one's is higher; ``below``: the previous
+    one is at least ``threshold`` and this one's is lower. Both prices must be known (NaN compares false).
+    """
+    prices = curve.prices
+    before, current = prices[:-1], prices[1:]
+    if direction == ABOVE:
+        crossed = (before <= threshold) & (current > threshold)
+    else:
+        crossed = (before >= threshold) & (current < threshold)
+    return [(moment, int(i) + 1) for i in np.flatnonzero(crossed) if (moment := curve.slot_start(int(i) + 1)) > after]
+
+
+def among_cheapest(curve: PriceCurve, now: datetime, slots: int) -> bool:
+    """Return True when the slot of ``now`` is surely among the ``slots`` cheapest of its local day.
+
+    Slots are ranked by price, then by time. A slot of the day without a price might be cheaper, so it counts
+    against the current one; an unknown current price is never among the cheapest.
+    """
+    start, end = local_day_bounds(dt_util.as_local(now).date(), dt_util.get_default_time_zone())
+    prices = curve.window(start, end).prices
+    i = int((now - start) // SLOT)
+    if np.isnan(prices[i]):
+        return False
+    earlier = np.arange(prices.size) < i
+    cheaper = int(np.count_nonzero((prices < prices[i]) | ((prices == prices[i]) & earlier)))
+    return cheaper + int(np.count_nonzero(np.isnan(prices))) < slots
+
+
+def slots_for(minutes: float) -> int:
+    """Whole 15-minute slots covering ``minutes`` (rounded up, at least one)."""
+    return max(1, math.ceil(timedelta(minutes=minutes) / SLOT))

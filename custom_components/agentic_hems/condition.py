@@ -1,0 +1,118 @@
+"""Automation conditions: the price now is among the day's N cheapest slots; an appliance's plan is running now.
+
+Both read what is current when checked: the entry's total price (an unknown price is never cheap) and the targeted
+appliances' plans. An entry that is not loaded passes neither.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable
+from typing import Any, ClassVar, cast
+
+from homeassistant.const import CONF_OPTIONS
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ConditionErrorMessage, HomeAssistantError
+from homeassistant.helpers.condition import Condition, ConditionConfig
+from homeassistant.helpers.typing import ConfigType
+from homeassistant.util import dt as dt_util
+
+from .automation_rules import among_cheapest, loaded_runtime, price_entry_id, targeted_appliances
+from .trigger import APPLIANCE_SCHEMA, ENTRY_OPTION, entry_exists
+from .validation import vol
+
+CONF_SLOTS = "slots"
+
+CHEAPEST_SCHEMA = vol.Schema(
+    {
+        vol.Required(CONF_OPTIONS): {
+            **ENTRY_OPTION,
+            vol.Required(CONF_SLOTS): vol.All(vol.Coerce(int), vol.Range(min=1, max=100)),
+        }
+    }
+)
+
+
+class HemsCondition(Condition):
+    """A condition checked by :meth:`passes`, on every supported Home Assistant release.
+
+    Version-specific: HA 2026.4 asks a condition for its checker (``async_get_checker``); later releases make the
+    condition the checker and call ``_async_check``. Each calls :meth:`passes`. Drop ``async_get_checker`` when the
+    oldest supported release calls ``_async_check``.
+    """
+
+    schema: ClassVar[Any]
+
+    @classmethod
+    async def async_validate_config(cls, hass: HomeAssistant, config: ConfigType) -> ConfigType:
+        """Validate ``options`` and ``target``; an unknown ``config_entry_id`` is refused."""
+        config = cast("ConfigType", cls.schema(config))
+        entry_exists(hass, config.get(CONF_OPTIONS) or {})
+        return config
+
+    def __init__(self, hass: HomeAssistant, config: ConditionConfig) -> None:
+        """Keep the options and the target."""
+        super().__init__(hass, config)
+        self.options: dict[str, Any] = config.options or {}
+        self.target: dict[str, Any] = config.target or {}
+
+    @abstractmethod
+    def passes(self) -> bool:
+        """Return whether the condition holds now."""
+
+    def _async_check(self, **kwargs: Any) -> bool:
+        """Check the condition (Home Assistant after 2026.4)."""
+        return self.passes()
+
+    async def async_get_checker(self) -> Callable[..., bool]:
+        """Return the checker (Home Assistant 2026.4)."""
+        return lambda **kwargs: self.passes()
+
+
+class PriceAmongCheapestCondition(HemsCondition):
+    """The price of the current slot is among the ``slots`` cheapest of the local day (ranked by price, then time)."""
+
+    schema = CHEAPEST_SCHEMA
+
+    def passes(self) -> bool:
+        """Rank the current slot in its day; a slot of the day without a price might be cheaper and counts against it.
+
+        Raises:
+            ConditionErrorMessage: no entry fits (``config_entry_id`` names none, or several entries and none named).
+
+        """
+        try:
+            entry_id = price_entry_id(self._hass, self.options)
+        except HomeAssistantError as err:
+            raise ConditionErrorMessage("agentic_hems", str(err)) from err
+        runtime = loaded_runtime(self._hass, entry_id)
+        if runtime is None or runtime.coordinator.data is None:
+            return False
+        return among_cheapest(runtime.coordinator.data.total, dt_util.utcnow(), self.options[CONF_SLOTS])
+
+
+class PlanRunningCondition(HemsCondition):
+    """A targeted appliance's plan has power in the current slot."""
+
+    schema = APPLIANCE_SCHEMA
+
+    def passes(self) -> bool:
+        """Return True when the plan of one of the targeted appliances runs now."""
+        now = dt_util.utcnow()
+        for entry_id, appliance_id in targeted_appliances(self._hass, self.target):
+            runtime = loaded_runtime(self._hass, entry_id)
+            state = runtime.planner.states.get(appliance_id) if runtime else None
+            if state is not None and state.plan is not None and state.plan.is_running(now):
+                return True
+        return False
+
+
+CONDITIONS: dict[str, type[Condition]] = {
+    "price_among_cheapest": PriceAmongCheapestCondition,
+    "plan_running": PlanRunningCondition,
+}
+
+
+async def async_get_conditions(hass: HomeAssistant) -> dict[str, type[Condition]]:
+    """Return the integration's conditions by key (``agentic_hems.<key>`` in an automation)."""
+    return CONDITIONS
