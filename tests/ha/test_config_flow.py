@@ -462,7 +462,9 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
     new = {"markup": 0.015, "vat_percent": 21, "grid_fee": 0.0842, "vat_on_negative": True, "power_limit_kw": 9.2}
     result = await hass.config_entries.options.async_configure(result["flow_id"], new)
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "control"
-    assert {key: default for key, (default, _) in schema_values(result).items()} == {**DEFAULT_CONTROL_OPTIONS, "notify_service": None}
+    assert {key: default for key, (default, _) in schema_values(result).items()} == {
+        **DEFAULT_CONTROL_OPTIONS, "notify_service": None, "policy_rules": None  # no rules: the field shows its example
+    }
     result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_CONTROL_OPTIONS)
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
@@ -820,7 +822,6 @@ BOILER = {
     "entity_id": "switch.boiler",
     "power_kw": 3.0,
     "duration_min": 90,
-    "energy_kwh": 4.5,
     "contiguous": True,
     "earliest_start": "22:00:00",
     "deadline": "06:00:00",
@@ -830,7 +831,6 @@ BATTERY = {
     "kind": "battery",
     "entity_id": "select.battery_mode",
     "power_kw": 2.5,
-    "duration_min": 60,
     "energy_kwh": 5.0,
     "contiguous": False,
     "earliest_start": "00:00:00",
@@ -849,11 +849,11 @@ async def add_appliance(hass: HomeAssistant, entry: MockConfigEntry, user_input:
 
 
 async def test_add_contiguous_appliance(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
-    """A contiguous load keeps its duration, drops the energy, and is planned after the reload."""
+    """A contiguous load is stored with its duration, and is planned after the reload."""
     result = await add_appliance(hass, loaded_entry, BOILER)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == "Boiler"
-    stored = {k: v for k, v in BOILER.items() if k != "energy_kwh"}
+    stored = dict(BOILER)
     assert result["data"] == {**stored, "duration_min": 90.0}
     await hass.async_block_till_done()
 
@@ -867,13 +867,13 @@ async def test_add_contiguous_appliance(hass: HomeAssistant, loaded_entry: MockC
 
 
 async def test_add_split_appliance(hass: HomeAssistant) -> None:
-    """A load that can be split keeps its energy and drops the duration."""
+    """A load that can be split is stored with its energy and no duration."""
     entry = sample_entry()
     entry.add_to_hass(hass)
     result = await add_appliance(hass, entry, BATTERY)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == "Home battery"
-    assert result["data"] == {k: v for k, v in BATTERY.items() if k != "duration_min"}
+    assert result["data"] == BATTERY
     (subentry,) = [s for s in entry.subentries.values() if s.title == "Home battery"]
     assert "duration_min" not in subentry.data
     assert subentry.data["energy_kwh"] == 5.0
@@ -892,11 +892,19 @@ async def test_add_split_appliance(hass: HomeAssistant) -> None:
         ({"name": "ev charger", "duration_min": None}, {"name": "name_exists", "duration_min": "duration_required"}),
         ({"duration_min": 2000, "earliest_start": "08:00:00", "deadline": "09:00:00"}, {"deadline": "window_too_short"}),
         (
-            {"contiguous": False, "power_kw": 11, "energy_kwh": 500, "earliest_start": "18:00:00", "deadline": "07:00:00"},
+            {"contiguous": False, "duration_min": None, "power_kw": 11, "energy_kwh": 500, "earliest_start": "18:00:00",
+             "deadline": "07:00:00"},
             {"deadline": "window_too_short"},
         ),
+        ({"energy_kwh": 4.5}, {"energy_kwh": "duration_and_energy"}),
+        ({"contiguous": False, "energy_kwh": 4.5}, {"energy_kwh": "duration_and_energy"}),
+        ({"power_kw": None}, {"power_kw": "power_required"}),
+        ({"power_kw": 0}, {"power_kw": "power_out_of_range"}),
+        ({"power_kw": 100.5, "duration_min": 3000}, {"power_kw": "power_out_of_range", "duration_min": "duration_out_of_range"}),
+        ({"contiguous": False, "duration_min": None, "energy_kwh": 0.001}, {"energy_kwh": "energy_out_of_range"}),
     ],
-    ids=["no-duration", "no-energy", "name-exists", "non-iso-time", "two-errors", "run-too-long", "energy-too-much"],
+    ids=["no-duration", "no-energy", "name-exists", "non-iso-time", "two-errors", "run-too-long", "energy-too-much",
+         "both-amounts", "both-amounts-split", "no-power", "power-zero", "over-the-limits", "energy-too-small"],
 )
 async def test_add_appliance_errors(hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]) -> None:
     """Form errors name the field; nothing is stored; the typed values are suggested back.
@@ -952,13 +960,17 @@ async def test_reconfigure_appliance(hass: HomeAssistant) -> None:
     suggested = {key: value for key, (_, value) in schema_values(result).items() if value is not None}
     assert suggested == APPLIANCES["washer"]
 
-    new = {**APPLIANCES["washer"], "name": "Washer", "contiguous": False, "energy_kwh": 1.2, "deadline": "21:30:00"}
+    new = {**APPLIANCES["washer"], "name": "Washer", "contiguous": False, "energy_kwh": 1.2, "deadline": "21:30"}
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], new)
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"energy_kwh": "duration_and_energy"}  # the duration must be cleared, as in the form
+    del new["duration_min"]
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], new)
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "reconfigure_successful"
     subentry = entry.subentries["washer"]
     assert subentry.title == "Washer"
-    assert dict(subentry.data) == {k: v for k, v in new.items() if k != "duration_min"}
+    assert dict(subentry.data) == {**new, "deadline": "21:30:00"}  # stored with seconds, as before
     assert entry.subentries["dishwasher"].data == APPLIANCES["dishwasher"]
 
 
