@@ -207,6 +207,8 @@ async def field_error(
     of fields that exclude each other.
     """
     first = err.errors[0] if isinstance(err, vol.MultipleInvalid) else err
+    if ATTR_TENANT in data:  # the entry field's old name (accepting_tenant)
+        data = {ATTR_CONFIG_ENTRY_ID: data[ATTR_TENANT], **data}
     fields = {str(getattr(marker, "schema", marker)): (marker, value) for marker, value in _mapping_of(schema).items()}
     strings = await translation.async_get_translations(hass, hass.config.language, "services", [DOMAIN])
 
@@ -237,7 +239,8 @@ def _value_error(field: str, validators: list[Any], value: Any) -> ServiceValida
                 return invalid("field_below_minimum", field=field, minimum=f"{part.min:g}")
             if part.max is not None and number > part.max:
                 return invalid("field_above_maximum", field=field, maximum=f"{part.max:g}")
-            return invalid("field_not_a_whole_number", field=field)
+            if not number.is_integer():
+                return invalid("field_not_a_whole_number", field=field)
         if isinstance(part, vol.Length) and isinstance(value, str):
             if part.max is not None and len(value) > part.max:
                 return invalid("field_too_long", field=field, maximum=str(part.max))

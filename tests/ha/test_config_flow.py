@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from datetime import UTC, datetime, timedelta
+import json
 import logging
 from pathlib import Path
+import re
 from typing import Any
 from unittest.mock import AsyncMock, patch
 from urllib.parse import parse_qs
@@ -19,20 +21,29 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.test_util.aiohttp import AiohttpClientMocker
 import voluptuous as vol
+import yaml
 
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
+from homeassistant.helpers import config_validation as cv
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.flow.checks import validate_appliance
+from custom_components.agentic_hems.flow.schemas import nordpool_schema
+from custom_components.agentic_hems.gates.tables import validate_rules
 from custom_components.agentic_hems.const import DEFAULT_ASSISTANT_OPTIONS, DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.orchestrator.loop import ModelAuthError, ModelError
 from custom_components.agentic_hems.prices.entsoe import API_URL
 from custom_components.agentic_hems.prices.formula import PriceFormula
 
 from .conftest import APPLIANCES, NOW, sample_entry
+
+try:  # how the flow API serializes a form's schema: probatio on HA 2026.9+, voluptuous_serialize before
+    from probatio import to_field_list as serialize
+except ImportError:
+    from voluptuous_serialize import convert as serialize
 from .test_coordinator import BOTH_DAYS
 
 BE_60M = (Path(__file__).parent.parent / "fixtures" / "entsoe" / "BE_60M.xml").read_text(encoding="utf-8")
@@ -1027,3 +1038,117 @@ async def test_two_nordpool_entries_may_share_an_area(hass: HomeAssistant, mock_
         assert result["type"] is FlowResultType.CREATE_ENTRY
         entries.append(result["result"].unique_id)
     assert len(set(entries)) == 2
+
+
+# --- what HA's frontend can open ---------------------------------------------------------------------------------
+
+# Selectors for which HA's frontend (20260930, and 20260325 of HA 2026.4) computes an empty starting value of its own
+# (``computeInitialHaFormData``); a required field with any other selector, e.g. ``config_entry``, and neither a
+# default nor a suggested value makes the frontend throw "Selector ... not supported in initial form data": the dialog
+# then stays greyed out.
+FRONTEND_FILLS = frozenset({
+    "action", "addon", "area", "attribute", "boolean", "choose", "color_rgb", "color_temp", "condition", "constant",
+    "country", "date", "datetime", "device", "duration", "entity", "file", "icon", "label", "language", "media",
+    "number", "numeric_threshold", "object", "select", "serial_port", "state", "target", "template", "text", "theme",
+    "time", "trigger",
+})
+
+
+def frontend_opens(result: dict[str, Any]) -> list[str]:
+    """The fields of a form that HA's frontend could not start (see FRONTEND_FILLS), as the flow API serializes it."""
+    assert result["type"] is FlowResultType.FORM, result
+    stuck = []
+    for field in serialize(result["data_schema"], custom_serializer=cv.custom_serializer):
+        suggested = (field.get("description") or {}).get("suggested_value")
+        if field.get("required") and "default" not in field and suggested is None:
+            if "selector" in field and next(iter(field["selector"])) not in FRONTEND_FILLS:
+                stuck.append(f"{result['step_id']}.{field['name']}")
+    return stuck
+
+
+async def test_every_form_opens_in_the_frontend(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, nordpool: MockConfigEntry
+) -> None:
+    """Each step of the config flow, reconfigure, the options and the appliance flow gives the frontend a starting
+    value for every required field it cannot fill itself; the Nord Pool step suggests the first entry and its area."""
+    forms = [await start(hass, source) for source in ("entsoe", "nordpool", "sensor")]
+    assert schema_values(forms[1])["nordpool_entry"] == (None, nordpool.entry_id)
+    assert schema_values(forms[1])["area"] == (None, "SE3")
+    hass.states.async_set("sensor.backup_state", "idle", {})
+    forms.append(await hass.config_entries.flow.async_configure(forms[2]["flow_id"], {"price_entity": "sensor.backup_state"}))
+    for entry in (entsoe_entry(), MockConfigEntry(domain=DOMAIN, unique_id="np", data={
+        "price_source": "nordpool", "nordpool_entry": nordpool.entry_id, "area": "SE3"})):
+        entry.add_to_hass(hass)
+        forms.append(await entry.start_reconfigure_flow(hass))
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    for step in ("init", "control", "grid", "assistant"):
+        assert result["step_id"] == step
+        forms.append(result)
+        if step != "assistant":
+            result = await hass.config_entries.options.async_configure(result["flow_id"], {
+                "init": SETTINGS, "control": DEFAULT_CONTROL_OPTIONS, "grid": {}}[step])
+    forms.append(await hass.config_entries.subentries.async_init(
+        (loaded_entry.entry_id, "appliance"), context={"source": SOURCE_USER}))
+    forms.append(await loaded_entry.start_subentry_reconfigure_flow(hass, "dishwasher"))
+    assert len(forms) == 12
+    assert [stuck for form in forms for stuck in frontend_opens(form)] == []
+    bare = {"type": FlowResultType.FORM, "step_id": "nordpool", "data_schema": nordpool_schema()}
+    assert frontend_opens(bare) == ["nordpool.nordpool_entry"]  # the form as it was, which the frontend cannot open
+
+
+async def test_nordpool_without_an_entry_says_so(hass: HomeAssistant) -> None:
+    """Without a core Nord Pool entry there is nothing to pick: the flow ends with a translated reason."""
+    result = await start(hass, "nordpool")
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "nordpool_not_set_up"
+
+
+@pytest.mark.parametrize(
+    ("country", "zone"),
+    [("BE", "BE"), ("DE", "DE_LU"), ("LU", "DE_LU"), ("AT", "AT"), ("NL", "NL"), ("SE", "SE_1"), ("NO", "NO_1"),
+     ("DK", "DK_1"), ("IT", "IT_CALA"), ("US", None), (None, None)],
+)
+async def test_bidding_zone_starts_at_the_country(hass: HomeAssistant, country: str | None, zone: str | None) -> None:
+    """The zone field suggests the zone of HA's country (the first of several), none for a country without one."""
+    hass.config.country = country
+    result = await start(hass, "entsoe")
+    assert schema_values(result)["bidding_zone"] == (None, zone)
+
+
+async def test_rejected_sensor_stays_picked(hass: HomeAssistant) -> None:
+    """A sensor refused as a price source is suggested back, so the picker still shows it."""
+    hass.states.async_set("sensor.backup_state", "idle", {})
+    result = await start(hass, "sensor")
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"price_entity": "sensor.backup_state"})
+    assert result["errors"] == {"price_entity": "not_a_price_sensor"}
+    assert schema_values(result)["price_entity"] == (None, "sensor.backup_state")
+
+
+async def test_appliance_form_prefills_no_number_and_hides_seconds(hass: HomeAssistant) -> None:
+    """The numbers start empty (no 0.01 kW), the time pickers ask for hours and minutes and start at 00:00 and
+    07:00; the form's placeholders name each number's limits for its errors."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    result = await hass.config_entries.subentries.async_init((entry.entry_id, "appliance"), context={"source": SOURCE_USER})
+    fields = {f["name"]: f for f in serialize(result["data_schema"], custom_serializer=cv.custom_serializer)}
+    for key in ("power_kw", "duration_min", "energy_kwh"):
+        assert not fields[key].get("required") and "default" not in fields[key], key
+    assert fields["power_kw"]["selector"]["number"]["min"] == 0.01
+    for key, default in (("earliest_start", "00:00"), ("deadline", "07:00")):
+        assert fields[key]["selector"] == {"time": {"no_second": True}}
+        assert fields[key]["default"] == default
+    assert result["description_placeholders"] == {
+        "power_kw_min": "0.01", "power_kw_max": "100", "duration_min_min": "1", "duration_min_max": "2880",
+        "energy_kwh_min": "0.01", "energy_kwh_max": "500",
+    }
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_policy_rules_example_is_a_valid_policy(language: str) -> None:
+    """The example under the policy rules field (a YAML block in its help text) is a policy the options accept."""
+    path = Path(__file__).parents[2] / "custom_components" / DOMAIN / "translations" / f"{language}.json"
+    help_text = json.loads(path.read_text())["options"]["step"]["control"]["data_description"]["policy_rules"]
+    block = re.search(r"```yaml\n(.*?)```", help_text, re.DOTALL)
+    assert block, help_text
+    rules = yaml.safe_load(block.group(1))
+    assert len(validate_rules(rules)) == len(rules) == 2
