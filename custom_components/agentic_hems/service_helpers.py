@@ -244,7 +244,10 @@ def _value_error(field: str, validators: list[Any], value: Any) -> ServiceValida
         if isinstance(part, vol.Length) and isinstance(value, str):
             if part.max is not None and len(value) > part.max:
                 return invalid("field_too_long", field=field, maximum=str(part.max))
-            return invalid("field_empty", field=field)
+            if not value and part.min:
+                return invalid("field_empty", field=field)
+            if part.min is not None and len(value) < part.min:
+                return invalid("field_too_short", field=field, minimum=str(part.min))
         if isinstance(part, vol.In):
             return invalid("field_not_an_option", field=field, options=", ".join(map(str, part.container)))
     if cv.datetime in validators:

@@ -239,6 +239,9 @@ SOON = (NOW + timedelta(hours=2)).isoformat()
         ("evaluate_command", {"source_agent": ""}, "Source agent must not be empty."),
         ("evaluate_command", {"source_agent": "a" * 65}, "Source agent must be at most 64 characters long."),
         ("confirm", {}, "Trace ID is required."),
+        ("simulate_action", {"snapshot_id": "s", "signature": "abc", "actions": [
+            {"type": "battery_power", "asset_id": "battery", "start": SOON, "end": SOON, "p_kw": 1}]},
+         "Signature must be at least 64 characters long."),
     ],
 )
 async def test_invalid_fields_are_sentences(
