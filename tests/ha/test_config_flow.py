@@ -563,6 +563,7 @@ async def test_options_model_provider_and_grid_twin(hass: HomeAssistant, loaded_
         result = await hass.config_entries.options.async_configure(result["flow_id"], provider)
     assert [call.args[1:] for call in models.await_args_list] == [(LLM_URL, "sk-1")] * 4
     assert result["step_id"] == "model" and result["description_placeholders"] == {"count": "2"}
+    assert frontend_opens(result) == []
     assert schema_values(result)["llm_model"] == ("big", None)  # none chosen yet: the first of the list
     model = {"llm_model": "small", "llm_price_input": 0.5, "llm_price_output": 1.5, "daily_cost_cap": 2.0}
     result = await hass.config_entries.options.async_configure(result["flow_id"], model)
