@@ -15,9 +15,11 @@ from homeassistant.core import callback
 from homeassistant.helpers.selector import SelectSelector, SelectSelectorConfig, SelectSelectorMode
 
 from .const import (
+    CONF_AREA,
     CONF_BIDDING_ZONE,
     CONF_LLM_API_KEY,
     CONF_LLM_BASE_URL,
+    CONF_NORDPOOL_ENTRY,
     CONF_PRICE_ENTITY,
     CONF_PRICE_SOURCE,
     DEFAULT_OPTIONS,
@@ -41,7 +43,14 @@ from .flow.checks import (
     validate_sensor,
 )
 from .flow.options import AgenticHemsOptionsFlow
-from .flow.schemas import entsoe_schema, nordpool_schema, password_selector, sensor_schema, settings_schema
+from .flow.schemas import (
+    COUNTRY_ZONES,
+    entsoe_schema,
+    nordpool_schema,
+    password_selector,
+    sensor_schema,
+    settings_schema,
+)
 from .validation import vol
 
 
@@ -105,15 +114,21 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
             if not errors:
                 self._data.update(user_input)
                 return await self.async_step_settings()
+        suggested = {CONF_BIDDING_ZONE: COUNTRY_ZONES.get(self.hass.config.country or "")}
         return self.async_show_form(
             step_id=SOURCE_ENTSOE,
-            data_schema=self.add_suggested_values_to_schema(entsoe_schema(), user_input or {}),
+            data_schema=self.add_suggested_values_to_schema(entsoe_schema(), user_input or suggested),
             errors=errors,
         )
 
     async def async_step_nordpool(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Ask which entry and which area of the core Nord Pool integration to use."""
+        """Ask which entry and which area of the core Nord Pool integration to use (its first ones suggested).
+
+        Without a Nord Pool entry there is nothing to pick: the flow ends with ``nordpool_not_set_up``.
+        """
         errors: dict[str, str] = {}
+        if not (nordpool := self.hass.config_entries.async_entries(SOURCE_NORDPOOL)):
+            return self.async_abort(reason="nordpool_not_set_up")
         if user_input is not None:
             errors, cleaned = validate_nordpool(self.hass, user_input)
             if not errors:
@@ -121,9 +136,11 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
                 self._abort_if_unique_id_configured()
                 self._data.update(cleaned)
                 return await self.async_step_settings()
+        areas = nordpool[0].data.get("areas") or [""]
+        suggested = {CONF_NORDPOOL_ENTRY: nordpool[0].entry_id, CONF_AREA: areas[0]}
         return self.async_show_form(
             step_id=SOURCE_NORDPOOL,
-            data_schema=self.add_suggested_values_to_schema(nordpool_schema(), user_input or {}),
+            data_schema=self.add_suggested_values_to_schema(nordpool_schema(), user_input or suggested),
             errors=errors,
         )
 
@@ -137,7 +154,11 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
             if not errors:
                 self._data.update(user_input)
                 return await self.async_step_settings()
-        return self.async_show_form(step_id=SOURCE_SENSOR, data_schema=sensor_schema(), errors=errors)
+        return self.async_show_form(
+            step_id=SOURCE_SENSOR,
+            data_schema=self.add_suggested_values_to_schema(sensor_schema(), user_input or {}),
+            errors=errors,
+        )
 
     async def async_step_settings(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Price formula and household power limit; creates the entry."""

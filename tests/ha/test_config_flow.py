@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from datetime import UTC, datetime, timedelta
+import json
 import logging
 from pathlib import Path
+import re
 from typing import Any
 from unittest.mock import AsyncMock, patch
 from urllib.parse import parse_qs
@@ -19,20 +21,29 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.test_util.aiohttp import AiohttpClientMocker
 import voluptuous as vol
+import yaml
 
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
+from homeassistant.helpers import config_validation as cv
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.flow.checks import validate_appliance
+from custom_components.agentic_hems.flow.schemas import nordpool_schema
+from custom_components.agentic_hems.gates.tables import validate_rules
 from custom_components.agentic_hems.const import DEFAULT_ASSISTANT_OPTIONS, DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.orchestrator.loop import ModelAuthError, ModelError
 from custom_components.agentic_hems.prices.entsoe import API_URL
 from custom_components.agentic_hems.prices.formula import PriceFormula
 
 from .conftest import APPLIANCES, NOW, sample_entry
+
+try:  # how the flow API serializes a form's schema: probatio on HA 2026.9+, voluptuous_serialize before
+    from probatio import to_field_list as serialize
+except ImportError:
+    from voluptuous_serialize import convert as serialize
 from .test_coordinator import BOTH_DAYS
 
 BE_60M = (Path(__file__).parent.parent / "fixtures" / "entsoe" / "BE_60M.xml").read_text(encoding="utf-8")
@@ -462,7 +473,9 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
     new = {"markup": 0.015, "vat_percent": 21, "grid_fee": 0.0842, "vat_on_negative": True, "power_limit_kw": 9.2}
     result = await hass.config_entries.options.async_configure(result["flow_id"], new)
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "control"
-    assert {key: default for key, (default, _) in schema_values(result).items()} == {**DEFAULT_CONTROL_OPTIONS, "notify_service": None}
+    assert {key: default for key, (default, _) in schema_values(result).items()} == {
+        **DEFAULT_CONTROL_OPTIONS, "notify_service": None, "policy_rules": None  # no rules: the field shows its example
+    }
     result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_CONTROL_OPTIONS)
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
@@ -550,6 +563,7 @@ async def test_options_model_provider_and_grid_twin(hass: HomeAssistant, loaded_
         result = await hass.config_entries.options.async_configure(result["flow_id"], provider)
     assert [call.args[1:] for call in models.await_args_list] == [(LLM_URL, "sk-1")] * 4
     assert result["step_id"] == "model" and result["description_placeholders"] == {"count": "2"}
+    assert frontend_opens(result) == []
     assert schema_values(result)["llm_model"] == ("big", None)  # none chosen yet: the first of the list
     model = {"llm_model": "small", "llm_price_input": 0.5, "llm_price_output": 1.5, "daily_cost_cap": 2.0}
     result = await hass.config_entries.options.async_configure(result["flow_id"], model)
@@ -820,7 +834,6 @@ BOILER = {
     "entity_id": "switch.boiler",
     "power_kw": 3.0,
     "duration_min": 90,
-    "energy_kwh": 4.5,
     "contiguous": True,
     "earliest_start": "22:00:00",
     "deadline": "06:00:00",
@@ -830,7 +843,6 @@ BATTERY = {
     "kind": "battery",
     "entity_id": "select.battery_mode",
     "power_kw": 2.5,
-    "duration_min": 60,
     "energy_kwh": 5.0,
     "contiguous": False,
     "earliest_start": "00:00:00",
@@ -849,11 +861,11 @@ async def add_appliance(hass: HomeAssistant, entry: MockConfigEntry, user_input:
 
 
 async def test_add_contiguous_appliance(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
-    """A contiguous load keeps its duration, drops the energy, and is planned after the reload."""
+    """A contiguous load is stored with its duration, and is planned after the reload."""
     result = await add_appliance(hass, loaded_entry, BOILER)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == "Boiler"
-    stored = {k: v for k, v in BOILER.items() if k != "energy_kwh"}
+    stored = dict(BOILER)
     assert result["data"] == {**stored, "duration_min": 90.0}
     await hass.async_block_till_done()
 
@@ -867,13 +879,13 @@ async def test_add_contiguous_appliance(hass: HomeAssistant, loaded_entry: MockC
 
 
 async def test_add_split_appliance(hass: HomeAssistant) -> None:
-    """A load that can be split keeps its energy and drops the duration."""
+    """A load that can be split is stored with its energy and no duration."""
     entry = sample_entry()
     entry.add_to_hass(hass)
     result = await add_appliance(hass, entry, BATTERY)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == "Home battery"
-    assert result["data"] == {k: v for k, v in BATTERY.items() if k != "duration_min"}
+    assert result["data"] == BATTERY
     (subentry,) = [s for s in entry.subentries.values() if s.title == "Home battery"]
     assert "duration_min" not in subentry.data
     assert subentry.data["energy_kwh"] == 5.0
@@ -892,11 +904,19 @@ async def test_add_split_appliance(hass: HomeAssistant) -> None:
         ({"name": "ev charger", "duration_min": None}, {"name": "name_exists", "duration_min": "duration_required"}),
         ({"duration_min": 2000, "earliest_start": "08:00:00", "deadline": "09:00:00"}, {"deadline": "window_too_short"}),
         (
-            {"contiguous": False, "power_kw": 11, "energy_kwh": 500, "earliest_start": "18:00:00", "deadline": "07:00:00"},
+            {"contiguous": False, "duration_min": None, "power_kw": 11, "energy_kwh": 500, "earliest_start": "18:00:00",
+             "deadline": "07:00:00"},
             {"deadline": "window_too_short"},
         ),
+        ({"energy_kwh": 4.5}, {"energy_kwh": "duration_and_energy"}),
+        ({"contiguous": False, "energy_kwh": 4.5}, {"energy_kwh": "duration_and_energy"}),
+        ({"power_kw": None}, {"power_kw": "power_required"}),
+        ({"power_kw": 0}, {"power_kw": "power_out_of_range"}),
+        ({"power_kw": 100.5, "duration_min": 3000}, {"power_kw": "power_out_of_range", "duration_min": "duration_out_of_range"}),
+        ({"contiguous": False, "duration_min": None, "energy_kwh": 0.001}, {"energy_kwh": "energy_out_of_range"}),
     ],
-    ids=["no-duration", "no-energy", "name-exists", "non-iso-time", "two-errors", "run-too-long", "energy-too-much"],
+    ids=["no-duration", "no-energy", "name-exists", "non-iso-time", "two-errors", "run-too-long", "energy-too-much",
+         "both-amounts", "both-amounts-split", "no-power", "power-zero", "over-the-limits", "energy-too-small"],
 )
 async def test_add_appliance_errors(hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]) -> None:
     """Form errors name the field; nothing is stored; the typed values are suggested back.
@@ -952,13 +972,17 @@ async def test_reconfigure_appliance(hass: HomeAssistant) -> None:
     suggested = {key: value for key, (_, value) in schema_values(result).items() if value is not None}
     assert suggested == APPLIANCES["washer"]
 
-    new = {**APPLIANCES["washer"], "name": "Washer", "contiguous": False, "energy_kwh": 1.2, "deadline": "21:30:00"}
+    new = {**APPLIANCES["washer"], "name": "Washer", "contiguous": False, "energy_kwh": 1.2, "deadline": "21:30"}
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], new)
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"energy_kwh": "duration_and_energy"}  # the duration must be cleared, as in the form
+    del new["duration_min"]
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], new)
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "reconfigure_successful"
     subentry = entry.subentries["washer"]
     assert subentry.title == "Washer"
-    assert dict(subentry.data) == {k: v for k, v in new.items() if k != "duration_min"}
+    assert dict(subentry.data) == {**new, "deadline": "21:30:00"}  # stored with seconds, as before
     assert entry.subentries["dishwasher"].data == APPLIANCES["dishwasher"]
 
 
@@ -1015,3 +1039,117 @@ async def test_two_nordpool_entries_may_share_an_area(hass: HomeAssistant, mock_
         assert result["type"] is FlowResultType.CREATE_ENTRY
         entries.append(result["result"].unique_id)
     assert len(set(entries)) == 2
+
+
+# --- what HA's frontend can open ---------------------------------------------------------------------------------
+
+# Selectors for which HA's frontend (20260930, and 20260325 of HA 2026.4) computes an empty starting value of its own
+# (``computeInitialHaFormData``); a required field with any other selector, e.g. ``config_entry``, and neither a
+# default nor a suggested value makes the frontend throw "Selector ... not supported in initial form data": the dialog
+# then stays greyed out.
+FRONTEND_FILLS = frozenset({
+    "action", "addon", "area", "attribute", "boolean", "choose", "color_rgb", "color_temp", "condition", "constant",
+    "country", "date", "datetime", "device", "duration", "entity", "file", "icon", "label", "language", "media",
+    "number", "numeric_threshold", "object", "select", "serial_port", "state", "target", "template", "text", "theme",
+    "time", "trigger",
+})
+
+
+def frontend_opens(result: dict[str, Any]) -> list[str]:
+    """The fields of a form that HA's frontend could not start (see FRONTEND_FILLS), as the flow API serializes it."""
+    assert result["type"] is FlowResultType.FORM, result
+    stuck = []
+    for field in serialize(result["data_schema"], custom_serializer=cv.custom_serializer):
+        suggested = (field.get("description") or {}).get("suggested_value")
+        if field.get("required") and "default" not in field and suggested is None:
+            if "selector" in field and next(iter(field["selector"])) not in FRONTEND_FILLS:
+                stuck.append(f"{result['step_id']}.{field['name']}")
+    return stuck
+
+
+async def test_every_form_opens_in_the_frontend(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, nordpool: MockConfigEntry
+) -> None:
+    """Each step of the config flow, reconfigure, the options and the appliance flow gives the frontend a starting
+    value for every required field it cannot fill itself; the Nord Pool step suggests the first entry and its area."""
+    forms = [await start(hass, source) for source in ("entsoe", "nordpool", "sensor")]
+    assert schema_values(forms[1])["nordpool_entry"] == (None, nordpool.entry_id)
+    assert schema_values(forms[1])["area"] == (None, "SE3")
+    hass.states.async_set("sensor.backup_state", "idle", {})
+    forms.append(await hass.config_entries.flow.async_configure(forms[2]["flow_id"], {"price_entity": "sensor.backup_state"}))
+    for entry in (entsoe_entry(), MockConfigEntry(domain=DOMAIN, unique_id="np", data={
+        "price_source": "nordpool", "nordpool_entry": nordpool.entry_id, "area": "SE3"})):
+        entry.add_to_hass(hass)
+        forms.append(await entry.start_reconfigure_flow(hass))
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    for step in ("init", "control", "grid", "assistant"):
+        assert result["step_id"] == step
+        forms.append(result)
+        if step != "assistant":
+            result = await hass.config_entries.options.async_configure(result["flow_id"], {
+                "init": SETTINGS, "control": DEFAULT_CONTROL_OPTIONS, "grid": {}}[step])
+    forms.append(await hass.config_entries.subentries.async_init(
+        (loaded_entry.entry_id, "appliance"), context={"source": SOURCE_USER}))
+    forms.append(await loaded_entry.start_subentry_reconfigure_flow(hass, "dishwasher"))
+    assert len(forms) == 12
+    assert [stuck for form in forms for stuck in frontend_opens(form)] == []
+    bare = {"type": FlowResultType.FORM, "step_id": "nordpool", "data_schema": nordpool_schema()}
+    assert frontend_opens(bare) == ["nordpool.nordpool_entry"]  # the form as it was, which the frontend cannot open
+
+
+async def test_nordpool_without_an_entry_says_so(hass: HomeAssistant) -> None:
+    """Without a core Nord Pool entry there is nothing to pick: the flow ends with a translated reason."""
+    result = await start(hass, "nordpool")
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "nordpool_not_set_up"
+
+
+@pytest.mark.parametrize(
+    ("country", "zone"),
+    [("BE", "BE"), ("DE", "DE_LU"), ("LU", "DE_LU"), ("AT", "AT"), ("NL", "NL"), ("SE", "SE_1"), ("NO", "NO_1"),
+     ("DK", "DK_1"), ("IT", "IT_CALA"), ("US", None), (None, None)],
+)
+async def test_bidding_zone_starts_at_the_country(hass: HomeAssistant, country: str | None, zone: str | None) -> None:
+    """The zone field suggests the zone of HA's country (the first of several), none for a country without one."""
+    hass.config.country = country
+    result = await start(hass, "entsoe")
+    assert schema_values(result)["bidding_zone"] == (None, zone)
+
+
+async def test_rejected_sensor_stays_picked(hass: HomeAssistant) -> None:
+    """A sensor refused as a price source is suggested back, so the picker still shows it."""
+    hass.states.async_set("sensor.backup_state", "idle", {})
+    result = await start(hass, "sensor")
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], {"price_entity": "sensor.backup_state"})
+    assert result["errors"] == {"price_entity": "not_a_price_sensor"}
+    assert schema_values(result)["price_entity"] == (None, "sensor.backup_state")
+
+
+async def test_appliance_form_prefills_no_number_and_hides_seconds(hass: HomeAssistant) -> None:
+    """The numbers start empty (no 0.01 kW), the time pickers ask for hours and minutes and start at 00:00 and
+    07:00; the form's placeholders name each number's limits for its errors."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    result = await hass.config_entries.subentries.async_init((entry.entry_id, "appliance"), context={"source": SOURCE_USER})
+    fields = {f["name"]: f for f in serialize(result["data_schema"], custom_serializer=cv.custom_serializer)}
+    for key in ("power_kw", "duration_min", "energy_kwh"):
+        assert not fields[key].get("required") and "default" not in fields[key], key
+    assert fields["power_kw"]["selector"]["number"]["min"] == 0.01
+    for key, default in (("earliest_start", "00:00"), ("deadline", "07:00")):
+        assert fields[key]["selector"] == {"time": {"no_second": True}}
+        assert fields[key]["default"] == default
+    assert result["description_placeholders"] == {
+        "power_kw_min": "0.01", "power_kw_max": "100", "duration_min_min": "1", "duration_min_max": "2880",
+        "energy_kwh_min": "0.01", "energy_kwh_max": "500",
+    }
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_policy_rules_example_is_a_valid_policy(language: str) -> None:
+    """The example under the policy rules field (a YAML block in its help text) is a policy the options accept."""
+    path = Path(__file__).parents[2] / "custom_components" / DOMAIN / "translations" / f"{language}.json"
+    help_text = json.loads(path.read_text())["options"]["step"]["control"]["data_description"]["policy_rules"]
+    block = re.search(r"```yaml\n(.*?)```", help_text, re.DOTALL)
+    assert block, help_text
+    rules = yaml.safe_load(block.group(1))
+    assert len(validate_rules(rules)) == len(rules) == 2

@@ -13,7 +13,6 @@ from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
 import pytest
-import voluptuous as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events, async_fire_time_changed
 
 from homeassistant.auth.const import GROUP_ID_USER
@@ -381,10 +380,11 @@ async def test_get_traces_validates_its_filters(hass: HomeAssistant, house: Mock
                                                               "until": "2026-11-30T09:00:00+00:00"},
                                        blocking=True, return_response=True)
     assert err.value.translation_key == "since_after_until"
-    for limit in (True, 2.7, 0):
-        with pytest.raises(vol.Invalid):
+    for limit, key in ((True, "field_not_a_number"), (2.7, "field_not_a_whole_number"), (0, "field_below_minimum")):
+        with pytest.raises(ServiceValidationError) as err:
             await hass.services.async_call(DOMAIN, "get_traces", {"limit": limit}, blocking=True,
                                            return_response=True)
+        assert err.value.translation_key == key
 
 
 async def test_invalid_stored_rules_deny_everything(hass: HomeAssistant, tz: str) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 from freezegun.api import FrozenDateTimeFactory
 import numpy as np
 import pytest
-import voluptuous as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from homeassistant.auth.models import User
@@ -135,7 +134,8 @@ async def test_assets_and_typed_404(hass: HomeAssistant, site: MockConfigEntry) 
     for bad in ("../secrets", ".hidden", "a\x00b", "x" * 65):
         with pytest.raises(ServiceValidationError) as err:
             await call(hass, "inspect_grid_state", network_id=bad)
-        assert err.value.translation_key == "tool_invalid_input"
+        assert err.value.translation_key.startswith("field_")  # a translated sentence naming the field
+        assert err.value.translation_placeholders["field"] == "Network"
     with pytest.raises(HomeAssistantError) as err:
         await call(hass, "inspect_grid_state", network_id="broken")
     assert err.value.translation_key == "network_invalid"
@@ -217,7 +217,8 @@ async def test_forecast_without_history_is_the_persistence_baseline(hass: HomeAs
     assert err.value.translation_key == "forecast_no_history"
     with pytest.raises(ServiceValidationError) as err:
         await call(hass, "run_forecast", target="load", horizon_h=6, quantiles=[0.5, 1.0])
-    assert err.value.translation_key == "tool_invalid_input"
+    assert err.value.translation_key == "field_invalid"
+    assert err.value.translation_placeholders == {"field": "Quantiles"}
 
 
 async def plan_chain(hass: HomeAssistant, user: User | None = None) -> dict[str, dict[str, Any]]:
@@ -573,8 +574,9 @@ async def test_what_the_breaking_session_found(
     records = [json.loads(line)["record"] for line in site.runtime_data.audit.path.read_text().splitlines()]
     assert records[-1]["tool"] == "verify_audit_chain" and records[-1]["decision"] == "forbidden:admin_required_grid"
 
-    with pytest.raises(vol.Invalid):  # a list is no tenant: refused by the service schema, no traceback
+    with pytest.raises(ServiceValidationError) as err:  # a list is no tenant: refused with a sentence, no traceback
         await call(hass, "inspect_grid_state", tenant=["x"])
+    assert (err.value.translation_key, err.value.translation_placeholders) == ("field_invalid", {"field": "Site"})
     networks = Path(hass.config.path("agentic_hems", "networks"))
     (networks / "binary.m").write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(HomeAssistantError) as err:
@@ -593,7 +595,8 @@ async def test_what_the_breaking_session_found(
     with pytest.raises(ServiceValidationError) as err:  # the sim steps 15 minutes
         await call(hass, "simulate_action", snapshot_id=fresh["snapshot_id"], actions=plan["actions"],
                    signature=plan["signature"], plan_id=plan["plan_id"], horizon_min=1437)
-    assert err.value.translation_key == "tool_invalid_input"
+    assert err.value.translation_key == "field_invalid"
+    assert err.value.translation_placeholders == {"field": "Horizon"}
     early = [a for a in plan["actions"] if a["end"] <= plan["schedule"][20]["start"]]
     short = await call(hass, "simulate_action", snapshot_id=fresh["snapshot_id"], actions=early,
                        signature=sign_for(site, early, plan["plan_id"]), plan_id=plan["plan_id"], horizon_min=300)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
@@ -11,8 +11,10 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import translation
 
 from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.gates.models import Outcome
 
 from .conftest import NOW, sample_entry
 from .oracles import be_60m_hourly_eur_per_kwh, cheapest_fill, cheapest_run, planned_kw
@@ -206,3 +208,64 @@ async def test_stored_plan_over_a_lowered_fuse_is_replanned(hass: HomeAssistant,
     total = planned_kw(hass)
     assert max(total.values()) <= 3.0 + 1e-9
     assert hass.states.get("sensor.ev_charger_next_start").attributes["scheduled_by_service"] is False
+
+
+async def message(hass: HomeAssistant, err: ServiceValidationError) -> str:
+    """The English sentence the frontend shows for ``err``: its message in en.json with the placeholders filled."""
+    strings = await translation.async_get_translations(hass, "en", "exceptions", [DOMAIN])
+    text = strings[f"component.{DOMAIN}.exceptions.{err.translation_key}.message"]
+    return text.format(**(err.translation_placeholders or {}))
+
+
+SOON = (NOW + timedelta(hours=2)).isoformat()
+
+
+@pytest.mark.parametrize(
+    ("service", "data", "expected"),
+    [
+        ("plan", {"power_kw": 0, "duration_min": 60, "deadline": SOON}, "Power must be at least 0.01."),
+        ("plan", {"power_kw": 2000, "duration_min": 60, "deadline": SOON}, "Power must be at most 1000."),
+        ("plan", {"power_kw": "lots", "duration_min": 60, "deadline": SOON}, "Power must be a number."),
+        ("plan", {"power_kw": 2, "duration_min": 60, "energy_kwh": 3, "deadline": SOON}, "Give only one of Duration, Energy."),
+        ("plan", {"power_kw": 2, "duration_min": 60, "deadline": "tonight"},
+         "Deadline must be a date and time, such as 2026-12-01 18:30."),
+        ("plan", {"power_kw": 2, "duration_min": 60, "deadline": SOON, "why": 1}, "This action has no field why."),
+        ("plan", {"contiguous": "maybe"}, "Runs without a break must be true or false."),
+        ("schedule", {}, "Appliance is required."),
+        ("get_traces", {"limit": 0}, "Limit must be at least 1."),
+        ("get_traces", {"limit": 2.5}, "Limit must be a whole number."),
+        ("get_traces", {"outcome": "done"}, f"Outcome must be one of: {', '.join(map(str, Outcome))}."),
+        ("get_traces", {"entity_id": "dishwasher"}, "Entity must be an entity ID, such as switch.dishwasher."),
+        ("evaluate_command", {"source_agent": ""}, "Source agent must not be empty."),
+        ("evaluate_command", {"source_agent": "a" * 65}, "Source agent must be at most 64 characters long."),
+        ("confirm", {}, "Trace ID is required."),
+        ("simulate_action", {"snapshot_id": "s", "signature": "abc", "actions": [
+            {"type": "battery_power", "asset_id": "battery", "start": SOON, "end": SOON, "p_kw": 1}]},
+         "Signature must be at least 64 characters long."),
+    ],
+)
+async def test_invalid_fields_are_sentences(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, service: str, data: dict[str, Any], expected: str
+) -> None:
+    """A field the schema rejects is a translated sentence naming the field (as the action's form does) and limit."""
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, service, **data)
+    assert err.value.translation_domain == DOMAIN
+    assert await message(hass, err.value) == expected
+
+
+async def test_times_in_errors_are_local(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """Times in error messages are HA's time zone's (Brussels, UTC+1 in November), never UTC ISO strings."""
+    passed = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)  # 19:00 in Brussels
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "plan", power_kw=2, duration_min=60, deadline=passed.isoformat())
+    assert await message(hass, err.value) == "The deadline 2026-11-29 19:00 has already passed."
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "plan", power_kw=2, duration_min=60, earliest_start="2026-11-30T03:00:00+00:00",
+                   deadline="2026-11-30T02:30:00+00:00")
+    assert await message(hass, err.value) == (
+        "The deadline 2026-11-30 03:30 must come after the earliest start 2026-11-30 04:00."
+    )
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "get_traces", since="2026-11-29T12:00:00", until="2026-11-29T10:00:00+00:00")
+    assert await message(hass, err.value) == "The start of the time range (2026-11-29 12:00) is after its end (2026-11-29 11:00)."

@@ -16,11 +16,10 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, Supp
 from homeassistant.helpers import config_validation as cv
 
 from ..bounds import MAX_TEXT_CHARS
-from ..const import DOMAIN
 from ..gates.keeper import PENDING_LIMIT, NotPending, TraceRecord
 from ..gates.models import Outcome
 from ..people import async_require_admin, async_viewer
-from ..service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
+from ..service_helpers import ENTRY_SCHEMA, aware, entry_for_call, invalid, local_text, register
 from ..validation import vol
 
 SERVICE_EVALUATE_COMMAND = "evaluate_command"
@@ -147,7 +146,7 @@ async def _get_traces(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse
     since = aware(call.data["since"]) if "since" in call.data else None
     until = aware(call.data["until"]) if "until" in call.data else None
     if since is not None and until is not None and since > until:
-        raise invalid("since_after_until")
+        raise invalid("since_after_until", since=local_text(since), until=local_text(until))
     viewer = await async_viewer(hass, call.context)
     traces = control.traces_matching(
         outcome=call.data.get("outcome"),
@@ -174,6 +173,4 @@ SERVICES: tuple[tuple[str, _Handler, vol.Schema, SupportsResponse], ...] = (
 def async_setup_control_services(hass: HomeAssistant) -> None:
     """Register the gate pipeline's service actions (:data:`SERVICES`: name, handler, schema, response)."""
     for name, handler, schema, response in SERVICES:
-        hass.services.async_register(
-            DOMAIN, name, functools.partial(handler, hass), schema=bounded(schema), supports_response=response
-        )
+        register(hass, name, functools.partial(handler, hass), schema, response)

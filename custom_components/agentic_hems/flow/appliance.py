@@ -7,7 +7,7 @@ from typing import Any
 from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
 from homeassistant.const import CONF_NAME
 
-from .checks import validate_appliance
+from .checks import appliance_placeholders, validate_appliance
 from .schemas import appliance_schema
 
 
@@ -26,6 +26,7 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
             step_id="user",
             data_schema=self.add_suggested_values_to_schema(appliance_schema(), user_input or {}),
             errors=errors,
+            description_placeholders=appliance_placeholders(),
         )
 
     async def async_step_reconfigure(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
@@ -41,4 +42,5 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
             step_id="reconfigure",
             data_schema=self.add_suggested_values_to_schema(appliance_schema(), user_input or dict(subentry.data)),
             errors=errors,
+            description_placeholders=appliance_placeholders(),
         )

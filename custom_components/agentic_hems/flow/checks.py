@@ -27,6 +27,7 @@ from ..const import (
     CONF_LLM_API_KEY,
     CONF_LLM_BASE_URL,
     CONF_NORDPOOL_ENTRY,
+    CONF_POWER_KW,
     CONF_PRICE_ENTITY,
     CONF_PRICE_SOURCE,
     LOGGER,
@@ -42,6 +43,7 @@ from ..prices.attributes import curve_from_attributes
 from ..prices.entsoe import async_fetch_day_ahead
 from ..prices.errors import InvalidAuth
 from ..scheduling.appliance import Appliance, window_length
+from .schemas import APPLIANCE_LIMITS
 
 
 def validate_sensor(hass: HomeAssistant, entity_id: str) -> dict[str, str]:
@@ -107,26 +109,38 @@ async def validate_llm(hass: HomeAssistant, base_url: str, api_key: str | None) 
     return {}, models
 
 
+def appliance_placeholders() -> dict[str, str]:
+    """Return the appliance form's placeholders: each number's limits, e.g. ``power_kw_min`` ``0.01``, ``power_kw_max``."""
+    return {
+        f"{key}_{end}": f"{limit:g}"
+        for key, (minimum, maximum, _, _) in APPLIANCE_LIMITS.items()
+        for end, limit in (("min", minimum), ("max", maximum))
+    }
+
+
 def validate_appliance(data: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
     """Form errors and the data to store for an appliance.
 
-    The name is trimmed and must be new (case-insensitive) among ``other_names``; a contiguous load needs a
-    duration, an energy load an energy amount (only that one is stored); the run must fit the daily window.
+    The name is trimmed and must be new (case-insensitive) among ``other_names``; the power is required; a contiguous
+    load needs a duration, an energy load an energy amount, and a form giving both is refused (as the ``plan``
+    action does); each number lies within :data:`.schemas.APPLIANCE_LIMITS`; the times of day are stored as
+    ``HH:MM:SS``; the run must fit the daily window.
     """
     cleaned = {**data, CONF_NAME: str(data[CONF_NAME]).strip()}
-    cleaned.pop(CONF_ENERGY_KWH if data[CONF_CONTIGUOUS] else CONF_DURATION_MIN, None)
-    errors: dict[str, str] = {}
+    errors = _amount_errors(data)
     if not cleaned[CONF_NAME]:
         errors[CONF_NAME] = "name_empty"
     elif cleaned[CONF_NAME].casefold() in {name.casefold() for name in other_names}:
         errors[CONF_NAME] = "name_exists"
-    if data[CONF_CONTIGUOUS] and data.get(CONF_DURATION_MIN) is None:
-        errors[CONF_DURATION_MIN] = "duration_required"
-    if not data[CONF_CONTIGUOUS] and data.get(CONF_ENERGY_KWH) is None:
-        errors[CONF_ENERGY_KWH] = "energy_required"
+    if _outside_limits(data, CONF_POWER_KW):
+        errors[CONF_POWER_KW] = "power_out_of_range"
+    if _outside_limits(data, CONF_DURATION_MIN):
+        errors[CONF_DURATION_MIN] = "duration_out_of_range"
+    if _outside_limits(data, CONF_ENERGY_KWH):
+        errors[CONF_ENERGY_KWH] = "energy_out_of_range"
     for key in (CONF_EARLIEST_START, CONF_DEADLINE):
         try:
-            time.fromisoformat(str(data[key]))
+            cleaned[key] = time.fromisoformat(str(data[key])).isoformat("seconds")
         except ValueError:
             errors[key] = "invalid_time"
     if not errors:
@@ -134,6 +148,27 @@ def validate_appliance(data: Mapping[str, Any], other_names: set[str]) -> tuple[
         if appliance.run_time > window_length(appliance.earliest_start, appliance.deadline):
             errors[CONF_DEADLINE] = "window_too_short"
     return errors, cleaned
+
+
+def _outside_limits(data: Mapping[str, Any], key: str) -> bool:
+    """Whether the number ``data[key]`` is given and outside its :data:`.schemas.APPLIANCE_LIMITS`."""
+    minimum, maximum, _, _ = APPLIANCE_LIMITS[key]
+    return data.get(key) is not None and not minimum <= float(data[key]) <= maximum
+
+
+def _amount_errors(data: Mapping[str, Any]) -> dict[str, str]:
+    """Return the power and amount errors: power missing, the amount the load kind needs missing, or both amounts given."""
+    errors: dict[str, str] = {}
+    if data.get(CONF_POWER_KW) is None:
+        errors[CONF_POWER_KW] = "power_required"
+    duration, energy = data.get(CONF_DURATION_MIN), data.get(CONF_ENERGY_KWH)
+    if duration is not None and energy is not None:
+        errors[CONF_ENERGY_KWH] = "duration_and_energy"
+    elif data[CONF_CONTIGUOUS] and duration is None:
+        errors[CONF_DURATION_MIN] = "duration_required"
+    elif not data[CONF_CONTIGUOUS] and energy is None:
+        errors[CONF_ENERGY_KWH] = "energy_required"
+    return errors
 
 
 def source_unique_id(data: Mapping[str, Any]) -> str:

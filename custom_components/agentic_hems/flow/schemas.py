@@ -24,6 +24,8 @@ from homeassistant.helpers.selector import (
     TextSelectorConfig,
     TextSelectorType,
     TimeSelector,
+    TimeSelectorConfig,
+    make_selector_config_schema,
 )
 
 from ..const import (
@@ -69,6 +71,21 @@ from ..prices.entsoe import ZONES
 from ..validation import vol
 
 
+def _country_zones() -> dict[str, str]:
+    """Return the bidding zone a country's homes price against, by HA's country code (``hass.config.country``).
+
+    A country split into several zones (Denmark, Italy, Norway, Sweden) gets its first zone in :data:`ZONES` order
+    (DK_1, IT_CALA, NO_1, SE_1) as a starting point for the user to change; Luxembourg shares Germany's zone.
+    """
+    zones: dict[str, str] = {"LU": "DE_LU"}
+    for zone in ZONES:
+        zones.setdefault(zone.split("_")[0], zone)
+    return zones
+
+
+COUNTRY_ZONES = _country_zones()
+
+
 def number_selector(minimum: float, maximum: float, step: float | Literal["any"], unit: str) -> NumberSelector:
     """Return a number box from ``minimum`` to ``maximum`` in ``step`` (``"any"``: free), labelled with ``unit``."""
     return NumberSelector(
@@ -109,7 +126,11 @@ def entsoe_schema() -> vol.Schema:
 
 
 def nordpool_schema() -> vol.Schema:
-    """Nord Pool: the core integration's entry and one of its areas."""
+    """Nord Pool: the core integration's entry and one of its areas.
+
+    HA's frontend has no empty value of its own for a config entry picker: a form showing one must give it a
+    suggested value (or a default), else the frontend fails to open the form.
+    """
     return vol.Schema(
         {
             vol.Required(CONF_NORDPOOL_ENTRY): ConfigEntrySelector(ConfigEntrySelectorConfig(integration="nordpool")),
@@ -137,7 +158,9 @@ def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol
             ): SelectSelector(
                 SelectSelectorConfig(options=notify_services, custom_value=True, mode=SelectSelectorMode.DROPDOWN)
             ),
-            vol.Optional(CONF_POLICY_RULES, default=values[CONF_POLICY_RULES]): ObjectSelector(),
+            vol.Optional(
+                CONF_POLICY_RULES, description={"suggested_value": values.get(CONF_POLICY_RULES) or None}
+            ): ObjectSelector(),
         }
     )
 
@@ -221,8 +244,53 @@ def grid_schema(values: Mapping[str, Any], users: list[SelectOptionDict]) -> vol
     )
 
 
+class MinutesTimeConfig(TimeSelectorConfig, total=False):
+    """A time selector's config with the frontend's ``no_second`` (hours and minutes only)."""
+
+    no_second: bool
+
+
+class MinutesTimeSelector(TimeSelector):
+    """HA's time selector, shown without seconds: it sends ``HH:MM`` (``HH:MM:SS`` is accepted too)."""
+
+    CONFIG_SCHEMA = make_selector_config_schema({vol.Optional("no_second"): bool})
+
+    def __init__(self) -> None:
+        """Take no config: the picker always hides the seconds."""
+        super().__init__(MinutesTimeConfig(no_second=True))
+
+
+class LooseNumberSelector(NumberSelector):
+    """A number box whose limits only guide the frontend: a value outside them is left to the flow's own check.
+
+    The flow then names the field and its limit in a translated error, instead of the selector's own English text.
+    """
+
+    def __call__(self, data: Any) -> float:
+        """Return ``data`` as a number; raises ``vol.Invalid`` for a value that is not one."""
+        return float(vol.Coerce(float)(data))
+
+
+def appliance_number(minimum: float, maximum: float, step: float, unit: str) -> LooseNumberSelector:
+    """Return an appliance form's number box from ``minimum`` to ``maximum`` (checked by the flow)."""
+    return LooseNumberSelector(
+        NumberSelectorConfig(min=minimum, max=maximum, step=step, unit_of_measurement=unit, mode=NumberSelectorMode.BOX)
+    )
+
+
+# The appliance form's numbers: field -> (minimum, maximum, step, unit); validate_appliance checks the limits.
+APPLIANCE_LIMITS: dict[str, tuple[float, float, float, str]] = {
+    CONF_POWER_KW: (0.01, 100, 0.01, "kW"),
+    CONF_DURATION_MIN: (1, 2880, 1, "min"),
+    CONF_ENERGY_KWH: (0.01, 500, 0.01, "kWh"),
+}
+
+
 def appliance_schema() -> vol.Schema:
-    """Return the appliance form; duration for contiguous loads, energy for the others."""
+    """Return the appliance form; duration for contiguous loads, energy for the others.
+
+    The numbers have no default (a pre-filled power would be saved unnoticed); the flow asks for the missing ones.
+    """
     return vol.Schema(
         {
             vol.Required(CONF_NAME): TextSelector(),
@@ -234,11 +302,11 @@ def appliance_schema() -> vol.Schema:
             vol.Required(CONF_ENTITY_ID): EntitySelector(
                 EntitySelectorConfig(domain=["switch", "input_boolean", "climate", "water_heater", "number", "select"])
             ),
-            vol.Required(CONF_POWER_KW): number_selector(0.01, 100, 0.01, "kW"),
-            vol.Optional(CONF_DURATION_MIN): number_selector(1, 2880, 1, "min"),
-            vol.Optional(CONF_ENERGY_KWH): number_selector(0.01, 500, 0.01, "kWh"),
+            vol.Optional(CONF_POWER_KW): appliance_number(*APPLIANCE_LIMITS[CONF_POWER_KW]),
+            vol.Optional(CONF_DURATION_MIN): appliance_number(*APPLIANCE_LIMITS[CONF_DURATION_MIN]),
+            vol.Optional(CONF_ENERGY_KWH): appliance_number(*APPLIANCE_LIMITS[CONF_ENERGY_KWH]),
             vol.Required(CONF_CONTIGUOUS, default=True): BooleanSelector(),
-            vol.Required(CONF_EARLIEST_START, default="00:00:00"): TimeSelector(),
-            vol.Required(CONF_DEADLINE, default="07:00:00"): TimeSelector(),
+            vol.Required(CONF_EARLIEST_START, default="00:00"): MinutesTimeSelector(),
+            vol.Required(CONF_DEADLINE, default="07:00"): MinutesTimeSelector(),
         }
     )

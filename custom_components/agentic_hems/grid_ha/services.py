@@ -5,12 +5,13 @@ respond optionally. ``generate_audit_record`` has no service: the integration ap
 ``approve_authorization``, ``deny_authorization`` and ``verify_audit_chain`` need an administrator;
 ``acknowledge_incident`` needs the ``tenant:write:incident`` scope. Every call runs through
 :func:`..grid.contracts.invoke` as the calling HA user (``system`` for automations); a typed tool error becomes a
-translated HA error (:func:`raising_ha_errors`).
+translated HA error (:func:`raising_ha_errors`): a rejected input names the field and its limit
+(:func:`..service_helpers.field_error`), and times in a message are the HA time zone's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 import functools
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,15 @@ from ..const import ATTR_CONFIG_ENTRY_ID, DOMAIN
 from ..grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
 from ..grid.tools import TOOLS
 from ..people import async_active_user, async_admin, async_viewer, is_admin
-from ..service_helpers import ATTR_TENANT, ENTRY_SCHEMA, accepting_tenant, bounded, resolve_entry
+from ..service_helpers import (
+    ATTR_TENANT,
+    ENTRY_SCHEMA,
+    accepting_tenant,
+    field_error,
+    local_text,
+    register,
+    resolve_entry,
+)
 from ..validation import vol
 
 if TYPE_CHECKING:
@@ -67,21 +76,42 @@ def localized(value: Any, key: str | None = None) -> Any:
     return value
 
 
+def _local(value: str) -> str:
+    """Return a placeholder that is an aware ISO time as the HA time zone's ``YYYY-MM-DD HH:MM``; anything else as is."""
+    moment = dt_util.parse_datetime(value) if "T" in value else None
+    return local_text(moment) if moment is not None and moment.tzinfo is not None else value
+
+
 def tool_error(err: ToolError) -> HomeAssistantError:
-    """Return a typed tool error as a translated HA error (validation errors for the caller's mistakes)."""
+    """Return a typed tool error as a translated HA error (validation errors for the caller's mistakes).
+
+    Times among its placeholders are shown in the HA time zone.
+    """
     cls = ServiceValidationError if err.status in ("invalid", "not_found", "forbidden") else HomeAssistantError
-    return cls(translation_domain=DOMAIN, translation_key=err.key, translation_placeholders=err.placeholders or None)
+    placeholders = {key: _local(str(value)) for key, value in err.placeholders.items()}
+    return cls(translation_domain=DOMAIN, translation_key=err.key, translation_placeholders=placeholders or None)
 
 
-def raising_ha_errors[**P, R](handler: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Wrap ``handler``: every typed tool error it raises is turned into a translated HA error (:func:`tool_error`)."""
+async def _ha_error(hass: HomeAssistant, call: ServiceCall, err: ToolError) -> HomeAssistantError:
+    """Return ``err`` as a translated HA error; a tool's rejected input names the field (:func:`field_error`)."""
+    if err.key == "tool_invalid_input" and isinstance(err.__cause__, vol.Invalid) and call.service in TOOLS:
+        contract = TOOLS[call.service][0]
+        return await field_error(hass, call.service, contract.schema, dict(call.data), err.__cause__)
+    return tool_error(err)
+
+
+type _Handler = Callable[[HomeAssistant, ServiceCall], Coroutine[Any, Any, ServiceResponse]]
+
+
+def raising_ha_errors(handler: _Handler) -> _Handler:
+    """Wrap ``handler``: every typed tool error it raises is turned into a translated HA error (:func:`_ha_error`)."""
 
     @functools.wraps(handler)
-    async def _handler(*args: P.args, **kwargs: P.kwargs) -> R:
+    async def _handler(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
         try:
-            return await handler(*args, **kwargs)
+            return await handler(hass, call)
         except ToolError as err:
-            raise tool_error(err) from err
+            raise await _ha_error(hass, call, err) from err
 
     return _handler
 
@@ -124,16 +154,12 @@ async def async_call_tool(
     )
 
 
-def _tool_service(hass: HomeAssistant, name: str) -> Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]:
-    """Return the service handler of tool ``name``: the tool run as the calling user on the call's entry."""
-
-    @raising_ha_errors
-    async def handle(call: ServiceCall) -> ServiceResponse:
-        entry = entry_for_grid_call(hass, dict(call.data))
-        result = await async_call_tool(hass, entry, name, dict(call.data), call.context)
-        return result if call.return_response else None
-
-    return handle
+@raising_ha_errors
+async def _tool_service(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    """Run the tool named by the call's service as the calling user on the call's entry."""
+    entry = entry_for_grid_call(hass, dict(call.data))
+    result = await async_call_tool(hass, entry, call.service, dict(call.data), call.context)
+    return result if call.return_response else None
 
 
 async def _refusal(entry: AgenticHemsConfigEntry, call: ServiceCall, key: str) -> ServiceValidationError:
@@ -159,7 +185,6 @@ async def _admin_id(hass: HomeAssistant, entry: AgenticHemsConfigEntry, call: Se
     return user.id
 
 
-@raising_ha_errors
 async def _decide(hass: HomeAssistant, call: ServiceCall, *, approve: bool) -> ServiceResponse:
     """Approve or deny an authorization request as an administrator."""
     entry = entry_for_grid_call(hass, dict(call.data))
@@ -190,10 +215,11 @@ async def _verify(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
     return status
 
 
-type _Handler = Callable[[HomeAssistant, ServiceCall], Coroutine[Any, Any, ServiceResponse]]
+_approve = raising_ha_errors(functools.partial(_decide, approve=True))
+_deny = raising_ha_errors(functools.partial(_decide, approve=False))
 PEOPLE_SERVICES: tuple[tuple[str, _Handler, vol.Schema, SupportsResponse], ...] = (
-    (SERVICE_APPROVE, functools.partial(_decide, approve=True), DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
-    (SERVICE_DENY, functools.partial(_decide, approve=False), DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_APPROVE, _approve, DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_DENY, _deny, DECIDE_SCHEMA, SupportsResponse.OPTIONAL),
     (SERVICE_ACKNOWLEDGE, _acknowledge, ACKNOWLEDGE_SCHEMA, SupportsResponse.OPTIONAL),
     (SERVICE_VERIFY, _verify, VERIFY_SCHEMA, SupportsResponse.ONLY),
 )
@@ -204,18 +230,13 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
     """Register the grid toolkit's service actions: one per tool, then :data:`PEOPLE_SERVICES`."""
     for name, (contract, _) in TOOLS.items():
         optional = contract.side_effect in (SideEffect.REQUEST, SideEffect.RECORD)
-        hass.services.async_register(
-            DOMAIN,
+        response = SupportsResponse.OPTIONAL if optional else SupportsResponse.ONLY
+        register(
+            hass,
             name,
-            _tool_service(hass, name),
-            schema=bounded(accepting_tenant(hass, name, service_schema(name))),
-            supports_response=SupportsResponse.OPTIONAL if optional else SupportsResponse.ONLY,
+            functools.partial(_tool_service, hass),
+            accepting_tenant(hass, name, service_schema(name)),
+            response,
         )
     for name, handler, schema, response in PEOPLE_SERVICES:
-        hass.services.async_register(
-            DOMAIN,
-            name,
-            functools.partial(handler, hass),
-            schema=bounded(accepting_tenant(hass, name, schema)),
-            supports_response=response,
-        )
+        register(hass, name, functools.partial(handler, hass), accepting_tenant(hass, name, schema), response)

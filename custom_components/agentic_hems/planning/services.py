@@ -19,10 +19,9 @@ from ..const import (
     CONF_EARLIEST_START,
     CONF_ENERGY_KWH,
     CONF_POWER_KW,
-    DOMAIN,
 )
 from ..scheduling import LoadSpec, Plan
-from ..service_helpers import ENTRY_SCHEMA, aware, bounded, entry_for_call, invalid
+from ..service_helpers import ENTRY_SCHEMA, aware, entry_for_call, invalid, local_text, register
 from ..validation import vol
 
 if TYPE_CHECKING:
@@ -96,9 +95,9 @@ def build_load(entry: AgenticHemsConfigEntry, data: dict[str, Any], appliance: A
     else:  # the appliance's window, unless the caller set their own deadline: then from now
         start = default.earliest_start if default and CONF_DEADLINE not in data else now
     if deadline <= now:
-        raise invalid("deadline_passed")
+        raise invalid("deadline_passed", deadline=local_text(deadline))
     if deadline <= start:
-        raise invalid("deadline_before_start")
+        raise invalid("deadline_before_start", deadline=local_text(deadline), earliest_start=local_text(start))
     return LoadSpec(
         appliance.name if appliance else "ad hoc",
         power_kw=power_kw,
@@ -161,22 +160,13 @@ def async_setup_planning_services(hass: HomeAssistant) -> None:
             raise invalid("plan_infeasible", appliance=appliance.name, reason=result.detail or str(result.reason))
         return _response(entry, result, appliance.appliance_id) if call.return_response else None
 
-    async def clear_schedule(call: ServiceCall) -> None:
+    async def clear_schedule(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
         appliance = find_appliance(entry, call.data[ATTR_APPLIANCE])
         await entry.runtime_data.planner.async_clear_plan(appliance.appliance_id)
+        return None
 
-    hass.services.async_register(
-        DOMAIN,
-        SERVICE_GET_PRICES,
-        get_prices,
-        schema=bounded(vol.Schema(ENTRY_SCHEMA)),
-        supports_response=SupportsResponse.ONLY,
-    )
-    hass.services.async_register(
-        DOMAIN, SERVICE_PLAN, plan, schema=bounded(LOAD_SCHEMA), supports_response=SupportsResponse.ONLY
-    )
-    hass.services.async_register(
-        DOMAIN, SERVICE_SCHEDULE, schedule, schema=bounded(SCHEDULE_SCHEMA), supports_response=SupportsResponse.OPTIONAL
-    )
-    hass.services.async_register(DOMAIN, SERVICE_CLEAR_SCHEDULE, clear_schedule, schema=bounded(CLEAR_SCHEMA))
+    register(hass, SERVICE_GET_PRICES, get_prices, vol.Schema(ENTRY_SCHEMA), SupportsResponse.ONLY)
+    register(hass, SERVICE_PLAN, plan, LOAD_SCHEMA, SupportsResponse.ONLY)
+    register(hass, SERVICE_SCHEDULE, schedule, SCHEDULE_SCHEMA, SupportsResponse.OPTIONAL)
+    register(hass, SERVICE_CLEAR_SCHEDULE, clear_schedule, CLEAR_SCHEMA)
