@@ -97,7 +97,7 @@ def _decision_attributes(runtime: RuntimeData) -> dict[str, Any]:
         "failed_gate": last.get("failed_gate"),
         "source_agent": last.get("source_agent"),
         "decided_at": last.get("timestamp"),
-        "pending_confirmations": len(runtime.control.keeper.pending),
+        "pending_confirmations": len(runtime.control.pending_records()),
         "trace": last or None,
     }
 
