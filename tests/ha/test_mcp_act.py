@@ -218,3 +218,35 @@ async def test_an_mcp_device_command_waits_and_a_gate_that_denies_still_denies(
     assert done["outcome"] == "executed" and done["result"]["execution"]["confirmed_by"] == home.people["owner"]
     assert hass.states.get(FRONT_DOOR).state == "unlocked"
     assert trace(home, unlock_id)["history"][0]["user_id"] == home.people["member"]
+
+
+async def test_a_pending_plan_change_is_on_the_trace_card_in_german_and_survives_a_restart(
+    offline_home: Home, hass_ws_client: Any
+) -> None:
+    """A call without a conversation (here in German) is in the trace card's pending list with its record; after a
+    reload it is still pending, notified, and an administrator's confirmation stores the plan."""
+    home, hass = offline_home, offline_home.hass
+    llm_context = llm.LLMContext(platform="test", context=home.context("member"), language="de",
+                                 assistant="conversation", device_id=None)
+    instance = await llm.async_get_api(hass, api_id(home.entry.entry_id), llm_context)
+    result = await instance.async_call_tool(llm.ToolInput("schedule_appliance", {"appliance": "EV charger"}))
+    held = json.loads(json.dumps(result.data if hasattr(result, "data") else result))
+    trace_id = held["trace_id"]
+    assert held["status"] == "pending_confirmation"
+    assert held["message"].startswith("Noch nicht ausgeführt: Eine Person muss das bis ")
+
+    client = await hass_ws_client(hass, access_token=await token(home, "owner"))
+    await client.send_json_auto_id({"type": "agentic_hems/subscribe_decisions"})
+    assert (await client.receive_json())["success"]
+    snapshot = (await client.receive_json())["event"]
+    assert snapshot["pending"] == [trace_id] and snapshot["is_admin"] is True
+    (record,) = [d for d in snapshot["decisions"] if d["trace_id"] == trace_id]
+    assert record["outcome"] == "pending_confirmation" and record["candidate"]["intent"] == "schedule"
+    assert snapshot["labels"]["users"] == {home.people["member"]: "Member"}
+
+    assert await hass.config_entries.async_reload(home.entry.entry_id)
+    await hass.async_block_till_done()
+    assert await pending_ids(home) == [trace_id] and notified(hass, trace_id)
+    assert home.planner.states["ev"].plan is None
+    assert (await decide(home, "confirm", "owner", trace_id))["outcome"] == "executed"
+    assert home.planner.states["ev"].plan is not None and home.planner.states["ev"].pinned
