@@ -88,12 +88,12 @@ def async_register_llm_api(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -
     Returns the callback that unregisters both (for ``entry.async_on_unload``).
     """
     control = entry.runtime_data.control
-    control.plan_applier = functools.partial(apply_plan_change, hass, entry)
+    control.plan_changes.applier = functools.partial(apply_plan_change, hass, entry)
     unregister = llm.async_register_api(hass, EnergyAPI(hass, entry, TOOLS))
 
     @callback
     def _unregister() -> None:
-        control.plan_applier = None
+        control.plan_changes.applier = None
         unregister()
 
     return _unregister

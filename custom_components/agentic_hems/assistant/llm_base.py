@@ -40,6 +40,18 @@ if TYPE_CHECKING:
 _TOOL_RESULT: Any = getattr(llm, "ToolResult", None)
 _TOOL_ANNOTATIONS: Any = getattr(llm, "ToolAnnotations", None)
 PENDING = str(Outcome.PENDING_CONFIRMATION)
+PENDING_MESSAGE = {  # a held call's message, by language; {expires_at} is the local time HH:MM
+    "en": (
+        "Not done yet: a person must confirm this in Home Assistant (an administrator, in the Agentic HEMS "
+        "notification or trace card) by {expires_at}; until then nothing changes. Tell the person; do not call the "
+        "tool again."
+    ),
+    "de": (
+        "Noch nicht ausgeführt: Eine Person muss das bis {expires_at} in Home Assistant bestätigen (ein Administrator, "
+        "in der Agentic-HEMS-Benachrichtigung oder der Trace-Karte); bis dahin ändert sich nichts. Sag es der Person "
+        "und rufe das Werkzeug nicht noch einmal auf."
+    ),
+}
 SOURCE_NO_REQUEST = "mcp"  # the source agent of an acting call without a person's request (an MCP client)
 
 
@@ -144,8 +156,8 @@ class EnergyTool(llm.Tool):
             data = {"error": str(err) or type(err).__name__}
         if data.get("status") == PENDING:
             when = f"{datetime.fromisoformat(data['expires_at']):%H:%M}"  # local time
-            message = await async_exception_text(hass, lang, "llm_pending_confirmation", {"expires_at": when})
-            return result(data | {"message": message or ""})
+            return result(data | {"message": PENDING_MESSAGE[lang].format(expires_at=when)})
+
         if "error" not in data:
             return result(data)
         return await self._failure(hass, lang, data, {k: str(v) for k, v in data.items() if k != "error"})

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.exceptions import HomeAssistantError
 from homeassistant.util import dt as dt_util
 
 from ..const import CONF_DEADLINE, CONF_DURATION_MIN, CONF_EARLIEST_START, CONF_ENERGY_KWH, CONF_POWER_KW
@@ -267,20 +266,17 @@ async def apply_plan_change(
 ) -> dict[str, Any]:
     """Store or clear a confirmed plan change (``args``) as the administrator who confirmed it (``context``).
 
-    The confirmation is the person's request: it asks for exactly the appliances and the action held. Returns
-    ``{plans: [...]}``, the SCHEDULE Observation's.
+    The confirmation is the person's request: it asks for exactly the appliances and the action held. Returns the
+    SCHEDULE Observation: ``{plans: [...]}``, or ``{"error": ...}``.
 
     Raises:
-        HomeAssistantError: SCHEDULE failed (the error key in its text).
+        ServiceValidationError: an appliance is no longer known.
 
     """
     what = CANCEL_ACTION if args.get("cancel") else SCHEDULE_ACTION
     names = [find_appliance(entry, name.strip()).name for name in str(args["appliance"]).split(",")]
     tools = HassTools(hass, entry, context, requested=frozenset(RequestedAction(name, what) for name in names))
-    data = await observe(tools, Action(SCHEDULE, dict(args)))
-    if "error" in data:
-        raise HomeAssistantError(str(data["error"]))
-    return {"plans": data["plans"]}
+    return await observe(tools, Action(SCHEDULE, dict(args)))
 
 
 class ScheduleAppliance(EnergyTool):

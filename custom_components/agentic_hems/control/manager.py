@@ -11,7 +11,7 @@ orchestrator) to an actuator. It owns:
 - the ``agentic_hems_gate_decision`` event, persistent notifications for pending confirmations (re-created at
   start-up), the optional actionable mobile notification, and the expiry timer;
 - pending plan changes (:mod:`.plan_changes`: a schedule or cancel asked for without a person's request), confirmed,
-  rejected, expired, traced and announced like pending commands; ``plan_applier`` stores a confirmed one.
+  rejected, expired, traced and announced like pending commands (its ``applier`` stores a confirmed one).
 """
 
 from __future__ import annotations
@@ -26,18 +26,16 @@ from homeassistant.components.homeassistant.const import DATA_EXPOSED_ENTITIES
 from homeassistant.components.homeassistant.exposed_entities import async_listen_entity_updates
 from homeassistant.const import EVENT_STATE_CHANGED
 from homeassistant.core import CALLBACK_TYPE, Context, Event, EventStateChangedData, HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import area_registry as ar, device_registry as dr, entity_registry as er
 from homeassistant.helpers.event import async_track_point_in_utc_time
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from ..bounds import MAX_PENDING_PER_USER, MAX_PENDING_TOTAL
 from ..canonical_json import digest, json_safe
 from ..const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
 from ..gates.device_resolved import ResolverIndex
-from ..gates.keeper import Gatekeeper, NotPending, PendingConfirmation, Settings, TraceRecord
-from ..gates.models import GridGrant, Outcome, RequestedAction, SetpointAuthority
+from ..gates.keeper import Gatekeeper, Settings, TraceRecord
+from ..gates.models import GridGrant, RequestedAction, SetpointAuthority
 from ..gates.redact import redact
 from ..grid.contracts import AuditSink, ToolError, generate_audit_record
 from ..listeners import ChangeListeners
@@ -45,36 +43,13 @@ from ..orchestrator.intent import known_devices, requested_actions
 from ..orchestrator.offline import ApplianceRef
 from ..people import async_admin
 from ..scheduling.appliance import Appliance
-from ..service_helpers import invalid
 from ..storage import async_load_store
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
-from .plan_changes import PendingPlanChange, PlanApplier
+from .notify import ACTION_CONFIRM, ACTION_REJECT, MOBILE_ACTION_EVENT, Pending, notification_id, notify_pending
+from .plan_changes import PlanChanges
 
-MOBILE_ACTION_EVENT = "mobile_app_notification_action"
-ACTION_CONFIRM = "AGENTIC_HEMS_CONFIRM_"
-ACTION_REJECT = "AGENTIC_HEMS_REJECT_"
+__all__ = ["ControlManager", "notification_id"]
 SAVE_DELAY_S = 1.0
-
-
-def notification_id(trace_id: str) -> str:
-    """Return the persistent notification id of a pending confirmation."""
-    return f"{DOMAIN}_confirm_{trace_id}"
-
-
-def _what(pending: PendingConfirmation | PendingPlanChange) -> str:
-    """Return the pending item in words: ``"unlock lock.front_door"``, ``"schedule Dishwasher"``."""
-    if isinstance(pending, PendingPlanChange):
-        return pending.what
-    params = pending.candidate.get("params")
-    return f"{pending.candidate.get('intent')} {pending.entity_id}{' with ' + str(params) if params else ''}"
-
-
-def _describe(pending: PendingConfirmation | PendingPlanChange) -> str:
-    return (
-        f"**{pending.source_agent}** asks to **{_what(pending)}**.\n\n"
-        f"An administrator can confirm or reject it until {dt_util.as_local(pending.expires_at):%H:%M}: "
-        f"action `agentic_hems.confirm` (or `agentic_hems.reject`) with `trace_id: {pending.trace_id}`."
-    )
 
 
 class ControlManager(ChangeListeners):
@@ -109,8 +84,7 @@ class ControlManager(ChangeListeners):
         self.view = HassView(hass, lambda: appliance_entity_ids)
         self.notify_service = notify_service
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
-        self.plan_changes: dict[str, PendingPlanChange] = {}
-        self.plan_applier: PlanApplier | None = None  # set by the LLM API: stores a confirmed plan change
+        self.plan_changes = PlanChanges()  # its applier is set by the LLM API
         self._index: ResolverIndex | None = None
         self._expiry_unsub: CALLBACK_TYPE | None = None
         self._control_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.control")
@@ -123,26 +97,19 @@ class ControlManager(ChangeListeners):
                 restore(data)
 
     def _restore_control(self, data: dict[str, Any]) -> None:
-        for warning in self.keeper.load(data):
+        for warning in [*self.keeper.load(data), *self.plan_changes.load(data.get("plan_changes") or [])]:
             LOGGER.warning("Dropping unreadable stored control data: %s", warning)
-        for item in data.get("plan_changes") or []:
-            try:
-                change = PendingPlanChange.from_dict(item)
-            except (KeyError, TypeError, ValueError) as err:
-                LOGGER.warning("Dropping an unreadable pending plan change: %s", err)
-                continue
-            self.plan_changes[change.trace_id] = change
 
     def _control_data(self) -> dict[str, Any]:
         """Return what the control Store holds: the gatekeeper's state and the pending plan changes."""
-        return self.keeper.as_dict() | {"plan_changes": [c.as_dict() for c in self.plan_changes.values()]}
+        return self.keeper.as_dict() | {"plan_changes": [c.as_dict() for c in self.plan_changes.pending.values()]}
 
-    def _waiting(self) -> list[PendingConfirmation | PendingPlanChange]:
-        return [*self.keeper.pending.values(), *self.plan_changes.values()]
+    def _waiting(self) -> list[Pending]:
+        return [*self.keeper.pending.values(), *self.plan_changes.pending.values()]
 
     def pending_records(self) -> list[TraceRecord]:
         """Return the trace records of everything waiting for an administrator: commands, then plan changes."""
-        return [p.trace for p in self.keeper.pending.values()] + [c.trace for c in self.plan_changes.values()]
+        return [p.trace for p in self._waiting()]
 
     def _restore_traces(self, data: dict[str, Any]) -> None:
         for record in data.get("traces") or []:
@@ -165,7 +132,7 @@ class ControlManager(ChangeListeners):
             unsubs.append(async_listen_entity_updates(self.hass, ASSISTANT, self._invalidate))
         self._expire_all()
         for pending in self._waiting():
-            self._notify_pending(pending, mobile=False)
+            notify_pending(self.hass, pending, None)
         self._schedule_expiry()
 
         @callback
@@ -261,78 +228,33 @@ class ControlManager(ChangeListeners):
     ) -> TraceRecord:
         """Hold a schedule or cancel (``args``, see :class:`.plan_changes.PendingPlanChange`) for an administrator.
 
-        It expires after the pending commands' ``confirm_ttl``; ``context.user_id`` asked for it.
-
-        Raises:
-            ServiceValidationError: ``pending_limit_user`` or ``pending_limit_total``: as many commands and plan
-                changes wait as allowed.
-
+        It expires after the pending commands' ``confirm_ttl``; ``context.user_id`` asked for it. Raises
+        ServiceValidationError (``pending_limit_user``, ``pending_limit_total``) when as many items wait as allowed.
         """
-        user_id = context.user_id
-        waiting = self._waiting()
-        if sum(1 for p in waiting if p.requested_by == user_id) >= MAX_PENDING_PER_USER:
-            raise invalid("pending_limit_user", maximum=str(MAX_PENDING_PER_USER), trace_id="-")
-        if len(waiting) >= MAX_PENDING_TOTAL:
-            raise invalid("pending_limit_total", maximum=str(MAX_PENDING_TOTAL), trace_id="-")
-        now = dt_util.utcnow()
-        change = PendingPlanChange.hold(
-            args,
-            source_agent=source_agent,
-            user_id=user_id,
-            entity_id=entity_id,
-            now=now,
-            expires_at=now + self.keeper.settings.confirm_ttl,
+
+        waiting = (p.requested_by for p in self.keeper.pending.values())
+        ttl, now = self.keeper.settings.confirm_ttl, dt_util.utcnow()
+        change = self.plan_changes.hold(
+            args, context.user_id, waiting, source_agent=source_agent, entity_id=entity_id, now=now, ttl=ttl
         )
-        self.plan_changes[change.trace_id] = change
         return self._decided(change.trace, context)
 
     async def async_confirm(self, trace_id: str, user_id: str, context: Context) -> TraceRecord:
-        """Confirm a pending command or plan change as an administrator (the caller checked ``user_id``).
-
-        A plan change is stored as ``user_id`` (``context``) by ``plan_applier``: outcome ``executed``, or ``failed``
-        with the error; ``expired`` past its expiry.
-
-        Raises:
-            NotPending: nothing waits with ``trace_id``.
-
-        """
-        if trace_id in self.plan_changes:
-            return self._decided(await self._apply(self.plan_changes.pop(trace_id), user_id, context), context)
+        """Confirm a pending command or plan change as an administrator (checked by the caller); raise NotPending."""
+        if trace_id in self.plan_changes.pending:
+            record = await self.plan_changes.confirm(trace_id, user_id, context, dt_util.utcnow())
+            return self._decided(record, context)
         record = await self.keeper.confirm(
             trace_id, user_id, self.view, HassActuator(self.hass, context), index=self.index, refresh=self._refresh
         )
         return self._decided(record, context)
 
-    async def _apply(self, change: PendingPlanChange, user_id: str, context: Context) -> TraceRecord:
-        """Store or clear a confirmed plan change; returns its closed record."""
-        now = dt_util.utcnow()
-        if now >= change.expires_at:
-            return change.close(Outcome.EXPIRED, now, None, "expired before it was confirmed")
-        if self.plan_applier is None:
-            return change.close(Outcome.FAILED, now, user_id, "no planner", confirmed_by=user_id)
-        try:
-            done = await self.plan_applier(change.args, context)
-        except (HomeAssistantError, ValueError) as err:
-            reason = str(err) or type(err).__name__
-            return change.close(Outcome.FAILED, now, user_id, f"not applied: {reason}", confirmed_by=user_id)
-        return change.close(Outcome.EXECUTED, now, user_id, f"{change.what}: done", confirmed_by=user_id, **done)
-
     @callback
     def async_reject(self, trace_id: str, user_id: str, context: Context) -> TraceRecord:
-        """Reject a pending command or plan change as an administrator (the caller checked ``user_id``).
-
-        Raises:
-            NotPending: nothing waits with ``trace_id``.
-
-        """
-        if (change := self.plan_changes.pop(trace_id, None)) is not None:
-            record = change.close(Outcome.REJECTED, dt_util.utcnow(), user_id, f"rejected by {user_id}")
-            return self._decided(record, context)
+        """Reject a pending command or plan change as an administrator (checked by the caller); raise NotPending."""
+        if trace_id in self.plan_changes.pending:
+            return self._decided(self.plan_changes.reject(trace_id, user_id, dt_util.utcnow()), context)
         return self._decided(self.keeper.reject(trace_id, user_id), context)
-
-    def is_pending(self, trace_id: str) -> bool:
-        """Return True when a command or plan change with ``trace_id`` waits for an administrator."""
-        return trace_id in self.keeper.pending or trace_id in self.plan_changes
 
     def _decided(self, record: TraceRecord, context: Context | None) -> TraceRecord:
         """Store (redacted), announce and persist one decision; returns the stored record."""
@@ -345,8 +267,8 @@ class ControlManager(ChangeListeners):
             self.traces.popitem(last=False)
         self._trace_store.async_delay_save(lambda: {"traces": list(self.traces.values())}, SAVE_DELAY_S)
         self._control_store.async_delay_save(self._control_data, SAVE_DELAY_S)
-        if (pending := self.keeper.pending.get(trace_id) or self.plan_changes.get(trace_id)) is not None:
-            self._notify_pending(pending, mobile=True)
+        if (pending := self.keeper.pending.get(trace_id) or self.plan_changes.pending.get(trace_id)) is not None:
+            notify_pending(self.hass, pending, self.notify_service)
         else:
             persistent_notification.async_dismiss(self.hass, notification_id(trace_id))
         self._schedule_expiry()
@@ -385,59 +307,26 @@ class ControlManager(ChangeListeners):
         except (ToolError, OSError, RuntimeError) as err:  # e.g. the 1000 ms timeout: the shielded write goes on
             LOGGER.error("Audit record for %s not confirmed: %s", record.get("trace_id"), err)
 
-    def _notify_pending(self, pending: PendingConfirmation | PendingPlanChange, *, mobile: bool) -> None:
-        persistent_notification.async_create(
-            self.hass,
-            _describe(pending),
-            title="Agentic HEMS: confirmation needed",
-            notification_id=notification_id(pending.trace_id),
-        )
-        if mobile and self.notify_service:
-            domain, _, service = self.notify_service.partition(".")
-            data = {
-                "title": "Agentic HEMS: confirmation needed",
-                "message": f"{pending.source_agent}: {_what(pending)}",
-                "data": {
-                    "tag": pending.trace_id,
-                    "actions": [
-                        {"action": f"{ACTION_CONFIRM}{pending.trace_id}", "title": "Confirm"},
-                        {"action": f"{ACTION_REJECT}{pending.trace_id}", "title": "Reject"},
-                    ],
-                },
-            }
-            self.hass.async_create_task(
-                self._async_mobile(domain, service, data), f"{DOMAIN} notify {pending.trace_id}", eager_start=False
-            )
-
-    async def _async_mobile(self, domain: str, service: str, data: dict[str, Any]) -> None:
-        try:
-            await self.hass.services.async_call(domain, service, data, blocking=True)
-        except HomeAssistantError as err:
-            LOGGER.warning("Could not send the confirmation request through %s.%s: %s", domain, service, err)
-
     async def _mobile_action(self, event: Event) -> None:
         """Handle a tap on Confirm or Reject in the mobile notification; only an administrator's tap counts."""
         action = str(event.data.get("action", ""))
         trace_id = action.removeprefix(ACTION_CONFIRM).removeprefix(ACTION_REJECT)
-        if trace_id == action or not self.is_pending(trace_id):
+        if trace_id == action or (trace_id not in self.keeper.pending and trace_id not in self.plan_changes.pending):
             return
         if (user := await async_admin(self.hass, event.context.user_id)) is None:
             LOGGER.warning("Ignoring a confirmation tap on %s by a non-administrator", trace_id)
             return
-        try:
-            if action.startswith(ACTION_CONFIRM):
-                await self.async_confirm(trace_id, user.id, event.context)
-            else:
-                self.async_reject(trace_id, user.id, event.context)
-        except NotPending:  # decided elsewhere while this tap was on its way
-            LOGGER.debug("%s was decided before the tap", trace_id)
+        if action.startswith(ACTION_CONFIRM):
+            await self.async_confirm(trace_id, user.id, event.context)
+        else:
+            self.async_reject(trace_id, user.id, event.context)
 
     def _schedule_expiry(self) -> None:
         if self._expiry_unsub is not None:
             self._expiry_unsub()
             self._expiry_unsub = None
-        changes = (c.expires_at for c in self.plan_changes.values())
-        if (when := min(filter(None, (self.keeper.next_expiry(), *changes)), default=None)) is not None:
+        expiries = (self.keeper.next_expiry(), self.plan_changes.next_expiry())
+        if (when := min(filter(None, expiries), default=None)) is not None:
             self._expiry_unsub = async_track_point_in_utc_time(
                 self.hass, self._expire, when + timedelta(milliseconds=1)
             )
@@ -450,12 +339,8 @@ class ControlManager(ChangeListeners):
 
     def _expire_all(self) -> None:
         """Close every pending command and plan change past its expiry as ``expired``."""
-        for record in self.keeper.expire():
+        for record in [*self.keeper.expire(), *self.plan_changes.expire(dt_util.utcnow())]:
             self._decided(record, None)
-        now = dt_util.utcnow()
-        for change in [c for c in self.plan_changes.values() if now >= c.expires_at]:
-            del self.plan_changes[change.trace_id]
-            self._decided(change.close(Outcome.EXPIRED, now, None, "expired before it was confirmed"), None)
 
     async def async_flush(self) -> None:
         """Write both Stores now (unload)."""

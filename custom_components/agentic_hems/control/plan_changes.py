@@ -10,23 +10,26 @@ and ``requested_by``, ``candidate`` ``{"intent": "schedule" | "cancel", "applian
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 import uuid
 
 from homeassistant.core import Context
+from homeassistant.exceptions import HomeAssistantError
 
+from ..bounds import MAX_PENDING_PER_USER, MAX_PENDING_TOTAL
 from ..canonical_json import json_safe
-from ..gates.keeper import REQUESTED, TraceRecord
+from ..gates.keeper import REQUESTED, NotPending, TraceRecord
 from ..gates.models import Outcome
+from ..service_helpers import invalid
 
 EXECUTION = "execution"  # the gate a plan change's confirmation is recorded under, as a command's
+EXPIRED = "expired before it was confirmed"
 type PlanApplier = Callable[[Mapping[str, Any], Context], Awaitable[dict[str, Any]]]
-"""Stores or clears the plan change ``args`` as the confirming administrator (``context``); returns what it did.
-
-Raises ServiceValidationError or HomeAssistantError when it cannot (an unknown appliance, no prices).
+"""Stores or clears the plan change ``args`` as the confirming administrator (``context``); returns what it did, or
+``{"error": ...}``; may raise HomeAssistantError or ValueError (an appliance gone since).
 """
 
 
@@ -143,3 +146,88 @@ class PendingPlanChange:
             expires_at=datetime.fromisoformat(data["expires_at"]),
             trace=dict(data["trace"]),
         )
+
+
+@dataclass
+class PlanChanges:
+    """The site's pending plan changes (``pending``, by trace id) and ``applier``, which stores a confirmed one."""
+
+    pending: dict[str, PendingPlanChange] = field(default_factory=dict)
+    applier: PlanApplier | None = None
+
+    def hold(
+        self,
+        args: Mapping[str, Any],
+        user_id: str | None,
+        waiting: Iterable[str | None],
+        *,
+        source_agent: str,
+        entity_id: str | None,
+        now: datetime,
+        ttl: timedelta,
+    ) -> PendingPlanChange:
+        """Hold ``args`` for an administrator until ``now + ttl``; ``waiting`` are the requesters of all else pending.
+
+        Raises:
+            ServiceValidationError: ``pending_limit_user`` or ``pending_limit_total``: as many items wait as allowed.
+
+        """
+        requesters = [*waiting, *(c.requested_by for c in self.pending.values())]
+        if requesters.count(user_id) >= MAX_PENDING_PER_USER:
+            raise invalid("pending_limit_user", maximum=str(MAX_PENDING_PER_USER), trace_id="-")
+        if len(requesters) >= MAX_PENDING_TOTAL:
+            raise invalid("pending_limit_total", maximum=str(MAX_PENDING_TOTAL), trace_id="-")
+        change = PendingPlanChange.hold(
+            args, source_agent=source_agent, user_id=user_id, entity_id=entity_id, now=now, expires_at=now + ttl
+        )
+        self.pending[change.trace_id] = change
+        return change
+
+    async def confirm(self, trace_id: str, user_id: str, context: Context, now: datetime) -> TraceRecord:
+        """Apply a pending change as the administrator ``user_id``: ``executed``, ``failed`` or ``expired``.
+
+        Raises:
+            NotPending: no change waits with ``trace_id``.
+
+        """
+        change = self._take(trace_id)
+        if now >= change.expires_at:
+            return change.close(Outcome.EXPIRED, now, None, EXPIRED)
+        try:
+            done = await self.applier(change.args, context) if self.applier else {"error": "no planner"}
+        except (HomeAssistantError, ValueError) as err:
+            done = {"error": str(err) or type(err).__name__}
+        if "error" in done:
+            reason = f"not applied: {done['error']}"
+            return change.close(Outcome.FAILED, now, user_id, reason, confirmed_by=user_id)
+        return change.close(Outcome.EXECUTED, now, user_id, f"{change.what}: done", confirmed_by=user_id, **done)
+
+    def reject(self, trace_id: str, user_id: str, now: datetime) -> TraceRecord:
+        """Reject a pending change as the administrator ``user_id``; raises NotPending as :meth:`confirm`."""
+        return self._take(trace_id).close(Outcome.REJECTED, now, user_id, f"rejected by {user_id}")
+
+    def _take(self, trace_id: str) -> PendingPlanChange:
+        if (change := self.pending.pop(trace_id, None)) is None:
+            raise NotPending(trace_id)
+        return change
+
+    def expire(self, now: datetime) -> list[TraceRecord]:
+        """Close every change past its expiry as ``expired``; returns their records."""
+        done = [c for c in self.pending.values() if now >= c.expires_at]
+        return [self._take(c.trace_id).close(Outcome.EXPIRED, now, None, EXPIRED) for c in done]
+
+    def next_expiry(self) -> datetime | None:
+        """When the next change expires, or None."""
+        return min((c.expires_at for c in self.pending.values()), default=None)
+
+    def load(self, items: Iterable[Any]) -> list[str]:
+        """Restore stored changes (:meth:`PendingPlanChange.as_dict`); returns a warning per unreadable one."""
+        warnings: list[str] = []
+        for item in items:
+            try:
+                change = PendingPlanChange.from_dict(item)
+            except (KeyError, TypeError, ValueError) as err:
+                warnings.append(f"pending plan change: {err}")
+                continue
+            self.pending[change.trace_id] = change
+        return warnings
