@@ -157,7 +157,6 @@ class EnergyTool(llm.Tool):
         if data.get("status") == PENDING:
             when = f"{datetime.fromisoformat(data['expires_at']):%H:%M}"  # local time
             return result(data | {"message": PENDING_MESSAGE[lang].format(expires_at=when)})
-
         if "error" not in data:
             return result(data)
         return await self._failure(hass, lang, data, {k: str(v) for k, v in data.items() if k != "error"})
