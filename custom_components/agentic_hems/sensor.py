@@ -99,7 +99,7 @@ def _decision_attributes(runtime: RuntimeData) -> dict[str, Any]:
         "source_agent": last.get("source_agent"),
         "decided_at": last.get("timestamp"),
         "reason": gates[-1].get("reason") if gates else None,
-        "pending_confirmations": len(runtime.control.keeper.pending),
+        "pending_confirmations": len(runtime.control.pending_records()),
     }
 
 

@@ -51,7 +51,7 @@ POOL_ON = ("propose_device_command", {"intent": "turn_on", "device_alias": "pool
 SCHEDULE_DISHWASHER = ("schedule_appliance", {"appliance": "Dishwasher"})
 SCHEDULE_ALL = ("schedule_appliance", {"appliance": "Dishwasher, Washing machine, EV charger"})
 CANCEL_WASHER = ("cancel_appliance_plan", {"appliance": "Washing machine"})
-NO_REQUEST_EN = "Not done: scheduling, cancelling and device commands need a person's request"
+PENDING_EN = "Not done yet: a person must confirm this in Home Assistant"
 
 
 def openapi(schema: Any) -> dict[str, Any]:
@@ -178,10 +178,11 @@ async def test_the_api_is_listed_with_tool_schemas_and_leaves_with_its_entry(
     assert own.id in {api.id for api in llm.async_get_apis(hass)}
 
 
-async def test_reading_tools_answer_without_a_conversation_and_acting_tools_refuse(
+async def test_reading_tools_answer_without_a_conversation_and_acting_tools_wait_for_a_person(
     hass: HomeAssistant, loaded_entry: MockConfigEntry
 ) -> None:
-    """Outside a conversation (no person's request) prices are read, nothing is scheduled or proposed."""
+    """Outside a conversation (no person's request) prices are read; a schedule or cancel waits for a person's
+    confirmation, a device command a gate denies is denied: nothing is stored or executed."""
     instance = await llm.async_get_api(hass, api_id(loaded_entry.entry_id), context_of(hass, None))
     prices = (await call(hass, "get_prices"))["prices"]
     now = dt_util.utcnow()
@@ -190,11 +191,15 @@ async def test_reading_tools_answer_without_a_conversation_and_acting_tools_refu
     assert summary["min"] == pytest.approx(min(ahead), abs=1e-4)
     assert summary["max"] == pytest.approx(max(ahead), abs=1e-4)
     assert summary["slots"] == len(ahead) and summary["unit"] == "EUR/kWh"
-    for name, args in (SCHEDULE_DISHWASHER, CANCEL_WASHER, UNLOCK):
-        refused = data_of(await instance.async_call_tool(llm.ToolInput(name, args)))
-        assert refused["error"] == "llm_no_request" and refused["message"].startswith(NO_REQUEST_EN)
+    control = loaded_entry.runtime_data.control
+    held = [data_of(await instance.async_call_tool(llm.ToolInput(*call))) for call in (SCHEDULE_DISHWASHER, CANCEL_WASHER)]
+    assert [h["status"] for h in held] == ["pending_confirmation"] * 2
+    assert all(h["message"].startswith(PENDING_EN) for h in held)
+    assert [r["trace_id"] for r in control.pending_records()] == [h["trace_id"] for h in held]
+    assert [r["candidate"]["intent"] for r in control.pending_records()] == ["schedule", "cancel"]
+    unlock = data_of(await instance.async_call_tool(llm.ToolInput(*UNLOCK)))
+    assert (unlock["outcome"], unlock["failed_gate"]) == ("blocked", "device_resolved")  # this home has no door
     assert all(state.plan is None or not state.pinned for state in loaded_entry.runtime_data.planner.states.values())
-    assert loaded_entry.runtime_data.control.traces == {}
     bad = data_of(await instance.async_call_tool(llm.ToolInput("find_cheapest_windows", {"duration_min": 5})))
     assert bad["error"] == "tool_invalid_input" and "duration_min" in bad["message"]
 
@@ -380,7 +385,8 @@ async def test_an_mcp_client_lists_the_tools_and_calls_them(
     hass: HomeAssistant, mcp_entry: MockConfigEntry, hass_client: Any, hass_access_token: str, transport: str,
     path: str, socket_enabled: None,
 ) -> None:
-    """Tools are listed with their schemas; prices are read; a schedule has no person's request over MCP: refused."""
+    """Tools are listed with their schemas; prices are read; a schedule has no person's request over MCP: it waits
+    for a person's confirmation (test_mcp_act.py follows it)."""
     url = str((await hass_client()).make_url(path))
     async with mcp_session(url, hass_access_token, transport) as session:
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
@@ -397,7 +403,8 @@ async def test_an_mcp_client_lists_the_tools_and_calls_them(
     expected = (await call(hass, "get_prices"))["prices"]
     ahead = [p["price"] for p in expected if datetime.fromisoformat(p["end"]) > dt_util.utcnow()]
     assert not prices.isError and summary["min"] == pytest.approx(min(ahead), abs=1e-4)
-    refused = json.loads(schedule.content[0].text)
-    assert refused["error"] == "llm_no_request" and refused["message"].startswith(NO_REQUEST_EN)
-    if hasattr(llm, "ToolResult"):  # HA 2026.10 marks an error result as one
-        assert schedule.isError
+    held = json.loads(schedule.content[0].text)
+    assert not schedule.isError and held["status"] == "pending_confirmation" and held["message"].startswith(PENDING_EN)
+    assert [r["trace_id"] for r in hass.config_entries.async_entries(DOMAIN)[0].runtime_data.control.pending_records()
+            ] == [held["confirmation_id"]]
+

@@ -5,34 +5,42 @@ non-overlapping starts for a run of a given length), ``plan_load`` (the ``plan``
 or an ad-hoc load; nothing is stored) and ``explain_plan`` (the appliances' stored plans and why they look so).
 Acting tools, bound to the person's request (:mod:`.llm_base`): ``schedule_appliance`` and ``cancel_appliance_plan``
 (the assistant's SCHEDULE) and ``propose_device_command`` (the assistant's EVALUATE_COMMAND, through the gates).
+Without a person's request (an MCP client) they act only once a person confirms: a schedule or cancel becomes a
+pending plan change (:mod:`..control.plan_changes`, stored by :func:`apply_plan_change` when confirmed) and a device
+command goes through the gates with ``confirm_only`` (it waits for an administrator whatever the policy allows).
 Times are local; the model writes them as "HH:MM", "tomorrow HH:MM" or ISO 8601 (:func:`.tool_values.parse_deadline`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from homeassistant.core import Context, HomeAssistant
 from homeassistant.util import dt as dt_util
 
 from ..const import CONF_DEADLINE, CONF_DURATION_MIN, CONF_EARLIEST_START, CONF_ENERGY_KWH, CONF_POWER_KW
+from ..gates.models import RequestedAction
 from ..gates.tables import DOMAINS, INTENTS
 from ..orchestrator.actions import EVALUATE_COMMAND, GET_PRICES, SCHEDULE, Action, validate
+from ..orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION
 from ..planning.services import build_load, find_appliance
 from ..scheduling import Plan, window_sums
 from ..service_helpers import invalid
 from ..validation import vol
-from .llm_base import EnergyTool
+from .llm_base import PENDING, SOURCE_NO_REQUEST, EnergyTool, pending_result
 from .tool_values import money, parse_deadline
+from .tools import HassTools
 
 if TYPE_CHECKING:
     from ..planning.manager import PlanManager
     from ..prices.curve import PriceCurve
+    from ..runtime import AgenticHemsConfigEntry
     from ..scheduling.appliance import Appliance
-    from .tools import HassTools
 
 MAX_WINDOWS = 5
 TIMES = 'Times are local: "HH:MM" (the next such time), "tomorrow HH:MM" or ISO 8601.'
@@ -231,6 +239,46 @@ class ExplainPlan(EnergyTool):
         return {"appliances": [explain(planner, appliance, now) for appliance in chosen]}
 
 
+def hold_plan_change(tools: HassTools, args: dict[str, Any]) -> dict[str, Any]:
+    """Hold a schedule or cancel (``args``, ``cancel`` True for a cancel) for a person's confirmation.
+
+    The appliances and times are checked first; returns :func:`.llm_base.pending_result`.
+
+    Raises:
+        ServiceValidationError: an unknown appliance, or too many pending items (``pending_limit_*``).
+        ValueError: a time it cannot read.
+
+    """
+    appliances = [find_appliance(tools.entry, name.strip()) for name in str(args["appliance"]).split(",")]
+    now = dt_util.utcnow()
+    for key in ("deadline", "earliest_start", "start_at"):
+        if key in args:
+            parse_deadline(str(args[key]), now)
+    entity_id = appliances[0].entity_id if len(appliances) == 1 else None
+    record = tools.entry.runtime_data.control.hold_plan_change(
+        args, tools.context, source_agent=SOURCE_NO_REQUEST, entity_id=entity_id
+    )
+    return pending_result(record)
+
+
+async def apply_plan_change(
+    hass: HomeAssistant, entry: AgenticHemsConfigEntry, args: Mapping[str, Any], context: Context
+) -> dict[str, Any]:
+    """Store or clear a confirmed plan change (``args``) as the administrator who confirmed it (``context``).
+
+    The confirmation is the person's request: it asks for exactly the appliances and the action held. Returns the
+    SCHEDULE Observation: ``{plans: [...]}``, or ``{"error": ...}``.
+
+    Raises:
+        ServiceValidationError: an appliance is no longer known.
+
+    """
+    what = CANCEL_ACTION if args.get("cancel") else SCHEDULE_ACTION
+    names = [find_appliance(entry, name.strip()).name for name in str(args["appliance"]).split(",")]
+    tools = HassTools(hass, entry, context, requested=frozenset(RequestedAction(name, what) for name in names))
+    return await observe(tools, Action(SCHEDULE, dict(args)))
+
+
 class ScheduleAppliance(EnergyTool):
     """Plan and store appliances' runs: the assistant's SCHEDULE, bound to the person's request."""
 
@@ -254,6 +302,10 @@ class ScheduleAppliance(EnergyTool):
         """Return the SCHEDULE Observation: ``{plans: [...]}``, or ``not_requested`` for an appliance not asked for."""
         return await observe(tools, Action(SCHEDULE, args))
 
+    async def async_hold(self, tools: HassTools, args: dict[str, Any]) -> dict[str, Any]:
+        """Hold the schedule for a person's confirmation (:func:`hold_plan_change`)."""
+        return hold_plan_change(tools, args)
+
 
 class CancelPlan(EnergyTool):
     """Clear appliances' plans: the assistant's SCHEDULE with cancel, bound to the person's request."""
@@ -266,6 +318,10 @@ class CancelPlan(EnergyTool):
     async def async_run(self, tools: HassTools, args: dict[str, Any]) -> dict[str, Any]:
         """Return the SCHEDULE Observation: ``{plans: [{appliance, cancelled}]}``, or ``not_requested``."""
         return await observe(tools, Action(SCHEDULE, {**args, "cancel": True}))
+
+    async def async_hold(self, tools: HassTools, args: dict[str, Any]) -> dict[str, Any]:
+        """Hold the cancel for a person's confirmation (:func:`hold_plan_change`)."""
+        return hold_plan_change(tools, {**args, "cancel": True})
 
 
 class ProposeCommand(EnergyTool):
@@ -295,6 +351,29 @@ class ProposeCommand(EnergyTool):
     async def async_run(self, tools: HassTools, args: dict[str, Any]) -> dict[str, Any]:
         """Return the EVALUATE_COMMAND Observation: ``{outcome, trace_id, entity_id, failed_gate, reason}``."""
         return await observe(tools, Action(EVALUATE_COMMAND, args))
+
+    async def async_hold(self, tools: HassTools, args: dict[str, Any]) -> dict[str, Any]:
+        """Run the command through the gates with ``confirm_only``.
+
+        Returns :func:`.llm_base.pending_result` when it waits for an administrator, else the gates' decision
+        ``{outcome, trace_id, entity_id, failed_gate, reason}`` (a denied command is denied, not pending).
+        """
+        record = await self.entry.runtime_data.control.async_evaluate(
+            source_agent=SOURCE_NO_REQUEST,
+            candidate=validate(Action(EVALUATE_COMMAND, args)).args,
+            context=tools.context,
+            confirm_only=True,
+        )
+        if record["outcome"] == PENDING:
+            return pending_result(record)
+        gates = record.get("gate_results") or []
+        return {
+            "outcome": record["outcome"],
+            "trace_id": record["trace_id"],
+            "entity_id": record.get("entity_id"),
+            "failed_gate": record.get("failed_gate"),
+            "reason": gates[-1]["reason"] if gates else None,
+        }
 
 
 TOOLS: tuple[type[EnergyTool], ...] = (

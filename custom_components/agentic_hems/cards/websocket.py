@@ -232,7 +232,7 @@ async def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnecti
     viewer = viewer_for_user(connection.user)
 
     def pending() -> list[str]:
-        return [p.trace_id for p in control.keeper.pending.values() if viewer.may_see_trace(p.trace)]
+        return [p["trace_id"] for p in control.pending_records() if viewer.may_see_trace(p)]
 
     async def send_decision(record: dict[str, Any], waiting: list[str]) -> None:
         labels = await async_labels(hass, viewer, [record])
@@ -248,7 +248,8 @@ async def ws_subscribe_decisions(hass: HomeAssistant, connection: ActiveConnecti
 
     decisions = control.traces_matching(limit=MAX_DECISIONS, visible=viewer.may_see_trace)
     waiting = pending()
-    labels = await async_labels(hass, viewer, [*decisions, *(control.keeper.pending[t].trace for t in waiting)])
+    held = [p for p in control.pending_records() if p["trace_id"] in waiting]
+    labels = await async_labels(hass, viewer, [*decisions, *held])
     remove_listener = control.async_add_listener(forward)
     forget = _track(hass, entry.entry_id, connection, msg["id"])
 

@@ -9,7 +9,9 @@ orchestrator) to an actuator. It owns:
 - the resolver index, rebuilt after an entity, device or area registry change, an Assist exposure change or a
   ``friendly_name`` change;
 - the ``agentic_hems_gate_decision`` event, persistent notifications for pending confirmations (re-created at
-  start-up), the optional actionable mobile notification, and the expiry timer.
+  start-up), the optional actionable mobile notification, and the expiry timer;
+- pending plan changes (:mod:`.plan_changes`: a schedule or cancel asked for without a person's request), confirmed,
+  rejected, expired, traced and announced like pending commands (its ``applier`` stores a confirmed one).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from homeassistant.components.homeassistant.const import DATA_EXPOSED_ENTITIES
 from homeassistant.components.homeassistant.exposed_entities import async_listen_entity_updates
 from homeassistant.const import EVENT_STATE_CHANGED
 from homeassistant.core import CALLBACK_TYPE, Context, Event, EventStateChangedData, HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import area_registry as ar, device_registry as dr, entity_registry as er
 from homeassistant.helpers.event import async_track_point_in_utc_time
 from homeassistant.helpers.storage import Store
@@ -33,7 +34,7 @@ from homeassistant.util import dt as dt_util
 from ..canonical_json import digest, json_safe
 from ..const import DOMAIN, EVENT_GATE_DECISION, LOGGER, MAX_TRACES, STORAGE_VERSION
 from ..gates.device_resolved import ResolverIndex
-from ..gates.keeper import Gatekeeper, PendingConfirmation, Settings, TraceRecord
+from ..gates.keeper import Gatekeeper, Settings, TraceRecord
 from ..gates.models import GridGrant, RequestedAction, SetpointAuthority
 from ..gates.redact import redact
 from ..grid.contracts import AuditSink, ToolError, generate_audit_record
@@ -44,26 +45,11 @@ from ..people import async_admin
 from ..scheduling.appliance import Appliance
 from ..storage import async_load_store
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
+from .notify import ACTION_CONFIRM, ACTION_REJECT, MOBILE_ACTION_EVENT, Pending, notification_id, notify_pending
+from .plan_changes import PlanChanges
 
-MOBILE_ACTION_EVENT = "mobile_app_notification_action"
-ACTION_CONFIRM = "AGENTIC_HEMS_CONFIRM_"
-ACTION_REJECT = "AGENTIC_HEMS_REJECT_"
+__all__ = ["ControlManager", "notification_id"]
 SAVE_DELAY_S = 1.0
-
-
-def notification_id(trace_id: str) -> str:
-    """Return the persistent notification id of a pending confirmation."""
-    return f"{DOMAIN}_confirm_{trace_id}"
-
-
-def _describe(pending: PendingConfirmation) -> str:
-    candidate = pending.candidate
-    return (
-        f"**{pending.source_agent}** asks to **{candidate.get('intent')}** `{pending.entity_id}`"
-        f"{' with ' + str(candidate.get('params')) if candidate.get('params') else ''}.\n\n"
-        f"An administrator can confirm or reject it until {dt_util.as_local(pending.expires_at):%H:%M}: "
-        f"action `agentic_hems.confirm` (or `agentic_hems.reject`) with `trace_id: {pending.trace_id}`."
-    )
 
 
 class ControlManager(ChangeListeners):
@@ -98,6 +84,7 @@ class ControlManager(ChangeListeners):
         self.view = HassView(hass, lambda: appliance_entity_ids)
         self.notify_service = notify_service
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
+        self.plan_changes = PlanChanges()  # its applier is set by the LLM API
         self._index: ResolverIndex | None = None
         self._expiry_unsub: CALLBACK_TYPE | None = None
         self._control_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.control")
@@ -110,8 +97,19 @@ class ControlManager(ChangeListeners):
                 restore(data)
 
     def _restore_control(self, data: dict[str, Any]) -> None:
-        for warning in self.keeper.load(data):
+        for warning in [*self.keeper.load(data), *self.plan_changes.load(data.get("plan_changes") or [])]:
             LOGGER.warning("Dropping unreadable stored control data: %s", warning)
+
+    def _control_data(self) -> dict[str, Any]:
+        """Return what the control Store holds: the gatekeeper's state and the pending plan changes."""
+        return self.keeper.as_dict() | {"plan_changes": [c.as_dict() for c in self.plan_changes.pending.values()]}
+
+    def _waiting(self) -> list[Pending]:
+        return [*self.keeper.pending.values(), *self.plan_changes.pending.values()]
+
+    def pending_records(self) -> list[TraceRecord]:
+        """Return the trace records of everything waiting for an administrator: commands, then plan changes."""
+        return [p.trace for p in self._waiting()]
 
     def _restore_traces(self, data: dict[str, Any]) -> None:
         for record in data.get("traces") or []:
@@ -132,10 +130,9 @@ class ControlManager(ChangeListeners):
         ]
         if DATA_EXPOSED_ENTITIES in self.hass.data:
             unsubs.append(async_listen_entity_updates(self.hass, ASSISTANT, self._invalidate))
-        for record in self.keeper.expire():
-            self._decided(record, None)
-        for pending in self.keeper.pending.values():
-            self._notify_pending(pending, mobile=False)
+        self._expire_all()
+        for pending in self._waiting():
+            notify_pending(self.hass, pending, None)
         self._schedule_expiry()
 
         @callback
@@ -176,7 +173,7 @@ class ControlManager(ChangeListeners):
     async def async_set_allow_control(self, allow: bool) -> None:
         """Turn device control on or off (persisted at once)."""
         self.keeper.settings.allow_control = allow
-        await self._control_store.async_save(self.keeper.as_dict())
+        await self._control_store.async_save(self._control_data())
         self.async_notify_listeners()
 
     @property
@@ -197,10 +194,13 @@ class ControlManager(ChangeListeners):
         dry_run: bool = False,
         slot_start: datetime | None = None,
         grant: GridGrant | None = None,
+        confirm_only: bool = False,
     ) -> TraceRecord:
         """Run a proposed command through all eight gates under the caller's ``context``; returns its trace.
 
-        ``grant`` is for the grid toolkit's approved slot commands only (see ``gates.policy``). A repeat of a
+        ``grant`` is for the grid toolkit's approved slot commands only (see ``gates.policy``); ``confirm_only``
+        holds a passing command for an administrator even where the policy allows it (a caller without a person's
+        request). A repeat of a
         pending command joins it: the pending trace comes back, with no second notification, event or audit record.
         """
         waiting = set(self.keeper.pending)
@@ -216,14 +216,34 @@ class ControlManager(ChangeListeners):
             index=self.index,
             refresh=self._refresh,
             grant=grant,
+            confirm_only=confirm_only,
         )
         if (trace_id := record["trace_id"]) in waiting:  # joined the pending command with the same idempotency key
             LOGGER.debug("A repeat of %s joins the pending command", trace_id)
             return self.traces.get(trace_id) or {**redact(record), "config_entry_id": self.entry_id}
         return self._decided(record, context)
 
+    def hold_plan_change(
+        self, args: Mapping[str, Any], context: Context, *, source_agent: str, entity_id: str | None
+    ) -> TraceRecord:
+        """Hold a schedule or cancel (``args``, see :class:`.plan_changes.PendingPlanChange`) for an administrator.
+
+        It expires after the pending commands' ``confirm_ttl``; ``context.user_id`` asked for it. Raises
+        ServiceValidationError (``pending_limit_user``, ``pending_limit_total``) when as many items wait as allowed.
+        """
+
+        waiting = (p.requested_by for p in self.keeper.pending.values())
+        ttl, now = self.keeper.settings.confirm_ttl, dt_util.utcnow()
+        change = self.plan_changes.hold(
+            args, context.user_id, waiting, source_agent=source_agent, entity_id=entity_id, now=now, ttl=ttl
+        )
+        return self._decided(change.trace, context)
+
     async def async_confirm(self, trace_id: str, user_id: str, context: Context) -> TraceRecord:
-        """Confirm a pending command as an administrator (the caller checked ``user_id``); raise ``NotPending``."""
+        """Confirm a pending command or plan change as an administrator (checked by the caller); raise NotPending."""
+        if trace_id in self.plan_changes.pending:
+            record = await self.plan_changes.confirm(trace_id, user_id, context, dt_util.utcnow())
+            return self._decided(record, context)
         record = await self.keeper.confirm(
             trace_id, user_id, self.view, HassActuator(self.hass, context), index=self.index, refresh=self._refresh
         )
@@ -231,7 +251,9 @@ class ControlManager(ChangeListeners):
 
     @callback
     def async_reject(self, trace_id: str, user_id: str, context: Context) -> TraceRecord:
-        """Reject a pending command as an administrator (the caller checked ``user_id``); raise ``NotPending``."""
+        """Reject a pending command or plan change as an administrator (checked by the caller); raise NotPending."""
+        if trace_id in self.plan_changes.pending:
+            return self._decided(self.plan_changes.reject(trace_id, user_id, dt_util.utcnow()), context)
         return self._decided(self.keeper.reject(trace_id, user_id), context)
 
     def _decided(self, record: TraceRecord, context: Context | None) -> TraceRecord:
@@ -244,9 +266,9 @@ class ControlManager(ChangeListeners):
         while len(self.traces) > MAX_TRACES:
             self.traces.popitem(last=False)
         self._trace_store.async_delay_save(lambda: {"traces": list(self.traces.values())}, SAVE_DELAY_S)
-        self._control_store.async_delay_save(self.keeper.as_dict, SAVE_DELAY_S)
-        if trace_id in self.keeper.pending:
-            self._notify_pending(self.keeper.pending[trace_id], mobile=True)
+        self._control_store.async_delay_save(self._control_data, SAVE_DELAY_S)
+        if (pending := self.keeper.pending.get(trace_id) or self.plan_changes.pending.get(trace_id)) is not None:
+            notify_pending(self.hass, pending, self.notify_service)
         else:
             persistent_notification.async_dismiss(self.hass, notification_id(trace_id))
         self._schedule_expiry()
@@ -285,41 +307,11 @@ class ControlManager(ChangeListeners):
         except (ToolError, OSError, RuntimeError) as err:  # e.g. the 1000 ms timeout: the shielded write goes on
             LOGGER.error("Audit record for %s not confirmed: %s", record.get("trace_id"), err)
 
-    def _notify_pending(self, pending: PendingConfirmation, *, mobile: bool) -> None:
-        persistent_notification.async_create(
-            self.hass,
-            _describe(pending),
-            title="Agentic HEMS: confirmation needed",
-            notification_id=notification_id(pending.trace_id),
-        )
-        if mobile and self.notify_service:
-            domain, _, service = self.notify_service.partition(".")
-            data = {
-                "title": "Agentic HEMS: confirmation needed",
-                "message": f"{pending.source_agent}: {pending.candidate.get('intent')} {pending.entity_id}",
-                "data": {
-                    "tag": pending.trace_id,
-                    "actions": [
-                        {"action": f"{ACTION_CONFIRM}{pending.trace_id}", "title": "Confirm"},
-                        {"action": f"{ACTION_REJECT}{pending.trace_id}", "title": "Reject"},
-                    ],
-                },
-            }
-            self.hass.async_create_task(
-                self._async_mobile(domain, service, data), f"{DOMAIN} notify {pending.trace_id}", eager_start=False
-            )
-
-    async def _async_mobile(self, domain: str, service: str, data: dict[str, Any]) -> None:
-        try:
-            await self.hass.services.async_call(domain, service, data, blocking=True)
-        except HomeAssistantError as err:
-            LOGGER.warning("Could not send the confirmation request through %s.%s: %s", domain, service, err)
-
     async def _mobile_action(self, event: Event) -> None:
         """Handle a tap on Confirm or Reject in the mobile notification; only an administrator's tap counts."""
         action = str(event.data.get("action", ""))
         trace_id = action.removeprefix(ACTION_CONFIRM).removeprefix(ACTION_REJECT)
-        if trace_id == action or trace_id not in self.keeper.pending:
+        if trace_id == action or (trace_id not in self.keeper.pending and trace_id not in self.plan_changes.pending):
             return
         if (user := await async_admin(self.hass, event.context.user_id)) is None:
             LOGGER.warning("Ignoring a confirmation tap on %s by a non-administrator", trace_id)
@@ -333,7 +325,8 @@ class ControlManager(ChangeListeners):
         if self._expiry_unsub is not None:
             self._expiry_unsub()
             self._expiry_unsub = None
-        if (when := self.keeper.next_expiry()) is not None:
+        expiries = (self.keeper.next_expiry(), self.plan_changes.next_expiry())
+        if (when := min(filter(None, expiries), default=None)) is not None:
             self._expiry_unsub = async_track_point_in_utc_time(
                 self.hass, self._expire, when + timedelta(milliseconds=1)
             )
@@ -341,13 +334,17 @@ class ControlManager(ChangeListeners):
     @callback
     def _expire(self, _: datetime) -> None:
         self._expiry_unsub = None
-        for record in self.keeper.expire():
-            self._decided(record, None)
+        self._expire_all()
         self._schedule_expiry()
+
+    def _expire_all(self) -> None:
+        """Close every pending command and plan change past its expiry as ``expired``."""
+        for record in [*self.keeper.expire(), *self.plan_changes.expire(dt_util.utcnow())]:
+            self._decided(record, None)
 
     async def async_flush(self) -> None:
         """Write both Stores now (unload)."""
-        await self._control_store.async_save(self.keeper.as_dict())
+        await self._control_store.async_save(self._control_data())
         await self._trace_store.async_save({"traces": list(self.traces.values())})
 
     def traces_matching(

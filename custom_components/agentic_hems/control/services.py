@@ -156,7 +156,7 @@ async def _get_traces(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse
         limit=call.data["limit"],
         visible=viewer.may_see_trace,
     )
-    pending: list[Any] = [p.trace_id for p in control.keeper.pending.values() if viewer.may_see_trace(p.trace)]
+    pending: list[Any] = [p["trace_id"] for p in control.pending_records() if viewer.may_see_trace(p)]
     return {"traces": list[Any](traces), "pending": pending, "allow_device_control": control.allow_control}
 
 

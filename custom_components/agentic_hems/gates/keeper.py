@@ -208,6 +208,7 @@ class Gatekeeper:
         index: ResolverIndex | None = None,
         refresh: Refresh | None = None,
         grant: GridGrant | None = None,
+        confirm_only: bool = False,
     ) -> TraceRecord:
         """Run gates 1-7 on ``candidate`` (untrusted), then Execution; returns the trace record.
 
@@ -215,6 +216,8 @@ class Gatekeeper:
         on a pending confirmation, never used to confirm. ``grant`` is the approved request a ``grid`` command
         carries out (only the grid toolkit passes one). A grid command never waits for confirmation: Policy
         refuses it without an approved grant, and with one the approval is the confirmation (``gates.policy``).
+        ``confirm_only``: a command that passes waits for an administrator even where the policy allows it (a caller
+        without a person's request); confirming it re-runs the gates under the policy as it is.
         """
         ctx = make_context(
             view,
@@ -230,6 +233,7 @@ class Gatekeeper:
             setpoints=self.setpoints,
             read_request=self.read_request,
             grant=grant,
+            confirm_only=confirm_only,
         )
         trace = await run_async(ctx, refresh)
         asked = [_step(REQUESTED, trace.timestamp, user_id)]

@@ -320,7 +320,8 @@ class GateContext:
         ``dry_run.IdempotencyLedger`` of executed keys; None means an empty one, so nothing is a duplicate),
         setpoints (the :class:`SetpointAuthority`, or None when no entity is a grid setpoint), grant (the
         :class:`GridGrant` a ``grid`` command carries, else None), read_request (reads ``raw_input`` into the
-        :class:`RequestedAction` set an ``orchestrator`` command is bound to; None refuses every such command).
+        :class:`RequestedAction` set an ``orchestrator`` command is bound to; None refuses every such command),
+        confirm_only (a command that passes never executes unasked: Policy turns ``allow`` into ``confirm``).
     Products:
         candidate (schema), entity and command (device_resolved), state (freshness), policy_action and gated (policy),
         plan (dry_run).
@@ -340,6 +341,7 @@ class GateContext:
     setpoints: SetpointAuthority | None = None
     grant: GridGrant | None = None
     read_request: RequestReader | None = None
+    confirm_only: bool = False
     candidate: ModelCandidate | None = None
     entity: EntityInfo | None = None
     command: NormalizedCommand | None = None

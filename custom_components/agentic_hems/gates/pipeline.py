@@ -58,6 +58,7 @@ def make_context(
     setpoints: SetpointAuthority | None = None,
     grant: GridGrant | None = None,
     read_request: RequestReader | None = None,
+    confirm_only: bool = False,
 ) -> GateContext:
     """Return a fresh :class:`GateContext`; ``trace_id`` defaults to a new uuid4 hex string."""
     return GateContext(
@@ -75,6 +76,7 @@ def make_context(
         setpoints=setpoints,
         grant=grant,
         read_request=read_request,
+        confirm_only=confirm_only,
     )
 
 

@@ -19,6 +19,9 @@ or the offline planner) passes only when the person's request text, ``raw_input`
 the model writes and no data (calendar titles, names, prices, tool results) is read, so a model can narrow the set but
 never widen it. ``start``/``turn_on`` and ``stop``/``turn_off`` count as the same action. Other sources (automations,
 scripts, outside agents, the scheduler, the grid) are not bound. No user rule can allow what this check refuses.
+
+A command with ``ctx.confirm_only`` (a caller without a person's request, e.g. an MCP client) never passes as
+``allow``: an ``allow`` rule counts as ``confirm``, so it waits for an administrator; ``deny`` still denies.
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ def evaluate(ctx: GateContext) -> GateResult:
     Evidence: ``operation``, ``device_type``, ``risk_level``, ``rule`` (the matched rule or None), ``rule_index``,
     ``action`` and ``override_available`` (True for ``confirm``: an admin may confirm); ``intent_binding`` (see
     :func:`binding_refusal`) for an ``orchestrator`` command; ``confirmed_by_grant`` (the grant) when a ``confirm``
-    rule was met by an approved authorization request.
+    rule was met by an approved authorization request; ``confirm_only`` (True) when ``ctx.confirm_only`` is set.
     """
     assert ctx.command is not None  # device_resolved ran
     command = ctx.command
@@ -137,6 +140,8 @@ def evaluate(ctx: GateContext) -> GateResult:
     approved = ctx.grant if action is PolicyAction.CONFIRM and ctx.source_agent == SOURCE_GRID else None
     if approved is not None:  # setpoint_refusal accepted the grant: its approval is the confirmation
         action = PolicyAction.ALLOW
+    if ctx.confirm_only and action is PolicyAction.ALLOW:  # no person's request: a person confirms it instead
+        action = PolicyAction.CONFIRM
     evidence = {
         "operation": command.intent,
         "device_type": command.domain,
@@ -147,6 +152,7 @@ def evaluate(ctx: GateContext) -> GateResult:
         "override_available": action is PolicyAction.CONFIRM,
         **({"intent_binding": binding} if binding else {}),
         **({"confirmed_by_grant": approved.as_dict()} if approved else {}),
+        **({"confirm_only": True} if ctx.confirm_only else {}),
     }
     ctx.policy_action = action
     if action is PolicyAction.DENY:

@@ -1,0 +1,79 @@
+"""Notifications of what waits for an administrator: a persistent notification, and an actionable mobile one.
+
+Each pending command or plan change gets the persistent notification ``agentic_hems_confirm_<trace_id>`` and, when a
+notify service is configured, a mobile notification with Confirm and Reject actions (``ACTION_CONFIRM`` /
+``ACTION_REJECT`` followed by the trace id; the control manager handles the taps).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant.components import persistent_notification
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.util import dt as dt_util
+
+from ..const import DOMAIN, LOGGER
+from ..gates.keeper import PendingConfirmation
+from .plan_changes import PendingPlanChange
+
+MOBILE_ACTION_EVENT = "mobile_app_notification_action"
+ACTION_CONFIRM = "AGENTIC_HEMS_CONFIRM_"
+ACTION_REJECT = "AGENTIC_HEMS_REJECT_"
+TITLE = "Agentic HEMS: confirmation needed"
+type Pending = PendingConfirmation | PendingPlanChange
+
+
+def notification_id(trace_id: str) -> str:
+    """Return the persistent notification id of a pending confirmation."""
+    return f"{DOMAIN}_confirm_{trace_id}"
+
+
+def what(pending: Pending) -> str:
+    """Return the pending item in words: ``"unlock lock.front_door"``, ``"schedule Dishwasher"``."""
+    if isinstance(pending, PendingPlanChange):
+        return pending.what
+    params = pending.candidate.get("params")
+    return f"{pending.candidate.get('intent')} {pending.entity_id}{' with ' + str(params) if params else ''}"
+
+
+def describe(pending: Pending) -> str:
+    """Return the persistent notification's Markdown text for ``pending``."""
+    return (
+        f"**{pending.source_agent}** asks to **{what(pending)}**.\n\n"
+        f"An administrator can confirm or reject it until {dt_util.as_local(pending.expires_at):%H:%M}: "
+        f"action `agentic_hems.confirm` (or `agentic_hems.reject`) with `trace_id: {pending.trace_id}`."
+    )
+
+
+@callback
+def notify_pending(hass: HomeAssistant, pending: Pending, notify_service: str | None) -> None:
+    """Create the persistent notification; send the mobile one through ``notify_service`` (``notify.x``) if given."""
+    persistent_notification.async_create(
+        hass, describe(pending), title=TITLE, notification_id=notification_id(pending.trace_id)
+    )
+    if not notify_service:
+        return
+    domain, _, service = notify_service.partition(".")
+    data = {
+        "title": TITLE,
+        "message": f"{pending.source_agent}: {what(pending)}",
+        "data": {
+            "tag": pending.trace_id,
+            "actions": [
+                {"action": f"{ACTION_CONFIRM}{pending.trace_id}", "title": "Confirm"},
+                {"action": f"{ACTION_REJECT}{pending.trace_id}", "title": "Reject"},
+            ],
+        },
+    }
+    hass.async_create_task(
+        _async_mobile(hass, domain, service, data), f"{DOMAIN} notify {pending.trace_id}", eager_start=False
+    )
+
+
+async def _async_mobile(hass: HomeAssistant, domain: str, service: str, data: dict[str, Any]) -> None:
+    try:
+        await hass.services.async_call(domain, service, data, blocking=True)
+    except HomeAssistantError as err:
+        LOGGER.warning("Could not send the confirmation request through %s.%s: %s", domain, service, err)
