@@ -6,6 +6,7 @@ import asyncio
 import inspect
 from pathlib import Path
 
+from hypothesis import settings
 import pytest
 import pytest_asyncio
 from pytest_homeassistant_custom_component import plugins as phcc_plugins
@@ -15,6 +16,11 @@ import custom_components.agentic_hems  # noqa: F401 - make HA find this package,
 # pandas (through entsoe-py) is imported lazily by the integration, in an executor job. On Python 3.14 a first import of
 # pandas while freezegun's clock is frozen spins without end, so the test session imports it once before any test.
 import entsoe.parsers  # noqa: F401  # isort: skip
+
+# Hypothesis's 200 ms per-example deadline is a timing target, which belongs in benchmarks/: a loaded machine must not
+# fail a property.
+settings.register_profile("agentic_hems", deadline=None)
+settings.load_profile("agentic_hems")
 
 
 # The oldest supported release's harness (phcc 0.13.325, HA 2026.4.4) has two sync autouse fixtures that call
