@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 import math
 from typing import Any, Final
 
@@ -34,6 +35,7 @@ from .contiguous import run_options
 from .energy import charge_options, fill_in_order
 from .home_model import (
     TOL_KW,
+    Evaluation,
     HomeBattery,
     HomePlan,
     HomePlanError,
@@ -51,6 +53,7 @@ TIME_LIMIT_S = 10.0
 # Reduced-cost pruning keeps a start whose bound exceeds the threshold by less than this (scaled cost units, 1e-7 of
 # the cost scale): far above HiGHS's dual tolerance (1e-7) summed over the columns.
 PRUNE_MARGIN = 1e-3
+LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under MIP_REL_GAP
 _OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
 
 
@@ -159,7 +162,8 @@ def _prepare(
 ) -> tuple[_Inputs, dict[str, str], list[str]]:
     """Validate the inputs, cut them to the horizon and resolve the loads' windows."""
     n = len(curve)
-    check_positive(fuse_kw=fuse_kw)
+    if not fuse_kw > 0:
+        raise ValueError(f"fuse_kw must be > 0, got {fuse_kw!r}")
     if not export_limit_kw >= 0:
         raise ValueError(f"export_limit_kw must be >= 0, got {export_limit_kw!r}")
     names = [b.name for b in batteries]
@@ -398,7 +402,9 @@ def _dump_pays(inputs: _Inputs) -> npt.NDArray[np.bool_]:
     """Slots where wasting energy in the battery could pay: a negative price, or PV that cannot be curtailed."""
     tariff = inputs.tariff
     negative = (tariff.import_price < 0) | (tariff.export_price < 0)
-    return negative | (~inputs.curtailment & (inputs.pv > 0) & math.isfinite(tariff.export_limit_kw))
+    if inputs.curtailment or not math.isfinite(tariff.export_limit_kw):
+        return negative
+    return negative | (inputs.pv > 0)
 
 
 def _load_columns(model: _Model, cols: _Columns, inputs: _Inputs, load: _Load, *, relax: bool) -> list[Any]:
@@ -476,8 +482,9 @@ def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
     scale = _scale(inputs)
     factor = COST_SCALE / scale
     cost = model.objective()
-    runs = np.concatenate([c for c, load in zip(cols.loads, inputs.loads, strict=True) if load.slots] or [[]])
-    runs = runs.astype(np.intp)
+    runs: IntArray = np.concatenate(
+        [np.zeros(0, dtype=np.intp), *(c for c, load in zip(cols.loads, inputs.loads, strict=True) if load.slots)]
+    )
     relaxed = model.reduced_costs(cost * factor) if runs.size else None
     upper = model.upper_bounds()
     if relaxed is not None:
@@ -522,18 +529,29 @@ def _earliest(
 ) -> FloatArray:
     """Among plans costing at most ``budget``, the one with the earliest appliance starts and EV charging.
 
-    One more HiGHS call minimises the sum of the runs' start slots plus each energy load's energy-weighted mean slot
-    under ``cost <= budget``; placements differ there by whole slots, far above HiGHS's tolerances. The result is kept
-    only when its cost stays within ``budget`` (HiGHS may end slightly above the budget row).
+    One more HiGHS call minimises, under ``cost <= budget``, the loads' placements lexicographically in the
+    caller's order: each run's start offset (slots) and each energy load's energy-weighted mean slot, weighted so
+    that one slot of a load outweighs every later load. Loads whose weight would pass ``LEX_LIMIT`` are left out
+    of this objective (HiGHS's gap must still tell one slot apart). Placements differ there by whole slots, far
+    above HiGHS's tolerances. The result is kept only when its cost stays within ``budget``.
     """
     from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in _Model.solve
 
     if not inputs.loads:
         return x
     tie = np.zeros(model.size)
-    for load, columns in zip(inputs.loads, cols.loads, strict=True):
+    weights, weight = [], 1.0
+    for load in inputs.loads:
+        span = float(load.keys[-1] - load.keys[0]) + 1
+        if weight * span > LEX_LIMIT:
+            break
+        weights.append(span)
+        weight *= span
+    for load, columns, span in zip(inputs.loads, cols.loads, weights, strict=False):
+        weight /= span
         offsets = (load.keys - load.keys[0]).astype(np.float64)
-        tie[columns] = offsets if load.slots else offsets * inputs.tariff.hours * load.spec.power_kw / load.energy_kwh
+        scale_slot = 1.0 if load.slots else inputs.tariff.hours * load.spec.power_kw / load.energy_kwh
+        tie[columns] = weight * offsets * scale_slot
     cost = model.objective()
     factor = COST_SCALE / scale
     found = model.solve(tie, [LinearConstraint(cost[None, :] * factor, -np.inf, budget * factor)], upper=upper)
@@ -664,10 +682,10 @@ def baseline(inputs_loads: list[tuple[LoadSpec, IntArray, int]], batteries: Sequ
     soc = {bat.name: bat.initial_kwh for bat in batteries}
     for t in range(n):
         for bat in batteries:
-            power = _self_consume(bat, soc[bat.name], float(surplus[t]), hours)
-            battery[bat.name][t] = power
-            surplus[t] -= power
-            soc[bat.name] += hours * (bat.charge_efficiency * max(power, 0) + min(power, 0) / bat.discharge_efficiency)
+            step = _self_consume(bat, soc[bat.name], float(surplus[t]), hours)
+            battery[bat.name][t] = step
+            surplus[t] -= step
+            soc[bat.name] += hours * (bat.charge_efficiency * max(step, 0.0) + min(step, 0.0) / bat.discharge_efficiency)
     curtail = np.clip(surplus - export_limit_kw, 0.0, pv_kw) if curtailment else np.zeros(n)
     return loads, battery, curtail
 
@@ -697,7 +715,7 @@ def _result(
         curtailment=inputs.curtailment,
     )
     base_eval = _evaluate(inputs, base_loads, base_battery, base_curtail)
-    starts = {
+    starts: dict[str, datetime | None] = {
         load.spec.name: curve.slot_start(int(np.flatnonzero(schedule.loads[load.spec.name])[0]))
         for load in inputs.loads
         if load.slots
@@ -728,7 +746,8 @@ def _result(
 
 def _evaluate(
     inputs: _Inputs, loads: dict[str, FloatArray], battery: dict[str, FloatArray], curtail: FloatArray
-):  # type: ignore[no-untyped-def]
+) -> Evaluation:
+    """The common evaluator on the plan's tariff and forecasts."""
     house = inputs.base + sum(loads.values(), np.zeros(inputs.n))
     return evaluate(inputs.tariff, house_kw=house, pv_kw=inputs.pv - curtail, battery_kw=battery,
                     batteries=inputs.batteries)
