@@ -54,15 +54,17 @@ def lp_battery(prices, export, net_kw, bat: HomeBattery, *, terminal: float, fus
     """Least net cost as an LP in signed battery power split into charge and discharge, with slot-wise grid split."""
     n = len(prices)
     # variables: charge (n), discharge (n), import (n), export (n)
-    c = np.concatenate([np.full(n, bat.wear_cost * H), np.full(n, bat.wear_cost * H), H * np.asarray(prices),
-                        -H * np.asarray(export)])
+    c = np.concatenate(
+        [np.full(n, bat.wear_cost * H), np.full(n, bat.wear_cost * H), H * np.asarray(prices), -H * np.asarray(export)]
+    )
     # terminal value: -terminal * (eta_c h sum c - h / eta_d sum d)
     c[:n] -= terminal * bat.charge_efficiency * H
     c[n : 2 * n] += terminal * H / bat.discharge_efficiency
     eq = np.hstack([-np.eye(n), np.eye(n), np.eye(n), -np.eye(n)])  # import - export - c + d = net
     lower_tri = np.tril(np.ones((n, n)))
-    soc = np.hstack([bat.charge_efficiency * H * lower_tri, -H / bat.discharge_efficiency * lower_tri,
-                     np.zeros((n, 2 * n))])
+    soc = np.hstack(
+        [bat.charge_efficiency * H * lower_tri, -H / bat.discharge_efficiency * lower_tri, np.zeros((n, 2 * n))]
+    )
     a_ub = np.vstack([soc, -soc])
     b_ub = np.concatenate([np.full(n, bat.ceiling_kwh - bat.initial_kwh), np.full(n, bat.initial_kwh - bat.floor_kwh)])
     bounds = [(0, bat.charge_kw)] * n + [(0, bat.discharge_kw)] * n + [(0, fuse)] * n + [(0, None)] * n
@@ -71,8 +73,15 @@ def lp_battery(prices, export, net_kw, bat: HomeBattery, *, terminal: float, fus
 
 
 def battery(**kw) -> HomeBattery:
-    base = dict(name="b", capacity_kwh=2.0, charge_kw=4.0, discharge_kw=4.0, initial_soc_pct=50.0,
-                charge_efficiency=1.0, discharge_efficiency=1.0)
+    base = dict(
+        name="b",
+        capacity_kwh=2.0,
+        charge_kw=4.0,
+        discharge_kw=4.0,
+        initial_soc_pct=50.0,
+        charge_efficiency=1.0,
+        discharge_efficiency=1.0,
+    )
     return HomeBattery(**(base | kw))
 
 
@@ -89,8 +98,16 @@ def test_battery_matches_dynamic_programming(data, n):
     base = np.array(data.draw(st.lists(grid_kw, min_size=n, max_size=n)))
     bat = battery(reserve_pct=data.draw(st.sampled_from([0.0, 25.0])))
     terminal = data.draw(st.sampled_from([0.0, 0.25]))
-    plan = plan_home(make_curve(prices), batteries=[bat], pv_kw=pv, base_load_kw=base, export_price=export,
-                     fuse_kw=8.0, curtailment=False, terminal_price=terminal)
+    plan = plan_home(
+        make_curve(prices),
+        batteries=[bat],
+        pv_kw=pv,
+        base_load_kw=base,
+        export_price=export,
+        fuse_kw=8.0,
+        curtailment=False,
+        terminal_price=terminal,
+    )
     expected = dp_battery(prices, export, base - pv, bat, step_kwh=0.5, terminal=terminal, fuse=8.0)
     assert plan.net_cost == pytest.approx(expected, abs=1e-7)
 
@@ -108,10 +125,20 @@ def test_appliances_and_lossy_battery_match_every_start_with_an_lp(data, n):
     base = np.array(data.draw(st.lists(st.floats(0, 2), min_size=n, max_size=n)))
     bat = battery(charge_efficiency=0.9, discharge_efficiency=0.95, wear_cost=0.01, reserve_pct=20.0)
     runs = [(2.0, data.draw(st.integers(1, 2))), (1.5, data.draw(st.integers(1, 3)))]
-    loads = [LoadSpec(f"a{i}", power_kw=p, duration_min=15 * k, earliest_start=T0, deadline=T0 + SLOT * n)
-             for i, (p, k) in enumerate(runs)]
-    plan = plan_home(make_curve(prices), loads, batteries=[bat], pv_kw=pv, base_load_kw=base, export_price=export,
-                     fuse_kw=9.0, terminal_price=0.2)
+    loads = [
+        LoadSpec(f"a{i}", power_kw=p, duration_min=15 * k, earliest_start=T0, deadline=T0 + SLOT * n)
+        for i, (p, k) in enumerate(runs)
+    ]
+    plan = plan_home(
+        make_curve(prices),
+        loads,
+        batteries=[bat],
+        pv_kw=pv,
+        base_load_kw=base,
+        export_price=export,
+        fuse_kw=9.0,
+        terminal_price=0.2,
+    )
     best = math.inf
     for starts in itertools.product(*(range(n - k + 1) for _, k in runs)):
         net = base - pv
@@ -130,10 +157,21 @@ def test_reproduces_the_joint_planner_without_battery_pv_or_export(data, n):
     curve = make_curve(prices)
     base = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=n, max_size=n)))
     loads = [
-        LoadSpec("dw", power_kw=2.0, duration_min=data.draw(st.sampled_from([15, 45, 60])), earliest_start=T0,
-                 deadline=T0 + SLOT * n),
-        LoadSpec("ev", power_kw=3.0, energy_kwh=data.draw(st.sampled_from([0.5, 1.25])), contiguous=False,
-                 earliest_start=T0 + SLOT, deadline=T0 + SLOT * n),
+        LoadSpec(
+            "dw",
+            power_kw=2.0,
+            duration_min=data.draw(st.sampled_from([15, 45, 60])),
+            earliest_start=T0,
+            deadline=T0 + SLOT * n,
+        ),
+        LoadSpec(
+            "ev",
+            power_kw=3.0,
+            energy_kwh=data.draw(st.sampled_from([0.5, 1.25])),
+            contiguous=False,
+            earliest_start=T0 + SLOT,
+            deadline=T0 + SLOT * n,
+        ),
     ]
     joint = plan_joint(curve, loads, power_limit_kw=4.0, base_load_kw=base)
     if not all(p.feasible for p in joint):
@@ -160,12 +198,27 @@ def test_properties_balance_bounds_fuse_and_no_unknown_slot(data, n):
         prices[-1] = 0.1  # a known price after the hole is never reached
     pv = np.array(data.draw(st.lists(st.floats(0, 6), min_size=n, max_size=n)))
     base = np.array(data.draw(st.lists(st.floats(0, 2), min_size=n, max_size=n)))
-    bat = battery(capacity_kwh=5.0, charge_kw=3.0, discharge_kw=3.0, charge_efficiency=0.92, discharge_efficiency=0.9,
-                  reserve_pct=30.0, initial_soc_pct=data.draw(st.floats(30, 100)), wear_cost=0.02)
+    bat = battery(
+        capacity_kwh=5.0,
+        charge_kw=3.0,
+        discharge_kw=3.0,
+        charge_efficiency=0.92,
+        discharge_efficiency=0.9,
+        reserve_pct=30.0,
+        initial_soc_pct=data.draw(st.floats(30, 100)),
+        wear_cost=0.02,
+    )
     export = data.draw(st.sampled_from([0.05, -0.02, 0.5]))
     limit = data.draw(st.sampled_from([0.0, 2.0, math.inf]))
-    plan = plan_home(make_curve(prices), batteries=[bat], pv_kw=pv, base_load_kw=base, export_price=export,
-                     fuse_kw=10.0, export_limit_kw=limit)
+    plan = plan_home(
+        make_curve(prices),
+        batteries=[bat],
+        pv_kw=pv,
+        base_load_kw=base,
+        export_price=export,
+        fuse_kw=10.0,
+        export_limit_kw=limit,
+    )
     m = plan.import_kw.size
     assert m == cut and plan.horizon_end == T0 + SLOT * cut
     power = plan.battery_kw["b"]
@@ -214,8 +267,14 @@ def test_fuse_energy_and_reserve_conflicts_are_named():
 
 def test_battery_arbitrage_by_hand():
     """Cheap, then dear: charge at the 4 kW limit (0.9 kWh stored), sell the 0.9 kWh back at the dear price."""
-    bat = battery(capacity_kwh=1.0, initial_soc_pct=0.0, charge_kw=4.0, discharge_kw=4.0, charge_efficiency=0.9,
-                  discharge_efficiency=1.0)
+    bat = battery(
+        capacity_kwh=1.0,
+        initial_soc_pct=0.0,
+        charge_kw=4.0,
+        discharge_kw=4.0,
+        charge_efficiency=0.9,
+        discharge_efficiency=1.0,
+    )
     plan = plan_home(make_curve([0.1, 0.5]), batteries=[bat], export_price=[0.0, 0.5], terminal_price=0.0)
     np.testing.assert_allclose(plan.battery_kw["b"], [4.0, -3.6], atol=1e-9)
     assert plan.cost == pytest.approx(H * (4.0 * 0.1 - 3.6 * 0.5), abs=1e-12)

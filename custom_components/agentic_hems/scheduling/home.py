@@ -33,16 +33,7 @@ import numpy.typing as npt
 from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import run_options
 from .energy import charge_options, fill_in_order
-from .home_model import (
-    TOL_KW,
-    Evaluation,
-    HomeBattery,
-    HomePlan,
-    HomePlanError,
-    Infeasibility,
-    Tariff,
-    evaluate,
-)
+from .home_model import TOL_KW, Evaluation, HomeBattery, HomePlan, HomePlanError, Infeasibility, Tariff, evaluate
 from .plan import LoadSpec
 from .ties import TIE_REL
 from .windows import REL_EPS, IntArray, check_positive, resolve_window, slot_hours, slots_for_duration
@@ -106,7 +97,8 @@ def plan_home(
             (``contiguous=False``: ``energy_kwh`` at 0 to ``power_kw`` kW per slot, e.g. the EV), with windows as in
             :func:`~.joint.plan_joint`.
         batteries: the stationary batteries.
-        pv_kw, base_load_kw: forecasts in kW, a number or an array (len(curve),), finite over the horizon, >= 0.
+        pv_kw: PV forecast in kW, a number or an array (len(curve),), finite and >= 0 over the horizon.
+        base_load_kw: house base load forecast in kW, the same way.
         export_price: per kWh exported, a number or an array (len(curve),) (a spot formula or a fixed feed-in).
         fuse_kw: most import per slot, > 0 (math.inf for none).
         export_limit_kw: most export per slot, >= 0 (0 for zero-export, math.inf for none).
@@ -125,7 +117,15 @@ def plan_home(
 
     """
     inputs, unplanned, notes = _prepare(
-        curve, loads, batteries, pv_kw, base_load_kw, export_price, fuse_kw, export_limit_kw, curtailment
+        curve,
+        loads,
+        batteries=batteries,
+        pv_kw=pv_kw,
+        base_load_kw=base_load_kw,
+        export_price=export_price,
+        fuse_kw=fuse_kw,
+        export_limit_kw=export_limit_kw,
+        curtailment=curtailment,
     )
     if terminal_price is not None:
         inputs.tariff.terminal_price.update(dict.fromkeys(inputs.tariff.terminal_price, float(terminal_price)))
@@ -152,6 +152,7 @@ def horizon_length(curve: PriceCurve, export_price: FloatArray) -> int:
 def _prepare(
     curve: PriceCurve,
     loads: Sequence[LoadSpec],
+    *,
     batteries: Sequence[HomeBattery],
     pv_kw: float | npt.ArrayLike,
     base_load_kw: float | npt.ArrayLike,
@@ -213,7 +214,7 @@ def _loads(curve: PriceCurve, loads: Sequence[LoadSpec], horizon: int) -> tuple[
 
 
 def _load(curve: PriceCurve, spec: LoadSpec, horizon: int) -> _Load | None:
-    """The load inside the horizon, None when it cannot fit there even alone."""
+    """Return the load inside the horizon, None when it cannot fit there even alone."""
     check_positive(**{f"{spec.name}.power_kw": spec.power_kw})
     window = resolve_window(curve, spec.earliest_start, spec.deadline)
     if spec.contiguous:
@@ -281,18 +282,21 @@ class _Model:
         from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy: scipy is heavy
         from scipy.sparse import csr_array  # noqa: PLC0415
 
-        constraints = [LinearConstraint(self._matrix(csr_array), np.concatenate(self.row_lo), np.concatenate(self.row_hi))]
+        constraints = [
+            LinearConstraint(self._matrix(csr_array), np.concatenate(self.row_lo), np.concatenate(self.row_hi))
+        ]
         integrality = np.zeros(self.size) if relax else np.concatenate(self.integer)
         bounds = Bounds(np.concatenate(self.lower), self.upper_bounds() if upper is None else upper)
-        return milp(objective, integrality=integrality, bounds=bounds, constraints=constraints + (extra or []),
-                    options=_OPTIONS)
+        return milp(
+            objective, integrality=integrality, bounds=bounds, constraints=constraints + (extra or []), options=_OPTIONS
+        )
 
     def upper_bounds(self) -> FloatArray:
-        """The columns' upper bounds."""
+        """Return the columns' upper bounds."""
         return np.concatenate(self.upper)
 
     def reduced_costs(self, objective: FloatArray) -> tuple[float, FloatArray, FloatArray] | None:
-        """The LP relaxation's optimum, its reduced costs at the lower bounds and its solution (HiGHS, linprog).
+        """Return the LP relaxation's optimum, its reduced costs at the lower bounds and its solution (linprog).
 
         Any solution with column j at value v costs at least ``optimum + reduced[j] * (v - lower[j])`` (Lagrangian
         bound: every other term of the dual is >= 0). None when HiGHS reports no optimum.
@@ -318,14 +322,14 @@ class _Model:
         return float(found.fun), np.asarray(found.lower.marginals, dtype=np.float64), np.asarray(found.x)
 
     def _matrix(self, csr_array: Any) -> Any:
-        """The rows as a sparse (rows, columns) matrix."""
+        """Return the rows as a sparse (rows, columns) matrix."""
         return csr_array(
             (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
             shape=(self.n_rows, self.size),
         )
 
     def objective(self) -> FloatArray:
-        """The cost of every column."""
+        """Return the cost of every column."""
         return np.concatenate(self.cost)
 
 
@@ -344,7 +348,7 @@ class _Columns:
 
 
 def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[_Model, _Columns]:
-    """The MILP of the module docstring; ``relax`` turns limits into slacks for naming the conflicting ones."""
+    """Build the MILP of the module docstring; ``relax`` turns limits into slacks for naming the conflicting ones."""
     model, n, tariff, h = _Model(), inputs.n, inputs.tariff, inputs.tariff.hours
     t = np.arange(n)
     imp = model.add(n, math.inf if relax else tariff.fuse_kw, h * tariff.import_price)
@@ -357,8 +361,10 @@ def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[_Model, _Columns]:
     for load in inputs.loads:
         balance += _load_columns(model, cols, inputs, load, relax=relax)
     if relax:
-        for kind, limit, column in ((Infeasibility.FUSE, tariff.fuse_kw, imp), (Infeasibility.EXPORT,
-                                                                               tariff.export_limit_kw, exp)):
+        for kind, limit, column in (
+            (Infeasibility.FUSE, tariff.fuse_kw, imp),
+            (Infeasibility.EXPORT, tariff.export_limit_kw, exp),
+        ):
             slack = model.add(n, math.inf)
             model.row([(t, column, 1.0), (t, slack, -1.0)], -math.inf, limit, n)
             cols.slack[kind].append(slack)
@@ -379,8 +385,12 @@ def _battery(model: _Model, cols: _Columns, inputs: _Inputs, bat: HomeBattery, *
     soc = model.add(n, bat.ceiling_kwh, end_value, lower=0.0 if relax else bat.floor_kwh)
     first = np.zeros(n)
     first[0] = bat.initial_kwh
-    dynamics = [(t, soc, 1.0), (t[1:], soc[:-1], -1.0), (t, charge, -bat.charge_efficiency * h),
-                (t, discharge, h / bat.discharge_efficiency)]
+    dynamics = [
+        (t, soc, 1.0),
+        (t[1:], soc[:-1], -1.0),
+        (t, charge, -bat.charge_efficiency * h),
+        (t, discharge, h / bat.discharge_efficiency),
+    ]
     model.row(dynamics, first, first, n)
     if relax:
         slack = model.add(n, math.inf)
@@ -455,8 +465,12 @@ def _most_export(inputs: _Inputs) -> FloatArray:
 def _scale(inputs: _Inputs) -> float:
     """Cost scale: largest |price| x the most energy the plan moves (the tie tolerance is TIE_REL of it)."""
     tariff = inputs.tariff
-    price = max(float(np.max(np.abs(tariff.import_price))), float(np.max(np.abs(tariff.export_price))),
-                *(abs(v) for v in tariff.terminal_price.values()), 1e-6)
+    price = max(
+        float(np.max(np.abs(tariff.import_price))),
+        float(np.max(np.abs(tariff.export_price))),
+        *(abs(v) for v in tariff.terminal_price.values()),
+        1e-6,
+    )
     energy = tariff.hours * float(np.sum(_most_import(inputs) + _most_export(inputs)))
     energy += sum(b.capacity_kwh for b in inputs.batteries)
     return price * max(energy, 1e-6)
@@ -500,7 +514,7 @@ def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
     budget = float(cost @ x) + TIE_REL * scale
     if relaxed is not None:
         upper = _pruned(upper, runs, relaxed, budget * factor)
-    x = _earliest(inputs, model, cols, x, budget, scale, upper)
+    x = _earliest(inputs, model, cols, x, budget=budget, scale=scale, upper=upper)
     return _Solution(x, cols, model), note
 
 
@@ -516,7 +530,9 @@ def _rounded_cost(inputs: _Inputs, model: _Model, cols: _Columns, objective: Flo
     return float(found.fun) if found.x is not None else math.inf
 
 
-def _pruned(upper: FloatArray, runs: IntArray, relaxed: tuple[float, FloatArray, FloatArray], bound: float) -> FloatArray:
+def _pruned(
+    upper: FloatArray, runs: IntArray, relaxed: tuple[float, FloatArray, FloatArray], bound: float
+) -> FloatArray:
     """``upper`` with the run starts whose Lagrangian bound exceeds ``bound`` (scaled) fixed to 0."""
     lower_bound, reduced, _ = relaxed
     out = upper.copy()
@@ -525,7 +541,7 @@ def _pruned(upper: FloatArray, runs: IntArray, relaxed: tuple[float, FloatArray,
 
 
 def _earliest(
-    inputs: _Inputs, model: _Model, cols: _Columns, x: FloatArray, budget: float, scale: float, upper: FloatArray
+    inputs: _Inputs, model: _Model, cols: _Columns, x: FloatArray, *, budget: float, scale: float, upper: FloatArray
 ) -> FloatArray:
     """Among plans costing at most ``budget``, the one with the earliest appliance starts and EV charging.
 
@@ -581,13 +597,12 @@ def _diagnose(inputs: _Inputs) -> HomePlanError:
     found = model.solve(objective, relax=True)
     if found.x is None:
         return HomePlanError((), f"no plan exists and HiGHS could not say why: {found.message}")
-    used = tuple(
-        kind for kind, slacks in cols.slack.items() if any(float(np.max(found.x[s])) > TOL_KW for s in slacks)
-    )
+    used = tuple(kind for kind, slacks in cols.slack.items() if any(float(np.max(found.x[s])) > TOL_KW for s in slacks))
     short = tuple(
         load.spec.name
-        for load, slack in zip((ld for ld in inputs.loads if not ld.slots), cols.slack[Infeasibility.ENERGY],
-                               strict=True)
+        for load, slack in zip(
+            (ld for ld in inputs.loads if not ld.slots), cols.slack[Infeasibility.ENERGY], strict=True
+        )
         if float(found.x[slack][0]) > TOL_KW
     )
     names = ", ".join(str(kind) for kind in used) or "unknown"
@@ -604,7 +619,7 @@ class _Schedule:
 
 
 def _extract(inputs: _Inputs, solution: _Solution) -> _Schedule:
-    """The devices' kW from the solver's columns, with simultaneous charge and discharge undone."""
+    """Return the devices' kW from the solver's columns, with simultaneous charge and discharge undone."""
     x, cols, n = solution.x, solution.cols, inputs.n
     loads: dict[str, FloatArray] = {}
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
@@ -620,13 +635,13 @@ def _extract(inputs: _Inputs, solution: _Solution) -> _Schedule:
     grid = x[cols.imp] - x[cols.exp]
     curtail = x[cols.cur].copy()
     for b, bat in enumerate(inputs.batteries):
-        _unmix(inputs, bat, charge[b], discharge[b], grid, curtail)
+        _unmix(inputs, bat, (charge[b], discharge[b]), grid=grid, curtail=curtail)
     battery = {bat.name: charge[b] - discharge[b] for b, bat in enumerate(inputs.batteries)}
     return _Schedule(loads, battery, curtail)
 
 
 def _unmix(
-    inputs: _Inputs, bat: HomeBattery, charge: FloatArray, discharge: FloatArray, grid: FloatArray, curtail: FloatArray
+    inputs: _Inputs, bat: HomeBattery, power: tuple[FloatArray, FloatArray], *, grid: FloatArray, curtail: FloatArray
 ) -> None:
     """Undo simultaneous charge and discharge in place where no binary forbade it; it never raises the cost.
 
@@ -635,6 +650,7 @@ def _unmix(
     export (up to its limit), else raises the curtailment. In these slots both prices are >= 0, so the cost does not
     rise, and the throughput (wear) falls. A slot where ``delta`` finds no room keeps its values.
     """
+    charge, discharge = power
     eta = bat.charge_efficiency * bat.discharge_efficiency
     for t in np.flatnonzero((charge > 0) & (discharge > 0) & ~_dump_pays(inputs)):
         c, d = float(charge[t]), float(discharge[t])
@@ -650,44 +666,38 @@ def _unmix(
         charge[t], discharge[t] = new_c, new_d
 
 
-def baseline(inputs_loads: list[tuple[LoadSpec, IntArray, int]], batteries: Sequence[HomeBattery], *, base_kw:
-             FloatArray, pv_kw: FloatArray, hours: float, export_limit_kw: float, curtailment: bool) -> tuple[
-                 dict[str, FloatArray], dict[str, FloatArray], FloatArray]:
-    """The schedule without optimisation: appliances at their earliest start, energy loads as soon as possible at
-    full power, batteries for self-consumption only.
+def _baseline(inputs: _Inputs) -> _Schedule:
+    """Return the schedule without optimisation.
 
-    Args:
-        inputs_loads: (spec, admissible starts or usable slots ascending, run length in slots or 0) per load.
-        batteries: charged from PV surplus and discharged to cover the house, in order, within their limits.
-        base_kw, pv_kw: (n,) forecasts; hours: slot length.
-        export_limit_kw, curtailment: surplus beyond the batteries is exported up to the limit, then curtailed
-            when allowed (else exported anyway, which :func:`~.home_model.evaluate` reports).
-
-    Returns:
-        (per load kW, per battery signed kW, curtailment kW), each (n,).
-
+    Appliances start at their earliest admissible start, energy loads charge as soon as possible at full power, and
+    each battery in turn only serves self-consumption: it charges from the PV surplus and discharges to cover the
+    house, within its power and SoC limits. Surplus left over is exported up to the limit, then curtailed when
+    allowed (else exported anyway, which :func:`~.home_model.evaluate` reports as a violation).
     """
-    n = base_kw.size
+    n, hours = inputs.n, inputs.tariff.hours
     loads: dict[str, FloatArray] = {}
-    for spec, keys, slots in inputs_loads:
+    for load in inputs.loads:
         power = np.zeros(n)
-        if slots:
-            power[int(keys[0]) : int(keys[0]) + slots] = spec.power_kw
+        if load.slots:
+            power[int(load.keys[0]) : int(load.keys[0]) + load.slots] = load.spec.power_kw
         else:
-            placed = fill_in_order(np.full(keys.size, spec.power_kw * hours), float(spec.energy_kwh or 0.0))
-            power[keys] = (placed if placed is not None else np.full(keys.size, spec.power_kw * hours)) / hours
-        loads[spec.name] = power
-    surplus = pv_kw - base_kw - sum(loads.values(), np.zeros(n))
-    battery = {bat.name: np.zeros(n) for bat in batteries}
-    soc = {bat.name: bat.initial_kwh for bat in batteries}
+            placed = fill_in_order(np.full(load.keys.size, load.spec.power_kw * hours), load.energy_kwh)
+            power[load.keys] = (placed if placed is not None else np.zeros(load.keys.size)) / hours
+        loads[load.spec.name] = power
+    surplus = inputs.pv - inputs.base - sum(loads.values(), np.zeros(n))
+    battery = {bat.name: np.zeros(n) for bat in inputs.batteries}
+    soc = {bat.name: bat.initial_kwh for bat in inputs.batteries}
     for t in range(n):
-        for bat in batteries:
+        for bat in inputs.batteries:
             step = _self_consume(bat, soc[bat.name], float(surplus[t]), hours)
             battery[bat.name][t] = step
             surplus[t] -= step
-            soc[bat.name] += hours * (bat.charge_efficiency * max(step, 0.0) + min(step, 0.0) / bat.discharge_efficiency)
-    curtail = np.clip(surplus - export_limit_kw, 0.0, pv_kw) if curtailment else np.zeros(n)
-    return loads, battery, curtail
+            soc[bat.name] += hours * (
+                bat.charge_efficiency * max(step, 0.0) + min(step, 0.0) / bat.discharge_efficiency
+            )
+    limit = inputs.tariff.export_limit_kw
+    curtail = np.clip(surplus - limit, 0.0, inputs.pv) if inputs.curtailment else np.zeros(n)
+    return _Schedule(loads, battery, curtail)
 
 
 def _self_consume(bat: HomeBattery, soc: float, surplus: float, hours: float) -> float:
@@ -705,22 +715,14 @@ def _result(
     """Assemble the plan, its cost and the baseline's through the common evaluator."""
     schedule = _extract(inputs, solution)
     plan_eval = _evaluate(inputs, schedule.loads, schedule.battery, schedule.curtail)
-    base_loads, base_battery, base_curtail = baseline(
-        [(load.spec, load.keys, load.slots) for load in inputs.loads],
-        inputs.batteries,
-        base_kw=inputs.base,
-        pv_kw=inputs.pv,
-        hours=inputs.tariff.hours,
-        export_limit_kw=inputs.tariff.export_limit_kw,
-        curtailment=inputs.curtailment,
-    )
-    base_eval = _evaluate(inputs, base_loads, base_battery, base_curtail)
+    base = _baseline(inputs)
+    base_eval = _evaluate(inputs, base.loads, base.battery, base.curtail)
     starts: dict[str, datetime | None] = {
         load.spec.name: curve.slot_start(int(np.flatnonzero(schedule.loads[load.spec.name])[0]))
         for load in inputs.loads
         if load.slots
     }
-    starts.update({name: None for name in unplanned})
+    starts.update(dict.fromkeys(unplanned))
     return HomePlan(
         start=curve.start,
         resolution=curve.resolution,
@@ -747,7 +749,8 @@ def _result(
 def _evaluate(
     inputs: _Inputs, loads: dict[str, FloatArray], battery: dict[str, FloatArray], curtail: FloatArray
 ) -> Evaluation:
-    """The common evaluator on the plan's tariff and forecasts."""
+    """Run the common evaluator on the plan's tariff and forecasts."""
     house = inputs.base + sum(loads.values(), np.zeros(inputs.n))
-    return evaluate(inputs.tariff, house_kw=house, pv_kw=inputs.pv - curtail, battery_kw=battery,
-                    batteries=inputs.batteries)
+    return evaluate(
+        inputs.tariff, house_kw=house, pv_kw=inputs.pv - curtail, battery_kw=battery, batteries=inputs.batteries
+    )

@@ -215,7 +215,8 @@ class HomePlan:
         unplanned: per load left out (its window lies past the known prices) an English reason.
         cost: import cost - export revenue + battery wear, currency (the common :func:`evaluate`).
         net_cost: ``cost`` minus the value of the energy the batteries gain (the objective).
-        baseline_cost, baseline_net_cost: the same for the schedule without optimisation (see :func:`.home.baseline`).
+        baseline_cost, baseline_net_cost: the same for the schedule without optimisation (appliances at
+            their earliest start, energy loads as soon as possible, batteries for self-consumption only).
         currency: ISO 4217 code.
         detail: English notes (partial windows, the solver stopping early); empty when none.
 
