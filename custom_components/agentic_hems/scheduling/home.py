@@ -519,15 +519,31 @@ def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
 
 
 def _rounded_cost(inputs: _Inputs, model: _Model, cols: _Columns, objective: FloatArray, lp: FloatArray) -> float:
-    """Scaled cost of the plan with each run at its largest LP fraction (earliest on ties); inf when none exists."""
+    """Scaled cost of a plan with each run at its largest LP fraction (earliest on ties); inf when none exists.
+
+    With the runs fixed, the LP relaxation is solved first; when it already charges or discharges (imports or
+    exports) alone in every slot that has a binary, it is a plan and its cost is the bound. Otherwise the MILP
+    with the runs fixed is solved.
+    """
     upper = model.upper_bounds()
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
         if load.slots:
             keep = columns[int(np.argmax(lp[columns]))]
             upper[columns] = 0.0
             upper[keep] = 1.0
+    relaxed = model.solve(objective, upper=upper, relax=True)
+    if relaxed.x is not None and _exclusive(inputs, cols, relaxed.x):
+        return float(relaxed.fun)
     found = model.solve(objective, upper=upper)
     return float(found.fun) if found.x is not None else math.inf
+
+
+def _exclusive(inputs: _Inputs, cols: _Columns, x: FloatArray) -> bool:
+    """True when no slot with a binary both charges and discharges a battery, or both imports and exports."""
+    dump = _dump_pays(inputs)
+    both = [(x[c] > TOL_KW) & (x[d] > TOL_KW) & dump for c, d in zip(cols.charge, cols.discharge, strict=True)]
+    grid = (x[cols.imp] > TOL_KW) & (x[cols.exp] > TOL_KW) & (inputs.tariff.export_price > inputs.tariff.import_price)
+    return not (grid.any() or any(b.any() for b in both))
 
 
 def _pruned(
