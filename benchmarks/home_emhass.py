@@ -8,17 +8,16 @@ constant block) and the EV (continuous up to 11 kW, 3 hours' worth of energy).
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 import json
 import logging
 import pathlib
 import time
-from datetime import timedelta
 from typing import Any
 
+from home_inputs import EXPORT_LIMIT_KW, FUSE_KW, Home
 import numpy as np
 import pandas as pd
-
-from home_inputs import EXPORT_LIMIT_KW, FUSE_KW, Home
 
 _LOGGER = logging.getLogger("emhass-bench")
 _LOGGER.setLevel(logging.ERROR)
@@ -113,13 +112,24 @@ def emhass_plan(home: Home, *, gap: float = 0.01) -> tuple[dict[str, np.ndarray]
     frame = pd.DataFrame({"unit_load_cost": home.curve.prices, "unit_prod_price": home.export_price}, index=index)
     started = time.perf_counter()
     opt = Optimization(
-        retrieve, optim, plant, "unit_load_cost", "unit_prod_price", "profit", paths, _LOGGER,
-        opt_time_delta=n // 4, num_timesteps=n,
+        retrieve,
+        optim,
+        plant,
+        "unit_load_cost",
+        "unit_prod_price",
+        "profit",
+        paths,
+        _LOGGER,
+        opt_time_delta=n // 4,
+        num_timesteps=n,
     )
     soc = home.battery.initial_soc_pct / 100
     result = opt.perform_dayahead_forecast_optim(
-        frame, pd.Series(home.pv_kw * 1000, index=index), pd.Series(home.base_kw * 1000, index=index),
-        soc_init=soc, soc_final=soc,
+        frame,
+        pd.Series(home.pv_kw * 1000, index=index),
+        pd.Series(home.base_kw * 1000, index=index),
+        soc_init=soc,
+        soc_final=soc,
     )
     seconds = time.perf_counter() - started
     loads = {spec.name: result[f"P_deferrable{k}"].to_numpy() / 1000 for k, spec in enumerate(home.loads)}

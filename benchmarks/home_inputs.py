@@ -7,13 +7,13 @@ Importing this module makes the integration's pure core importable without Home 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 import importlib.machinery
 import importlib.util
 import math
-import sys
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
+import sys
 
 import numpy as np
 

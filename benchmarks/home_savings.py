@@ -20,11 +20,10 @@ Prints one row per strategy and the gap of (c) to (d).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from pathlib import Path
 import sys
 import time
-from dataclasses import dataclass, replace
-from datetime import timedelta
-from pathlib import Path
 
 import numpy as np
 
@@ -78,8 +77,12 @@ def forecast(actual: np.ndarray, sd: float, rng: np.random.Generator) -> np.ndar
 def tariff(p: Period, bat: HomeBattery) -> Tariff:
     """The common tariff of the whole period."""
     return Tariff(
-        import_price=p.curve.prices, export_price=p.export_price, hours=0.25, fuse_kw=FUSE_KW,
-        export_limit_kw=EXPORT_LIMIT_KW, terminal_price={bat.name: float(np.median(p.curve.prices)) * 0.95},
+        import_price=p.curve.prices,
+        export_price=p.export_price,
+        hours=0.25,
+        fuse_kw=FUSE_KW,
+        export_limit_kw=EXPORT_LIMIT_KW,
+        terminal_price={bat.name: float(np.median(p.curve.prices)) * 0.95},
     )
 
 
@@ -104,13 +107,24 @@ def _specs(p: Period, state: State, now: int, stop: int) -> tuple[list[LoadSpec]
             lo, hi = max(s, now), min(s + slots, stop)
             fixed[lo - now : max(hi - now, 0)] += kw if hi > lo else 0.0
         elif end > now and first < stop:
-            specs.append(LoadSpec(name, power_kw=kw, duration_min=15 * slots, earliest_start=at(max(first, now)),
-                                  deadline=at(end)))
+            specs.append(
+                LoadSpec(
+                    name, power_kw=kw, duration_min=15 * slots, earliest_start=at(max(first, now)), deadline=at(end)
+                )
+            )
     for name, kw, kwh, first, end in p.charges:
         rest = kwh - state.delivered.get(name, 0.0)
         if rest > 1e-6 and end > now and first < stop:
-            specs.append(LoadSpec(name, power_kw=kw, energy_kwh=rest, contiguous=False,
-                                  earliest_start=at(max(first, now)), deadline=at(end)))
+            specs.append(
+                LoadSpec(
+                    name,
+                    power_kw=kw,
+                    energy_kwh=rest,
+                    contiguous=False,
+                    earliest_start=at(max(first, now)),
+                    deadline=at(end),
+                )
+            )
     return specs, fixed
 
 
@@ -119,9 +133,17 @@ def _plan(p: Period, state: State, now: int, stop: int, pv: np.ndarray, base: np
     specs, fixed = _specs(p, state, now, stop)
     curve = PriceCurve(start=p.curve.start + SLOT * now, resolution=SLOT, prices=p.curve.prices[now:stop], source="s")
     current = replace(bat, initial_soc_pct=100 * state.soc_kwh / bat.capacity_kwh)
-    return plan_home(curve, specs, batteries=[current], pv_kw=pv, base_load_kw=base + fixed,
-                     export_price=p.export_price[now:stop], fuse_kw=FUSE_KW, export_limit_kw=EXPORT_LIMIT_KW,
-                     terminal_price=float(np.median(p.curve.prices)) * 0.95)
+    return plan_home(
+        curve,
+        specs,
+        batteries=[current],
+        pv_kw=pv,
+        base_load_kw=base + fixed,
+        export_price=p.export_price[now:stop],
+        fuse_kw=FUSE_KW,
+        export_limit_kw=EXPORT_LIMIT_KW,
+        terminal_price=float(np.median(p.curve.prices)) * 0.95,
+    )
 
 
 def _execute(p: Period, state: State, plan, now: int, slots: int, bat: HomeBattery) -> None:  # noqa: ANN001
@@ -149,7 +171,7 @@ def _new_state(p: Period, bat: HomeBattery) -> State:
 
 
 def _house(p: Period, state: State) -> np.ndarray:
-    """kW of every planned load as it ran: the EVs' executed power plus each run from its start."""
+    """KW of every planned load as it ran: the EVs' executed power plus each run from its start."""
     house = state.house.copy()
     for name, kw, slots, _, _ in p.runs:
         if name in state.started:
@@ -173,8 +195,9 @@ def cost(p: Period, bat: HomeBattery, state: State) -> float:
     """Net cost of what happened, on the actuals; PV beyond the export limit is curtailed."""
     house = p.base + _house(p, state)
     over = np.clip(p.pv - house - state.battery - EXPORT_LIMIT_KW, 0.0, p.pv)
-    result = evaluate(tariff(p, bat), house_kw=house, pv_kw=p.pv - over, battery_kw={bat.name: state.battery},
-                      batteries=(bat,))
+    result = evaluate(
+        tariff(p, bat), house_kw=house, pv_kw=p.pv - over, battery_kw={bat.name: state.battery}, batteries=(bat,)
+    )
     return result.net_cost
 
 
@@ -201,8 +224,10 @@ def main() -> int:
     for label, value, seconds in rows:
         print(f"{label:34} {value:9.3f}   ({seconds:6.1f} s)")
     gap = rows[2][1] - rows[3][1]
-    print(f"gap (c) - (d): {gap:.3f} EUR ({100 * gap / abs(rows[3][1]):.1f} % of (d)); saving (a) - (c): "
-          f"{rows[0][1] - rows[2][1]:.3f} EUR")
+    print(
+        f"gap (c) - (d): {gap:.3f} EUR ({100 * gap / abs(rows[3][1]):.1f} % of (d)); saving (a) - (c): "
+        f"{rows[0][1] - rows[2][1]:.3f} EUR"
+    )
     return 0
 
 

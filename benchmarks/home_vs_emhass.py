@@ -13,10 +13,10 @@ EMHASS's default 1 % MIP gap). Exit status 1 when a target (our net cost <= EMHA
 
 from __future__ import annotations
 
+from pathlib import Path
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -47,23 +47,33 @@ def tariff(case: Home) -> Tariff:
 def cost_of(case: Home, loads: dict[str, np.ndarray], battery_kw: np.ndarray, curtail: np.ndarray) -> Evaluation:
     """Cost a schedule with the common evaluator, after checking every load got its energy."""
     for spec in case.loads:
-        need = spec.energy_kwh if spec.energy_kwh else spec.power_kw * spec.duration_min / 60
+        need = spec.energy_kwh or spec.power_kw * spec.duration_min / 60
         got = 0.25 * float(loads[spec.name].sum())
         if abs(got - need) > 1e-3:
             raise AssertionError(f"{spec.name}: {got:.3f} kWh planned, {need:.3f} kWh needed")
     house = case.base_kw + sum(loads.values(), np.zeros(case.base_kw.size))
     return evaluate(
-        tariff(case), house_kw=house, pv_kw=case.pv_kw - curtail, battery_kw={case.battery.name: battery_kw},
+        tariff(case),
+        house_kw=house,
+        pv_kw=case.pv_kw - curtail,
+        battery_kw={case.battery.name: battery_kw},
         batteries=(case.battery,),
     )
 
 
 def ours(case: Home) -> tuple[Evaluation, float]:
     """Our plan's evaluation and its median solve time."""
+
     def solve():  # noqa: ANN202
         return plan_home(
-            case.curve, case.loads, batteries=[case.battery], pv_kw=case.pv_kw, base_load_kw=case.base_kw,
-            export_price=case.export_price, fuse_kw=FUSE_KW, export_limit_kw=EXPORT_LIMIT_KW,
+            case.curve,
+            case.loads,
+            batteries=[case.battery],
+            pv_kw=case.pv_kw,
+            base_load_kw=case.base_kw,
+            export_price=case.export_price,
+            fuse_kw=FUSE_KW,
+            export_limit_kw=EXPORT_LIMIT_KW,
         )
 
     solve()

@@ -488,9 +488,10 @@ class _Solution:
 def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
     """Least cost, then the earliest plan among the ties; HomePlanError when there is none.
 
-    Pruning: the LP relaxation gives a lower bound L and reduced costs r; a plan that starts run a at j costs at
-    least L + r_aj, so starts with L + r_aj above an upper bound U (the cost of a plan with every run at its largest
-    LP fraction) cannot be optimal and are fixed to 0 before the MILP; the tie stage prunes again with its budget.
+    The LP relaxation gives a lower bound L and reduced costs r: a plan that starts run a at j costs at least
+    L + r_aj. A dive (:func:`_dive`) gives a plan and its cost U. When U <= L (to ``PRUNE_MARGIN``) the dive's plan
+    is optimal; otherwise starts with L + r_aj > U are fixed to 0 and HiGHS solves the MILP. The tie stage
+    (:func:`_earliest`) prunes again with its budget.
     """
     model, cols = _build(inputs)
     scale = _scale(inputs)
@@ -501,16 +502,21 @@ def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
     )
     relaxed = model.reduced_costs(cost * factor) if runs.size else None
     upper = model.upper_bounds()
+    x: FloatArray | None = None
+    note = ""
     if relaxed is not None:
-        bound = _rounded_cost(inputs, model, cols, cost * factor, relaxed[2])
+        dived, bound = _dive(inputs, model, cols, cost * factor, relaxed[2])
         upper = _pruned(upper, runs, relaxed, bound)
-    first = model.solve(cost * factor, upper=upper)
-    if first.x is None:
-        if first.status == 2:
-            raise _diagnose(inputs)
-        raise HomePlanError((), f"HiGHS found no plan: {first.message}")
-    note = "" if first.status == 0 else f"solver stopped early ({first.message}); best plan found"
-    x = _clean(model, first.x, upper)
+        if dived is not None and bound <= relaxed[0] + PRUNE_MARGIN:
+            x = _clean(model, dived, model.upper_bounds())
+    if x is None:
+        first = model.solve(cost * factor, upper=upper)
+        if first.x is None:
+            if first.status == 2:
+                raise _diagnose(inputs)
+            raise HomePlanError((), f"HiGHS found no plan: {first.message}")
+        note = "" if first.status == 0 else f"solver stopped early ({first.message}); best plan found"
+        x = _clean(model, first.x, upper)
     budget = float(cost @ x) + TIE_REL * scale
     if relaxed is not None:
         upper = _pruned(upper, runs, relaxed, budget * factor)
@@ -518,28 +524,43 @@ def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
     return _Solution(x, cols, model), note
 
 
-def _rounded_cost(inputs: _Inputs, model: _Model, cols: _Columns, objective: FloatArray, lp: FloatArray) -> float:
-    """Scaled cost of a plan with each run at its largest LP fraction (earliest on ties); inf when none exists.
+def _dive(
+    inputs: _Inputs, model: _Model, cols: _Columns, objective: FloatArray, lp: FloatArray
+) -> tuple[FloatArray | None, float]:
+    """Return a plan and its scaled cost found by fixing the runs one by one at their largest LP fraction.
 
-    With the runs fixed, the LP relaxation is solved first; when it already charges or discharges (imports or
-    exports) alone in every slot that has a binary, it is a plan and its cost is the bound. Otherwise the MILP
-    with the runs fixed is solved.
+    After each run is fixed the LP relaxation is solved again. With every run fixed, the LP's answer is a plan
+    when it charges or discharges (imports or exports) alone in every slot with a binary; otherwise the MILP with
+    the runs fixed is solved. (None, inf) when no plan is found.
     """
     upper = model.upper_bounds()
+    found = None
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
         if load.slots:
             keep = columns[int(np.argmax(lp[columns]))]
             upper[columns] = 0.0
             upper[keep] = 1.0
-    relaxed = model.solve(objective, upper=upper, relax=True)
-    if relaxed.x is not None and _exclusive(inputs, cols, relaxed.x):
-        return float(relaxed.fun)
-    found = model.solve(objective, upper=upper)
-    return float(found.fun) if found.x is not None else math.inf
+            found = model.solve(objective, upper=upper, relax=True)
+            if found.x is None:
+                return None, math.inf
+            lp = found.x
+    found = _leaf(inputs, model, cols, objective, upper)
+    return (None, math.inf) if found is None else (found.x, float(found.fun))
+
+
+def _leaf(inputs: _Inputs, model: _Model, cols: _Columns, objective: FloatArray, upper: FloatArray) -> Any:
+    """Solve with every run fixed: the LP when its answer needs no binary, else the (small) MILP; None if none."""
+    found = model.solve(objective, upper=upper, relax=True)
+    integer = np.concatenate(model.integer) > 0
+    if found.x is not None and not (
+        _exclusive(inputs, cols, found.x) and np.all(np.abs(found.x[integer] - np.round(found.x[integer])) <= 1e-9)
+    ):
+        found = model.solve(objective, upper=upper)
+    return None if found.x is None else found
 
 
 def _exclusive(inputs: _Inputs, cols: _Columns, x: FloatArray) -> bool:
-    """True when no slot with a binary both charges and discharges a battery, or both imports and exports."""
+    """Return True when no slot with a binary both charges and discharges a battery, or both imports and exports."""
     dump = _dump_pays(inputs)
     both = [(x[c] > TOL_KW) & (x[d] > TOL_KW) & dump for c, d in zip(cols.charge, cols.discharge, strict=True)]
     grid = (x[cols.imp] > TOL_KW) & (x[cols.exp] > TOL_KW) & (inputs.tariff.export_price > inputs.tariff.import_price)
@@ -559,38 +580,49 @@ def _pruned(
 def _earliest(
     inputs: _Inputs, model: _Model, cols: _Columns, x: FloatArray, *, budget: float, scale: float, upper: FloatArray
 ) -> FloatArray:
-    """Among plans costing at most ``budget``, the one with the earliest appliance starts and EV charging.
+    """Among plans costing at most ``budget``, the earliest: runs first, then energy loads, each in caller's order.
 
-    One more HiGHS call minimises, under ``cost <= budget``, the loads' placements lexicographically in the
-    caller's order: each run's start offset (slots) and each energy load's energy-weighted mean slot, weighted so
-    that one slot of a load outweighs every later load. Loads whose weight would pass ``LEX_LIMIT`` are left out
-    of this objective (HiGHS's gap must still tell one slot apart). Placements differ there by whole slots, far
-    above HiGHS's tolerances. The result is kept only when its cost stays within ``budget``.
+    One more HiGHS call minimises the lexicographic placement objective (:func:`_tie_objective`) under
+    ``cost <= budget``; placements differ there by whole slots, far above HiGHS's tolerances. The result is kept
+    only when its recomputed cost stays within ``budget`` (+ ``TIE_REL`` of the scale); else ``x`` stays.
     """
     from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in _Model.solve
 
     if not inputs.loads:
         return x
-    tie = np.zeros(model.size)
-    weights, weight = [], 1.0
-    for load in inputs.loads:
-        span = float(load.keys[-1] - load.keys[0]) + 1
-        if weight * span > LEX_LIMIT:
-            break
-        weights.append(span)
-        weight *= span
-    for load, columns, span in zip(inputs.loads, cols.loads, weights, strict=False):
-        weight /= span
-        offsets = (load.keys - load.keys[0]).astype(np.float64)
-        scale_slot = 1.0 if load.slots else inputs.tariff.hours * load.spec.power_kw / load.energy_kwh
-        tie[columns] = weight * offsets * scale_slot
     cost = model.objective()
     factor = COST_SCALE / scale
-    found = model.solve(tie, [LinearConstraint(cost[None, :] * factor, -np.inf, budget * factor)], upper=upper)
+    row = [LinearConstraint(cost[None, :] * factor, -np.inf, budget * factor)]
+    found = model.solve(_tie_objective(inputs, cols, model.size), row, upper=upper)
     if found.x is None:
         return x
     better = _clean(model, found.x, upper)
     return better if float(cost @ better) <= budget + TIE_REL * scale else x
+
+
+def _tie_objective(inputs: _Inputs, cols: _Columns, size: int) -> FloatArray:
+    """Lexicographic placement objective: the runs' start offsets, then the energy loads' mean slots.
+
+    Weighted so that one slot of a load outweighs every later load; loads whose weight would pass ``LEX_LIMIT``
+    are left out (HiGHS's gap must still tell one slot apart).
+    """
+    order = [(load, c) for load, c in zip(inputs.loads, cols.loads, strict=True) if load.slots]
+    order += [(load, c) for load, c in zip(inputs.loads, cols.loads, strict=True) if not load.slots]
+    spans: list[float] = []
+    weight = 1.0
+    for load, _ in order:
+        span = float(load.keys[-1] - load.keys[0]) + 1
+        if weight * span > LEX_LIMIT:
+            break
+        spans.append(span)
+        weight *= span
+    tie = np.zeros(size)
+    for (load, columns), span in zip(order, spans, strict=False):
+        weight /= span
+        offsets = (load.keys - load.keys[0]).astype(np.float64)
+        per_slot = 1.0 if load.slots else inputs.tariff.hours * load.spec.power_kw / load.energy_kwh
+        tie[columns] = weight * offsets * per_slot
+    return tie
 
 
 def _clean(model: _Model, x: FloatArray, upper: FloatArray) -> FloatArray:
