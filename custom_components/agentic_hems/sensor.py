@@ -24,6 +24,7 @@ from homeassistant.util import dt as dt_util
 from .coordinator import PriceData
 from .entity import AgenticHemsEntity, AgenticHemsEntityDescription, ApplianceEntity, prices_available
 from .gates.models import Outcome
+from .home_sensor import async_add_home_sensors
 from .listeners import ChangeListeners
 from .planning.day_views import day_prices
 from .planning.manager import ApplianceState
@@ -246,6 +247,7 @@ async def async_setup_entry(
             (ApplianceSensor(entry, appliance, description) for description in APPLIANCE_SENSORS),
             config_subentry_id=appliance.appliance_id,
         )
+    async_add_home_sensors(entry, async_add_entities)
 
 
 class AgenticHemsSensor(AgenticHemsEntity, SensorEntity):

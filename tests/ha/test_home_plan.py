@@ -19,11 +19,15 @@ from pytest_homeassistant_custom_component.common import (
     mock_integration,
     mock_platform,
 )
+from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
+from pytest_homeassistant_custom_component.typing import WebSocketGenerator
+from syrupy.assertion import SnapshotAssertion
 
 from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
@@ -40,6 +44,10 @@ BATTERY = {
     "wear_cost": 0.02, "soc_entity": "sensor.battery_soc", "control_entity": "input_number.battery_power",
 }
 SETPOINT = "input_number.battery_power"
+ENTRY_ID = "01JHOMEPLANENTRY0000000000"
+HOME_SENSORS = ("sensor.agentic_hems_home_plan_cost", "sensor.agentic_hems_planned_grid_import",
+                "sensor.agentic_hems_planned_grid_export", "sensor.agentic_hems_planned_pv_curtailment",
+                "sensor.home_battery_planned_power", "sensor.home_battery_planned_state_of_charge")
 
 
 def solar_wh(start: datetime) -> dict[str, float]:
@@ -65,14 +73,16 @@ async def _house(hass: HomeAssistant) -> MockConfigEntry:
     return solar
 
 
-def home_entry(solar_id: str, **options: Any) -> MockConfigEntry:
+def home_entry(
+    solar_id: str, entry_id: str | None = None, battery: dict[str, Any] = BATTERY, **options: Any
+) -> MockConfigEntry:
     """The sample entry (its three appliances) with a battery subentry and the home options."""
     subentries = [ConfigSubentryData(data=data, subentry_id=key, subentry_type="appliance", title=data["name"],
                                      unique_id=None) for key, data in APPLIANCES.items()]
-    subentries.append(ConfigSubentryData(data=BATTERY, subentry_id="battery1", subentry_type="battery",
+    subentries.append(ConfigSubentryData(data=battery, subentry_id="battery1", subentry_type="battery",
                                          title="Home battery", unique_id=None))
     return MockConfigEntry(
-        domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
+        domain=DOMAIN, entry_id=entry_id, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
         options={**DEFAULT_OPTIONS, "pv_forecast_entries": [solar_id], "export_price_mode": "spot",
                  "export_spot_factor": 0.8, "export_spot_fee": 0.01, "execution_wait_s": 1, **options},
         subentries_data=subentries, version=1, minor_version=1,
@@ -83,7 +93,7 @@ async def _setup(hass: HomeAssistant, freezer: FrozenDateTimeFactory, **options:
     await hass.config.async_set_time_zone("Europe/Brussels")
     freezer.move_to(NOW)
     solar = await _house(hass)
-    entry = home_entry(solar.entry_id, **options)
+    entry = home_entry(solar.entry_id, ENTRY_ID, **options)
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done(wait_background_tasks=True)
@@ -232,3 +242,85 @@ def test_bad_options_fall_back_to_their_defaults_with_an_error() -> None:
     assert values["export_price_mode"] == "fixed" and values["mpc_soc_threshold_pct"] == 7.0
     assert values["export_limit_kw"] is None
     assert [e.split(":")[0] for e in errors] == ["export_price_mode", "export_limit_kw"]
+
+
+async def test_the_service_answers_anyone_and_only_an_administrator_replans(
+    hass: HomeAssistant, automatic: MockConfigEntry, hass_read_only_user: User, hass_admin_user: User
+) -> None:
+    reader = Context(user_id=hass_read_only_user.id)
+    answer = await hass.services.async_call(DOMAIN, "plan_home", {"language": "de"}, blocking=True,
+                                            return_response=True, context=reader)
+    assert isinstance(answer, dict)
+    plan = home(automatic).result.plan
+    assert answer["cost"] == pytest.approx(plan.cost, abs=1e-4) and answer["currency"] == "EUR"
+    assert answer["saving"] == pytest.approx(plan.baseline_net_cost - plan.net_cost, abs=1e-4)
+    assert len(answer["slots"]) == plan.import_kw.size
+    for slot in answer["slots"]:  # the energy balance of every slot, from the payload alone
+        supply = slot["pv_kw"] - slot["curtail_kw"] + slot["import_kw"] - slot["export_kw"]
+        assert supply == pytest.approx(slot["load_kw"] + slot["battery_kw"], abs=5e-3)
+    (battery,) = answer["batteries"]
+    assert battery["battery_kw"] == [s["battery_kw"] for s in answer["slots"]]
+    assert battery["soc_pct"][0] == pytest.approx(50.0) and len(battery["why"]) == len(answer["slots"])
+    prices = home(automatic).result.inputs.curve.prices
+    for i, (kw, why) in enumerate(zip(battery["battery_kw"], battery["why"], strict=True)):
+        if kw < -1e-3 and answer["slots"][i]["import_kw"] < 11 - 1e-6:
+            assert why == f"entlädt zu {prices[i]:.3f} EUR/kWh: über den " + why.split("über den ")[1]
+        elif kw > 1e-3:
+            assert why.startswith(("lädt aus dem Netz zu", "speichert"))
+    with pytest.raises(ServiceValidationError) as err:
+        await hass.services.async_call(DOMAIN, "plan_home", {"replan": True}, blocking=True, return_response=True,
+                                       context=reader)
+    assert err.value.translation_key == "admin_required_home"
+    made = home(automatic).result.made_at
+    await hass.services.async_call(DOMAIN, "plan_home", {"replan": True}, blocking=True, return_response=True,
+                                   context=Context(user_id=hass_admin_user.id))
+    assert home(automatic).result.made_at >= made
+
+
+async def test_the_schedule_websocket_carries_the_home_plan(
+    hass: HomeAssistant, automatic: MockConfigEntry, hass_ws_client: WebSocketGenerator,
+    hass_read_only_access_token: str
+) -> None:
+    client = await hass_ws_client(hass, hass_read_only_access_token)
+    await client.send_json_auto_id({"type": "agentic_hems/subscribe_schedule"})
+    assert (await client.receive_json())["success"]
+    event = (await client.receive_json())["event"]
+    payload = event["home"]
+    plan = home(automatic).result.plan
+    assert set(payload["slots"][0]) == {"start", "pv_kw", "load_kw", "battery_kw", "soc_pct", "import_kw",
+                                        "export_kw", "curtail_kw"}
+    assert payload["slots"][0]["start"] == plan.start.isoformat()
+    assert [s["import_kw"] for s in payload["slots"]] == pytest.approx(plan.import_kw.tolist(), abs=1e-3)
+    assert payload["baseline"] == pytest.approx(plan.baseline_cost, abs=1e-4)
+
+
+async def test_a_bad_battery_subentry_is_left_out_with_a_repair_issue(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    solar = await _house(hass)
+    entry = home_entry(solar.entry_id, battery={**BATTERY, "capacity_kwh": -1})
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, "home_config_invalid_battery1")
+    assert issue is not None and "capacity_kwh" in issue.translation_placeholders["error"]
+    result = home(entry).result  # the PV forecast still plans the home, without the battery
+    assert result is not None and result.plan is not None and result.plan.battery_kw == {}
+
+
+async def test_entities_snapshot(
+    hass: HomeAssistant, automatic: MockConfigEntry, entity_registry: er.EntityRegistry, snapshot: SnapshotAssertion
+) -> None:
+    snapshot = snapshot.use_extension(HomeAssistantSnapshotExtension)
+    for entity_id in HOME_SENSORS:
+        entry = entity_registry.async_get(entity_id)
+        assert entry is not None, entity_id
+        fields = {f: getattr(entry, f) for f in ("unique_id", "translation_key", "original_device_class",
+                                                 "unit_of_measurement", "has_entity_name")}
+        state = hass.states.get(entity_id)
+        assert {**fields, "state": state.state, "attributes": dict(state.attributes)} == snapshot(name=entity_id)
+    plan = home(automatic).result.plan
+    assert float(hass.states.get(HOME_SENSORS[0]).state) == pytest.approx(round(plan.cost, 2))
+    assert float(hass.states.get(HOME_SENSORS[4]).state) == pytest.approx(plan.battery_kw["battery1"][0], abs=1e-3)
