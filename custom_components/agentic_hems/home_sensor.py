@@ -1,5 +1,7 @@
-"""Sensors of the whole-home plan: the plan's cost, grid import/export and PV curtailment now on the entry's device,
-and per battery (its own device, under its subentry) the planned power and state of charge now.
+"""Sensors of the whole-home plan, on the entry's device and on each battery's.
+
+The entry's: the plan's cost, grid import/export and PV curtailment now; each battery's (its own device, under its
+subentry): the planned power and state of charge now.
 
 Per-slot arrays are not attributes: the ``plan_home`` service and the schedule websocket's ``home`` field carry them.
 Each sensor follows the :class:`~.planning.home_manager.HomePlanManager`, which re-plans at every slot boundary.
@@ -7,12 +9,11 @@ Each sensor follows the :class:`~.planning.home_manager.HomePlanManager`, which 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorEntityDescription, SensorStateClass
-from homeassistant.const import PERCENTAGE, UnitOfPower
+from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorEntityDescription
 from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
@@ -34,8 +35,8 @@ class HomeSensorEntityDescription(SensorEntityDescription):
     attr_fn: Callable[[HomePlanManager], dict[str, Any] | None] = lambda _: None
 
 
-def _now(field: str) -> Callable[[HomePlanManager, BatteryConfig | None], StateType]:
-    """The plan's ``field`` array (import_kw, export_kw, curtail_kw) in the current slot."""
+def value_in_slot(field: str) -> Callable[[HomePlanManager, BatteryConfig | None], StateType]:
+    """Return the reader of the plan's ``field`` array (import_kw, export_kw, curtail_kw) in the current slot."""
 
     def value(home: HomePlanManager, _: BatteryConfig | None) -> StateType:
         plan = home.result.plan if home.result else None
@@ -44,13 +45,14 @@ def _now(field: str) -> Callable[[HomePlanManager, BatteryConfig | None], StateT
     return value
 
 
-def _cost(home: HomePlanManager, _: BatteryConfig | None) -> StateType:
+def plan_cost(home: HomePlanManager, _: BatteryConfig | None) -> StateType:
+    """Return the plan's cost in its currency, 2 decimals (None without a plan)."""
     plan = home.result.plan if home.result else None
     return None if plan is None else round(plan.cost, 2)
 
 
-def _plan_attributes(home: HomePlanManager) -> dict[str, Any] | None:
-    """Baseline, saving, status and what the plan stands on (small, recorded)."""
+def plan_attributes(home: HomePlanManager) -> dict[str, Any] | None:
+    """Return the baseline, saving, status and what the plan stands on (small, recorded)."""
     result = home.result
     if result is None:
         return None
@@ -69,12 +71,14 @@ def _plan_attributes(home: HomePlanManager) -> dict[str, Any] | None:
     }
 
 
-def _battery_power(home: HomePlanManager, bat: BatteryConfig | None) -> StateType:
+def battery_power(home: HomePlanManager, bat: BatteryConfig | None) -> StateType:
+    """Return the battery's planned kW in the current slot (+ charging)."""
     plan = home.result.plan if home.result else None
     return value_now(plan, plan.battery_kw.get(bat.subentry_id) if plan and bat else None, dt_util.utcnow())
 
 
-def _battery_soc(home: HomePlanManager, bat: BatteryConfig | None) -> StateType:
+def battery_soc(home: HomePlanManager, bat: BatteryConfig | None) -> StateType:
+    """Return the battery's planned state of charge (percent) at the end of the current slot."""
     plan = home.result.plan if home.result else None
     if plan is None or bat is None or (soc := soc_pct(plan, bat)) is None:
         return None
@@ -82,53 +86,19 @@ def _battery_soc(home: HomePlanManager, bat: BatteryConfig | None) -> StateType:
     return None if i is None else round(float(soc[i + 1]), 1)  # at the end of the current slot
 
 
-def _kw(key: str, value_fn: Callable[[HomePlanManager, BatteryConfig | None], StateType]) -> HomeSensorEntityDescription:
-    return HomeSensorEntityDescription(
-        key=key,
-        translation_key=key,
-        device_class=SensorDeviceClass.POWER,
-        state_class=SensorStateClass.MEASUREMENT,
-        native_unit_of_measurement=UnitOfPower.KILO_WATT,
-        suggested_display_precision=2,
-        value_fn=value_fn,
-    )
-
-
-HOME_SENSORS = (
-    HomeSensorEntityDescription(
-        key="home_plan",
-        translation_key="home_plan",
-        device_class=SensorDeviceClass.MONETARY,
-        suggested_display_precision=2,
-        value_fn=_cost,
-        attr_fn=_plan_attributes,
-    ),
-    _kw("grid_import_planned", _now("import_kw")),
-    _kw("grid_export_planned", _now("export_kw")),
-    _kw("pv_curtailment_planned", _now("curtail_kw")),
-)
-BATTERY_SENSORS = (
-    _kw("battery_planned_power", _battery_power),
-    HomeSensorEntityDescription(
-        key="battery_planned_soc",
-        translation_key="battery_planned_soc",
-        device_class=SensorDeviceClass.BATTERY,
-        state_class=SensorStateClass.MEASUREMENT,
-        native_unit_of_measurement=PERCENTAGE,
-        suggested_display_precision=0,
-        value_fn=_battery_soc,
-    ),
-)
-
-
-def async_add_home_sensors(entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback) -> None:
-    """Add the whole-home plan's sensors when the entry plans the home."""
+def async_add_home_sensors(
+    entry: AgenticHemsConfigEntry,
+    async_add_entities: AddConfigEntryEntitiesCallback,
+    home_sensors: Iterable[HomeSensorEntityDescription],
+    battery_sensors: Iterable[HomeSensorEntityDescription],
+) -> None:
+    """Add the whole-home plan's sensors (the home's, then each battery's) when the entry plans the home."""
     if (home := entry.runtime_data.home) is None:
         return
-    async_add_entities(HomeSensor(entry, home, description) for description in HOME_SENSORS)
+    async_add_entities(HomeSensor(entry, home, description) for description in home_sensors)
     for bat in home.config.batteries:
         async_add_entities(
-            (HomeSensor(entry, home, description, bat) for description in BATTERY_SENSORS),
+            (HomeSensor(entry, home, description, bat) for description in battery_sensors),
             config_subentry_id=bat.subentry_id,
         )
 
@@ -152,13 +122,17 @@ class HomeSensor(SensorEntity):
         self.home = home
         self.battery = battery
         self._attr_unique_id = f"{battery.subentry_id if battery else entry.entry_id}_{description.key}"
-        self._attr_device_info = entry_device_info(entry) if battery is None else DeviceInfo(
-            identifiers={(DOMAIN, battery.subentry_id)},
-            name=battery.name,
-            manufacturer="Agentic HEMS",
-            model="Battery",
-            entry_type=DeviceEntryType.SERVICE,
-            **via_entry_device(entry),
+        self._attr_device_info = (
+            entry_device_info(entry)
+            if battery is None
+            else DeviceInfo(
+                identifiers={(DOMAIN, battery.subentry_id)},
+                name=battery.name,
+                manufacturer="Agentic HEMS",
+                model="Battery",
+                entry_type=DeviceEntryType.SERVICE,
+                **via_entry_device(entry),
+            )
         )
 
     @property

@@ -20,6 +20,7 @@ from homeassistant.util import dt as dt_util
 from .assistant.assistant import Assistant
 from .cards.websocket import async_entry_unloaded
 from .const import (
+    BATTERY_APPROVAL,
     CONF_ASK_DAILY,
     CONF_ASK_HOURLY,
     CONF_ASK_PER_MINUTE,
@@ -27,7 +28,6 @@ from .const import (
     CONF_POWER_LIMIT_KW,
     CONF_PRICE_ENTITY,
     CONF_PRICE_SOURCE,
-    BATTERY_APPROVAL,
     DEFAULT_ASSISTANT_OPTIONS,
     DEFAULT_CONTROL_OPTIONS,
     DOMAIN,

@@ -1,5 +1,6 @@
 """The whole-home plan in a real Home Assistant: a battery subentry (an input_number setpoint, a SoC sensor), PV from
-a mocked energy solar-forecast platform, the sample prices and the three sample appliances."""
+a mocked energy solar-forecast platform, the sample prices and the three sample appliances.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotEx
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 from syrupy.assertion import SnapshotAssertion
 
+from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.planning.home_config import parse_options
+from custom_components.agentic_hems.planning.home_manager import HomePlanManager, planned_soc_pct
+from custom_components.agentic_hems.scheduling.home_model import Tariff, evaluate
 from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
@@ -30,11 +35,6 @@ from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
-
-from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
-from custom_components.agentic_hems.planning.home_config import parse_options
-from custom_components.agentic_hems.planning.home_manager import HomePlanManager, planned_soc_pct
-from custom_components.agentic_hems.scheduling.home_model import Tariff, evaluate
 
 from .conftest import APPLIANCES, NOW
 

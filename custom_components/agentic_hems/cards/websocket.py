@@ -286,7 +286,6 @@ def ws_subscribe_run(hass: HomeAssistant, connection: ActiveConnection, msg: dic
         hass.bus.async_listen(EVENT_RUN_STEP, forward),
         hass.bus.async_listen(EVENT_RUN_FINISHED, forward),
         _track(hass, entry.entry_id, connection, msg["id"]),
-        *([runtime.home.async_add_listener(send)] if runtime.home is not None else []),
     ]
 
     @callback

@@ -184,7 +184,11 @@ def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
     valid = BATTERY_SCHEMA(dict(data))
     if valid[CONF_SOC_MIN_PCT] > valid[CONF_SOC_MAX_PCT]:
         raise ValueError("soc_min_pct is above soc_max_pct")
-    if valid[CONF_CONTROL_ENTITY] and valid[CONF_CONTROL_ENTITY].startswith("select.") and not valid[CONF_CONTROL_MODES]:
+    if (
+        valid[CONF_CONTROL_ENTITY]
+        and valid[CONF_CONTROL_ENTITY].startswith("select.")
+        and not valid[CONF_CONTROL_MODES]
+    ):
         raise ValueError("a select control entity needs control_modes")
     return BatteryConfig(
         subentry_id=subentry_id,

@@ -41,7 +41,7 @@ SETPOINT_DOMAINS = ("number", "input_number")
 
 
 def plan_actions(plan: HomePlan, config: HomeConfig, since: datetime) -> list[dict[str, Any]]:
-    """The plan's battery powers from slot ``since`` on, as request actions (consecutive equal slots merged).
+    """Return the plan's battery powers from slot ``since`` on, as request actions (equal neighbours merged).
 
     Each is ``{"start", "end", "type": "home_battery_power", "entity_id", "battery", "p_kw"}`` (kW, + charging).
     """
@@ -55,7 +55,12 @@ def plan_actions(plan: HomePlan, config: HomeConfig, since: datetime) -> list[di
                 continue
             value = round(float(kw), 3) + 0.0
             last = actions[-1] if actions else None
-            if last and last["entity_id"] == bat.control_entity and last["p_kw"] == value and last["end"] == start.isoformat():
+            if (
+                last
+                and last["entity_id"] == bat.control_entity
+                and last["p_kw"] == value
+                and last["end"] == start.isoformat()
+            ):
                 last["end"] = end.isoformat()
                 continue
             actions.append(
@@ -72,7 +77,7 @@ def plan_actions(plan: HomePlan, config: HomeConfig, since: datetime) -> list[di
 
 
 def _drivable(bat: BatteryConfig) -> bool:
-    """True when the battery's control entity is a power setpoint the gates can set."""
+    """Tell whether the battery's control entity is a power setpoint the gates can set."""
     return bool(bat.control_entity) and str(bat.control_entity).split(".")[0] in SETPOINT_DOMAINS
 
 
@@ -91,8 +96,11 @@ def action_at(request: Mapping[str, Any], entity_id: str, slot: datetime) -> dic
 
 
 class HomeSetpoints:
-    """The gates' setpoint authority with the home batteries: the grid toolkit's, plus (in approval mode) the
-    batteries' control entities, which only an approved whole-home request sets, with its slot's value."""
+    """The gates' setpoint authority with the home batteries.
+
+    The grid toolkit's setpoint, plus (in approval mode) the batteries' control entities, which only an approved
+    whole-home request sets, with its slot's value.
+    """
 
     def __init__(self, hass: HomeAssistant, records: GridRecords, home_entities: frozenset[str]) -> None:
         """Wrap ``records``; ``home_entities`` are the control entities reserved to approved home plans."""
@@ -128,9 +136,7 @@ class HomeSetpoints:
 class HomeExecutor:
     """Issues the plan's battery commands (see the module docstring)."""
 
-    def __init__(
-        self, hass: HomeAssistant, config: HomeConfig, control: ControlManager, records: GridRecords
-    ) -> None:
+    def __init__(self, hass: HomeAssistant, config: HomeConfig, control: ControlManager, records: GridRecords) -> None:
         """Drive ``config``'s batteries through ``control``; approval requests live in ``records``."""
         self.hass = hass
         self.config = config
@@ -197,12 +203,14 @@ class HomeExecutor:
         return records
 
     def _value_at(self, bat: BatteryConfig, plan: HomePlan | None, slot: datetime) -> float | None:
-        """The value to set in ``slot``: the approved one (approval mode) or the plan's, in the entity's unit."""
+        """Return the value to set in ``slot``: the approved one (approval mode) or the plan's, in the entity's unit."""
         if not _drivable(bat) or bat.control_entity is None:
             return None
         if self.approval:
             request = self.records.requests.get(self.request_id or "")
-            action = action_at(request, bat.control_entity, slot) if request and request["status"] == "approved" else None
+            action = (
+                action_at(request, bat.control_entity, slot) if request and request["status"] == "approved" else None
+            )
             kw = None if action is None else float(action["p_kw"])
         else:
             i = int((slot - plan.start) / plan.resolution) if plan is not None else -1
@@ -227,7 +235,7 @@ class HomeExecutor:
 
 
 def _remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any]]:
-    """The request's actions from ``slot`` on, cut at ``slot`` (to compare with a new plan's)."""
+    """Return the request's actions from ``slot`` on, cut at ``slot`` (to compare with a new plan's)."""
     out = []
     for action in request["actions"]:
         if datetime.fromisoformat(action["end"]) <= slot:

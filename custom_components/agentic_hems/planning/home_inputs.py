@@ -97,7 +97,9 @@ async def async_house_load(
     return out, None
 
 
-def measured_batteries(hass: HomeAssistant, config: HomeConfig) -> tuple[list[HomeBattery], dict[str, datetime], list[str]]:
+def measured_batteries(
+    hass: HomeAssistant, config: HomeConfig
+) -> tuple[list[HomeBattery], dict[str, datetime], list[str]]:
     """Each battery at its SoC entity's state (percent); one without a finite SoC is left out with a note."""
     batteries, measured, notes = [], {}, []
     for bat in config.batteries:

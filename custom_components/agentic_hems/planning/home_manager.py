@@ -109,7 +109,7 @@ class HomePlanManager(ChangeListeners):
 
     @callback
     def _issue_changed(self, event: Event[Any]) -> None:
-        """An approval closes the request's repair issue: carry out the current slot at once."""
+        """Carry out the current slot at once when an approval closes the request's repair issue."""
         request_id = self.executor.request_id
         if request_id and event.data.get("action") == "remove" and event.data.get("issue_id", "").endswith(request_id):
             self.hass.async_create_background_task(self.async_execute(), f"{DOMAIN} home approved")
@@ -120,7 +120,7 @@ class HomePlanManager(ChangeListeners):
             self.hass.async_create_background_task(self.async_replan(execute=True), f"{DOMAIN} home replan")
 
     def departed(self, entity_id: str, now: datetime) -> bool:
-        """True when ``entity_id`` (a battery's SoC or the PV sensor) departs from the plan beyond its threshold."""
+        """Tell whether ``entity_id`` (a battery's SoC or the PV sensor) departs from the plan beyond its threshold."""
         plan = self.result.plan if self.result else None
         if plan is None:
             return False
@@ -199,7 +199,7 @@ class HomePlanManager(ChangeListeners):
         return HomeResult(plan, inputs, now, detail="; ".join([*notes, *inputs.notes]))
 
     def movable(self, now: datetime) -> list[str]:
-        """The automatic appliances the home plan places: not pinned, not running and not waiting for their stop."""
+        """Return the automatic appliances the home plan places: not pinned and not started."""
         out = []
         for appliance_id, state in self.planner.states.items():
             plan = state.plan
@@ -227,7 +227,7 @@ class HomePlanManager(ChangeListeners):
 
 
 def planned_soc_pct(plan: HomePlan, battery: str, capacity_kwh: float, now: datetime) -> float | None:
-    """The plan's state of charge at ``now`` in percent (linear within the slot), None outside the plan."""
+    """Return the plan's state of charge at ``now`` in percent (linear within the slot), None outside the plan."""
     position = (now - plan.start) / plan.resolution
     soc = plan.soc_kwh[battery]
     if not 0 <= position <= soc.size - 1:
@@ -238,8 +238,10 @@ def planned_soc_pct(plan: HomePlan, battery: str, capacity_kwh: float, now: date
 
 
 def _fingerprint(result: HomeResult, since: datetime) -> tuple[object, ...]:
-    """What a replan must change to count as a new plan: appliance starts, the horizon's end and the battery powers
-    per slot from ``since`` on."""
+    """Return what a replan must change to count as a new plan.
+
+    That is the appliance starts, the horizon's end and the battery powers per slot from ``since`` on.
+    """
     plan = result.plan
     if plan is None:
         return (result.reason,)

@@ -53,13 +53,13 @@ def value_now(plan: HomePlan | None, series: FloatArray | None, now: datetime) -
 
 
 def soc_pct(plan: HomePlan, bat: BatteryConfig) -> FloatArray | None:
-    """The battery's planned state of charge in percent at each slot boundary (n + 1,), None when not planned."""
+    """Return the battery's planned state of charge in percent at each slot boundary (n + 1,), None when not planned."""
     soc = plan.soc_kwh.get(bat.subentry_id)
     return None if soc is None else soc / bat.capacity_kwh * 100
 
 
 def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any] | None:
-    """The plan for the cards and the service, None before the first plan.
+    """Return the plan for the cards and the service, None before the first plan.
 
     ``{"slots": [{start, pv_kw, load_kw, battery_kw, soc_pct, import_kw, export_kw, curtail_kw}], "cost",
     "baseline", "saving", "currency", "horizon_end", "reason", "detail"}``: ``load_kw`` is the house's base load plus
@@ -137,7 +137,5 @@ def explain_battery(result: HomeResult, bat: BatteryConfig, fuse_kw: float, lang
             key = "full"
         else:
             key = "spread"
-        out.append(
-            texts[key].format(kw=f"{power[i]:.2f}", fuse=f"{fuse_kw:g}", pct=f"{soc[i]:.0f}", **money)
-        )
+        out.append(texts[key].format(kw=f"{power[i]:.2f}", fuse=f"{fuse_kw:g}", pct=f"{soc[i]:.0f}", **money))
     return out

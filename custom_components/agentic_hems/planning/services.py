@@ -130,7 +130,7 @@ def _response(entry: AgenticHemsConfigEntry, plan: Plan, appliance_id: str | Non
 
 
 async def _plan_home(hass: HomeAssistant, call: ServiceCall) -> dict[str, Any]:
-    """The whole-home plan: per-slot arrays, costs, reasons, and per battery its arrays and why (en or de).
+    """Return the whole-home plan: per-slot arrays, costs, reasons, and per battery its arrays and why (en or de).
 
     Anyone may read it; ``replan`` (plan again now) needs an administrator.
     """
@@ -161,7 +161,7 @@ async def _plan_home(hass: HomeAssistant, call: ServiceCall) -> dict[str, Any]:
 
 @callback
 def async_setup_planning_services(hass: HomeAssistant) -> None:
-    """Register get_prices, plan, schedule and clear_schedule."""
+    """Register get_prices, plan, schedule, clear_schedule and plan_home."""
 
     async def get_prices(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
@@ -216,6 +216,12 @@ def async_setup_planning_services(hass: HomeAssistant) -> None:
         DOMAIN, SERVICE_SCHEDULE, schedule, schema=bounded(SCHEDULE_SCHEMA), supports_response=SupportsResponse.OPTIONAL
     )
     hass.services.async_register(DOMAIN, SERVICE_CLEAR_SCHEDULE, clear_schedule, schema=bounded(CLEAR_SCHEMA))
+    _register_plan_home(hass)
+
+
+@callback
+def _register_plan_home(hass: HomeAssistant) -> None:
+    """Register plan_home."""
 
     async def plan_home(call: ServiceCall) -> ServiceResponse:
         return await _plan_home(hass, call)
