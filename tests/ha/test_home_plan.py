@@ -25,9 +25,12 @@ from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.gates.models import GridGrant
 from custom_components.agentic_hems.planning.home_config import parse_options
-from custom_components.agentic_hems.planning.home_manager import HomePlanManager, planned_soc_pct
-from custom_components.agentic_hems.scheduling.home_model import Tariff, evaluate
+from custom_components.agentic_hems.planning.home_manager import HomePlanManager, plan_leaving_out, planned_soc_pct
+from custom_components.agentic_hems.scheduling.home import plan_home
+from custom_components.agentic_hems.scheduling.home_model import HomePlanError, Tariff, evaluate
+from custom_components.agentic_hems.scheduling.plan import LoadSpec
 from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
@@ -202,14 +205,23 @@ async def test_approval_mode_waits_for_an_administrator(
 
 
 async def test_an_approved_home_plan_gate_refuses_other_values_and_sources(
-    hass: HomeAssistant, approval: MockConfigEntry
+    hass: HomeAssistant, approval: MockConfigEntry, hass_admin_user: User
 ) -> None:
-    control = approval.runtime_data.control
-    record = await control.async_evaluate(
-        source_agent="scheduler", candidate={"intent": "set_value", "device_alias": SETPOINT, "params": {"value": 1}},
-        context=Context(), raw_input="set the battery")
-    assert record["outcome"] == "blocked"
-    assert "grid setpoint" in record["gate_results"][-1]["reason"]
+    control, manager = approval.runtime_data.control, home(approval)
+    candidate = {"intent": "set_value", "device_alias": SETPOINT, "params": {"value": 1.234}}
+    record = await control.async_evaluate(source_agent="scheduler", candidate=candidate, context=Context(),
+                                          raw_input="set the battery")
+    assert record["outcome"] == "blocked" and "grid setpoint" in record["gate_results"][-1]["reason"]
+    request_id = manager.executor.request_id
+    await hass.services.async_call(DOMAIN, "approve_authorization", {"request_id": request_id}, blocking=True,
+                                   context=Context(user_id=hass_admin_user.id))
+    await hass.async_block_till_done(wait_background_tasks=True)
+    slot = manager.result.plan.start
+    record = await control.async_evaluate(source_agent="grid", candidate=candidate, context=Context(),
+                                          raw_input="set the battery", slot_start=slot,
+                                          grant=GridGrant(request_id=request_id, slot_start=slot))
+    assert record["outcome"] == "blocked" and "is not the approved" in record["gate_results"][-1]["reason"]
+    assert float(hass.states.get(SETPOINT).state) == pytest.approx(manager.result.plan.battery_kw["battery1"][0])
 
 
 async def test_a_soc_jump_replans_and_a_running_appliance_stays(
@@ -324,3 +336,18 @@ async def test_entities_snapshot(
     plan = home(automatic).result.plan
     assert float(hass.states.get(HOME_SENSORS[0]).state) == pytest.approx(round(plan.cost, 2))
     assert float(hass.states.get(HOME_SENSORS[4]).state) == pytest.approx(plan.battery_kw["battery1"][0], abs=1e-3)
+
+
+async def test_a_load_whose_window_cannot_hold_it_is_left_out_not_the_whole_plan(
+    hass: HomeAssistant, automatic: MockConfigEntry
+) -> None:
+    curve = home(automatic).result.inputs.curve
+    start = curve.start
+    good = LoadSpec("good", power_kw=1.0, duration_min=60, earliest_start=start, deadline=start + timedelta(hours=6))
+    bad = LoadSpec("bad", power_kw=1.0, duration_min=120, earliest_start=start, deadline=start + timedelta(hours=1))
+    with pytest.raises(HomePlanError) as err:
+        plan_home(curve, [good, bad])
+    assert err.value.loads == ("bad",)
+    plan, left_out = plan_leaving_out(curve, [good, bad])
+    assert left_out == ["bad"] and "bad" not in plan.load_kw
+    assert plan.starts["good"] == plan_home(curve, [good]).starts["good"]

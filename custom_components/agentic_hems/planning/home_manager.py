@@ -27,6 +27,7 @@ from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, LOGGER
 from ..listeners import ChangeListeners
+from ..prices.curve import PriceCurve
 from ..scheduling.home import plan_home
 from ..scheduling.home_model import HomePlan, HomePlanError
 from ..scheduling.plan import LoadSpec, Plan, Reason
@@ -174,7 +175,7 @@ class HomePlanManager(ChangeListeners):
         loads = [replace(self.planner.load_for(aid, now), name=aid) for aid in movable]
         fixed = self.planner.base_load(inputs.curve, now, exclude=set(movable))
         job = partial(
-            plan_home,
+            plan_leaving_out,
             inputs.curve,
             loads,
             batteries=inputs.batteries,
@@ -186,7 +187,7 @@ class HomePlanManager(ChangeListeners):
             curtailment=bool(self.config.curtailment_entity),
         )
         try:
-            plan = await self.hass.async_add_executor_job(job)
+            plan, left_out = await self.hass.async_add_executor_job(job)
         except HomePlanError as err:
             LOGGER.warning("No whole-home plan: %s", err)
             return HomeResult(None, inputs, now, reason=",".join(err.constraints), detail=str(err))
@@ -194,6 +195,8 @@ class HomePlanManager(ChangeListeners):
             LOGGER.error("Whole-home plan refused its inputs: %s", err)
             return HomeResult(None, inputs, now, reason="invalid_inputs", detail=str(err))
         notes = [plan.detail] if plan.detail else []
+        if left_out:  # their own plans (the appliance planner's) stay
+            notes.append(f"left out, their windows cannot hold them: {', '.join(left_out)}")
         if inputs.pv_unknown_from is not None and inputs.pv_unknown_from < plan.horizon_end:
             notes.append(f"PV forecast unknown from {inputs.pv_unknown_from.isoformat()}: planned as 0 kW")
         return HomeResult(plan, inputs, now, detail="; ".join([*notes, *inputs.notes]))
@@ -224,6 +227,24 @@ class HomePlanManager(ChangeListeners):
             placed[appliance_id] = (built, self.planner.load_for(appliance_id, now))
         if placed:
             await self.planner.async_adopt(placed, now)
+
+
+def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) -> tuple[HomePlan, list[str]]:
+    """Run :func:`plan_home`; loads a :class:`HomePlanError` names are left out and the rest is planned again.
+
+    Returns the plan and the names of the loads left out. Raises HomePlanError when no plan exists without any load
+    it names (the fuse, the reserve, the prices), ValueError on malformed inputs.
+    """
+    left_out: list[str] = []
+    while True:
+        try:
+            return plan_home(curve, loads, **kwargs), left_out
+        except HomePlanError as err:
+            named = set(err.loads) & {load.name for load in loads}
+            if not named:
+                raise
+            left_out += sorted(named)
+            loads = [load for load in loads if load.name not in named]
 
 
 def planned_soc_pct(plan: HomePlan, battery: str, capacity_kwh: float, now: datetime) -> float | None:
