@@ -332,7 +332,8 @@ async def test_entities_snapshot(
         fields = {f: getattr(entry, f) for f in ("unique_id", "translation_key", "original_device_class",
                                                  "unit_of_measurement", "has_entity_name")}
         state = hass.states.get(entity_id)
-        assert {**fields, "state": state.state, "attributes": dict(state.attributes)} == snapshot(name=entity_id)
+        attributes = {str(key): value for key, value in state.attributes.items()}  # StrEnum keys from HA 2026.10 on
+        assert {**fields, "state": state.state, "attributes": attributes} == snapshot(name=entity_id)
     plan = home(automatic).result.plan
     assert float(hass.states.get(HOME_SENSORS[0]).state) == pytest.approx(round(plan.cost, 2))
     assert float(hass.states.get(HOME_SENSORS[4]).state) == pytest.approx(plan.battery_kw["battery1"][0], abs=1e-3)
