@@ -70,18 +70,21 @@ def test_hacs_json() -> None:
 
 def test_services_yaml_matches_the_registered_schemas() -> None:
     """Every service action in services.yaml is registered with the same fields."""
-    from custom_components.agentic_hems.planning.services import CLEAR_SCHEMA, LOAD_SCHEMA, SCHEDULE_SCHEMA
+    from custom_components.agentic_hems.planning.services import (
+        CLEAR_SCHEMA, LOAD_SCHEMA, PLAN_HOME_SCHEMA, SCHEDULE_SCHEMA,
+    )
     from custom_components.agentic_hems.assistant.services import ASK_SCHEMA, RUNS_SCHEMA
     from custom_components.agentic_hems.control.services import DECIDE_SCHEMA, EVALUATE_SCHEMA, TRACES_SCHEMA
     from custom_components.agentic_hems.grid_ha import services as services_grid
     from custom_components.agentic_hems.grid.tools import TOOLS
 
     services = yaml.safe_load((PACKAGE / "services.yaml").read_text())
-    assert set(services) == {"get_prices", "plan", "schedule", "clear_schedule", "evaluate_command", "confirm",
+    assert set(services) == {"get_prices", "plan", "schedule", "clear_schedule", "plan_home", "evaluate_command", "confirm",
                              "reject", "get_traces", "ask", "get_runs", *TOOLS, "approve_authorization",
                              "deny_authorization", "acknowledge_incident", "verify_audit_chain"}
     assert set(services["get_prices"]["fields"]) == {"config_entry_id"}
     for name, schema in (("plan", LOAD_SCHEMA), ("schedule", SCHEDULE_SCHEMA), ("clear_schedule", CLEAR_SCHEMA),
+                         ("plan_home", PLAN_HOME_SCHEMA),
                          ("evaluate_command", EVALUATE_SCHEMA), ("confirm", DECIDE_SCHEMA), ("reject", DECIDE_SCHEMA),
                          ("get_traces", TRACES_SCHEMA), ("ask", ASK_SCHEMA), ("get_runs", RUNS_SCHEMA)):
         assert set(services[name]["fields"]) == {str(key) for key in schema.schema}, name

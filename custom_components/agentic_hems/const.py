@@ -122,3 +122,35 @@ MEASUREMENT_OPTIONS: Final = {  # home twin ``asset.quantity`` -> option holding
     "ev_charger.power": "ev_charger_power_entity",
     "heat_pump.power": "heat_pump_power_entity",
 }
+
+# The whole-home plan: battery subentries and the entry options it reads (planning.home_config).
+SUBENTRY_BATTERY: Final = "battery"
+CONF_BATTERY_NAME: Final = "name"
+CONF_CAPACITY_KWH: Final = "capacity_kwh"
+CONF_SOC_MIN_PCT: Final = "soc_min_pct"
+CONF_SOC_MAX_PCT: Final = "soc_max_pct"
+CONF_RESERVE_PCT: Final = "reserve_pct"
+CONF_CHARGE_KW: Final = "charge_kw"
+CONF_DISCHARGE_KW: Final = "discharge_kw"
+CONF_CHARGE_EFFICIENCY: Final = "charge_efficiency"
+CONF_DISCHARGE_EFFICIENCY: Final = "discharge_efficiency"
+CONF_WEAR_COST: Final = "wear_cost"
+CONF_SOC_ENTITY: Final = "soc_entity"
+CONF_CONTROL_ENTITY: Final = "control_entity"
+CONF_CONTROL_MODES: Final = "control_modes"  # a select's options: {"charge": ..., "discharge": ..., "idle": ...}
+CONF_PV_FORECAST_ENTRIES: Final = "pv_forecast_entries"
+CONF_PV_FORECAST_SENSOR: Final = "pv_forecast_sensor"
+CONF_HOUSE_POWER_ENTITY: Final = "house_power_entity"
+CONF_EXPORT_PRICE_MODE: Final = "export_price_mode"
+CONF_EXPORT_FIXED_PRICE: Final = "export_fixed_price"
+CONF_EXPORT_SPOT_FACTOR: Final = "export_spot_factor"
+CONF_EXPORT_SPOT_FEE: Final = "export_spot_fee"
+CONF_EXPORT_LIMIT_KW: Final = "export_limit_kw"
+CONF_CURTAILMENT_ENTITY: Final = "curtailment_entity"
+CONF_BATTERY_CONTROL: Final = "battery_control"
+CONF_MPC_SOC_THRESHOLD_PCT: Final = "mpc_soc_threshold_pct"
+CONF_MPC_PV_THRESHOLD_KW: Final = "mpc_pv_threshold_kw"
+EXPORT_SPOT: Final = "spot"
+EXPORT_FIXED: Final = "fixed"
+BATTERY_AUTOMATIC: Final = "automatic"
+BATTERY_APPROVAL: Final = "approval"

@@ -20,6 +20,7 @@ from homeassistant.util import dt as dt_util
 from .assistant.assistant import Assistant
 from .cards.websocket import async_entry_unloaded
 from .const import (
+    BATTERY_APPROVAL,
     CONF_ASK_DAILY,
     CONF_ASK_HOURLY,
     CONF_ASK_PER_MINUTE,
@@ -41,6 +42,9 @@ from .grid_ha.manager import GridManager
 from .grid_ha.records import GridRecords
 from .grid_ha.site import SETPOINT, home_site
 from .planning.appliances import configured_appliances
+from .planning.home_config import home_config
+from .planning.home_exec import HomeSetpoints
+from .planning.home_manager import HomePlanManager
 from .planning.manager import PlanManager
 from .planning.scheduler import async_track_slots
 from .price_sources import source_for_entry
@@ -58,6 +62,7 @@ class RuntimeData:
     audit: AuditLog
     grid: GridManager
     device_id: str  # the entry's device in the device registry
+    home: HomePlanManager | None = None  # the whole-home plan, with a battery subentry or a PV forecast configured
 
 
 type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
@@ -85,16 +90,18 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     entry.async_on_unload(audit.async_unload)
     site = home_site(options, appliances)
     records = GridRecords(hass, entry.entry_id, audit, site.entities.get(SETPOINT))
+    home = home_config(hass, entry)
+    approval = home.control_entities() if home.battery_control == BATTERY_APPROVAL else frozenset[str]()
     control = ControlManager(
         hass,
         entry.entry_id,
         control_settings(hass, entry, options),
-        controlled_entity_ids(appliances.values(), options),
+        controlled_entity_ids(appliances.values(), options) | home.control_entities(),
         appliances=tuple(appliances.values()),
         notify_service=options.get(CONF_NOTIFY_SERVICE) or None,
         audit=audit,
         halt=audit.halts,
-        setpoints=records,  # the battery setpoint: approved requests only (the Policy gate)
+        setpoints=HomeSetpoints(hass, records, approval),  # battery setpoints: approved requests only (Policy gate)
     )
     await control.async_load()
     limits = (int(options[CONF_ASK_DAILY]), int(options[CONF_ASK_HOURLY]), int(options[CONF_ASK_PER_MINUTE]))
@@ -104,7 +111,15 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     await grid.async_load()
     device = dr.async_get(hass).async_get_or_create(config_entry_id=entry.entry_id, **entry_device_info(entry))
     async_migrate_appliance_devices(hass, entry)
+    home_plan = (
+        HomePlanManager(
+            hass, home, coordinator=coordinator, planner=planner, control=control, records=records, grid=grid
+        )
+        if home.active
+        else None
+    )
     return RuntimeData(
+        home=home_plan,
         coordinator=coordinator,
         planner=planner,
         control=control,
@@ -151,6 +166,9 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     else:  # a local sensor or the bundled sample: cheap, so entities start with prices
         await coordinator.async_refresh()
     await planner.async_replan_due()
+    if runtime.home is not None:
+        entry.async_on_unload(runtime.home.async_start())
+        entry.async_create_background_task(hass, runtime.home.async_replan(execute=True), f"{DOMAIN} home plan")
 
 
 def reload_on_change(entry: ConfigEntry) -> Callable[[HomeAssistant, ConfigEntry], Coroutine[Any, Any, None]]:

@@ -1,7 +1,8 @@
 """Sensors of the entry and of each appliance.
 
 The entry's: the current total price, the last gate decision and the assistant's run statistics; each appliance's:
-the next start and the planned cost.
+the next start and the planned cost. The whole-home plan's (:mod:`.home_sensor`): its cost and the planned grid flows
+now, and each battery's planned power and state of charge now.
 
 Each sensor is a description: ``value_fn`` gives its state, ``attr_fn`` its attributes and ``unit_fn`` a unit known
 only at run time (the prices' currency), from the entry's runtime or from the appliance's planning state.
@@ -15,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from homeassistant.components.sensor import SensorDeviceClass, SensorEntity, SensorEntityDescription, SensorStateClass
-from homeassistant.const import PERCENTAGE, EntityCategory
+from homeassistant.const import PERCENTAGE, EntityCategory, UnitOfPower
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
@@ -24,8 +25,19 @@ from homeassistant.util import dt as dt_util
 from .coordinator import PriceData
 from .entity import AgenticHemsEntity, AgenticHemsEntityDescription, ApplianceEntity, prices_available
 from .gates.models import Outcome
+from .home_sensor import (
+    HomeSensorEntityDescription,
+    async_add_home_sensors,
+    battery_power,
+    battery_soc,
+    plan_attributes,
+    plan_cost,
+    value_in_slot,
+)
 from .listeners import ChangeListeners
 from .planning.day_views import day_prices
+from .planning.home_config import BatteryConfig
+from .planning.home_manager import HomePlanManager
 from .planning.manager import ApplianceState
 from .price_trust import trust_attributes
 from .runtime import AgenticHemsConfigEntry, RuntimeData
@@ -245,6 +257,53 @@ APPLIANCE_SENSORS = (
 )
 
 
+def _planned_kw(key: str, value_fn: Callable[[HomePlanManager, BatteryConfig | None], StateType]) -> dict[str, Any]:
+    """Return the fields every planned-power sensor of the whole-home plan shares."""
+    return {
+        "key": key,
+        "device_class": SensorDeviceClass.POWER,
+        "state_class": SensorStateClass.MEASUREMENT,
+        "native_unit_of_measurement": UnitOfPower.KILO_WATT,
+        "suggested_display_precision": 2,
+        "value_fn": value_fn,
+    }
+
+
+HOME_SENSORS = (
+    HomeSensorEntityDescription(
+        key="home_plan",
+        translation_key="home_plan",
+        device_class=SensorDeviceClass.MONETARY,
+        suggested_display_precision=2,
+        value_fn=plan_cost,
+        attr_fn=plan_attributes,
+    ),
+    HomeSensorEntityDescription(
+        translation_key="grid_import_planned", **_planned_kw("grid_import_planned", value_in_slot("import_kw"))
+    ),
+    HomeSensorEntityDescription(
+        translation_key="grid_export_planned", **_planned_kw("grid_export_planned", value_in_slot("export_kw"))
+    ),
+    HomeSensorEntityDescription(
+        translation_key="pv_curtailment_planned", **_planned_kw("pv_curtailment_planned", value_in_slot("curtail_kw"))
+    ),
+)
+BATTERY_SENSORS = (
+    HomeSensorEntityDescription(
+        translation_key="battery_planned_power", **_planned_kw("battery_planned_power", battery_power)
+    ),
+    HomeSensorEntityDescription(
+        key="battery_planned_soc",
+        translation_key="battery_planned_soc",
+        device_class=SensorDeviceClass.BATTERY,
+        state_class=SensorStateClass.MEASUREMENT,
+        native_unit_of_measurement=PERCENTAGE,
+        suggested_display_precision=0,
+        value_fn=battery_soc,
+    ),
+)
+
+
 async def async_setup_entry(
     hass: HomeAssistant, entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
@@ -255,6 +314,7 @@ async def async_setup_entry(
             (ApplianceSensor(entry, appliance, description) for description in APPLIANCE_SENSORS),
             config_subentry_id=appliance.appliance_id,
         )
+    async_add_home_sensors(entry, async_add_entities, HOME_SENSORS, BATTERY_SENSORS)
 
 
 def monetary_unit(sensor: SensorEntity, prices: PriceData | None) -> str | None:

@@ -38,6 +38,7 @@ from homeassistant.util import dt as dt_util
 from ..bounds import MAX_ID_CHARS
 from ..const import DOMAIN, EVENT_RUN_FINISHED, EVENT_RUN_STEP
 from ..people import Viewer, viewer_for_user
+from ..planning.home_view import home_payload
 from ..service_helpers import resolve_entry
 from ..validation import vol
 
@@ -104,7 +105,8 @@ def schedule_payload(entry: AgenticHemsConfigEntry) -> dict[str, Any]:
 
     ``{entry_id, currency, resolution_minutes, prices: [{start, end, price, trust}], price_notes: [{start, end,
     issue, trust, detail}], plans: [{appliance_id, name, feasible, start, end, cost, baseline_cost, savings, currency,
-    reason, detail, slots}], now}``: ``price`` is None where unknown, ``trust`` 0 known, 1 doubtful, 2 unknown
+    reason, detail, slots}], home, now}``: ``home`` is the whole-home plan (:func:`..planning.home_view.home_payload`,
+    None without one); ``price`` is None where unknown, ``trust`` 0 known, 1 doubtful, 2 unknown
     (``PriceCurve.trust``); times are ISO 8601 UTC.
     """
     runtime = entry.runtime_data
@@ -132,6 +134,7 @@ def schedule_payload(entry: AgenticHemsConfigEntry) -> dict[str, Any]:
         "prices": prices,
         "price_notes": notes,
         "plans": _plans(entry),
+        "home": home_payload(home.result, home.config) if (home := runtime.home) is not None else None,
         "now": dt_util.utcnow().isoformat(),
     }
 
@@ -182,6 +185,7 @@ def ws_subscribe_schedule(hass: HomeAssistant, connection: ActiveConnection, msg
         runtime.control.async_add_listener(send),
         runtime.assistant.async_add_listener(send),
         _track(hass, entry.entry_id, connection, msg["id"]),
+        *([runtime.home.async_add_listener(send)] if runtime.home is not None else []),
     ]
 
     @callback

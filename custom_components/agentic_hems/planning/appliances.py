@@ -6,7 +6,7 @@ from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
-from ..const import DOMAIN, LOGGER
+from ..const import DOMAIN, LOGGER, SUBENTRY_APPLIANCE
 from ..scheduling.appliance import Appliance
 
 
@@ -18,6 +18,8 @@ def configured_appliances(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, 
     """
     appliances: dict[str, Appliance] = {}
     for subentry_id, subentry in entry.subentries.items():
+        if subentry.subentry_type != SUBENTRY_APPLIANCE:
+            continue  # a battery subentry is the whole-home plan's
         issue_id = f"appliance_invalid_{subentry_id}"
         try:
             appliances[subentry_id] = Appliance.from_config(subentry_id, dict(subentry.data))

@@ -269,6 +269,23 @@ class PlanManager(ChangeListeners):
             self.async_notify_listeners()
         return dict(zip(loads, plans, strict=True))
 
+    async def async_adopt(self, plans: dict[str, tuple[Plan, LoadSpec]], now: datetime) -> None:
+        """Store plans made elsewhere (the whole-home plan) as automatic plans on the current prices.
+
+        ``plans`` maps an appliance to its plan and the load it serves; an appliance that is no longer automatic, is
+        pinned, or whose plan has started meanwhile keeps its plan.
+        """
+        async with self._lock:
+            key = curve_key(self.coordinator.data.total) if self.coordinator.data else ""
+            for appliance_id, (plan, load) in plans.items():
+                state = self.states[appliance_id]
+                current = state.plan
+                if not state.auto or state.pinned or (current and current.start and current.start <= now):
+                    continue
+                state.plan, state.basis, state.window_end = plan, self._basis(key, appliance_id), load.deadline
+            await self._async_save()
+        self.async_notify_listeners()
+
     async def async_clear_plan(self, appliance_id: str) -> None:
         """Forget the appliance's plan; automatic planning (if on) makes a new one."""
         async with self._lock:

@@ -1,4 +1,4 @@
-"""The price and plan service actions: get_prices, plan, schedule, clear_schedule.
+"""The price and plan service actions: get_prices, plan, schedule, clear_schedule, plan_home (the whole-home plan).
 
 Also the loads they plan (:func:`build_load`, which the assistant's SCHEDULE uses too).
 """
@@ -20,9 +20,11 @@ from ..const import (
     CONF_ENERGY_KWH,
     CONF_POWER_KW,
 )
+from ..people import async_admin
 from ..scheduling import LoadSpec, Plan
 from ..service_helpers import ENTRY_SCHEMA, aware, entry_for_call, invalid, local_text, register
 from ..validation import vol
+from .home_view import explain_battery, home_payload, soc_pct
 
 if TYPE_CHECKING:
     from ..coordinator import PriceData
@@ -33,6 +35,7 @@ SERVICE_GET_PRICES = "get_prices"
 SERVICE_PLAN = "plan"
 SERVICE_SCHEDULE = "schedule"
 SERVICE_CLEAR_SCHEDULE = "clear_schedule"
+SERVICE_PLAN_HOME = "plan_home"
 
 LOAD_SCHEMA = vol.Schema(
     {
@@ -48,6 +51,9 @@ LOAD_SCHEMA = vol.Schema(
 )
 SCHEDULE_SCHEMA = LOAD_SCHEMA.extend({vol.Required(ATTR_APPLIANCE): cv.string})
 CLEAR_SCHEMA = vol.Schema({**ENTRY_SCHEMA, vol.Required(ATTR_APPLIANCE): cv.string})
+PLAN_HOME_SCHEMA = vol.Schema(
+    {**ENTRY_SCHEMA, vol.Optional("replan", default=False): cv.boolean, vol.Optional("language"): vol.In(("en", "de"))}
+)
 
 
 def _prices(entry: AgenticHemsConfigEntry) -> PriceData:
@@ -122,9 +128,39 @@ def _response(entry: AgenticHemsConfigEntry, plan: Plan, appliance_id: str | Non
     return {**plan.as_dict(), "appliance": appliance_id, "sample": _prices(entry).sample}
 
 
+async def _plan_home(hass: HomeAssistant, call: ServiceCall) -> dict[str, Any]:
+    """Return the whole-home plan: per-slot arrays, costs, reasons, and per battery its arrays and why (en or de).
+
+    Anyone may read it; ``replan`` (plan again now) needs an administrator.
+    """
+    entry = entry_for_call(hass, call)
+    if (home := entry.runtime_data.home) is None:
+        raise invalid("home_plan_not_configured")
+    if call.data["replan"]:
+        if await async_admin(hass, call.context.user_id) is None:
+            raise invalid("admin_required_home")
+        await home.async_replan(execute=True)
+    payload = home_payload(home.result, home.config) or {"slots": [], "reason": "not_planned_yet"}
+    language = call.data.get("language") or ("de" if hass.config.language.startswith("de") else "en")
+    plan = home.result.plan if home.result else None
+    batteries = []
+    for bat in home.config.batteries:
+        soc = soc_pct(plan, bat) if plan else None
+        batteries.append(
+            {
+                "battery": bat.subentry_id,
+                "name": bat.name,
+                "battery_kw": [round(float(v), 3) for v in plan.battery_kw.get(bat.subentry_id, [])] if plan else [],
+                "soc_pct": [round(float(v), 1) for v in soc] if soc is not None else [],
+                "why": explain_battery(home.result, bat, home.planner.power_limit_kw, language) if home.result else [],
+            }
+        )
+    return {**payload, "batteries": batteries}
+
+
 @callback
 def async_setup_planning_services(hass: HomeAssistant) -> None:
-    """Register get_prices, plan, schedule and clear_schedule."""
+    """Register get_prices, plan, schedule, clear_schedule and plan_home."""
 
     async def get_prices(call: ServiceCall) -> ServiceResponse:
         entry = entry_for_call(hass, call)
@@ -170,3 +206,14 @@ def async_setup_planning_services(hass: HomeAssistant) -> None:
     register(hass, SERVICE_PLAN, plan, LOAD_SCHEMA, SupportsResponse.ONLY)
     register(hass, SERVICE_SCHEDULE, schedule, SCHEDULE_SCHEMA, SupportsResponse.OPTIONAL)
     register(hass, SERVICE_CLEAR_SCHEDULE, clear_schedule, CLEAR_SCHEMA)
+    _register_plan_home(hass)
+
+
+@callback
+def _register_plan_home(hass: HomeAssistant) -> None:
+    """Register plan_home."""
+
+    async def plan_home(call: ServiceCall) -> ServiceResponse:
+        return await _plan_home(hass, call)
+
+    register(hass, SERVICE_PLAN_HOME, plan_home, PLAN_HOME_SCHEMA, SupportsResponse.ONLY)

@@ -1,0 +1,137 @@
+"""EMHASS 0.18.7 on a :class:`home_inputs.Home`: its day-ahead optimisation, configured like the home.
+
+Only for ``.venv-bench`` (see ``setup_emhass.sh``). EMHASS works in W and Wh; its battery must end at ``soc_final``
+(set to the initial SoC, its usual configuration), its deferrable loads are the appliances (semi-continuous, one
+constant block) and the EV (continuous up to 11 kW, 3 hours' worth of energy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+import json
+import logging
+import pathlib
+import time
+from typing import Any
+
+from home_inputs import EXPORT_LIMIT_KW, FUSE_KW, Home
+import numpy as np
+import pandas as pd
+
+_LOGGER = logging.getLogger("emhass-bench")
+_LOGGER.setLevel(logging.ERROR)
+
+
+def _paths() -> dict[str, pathlib.Path]:
+    import emhass  # noqa: PLC0415
+
+    root = pathlib.Path(emhass.__file__).parent
+    return {
+        "root_path": root,
+        "data_path": pathlib.Path("/tmp/emhass-bench"),
+        "associations_path": root / "data" / "associations.csv",
+        "defaults_path": root / "data" / "config_defaults.json",
+    }
+
+
+def _window(home: Home, spec: Any) -> tuple[int, int]:
+    """EMHASS start and end timesteps of a load's window (end exclusive)."""
+    first = int((spec.earliest_start - home.curve.start) / home.curve.resolution)
+    stop = int((spec.deadline - home.curve.start) / home.curve.resolution)
+    return max(first, 0), min(stop, len(home.curve))
+
+
+def _config(home: Home, gap: float) -> dict[str, Any]:
+    paths = _paths()
+    config = json.loads(paths["defaults_path"].read_text())
+    bat = home.battery
+    windows = [_window(home, spec) for spec in home.loads]
+    config.update(
+        {
+            "optimization_time_step": 15,
+            "costfun": "profit",
+            "lp_solver_mip_rel_gap": gap,
+            "lp_solver_timeout": 60,
+            "number_of_deferrable_loads": len(home.loads),
+            "nominal_power_of_deferrable_loads": [spec.power_kw * 1000 for spec in home.loads],
+            "minimum_power_of_deferrable_loads": [0.0] * len(home.loads),
+            "operating_hours_of_each_deferrable_load": [
+                (spec.duration_min / 60) if spec.contiguous else spec.energy_kwh / spec.power_kw for spec in home.loads
+            ],
+            "start_timesteps_of_each_deferrable_load": [w[0] for w in windows],
+            "end_timesteps_of_each_deferrable_load": [w[1] for w in windows],
+            "treat_deferrable_load_as_semi_cont": [spec.contiguous for spec in home.loads],
+            "set_deferrable_load_single_constant": [spec.contiguous for spec in home.loads],
+            "set_deferrable_startup_penalty": [0.0] * len(home.loads),
+            "deferrable_load_max_cost": [0.0] * len(home.loads),
+            "set_deferrable_max_startups": [0] * len(home.loads),
+            "def_minimum_on_time": [0] * len(home.loads),
+            "def_minimum_off_time": [0] * len(home.loads),
+            "cost_forecast_per_deferrable_load": [None] * len(home.loads),
+            "is_electric_load": [True] * len(home.loads),
+            "maximum_power_from_grid": FUSE_KW * 1000,
+            "maximum_power_to_grid": EXPORT_LIMIT_KW * 1000,
+            "compute_curtailment": True,
+            "set_use_battery": True,
+            "set_nocharge_from_grid": False,
+            "set_nodischarge_to_grid": False,
+            "battery_nominal_energy_capacity": bat.capacity_kwh * 1000,
+            "battery_charge_power_max": bat.charge_kw * 1000,
+            "battery_discharge_power_max": bat.discharge_kw * 1000,
+            "battery_charge_efficiency": bat.charge_efficiency,
+            "battery_discharge_efficiency": bat.discharge_efficiency,
+            "battery_minimum_state_of_charge": bat.floor_kwh / bat.capacity_kwh,
+            "battery_maximum_state_of_charge": bat.ceiling_kwh / bat.capacity_kwh,
+            "battery_target_state_of_charge": bat.initial_soc_pct / 100,
+            "weight_battery_charge": bat.wear_cost,
+            "weight_battery_discharge": bat.wear_cost,
+            "inverter_is_hybrid": False,
+        }
+    )
+    return config
+
+
+def emhass_plan(home: Home, *, gap: float = 0.01) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, float]:
+    """Run EMHASS's day-ahead optimisation on ``home``.
+
+    Returns:
+        (per load kW, battery kW positive charging, curtailment kW, seconds spent building and solving the
+        problem: ``Optimization(...)`` plus ``perform_dayahead_forecast_optim``).
+
+    """
+    from emhass import utils  # noqa: PLC0415
+    from emhass.optimization import Optimization  # noqa: PLC0415
+
+    paths = _paths()
+    paths["data_path"].mkdir(exist_ok=True)
+    params = asyncio.run(utils.build_params(paths, {}, _config(home, gap), _LOGGER))
+    retrieve, optim, plant = utils.get_yaml_parse(params, _LOGGER)
+    n = len(home.curve)
+    index = pd.date_range(home.curve.start, periods=n, freq=timedelta(minutes=15))
+    frame = pd.DataFrame({"unit_load_cost": home.curve.prices, "unit_prod_price": home.export_price}, index=index)
+    started = time.perf_counter()
+    opt = Optimization(
+        retrieve,
+        optim,
+        plant,
+        "unit_load_cost",
+        "unit_prod_price",
+        "profit",
+        paths,
+        _LOGGER,
+        opt_time_delta=n // 4,
+        num_timesteps=n,
+    )
+    soc = home.battery.initial_soc_pct / 100
+    result = opt.perform_dayahead_forecast_optim(
+        frame,
+        pd.Series(home.pv_kw * 1000, index=index),
+        pd.Series(home.base_kw * 1000, index=index),
+        soc_init=soc,
+        soc_final=soc,
+    )
+    seconds = time.perf_counter() - started
+    loads = {spec.name: result[f"P_deferrable{k}"].to_numpy() / 1000 for k, spec in enumerate(home.loads)}
+    curtail = result["P_PV_curtailment"].to_numpy() / 1000 if "P_PV_curtailment" in result else np.zeros(n)
+    return loads, -result["P_batt"].to_numpy() / 1000, curtail, seconds

@@ -1,0 +1,125 @@
+"""Shared inputs of the whole-home benchmarks: the bundled real price days, generated PV and load, the home.
+
+Importing this module makes the integration's pure core importable without Home Assistant (the package's
+``__init__`` imports it): ``custom_components.agentic_hems`` is registered as a bare package over its folder, so
+``scheduling`` and ``prices`` load on any Python >= 3.12 with numpy and scipy (also in ``.venv-bench``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+import importlib.machinery
+import importlib.util
+import math
+from pathlib import Path
+import sys
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SLOT = timedelta(minutes=15)
+DAY = 96
+
+
+def _bare_package(name: str, folder: Path) -> None:
+    """Register ``name`` as a package over ``folder`` without running its ``__init__``."""
+    if name in sys.modules:
+        return
+    spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = [str(folder)]
+    sys.modules[name] = importlib.util.module_from_spec(spec)
+
+
+try:
+    import homeassistant  # noqa: F401 - only to know whether the package's __init__ can run
+except ImportError:
+    _bare_package("custom_components", ROOT / "custom_components")
+    _bare_package("custom_components.agentic_hems", ROOT / "custom_components" / "agentic_hems")
+sys.path.insert(0, str(ROOT))
+
+from custom_components.agentic_hems.prices.curve import PriceCurve  # noqa: E402
+from custom_components.agentic_hems.prices.entsoe import parse_day_ahead  # noqa: E402
+from custom_components.agentic_hems.scheduling.home_model import HomeBattery  # noqa: E402
+from custom_components.agentic_hems.scheduling.plan import LoadSpec  # noqa: E402
+
+IMPORT_FEES = 0.12  # EUR/kWh on top of the spot price (grid fees, levies, VAT simplified)
+EXPORT_FEE = 0.005  # EUR/kWh taken from the spot price for exported energy (may go negative)
+FUSE_KW = 11.5
+EXPORT_LIMIT_KW = 5.0
+
+
+def price_days() -> list[np.ndarray]:
+    """The bundled real ENTSO-E days (Belgium, Oct 2024) as 96-slot spot price arrays in EUR/kWh."""
+    data = ROOT / "custom_components" / "agentic_hems" / "prices" / "data"
+    days: list[np.ndarray] = []
+    for name in ("BE_60M_15M_mix.xml", "BE_60M.xml"):
+        prices = parse_day_ahead((data / name).read_bytes()).prices
+        days += [prices[i : i + DAY] for i in range(0, prices.size, DAY)]
+    return days
+
+
+def pv_day(rng: np.random.Generator, peak_kw: float = 6.0) -> np.ndarray:
+    """Generated PV kW for one day (96 slots, UTC ~ local solar time): a bell from 7:00 to 18:00 with clouds."""
+    hours = np.arange(DAY) / 4
+    bell = np.clip(np.sin((hours - 7) / 11 * math.pi), 0.0, None) ** 1.5
+    clouds = np.clip(1 - 0.6 * rng.random() * (1 + np.sin(hours * rng.uniform(0.5, 2.0))) / 2, 0.2, 1.0)
+    return peak_kw * bell * clouds
+
+
+def load_day(rng: np.random.Generator) -> np.ndarray:
+    """Generated base load kW for one day: night floor, morning and evening peaks, noise."""
+    hours = np.arange(DAY) / 4
+    shape = 0.35 + 0.6 * np.exp(-((hours - 7.5) ** 2) / 2) + 1.0 * np.exp(-((hours - 19) ** 2) / 4)
+    return np.clip(shape * rng.uniform(0.8, 1.2) + 0.1 * rng.standard_normal(DAY), 0.15, None)
+
+
+@dataclass
+class Home:
+    """A two-day (or longer) home: prices, forecasts, the battery and the flexible loads."""
+
+    curve: PriceCurve
+    export_price: np.ndarray
+    pv_kw: np.ndarray
+    base_kw: np.ndarray
+    battery: HomeBattery
+    loads: list[LoadSpec]
+
+
+def battery(initial_soc_pct: float = 50.0) -> HomeBattery:
+    """A 10 kWh, 5 kW battery with 20 % reserve, 95 % efficiencies each way and 2 ct/kWh wear."""
+    return HomeBattery(
+        name="battery",
+        capacity_kwh=10.0,
+        charge_kw=5.0,
+        discharge_kw=5.0,
+        initial_soc_pct=initial_soc_pct,
+        soc_min_pct=10.0,
+        soc_max_pct=100.0,
+        reserve_pct=20.0,
+        charge_efficiency=0.95,
+        discharge_efficiency=0.95,
+        wear_cost=0.02,
+    )
+
+
+def loads(start: datetime) -> list[LoadSpec]:
+    """An EV (33 kWh at up to 11 kW, 18:00 to 07:00) and three appliances with day-long windows."""
+    at = lambda hours: start + timedelta(hours=hours)  # noqa: E731
+    return [
+        LoadSpec("dishwasher", power_kw=2.0, duration_min=120, earliest_start=at(0), deadline=at(24)),
+        LoadSpec("washer", power_kw=2.2, duration_min=90, earliest_start=at(8), deadline=at(32)),
+        LoadSpec("dryer", power_kw=2.5, duration_min=90, earliest_start=at(24), deadline=at(48)),
+        LoadSpec("ev", power_kw=11.0, energy_kwh=33.0, contiguous=False, earliest_start=at(18), deadline=at(31)),
+    ]
+
+
+def home(spot: np.ndarray, seed: int, *, initial_soc_pct: float = 50.0, pv_scale: float = 1.0) -> Home:
+    """The home over ``spot`` (EUR/kWh, whole days) with PV and load generated from ``seed``."""
+    rng = np.random.default_rng(seed)
+    days = spot.size // DAY
+    pv = np.concatenate([pv_day(rng, 6.0 * pv_scale) for _ in range(days)])
+    base = np.concatenate([load_day(rng) for _ in range(days)])
+    start = datetime(2026, 1, 5, tzinfo=UTC)
+    curve = PriceCurve(start=start, resolution=SLOT, prices=np.round(spot + IMPORT_FEES, 6), source="bench")
+    return Home(curve, np.round(spot - EXPORT_FEE, 6), pv, base, battery(initial_soc_pct), loads(start))

@@ -1,0 +1,122 @@
+"""The whole-home MILP against EMHASS 0.18.7 on the same two-day homes, both plans costed by one evaluator.
+
+Run (after ``benchmarks/setup_emhass.sh``): ``.venv-bench/bin/python benchmarks/home_vs_emhass.py``. Each case is a
+192-slot home built from two of the bundled real ENTSO-E days (Belgium, October 2024, plus fees) with generated PV
+and load (:mod:`home_inputs`): one 10 kWh battery, an 11 kW EV needing 33 kWh overnight, three appliances, an
+11.5 kW fuse that binds and a 5 kW export limit. Both plans go through
+:func:`~custom_components.agentic_hems.scheduling.home_model.evaluate`: cost = import - export revenue + wear, and
+net cost = cost - value of the energy the battery gains (the median import price x discharge efficiency per kWh; EMHASS
+must end at its initial SoC, so its terminal value is 0). Times are medians of ``RUNS`` runs after one warm-up: our
+``plan_home`` call against EMHASS's ``Optimization(...)`` plus ``perform_dayahead_forecast_optim`` (cvxpy + HiGHS,
+EMHASS's default 1 % MIP gap). Exit status 1 when a target (our net cost <= EMHASS's, >= 10x faster) is missed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from home_emhass import emhass_plan  # noqa: E402
+from home_inputs import EXPORT_LIMIT_KW, FUSE_KW, Home, home, price_days  # noqa: E402
+
+from custom_components.agentic_hems.scheduling.home import plan_home  # noqa: E402
+from custom_components.agentic_hems.scheduling.home_model import Evaluation, Tariff, evaluate  # noqa: E402
+
+RUNS = 3
+
+
+def tariff(case: Home) -> Tariff:
+    """The common tariff of a case (terminal value as plan_home's default)."""
+    median = float(np.median(case.curve.prices))
+    return Tariff(
+        import_price=case.curve.prices,
+        export_price=case.export_price,
+        hours=0.25,
+        fuse_kw=FUSE_KW,
+        export_limit_kw=EXPORT_LIMIT_KW,
+        terminal_price={case.battery.name: median * case.battery.discharge_efficiency},
+    )
+
+
+def cost_of(case: Home, loads: dict[str, np.ndarray], battery_kw: np.ndarray, curtail: np.ndarray) -> Evaluation:
+    """Cost a schedule with the common evaluator, after checking every load got its energy."""
+    for spec in case.loads:
+        need = spec.energy_kwh or spec.power_kw * spec.duration_min / 60
+        got = 0.25 * float(loads[spec.name].sum())
+        if abs(got - need) > 1e-3:
+            raise AssertionError(f"{spec.name}: {got:.3f} kWh planned, {need:.3f} kWh needed")
+    house = case.base_kw + sum(loads.values(), np.zeros(case.base_kw.size))
+    return evaluate(
+        tariff(case),
+        house_kw=house,
+        pv_kw=case.pv_kw - curtail,
+        battery_kw={case.battery.name: battery_kw},
+        batteries=(case.battery,),
+    )
+
+
+def ours(case: Home) -> tuple[Evaluation, float]:
+    """Our plan's evaluation and its median solve time."""
+
+    def solve():  # noqa: ANN202
+        return plan_home(
+            case.curve,
+            case.loads,
+            batteries=[case.battery],
+            pv_kw=case.pv_kw,
+            base_load_kw=case.base_kw,
+            export_price=case.export_price,
+            fuse_kw=FUSE_KW,
+            export_limit_kw=EXPORT_LIMIT_KW,
+        )
+
+    solve()
+    times = []
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        plan = solve()
+        times.append(time.perf_counter() - started)
+    return cost_of(case, plan.load_kw, plan.battery_kw[case.battery.name], plan.curtail_kw), statistics.median(times)
+
+
+def theirs(case: Home) -> tuple[Evaluation, float]:
+    """EMHASS's plan's evaluation and its median solve time."""
+    emhass_plan(case)
+    runs = [emhass_plan(case) for _ in range(RUNS)]
+    loads, battery_kw, curtail, _ = runs[-1]
+    return cost_of(case, loads, battery_kw, curtail), statistics.median(r[3] for r in runs)
+
+
+def main() -> int:
+    days = price_days()
+    cases = [
+        ("days 1-2, SoC 50 %", home(np.concatenate(days[0:2]), seed=1)),
+        ("days 2-3, SoC 80 %, half PV", home(np.concatenate(days[1:3]), seed=2, initial_soc_pct=80.0, pv_scale=0.5)),
+        ("days 3-4, SoC 30 %", home(np.concatenate(days[2:4]), seed=3, initial_soc_pct=30.0)),
+    ]
+    header = f"{'case':30} {'ours net':>9} {'EMHASS net':>10} {'ours cost':>9} {'EMHASS cost':>11} {'ours ms':>8} {'EMHASS ms':>9} {'speed-up':>8}  result"
+    print(header)
+    ok = True
+    for name, case in cases:
+        mine, my_s = ours(case)
+        other, other_s = theirs(case)
+        passed = mine.net_cost <= other.net_cost + 1e-9 and other_s >= 10 * my_s and not mine.violations
+        ok &= passed
+        print(
+            f"{name:30} {mine.net_cost:9.4f} {other.net_cost:10.4f} {mine.cost:9.4f} {other.cost:11.4f} "
+            f"{my_s * 1000:8.1f} {other_s * 1000:9.1f} {other_s / my_s:7.1f}x  {'pass' if passed else 'FAIL'}"
+        )
+        for label, ev in (("ours", mine), ("EMHASS", other)):
+            for violation in ev.violations:
+                print(f"    {label}: {violation}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,271 @@
+"""The whole-home plan's configuration: battery subentries (type ``battery``) and the entry options it reads.
+
+:func:`home_config` reads them into a :class:`HomeConfig`. A battery subentry that does not validate is left out of
+the plan, and an option that does not validate falls back to its default; each raises the repair issue
+``home_config_invalid_<id>`` (the subentry id, or ``options``) with the error, which goes when it reads again.
+Nothing here raises on stored data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+import math
+from typing import Any
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+
+from ..const import (
+    BATTERY_APPROVAL,
+    BATTERY_AUTOMATIC,
+    CONF_BATTERY_CONTROL,
+    CONF_BATTERY_NAME,
+    CONF_CAPACITY_KWH,
+    CONF_CHARGE_EFFICIENCY,
+    CONF_CHARGE_KW,
+    CONF_CONTROL_ENTITY,
+    CONF_CONTROL_MODES,
+    CONF_CURTAILMENT_ENTITY,
+    CONF_DISCHARGE_EFFICIENCY,
+    CONF_DISCHARGE_KW,
+    CONF_EXPORT_FIXED_PRICE,
+    CONF_EXPORT_LIMIT_KW,
+    CONF_EXPORT_PRICE_MODE,
+    CONF_EXPORT_SPOT_FACTOR,
+    CONF_EXPORT_SPOT_FEE,
+    CONF_HOUSE_POWER_ENTITY,
+    CONF_MPC_PV_THRESHOLD_KW,
+    CONF_MPC_SOC_THRESHOLD_PCT,
+    CONF_PV_FORECAST_ENTRIES,
+    CONF_PV_FORECAST_SENSOR,
+    CONF_RESERVE_PCT,
+    CONF_SOC_ENTITY,
+    CONF_SOC_MAX_PCT,
+    CONF_SOC_MIN_PCT,
+    CONF_WEAR_COST,
+    DOMAIN,
+    EXPORT_FIXED,
+    EXPORT_SPOT,
+    LOGGER,
+    SUBENTRY_BATTERY,
+)
+from ..scheduling.home_model import HomeBattery
+from ..validation import describe, vol
+
+MODES = ("charge", "discharge", "idle")
+_PCT = vol.All(vol.Coerce(float), vol.Range(min=0, max=100))
+_POSITIVE = vol.All(vol.Coerce(float), vol.Range(min=0, min_included=False))
+_EFFICIENCY = vol.All(vol.Coerce(float), vol.Range(min=0, max=1, min_included=False))
+_ENTITY = vol.Any(None, vol.All(str, vol.Match(r"^[a-z_]+\.[a-z0-9_]+$")))
+_CONTROL = vol.Any(None, vol.All(str, vol.Match(r"^(number|input_number|select)\.[a-z0-9_]+$")))
+
+BATTERY_SCHEMA = vol.Schema(
+    {
+        vol.Required(CONF_BATTERY_NAME): vol.All(str, vol.Length(min=1)),
+        vol.Required(CONF_CAPACITY_KWH): _POSITIVE,
+        vol.Optional(CONF_SOC_MIN_PCT, default=0.0): _PCT,
+        vol.Optional(CONF_SOC_MAX_PCT, default=100.0): _PCT,
+        vol.Optional(CONF_RESERVE_PCT, default=0.0): _PCT,
+        vol.Required(CONF_CHARGE_KW): _POSITIVE,
+        vol.Required(CONF_DISCHARGE_KW): _POSITIVE,
+        vol.Optional(CONF_CHARGE_EFFICIENCY, default=0.95): _EFFICIENCY,
+        vol.Optional(CONF_DISCHARGE_EFFICIENCY, default=0.95): _EFFICIENCY,
+        vol.Optional(CONF_WEAR_COST, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=0)),
+        vol.Required(CONF_SOC_ENTITY): _ENTITY,
+        vol.Optional(CONF_CONTROL_ENTITY, default=None): _CONTROL,
+        vol.Optional(CONF_CONTROL_MODES, default=dict): {vol.Optional(mode): str for mode in MODES},
+    },
+    extra=vol.ALLOW_EXTRA,
+)
+
+OPTION_DEFAULTS: dict[str, Any] = {
+    CONF_PV_FORECAST_ENTRIES: [],
+    CONF_PV_FORECAST_SENSOR: None,
+    CONF_HOUSE_POWER_ENTITY: None,
+    CONF_EXPORT_PRICE_MODE: EXPORT_FIXED,
+    CONF_EXPORT_FIXED_PRICE: 0.0,
+    CONF_EXPORT_SPOT_FACTOR: 1.0,
+    CONF_EXPORT_SPOT_FEE: 0.0,
+    CONF_EXPORT_LIMIT_KW: None,
+    CONF_CURTAILMENT_ENTITY: None,
+    CONF_BATTERY_CONTROL: BATTERY_APPROVAL,
+    CONF_MPC_SOC_THRESHOLD_PCT: 5.0,
+    CONF_MPC_PV_THRESHOLD_KW: 0.5,
+}
+_FLOAT = vol.All(vol.Coerce(float), vol.Range(min=-1e6, max=1e6))
+OPTION_SCHEMAS: dict[str, Any] = {
+    CONF_PV_FORECAST_ENTRIES: [str],
+    CONF_PV_FORECAST_SENSOR: _ENTITY,
+    CONF_HOUSE_POWER_ENTITY: _ENTITY,
+    CONF_EXPORT_PRICE_MODE: vol.In((EXPORT_SPOT, EXPORT_FIXED)),
+    CONF_EXPORT_FIXED_PRICE: _FLOAT,
+    CONF_EXPORT_SPOT_FACTOR: _FLOAT,
+    CONF_EXPORT_SPOT_FEE: _FLOAT,
+    CONF_EXPORT_LIMIT_KW: vol.Any(None, vol.All(vol.Coerce(float), vol.Range(min=0))),
+    CONF_CURTAILMENT_ENTITY: _ENTITY,
+    CONF_BATTERY_CONTROL: vol.In((BATTERY_AUTOMATIC, BATTERY_APPROVAL)),
+    CONF_MPC_SOC_THRESHOLD_PCT: vol.All(vol.Coerce(float), vol.Range(min=0, max=100, min_included=False)),
+    CONF_MPC_PV_THRESHOLD_KW: _POSITIVE,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatteryConfig:
+    """One battery subentry: the :class:`HomeBattery` limits plus where its SoC is read and its power is set.
+
+    ``control_entity`` is a number/input_number (setpoint in kW, positive charging) or a select whose options
+    ``control_modes`` names per mode (charge, discharge, idle); None when the plan only shows the battery.
+    """
+
+    subentry_id: str
+    name: str
+    capacity_kwh: float
+    charge_kw: float
+    discharge_kw: float
+    soc_min_pct: float
+    soc_max_pct: float
+    reserve_pct: float
+    charge_efficiency: float
+    discharge_efficiency: float
+    wear_cost: float
+    soc_entity: str | None
+    control_entity: str | None
+    control_modes: Mapping[str, str] = field(default_factory=dict)
+
+    def battery(self, soc_pct: float) -> HomeBattery:
+        """Return the plan's battery at the measured state of charge (percent, clamped to 0-100)."""
+        return HomeBattery(
+            name=self.subentry_id,
+            capacity_kwh=self.capacity_kwh,
+            charge_kw=self.charge_kw,
+            discharge_kw=self.discharge_kw,
+            initial_soc_pct=min(max(soc_pct, 0.0), 100.0),
+            soc_min_pct=self.soc_min_pct,
+            soc_max_pct=self.soc_max_pct,
+            reserve_pct=self.reserve_pct,
+            charge_efficiency=self.charge_efficiency,
+            discharge_efficiency=self.discharge_efficiency,
+            wear_cost=self.wear_cost,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class HomeConfig:
+    """The whole-home plan's settings; ``export_limit_kw`` is math.inf for no limit."""
+
+    batteries: tuple[BatteryConfig, ...] = ()
+    pv_forecast_entries: tuple[str, ...] = ()
+    pv_forecast_sensor: str | None = None
+    house_power_entity: str | None = None
+    export_price_mode: str = EXPORT_FIXED
+    export_fixed_price: float = 0.0
+    export_spot_factor: float = 1.0
+    export_spot_fee: float = 0.0
+    export_limit_kw: float = math.inf
+    curtailment_entity: str | None = None
+    battery_control: str = BATTERY_APPROVAL
+    mpc_soc_threshold_pct: float = 5.0
+    mpc_pv_threshold_kw: float = 0.5
+
+    @property
+    def active(self) -> bool:
+        """True when the entry has a battery or names a PV forecast: the whole-home plan runs."""
+        return bool(self.batteries or self.pv_forecast_entries or self.pv_forecast_sensor)
+
+    def control_entities(self) -> frozenset[str]:
+        """Return the batteries' control entities (what the plan's commands set)."""
+        return frozenset(b.control_entity for b in self.batteries if b.control_entity)
+
+
+def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
+    """Return the battery of a subentry's data; raises vol.Invalid (a bad value) or ValueError (soc min > max)."""
+    valid = BATTERY_SCHEMA(dict(data))
+    if valid[CONF_SOC_MIN_PCT] > valid[CONF_SOC_MAX_PCT]:
+        raise ValueError("soc_min_pct is above soc_max_pct")
+    if (
+        valid[CONF_CONTROL_ENTITY]
+        and valid[CONF_CONTROL_ENTITY].startswith("select.")
+        and not valid[CONF_CONTROL_MODES]
+    ):
+        raise ValueError("a select control entity needs control_modes")
+    return BatteryConfig(
+        subentry_id=subentry_id,
+        name=valid[CONF_BATTERY_NAME],
+        capacity_kwh=valid[CONF_CAPACITY_KWH],
+        charge_kw=valid[CONF_CHARGE_KW],
+        discharge_kw=valid[CONF_DISCHARGE_KW],
+        soc_min_pct=valid[CONF_SOC_MIN_PCT],
+        soc_max_pct=valid[CONF_SOC_MAX_PCT],
+        reserve_pct=valid[CONF_RESERVE_PCT],
+        charge_efficiency=valid[CONF_CHARGE_EFFICIENCY],
+        discharge_efficiency=valid[CONF_DISCHARGE_EFFICIENCY],
+        wear_cost=valid[CONF_WEAR_COST],
+        soc_entity=valid[CONF_SOC_ENTITY],
+        control_entity=valid[CONF_CONTROL_ENTITY],
+        control_modes=dict(valid[CONF_CONTROL_MODES]),
+    )
+
+
+def parse_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Return the home options (each bad or missing one at its default) and an English error per bad one."""
+    values, errors = dict(OPTION_DEFAULTS), []
+    for key, schema in OPTION_SCHEMAS.items():
+        if options.get(key) is None:
+            continue
+        try:
+            values[key] = vol.Schema(schema)(options[key])
+        except vol.Invalid as err:
+            errors.append(f"{key}: {describe(err)}")
+    return values, errors
+
+
+def home_config(hass: HomeAssistant, entry: ConfigEntry) -> HomeConfig:
+    """Return the entry's whole-home settings; what does not validate is reported (see the module docstring)."""
+    batteries = []
+    for subentry_id, subentry in entry.subentries.items():
+        if subentry.subentry_type != SUBENTRY_BATTERY:
+            continue
+        try:
+            batteries.append(parse_battery(subentry_id, subentry.data))
+        except (vol.Invalid, ValueError) as err:
+            _report(hass, subentry_id, subentry.title, describe(err) if isinstance(err, vol.Invalid) else str(err))
+        else:
+            ir.async_delete_issue(hass, DOMAIN, f"home_config_invalid_{subentry_id}")
+    values, errors = parse_options(entry.options)
+    if errors:
+        _report(hass, "options", entry.title, "; ".join(errors))
+    else:
+        ir.async_delete_issue(hass, DOMAIN, "home_config_invalid_options")
+    limit = values[CONF_EXPORT_LIMIT_KW]
+    return HomeConfig(
+        batteries=tuple(batteries),
+        pv_forecast_entries=tuple(values[CONF_PV_FORECAST_ENTRIES]),
+        pv_forecast_sensor=values[CONF_PV_FORECAST_SENSOR],
+        house_power_entity=values[CONF_HOUSE_POWER_ENTITY],
+        export_price_mode=values[CONF_EXPORT_PRICE_MODE],
+        export_fixed_price=values[CONF_EXPORT_FIXED_PRICE],
+        export_spot_factor=values[CONF_EXPORT_SPOT_FACTOR],
+        export_spot_fee=values[CONF_EXPORT_SPOT_FEE],
+        export_limit_kw=math.inf if limit is None else float(limit),
+        curtailment_entity=values[CONF_CURTAILMENT_ENTITY],
+        battery_control=values[CONF_BATTERY_CONTROL],
+        mpc_soc_threshold_pct=values[CONF_MPC_SOC_THRESHOLD_PCT],
+        mpc_pv_threshold_kw=values[CONF_MPC_PV_THRESHOLD_KW],
+    )
+
+
+def _report(hass: HomeAssistant, key: str, title: str, error: str) -> None:
+    """Log and raise the repair issue of a battery subentry or the options that did not validate."""
+    LOGGER.warning("Whole-home plan: ignoring the settings of %s: %s", title, error)
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        f"home_config_invalid_{key}",
+        is_fixable=False,
+        is_persistent=True,
+        severity=ir.IssueSeverity.ERROR,
+        translation_key="home_config_invalid",
+        translation_placeholders={"name": title, "error": error},
+    )

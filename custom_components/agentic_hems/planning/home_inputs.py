@@ -1,0 +1,137 @@
+"""What the whole-home plan stands on, read from Home Assistant: prices, export prices, PV, house load, batteries.
+
+:func:`async_inputs` gathers one :class:`HomeInputs` for ``now``: the coordinator's total price curve from the current
+slot on (unknown prices stay NaN: the plan's horizon stops at the first one), the export price per the options, the
+PV forecast (unknown slots as 0 kW, with the first such slot named), the house load forecast from the recorder and
+each battery at its measured state of charge (a battery without a readable SoC is left out, and said so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from homeassistant.core import HomeAssistant
+
+from ..const import EXPORT_SPOT
+from ..grid.forecast import MAX_HORIZON_H, ForecastError, forecast
+from ..prices.curve import FloatArray, PriceCurve, floor_slot
+from ..scheduling.home_model import HomeBattery
+from ..scheduling.solar import SolarForecast
+from .home_config import HomeConfig
+from .solar_source import async_energy_forecast, energy_forecast_entries, sensor_forecast
+
+if TYPE_CHECKING:
+    from ..coordinator import PriceData
+    from ..grid_ha.manager import GridManager
+
+HISTORY_DAYS = 14
+
+
+@dataclass
+class HomeInputs:
+    """The plan's inputs on the slot grid of ``curve`` (from the current slot); arrays have len(curve)."""
+
+    curve: PriceCurve
+    export_price: FloatArray
+    pv_kw: FloatArray
+    base_load_kw: FloatArray
+    batteries: tuple[HomeBattery, ...]
+    pv_source: str  # "sensor", "energy" or "none"
+    pv_unknown_from: datetime | None  # first slot whose PV forecast is unknown (planned as 0 kW)
+    soc_measured_at: dict[str, datetime] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def export_prices(config: HomeConfig, data: PriceData, curve: PriceCurve) -> FloatArray:
+    """Per slot of ``curve``: factor x spot - fee (NaN where the spot is unknown), or the fixed feed-in price."""
+    if config.export_price_mode != EXPORT_SPOT:
+        return np.full(len(curve), config.export_fixed_price)
+    spot = data.spot.window(curve.start, curve.end).prices
+    return config.export_spot_factor * spot - config.export_spot_fee
+
+
+async def async_pv(
+    hass: HomeAssistant, config: HomeConfig, curve: PriceCurve
+) -> tuple[FloatArray, str, datetime | None]:
+    """PV kW per slot (unknown as 0), its source and the first unknown slot (None when every slot is known)."""
+    found: SolarForecast | None = None
+    source = "none"
+    if config.pv_forecast_sensor:
+        found, source = sensor_forecast(hass, config.pv_forecast_sensor, curve.start, len(curve)), "sensor"
+    else:
+        entries = list(config.pv_forecast_entries) or await energy_forecast_entries(hass)
+        if entries:
+            found, source = await async_energy_forecast(hass, entries, curve.start, len(curve)), "energy"
+    if found is None:
+        return np.zeros(len(curve)), "none", curve.start if source != "none" else None
+    unknown = np.flatnonzero(~found.known)
+    return np.nan_to_num(found.p50, nan=0.0), source, curve.slot_start(int(unknown[0])) if unknown.size else None
+
+
+async def async_house_load(
+    grid: GridManager, config: HomeConfig, curve: PriceCurve, now: datetime
+) -> tuple[FloatArray, str | None]:
+    """House load kW per slot from the recorder's history of the house power entity (0 kW without one, with a note).
+
+    The forecast starts at the slot after ``now``; the current slot takes its first value.
+    """
+    if not config.house_power_entity:
+        return np.zeros(len(curve)), "no house power entity: base load planned as 0 kW"
+    times, values = await grid.async_history(config.house_power_entity, now - timedelta(days=HISTORY_DAYS), now)
+    try:
+        horizon_h = min(len(curve) / 4, MAX_HORIZON_H)
+        found = forecast(times, values, now=now, horizon_h=horizon_h, quantiles=[0.5], step_min=15)
+    except (ForecastError, ValueError) as err:
+        return np.zeros(len(curve)), f"no house load forecast ({err}): base load planned as 0 kW"
+    series = np.clip(np.nan_to_num(np.asarray(found.series[0.5], dtype=np.float64)), 0.0, None)
+    out = np.zeros(len(curve))
+    for start, value in zip(found.starts, series, strict=True):
+        if 0 <= (i := curve.index_of(start)) < len(curve):
+            out[i] = value
+    out[0] = series[0] if series.size else 0.0
+    return out, None
+
+
+def measured_batteries(
+    hass: HomeAssistant, config: HomeConfig
+) -> tuple[list[HomeBattery], dict[str, datetime], list[str]]:
+    """Each battery at its SoC entity's state (percent); one without a finite SoC is left out with a note."""
+    batteries, measured, notes = [], {}, []
+    for bat in config.batteries:
+        state = hass.states.get(bat.soc_entity) if bat.soc_entity else None
+        try:
+            soc = float(state.state) if state is not None else math.nan
+        except ValueError:
+            soc = math.nan
+        if not math.isfinite(soc) or state is None:
+            notes.append(f"battery {bat.name!r} left out: no state of charge from {bat.soc_entity}")
+            continue
+        batteries.append(bat.battery(soc))
+        measured[bat.subentry_id] = state.last_updated
+    return batteries, measured, notes
+
+
+async def async_inputs(
+    hass: HomeAssistant, config: HomeConfig, data: PriceData, grid: GridManager, now: datetime
+) -> HomeInputs:
+    """Gather the plan's inputs at ``now`` (see the module docstring); the curve starts at the current slot."""
+    curve = data.total.window(floor_slot(now), max(data.total.end, floor_slot(now) + data.total.resolution))
+    pv, source, unknown = await async_pv(hass, config, curve)
+    base, load_note = await async_house_load(grid, config, curve, now)
+    batteries, measured, notes = measured_batteries(hass, config)
+    return HomeInputs(
+        curve=curve,
+        export_price=export_prices(config, data, curve),
+        pv_kw=pv,
+        base_load_kw=base,
+        batteries=tuple(batteries),
+        pv_source=source,
+        pv_unknown_from=unknown,
+        soc_measured_at=measured,
+        notes=[*notes, *([load_note] if load_note else [])],
+    )

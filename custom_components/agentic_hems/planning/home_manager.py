@@ -1,0 +1,271 @@
+"""The whole-home plan in Home Assistant: plans, re-plans (MPC) and hands the plan to the scheduler and the gates.
+
+:class:`HomePlanManager` gathers the inputs (:mod:`.home_inputs`), runs :func:`~..scheduling.home.plan_home` in an
+executor job with the appliances due for planning as loads (running, pinned and manual plans stay as base load),
+writes the appliances' placements back into the :class:`~.manager.PlanManager` (whose scheduler issues their starts)
+and issues the batteries' slot commands (:mod:`.home_exec`).
+
+It re-plans at each 15-minute boundary, on new prices, when a battery's measured SoC departs from the plan by more
+than ``mpc_soc_threshold_pct`` and when the PV forecast sensor moves by more than ``mpc_pv_threshold_kw`` in a slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import partial
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from homeassistant.core import CALLBACK_TYPE, Event, EventStateChangedData, HomeAssistant, callback
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.event import async_track_state_change_event, async_track_utc_time_change
+from homeassistant.util import dt as dt_util
+
+from ..const import DOMAIN, LOGGER
+from ..listeners import ChangeListeners
+from ..prices.curve import PriceCurve
+from ..scheduling.home import plan_home
+from ..scheduling.home_model import HomePlan, HomePlanError
+from ..scheduling.plan import LoadSpec, Plan, Reason
+from ..scheduling.windows import build_plan
+from .home_config import HomeConfig
+from .home_exec import HomeExecutor
+from .home_inputs import HomeInputs, async_inputs
+from .solar_source import sensor_forecast
+
+if TYPE_CHECKING:
+    from ..control.manager import ControlManager
+    from ..coordinator import PriceCoordinator
+    from ..grid_ha.manager import GridManager
+    from ..grid_ha.records import GridRecords
+    from .manager import PlanManager
+
+
+@dataclass
+class HomeResult:
+    """The latest whole-home plan and what it stands on; ``plan`` None with ``reason`` when there is none."""
+
+    plan: HomePlan | None
+    inputs: HomeInputs | None
+    made_at: datetime
+    reason: str = "optimal"
+    detail: str = ""
+
+
+class HomePlanManager(ChangeListeners):
+    """One entry's whole-home plan (see the module docstring)."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        config: HomeConfig,
+        *,
+        coordinator: PriceCoordinator,
+        planner: PlanManager,
+        control: ControlManager,
+        records: GridRecords,
+        grid: GridManager,
+    ) -> None:
+        """Plan ``config``'s home with the entry's managers."""
+        self.hass = hass
+        self.config = config
+        self.coordinator = coordinator
+        self.planner = planner
+        self.grid = grid
+        self.executor = HomeExecutor(hass, config, control, records)
+        self.result: HomeResult | None = None
+        self._lock = asyncio.Lock()
+
+    @callback
+    def async_start(self) -> CALLBACK_TYPE:
+        """Start the triggers (slot boundaries, prices, SoC and PV sensor changes, approvals); returns their stop."""
+        unsubs = [
+            async_track_utc_time_change(self.hass, self._boundary, minute=range(0, 60, 15), second=0),
+            self.coordinator.async_add_listener(self._prices_updated),
+            self.hass.bus.async_listen(ir.EVENT_REPAIRS_ISSUE_REGISTRY_UPDATED, self._issue_changed),
+        ]
+        watched = [b.soc_entity for b in self.config.batteries if b.soc_entity]
+        watched += [self.config.pv_forecast_sensor] if self.config.pv_forecast_sensor else []
+        if watched:
+            unsubs.append(async_track_state_change_event(self.hass, watched, self._measured))
+
+        @callback
+        def _stop() -> None:
+            for unsub in unsubs:
+                unsub()
+
+        return _stop
+
+    @callback
+    def _boundary(self, now: datetime) -> None:
+        self.hass.async_create_background_task(self.async_replan(execute=True), f"{DOMAIN} home slot")
+
+    @callback
+    def _prices_updated(self) -> None:
+        self.hass.async_create_background_task(self.async_replan(), f"{DOMAIN} home prices")
+
+    @callback
+    def _issue_changed(self, event: Event[Any]) -> None:
+        """Carry out the current slot at once when an approval closes the request's repair issue."""
+        request_id = self.executor.request_id
+        if request_id and event.data.get("action") == "remove" and event.data.get("issue_id", "").endswith(request_id):
+            self.hass.async_create_background_task(self.async_execute(), f"{DOMAIN} home approved")
+
+    @callback
+    def _measured(self, event: Event[EventStateChangedData]) -> None:
+        if self.departed(event.data["entity_id"], dt_util.utcnow()):
+            self.hass.async_create_background_task(self.async_replan(execute=True), f"{DOMAIN} home replan")
+
+    def departed(self, entity_id: str, now: datetime) -> bool:
+        """Tell whether ``entity_id`` (a battery's SoC or the PV sensor) departs from the plan beyond its threshold."""
+        plan = self.result.plan if self.result else None
+        if plan is None:
+            return False
+        if entity_id == self.config.pv_forecast_sensor:
+            found = sensor_forecast(self.hass, entity_id, plan.start, plan.pv_kw.size)
+            if found is None:
+                return False
+            new = np.nan_to_num(found.p50, nan=0.0)
+            return bool(np.max(np.abs(new - plan.pv_kw), initial=0.0) > self.config.mpc_pv_threshold_kw)
+        for bat in self.config.batteries:
+            if bat.soc_entity == entity_id and bat.subentry_id in plan.soc_kwh:
+                planned = planned_soc_pct(plan, bat.subentry_id, bat.capacity_kwh, now)
+                state = self.hass.states.get(entity_id)
+                try:
+                    measured = float(state.state) if state else math.nan
+                except ValueError:
+                    return False
+                return planned is not None and abs(measured - planned) > self.config.mpc_soc_threshold_pct
+        return False
+
+    async def async_replan(self, *, execute: bool = False) -> HomeResult | None:
+        """Plan the home now; with ``execute``, then issue the current slot's battery commands.
+
+        Returns the new result (None without prices). One plan at a time.
+        """
+        async with self._lock:
+            now = dt_util.utcnow()
+            if self.coordinator.data is None:
+                return None
+            result = await self._async_plan(now)
+            since = result.plan.start if result.plan is not None else now
+            changed = self.result is None or _fingerprint(self.result, since) != _fingerprint(result, since)
+            self.result = result
+            if result.plan is not None and changed:
+                await self._async_write_back(result.plan, now)
+                await self.executor.async_plan_changed(result.plan, now)
+        self.async_notify_listeners()
+        if execute:
+            await self.async_execute()
+        return result
+
+    async def async_execute(self) -> list[dict[str, Any]]:
+        """Issue the current slot's battery commands of the latest plan (see :class:`.home_exec.HomeExecutor`)."""
+        return await self.executor.async_execute(self.result.plan if self.result else None, dt_util.utcnow())
+
+    async def _async_plan(self, now: datetime) -> HomeResult:
+        """Gather the inputs and run the MILP in the executor."""
+        assert self.coordinator.data is not None
+        inputs = await async_inputs(self.hass, self.config, self.coordinator.data, self.grid, now)
+        movable = self.movable(now)
+        loads = [replace(self.planner.load_for(aid, now), name=aid) for aid in movable]
+        fixed = self.planner.base_load(inputs.curve, now, exclude=set(movable))
+        job = partial(
+            plan_leaving_out,
+            inputs.curve,
+            loads,
+            batteries=inputs.batteries,
+            pv_kw=inputs.pv_kw,
+            base_load_kw=inputs.base_load_kw + fixed,
+            export_price=inputs.export_price,
+            fuse_kw=self.planner.power_limit_kw,
+            export_limit_kw=self.config.export_limit_kw,
+            curtailment=bool(self.config.curtailment_entity),
+        )
+        try:
+            plan, left_out = await self.hass.async_add_executor_job(job)
+        except HomePlanError as err:
+            LOGGER.warning("No whole-home plan: %s", err)
+            return HomeResult(None, inputs, now, reason=",".join(err.constraints), detail=str(err))
+        except ValueError as err:
+            LOGGER.error("Whole-home plan refused its inputs: %s", err)
+            return HomeResult(None, inputs, now, reason="invalid_inputs", detail=str(err))
+        notes = [plan.detail] if plan.detail else []
+        if left_out:  # their own plans (the appliance planner's) stay
+            notes.append(f"left out, their windows cannot hold them: {', '.join(left_out)}")
+        if inputs.pv_unknown_from is not None and inputs.pv_unknown_from < plan.horizon_end:
+            notes.append(f"PV forecast unknown from {inputs.pv_unknown_from.isoformat()}: planned as 0 kW")
+        return HomeResult(plan, inputs, now, detail="; ".join([*notes, *inputs.notes]))
+
+    def movable(self, now: datetime) -> list[str]:
+        """Return the automatic appliances the home plan places: not pinned and not started."""
+        out = []
+        for appliance_id, state in self.planner.states.items():
+            plan = state.plan
+            started = plan is not None and plan.start is not None and plan.start <= now
+            if state.auto and not state.pinned and not started:
+                out.append(appliance_id)
+        return out
+
+    async def _async_write_back(self, plan: HomePlan, now: datetime) -> None:
+        """Hand the appliances' placements to the PlanManager (its scheduler issues their starts)."""
+        placed: dict[str, tuple[Plan, LoadSpec]] = {}
+        curve = self.result.inputs.curve if self.result and self.result.inputs else None
+        if curve is None:
+            return
+        for appliance_id, power in plan.load_kw.items():
+            if appliance_id not in self.planner.states or plan.starts.get(appliance_id, True) is None:
+                continue
+            padded = np.zeros(len(curve))
+            padded[: power.size] = power
+            name = self.planner.appliances[appliance_id].name
+            built = build_plan(curve, name, padded, baseline_cost=None, method="home_milp", reason=Reason.OPTIMAL)
+            placed[appliance_id] = (built, self.planner.load_for(appliance_id, now))
+        if placed:
+            await self.planner.async_adopt(placed, now)
+
+
+def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) -> tuple[HomePlan, list[str]]:
+    """Run :func:`plan_home`; loads a :class:`HomePlanError` names are left out and the rest is planned again.
+
+    Returns the plan and the names of the loads left out. Raises HomePlanError when no plan exists without any load
+    it names (the fuse, the reserve, the prices), ValueError on malformed inputs.
+    """
+    left_out: list[str] = []
+    while True:
+        try:
+            return plan_home(curve, loads, **kwargs), left_out
+        except HomePlanError as err:
+            named = set(err.loads) & {load.name for load in loads}
+            if not named:
+                raise
+            left_out += sorted(named)
+            loads = [load for load in loads if load.name not in named]
+
+
+def planned_soc_pct(plan: HomePlan, battery: str, capacity_kwh: float, now: datetime) -> float | None:
+    """Return the plan's state of charge at ``now`` in percent (linear within the slot), None outside the plan."""
+    position = (now - plan.start) / plan.resolution
+    soc = plan.soc_kwh[battery]
+    if not 0 <= position <= soc.size - 1:
+        return None
+    i = min(int(position), soc.size - 2)
+    value = soc[i] + (soc[i + 1] - soc[i]) * (position - i) if soc.size > 1 else soc[0]
+    return float(value) / capacity_kwh * 100
+
+
+def _fingerprint(result: HomeResult, since: datetime) -> tuple[object, ...]:
+    """Return what a replan must change to count as a new plan.
+
+    That is the appliance starts, the horizon's end and the battery powers per slot from ``since`` on.
+    """
+    plan = result.plan
+    if plan is None:
+        return (result.reason,)
+    skip = max(round((since - plan.start) / plan.resolution), 0)
+    batteries = {name: tuple(np.round(kw[skip:], 3).tolist()) for name, kw in plan.battery_kw.items()}
+    return (plan.horizon_end, tuple(sorted(plan.starts.items())), tuple(sorted(batteries.items())))

@@ -1,0 +1,141 @@
+"""What people see of the whole-home plan: the value now, the per-slot payload and why each battery does what it does.
+
+:func:`home_payload` is the ``home`` field of the schedule websocket and the ``plan_home`` service's answer;
+:func:`explain_battery` says per slot, in English or German, why a battery charges, discharges or idles.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..prices.curve import FloatArray
+from ..scheduling.home_model import TOL_KW, HomePlan
+from .home_config import BatteryConfig, HomeConfig
+from .home_manager import HomeResult
+
+EPS_KW = 1e-3  # below this a battery counts as idle
+TEXTS: dict[str, dict[str, str]] = {
+    "en": {
+        "pv": "stores {kw} kW of PV surplus",
+        "cheap": "charges from the grid at {price}: below the {value} a stored kWh is worth later",
+        "dear": "discharges at {price}: above the {value} a stored kWh is worth later",
+        "fuse": "discharges to keep the import under the {fuse} kW fuse",
+        "floor": "idles: at its reserve floor ({pct} %)",
+        "full": "idles: full ({pct} %)",
+        "spread": "idles: the price {price} does not beat the {value} a stored kWh is worth, after losses and wear",
+    },
+    "de": {
+        "pv": "speichert {kw} kW PV-Überschuss",
+        "cheap": "lädt aus dem Netz zu {price}: unter den {value}, die eine gespeicherte kWh später wert ist",
+        "dear": "entlädt zu {price}: über den {value}, die eine gespeicherte kWh später wert ist",
+        "fuse": "entlädt, damit der Bezug unter der Hauptsicherung von {fuse} kW bleibt",
+        "floor": "ruht: an der Reserve ({pct} %)",
+        "full": "ruht: voll ({pct} %)",
+        "spread": "ruht: der Preis {price} schlägt die {value} einer gespeicherten kWh nach Verlusten und Verschleiß nicht",
+    },
+}
+
+
+def slot_index(plan: HomePlan, now: datetime) -> int | None:
+    """Index of the plan's slot containing ``now``, None outside the plan."""
+    i = int((now - plan.start) // plan.resolution)
+    return i if 0 <= i < plan.import_kw.size else None
+
+
+def value_now(plan: HomePlan | None, series: FloatArray | None, now: datetime) -> float | None:
+    """``series`` (aligned with the plan) at ``now``, rounded to W; None without a plan or outside it."""
+    if plan is None or series is None or (i := slot_index(plan, now)) is None:
+        return None
+    return round(float(series[i]), 3) + 0.0
+
+
+def soc_pct(plan: HomePlan, bat: BatteryConfig) -> FloatArray | None:
+    """Return the battery's planned state of charge in percent at each slot boundary (n + 1,), None when not planned."""
+    soc = plan.soc_kwh.get(bat.subentry_id)
+    return None if soc is None else soc / bat.capacity_kwh * 100
+
+
+def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any] | None:
+    """Return the plan for the cards and the service, None before the first plan.
+
+    ``{"slots": [{start, pv_kw, load_kw, battery_kw, soc_pct, import_kw, export_kw, curtail_kw}], "cost",
+    "baseline", "saving", "currency", "horizon_end", "reason", "detail"}``: ``load_kw`` is the house's base load plus
+    the planned appliances, ``battery_kw`` and ``soc_pct`` (at the slot's start) are over all batteries (+ charging);
+    without a plan ``slots`` is empty and ``reason`` says why.
+    """
+    if result is None:
+        return None
+    plan = result.plan
+    if plan is None:
+        empty: dict[str, Any] = {"slots": [], "cost": None, "baseline": None, "saving": None, "currency": None}
+        return {**empty, "horizon_end": None, "reason": result.reason, "detail": result.detail}
+    n = plan.import_kw.size
+    load = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
+    battery = sum(plan.battery_kw.values(), np.zeros(n))
+    capacity = sum(b.capacity_kwh for b in config.batteries if b.subentry_id in plan.soc_kwh)
+    stored = sum(plan.soc_kwh.values(), np.zeros(n + 1))
+    slots = [
+        {
+            "start": (plan.start + i * plan.resolution).isoformat(),
+            "pv_kw": _kw(plan.pv_kw[i]),
+            "load_kw": _kw(load[i]),
+            "battery_kw": _kw(battery[i]),
+            "soc_pct": round(float(stored[i]) / capacity * 100, 1) if capacity else None,
+            "import_kw": _kw(plan.import_kw[i]),
+            "export_kw": _kw(plan.export_kw[i]),
+            "curtail_kw": _kw(plan.curtail_kw[i]),
+        }
+        for i in range(n)
+    ]
+    return {
+        "slots": slots,
+        "cost": round(plan.cost, 4),
+        "baseline": round(plan.baseline_cost, 4),
+        "saving": round(plan.saving, 4),
+        "currency": plan.currency,
+        "horizon_end": plan.horizon_end.isoformat(),
+        "reason": result.reason,
+        "detail": result.detail,
+    }
+
+
+def _kw(value: float) -> float:
+    return round(float(value), 3) + 0.0
+
+
+def explain_battery(result: HomeResult, bat: BatteryConfig, fuse_kw: float, language: str = "en") -> list[str]:
+    """Why the battery does what it does in each slot of the plan (one sentence per slot, ``language`` en or de).
+
+    Charging: from a PV surplus, or from the grid at a price below the value of a stored kWh (the plan's terminal
+    value: the horizon's median import price times the discharge efficiency). Discharging: to keep the import under
+    the fuse, or at a price above that value. Idling: at the reserve floor, full, or the spread does not pay.
+    """
+    plan, inputs = result.plan, result.inputs
+    if plan is None or inputs is None or bat.subentry_id not in plan.battery_kw:
+        return []
+    texts = TEXTS.get(language, TEXTS["en"])
+    n = plan.import_kw.size
+    prices = inputs.curve.prices[:n]
+    value = float(np.median(prices)) * bat.discharge_efficiency
+    power, soc = plan.battery_kw[bat.subentry_id], soc_pct(plan, bat)
+    assert soc is not None
+    surplus = plan.pv_kw - plan.curtail_kw - plan.base_load_kw - sum(plan.load_kw.values(), np.zeros(n))
+    floor = max(bat.soc_min_pct, bat.reserve_pct)
+    out = []
+    for i in range(n):
+        money = {"price": f"{prices[i]:.3f} {plan.currency}/kWh", "value": f"{value:.3f} {plan.currency}/kWh"}
+        if power[i] > EPS_KW:
+            key = "pv" if surplus[i] >= power[i] - EPS_KW else "cheap"
+        elif power[i] < -EPS_KW:
+            key = "fuse" if plan.import_kw[i] >= fuse_kw - TOL_KW else "dear"
+        elif soc[i] <= floor + 0.1:
+            key = "floor"
+        elif soc[i] >= bat.soc_max_pct - 0.1:
+            key = "full"
+        else:
+            key = "spread"
+        out.append(texts[key].format(kw=f"{power[i]:.2f}", fuse=f"{fuse_kw:g}", pct=f"{soc[i]:.0f}", **money))
+    return out

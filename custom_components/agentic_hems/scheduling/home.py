@@ -1,0 +1,804 @@
+"""The whole home in one MILP: appliances, EV, batteries, PV, base load and the grid, solved by HiGHS.
+
+Per slot t of the horizon (h hours), with import price p_t and export price q_t:
+
+    min  sum_t h (p_t imp_t - q_t exp_t) + sum_b w_b h sum_t (c_bt + d_bt) - sum_b v_b s_b,end
+    s.t. imp_t - exp_t = base_t - (pv_t - cur_t) + sum_b (c_bt - d_bt) + sum_a P_a run_at(a, t) + sum_e x_et
+         s_bt = s_b,t-1 + eta_c h c_bt - h d_bt / eta_d,   floor_b <= s_bt <= ceiling_b
+         sum_j y_aj = 1 (a start binary per admissible start j),   sum_t h x_et = E_e,  0 <= x_et <= P_e
+         0 <= imp_t <= fuse,  0 <= exp_t <= export limit,  0 <= cur_t <= pv_t (0 when curtailment is off)
+         0 <= c_bt <= Pc_b,  0 <= d_bt <= Pd_b
+
+Horizon: the plan covers the curve's slots from its first up to (not including) the first slot whose import or
+export price is unknown (NaN); a NaN is never read as zero and no slot after it is used, even when later prices
+are known, because the batteries' state of charge cannot be carried across an unpriced slot.
+
+Simultaneous charge and discharge (or import and export) only pays where it dissipates energy at a profit. A binary
+forbids it in the slots where it could: charge/discharge where an import or export price is negative or where PV
+cannot be curtailed, import/export where q_t > p_t. Elsewhere no binary is needed: a solution that does both can be
+changed into one that does not and costs no more (see :func:`_unmix`), and the plan is changed so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+import math
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..prices.curve import FloatArray, PriceCurve
+from .contiguous import run_options
+from .energy import charge_options, fill_in_order
+from .home_model import TOL_KW, Evaluation, HomeBattery, HomePlan, HomePlanError, Infeasibility, Tariff, evaluate
+from .plan import LoadSpec
+from .ties import TIE_REL
+from .windows import REL_EPS, IntArray, check_positive, resolve_window, slot_hours, slots_for_duration
+
+MIP_REL_GAP = 1e-9
+COST_SCALE = 1e4  # the objective is scaled to this size so HiGHS's absolute gap (1e-6) stays negligible
+TIME_LIMIT_S = 10.0
+# Reduced-cost pruning keeps a start whose bound exceeds the threshold by less than this (scaled cost units, 1e-7 of
+# the cost scale): far above HiGHS's dual tolerance (1e-7) summed over the columns.
+PRUNE_MARGIN = 1e-3
+LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under MIP_REL_GAP
+_OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
+
+
+@dataclass(frozen=True)
+class _Load:
+    """A load restricted to the horizon: a run's admissible starts, or an energy load's usable slots."""
+
+    spec: LoadSpec
+    keys: IntArray  # starts (runs) or slots (energy loads), ascending
+    slots: int  # run length in slots (runs), 0 for energy loads
+    energy_kwh: float  # energy loads: kWh to deliver
+
+
+@dataclass
+class _Inputs:
+    """Everything the model needs over the horizon of n slots."""
+
+    tariff: Tariff
+    base: FloatArray
+    pv: FloatArray
+    batteries: tuple[HomeBattery, ...]
+    loads: list[_Load]
+    curtailment: bool
+
+    @property
+    def n(self) -> int:
+        """Slots in the horizon."""
+        return int(self.base.size)
+
+
+def plan_home(
+    curve: PriceCurve,
+    loads: Sequence[LoadSpec] = (),
+    *,
+    batteries: Sequence[HomeBattery] = (),
+    pv_kw: float | npt.ArrayLike = 0.0,
+    base_load_kw: float | npt.ArrayLike = 0.0,
+    export_price: float | npt.ArrayLike = 0.0,
+    fuse_kw: float = math.inf,
+    export_limit_kw: float = math.inf,
+    curtailment: bool = True,
+    terminal_price: float | None = None,
+) -> HomePlan:
+    """Plan every flexible load, battery and grid flow of the home at least cost (model in the module docstring).
+
+    Args:
+        curve: import prices per kWh (NaN = unknown); the horizon is its leading run of slots whose import and
+            export prices are known.
+        loads: appliances (``contiguous=True``: one run of ``duration_min`` at ``power_kw``) and energy loads
+            (``contiguous=False``: ``energy_kwh`` at 0 to ``power_kw`` kW per slot, e.g. the EV), with windows as in
+            :func:`~.joint.plan_joint`.
+        batteries: the stationary batteries.
+        pv_kw: PV forecast in kW, a number or an array (len(curve),), finite and >= 0 over the horizon.
+        base_load_kw: house base load forecast in kW, the same way.
+        export_price: per kWh exported, a number or an array (len(curve),) (a spot formula or a fixed feed-in).
+        fuse_kw: most import per slot, > 0 (math.inf for none).
+        export_limit_kw: most export per slot, >= 0 (0 for zero-export, math.inf for none).
+        curtailment: True when PV may be curtailed (by any amount up to its forecast).
+        terminal_price: value per kWh left in a battery at the horizon's end; default the median known import price
+            of the horizon times the battery's discharge efficiency.
+
+    Returns:
+        A :class:`HomePlan`. A load whose deadline lies past the known prices and that does not fit in the horizon
+        is left out (``unplanned`` says why); every other load is planned. Costs within 1e-9 of the cost scale are
+        ties, resolved toward the earliest appliance starts and the earliest energy-load charging (:func:`_earliest`).
+
+    Raises:
+        HomePlanError: no plan exists; ``constraints`` names PRICES, DEADLINE, FUSE, EXPORT, ENERGY or RESERVE.
+        ValueError, TypeError: malformed inputs (shapes, non-finite forecasts, non-positive limits, bad loads).
+
+    """
+    inputs, unplanned, notes = _prepare(
+        curve,
+        loads,
+        batteries=batteries,
+        pv_kw=pv_kw,
+        base_load_kw=base_load_kw,
+        export_price=export_price,
+        fuse_kw=fuse_kw,
+        export_limit_kw=export_limit_kw,
+        curtailment=curtailment,
+    )
+    if terminal_price is not None:
+        inputs.tariff.terminal_price.update(dict.fromkeys(inputs.tariff.terminal_price, float(terminal_price)))
+    solution, note = _solve(inputs)
+    return _result(curve, inputs, solution, unplanned, [*notes, note] if note else notes)
+
+
+def _array(value: float | npt.ArrayLike, n: int, label: str) -> FloatArray:
+    """``value`` as a float array (n,), a number repeated; ValueError on a wrong shape."""
+    out = np.asarray(value, dtype=np.float64)
+    if out.ndim == 0:
+        out = np.full(n, float(out))
+    if out.shape != (n,):
+        raise ValueError(f"{label} must be a number or an array of {n} values, got shape {out.shape}")
+    return out
+
+
+def horizon_length(curve: PriceCurve, export_price: FloatArray) -> int:
+    """Slots from the curve's first up to the first whose import or export price is NaN (the plan's horizon)."""
+    unknown = np.flatnonzero(np.isnan(curve.prices) | np.isnan(export_price))
+    return int(unknown[0]) if unknown.size else len(curve)
+
+
+def _prepare(
+    curve: PriceCurve,
+    loads: Sequence[LoadSpec],
+    *,
+    batteries: Sequence[HomeBattery],
+    pv_kw: float | npt.ArrayLike,
+    base_load_kw: float | npt.ArrayLike,
+    export_price: float | npt.ArrayLike,
+    fuse_kw: float,
+    export_limit_kw: float,
+    curtailment: bool,
+) -> tuple[_Inputs, dict[str, str], list[str]]:
+    """Validate the inputs, cut them to the horizon and resolve the loads' windows."""
+    n = len(curve)
+    if not fuse_kw > 0:
+        raise ValueError(f"fuse_kw must be > 0, got {fuse_kw!r}")
+    if not export_limit_kw >= 0:
+        raise ValueError(f"export_limit_kw must be >= 0, got {export_limit_kw!r}")
+    names = [b.name for b in batteries]
+    if len(set(names)) != len(names) or len({spec.name for spec in loads}) != len(loads):
+        raise ValueError("batteries and loads need distinct names")
+    q = _array(export_price, n, "export_price")
+    horizon = horizon_length(curve, q)
+    if horizon == 0:
+        raise HomePlanError((Infeasibility.PRICES,), "the first slot has no known import and export price")
+    pv, base = (_array(v, n, label)[:horizon] for v, label in ((pv_kw, "pv_kw"), (base_load_kw, "base_load_kw")))
+    if not (np.isfinite(pv).all() and np.isfinite(base).all() and (pv >= 0).all() and (base >= 0).all()):
+        raise ValueError("pv_kw and base_load_kw must be finite and >= 0 on every slot of the horizon")
+    prices = curve.prices[:horizon]
+    median = float(np.median(prices))
+    tariff = Tariff(
+        import_price=prices,
+        export_price=q[:horizon],
+        hours=slot_hours(curve),
+        fuse_kw=float(fuse_kw),
+        export_limit_kw=float(export_limit_kw),
+        terminal_price={b.name: median * b.discharge_efficiency for b in batteries},
+    )
+    placed, unplanned, notes = _loads(curve, loads, horizon)
+    return _Inputs(tariff, base, pv, tuple(batteries), placed, curtailment), unplanned, notes
+
+
+def _loads(curve: PriceCurve, loads: Sequence[LoadSpec], horizon: int) -> tuple[list[_Load], dict[str, str], list[str]]:
+    """Each load's starts or slots inside the horizon; loads that cannot fit are left out or raise DEADLINE."""
+    placed: list[_Load] = []
+    unplanned: dict[str, str] = {}
+    notes: list[str] = []
+    end_text = f"{curve.slot_start(horizon):%Y-%m-%dT%H:%MZ}"
+    for spec in loads:
+        load = _load(curve, spec, horizon)
+        window = resolve_window(curve, spec.earliest_start, spec.deadline)
+        if load is not None:
+            placed.append(load)
+            if window.stop > horizon:
+                notes.append(f"{spec.name!r}: prices known until {end_text}; planned on the known slots only")
+        elif window.stop > horizon:
+            unplanned[spec.name] = f"does not fit before {end_text}, when the known prices end"
+        else:
+            raise HomePlanError(
+                (Infeasibility.DEADLINE,), f"{spec.name!r} cannot be done within its window", (spec.name,)
+            )
+    return placed, unplanned, notes
+
+
+def _load(curve: PriceCurve, spec: LoadSpec, horizon: int) -> _Load | None:
+    """Return the load inside the horizon, None when it cannot fit there even alone."""
+    check_positive(**{f"{spec.name}.power_kw": spec.power_kw})
+    window = resolve_window(curve, spec.earliest_start, spec.deadline)
+    if spec.contiguous:
+        if spec.duration_min is None or spec.energy_kwh is not None:
+            raise ValueError(f"load {spec.name!r}: a contiguous load needs duration_min and no energy_kwh")
+        check_positive(**{f"{spec.name}.duration_min": spec.duration_min})
+        slots = slots_for_duration(spec.duration_min, curve.resolution)
+        starts = run_options(curve, window, power_kw=spec.power_kw, slots=slots).starts
+        starts = starts[starts + slots <= horizon]
+        return _Load(spec, starts, slots, 0.0) if starts.size else None
+    if spec.energy_kwh is None or spec.duration_min is not None:
+        raise ValueError(f"load {spec.name!r}: a non-contiguous load needs energy_kwh and no duration_min")
+    check_positive(**{f"{spec.name}.energy_kwh": spec.energy_kwh})
+    usable = charge_options(curve, window, max_power_kw=spec.power_kw, energy_kwh=spec.energy_kwh).slots
+    usable = usable[usable < horizon]
+    fits = usable.size * spec.power_kw * slot_hours(curve) >= spec.energy_kwh * (1 - REL_EPS)
+    return _Load(spec, usable, 0, spec.energy_kwh) if fits else None
+
+
+class _Model:
+    """Columns (bounds, cost, integrality) and sparse rows of a MILP, added block by block."""
+
+    def __init__(self) -> None:
+        """Start with no columns and no rows."""
+        self.lower: list[FloatArray] = []
+        self.upper: list[FloatArray] = []
+        self.cost: list[FloatArray] = []
+        self.integer: list[FloatArray] = []
+        self.size = 0
+        self.rows: list[IntArray] = []
+        self.cols: list[IntArray] = []
+        self.vals: list[FloatArray] = []
+        self.row_lo: list[FloatArray] = []
+        self.row_hi: list[FloatArray] = []
+        self.n_rows = 0
+
+    def add(self, count: int, upper: Any, cost: Any = 0.0, *, lower: Any = 0.0, integer: bool = False) -> IntArray:
+        """Add ``count`` columns; return their indices."""
+        self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (count,)))
+        self.upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (count,)))
+        self.cost.append(np.broadcast_to(np.asarray(cost, dtype=np.float64), (count,)))
+        self.integer.append(np.full(count, 1.0 if integer else 0.0))
+        self.size += count
+        return np.arange(self.size - count, self.size)
+
+    def row(self, entries: list[tuple[Any, Any, Any]], lo: Any, hi: Any, count: int) -> IntArray:
+        """Add ``count`` rows lo <= sum of entries <= hi; each entry is (row offsets, columns, values)."""
+        for rows, cols, vals in entries:
+            rows, cols = np.broadcast_arrays(np.asarray(rows), np.asarray(cols))
+            self.rows.append(self.n_rows + rows.ravel())
+            self.cols.append(cols.ravel())
+            self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), rows.shape).ravel())
+        self.row_lo.append(np.broadcast_to(np.asarray(lo, dtype=np.float64), (count,)))
+        self.row_hi.append(np.broadcast_to(np.asarray(hi, dtype=np.float64), (count,)))
+        self.n_rows += count
+        return np.arange(self.n_rows - count, self.n_rows)
+
+    def solve(
+        self, objective: FloatArray, extra: list[Any] | None = None, *, relax: bool = False, upper: Any = None
+    ) -> Any:
+        """Run HiGHS on ``objective`` with the rows plus ``extra`` LinearConstraints; return scipy's result.
+
+        ``relax`` solves the LP relaxation; ``upper`` replaces the columns' upper bounds (pruned starts at 0).
+        """
+        from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy: scipy is heavy
+        from scipy.sparse import csr_array  # noqa: PLC0415
+
+        constraints = [
+            LinearConstraint(self._matrix(csr_array), np.concatenate(self.row_lo), np.concatenate(self.row_hi))
+        ]
+        integrality = np.zeros(self.size) if relax else np.concatenate(self.integer)
+        bounds = Bounds(np.concatenate(self.lower), self.upper_bounds() if upper is None else upper)
+        return milp(
+            objective, integrality=integrality, bounds=bounds, constraints=constraints + (extra or []), options=_OPTIONS
+        )
+
+    def upper_bounds(self) -> FloatArray:
+        """Return the columns' upper bounds."""
+        return np.concatenate(self.upper)
+
+    def reduced_costs(self, objective: FloatArray) -> tuple[float, FloatArray, FloatArray] | None:
+        """Return the LP relaxation's optimum, its reduced costs at the lower bounds and its solution (linprog).
+
+        Any solution with column j at value v costs at least ``optimum + reduced[j] * (v - lower[j])`` (Lagrangian
+        bound: every other term of the dual is >= 0). None when HiGHS reports no optimum.
+        """
+        from scipy.optimize import linprog  # noqa: PLC0415 - lazy, as in solve
+        from scipy.sparse import csr_array, vstack  # noqa: PLC0415
+
+        matrix = self._matrix(csr_array)
+        lo, hi = np.concatenate(self.row_lo), np.concatenate(self.row_hi)
+        eq, upper = lo == hi, np.isfinite(hi) & (lo != hi)
+        lower_rows = np.isfinite(lo) & (lo != hi)
+        found = linprog(
+            objective,
+            A_ub=vstack([matrix[upper], -matrix[lower_rows]]),
+            b_ub=np.concatenate([hi[upper], -lo[lower_rows]]),
+            A_eq=matrix[eq],
+            b_eq=lo[eq],
+            bounds=np.column_stack([np.concatenate(self.lower), np.concatenate(self.upper)]),
+            method="highs",
+        )
+        if found.status != 0:
+            return None
+        return float(found.fun), np.asarray(found.lower.marginals, dtype=np.float64), np.asarray(found.x)
+
+    def _matrix(self, csr_array: Any) -> Any:
+        """Return the rows as a sparse (rows, columns) matrix."""
+        return csr_array(
+            (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
+            shape=(self.n_rows, self.size),
+        )
+
+    def objective(self) -> FloatArray:
+        """Return the cost of every column."""
+        return np.concatenate(self.cost)
+
+
+@dataclass
+class _Columns:
+    """Where each quantity lives in the model's columns."""
+
+    imp: IntArray
+    exp: IntArray
+    cur: IntArray
+    charge: list[IntArray]
+    discharge: list[IntArray]
+    soc: list[IntArray]
+    loads: list[IntArray]
+    slack: dict[Infeasibility, list[IntArray]]
+
+
+def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[_Model, _Columns]:
+    """Build the MILP of the module docstring; ``relax`` turns limits into slacks for naming the conflicting ones."""
+    model, n, tariff, h = _Model(), inputs.n, inputs.tariff, inputs.tariff.hours
+    t = np.arange(n)
+    imp = model.add(n, math.inf if relax else tariff.fuse_kw, h * tariff.import_price)
+    exp = model.add(n, math.inf if relax else tariff.export_limit_kw, -h * tariff.export_price)
+    cur = model.add(n, inputs.pv if inputs.curtailment else 0.0)
+    cols = _Columns(imp, exp, cur, [], [], [], [], {kind: [] for kind in Infeasibility})
+    balance: list[tuple[Any, Any, Any]] = [(t, imp, 1.0), (t, exp, -1.0), (t, cur, -1.0)]
+    for bat in inputs.batteries:
+        balance += _battery(model, cols, inputs, bat, relax=relax)
+    for load in inputs.loads:
+        balance += _load_columns(model, cols, inputs, load, relax=relax)
+    if relax:
+        for kind, limit, column in (
+            (Infeasibility.FUSE, tariff.fuse_kw, imp),
+            (Infeasibility.EXPORT, tariff.export_limit_kw, exp),
+        ):
+            slack = model.add(n, math.inf)
+            model.row([(t, column, 1.0), (t, slack, -1.0)], -math.inf, limit, n)
+            cols.slack[kind].append(slack)
+    model.row(balance, inputs.base - inputs.pv, inputs.base - inputs.pv, n)
+    if not relax:
+        _grid_binaries(model, cols, inputs)
+    return model, cols
+
+
+def _battery(model: _Model, cols: _Columns, inputs: _Inputs, bat: HomeBattery, *, relax: bool) -> list[Any]:
+    """Add a battery's columns, SoC dynamics and (where it could pay) its charge-xor-discharge binaries."""
+    n, h, tariff = inputs.n, inputs.tariff.hours, inputs.tariff
+    t = np.arange(n)
+    charge = model.add(n, bat.charge_kw, bat.wear_cost * h)
+    discharge = model.add(n, bat.discharge_kw, bat.wear_cost * h)
+    end_value = np.zeros(n)
+    end_value[-1] = -tariff.terminal_price[bat.name]
+    soc = model.add(n, bat.ceiling_kwh, end_value, lower=0.0 if relax else bat.floor_kwh)
+    first = np.zeros(n)
+    first[0] = bat.initial_kwh
+    dynamics = [
+        (t, soc, 1.0),
+        (t[1:], soc[:-1], -1.0),
+        (t, charge, -bat.charge_efficiency * h),
+        (t, discharge, h / bat.discharge_efficiency),
+    ]
+    model.row(dynamics, first, first, n)
+    if relax:
+        slack = model.add(n, math.inf)
+        model.row([(t, soc, 1.0), (t, slack, 1.0)], bat.floor_kwh, math.inf, n)
+        cols.slack[Infeasibility.RESERVE].append(slack)
+    else:
+        risky = np.flatnonzero(_dump_pays(inputs))
+        u = model.add(risky.size, 1.0, integer=True)
+        k = np.arange(risky.size)
+        model.row([(k, charge[risky], 1.0), (k, u, -bat.charge_kw)], -math.inf, 0.0, risky.size)
+        model.row([(k, discharge[risky], 1.0), (k, u, bat.discharge_kw)], -math.inf, bat.discharge_kw, risky.size)
+    cols.charge.append(charge)
+    cols.discharge.append(discharge)
+    cols.soc.append(soc)
+    return [(t, charge, -1.0), (t, discharge, 1.0)]
+
+
+def _dump_pays(inputs: _Inputs) -> npt.NDArray[np.bool_]:
+    """Slots where wasting energy in the battery could pay: a negative price, or PV that cannot be curtailed."""
+    tariff = inputs.tariff
+    negative = (tariff.import_price < 0) | (tariff.export_price < 0)
+    if inputs.curtailment or not math.isfinite(tariff.export_limit_kw):
+        return negative
+    return negative | (inputs.pv > 0)
+
+
+def _load_columns(model: _Model, cols: _Columns, inputs: _Inputs, load: _Load, *, relax: bool) -> list[Any]:
+    """Add a run's start binaries (exactly one) or an energy load's kW columns (its energy); return balance entries."""
+    h = inputs.tariff.hours
+    if load.slots:
+        y = model.add(load.keys.size, 1.0, integer=True)
+        model.row([(0, y, 1.0)], 1.0, 1.0, 1)
+        cols.loads.append(y)
+        covered = load.keys[:, None] + np.arange(load.slots)
+        return [(covered, np.repeat(y[:, None], load.slots, axis=1), -load.spec.power_kw)]
+    x = model.add(load.keys.size, load.spec.power_kw)
+    entries: list[tuple[Any, Any, Any]] = [(0, x, h)]
+    if relax:
+        slack = model.add(1, math.inf)
+        entries.append((0, slack, 1.0))
+        cols.slack[Infeasibility.ENERGY].append(slack)
+    model.row(entries, load.energy_kwh, load.energy_kwh, 1)
+    cols.loads.append(x)
+    return [(load.keys, x, -1.0)]
+
+
+def _grid_binaries(model: _Model, cols: _Columns, inputs: _Inputs) -> None:
+    """Forbid importing and exporting at once where the export price exceeds the import price."""
+    tariff = inputs.tariff
+    risky = np.flatnonzero(tariff.export_price > tariff.import_price)
+    if not risky.size:
+        return
+    big_imp = np.minimum(tariff.fuse_kw, _most_import(inputs)[risky])
+    big_exp = np.minimum(tariff.export_limit_kw, _most_export(inputs)[risky])
+    z = model.add(risky.size, 1.0, integer=True)
+    k = np.arange(risky.size)
+    model.row([(k, cols.imp[risky], 1.0), (k, z, -big_imp)], -math.inf, 0.0, risky.size)
+    model.row([(k, cols.exp[risky], 1.0), (k, z, big_exp)], -math.inf, big_exp, risky.size)
+
+
+def _most_import(inputs: _Inputs) -> FloatArray:
+    """Upper bound of the import per slot (everything on at full power)."""
+    loads = sum(load.spec.power_kw for load in inputs.loads) + sum(b.charge_kw for b in inputs.batteries)
+    return inputs.base + loads
+
+
+def _most_export(inputs: _Inputs) -> FloatArray:
+    """Upper bound of the export per slot (all PV and every battery discharging)."""
+    return inputs.pv + sum(b.discharge_kw for b in inputs.batteries)
+
+
+def _scale(inputs: _Inputs) -> float:
+    """Cost scale: largest |price| x the most energy the plan moves (the tie tolerance is TIE_REL of it)."""
+    tariff = inputs.tariff
+    price = max(
+        float(np.max(np.abs(tariff.import_price))),
+        float(np.max(np.abs(tariff.export_price))),
+        *(abs(v) for v in tariff.terminal_price.values()),
+        1e-6,
+    )
+    energy = tariff.hours * float(np.sum(_most_import(inputs) + _most_export(inputs)))
+    energy += sum(b.capacity_kwh for b in inputs.batteries)
+    return price * max(energy, 1e-6)
+
+
+@dataclass
+class _Solution:
+    """Cleaned column values and the columns' layout."""
+
+    x: FloatArray
+    cols: _Columns
+    model: _Model
+
+
+def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
+    """Least cost, then the earliest plan among the ties; HomePlanError when there is none.
+
+    The LP relaxation gives a lower bound L and reduced costs r: a plan that starts run a at j costs at least
+    L + r_aj. A dive (:func:`_dive`) gives a plan and its cost U. When U <= L (to ``PRUNE_MARGIN``) the dive's plan
+    is optimal; otherwise starts with L + r_aj > U are fixed to 0 and HiGHS solves the MILP. The tie stage
+    (:func:`_earliest`) prunes again with its budget.
+    """
+    model, cols = _build(inputs)
+    scale = _scale(inputs)
+    factor = COST_SCALE / scale
+    cost = model.objective()
+    runs: IntArray = np.concatenate(
+        [np.zeros(0, dtype=np.intp), *(c for c, load in zip(cols.loads, inputs.loads, strict=True) if load.slots)]
+    )
+    relaxed = model.reduced_costs(cost * factor) if runs.size else None
+    upper = model.upper_bounds()
+    x: FloatArray | None = None
+    note = ""
+    if relaxed is not None:
+        dived, bound = _dive(inputs, model, cols, cost * factor, relaxed[2])
+        upper = _pruned(upper, runs, relaxed, bound)
+        if dived is not None and bound <= relaxed[0] + PRUNE_MARGIN:
+            x = _clean(model, dived, model.upper_bounds())
+    if x is None:
+        first = model.solve(cost * factor, upper=upper)
+        if first.x is None:
+            if first.status == 2:
+                raise _diagnose(inputs)
+            raise HomePlanError((), f"HiGHS found no plan: {first.message}")
+        note = "" if first.status == 0 else f"solver stopped early ({first.message}); best plan found"
+        x = _clean(model, first.x, upper)
+    budget = float(cost @ x) + TIE_REL * scale
+    if relaxed is not None:
+        upper = _pruned(upper, runs, relaxed, budget * factor)
+    x = _earliest(inputs, model, cols, x, budget=budget, scale=scale, upper=upper)
+    return _Solution(x, cols, model), note
+
+
+def _dive(
+    inputs: _Inputs, model: _Model, cols: _Columns, objective: FloatArray, lp: FloatArray
+) -> tuple[FloatArray | None, float]:
+    """Return a plan and its scaled cost found by fixing the runs one by one at their largest LP fraction.
+
+    After each run is fixed the LP relaxation is solved again. With every run fixed, the LP's answer is a plan
+    when it charges or discharges (imports or exports) alone in every slot with a binary; otherwise the MILP with
+    the runs fixed is solved. (None, inf) when no plan is found.
+    """
+    upper = model.upper_bounds()
+    found = None
+    for load, columns in zip(inputs.loads, cols.loads, strict=True):
+        if load.slots:
+            keep = columns[int(np.argmax(lp[columns]))]
+            upper[columns] = 0.0
+            upper[keep] = 1.0
+            found = model.solve(objective, upper=upper, relax=True)
+            if found.x is None:
+                return None, math.inf
+            lp = found.x
+    found = _leaf(inputs, model, cols, objective, upper)
+    return (None, math.inf) if found is None else (found.x, float(found.fun))
+
+
+def _leaf(inputs: _Inputs, model: _Model, cols: _Columns, objective: FloatArray, upper: FloatArray) -> Any:
+    """Solve with every run fixed: the LP when its answer needs no binary, else the (small) MILP; None if none."""
+    found = model.solve(objective, upper=upper, relax=True)
+    integer = np.concatenate(model.integer) > 0
+    if found.x is not None and not (
+        _exclusive(inputs, cols, found.x) and np.all(np.abs(found.x[integer] - np.round(found.x[integer])) <= 1e-9)
+    ):
+        found = model.solve(objective, upper=upper)
+    return None if found.x is None else found
+
+
+def _exclusive(inputs: _Inputs, cols: _Columns, x: FloatArray) -> bool:
+    """Return True when no slot with a binary both charges and discharges a battery, or both imports and exports."""
+    dump = _dump_pays(inputs)
+    both = [(x[c] > TOL_KW) & (x[d] > TOL_KW) & dump for c, d in zip(cols.charge, cols.discharge, strict=True)]
+    grid = (x[cols.imp] > TOL_KW) & (x[cols.exp] > TOL_KW) & (inputs.tariff.export_price > inputs.tariff.import_price)
+    return not (grid.any() or any(b.any() for b in both))
+
+
+def _pruned(
+    upper: FloatArray, runs: IntArray, relaxed: tuple[float, FloatArray, FloatArray], bound: float
+) -> FloatArray:
+    """``upper`` with the run starts whose Lagrangian bound exceeds ``bound`` (scaled) fixed to 0."""
+    lower_bound, reduced, _ = relaxed
+    out = upper.copy()
+    out[runs[lower_bound + reduced[runs] > bound + PRUNE_MARGIN]] = 0.0
+    return out
+
+
+def _earliest(
+    inputs: _Inputs, model: _Model, cols: _Columns, x: FloatArray, *, budget: float, scale: float, upper: FloatArray
+) -> FloatArray:
+    """Among plans costing at most ``budget``, the earliest: runs first, then energy loads, each in caller's order.
+
+    One more HiGHS call minimises the lexicographic placement objective (:func:`_tie_objective`) under
+    ``cost <= budget``; placements differ there by whole slots, far above HiGHS's tolerances. The result is kept
+    only when its recomputed cost stays within ``budget`` (+ ``TIE_REL`` of the scale); else ``x`` stays.
+    """
+    from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in _Model.solve
+
+    if not inputs.loads:
+        return x
+    cost = model.objective()
+    factor = COST_SCALE / scale
+    row = [LinearConstraint(cost[None, :] * factor, -np.inf, budget * factor)]
+    found = model.solve(_tie_objective(inputs, cols, model.size), row, upper=upper)
+    if found.x is None:
+        return x
+    better = _clean(model, found.x, upper)
+    return better if float(cost @ better) <= budget + TIE_REL * scale else x
+
+
+def _tie_objective(inputs: _Inputs, cols: _Columns, size: int) -> FloatArray:
+    """Lexicographic placement objective: the runs' start offsets, then the energy loads' mean slots.
+
+    Weighted so that one slot of a load outweighs every later load; loads whose weight would pass ``LEX_LIMIT``
+    are left out (HiGHS's gap must still tell one slot apart).
+    """
+    order = [(load, c) for load, c in zip(inputs.loads, cols.loads, strict=True) if load.slots]
+    order += [(load, c) for load, c in zip(inputs.loads, cols.loads, strict=True) if not load.slots]
+    spans: list[float] = []
+    weight = 1.0
+    for load, _ in order:
+        span = float(load.keys[-1] - load.keys[0]) + 1
+        if weight * span > LEX_LIMIT:
+            break
+        spans.append(span)
+        weight *= span
+    tie = np.zeros(size)
+    for (load, columns), span in zip(order, spans, strict=False):
+        weight /= span
+        offsets = (load.keys - load.keys[0]).astype(np.float64)
+        per_slot = 1.0 if load.slots else inputs.tariff.hours * load.spec.power_kw / load.energy_kwh
+        tie[columns] = weight * offsets * per_slot
+    return tie
+
+
+def _clean(model: _Model, x: FloatArray, upper: FloatArray) -> FloatArray:
+    """Binaries rounded, values clipped to their bounds, solver noise below TOL_KW / 100 zeroed."""
+    lower = np.concatenate(model.lower)
+    x = np.clip(x, lower, upper)
+    integer = np.concatenate(model.integer) > 0
+    x[integer] = np.round(x[integer])
+    x[(np.abs(x) < TOL_KW / 100) & (lower <= 0)] = 0.0
+    return x
+
+
+def _diagnose(inputs: _Inputs) -> HomePlanError:
+    """Re-solve with slacks on the fuse, export limit, energy targets and reserves; name those the slacks use."""
+    model, cols = _build(inputs, relax=True)
+    objective = np.zeros(model.size)
+    for slacks in cols.slack.values():
+        for slack in slacks:
+            objective[slack] = 1.0
+    found = model.solve(objective, relax=True)
+    if found.x is None:
+        return HomePlanError((), f"no plan exists and HiGHS could not say why: {found.message}")
+    used = tuple(kind for kind, slacks in cols.slack.items() if any(float(np.max(found.x[s])) > TOL_KW for s in slacks))
+    short = tuple(
+        load.spec.name
+        for load, slack in zip(
+            (ld for ld in inputs.loads if not ld.slots), cols.slack[Infeasibility.ENERGY], strict=True
+        )
+        if float(found.x[slack][0]) > TOL_KW
+    )
+    names = ", ".join(str(kind) for kind in used) or "unknown"
+    return HomePlanError(used, f"no plan satisfies every constraint; conflicting: {names}", short)
+
+
+@dataclass
+class _Schedule:
+    """Per-slot kW of every device (the plan's or the baseline's)."""
+
+    loads: dict[str, FloatArray]
+    battery: dict[str, FloatArray]  # positive charging
+    curtail: FloatArray
+
+
+def _extract(inputs: _Inputs, solution: _Solution) -> _Schedule:
+    """Return the devices' kW from the solver's columns, with simultaneous charge and discharge undone."""
+    x, cols, n = solution.x, solution.cols, inputs.n
+    loads: dict[str, FloatArray] = {}
+    for load, columns in zip(inputs.loads, cols.loads, strict=True):
+        power = np.zeros(n)
+        if load.slots:
+            start = int(load.keys[int(np.argmax(x[columns]))])
+            power[start : start + load.slots] = load.spec.power_kw
+        else:
+            power[load.keys] = x[columns]
+        loads[load.spec.name] = power
+    charge = [x[c] for c in cols.charge]
+    discharge = [x[d] for d in cols.discharge]
+    grid = x[cols.imp] - x[cols.exp]
+    curtail = x[cols.cur].copy()
+    for b, bat in enumerate(inputs.batteries):
+        _unmix(inputs, bat, (charge[b], discharge[b]), grid=grid, curtail=curtail)
+    battery = {bat.name: charge[b] - discharge[b] for b, bat in enumerate(inputs.batteries)}
+    return _Schedule(loads, battery, curtail)
+
+
+def _unmix(
+    inputs: _Inputs, bat: HomeBattery, power: tuple[FloatArray, FloatArray], *, grid: FloatArray, curtail: FloatArray
+) -> None:
+    """Undo simultaneous charge and discharge in place where no binary forbade it; it never raises the cost.
+
+    Keeping the SoC step, only the net direction remains: charge ``c - d / (eta_c eta_d)`` or discharge
+    ``d - c eta_c eta_d``. The battery then draws ``delta >= 0`` kW less, which lowers the import, else raises the
+    export (up to its limit), else raises the curtailment. In these slots both prices are >= 0, so the cost does not
+    rise, and the throughput (wear) falls. A slot where ``delta`` finds no room keeps its values.
+    """
+    charge, discharge = power
+    eta = bat.charge_efficiency * bat.discharge_efficiency
+    for t in np.flatnonzero((charge > 0) & (discharge > 0) & ~_dump_pays(inputs)):
+        c, d = float(charge[t]), float(discharge[t])
+        new_c, new_d = (c - d / eta, 0.0) if c * eta >= d else (0.0, d - c * eta)
+        delta = (c - d) - (new_c - new_d)
+        room_export = inputs.tariff.export_limit_kw + min(grid[t], 0.0)
+        room_curtail = (inputs.pv[t] - curtail[t]) if inputs.curtailment else 0.0
+        if delta > max(grid[t], 0.0) + room_export + room_curtail:
+            continue
+        grid_drop = min(delta, max(grid[t], 0.0) + room_export)
+        grid[t] -= grid_drop
+        curtail[t] += delta - grid_drop
+        charge[t], discharge[t] = new_c, new_d
+
+
+def _baseline(inputs: _Inputs) -> _Schedule:
+    """Return the schedule without optimisation.
+
+    Appliances start at their earliest admissible start, energy loads charge as soon as possible at full power, and
+    each battery in turn only serves self-consumption: it charges from the PV surplus and discharges to cover the
+    house, within its power and SoC limits. Surplus left over is exported up to the limit, then curtailed when
+    allowed (else exported anyway, which :func:`~.home_model.evaluate` reports as a violation).
+    """
+    n, hours = inputs.n, inputs.tariff.hours
+    loads: dict[str, FloatArray] = {}
+    for load in inputs.loads:
+        power = np.zeros(n)
+        if load.slots:
+            power[int(load.keys[0]) : int(load.keys[0]) + load.slots] = load.spec.power_kw
+        else:
+            placed = fill_in_order(np.full(load.keys.size, load.spec.power_kw * hours), load.energy_kwh)
+            power[load.keys] = (placed if placed is not None else np.zeros(load.keys.size)) / hours
+        loads[load.spec.name] = power
+    surplus = inputs.pv - inputs.base - sum(loads.values(), np.zeros(n))
+    battery = {bat.name: np.zeros(n) for bat in inputs.batteries}
+    soc = {bat.name: bat.initial_kwh for bat in inputs.batteries}
+    for t in range(n):
+        for bat in inputs.batteries:
+            step = _self_consume(bat, soc[bat.name], float(surplus[t]), hours)
+            battery[bat.name][t] = step
+            surplus[t] -= step
+            soc[bat.name] += hours * (
+                bat.charge_efficiency * max(step, 0.0) + min(step, 0.0) / bat.discharge_efficiency
+            )
+    limit = inputs.tariff.export_limit_kw
+    curtail = np.clip(surplus - limit, 0.0, inputs.pv) if inputs.curtailment else np.zeros(n)
+    return _Schedule(loads, battery, curtail)
+
+
+def _self_consume(bat: HomeBattery, soc: float, surplus: float, hours: float) -> float:
+    """Battery kW for one slot of self-consumption: charge from a surplus, discharge to cover a deficit."""
+    if surplus > 0:
+        room = (bat.ceiling_kwh - soc) / (bat.charge_efficiency * hours)
+        return max(min(surplus, bat.charge_kw, room), 0.0)
+    available = (soc - bat.floor_kwh) * bat.discharge_efficiency / hours
+    return -max(min(-surplus, bat.discharge_kw, available), 0.0)
+
+
+def _result(
+    curve: PriceCurve, inputs: _Inputs, solution: _Solution, unplanned: dict[str, str], notes: list[str]
+) -> HomePlan:
+    """Assemble the plan, its cost and the baseline's through the common evaluator."""
+    schedule = _extract(inputs, solution)
+    plan_eval = _evaluate(inputs, schedule.loads, schedule.battery, schedule.curtail)
+    base = _baseline(inputs)
+    base_eval = _evaluate(inputs, base.loads, base.battery, base.curtail)
+    starts: dict[str, datetime | None] = {
+        load.spec.name: curve.slot_start(int(np.flatnonzero(schedule.loads[load.spec.name])[0]))
+        for load in inputs.loads
+        if load.slots
+    }
+    starts.update(dict.fromkeys(unplanned))
+    return HomePlan(
+        start=curve.start,
+        resolution=curve.resolution,
+        horizon_end=curve.slot_start(inputs.n),
+        import_kw=plan_eval.import_kw,
+        export_kw=plan_eval.export_kw,
+        curtail_kw=schedule.curtail,
+        pv_kw=inputs.pv,
+        base_load_kw=inputs.base,
+        battery_kw=schedule.battery,
+        soc_kwh=plan_eval.soc_kwh,
+        load_kw=schedule.loads,
+        starts=starts,
+        unplanned=unplanned,
+        cost=plan_eval.cost,
+        net_cost=plan_eval.net_cost,
+        baseline_cost=base_eval.cost,
+        baseline_net_cost=base_eval.net_cost,
+        currency=curve.currency,
+        detail="; ".join(notes),
+    )
+
+
+def _evaluate(
+    inputs: _Inputs, loads: dict[str, FloatArray], battery: dict[str, FloatArray], curtail: FloatArray
+) -> Evaluation:
+    """Run the common evaluator on the plan's tariff and forecasts."""
+    house = inputs.base + sum(loads.values(), np.zeros(inputs.n))
+    return evaluate(
+        inputs.tariff, house_kw=house, pv_kw=inputs.pv - curtail, battery_kw=battery, batteries=inputs.batteries
+    )
