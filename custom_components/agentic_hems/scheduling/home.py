@@ -31,12 +31,21 @@ import numpy as np
 import numpy.typing as npt
 
 from ..prices.curve import FloatArray, PriceCurve
+from ..prices.trust import SlotTrust
 from .contiguous import run_options
 from .energy import charge_options, fill_in_order
 from .home_model import TOL_KW, Evaluation, HomeBattery, HomePlan, HomePlanError, Infeasibility, Tariff, evaluate
 from .plan import LoadSpec
 from .ties import TIE_REL
-from .windows import REL_EPS, IntArray, check_positive, resolve_window, slot_hours, slots_for_duration
+from .windows import (
+    REL_EPS,
+    IntArray,
+    check_positive,
+    notes_text,
+    resolve_window,
+    slot_hours,
+    slots_for_duration,
+)
 
 MIP_REL_GAP = 1e-9
 COST_SCALE = 1e4  # the objective is scaled to this size so HiGHS's absolute gap (1e-6) stays negligible
@@ -760,7 +769,14 @@ def _self_consume(bat: HomeBattery, soc: float, surplus: float, hours: float) ->
 def _result(
     curve: PriceCurve, inputs: _Inputs, solution: _Solution, unplanned: dict[str, str], notes: list[str]
 ) -> HomePlan:
-    """Assemble the plan, its cost and the baseline's through the common evaluator."""
+    """Assemble the plan, its cost and the baseline's through the common evaluator.
+
+    Doubtful prices inside the horizon (a day of zeros, ...) are planned on and named in ``detail``.
+    """
+    doubtful = np.zeros(len(curve), dtype=bool)
+    doubtful[: inputs.n] = curve.trust()[: inputs.n] == SlotTrust.DOUBTFUL
+    if doubtful.any():
+        notes = [f"planned on doubtful prices: {notes_text(curve, doubtful)}", *notes]
     schedule = _extract(inputs, solution)
     plan_eval = _evaluate(inputs, schedule.loads, schedule.battery, schedule.curtail)
     base = _baseline(inputs)
