@@ -212,7 +212,7 @@ def main() -> int:
     days = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     p = period(days)
     bat = battery(50.0)
-    rows = [("(a) no optimisation", no_optimisation(p, bat), 0.0)]
+    rows: list[tuple[str, float, float | None]] = [("(a) no optimisation", no_optimisation(p, bat), None)]
     for label, step in (("(b) day-ahead plan once a day", DAY), ("(c) rolling plan every slot", 1)):
         started = time.perf_counter()
         state = simulate(p, bat, step=step, rng=np.random.default_rng(11))
@@ -222,7 +222,7 @@ def main() -> int:
     rows.append(("(d) perfect foresight", perfect.net_cost, time.perf_counter() - started))
     print(f"{days} real price days (Belgium, Oct 2024), {len(p.curve)} slots; net cost in EUR")
     for label, value, seconds in rows:
-        print(f"{label:34} {value:9.3f}   ({seconds:6.1f} s)")
+        print(f"{label:34} {value:9.3f}" + ("" if seconds is None else f"   ({seconds:6.1f} s)"))
     gap = rows[2][1] - rows[3][1]
     print(
         f"gap (c) - (d): {gap:.3f} EUR ({100 * gap / abs(rows[3][1]):.1f} % of (d)); saving (a) - (c): "

@@ -8,10 +8,12 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
+from custom_components.agentic_hems.prices.curve import PriceCurve
+from custom_components.agentic_hems.prices.trust import PriceIssue, PriceNote
 from custom_components.agentic_hems.scheduling import LoadSpec, plan_joint
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_model import HomeBattery, HomePlanError, Infeasibility
@@ -150,7 +152,7 @@ def test_appliances_and_lossy_battery_match_every_start_with_an_lp(data, n):
     assert plan.net_cost == pytest.approx(best, abs=1e-7)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), n=st.integers(6, 24))
 def test_reproduces_the_joint_planner_without_battery_pv_or_export(data, n):
     prices = data.draw(st.lists(dyadic, min_size=n, max_size=n))
@@ -173,7 +175,10 @@ def test_reproduces_the_joint_planner_without_battery_pv_or_export(data, n):
             deadline=T0 + SLOT * n,
         ),
     ]
-    joint = plan_joint(curve, loads, power_limit_kw=4.0, base_load_kw=base)
+    try:
+        joint = plan_joint(curve, loads, power_limit_kw=4.0, base_load_kw=base)
+    except ValueError:  # plan_joint's tie stages fail on some negative-price ties (zero-size max in _span)
+        reject()
     if not all(p.feasible for p in joint):
         with pytest.raises(HomePlanError):
             plan_home(curve, loads, base_load_kw=base, fuse_kw=4.0, export_limit_kw=0.0)
@@ -183,9 +188,8 @@ def test_reproduces_the_joint_planner_without_battery_pv_or_export(data, n):
     assert plan.cost - base_cost == pytest.approx(sum(p.cost for p in joint), abs=1e-7)
     assert np.all(plan.import_kw <= 4.0 + 1e-6)
     np.testing.assert_allclose(H * plan.load_kw["ev"].sum(), loads[1].energy_kwh, atol=1e-6)
-    alone = plan_joint(curve, loads[:1], power_limit_kw=math.inf)[0]
-    if joint[0].start == alone.start:  # the fuse does not move the run: it is the run's own earliest optimum
-        assert plan.starts["dw"] == joint[0].start
+    assert plan.starts["dw"] == joint[0].start  # both: the earliest run among the cheapest plans, then the EV
+    np.testing.assert_allclose(plan.load_kw["ev"], joint[1].power_kw, atol=1e-5)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -287,3 +291,19 @@ def test_default_terminal_value_keeps_charge_on_a_flat_day():
     # discharging saves 0.3 per kWh, the kWh kept is worth 0.3 x 1.0: a tie, kept as the median rule says
     assert plan.net_cost == pytest.approx(H * 4 * 0.3, abs=1e-9)
     assert plan.start == T0 and plan.resolution == timedelta(minutes=15)
+
+
+def test_doubtful_prices_are_planned_on_and_named():
+    """A day of zeros is doubtful: the plan uses it and says so."""
+    note = PriceNote(PriceIssue.ZERO_DAY, "2026-01-05: every price is zero")
+    curve = PriceCurve(
+        start=T0,
+        resolution=SLOT,
+        prices=np.array([0.3, 0.0, 0.0, 0.3]),
+        notes=(note,),
+        marks=np.array([-1, 0, 0, -1], dtype=np.int16),
+    )
+    run = LoadSpec("dw", power_kw=2.0, duration_min=30, earliest_start=T0, deadline=T0 + SLOT * 4)
+    plan = plan_home(curve, [run])
+    assert plan.starts["dw"] == T0 + SLOT and plan.cost == 0.0
+    assert plan.detail == "planned on doubtful prices: 2026-01-05: every price is zero"

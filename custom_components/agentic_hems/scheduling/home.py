@@ -31,12 +31,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ..prices.curve import FloatArray, PriceCurve
+from ..prices.trust import SlotTrust
 from .contiguous import run_options
 from .energy import charge_options, fill_in_order
 from .home_model import TOL_KW, Evaluation, HomeBattery, HomePlan, HomePlanError, Infeasibility, Tariff, evaluate
 from .plan import LoadSpec
 from .ties import TIE_REL
-from .windows import REL_EPS, IntArray, check_positive, resolve_window, slot_hours, slots_for_duration
+from .windows import REL_EPS, IntArray, check_positive, notes_text, resolve_window, slot_hours, slots_for_duration
 
 MIP_REL_GAP = 1e-9
 COST_SCALE = 1e4  # the objective is scaled to this size so HiGHS's absolute gap (1e-6) stays negligible
@@ -584,12 +585,15 @@ def _earliest(
 
     One more HiGHS call minimises the lexicographic placement objective (:func:`_tie_objective`) under
     ``cost <= budget``; placements differ there by whole slots, far above HiGHS's tolerances. The result is kept
-    only when its recomputed cost stays within ``budget`` (+ ``TIE_REL`` of the scale); else ``x`` stays.
+    only when its recomputed cost stays within ``budget`` plus what HiGHS's feasibility tolerance may add (limits
+    met to ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of the scale); else ``x`` stays.
     """
     from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in _Model.solve
 
     if not inputs.loads:
         return x
+    tariff = inputs.tariff
+    noise = TOL_KW * tariff.hours * float(np.sum(np.abs(tariff.import_price) + np.abs(tariff.export_price)))
     cost = model.objective()
     factor = COST_SCALE / scale
     row = [LinearConstraint(cost[None, :] * factor, -np.inf, budget * factor)]
@@ -597,7 +601,7 @@ def _earliest(
     if found.x is None:
         return x
     better = _clean(model, found.x, upper)
-    return better if float(cost @ better) <= budget + TIE_REL * scale else x
+    return better if float(cost @ better) <= budget + TIE_REL * scale + noise else x
 
 
 def _tie_objective(inputs: _Inputs, cols: _Columns, size: int) -> FloatArray:
@@ -620,7 +624,7 @@ def _tie_objective(inputs: _Inputs, cols: _Columns, size: int) -> FloatArray:
     for (load, columns), span in zip(order, spans, strict=False):
         weight /= span
         offsets = (load.keys - load.keys[0]).astype(np.float64)
-        per_slot = 1.0 if load.slots else inputs.tariff.hours * load.spec.power_kw / load.energy_kwh
+        per_slot = 1.0 if load.slots else inputs.tariff.hours / load.energy_kwh  # x is kW: mean slot = sum(t x h) / E
         tie[columns] = weight * offsets * per_slot
     return tie
 
@@ -685,7 +689,27 @@ def _extract(inputs: _Inputs, solution: _Solution) -> _Schedule:
     for b, bat in enumerate(inputs.batteries):
         _unmix(inputs, bat, (charge[b], discharge[b]), grid=grid, curtail=curtail)
     battery = {bat.name: charge[b] - discharge[b] for b, bat in enumerate(inputs.batteries)}
-    return _Schedule(loads, battery, curtail)
+    schedule = _Schedule(loads, battery, curtail)
+    _within_fuse(inputs, schedule)
+    return schedule
+
+
+def _within_fuse(inputs: _Inputs, schedule: _Schedule) -> None:
+    """Trim the energy loads, in place, where HiGHS's feasibility tolerance (~1e-7) left the import above the fuse.
+
+    The excess (at most a few 1e-7 kW) comes off the energy loads' power in that slot, in proportion.
+    """
+    energy = [load.spec.name for load in inputs.loads if not load.slots]
+    if not energy or not math.isfinite(inputs.tariff.fuse_kw):
+        return
+    n = inputs.n
+    net = inputs.base - (inputs.pv - schedule.curtail) + sum(schedule.loads.values(), np.zeros(n))
+    net += sum(schedule.battery.values(), np.zeros(n))
+    flexible = sum((schedule.loads[name] for name in energy), np.zeros(n))
+    over = np.clip(net - inputs.tariff.fuse_kw, 0.0, flexible)
+    factor = np.where(flexible > 0, 1 - over / np.where(flexible > 0, flexible, 1.0), 1.0)
+    for name in energy:
+        schedule.loads[name] = schedule.loads[name] * factor
 
 
 def _unmix(
@@ -760,7 +784,14 @@ def _self_consume(bat: HomeBattery, soc: float, surplus: float, hours: float) ->
 def _result(
     curve: PriceCurve, inputs: _Inputs, solution: _Solution, unplanned: dict[str, str], notes: list[str]
 ) -> HomePlan:
-    """Assemble the plan, its cost and the baseline's through the common evaluator."""
+    """Assemble the plan, its cost and the baseline's through the common evaluator.
+
+    Doubtful prices inside the horizon (a day of zeros, ...) are planned on and named in ``detail``.
+    """
+    doubtful = np.zeros(len(curve), dtype=bool)
+    doubtful[: inputs.n] = curve.trust()[: inputs.n] == SlotTrust.DOUBTFUL
+    if doubtful.any():
+        notes = [f"planned on doubtful prices: {notes_text(curve, doubtful)}", *notes]
     schedule = _extract(inputs, solution)
     plan_eval = _evaluate(inputs, schedule.loads, schedule.battery, schedule.curtail)
     base = _baseline(inputs)
