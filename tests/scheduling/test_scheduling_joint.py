@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -419,3 +419,26 @@ def test_malformed_limit_or_base_load_raise(limit: float, base: float | np.ndarr
         plan_joint(make_curve(np.full(8, 0.2)), [_run("a", 1.0, 30)], power_limit_kw=limit, base_load_kw=base)
     with pytest.raises(TypeError):
         plan_joint(make_curve(np.full(8, 0.2)), [_run("a", 1.0, 30)], power_limit_kw="10")  # type: ignore[arg-type]
+
+
+def test_a_schedule_solved_a_rounding_below_the_sum_of_own_optima_is_kept() -> None:
+    """HiGHS can end a hair below the sum of the loads' own optima (here by 3e-11 EUR); the tie stages' pruning must
+    still keep the chosen starts (it raised on an empty start set). Slots 17 and 18 are the only negative prices
+    (-1/64 per kWh) and carry a 1 kW base load under a 4 kW fuse: the 45-minute, 2 kW run takes 16-18 and the EV its
+    0.5 kWh at 1 kW in 17 and 18 beside it."""
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    prices = np.zeros(19)
+    prices[-2:] = -1 / 64
+    curve = PriceCurve(start=start, resolution=timedelta(minutes=15), prices=prices)
+    base = np.zeros(19)
+    base[-2:] = 1.0
+    end = start + timedelta(minutes=15 * 19)
+    loads = [
+        LoadSpec("run", power_kw=2.0, duration_min=45, earliest_start=start, deadline=end),
+        LoadSpec("ev", power_kw=3.0, energy_kwh=0.5, earliest_start=start + timedelta(minutes=15), deadline=end,
+                 contiguous=False),
+    ]
+    run, ev = plan_joint(curve, loads, power_limit_kw=4.0, base_load_kw=base)
+    assert list(np.flatnonzero(run.power_kw)) == [16, 17, 18] and run.cost == pytest.approx(-1 / 64)
+    np.testing.assert_allclose(ev.power_kw[17:], [1.0, 1.0], atol=1e-6)
+    assert ev.cost == pytest.approx(-0.5 / 64, abs=1e-9) and not ev.power_kw[:17].any()

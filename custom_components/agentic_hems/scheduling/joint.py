@@ -380,7 +380,7 @@ def _solve(
         Every other load costs at least its own optimum, so a run dearer than its own optimum + (budget - sum of own
         optima) cannot.
         """
-        extra = budget - sum(own_costs) + slack
+        extra = max(budget - sum(own_costs), 0.0) + slack  # >= 0 exactly; HiGHS's rounding can end a bit below
         return [
             load.cost - own <= extra if isinstance(load, _Run) else np.ones(load.slots.size, dtype=bool)
             for load, own in zip(fitting, own_costs, strict=True)
