@@ -360,3 +360,13 @@ async def test_a_load_whose_window_cannot_hold_it_is_left_out_not_the_whole_plan
     plan, left_out = plan_leaving_out(curve, [good, bad])
     assert left_out == ["bad"] and "bad" not in plan.load_kw
     assert plan.starts["good"] == plan_home(curve, [good]).starts["good"]
+
+
+async def test_a_restart_keeps_the_request_of_an_unchanged_plan(hass: HomeAssistant, approval: MockConfigEntry) -> None:
+    request_id = home(approval).executor.request_id
+    assert await hass.config_entries.async_reload(approval.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    records = approval.runtime_data.grid.records
+    assert home(approval).executor.request_id == request_id
+    home_requests = [r for r in records.requests.values() if r["plan_id"].startswith("home_")]
+    assert [(r["request_id"], r["status"]) for r in home_requests] == [(request_id, "pending")]
