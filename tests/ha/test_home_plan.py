@@ -370,3 +370,33 @@ async def test_a_restart_keeps_the_request_of_an_unchanged_plan(hass: HomeAssist
     assert home(approval).executor.request_id == request_id
     home_requests = [r for r in records.requests.values() if r["plan_id"].startswith("home_")]
     assert [(r["request_id"], r["status"]) for r in home_requests] == [(request_id, "pending")]
+
+
+def solcast(kw: float) -> list[dict[str, Any]]:
+    """Tomorrow 10:00-14:00 local at ``kw``, as a Solcast sensor's detailedForecast (30-minute periods)."""
+    day = (NOW + timedelta(days=1)).replace(hour=10, minute=0)
+    return [{"period_start": (day + timedelta(minutes=30 * i)).isoformat(), "pv_estimate": kw,
+             "pv_estimate10": kw / 2, "pv_estimate90": kw} for i in range(8)]
+
+
+async def test_a_pv_forecast_change_beyond_its_threshold_replans(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    await _house(hass)
+    hass.states.async_set("sensor.solcast", "10", {"detailedForecast": solcast(2.0)})
+    entry = home_entry("", pv_forecast_entries=[], pv_forecast_sensor="sensor.solcast", mpc_pv_threshold_kw=0.5)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    manager = home(entry)
+    made = manager.result.made_at
+    assert manager.result.inputs.pv_source == "sensor" and manager.result.plan.pv_kw.max() == pytest.approx(2.0)
+    freezer.tick(timedelta(minutes=1))
+    hass.states.async_set("sensor.solcast", "10", {"detailedForecast": solcast(2.4)})  # 0.4 kW: within
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert manager.result.made_at == made
+    hass.states.async_set("sensor.solcast", "10", {"detailedForecast": solcast(3.0)})  # 1 kW: beyond
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert manager.result.made_at > made and manager.result.plan.pv_kw.max() == pytest.approx(3.0)
