@@ -23,6 +23,7 @@ from pytest_homeassistant_custom_component.common import (
 from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 from syrupy.assertion import SnapshotAssertion
+from syrupy.filters import props
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.gates.models import GridGrant
@@ -325,7 +326,9 @@ async def test_a_bad_battery_subentry_is_left_out_with_a_repair_issue(
 async def test_entities_snapshot(
     hass: HomeAssistant, automatic: MockConfigEntry, entity_registry: er.EntityRegistry, snapshot: SnapshotAssertion
 ) -> None:
+    """The registry entries and attributes are snapshots; the plan-dependent values are checked against the plan."""
     snapshot = snapshot.use_extension(HomeAssistantSnapshotExtension)
+    plan_dependent = props("state", "baseline_cost", "saving")
     for entity_id in HOME_SENSORS:
         entry = entity_registry.async_get(entity_id)
         assert entry is not None, entity_id
@@ -333,10 +336,15 @@ async def test_entities_snapshot(
                                                  "unit_of_measurement", "has_entity_name")}
         state = hass.states.get(entity_id)
         attributes = {str(key): value for key, value in state.attributes.items()}  # StrEnum keys from HA 2026.10 on
-        assert {**fields, "state": state.state, "attributes": attributes} == snapshot(name=entity_id)
+        shown = {**fields, "state": state.state, "attributes": attributes}
+        assert shown == snapshot(name=entity_id, exclude=plan_dependent)
     plan = home(automatic).result.plan
-    assert float(hass.states.get(HOME_SENSORS[0]).state) == pytest.approx(round(plan.cost, 2))
-    assert float(hass.states.get(HOME_SENSORS[4]).state) == pytest.approx(plan.battery_kw["battery1"][0], abs=1e-3)
+    values = [round(plan.cost, 2), plan.import_kw[0], plan.export_kw[0], plan.curtail_kw[0],
+              plan.battery_kw["battery1"][0], round(plan.soc_kwh["battery1"][1] * 10, 1)]
+    assert [float(hass.states.get(e).state) for e in HOME_SENSORS] == pytest.approx(values, abs=1e-3)
+    attributes = hass.states.get(HOME_SENSORS[0]).attributes
+    assert attributes["baseline_cost"] == round(plan.baseline_cost, 2)
+    assert attributes["saving"] == round(plan.saving, 2)
 
 
 async def test_a_load_whose_window_cannot_hold_it_is_left_out_not_the_whole_plan(
@@ -352,3 +360,43 @@ async def test_a_load_whose_window_cannot_hold_it_is_left_out_not_the_whole_plan
     plan, left_out = plan_leaving_out(curve, [good, bad])
     assert left_out == ["bad"] and "bad" not in plan.load_kw
     assert plan.starts["good"] == plan_home(curve, [good]).starts["good"]
+
+
+async def test_a_restart_keeps_the_request_of_an_unchanged_plan(hass: HomeAssistant, approval: MockConfigEntry) -> None:
+    request_id = home(approval).executor.request_id
+    assert await hass.config_entries.async_reload(approval.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    records = approval.runtime_data.grid.records
+    assert home(approval).executor.request_id == request_id
+    home_requests = [r for r in records.requests.values() if r["plan_id"].startswith("home_")]
+    assert [(r["request_id"], r["status"]) for r in home_requests] == [(request_id, "pending")]
+
+
+def solcast(kw: float) -> list[dict[str, Any]]:
+    """Tomorrow 10:00-14:00 local at ``kw``, as a Solcast sensor's detailedForecast (30-minute periods)."""
+    day = (NOW + timedelta(days=1)).replace(hour=10, minute=0)
+    return [{"period_start": (day + timedelta(minutes=30 * i)).isoformat(), "pv_estimate": kw,
+             "pv_estimate10": kw / 2, "pv_estimate90": kw} for i in range(8)]
+
+
+async def test_a_pv_forecast_change_beyond_its_threshold_replans(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    await _house(hass)
+    hass.states.async_set("sensor.solcast", "10", {"detailedForecast": solcast(2.0)})
+    entry = home_entry("", pv_forecast_entries=[], pv_forecast_sensor="sensor.solcast", mpc_pv_threshold_kw=0.5)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    manager = home(entry)
+    made = manager.result.made_at
+    assert manager.result.inputs.pv_source == "sensor" and manager.result.plan.pv_kw.max() == pytest.approx(2.0)
+    freezer.tick(timedelta(minutes=1))
+    hass.states.async_set("sensor.solcast", "10", {"detailedForecast": solcast(2.4)})  # 0.4 kW: within
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert manager.result.made_at == made
+    hass.states.async_set("sensor.solcast", "10", {"detailedForecast": solcast(3.0)})  # 1 kW: beyond
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert manager.result.made_at > made and manager.result.plan.pv_kw.max() == pytest.approx(3.0)

@@ -143,7 +143,13 @@ class HomeExecutor:
         self.control = control
         self.records = records
         self.issued: dict[str, float] = {}  # control entity -> the last value issued
-        self.request_id: str | None = None  # the latest home request (approval mode)
+        # the latest home request still in force (approval mode), also after a restart
+        live = [
+            r["request_id"]
+            for r in records.requests.values()
+            if str(r["plan_id"]).startswith(HOME_PLAN_PREFIX) and r["status"] in ("pending", "approved")
+        ]
+        self.request_id: str | None = live[-1] if live else None
 
     @property
     def approval(self) -> bool:
