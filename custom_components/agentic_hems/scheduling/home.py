@@ -521,6 +521,7 @@ def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
     budget = float(cost @ x) + TIE_REL * scale
     if relaxed is not None:
         upper = _pruned(upper, runs, relaxed, budget * factor)
+        upper[x > 0] = np.maximum(upper[x > 0], x[x > 0])  # the plan in hand stays feasible whatever the rounding
     x = _earliest(inputs, model, cols, x, budget=budget, scale=scale, upper=upper)
     return _Solution(x, cols, model), note
 
