@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import voluptuous as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockModule, mock_integration, mock_platform
 
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
@@ -238,3 +239,22 @@ async def test_the_home_step_stores_what_home_config_reads(hass: HomeAssistant, 
     assert (config.pv_forecast_entries, config.pv_forecast_sensor, config.curtailment_entity) == ((), None, None)
     assert config.export_limit_kw == math.inf and config.export_spot_factor == 0.9
     assert loaded_entry.runtime_data.home is None  # neither battery nor PV forecast
+
+
+async def test_capacity_and_power_start_empty_and_are_asked_for(hass: HomeAssistant) -> None:
+    """The frontend pre-fills a required number with its minimum, so the size fields are optional in the schema
+    and a missing one is a field error; the other numbers start at the plan's defaults."""
+    from .conftest import sample_entry  # noqa: PLC0415
+
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    result = await hass.config_entries.subentries.async_init((entry.entry_id, "battery"), context={"source": SOURCE_USER})
+    fields = {str(key): key for key in result["data_schema"].schema}
+    assert [name for name in ("capacity_kwh", "charge_kw", "discharge_kw") if fields[name].default is not vol.UNDEFINED
+            or isinstance(fields[name], vol.Required)] == []
+    defaults = {name: key.default() for name, key in fields.items() if key.default is not vol.UNDEFINED}
+    assert defaults == {"soc_min_pct": 0.0, "soc_max_pct": 100.0, "reserve_pct": 0.0, "charge_efficiency": 0.95,
+                        "discharge_efficiency": 0.95, "wear_cost": 0.0}
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], {k: v for k, v in NUMBER_ONLY.items() if k not in ("capacity_kwh", "discharge_kw")})
+    assert result["errors"] == {"capacity_kwh": "must_be_positive", "discharge_kw": "must_be_positive"}

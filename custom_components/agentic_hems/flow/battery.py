@@ -66,16 +66,16 @@ def _number(key: str) -> LooseNumberSelector:
 def battery_schema() -> vol.Schema:
     """Return the battery form: name, size and power, limits, efficiencies, wear, SoC sensor and control entity.
 
-    Capacity and power have no default (a pre-filled size would be saved unnoticed); the other numbers start at
-    BATTERY_SCHEMA's defaults. The SoC sensor is a battery sensor or one in %; the control entity is a
+    Capacity and power are optional to the frontend, which would otherwise pre-fill their minimum (a size saved
+    unnoticed); the flow asks for them. The other numbers start at BATTERY_SCHEMA's defaults. The SoC sensor is a battery sensor or one in %; the control entity is a
     number/input_number (kW) or a select, which needs its option name per mode.
     """
     return vol.Schema(
         {
             vol.Required(CONF_BATTERY_NAME): TextSelector(),
-            vol.Required(CONF_CAPACITY_KWH): _number(CONF_CAPACITY_KWH),
-            vol.Required(CONF_CHARGE_KW): _number(CONF_CHARGE_KW),
-            vol.Required(CONF_DISCHARGE_KW): _number(CONF_DISCHARGE_KW),
+            vol.Optional(CONF_CAPACITY_KWH): _number(CONF_CAPACITY_KWH),
+            vol.Optional(CONF_CHARGE_KW): _number(CONF_CHARGE_KW),
+            vol.Optional(CONF_DISCHARGE_KW): _number(CONF_DISCHARGE_KW),
             vol.Required(CONF_SOC_MIN_PCT, default=0.0): _number(CONF_SOC_MIN_PCT),
             vol.Required(CONF_SOC_MAX_PCT, default=100.0): _number(CONF_SOC_MAX_PCT),
             vol.Required(CONF_RESERVE_PCT, default=0.0): _number(CONF_RESERVE_PCT),
