@@ -115,7 +115,7 @@ class Walk:
 
     def choose_source(self, label: str) -> None:
         """Start the config flow and choose the price source labelled ``label``."""
-        self.page.get_by_role("button", name=re.compile("^Add (service|entry)$")).click()
+        self.page.get_by_role("button", name=CONFIG["initiate_flow"]["user"]).click()
         self.step(CONFIG["step"]["user"]["title"], "source")
         self.dialog.get_by_role("radio", name=label).check()
         self.submit()
