@@ -1,7 +1,7 @@
 """Config flow: the price source, the price formula and the household limit; reconfigure and reauth.
 
-The price source is the sample, ENTSO-E, Nord Pool or a price sensor. The options flow and the appliance subentry
-flow are in :mod:`.flow`.
+The price source is the sample, ENTSO-E, Nord Pool or a price sensor. The options flow and the appliance and battery
+subentry flows are in :mod:`.flow`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,10 @@ from .const import (
     SOURCE_SAMPLE,
     SOURCE_SENSOR,
     SUBENTRY_APPLIANCE,
+    SUBENTRY_BATTERY,
 )
 from .flow.appliance import ApplianceSubentryFlow
+from .flow.battery import BatterySubentryFlow
 from .flow.checks import (
     reloads_itself,
     source_title,
@@ -73,8 +75,8 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
     @classmethod
     @callback
     def async_get_supported_subentry_types(cls, config_entry: ConfigEntry) -> dict[str, type[ConfigSubentryFlow]]:
-        """Appliances are subentries."""
-        return {SUBENTRY_APPLIANCE: ApplianceSubentryFlow}
+        """Appliances and the whole-home plan's batteries are subentries."""
+        return {SUBENTRY_APPLIANCE: ApplianceSubentryFlow, SUBENTRY_BATTERY: BatterySubentryFlow}
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Pick the price source."""

@@ -1,5 +1,5 @@
 """Every form people type into, in HA's own frontend: the config flow (each price source), the options flow,
-reconfigure, and adding and reconfiguring an appliance, at a desktop (1280 px) and a phone (390 px) width.
+reconfigure, adding and reconfiguring an appliance, and adding a battery, at a desktop (1280 px) and a phone (390 px) width.
 
 Each step waits for the next one to show (a form the frontend cannot open leaves the dialog greyed out, and the test
 fails on its timeout), saves a screenshot ``flow-<width>-<test>-<nn>-<step>.png`` in ``tests/browser/artifacts/``, and
@@ -28,6 +28,7 @@ from .conftest import ARTIFACTS, ROOT, Demo, console_errors, open_page
 EN = json.loads((ROOT / "custom_components" / "agentic_hems" / "translations" / "en.json").read_text())
 CONFIG, OPTIONS = EN["config"], EN["options"]
 APPLIANCE = EN["config_subentries"]["appliance"]
+BATTERY = EN["config_subentries"]["battery"]
 WIDTHS = (1280, 390)
 HEIGHT = {1280: 900, 390: 844}
 INTEGRATION_PAGE = "/config/integrations/integration/agentic_hems"
@@ -39,6 +40,9 @@ PRICE_SENSOR = "sensor.flow_test_prices"
 PRICES = {"state": "0.1", "attributes": {"unit_of_measurement": "EUR/kWh", "friendly_name": "Flow test prices",
                                          "today": [round(0.05 + 0.01 * hour, 2) for hour in range(24)],
                                          "tomorrow": []}}
+BATTERY_MODE = "select.flow_test_battery_mode"
+MODE_STATE = {"state": "Standby", "attributes": {"friendly_name": "Flow test battery mode",
+                                                 "options": ["Force charge", "Force discharge", "Standby"]}}
 HASS = "document.querySelector('home-assistant').hass"
 # Whether the focus (followed through the shadow roots) is in a search box, as when an entity picker has opened.
 FOCUSED_SEARCH = """() => {
@@ -97,12 +101,12 @@ class Walk:
         expect(self.dialog.locator(".dialog-title")).to_have_count(0)  # the element stays, empty
 
     def field(self, label: str, role: str = "textbox") -> Locator:
-        """The dialog's input labelled ``label``."""
-        return self.dialog.get_by_role(role, name=label)  # type: ignore[arg-type]
+        """The dialog's input labelled ``label`` (a required field's label ends in "*")."""
+        return self.dialog.get_by_role(role, name=re.compile(rf"^{re.escape(label)}\*?$"))  # type: ignore[arg-type]
 
-    def pick_entity(self, entity_id: str) -> None:
-        """Pick ``entity_id`` in the dialog's (only) entity picker, by typing it and taking the first match."""
-        picker = self.dialog.locator("ha-selector-entity")
+    def pick_entity(self, entity_id: str, index: int = 0) -> None:
+        """Pick ``entity_id`` in the dialog's ``index``-th entity picker, by typing it and taking the first match."""
+        picker = self.dialog.locator("ha-selector-entity").nth(index)
         picker.click()
         self.page.wait_for_function(FOCUSED_SEARCH)  # a drop-down on a desktop, a bottom sheet on a phone
         self.page.keyboard.type(entity_id)
@@ -111,7 +115,7 @@ class Walk:
 
     def choose_source(self, label: str) -> None:
         """Start the config flow and choose the price source labelled ``label``."""
-        self.page.get_by_role("button", name=re.compile("^Add (service|entry)$")).click()
+        self.page.get_by_role("button", name=CONFIG["initiate_flow"]["user"]).click()
         self.step(CONFIG["step"]["user"]["title"], "source")
         self.dialog.get_by_role("radio", name=label).check()
         self.submit()
@@ -200,6 +204,15 @@ def test_options_flow(page: Page, demo: Demo, width: int) -> None:
     walk.submit()
     walk.step(steps["grid"]["title"], "grid")
     walk.submit()
+    home = steps["home"]["data"]
+    expect(walk.field(home["export_fixed_price"], "spinbutton")).to_be_visible()
+    walk.step(steps["home"]["title"], "home")
+    expect(walk.dialog.get_by_text(steps["home"]["data_description"]["pv_forecast_entries"])).to_be_visible()
+    expect(walk.dialog.get_by_role("radio", name=EN["selector"]["battery_control"]["options"]["approval"])).to_be_checked()
+    expect(walk.field(home["mpc_soc_threshold_pct"], "spinbutton")).to_have_value("5")
+    walk.dialog.get_by_text(steps["home"]["data_description"]["mpc_pv_threshold_kw"]).scroll_into_view_if_needed()
+    walk.shot("home-end")
+    walk.submit()
     walk.step(steps["assistant"]["title"], "assistant")
     walk.close()
 
@@ -236,6 +249,49 @@ def test_add_appliance(page: Page, demo: Demo, width: int) -> None:
     walk.field(labels["power_kw"], "spinbutton").fill("250")
     walk.submit()
     walk.sees(errors["power_out_of_range"].format(power_kw_min="0.01", power_kw_max="100"), "power-too-high")
+    walk.close()
+
+
+@pytest.fixture
+def battery_mode(page: Page) -> Iterator[str]:
+    """:data:`BATTERY_MODE`, a select set through the REST API (the demo has none), removed at the end."""
+    page.evaluate(f"([id, body]) => {HASS}.callApi('POST', `states/${{id}}`, body)", [BATTERY_MODE, MODE_STATE])
+    page.wait_for_function(f"(id) => !!{HASS}.states[id]", arg=BATTERY_MODE)
+    try:
+        yield BATTERY_MODE
+    finally:
+        page.evaluate(f"(id) => {HASS}.callApi('DELETE', `states/${{id}}`)", BATTERY_MODE)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_add_battery(page: Page, demo: Demo, width: int, battery_mode: str) -> None:
+    """The form pre-fills no size but the plan's defaults (0-100 %, 95 % efficiency); a lowest state of charge above
+    the highest, then a reserve above it, and a select without its option names are translated field errors (closed
+    at the end: no battery is added)."""
+    walk = Walk(page, demo, width, "add-battery")
+    page.get_by_role("button", name=BATTERY["initiate_flow"]["user"]).click()
+    labels, errors = BATTERY["step"]["user"]["data"], BATTERY["error"]
+    expect(walk.field(labels["name"])).to_be_visible()  # the form is drawn, not only the dialog's title
+    walk.step(BATTERY["step"]["user"]["title"], "empty")
+    expect(walk.field(labels["capacity_kwh"], "spinbutton")).to_have_value("")
+    expect(walk.field(labels["soc_max_pct"], "spinbutton")).to_have_value("100")
+    expect(walk.field(labels["charge_efficiency"], "spinbutton")).to_have_value("0.95")
+    walk.field(labels["name"]).fill("Garage battery")
+    for key, value in (("capacity_kwh", "10"), ("charge_kw", "5"), ("discharge_kw", "5"), ("soc_min_pct", "80"),
+                       ("soc_max_pct", "20")):
+        walk.field(labels[key], "spinbutton").fill(value)
+    walk.pick_entity("sensor.battery_soc")
+    walk.submit()
+    walk.sees(errors["soc_max_below_min"], "soc-min-above-max")
+    walk.field(labels["soc_min_pct"], "spinbutton").fill("10")
+    walk.field(labels["soc_max_pct"], "spinbutton").fill("90")
+    walk.field(labels["reserve_pct"], "spinbutton").fill("95")
+    walk.submit()
+    walk.sees(errors["reserve_above_max"], "reserve-above-max")
+    walk.field(labels["reserve_pct"], "spinbutton").fill("20")
+    walk.pick_entity(battery_mode, 1)
+    walk.submit()
+    walk.sees(errors["select_needs_modes"], "select-without-modes")
     walk.close()
 
 

@@ -50,6 +50,13 @@ BE_60M = (Path(__file__).parent.parent / "fixtures" / "entsoe" / "BE_60M.xml").r
 ACK_NS = "urn:iec62325.351:tc57wg16:451-1:acknowledgementdocument:7:0"
 SETTINGS = {"markup": 0.015, "vat_percent": 21, "grid_fee": 0.0842, "vat_on_negative": False, "power_limit_kw": 9.2}
 PRICE_SENSOR = "sensor.agentic_hems_electricity_price"
+# What the whole-home plan's options step stores when submitted untouched: its required fields' defaults.
+HOME_FORM_DEFAULTS = {
+    "export_price_mode": "fixed", "export_fixed_price": 0.0, "export_spot_factor": 1.0, "export_spot_fee": 0.0,
+    "battery_control": "approval", "mpc_soc_threshold_pct": 5.0, "mpc_pv_threshold_kw": 0.5,
+}
+HOME_BATTERY = {"name": "House battery", "capacity_kwh": 10.0, "charge_kw": 5.0, "discharge_kw": 5.0,
+                "soc_entity": "sensor.house_battery_soc"}
 
 
 def acknowledgement(text: str, code: str = "999") -> str:
@@ -479,13 +486,17 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
     result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_CONTROL_OPTIONS)
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "home"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "assistant"
     assistant = {k: v for k, v in DEFAULT_ASSISTANT_OPTIONS.items() if not k.startswith("llm_") and k != "daily_cost_cap"}
     result = await hass.config_entries.options.async_configure(result["flow_id"], assistant)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     await hass.async_block_till_done()
 
-    assert dict(loaded_entry.options) == {**new, "vat_percent": 21.0, **DEFAULT_CONTROL_OPTIONS, **assistant}
+    assert dict(loaded_entry.options) == {
+        **new, "vat_percent": 21.0, **DEFAULT_CONTROL_OPTIONS, **HOME_FORM_DEFAULTS, **assistant
+    }
     assert loaded_entry.state is ConfigEntryState.LOADED
     assert loaded_entry.runtime_data is not old_runtime  # reloaded
     assert loaded_entry.runtime_data.coordinator.formula == PriceFormula(
@@ -524,6 +535,8 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     )
     assert result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["step_id"] == "home"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "assistant"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.CREATE_ENTRY
@@ -537,12 +550,15 @@ LLM_URL = "http://llm.local:8080/v1"
 
 
 async def through_to_assistant(hass: HomeAssistant, entry: MockConfigEntry, grid: dict[str, Any]) -> dict[str, Any]:
-    """An options flow with the current settings and control, ``grid`` on the grid step; returns the assistant form."""
+    """An options flow with the current settings and control, ``grid`` on the grid step and the home plan's
+    defaults; returns the assistant form."""
     result = await hass.config_entries.options.async_init(entry.entry_id)
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], grid)
+    assert result["step_id"] == "home"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "assistant"
     return result
 
@@ -1070,7 +1086,7 @@ def frontend_opens(result: dict[str, Any]) -> list[str]:
 async def test_every_form_opens_in_the_frontend(
     hass: HomeAssistant, loaded_entry: MockConfigEntry, nordpool: MockConfigEntry
 ) -> None:
-    """Each step of the config flow, reconfigure, the options and the appliance flow gives the frontend a starting
+    """Each step of the config flow, reconfigure, the options and the appliance and battery flows gives the frontend a starting
     value for every required field it cannot fill itself; the Nord Pool step suggests the first entry and its area."""
     forms = [await start(hass, source) for source in ("entsoe", "nordpool", "sensor")]
     assert schema_values(forms[1])["nordpool_entry"] == (None, nordpool.entry_id)
@@ -1082,16 +1098,22 @@ async def test_every_form_opens_in_the_frontend(
         entry.add_to_hass(hass)
         forms.append(await entry.start_reconfigure_flow(hass))
     result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
-    for step in ("init", "control", "grid", "assistant"):
+    for step in ("init", "control", "grid", "home", "assistant"):
         assert result["step_id"] == step
         forms.append(result)
         if step != "assistant":
             result = await hass.config_entries.options.async_configure(result["flow_id"], {
-                "init": SETTINGS, "control": DEFAULT_CONTROL_OPTIONS, "grid": {}}[step])
-    forms.append(await hass.config_entries.subentries.async_init(
-        (loaded_entry.entry_id, "appliance"), context={"source": SOURCE_USER}))
+                "init": SETTINGS, "control": DEFAULT_CONTROL_OPTIONS, "grid": {}, "home": {}}[step])
+    for subentry_type in ("appliance", "battery"):
+        forms.append(await hass.config_entries.subentries.async_init(
+            (loaded_entry.entry_id, subentry_type), context={"source": SOURCE_USER}))
     forms.append(await loaded_entry.start_subentry_reconfigure_flow(hass, "dishwasher"))
-    assert len(forms) == 12
+    result = await hass.config_entries.subentries.async_configure(forms[-2]["flow_id"], HOME_BATTERY)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done()
+    (battery_id,) = [sid for sid, sub in loaded_entry.subentries.items() if sub.subentry_type == "battery"]
+    forms.append(await loaded_entry.start_subentry_reconfigure_flow(hass, battery_id))
+    assert len(forms) == 15
     assert [stuck for form in forms for stuck in frontend_opens(form)] == []
     bare = {"type": FlowResultType.FORM, "step_id": "nordpool", "data_schema": nordpool_schema()}
     assert frontend_opens(bare) == ["nordpool.nordpool_entry"]  # the form as it was, which the frontend cannot open

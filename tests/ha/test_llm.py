@@ -229,9 +229,8 @@ async def test_options_fetch_the_model_list(
 ) -> None:
     _, url = provider
     result = await hass.config_entries.options.async_init(llm_entry.entry_id)
-    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
-    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
-    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    for _ in ("init", "control", "grid", "home"):
+        result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "assistant"
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {"llm_base_url": "http://127.0.0.1:9/v1", "llm_api_key": "x"})

@@ -1,4 +1,4 @@
-"""The options flow: the price formula and household limit, device control, the grid toolkit and the assistant.
+"""The options flow: price formula and household limit, device control, grid toolkit, whole-home plan, assistant.
 
 The model provider's URL and key go into the entry's data (reauth replaces the key); everything else is options.
 """
@@ -20,6 +20,7 @@ from ..const import (
     CONF_LLM_PRICE_OUTPUT,
     CONF_NOTIFY_SERVICE,
     CONF_POLICY_RULES,
+    CONF_PV_FORECAST_ENTRIES,
     DEFAULT_ASSISTANT_OPTIONS,
     DEFAULT_CONTROL_OPTIONS,
     DEFAULT_OPTIONS,
@@ -28,6 +29,7 @@ from ..gates.tables import validate_rules
 from ..people import async_non_admin_users
 from ..validation import vol
 from .checks import validate_llm
+from .home import HOME_OPTIONAL, forecast_entry_options, home_schema
 from .schemas import GRID_OPTIONAL, assistant_schema, control_schema, grid_schema, number_selector, settings_schema
 
 
@@ -155,9 +157,23 @@ class AgenticHemsOptionsFlow(OptionsFlow):
                     self._options.pop(key, None)
                     self._drop.add(key)
             self._options |= user_input
-            return await self.async_step_assistant()
+            return await self.async_step_home()
         users = [
             SelectOptionDict(value=user.id, label=user.name or user.id)
             for user in await async_non_admin_users(self.hass)
         ]
         return self.async_show_form(step_id="grid", data_schema=grid_schema(self.config_entry.options, users))
+
+    async def async_step_home(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Show and store the whole-home plan's options; cleared optional fields are dropped (the plan's default)."""
+        if user_input is not None:
+            for key in HOME_OPTIONAL:
+                if user_input.get(key) in (None, "", []):
+                    user_input.pop(key, None)
+                    self._options.pop(key, None)
+                    self._drop.add(key)
+            self._options |= user_input
+            return await self.async_step_assistant()
+        saved = self.config_entry.options
+        entries = await forecast_entry_options(self.hass, saved.get(CONF_PV_FORECAST_ENTRIES) or [])
+        return self.async_show_form(step_id="home", data_schema=home_schema(saved, entries))

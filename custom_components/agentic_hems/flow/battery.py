@@ -1,0 +1,203 @@
+"""The battery subentry flow: add or reconfigure a home battery of the whole-home plan.
+
+The form's numbers only guide the frontend; :func:`validate_battery` checks them with the plan's own
+:data:`..planning.home_config.BATTERY_SCHEMA` and names each bad field in a translated error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
+from homeassistant.helpers.selector import (
+    EntitySelector,
+    EntitySelectorConfig,
+    NumberSelectorConfig,
+    NumberSelectorMode,
+    TextSelector,
+)
+
+from ..const import (
+    CONF_BATTERY_NAME,
+    CONF_CAPACITY_KWH,
+    CONF_CHARGE_EFFICIENCY,
+    CONF_CHARGE_KW,
+    CONF_CONTROL_ENTITY,
+    CONF_CONTROL_MODES,
+    CONF_DISCHARGE_EFFICIENCY,
+    CONF_DISCHARGE_KW,
+    CONF_RESERVE_PCT,
+    CONF_SOC_ENTITY,
+    CONF_SOC_MAX_PCT,
+    CONF_SOC_MIN_PCT,
+    CONF_WEAR_COST,
+    SUBENTRY_BATTERY,
+)
+from ..planning.home_config import BATTERY_SCHEMA, MODES
+from ..validation import vol
+from .schemas import LooseNumberSelector
+
+# The form's numbers: field -> (minimum, maximum, step, unit); validate_battery checks them with BATTERY_SCHEMA.
+BATTERY_NUMBERS: dict[str, tuple[float, float, float, str]] = {
+    CONF_CAPACITY_KWH: (0.1, 1000, 0.1, "kWh"),
+    CONF_CHARGE_KW: (0.1, 1000, 0.1, "kW"),
+    CONF_DISCHARGE_KW: (0.1, 1000, 0.1, "kW"),
+    CONF_SOC_MIN_PCT: (0, 100, 1, "%"),
+    CONF_SOC_MAX_PCT: (0, 100, 1, "%"),
+    CONF_RESERVE_PCT: (0, 100, 1, "%"),
+    CONF_CHARGE_EFFICIENCY: (0.01, 1, 0.01, ""),
+    CONF_DISCHARGE_EFFICIENCY: (0.01, 1, 0.01, ""),
+    CONF_WEAR_COST: (0, 10, 0.001, "EUR/kWh"),
+}
+# The select's option name per mode: three text fields, stored together as ``control_modes``.
+MODE_FIELDS = {"charge_option": "charge", "discharge_option": "discharge", "idle_option": "idle"}
+
+
+def _number(key: str) -> LooseNumberSelector:
+    """Return the number box of ``key`` (limits and unit of :data:`BATTERY_NUMBERS`)."""
+    minimum, maximum, step, unit = BATTERY_NUMBERS[key]
+    config = NumberSelectorConfig(min=minimum, max=maximum, step=step, mode=NumberSelectorMode.BOX)
+    if unit:
+        config["unit_of_measurement"] = unit
+    return LooseNumberSelector(config)
+
+
+def battery_schema() -> vol.Schema:
+    """Return the battery form: name, size and power, limits, efficiencies, wear, SoC sensor and control entity.
+
+    Capacity and power are optional to the frontend, which would otherwise pre-fill their minimum (a size saved
+    unnoticed); the flow asks for them. The other numbers start at BATTERY_SCHEMA's defaults. The SoC sensor is a battery sensor or one in %; the control entity is a
+    number/input_number (kW) or a select, which needs its option name per mode.
+    """
+    return vol.Schema(
+        {
+            vol.Required(CONF_BATTERY_NAME): TextSelector(),
+            vol.Optional(CONF_CAPACITY_KWH): _number(CONF_CAPACITY_KWH),
+            vol.Optional(CONF_CHARGE_KW): _number(CONF_CHARGE_KW),
+            vol.Optional(CONF_DISCHARGE_KW): _number(CONF_DISCHARGE_KW),
+            vol.Required(CONF_SOC_MIN_PCT, default=0.0): _number(CONF_SOC_MIN_PCT),
+            vol.Required(CONF_SOC_MAX_PCT, default=100.0): _number(CONF_SOC_MAX_PCT),
+            vol.Required(CONF_RESERVE_PCT, default=0.0): _number(CONF_RESERVE_PCT),
+            vol.Required(CONF_CHARGE_EFFICIENCY, default=0.95): _number(CONF_CHARGE_EFFICIENCY),
+            vol.Required(CONF_DISCHARGE_EFFICIENCY, default=0.95): _number(CONF_DISCHARGE_EFFICIENCY),
+            vol.Required(CONF_WEAR_COST, default=0.0): _number(CONF_WEAR_COST),
+            vol.Required(CONF_SOC_ENTITY): EntitySelector(
+                EntitySelectorConfig(
+                    filter=[
+                        {"domain": "sensor", "device_class": "battery"},
+                        {"domain": "sensor", "unit_of_measurement": "%"},
+                    ]
+                )
+            ),
+            vol.Optional(CONF_CONTROL_ENTITY): EntitySelector(
+                EntitySelectorConfig(domain=["number", "input_number", "select"])
+            ),
+            vol.Optional("charge_option"): TextSelector(),
+            vol.Optional("discharge_option"): TextSelector(),
+            vol.Optional("idle_option"): TextSelector(),
+        }
+    )
+
+
+def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a stored battery's data as the form shows it (``control_modes`` as the three option fields)."""
+    modes = data.get(CONF_CONTROL_MODES) or {}
+    values = {k: v for k, v in data.items() if k != CONF_CONTROL_MODES}
+    return values | {key: modes[mode] for key, mode in MODE_FIELDS.items() if modes.get(mode)}
+
+
+def _refused(data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
+    """Return those of ``keys`` whose value in ``data`` BATTERY_SCHEMA refuses (a missing one counts as refused)."""
+    validators = {str(marker): validator for marker, validator in BATTERY_SCHEMA.schema.items()}
+    refused = []
+    for key in keys:
+        try:
+            vol.Schema(validators[key])(data.get(key))
+        except vol.Invalid:
+            refused.append(key)
+    return refused
+
+
+def _number_errors(data: Mapping[str, Any]) -> dict[str, str]:
+    """Return the errors of the numbers and entities BATTERY_SCHEMA refuses, then soc_min > soc_max, reserve > max."""
+    errors: dict[str, str] = {}
+    for key in _refused(data, (CONF_CAPACITY_KWH, CONF_CHARGE_KW, CONF_DISCHARGE_KW)):
+        errors[key] = "must_be_positive"
+    for key in _refused(data, (CONF_SOC_MIN_PCT, CONF_SOC_MAX_PCT, CONF_RESERVE_PCT)):
+        errors[key] = "percent_range"
+    for key in _refused(data, (CONF_CHARGE_EFFICIENCY, CONF_DISCHARGE_EFFICIENCY)):
+        errors[key] = "efficiency_range"
+    for key in _refused(data, (CONF_WEAR_COST,)):
+        errors[key] = "must_not_be_negative"
+    for key in _refused(data, (CONF_SOC_ENTITY, CONF_CONTROL_ENTITY)):
+        errors[key] = "entity_invalid"
+    if not errors.keys() & {CONF_SOC_MIN_PCT, CONF_SOC_MAX_PCT, CONF_RESERVE_PCT}:
+        if float(data[CONF_SOC_MIN_PCT]) > float(data[CONF_SOC_MAX_PCT]):
+            errors[CONF_SOC_MAX_PCT] = "soc_max_below_min"
+        elif float(data[CONF_RESERVE_PCT]) > float(data[CONF_SOC_MAX_PCT]):
+            errors[CONF_RESERVE_PCT] = "reserve_above_max"
+    return errors
+
+
+def validate_battery(user_input: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """Return the form errors (field -> translation key) and the data to store.
+
+    The name is trimmed and must be new among ``other_names`` (case-insensitive); each number must pass
+    BATTERY_SCHEMA; soc_min_pct must not exceed soc_max_pct nor reserve_pct soc_max_pct; a select needs the
+    option names of all three modes. The data holds ``control_modes`` (only for a select) instead of the option fields.
+    """
+    data = {k: v for k, v in user_input.items() if k not in MODE_FIELDS}
+    data[CONF_BATTERY_NAME] = str(data.get(CONF_BATTERY_NAME, "")).strip()
+    is_select = str(data.get(CONF_CONTROL_ENTITY) or "").startswith("select.")
+    modes = {mode: str(user_input.get(key) or "").strip() for key, mode in MODE_FIELDS.items()}
+    data[CONF_CONTROL_MODES] = {mode: name for mode, name in modes.items() if name} if is_select else {}
+    errors = _number_errors(data)
+    if not data[CONF_BATTERY_NAME]:
+        errors[CONF_BATTERY_NAME] = "name_empty"
+    elif data[CONF_BATTERY_NAME].casefold() in {name.casefold() for name in other_names}:
+        errors[CONF_BATTERY_NAME] = "name_exists"
+    if is_select and len(data[CONF_CONTROL_MODES]) < len(MODES):
+        errors[CONF_CONTROL_ENTITY] = "select_needs_modes"
+    return errors, data if errors else BATTERY_SCHEMA(data)
+
+
+class BatterySubentryFlow(ConfigSubentryFlow):
+    """Add or reconfigure a battery of the whole-home plan."""
+
+    def _other_names(self, own_id: str | None = None) -> set[str]:
+        """Return the names of the entry's other batteries."""
+        return {
+            sub.title
+            for sid, sub in self._get_entry().subentries.items()
+            if sub.subentry_type == SUBENTRY_BATTERY and sid != own_id
+        }
+
+    async def async_step_user(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        """Add a battery."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors, data = validate_battery(user_input, self._other_names())
+            if not errors:
+                return self.async_create_entry(title=data[CONF_BATTERY_NAME], data=data)
+        return self.async_show_form(
+            step_id="user",
+            data_schema=self.add_suggested_values_to_schema(battery_schema(), user_input or {}),
+            errors=errors,
+        )
+
+    async def async_step_reconfigure(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        """Change a battery."""
+        subentry = self._get_reconfigure_subentry()
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors, data = validate_battery(user_input, self._other_names(subentry.subentry_id))
+            if not errors:
+                return self.async_update_and_abort(
+                    self._get_entry(), subentry, title=data[CONF_BATTERY_NAME], data=data
+                )
+        return self.async_show_form(
+            step_id="reconfigure",
+            data_schema=self.add_suggested_values_to_schema(battery_schema(), user_input or form_values(subentry.data)),
+            errors=errors,
+        )
