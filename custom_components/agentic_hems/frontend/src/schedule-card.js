@@ -67,6 +67,17 @@ export function homePoints(slots, series) {
   return points.filter((p) => Number.isFinite(p.x));
 }
 
+const WIDE_PX = 500; // narrower cards keep the SoC line but leave out its axis (the legend says %)
+
+/** Show or hide the home plan's SoC axis and the kW axis title (on a resize across WIDE_PX). */
+function showSocAxis(chart, wide) {
+  const scales = chart.options.scales;
+  if (!scales.soc || scales.soc.display === wide) return;
+  scales.soc.display = wide;
+  scales.kw.title.display = wide;
+  chart.update("none");
+}
+
 /** A diagonal hatch to shade doubtful prices with. */
 function hatch(color) {
   const tile = document.createElement("canvas");
@@ -305,7 +316,7 @@ class AgenticHemsScheduleCard extends LitElement {
       pointHitRadius: 4,
       fill: false,
     })) : [];
-    const wide = this.clientWidth > 500;
+    const wide = this.clientWidth > WIDE_PX;
     return {
       type: "line",
       data: {
@@ -333,6 +344,7 @@ class AgenticHemsScheduleCard extends LitElement {
       options: {
         responsive: true,
         maintainAspectRatio: false,
+        onResize: (chart, size) => showSocAxis(chart, size.width > WIDE_PX),
         animation: false,
         parsing: false,
         normalized: true,
@@ -400,7 +412,7 @@ class AgenticHemsScheduleCard extends LitElement {
               position: "right",
               min: 0,
               max: 100,
-              display: wide, // narrow cards keep the SoC line but leave out its axis (the legend says %)
+              display: wide,
               title: { display: true, text: "%", color: text },
               ticks: { color: text, stepSize: 50 },
               grid: { drawOnChartArea: false },
@@ -456,7 +468,7 @@ class AgenticHemsScheduleCard extends LitElement {
       prices.length && prices[0]._s, prices.length && prices[prices.length - 1]._e,
       prices.map((p) => [p._price, p._trust]),
       range, this.hass && this.hass.locale, this._data && this._data.currency,
-      this._homeSlots(), this.clientWidth > 500,
+      this._homeSlots(),
     ]);
     if (this._chart && this._chart.canvas === canvas && this._chartKey === key) return;
     this._chartKey = key;
