@@ -161,6 +161,70 @@ def grid_yaml() -> str:
     )
 
 
+# The whole-home plan (battery, PV, export in one MILP): a simulated Solcast-style PV forecast sensor the driver sets
+# (a clear-sky curve for the local day and tomorrow), and a battery on the home twin's SoC sensor and setpoint. The
+# stand-in integration demo_home (written into the config directory) adds the battery subentry and the options, as the
+# battery and home forms would. The driver moves the SoC from the setpoint every minute while HA runs.
+PV_FORECAST_SENSOR = "sensor.pv_forecast"
+PV_PEAK_KW = 6.0  # the clear-sky curve's noon peak (kW)
+SUNRISE_H, SUNSET_H = 8.5, 16.75  # local hours (Brussels in December)
+BATTERY_SUBENTRY: dict[str, Any] = {
+    "name": "Home battery",
+    "capacity_kwh": 10.0,
+    "charge_kw": 5.0,
+    "discharge_kw": 5.0,
+    "reserve_pct": 20.0,
+    "soc_entity": "sensor.battery_soc",
+    "control_entity": BATTERY_SETPOINT,
+}
+HOME_OPTIONS: dict[str, Any] = {"pv_forecast_sensor": PV_FORECAST_SENSOR, "battery_control": "automatic"}
+HOME_KEYS = {"pv_kw", "load_kw", "battery_kw", "soc_pct", "import_kw", "export_kw", "curtail_kw"}
+DEMO_HOME_MANIFEST = {
+    "domain": "demo_home", "name": "Demo home (stand-in)", "version": "0.1.0", "documentation": "https://example.invalid",
+    "codeowners": [], "requirements": [], "dependencies": [], "iot_class": "local_push",
+}
+DEMO_HOME_INIT = """\
+\"\"\"Demo stand-in: demo_home.configure adds a battery subentry and options to a config entry.\"\"\"
+from types import MappingProxyType
+
+from homeassistant.config_entries import ConfigSubentry
+
+
+async def async_setup(hass, config):
+    async def configure(call):
+        entry = hass.config_entries.async_get_entry(call.data["entry_id"])
+        battery = dict(call.data["battery"])
+        subentry = ConfigSubentry(
+            data=MappingProxyType(battery), subentry_type="battery", title=battery["name"], unique_id=None
+        )
+        hass.config_entries.async_add_subentry(entry, subentry)
+        hass.config_entries.async_update_entry(entry, options={**entry.options, **call.data["options"]})
+
+    hass.services.async_register("demo_home", "configure", configure)
+    return True
+"""
+
+
+def clear_sky_kw(moment: datetime) -> float:
+    """The simulated PV's mean power (kW) at a local time: a sine between sunrise and sunset, 0 at night."""
+    hour = moment.hour + moment.minute / 60
+    if not SUNRISE_H < hour < SUNSET_H:
+        return 0.0
+    return round(PV_PEAK_KW * math.sin(math.pi * (hour - SUNRISE_H) / (SUNSET_H - SUNRISE_H)) ** 1.5, 3)
+
+
+def pv_forecast(today: datetime) -> list[dict[str, Any]]:
+    """Solcast's ``detailedForecast``: 30-minute periods of the local day of ``today`` and the next, p10/p90 at
+    60 % / 110 % of the estimate."""
+    start = today.replace(hour=0, minute=0, second=0, microsecond=0)
+    items = []
+    for i in range(96):
+        moment = start + i * timedelta(minutes=30)
+        kw = clear_sky_kw(moment)
+        items.append({"period_start": moment.isoformat(), "pv_estimate": kw,
+                      "pv_estimate10": round(0.6 * kw, 3), "pv_estimate90": round(min(1.1 * kw, 8.0), 3)})
+    return items
+
 # The grid toolkit's twelve callable tools (the thirteenth, generate_audit_record, runs inside every call).
 TOOL_SERVICES = (
     "inspect_grid_state", "retrieve_asset", "run_power_flow", "run_contingency", "run_forecast", "simulate_action",
@@ -259,6 +323,8 @@ logger:
 
 input_boolean:
 {stand_ins}
+
+demo_home:
 
 {grid}"""
 
@@ -394,6 +460,10 @@ def prepare_config(config_dir: Path, port: int, integration: Path) -> None:
             grid=grid_yaml(),
         )
     )
+    demo_home = config_dir / "custom_components" / "demo_home"
+    demo_home.mkdir()
+    (demo_home / "manifest.json").write_text(json.dumps(DEMO_HOME_MANIFEST))
+    (demo_home / "__init__.py").write_text(DEMO_HOME_INIT)
     networks = config_dir / DOMAIN / "networks"
     networks.mkdir(parents=True)
     shutil.copy(CASE_SOURCE, networks / CASE_SOURCE.name)
@@ -1445,6 +1515,70 @@ class Demo:
                     f"{path}: HTTP {status}, {shown}, same as brand/{image}: {same} (want {side}x{side})"
                 )
 
+    async def setup_home(self, entry_id: str) -> None:
+        """Publish the simulated PV forecast, add the battery subentry and the home options (demo_home stands in for
+        the forms), then wait for the whole-home plan in the schedule websocket (DemoError when none comes)."""
+        forecast = pv_forecast(datetime.now(self.tz))
+        await self.client.request(
+            "POST", f"/api/states/{PV_FORECAST_SENSOR}", expect=(200, 201),
+            json={"state": str(max(f["pv_estimate"] for f in forecast)),
+                  "attributes": {"friendly_name": "PV forecast (simulated)", "unit_of_measurement": "kW",
+                                 "detailedForecast": forecast}},
+        )
+        await self.client.request(
+            "POST", "/api/services/demo_home/configure",
+            json={"entry_id": entry_id, "battery": BATTERY_SUBENTRY, "options": HOME_OPTIONS},
+        )
+        log(f"  home: {PV_FORECAST_SENSOR} (clear sky, {PV_PEAK_KW:g} kW peak), battery subentry "
+            f"{BATTERY_SUBENTRY['name']!r} ({BATTERY_SUBENTRY['capacity_kwh']:g} kWh, {BATTERY_SUBENTRY['charge_kw']:g} kW, "
+            f"reserve {BATTERY_SUBENTRY['reserve_pct']:g} %), battery control {HOME_OPTIONS['battery_control']}")
+        deadline = time.monotonic() + ENTITY_DEADLINE_S
+        while time.monotonic() < deadline:
+            await asyncio.sleep(1)
+            with contextlib.suppress(DemoError):
+                (payload,) = await self.client.ws([{"type": f"{DOMAIN}/schedule", "entry_id": entry_id}])
+                if isinstance(payload, dict) and (payload.get("home") or {}).get("slots"):
+                    return
+        raise DemoError(f"no whole-home plan within {ENTITY_DEADLINE_S:.0f} s of adding the battery")
+
+    async def show_home(self) -> None:
+        """Print the whole-home plan's cost, baseline, saving and its first slots; check it and its entities."""
+        (payload,) = await self.client.ws([{"type": f"{DOMAIN}/schedule", "entry_id": self.entry_id}])
+        home = payload.get("home") or {}
+        self.report["home"] = home
+        slots, currency = home.get("slots") or [], home.get("currency") or "EUR"
+        log("")
+        if not slots or not all(isinstance(home.get(k), (int, float)) for k in ("cost", "baseline", "saving")):
+            self.problems.append(f"the whole-home plan is not feasible: {home.get('reason')} {home.get('detail')}")
+            log(f"HOME PLAN INFEASIBLE: {home.get('reason')} {home.get('detail') or ''}")
+            return
+        log(f"Home plan ({len(slots)} slots, times in {self.tz.key}): cost {fmt_money(home['cost'], currency)}  "
+            f"baseline {fmt_money(home['baseline'], currency)}  saves {fmt_money(home['saving'], currency)}")
+        if bad := [s for s in slots if set(s) - {"start"} != HOME_KEYS]:
+            self.problems.append(f"home plan slots lack keys: {bad[0]}")
+        for slot in slots[:8]:
+            log(f"  {at(datetime.fromisoformat(slot['start']), self.tz)}  battery {slot['battery_kw']:+6.2f} kW  "
+                f"SoC {slot['soc_pct']:5.1f} %  PV {slot['pv_kw']:5.2f} kW  load {slot['load_kw']:5.2f} kW  "
+                f"grid {slot['import_kw'] - slot['export_kw']:+6.2f} kW")
+        for entity_id in (PV_FORECAST_SENSOR, "sensor.battery_soc", BATTERY_SETPOINT):
+            state = await self.client.request("GET", f"/api/states/{entity_id}", expect=(200, 404))
+            if not isinstance(state, dict) or state.get("state") in (None, "unavailable", "unknown"):
+                self.problems.append(f"home entity {entity_id} does not exist or has no state")
+
+    async def simulate_battery(self) -> None:
+        """Move the battery's SoC stand-in by the setpoint (kW, + charging) every minute, within 0-100 %."""
+        capacity = BATTERY_SUBENTRY["capacity_kwh"]
+        while True:
+            await asyncio.sleep(60)
+            with contextlib.suppress(DemoError, aiohttp.ClientError, ValueError, TypeError):
+                setpoint = await self.client.request("GET", f"/api/states/{BATTERY_SETPOINT}")
+                soc = await self.client.request("GET", "/api/states/input_number.battery_soc_value")
+                value = float(soc["state"]) + float(setpoint["state"]) / 60 / capacity * 100
+                await self.client.request(
+                    "POST", "/api/services/input_number/set_value",
+                    json={"entity_id": "input_number.battery_soc_value", "value": round(min(max(value, 0), 100), 2)},
+                )
+
     async def wait_settled(self, entry_id: str, titles: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Wait until the entry is loaded (adding a subentry reloads it) with every entity of the given appliances.
 
@@ -1536,9 +1670,12 @@ class Demo:
         log("Setting up agentic_hems through its config flow and appliance subentry flows:")
         entry_id = self.entry_id = await self.setup_integration()
         ours, subentries = await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
+        await self.setup_home(entry_id)
+        ours, subentries = await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
         log("")
         await self.show_prices()
         await self.show_plans()
+        await self.show_home()
         await self.show_gates()
         await self.show_ask()
         await self.show_grid()
@@ -1574,6 +1711,10 @@ async def amain(args: argparse.Namespace, hass: HassProcess) -> int:
         demo.config_dir = hass.config_dir
         try:
             await demo.run(hass)
+            if not args.check:  # the battery simulation outlives the 30-minute access token
+                (token,) = await demo.client.ws(
+                    [{"type": "auth/long_lived_access_token", "client_name": "demo battery", "lifespan": 30}]
+                )
         finally:
             if args.json:
                 Path(args.json).write_text(json.dumps({**demo.report, "problems": demo.problems}, indent=2))
@@ -1593,7 +1734,14 @@ async def amain(args: argparse.Namespace, hass: HassProcess) -> int:
     log("Home Assistant keeps running; open it in a browser and log in with:")
     print_credentials(base)
     log("Press Ctrl-C to stop it.")
-    await wait_for_stop(hass)
+    async with aiohttp.ClientSession() as session:
+        client = HassClient(session, base)
+        client.token = token
+        battery = asyncio.create_task(Demo(client, args).simulate_battery())
+        try:
+            await wait_for_stop(hass)
+        finally:
+            battery.cancel()
     return 0
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +24,10 @@ PLAN_LINE = re.compile(
     r"\s+end \w{3} (?P<end>\d{4}-\d\d-\d\d \d\d:\d\d) CES?T"
     r"\s+cost (?P<cost>-?\d+\.\d+) (?P<currency>[A-Z]{3})\s+baseline (?P<baseline>-?\d+\.\d+) [A-Z]{3} \(start [^)]+\)"
     r"\s+saves (?P<savings>-?\d+\.\d+) [A-Z]{3}"
+)
+HOME_LINE = re.compile(
+    r"^Home plan \((?P<slots>\d+) slots, times in Europe/Brussels\): cost (?P<cost>-?\d+\.\d+) EUR"
+    r"\s+baseline (?P<baseline>-?\d+\.\d+) EUR\s+saves (?P<saving>-?\d+\.\d+) EUR$"
 )
 GRID_TOOLS = (
     "inspect_grid_state", "retrieve_asset", "run_power_flow", "run_contingency", "run_forecast", "simulate_action",
@@ -172,6 +177,8 @@ def test_demo_check(tmp_path: Path) -> None:
         keys = {e["translation_key"] for e in entities if e["subentry"] == name}
         assert len(keys) >= 5, (name, keys)
 
+    _check_home(proc.stdout, report)
+
     # The grid toolkit: every service answered against the home twin (options' grid step) and case9.
     assert "GRID toolkit as the owner (admin)" in output and "GRID FAILED" not in output, output
     grid_lines = [line for line in proc.stdout.splitlines() if line.startswith("GRID ") and "toolkit" not in line]
@@ -250,6 +257,36 @@ def test_demo_check(tmp_path: Path) -> None:
         line = (rf"^BRAND /api/brands/integration/agentic_hems/{re.escape(image)}: HTTP 200, {side}x{side} PNG, "
                 rf"the integration's brand/{re.escape(image)}$")
         assert re.search(line, output, re.MULTILINE), output
+
+
+def _check_home(stdout: str, report: dict[str, Any]) -> None:
+    """The whole-home plan on the simulated PV and the 10 kWh / 5 kW battery (reserve 20 %, 95 % each way)."""
+    (line,) = [m for line in stdout.splitlines() if (m := HOME_LINE.match(line))]
+    assert abs(float(line["baseline"]) - float(line["cost"]) - float(line["saving"])) < 1e-3, line.group(0)
+    assert float(line["saving"]) >= 0, line.group(0)
+    home = report["home"]
+    slots = home["slots"]
+    assert int(line["slots"]) == len(slots) > 0
+    tz = ZoneInfo("Europe/Brussels")
+    for slot, after in zip(slots, slots[1:], strict=False):
+        start = datetime.fromisoformat(slot["start"])
+        assert (datetime.fromisoformat(after["start"]) - start).total_seconds() == 900
+        # Energy balance: what comes in (PV kept, import) is what goes out (house, battery charging, export).
+        supply = slot["pv_kw"] - slot["curtail_kw"] + slot["import_kw"]
+        assert abs(supply - slot["load_kw"] - slot["battery_kw"] - slot["export_kw"]) < 5e-3, slot
+        # The battery's charge moves by its power over 15 min, with 95 % efficiency each way, within 20-100 %.
+        kw = slot["battery_kw"]
+        kwh = (kw * 0.95 if kw > 0 else kw / 0.95) * 0.25
+        assert abs(after["soc_pct"] - slot["soc_pct"] - kwh / 10 * 100) < 0.2, (slot, after)
+        assert 20 - 0.1 <= after["soc_pct"] <= 100 + 1e-6 and -5 - 1e-6 <= kw <= 5 + 1e-6, after
+        hour = start.astimezone(tz).hour
+        if hour < 8 or hour >= 17:  # the simulated sun is down
+            assert slot["pv_kw"] == 0, slot
+        elif 10 <= hour < 15:
+            assert slot["pv_kw"] > 1, slot
+    assert re.search(r"^  \w{3} \d\d:\d\d CES?T  battery\s+[+-]\d+\.\d\d kW  SoC\s+\d+\.\d %", stdout, re.MULTILINE)
+    keys = {e["translation_key"] for e in report["entities"] if e["subentry"] == "Home battery"}
+    assert {"battery_planned_power", "battery_planned_soc"} <= keys, keys
 
 
 def test_demo_help_before_anything_is_installed() -> None:

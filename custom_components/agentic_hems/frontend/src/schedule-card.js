@@ -40,6 +40,44 @@ export function spansOf(prices, keep) {
   return spans;
 }
 
+/** The whole-home plan's series (PV, house load, grid flow, battery SoC), each with its colour and axis. */
+export const HOME_SERIES = [
+  { key: "pv", label: "home_pv", color: "#ffb300", axis: "kw", value: (s) => s.pv_kw },
+  { key: "load", label: "home_load", color: "#6d4c41", axis: "kw", value: (s) => s.load_kw },
+  { key: "grid", label: "home_grid", color: "#8e24aa", axis: "kw", value: (s) => s.import_kw - s.export_kw },
+  { key: "soc", label: "home_soc", color: "#2e7d32", axis: "soc", value: (s) => s.soc_pct },
+];
+
+/**
+ * Chart points of one home series: a step from each slot's start to the next (the last slot ends a slot length
+ * later); SoC is a level at each slot's start, so it is drawn as a line through those points.
+ */
+export function homePoints(slots, series) {
+  const starts = slots.map((s) => toMs(s.start));
+  const points = [];
+  slots.forEach((s, i) => {
+    const y = series.value(s);
+    points.push({ x: starts[i], y: Number.isFinite(y) ? y : null });
+  });
+  const n = starts.length;
+  if (n && series.axis === "kw") {
+    const step = n > 1 ? starts[n - 1] - starts[n - 2] : 900000;
+    points.push({ x: starts[n - 1] + step, y: points[n - 1].y });
+  }
+  return points.filter((p) => Number.isFinite(p.x));
+}
+
+const WIDE_PX = 500; // narrower cards keep the SoC line but leave out its axis (the legend says %)
+
+/** Show or hide the home plan's SoC axis and the kW axis title (on a resize across WIDE_PX). */
+function showSocAxis(chart, wide) {
+  const scales = chart.options.scales;
+  if (!scales.soc || scales.soc.display === wide) return;
+  scales.soc.display = wide;
+  scales.kw.title.display = wide;
+  chart.update("none");
+}
+
 /** A diagonal hatch to shade doubtful prices with. */
 function hatch(color) {
   const tile = document.createElement("canvas");
@@ -265,6 +303,20 @@ class AgenticHemsScheduleCard extends LitElement {
     const negative = prices.some((p) => p._price !== null && p._price < 0);
     const labelFmt = dateFormatter(hass, { hour: "2-digit", minute: "2-digit" });
     const dayFmt = dateFormatter(hass, { weekday: "short" });
+    const slots = this._homeSlots();
+    const homeSets = slots.length ? HOME_SERIES.map((series) => ({
+      label: t(hass, series.label),
+      data: homePoints(slots, series),
+      yAxisID: series.axis,
+      stepped: series.axis === "kw" ? "after" : false,
+      borderColor: series.color,
+      borderWidth: 1.5,
+      borderDash: series.key === "load" ? [5, 3] : [],
+      pointRadius: 0,
+      pointHitRadius: 4,
+      fill: false,
+    })) : [];
+    const wide = this.clientWidth > WIDE_PX;
     return {
       type: "line",
       data: {
@@ -287,11 +339,12 @@ class AgenticHemsScheduleCard extends LitElement {
           pointRadius: 0,
           pointHitRadius: 4,
           fill: false,
-        }],
+        }, ...homeSets],
       },
       options: {
         responsive: true,
         maintainAspectRatio: false,
+        onResize: (chart, size) => showSocAxis(chart, size.width > WIDE_PX),
         animation: false,
         parsing: false,
         normalized: true,
@@ -306,7 +359,12 @@ class AgenticHemsScheduleCard extends LitElement {
                 const p = prices.find((q) => q._s <= x && x < q._e);
                 return p ? fmtSpan(hass, p._s, p._e) : fmtDayTime(hass, x);
               },
-              label: (item) => `${fmtMoney(hass, item.parsed.y, currency, 4)}/kWh`,
+              label: (item) => {
+                const axis = item.dataset.yAxisID;
+                if (axis === "kw") return `${item.dataset.label}: ${fmtNumber(hass, item.parsed.y, 2)} kW`;
+                if (axis === "soc") return `${item.dataset.label}: ${fmtNumber(hass, item.parsed.y, 0)} %`;
+                return `${fmtMoney(hass, item.parsed.y, currency, 4)}/kWh`;
+              },
             },
           },
         },
@@ -343,6 +401,23 @@ class AgenticHemsScheduleCard extends LitElement {
               color: (ctx) => (ctx.tick && ctx.tick.value === 0 ? text : grid),
             },
           },
+          ...(slots.length ? {
+            kw: {
+              position: "right",
+              title: { display: wide, text: "kW", color: text },
+              ticks: { color: text, maxTicksLimit: 6, callback: (v) => fmtNumber(hass, v, 1) },
+              grid: { drawOnChartArea: false },
+            },
+            soc: {
+              position: "right",
+              min: 0,
+              max: 100,
+              display: wide,
+              title: { display: true, text: "%", color: text },
+              ticks: { color: text, stepSize: 50 },
+              grid: { drawOnChartArea: false },
+            },
+          } : {}),
         },
       },
       plugins: [{
@@ -370,6 +445,12 @@ class AgenticHemsScheduleCard extends LitElement {
     };
   }
 
+  /** The whole-home plan's slots (empty without one). */
+  _homeSlots() {
+    const home = this._data && this._data.home;
+    return home && Array.isArray(home.slots) ? home.slots : [];
+  }
+
   updated() {
     const canvas = this.renderRoot && this.renderRoot.querySelector("canvas.price-chart");
     if (!canvas) {
@@ -387,6 +468,7 @@ class AgenticHemsScheduleCard extends LitElement {
       prices.length && prices[0]._s, prices.length && prices[prices.length - 1]._e,
       prices.map((p) => [p._price, p._trust]),
       range, this.hass && this.hass.locale, this._data && this._data.currency,
+      this._homeSlots(),
     ]);
     if (this._chart && this._chart.canvas === canvas && this._chartKey === key) return;
     this._chartKey = key;
@@ -464,7 +546,7 @@ class AgenticHemsScheduleCard extends LitElement {
     const content = html`
       ${range ? html`
         <div class="timeline">
-          <div class="chart-wrap"><canvas class="price-chart" role="img" aria-label=${t(hass, "price_chart")}></canvas></div>
+          <div class="chart-wrap ${this._homeSlots().length ? "home" : ""}"><canvas class="price-chart" role="img" aria-label=${t(hass, "price_chart")}></canvas></div>
           <div class="rows">
             ${rows.filter((r) => r.blocks.length).map((r) => html`
               <div class="row" data-appliance=${r.name}>
@@ -485,7 +567,9 @@ class AgenticHemsScheduleCard extends LitElement {
             style="left:${nowLeft === null ? `${pct(now)}%` : `${nowLeft}px`};${nowVisible ? "" : "display:none"}"
             title="${t(hass, "now")}: ${fmtTime(hass, now)}"></div>
         </div>
+        ${this._renderHomeLegend()}
         ${this._renderLegend(prices)}` : html`<div class="empty">${t(hass, "no_prices")}</div>`}
+      ${this._renderHome(currency)}
       ${this._renderDetails(allBlocks)}
       <div class="plans">
         ${plans.length ? rows.map((r) => this._renderSummary(r, currency)) : html`<div class="empty">${t(hass, "no_plans")}</div>`}
@@ -522,6 +606,35 @@ class AgenticHemsScheduleCard extends LitElement {
     </div>`;
   }
 
+  /** One swatch per home series, when there is a home plan. */
+  _renderHomeLegend() {
+    if (!this._homeSlots().length) return nothing;
+    return html`<div class="home-legend">
+      ${HOME_SERIES.map((s) => html`<span class="home-series" data-series=${s.key}>
+        <span class="legend-line" style="border-color:${s.color}"></span>${t(this.hass, s.label)}</span>`)}
+    </div>`;
+  }
+
+  /** The home plan's cost, baseline and saving (2 decimals), or why there is none. */
+  _renderHome(currency) {
+    const home = this._data.home;
+    if (!home) return nothing;
+    const hass = this.hass;
+    const cur = home.currency || currency;
+    if (!this._homeSlots().length) {
+      return html`<div class="home-summary" data-feasible="false">
+        <strong>${t(hass, "home_plan")}</strong>: ${t(hass, "home_none", { reason: home.reason || "?" })}</div>`;
+    }
+    const saving = Number(home.saving);
+    return html`<div class="home-summary" data-feasible="true" data-cost=${home.cost} data-baseline=${home.baseline}
+      data-saving=${home.saving}>
+      <strong>${t(hass, "home_plan")}</strong>
+      <span class="home-cost" title=${t(hass, "cost")}>${t(hass, "cost")} ${fmtMoney(hass, home.cost, cur, 2)}</span>
+      <span class="home-baseline">${t(hass, "baseline")} ${fmtMoney(hass, home.baseline, cur, 2)}</span>
+      <span class="home-saving ${saving > 0 ? "positive" : ""}">${t(hass, "saves")} ${fmtMoney(hass, saving, cur, 2)}</span>
+    </div>`;
+  }
+
   _renderSummary(r, currency) {
     const hass = this.hass;
     const p = r.plan;
@@ -550,6 +663,9 @@ class AgenticHemsScheduleCard extends LitElement {
       .chart-wrap {
         position: relative;
         height: 180px;
+      }
+      .chart-wrap.home {
+        height: 230px;
       }
       .rows {
         margin-top: 4px;
@@ -643,6 +759,34 @@ class AgenticHemsScheduleCard extends LitElement {
         grid-column: 2 / 4;
         font-size: 12px;
         color: var(--warning-color, #b57500);
+      }
+      .home-legend {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 2px 12px;
+        font-size: 12px;
+        color: var(--secondary-text-color, #727272);
+        margin: 2px 0;
+      }
+      .legend-line {
+        display: inline-block;
+        width: 14px;
+        margin-right: 4px;
+        vertical-align: middle;
+        border-top: 2px solid;
+      }
+      .home-summary {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 2px 12px;
+        padding: 4px 0;
+        font-size: 14px;
+      }
+      .home-baseline {
+        color: var(--secondary-text-color, #727272);
+      }
+      .home-saving.positive {
+        color: var(--success-color, #43a047);
       }
       .price-legend {
         font-size: 12px;

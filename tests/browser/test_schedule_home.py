@@ -1,0 +1,101 @@
+"""The schedule card's whole-home plan in Chromium against the demo's Home Assistant (its simulated PV and battery).
+
+The card draws PV, house load, grid flow (import +, export −) on a kW axis and the battery's charge on a % axis over
+the prices, with a legend line per series, and a line with the home plan's cost, baseline and saving. The values are
+checked against agentic_hems/schedule's ``home`` field. It shares the session's logged-in page with ``test_cards.py``
+(it runs after it and changes nothing there); screenshots go to ``tests/browser/artifacts/schedule-card-home-*.png``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Locator, Page, expect
+
+from .conftest import CONSOLE, console_errors
+
+HASS = "document.querySelector('home-assistant').hass"
+SERIES = {  # legend key -> (dataset label in English, axis, the value a slot gives)
+    "pv": ("PV (kW)", "kw", lambda s: s["pv_kw"]),
+    "load": ("House load (kW)", "kw", lambda s: s["load_kw"]),
+    "grid": ("Grid: import +, export − (kW)", "kw", lambda s: s["import_kw"] - s["export_kw"]),
+    "soc": ("Battery charge (%)", "soc", lambda s: s["soc_pct"]),
+}
+WIDTHS = {"desktop": 1280, "phone": 390}
+DATASETS = "el => el._chart.data.datasets.map(d => [d.label, d.yAxisID || 'y', d.data.map(p => [p.x, p.y])])"
+
+
+def schedule_card(page: Page) -> Locator:
+    return page.locator("agentic-hems-schedule-card:not(#standin-schedule)").first
+
+
+def read_home(page: Page, element: Locator) -> tuple[dict[str, Any], list[Any]]:
+    """The websocket's home plan and the card's datasets, read again once if a re-plan came between the reads."""
+    for _ in range(3):
+        home = page.evaluate(f"() => {HASS}.callWS({{type: 'agentic_hems/schedule'}})")["home"]
+        datasets = element.evaluate(DATASETS)
+        again = page.evaluate(f"() => {HASS}.callWS({{type: 'agentic_hems/schedule'}})")["home"]
+        if again == home:
+            return home, datasets
+        page.wait_for_timeout(2000)
+    raise AssertionError("the home plan kept changing")
+
+
+def test_the_schedule_card_draws_the_home_plan(dashboard: Page) -> None:
+    """Each home series is a dataset on its axis with one point per slot at the slot's value (the kW steps end one
+    slot after the last start); the legend names the four series."""
+    element = schedule_card(dashboard)
+    expect(element.locator(".home-legend .home-series")).to_have_count(len(SERIES))
+    home, datasets = read_home(dashboard, element)
+    slots = home["slots"]
+    assert slots, home
+    by_label = {label: (axis, points) for label, axis, points in datasets}
+    for key, (label, axis, value) in SERIES.items():
+        got_axis, points = by_label[label]
+        assert got_axis == axis, (label, got_axis)
+        wanted = [value(s) for s in slots]
+        assert [y for _, y in points[: len(slots)]] == wanted, (label, points[:4], wanted[:4])
+        assert len(points) == len(slots) + (1 if axis == "kw" else 0), (label, len(points), len(slots))
+        expect(element.locator(f'.home-series[data-series="{key}"]')).to_contain_text(label)
+    assert element.evaluate("el => [el._chart.scales.soc.min, el._chart.scales.soc.max]") == [0, 100]
+    assert max(s["pv_kw"] for s in slots) > 1  # the demo's clear-sky PV shines tomorrow at noon
+
+
+def test_the_home_plan_line_shows_cost_baseline_and_saving(dashboard: Page) -> None:
+    """The cost line: the websocket's cost, baseline and saving, each in euros with two decimals (en-US: "€4.67")."""
+    element = schedule_card(dashboard)
+    summary = element.locator('.home-summary[data-feasible="true"]')
+    expect(summary).to_be_visible()
+    home, _ = read_home(dashboard, element)
+    for part, key in (("cost", "cost"), ("baseline", "baseline"), ("saving", "saving")):
+        amount = f"€{home[key]:.2f}" if home[key] >= 0 else f"-€{-home[key]:.2f}"
+        expect(summary.locator(f".home-{part}")).to_contain_text(amount)
+    assert abs(home["baseline"] - home["cost"] - home["saving"]) < 1e-3, home
+
+
+def test_home_plan_screenshots(dashboard: Page, artifacts: Path) -> None:
+    """At 1280 and 390 px: nothing sticks out of the card, the chart keeps its kW axis, and the % axis shows only
+    where there is room for it (the legend says % on a phone)."""
+    element = schedule_card(dashboard)
+    try:
+        for width, pixels in WIDTHS.items():
+            dashboard.set_viewport_size({"width": pixels, "height": 1800})
+            element.scroll_into_view_if_needed()
+            dashboard.wait_for_timeout(300)  # the chart redraws on the next update after the resize
+            path = artifacts / f"schedule-card-home-{width}.png"
+            element.screenshot(path=str(path), animations="disabled")
+            assert path.stat().st_size > 1000
+            overflow = element.evaluate("el => { const c = el.shadowRoot.querySelector('.ahems-card');"
+                                        " return c.scrollWidth - c.clientWidth; }")
+            assert overflow <= 0, (width, overflow)
+            shown = element.evaluate("el => [el._chart.options.scales.kw.display !== false,"
+                                     " el._chart.options.scales.soc.display, el._chart.width]")
+            assert shown[0] and shown[1] == (shown[2] > 500), (width, shown)
+    finally:
+        dashboard.set_viewport_size({"width": 1400, "height": 1800})
+
+
+def test_no_console_errors_with_the_home_plan(dashboard: Page) -> None:
+    """Drawing the home plan logged no error in the page's console."""
+    assert console_errors(CONSOLE) == [], "\n".join(CONSOLE)
