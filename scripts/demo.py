@@ -162,9 +162,9 @@ def grid_yaml() -> str:
 
 
 # The whole-home plan (battery, PV, export in one MILP): a simulated Solcast-style PV forecast sensor the driver sets
-# (a clear-sky curve for the local day and tomorrow), and a battery on the home twin's SoC sensor and setpoint. The
-# stand-in integration demo_home (written into the config directory) adds the battery subentry and the options, as the
-# battery and home forms would. The driver moves the SoC from the setpoint every minute while HA runs.
+# (a clear-sky curve for the local day and tomorrow), and a battery on the home twin's SoC sensor and setpoint, added
+# through the battery subentry flow and the options flow's "home" step over REST, as a person would. The driver moves
+# the SoC from the setpoint every minute while HA runs.
 PV_FORECAST_SENSOR = "sensor.pv_forecast"
 PV_PEAK_KW = 6.0  # the clear-sky curve's noon peak (kW)
 SUNRISE_H, SUNSET_H = 8.5, 16.75  # local hours (Brussels in December)
@@ -179,32 +179,6 @@ BATTERY_SUBENTRY: dict[str, Any] = {
 }
 HOME_OPTIONS: dict[str, Any] = {"pv_forecast_sensor": PV_FORECAST_SENSOR, "battery_control": "automatic"}
 HOME_KEYS = {"pv_kw", "load_kw", "battery_kw", "soc_pct", "import_kw", "export_kw", "curtail_kw"}
-DEMO_HOME_MANIFEST = {
-    "domain": "demo_home", "name": "Demo home (stand-in)", "version": "0.1.0", "documentation": "https://example.invalid",
-    "codeowners": [], "requirements": [], "dependencies": [], "iot_class": "local_push",
-}
-DEMO_HOME_INIT = """\
-\"\"\"Demo stand-in: demo_home.configure adds a battery subentry and options to a config entry.\"\"\"
-from types import MappingProxyType
-
-from homeassistant.config_entries import ConfigSubentry
-
-
-async def async_setup(hass, config):
-    async def configure(call):
-        entry = hass.config_entries.async_get_entry(call.data["entry_id"])
-        battery = dict(call.data["battery"])
-        subentry = ConfigSubentry(
-            data=MappingProxyType(battery), subentry_type="battery", title=battery["name"], unique_id=None
-        )
-        hass.config_entries.async_add_subentry(entry, subentry)
-        hass.config_entries.async_update_entry(entry, options={**entry.options, **call.data["options"]})
-
-    hass.services.async_register("demo_home", "configure", configure)
-    return True
-"""
-
-
 def clear_sky_kw(moment: datetime) -> float:
     """The simulated PV's mean power (kW) at a local time: a sine between sunrise and sunset, 0 at night."""
     hour = moment.hour + moment.minute / 60
@@ -323,8 +297,6 @@ logger:
 
 input_boolean:
 {stand_ins}
-
-demo_home:
 
 {grid}"""
 
@@ -460,10 +432,6 @@ def prepare_config(config_dir: Path, port: int, integration: Path) -> None:
             grid=grid_yaml(),
         )
     )
-    demo_home = config_dir / "custom_components" / "demo_home"
-    demo_home.mkdir()
-    (demo_home / "manifest.json").write_text(json.dumps(DEMO_HOME_MANIFEST))
-    (demo_home / "__init__.py").write_text(DEMO_HOME_INIT)
     networks = config_dir / DOMAIN / "networks"
     networks.mkdir(parents=True)
     shutil.copy(CASE_SOURCE, networks / CASE_SOURCE.name)
@@ -1516,8 +1484,8 @@ class Demo:
                 )
 
     async def setup_home(self, entry_id: str) -> None:
-        """Publish the simulated PV forecast, add the battery subentry and the home options (demo_home stands in for
-        the forms), then wait for the whole-home plan in the schedule websocket (DemoError when none comes)."""
+        """Publish the simulated PV forecast, add the battery through its subentry flow and set the options flow's
+        "home" step, then wait for the whole-home plan in the schedule websocket (DemoError when none comes)."""
         forecast = pv_forecast(datetime.now(self.tz))
         await self.client.request(
             "POST", f"/api/states/{PV_FORECAST_SENSOR}", expect=(200, 201),
@@ -1525,10 +1493,18 @@ class Demo:
                   "attributes": {"friendly_name": "PV forecast (simulated)", "unit_of_measurement": "kW",
                                  "detailedForecast": forecast}},
         )
-        await self.client.request(
-            "POST", "/api/services/demo_home/configure",
-            json={"entry_id": entry_id, "battery": BATTERY_SUBENTRY, "options": HOME_OPTIONS},
+        await self.client.drive_flow(
+            "battery subentry", "/api/config/config_entries/subentries/flow", [entry_id, "battery"],
+            lambda step: fill_form(step, BATTERY_SUBENTRY, "battery"),
         )
+        await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
+        result = await self.client.drive_flow(
+            "options", "/api/config/config_entries/options/flow", entry_id,
+            lambda step: keep_form(step, HOME_OPTIONS if step["step_id"] == "home" else {}, "options flow"),
+        )
+        if result.get("type") != "create_entry":
+            raise DemoError(f"the options flow ended with {result}")
+        await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
         log(f"  home: {PV_FORECAST_SENSOR} (clear sky, {PV_PEAK_KW:g} kW peak), battery subentry "
             f"{BATTERY_SUBENTRY['name']!r} ({BATTERY_SUBENTRY['capacity_kwh']:g} kWh, {BATTERY_SUBENTRY['charge_kw']:g} kW, "
             f"reserve {BATTERY_SUBENTRY['reserve_pct']:g} %), battery control {HOME_OPTIONS['battery_control']}")
