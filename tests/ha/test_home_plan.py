@@ -36,7 +36,7 @@ from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import entity_registry as er, issue_registry as ir
+from homeassistant.helpers import entity_registry as er, issue_registry as ir, llm
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
@@ -288,6 +288,25 @@ async def test_the_service_answers_anyone_and_only_an_administrator_replans(
     await hass.services.async_call(DOMAIN, "plan_home", {"replan": True}, blocking=True, return_response=True,
                                    context=Context(user_id=hass_admin_user.id))
     assert home(automatic).result.made_at >= made
+
+
+async def test_any_assistant_reads_the_home_plan_through_the_llm_api(
+    hass: HomeAssistant, automatic: MockConfigEntry, hass_read_only_user: User
+) -> None:
+    """The entry's LLM API tool get_home_plan: the plan_home action's plan, cut to the slots asked for, read-only."""
+    context = llm.LLMContext(platform="test", context=Context(user_id=hass_read_only_user.id), language="en",
+                             assistant="conversation", device_id=None)
+    api = await llm.async_get_api(hass, f"{DOMAIN}-{automatic.entry_id}", context)
+    tool = next(t for t in api.tools if t.name == "get_home_plan")
+    assert not getattr(tool, "acts", True)
+    reply = await api.async_call_tool(llm.ToolInput("get_home_plan", {"slots": 4}))
+    data = getattr(reply, "data", reply)
+    answer = await hass.services.async_call(DOMAIN, "plan_home", {"language": "en"}, blocking=True,
+                                            return_response=True, context=context.context)
+    assert isinstance(answer, dict) and data["slots"] == answer["slots"][:4]
+    assert (data["cost"], data["baseline"], data["saving"]) == (answer["cost"], answer["baseline"], answer["saving"])
+    ((name, why),) = data["why"].items()
+    assert name == answer["batteries"][0]["name"] and why == answer["batteries"][0]["why"][:4]
 
 
 async def test_the_schedule_websocket_carries_the_home_plan(

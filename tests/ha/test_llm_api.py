@@ -41,7 +41,7 @@ from .test_hostile import (  # noqa: F401 - offline_home is a fixture
 )
 
 TOOL_NAMES = {
-    "get_energy_prices", "find_cheapest_windows", "plan_load", "explain_plan", "schedule_appliance",
+    "get_energy_prices", "find_cheapest_windows", "plan_load", "explain_plan", "get_home_plan", "schedule_appliance",
     "cancel_appliance_plan", "propose_device_command",
 }
 ACTING = {"schedule_appliance", "cancel_appliance_plan", "propose_device_command"}

@@ -33,6 +33,7 @@ from ..scheduling import Plan, window_sums
 from ..service_helpers import invalid
 from ..validation import vol
 from .llm_base import PENDING, SOURCE_NO_REQUEST, EnergyTool, pending_result
+from .llm_home import GetHomePlan
 from .tool_values import money, parse_deadline
 from .tools import HassTools
 
@@ -381,6 +382,7 @@ TOOLS: tuple[type[EnergyTool], ...] = (
     FindCheapestWindows,
     PlanLoad,
     ExplainPlan,
+    GetHomePlan,
     ScheduleAppliance,
     CancelPlan,
     ProposeCommand,
