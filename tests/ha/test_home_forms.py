@@ -71,8 +71,7 @@ async def test_an_added_battery_is_planned_after_the_reload(hass: HomeAssistant,
     assert batteries(loaded_entry) == {"Garage battery": STORED}
     assert loaded_entry.state is ConfigEntryState.LOADED
     manager = loaded_entry.runtime_data.home
-    assert manager is not None
-    (battery,) = manager.config.batteries
+    (battery,) = manager.config.batteries  # no home plan: AttributeError on None
     assert (battery.capacity_kwh, battery.charge_kw, battery.discharge_kw) == (12.5, 4.0, 3.5)
     assert (battery.soc_min_pct, battery.soc_max_pct, battery.reserve_pct) == (10.0, 90.0, 20.0)
     assert battery.control_modes == STORED["control_modes"]
@@ -158,9 +157,7 @@ async def test_reconfigure_changes_the_capacity_the_plan_uses(
 
     assert loaded_entry.subentries[garage.subentry_id].title == "Garage Battery"
     assert loaded_entry.subentries[garage.subentry_id].data["capacity_kwh"] == 20.0
-    manager = loaded_entry.runtime_data.home
-    assert manager is not None
-    capacity = {b.name: b.capacity_kwh for b in manager.config.batteries}
+    capacity = {b.name: b.capacity_kwh for b in loaded_entry.runtime_data.home.config.batteries}
     assert capacity == {"Garage Battery": 20.0, "Loft battery": 12.5}
 
 

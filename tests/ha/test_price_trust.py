@@ -285,7 +285,6 @@ async def test_the_plan_service_and_ask_say_doubtful_prices(
     response = await hass.services.async_call(
         DOMAIN, "ask", {"text": "Schedule the EV charger"}, blocking=True, return_response=True
     )
-    assert response is not None
     (outcome,) = [o for o in response["outcomes"] if o.get("kind") == "plan"]
     assert outcome["reason"] == "doubtful_prices" and "every price is exactly 0" in outcome["detail"]
     # Starting at once (20:15) costs 3 x 2.75 kWh at 86.85, 4 x 2.75 at 69.59, 3 x 2.75 + 2.5 at 57.42 EUR/MWh.

@@ -60,7 +60,6 @@ async def test_the_energy_dashboards_solar_forecasts_are_summed(recorder_mock: R
     assert await energy_forecast_entries(hass) == ids
 
     forecast = await async_energy_forecast(hass, [*ids, "missing"], START, 12)
-    assert forecast is not None
     assert forecast.p50[:8] == pytest.approx([1.2] * 4 + [1.4] * 4)  # (1000 + 200) Wh and (600 + 800) Wh per hour
     assert np.isnan(forecast.p50[8:]).all() and forecast.energy_kwh() == pytest.approx(2.6)
     assert await async_energy_forecast(hass, [ids[2], ids[3]], START, 12) is None
