@@ -302,8 +302,10 @@ async def test_any_assistant_reads_the_home_plan_through_the_llm_api(
                                             return_response=True, context=context.context)
     assert isinstance(answer, dict) and data["slots"] == answer["slots"][:4]
     assert (data["cost"], data["baseline"], data["saving"]) == (answer["cost"], answer["baseline"], answer["saving"])
-    ((name, why),) = data["why"].items()
-    assert name == answer["batteries"][0]["name"] and why == answer["batteries"][0]["why"][:4]
+    (battery,) = data["batteries"]
+    assert battery == {**answer["batteries"][0], **{k: answer["batteries"][0][k][:4]
+                                                  for k in ("battery_kw", "soc_pct", "why")}}
+    assert len(battery["why"]) == 4
 
 
 async def test_the_schedule_websocket_carries_the_home_plan(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..planning.home_view import explain_battery, home_payload
+from ..planning.home_view import home_answer
 from ..service_helpers import invalid
 from ..validation import vol
 from .llm_base import EnergyTool
@@ -18,8 +18,8 @@ class GetHomePlan(EnergyTool):
     description = (
         "The whole-home plan (battery, PV, grid): its cost, the cost without optimisation (baseline) and the saving, "
         "what it stands on (reason, detail, horizon_end), and for the next `slots` 15-minute slots the battery power "
-        "(kW, + charging), state of charge (%), PV, house load, grid import and export (kW), with one sentence per "
-        "battery and slot saying why it charges, discharges or idles."
+        "(kW, + charging), state of charge (%), PV, house load, grid import and export (kW), and per battery its "
+        "power, state of charge and one sentence per slot saying why it charges, discharges or idles."
     )
     parameters = vol.Schema(
         {
@@ -30,7 +30,7 @@ class GetHomePlan(EnergyTool):
     )
 
     async def async_run(self, tools: HassTools, args: dict[str, Any]) -> dict[str, Any]:
-        """Return the ``plan_home`` action's plan cut to ``slots`` slots, with ``why`` per battery name.
+        """Return the ``plan_home`` action's answer cut to ``slots`` slots (:func:`~..planning.home_view.home_answer`).
 
         Raises:
             ServiceValidationError: ``home_plan_not_configured`` when the entry has no battery and no PV forecast.
@@ -38,12 +38,5 @@ class GetHomePlan(EnergyTool):
         """
         if (home := self.entry.runtime_data.home) is None:
             raise invalid("home_plan_not_configured")
-        payload = home_payload(home.result, home.config) or {"slots": [], "reason": "not_planned_yet"}
-        count = int(args["slots"])
         lang = "de" if tools.hass.config.language.startswith("de") else "en"
-        why = {
-            bat.name: explain_battery(home.result, bat, home.planner.power_limit_kw, lang)[:count]
-            for bat in home.config.batteries
-            if home.result is not None
-        }
-        return {**payload, "slots": payload["slots"][:count], "why": why}
+        return home_answer(home, lang, int(args["slots"]))

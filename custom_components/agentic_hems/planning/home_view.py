@@ -14,7 +14,7 @@ import numpy as np
 from ..prices.curve import FloatArray
 from ..scheduling.home_model import TOL_KW, HomePlan
 from .home_config import BatteryConfig, HomeConfig
-from .home_manager import HomeResult
+from .home_manager import HomePlanManager, HomeResult
 
 EPS_KW = 1e-3  # below this a battery counts as idle
 TEXTS: dict[str, dict[str, str]] = {
@@ -139,3 +139,30 @@ def explain_battery(result: HomeResult, bat: BatteryConfig, fuse_kw: float, lang
             key = "spread"
         out.append(texts[key].format(kw=f"{power[i]:.2f}", fuse=f"{fuse_kw:g}", pct=f"{soc[i]:.0f}", **money))
     return out
+
+
+def home_answer(home: HomePlanManager, language: str, slots: int | None = None) -> dict[str, Any]:
+    """Return the whole-home plan as the ``plan_home`` action and the LLM API answer it.
+
+    :func:`home_payload` plus ``batteries: [{battery, name, battery_kw[], soc_pct[], why[]}]`` (``why`` in
+    ``language``, en or de), every per-slot list cut to its first ``slots`` when given.
+    """
+    payload = home_payload(home.result, home.config) or {"slots": [], "reason": "not_planned_yet"}
+    plan = home.result.plan if home.result else None
+    batteries = []
+    for bat in home.config.batteries:
+        soc = soc_pct(plan, bat) if plan else None
+        batteries.append(
+            {
+                "battery": bat.subentry_id,
+                "name": bat.name,
+                "battery_kw": [round(float(v), 3) for v in plan.battery_kw.get(bat.subentry_id, [])][:slots]
+                if plan
+                else [],
+                "soc_pct": [round(float(v), 1) for v in soc][:slots] if soc is not None else [],
+                "why": explain_battery(home.result, bat, home.planner.power_limit_kw, language)[:slots]
+                if home.result
+                else [],
+            }
+        )
+    return {**payload, "slots": payload["slots"][:slots], "batteries": batteries}

@@ -24,7 +24,7 @@ from ..people import async_admin
 from ..scheduling import LoadSpec, Plan
 from ..service_helpers import ENTRY_SCHEMA, aware, entry_for_call, invalid, local_text, register
 from ..validation import vol
-from .home_view import explain_battery, home_payload, soc_pct
+from .home_view import home_answer
 
 if TYPE_CHECKING:
     from ..coordinator import PriceData
@@ -140,22 +140,8 @@ async def _plan_home(hass: HomeAssistant, call: ServiceCall) -> dict[str, Any]:
         if await async_admin(hass, call.context.user_id) is None:
             raise invalid("admin_required_home")
         await home.async_replan(execute=True)
-    payload = home_payload(home.result, home.config) or {"slots": [], "reason": "not_planned_yet"}
     language = call.data.get("language") or ("de" if hass.config.language.startswith("de") else "en")
-    plan = home.result.plan if home.result else None
-    batteries = []
-    for bat in home.config.batteries:
-        soc = soc_pct(plan, bat) if plan else None
-        batteries.append(
-            {
-                "battery": bat.subentry_id,
-                "name": bat.name,
-                "battery_kw": [round(float(v), 3) for v in plan.battery_kw.get(bat.subentry_id, [])] if plan else [],
-                "soc_pct": [round(float(v), 1) for v in soc] if soc is not None else [],
-                "why": explain_battery(home.result, bat, home.planner.power_limit_kw, language) if home.result else [],
-            }
-        )
-    return {**payload, "batteries": batteries}
+    return home_answer(home, language)
 
 
 @callback
