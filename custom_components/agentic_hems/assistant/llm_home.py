@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..orchestrator.texts import language as text_language
 from ..planning.home_view import home_answer
 from ..service_helpers import invalid
 from ..validation import vol
@@ -38,5 +39,4 @@ class GetHomePlan(EnergyTool):
         """
         if (home := self.entry.runtime_data.home) is None:
             raise invalid("home_plan_not_configured")
-        lang = "de" if tools.hass.config.language.startswith("de") else "en"
-        return home_answer(home, lang, int(args["slots"]))
+        return home_answer(home, text_language(tools.hass.config.language), int(args["slots"]))

@@ -20,6 +20,7 @@ from ..const import (
     CONF_ENERGY_KWH,
     CONF_POWER_KW,
 )
+from ..orchestrator.texts import language as text_language
 from ..people import async_admin
 from ..scheduling import LoadSpec, Plan
 from ..service_helpers import ENTRY_SCHEMA, aware, entry_for_call, invalid, local_text, register
@@ -140,8 +141,7 @@ async def _plan_home(hass: HomeAssistant, call: ServiceCall) -> dict[str, Any]:
         if await async_admin(hass, call.context.user_id) is None:
             raise invalid("admin_required_home")
         await home.async_replan(execute=True)
-    language = call.data.get("language") or ("de" if hass.config.language.startswith("de") else "en")
-    return home_answer(home, language)
+    return home_answer(home, call.data.get("language") or text_language(hass.config.language))
 
 
 @callback
