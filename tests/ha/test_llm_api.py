@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 import json
 from typing import Any, Literal
 
@@ -345,10 +345,9 @@ async def test_a_german_request_schedules_what_it_names(offline_home: Home, agen
 
 # (c) an MCP client against HA's mcp_server ------------------------------------------------------------------------
 
-@pytest.fixture
-async def mcp_entry(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> MockConfigEntry:
-    """mcp_server serving this entry's API (the options a person picks in its flow)."""
-    data: dict[str, Any] = {CONF_LLM_HASS_API: [api_id(loaded_entry.entry_id)]}
+async def serve_over_mcp(hass: HomeAssistant, entry_id: str) -> MockConfigEntry:
+    """Set up mcp_server serving the API of ``entry_id`` (the options a person picks in its flow)."""
+    data: dict[str, Any] = {CONF_LLM_HASS_API: [api_id(entry_id)]}
     minor = 1
     if hasattr(llm, "ToolResult"):  # HA 2026.10's mcp_server stores two more options (entry version 1.3)
         data |= {"require_admin": False, "all_llm_apis": False}
@@ -359,6 +358,12 @@ async def mcp_entry(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> MockC
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED
     return entry
+
+
+@pytest.fixture
+async def mcp_entry(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> MockConfigEntry:
+    """mcp_server serving this entry's API."""
+    return await serve_over_mcp(hass, loaded_entry.entry_id)
 
 
 @asynccontextmanager

@@ -18,15 +18,12 @@ import httpx
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
+from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from homeassistant.components import persistent_notification
-from homeassistant.config_entries import ConfigEntryState
-from homeassistant.const import CONF_LLM_HASS_API
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import llm
-from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.assistant.llm_api import api_id
@@ -35,6 +32,7 @@ from custom_components.agentic_hems.control.manager import notification_id
 
 from .oracles import cheapest_run
 from .test_hostile import FRONT_DOOR, POOL, Home, offline_home  # noqa: F401 - offline_home is a fixture
+from .test_llm_api import serve_over_mcp
 
 PENDING_EN = "Not done yet: a person must confirm this in Home Assistant"
 TTL = timedelta(minutes=10)  # the pending confirmations' default lifetime
@@ -45,17 +43,7 @@ ALLOW_UNLOCK = [{"operation": "unlock", "device_type": "lock", "risk_min": 0, "r
 @pytest.fixture
 async def mcp_url(offline_home: Home, hass_client: Any, socket_enabled: None) -> str:
     """The Streamable HTTP endpoint of mcp_server, serving the home's API."""
-    hass = offline_home.hass
-    data: dict[str, Any] = {CONF_LLM_HASS_API: [api_id(offline_home.entry.entry_id)]}
-    minor = 1
-    if hasattr(llm, "ToolResult"):  # HA 2026.10's mcp_server stores two more options (entry version 1.3)
-        data |= {"require_admin": False, "all_llm_apis": False}
-        minor = 3
-    entry = MockConfigEntry(domain="mcp_server", data=data, version=1, minor_version=minor)
-    entry.add_to_hass(hass)
-    assert await async_setup_component(hass, "mcp_server", {})
-    await hass.async_block_till_done()
-    assert entry.state is ConfigEntryState.LOADED
+    await serve_over_mcp(offline_home.hass, offline_home.entry.entry_id)
     return str((await hass_client()).make_url("/api/mcp"))
 
 
