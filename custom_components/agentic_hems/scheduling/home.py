@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 import math
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -35,18 +35,16 @@ from ..prices.trust import SlotTrust
 from .contiguous import run_options
 from .energy import charge_options, fill_in_order
 from .home_model import TOL_KW, Evaluation, HomeBattery, HomePlan, HomePlanError, Infeasibility, Tariff, evaluate
+from .milp import MilpModel
 from .plan import LoadSpec
 from .ties import TIE_REL
 from .windows import REL_EPS, IntArray, check_positive, notes_text, resolve_window, slot_hours, slots_for_duration
 
-MIP_REL_GAP = 1e-9
 COST_SCALE = 1e4  # the objective is scaled to this size so HiGHS's absolute gap (1e-6) stays negligible
-TIME_LIMIT_S = 10.0
 # Reduced-cost pruning keeps a start whose bound exceeds the threshold by less than this (scaled cost units, 1e-7 of
 # the cost scale): far above HiGHS's dual tolerance (1e-7) summed over the columns.
 PRUNE_MARGIN = 1e-3
-LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under MIP_REL_GAP
-_OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
+LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under milp.MIP_REL_GAP
 
 
 @dataclass(frozen=True)
@@ -235,105 +233,6 @@ def _load(curve: PriceCurve, spec: LoadSpec, horizon: int) -> _Load | None:
     return _Load(spec, usable, 0, spec.energy_kwh) if fits else None
 
 
-class _Model:
-    """Columns (bounds, cost, integrality) and sparse rows of a MILP, added block by block."""
-
-    def __init__(self) -> None:
-        """Start with no columns and no rows."""
-        self.lower: list[FloatArray] = []
-        self.upper: list[FloatArray] = []
-        self.cost: list[FloatArray] = []
-        self.integer: list[FloatArray] = []
-        self.size = 0
-        self.rows: list[IntArray] = []
-        self.cols: list[IntArray] = []
-        self.vals: list[FloatArray] = []
-        self.row_lo: list[FloatArray] = []
-        self.row_hi: list[FloatArray] = []
-        self.n_rows = 0
-
-    def add(self, count: int, upper: Any, cost: Any = 0.0, *, lower: Any = 0.0, integer: bool = False) -> IntArray:
-        """Add ``count`` columns; return their indices."""
-        self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (count,)))
-        self.upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (count,)))
-        self.cost.append(np.broadcast_to(np.asarray(cost, dtype=np.float64), (count,)))
-        self.integer.append(np.full(count, 1.0 if integer else 0.0))
-        self.size += count
-        return np.arange(self.size - count, self.size)
-
-    def row(self, entries: list[tuple[Any, Any, Any]], lo: Any, hi: Any, count: int) -> IntArray:
-        """Add ``count`` rows lo <= sum of entries <= hi; each entry is (row offsets, columns, values)."""
-        for rows, cols, vals in entries:
-            rows, cols = np.broadcast_arrays(np.asarray(rows), np.asarray(cols))
-            self.rows.append(self.n_rows + rows.ravel())
-            self.cols.append(cols.ravel())
-            self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), rows.shape).ravel())
-        self.row_lo.append(np.broadcast_to(np.asarray(lo, dtype=np.float64), (count,)))
-        self.row_hi.append(np.broadcast_to(np.asarray(hi, dtype=np.float64), (count,)))
-        self.n_rows += count
-        return np.arange(self.n_rows - count, self.n_rows)
-
-    def solve(
-        self, objective: FloatArray, extra: list[Any] | None = None, *, relax: bool = False, upper: Any = None
-    ) -> Any:
-        """Run HiGHS on ``objective`` with the rows plus ``extra`` LinearConstraints; return scipy's result.
-
-        ``relax`` solves the LP relaxation; ``upper`` replaces the columns' upper bounds (pruned starts at 0).
-        """
-        from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy: scipy is heavy
-        from scipy.sparse import csr_array  # noqa: PLC0415
-
-        constraints = [
-            LinearConstraint(self._matrix(csr_array), np.concatenate(self.row_lo), np.concatenate(self.row_hi))
-        ]
-        integrality = np.zeros(self.size) if relax else np.concatenate(self.integer)
-        bounds = Bounds(np.concatenate(self.lower), self.upper_bounds() if upper is None else upper)
-        return milp(
-            objective, integrality=integrality, bounds=bounds, constraints=constraints + (extra or []), options=_OPTIONS
-        )
-
-    def upper_bounds(self) -> FloatArray:
-        """Return the columns' upper bounds."""
-        return np.concatenate(self.upper)
-
-    def reduced_costs(self, objective: FloatArray) -> tuple[float, FloatArray, FloatArray] | None:
-        """Return the LP relaxation's optimum, its reduced costs at the lower bounds and its solution (linprog).
-
-        Any solution with column j at value v costs at least ``optimum + reduced[j] * (v - lower[j])`` (Lagrangian
-        bound: every other term of the dual is >= 0). None when HiGHS reports no optimum.
-        """
-        from scipy.optimize import linprog  # noqa: PLC0415 - lazy, as in solve
-        from scipy.sparse import csr_array, vstack  # noqa: PLC0415
-
-        matrix = self._matrix(csr_array)
-        lo, hi = np.concatenate(self.row_lo), np.concatenate(self.row_hi)
-        eq, upper = lo == hi, np.isfinite(hi) & (lo != hi)
-        lower_rows = np.isfinite(lo) & (lo != hi)
-        found = linprog(
-            objective,
-            A_ub=vstack([matrix[upper], -matrix[lower_rows]]),
-            b_ub=np.concatenate([hi[upper], -lo[lower_rows]]),
-            A_eq=matrix[eq],
-            b_eq=lo[eq],
-            bounds=np.column_stack([np.concatenate(self.lower), np.concatenate(self.upper)]),
-            method="highs",
-        )
-        if found.status != 0:
-            return None
-        return float(found.fun), np.asarray(found.lower.marginals, dtype=np.float64), np.asarray(found.x)
-
-    def _matrix(self, csr_array: Any) -> Any:
-        """Return the rows as a sparse (rows, columns) matrix."""
-        return csr_array(
-            (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
-            shape=(self.n_rows, self.size),
-        )
-
-    def objective(self) -> FloatArray:
-        """Return the cost of every column."""
-        return np.concatenate(self.cost)
-
-
 @dataclass
 class _Columns:
     """Where each quantity lives in the model's columns."""
@@ -348,9 +247,9 @@ class _Columns:
     slack: dict[Infeasibility, list[IntArray]]
 
 
-def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[_Model, _Columns]:
+def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[MilpModel, _Columns]:
     """Build the MILP of the module docstring; ``relax`` turns limits into slacks for naming the conflicting ones."""
-    model, n, tariff, h = _Model(), inputs.n, inputs.tariff, inputs.tariff.hours
+    model, n, tariff, h = MilpModel(), inputs.n, inputs.tariff, inputs.tariff.hours
     t = np.arange(n)
     imp = model.add(n, math.inf if relax else tariff.fuse_kw, h * tariff.import_price)
     exp = model.add(n, math.inf if relax else tariff.export_limit_kw, -h * tariff.export_price)
@@ -375,7 +274,7 @@ def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[_Model, _Columns]:
     return model, cols
 
 
-def _battery(model: _Model, cols: _Columns, inputs: _Inputs, bat: HomeBattery, *, relax: bool) -> list[Any]:
+def _battery(model: MilpModel, cols: _Columns, inputs: _Inputs, bat: HomeBattery, *, relax: bool) -> list[Any]:
     """Add a battery's columns, SoC dynamics and (where it could pay) its charge-xor-discharge binaries."""
     n, h, tariff = inputs.n, inputs.tariff.hours, inputs.tariff
     t = np.arange(n)
@@ -418,7 +317,7 @@ def _dump_pays(inputs: _Inputs) -> npt.NDArray[np.bool_]:
     return negative | (inputs.pv > 0)
 
 
-def _load_columns(model: _Model, cols: _Columns, inputs: _Inputs, load: _Load, *, relax: bool) -> list[Any]:
+def _load_columns(model: MilpModel, cols: _Columns, inputs: _Inputs, load: _Load, *, relax: bool) -> list[Any]:
     """Add a run's start binaries (exactly one) or an energy load's kW columns (its energy); return balance entries."""
     h = inputs.tariff.hours
     if load.slots:
@@ -438,7 +337,7 @@ def _load_columns(model: _Model, cols: _Columns, inputs: _Inputs, load: _Load, *
     return [(load.keys, x, -1.0)]
 
 
-def _grid_binaries(model: _Model, cols: _Columns, inputs: _Inputs) -> None:
+def _grid_binaries(model: MilpModel, cols: _Columns, inputs: _Inputs) -> None:
     """Forbid importing and exporting at once where the export price exceeds the import price."""
     tariff = inputs.tariff
     risky = np.flatnonzero(tariff.export_price > tariff.import_price)
@@ -483,7 +382,7 @@ class _Solution:
 
     x: FloatArray
     cols: _Columns
-    model: _Model
+    model: MilpModel
 
 
 def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
@@ -527,7 +426,7 @@ def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
 
 
 def _dive(
-    inputs: _Inputs, model: _Model, cols: _Columns, objective: FloatArray, lp: FloatArray
+    inputs: _Inputs, model: MilpModel, cols: _Columns, objective: FloatArray, lp: FloatArray
 ) -> tuple[FloatArray | None, float]:
     """Return a plan and its scaled cost found by fixing the runs one by one at their largest LP fraction.
 
@@ -550,7 +449,7 @@ def _dive(
     return (None, math.inf) if found is None else (found.x, float(found.fun))
 
 
-def _leaf(inputs: _Inputs, model: _Model, cols: _Columns, objective: FloatArray, upper: FloatArray) -> Any:
+def _leaf(inputs: _Inputs, model: MilpModel, cols: _Columns, objective: FloatArray, upper: FloatArray) -> Any:
     """Solve with every run fixed: the LP when its answer needs no binary, else the (small) MILP; None if none."""
     found = model.solve(objective, upper=upper, relax=True)
     integer = np.concatenate(model.integer) > 0
@@ -580,7 +479,7 @@ def _pruned(
 
 
 def _earliest(
-    inputs: _Inputs, model: _Model, cols: _Columns, x: FloatArray, *, budget: float, scale: float, upper: FloatArray
+    inputs: _Inputs, model: MilpModel, cols: _Columns, x: FloatArray, *, budget: float, scale: float, upper: FloatArray
 ) -> FloatArray:
     """Among plans costing at most ``budget``, the earliest: runs first, then energy loads, each in caller's order.
 
@@ -589,7 +488,7 @@ def _earliest(
     only when its recomputed cost stays within ``budget`` plus what HiGHS's feasibility tolerance may add (limits
     met to ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of the scale); else ``x`` stays.
     """
-    from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in _Model.solve
+    from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in MilpModel.solve
 
     if not inputs.loads:
         return x
@@ -630,7 +529,7 @@ def _tie_objective(inputs: _Inputs, cols: _Columns, size: int) -> FloatArray:
     return tie
 
 
-def _clean(model: _Model, x: FloatArray, upper: FloatArray) -> FloatArray:
+def _clean(model: MilpModel, x: FloatArray, upper: FloatArray) -> FloatArray:
     """Binaries rounded, values clipped to their bounds, solver noise below TOL_KW / 100 zeroed."""
     lower = np.concatenate(model.lower)
     x = np.clip(x, lower, upper)
