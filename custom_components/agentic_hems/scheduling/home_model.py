@@ -7,12 +7,14 @@ Assistant or scipy.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from ..prices.curve import FloatArray
 from .windows import check_positive
@@ -27,6 +29,8 @@ class Infeasibility(StrEnum):
     EXPORT = "export"  # surplus PV can be neither exported (export limit) nor curtailed nor stored
     ENERGY = "energy"  # an energy load (EV) cannot get its energy by its deadline
     RESERVE = "reserve"  # a battery would have to go below its backup reserve / usable minimum
+    COMFORT = "comfort"  # a heat pump cannot keep its temperature inside the comfort band
+    PHASE = "phase"  # a phase of the connection would carry more than its current limit
 
 
 class HomePlanError(ValueError):
@@ -94,6 +98,84 @@ class HomeBattery:
     def ceiling_kwh(self) -> float:
         """Highest allowed state of charge, kWh; the initial SoC when that is higher."""
         return max(self.capacity_kwh * self.soc_max_pct / 100, self.initial_kwh)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class HomeHeatPump:
+    """A heat pump heating one thermal store (the house, or a hot-water tank), first-order model.
+
+    Per slot t of h hours, with electrical power P_t (kW) and the store's temperature T_t (°C) at the slot's start:
+
+        T_t+1 = T_t + h / C * (cop_t * P_t - UA * (T_t - ambient_t) + gains_t)
+
+    Per-slot arrays have the price curve's length (the plan cuts them to its horizon) and are finite there.
+
+    Attributes:
+        name: label of the heat pump in the plan's arrays.
+        ua_kw_per_k: heat loss coefficient UA, kW/K, > 0.
+        capacity_kwh_per_k: heat capacity C, kWh/K, > 0.
+        min_kw, max_kw: electrical power range while running, kW, 0 <= min_kw <= max_kw, max_kw > 0; with
+            min_kw > 0 the heat pump is either off or between the two.
+        min_run_slots, min_off_slots: shortest on and off periods, slots, >= 1.
+        initial_temp_c: measured temperature of the store at the horizon's start, °C.
+        initial_on_slots: slots the heat pump has been running (> 0) just before the horizon, else 0.
+        initial_off_slots: slots it has been off just before the horizon (> 0 when initial_on_slots is 0).
+        ambient_c: (len(curve),) temperature around the store: outdoor for the house, the room for a tank, °C.
+        cop: (len(curve),) coefficient of performance per slot, > 0.
+        comfort_low_c, comfort_high_c: (len(curve),) comfort band per slot, °C, low <= high.
+        gains_kw: (len(curve),) heat gained (sun, people) minus heat drawn (hot water), kW; None for none.
+
+    """
+
+    name: str
+    ua_kw_per_k: float
+    capacity_kwh_per_k: float
+    min_kw: float
+    max_kw: float
+    initial_temp_c: float
+    ambient_c: FloatArray
+    cop: FloatArray
+    comfort_low_c: FloatArray
+    comfort_high_c: FloatArray
+    gains_kw: FloatArray | None = None
+    min_run_slots: int = 1
+    min_off_slots: int = 1
+    initial_on_slots: int = 0
+    initial_off_slots: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class GridFees:
+    """Network charges on top of the energy price.
+
+    Attributes:
+        energy_fee: (len(curve),) time-variable network fee per kWh imported (band tariffs), currency/kWh, finite.
+        capacity_price: currency per kW of a month's highest 15-minute average import (a capacity tariff), >= 0.
+        month: (len(curve),) index into ``peak_floor_kw`` of the billing month each slot belongs to.
+        peak_floor_kw: per billing month, the peak that costs nothing more: the month's highest 15-minute
+            average import so far, or the scheme's minimum billed peak when that is higher, kW, >= 0.
+
+    """
+
+    energy_fee: FloatArray
+    capacity_price: float = 0.0
+    month: npt.NDArray[np.intp] | None = None
+    peak_floor_kw: tuple[float, ...] = (0.0,)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class PhaseLimits:
+    """Per-phase current limits of the grid connection.
+
+    Attributes:
+        limit_kw: most power per phase, kW (current limit A x nominal voltage V / 1000), > 0; import and export.
+        assignment: device name (a load, battery or heat pump name, ``"pv"`` or ``"base"``) -> ``"L1"``, ``"L2"``,
+            ``"L3"`` or ``"3"`` (three-phase, split equally). A device not named is three-phase.
+
+    """
+
+    limit_kw: float
+    assignment: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
