@@ -320,6 +320,8 @@ async def test_scopes(hass: HomeAssistant, site: MockConfigEntry, hass_read_only
     with pytest.raises(ServiceValidationError) as err:
         await call(hass, "run_power_flow", hass_read_only_user, snapshot_id=snapshot["snapshot_id"])
     assert err.value.translation_key == "tool_forbidden"
+    assert str(err.value) == (  # the action's and the option's names, as the user sees them
+        "You may not use “Run power flow”: an administrator must add you to “May simulate” in the site's grid options")
     with pytest.raises(ServiceValidationError) as err:  # an id HA does not know is an ordinary user, not system
         await hass.services.async_call(DOMAIN, "run_power_flow", {"snapshot_id": snapshot["snapshot_id"]},
                                        blocking=True, return_response=True, context=Context(user_id="ghost"))
