@@ -120,7 +120,7 @@ async def _ha_error(hass: HomeAssistant, call: ServiceCall, err: ToolError) -> H
 async def _forbidden(hass: HomeAssistant, err: ToolError) -> ServiceValidationError:
     """Return a refused tool call in HA's language: the action's name and the grid option that would allow it.
 
-    ``tool_forbidden`` names that option; ``tool_forbidden_system`` is for a tool only HA itself may call.
+    ``tool_not_granted`` names that option; ``tool_forbidden_system`` is for a tool only HA itself may call.
     """
     lang = hass.config.language
     tool, scope = str(err.placeholders.get("tool", "")), str(err.placeholders.get("scope", ""))
@@ -129,9 +129,8 @@ async def _forbidden(hass: HomeAssistant, err: ToolError) -> ServiceValidationEr
     if (grant := _GRANTS.get(Scope(scope)) if scope in set(Scope) else None) is None:
         return invalid("tool_forbidden_system", tool=name)
     options = await translation.async_get_translations(hass, lang, "options", [DOMAIN])
-    return invalid(
-        "tool_forbidden", tool=name, grant=options.get(f"component.{DOMAIN}.options.step.grid.data.{grant}", grant)
-    )
+    label = options.get(f"component.{DOMAIN}.options.step.grid.data.{grant}", grant)
+    return invalid("tool_not_granted", tool=name, grant=label)
 
 
 type _Handler = Callable[[HomeAssistant, ServiceCall], Coroutine[Any, Any, ServiceResponse]]
