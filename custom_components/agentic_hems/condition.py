@@ -1,7 +1,7 @@
-"""Automation conditions: the price now is among the day's N cheapest slots; an appliance's plan is running now; a
-home battery is planned to charge, discharge or idle now.
+"""Automation conditions: the price is among the day's cheapest, a planned run runs, a battery's planned mode.
 
-Each reads what is current when checked: the entry's total price (an unknown price is never cheap), the targeted
+The price now is among the day's N cheapest slots; an appliance's plan is running now; a home battery is planned to
+charge, discharge or idle now. Each reads what is current when checked: the entry's total price (an unknown price is never cheap), the targeted
 appliances' plans, the whole-home plan. An entry that is not loaded passes none.
 """
 
