@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
+import numpy as np
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events, async_fire_time_changed
 
@@ -167,3 +168,33 @@ def test_the_pv_limit_must_be_a_number_entity() -> None:
     assert values["curtailment_entity"] is None and errors and errors[0].startswith("curtailment_entity: ")
     values, errors = parse_options({"curtailment_entity": "number.inverter_limit"})
     assert (values["curtailment_entity"], errors) == ("number.inverter_limit", [])
+
+
+async def test_generate_explanation_gives_the_home_plans_own_reasons_and_sets_nothing(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """The service, given the home plan's arrays, says per slot what plan_home's answer says, in German too."""
+    solar_id = await _select_house(hass, freezer)
+    entry = await _start(hass, freezer, solar_id, battery_control="automatic")
+    result = entry.runtime_data.home.result
+    plan, n = result.plan, result.plan.import_kw.size
+    house = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
+    home_plan = {
+        "start": plan.start.isoformat(), "currency": plan.currency, "fuse_kw": 11.0,
+        "import_price": result.inputs.curve.prices[:n].tolist(), "pv_kw": plan.pv_kw.tolist(),
+        "curtail_kw": plan.curtail_kw.tolist(), "house_kw": house.tolist(), "import_kw": plan.import_kw.tolist(),
+        "batteries": [{**{k: BATTERY[k] for k in ("name", "capacity_kwh", "soc_min_pct", "soc_max_pct", "reserve_pct",
+                                                   "discharge_efficiency")},
+                       "battery_kw": plan.battery_kw["battery1"].tolist(), "soc_kwh": plan.soc_kwh["battery1"].tolist()}],
+    }
+    events = async_capture_events(hass, "call_service")
+    for lang in ("en", "de"):
+        answer = await hass.services.async_call(DOMAIN, "plan_home", {"language": lang}, blocking=True,
+                                                return_response=True)
+        explanation = await hass.services.async_call(
+            DOMAIN, "generate_explanation", {"home_plan": home_plan, "lang": lang}, blocking=True, return_response=True)
+        (battery,) = explanation["structured"]["batteries"]
+        assert [s["why"] for s in battery["slots"]] == answer["batteries"][0]["why"]
+        assert explanation["plan_id"] is None and explanation["explanation_id"].startswith("explanation_")
+    assert [e.data["domain"] for e in events] == [DOMAIN] * 4  # the four calls above, nothing on a device
+    assert float(hass.states.get("input_number.battery_power").state) == 0.0
