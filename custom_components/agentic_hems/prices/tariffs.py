@@ -133,7 +133,7 @@ def _months(raw: Mapping[str, Any], what: str) -> frozenset[int]:
 
 
 def _int_list(value: Any, what: str, low: int, high: int) -> list[int]:
-    """A non-empty list of whole numbers from ``low`` to ``high``; raises ValueError naming ``what``."""
+    """Return a non-empty list of whole numbers from ``low`` to ``high``; raises ValueError naming ``what``."""
     items = value if isinstance(value, list) else [value]
     if not items or not all(isinstance(i, int) and not isinstance(i, bool) and low <= i <= high for i in items):
         raise ValueError(f"{what} must be a list of whole numbers from {low} to {high}, got {value!r}")
@@ -143,7 +143,9 @@ def _int_list(value: Any, what: str, low: int, high: int) -> list[int]:
 def _fees(raw: Any) -> dict[str, float]:
     """Band name -> fee of the ``bands`` mapping; raises ValueError for a missing or non-numeric fee."""
     if not isinstance(raw, Mapping) or not raw:
-        raise ValueError("bands must map each band name to its fee per kWh, e.g. {low: 0.03, high: 0.11}")
+        raise ValueError(  # noqa: TRY004 - the documented error of a bad schedule
+            "bands must map each band name to its fee per kWh, e.g. {low: 0.03, high: 0.11}"
+        )
     fees = {}
     for name, fee in raw.items():
         if isinstance(fee, bool) or not isinstance(fee, int | float) or not math.isfinite(fee):
@@ -156,7 +158,7 @@ def _window(raw: Any, index: int, fees: Mapping[str, float]) -> Window:
     """One window of the ``windows`` list (``index`` counts from 1 in messages)."""
     what = f"window {index}"
     if not isinstance(raw, Mapping):
-        raise ValueError(f"{what} must be a mapping with band, days, from and to")
+        raise ValueError(f"{what} must be a mapping with band, days, from and to")  # noqa: TRY004 - as above
     if unknown := set(raw) - _KEYS:
         raise ValueError(f"{what}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
     if str(raw.get("band")) not in fees:
@@ -185,7 +187,7 @@ def parse_schedule(raw: Any) -> BandSchedule:
 
     """
     if not isinstance(raw, Mapping):
-        raise ValueError("the band schedule must be a mapping with bands, windows and default")
+        raise ValueError("the band schedule must be a mapping with bands, windows and default")  # noqa: TRY004
     if unknown := set(raw) - {"bands", "windows", "default", "holidays_as_sunday"}:
         raise ValueError(f"unknown key(s) {', '.join(sorted(map(str, unknown)))}")
     fees = _fees(raw.get("bands"))
@@ -194,7 +196,7 @@ def parse_schedule(raw: Any) -> BandSchedule:
         raise ValueError(f"default band {default!r} is not one of the bands ({', '.join(fees)})")
     items = raw.get("windows") or []
     if not isinstance(items, list):
-        raise ValueError("windows must be a list")
+        raise ValueError("windows must be a list")  # noqa: TRY004 - the documented error
     windows = tuple(_window(item, i, fees) for i, item in enumerate(items, start=1))
     names = tuple(fees)
     table = _table(windows, names, None if default is None else names.index(str(default)))
@@ -209,7 +211,7 @@ def parse_schedule(raw: Any) -> BandSchedule:
 
 
 def _table(windows: Sequence[Window], names: Sequence[str], default: int | None) -> npt.NDArray[np.int16]:
-    """The (12, 7, 1440) band index per month, weekday and minute; raises ValueError on an overlap or a gap."""
+    """Return the (12, 7, 1440) band index per month, weekday and minute; raises ValueError on overlap or gap."""
     table = np.full((12, 7, MINUTES_PER_DAY), -1, dtype=np.int16)
     for index, window in enumerate(windows, start=1):
         months = sorted(m - 1 for m in window.months)
@@ -264,7 +266,7 @@ def band_fees(
 
 
 def billing_months(starts_utc: Sequence[datetime], tz: tzinfo) -> tuple[npt.NDArray[np.intp], tuple[str, ...]]:
-    """The local calendar month of each slot's start.
+    """Return the local calendar month of each slot's start.
 
     Returns:
         (index per slot into the keys, the months in order as ``"YYYY-MM"``).
@@ -279,8 +281,10 @@ def billing_months(starts_utc: Sequence[datetime], tz: tzinfo) -> tuple[npt.NDAr
 
 
 def peak_floors(months: Sequence[str], *, current: str, peak_so_far_kw: float, minimum_kw: float) -> tuple[float, ...]:
-    """The peak each billing month already costs: the peak so far (the current month) or the minimum, whichever is
-    higher; later months start at the minimum billed peak.
+    """Return the peak each billing month already costs.
+
+    The current month costs its peak so far or the minimum billed peak, whichever is higher; later months start at
+    the minimum.
 
     Raises:
         ValueError: a negative or non-finite peak or minimum.
