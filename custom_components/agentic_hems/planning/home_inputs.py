@@ -8,8 +8,9 @@ each battery at its measured state of charge (a battery without a readable SoC i
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 import math
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,8 @@ from homeassistant.core import HomeAssistant
 from ..const import EXPORT_SPOT
 from ..grid.forecast import MAX_HORIZON_H, ForecastError, forecast
 from ..prices.curve import FloatArray, PriceCurve, floor_slot
-from ..scheduling.home_model import HomeBattery
+from ..prices.tariffs import band_fees, billing_months, peak_floors
+from ..scheduling.home_model import GridFees, HomeBattery, PhaseLimits
 from ..scheduling.solar import SolarForecast
 from .home_config import HomeConfig
 from .solar_source import async_energy_forecast, energy_forecast_entries, sensor_forecast
@@ -135,3 +137,34 @@ async def async_inputs(
         soc_measured_at=measured,
         notes=[*notes, *([load_note] if load_note else [])],
     )
+
+
+def grid_terms(
+    config: HomeConfig, curve: PriceCurve, peak_so_far_kw: float, *, tz: tzinfo, holidays: Collection[date] = ()
+) -> tuple[GridFees | None, PhaseLimits | None]:
+    """Return the network fees and phase limits of the plan over ``curve`` (None for each that is not configured).
+
+    The fees hold the band fee per slot (0 without bands, local time ``tz``, ``holidays`` as the bands say) and, with
+    a capacity price, each slot's billing month and each month's peak floor: the current month (that of the curve's
+    first slot) at ``peak_so_far_kw`` (kW) or the minimum billed peak, later months at the minimum. The phase limit
+    is current x voltage per phase; a single-phase connection puts every device, the PV and the base load on L1.
+    """
+    starts = curve.slot_starts()
+    fees = None
+    if config.tariff is not None or config.capacity_price > 0:
+        energy = band_fees(starts, config.tariff, tz=tz, holidays=holidays) if config.tariff else np.zeros(len(starts))
+        month, keys = billing_months(starts, tz)
+        floors = peak_floors(keys, current=keys[0], peak_so_far_kw=peak_so_far_kw, minimum_kw=config.capacity_min_kw)
+        fees = GridFees(
+            energy_fee=energy,
+            capacity_price=config.capacity_price,
+            month=month if config.capacity_price > 0 else None,
+            peak_floor_kw=floors if config.capacity_price > 0 else (0.0,),
+        )
+    if config.phase_current_a is None:
+        return fees, None
+    if config.phase_count == 1:
+        assignment = dict.fromkeys([*config.device_phases, "pv", "base"], "L1")
+    else:
+        assignment = {name: "3" if phase == "three-phase" else phase for name, phase in config.device_phases.items()}
+    return fees, PhaseLimits(limit_kw=config.phase_current_a * config.nominal_voltage / 1000, assignment=assignment)

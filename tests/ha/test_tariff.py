@@ -1,0 +1,204 @@
+"""The grid tariff and connection in Home Assistant: the settings ``home_config`` reads, the fees and phase limits of
+a curve, the month's peak from the recorder's statistics and the holidays of a calendar."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pytest
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    MockModule,
+    MockPlatform,
+    mock_integration,
+    mock_platform,
+)
+from pytest_homeassistant_custom_component.components.recorder.common import (
+    async_wait_recording_done,
+    do_adhoc_statistics,
+)
+
+from homeassistant.components.calendar import CalendarEntity, CalendarEvent
+from homeassistant.components.recorder import Recorder
+from homeassistant.config_entries import ConfigSubentryData
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
+
+from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.planning.home_config import home_config
+from custom_components.agentic_hems.planning.home_inputs import grid_terms
+from custom_components.agentic_hems.planning.tariff_source import async_holidays, async_month_peak
+from custom_components.agentic_hems.prices.curve import PriceCurve
+
+from .conftest import APPLIANCES, sample_entry
+
+BRUSSELS = ZoneInfo("Europe/Brussels")
+MODULE3 = {
+    "bands": {"low": 0.0345, "standard": 0.0862, "high": 0.1084},
+    "default": "standard",
+    "windows": [
+        {"band": "low", "days": "mon-sun", "from": "01:00", "to": "04:00", "quarters": [1, 4]},
+        {"band": "high", "days": "mon-sun", "from": "17:00", "to": "19:00", "quarters": [1, 4]},
+    ],
+}
+TARIFF = {
+    "tariff_bands": MODULE3, "capacity_price": 4.5, "capacity_min_kw": 2.5, "import_power_entity": "sensor.grid_import",
+    "holiday_calendar": "calendar.holidays", "phase_count": "3", "phase_current_a": 25, "nominal_voltage": 230,
+}
+BATTERY = {
+    "name": "Garage battery", "capacity_kwh": 10.0, "charge_kw": 3.0, "discharge_kw": 3.0,
+    "soc_entity": "sensor.garage_soc", "phase": "L2",
+}
+
+
+def entry_with(options: dict[str, Any], washer_phase: str | None = "L3") -> MockConfigEntry:
+    """The sample entry with ``options``, a battery on L2 and the washer on ``washer_phase`` (None: not stored)."""
+    entry = sample_entry(**options)
+    subentries = dict(entry.subentries)
+    washer = dict(APPLIANCES["washer"]) | ({"phase": washer_phase} if washer_phase else {})
+    entry = MockConfigEntry(
+        domain=DOMAIN, title=entry.title, data=dict(entry.data), options=dict(entry.options),
+        subentries_data=[
+            *(ConfigSubentryData(data=washer if sid == "washer" else dict(sub.data), subentry_id=sid,
+                                 subentry_type=sub.subentry_type, title=sub.title, unique_id=None)
+              for sid, sub in subentries.items()),
+            ConfigSubentryData(data=BATTERY, subentry_id="bat1", subentry_type="battery", title="Garage battery",
+                               unique_id=None),
+        ],
+    )
+    return entry
+
+
+def issue_error(hass: HomeAssistant, key: str) -> str | None:
+    """The error text of the repair issue ``home_config_invalid_<key>``, None when there is none."""
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, f"home_config_invalid_{key}")
+    return None if issue is None else issue.translation_placeholders["error"]
+
+
+async def test_home_config_reads_the_tariff_the_connection_and_the_phases(hass: HomeAssistant) -> None:
+    """Every stored setting comes back; the EV without a stored phase is three-phase, the dishwasher L1."""
+    entry = entry_with(TARIFF)
+    entry.add_to_hass(hass)
+    config = home_config(hass, entry)
+    assert config.tariff is not None and dict(config.tariff.fees) == MODULE3["bands"]
+    assert (config.capacity_price, config.capacity_min_kw) == (4.5, 2.5)
+    assert (config.import_power_entity, config.holiday_calendar) == ("sensor.grid_import", "calendar.holidays")
+    assert (config.phase_count, config.phase_current_a, config.nominal_voltage) == (3, 25.0, 230.0)
+    assert config.device_phases == {"dishwasher": "L1", "washer": "L3", "ev": "three-phase", "bat1": "L2"}
+    assert issue_error(hass, "tariff") is None
+
+
+async def test_invalid_settings_raise_the_issue_and_fall_back(hass: HomeAssistant) -> None:
+    """Overlapping bands drop the fees (the connection still holds); a bad phase count drops the phase limits; an
+    unknown appliance phase falls back to its default; fixing the settings clears the issues."""
+    bad_bands = {**MODULE3, "windows": [*MODULE3["windows"], {"band": "low", "from": "18:00", "to": "20:00"}]}
+    entry = entry_with({**TARIFF, "tariff_bands": bad_bands}, washer_phase="L4")
+    entry.add_to_hass(hass)
+    config = home_config(hass, entry)
+    assert (config.tariff, config.capacity_price, config.import_power_entity) == (None, 0.0, None)
+    assert config.phase_current_a == 25.0
+    assert issue_error(hass, "tariff") == (
+        "grid fees: window 3 (low) overlaps a window of band 'high' on mon at 18:00 in month 1")
+    assert config.device_phases["washer"] == "L1"
+    assert issue_error(hass, "washer") == "phase 'L4' is not one of L1, L2, L3, three-phase"
+
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "tariff_bands": MODULE3,
+                                                           "phase_count": "2"})
+    config = home_config(hass, entry)
+    assert config.tariff is not None and config.phase_current_a is None
+    assert issue_error(hass, "tariff") is not None and issue_error(hass, "tariff").startswith("connection: ")
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "phase_count": "1"})
+    assert home_config(hass, entry).phase_count == 1 and issue_error(hass, "tariff") is None
+
+
+async def test_grid_terms_of_a_curve_over_a_month_boundary(hass: HomeAssistant) -> None:
+    """From 23:00 to 02:00 Brussels time on 31 January: four January slots then eight February ones; the last four
+    (01:00-02:00) are in the low band. January's floor is the peak so far (3.2 kW above the 2.5 kW minimum),
+    February's the minimum. 25 A x 230 V is 5.75 kW per phase."""
+    entry = entry_with(TARIFF)
+    entry.add_to_hass(hass)
+    config = home_config(hass, entry)
+    curve = PriceCurve(start=datetime(2026, 1, 31, 22, tzinfo=UTC), resolution=timedelta(minutes=15),
+                       prices=np.full(12, 0.2))
+    fees, phases = grid_terms(config, curve, 3.2, tz=BRUSSELS)
+    assert fees is not None and phases is not None
+    assert fees.energy_fee.tolist() == [0.0862] * 8 + [0.0345] * 4
+    assert fees.month is not None and fees.month.tolist() == [0] * 4 + [1] * 8
+    assert (fees.capacity_price, fees.peak_floor_kw) == (4.5, (3.2, 2.5))
+    assert phases.limit_kw == pytest.approx(5.75)
+    assert dict(phases.assignment) == {"dishwasher": "L1", "washer": "L3", "ev": "3", "bat1": "L2"}
+
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "phase_count": "1", "capacity_price": 0,
+                                                           "tariff_bands": None, "phase_current_a": 40})
+    fees, phases = grid_terms(home_config(hass, entry), curve, 3.2, tz=BRUSSELS)
+    assert fees is None and phases is not None and phases.limit_kw == pytest.approx(9.2)
+    assert dict(phases.assignment) == dict.fromkeys(["dishwasher", "washer", "ev", "bat1", "pv", "base"], "L1")
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "capacity_price": 4.5})
+    fees, _ = grid_terms(home_config(hass, entry), curve, 1.0, tz=BRUSSELS)
+    assert fees is not None and fees.energy_fee.tolist() == [0.0] * 12 and fees.peak_floor_kw == (2.5, 2.5)
+
+
+async def test_month_peak_from_the_recorders_five_minute_statistics(
+    recorder_mock: Recorder, hass: HomeAssistant, tz: str
+) -> None:
+    """Import power in W, every 5 minutes from 30 minutes before a local month starts: the 9 kW of the previous month
+    does not count; the quarter hours of the month average 2, 4, 6 kW to 4; 1 kW; 3 kW; 8 kW, an export and 0 to 2.67:
+    the peak is 4 kW."""
+    assert await async_setup_component(hass, "sensor", {})
+    local = dt_util.as_local(dt_util.utcnow())
+    first = (local.replace(day=1) - timedelta(days=40)).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    start = first.astimezone(UTC)
+    values_kw = [9.0] * 6 + [2.0, 4.0, 6.0, 1.0, 1.0, 1.0, 3.0, 3.0, 3.0, 8.0, -1.0, 0.0]
+    attributes = {"unit_of_measurement": "W", "device_class": "power", "state_class": "measurement"}
+    for i, value in enumerate([*values_kw, 0.0]):
+        moment = start + timedelta(minutes=5 * (i - 6))
+        hass.states.async_set("sensor.grid_import", str(value * 1000), attributes, timestamp=moment.timestamp())
+    await async_wait_recording_done(hass)
+    for i in range(len(values_kw)):
+        do_adhoc_statistics(hass, period="5minute", start=start + timedelta(minutes=5 * (i - 6)))
+    await async_wait_recording_done(hass)
+
+    now = start + timedelta(hours=2)
+    assert await async_month_peak(hass, "sensor.grid_import", now) == pytest.approx(4.0)
+    assert await async_month_peak(hass, "sensor.grid_import", start - timedelta(minutes=1)) == pytest.approx(9.0)
+    assert await async_month_peak(hass, "sensor.unknown", now) is None
+
+
+class Holidays(CalendarEntity):
+    """A calendar with Christmas Day (all day) and a timed event on 1 January."""
+
+    _attr_name = "Holidays"
+
+    @property
+    def event(self) -> CalendarEvent | None:
+        """No current event."""
+        return None
+
+    async def async_get_events(self, hass: HomeAssistant, start_date: datetime, end_date: datetime
+                               ) -> list[CalendarEvent]:
+        """The two events."""
+        return [
+            CalendarEvent(start=date(2026, 12, 25), end=date(2026, 12, 27), summary="Christmas"),
+            CalendarEvent(start=datetime(2027, 1, 1, 0, 30, tzinfo=BRUSSELS),
+                          end=datetime(2027, 1, 1, 1, 0, tzinfo=BRUSSELS), summary="New Year"),
+        ]
+
+
+async def test_holidays_from_a_calendar(hass: HomeAssistant, tz: str) -> None:
+    """An all-day event over two days gives both dates; a timed one its local date; a missing calendar none."""
+    async def setup_platform(hass: HomeAssistant, config: Any, add_entities: Any, discovery_info: Any = None) -> None:
+        add_entities([Holidays()])
+
+    mock_integration(hass, MockModule("holiday_test"))
+    mock_platform(hass, "holiday_test.calendar", MockPlatform(async_setup_platform=setup_platform))
+    assert await async_setup_component(hass, "calendar", {"calendar": {"platform": "holiday_test"}})
+    await hass.async_block_till_done()
+    start, end = datetime(2026, 12, 20, tzinfo=UTC), datetime(2027, 1, 5, tzinfo=UTC)
+    assert await async_holidays(hass, "calendar.holidays", start, end) == {
+        date(2026, 12, 25), date(2026, 12, 26), date(2027, 1, 1)}
+    assert await async_holidays(hass, "calendar.none", start, end) == set()
