@@ -4,6 +4,8 @@ a curve, the month's peak from the recorder's statistics and the holidays of a c
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+import json
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -23,8 +25,9 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 
 from homeassistant.components.calendar import CalendarEntity, CalendarEvent
 from homeassistant.components.recorder import Recorder
-from homeassistant.config_entries import ConfigSubentryData
+from homeassistant.config_entries import SOURCE_USER, ConfigSubentryData
 from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
@@ -38,6 +41,7 @@ from custom_components.agentic_hems.prices.curve import PriceCurve
 from .conftest import APPLIANCES, sample_entry
 
 BRUSSELS = ZoneInfo("Europe/Brussels")
+TRANSLATIONS = Path(__file__).parents[2] / "custom_components" / "agentic_hems" / "translations"
 MODULE3 = {
     "bands": {"low": 0.0345, "standard": 0.0862, "high": 0.1084},
     "default": "standard",
@@ -202,3 +206,85 @@ async def test_holidays_from_a_calendar(hass: HomeAssistant, tz: str) -> None:
     assert await async_holidays(hass, "calendar.holidays", start, end) == {
         date(2026, 12, 25), date(2026, 12, 26), date(2027, 1, 1)}
     assert await async_holidays(hass, "calendar.none", start, end) == set()
+
+
+async def through_to_tariff(hass: HomeAssistant, entry: MockConfigEntry) -> dict[str, Any]:
+    """An options flow through init, control, grid and home as they are; returns the tariff form."""
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    for step in ("init", "control", "grid", "home"):
+        assert result["step_id"] == step
+        result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["step_id"] == "tariff"
+    return result
+
+
+def error_template(lang: str) -> str:
+    """The tariff step's band error in ``lang``."""
+    strings = json.loads((TRANSLATIONS / f"{lang}.json").read_text(encoding="utf-8"))
+    return str(strings["options"]["error"]["invalid_tariff"])
+
+
+async def test_the_tariff_step_checks_the_bands_and_stores_what_home_config_reads(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """Overlapping bands are a field error with the schedule's own sentence in the translated message; valid settings
+    are stored and read back; an empty form suggests a three-phase 230 V connection; cleared fields are dropped."""
+    result = await through_to_tariff(hass, loaded_entry)
+    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
+    assert suggested == {"tariff_bands": None, "capacity_price": 0.0, "capacity_min_kw": 0.0,
+                         "import_power_entity": None, "holiday_calendar": None, "phase_count": "3",
+                         "phase_current_a": None, "nominal_voltage": 230.0}
+    bad = {**MODULE3, "windows": [*MODULE3["windows"], {"band": "low", "from": "18:00", "to": "20:00"}]}
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**TARIFF, "tariff_bands": bad})
+    assert result["step_id"] == "tariff" and result["errors"] == {"tariff_bands": "invalid_tariff"}
+    sentence = "window 3 (low) overlaps a window of band 'high' on mon at 18:00 in month 1"
+    assert result["description_placeholders"]["error"] == sentence
+    assert error_template("en").format(error=sentence).startswith("The network fee bands are not valid: window 3")
+    assert error_template("de").format(error=sentence).startswith("Die Netzentgelt-Zeitfenster sind ungültig: window 3")
+    assert "tariff_bands" not in loaded_entry.options
+
+    result = await hass.config_entries.options.async_configure(result["flow_id"], TARIFF)
+    assert result["step_id"] == "assistant"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert {k: loaded_entry.options[k] for k in TARIFF} == TARIFF
+    config = home_config(hass, loaded_entry)
+    assert config.tariff is not None and config.tariff.default == "standard" and config.capacity_price == 4.5
+    assert (config.phase_count, config.phase_current_a, config.holiday_calendar) == (3, 25.0, "calendar.holidays")
+
+    result = await through_to_tariff(hass, loaded_entry)
+    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
+    assert suggested == TARIFF
+    kept = {"capacity_price": 4.5, "phase_count": "1", "nominal_voltage": 230}  # the frontend leaves cleared ones out
+    result = await hass.config_entries.options.async_configure(result["flow_id"], kept)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert not {"tariff_bands", "capacity_min_kw", "import_power_entity", "holiday_calendar",
+                "phase_current_a"} & set(loaded_entry.options)
+    config = home_config(hass, loaded_entry)
+    assert (config.tariff, config.capacity_min_kw, config.phase_count, config.phase_current_a) == (None, 0.0, 1, None)
+
+
+async def test_devices_store_their_phase(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """An appliance stores the phase picked; a battery form suggests three-phase and stores L3 when picked; the plan
+    reads both, with the EV (nothing stored) three-phase."""
+    appliance = {**APPLIANCES["washer"], "name": "Dryer", "earliest_start": "08:00", "deadline": "20:00",
+                 "phase": "L2"}
+    result = await hass.config_entries.subentries.async_init((loaded_entry.entry_id, "appliance"),
+                                                           context={"source": SOURCE_USER})
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], appliance)
+    assert result["type"] is FlowResultType.CREATE_ENTRY and result["data"]["phase"] == "L2"
+    await hass.async_block_till_done(wait_background_tasks=True)
+    result = await hass.config_entries.subentries.async_init((loaded_entry.entry_id, "battery"),
+                                                           context={"source": SOURCE_USER})
+    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
+    assert suggested["phase"] == "three-phase"
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**BATTERY, "phase": "L3"})
+    assert result["type"] is FlowResultType.CREATE_ENTRY and result["data"]["phase"] == "L3"
+    await hass.async_block_till_done(wait_background_tasks=True)
+    ids = {sub.title: sid for sid, sub in loaded_entry.subentries.items()}
+    phases = home_config(hass, loaded_entry).device_phases
+    assert phases == {"dishwasher": "L1", "washer": "L1", "ev": "three-phase", ids["Dryer"]: "L2",
+                      ids["Garage battery"]: "L3"}
