@@ -34,7 +34,7 @@ from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.planning.home_config import home_config
-from custom_components.agentic_hems.planning.home_inputs import grid_terms
+from custom_components.agentic_hems.planning.home_inputs import async_grid_terms, grid_terms
 from custom_components.agentic_hems.planning.tariff_source import async_holidays, async_month_peak
 from custom_components.agentic_hems.prices.curve import PriceCurve
 
@@ -147,12 +147,9 @@ async def test_grid_terms_of_a_curve_over_a_month_boundary(hass: HomeAssistant) 
     assert fees is not None and fees.energy_fee.tolist() == [0.0] * 12 and fees.peak_floor_kw == (2.5, 2.5)
 
 
-async def test_month_peak_from_the_recorders_five_minute_statistics(
-    recorder_mock: Recorder, hass: HomeAssistant, tz: str
-) -> None:
-    """Import power in W, every 5 minutes from 30 minutes before a local month starts: the 9 kW of the previous month
-    does not count; the quarter hours of the month average 2, 4, 6 kW to 4; 1 kW; 3 kW; 8 kW, an export and 0 to 2.67:
-    the peak is 4 kW."""
+async def record_import(hass: HomeAssistant) -> datetime:
+    """Record import power in W every 5 minutes from 30 minutes before a past local month starts (9 kW, then the
+    month's values) and compile the 5-minute statistics; returns the month's start (UTC)."""
     assert await async_setup_component(hass, "sensor", {})
     local = dt_util.as_local(dt_util.utcnow())
     first = (local.replace(day=1) - timedelta(days=40)).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
@@ -166,17 +163,58 @@ async def test_month_peak_from_the_recorders_five_minute_statistics(
     for i in range(len(values_kw)):
         do_adhoc_statistics(hass, period="5minute", start=start + timedelta(minutes=5 * (i - 6)))
     await async_wait_recording_done(hass)
+    return start
 
+
+async def test_month_peak_from_the_recorders_five_minute_statistics(
+    recorder_mock: Recorder, hass: HomeAssistant, tz: str
+) -> None:
+    """The 9 kW of the previous month does not count; the quarter hours of the month average 2, 4, 6 kW to 4; 1 kW;
+    3 kW; 8 kW, an export and 0 to 2.67: the peak is 4 kW."""
+    start = await record_import(hass)
     now = start + timedelta(hours=2)
     assert await async_month_peak(hass, "sensor.grid_import", now) == pytest.approx(4.0)
     assert await async_month_peak(hass, "sensor.grid_import", start - timedelta(minutes=1)) == pytest.approx(9.0)
     assert await async_month_peak(hass, "sensor.unknown", now) is None
 
 
+async def test_grid_terms_read_the_peak_and_the_holidays_from_home_assistant(
+    recorder_mock: Recorder, hass: HomeAssistant, tz: str
+) -> None:
+    """The month's 4 kW peak so far is the capacity floor; the day that is a holiday in the calendar takes the Sunday
+    band, the next day its own weekday's; without the import sensor the floor is the minimum, and a note says so."""
+    start = await record_import(hass)
+    now = start + timedelta(hours=2)
+    holiday = dt_util.as_local(now).date()
+    await setup_calendar(hass, [CalendarEvent(start=holiday, end=holiday + timedelta(days=1), summary="Holiday")])
+    bands = {"bands": {"weekday": 0.1, "sunday": 0.01}, "holidays_as_sunday": True, "windows": [
+        {"band": "weekday", "days": "mon-sat", "from": "00:00", "to": "24:00"},
+        {"band": "sunday", "days": "sun", "from": "00:00", "to": "24:00"}]}
+    entry = entry_with({**TARIFF, "tariff_bands": bands, "holiday_calendar": "calendar.holidays"})
+    entry.add_to_hass(hass)
+    config = home_config(hass, entry)
+    curve = PriceCurve(start=now, resolution=timedelta(hours=1), prices=np.full(72, 0.2))  # three days: one is neither a holiday nor a Sunday
+    fees, phases, note = await async_grid_terms(hass, config, curve, now)
+    assert fees is not None and phases is not None and note is None
+    expected = [0.01 if (d := dt_util.as_local(s)).date() == holiday or d.weekday() == 6 else 0.1
+                for s in curve.slot_starts()]
+    assert fees.energy_fee.tolist() == expected and 0.1 in expected
+    assert fees.peak_floor_kw == (pytest.approx(4.0),)
+
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "import_power_entity": None})
+    fees, _, note = await async_grid_terms(hass, home_config(hass, entry), curve, now)
+    assert fees is not None and fees.peak_floor_kw == (2.5,)
+    assert note == "no month's peak so far from the import power sensor: the capacity charge starts at the minimum"
+
+
 class Holidays(CalendarEntity):
-    """A calendar with Christmas Day (all day) and a timed event on 1 January."""
+    """A calendar with the given events."""
 
     _attr_name = "Holidays"
+
+    def __init__(self, events: list[CalendarEvent]) -> None:
+        """Hold ``events``."""
+        self._events = events
 
     @property
     def event(self) -> CalendarEvent | None:
@@ -185,23 +223,28 @@ class Holidays(CalendarEntity):
 
     async def async_get_events(self, hass: HomeAssistant, start_date: datetime, end_date: datetime
                                ) -> list[CalendarEvent]:
-        """The two events."""
-        return [
-            CalendarEvent(start=date(2026, 12, 25), end=date(2026, 12, 27), summary="Christmas"),
-            CalendarEvent(start=datetime(2027, 1, 1, 0, 30, tzinfo=BRUSSELS),
-                          end=datetime(2027, 1, 1, 1, 0, tzinfo=BRUSSELS), summary="New Year"),
-        ]
+        """The events."""
+        return self._events
 
 
-async def test_holidays_from_a_calendar(hass: HomeAssistant, tz: str) -> None:
-    """An all-day event over two days gives both dates; a timed one its local date; a missing calendar none."""
+async def setup_calendar(hass: HomeAssistant, events: list[CalendarEvent]) -> None:
+    """Set up ``calendar.holidays`` with ``events``."""
     async def setup_platform(hass: HomeAssistant, config: Any, add_entities: Any, discovery_info: Any = None) -> None:
-        add_entities([Holidays()])
+        add_entities([Holidays(events)])
 
     mock_integration(hass, MockModule("holiday_test"))
     mock_platform(hass, "holiday_test.calendar", MockPlatform(async_setup_platform=setup_platform))
     assert await async_setup_component(hass, "calendar", {"calendar": {"platform": "holiday_test"}})
     await hass.async_block_till_done()
+
+
+async def test_holidays_from_a_calendar(hass: HomeAssistant, tz: str) -> None:
+    """An all-day event over two days gives both dates; a timed one its local date; a missing calendar none."""
+    await setup_calendar(hass, [
+        CalendarEvent(start=date(2026, 12, 25), end=date(2026, 12, 27), summary="Christmas"),
+        CalendarEvent(start=datetime(2027, 1, 1, 0, 30, tzinfo=BRUSSELS), end=datetime(2027, 1, 1, 1, 0, tzinfo=BRUSSELS),
+                      summary="New Year"),
+    ])
     start, end = datetime(2026, 12, 20, tzinfo=UTC), datetime(2027, 1, 5, tzinfo=UTC)
     assert await async_holidays(hass, "calendar.holidays", start, end) == {
         date(2026, 12, 25), date(2026, 12, 26), date(2027, 1, 1)}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from homeassistant.core import HomeAssistant
+from homeassistant.util import dt as dt_util
 
 from ..const import EXPORT_SPOT
 from ..grid.forecast import MAX_HORIZON_H, ForecastError, forecast
@@ -26,6 +27,7 @@ from ..scheduling.home_model import GridFees, HomeBattery, PhaseLimits
 from ..scheduling.solar import SolarForecast
 from .home_config import HomeConfig
 from .solar_source import async_energy_forecast, energy_forecast_entries, sensor_forecast
+from .tariff_source import async_holidays, async_month_peak
 
 if TYPE_CHECKING:
     from ..coordinator import PriceData
@@ -168,3 +170,24 @@ def grid_terms(
     else:
         assignment = {name: "3" if phase == "three-phase" else phase for name, phase in config.device_phases.items()}
     return fees, PhaseLimits(limit_kw=config.phase_current_a * config.nominal_voltage / 1000, assignment=assignment)
+
+
+async def async_grid_terms(
+    hass: HomeAssistant, config: HomeConfig, curve: PriceCurve, now: datetime
+) -> tuple[GridFees | None, PhaseLimits | None, str | None]:
+    """Return :func:`grid_terms` of ``curve`` in HA's time zone, with the month's peak and the holidays read from HA.
+
+    The peak so far comes from the import power sensor's statistics (0 kW, with a note, when there are none); the
+    holidays from the holiday calendar over the curve (only read when there are bands).
+    """
+    peak, note = 0.0, None
+    if config.capacity_price > 0:
+        found = await async_month_peak(hass, config.import_power_entity, now) if config.import_power_entity else None
+        if found is None:
+            note = "no month's peak so far from the import power sensor: the capacity charge starts at the minimum"
+        peak = found or 0.0
+    holidays = set()
+    if config.tariff is not None and config.holiday_calendar:
+        holidays = await async_holidays(hass, config.holiday_calendar, curve.start, curve.end)
+    fees, phases = grid_terms(config, curve, peak, tz=dt_util.get_default_time_zone(), holidays=holidays)
+    return fees, phases, note
