@@ -488,6 +488,8 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "home"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "tariff"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "assistant"
     assistant = {k: v for k, v in DEFAULT_ASSISTANT_OPTIONS.items() if not k.startswith("llm_") and k != "daily_cost_cap"}
     result = await hass.config_entries.options.async_configure(result["flow_id"], assistant)
@@ -549,6 +551,8 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "home"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["step_id"] == "tariff"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "assistant"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.CREATE_ENTRY
@@ -570,6 +574,8 @@ async def through_to_assistant(hass: HomeAssistant, entry: MockConfigEntry, grid
     assert result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], grid)
     assert result["step_id"] == "home"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["step_id"] == "tariff"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "assistant"
     return result
@@ -1110,12 +1116,12 @@ async def test_every_form_opens_in_the_frontend(
         entry.add_to_hass(hass)
         forms.append(await entry.start_reconfigure_flow(hass))
     result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
-    for step in ("init", "control", "grid", "home", "assistant"):
+    for step in ("init", "control", "grid", "home", "tariff", "assistant"):
         assert result["step_id"] == step
         forms.append(result)
         if step != "assistant":
             result = await hass.config_entries.options.async_configure(result["flow_id"], {
-                "init": SETTINGS, "control": DEFAULT_CONTROL_OPTIONS, "grid": {}, "home": {}}[step])
+                "init": SETTINGS, "control": DEFAULT_CONTROL_OPTIONS, "grid": {}, "home": {}, "tariff": {}}[step])
     for subentry_type in ("appliance", "battery"):
         forms.append(await hass.config_entries.subentries.async_init(
             (loaded_entry.entry_id, subentry_type), context={"source": SOURCE_USER}))
@@ -1125,7 +1131,7 @@ async def test_every_form_opens_in_the_frontend(
     await hass.async_block_till_done()
     (battery_id,) = [sid for sid, sub in loaded_entry.subentries.items() if sub.subentry_type == "battery"]
     forms.append(await loaded_entry.start_subentry_reconfigure_flow(hass, battery_id))
-    assert len(forms) == 15
+    assert len(forms) == 16
     assert [stuck for form in forms for stuck in frontend_opens(form)] == []
     bare = {"type": FlowResultType.FORM, "step_id": "nordpool", "data_schema": nordpool_schema()}
     assert frontend_opens(bare) == ["nordpool.nordpool_entry"]  # the form as it was, which the frontend cannot open

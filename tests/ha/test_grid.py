@@ -545,6 +545,8 @@ async def test_the_options_grid_step(hass: HomeAssistant, site: MockConfigEntry,
         "battery_soc_entity": "sensor.battery_soc", "grid_request_users": [hass_read_only_user.id]})
     assert flow["step_id"] == "home"
     flow = await hass.config_entries.options.async_configure(flow["flow_id"], {})
+    assert flow["step_id"] == "tariff"
+    flow = await hass.config_entries.options.async_configure(flow["flow_id"], {})
     flow = await hass.config_entries.options.async_configure(flow["flow_id"], {})
     await hass.async_block_till_done()
     assert site.options["battery_capacity_kwh"] == 12.0 and "pv_power_entity" not in site.options

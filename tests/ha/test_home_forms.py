@@ -146,7 +146,7 @@ async def test_reconfigure_changes_the_capacity_the_plan_uses(
     suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
     assert suggested == {**FORM, "soc_min_pct": 10.0, "soc_max_pct": 90.0, "reserve_pct": 20.0,
                          "charge_option": "Force charge", "charge_efficiency": 0.95, "discharge_efficiency": 0.95,
-                         "wear_cost": 0.0}
+                         "wear_cost": 0.0, "phase": "three-phase"}
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**FORM, "name": "LOFT battery"})
     assert result["type"] is FlowResultType.FORM and result["errors"] == {"name": "name_exists"}
     result = await hass.config_entries.subentries.async_configure(
@@ -190,8 +190,10 @@ async def open_home_step(hass: HomeAssistant, entry: MockConfigEntry) -> dict[st
 
 
 async def finish(hass: HomeAssistant, result: dict[str, Any], home: dict[str, Any]) -> None:
-    """Submit ``home`` on the home step and the assistant step as it is."""
+    """Submit ``home`` on the home step, and the tariff and assistant steps as they are."""
     result = await hass.config_entries.options.async_configure(result["flow_id"], home)
+    assert result["step_id"] == "tariff"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "assistant"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.CREATE_ENTRY

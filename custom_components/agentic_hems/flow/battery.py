@@ -27,6 +27,7 @@ from ..const import (
     CONF_CONTROL_MODES,
     CONF_DISCHARGE_EFFICIENCY,
     CONF_DISCHARGE_KW,
+    CONF_PHASE,
     CONF_RESERVE_PCT,
     CONF_SOC_ENTITY,
     CONF_SOC_MAX_PCT,
@@ -36,7 +37,7 @@ from ..const import (
 )
 from ..planning.home_config import BATTERY_SCHEMA, MODES
 from ..validation import vol
-from .schemas import LooseNumberSelector
+from .schemas import LooseNumberSelector, phase_selector
 
 # The form's numbers: field -> (minimum, maximum, step, unit); validate_battery checks them with BATTERY_SCHEMA.
 BATTERY_NUMBERS: dict[str, tuple[float, float, float, str]] = {
@@ -96,6 +97,7 @@ def battery_schema() -> vol.Schema:
             vol.Optional("charge_option"): TextSelector(),
             vol.Optional("discharge_option"): TextSelector(),
             vol.Optional("idle_option"): TextSelector(),
+            vol.Optional(CONF_PHASE, description={"suggested_value": "three-phase"}): phase_selector(),
         }
     )
 
