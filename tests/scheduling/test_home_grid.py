@@ -63,7 +63,7 @@ def test_fees_and_capacity_charge_match_a_hand_written_lp(data, n):
     month = np.array([0] * split + [1] * (n - split))
     floors = (float(data.draw(st.integers(0, 6))), float(data.draw(st.integers(0, 6))))
     price = data.draw(st.sampled_from([0.0, 0.5, 8.0]))
-    energy = data.draw(st.integers(1, 8)) * 1.0
+    energy = data.draw(st.integers(1, n)) * 1.0  # at most n kWh: 5 kW fits 1.25 kWh per slot
     fees = GridFees(energy_fee=fee, capacity_price=price, month=month, peak_floor_kw=floors)
     plan = plan_home(make_curve(prices), [ev(n, energy, 5.0)], base_load_kw=base, fees=fees)
     expected = lp_capacity(prices, fee, base, month, floors, energy=energy, power=5.0, price=price)
