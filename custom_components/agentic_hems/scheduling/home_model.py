@@ -119,7 +119,8 @@ class HomeHeatPump:
         min_run_slots, min_off_slots: shortest on and off periods, slots, >= 1.
         initial_temp_c: measured temperature of the store at the horizon's start, °C.
         initial_on_slots: slots the heat pump has been running (> 0) just before the horizon, else 0.
-        initial_off_slots: slots it has been off just before the horizon (> 0 when initial_on_slots is 0).
+        initial_off_slots: slots it has been off just before the horizon when initial_on_slots is 0; 0 when
+            unknown, taken as off long enough.
         ambient_c: (len(curve),) temperature around the store: outdoor for the house, the room for a tank, °C.
         cop: (len(curve),) coefficient of performance per slot, > 0.
         comfort_low_c, comfort_high_c: (len(curve),) comfort band per slot, °C, low <= high.
