@@ -264,7 +264,9 @@ def simulate(p: Period, bat: HomeBattery, *, step: int, rng: np.random.Generator
         stop = known_until(p, now) if step == 1 else min(now + DAY, len(p.curve))
         pv = forecast(p.pv[now:stop], PV_SD, rng)
         base = forecast(p.base[now:stop], LOAD_SD, rng)
-        outdoor = p.outdoor[now:stop] + OUTDOOR_SD * rng.standard_normal(stop - now) * (np.arange(stop - now) > 0)
+        outdoor = p.outdoor[now:stop].copy()
+        if p.heat_pump:  # only here, so the other homes draw the same PV and load errors as without a heat pump
+            outdoor[1:] += OUTDOOR_SD * rng.standard_normal(stop - now - 1)
         plan = _plan(p, state, now, stop, (pv, base, outdoor), bat)
         _execute(p, state, plan, now, min(step, stop - now), bat)
     return state
