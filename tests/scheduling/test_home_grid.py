@@ -15,6 +15,7 @@ from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_model import (
     GridFees,
+    HomeHeatPump,
     HomePlanError,
     Infeasibility,
     PhaseLimits,
@@ -63,7 +64,7 @@ def test_fees_and_capacity_charge_match_a_hand_written_lp(data, n):
     month = np.array([0] * split + [1] * (n - split))
     floors = (float(data.draw(st.integers(0, 6))), float(data.draw(st.integers(0, 6))))
     price = data.draw(st.sampled_from([0.0, 0.5, 8.0]))
-    energy = data.draw(st.integers(1, 8)) * 1.0
+    energy = data.draw(st.integers(1, n)) * 1.0  # at most n kWh: 5 kW fits 1.25 kWh per slot
     fees = GridFees(energy_fee=fee, capacity_price=price, month=month, peak_floor_kw=floors)
     plan = plan_home(make_curve(prices), [ev(n, energy, 5.0)], base_load_kw=base, fees=fees)
     expected = lp_capacity(prices, fee, base, month, floors, energy=energy, power=5.0, price=price)
@@ -187,3 +188,43 @@ def test_evaluate_prices_fees_capacity_per_month_and_flags_phases():
     assert result.cost == pytest.approx(hours * 0.3 * 15 + 10.0)
     np.testing.assert_allclose(result.phase_kw["L3"], house / 3)
     assert any("phase" in v for v in result.violations)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), n=st.integers(4, 10))
+def test_properties_of_a_home_with_heat_pump_fees_and_phases(data, n):
+    """The plan's grid flows, phases, temperatures and cost, recomputed by hand from its own arrays."""
+    prices = np.array(data.draw(st.lists(dyadic, min_size=n, max_size=n)))
+    fee = np.array(data.draw(st.lists(dyadic, min_size=n, max_size=n)))
+    pv = np.array(data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)), dtype=float)
+    hp = HomeHeatPump(
+        name="hp",
+        ua_kw_per_k=0.2,
+        capacity_kwh_per_k=4.0,
+        min_kw=0.0,
+        max_kw=3.0,
+        initial_temp_c=20.0,
+        ambient_c=np.full(n, 0.0),
+        cop=np.full(n, 3.0),
+        comfort_low_c=np.full(n, 19.0),
+        comfort_high_c=np.full(n, 22.0),
+    )
+    fees = GridFees(energy_fee=fee, capacity_price=data.draw(st.sampled_from([0.0, 2.0])), peak_floor_kw=(1.0,))
+    phases = PhaseLimits(limit_kw=6.0, assignment={"hp": "L1", "base": "L2", "pv": "L3"})
+    plan = plan_home(
+        make_curve(prices), [ev(n, 2.0, 7.0)], heat_pumps=[hp], base_load_kw=0.4, pv_kw=pv, fees=fees, phases=phases
+    )
+    heat, load = plan.heat_kw["hp"], plan.load_kw["ev"]
+    produced = pv - plan.curtail_kw
+    np.testing.assert_allclose(plan.import_kw - plan.export_kw, 0.4 + heat + load - produced, atol=1e-6)
+    np.testing.assert_allclose(plan.phase_kw["L1"], heat + load / 3, atol=1e-9)
+    np.testing.assert_allclose(plan.phase_kw["L3"], load / 3 - produced, atol=1e-9)
+    assert all(np.all(np.abs(v) <= 6.0 + 1e-6) for v in plan.phase_kw.values())
+    temp = plan.temp_c["hp"]
+    assert np.all(temp[1:] >= 19.0 - 1e-6) and np.all(temp[1:] <= 22.0 + 1e-6)
+    np.testing.assert_allclose(temp[1:], temp[:-1] + H / 4.0 * (3.0 * heat - 0.2 * temp[:-1]), atol=1e-9)
+    capacity = fees.capacity_price * max(float(np.max(plan.import_kw)) - 1.0, 0.0)
+    energy = H * (float((prices + fee) @ plan.import_kw))
+    assert plan.cost == pytest.approx(energy + capacity, abs=1e-9)
+    value = float(np.median(prices + fee)) / 3.0 * 4.0 * (temp[-1] - 20.0)
+    assert plan.net_cost == pytest.approx(plan.cost - value, abs=1e-9)

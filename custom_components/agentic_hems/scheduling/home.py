@@ -42,6 +42,7 @@ from .energy import charge_options, fill_in_order
 from .home_grid import Entries, add_capacity, add_phases, cut_fees, quarter_index
 from .home_heat import HeatColumns, add_heat_pump, check_heat_pump, heat_tie, thermostat
 from .home_model import (
+    PHASES,
     TOL_KW,
     Evaluation,
     GridFees,
@@ -125,12 +126,10 @@ def plan_home(
         fuse_kw: most import per slot, > 0 (math.inf for none).
         export_limit_kw: most export per slot, >= 0 (0 for zero-export, math.inf for none).
         curtailment: True when PV may be curtailed (by any amount up to its forecast).
-        terminal_price: value per kWh left in a battery at the horizon's end; default the median known import price
-            (fee included) of the horizon times the battery's discharge efficiency.
-        heat_pumps: heat pumps with their stores (a house, a hot-water tank), model in :mod:`.home_heat`; the heat
-            left at the horizon's end is valued at the median import price / the last slot's COP per kWh of heat.
-        fees: the network fee per kWh (added to the import price) and the capacity charge (:mod:`.home_grid`).
-        phases: per-phase limits and the devices' phases (names of loads, batteries, heat pumps, "pv", "base").
+        terminal_price: value per kWh left in a battery at the end; default median import price x discharge efficiency.
+        heat_pumps: heat pumps with their stores (a house, a hot-water tank); model and end value in :mod:`.home_heat`.
+        fees: the network fee per kWh (part of the import price) and the capacity charge (:mod:`.home_grid`).
+        phases: per-phase limits and the devices' phases (loads, batteries, heat pumps, "pv", "base").
 
     Returns:
         A :class:`HomePlan`. A load whose deadline lies past the known prices and that does not fit in the horizon
@@ -138,8 +137,7 @@ def plan_home(
         ties, resolved toward the earliest appliance starts and the earliest energy-load charging (:func:`_earliest`).
 
     Raises:
-        HomePlanError: no plan exists; ``constraints`` names PRICES, DEADLINE, FUSE, EXPORT, ENERGY, RESERVE,
-            COMFORT (a comfort band that cannot be kept, beyond what the store can reach anyway) or PHASE.
+        HomePlanError: no plan exists; ``constraints`` names the conflicting :class:`~.home_model.Infeasibility`.
         ValueError, TypeError: malformed inputs (shapes, non-finite forecasts, non-positive limits, bad loads).
 
     """
@@ -153,12 +151,8 @@ def plan_home(
         fuse_kw=fuse_kw,
         export_limit_kw=export_limit_kw,
         curtailment=curtailment,
-        heat_pumps=heat_pumps,
-        fees=fees,
-        phases=phases,
+        extras=_Extras(tuple(heat_pumps), fees, phases, terminal_price),
     )
-    if terminal_price is not None:
-        inputs.tariff.terminal_price.update({b.name: float(terminal_price) for b in inputs.batteries})
     solution, note = _solve(inputs)
     return _result(curve, inputs, solution, unplanned, [*notes, note] if note else notes)
 
@@ -190,9 +184,7 @@ def _prepare(
     fuse_kw: float,
     export_limit_kw: float,
     curtailment: bool,
-    heat_pumps: Sequence[HomeHeatPump] = (),
-    fees: GridFees | None = None,
-    phases: PhaseLimits | None = None,
+    extras: _Extras,
 ) -> tuple[_Inputs, dict[str, str], list[str]]:
     """Validate the inputs, cut them to the horizon and resolve the loads' windows."""
     n = len(curve)
@@ -200,11 +192,7 @@ def _prepare(
         raise ValueError(f"fuse_kw must be > 0, got {fuse_kw!r}")
     if not export_limit_kw >= 0:
         raise ValueError(f"export_limit_kw must be >= 0, got {export_limit_kw!r}")
-    names = [*(b.name for b in batteries), *(spec.name for spec in loads), *(p.name for p in heat_pumps)]
-    if len(set(names)) != len(names) or not set(names).isdisjoint({"pv", "base"}):
-        raise ValueError("batteries, loads and heat pumps need distinct names, none of them 'pv' or 'base'")
-    if phases is not None and not set(phases.assignment) <= {*names, "pv", "base"}:
-        raise ValueError(f"phase assignment names unknown devices: {sorted(set(phases.assignment) - set(names))}")
+    _check_names(batteries, loads, extras)
     q = _array(export_price, n, "export_price")
     horizon = horizon_length(curve, q)
     if horizon == 0:
@@ -212,28 +200,63 @@ def _prepare(
     pv, base = (_array(v, n, label)[:horizon] for v, label in ((pv_kw, "pv_kw"), (base_load_kw, "base_load_kw")))
     if not (np.isfinite(pv).all() and np.isfinite(base).all() and (pv >= 0).all() and (base >= 0).all()):
         raise ValueError("pv_kw and base_load_kw must be finite and >= 0 on every slot of the horizon")
-    hours = slot_hours(curve)
-    for pump in heat_pumps:
+    tariff = _tariff(curve, q, horizon, batteries, extras, limits=(float(fuse_kw), float(export_limit_kw)))
+    placed, unplanned, notes = _loads(curve, loads, horizon)
+    inputs = _Inputs(tariff, base, pv, tuple(batteries), placed, curtailment, extras.heat_pumps)
+    return inputs, unplanned, notes
+
+
+@dataclass(frozen=True)
+class _Extras:
+    """The heat pumps, grid fees, phase limits and battery terminal price given to :func:`plan_home`."""
+
+    heat_pumps: tuple[HomeHeatPump, ...]
+    fees: GridFees | None
+    phases: PhaseLimits | None
+    terminal_price: float | None
+
+
+def _check_names(batteries: Sequence[HomeBattery], loads: Sequence[LoadSpec], extras: _Extras) -> None:
+    """Raise ValueError for a name used twice, a device named "pv" or "base", or a phase given to no device."""
+    names = [*(b.name for b in batteries), *(spec.name for spec in loads), *(p.name for p in extras.heat_pumps)]
+    if len(set(names)) != len(names) or not set(names).isdisjoint({"pv", "base"}):
+        raise ValueError("batteries, loads and heat pumps need distinct names, none of them 'pv' or 'base'")
+    if extras.phases is not None and not set(extras.phases.assignment) <= {*names, "pv", "base"}:
+        unknown = sorted(set(extras.phases.assignment) - {*names, "pv", "base"})
+        raise ValueError(f"phase assignment names unknown devices: {unknown}")
+
+
+def _tariff(
+    curve: PriceCurve,
+    export_price: FloatArray,
+    horizon: int,
+    batteries: Sequence[HomeBattery],
+    extras: _Extras,
+    *,
+    limits: tuple[float, float],
+) -> Tariff:
+    """Return the tariff over the horizon: prices plus fees, limits, terminal values (the median import price)."""
+    n, hours = len(curve), slot_hours(curve)
+    for pump in extras.heat_pumps:
         check_heat_pump(pump, length=n, horizon=horizon, hours=hours)
-    cut = None if fees is None else cut_fees(fees, length=n, horizon=horizon)
+    cut = None if extras.fees is None else cut_fees(extras.fees, length=n, horizon=horizon)
     prices = curve.prices[:horizon] + (0.0 if cut is None else cut.energy_fee)
     median = float(np.median(prices))
     terminal = {b.name: median * b.discharge_efficiency for b in batteries}
-    terminal |= {p.name: median / float(p.cop[horizon - 1]) for p in heat_pumps}
-    tariff = Tariff(
+    if extras.terminal_price is not None:
+        terminal = dict.fromkeys(terminal, float(extras.terminal_price))
+    terminal |= {p.name: median / float(p.cop[horizon - 1]) for p in extras.heat_pumps}
+    return Tariff(
         import_price=prices,
-        export_price=q[:horizon],
+        export_price=export_price[:horizon],
         hours=hours,
-        fuse_kw=float(fuse_kw),
-        export_limit_kw=float(export_limit_kw),
+        fuse_kw=limits[0],
+        export_limit_kw=limits[1],
         terminal_price=terminal,
         fees=cut,
         quarter=quarter_index(curve.start, curve.resolution, horizon),
-        phases=phases,
+        phases=extras.phases,
     )
-    placed, unplanned, notes = _loads(curve, loads, horizon)
-    inputs = _Inputs(tariff, base, pv, tuple(batteries), placed, curtailment, tuple(heat_pumps))
-    return inputs, unplanned, notes
 
 
 def _loads(curve: PriceCurve, loads: Sequence[LoadSpec], horizon: int) -> tuple[list[_Load], dict[str, str], list[str]]:
@@ -366,12 +389,34 @@ def _battery(model: MilpModel, cols: _Columns, inputs: _Inputs, bat: HomeBattery
 
 
 def _dump_pays(inputs: _Inputs) -> npt.NDArray[np.bool_]:
-    """Slots where wasting energy in the battery could pay: a negative price, or PV that cannot be curtailed."""
+    """Slots where wasting energy in the battery could pay.
+
+    That is: a negative price, PV that cannot be curtailed, or a phase limit that may bind (there, undoing
+    simultaneous charge and discharge would move power between phases).
+    """
     tariff = inputs.tariff
-    negative = (tariff.import_price < 0) | (tariff.export_price < 0)
+    pays = (tariff.import_price < 0) | (tariff.export_price < 0) | _phase_tight(inputs)
     if inputs.curtailment or not math.isfinite(tariff.export_limit_kw):
-        return negative
-    return negative | (inputs.pv > 0)
+        return pays
+    return pays | (inputs.pv > 0)
+
+
+def _phase_tight(inputs: _Inputs) -> npt.NDArray[np.bool_]:
+    """Slots where some phase could pass its limit with every device at full power one way."""
+    phases, n = inputs.tariff.phases, inputs.n
+    if phases is None:
+        return np.zeros(n, dtype=bool)
+    draw: dict[str, Any] = {"base": inputs.base, **{b.name: b.charge_kw for b in inputs.batteries}}
+    draw |= {load.spec.name: load.spec.power_kw for load in inputs.loads}
+    draw |= {p.name: p.max_kw for p in inputs.heat_pumps}
+    feed: dict[str, Any] = {"pv": inputs.pv, **{b.name: b.discharge_kw for b in inputs.batteries}}
+    tight = np.zeros(n, dtype=bool)
+    for p in PHASES:
+        for devices in (draw, feed):
+            tight |= (
+                sum((phases.shares(k)[p] * np.asarray(v) for k, v in devices.items()), np.zeros(n)) > phases.limit_kw
+            )
+    return tight
 
 
 def _load_columns(model: MilpModel, cols: _Columns, inputs: _Inputs, load: _Load, *, relax: bool) -> list[Any]:
@@ -819,6 +864,7 @@ def _result(
         peak_kw=plan_eval.peak_kw,
         peak_floor_kw=_first_floor(inputs.tariff.fees),
         phase_kw=plan_eval.phase_kw,
+        baseline_capacity_cost=base_eval.capacity_cost,
     )
 
 

@@ -119,7 +119,8 @@ class HomeHeatPump:
         min_run_slots, min_off_slots: shortest on and off periods, slots, >= 1.
         initial_temp_c: measured temperature of the store at the horizon's start, °C.
         initial_on_slots: slots the heat pump has been running (> 0) just before the horizon, else 0.
-        initial_off_slots: slots it has been off just before the horizon (> 0 when initial_on_slots is 0).
+        initial_off_slots: slots it has been off just before the horizon when initial_on_slots is 0; 0 when
+            unknown, taken as off long enough.
         ambient_c: (len(curve),) temperature around the store: outdoor for the house, the room for a tank, °C.
         cop: (len(curve),) coefficient of performance per slot, > 0.
         comfort_low_c, comfort_high_c: (len(curve),) comfort band per slot, °C, low <= high.
@@ -395,15 +396,13 @@ def evaluate(
         load_kw: per load (n,) kW (part of ``house_kw``, the rest being the base load); needed for phase limits.
 
     Returns:
-        An :class:`Evaluation`; the SoC follows the battery powers through the efficiencies, the store
-        temperatures follow the heat pumps' model, and limits broken by more than ``TOL_KW`` (``TOL_C`` for the
-        comfort band widened as :meth:`HomeHeatPump.band` does) are listed in ``violations`` (the cost is still
-        computed).
+        An :class:`Evaluation`; the SoC and store temperatures follow the powers through the models, and limits
+        broken by more than ``TOL_KW`` (``TOL_C`` for the comfort band, widened by :meth:`HomeHeatPump.band`) are
+        listed in ``violations`` (the cost is still computed).
 
     """
-    h, heat = tariff.hours, dict(heat_kw or {})
-    draw = house_kw + sum(heat.values(), np.zeros(house_kw.size))
-    net = draw - pv_kw + sum((battery_kw[b.name] for b in batteries), np.zeros(house_kw.size))
+    h, heat, n = tariff.hours, dict(heat_kw or {}), house_kw.size
+    net = house_kw + sum(heat.values(), np.zeros(n)) - pv_kw + sum((battery_kw[b.name] for b in batteries), np.zeros(n))
     imp, exp = np.maximum(net, 0.0), np.maximum(-net, 0.0)
     violations: list[str] = []
     if np.any(imp > tariff.fuse_kw + TOL_KW):
@@ -415,14 +414,9 @@ def evaluate(
     cost += sum(b.wear_cost * h * float(np.sum(np.abs(battery_kw[b.name]))) for b in batteries)
     temps, heat_value = _heat(tariff, heat, heat_pumps, violations)
     fee_cost, capacity_cost, peak = _fees(tariff, imp)
-    phase_kw: dict[str, FloatArray] = {}
-    if tariff.phases is not None:
-        loads = dict(load_kw or {})
-        devices = {**loads, **battery_kw, **heat, "pv": -pv_kw}
-        devices["base"] = house_kw - sum(loads.values(), np.zeros(house_kw.size))
-        phase_kw = phase_power(tariff.phases, devices)
-        if any(np.any(np.abs(v) > tariff.phases.limit_kw + TOL_KW) for v in phase_kw.values()):
-            violations.append(f"a phase carries more than {tariff.phases.limit_kw:g} kW")
+    loads = dict(load_kw or {})
+    devices = {**loads, **battery_kw, **heat, "pv": -pv_kw, "base": house_kw - sum(loads.values(), np.zeros(n))}
+    phase_kw = {} if tariff.phases is None else _phases(tariff.phases, devices, violations)
     return Evaluation(
         cost=cost + capacity_cost,
         terminal_value=terminal + heat_value,
@@ -479,6 +473,14 @@ def _heat(
     return temps, value
 
 
+def _phases(phases: PhaseLimits, devices: dict[str, FloatArray], violations: list[str]) -> dict[str, FloatArray]:
+    """Return each phase's net kW; append a violation when one passes the limit."""
+    phase_kw = phase_power(phases, devices)
+    if any(np.any(np.abs(v) > phases.limit_kw + TOL_KW) for v in phase_kw.values()):
+        violations.append(f"a phase carries more than {phases.limit_kw:g} kW")
+    return phase_kw
+
+
 def _fees(tariff: Tariff, imp: FloatArray) -> tuple[float, float, float]:
     """Return the fee on the import, the capacity charge and the highest 15-minute average import."""
     peaks = quarter_peaks(imp, tariff.quarter)
@@ -522,6 +524,8 @@ class HomePlan:
         peak_kw: the plan's highest 15-minute average import, kW.
         peak_floor_kw: the peak so far of the billing month of the first slot the plan was given, kW.
         phase_kw: per phase ("L1".."L3") (n,) net kW when phase limits were given, else empty.
+        baseline_capacity_cost: the capacity charge of the schedule without optimisation (part of
+            ``baseline_cost``).
 
     """
 
@@ -551,6 +555,7 @@ class HomePlan:
     peak_kw: float = 0.0
     peak_floor_kw: float = 0.0
     phase_kw: dict[str, FloatArray] = field(default_factory=dict)
+    baseline_capacity_cost: float = 0.0
 
     @property
     def saving(self) -> float:
