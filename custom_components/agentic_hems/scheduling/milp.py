@@ -15,6 +15,8 @@ from .windows import IntArray
 MIP_REL_GAP = 1e-9
 TIME_LIMIT_S = 10.0
 _OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
+# LPs skip HiGHS's presolve: on these small, sparse models it costs more than the simplex saves.
+_LP_OPTIONS: Final = {**_OPTIONS, "presolve": False}
 
 
 class MilpModel:
@@ -71,7 +73,11 @@ class MilpModel:
         integrality = np.zeros(self.size) if relax else np.concatenate(self.integer)
         bounds = Bounds(np.concatenate(self.lower), self.upper_bounds() if upper is None else upper)
         return milp(
-            objective, integrality=integrality, bounds=bounds, constraints=constraints + (extra or []), options=_OPTIONS
+            objective,
+            integrality=integrality,
+            bounds=bounds,
+            constraints=constraints + (extra or []),
+            options=_LP_OPTIONS if relax else _OPTIONS,
         )
 
     def upper_bounds(self) -> FloatArray:
@@ -99,6 +105,7 @@ class MilpModel:
             b_eq=lo[eq],
             bounds=np.column_stack([np.concatenate(self.lower), np.concatenate(self.upper)]),
             method="highs",
+            options={"presolve": False},
         )
         if found.status != 0:
             return None
