@@ -8,7 +8,9 @@ and load (:mod:`home_inputs`): one 10 kWh battery, an 11 kW EV needing 33 kWh ov
 net cost = cost - value of the energy the battery gains (the median import price x discharge efficiency per kWh; EMHASS
 must end at its initial SoC, so its terminal value is 0). Times are medians of ``RUNS`` runs after one warm-up: our
 ``plan_home`` call against EMHASS's ``Optimization(...)`` plus ``perform_dayahead_forecast_optim`` (cvxpy + HiGHS,
-EMHASS's default 1 % MIP gap). Exit status 1 when a target (our net cost <= EMHASS's, >= 10x faster) is missed.
+EMHASS's default 1 % MIP gap), in wall-clock ms and in CPU ms of this process (``time.process_time``: steadier than
+the wall clock on a busy machine). Exit status 1 when a target (our net cost <= EMHASS's, >= 10x faster) is missed;
+``--cpu`` judges the speed-up on CPU time instead of wall-clock time.
 """
 
 from __future__ import annotations
@@ -61,8 +63,8 @@ def cost_of(case: Home, loads: dict[str, np.ndarray], battery_kw: np.ndarray, cu
     )
 
 
-def ours(case: Home) -> tuple[Evaluation, float]:
-    """Our plan's evaluation and its median solve time."""
+def ours(case: Home) -> tuple[Evaluation, tuple[float, float]]:
+    """Our plan's evaluation and its median (wall, CPU) solve seconds."""
 
     def solve():  # noqa: ANN202
         return plan_home(
@@ -79,18 +81,24 @@ def ours(case: Home) -> tuple[Evaluation, float]:
     solve()
     times = []
     for _ in range(RUNS):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         plan = solve()
-        times.append(time.perf_counter() - started)
-    return cost_of(case, plan.load_kw, plan.battery_kw[case.battery.name], plan.curtail_kw), statistics.median(times)
+        times.append((time.perf_counter() - started, time.process_time() - cpu))
+    evaluation = cost_of(case, plan.load_kw, plan.battery_kw[case.battery.name], plan.curtail_kw)
+    return evaluation, medians(times)
 
 
-def theirs(case: Home) -> tuple[Evaluation, float]:
-    """EMHASS's plan's evaluation and its median solve time."""
+def theirs(case: Home) -> tuple[Evaluation, tuple[float, float]]:
+    """EMHASS's plan's evaluation and its median (wall, CPU) solve seconds."""
     emhass_plan(case)
     runs = [emhass_plan(case) for _ in range(RUNS)]
     loads, battery_kw, curtail, _ = runs[-1]
-    return cost_of(case, loads, battery_kw, curtail), statistics.median(r[3] for r in runs)
+    return cost_of(case, loads, battery_kw, curtail), medians([r[3] for r in runs])
+
+
+def medians(times: list[tuple[float, float]]) -> tuple[float, float]:
+    """Median wall and median CPU seconds."""
+    return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
 
 
 def main() -> int:
@@ -100,17 +108,21 @@ def main() -> int:
         ("days 2-3, SoC 80 %, half PV", home(np.concatenate(days[1:3]), seed=2, initial_soc_pct=80.0, pv_scale=0.5)),
         ("days 3-4, SoC 30 %", home(np.concatenate(days[2:4]), seed=3, initial_soc_pct=30.0)),
     ]
-    header = f"{'case':30} {'ours net':>9} {'EMHASS net':>10} {'ours cost':>9} {'EMHASS cost':>11} {'ours ms':>8} {'EMHASS ms':>9} {'speed-up':>8}  result"
-    print(header)
+    judge = 1 if "--cpu" in sys.argv[1:] else 0
+    print(
+        f"{'case':30} {'ours net':>9} {'EMHASS net':>10} {'ours cost':>9} {'EMHASS cost':>11} {'ours ms':>8} "
+        f"{'EMHASS ms':>9} {'speed-up':>8} {'ours cpu':>8} {'EMHASS cpu':>10} {'speed-up':>8}  result"
+    )
     ok = True
     for name, case in cases:
         mine, my_s = ours(case)
         other, other_s = theirs(case)
-        passed = mine.net_cost <= other.net_cost + 1e-9 and other_s >= 10 * my_s and not mine.violations
+        passed = mine.net_cost <= other.net_cost + 1e-9 and other_s[judge] >= 10 * my_s[judge] and not mine.violations
         ok &= passed
         print(
             f"{name:30} {mine.net_cost:9.4f} {other.net_cost:10.4f} {mine.cost:9.4f} {other.cost:11.4f} "
-            f"{my_s * 1000:8.1f} {other_s * 1000:9.1f} {other_s / my_s:7.1f}x  {'pass' if passed else 'FAIL'}"
+            f"{my_s[0] * 1000:8.1f} {other_s[0] * 1000:9.1f} {other_s[0] / my_s[0]:7.1f}x "
+            f"{my_s[1] * 1000:8.1f} {other_s[1] * 1000:10.1f} {other_s[1] / my_s[1]:7.1f}x  {'pass' if passed else 'FAIL'}"
         )
         for label, ev in (("ours", mine), ("EMHASS", other)):
             for violation in ev.violations:
