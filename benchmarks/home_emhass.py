@@ -3,6 +3,35 @@
 Only for ``.venv-bench`` (see ``setup_emhass.sh``). EMHASS works in W and Wh; its battery must end at ``soc_final``
 (set to the initial SoC, its usual configuration), its deferrable loads are the appliances (semi-continuous, one
 constant block) and the EV (continuous up to 11 kW, 3 hours' worth of energy).
+
+A heat pump maps onto EMHASS's ``def_load_config`` entry ``{"thermal_config": {...}}`` of a deferrable load (read in
+``Optimization._add_thermal_load_constraints``). Per 15-minute step Δt = h hours, with P in W, EMHASS models
+
+    T[t+1] = T[t] + P[t] * heating_rate * Δt / nominal_power - cooling_constant * Δt * (T[t] - T_out[t])
+
+and ours (:class:`~custom_components.agentic_hems.scheduling.home_model.HomeHeatPump`, P in kW) is
+
+    T[t+1] = T[t] + h / C * (cop[t] P[t] - UA (T[t] - ambient[t]) + gains[t]),
+
+so the same house is, term by term:
+
+    nominal_power_of_deferrable_loads   max_kw * 1000 (W)
+    heating_rate                        cop * max_kw / C (K/h at nominal power); EMHASS has one number, so the
+                                        COP must be constant (its per-step COPs exist only for thermal_battery,
+                                        whose heating demand does not depend on the store's temperature)
+    cooling_constant                    UA / C (1/h)
+    outdoor_temperature_forecast        ambient + gains / UA (°C; the gains folded into the outdoor temperature)
+    start_temperature                   initial_temp_c
+    min_temperatures, max_temperatures  comfort_low_c, comfort_high_c per step (EMHASS skips index 0, the start)
+    sense, thermal_inertia              "heat", 0 (no lag)
+    minimum_power_of_deferrable_loads   min_kw * 1000 (EMHASS: P >= min * on and P <= max * on, our off-or-in-range)
+    def_minimum_on_time / _off_time     min_run_slots / min_off_slots (steps); def_current_on/off_timesteps the
+                                        initial_on/off_slots
+    operating_hours_of_each_deferrable_load  0 (no energy target: the comfort band alone makes it run)
+
+EMHASS has no temperature after the last step (its T has n entries, ours n + 1 with the comfort band also at the
+end), so its heat pump never runs in the last step, and it has no ``desired_temperatures`` penalty here (hard band
+only, as ours).
 """
 
 from __future__ import annotations
