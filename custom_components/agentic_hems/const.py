@@ -154,3 +154,15 @@ EXPORT_SPOT: Final = "spot"
 EXPORT_FIXED: Final = "fixed"
 BATTERY_AUTOMATIC: Final = "automatic"
 BATTERY_APPROVAL: Final = "approval"
+
+# Grid tariff and connection (options step "tariff"); the phase of an appliance, EV or battery subentry.
+CONF_TARIFF_BANDS: Final = "tariff_bands"  # a band schedule (prices.tariffs.parse_schedule)
+CONF_CAPACITY_PRICE: Final = "capacity_price"  # currency per kW of the month's peak, per month
+CONF_CAPACITY_MIN_KW: Final = "capacity_min_kw"
+CONF_IMPORT_POWER_ENTITY: Final = "import_power_entity"
+CONF_HOLIDAY_CALENDAR: Final = "holiday_calendar"
+CONF_PHASE_COUNT: Final = "phase_count"  # "1" or "3"
+CONF_PHASE_CURRENT_A: Final = "phase_current_a"
+CONF_NOMINAL_VOLTAGE: Final = "nominal_voltage"
+CONF_PHASE: Final = "phase"
+PHASES: Final = ("L1", "L2", "L3", "three-phase")

@@ -8,22 +8,26 @@ each battery at its measured state of charge (a battery without a readable SoC i
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from homeassistant.core import HomeAssistant
+from homeassistant.util import dt as dt_util
 
 from ..const import EXPORT_SPOT
 from ..grid.forecast import MAX_HORIZON_H, ForecastError, forecast
 from ..prices.curve import FloatArray, PriceCurve, floor_slot
-from ..scheduling.home_model import HomeBattery
+from ..prices.tariffs import band_fees, billing_months, peak_floors
+from ..scheduling.home_model import GridFees, HomeBattery, PhaseLimits
 from ..scheduling.solar import SolarForecast
 from .home_config import HomeConfig
 from .solar_source import async_energy_forecast, energy_forecast_entries, sensor_forecast
+from .tariff_source import async_holidays, async_month_peak
 
 if TYPE_CHECKING:
     from ..coordinator import PriceData
@@ -135,3 +139,55 @@ async def async_inputs(
         soc_measured_at=measured,
         notes=[*notes, *([load_note] if load_note else [])],
     )
+
+
+def grid_terms(
+    config: HomeConfig, curve: PriceCurve, peak_so_far_kw: float, *, tz: tzinfo, holidays: Collection[date] = ()
+) -> tuple[GridFees | None, PhaseLimits | None]:
+    """Return the network fees and phase limits of the plan over ``curve`` (None for each that is not configured).
+
+    The fees hold the band fee per slot (0 without bands, local time ``tz``, ``holidays`` as the bands say) and, with
+    a capacity price, each slot's billing month and each month's peak floor: the current month (that of the curve's
+    first slot) at ``peak_so_far_kw`` (kW) or the minimum billed peak, later months at the minimum. The phase limit
+    is current x voltage per phase; a single-phase connection puts every device, the PV and the base load on L1.
+    """
+    starts = curve.slot_starts()
+    fees = None
+    if config.tariff is not None or config.capacity_price > 0:
+        energy = band_fees(starts, config.tariff, tz=tz, holidays=holidays) if config.tariff else np.zeros(len(starts))
+        month, keys = billing_months(starts, tz)
+        floors = peak_floors(keys, current=keys[0], peak_so_far_kw=peak_so_far_kw, minimum_kw=config.capacity_min_kw)
+        fees = GridFees(
+            energy_fee=energy,
+            capacity_price=config.capacity_price,
+            month=month if config.capacity_price > 0 else None,
+            peak_floor_kw=floors if config.capacity_price > 0 else (0.0,),
+        )
+    if config.phase_current_a is None:
+        return fees, None
+    if config.phase_count == 1:
+        assignment = dict.fromkeys([*config.device_phases, "pv", "base"], "L1")
+    else:
+        assignment = {name: "3" if phase == "three-phase" else phase for name, phase in config.device_phases.items()}
+    return fees, PhaseLimits(limit_kw=config.phase_current_a * config.nominal_voltage / 1000, assignment=assignment)
+
+
+async def async_grid_terms(
+    hass: HomeAssistant, config: HomeConfig, curve: PriceCurve, now: datetime
+) -> tuple[GridFees | None, PhaseLimits | None, str | None]:
+    """Return :func:`grid_terms` of ``curve`` in HA's time zone, with the month's peak and the holidays read from HA.
+
+    The peak so far comes from the import power sensor's statistics (0 kW, with a note, when there are none); the
+    holidays from the holiday calendar over the curve (only read when there are bands).
+    """
+    peak, note = 0.0, None
+    if config.capacity_price > 0:
+        found = await async_month_peak(hass, config.import_power_entity, now) if config.import_power_entity else None
+        if found is None:
+            note = "no month's peak so far from the import power sensor: the capacity charge starts at the minimum"
+        peak = found or 0.0
+    holidays = set()
+    if config.tariff is not None and config.holiday_calendar:
+        holidays = await async_holidays(hass, config.holiday_calendar, curve.start, curve.end)
+    fees, phases = grid_terms(config, curve, peak, tz=dt_util.get_default_time_zone(), holidays=holidays)
+    return fees, phases, note
