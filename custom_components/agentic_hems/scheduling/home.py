@@ -592,8 +592,8 @@ def _earliest(
     """Among plans costing at most ``budget``, the earliest: runs first, then energy loads, each in caller's order.
 
     When :func:`_runs_earliest` proves that no such plan starts a run earlier than ``x`` does, the runs stay; ``x``
-    is the answer when no energy load counts in the placement objective (:func:`_tie_objective`), else the energy
-    loads are placed with the runs fixed. Otherwise one more HiGHS call minimises the placement objective under
+    is the answer when nothing else (energy loads, heat pumps) counts in the placement objective
+    (:func:`_tie_objective`), else the rest is placed with the runs fixed. Otherwise one more HiGHS call minimises the placement objective under
     ``cost <= budget``; placements differ there by whole slots, far above HiGHS's tolerances. Its result is kept
     only when its recomputed cost stays within ``budget`` plus what HiGHS's feasibility tolerance may add (limits
     met to ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of the scale); else ``x`` stays.
@@ -619,8 +619,11 @@ def _earliest(
         tight=float(cost @ x) * factor <= lower_bound + PRUNE_MARGIN,
     )
     if fixed is not None:
-        energy = [c for c, load in zip(cols.loads, inputs.loads, strict=True) if not load.slots]
-        if not any(tie[c].any() for c in energy):
+        rest = tie.copy()
+        for load, columns in zip(inputs.loads, cols.loads, strict=True):
+            if load.slots:
+                rest[columns] = 0.0
+        if not rest.any():
             return x
         upper = fixed
     noise = TOL_KW * tariff.hours * float(np.sum(np.abs(tariff.import_price) + np.abs(tariff.export_price)))
