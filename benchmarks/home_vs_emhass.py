@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from home_emhass import emhass_plan  # noqa: E402
-from home_inputs import EXPORT_LIMIT_KW, FUSE_KW, Home, home, price_days  # noqa: E402
+from home_inputs import EXPORT_LIMIT_KW, FUSE_KW, Home, heated, home, price_days  # noqa: E402
 
 from custom_components.agentic_hems.scheduling.home import plan_home  # noqa: E402
 from custom_components.agentic_hems.scheduling.home_model import Evaluation, Tariff, evaluate  # noqa: E402
@@ -34,32 +34,41 @@ RUNS = 3
 
 
 def tariff(case: Home) -> Tariff:
-    """The common tariff of a case (terminal value as plan_home's default)."""
+    """The common tariff of a case (terminal values as plan_home's defaults), with the capacity charge if any."""
     median = float(np.median(case.curve.prices))
+    terminal = {case.battery.name: median * case.battery.discharge_efficiency}
+    if case.heat_pump is not None:
+        terminal[case.heat_pump.name] = median / float(case.heat_pump.cop[-1])
     return Tariff(
         import_price=case.curve.prices,
         export_price=case.export_price,
         hours=0.25,
         fuse_kw=FUSE_KW,
         export_limit_kw=EXPORT_LIMIT_KW,
-        terminal_price={case.battery.name: median * case.battery.discharge_efficiency},
+        terminal_price=terminal,
+        fees=case.fees,
     )
 
 
-def cost_of(case: Home, loads: dict[str, np.ndarray], battery_kw: np.ndarray, curtail: np.ndarray) -> Evaluation:
+def cost_of(
+    case: Home, loads: dict[str, np.ndarray], battery_kw: np.ndarray, curtail: np.ndarray, heat_kw: np.ndarray | None
+) -> Evaluation:
     """Cost a schedule with the common evaluator, after checking every load got its energy."""
     for spec in case.loads:
         need = spec.energy_kwh or spec.power_kw * spec.duration_min / 60
         got = 0.25 * float(loads[spec.name].sum())
         if abs(got - need) > 1e-3:
             raise AssertionError(f"{spec.name}: {got:.3f} kWh planned, {need:.3f} kWh needed")
-    house = case.base_kw + sum(loads.values(), np.zeros(case.base_kw.size))
+    house = case.base_kw + sum((loads[spec.name] for spec in case.loads), np.zeros(case.base_kw.size))
+    pump = case.heat_pump
     return evaluate(
         tariff(case),
         house_kw=house,
         pv_kw=case.pv_kw - curtail,
         battery_kw={case.battery.name: battery_kw},
         batteries=(case.battery,),
+        heat_kw=None if pump is None or heat_kw is None else {pump.name: heat_kw},
+        heat_pumps=() if pump is None else (pump,),
     )
 
 
@@ -76,6 +85,8 @@ def ours(case: Home) -> tuple[Evaluation, tuple[float, float]]:
             export_price=case.export_price,
             fuse_kw=FUSE_KW,
             export_limit_kw=EXPORT_LIMIT_KW,
+            heat_pumps=[] if case.heat_pump is None else [case.heat_pump],
+            fees=case.fees,
         )
 
     solve()
@@ -84,7 +95,8 @@ def ours(case: Home) -> tuple[Evaluation, tuple[float, float]]:
         started, cpu = time.perf_counter(), time.process_time()
         plan = solve()
         times.append((time.perf_counter() - started, time.process_time() - cpu))
-    evaluation = cost_of(case, plan.load_kw, plan.battery_kw[case.battery.name], plan.curtail_kw)
+    heat = None if case.heat_pump is None else plan.heat_kw[case.heat_pump.name]
+    evaluation = cost_of(case, plan.load_kw, plan.battery_kw[case.battery.name], plan.curtail_kw, heat)
     return evaluation, medians(times)
 
 
@@ -93,7 +105,8 @@ def theirs(case: Home) -> tuple[Evaluation, tuple[float, float]]:
     emhass_plan(case)
     runs = [emhass_plan(case) for _ in range(RUNS)]
     loads, battery_kw, curtail, _ = runs[-1]
-    return cost_of(case, loads, battery_kw, curtail), medians([r[3] for r in runs])
+    heat = None if case.heat_pump is None else loads[case.heat_pump.name]
+    return cost_of(case, loads, battery_kw, curtail, heat), medians([r[3] for r in runs])
 
 
 def medians(times: list[tuple[float, float]]) -> tuple[float, float]:
@@ -107,6 +120,7 @@ def main() -> int:
         ("days 1-2, SoC 50 %", home(np.concatenate(days[0:2]), seed=1)),
         ("days 2-3, SoC 80 %, half PV", home(np.concatenate(days[1:3]), seed=2, initial_soc_pct=80.0, pv_scale=0.5)),
         ("days 3-4, SoC 30 %", home(np.concatenate(days[2:4]), seed=3, initial_soc_pct=30.0)),
+        ("days 1-2, heat pump, capacity", heated(home(np.concatenate(days[0:2]), seed=1), seed=4)),
     ]
     judge = 1 if "--cpu" in sys.argv[1:] else 0
     print(
