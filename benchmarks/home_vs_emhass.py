@@ -6,7 +6,12 @@ and load (:mod:`home_inputs`): one 10 kWh battery, an 11 kW EV needing 33 kWh ov
 11.5 kW fuse that binds and a 5 kW export limit. Both plans go through
 :func:`~custom_components.agentic_hems.scheduling.home_model.evaluate`: cost = import - export revenue + wear, and
 net cost = cost - value of the energy the battery gains (the median import price x discharge efficiency per kWh; EMHASS
-must end at its initial SoC, so its terminal value is 0). Times are medians of ``RUNS`` runs after one warm-up: our
+must end at its initial SoC, so its terminal value is 0). The fourth case adds a heat pump heating the house (0-3 kW,
+constant COP 3.2, 19.5-22 °C, winter outdoor temperatures; EMHASS's ``thermal_config`` as mapped in
+:mod:`home_emhass`) and a capacity tariff (4 EUR per kW of the highest 15-minute import above 2.5 kW, given to EMHASS as
+its own ``capacity_cost_per_kw`` with the 2.5 kW as ``current_period_peak``); the evaluator then also costs the
+capacity charge, values the heat gained at the median import price / COP per kWh and lists comfort-band breaches
+(EMHASS has no temperature after its last step, so its store may end below the band). Times are medians of ``RUNS`` runs after one warm-up: our
 ``plan_home`` call against EMHASS's ``Optimization(...)`` plus ``perform_dayahead_forecast_optim`` (cvxpy + HiGHS,
 EMHASS's default 1 % MIP gap), in wall-clock ms and in CPU ms of this process (``time.process_time``: steadier than
 the wall clock on a busy machine). Exit status 1 when a target (our net cost <= EMHASS's, >= 10x faster) is missed;

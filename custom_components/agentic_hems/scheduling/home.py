@@ -513,34 +513,32 @@ def _dive(
                 if found.x is None:
                     return None, math.inf
                 lp = found.x
-    x = _leaf(inputs, model, cols, objective, upper=upper, lp=lp, target=lower_bound + PRUNE_MARGIN)
+    x = _leaf(inputs, model, cols, objective, upper=upper, lp=lp)
     return (None, math.inf) if x is None else (x, float(objective @ x))
 
 
 def _leaf(
-    inputs: _Inputs,
-    model: MilpModel,
-    cols: _Columns,
-    objective: FloatArray,
-    *,
-    upper: FloatArray,
-    lp: FloatArray,
-    target: float,
+    inputs: _Inputs, model: MilpModel, cols: _Columns, objective: FloatArray, *, upper: FloatArray, lp: FloatArray
 ) -> FloatArray | None:
     """With every run fixed and ``lp`` that LP's answer, a plan: ``lp`` itself when it needs no binary.
 
-    Otherwise the LP is solved again with each slot that has a binary kept to the direction ``lp`` favours
-    (:func:`_directed`); that plan is taken when its scaled cost reaches ``target`` (the relaxation's bound, so it
-    is optimal), else the MILP with the runs fixed is solved. None when that finds no plan.
+    Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
+    direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' on/off binaries come out whole. Else
+    the MILP with the runs fixed; None when that finds no plan.
     """
     integer = np.concatenate(model.integer) > 0
-    if _exclusive(inputs, cols, lp) and np.all(np.abs(lp[integer] - np.round(lp[integer])) <= 1e-9):
+    if _exclusive(inputs, cols, lp) and _whole(lp, np.flatnonzero(integer)):
         return lp
-    directed = model.solve(objective, upper=_directed(inputs, cols, lp, upper), relax=True)
-    if directed.x is not None and float(directed.fun) <= target:
-        return np.asarray(directed.x, dtype=np.float64)
-    found = model.solve(objective, upper=upper)
+    found = model.solve(objective, upper=_directed(inputs, cols, lp, upper), relax=True)
+    on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None)])
+    if found.x is None or not _whole(found.x, on):
+        found = model.solve(objective, upper=upper)
     return None if found.x is None else np.asarray(found.x, dtype=np.float64)
+
+
+def _whole(x: FloatArray, columns: IntArray) -> bool:
+    """Return True when ``x`` is within 1e-9 of an integer on every one of ``columns``."""
+    return bool(np.all(np.abs(x[columns] - np.round(x[columns])) <= 1e-9))
 
 
 def _directed(inputs: _Inputs, cols: _Columns, x: FloatArray, upper: FloatArray) -> FloatArray:
