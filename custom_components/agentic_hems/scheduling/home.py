@@ -613,7 +613,7 @@ def _earliest(
         upper=upper,
         tie=tie,
         factor=factor,
-        limit=budget * factor + PRUNE_MARGIN,
+        limit=budget * factor,
         tight=float(cost @ x) * factor <= lower_bound + PRUNE_MARGIN,
     )
     if fixed is not None:
@@ -651,8 +651,9 @@ def _runs_earliest(
     before it (in tie order) at their starts in ``x``. None when that is not proven.
 
     Earlier starts already at 0 in ``upper`` (pruned by the budget) need no proof; otherwise the LP relaxation with
-    the run forced earlier must exceed ``limit``. That LP is only tried when ``tight`` (``x`` costs the relaxation's
-    optimum): under a gap it cannot exceed the limit, so HiGHS's tie solve decides.
+    the run forced earlier must exceed ``limit``, by a bound that holds whatever HiGHS's tolerances
+    (:meth:`MilpModel.lower_bound`). That LP is only tried when ``tight`` (``x`` costs the relaxation's optimum):
+    under a gap it cannot exceed the limit, so HiGHS's tie solve decides.
     """
     objective = model.objective() * factor
     fixed = upper.copy()
@@ -665,8 +666,7 @@ def _runs_earliest(
                 return None
             trial = fixed.copy()
             trial[columns[start:]] = 0.0
-            found = model.solve(objective, upper=trial, relax=True)
-            if found.x is not None and float(found.fun) <= limit:
+            if model.lower_bound(objective, trial) <= limit:
                 return None
         fixed[columns] = 0.0
         fixed[columns[start]] = 1.0
