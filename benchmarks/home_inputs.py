@@ -7,7 +7,7 @@ Importing this module makes the integration's pure core importable without Home 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 import importlib.machinery
 import importlib.util
@@ -40,13 +40,15 @@ sys.path.insert(0, str(ROOT))
 
 from custom_components.agentic_hems.prices.curve import PriceCurve  # noqa: E402
 from custom_components.agentic_hems.prices.entsoe import parse_day_ahead  # noqa: E402
-from custom_components.agentic_hems.scheduling.home_model import HomeBattery  # noqa: E402
+from custom_components.agentic_hems.scheduling.home_model import GridFees, HomeBattery, HomeHeatPump  # noqa: E402
 from custom_components.agentic_hems.scheduling.plan import LoadSpec  # noqa: E402
 
 IMPORT_FEES = 0.12  # EUR/kWh on top of the spot price (grid fees, levies, VAT simplified)
 EXPORT_FEE = 0.005  # EUR/kWh taken from the spot price for exported energy (may go negative)
 FUSE_KW = 11.5
 EXPORT_LIMIT_KW = 5.0
+CAPACITY_PRICE = 4.0  # EUR per kW of the month's highest 15-minute average import above CAPACITY_MIN_KW
+CAPACITY_MIN_KW = 2.5
 
 
 def price_days() -> list[np.ndarray]:
@@ -84,6 +86,8 @@ class Home:
     base_kw: np.ndarray
     battery: HomeBattery
     loads: list[LoadSpec]
+    heat_pump: HomeHeatPump | None = None
+    fees: GridFees | None = None
 
 
 def battery(initial_soc_pct: float = 50.0) -> HomeBattery:
@@ -123,3 +127,30 @@ def home(spot: np.ndarray, seed: int, *, initial_soc_pct: float = 50.0, pv_scale
     start = datetime(2026, 1, 5, tzinfo=UTC)
     curve = PriceCurve(start=start, resolution=SLOT, prices=np.round(spot + IMPORT_FEES, 6), source="bench")
     return Home(curve, np.round(spot - EXPORT_FEE, 6), pv, base, battery(initial_soc_pct), loads(start))
+
+
+def heat_pump(outdoor_c: np.ndarray) -> HomeHeatPump:
+    """The house's heat pump: UA 0.15 kW/K, C 8 kWh/K, 0-3 kW electrical at a constant COP of 3.2, 19.5-22 °C."""
+    n = outdoor_c.size
+    return HomeHeatPump(
+        name="heat_pump",
+        ua_kw_per_k=0.15,
+        capacity_kwh_per_k=8.0,
+        min_kw=0.0,
+        max_kw=3.0,
+        initial_temp_c=20.5,
+        ambient_c=outdoor_c,
+        cop=np.full(n, 3.2),
+        comfort_low_c=np.full(n, 19.5),
+        comfort_high_c=np.full(n, 22.0),
+    )
+
+
+def heated(case: Home, seed: int) -> Home:
+    """``case`` with a heat pump (winter days: 4 °C +- 4 °C daily swing plus a daily offset) and a capacity tariff."""
+    rng = np.random.default_rng(seed)
+    n = case.base_kw.size
+    hours = np.arange(n) / 4
+    outdoor = 4.0 + 4.0 * np.sin((hours - 9) / 24 * 2 * math.pi) + np.repeat(rng.normal(0.0, 2.0, n // DAY), DAY)
+    fees = GridFees(energy_fee=np.zeros(n), capacity_price=CAPACITY_PRICE, peak_floor_kw=(CAPACITY_MIN_KW,))
+    return replace(case, heat_pump=heat_pump(outdoor), fees=fees)

@@ -511,7 +511,7 @@ def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
     x: FloatArray | None = None
     note = ""
     if relaxed is not None:
-        dived, bound = _dive(inputs, model, cols, cost * factor, relaxed[2])
+        dived, bound = _dive(inputs, model, cols, relaxed, cost * factor)
         upper = _pruned(upper, runs, relaxed, bound)
         if dived is not None and bound <= relaxed[0] + PRUNE_MARGIN:
             x = _clean(model, dived, model.upper_bounds())
@@ -527,43 +527,80 @@ def _solve(inputs: _Inputs) -> tuple[_Solution, str]:
     if relaxed is not None:
         upper = _pruned(upper, runs, relaxed, budget * factor)
         upper[x > 0] = np.maximum(upper[x > 0], x[x > 0])  # the plan in hand stays feasible whatever the rounding
-    x = _earliest(inputs, model, cols, x, budget=budget, scale=scale, upper=upper)
+    lower_bound = -math.inf if relaxed is None else relaxed[0]
+    x = _earliest(inputs, model, cols, x, budget=budget, scale=scale, upper=upper, lower_bound=lower_bound)
     return _Solution(x, cols, model), note
 
 
 def _dive(
-    inputs: _Inputs, model: MilpModel, cols: _Columns, objective: FloatArray, lp: FloatArray
+    inputs: _Inputs,
+    model: MilpModel,
+    cols: _Columns,
+    relaxed: tuple[float, FloatArray, FloatArray],
+    objective: FloatArray,
 ) -> tuple[FloatArray | None, float]:
     """Return a plan and its scaled cost found by fixing the runs one by one at their largest LP fraction.
 
-    After each run is fixed the LP relaxation is solved again. With every run fixed, the LP's answer is a plan
-    when it charges or discharges (imports or exports) alone in every slot with a binary; otherwise the MILP with
-    the runs fixed is solved. (None, inf) when no plan is found.
+    ``relaxed`` is the LP relaxation (optimum, reduced costs, solution). The LP is solved again after fixing a run
+    it had split (fixing one it had whole leaves its answer optimal); with every run fixed, :func:`_leaf` turns
+    the LP's answer into a plan. (None, inf) when no plan is found.
     """
+    lower_bound, _, lp = relaxed
     upper = model.upper_bounds()
-    found = None
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
         if load.slots:
             keep = columns[int(np.argmax(lp[columns]))]
+            split = lp[keep] < 1 - 1e-9
             upper[columns] = 0.0
             upper[keep] = 1.0
-            found = model.solve(objective, upper=upper, relax=True)
-            if found.x is None:
-                return None, math.inf
-            lp = found.x
-    found = _leaf(inputs, model, cols, objective, upper)
-    return (None, math.inf) if found is None else (found.x, float(found.fun))
+            if split:
+                found = model.solve(objective, upper=upper, relax=True)
+                if found.x is None:
+                    return None, math.inf
+                lp = found.x
+    x = _leaf(inputs, model, cols, objective, upper=upper, lp=lp)
+    return (None, math.inf) if x is None else (x, float(objective @ x))
 
 
-def _leaf(inputs: _Inputs, model: MilpModel, cols: _Columns, objective: FloatArray, upper: FloatArray) -> Any:
-    """Solve with every run fixed: the LP when its answer needs no binary, else the (small) MILP; None if none."""
-    found = model.solve(objective, upper=upper, relax=True)
+def _leaf(
+    inputs: _Inputs, model: MilpModel, cols: _Columns, objective: FloatArray, *, upper: FloatArray, lp: FloatArray
+) -> FloatArray | None:
+    """With every run fixed and ``lp`` that LP's answer, a plan: ``lp`` itself when it needs no binary.
+
+    Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
+    direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' on/off binaries come out whole. Else
+    the MILP with the runs fixed; None when that finds no plan.
+    """
     integer = np.concatenate(model.integer) > 0
-    if found.x is not None and not (
-        _exclusive(inputs, cols, found.x) and np.all(np.abs(found.x[integer] - np.round(found.x[integer])) <= 1e-9)
-    ):
+    if _exclusive(inputs, cols, lp) and _whole(lp, np.flatnonzero(integer)):
+        return lp
+    found = model.solve(objective, upper=_directed(inputs, cols, lp, upper), relax=True)
+    on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None)])
+    if found.x is None or not _whole(found.x, on):
         found = model.solve(objective, upper=upper)
-    return None if found.x is None else found
+    return None if found.x is None else np.asarray(found.x, dtype=np.float64)
+
+
+def _whole(x: FloatArray, columns: IntArray) -> bool:
+    """Return True when ``x`` is within 1e-9 of an integer on every one of ``columns``."""
+    return bool(np.all(np.abs(x[columns] - np.round(x[columns])) <= 1e-9))
+
+
+def _directed(inputs: _Inputs, cols: _Columns, x: FloatArray, upper: FloatArray) -> FloatArray:
+    """Return ``upper`` with one side of each pair that has a binary at 0, in every slot: the side smaller in ``x``.
+
+    The pairs are charge and discharge, import and export; any answer is then exclusive there and its binaries can
+    be set to match.
+    """
+    out = upper.copy()
+    tariff = inputs.tariff
+    pairs = [(c, d, _dump_pays(inputs)) for c, d in zip(cols.charge, cols.discharge, strict=True)]
+    pairs.append((cols.imp, cols.exp, tariff.export_price > tariff.import_price))
+    for first, second, has_binary in pairs:
+        favours_first = x[first] >= x[second]
+        out[first[has_binary & ~favours_first]] = 0.0
+        out[second[has_binary & favours_first]] = 0.0
+    return out
 
 
 def _exclusive(inputs: _Inputs, cols: _Columns, x: FloatArray) -> bool:
@@ -585,29 +622,100 @@ def _pruned(
 
 
 def _earliest(
-    inputs: _Inputs, model: MilpModel, cols: _Columns, x: FloatArray, *, budget: float, scale: float, upper: FloatArray
+    inputs: _Inputs,
+    model: MilpModel,
+    cols: _Columns,
+    x: FloatArray,
+    *,
+    budget: float,
+    scale: float,
+    upper: FloatArray,
+    lower_bound: float,
 ) -> FloatArray:
     """Among plans costing at most ``budget``, the earliest: runs first, then energy loads, each in caller's order.
 
-    One more HiGHS call minimises the lexicographic placement objective (:func:`_tie_objective`) under
-    ``cost <= budget``; placements differ there by whole slots, far above HiGHS's tolerances. The result is kept
+    When :func:`_runs_earliest` proves that no such plan starts a run earlier than ``x`` does, the runs stay; ``x``
+    is the answer when nothing else (energy loads, heat pumps) counts in the placement objective
+    (:func:`_tie_objective`), else the rest is placed with the runs fixed. Otherwise one more HiGHS call minimises the placement objective under
+    ``cost <= budget``; placements differ there by whole slots, far above HiGHS's tolerances. Its result is kept
     only when its recomputed cost stays within ``budget`` plus what HiGHS's feasibility tolerance may add (limits
     met to ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of the scale); else ``x`` stays.
+    ``lower_bound`` is the LP relaxation's scaled optimum (-inf when not known).
     """
     from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in MilpModel.solve
 
     if not inputs.loads:
         return x
     tariff = inputs.tariff
-    noise = TOL_KW * tariff.hours * float(np.sum(np.abs(tariff.import_price) + np.abs(tariff.export_price)))
+    tie = _tie_objective(inputs, cols, model.size)
     cost = model.objective()
     factor = COST_SCALE / scale
+    fixed = _runs_earliest(
+        inputs,
+        model,
+        cols,
+        x,
+        upper=upper,
+        tie=tie,
+        factor=factor,
+        limit=budget * factor,
+        tight=float(cost @ x) * factor <= lower_bound + PRUNE_MARGIN,
+    )
+    if fixed is not None:
+        rest = tie.copy()
+        for load, columns in zip(inputs.loads, cols.loads, strict=True):
+            if load.slots:
+                rest[columns] = 0.0
+        if not rest.any():
+            return x
+        upper = fixed
+    noise = TOL_KW * tariff.hours * float(np.sum(np.abs(tariff.import_price) + np.abs(tariff.export_price)))
     row = [LinearConstraint(cost[None, :] * factor, -np.inf, budget * factor)]
-    found = model.solve(_tie_objective(inputs, cols, model.size), row, upper=upper)
+    found = model.solve(tie, row, upper=upper)
     if found.x is None:
         return x
     better = _clean(model, found.x, upper)
     return better if float(cost @ better) <= budget + TIE_REL * scale + noise else x
+
+
+def _runs_earliest(
+    inputs: _Inputs,
+    model: MilpModel,
+    cols: _Columns,
+    x: FloatArray,
+    *,
+    upper: FloatArray,
+    tie: FloatArray,
+    factor: float,
+    limit: float,
+    tight: bool,
+) -> FloatArray | None:
+    """Return ``upper`` with every run fixed at its start in ``x`` when no run can start earlier within ``limit``.
+
+    "Earlier within the limit": a plan of cost x ``factor`` <= ``limit`` whose run starts before ``x``'s, the runs
+    before it (in tie order) at their starts in ``x``. None when that is not proven.
+
+    Earlier starts already at 0 in ``upper`` (pruned by the budget) need no proof; otherwise the LP relaxation with
+    the run forced earlier must exceed ``limit``, by a bound that holds whatever HiGHS's tolerances
+    (:meth:`MilpModel.lower_bound`). That LP is only tried when ``tight`` (``x`` costs the relaxation's optimum):
+    under a gap it cannot exceed the limit, so HiGHS's tie solve decides.
+    """
+    objective = model.objective() * factor
+    fixed = upper.copy()
+    for load, columns in zip(inputs.loads, cols.loads, strict=True):
+        if not load.slots:
+            continue
+        start = int(np.argmax(x[columns]))
+        if tie[columns].any() and fixed[columns[:start]].any():
+            if not tight:
+                return None
+            trial = fixed.copy()
+            trial[columns[start:]] = 0.0
+            if model.lower_bound(objective, trial) <= limit:
+                return None
+        fixed[columns] = 0.0
+        fixed[columns[start]] = 1.0
+    return fixed
 
 
 def _tie_objective(inputs: _Inputs, cols: _Columns, size: int) -> FloatArray:

@@ -15,6 +15,8 @@ from .windows import IntArray
 MIP_REL_GAP = 1e-9
 TIME_LIMIT_S = 10.0
 _OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
+# LPs skip HiGHS's presolve: on these small, sparse models it costs more than the simplex saves.
+_LP_OPTIONS: Final = {**_OPTIONS, "presolve": False}
 
 
 class MilpModel:
@@ -71,7 +73,11 @@ class MilpModel:
         integrality = np.zeros(self.size) if relax else np.concatenate(self.integer)
         bounds = Bounds(np.concatenate(self.lower), self.upper_bounds() if upper is None else upper)
         return milp(
-            objective, integrality=integrality, bounds=bounds, constraints=constraints + (extra or []), options=_OPTIONS
+            objective,
+            integrality=integrality,
+            bounds=bounds,
+            constraints=constraints + (extra or []),
+            options=_LP_OPTIONS if relax else _OPTIONS,
         )
 
     def upper_bounds(self) -> FloatArray:
@@ -84,25 +90,59 @@ class MilpModel:
         Any solution with column j at value v costs at least ``optimum + reduced[j] * (v - lower[j])`` (Lagrangian
         bound: every other term of the dual is >= 0). None when HiGHS reports no optimum.
         """
+        found, _ = self._linprog(objective, self.upper_bounds())
+        if found.status != 0:
+            return None
+        return float(found.fun), np.asarray(found.lower.marginals, dtype=np.float64), np.asarray(found.x)
+
+    def lower_bound(self, objective: FloatArray, upper: FloatArray) -> float:
+        """Return a lower bound of ``objective`` over the LP relaxation with ``upper``, exact whatever HiGHS's tolerances.
+
+        The bound is the Lagrangian of the LP's row duals (inequality duals clipped to their sign): ``y . b`` plus,
+        per column, its reduced cost times the bound that minimises it. It holds for any duals, so a tolerance in
+        HiGHS's answer can only lower it; an unbounded column with the wrong sign makes it -inf. inf when HiGHS
+        proves the LP infeasible, -inf when it reports neither.
+        """
+        found, (a_ub, b_ub, a_eq, b_eq) = self._linprog(objective, upper)
+        if found.status == 2:
+            return np.inf
+        if found.status != 0:
+            return -np.inf
+        y_ub = np.minimum(np.asarray(found.ineqlin.marginals, dtype=np.float64), 0.0)
+        y_eq = np.asarray(found.eqlin.marginals, dtype=np.float64)
+        reduced = objective - a_ub.T @ y_ub - a_eq.T @ y_eq
+        lower = np.concatenate(self.lower)
+        at = np.where(reduced > 0, lower, np.where(reduced < 0, upper, 0.0))
+        with np.errstate(invalid="ignore"):
+            terms = np.where(reduced == 0, 0.0, reduced * at)
+        return float(y_ub @ b_ub + y_eq @ b_eq + np.sum(terms))
+
+    def _linprog(self, objective: FloatArray, upper: FloatArray) -> tuple[Any, tuple[Any, FloatArray, Any, FloatArray]]:
+        """Solve the LP relaxation with linprog (rows split into A_ub x <= b_ub and A_eq x = b_eq); return both."""
         from scipy.optimize import linprog  # noqa: PLC0415 - lazy, as in solve
         from scipy.sparse import csr_array, vstack  # noqa: PLC0415
 
         matrix = self._matrix(csr_array)
         lo, hi = np.concatenate(self.row_lo), np.concatenate(self.row_hi)
-        eq, upper = lo == hi, np.isfinite(hi) & (lo != hi)
+        eq, upper_rows = lo == hi, np.isfinite(hi) & (lo != hi)
         lower_rows = np.isfinite(lo) & (lo != hi)
+        system = (
+            vstack([matrix[upper_rows], -matrix[lower_rows]]).tocsr(),
+            np.concatenate([hi[upper_rows], -lo[lower_rows]]),
+            matrix[eq],
+            lo[eq],
+        )
         found = linprog(
             objective,
-            A_ub=vstack([matrix[upper], -matrix[lower_rows]]),
-            b_ub=np.concatenate([hi[upper], -lo[lower_rows]]),
-            A_eq=matrix[eq],
-            b_eq=lo[eq],
-            bounds=np.column_stack([np.concatenate(self.lower), np.concatenate(self.upper)]),
+            A_ub=system[0],
+            b_ub=system[1],
+            A_eq=system[2],
+            b_eq=system[3],
+            bounds=np.column_stack([np.concatenate(self.lower), upper]),
             method="highs",
+            options={"presolve": False},
         )
-        if found.status != 0:
-            return None
-        return float(found.fun), np.asarray(found.lower.marginals, dtype=np.float64), np.asarray(found.x)
+        return found, system
 
     def _matrix(self, csr_array: Any) -> Any:
         """Return the rows as a sparse (rows, columns) matrix."""
