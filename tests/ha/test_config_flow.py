@@ -521,15 +521,27 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": one}  # a rule, not a list of rules
     )
-    assert result["errors"] == {"policy_rules": "invalid_policy"}
-    assert result["description_placeholders"]["error"] == "expected a list of rules"
+    assert result["errors"] == {"policy_rules": "policy_not_a_list"}
     bad = [{"operation": "open", "device_type": "cover", "action": "allow"},
            {"operation": "open", "device_type": "cover", "risk_min": 5, "risk_max": 2, "action": "allow"}]
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": bad}
     )
-    assert result["type"] is FlowResultType.FORM and result["errors"] == {"policy_rules": "invalid_policy"}
-    assert result["description_placeholders"]["error"].startswith("rule 1: risk_min must not exceed risk_max")
+    assert result["type"] is FlowResultType.FORM and result["errors"] == {"policy_rules": "policy_rule_order"}
+    assert result["description_placeholders"] == {"number": "2"}  # counted from 1, as people count
+    for rule, error, placeholders in (
+        ({**bad[1], "colour": "red"}, "policy_rule_unknown_key",
+         {"number": "1", "key": "colour", "keys": "operation, device_type, risk_min, risk_max, action"}),
+        ({"operation": "open", "action": "deny"}, "policy_rule_missing", {"number": "1", "key": "device_type"}),
+        ({**bad[0], "action": "maybe"}, "policy_rule_not_an_option",
+         {"number": "1", "key": "action", "options": "allow, confirm, deny"}),
+        ({**bad[0], "risk_max": 9}, "policy_rule_risk", {"number": "1", "key": "risk_max", "maximum": "5"}),
+        ("open the door", "policy_rule_not_a_mapping", {"number": "1"}),
+    ):
+        result = await hass.config_entries.options.async_configure(
+            result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": [rule]}
+        )
+        assert (result["errors"], result["description_placeholders"]) == ({"policy_rules": error}, placeholders)
     assert dict(loaded_entry.options) == before
     good = [{"operation": "open", "device_type": "cover", "risk_min": 4, "risk_max": 4, "action": "deny"}]
     result = await hass.config_entries.options.async_configure(

@@ -210,14 +210,14 @@ async def test_the_home_step_stores_what_home_config_reads(hass: HomeAssistant, 
     home = {
         "pv_forecast_entries": [entries["roof"].entry_id], "pv_forecast_sensor": "sensor.solcast_today",
         "export_price_mode": "spot", "export_fixed_price": 0.07, "export_spot_factor": 0.9, "export_spot_fee": 0.012,
-        "export_limit_kw": 4.6, "curtailment_entity": "switch.inverter_limit", "battery_control": "automatic",
+        "export_limit_kw": 4.6, "curtailment_entity": "number.inverter_limit", "battery_control": "automatic",
         "mpc_soc_threshold_pct": 8, "mpc_pv_threshold_kw": 0.75,
     }
     await finish(hass, result, home)
     assert {k: loaded_entry.options[k] for k in home} == home
     config = home_config(hass, loaded_entry)
     assert config.pv_forecast_entries == (entries["roof"].entry_id,)
-    assert (config.pv_forecast_sensor, config.curtailment_entity) == ("sensor.solcast_today", "switch.inverter_limit")
+    assert (config.pv_forecast_sensor, config.curtailment_entity) == ("sensor.solcast_today", "number.inverter_limit")
     assert (config.export_price_mode, config.export_fixed_price, config.export_spot_factor, config.export_spot_fee) == (
         "spot", 0.07, 0.9, 0.012)
     assert (config.export_limit_kw, config.battery_control) == (4.6, "automatic")

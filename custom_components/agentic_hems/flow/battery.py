@@ -92,7 +92,7 @@ def battery_schema() -> vol.Schema:
                 )
             ),
             vol.Optional(CONF_CONTROL_ENTITY): EntitySelector(
-                EntitySelectorConfig(domain=["number", "input_number", "select"])
+                EntitySelectorConfig(domain=["number", "input_number", "select", "input_select"])
             ),
             vol.Optional("charge_option"): TextSelector(),
             vol.Optional("discharge_option"): TextSelector(),
@@ -151,7 +151,7 @@ def validate_battery(user_input: Mapping[str, Any], other_names: set[str]) -> tu
     """
     data = {k: v for k, v in user_input.items() if k not in MODE_FIELDS}
     data[CONF_BATTERY_NAME] = str(data.get(CONF_BATTERY_NAME, "")).strip()
-    is_select = str(data.get(CONF_CONTROL_ENTITY) or "").startswith("select.")
+    is_select = str(data.get(CONF_CONTROL_ENTITY) or "").startswith(("select.", "input_select."))
     modes = {mode: str(user_input.get(key) or "").strip() for key, mode in MODE_FIELDS.items()}
     data[CONF_CONTROL_MODES] = {mode: name for mode, name in modes.items() if name} if is_select else {}
     errors = _number_errors(data)

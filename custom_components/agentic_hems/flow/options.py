@@ -25,25 +25,13 @@ from ..const import (
     DEFAULT_CONTROL_OPTIONS,
     DEFAULT_OPTIONS,
 )
-from ..gates.tables import validate_rules
 from ..people import async_non_admin_users
 from ..validation import vol
 from .checks import validate_llm
 from .home import HOME_OPTIONAL, forecast_entry_options, home_schema
+from .policy import policy_errors
 from .schemas import GRID_OPTIONAL, assistant_schema, control_schema, grid_schema, number_selector, settings_schema
 from .tariff import TARIFF_FIELDS, check_tariff, tariff_schema
-
-
-def _check_rules(rules: Any) -> None:
-    """Check that ``rules`` are a valid policy: a list of rules.
-
-    Raises:
-        vol.Invalid: they are not.
-
-    """
-    if not isinstance(rules, list):
-        raise vol.Invalid("expected a list of rules")
-    validate_rules(rules)
 
 
 class AgenticHemsOptionsFlow(OptionsFlow):
@@ -126,15 +114,11 @@ class AgenticHemsOptionsFlow(OptionsFlow):
     async def async_step_control(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Device control; policy rules are validated before they are saved."""
         errors: dict[str, str] = {}
-        placeholders = {"error": ""}
+        placeholders: dict[str, str] = {}
         if user_input is not None:
             rules = user_input.get(CONF_POLICY_RULES) or []
-            try:
-                _check_rules(rules)
-            except vol.Invalid as err:
-                errors[CONF_POLICY_RULES] = "invalid_policy"
-                placeholders["error"] = str(err)
-            else:
+            errors, placeholders = policy_errors(rules)
+            if not errors:
                 self._options |= {**user_input, CONF_POLICY_RULES: rules}
                 if not user_input.get(CONF_NOTIFY_SERVICE):
                     self._options.pop(CONF_NOTIFY_SERVICE, None)

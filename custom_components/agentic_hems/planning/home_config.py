@@ -71,7 +71,8 @@ _PCT = vol.All(vol.Coerce(float), vol.Range(min=0, max=100))
 _POSITIVE = vol.All(vol.Coerce(float), vol.Range(min=0, min_included=False))
 _EFFICIENCY = vol.All(vol.Coerce(float), vol.Range(min=0, max=1, min_included=False))
 _ENTITY = vol.Any(None, vol.All(str, vol.Match(r"^[a-z_]+\.[a-z0-9_]+$")))
-_CONTROL = vol.Any(None, vol.All(str, vol.Match(r"^(number|input_number|select)\.[a-z0-9_]+$")))
+_CONTROL = vol.Any(None, vol.All(str, vol.Match(r"^(number|input_number|select|input_select)\.[a-z0-9_]+$")))
+_LIMIT = vol.Any(None, vol.All(str, vol.Match(r"^(number|input_number)\.[a-z0-9_]+$")))  # a PV power limit
 
 BATTERY_SCHEMA = vol.Schema(
     {
@@ -117,7 +118,7 @@ OPTION_SCHEMAS: dict[str, Any] = {
     CONF_EXPORT_SPOT_FACTOR: _FLOAT,
     CONF_EXPORT_SPOT_FEE: _FLOAT,
     CONF_EXPORT_LIMIT_KW: vol.Any(None, vol.All(vol.Coerce(float), vol.Range(min=0))),
-    CONF_CURTAILMENT_ENTITY: _ENTITY,
+    CONF_CURTAILMENT_ENTITY: _LIMIT,
     CONF_BATTERY_CONTROL: vol.In((BATTERY_AUTOMATIC, BATTERY_APPROVAL)),
     CONF_MPC_SOC_THRESHOLD_PCT: vol.All(vol.Coerce(float), vol.Range(min=0, max=100, min_included=False)),
     CONF_MPC_PV_THRESHOLD_KW: _POSITIVE,
@@ -128,7 +129,7 @@ OPTION_SCHEMAS: dict[str, Any] = {
 class BatteryConfig:
     """One battery subentry: the :class:`HomeBattery` limits plus where its SoC is read and its power is set.
 
-    ``control_entity`` is a number/input_number (setpoint in kW, positive charging) or a select whose options
+    ``control_entity`` is a number/input_number (setpoint in kW, positive charging) or a select/input_select whose options
     ``control_modes`` names per mode (charge, discharge, idle); None when the plan only shows the battery.
     """
 
@@ -167,7 +168,11 @@ class BatteryConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class HomeConfig:
-    """The whole-home plan's settings; ``export_limit_kw`` is math.inf for no limit."""
+    """The whole-home plan's settings; ``export_limit_kw`` is math.inf for no limit.
+
+    ``curtailment_entity`` is a number/input_number limiting the inverter's PV power (W or kW, its ``max`` meaning no
+    limit); when set, the plan may curtail PV and sets it to each slot's planned PV production.
+    """
 
     batteries: tuple[BatteryConfig, ...] = ()
     pv_forecast_entries: tuple[str, ...] = ()
@@ -198,8 +203,9 @@ class HomeConfig:
         return bool(self.batteries or self.pv_forecast_entries or self.pv_forecast_sensor)
 
     def control_entities(self) -> frozenset[str]:
-        """Return the batteries' control entities (what the plan's commands set)."""
-        return frozenset(b.control_entity for b in self.batteries if b.control_entity)
+        """Return what the plan's commands set: the batteries' control entities and the PV limit (curtailment)."""
+        limit = {self.curtailment_entity} if self.curtailment_entity else set()
+        return frozenset({b.control_entity for b in self.batteries if b.control_entity} | limit)
 
 
 def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
@@ -209,7 +215,7 @@ def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
         raise ValueError("soc_min_pct is above soc_max_pct")
     if (
         valid[CONF_CONTROL_ENTITY]
-        and valid[CONF_CONTROL_ENTITY].startswith("select.")
+        and valid[CONF_CONTROL_ENTITY].startswith(("select.", "input_select."))
         and not valid[CONF_CONTROL_MODES]
     ):
         raise ValueError("a select control entity needs control_modes")

@@ -261,11 +261,13 @@ def planned_soc_pct(plan: HomePlan, battery: str, capacity_kwh: float, now: date
 def _fingerprint(result: HomeResult, since: datetime) -> tuple[object, ...]:
     """Return what a replan must change to count as a new plan.
 
-    That is the appliance starts, the horizon's end and the battery powers per slot from ``since`` on.
+    That is the appliance starts, the horizon's end and the battery powers and PV curtailment per slot from ``since``
+    on.
     """
     plan = result.plan
     if plan is None:
         return (result.reason,)
     skip = max(round((since - plan.start) / plan.resolution), 0)
     batteries = {name: tuple(np.round(kw[skip:], 3).tolist()) for name, kw in plan.battery_kw.items()}
-    return (plan.horizon_end, tuple(sorted(plan.starts.items())), tuple(sorted(batteries.items())))
+    curtail = tuple(np.round(plan.curtail_kw[skip:], 3).tolist())
+    return (plan.horizon_end, tuple(sorted(plan.starts.items())), tuple(sorted(batteries.items())), curtail)
