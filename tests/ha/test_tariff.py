@@ -35,7 +35,7 @@ from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.planning.home_config import home_config
-from custom_components.agentic_hems.planning.home_inputs import async_grid_terms, grid_terms
+from custom_components.agentic_hems.planning.home_inputs import async_grid_terms, grid_terms, phases_of
 from custom_components.agentic_hems.planning.tariff_source import async_holidays, async_month_peak
 from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling.home_model import HomePlan
@@ -139,6 +139,9 @@ async def test_grid_terms_of_a_curve_over_a_month_boundary(hass: HomeAssistant) 
     assert (fees.capacity_price, fees.peak_floor_kw) == (4.5, (3.2, 2.5))
     assert phases.limit_kw == pytest.approx(5.75)
     assert dict(phases.assignment) == {"dishwasher": "L1", "washer": "L3", "ev": "3", "bat1": "L2"}
+    kept = phases_of(phases, ["washer", "bat1"])  # what a plan without the dishwasher and the EV may name
+    assert kept is not None and dict(kept.assignment) == {"washer": "L3", "bat1": "L2"} and kept.limit_kw == 5.75
+    assert phases_of(None, ["washer"]) is None
 
     hass.config_entries.async_update_entry(entry, options={**entry.options, "phase_count": "1", "capacity_price": 0,
                                                            "tariff_bands": None, "phase_current_a": 40})
