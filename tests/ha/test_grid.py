@@ -477,7 +477,7 @@ async def test_the_readme_examples_run(hass: HomeAssistant, site: MockConfigEntr
     from homeassistant.helpers.script import Script
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("## The grid toolkit"):readme.index("## Python entry points")]
+    section = readme[readme.index("## The grid toolkit"):readme.index("## Whole-home plan\n")]
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)]
     assert len(blocks) == 2
     called = {step["action"].split(".")[1] for block in blocks for step in block}

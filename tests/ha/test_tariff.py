@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from freezegun.api import FrozenDateTimeFactory
 import numpy as np
 import pytest
 from pytest_homeassistant_custom_component.common import (
@@ -34,11 +35,13 @@ from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.planning.home_config import home_config
-from custom_components.agentic_hems.planning.home_inputs import async_grid_terms, grid_terms
+from custom_components.agentic_hems.planning.home_inputs import async_grid_terms, grid_terms, phases_of
 from custom_components.agentic_hems.planning.tariff_source import async_holidays, async_month_peak
 from custom_components.agentic_hems.prices.curve import PriceCurve
+from custom_components.agentic_hems.scheduling.home_model import HomePlan
 
-from .conftest import APPLIANCES, sample_entry
+from .conftest import APPLIANCES, NOW, sample_entry
+from .test_home_plan import BATTERY as HOME_BATTERY, _house, home_entry
 
 BRUSSELS = ZoneInfo("Europe/Brussels")
 TRANSLATIONS = Path(__file__).parents[2] / "custom_components" / "agentic_hems" / "translations"
@@ -136,6 +139,9 @@ async def test_grid_terms_of_a_curve_over_a_month_boundary(hass: HomeAssistant) 
     assert (fees.capacity_price, fees.peak_floor_kw) == (4.5, (3.2, 2.5))
     assert phases.limit_kw == pytest.approx(5.75)
     assert dict(phases.assignment) == {"dishwasher": "L1", "washer": "L3", "ev": "3", "bat1": "L2"}
+    kept = phases_of(phases, ["washer", "bat1"])  # what a plan without the dishwasher and the EV may name
+    assert kept is not None and dict(kept.assignment) == {"washer": "L3", "bat1": "L2"} and kept.limit_kw == 5.75
+    assert phases_of(None, ["washer"]) is None
 
     hass.config_entries.async_update_entry(entry, options={**entry.options, "phase_count": "1", "capacity_price": 0,
                                                            "tariff_bands": None, "phase_current_a": 40})
@@ -331,3 +337,80 @@ async def test_devices_store_their_phase(hass: HomeAssistant, loaded_entry: Mock
     phases = home_config(hass, loaded_entry).device_phases
     assert phases == {"dishwasher": "L1", "washer": "L1", "ev": "three-phase", ids["Dryer"]: "L2",
                       ids["Garage battery"]: "L3"}
+
+
+BOILER = {"name": "Boiler", "kind": "generic", "entity_id": "input_boolean.boiler", "power_kw": 3.0,
+          "duration_min": 60, "contiguous": True, "earliest_start": "18:00:00", "deadline": "07:00:00", "phase": "L1"}
+
+
+async def home_plan(hass: HomeAssistant, freezer: FrozenDateTimeFactory, appliances: dict[str, dict[str, Any]],
+                    **options: Any) -> MockConfigEntry:
+    """The home plan's entry (its battery, PV and sample prices) with ``appliances`` and ``options``, set up at NOW."""
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    solar = await _house(hass)
+    entry = home_entry(solar.entry_id, **options)
+    entry = MockConfigEntry(
+        domain=DOMAIN, title=entry.title, unique_id="sample", data=dict(entry.data), options=dict(entry.options),
+        subentries_data=[
+            *(ConfigSubentryData(data=data, subentry_id=key, subentry_type="appliance", title=data["name"],
+                                 unique_id=None) for key, data in appliances.items()),
+            ConfigSubentryData(data=HOME_BATTERY, subentry_id="battery1", subentry_type="battery",
+                               title="Home battery", unique_id=None),
+        ],
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    return entry
+
+
+async def replanned(hass: HomeAssistant, entry: MockConfigEntry, **options: Any) -> HomePlan:
+    """The home plan after ``options`` are changed (the entry reloads)."""
+    hass.config_entries.async_update_entry(entry, options={**entry.options, **options})
+    await hass.async_block_till_done(wait_background_tasks=True)
+    return current_plan(entry)
+
+
+def current_plan(entry: MockConfigEntry) -> HomePlan:
+    """The entry's current home plan."""
+    result = entry.runtime_data.home.result
+    assert result is not None and result.plan is not None, result
+    return result.plan
+
+
+async def test_a_capacity_tariff_flattens_the_ev_charging(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
+    """Without a capacity charge the EV charges at its full 11 kW in the cheapest slots (an 11 kW import peak); at 20 EUR
+    per kW and month above the 2.5 kW minimum it delivers the same 30 kWh without importing more than 2.5 kW: the EV
+    then draws at most 2.5 kW plus the battery's 3 kW discharge."""
+    entry = await home_plan(hass, freezer, {"ev": APPLIANCES["ev"]})
+    before = current_plan(entry)
+    after = await replanned(hass, entry, capacity_price=20.0, capacity_min_kw=2.5)
+    hours = before.resolution / timedelta(hours=1)
+    for plan in (before, after):
+        assert float(plan.load_kw["ev"].sum()) * hours == pytest.approx(30.0)
+    assert float(before.load_kw["ev"].max()) == pytest.approx(11.0) and before.peak_kw == pytest.approx(11.0)
+    assert float(after.import_kw.max()) <= 2.5 + 1e-6 and after.peak_floor_kw == 2.5
+    assert float(after.load_kw["ev"].max()) <= 5.5 + 1e-6 and after.capacity_cost == pytest.approx(0.0, abs=1e-6)
+
+
+def runs(plan: HomePlan, minutes: dict[str, int]) -> dict[str, tuple[datetime, datetime]]:
+    """Each appliance's planned run as (start, end)."""
+    return {name: (start, start + timedelta(minutes=m)) for name, m in minutes.items()
+            if (start := plan.starts[name]) is not None}
+
+
+async def test_a_phase_limit_moves_an_appliance(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
+    """The dishwasher (1.8 kW) and the boiler (3 kW) are both on L1: without a phase limit they start together in the
+    cheapest slot; at 16 A x 230 V = 3.68 kW per phase they cannot run together (the battery's 1 kW per phase of
+    discharge still leaves 3.8 kW on L1), so one of them moves and L1 stays under 3.68 kW."""
+    entry = await home_plan(hass, freezer, {"dishwasher": {**APPLIANCES["dishwasher"], "phase": "L1"},
+                                            "boiler": BOILER})
+    minutes = {"dishwasher": 150, "boiler": 60}
+    before = runs(current_plan(entry), minutes)
+    assert before["dishwasher"][0] == before["boiler"][0]
+    plan = await replanned(hass, entry, phase_current_a=16)
+    after = runs(plan, minutes)
+    (first, first_end), (second, _) = sorted(after.values())
+    assert first_end <= second and after != before
+    assert float(plan.phase_kw["L1"].max()) <= 3.68 + 1e-6

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
+import json
 import math
+from pathlib import Path
 import re
 from zoneinfo import ZoneInfo
 
 import pytest
+import yaml
 
 from custom_components.agentic_hems.prices.tariffs import (
     band_fees,
@@ -175,3 +178,22 @@ def test_quarter_hour_peak_averages_five_minute_means() -> None:
     assert quarter_hour_peak(starts, means) == pytest.approx(7.0)
     assert quarter_hour_peak(starts[:3], means[:3]) == pytest.approx(6.0)
     assert quarter_hour_peak([], []) == 0.0
+
+
+def test_the_shipped_examples_are_the_module3_table() -> None:
+    """The README's band YAML and the form's example (en, de) parse to the table above: the fees and the bands of a
+    January and a May evening."""
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Grid tariffs and phases"):readme.index("## How the data updates")]
+    texts = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    for lang in ("en", "de"):
+        strings = json.loads((root / "custom_components/agentic_hems/translations" / f"{lang}.json").read_text("utf-8"))
+        texts += re.findall(r"```yaml\n(.*?)```", strings["options"]["step"]["tariff"]["data_description"]["tariff_bands"],
+                            re.DOTALL)
+    assert len(texts) == 3
+    at = [datetime(2026, 1, 14, 18, tzinfo=BERLIN), datetime(2026, 5, 14, 18, tzinfo=BERLIN)]
+    for text in texts:
+        schedule = parse_schedule(yaml.safe_load(text))
+        assert dict(schedule.fees) == MODULE3["bands"]
+        assert band_fees(at, schedule, tz=BERLIN).tolist() == [0.1084, 0.0862]

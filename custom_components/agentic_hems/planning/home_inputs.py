@@ -9,7 +9,7 @@ each battery at its measured state of charge (a battery without a readable SoC i
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, tzinfo
 import math
 from typing import TYPE_CHECKING
@@ -49,6 +49,8 @@ class HomeInputs:
     pv_unknown_from: datetime | None  # first slot whose PV forecast is unknown (planned as 0 kW)
     soc_measured_at: dict[str, datetime] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    fees: GridFees | None = None  # network fees and capacity charge (:func:`grid_terms`)
+    phases: PhaseLimits | None = None  # per-phase limit and every configured device's phase
 
 
 def export_prices(config: HomeConfig, data: PriceData, curve: PriceCurve) -> FloatArray:
@@ -128,6 +130,7 @@ async def async_inputs(
     pv, source, unknown = await async_pv(hass, config, curve)
     base, load_note = await async_house_load(grid, config, curve, now)
     batteries, measured, notes = measured_batteries(hass, config)
+    fees, phases, fee_note = await async_grid_terms(hass, config, curve, now)
     return HomeInputs(
         curve=curve,
         export_price=export_prices(config, data, curve),
@@ -137,7 +140,9 @@ async def async_inputs(
         pv_source=source,
         pv_unknown_from=unknown,
         soc_measured_at=measured,
-        notes=[*notes, *([load_note] if load_note else [])],
+        notes=[*notes, *([load_note] if load_note else []), *([fee_note] if fee_note else [])],
+        fees=fees,
+        phases=phases,
     )
 
 
@@ -191,3 +196,11 @@ async def async_grid_terms(
         holidays = await async_holidays(hass, config.holiday_calendar, curve.start, curve.end)
     fees, phases = grid_terms(config, curve, peak, tz=dt_util.get_default_time_zone(), holidays=holidays)
     return fees, phases, note
+
+
+def phases_of(phases: PhaseLimits | None, names: Collection[str]) -> PhaseLimits | None:
+    """Return ``phases`` with only the devices ``names`` (and "pv", "base") assigned: those the plan holds."""
+    if phases is None:
+        return None
+    keep = {*names, "pv", "base"}
+    return replace(phases, assignment={k: v for k, v in phases.assignment.items() if k in keep})

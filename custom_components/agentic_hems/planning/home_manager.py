@@ -34,7 +34,7 @@ from ..scheduling.plan import LoadSpec, Plan, Reason
 from ..scheduling.windows import build_plan
 from .home_config import HomeConfig
 from .home_exec import HomeExecutor
-from .home_inputs import HomeInputs, async_inputs
+from .home_inputs import HomeInputs, async_inputs, phases_of
 from .solar_source import sensor_forecast
 
 if TYPE_CHECKING:
@@ -185,6 +185,8 @@ class HomePlanManager(ChangeListeners):
             fuse_kw=self.planner.power_limit_kw,
             export_limit_kw=self.config.export_limit_kw,
             curtailment=bool(self.config.curtailment_entity),
+            fees=inputs.fees,
+            phases=phases_of(inputs.phases, [*(b.name for b in inputs.batteries), *movable]),
         )
         try:
             plan, left_out = await self.hass.async_add_executor_job(job)
