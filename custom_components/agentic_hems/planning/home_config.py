@@ -38,6 +38,7 @@ from ..const import (
     CONF_HOUSE_POWER_ENTITY,
     CONF_MPC_PV_THRESHOLD_KW,
     CONF_MPC_SOC_THRESHOLD_PCT,
+    CONF_MPC_TEMP_THRESHOLD_C,
     CONF_PV_FORECAST_ENTRIES,
     CONF_PV_FORECAST_SENSOR,
     CONF_RESERVE_PCT,
@@ -50,9 +51,11 @@ from ..const import (
     EXPORT_SPOT,
     LOGGER,
     SUBENTRY_BATTERY,
+    SUBENTRY_HEAT_PUMP,
 )
 from ..scheduling.home_model import HomeBattery
 from ..validation import describe, vol
+from .heat_config import HeatPumpConfig, parse_heat_pump
 
 MODES = ("charge", "discharge", "idle")
 _PCT = vol.All(vol.Coerce(float), vol.Range(min=0, max=100))
@@ -93,6 +96,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     CONF_BATTERY_CONTROL: BATTERY_APPROVAL,
     CONF_MPC_SOC_THRESHOLD_PCT: 5.0,
     CONF_MPC_PV_THRESHOLD_KW: 0.5,
+    CONF_MPC_TEMP_THRESHOLD_C: 1.0,
 }
 _FLOAT = vol.All(vol.Coerce(float), vol.Range(min=-1e6, max=1e6))
 OPTION_SCHEMAS: dict[str, Any] = {
@@ -108,6 +112,7 @@ OPTION_SCHEMAS: dict[str, Any] = {
     CONF_BATTERY_CONTROL: vol.In((BATTERY_AUTOMATIC, BATTERY_APPROVAL)),
     CONF_MPC_SOC_THRESHOLD_PCT: vol.All(vol.Coerce(float), vol.Range(min=0, max=100, min_included=False)),
     CONF_MPC_PV_THRESHOLD_KW: _POSITIVE,
+    CONF_MPC_TEMP_THRESHOLD_C: _POSITIVE,
 }
 
 
@@ -168,15 +173,19 @@ class HomeConfig:
     battery_control: str = BATTERY_APPROVAL
     mpc_soc_threshold_pct: float = 5.0
     mpc_pv_threshold_kw: float = 0.5
+    heat_pumps: tuple[HeatPumpConfig, ...] = ()
+    mpc_temp_threshold_c: float = 1.0
 
     @property
     def active(self) -> bool:
-        """True when the entry has a battery or names a PV forecast: the whole-home plan runs."""
-        return bool(self.batteries or self.pv_forecast_entries or self.pv_forecast_sensor)
+        """True when the entry has a battery, a heat pump or names a PV forecast: the whole-home plan runs."""
+        return bool(self.batteries or self.heat_pumps or self.pv_forecast_entries or self.pv_forecast_sensor)
 
     def control_entities(self) -> frozenset[str]:
-        """Return the batteries' control entities (what the plan's commands set)."""
-        return frozenset(b.control_entity for b in self.batteries if b.control_entity)
+        """Return the batteries' and heat pumps' control entities (what the plan's commands set)."""
+        return frozenset(b.control_entity for b in self.batteries if b.control_entity) | frozenset(
+            h.control_entity for h in self.heat_pumps if h.control_entity
+        )
 
 
 def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
@@ -253,6 +262,8 @@ def home_config(hass: HomeAssistant, entry: ConfigEntry) -> HomeConfig:
         battery_control=values[CONF_BATTERY_CONTROL],
         mpc_soc_threshold_pct=values[CONF_MPC_SOC_THRESHOLD_PCT],
         mpc_pv_threshold_kw=values[CONF_MPC_PV_THRESHOLD_KW],
+        heat_pumps=heat_pump_configs(hass, entry),
+        mpc_temp_threshold_c=values[CONF_MPC_TEMP_THRESHOLD_C],
     )
 
 
@@ -269,3 +280,18 @@ def _report(hass: HomeAssistant, key: str, title: str, error: str) -> None:
         translation_key="home_config_invalid",
         translation_placeholders={"name": title, "error": error},
     )
+
+
+def heat_pump_configs(hass: HomeAssistant, entry: ConfigEntry) -> tuple[HeatPumpConfig, ...]:
+    """Return the entry's heat pumps; one that does not validate is left out with the repair issue."""
+    found = []
+    for subentry_id, subentry in entry.subentries.items():
+        if subentry.subentry_type != SUBENTRY_HEAT_PUMP:
+            continue
+        try:
+            found.append(parse_heat_pump(subentry_id, subentry.data))
+        except (vol.Invalid, ValueError) as err:
+            _report(hass, subentry_id, subentry.title, describe(err) if isinstance(err, vol.Invalid) else str(err))
+        else:
+            ir.async_delete_issue(hass, DOMAIN, f"home_config_invalid_{subentry_id}")
+    return tuple(found)

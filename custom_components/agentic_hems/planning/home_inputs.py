@@ -8,20 +8,26 @@ each battery at its measured state of charge (a battery without a readable SoC i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+import functools
 import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, State
+from homeassistant.helpers.recorder import get_instance
+from homeassistant.util import dt as dt_util
 
-from ..const import EXPORT_SPOT
+from ..const import COP_CARNOT, EXPORT_SPOT
 from ..grid.forecast import MAX_HORIZON_H, ForecastError, forecast
+from ..grid_ha.site import to_kw
 from ..prices.curve import FloatArray, PriceCurve, floor_slot
-from ..scheduling.home_model import HomeBattery
+from ..scheduling.home_model import HomeBattery, HomeHeatPump
 from ..scheduling.solar import SolarForecast
+from .heat_config import HeatPumpConfig
 from .home_config import HomeConfig
 from .solar_source import async_energy_forecast, energy_forecast_entries, sensor_forecast
 
@@ -45,6 +51,7 @@ class HomeInputs:
     pv_unknown_from: datetime | None  # first slot whose PV forecast is unknown (planned as 0 kW)
     soc_measured_at: dict[str, datetime] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    heat_pumps: tuple[HomeHeatPump, ...] = ()  # async_heat_pumps's, set by the manager
 
 
 def export_prices(config: HomeConfig, data: PriceData, curve: PriceCurve) -> FloatArray:
@@ -135,3 +142,149 @@ async def async_inputs(
         soc_measured_at=measured,
         notes=[*notes, *([load_note] if load_note else [])],
     )
+
+
+# --------------------------------------------------------------------------------------------- heat pumps
+
+ON_KW = 0.05  # a heat pump drawing more than this (or than half its minimum power) counts as running
+
+
+def heat_cop(hp: HeatPumpConfig, outdoor_c: FloatArray) -> FloatArray:
+    """COP per slot at the outdoor temperatures (NaN where the temperature is unknown)."""
+    from ..scheduling.thermal import cop_carnot, cop_from_points  # noqa: PLC0415 - see async_heat_pumps
+
+    if hp.cop_mode == COP_CARNOT:
+        return np.asarray(cop_carnot(outdoor_c, flow_c=hp.flow_temp_c, fraction=hp.carnot_fraction), dtype=np.float64)
+    return np.asarray(cop_from_points(hp.cop_points, outdoor_c), dtype=np.float64)
+
+
+def measured_temperature(hass: HomeAssistant, entity_id: str) -> float | None:
+    """Return the sensor's temperature in °C (a °F sensor converted), None when it has no finite one."""
+    state = hass.states.get(entity_id)
+    try:
+        value = float(state.state) if state is not None else math.nan
+    except ValueError:
+        return None
+    if state is not None and state.attributes.get("unit_of_measurement") == "°F":
+        value = (value - 32) / 1.8
+    return value if math.isfinite(value) else None
+
+
+async def async_run_state(
+    hass: HomeAssistant, hp: HeatPumpConfig, resolution: timedelta, now: datetime
+) -> tuple[int, int]:
+    """Return (slots on, slots off) just before ``now``: one of them is 0, the other at least 1.
+
+    A switch is on or off since its ``last_changed``; else the power sensor's recorded history says since when it
+    runs (above :data:`ON_KW`) or stands; a climate entity without one counts by its ``hvac_action``. Unknown: off.
+    """
+    cap = max(hp.min_slots(hp.min_run_min, resolution), hp.min_slots(hp.min_off_min, resolution))
+    running, since = False, None
+    control = hass.states.get(hp.control_entity)
+    if hp.control_entity.startswith("switch.") and control is not None and control.state in ("on", "off"):
+        running, since = control.state == "on", control.last_changed
+    elif hp.power_entity:
+        running, since = await _async_power_run(hass, hp, now - cap * resolution, now)
+    elif control is not None:
+        running, since = control.attributes.get("hvac_action") == "heating", control.last_changed
+    slots = cap if since is None else min(max(math.ceil((now - since) / resolution), 1), cap)
+    return (slots, 0) if running else (0, slots)
+
+
+async def _async_power_run(
+    hass: HomeAssistant, hp: HeatPumpConfig, start: datetime, now: datetime
+) -> tuple[bool, datetime | None]:
+    """Whether the power sensor shows the heat pump running, and since when (None: all of [start, now])."""
+    assert hp.power_entity is not None
+    states: list[State] = []
+    if "recorder" in hass.config.components:
+        from homeassistant.components.recorder import history  # noqa: PLC0415 - only with a recorder
+
+        found = await get_instance(hass).async_add_executor_job(
+            functools.partial(
+                history.state_changes_during_period, hass, start, now, hp.power_entity, include_start_time_state=True
+            )
+        )
+        states = found.get(hp.power_entity, [])
+    if not states and (current := hass.states.get(hp.power_entity)) is not None:
+        states = [current]
+    threshold = max(ON_KW, hp.min_kw / 2)
+
+    def on(state: State) -> bool | None:
+        try:
+            return to_kw(state) > threshold
+        except ValueError, TypeError:
+            return None
+
+    flags = [(state.last_changed, on(state)) for state in states]
+    flags = [(t, f) for t, f in flags if f is not None]
+    if not flags:
+        return False, None
+    running, since = flags[-1][1], None
+    for moment, flag in reversed(flags):
+        if flag != running:
+            break
+        since = moment
+    return bool(running), since if since is not None and since > start else None
+
+
+async def async_heat_pumps(
+    hass: HomeAssistant, config: HomeConfig, curve: PriceCurve, now: datetime, notes: list[str] | None = None
+) -> list[HomeHeatPump]:
+    """Each heat pump on the slots of ``curve`` at its measured temperature.
+
+    The outdoor temperature per slot comes from the weather entity's hourly forecast, NaN past its end (so are the
+    COP and, for space heating, the ambient there: :func:`cut_at_forecast` ends the plan's horizon there, no
+    temperature is invented). A hot-water tank's ambient is its room temperature and its gains the hot-water draw.
+    The comfort band follows the local time of each slot. A heat pump without a measured temperature is left out,
+    with a note in ``notes``.
+    """
+    try:
+        from .thermal_source import async_outdoor_forecast  # noqa: PLC0415 - the thermal inputs land separately
+    except ImportError:
+        if config.heat_pumps and notes is not None:
+            notes.append("heat pumps left out: no outdoor forecast reader in this version")
+        return []
+    tz = dt_util.get_time_zone(hass.config.time_zone) or dt_util.get_default_time_zone()
+    starts = curve.slot_starts()
+    out = []
+    for hp in config.heat_pumps:
+        temp = measured_temperature(hass, hp.temperature_entity)
+        if temp is None:
+            if notes is not None:
+                notes.append(f"heat pump {hp.name!r} left out: no temperature from {hp.temperature_entity}")
+            continue
+        outdoor = np.asarray(await async_outdoor_forecast(hass, hp.weather_entity, curve), dtype=np.float64)
+        on, off = await async_run_state(hass, hp, curve.resolution, now)
+        out.append(
+            hp.heat_pump(
+                initial_temp_c=temp,
+                ambient_c=np.where(np.isfinite(outdoor), hp.room_temp_c, np.nan) if hp.hot_water else outdoor,
+                cop=heat_cop(hp, outdoor),
+                comfort=hp.comfort(starts, tz),
+                gains_kw=hp.gains_kw(starts, curve.resolution, tz),
+                resolution=curve.resolution,
+                initial_on_slots=on,
+                initial_off_slots=off,
+            )
+        )
+    return out
+
+
+def cut_at_forecast(curve: PriceCurve, heat_pumps: Sequence[HomeHeatPump]) -> tuple[PriceCurve, datetime | None]:
+    """Return ``curve`` with its prices unknown from the first slot a heat pump's inputs are not finite, and that slot.
+
+    The plan's horizon stops at the first unknown price, so it never plans on a temperature the forecast lacks.
+    """
+    n = len(curve)
+    known = np.ones(n, dtype=bool)
+    for hp in heat_pumps:
+        for series in (hp.ambient_c, hp.cop, hp.comfort_low_c, hp.comfort_high_c, hp.gains_kw):
+            if series is not None:
+                known &= np.isfinite(np.asarray(series, dtype=np.float64)[:n])
+    if known.all():
+        return curve, None
+    first = int(np.argmin(known))
+    prices = curve.prices.copy()
+    prices[first:] = np.nan
+    return curve.replace(prices=prices), curve.slot_start(first)
