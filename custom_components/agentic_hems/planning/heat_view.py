@@ -6,6 +6,7 @@ The plan's per-heat-pump arrays are ``HomePlan.heat_kw[name]`` (n,) electrical k
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -75,3 +76,26 @@ def heat_band(inputs: Any, name: str) -> tuple[FloatArray, FloatArray] | None:
     """Return the comfort band (low, high per slot) the plan of ``inputs`` (a HomeInputs) gave the heat pump."""
     hp = next((h for h in getattr(inputs, "heat_pumps", ()) if h.name == name), None)
     return None if hp is None else (hp.comfort_low_c, hp.comfort_high_c)
+
+
+def heat_payload(result: Any, heat_pumps: Sequence[HeatPumpConfig]) -> list[dict[str, Any]]:
+    """Return the heat pumps of a HomeResult for the cards and the service.
+
+    ``[{"heat_pump", "name", "store", "measured_c", "slots": [{start, kw, temp_c, low_c, high_c, reason}]}]``:
+    ``measured_c`` is the temperature the plan started from; ``slots`` is empty when the plan does not hold it.
+    """
+    plan = getattr(result, "plan", None)
+    inputs = getattr(result, "inputs", None)
+    out = []
+    for hp in heat_pumps:
+        model = next((h for h in getattr(inputs, "heat_pumps", ()) if h.name == hp.subentry_id), None)
+        out.append(
+            {
+                "heat_pump": hp.subentry_id,
+                "name": hp.name,
+                "store": hp.store,
+                "measured_c": None if model is None else round(float(model.initial_temp_c), 2),
+                "slots": heat_slots(plan, hp, heat_band(inputs, hp.subentry_id)),
+            }
+        )
+    return out
