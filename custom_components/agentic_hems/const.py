@@ -163,6 +163,7 @@ STORE_HOT_WATER: Final = "hot_water"
 CONF_TEMPERATURE_ENTITY: Final = "temperature_entity"  # the indoor (or the tank's) temperature sensor
 CONF_WEATHER_ENTITY: Final = "weather_entity"  # the outdoor forecast (weather.get_forecasts, hourly)
 CONF_HEAT_POWER_ENTITY: Final = "power_entity"  # the heat pump's electrical power (for fitting, on/off times)
+CONF_OUTDOOR_ENTITY: Final = "outdoor_entity"  # an outdoor temperature sensor (its recorded history, for fitting)
 CONF_HEAT_MIN_KW: Final = "min_kw"
 CONF_HEAT_MAX_KW: Final = "max_kw"
 CONF_MIN_RUN_MIN: Final = "min_run_min"

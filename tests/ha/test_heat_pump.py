@@ -26,8 +26,8 @@ TRANSLATIONS = Path(__file__).parents[2] / "custom_components" / "agentic_hems" 
 DEVICE = {
     "name": "Heat pump", "store": "space_heating", "control_entity": "climate.heat_pump",
     "temperature_entity": "sensor.living_room_temperature", "weather_entity": "weather.home",
-    "power_entity": "sensor.heat_pump_power", "min_kw": 0.5, "max_kw": 3.0, "min_run_min": 30, "min_off_min": 15,
-    "day_start": "06:00:00", "day_end": "22:00:00", "day_low_c": 20, "day_high_c": 22, "night_low_c": 17,
+    "power_entity": "sensor.heat_pump_power", "outdoor_entity": "sensor.outdoor_temperature", "min_kw": 0.5,
+    "max_kw": 3.0, "min_run_min": 30, "min_off_min": 15, "day_start": "06:00:00", "day_end": "22:00:00", "day_low_c": 20, "day_high_c": 22, "night_low_c": 17,
     "night_high_c": 22, "room_temp_c": 20, "hot_water_kwh": 0, "phase": "L2",
 }
 MODEL = {
@@ -38,7 +38,8 @@ MODEL = {
 STORED = {
     "name": "Heat pump", "store": "space_heating", "control_entity": "climate.heat_pump",
     "temperature_entity": "sensor.living_room_temperature", "weather_entity": "weather.home",
-    "power_entity": "sensor.heat_pump_power", "min_kw": 0.5, "max_kw": 3.0, "min_run_min": 30.0, "min_off_min": 15.0,
+    "power_entity": "sensor.heat_pump_power", "outdoor_entity": "sensor.outdoor_temperature", "min_kw": 0.5,
+    "max_kw": 3.0, "min_run_min": 30.0, "min_off_min": 15.0,
     "day_start": "06:00:00", "day_end": "22:00:00", "day_low_c": 20.0, "day_high_c": 22.0, "night_low_c": 17.0,
     "night_high_c": 22.0, "room_temp_c": 20.0, "hot_water_kwh": 0.0, "hot_water_hours": [], "phase": "L2",
     "cop_mode": "points", "cop_points": [(-7.0, 2.5), (7.0, 4.0)], "carnot_fraction": 0.45, "flow_temp_c": 35.0,
@@ -142,7 +143,7 @@ async def test_a_fit_shows_its_result_then_stores_it(hass: HomeAssistant) -> Non
     }
     no_power = {k: v for k, v in DEVICE.items() if k != "power_entity"}
     result = await add_heat_pump(hass, entry, no_power, fit_model)
-    assert result["errors"] == {"thermal_model": "fit_needs_power"}
+    assert result["errors"] == {"thermal_model": "fit_needs_sensors"}
 
     failing = patch("custom_components.agentic_hems.flow.heat_pump.async_fit", return_value=(None, "no fit: 3 samples"))
     with failing:

@@ -17,6 +17,7 @@ from typing import Any
 
 from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.selector import (
     EntitySelector,
     EntitySelectorConfig,
@@ -29,6 +30,7 @@ from homeassistant.helpers.selector import (
     TextSelector,
     TimeSelector,
 )
+from homeassistant.util import dt as dt_util
 
 from ..const import (
     CONF_BATTERY_NAME,
@@ -54,6 +56,7 @@ from ..const import (
     CONF_MIN_RUN_MIN,
     CONF_NIGHT_HIGH_C,
     CONF_NIGHT_LOW_C,
+    CONF_OUTDOOR_ENTITY,
     CONF_ROOM_TEMP_C,
     CONF_TEMPERATURE_ENTITY,
     CONF_THERMAL_MODEL,
@@ -68,7 +71,7 @@ from ..const import (
     STORE_SPACE,
     SUBENTRY_HEAT_PUMP,
 )
-from ..planning.heat_config import HEAT_PUMP_SCHEMA
+from ..planning.heat_config import HEAT_PUMP_SCHEMA, cop_function
 from ..validation import vol
 from .schemas import LooseNumberSelector
 
@@ -137,6 +140,9 @@ def device_schema() -> vol.Schema:
             vol.Required(CONF_WEATHER_ENTITY): EntitySelector(EntitySelectorConfig(domain="weather")),
             vol.Optional(CONF_HEAT_POWER_ENTITY): EntitySelector(
                 EntitySelectorConfig(domain="sensor", device_class="power")
+            ),
+            vol.Optional(CONF_OUTDOOR_ENTITY): EntitySelector(
+                EntitySelectorConfig(domain="sensor", device_class="temperature")
             ),
             vol.Required(CONF_HEAT_MIN_KW, default=0.0): _number(CONF_HEAT_MIN_KW),
             vol.Optional(CONF_HEAT_MAX_KW): _number(CONF_HEAT_MAX_KW),
@@ -214,8 +220,8 @@ def validate_device(user_input: Mapping[str, Any], other_names: set[str]) -> tup
     data = dict(user_input)
     data[CONF_BATTERY_NAME] = str(data.get(CONF_BATTERY_NAME, "")).strip()
     data[CONF_HOT_WATER_HOURS] = sorted({int(h) for h in data.get(CONF_HOT_WATER_HOURS) or () if str(h).isdigit()})
-    if not data.get(CONF_HEAT_POWER_ENTITY):
-        data[CONF_HEAT_POWER_ENTITY] = None
+    for key in (CONF_HEAT_POWER_ENTITY, CONF_OUTDOOR_ENTITY):
+        data[key] = data.get(key) or None
     errors: dict[str, str] = {}
     for key in _refused(data, (CONF_HEAT_MAX_KW,)):
         errors[key] = "must_be_positive"
@@ -226,7 +232,13 @@ def validate_device(user_input: Mapping[str, Any], other_names: set[str]) -> tup
         errors[key] = "temperature_range"
     for key in _refused(data, (CONF_DAY_START, CONF_DAY_END)):
         errors[key] = "time_invalid"
-    entities = (CONF_CONTROL_ENTITY, CONF_TEMPERATURE_ENTITY, CONF_WEATHER_ENTITY, CONF_HEAT_POWER_ENTITY)
+    entities = (
+        CONF_CONTROL_ENTITY,
+        CONF_TEMPERATURE_ENTITY,
+        CONF_WEATHER_ENTITY,
+        CONF_HEAT_POWER_ENTITY,
+        CONF_OUTDOOR_ENTITY,
+    )
     for key in _refused(data, entities):
         errors[key] = "entity_invalid"
     if not errors.keys() & {CONF_HEAT_MIN_KW, CONF_HEAT_MAX_KW} and float(data[CONF_HEAT_MIN_KW]) > float(
@@ -272,8 +284,8 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
     for key in _refused(data, (CONF_FLOW_TEMP_C,)):
         errors[key] = "flow_temp_range"
     if data.get(CONF_THERMAL_MODEL) == MODEL_FIT:
-        if not device.get(CONF_HEAT_POWER_ENTITY):
-            errors[CONF_THERMAL_MODEL] = "fit_needs_power"
+        if not (device.get(CONF_HEAT_POWER_ENTITY) and device.get(CONF_OUTDOOR_ENTITY)):
+            errors[CONF_THERMAL_MODEL] = "fit_needs_sensors"
     else:
         for key in _refused(data, (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K)):
             errors[key] = "must_be_positive"
@@ -283,8 +295,9 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
 async def async_fit(hass: HomeAssistant, data: Mapping[str, Any]) -> tuple[dict[str, float] | None, str]:
     """Fit the thermal model from the recorder's history (the last :data:`FIT_DAYS` days).
 
-    The history is the store's temperature, the outdoor temperature and the heat pump's power. Returns ``({"ua_w_per_k", "capacity_kwh_per_k", "rmse_c", "samples"}, text)`` or ``(None, why not)``; ``text``
-    is an English sentence for the form's description.
+    The history is the store's temperature, the outdoor temperature sensor's and the heat pump's power; the heat is
+    the power times the COP the model step gives. Returns ``({"ua_w_per_k", "capacity_kwh_per_k", "rmse_c",
+    "samples"}, text)`` or ``(None, why not)``; ``text`` is a sentence for the form's description.
     """
     try:
         from ..planning.thermal_source import async_fit_from_history  # noqa: PLC0415 - thermal lands separately
@@ -294,13 +307,17 @@ async def async_fit(hass: HomeAssistant, data: Mapping[str, Any]) -> tuple[dict[
         fit = await async_fit_from_history(
             hass,
             indoor_entity=data[CONF_TEMPERATURE_ENTITY],
-            weather_entity=data[CONF_WEATHER_ENTITY],
+            outdoor_entity=data[CONF_OUTDOOR_ENTITY],
             power_entity=data[CONF_HEAT_POWER_ENTITY],
+            cop=cop_function(
+                data[CONF_COP_MODE], data[CONF_COP_POINTS], data[CONF_FLOW_TEMP_C], data[CONF_CARNOT_FRACTION]
+            ),
             days=FIT_DAYS,
+            now=dt_util.utcnow(),
         )
-    except (ValueError, LookupError, TypeError) as err:
+    except (HomeAssistantError, ValueError) as err:
         LOGGER.debug("Heat pump fit failed: %s", err)
-        return None, f"no fit: {err}"
+        return None, f"No fit: {str(err) or getattr(err, 'translation_key', type(err).__name__)}"
     ua, capacity, rmse = float(fit.ua_kw_per_k) * 1000, float(fit.capacity_kwh_per_k), float(fit.rmse_c)
     if not (math.isfinite(ua) and ua > 0 and math.isfinite(capacity) and capacity > 0):
         return None, f"no fit: the history gives UA {ua:.0f} W/K and C {capacity:.2f} kWh/K"

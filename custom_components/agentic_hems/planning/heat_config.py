@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 import math
@@ -38,6 +38,7 @@ from ..const import (
     CONF_MIN_RUN_MIN,
     CONF_NIGHT_HIGH_C,
     CONF_NIGHT_LOW_C,
+    CONF_OUTDOOR_ENTITY,
     CONF_ROOM_TEMP_C,
     CONF_TEMPERATURE_ENTITY,
     CONF_THERMAL_MODEL,
@@ -73,6 +74,7 @@ HEAT_PUMP_SCHEMA = vol.Schema(
         vol.Required(CONF_TEMPERATURE_ENTITY): vol.All(str, vol.Match(r"^sensor\.[a-z0-9_]+$")),
         vol.Required(CONF_WEATHER_ENTITY): vol.All(str, vol.Match(r"^weather\.[a-z0-9_]+$")),
         vol.Optional(CONF_HEAT_POWER_ENTITY, default=None): _ENTITY,
+        vol.Optional(CONF_OUTDOOR_ENTITY, default=None): _ENTITY,
         vol.Optional(CONF_HEAT_MIN_KW, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=0, max=1000)),
         vol.Required(CONF_HEAT_MAX_KW): vol.All(_POSITIVE, vol.Range(max=1000)),
         vol.Optional(CONF_MIN_RUN_MIN, default=0.0): _MINUTES,
@@ -100,6 +102,18 @@ HEAT_PUMP_SCHEMA = vol.Schema(
 )
 
 
+def cop_function(
+    mode: str, points: Sequence[Sequence[float]], flow_c: float, fraction: float
+) -> Callable[[FloatArray], FloatArray]:
+    """Return the COP per outdoor temperature (°C): from rated points (``mode`` points) or a Carnot fraction."""
+    from ..scheduling.thermal import cop_carnot, cop_from_points  # noqa: PLC0415 - the thermal core lands separately
+
+    if mode == COP_CARNOT:
+        return lambda outdoor: np.asarray(cop_carnot(outdoor, flow_c=flow_c, fraction=fraction), dtype=np.float64)
+    rated = [(float(t), float(c)) for t, c in points]
+    return lambda outdoor: np.asarray(cop_from_points(rated, outdoor), dtype=np.float64)
+
+
 @dataclass(frozen=True, kw_only=True)
 class HeatPumpConfig:
     """One heat pump subentry: the :class:`HomeHeatPump`'s model and limits plus where it is read and set.
@@ -118,6 +132,7 @@ class HeatPumpConfig:
     temperature_entity: str
     weather_entity: str
     power_entity: str | None
+    outdoor_entity: str | None
     min_kw: float
     max_kw: float
     min_run_min: float
@@ -170,6 +185,10 @@ class HeatPumpConfig:
         rate = self.hot_water_kwh / len(self.hot_water_hours)  # kW within each draw hour
         hours = set(self.hot_water_hours)
         return np.array([-rate if s.astimezone(tz).hour in hours else 0.0 for s in starts], dtype=np.float64)
+
+    def cop(self, outdoor_c: FloatArray) -> FloatArray:
+        """Return the COP per slot at the outdoor temperatures (NaN where the temperature is unknown)."""
+        return cop_function(self.cop_mode, self.cop_points, self.flow_temp_c, self.carnot_fraction)(outdoor_c)
 
     def min_slots(self, minutes: float, resolution: timedelta) -> int:
         """Return ``minutes`` in whole slots of ``resolution`` (rounded up, at least 1)."""
@@ -230,6 +249,7 @@ def parse_heat_pump(subentry_id: str, data: Mapping[str, Any]) -> HeatPumpConfig
         temperature_entity=valid[CONF_TEMPERATURE_ENTITY],
         weather_entity=valid[CONF_WEATHER_ENTITY],
         power_entity=valid[CONF_HEAT_POWER_ENTITY],
+        outdoor_entity=valid[CONF_OUTDOOR_ENTITY],
         min_kw=valid[CONF_HEAT_MIN_KW],
         max_kw=valid[CONF_HEAT_MAX_KW],
         min_run_min=valid[CONF_MIN_RUN_MIN],

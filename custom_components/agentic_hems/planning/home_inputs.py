@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from homeassistant.core import HomeAssistant, State
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.recorder import get_instance
 from homeassistant.util import dt as dt_util
 
-from ..const import COP_CARNOT, EXPORT_SPOT
+from ..const import EXPORT_SPOT
 from ..grid.forecast import MAX_HORIZON_H, ForecastError, forecast
 from ..grid_ha.site import to_kw
 from ..prices.curve import FloatArray, PriceCurve, floor_slot
@@ -149,15 +150,6 @@ async def async_inputs(
 ON_KW = 0.05  # a heat pump drawing more than this (or than half its minimum power) counts as running
 
 
-def heat_cop(hp: HeatPumpConfig, outdoor_c: FloatArray) -> FloatArray:
-    """COP per slot at the outdoor temperatures (NaN where the temperature is unknown)."""
-    from ..scheduling.thermal import cop_carnot, cop_from_points  # noqa: PLC0415 - see async_heat_pumps
-
-    if hp.cop_mode == COP_CARNOT:
-        return np.asarray(cop_carnot(outdoor_c, flow_c=hp.flow_temp_c, fraction=hp.carnot_fraction), dtype=np.float64)
-    return np.asarray(cop_from_points(hp.cop_points, outdoor_c), dtype=np.float64)
-
-
 def measured_temperature(hass: HomeAssistant, entity_id: str) -> float | None:
     """Return the sensor's temperature in °C (a °F sensor converted), None when it has no finite one."""
     state = hass.states.get(entity_id)
@@ -254,13 +246,18 @@ async def async_heat_pumps(
             if notes is not None:
                 notes.append(f"heat pump {hp.name!r} left out: no temperature from {hp.temperature_entity}")
             continue
-        outdoor = np.asarray(await async_outdoor_forecast(hass, hp.weather_entity, curve), dtype=np.float64)
+        try:
+            outdoor = np.asarray(await async_outdoor_forecast(hass, hp.weather_entity, curve), dtype=np.float64)
+        except HomeAssistantError as err:
+            if notes is not None:
+                notes.append(f"heat pump {hp.name!r} left out: no outdoor forecast from {hp.weather_entity} ({err})")
+            continue
         on, off = await async_run_state(hass, hp, curve.resolution, now)
         out.append(
             hp.heat_pump(
                 initial_temp_c=temp,
                 ambient_c=np.where(np.isfinite(outdoor), hp.room_temp_c, np.nan) if hp.hot_water else outdoor,
-                cop=heat_cop(hp, outdoor),
+                cop=hp.cop(outdoor),
                 comfort=hp.comfort(starts, tz),
                 gains_kw=hp.gains_kw(starts, curve.resolution, tz),
                 resolution=curve.resolution,
