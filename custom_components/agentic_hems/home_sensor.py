@@ -24,7 +24,7 @@ from homeassistant.util import dt as dt_util
 from .const import DOMAIN
 from .entity import entry_device_info, via_entry_device
 from .planning.heat_config import HeatPumpConfig
-from .planning.heat_view import heat_band, heat_kw, heat_slots, temp_c
+from .planning.heat_view import heat_kw, heat_slots, temp_c
 from .planning.home_config import BatteryConfig
 from .planning.home_manager import HomePlanManager
 from .planning.home_view import slot_index, soc_pct, value_now
@@ -192,8 +192,7 @@ def heat_pump_attributes(home: HomePlanManager, hp: HeatPumpConfig) -> dict[str,
     """Return the reason now, the comfort band now and the per-slot plan (``plan``, not recorded)."""
     result = home.result
     plan = result.plan if result else None
-    band = heat_band(result.inputs if result else None, hp.subentry_id)
-    slots = heat_slots(plan, hp, band)
+    slots = heat_slots(result, hp)
     i = slot_index(plan, dt_util.utcnow()) if plan is not None else None
     now = slots[i] if i is not None and i < len(slots) else {}
     return {

@@ -12,12 +12,9 @@ The form's numbers only guide the frontend; the validators check them with the p
 from __future__ import annotations
 
 from collections.abc import Mapping
-import math
 from typing import Any
 
 from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
-from homeassistant.core import HomeAssistant
-from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.selector import (
     EntitySelector,
     EntitySelectorConfig,
@@ -30,7 +27,6 @@ from homeassistant.helpers.selector import (
     TextSelector,
     TimeSelector,
 )
-from homeassistant.util import dt as dt_util
 
 from ..const import (
     CONF_BATTERY_NAME,
@@ -64,14 +60,14 @@ from ..const import (
     CONF_WEATHER_ENTITY,
     COP_CARNOT,
     COP_POINTS,
-    LOGGER,
     MODEL_FIT,
     MODEL_MANUAL,
     STORE_HOT_WATER,
     STORE_SPACE,
     SUBENTRY_HEAT_PUMP,
 )
-from ..planning.heat_config import HEAT_PUMP_SCHEMA, cop_function
+from ..planning.heat_config import HEAT_PUMP_SCHEMA
+from ..planning.home_inputs import async_fit
 from ..validation import vol
 from .schemas import LooseNumberSelector
 
@@ -109,7 +105,6 @@ MODEL_KEYS = (
     CONF_CAPACITY_KWH_PER_K,
     *(key for pair in COP_FIELDS for key in pair),
 )
-FIT_DAYS = 14  # the history a fit reads
 
 
 def _number(key: str) -> LooseNumberSelector:
@@ -290,44 +285,6 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
         for key in _refused(data, (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K)):
             errors[key] = "must_be_positive"
     return errors, data
-
-
-async def async_fit(hass: HomeAssistant, data: Mapping[str, Any]) -> tuple[dict[str, float] | None, str]:
-    """Fit the thermal model from the recorder's history (the last :data:`FIT_DAYS` days).
-
-    The history is the store's temperature, the outdoor temperature sensor's and the heat pump's power; the heat is
-    the power times the COP the model step gives. Returns ``({"ua_w_per_k", "capacity_kwh_per_k", "rmse_c",
-    "samples"}, text)`` or ``(None, why not)``; ``text`` is a sentence for the form's description.
-    """
-    try:
-        from ..planning.thermal_source import async_fit_from_history  # noqa: PLC0415 - thermal lands separately
-    except ImportError:
-        return None, "fitting from history is not available in this version"
-    try:
-        fit = await async_fit_from_history(
-            hass,
-            indoor_entity=data[CONF_TEMPERATURE_ENTITY],
-            outdoor_entity=data[CONF_OUTDOOR_ENTITY],
-            power_entity=data[CONF_HEAT_POWER_ENTITY],
-            cop=cop_function(
-                data[CONF_COP_MODE], data[CONF_COP_POINTS], data[CONF_FLOW_TEMP_C], data[CONF_CARNOT_FRACTION]
-            ),
-            days=FIT_DAYS,
-            now=dt_util.utcnow(),
-        )
-    except (HomeAssistantError, ValueError) as err:
-        LOGGER.debug("Heat pump fit failed: %s", err)
-        return None, f"No fit: {str(err) or getattr(err, 'translation_key', type(err).__name__)}"
-    ua, capacity, rmse = float(fit.ua_kw_per_k) * 1000, float(fit.capacity_kwh_per_k), float(fit.rmse_c)
-    if not (math.isfinite(ua) and ua > 0 and math.isfinite(capacity) and capacity > 0):
-        return None, f"no fit: the history gives UA {ua:.0f} W/K and C {capacity:.2f} kWh/K"
-    result = {"ua_w_per_k": round(ua, 1), "capacity_kwh_per_k": round(capacity, 2), "rmse_c": round(rmse, 2)}
-    result["samples"] = int(getattr(fit, "samples", 0))
-    text = (
-        f"Fitted from {result['samples']} samples: UA {result['ua_w_per_k']:g} W/K, C "
-        f"{result['capacity_kwh_per_k']:g} kWh/K, error (RMSE) {result['rmse_c']:g} °C."
-    )
-    return result, text
 
 
 class HeatPumpSubentryFlow(ConfigSubentryFlow):

@@ -31,15 +31,20 @@ def temp_c(plan: HomePlan | None, name: str) -> FloatArray | None:
     return None if series is None else np.asarray(series, dtype=np.float64)
 
 
-def reasons(plan: HomePlan | None, name: str) -> list[str]:
-    """Return the plan's reason code per slot for the heat pump ("off", "cheap_slot", ...), [] when not planned."""
-    if plan is None or heat_kw(plan, name) is None:
+def reasons(result: Any, name: str) -> list[str]:
+    """Return the plan's reason code per slot for the heat pump ("off", "cheap_slot", ...), [] when not planned.
+
+    ``result`` is a HomeResult: its plan, and the heat pumps and import prices the plan was given.
+    """
+    plan, inputs = getattr(result, "plan", None), getattr(result, "inputs", None)
+    pumps = tuple(getattr(inputs, "heat_pumps", ()))
+    if plan is None or inputs is None or heat_kw(plan, name) is None or name not in {h.name for h in pumps}:
         return []
     try:
         from ..scheduling.home_heat import heat_reasons  # noqa: PLC0415 - the heat pump block lands separately
     except ImportError:
         return []
-    return list(heat_reasons(plan, name))
+    return list(heat_reasons(plan, name, heat_pumps=pumps, import_price=inputs.curve.prices))
 
 
 def slot_of(plan: HomePlan, now: datetime) -> int | None:
@@ -48,15 +53,18 @@ def slot_of(plan: HomePlan, now: datetime) -> int | None:
     return i if 0 <= i < plan.import_kw.size else None
 
 
-def heat_slots(plan: HomePlan | None, hp: HeatPumpConfig, band: tuple[FloatArray, FloatArray] | None) -> list[Any]:
+def heat_slots(result: Any, hp: HeatPumpConfig) -> list[Any]:
     """Return the heat pump's plan per slot: ``[{start, kw, temp_c, low_c, high_c, reason}]``, [] when not planned.
 
-    ``temp_c`` is the temperature at the slot's end; ``low_c``/``high_c`` the slot's band when ``band`` gives it.
+    ``result`` is a HomeResult; ``temp_c`` is the temperature at the slot's end, ``low_c``/``high_c`` the slot's
+    comfort band.
     """
+    plan = getattr(result, "plan", None)
     power, temps = heat_kw(plan, hp.subentry_id), temp_c(plan, hp.subentry_id)
     if plan is None or power is None or temps is None:
         return []
-    why = reasons(plan, hp.subentry_id)
+    band = heat_band(getattr(result, "inputs", None), hp.subentry_id)
+    why = reasons(result, hp.subentry_id)
     out = []
     for i in range(power.size):
         slot: dict[str, Any] = {
@@ -84,7 +92,6 @@ def heat_payload(result: Any, heat_pumps: Sequence[HeatPumpConfig]) -> list[dict
     ``[{"heat_pump", "name", "store", "measured_c", "slots": [{start, kw, temp_c, low_c, high_c, reason}]}]``:
     ``measured_c`` is the temperature the plan started from; ``slots`` is empty when the plan does not hold it.
     """
-    plan = getattr(result, "plan", None)
     inputs = getattr(result, "inputs", None)
     out = []
     for hp in heat_pumps:
@@ -95,7 +102,7 @@ def heat_payload(result: Any, heat_pumps: Sequence[HeatPumpConfig]) -> list[dict
                 "name": hp.name,
                 "store": hp.store,
                 "measured_c": None if model is None else round(float(model.initial_temp_c), 2),
-                "slots": heat_slots(plan, hp, heat_band(inputs, hp.subentry_id)),
+                "slots": heat_slots(result, hp),
             }
         )
     return out

@@ -8,12 +8,12 @@ each battery at its measured state of charge (a battery without a readable SoC i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 import functools
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,13 +22,23 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.recorder import get_instance
 from homeassistant.util import dt as dt_util
 
-from ..const import EXPORT_SPOT
+from ..const import (
+    CONF_CARNOT_FRACTION,
+    CONF_COP_MODE,
+    CONF_COP_POINTS,
+    CONF_FLOW_TEMP_C,
+    CONF_HEAT_POWER_ENTITY,
+    CONF_OUTDOOR_ENTITY,
+    CONF_TEMPERATURE_ENTITY,
+    EXPORT_SPOT,
+    LOGGER,
+)
 from ..grid.forecast import MAX_HORIZON_H, ForecastError, forecast
 from ..grid_ha.site import to_kw
 from ..prices.curve import FloatArray, PriceCurve, floor_slot
 from ..scheduling.home_model import HomeBattery, HomeHeatPump
 from ..scheduling.solar import SolarForecast
-from .heat_config import HeatPumpConfig
+from .heat_config import HeatPumpConfig, cop_function
 from .home_config import HomeConfig
 from .solar_source import async_energy_forecast, energy_forecast_entries, sensor_forecast
 
@@ -285,3 +295,44 @@ def cut_at_forecast(curve: PriceCurve, heat_pumps: Sequence[HomeHeatPump]) -> tu
     prices = curve.prices.copy()
     prices[first:] = np.nan
     return curve.replace(prices=prices), curve.slot_start(first)
+
+
+FIT_DAYS = 14  # the history a heat pump fit reads
+
+
+async def async_fit(hass: HomeAssistant, data: Mapping[str, Any]) -> tuple[dict[str, float] | None, str]:
+    """Fit the thermal model from the recorder's history (the last :data:`FIT_DAYS` days).
+
+    The history is the store's temperature, the outdoor temperature sensor's and the heat pump's power; the heat is
+    the power times the COP the model step gives. Returns ``({"ua_w_per_k", "capacity_kwh_per_k", "rmse_c",
+    "samples"}, text)`` or ``(None, why not)``; ``text`` is a sentence for the form's description.
+    """
+    try:
+        from .thermal_source import async_fit_from_history  # noqa: PLC0415 - thermal lands separately
+    except ImportError:
+        return None, "fitting from history is not available in this version"
+    try:
+        fit = await async_fit_from_history(
+            hass,
+            indoor_entity=data[CONF_TEMPERATURE_ENTITY],
+            outdoor_entity=data[CONF_OUTDOOR_ENTITY],
+            power_entity=data[CONF_HEAT_POWER_ENTITY],
+            cop=cop_function(
+                data[CONF_COP_MODE], data[CONF_COP_POINTS], data[CONF_FLOW_TEMP_C], data[CONF_CARNOT_FRACTION]
+            ),
+            days=FIT_DAYS,
+            now=dt_util.utcnow(),
+        )
+    except (HomeAssistantError, ValueError) as err:
+        LOGGER.debug("Heat pump fit failed: %s", err)
+        return None, f"No fit: {str(err) or getattr(err, 'translation_key', type(err).__name__)}"
+    ua, capacity, rmse = float(fit.ua_kw_per_k) * 1000, float(fit.capacity_kwh_per_k), float(fit.rmse_c)
+    if not (math.isfinite(ua) and ua > 0 and math.isfinite(capacity) and capacity > 0):
+        return None, f"no fit: the history gives UA {ua:.0f} W/K and C {capacity:.2f} kWh/K"
+    result = {"ua_w_per_k": round(ua, 1), "capacity_kwh_per_k": round(capacity, 2), "rmse_c": round(rmse, 2)}
+    result["samples"] = int(getattr(fit, "samples", 0))
+    text = (
+        f"Fitted from {result['samples']} samples: UA {result['ua_w_per_k']:g} W/K, C "
+        f"{result['capacity_kwh_per_k']:g} kWh/K, error (RMSE) {result['rmse_c']:g} °C."
+    )
+    return result, text
