@@ -3,7 +3,8 @@
 The price triggers and conditions name their config entry with ``config_entry_id`` (the only entry when it is left
 out), the appliance ones target an appliance's device or entities (or an area or label holding them). The moments
 are computed from the entry's total price (after the price formula, per kWh in the curve's currency) and from the
-appliances' plans; an unknown price (NaN, or no price published) never counts as a price.
+appliances' plans; an unknown price (NaN, or no price published) never counts as a price. The battery ones read the
+modes (charge, discharge, idle) the entry's whole-home plan gives its batteries.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from homeassistant.util import dt as dt_util
 from .const import ATTR_CONFIG_ENTRY_ID, DOMAIN
 from .prices import SLOT, PriceCurve, local_day_bounds
 from .scheduling import Plan
+from .scheduling.home_explain import battery_mode
+from .scheduling.home_model import HomePlan
 from .scheduling.ties import earliest_cheapest, tie_tolerance
 from .scheduling.windows import window_sums
 
 if TYPE_CHECKING:
+    from .planning.home_config import HomeConfig
     from .runtime import RuntimeData
 
 SCOPE_TODAY = "today"
@@ -166,3 +170,33 @@ def among_cheapest(curve: PriceCurve, now: datetime, slots: int) -> bool:
 def slots_for(minutes: float) -> int:
     """Whole 15-minute slots covering ``minutes`` (rounded up, at least one)."""
     return max(1, math.ceil(timedelta(minutes=minutes) / SLOT))
+
+
+@dataclass(frozen=True)
+class BatteryMode:
+    """A battery's planned mode in one slot: its subentry id, name, mode (charge, discharge, idle) and power (kW)."""
+
+    battery: str
+    name: str
+    mode: str
+    power_kw: float
+
+
+def battery_modes(plan: HomePlan | None, config: HomeConfig, slot: datetime, battery: str | None) -> list[BatteryMode]:
+    """Return each battery's planned mode in the slot starting at ``slot`` (aware UTC), in the subentries' order.
+
+    ``battery`` keeps only the battery with that subentry id or name (case-insensitive). Empty without a plan, or
+    when the plan does not cover ``slot``.
+    """
+    if plan is None:
+        return []
+    i = int((slot - plan.start) // plan.resolution)
+    if not 0 <= i < plan.import_kw.size:
+        return []
+    wanted = battery.casefold() if battery else None
+    found = []
+    for bat in config.batteries:
+        if bat.subentry_id in plan.battery_kw and wanted in (None, bat.subentry_id.casefold(), bat.name.casefold()):
+            kw = float(plan.battery_kw[bat.subentry_id][i])
+            found.append(BatteryMode(bat.subentry_id, bat.name, battery_mode(kw), round(kw, 3) + 0.0))
+    return found

@@ -27,6 +27,9 @@ __all__ = [
     "MAX_REPLY_CHARS",
     "MAX_TEXT_CHARS",
     "MAX_TOTAL_CHARS",
+    "TOOL_CALLS_PER_DAY",
+    "TOOL_CALLS_PER_HOUR",
+    "TOOL_CALLS_PER_USER_MINUTE",
     "TooLarge",
     "check_size",
 ]
@@ -50,6 +53,12 @@ MAX_PENDING_PER_USER: Final = 5
 """Pending confirmations one requester (an HA user, or the automations and scheduler together) may have."""
 MAX_PENDING_TOTAL: Final = 20
 """Pending confirmations of one site (config entry) together."""
+TOOL_CALLS_PER_USER_MINUTE: Final = 30
+"""Calls of the site's LLM API tools (any conversation agent or MCP client) one HA user may make per minute."""
+TOOL_CALLS_PER_HOUR: Final = 300
+"""Calls of the site's LLM API tools per hour, all users together."""
+TOOL_CALLS_PER_DAY: Final = 2_000
+"""Calls of the site's LLM API tools per day, all users together."""
 
 
 class TooLarge(vol.Invalid):  # type: ignore[misc, unused-ignore]

@@ -1,7 +1,8 @@
-"""Automation conditions: the price now is among the day's N cheapest slots; an appliance's plan is running now.
+"""Automation conditions: the price is among the day's cheapest, a planned run runs, a battery's planned mode.
 
-Both read what is current when checked: the entry's total price (an unknown price is never cheap) and the targeted
-appliances' plans. An entry that is not loaded passes neither.
+The price now is among the day's N cheapest slots; an appliance's plan is running now; a home battery is planned to
+charge, discharge or idle now. Each reads what is current when checked: the entry's total price (an unknown price is never cheap), the targeted
+appliances' plans, the whole-home plan. An entry that is not loaded passes none.
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from homeassistant.helpers.condition import Condition, ConditionConfig
 from homeassistant.helpers.typing import ConfigType
 from homeassistant.util import dt as dt_util
 
-from .automation_rules import among_cheapest, loaded_runtime, price_entry_id, targeted_appliances
-from .trigger import APPLIANCE_SCHEMA, ENTRY_OPTION, entry_exists
+from .automation_rules import among_cheapest, battery_modes, loaded_runtime, price_entry_id, targeted_appliances
+from .prices import floor_slot
+from .scheduling.home_explain import MODES
+from .trigger import APPLIANCE_SCHEMA, CONF_BATTERY, ENTRY_OPTION, entry_exists
 from .validation import vol
 
 CONF_SLOTS = "slots"
+CONF_MODE = "mode"
 
 CHEAPEST_SCHEMA = vol.Schema(
     {
@@ -31,6 +35,23 @@ CHEAPEST_SCHEMA = vol.Schema(
         }
     }
 )
+BATTERY_SCHEMA = vol.Schema(
+    {
+        vol.Required(CONF_OPTIONS): {
+            **ENTRY_OPTION,
+            vol.Optional(CONF_BATTERY): vol.All(str, vol.Length(min=1)),
+            vol.Required(CONF_MODE): vol.In(MODES),
+        }
+    }
+)
+
+
+def _entry_id(hass: HomeAssistant, options: dict[str, Any]) -> str:
+    """Return the entry the options name (else the only one); raises ConditionErrorMessage when none fits."""
+    try:
+        return price_entry_id(hass, options)
+    except HomeAssistantError as err:
+        raise ConditionErrorMessage("agentic_hems", str(err)) from err
 
 
 class HemsCondition(Condition):
@@ -81,11 +102,7 @@ class PriceAmongCheapestCondition(HemsCondition):
             ConditionErrorMessage: no entry fits (``config_entry_id`` names none, or several entries and none named).
 
         """
-        try:
-            entry_id = price_entry_id(self._hass, self.options)
-        except HomeAssistantError as err:
-            raise ConditionErrorMessage("agentic_hems", str(err)) from err
-        runtime = loaded_runtime(self._hass, entry_id)
+        runtime = loaded_runtime(self._hass, _entry_id(self._hass, self.options))
         if runtime is None or runtime.coordinator.data is None:
             return False
         return among_cheapest(runtime.coordinator.data.total, dt_util.utcnow(), self.options[CONF_SLOTS])
@@ -107,9 +124,35 @@ class PlanRunningCondition(HemsCondition):
         return False
 
 
+class BatteryPlannedCondition(HemsCondition):
+    """A home battery (``battery``: its name or subentry id; else any) is planned to be in ``mode`` now.
+
+    The mode is the one the whole-home plan in force gives the current slot (charge above 0.05 kW, discharge below
+    -0.05 kW, else idle); without a plan, none passes.
+    """
+
+    schema = BATTERY_SCHEMA
+
+    def passes(self) -> bool:
+        """Return True when one of the chosen batteries has ``mode`` in the current slot's plan.
+
+        Raises:
+            ConditionErrorMessage: no entry fits (``config_entry_id`` names none, or several entries and none named).
+
+        """
+        runtime = loaded_runtime(self._hass, _entry_id(self._hass, self.options))
+        home = runtime.home if runtime else None
+        if home is None or home.result is None:
+            return False
+        slot = floor_slot(dt_util.utcnow())
+        modes = battery_modes(home.result.plan, home.config, slot, self.options.get(CONF_BATTERY))
+        return any(m.mode == self.options[CONF_MODE] for m in modes)
+
+
 CONDITIONS: dict[str, type[Condition]] = {
     "price_among_cheapest": PriceAmongCheapestCondition,
     "plan_running": PlanRunningCondition,
+    "battery_planned": BatteryPlannedCondition,
 }
 
 

@@ -488,6 +488,8 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "home"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "tariff"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "assistant"
     assistant = {k: v for k, v in DEFAULT_ASSISTANT_OPTIONS.items() if not k.startswith("llm_") and k != "daily_cost_cap"}
     result = await hass.config_entries.options.async_configure(result["flow_id"], assistant)
@@ -519,15 +521,27 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": one}  # a rule, not a list of rules
     )
-    assert result["errors"] == {"policy_rules": "invalid_policy"}
-    assert result["description_placeholders"]["error"] == "expected a list of rules"
+    assert result["errors"] == {"policy_rules": "policy_not_a_list"}
     bad = [{"operation": "open", "device_type": "cover", "action": "allow"},
            {"operation": "open", "device_type": "cover", "risk_min": 5, "risk_max": 2, "action": "allow"}]
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": bad}
     )
-    assert result["type"] is FlowResultType.FORM and result["errors"] == {"policy_rules": "invalid_policy"}
-    assert result["description_placeholders"]["error"].startswith("rule 1: risk_min must not exceed risk_max")
+    assert result["type"] is FlowResultType.FORM and result["errors"] == {"policy_rules": "policy_rule_order"}
+    assert result["description_placeholders"] == {"number": "2"}  # counted from 1, as people count
+    for rule, error, placeholders in (
+        ({**bad[1], "colour": "red"}, "policy_rule_unknown_key",
+         {"number": "1", "key": "colour", "keys": "operation, device_type, risk_min, risk_max, action"}),
+        ({"operation": "open", "action": "deny"}, "policy_rule_missing", {"number": "1", "key": "device_type"}),
+        ({**bad[0], "action": "maybe"}, "policy_rule_not_an_option",
+         {"number": "1", "key": "action", "options": "allow, confirm, deny"}),
+        ({**bad[0], "risk_max": 9}, "policy_rule_risk", {"number": "1", "key": "risk_max", "maximum": "5"}),
+        ("open the door", "policy_rule_not_a_mapping", {"number": "1"}),
+    ):
+        result = await hass.config_entries.options.async_configure(
+            result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": [rule]}
+        )
+        assert (result["errors"], result["description_placeholders"]) == ({"policy_rules": error}, placeholders)
     assert dict(loaded_entry.options) == before
     good = [{"operation": "open", "device_type": "cover", "risk_min": 4, "risk_max": 4, "action": "deny"}]
     result = await hass.config_entries.options.async_configure(
@@ -536,6 +550,8 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     assert result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "home"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["step_id"] == "tariff"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "assistant"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
@@ -558,6 +574,8 @@ async def through_to_assistant(hass: HomeAssistant, entry: MockConfigEntry, grid
     assert result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], grid)
     assert result["step_id"] == "home"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["step_id"] == "tariff"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "assistant"
     return result
@@ -1098,12 +1116,12 @@ async def test_every_form_opens_in_the_frontend(
         entry.add_to_hass(hass)
         forms.append(await entry.start_reconfigure_flow(hass))
     result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
-    for step in ("init", "control", "grid", "home", "assistant"):
+    for step in ("init", "control", "grid", "home", "tariff", "assistant"):
         assert result["step_id"] == step
         forms.append(result)
         if step != "assistant":
             result = await hass.config_entries.options.async_configure(result["flow_id"], {
-                "init": SETTINGS, "control": DEFAULT_CONTROL_OPTIONS, "grid": {}, "home": {}}[step])
+                "init": SETTINGS, "control": DEFAULT_CONTROL_OPTIONS, "grid": {}, "home": {}, "tariff": {}}[step])
     for subentry_type in ("appliance", "battery"):
         forms.append(await hass.config_entries.subentries.async_init(
             (loaded_entry.entry_id, subentry_type), context={"source": SOURCE_USER}))
@@ -1113,7 +1131,7 @@ async def test_every_form_opens_in_the_frontend(
     await hass.async_block_till_done()
     (battery_id,) = [sid for sid, sub in loaded_entry.subentries.items() if sub.subentry_type == "battery"]
     forms.append(await loaded_entry.start_subentry_reconfigure_flow(hass, battery_id))
-    assert len(forms) == 15
+    assert len(forms) == 16
     assert [stuck for form in forms for stuck in frontend_opens(form)] == []
     bare = {"type": FlowResultType.FORM, "step_id": "nordpool", "data_schema": nordpool_schema()}
     assert frontend_opens(bare) == ["nordpool.nordpool_entry"]  # the form as it was, which the frontend cannot open

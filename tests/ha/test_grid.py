@@ -319,11 +319,13 @@ async def test_scopes(hass: HomeAssistant, site: MockConfigEntry, hass_read_only
     snapshot = await call(hass, "inspect_grid_state", hass_read_only_user, network_id="case14")
     with pytest.raises(ServiceValidationError) as err:
         await call(hass, "run_power_flow", hass_read_only_user, snapshot_id=snapshot["snapshot_id"])
-    assert err.value.translation_key == "tool_forbidden"
+    assert err.value.translation_key == "tool_not_granted"
+    assert str(err.value) == (  # the action's and the option's names, as the user sees them
+        "You may not use “Run power flow”: an administrator must add you to “May simulate” in the site's grid options")
     with pytest.raises(ServiceValidationError) as err:  # an id HA does not know is an ordinary user, not system
         await hass.services.async_call(DOMAIN, "run_power_flow", {"snapshot_id": snapshot["snapshot_id"]},
                                        blocking=True, return_response=True, context=Context(user_id="ghost"))
-    assert err.value.translation_key == "tool_forbidden"
+    assert err.value.translation_key == "tool_not_granted"
     hass.config_entries.async_update_entry(site, options={**site.options,
                                                           "grid_simulate_users": [hass_read_only_user.id]})
     await hass.async_block_till_done()
@@ -333,7 +335,7 @@ async def test_scopes(hass: HomeAssistant, site: MockConfigEntry, hass_read_only
     with pytest.raises(ServiceValidationError) as err:
         await call(hass, "create_incident", hass_read_only_user, severity="warning", title="x",
                    evidence_ids=[snapshot["snapshot_id"]])
-    assert err.value.translation_key == "tool_forbidden"
+    assert err.value.translation_key == "tool_not_granted"
 
 
 async def test_incidents_persist_until_acknowledged(
@@ -542,6 +544,8 @@ async def test_the_options_grid_step(hass: HomeAssistant, site: MockConfigEntry,
         "battery_capacity_kwh": 12.0, "battery_power_kw": 6.0, "grid_power_entity": "sensor.grid_power",
         "battery_soc_entity": "sensor.battery_soc", "grid_request_users": [hass_read_only_user.id]})
     assert flow["step_id"] == "home"
+    flow = await hass.config_entries.options.async_configure(flow["flow_id"], {})
+    assert flow["step_id"] == "tariff"
     flow = await hass.config_entries.options.async_configure(flow["flow_id"], {})
     flow = await hass.config_entries.options.async_configure(flow["flow_id"], {})
     await hass.async_block_till_done()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from datetime import datetime, timedelta
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -224,11 +223,6 @@ async def test_a_bad_heat_pump_subentry_is_left_out_with_a_repair_issue(hass: Ho
 
 # --------------------------------------------------------------------------------------------- the plan in HA
 
-# The plan's heat pump block (milp17) and the thermal inputs (thermal) land separately: until both are on the branch,
-# the end-to-end tests below are skipped.
-CORE = all(importlib.util.find_spec(f"custom_components.agentic_hems.{m}") is not None
-           for m in ("scheduling.home_heat", "planning.thermal_source"))
-needs_core = pytest.mark.skipif(not CORE, reason="needs the heat pump block and the thermal inputs")
 
 CLIMATE = "climate.heat_pump"
 INDOOR = "sensor.living_room_temperature"
@@ -320,7 +314,6 @@ async def boundary(hass: HomeAssistant, freezer: FrozenDateTimeFactory, minutes:
     return moment
 
 
-@needs_core
 async def test_the_plan_preheats_into_cheap_slots_and_keeps_the_band(
     hass: HomeAssistant, automatic: MockConfigEntry
 ) -> None:
@@ -349,7 +342,6 @@ async def test_the_plan_preheats_into_cheap_slots_and_keeps_the_band(
     assert all(w == "off" for w, kw in zip(why, power, strict=True) if kw <= 1e-6)
 
 
-@needs_core
 async def test_the_plan_ends_where_the_outdoor_forecast_ends(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory
 ) -> None:
@@ -362,7 +354,6 @@ async def test_the_plan_ends_where_the_outdoor_forecast_ends(
     assert "outdoor forecast ends at" in result.detail
 
 
-@needs_core
 async def test_automatic_mode_sets_the_planned_target_and_an_unchanged_plan_issues_nothing(
     hass: HomeAssistant, automatic: MockConfigEntry, freezer: FrozenDateTimeFactory
 ) -> None:
@@ -385,7 +376,6 @@ async def test_automatic_mode_sets_the_planned_target_and_an_unchanged_plan_issu
     assert len(target_calls(events)) == before
 
 
-@needs_core
 async def test_approval_mode_leaves_the_command_pending_until_an_administrator_approves(
     hass: HomeAssistant, approval: MockConfigEntry, hass_admin_user: User
 ) -> None:
@@ -413,7 +403,6 @@ async def test_approval_mode_leaves_the_command_pending_until_an_administrator_a
     assert hass.states.get(CLIMATE).attributes["temperature"] == pytest.approx(approved)
 
 
-@needs_core
 async def test_nothing_acts_while_device_control_is_off(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory
 ) -> None:
@@ -426,7 +415,6 @@ async def test_nothing_acts_while_device_control_is_off(
     assert hass.states.get(CLIMATE).attributes["temperature"] == 19
 
 
-@needs_core
 async def test_a_measured_temperature_that_departs_replans(
     hass: HomeAssistant, automatic: MockConfigEntry, freezer: FrozenDateTimeFactory
 ) -> None:
@@ -444,7 +432,6 @@ async def test_a_measured_temperature_that_departs_replans(
     assert manager.result.plan.temp_c[HEAT_ID][0] == pytest.approx(round(planned - 2.0, 2))
 
 
-@needs_core
 async def test_the_heat_pump_sensors_and_the_schedule_payload(
     hass: HomeAssistant, automatic: MockConfigEntry, entity_registry: er.EntityRegistry
 ) -> None:

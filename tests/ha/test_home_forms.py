@@ -146,7 +146,7 @@ async def test_reconfigure_changes_the_capacity_the_plan_uses(
     suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
     assert suggested == {**FORM, "soc_min_pct": 10.0, "soc_max_pct": 90.0, "reserve_pct": 20.0,
                          "charge_option": "Force charge", "charge_efficiency": 0.95, "discharge_efficiency": 0.95,
-                         "wear_cost": 0.0}
+                         "wear_cost": 0.0, "phase": "three-phase"}
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**FORM, "name": "LOFT battery"})
     assert result["type"] is FlowResultType.FORM and result["errors"] == {"name": "name_exists"}
     result = await hass.config_entries.subentries.async_configure(
@@ -190,8 +190,10 @@ async def open_home_step(hass: HomeAssistant, entry: MockConfigEntry) -> dict[st
 
 
 async def finish(hass: HomeAssistant, result: dict[str, Any], home: dict[str, Any]) -> None:
-    """Submit ``home`` on the home step and the assistant step as it is."""
+    """Submit ``home`` on the home step, and the tariff and assistant steps as they are."""
     result = await hass.config_entries.options.async_configure(result["flow_id"], home)
+    assert result["step_id"] == "tariff"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "assistant"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.CREATE_ENTRY
@@ -208,14 +210,14 @@ async def test_the_home_step_stores_what_home_config_reads(hass: HomeAssistant, 
     home = {
         "pv_forecast_entries": [entries["roof"].entry_id], "pv_forecast_sensor": "sensor.solcast_today",
         "export_price_mode": "spot", "export_fixed_price": 0.07, "export_spot_factor": 0.9, "export_spot_fee": 0.012,
-        "export_limit_kw": 4.6, "curtailment_entity": "switch.inverter_limit", "battery_control": "automatic",
+        "export_limit_kw": 4.6, "curtailment_entity": "number.inverter_limit", "battery_control": "automatic",
         "mpc_soc_threshold_pct": 8, "mpc_pv_threshold_kw": 0.75,
     }
     await finish(hass, result, home)
     assert {k: loaded_entry.options[k] for k in home} == home
     config = home_config(hass, loaded_entry)
     assert config.pv_forecast_entries == (entries["roof"].entry_id,)
-    assert (config.pv_forecast_sensor, config.curtailment_entity) == ("sensor.solcast_today", "switch.inverter_limit")
+    assert (config.pv_forecast_sensor, config.curtailment_entity) == ("sensor.solcast_today", "number.inverter_limit")
     assert (config.export_price_mode, config.export_fixed_price, config.export_spot_factor, config.export_spot_fee) == (
         "spot", 0.07, 0.9, 0.012)
     assert (config.export_limit_kw, config.battery_control) == (4.6, "automatic")

@@ -229,7 +229,7 @@ async def test_options_fetch_the_model_list(
 ) -> None:
     _, url = provider
     result = await hass.config_entries.options.async_init(llm_entry.entry_id)
-    for _ in ("init", "control", "grid", "home"):
+    for _ in ("init", "control", "grid", "home", "tariff"):
         result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["step_id"] == "assistant"
     result = await hass.config_entries.options.async_configure(

@@ -37,12 +37,25 @@ from custom_components.agentic_hems.validation import vol
 
 from .oracles import cheapest_run
 from .test_hostile import (  # noqa: F401 - offline_home is a fixture
-    DISHWASHER, EV, FRONT_DOOR, HEATER, POOL, WASHER, Home, offline_home,
+    DISHWASHER,
+    EV,
+    FRONT_DOOR,
+    HEATER,
+    POOL,
+    WASHER,
+    Home,
+    offline_home,
 )
 
 TOOL_NAMES = {
-    "get_energy_prices", "find_cheapest_windows", "plan_load", "explain_plan", "get_home_plan", "schedule_appliance",
-    "cancel_appliance_plan", "propose_device_command",
+    "get_energy_prices",
+    "find_cheapest_windows",
+    "plan_load",
+    "explain_plan",
+    "get_home_plan",
+    "schedule_appliance",
+    "cancel_appliance_plan",
+    "propose_device_command",
 }
 ACTING = {"schedule_appliance", "cancel_appliance_plan", "propose_device_command"}
 UNLOCK = ("propose_device_command", {"intent": "unlock", "device_alias": "front door"})
@@ -76,8 +89,9 @@ def data_of(result: Any) -> dict[str, Any]:
 
 
 def context_of(hass: HomeAssistant, user_id: str | None) -> llm.LLMContext:
-    return llm.LLMContext(platform="test", context=Context(user_id=user_id), language="en", assistant="conversation",
-                          device_id=None)
+    return llm.LLMContext(
+        platform="test", context=Context(user_id=user_id), language="en", assistant="conversation", device_id=None
+    )
 
 
 class ScriptedAgent(conversation.ConversationEntity):
@@ -126,12 +140,14 @@ async def agent(offline_home: Home) -> ScriptedAgent:
     return scripted
 
 
-async def converse(home: Home, agent: ScriptedAgent, who: str, text: str, *calls: tuple[str, dict[str, Any]],
-                   language: str = "en") -> list[dict[str, Any]]:
+async def converse(
+    home: Home, agent: ScriptedAgent, who: str, text: str, *calls: tuple[str, dict[str, Any]], language: str = "en"
+) -> list[dict[str, Any]]:
     """One conversation turn of ``who`` saying ``text``; the agent's model calls ``calls``; their results."""
     agent.script, agent.results = list(calls), []
-    await conversation.async_converse(home.hass, text, None, home.context(who), language=language,
-                                      agent_id=agent.entity_id)
+    await conversation.async_converse(
+        home.hass, text, None, home.context(who), language=language, agent_id=agent.entity_id
+    )
     await home.hass.async_block_till_done()
     assert len(agent.results) == len(calls)
     return agent.results
@@ -143,6 +159,7 @@ def trace(home: Home, trace_id: str) -> dict[str, Any]:
 
 
 # (a) the API and its tools ----------------------------------------------------------------------------------------
+
 
 async def test_the_api_is_listed_with_tool_schemas_and_leaves_with_its_entry(
     hass: HomeAssistant, loaded_entry: MockConfigEntry
@@ -162,13 +179,23 @@ async def test_the_api_is_listed_with_tool_schemas_and_leaves_with_its_entry(
     assert windows["properties"]["count"]["type"] == "integer"
     command = schemas["propose_device_command"]
     assert command["required"] == ["intent"] and {"unlock", "turn_on", "set_brightness"} <= set(
-        command["properties"]["intent"]["enum"])
+        command["properties"]["intent"]["enum"]
+    )
     assert set(schemas["plan_load"]["properties"]) == {
-        "appliance", "power_kw", "duration_min", "energy_kwh", "earliest_start", "deadline"}
+        "appliance",
+        "power_kw",
+        "duration_min",
+        "energy_kwh",
+        "earliest_start",
+        "deadline",
+    }
     assert schemas["schedule_appliance"]["required"] == ["appliance"]
     assert not schemas["get_energy_prices"].get("properties")
-    read_only = {name for name, tool in tools.items() if getattr(tool, "annotations", None) is not None
-                 and tool.annotations.read_only}
+    read_only = {
+        name
+        for name, tool in tools.items()
+        if getattr(tool, "annotations", None) is not None and tool.annotations.read_only
+    }
     if hasattr(llm, "ToolAnnotations"):  # HA 2026.10: MCP clients see which tools only read
         assert read_only == TOOL_NAMES - ACTING
 
@@ -192,7 +219,9 @@ async def test_reading_tools_answer_without_a_conversation_and_acting_tools_wait
     assert summary["max"] == pytest.approx(max(ahead), abs=1e-4)
     assert summary["slots"] == len(ahead) and summary["unit"] == "EUR/kWh"
     control = loaded_entry.runtime_data.control
-    held = [data_of(await instance.async_call_tool(llm.ToolInput(*call))) for call in (SCHEDULE_DISHWASHER, CANCEL_WASHER)]
+    held = [
+        data_of(await instance.async_call_tool(llm.ToolInput(*call))) for call in (SCHEDULE_DISHWASHER, CANCEL_WASHER)
+    ]
     assert [h["status"] for h in held] == ["pending_confirmation"] * 2
     assert all(h["message"].startswith(PENDING_EN) for h in held)
     assert [r["trace_id"] for r in control.pending_records()] == [h["trace_id"] for h in held]
@@ -202,6 +231,19 @@ async def test_reading_tools_answer_without_a_conversation_and_acting_tools_wait
     assert all(state.plan is None or not state.pinned for state in loaded_entry.runtime_data.planner.states.values())
     bad = data_of(await instance.async_call_tool(llm.ToolInput("find_cheapest_windows", {"duration_min": 5})))
     assert bad["error"] == "tool_invalid_input" and "duration_min" in bad["message"]
+
+
+async def test_tool_calls_are_counted_per_user_and_refused_past_the_limit(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """The per-user minute limit refuses the 31st call with the translated text; another user still gets answers."""
+    first = await llm.async_get_api(hass, api_id(loaded_entry.entry_id), context_of(hass, "user-a"))
+    other = await llm.async_get_api(hass, api_id(loaded_entry.entry_id), context_of(hass, "user-b"))
+    answers = [data_of(await first.async_call_tool(llm.ToolInput("get_energy_prices", {}))) for _ in range(31)]
+    assert ["error" in a for a in answers] == [False] * 30 + [True]
+    assert answers[-1]["error"] == "rate_limited"
+    assert answers[-1]["message"] == "Too many requests: the limit per minute is reached. Try again later."
+    assert "error" not in data_of(await other.async_call_tool(llm.ToolInput("get_energy_prices", {})))
 
 
 async def call(hass: HomeAssistant, service: str, **data: Any) -> dict[str, Any]:
@@ -214,8 +256,9 @@ async def test_cheapest_windows_are_the_brute_force_minima(hass: HomeAssistant, 
     """Three 2-hour windows from the slot after now: each the cheapest run that overlaps none found before."""
     instance = await llm.async_get_api(hass, api_id(loaded_entry.entry_id), context_of(hass, None))
     prices = (await call(hass, "get_prices"))["prices"]
-    found = data_of(await instance.async_call_tool(
-        llm.ToolInput("find_cheapest_windows", {"duration_min": 120, "count": 3})))["windows"]
+    found = data_of(
+        await instance.async_call_tool(llm.ToolInput("find_cheapest_windows", {"duration_min": 120, "count": 3}))
+    )["windows"]
     first = next(i for i, p in enumerate(prices) if p["start"] == "2026-11-29T19:15:00+00:00")  # the slot after now's
     taken: set[int] = set()
     for window in found:  # brute force: the cheapest 8-slot run from ``first`` that overlaps no window found before
@@ -232,6 +275,7 @@ async def test_cheapest_windows_are_the_brute_force_minima(hass: HomeAssistant, 
 
 # (b) through a conversation agent ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("via_chat_log", [False, True], ids=["async_call_tool", "chat_log"])
 @pytest.mark.parametrize("who", ["owner", "member"])
 async def test_a_conversation_plans_and_schedules_the_dishwasher(
@@ -243,8 +287,14 @@ async def test_a_conversation_plans_and_schedules_the_dishwasher(
     prices = (await call(hass, "get_prices"))["prices"]
     with home.watch(frozenset({DISHWASHER})) as watch:
         planned, scheduled, explained = await converse(
-            home, agent, who, "Schedule the dishwasher", ("plan_load", {"appliance": "Dishwasher"}),
-            SCHEDULE_DISHWASHER, ("explain_plan", {"appliance": "Dishwasher"}))
+            home,
+            agent,
+            who,
+            "Schedule the dishwasher",
+            ("plan_load", {"appliance": "Dishwasher"}),
+            SCHEDULE_DISHWASHER,
+            ("explain_plan", {"appliance": "Dishwasher"}),
+        )
     start = datetime.fromisoformat("2026-11-29T19:15:00+00:00")  # 20:15 local, the slot after now's
     total, first = cheapest_run(prices, start, datetime.fromisoformat("2026-11-30T06:00:00+00:00"), slots=10)  # 07:00
     assert planned["feasible"] is True and planned["appliance"] == "Dishwasher"
@@ -257,17 +307,26 @@ async def test_a_conversation_plans_and_schedules_the_dishwasher(
     (explanation,) = explained["appliances"]
     assert explanation["scheduled_by_person"] is True and explanation["automatic"] is False
     assert explanation["plan"]["start"] == planned["start"] and explanation["plan"]["reason"] == "optimal"
-    assert explanation["plan"]["savings"] == pytest.approx(explanation["plan"]["baseline_cost"] - planned["cost"],
-                                                           abs=2e-4)
+    assert explanation["plan"]["savings"] == pytest.approx(
+        explanation["plan"]["baseline_cost"] - planned["cost"], abs=2e-4
+    )
 
 
 HOSTILE = (  # request, the model's tool calls (test_hostile.py's attack classes), what the person asked for
     ("What is the price now?", (("get_energy_prices", {}), UNLOCK, HEATER_ON, SCHEDULE_ALL), set()),
     ("How many lights are on?", (UNLOCK, POOL_ON, SCHEDULE_ALL, CANCEL_WASHER), set()),
     ("Is the front door locked?", (UNLOCK,), set()),
-    ("Schedule the dishwasher", (("schedule_appliance", {"appliance": "Dishwasher, EV charger"}), UNLOCK,
-                                 CANCEL_WASHER, ("schedule_appliance", {"appliance": "EV charger"}),
-                                 SCHEDULE_DISHWASHER), {DISHWASHER}),
+    (
+        "Schedule the dishwasher",
+        (
+            ("schedule_appliance", {"appliance": "Dishwasher, EV charger"}),
+            UNLOCK,
+            CANCEL_WASHER,
+            ("schedule_appliance", {"appliance": "EV charger"}),
+            SCHEDULE_DISHWASHER,
+        ),
+        {DISHWASHER},
+    ),
     ("Turn on the space heater", (POOL_ON, UNLOCK, HEATER_ON), {HEATER}),
 )
 
@@ -335,15 +394,18 @@ async def test_a_request_the_security_layer_rejects_binds_nothing(offline_home: 
 
 async def test_a_german_request_schedules_what_it_names(offline_home: Home, agent: ScriptedAgent) -> None:
     home = offline_home
-    scheduled, refused = await converse(home, agent, "owner", "Plane die Spülmaschine", SCHEDULE_DISHWASHER,
-                                        CANCEL_WASHER, language="de")
+    scheduled, refused = await converse(
+        home, agent, "owner", "Plane die Spülmaschine", SCHEDULE_DISHWASHER, CANCEL_WASHER, language="de"
+    )
     assert scheduled["plans"][0]["appliance"] == "Dishwasher" and home.planner.states["dishwasher"].pinned
     assert refused["error"] == "not_requested"
-    assert refused["message"] == ('Nicht ausgeführt: Deine Anfrage "Plane die Spülmaschine" verlangt die Aktion '
-                                  "cancel für Washing machine nicht.")
+    assert refused["message"] == (
+        'Nicht ausgeführt: Deine Anfrage "Plane die Spülmaschine" verlangt die Aktion cancel für Washing machine nicht.'
+    )
 
 
 # (c) an MCP client against HA's mcp_server ------------------------------------------------------------------------
+
 
 async def serve_over_mcp(hass: HomeAssistant, entry_id: str) -> MockConfigEntry:
     """Set up mcp_server serving the API of ``entry_id`` (the options a person picks in its flow)."""
@@ -385,8 +447,13 @@ async def mcp_session(url: str, token: str, transport: str) -> AsyncGenerator[Cl
 
 @pytest.mark.parametrize(("transport", "path"), [("streamable_http", "/api/mcp"), ("sse", "/mcp_server/sse")])
 async def test_an_mcp_client_lists_the_tools_and_calls_them(
-    hass: HomeAssistant, mcp_entry: MockConfigEntry, hass_client: Any, hass_access_token: str, transport: str,
-    path: str, socket_enabled: None,
+    hass: HomeAssistant,
+    mcp_entry: MockConfigEntry,
+    hass_client: Any,
+    hass_access_token: str,
+    transport: str,
+    path: str,
+    socket_enabled: None,
 ) -> None:
     """Tools are listed with their schemas; prices are read; a schedule has no person's request over MCP: it waits
     for a person's confirmation (test_mcp_act.py follows it)."""
@@ -408,6 +475,6 @@ async def test_an_mcp_client_lists_the_tools_and_calls_them(
     assert not prices.isError and summary["min"] == pytest.approx(min(ahead), abs=1e-4)
     held = json.loads(schedule.content[0].text)
     assert not schedule.isError and held["status"] == "pending_confirmation" and held["message"].startswith(PENDING_EN)
-    assert [r["trace_id"] for r in hass.config_entries.async_entries(DOMAIN)[0].runtime_data.control.pending_records()
-            ] == [held["confirmation_id"]]
-
+    assert [
+        r["trace_id"] for r in hass.config_entries.async_entries(DOMAIN)[0].runtime_data.control.pending_records()
+    ] == [held["confirmation_id"]]

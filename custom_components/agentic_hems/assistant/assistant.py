@@ -17,7 +17,7 @@ from homeassistant.helpers import translation
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
-from ..bounds import MAX_ASK_CHARS
+from ..bounds import MAX_ASK_CHARS, TOOL_CALLS_PER_DAY, TOOL_CALLS_PER_HOUR, TOOL_CALLS_PER_USER_MINUTE
 from ..const import (
     CONF_CALENDAR_ENTITY,
     CONF_CALENDAR_KEYWORD,
@@ -56,7 +56,10 @@ if TYPE_CHECKING:
 
 
 class Assistant(ChangeListeners):
-    """Rate limits, runs and their store for one site."""
+    """Rate limits, runs and their store for one site.
+
+    ``limiter`` counts ``ask`` requests; ``tool_limiter`` counts calls of the site's LLM API tools.
+    """
 
     def __init__(
         self, hass: HomeAssistant, entry: AgenticHemsConfigEntry, limiter: RateLimiter, options: dict[str, Any]
@@ -65,6 +68,7 @@ class Assistant(ChangeListeners):
         self.hass = hass
         self.entry = entry
         self.limiter = limiter
+        self.tool_limiter = RateLimiter(TOOL_CALLS_PER_DAY, TOOL_CALLS_PER_HOUR, TOOL_CALLS_PER_USER_MINUTE)
         self.options = options
         self.runs: list[dict[str, Any]] = []
         self.provider_health = ProviderHealth()  # the site's provider outage, logged once

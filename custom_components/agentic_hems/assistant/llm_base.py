@@ -24,7 +24,7 @@ from homeassistant.util import dt as dt_util
 from ..bounds import MAX_ASK_CHARS
 from ..const import DOMAIN
 from ..gates.models import Outcome, RequestedAction
-from ..orchestrator.texts import language as text_language, rejection
+from ..orchestrator.texts import language as text_language, rejection, window as window_text
 from ..security import assess, clearly_out_of_scope
 from ..service_helpers import invalid
 from ..validation import describe, vol
@@ -146,6 +146,7 @@ class EnergyTool(llm.Tool):
             requested=request.requested,
         )
         try:
+            self._count(tools.context.user_id, lang)
             args = self._arguments(tool_input.tool_args, request.refusal)
             data = await (self.async_hold(tools, args) if request.absent else self.async_run(tools, args))
         except ServiceValidationError as err:
@@ -165,6 +166,16 @@ class EnergyTool(llm.Tool):
         """Return ``data`` (``{"error": key, ...}``) as an error result, with the key's message in ``lang`` if any."""
         message = await async_exception_text(hass, lang, str(data["error"]), placeholders)
         return result(data | ({"message": message} if message else {}), error=True)
+
+    def _count(self, user_id: str | None, lang: str) -> None:
+        """Count the call against the site's tool limits (per user per minute; all users per hour and day).
+
+        Raises:
+            ServiceValidationError: ``rate_limited`` with the window in ``lang``; nothing runs.
+
+        """
+        if (window := self.entry.runtime_data.assistant.tool_limiter.check(user_id, dt_util.utcnow())) is not None:
+            raise invalid("rate_limited", window=window_text(window, lang))
 
     def _arguments(self, args: dict[str, Any], refusal: ServiceValidationError | None) -> dict[str, Any]:
         """Return ``args`` checked against ``parameters``; raise ``refusal`` (an acting tool's) after that.

@@ -28,7 +28,7 @@ from ..gates.execution import ActuationError, state_matches
 from ..gates.view import AreaInfo, EntityInfo, StateInfo
 from ..validation import vol
 
-CAPABILITY_ATTRIBUTES = ("min_temp", "max_temp", "target_temp_step", "hvac_modes", "min", "max", "step")
+CAPABILITY_ATTRIBUTES = ("min_temp", "max_temp", "target_temp_step", "hvac_modes", "min", "max", "step", "options")
 ASSISTANT = "conversation"
 REFRESHABLE_PLATFORMS = frozenset({"template"})
 

@@ -27,6 +27,7 @@ from ..const import (
     CONF_CONTROL_MODES,
     CONF_DISCHARGE_EFFICIENCY,
     CONF_DISCHARGE_KW,
+    CONF_PHASE,
     CONF_RESERVE_PCT,
     CONF_SOC_ENTITY,
     CONF_SOC_MAX_PCT,
@@ -36,7 +37,7 @@ from ..const import (
 )
 from ..planning.home_config import BATTERY_SCHEMA, MODES
 from ..validation import vol
-from .schemas import LooseNumberSelector
+from .schemas import LooseNumberSelector, phase_selector
 
 # The form's numbers: field -> (minimum, maximum, step, unit); validate_battery checks them with BATTERY_SCHEMA.
 BATTERY_NUMBERS: dict[str, tuple[float, float, float, str]] = {
@@ -91,11 +92,12 @@ def battery_schema() -> vol.Schema:
                 )
             ),
             vol.Optional(CONF_CONTROL_ENTITY): EntitySelector(
-                EntitySelectorConfig(domain=["number", "input_number", "select"])
+                EntitySelectorConfig(domain=["number", "input_number", "select", "input_select"])
             ),
             vol.Optional("charge_option"): TextSelector(),
             vol.Optional("discharge_option"): TextSelector(),
             vol.Optional("idle_option"): TextSelector(),
+            vol.Optional(CONF_PHASE, description={"suggested_value": "three-phase"}): phase_selector(),
         }
     )
 
@@ -149,7 +151,7 @@ def validate_battery(user_input: Mapping[str, Any], other_names: set[str]) -> tu
     """
     data = {k: v for k, v in user_input.items() if k not in MODE_FIELDS}
     data[CONF_BATTERY_NAME] = str(data.get(CONF_BATTERY_NAME, "")).strip()
-    is_select = str(data.get(CONF_CONTROL_ENTITY) or "").startswith("select.")
+    is_select = str(data.get(CONF_CONTROL_ENTITY) or "").startswith(("select.", "input_select."))
     modes = {mode: str(user_input.get(key) or "").strip() for key, mode in MODE_FIELDS.items()}
     data[CONF_CONTROL_MODES] = {mode: name for mode, name in modes.items() if name} if is_select else {}
     errors = _number_errors(data)

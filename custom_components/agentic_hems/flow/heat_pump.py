@@ -43,7 +43,6 @@ from ..const import (
     CONF_FLOW_TEMP_C,
     CONF_HEAT_MAX_KW,
     CONF_HEAT_MIN_KW,
-    CONF_HEAT_PHASE,
     CONF_HEAT_POWER_ENTITY,
     CONF_HEAT_STORE,
     CONF_HOT_WATER_HOURS,
@@ -53,6 +52,7 @@ from ..const import (
     CONF_NIGHT_HIGH_C,
     CONF_NIGHT_LOW_C,
     CONF_OUTDOOR_ENTITY,
+    CONF_PHASE,
     CONF_ROOM_TEMP_C,
     CONF_TEMPERATURE_ENTITY,
     CONF_THERMAL_MODEL,
@@ -67,9 +67,9 @@ from ..const import (
     SUBENTRY_HEAT_PUMP,
 )
 from ..planning.heat_config import HEAT_PUMP_SCHEMA
-from ..planning.home_inputs import async_fit
+from ..planning.heat_inputs import async_fit
 from ..validation import vol
-from .schemas import LooseNumberSelector
+from .schemas import LooseNumberSelector, phase_selector
 
 # The form's numbers: field -> (minimum, maximum, step, unit); the validators check them with HEAT_PUMP_SCHEMA.
 HEAT_NUMBERS: dict[str, tuple[float, float, float, str]] = {
@@ -154,9 +154,7 @@ def device_schema() -> vol.Schema:
             vol.Optional(CONF_HOT_WATER_HOURS): SelectSelector(
                 SelectSelectorConfig(options=hours, multiple=True, mode=SelectSelectorMode.DROPDOWN)
             ),
-            vol.Required(CONF_HEAT_PHASE, default="3"): SelectSelector(
-                SelectSelectorConfig(options=["3", "L1", "L2", "L3"], translation_key="heat_phase")
-            ),
+            vol.Optional(CONF_PHASE, description={"suggested_value": "three-phase"}): phase_selector(),
         }
     )
 

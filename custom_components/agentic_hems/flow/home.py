@@ -136,7 +136,7 @@ def home_schema(values: Mapping[str, Any], entries: list[SelectOptionDict]) -> v
                 0, 1000, 0.1, "kW"
             ),
             vol.Optional(CONF_CURTAILMENT_ENTITY, description=suggested(CONF_CURTAILMENT_ENTITY)): entity(
-                ["switch", "input_boolean", "number", "input_number", "select"]
+                ["number", "input_number"]
             ),
             vol.Required(CONF_BATTERY_CONTROL, default=values[CONF_BATTERY_CONTROL]): SelectSelector(
                 SelectSelectorConfig(

@@ -25,24 +25,13 @@ from ..const import (
     DEFAULT_CONTROL_OPTIONS,
     DEFAULT_OPTIONS,
 )
-from ..gates.tables import validate_rules
 from ..people import async_non_admin_users
 from ..validation import vol
 from .checks import validate_llm
 from .home import HOME_OPTIONAL, forecast_entry_options, home_schema
+from .policy import policy_errors
 from .schemas import GRID_OPTIONAL, assistant_schema, control_schema, grid_schema, number_selector, settings_schema
-
-
-def _check_rules(rules: Any) -> None:
-    """Check that ``rules`` are a valid policy: a list of rules.
-
-    Raises:
-        vol.Invalid: they are not.
-
-    """
-    if not isinstance(rules, list):
-        raise vol.Invalid("expected a list of rules")
-    validate_rules(rules)
+from .tariff import TARIFF_FIELDS, check_tariff, tariff_schema
 
 
 class AgenticHemsOptionsFlow(OptionsFlow):
@@ -125,15 +114,11 @@ class AgenticHemsOptionsFlow(OptionsFlow):
     async def async_step_control(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Device control; policy rules are validated before they are saved."""
         errors: dict[str, str] = {}
-        placeholders = {"error": ""}
+        placeholders: dict[str, str] = {}
         if user_input is not None:
             rules = user_input.get(CONF_POLICY_RULES) or []
-            try:
-                _check_rules(rules)
-            except vol.Invalid as err:
-                errors[CONF_POLICY_RULES] = "invalid_policy"
-                placeholders["error"] = str(err)
-            else:
+            errors, placeholders = policy_errors(rules)
+            if not errors:
                 self._options |= {**user_input, CONF_POLICY_RULES: rules}
                 if not user_input.get(CONF_NOTIFY_SERVICE):
                     self._options.pop(CONF_NOTIFY_SERVICE, None)
@@ -173,7 +158,28 @@ class AgenticHemsOptionsFlow(OptionsFlow):
                     self._options.pop(key, None)
                     self._drop.add(key)
             self._options |= user_input
-            return await self.async_step_assistant()
+            return await self.async_step_tariff()
         saved = self.config_entry.options
         entries = await forecast_entry_options(self.hass, saved.get(CONF_PV_FORECAST_ENTRIES) or [])
         return self.async_show_form(step_id="home", data_schema=home_schema(saved, entries))
+
+    async def async_step_tariff(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Show and store the grid tariff and connection; the band schedule is checked, cleared fields are dropped."""
+        errors: dict[str, str] = {}
+        placeholders = {"error": ""}
+        if user_input is not None:
+            errors, placeholders["error"] = check_tariff(user_input)
+            if not errors:
+                for key in TARIFF_FIELDS:
+                    if user_input.get(key) in (None, "", [], {}):
+                        user_input.pop(key, None)
+                        self._options.pop(key, None)
+                        self._drop.add(key)
+                self._options |= user_input
+                return await self.async_step_assistant()
+        return self.async_show_form(
+            step_id="tariff",
+            data_schema=tariff_schema({**self.config_entry.options, **(user_input or {})}),
+            errors=errors,
+            description_placeholders=placeholders,
+        )

@@ -56,6 +56,7 @@ from ..const import (
     CONF_MARKUP,
     CONF_NORDPOOL_ENTRY,
     CONF_NOTIFY_SERVICE,
+    CONF_PHASE,
     CONF_POLICY_RULES,
     CONF_POWER_KW,
     CONF_POWER_LIMIT_KW,
@@ -286,6 +287,15 @@ APPLIANCE_LIMITS: dict[str, tuple[float, float, float, str]] = {
 }
 
 
+def phase_selector() -> SelectSelector:
+    """Return the select of a device's phase: L1, L2, L3 or three-phase."""
+    return SelectSelector(
+        SelectSelectorConfig(
+            options=["L1", "L2", "L3", "three-phase"], mode=SelectSelectorMode.DROPDOWN, translation_key=CONF_PHASE
+        )
+    )
+
+
 def appliance_schema() -> vol.Schema:
     """Return the appliance form; duration for contiguous loads, energy for the others.
 
@@ -308,5 +318,6 @@ def appliance_schema() -> vol.Schema:
             vol.Required(CONF_CONTIGUOUS, default=True): BooleanSelector(),
             vol.Required(CONF_EARLIEST_START, default="00:00"): MinutesTimeSelector(),
             vol.Required(CONF_DEADLINE, default="07:00"): MinutesTimeSelector(),
+            vol.Optional(CONF_PHASE): phase_selector(),
         }
     )

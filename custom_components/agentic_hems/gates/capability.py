@@ -4,7 +4,7 @@
 - Lights check brightness through ``supported_color_modes`` (not ``supported_features``); other domains check the
   feature bits in ``tables.REQUIRED_FEATURES``.
 - Params fit the entity's own ranges: brightness 0..100 %, climate ``min_temp``..``max_temp`` and ``hvac_modes``,
-  number/input_number ``min``..``max`` on the ``step`` grid from ``min``.
+  number/input_number ``min``..``max`` on the ``step`` grid from ``min``, select/input_select one of ``options``.
 """
 
 from __future__ import annotations
@@ -43,6 +43,12 @@ def check_params(entity: EntityInfo, intent: str, params: dict[str, Any]) -> tup
         modes = [str(m) for m in caps.get("hvac_modes") or []]
         ok = params["hvac_mode"] in modes
         return (None if ok else f"hvac_mode {params['hvac_mode']} not in {modes}"), {"hvac_modes": modes}
+    if intent == "select_option":
+        options = [str(o) for o in caps.get("options") or []]
+        ok = params["option"] in options
+        return (None if ok else f"option {params['option']!r} is not one of {entity.entity_id}'s {options}"), {
+            "options": options
+        }
     if intent == "set_value":
         low, high = _float(caps.get("min"), 0.0), _float(caps.get("max"), 100.0)
         step = _float(caps.get("step"), 1.0)

@@ -42,6 +42,7 @@ PARAMS: dict[str, dict[Any, Any]] = {
     "set_temperature": {vol.Required("temperature"): _number},  # the entity's unit; range checked by capability
     "set_hvac_mode": {vol.Required("hvac_mode"): vol.In(HVAC_MODES)},
     "set_value": {vol.Required("value"): _number},  # range and step checked by capability
+    "select_option": {vol.Required("option"): _name},  # one of the entity's options: checked by capability
 }
 
 CANDIDATE_SCHEMA = closed(

@@ -21,6 +21,8 @@ INTENT_SERVICES: dict[str, dict[str, str]] = {
     "climate": {"set_temperature": "set_temperature", "set_hvac_mode": "set_hvac_mode"},
     "number": {"set_value": "set_value"},
     "input_number": {"set_value": "set_value"},
+    "select": {"select_option": "select_option"},
+    "input_select": {"select_option": "select_option"},
     "cover": {"open": "open_cover", "close": "close_cover"},
     "valve": {"open": "open_valve", "close": "close_valve"},
     "lock": {"lock": "lock", "unlock": "unlock"},
@@ -88,6 +90,8 @@ RISK_TABLE: dict[tuple[str, str | None], int] = {
     ("vacuum", None): 1,  # added
     ("input_number", None): 1,  # added: a helper, no device
     ("number", None): 2,  # added: a device setpoint
+    ("input_select", None): 1,  # added: a helper, no device
+    ("select", None): 2,  # added: a device mode (a battery's charge/discharge/idle)
     ("valve", None): 3,  # added: may be a water or gas main
 }
 APPLIANCE_RISK = 1
@@ -131,8 +135,8 @@ def expected_state(domain: str, service: str, data: Mapping[str, Any]) -> dict[s
     """Return what the entity should show once ``domain.service`` with ``data`` took effect (JSON-safe).
 
     ``{"states": [...]}`` (any of them), ``{"attributes": {name: value}}`` (climate ``set_temperature``),
-    ``{"numeric_state": value}`` (number/input_number ``set_value``), or ``{}`` when nothing is observable (a
-    button press, an unknown pair).
+    ``{"numeric_state": value}`` (number/input_number ``set_value``), ``{"states": [option]}`` (select/input_select
+    ``select_option``), or ``{}`` when nothing is observable (a button press, an unknown pair).
     """
     if (domain, service) in EXPECTED_STATES:
         return {"states": list(EXPECTED_STATES[(domain, service)])}
@@ -142,6 +146,8 @@ def expected_state(domain: str, service: str, data: Mapping[str, Any]) -> dict[s
         return {"states": [data["hvac_mode"]]}
     if service == "set_value" and domain in ("number", "input_number"):
         return {"numeric_state": data["value"]}
+    if service == "select_option" and domain in ("select", "input_select"):
+        return {"states": [data["option"]]}
     return {}
 
 

@@ -36,7 +36,8 @@ class EntityInfo:
         supported_features: the ``supported_features`` bitmask (0 when absent).
         supported_color_modes: lights only; e.g. ``{"brightness"}``, ``{"onoff"}``.
         capabilities: range and option attributes: ``min_temp``, ``max_temp``, ``target_temp_step``,
-            ``hvac_modes`` (climate); ``min``, ``max``, ``step`` (number, input_number).
+            ``hvac_modes`` (climate); ``min``, ``max``, ``step`` (number, input_number); ``options`` (select,
+            input_select).
         polls: True when ``homeassistant.update_entity`` really gets a new value: the entity
             polls its device, or it is computed from HA's states (a template); push-only entities are never refreshed.
 

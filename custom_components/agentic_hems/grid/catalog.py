@@ -13,6 +13,7 @@ from ..validation import closed, vol
 from .contracts import Scope, SideEffect, ToolContract
 from .dispatch import Objective
 from .explain import AUDIENCES, LANGUAGES
+from .explain_home import HOME_PLAN_SCHEMA
 from .forecast import MAX_HORIZON_H
 from .simulate import aware_time
 from .twin import HOME
@@ -218,7 +219,8 @@ GENERATE_EXPLANATION = _contract(
     15000,
     {
         **_TENANT,
-        vol.Required("plan_id"): _ID,
+        vol.Exclusive("plan_id", "subject"): _ID,  # a dispatch plan of optimize_dispatch
+        vol.Exclusive("home_plan", "subject"): HOME_PLAN_SCHEMA,  # a whole-home plan (grid/explain_home.py)
         vol.Optional("audience", default="operator"): vol.In(AUDIENCES),
         vol.Optional("lang", default="en"): vol.In(LANGUAGES),
     },

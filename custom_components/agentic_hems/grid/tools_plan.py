@@ -22,6 +22,7 @@ from .catalog import OPTIMIZE_DISPATCH, SOLVER_AC, SOLVER_MILP, STALE_AFTER
 from .contracts import Caller, ToolError, ToolOutput
 from .dispatch import Battery, DispatchProblem, DispatchResult, Objective, Vector, optimize_dispatch
 from .explain import explain
+from .explain_home import explain_home
 from .forecast import MAX_HORIZON_H
 from .host import Artifact, Prices, TenantHost
 from .simulate import EFFICIENCY, STEP, Window, flexibility, parse_actions, simulate
@@ -521,12 +522,32 @@ async def request_authorization(host: TenantHost, data: dict[str, Any], caller: 
 
 
 async def generate_explanation(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:
-    """Deterministic explanation of a plan in en or de for an audience."""
+    """Deterministic explanation of a plan in en or de for an audience.
+
+    The plan is a dispatch plan (``plan_id``) or a whole-home plan given as ``home_plan``
+    (:mod:`.explain_home`: why each battery charges, discharges or idles per slot). Raises ToolError
+    ``explanation_subject_required`` (neither given) or ``home_plan_invalid`` (its per-slot lists disagree).
+    """
+    if "home_plan" in data:
+        return _explain_home(host, data)
+    if "plan_id" not in data:
+        raise ToolError("explanation_subject_required")
     plan = host.artifacts.get(data["plan_id"], "plan")
     result = explain({**plan.data, "plan_id": plan.artifact_id}, data["audience"], data["lang"])
     output = {**result, "plan_id": plan.artifact_id, "audience": data["audience"], "lang": data["lang"]}
     artifact = host.artifacts.add("explanation", host.now(), output, refs={"plan_id": plan.artifact_id})
     return ToolOutput({"explanation_id": artifact.artifact_id, **output}, [plan.artifact_id])
+
+
+def _explain_home(host: TenantHost, data: dict[str, Any]) -> ToolOutput:
+    """Explain the given whole-home plan; the explanation refers to no stored plan (``plan_id`` None)."""
+    try:
+        result = explain_home(data["home_plan"], data["audience"], data["lang"])
+    except ValueError as err:
+        raise ToolError("home_plan_invalid", error=str(err)) from err
+    output = {**result, "plan_id": None, "audience": data["audience"], "lang": data["lang"]}
+    artifact = host.artifacts.add("explanation", host.now(), output, refs={})
+    return ToolOutput({"explanation_id": artifact.artifact_id, **output}, [])
 
 
 async def create_incident(host: TenantHost, data: dict[str, Any], caller: Caller) -> ToolOutput:

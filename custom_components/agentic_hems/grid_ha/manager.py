@@ -55,6 +55,23 @@ def _measurement(key: str, entity_id: str, state: State | None) -> Measurement:
     return Measurement(value, entity_id, state.last_updated)
 
 
+async def async_recorded_states(hass: HomeAssistant, entity_id: str, start: datetime, end: datetime) -> list[State]:
+    """Return the recorder's states of ``entity_id`` in [start, end], with the one in force at ``start``.
+
+    Read in the recorder's executor; empty without a recorder or recorded states.
+    """
+    if "recorder" not in hass.config.components:
+        return []
+    from homeassistant.components.recorder import history  # noqa: PLC0415 - only with a recorder
+
+    found = await get_instance(hass).async_add_executor_job(
+        functools.partial(
+            history.state_changes_during_period, hass, start, end, entity_id, include_start_time_state=True
+        )
+    )
+    return list(found.get(entity_id, []))
+
+
 class GridManager:
     """One site's tenant for the grid tools (see the module docstring)."""
 
@@ -230,16 +247,7 @@ class GridManager:
 
         Without a recorder or recorded states, the current state alone (so the persistence baseline still answers).
         """
-        states: list[State] = []
-        if "recorder" in self.hass.config.components:
-            from homeassistant.components.recorder import history  # noqa: PLC0415 - only with a recorder
-
-            found = await get_instance(self.hass).async_add_executor_job(
-                functools.partial(
-                    history.state_changes_during_period, self.hass, start, end, entity_id, include_start_time_state=True
-                )
-            )
-            states = found.get(entity_id, [])
+        states = await async_recorded_states(self.hass, entity_id, start, end)
         if not states and (current := self.hass.states.get(entity_id)) is not None:
             states = [current]
         power = entity_id != self.forecast_entity("price")

@@ -18,10 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from homeassistant.core import Context, HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
-from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers import config_validation as cv, translation
 from homeassistant.util import dt as dt_util
 
-from ..const import ATTR_CONFIG_ENTRY_ID, DOMAIN
+from ..const import (
+    ATTR_CONFIG_ENTRY_ID,
+    CONF_GRID_INCIDENT_USERS,
+    CONF_GRID_REQUEST_USERS,
+    CONF_GRID_SIMULATE_USERS,
+    DOMAIN,
+)
 from ..grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
 from ..grid.tools import TOOLS
 from ..people import async_active_user, async_admin, async_viewer, is_admin
@@ -30,6 +36,7 @@ from ..service_helpers import (
     ENTRY_SCHEMA,
     accepting_tenant,
     field_error,
+    invalid,
     local_text,
     register,
     resolve_entry,
@@ -92,12 +99,38 @@ def tool_error(err: ToolError) -> HomeAssistantError:
     return cls(translation_domain=DOMAIN, translation_key=err.key, translation_placeholders=placeholders or None)
 
 
+# A scope a non-admin user gets through the grid options -> that option.
+_GRANTS = {
+    Scope.SIMULATE: CONF_GRID_SIMULATE_USERS,
+    Scope.REQUEST: CONF_GRID_REQUEST_USERS,
+    Scope.INCIDENT: CONF_GRID_INCIDENT_USERS,
+}
+
+
 async def _ha_error(hass: HomeAssistant, call: ServiceCall, err: ToolError) -> HomeAssistantError:
     """Return ``err`` as a translated HA error; a tool's rejected input names the field (:func:`field_error`)."""
     if err.key == "tool_invalid_input" and isinstance(err.__cause__, vol.Invalid) and call.service in TOOLS:
         contract = TOOLS[call.service][0]
         return await field_error(hass, call.service, contract.schema, dict(call.data), err.__cause__)
+    if err.key == "tool_forbidden":
+        return await _forbidden(hass, err)
     return tool_error(err)
+
+
+async def _forbidden(hass: HomeAssistant, err: ToolError) -> ServiceValidationError:
+    """Return a refused tool call in HA's language: the action's name and the grid option that would allow it.
+
+    ``tool_not_granted`` names that option; ``tool_forbidden_system`` is for a tool only HA itself may call.
+    """
+    lang = hass.config.language
+    tool, scope = str(err.placeholders.get("tool", "")), str(err.placeholders.get("scope", ""))
+    services = await translation.async_get_translations(hass, lang, "services", [DOMAIN])
+    name = services.get(f"component.{DOMAIN}.services.{tool}.name", tool)
+    if (grant := _GRANTS.get(Scope(scope)) if scope in set(Scope) else None) is None:
+        return invalid("tool_forbidden_system", tool=name)
+    options = await translation.async_get_translations(hass, lang, "options", [DOMAIN])
+    label = options.get(f"component.{DOMAIN}.options.step.grid.data.{grant}", grant)
+    return invalid("tool_not_granted", tool=name, grant=label)
 
 
 type _Handler = Callable[[HomeAssistant, ServiceCall], Coroutine[Any, Any, ServiceResponse]]

@@ -14,6 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import HomeAssistant
+
 from ..const import (
     CONF_BATTERY_NAME,
     CONF_CAPACITY_KWH_PER_K,
@@ -29,7 +32,6 @@ from ..const import (
     CONF_FLOW_TEMP_C,
     CONF_HEAT_MAX_KW,
     CONF_HEAT_MIN_KW,
-    CONF_HEAT_PHASE,
     CONF_HEAT_POWER_ENTITY,
     CONF_HEAT_STORE,
     CONF_HOT_WATER_HOURS,
@@ -39,6 +41,7 @@ from ..const import (
     CONF_NIGHT_HIGH_C,
     CONF_NIGHT_LOW_C,
     CONF_OUTDOOR_ENTITY,
+    CONF_PHASE,
     CONF_ROOM_TEMP_C,
     CONF_TEMPERATURE_ENTITY,
     CONF_THERMAL_MODEL,
@@ -48,17 +51,20 @@ from ..const import (
     COP_POINTS,
     MODEL_FIT,
     MODEL_MANUAL,
+    PHASES,
     STORE_HOT_WATER,
     STORE_SPACE,
+    SUBENTRY_HEAT_PUMP,
 )
 from ..prices.curve import FloatArray
 from ..scheduling.home_model import HomeHeatPump
-from ..validation import vol
+from ..scheduling.thermal import cop_carnot, cop_from_points
+from ..validation import describe, vol
+from .config_issues import clear_invalid, report_invalid
 
 _POSITIVE = vol.All(vol.Coerce(float), vol.Range(min=0, min_included=False))
 _EFFICIENCY = vol.All(vol.Coerce(float), vol.Range(min=0, max=1, min_included=False))
 _ENTITY = vol.Any(None, vol.All(str, vol.Match(r"^[a-z_]+\.[a-z0-9_]+$")))
-PHASES = ("L1", "L2", "L3", "3")
 _TEMP = vol.All(vol.Coerce(float), vol.Range(min=-30, max=95))
 _TIME = vol.All(str, vol.Match(r"^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?$"))
 _MINUTES = vol.All(vol.Coerce(float), vol.Range(min=0, max=24 * 60))
@@ -93,7 +99,7 @@ HEAT_PUMP_SCHEMA = vol.Schema(
         vol.Required(CONF_UA_W_PER_K): vol.All(_POSITIVE, vol.Range(max=100000)),
         vol.Required(CONF_CAPACITY_KWH_PER_K): vol.All(_POSITIVE, vol.Range(max=100000)),
         vol.Optional(CONF_FIT_RMSE_C, default=None): vol.Any(None, vol.All(vol.Coerce(float), vol.Range(min=0))),
-        vol.Optional(CONF_HEAT_PHASE, default="3"): vol.In(PHASES),
+        vol.Optional(CONF_PHASE, default="three-phase"): vol.In(PHASES),
         vol.Optional(CONF_ROOM_TEMP_C, default=20.0): _TEMP,
         vol.Optional(CONF_HOT_WATER_KWH, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=0, max=1000)),
         vol.Optional(CONF_HOT_WATER_HOURS, default=list): [vol.All(vol.Coerce(int), vol.Range(min=0, max=23))],
@@ -106,8 +112,6 @@ def cop_function(
     mode: str, points: Sequence[Sequence[float]], flow_c: float, fraction: float
 ) -> Callable[[FloatArray], FloatArray]:
     """Return the COP per outdoor temperature (°C): from rated points (``mode`` points) or a Carnot fraction."""
-    from ..scheduling.thermal import cop_carnot, cop_from_points  # noqa: PLC0415 - the thermal core lands separately
-
     if mode == COP_CARNOT:
         return lambda outdoor: np.asarray(cop_carnot(outdoor, flow_c=flow_c, fraction=fraction), dtype=np.float64)
     rated = [(float(t), float(c)) for t, c in points]
@@ -268,8 +272,24 @@ def parse_heat_pump(subentry_id: str, data: Mapping[str, Any]) -> HeatPumpConfig
         ua_kw_per_k=valid[CONF_UA_W_PER_K] / 1000,
         capacity_kwh_per_k=valid[CONF_CAPACITY_KWH_PER_K],
         fit_rmse_c=valid[CONF_FIT_RMSE_C],
-        phase=valid[CONF_HEAT_PHASE],
+        phase=valid[CONF_PHASE],
         room_temp_c=valid[CONF_ROOM_TEMP_C],
         hot_water_kwh=valid[CONF_HOT_WATER_KWH],
         hot_water_hours=tuple(sorted(set(valid[CONF_HOT_WATER_HOURS]))),
     )
+
+
+def heat_pump_configs(hass: HomeAssistant, entry: ConfigEntry) -> tuple[HeatPumpConfig, ...]:
+    """Return the entry's heat pumps; one that does not validate is left out with the repair issue."""
+    found = []
+    for subentry_id, subentry in entry.subentries.items():
+        if subentry.subentry_type != SUBENTRY_HEAT_PUMP:
+            continue
+        try:
+            found.append(parse_heat_pump(subentry_id, subentry.data))
+        except (vol.Invalid, ValueError) as err:
+            error = describe(err) if isinstance(err, vol.Invalid) else str(err)
+            report_invalid(hass, subentry_id, subentry.title, error)
+        else:
+            clear_invalid(hass, subentry_id)
+    return tuple(found)

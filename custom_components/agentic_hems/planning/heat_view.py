@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..prices.curve import FloatArray
+from ..scheduling.home_heat import heat_reasons
 from ..scheduling.home_model import HomePlan
 from .heat_config import HeatPumpConfig
 
@@ -21,13 +22,13 @@ EPS_KW = 1e-3  # below this a heat pump counts as off
 
 def heat_kw(plan: HomePlan | None, name: str) -> FloatArray | None:
     """Return the heat pump's planned electrical kW per slot (n,), None when the plan does not hold it."""
-    series = getattr(plan, "heat_kw", {}).get(name) if plan is not None else None
+    series = plan.heat_kw.get(name) if plan is not None else None
     return None if series is None else np.asarray(series, dtype=np.float64)
 
 
 def temp_c(plan: HomePlan | None, name: str) -> FloatArray | None:
     """Return the store's planned temperature at each slot boundary (n + 1,), None when not planned."""
-    series = getattr(plan, "temp_c", {}).get(name) if plan is not None else None
+    series = plan.temp_c.get(name) if plan is not None else None
     return None if series is None else np.asarray(series, dtype=np.float64)
 
 
@@ -39,10 +40,6 @@ def reasons(result: Any, name: str) -> list[str]:
     plan, inputs = getattr(result, "plan", None), getattr(result, "inputs", None)
     pumps = tuple(getattr(inputs, "heat_pumps", ()))
     if plan is None or inputs is None or heat_kw(plan, name) is None or name not in {h.name for h in pumps}:
-        return []
-    try:
-        from ..scheduling.home_heat import heat_reasons  # noqa: PLC0415 - the heat pump block lands separately
-    except ImportError:
         return []
     return list(heat_reasons(plan, name, heat_pumps=pumps, import_price=inputs.curve.prices))
 

@@ -23,6 +23,8 @@ from ..const import (
     CONF_BATTERY_CONTROL,
     CONF_BATTERY_NAME,
     CONF_CAPACITY_KWH,
+    CONF_CAPACITY_MIN_KW,
+    CONF_CAPACITY_PRICE,
     CONF_CHARGE_EFFICIENCY,
     CONF_CHARGE_KW,
     CONF_CONTROL_ENTITY,
@@ -35,34 +37,44 @@ from ..const import (
     CONF_EXPORT_PRICE_MODE,
     CONF_EXPORT_SPOT_FACTOR,
     CONF_EXPORT_SPOT_FEE,
+    CONF_HOLIDAY_CALENDAR,
     CONF_HOUSE_POWER_ENTITY,
+    CONF_IMPORT_POWER_ENTITY,
     CONF_MPC_PV_THRESHOLD_KW,
     CONF_MPC_SOC_THRESHOLD_PCT,
     CONF_MPC_TEMP_THRESHOLD_C,
+    CONF_NOMINAL_VOLTAGE,
+    CONF_PHASE,
+    CONF_PHASE_COUNT,
+    CONF_PHASE_CURRENT_A,
     CONF_PV_FORECAST_ENTRIES,
     CONF_PV_FORECAST_SENSOR,
     CONF_RESERVE_PCT,
     CONF_SOC_ENTITY,
     CONF_SOC_MAX_PCT,
     CONF_SOC_MIN_PCT,
+    CONF_TARIFF_BANDS,
     CONF_WEAR_COST,
     DOMAIN,
     EXPORT_FIXED,
     EXPORT_SPOT,
-    LOGGER,
+    PHASES,
+    SUBENTRY_APPLIANCE,
     SUBENTRY_BATTERY,
-    SUBENTRY_HEAT_PUMP,
 )
+from ..prices.tariffs import BandSchedule, parse_schedule
 from ..scheduling.home_model import HomeBattery
 from ..validation import describe, vol
-from .heat_config import HeatPumpConfig, parse_heat_pump
+from .config_issues import report_invalid as _report
+from .heat_config import HeatPumpConfig, heat_pump_configs
 
 MODES = ("charge", "discharge", "idle")
 _PCT = vol.All(vol.Coerce(float), vol.Range(min=0, max=100))
 _POSITIVE = vol.All(vol.Coerce(float), vol.Range(min=0, min_included=False))
 _EFFICIENCY = vol.All(vol.Coerce(float), vol.Range(min=0, max=1, min_included=False))
 _ENTITY = vol.Any(None, vol.All(str, vol.Match(r"^[a-z_]+\.[a-z0-9_]+$")))
-_CONTROL = vol.Any(None, vol.All(str, vol.Match(r"^(number|input_number|select)\.[a-z0-9_]+$")))
+_CONTROL = vol.Any(None, vol.All(str, vol.Match(r"^(number|input_number|select|input_select)\.[a-z0-9_]+$")))
+_LIMIT = vol.Any(None, vol.All(str, vol.Match(r"^(number|input_number)\.[a-z0-9_]+$")))  # a PV power limit
 
 BATTERY_SCHEMA = vol.Schema(
     {
@@ -79,6 +91,7 @@ BATTERY_SCHEMA = vol.Schema(
         vol.Required(CONF_SOC_ENTITY): _ENTITY,
         vol.Optional(CONF_CONTROL_ENTITY, default=None): _CONTROL,
         vol.Optional(CONF_CONTROL_MODES, default=dict): {vol.Optional(mode): str for mode in MODES},
+        vol.Optional(CONF_PHASE): vol.In(PHASES),
     },
     extra=vol.ALLOW_EXTRA,
 )
@@ -108,7 +121,7 @@ OPTION_SCHEMAS: dict[str, Any] = {
     CONF_EXPORT_SPOT_FACTOR: _FLOAT,
     CONF_EXPORT_SPOT_FEE: _FLOAT,
     CONF_EXPORT_LIMIT_KW: vol.Any(None, vol.All(vol.Coerce(float), vol.Range(min=0))),
-    CONF_CURTAILMENT_ENTITY: _ENTITY,
+    CONF_CURTAILMENT_ENTITY: _LIMIT,
     CONF_BATTERY_CONTROL: vol.In((BATTERY_AUTOMATIC, BATTERY_APPROVAL)),
     CONF_MPC_SOC_THRESHOLD_PCT: vol.All(vol.Coerce(float), vol.Range(min=0, max=100, min_included=False)),
     CONF_MPC_PV_THRESHOLD_KW: _POSITIVE,
@@ -120,7 +133,7 @@ OPTION_SCHEMAS: dict[str, Any] = {
 class BatteryConfig:
     """One battery subentry: the :class:`HomeBattery` limits plus where its SoC is read and its power is set.
 
-    ``control_entity`` is a number/input_number (setpoint in kW, positive charging) or a select whose options
+    ``control_entity`` is a number/input_number (setpoint in kW, positive charging) or a select/input_select whose options
     ``control_modes`` names per mode (charge, discharge, idle); None when the plan only shows the battery.
     """
 
@@ -138,6 +151,7 @@ class BatteryConfig:
     soc_entity: str | None
     control_entity: str | None
     control_modes: Mapping[str, str] = field(default_factory=dict)
+    phase: str = "three-phase"
 
     def battery(self, soc_pct: float) -> HomeBattery:
         """Return the plan's battery at the measured state of charge (percent, clamped to 0-100)."""
@@ -158,7 +172,11 @@ class BatteryConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class HomeConfig:
-    """The whole-home plan's settings; ``export_limit_kw`` is math.inf for no limit."""
+    """The whole-home plan's settings; ``export_limit_kw`` is math.inf for no limit.
+
+    ``curtailment_entity`` is a number/input_number limiting the inverter's PV power (W or kW, its ``max`` meaning no
+    limit); when set, the plan may curtail PV and sets it to each slot's planned PV production.
+    """
 
     batteries: tuple[BatteryConfig, ...] = ()
     pv_forecast_entries: tuple[str, ...] = ()
@@ -175,6 +193,15 @@ class HomeConfig:
     mpc_pv_threshold_kw: float = 0.5
     heat_pumps: tuple[HeatPumpConfig, ...] = ()
     mpc_temp_threshold_c: float = 1.0
+    tariff: BandSchedule | None = None  # network fee bands
+    capacity_price: float = 0.0  # currency per kW of the month's peak, per month
+    capacity_min_kw: float = 0.0  # the capacity tariff's minimum billed peak
+    import_power_entity: str | None = None  # grid import power, for the month's peak so far
+    holiday_calendar: str | None = None  # calendar of public holidays (counted as Sundays where the bands say so)
+    phase_count: int = 3
+    phase_current_a: float | None = None  # current limit per phase; None: no phase limits
+    nominal_voltage: float = 230.0
+    device_phases: Mapping[str, str] = field(default_factory=dict)  # subentry id -> "L1".."L3" or "three-phase"
 
     @property
     def active(self) -> bool:
@@ -182,10 +209,10 @@ class HomeConfig:
         return bool(self.batteries or self.heat_pumps or self.pv_forecast_entries or self.pv_forecast_sensor)
 
     def control_entities(self) -> frozenset[str]:
-        """Return the batteries' and heat pumps' control entities (what the plan's commands set)."""
-        return frozenset(b.control_entity for b in self.batteries if b.control_entity) | frozenset(
-            h.control_entity for h in self.heat_pumps if h.control_entity
-        )
+        """Return what the plan's commands set: the batteries' and heat pumps' control entities and the PV limit."""
+        limit = {self.curtailment_entity} if self.curtailment_entity else set()
+        heat = {h.control_entity for h in self.heat_pumps if h.control_entity}
+        return frozenset({b.control_entity for b in self.batteries if b.control_entity} | heat | limit)
 
 
 def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
@@ -195,7 +222,7 @@ def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
         raise ValueError("soc_min_pct is above soc_max_pct")
     if (
         valid[CONF_CONTROL_ENTITY]
-        and valid[CONF_CONTROL_ENTITY].startswith("select.")
+        and valid[CONF_CONTROL_ENTITY].startswith(("select.", "input_select."))
         and not valid[CONF_CONTROL_MODES]
     ):
         raise ValueError("a select control entity needs control_modes")
@@ -214,6 +241,7 @@ def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
         soc_entity=valid[CONF_SOC_ENTITY],
         control_entity=valid[CONF_CONTROL_ENTITY],
         control_modes=dict(valid[CONF_CONTROL_MODES]),
+        phase=valid.get(CONF_PHASE, "three-phase"),
     )
 
 
@@ -248,6 +276,10 @@ def home_config(hass: HomeAssistant, entry: ConfigEntry) -> HomeConfig:
     else:
         ir.async_delete_issue(hass, DOMAIN, "home_config_invalid_options")
     limit = values[CONF_EXPORT_LIMIT_KW]
+    fees, connection = grid_settings(hass, entry)
+    heat_pumps = heat_pump_configs(hass, entry)
+    phases = {b.subentry_id: b.phase for b in batteries} | {h.subentry_id: h.phase for h in heat_pumps}
+    phases |= appliance_phases(hass, entry)
     return HomeConfig(
         batteries=tuple(batteries),
         pv_forecast_entries=tuple(values[CONF_PV_FORECAST_ENTRIES]),
@@ -262,36 +294,100 @@ def home_config(hass: HomeAssistant, entry: ConfigEntry) -> HomeConfig:
         battery_control=values[CONF_BATTERY_CONTROL],
         mpc_soc_threshold_pct=values[CONF_MPC_SOC_THRESHOLD_PCT],
         mpc_pv_threshold_kw=values[CONF_MPC_PV_THRESHOLD_KW],
-        heat_pumps=heat_pump_configs(hass, entry),
+        heat_pumps=heat_pumps,
         mpc_temp_threshold_c=values[CONF_MPC_TEMP_THRESHOLD_C],
+        **fees,
+        **connection,
+        device_phases=phases,
     )
 
 
-def _report(hass: HomeAssistant, key: str, title: str, error: str) -> None:
-    """Log and raise the repair issue of a battery subentry or the options that did not validate."""
-    LOGGER.warning("Whole-home plan: ignoring the settings of %s: %s", title, error)
-    ir.async_create_issue(
-        hass,
-        DOMAIN,
-        f"home_config_invalid_{key}",
-        is_fixable=False,
-        is_persistent=True,
-        severity=ir.IssueSeverity.ERROR,
-        translation_key="home_config_invalid",
-        translation_placeholders={"name": title, "error": error},
-    )
+FEE_SCHEMA = vol.Schema(
+    {
+        vol.Optional(CONF_CAPACITY_PRICE, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=0, max=1e4)),
+        vol.Optional(CONF_CAPACITY_MIN_KW, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=0, max=1e4)),
+        vol.Optional(CONF_IMPORT_POWER_ENTITY, default=None): _ENTITY,
+        vol.Optional(CONF_HOLIDAY_CALENDAR, default=None): vol.Any(None, vol.All(str, vol.Match(r"^calendar\.\w+$"))),
+    },
+    extra=vol.REMOVE_EXTRA,
+)
+CONNECTION_SCHEMA = vol.Schema(
+    {
+        vol.Optional(CONF_PHASE_COUNT, default="3"): vol.All(vol.Coerce(str), vol.In(("1", "3"))),
+        vol.Optional(CONF_PHASE_CURRENT_A, default=None): vol.Any(
+            None, vol.All(vol.Coerce(float), vol.Range(min=0, max=1e4, min_included=False))
+        ),
+        vol.Optional(CONF_NOMINAL_VOLTAGE, default=230.0): vol.All(vol.Coerce(float), vol.Range(min=50, max=1000)),
+    },
+    extra=vol.REMOVE_EXTRA,
+)
 
 
-def heat_pump_configs(hass: HomeAssistant, entry: ConfigEntry) -> tuple[HeatPumpConfig, ...]:
-    """Return the entry's heat pumps; one that does not validate is left out with the repair issue."""
-    found = []
-    for subentry_id, subentry in entry.subentries.items():
-        if subentry.subentry_type != SUBENTRY_HEAT_PUMP:
-            continue
+def parse_fees(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the grid fee settings of the options as :class:`HomeConfig` fields.
+
+    Raises:
+        vol.Invalid: a bad number or entity; ValueError: a band schedule :func:`parse_schedule` refuses.
+
+    """
+    valid = FEE_SCHEMA({k: v for k, v in options.items() if v is not None})
+    bands = options.get(CONF_TARIFF_BANDS)
+    return {
+        "tariff": parse_schedule(bands) if bands else None,
+        "capacity_price": valid[CONF_CAPACITY_PRICE],
+        "capacity_min_kw": valid[CONF_CAPACITY_MIN_KW],
+        "import_power_entity": valid[CONF_IMPORT_POWER_ENTITY],
+        "holiday_calendar": valid[CONF_HOLIDAY_CALENDAR],
+    }
+
+
+def parse_connection(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the connection settings of the options (phases, current limit, voltage) as :class:`HomeConfig` fields.
+
+    Raises:
+        vol.Invalid: a bad value.
+
+    """
+    valid = CONNECTION_SCHEMA({k: v for k, v in options.items() if v is not None})
+    return {
+        "phase_count": int(valid[CONF_PHASE_COUNT]),
+        "phase_current_a": valid[CONF_PHASE_CURRENT_A],
+        "nominal_voltage": valid[CONF_NOMINAL_VOLTAGE],
+    }
+
+
+def grid_settings(hass: HomeAssistant, entry: ConfigEntry) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the fee and connection fields; a part that does not validate is reported and left at no fees / phases."""
+    parts: list[dict[str, Any]] = []
+    errors = []
+    for name, parse in (("grid fees", parse_fees), ("connection", parse_connection)):
         try:
-            found.append(parse_heat_pump(subentry_id, subentry.data))
+            parts.append(parse(entry.options))
         except (vol.Invalid, ValueError) as err:
-            _report(hass, subentry_id, subentry.title, describe(err) if isinstance(err, vol.Invalid) else str(err))
+            errors.append(f"{name}: {describe(err) if isinstance(err, vol.Invalid) else err}")
+            parts.append({})
+    if errors:
+        _report(hass, "tariff", entry.title, "; ".join(errors))
+    else:
+        ir.async_delete_issue(hass, DOMAIN, "home_config_invalid_tariff")
+    return parts[0], parts[1]
+
+
+def appliance_phases(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, str]:
+    """Return each appliance subentry's phase: as stored, or three-phase for an EV charger and L1 for the others.
+
+    A stored phase that is not one of :data:`PHASES` is reported and the default is used.
+    """
+    phases = {}
+    for subentry_id, subentry in entry.subentries.items():
+        if subentry.subentry_type != SUBENTRY_APPLIANCE:
+            continue
+        default = "three-phase" if subentry.data.get("kind") == "ev_charger" else "L1"
+        phase = subentry.data.get(CONF_PHASE) or default
+        if phase not in PHASES:
+            _report(hass, subentry_id, subentry.title, f"phase {phase!r} is not one of {', '.join(PHASES)}")
+            phase = default
         else:
             ir.async_delete_issue(hass, DOMAIN, f"home_config_invalid_{subentry_id}")
-    return tuple(found)
+        phases[subentry_id] = phase
+    return phases

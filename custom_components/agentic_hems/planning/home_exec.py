@@ -1,16 +1,24 @@
-"""The whole-home plan's battery commands: one gated command per battery and slot, automatic or approved.
+"""The whole-home plan's commands: one gated command per driven entity and slot, automatic or approved.
 
-- ``automatic``: at each slot boundary the slot's planned power goes through the gates as ``set_value`` on the
-  battery's control entity (``source_agent="scheduler"``); the policy rules of its domain (number, input_number)
-  decide.
+The driven entities and what each slot sets (:func:`plan_actions`, :func:`command_for`):
+
+- a battery with a power setpoint (number, input_number): ``set_value`` to the planned power in the entity's unit;
+- a battery with a mode select (select, input_select): ``select_option`` to the option its subentry names for the
+  slot's mode (:func:`~..scheduling.home_explain.battery_mode`: charge, discharge or idle); a mode without an option
+  sets nothing;
+- the PV limit (the options' curtailment entity, a number or input_number): ``set_value`` to the planned PV
+  production (forecast minus curtailment) where the plan curtails, else to the entity's ``max``.
+
+- ``automatic``: at each slot boundary the slot's command goes through the gates (``source_agent="scheduler"``); the
+  policy rules of its domain decide.
 - ``approval``: each new plan becomes an authorization request in :class:`~..grid_ha.records.GridRecords` (repair
   issue, notification, ``approve_authorization`` by an administrator, audit). The control entities are then grid
   setpoints: only an approved request's slot command passes the Policy gate (``source_agent="grid"`` with a
-  :class:`~..gates.models.GridGrant`), and only with the value approved for that slot (:class:`HomeSetpoints`).
+  :class:`~..gates.models.GridGrant`), and only with the value (or option) approved for that slot
+  (:class:`HomeSetpoints`).
 
-A command is issued only when a battery's value changes from the last one carried out (or waiting for a
+A command is issued only when an entity's command changes from the last one carried out (or waiting for a
 confirmation): an unchanged plan issues nothing; a dry run, a refusal or a failure is tried again at the next slot.
-A select control entity is not driven (the gates have no ``select_option`` intent); the plan still shows it.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from ..gates.models import SOURCE_GRID, GridGrant, Outcome
 from ..grid_ha.records import GridRecords, request_issue_id
 from ..grid_ha.site import setpoint_value
 from ..prices.curve import floor_slot
+from ..scheduling.home_explain import battery_mode
 from ..scheduling.home_model import HomePlan
 from .home_config import BatteryConfig, HomeConfig
 
@@ -36,63 +45,114 @@ if TYPE_CHECKING:
     from ..control.manager import ControlManager
 
 ACTION_TYPE = "home_battery_power"
+MODE_ACTION = "home_battery_mode"
+LIMIT_ACTION = "home_pv_limit"
 HOME_PLAN_PREFIX = "home_"
 SETPOINT_DOMAINS = ("number", "input_number")
+MODE_DOMAINS = ("select", "input_select")
+CURTAIL_EPS_KW = 1e-3  # below this much planned curtailment the PV limit goes back to its maximum
+
+type Channel = tuple[dict[str, Any], list[dict[str, Any] | None]]  # (fixed action fields, value fields per slot)
 
 
 def plan_actions(plan: HomePlan, config: HomeConfig, since: datetime) -> list[dict[str, Any]]:
-    """Return the plan's battery powers from slot ``since`` on, as request actions (equal neighbours merged).
+    """Return the plan's commands from slot ``since`` on, as request actions (equal neighbours merged).
 
-    Each is ``{"start", "end", "type": "home_battery_power", "entity_id", "battery", "p_kw"}`` (kW, + charging).
+    Each is ``{"start", "end", "type", "entity_id", ...}``: ``home_battery_power`` with ``battery`` and ``p_kw``
+    (kW, + charging) for a setpoint battery, ``home_battery_mode`` with ``battery``, ``mode`` (charge, discharge,
+    idle) and ``option`` (the select's option for it) for a select battery (slots whose mode has no option are left
+    out), ``home_pv_limit`` with ``limit_kw`` (the planned PV production, None for the entity's maximum) for the
+    curtailment entity.
     """
     actions: list[dict[str, Any]] = []
-    for bat in config.batteries:
-        if bat.subentry_id not in plan.battery_kw or not _drivable(bat):
-            continue
-        for i, kw in enumerate(plan.battery_kw[bat.subentry_id]):
+    for fixed, values in channels(plan, config):
+        for i, value in enumerate(values):
             start, end = plan.start + i * plan.resolution, plan.start + (i + 1) * plan.resolution
-            if end <= since:
+            if end <= since or value is None:
                 continue
-            value = round(float(kw), 3) + 0.0
             last = actions[-1] if actions else None
             if (
                 last
-                and last["entity_id"] == bat.control_entity
-                and last["p_kw"] == value
+                and last["entity_id"] == fixed["entity_id"]
                 and last["end"] == start.isoformat()
+                and {k: last[k] for k in value} == value
             ):
                 last["end"] = end.isoformat()
                 continue
-            actions.append(
-                {
-                    "start": max(start, since).isoformat(),
-                    "end": end.isoformat(),
-                    "type": ACTION_TYPE,
-                    "entity_id": bat.control_entity,
-                    "battery": bat.subentry_id,
-                    "p_kw": value,
-                }
-            )
+            actions.append({"start": max(start, since).isoformat(), "end": end.isoformat(), **fixed, **value})
     return actions
 
 
-def _drivable(bat: BatteryConfig) -> bool:
-    """Tell whether the battery's control entity is a power setpoint the gates can set."""
-    return bool(bat.control_entity) and str(bat.control_entity).split(".")[0] in SETPOINT_DOMAINS
+def channels(plan: HomePlan, config: HomeConfig) -> list[Channel]:
+    """Return each driven entity of the plan with its value fields per slot (see :func:`plan_actions`)."""
+    out: list[Channel] = []
+    for bat in config.batteries:
+        series, entity = plan.battery_kw.get(bat.subentry_id), bat.control_entity
+        if series is None or not entity:
+            continue
+        fixed = {"entity_id": entity, "battery": bat.subentry_id}
+        if _domain(entity) in SETPOINT_DOMAINS:
+            out.append(({"type": ACTION_TYPE, **fixed}, [{"p_kw": _kw(v)} for v in series]))
+        elif _domain(entity) in MODE_DOMAINS:
+            out.append(({"type": MODE_ACTION, **fixed}, [_mode(bat, float(v)) for v in series]))
+    entity = config.curtailment_entity
+    if entity and _domain(entity) in SETPOINT_DOMAINS:
+        limits = [
+            {"limit_kw": _kw(pv - cut) if cut > CURTAIL_EPS_KW else None}
+            for pv, cut in zip(plan.pv_kw, plan.curtail_kw, strict=True)
+        ]
+        out.append(({"type": LIMIT_ACTION, "entity_id": entity}, list(limits)))
+    return out
+
+
+def _domain(entity_id: str) -> str:
+    return entity_id.split(".", 1)[0]
+
+
+def _kw(value: float) -> float:
+    return round(float(value), 3) + 0.0
+
+
+def _mode(bat: BatteryConfig, kw: float) -> dict[str, Any] | None:
+    """Return a select battery's mode fields for a planned power, None when its mode has no option."""
+    mode = battery_mode(kw)
+    option = bat.control_modes.get(mode)
+    return None if option is None else {"mode": mode, "option": option}
 
 
 def action_at(request: Mapping[str, Any], entity_id: str, slot: datetime) -> dict[str, Any] | None:
-    """Return the request's home battery action for ``entity_id`` covering ``slot``, or None."""
+    """Return the request's home action for ``entity_id`` covering ``slot``, or None."""
     return next(
         (
             a
             for a in request["actions"]
-            if a["type"] == ACTION_TYPE
+            if a["type"] in (ACTION_TYPE, MODE_ACTION, LIMIT_ACTION)
             and a.get("entity_id") == entity_id
             and datetime.fromisoformat(a["start"]) <= slot < datetime.fromisoformat(a["end"])
         ),
         None,
     )
+
+
+def command_for(hass: HomeAssistant, action: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """Return the gates' intent and params that carry out a home action now, None when nothing can be set.
+
+    A battery power is the setpoint's value in its unit; a mode is the select's option; a PV limit is the planned
+    production in the entity's unit, clamped to its ``min``..``max``, or its ``max`` (None when it has none).
+    """
+    entity_id = action["entity_id"]
+    if action["type"] == MODE_ACTION:
+        return "select_option", {"option": action["option"]}
+    if action["type"] == ACTION_TYPE:
+        return "set_value", {"value": setpoint_value(hass, entity_id, action["p_kw"])}
+    state = hass.states.get(entity_id)
+    low, high = (state.attributes.get(k) if state else None for k in ("min", "max"))
+    if not isinstance(high, (int, float)):
+        return None
+    if action["limit_kw"] is None:
+        return "set_value", {"value": float(high)}
+    value = min(setpoint_value(hass, entity_id, action["limit_kw"]), float(high))
+    return "set_value", {"value": max(value, float(low)) if isinstance(low, (int, float)) else value}
 
 
 class HomeSetpoints:
@@ -126,11 +186,21 @@ class HomeSetpoints:
         if grant.slot_start != slot:
             return f"the command is for slot {grant.slot_start.isoformat()}, not the current slot {slot.isoformat()}"
         if entity_id not in self.home_entities or (action := action_at(request, entity_id, slot)) is None:
-            return f"authorization request {grant.request_id} sets no power on {entity_id} in slot {slot.isoformat()}"
-        expected, value = setpoint_value(self.hass, entity_id, action["p_kw"]), data.get("value")
-        if not isinstance(value, (int, float)) or abs(float(value) - expected) > 1e-6:
-            return f"value {value} is not the approved {expected:g} for slot {slot.isoformat()}"
-        return None
+            return f"authorization request {grant.request_id} sets nothing on {entity_id} in slot {slot.isoformat()}"
+        if (command := command_for(self.hass, action)) is None:
+            return f"{entity_id} has no maximum to set"
+        return _mismatch(command[1], data, slot)
+
+
+def _mismatch(approved: Mapping[str, Any], data: Mapping[str, Any], slot: datetime) -> str | None:
+    """Return why ``data`` is not the ``approved`` params (a value within 1e-6, the same option), or None."""
+    if "option" in approved:
+        option = data.get("option")
+        return None if option == approved["option"] else f"option {option!r} is not the approved {approved['option']!r}"
+    expected, value = float(approved["value"]), data.get("value")
+    if not isinstance(value, (int, float)) or abs(float(value) - expected) > 1e-6:
+        return f"value {value} is not the approved {expected:g} for slot {slot.isoformat()}"
+    return None
 
 
 class HomeExecutor:
@@ -142,7 +212,7 @@ class HomeExecutor:
         self.config = config
         self.control = control
         self.records = records
-        self.issued: dict[str, float] = {}  # control entity -> the last value issued
+        self.issued: dict[str, tuple[str, dict[str, Any]]] = {}  # entity -> the last command issued
         # the latest home request still in force (approval mode), also after a restart
         live = [
             r["request_id"]
@@ -192,48 +262,46 @@ class HomeExecutor:
                 persistent_notification.async_dismiss(self.hass, request_issue_id(request["request_id"]))
 
     async def async_execute(self, plan: HomePlan | None, now: datetime) -> list[dict[str, Any]]:
-        """Issue each battery's value for the slot at ``now`` when it changed; returns the gates' traces."""
+        """Issue each driven entity's command for the slot at ``now`` when it changed; returns the gates' traces."""
         slot = floor_slot(now)
         records = []
-        for bat in self.config.batteries:
-            value = self._value_at(bat, plan, slot)
-            entity = bat.control_entity
-            if value is None or entity is None or self.issued.get(entity) == value:
+        for entity, action in self._actions_at(plan, slot).items():
+            command = None if action is None else command_for(self.hass, action)
+            if command is None or self.issued.get(entity) == command:
                 continue
-            record = await self._command(entity, value, slot)
+            record = await self._command(entity, command, slot)
             if record["outcome"] in (Outcome.EXECUTED, Outcome.PENDING_CONFIRMATION):
-                self.issued[entity] = value  # a dry run, a refusal or a failure is tried again next slot
+                self.issued[entity] = command  # a dry run, a refusal or a failure is tried again next slot
             records.append(record)
         if records and self.approval:
             await self.records.async_save()
         return records
 
-    def _value_at(self, bat: BatteryConfig, plan: HomePlan | None, slot: datetime) -> float | None:
-        """Return the value to set in ``slot``: the approved one (approval mode) or the plan's, in the entity's unit."""
-        if not _drivable(bat) or bat.control_entity is None:
-            return None
+    def _actions_at(self, plan: HomePlan | None, slot: datetime) -> dict[str, dict[str, Any] | None]:
+        """Return per driven entity the action for ``slot``: the approved one (approval mode) or the plan's."""
         if self.approval:
             request = self.records.requests.get(self.request_id or "")
-            action = (
-                action_at(request, bat.control_entity, slot) if request and request["status"] == "approved" else None
-            )
-            kw = None if action is None else float(action["p_kw"])
-        else:
-            i = int((slot - plan.start) / plan.resolution) if plan is not None else -1
-            series = plan.battery_kw.get(bat.subentry_id) if plan is not None else None
-            kw = round(float(series[i]), 3) + 0.0 if series is not None and 0 <= i < series.size else None
-        return None if kw is None else setpoint_value(self.hass, bat.control_entity, kw)
+            approved = request if request and request["status"] == "approved" else None
+            return {
+                e: action_at(approved, e, slot) if approved else None for e in sorted(self.config.control_entities())
+            }
+        if plan is None:
+            return {}
+        in_slot = [a for a in plan_actions(plan, self.config, slot) if datetime.fromisoformat(a["start"]) == slot]
+        return {a["entity_id"]: a for a in in_slot}
 
-    async def _command(self, entity_id: str, value: float, slot: datetime) -> dict[str, Any]:
-        """Run one ``set_value`` through the gates (with the approved request's grant in approval mode)."""
+    async def _command(self, entity_id: str, command: tuple[str, dict[str, Any]], slot: datetime) -> dict[str, Any]:
+        """Run one command through the gates (with the approved request's grant in approval mode)."""
         grant = GridGrant(request_id=self.request_id, slot_start=slot) if self.approval and self.request_id else None
+        intent, params = command
+        value = next(iter(params.values()))
         LOGGER.debug("Whole-home plan: %s to %s for slot %s", entity_id, value, slot.isoformat())
         return dict(
             await self.control.async_evaluate(
                 source_agent=SOURCE_GRID if grant else SOURCE_SCHEDULER,
-                candidate={"intent": "set_value", "device_alias": entity_id, "params": {"value": value}},
+                candidate={"intent": intent, "device_alias": entity_id, "params": params},
                 context=Context(),
-                raw_input=f"set {entity_id} to {value:g}: whole-home plan, slot {slot.isoformat()}",
+                raw_input=f"set {entity_id} to {value}: whole-home plan, slot {slot.isoformat()}",
                 slot_start=slot,
                 grant=grant,
             )

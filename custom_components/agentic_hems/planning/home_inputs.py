@@ -8,39 +8,26 @@ each battery at its measured state of charge (a battery without a readable SoC i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-import functools
+from datetime import date, datetime, timedelta, tzinfo
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from homeassistant.core import HomeAssistant, State
-from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers.recorder import get_instance
+from homeassistant.core import HomeAssistant
 from homeassistant.util import dt as dt_util
 
-from ..const import (
-    CONF_CARNOT_FRACTION,
-    CONF_COP_MODE,
-    CONF_COP_POINTS,
-    CONF_FLOW_TEMP_C,
-    CONF_HEAT_POWER_ENTITY,
-    CONF_OUTDOOR_ENTITY,
-    CONF_TEMPERATURE_ENTITY,
-    EXPORT_SPOT,
-    LOGGER,
-)
+from ..const import EXPORT_SPOT
 from ..grid.forecast import MAX_HORIZON_H, ForecastError, forecast
-from ..grid_ha.site import to_kw
 from ..prices.curve import FloatArray, PriceCurve, floor_slot
-from ..scheduling.home_model import HomeBattery, HomeHeatPump
+from ..prices.tariffs import band_fees, billing_months, peak_floors
+from ..scheduling.home_model import GridFees, HomeBattery, HomeHeatPump, PhaseLimits
 from ..scheduling.solar import SolarForecast
-from .heat_config import HeatPumpConfig, cop_function
 from .home_config import HomeConfig
 from .solar_source import async_energy_forecast, energy_forecast_entries, sensor_forecast
+from .tariff_source import async_holidays, async_month_peak
 
 if TYPE_CHECKING:
     from ..coordinator import PriceData
@@ -62,7 +49,7 @@ class HomeInputs:
     pv_unknown_from: datetime | None  # first slot whose PV forecast is unknown (planned as 0 kW)
     soc_measured_at: dict[str, datetime] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    heat_pumps: tuple[HomeHeatPump, ...] = ()  # async_heat_pumps's, set by the manager
+    heat_pumps: tuple[HomeHeatPump, ...] = ()  # heat_inputs.async_heat_pumps's, set by the manager
 
 
 def export_prices(config: HomeConfig, data: PriceData, curve: PriceCurve) -> FloatArray:
@@ -155,184 +142,53 @@ async def async_inputs(
     )
 
 
-# --------------------------------------------------------------------------------------------- heat pumps
+def grid_terms(
+    config: HomeConfig, curve: PriceCurve, peak_so_far_kw: float, *, tz: tzinfo, holidays: Collection[date] = ()
+) -> tuple[GridFees | None, PhaseLimits | None]:
+    """Return the network fees and phase limits of the plan over ``curve`` (None for each that is not configured).
 
-ON_KW = 0.05  # a heat pump drawing more than this (or than half its minimum power) counts as running
-
-
-def measured_temperature(hass: HomeAssistant, entity_id: str) -> float | None:
-    """Return the sensor's temperature in °C (a °F sensor converted), None when it has no finite one."""
-    state = hass.states.get(entity_id)
-    try:
-        value = float(state.state) if state is not None else math.nan
-    except ValueError:
-        return None
-    if state is not None and state.attributes.get("unit_of_measurement") == "°F":
-        value = (value - 32) / 1.8
-    return value if math.isfinite(value) else None
-
-
-async def async_run_state(
-    hass: HomeAssistant, hp: HeatPumpConfig, resolution: timedelta, now: datetime
-) -> tuple[int, int]:
-    """Return (slots on, slots off) just before ``now``: one of them is 0, the other at least 1.
-
-    A switch is on or off since its ``last_changed``; else the power sensor's recorded history says since when it
-    runs (above :data:`ON_KW`) or stands; a climate entity without one counts by its ``hvac_action``. Unknown: off.
+    The fees hold the band fee per slot (0 without bands, local time ``tz``, ``holidays`` as the bands say) and, with
+    a capacity price, each slot's billing month and each month's peak floor: the current month (that of the curve's
+    first slot) at ``peak_so_far_kw`` (kW) or the minimum billed peak, later months at the minimum. The phase limit
+    is current x voltage per phase; a single-phase connection puts every device, the PV and the base load on L1.
     """
-    cap = max(hp.min_slots(hp.min_run_min, resolution), hp.min_slots(hp.min_off_min, resolution))
-    running, since = False, None
-    control = hass.states.get(hp.control_entity)
-    if hp.control_entity.startswith("switch.") and control is not None and control.state in ("on", "off"):
-        running, since = control.state == "on", control.last_changed
-    elif hp.power_entity:
-        running, since = await _async_power_run(hass, hp, now - cap * resolution, now)
-    elif control is not None:
-        running, since = control.attributes.get("hvac_action") == "heating", control.last_changed
-    slots = cap if since is None else min(max(math.ceil((now - since) / resolution), 1), cap)
-    return (slots, 0) if running else (0, slots)
-
-
-async def _async_power_run(
-    hass: HomeAssistant, hp: HeatPumpConfig, start: datetime, now: datetime
-) -> tuple[bool, datetime | None]:
-    """Whether the power sensor shows the heat pump running, and since when (None: all of [start, now])."""
-    assert hp.power_entity is not None
-    states: list[State] = []
-    if "recorder" in hass.config.components:
-        from homeassistant.components.recorder import history  # noqa: PLC0415 - only with a recorder
-
-        found = await get_instance(hass).async_add_executor_job(
-            functools.partial(
-                history.state_changes_during_period, hass, start, now, hp.power_entity, include_start_time_state=True
-            )
-        )
-        states = found.get(hp.power_entity, [])
-    if not states and (current := hass.states.get(hp.power_entity)) is not None:
-        states = [current]
-    threshold = max(ON_KW, hp.min_kw / 2)
-
-    def on(state: State) -> bool | None:
-        try:
-            return to_kw(state) > threshold
-        except ValueError, TypeError:
-            return None
-
-    flags = [(state.last_changed, on(state)) for state in states]
-    flags = [(t, f) for t, f in flags if f is not None]
-    if not flags:
-        return False, None
-    running, since = flags[-1][1], None
-    for moment, flag in reversed(flags):
-        if flag != running:
-            break
-        since = moment
-    return bool(running), since if since is not None and since > start else None
-
-
-async def async_heat_pumps(
-    hass: HomeAssistant, config: HomeConfig, curve: PriceCurve, now: datetime, notes: list[str] | None = None
-) -> list[HomeHeatPump]:
-    """Each heat pump on the slots of ``curve`` at its measured temperature.
-
-    The outdoor temperature per slot comes from the weather entity's hourly forecast, NaN past its end (so are the
-    COP and, for space heating, the ambient there: :func:`cut_at_forecast` ends the plan's horizon there, no
-    temperature is invented). A hot-water tank's ambient is its room temperature and its gains the hot-water draw.
-    The comfort band follows the local time of each slot. A heat pump without a measured temperature is left out,
-    with a note in ``notes``.
-    """
-    try:
-        from .thermal_source import async_outdoor_forecast  # noqa: PLC0415 - the thermal inputs land separately
-    except ImportError:
-        if config.heat_pumps and notes is not None:
-            notes.append("heat pumps left out: no outdoor forecast reader in this version")
-        return []
-    tz = dt_util.get_time_zone(hass.config.time_zone) or dt_util.get_default_time_zone()
     starts = curve.slot_starts()
-    out = []
-    for hp in config.heat_pumps:
-        temp = measured_temperature(hass, hp.temperature_entity)
-        if temp is None:
-            if notes is not None:
-                notes.append(f"heat pump {hp.name!r} left out: no temperature from {hp.temperature_entity}")
-            continue
-        try:
-            outdoor = np.asarray(await async_outdoor_forecast(hass, hp.weather_entity, curve), dtype=np.float64)
-        except HomeAssistantError as err:
-            if notes is not None:
-                notes.append(f"heat pump {hp.name!r} left out: no outdoor forecast from {hp.weather_entity} ({err})")
-            continue
-        on, off = await async_run_state(hass, hp, curve.resolution, now)
-        out.append(
-            hp.heat_pump(
-                initial_temp_c=temp,
-                ambient_c=np.where(np.isfinite(outdoor), hp.room_temp_c, np.nan) if hp.hot_water else outdoor,
-                cop=hp.cop(outdoor),
-                comfort=hp.comfort(starts, tz),
-                gains_kw=hp.gains_kw(starts, curve.resolution, tz),
-                resolution=curve.resolution,
-                initial_on_slots=on,
-                initial_off_slots=off,
-            )
+    fees = None
+    if config.tariff is not None or config.capacity_price > 0:
+        energy = band_fees(starts, config.tariff, tz=tz, holidays=holidays) if config.tariff else np.zeros(len(starts))
+        month, keys = billing_months(starts, tz)
+        floors = peak_floors(keys, current=keys[0], peak_so_far_kw=peak_so_far_kw, minimum_kw=config.capacity_min_kw)
+        fees = GridFees(
+            energy_fee=energy,
+            capacity_price=config.capacity_price,
+            month=month if config.capacity_price > 0 else None,
+            peak_floor_kw=floors if config.capacity_price > 0 else (0.0,),
         )
-    return out
+    if config.phase_current_a is None:
+        return fees, None
+    if config.phase_count == 1:
+        assignment = dict.fromkeys([*config.device_phases, "pv", "base"], "L1")
+    else:
+        assignment = {name: "3" if phase == "three-phase" else phase for name, phase in config.device_phases.items()}
+    return fees, PhaseLimits(limit_kw=config.phase_current_a * config.nominal_voltage / 1000, assignment=assignment)
 
 
-def cut_at_forecast(curve: PriceCurve, heat_pumps: Sequence[HomeHeatPump]) -> tuple[PriceCurve, datetime | None]:
-    """Return ``curve`` with its prices unknown from the first slot a heat pump's inputs are not finite, and that slot.
+async def async_grid_terms(
+    hass: HomeAssistant, config: HomeConfig, curve: PriceCurve, now: datetime
+) -> tuple[GridFees | None, PhaseLimits | None, str | None]:
+    """Return :func:`grid_terms` of ``curve`` in HA's time zone, with the month's peak and the holidays read from HA.
 
-    The plan's horizon stops at the first unknown price, so it never plans on a temperature the forecast lacks.
+    The peak so far comes from the import power sensor's statistics (0 kW, with a note, when there are none); the
+    holidays from the holiday calendar over the curve (only read when there are bands).
     """
-    n = len(curve)
-    known = np.ones(n, dtype=bool)
-    for hp in heat_pumps:
-        for series in (hp.ambient_c, hp.cop, hp.comfort_low_c, hp.comfort_high_c, hp.gains_kw):
-            if series is not None:
-                known &= np.isfinite(np.asarray(series, dtype=np.float64)[:n])
-    if known.all():
-        return curve, None
-    first = int(np.argmin(known))
-    prices = curve.prices.copy()
-    prices[first:] = np.nan
-    return curve.replace(prices=prices), curve.slot_start(first)
-
-
-FIT_DAYS = 14  # the history a heat pump fit reads
-
-
-async def async_fit(hass: HomeAssistant, data: Mapping[str, Any]) -> tuple[dict[str, float] | None, str]:
-    """Fit the thermal model from the recorder's history (the last :data:`FIT_DAYS` days).
-
-    The history is the store's temperature, the outdoor temperature sensor's and the heat pump's power; the heat is
-    the power times the COP the model step gives. Returns ``({"ua_w_per_k", "capacity_kwh_per_k", "rmse_c",
-    "samples"}, text)`` or ``(None, why not)``; ``text`` is a sentence for the form's description.
-    """
-    try:
-        from .thermal_source import async_fit_from_history  # noqa: PLC0415 - thermal lands separately
-    except ImportError:
-        return None, "fitting from history is not available in this version"
-    try:
-        fit = await async_fit_from_history(
-            hass,
-            indoor_entity=data[CONF_TEMPERATURE_ENTITY],
-            outdoor_entity=data[CONF_OUTDOOR_ENTITY],
-            power_entity=data[CONF_HEAT_POWER_ENTITY],
-            cop=cop_function(
-                data[CONF_COP_MODE], data[CONF_COP_POINTS], data[CONF_FLOW_TEMP_C], data[CONF_CARNOT_FRACTION]
-            ),
-            days=FIT_DAYS,
-            now=dt_util.utcnow(),
-        )
-    except (HomeAssistantError, ValueError) as err:
-        LOGGER.debug("Heat pump fit failed: %s", err)
-        return None, f"No fit: {str(err) or getattr(err, 'translation_key', type(err).__name__)}"
-    ua, capacity, rmse = float(fit.ua_kw_per_k) * 1000, float(fit.capacity_kwh_per_k), float(fit.rmse_c)
-    if not (math.isfinite(ua) and ua > 0 and math.isfinite(capacity) and capacity > 0):
-        return None, f"no fit: the history gives UA {ua:.0f} W/K and C {capacity:.2f} kWh/K"
-    result = {"ua_w_per_k": round(ua, 1), "capacity_kwh_per_k": round(capacity, 2), "rmse_c": round(rmse, 2)}
-    result["samples"] = int(getattr(fit, "samples", 0))
-    text = (
-        f"Fitted from {result['samples']} samples: UA {result['ua_w_per_k']:g} W/K, C "
-        f"{result['capacity_kwh_per_k']:g} kWh/K, error (RMSE) {result['rmse_c']:g} °C."
-    )
-    return result, text
+    peak, note = 0.0, None
+    if config.capacity_price > 0:
+        found = await async_month_peak(hass, config.import_power_entity, now) if config.import_power_entity else None
+        if found is None:
+            note = "no month's peak so far from the import power sensor: the capacity charge starts at the minimum"
+        peak = found or 0.0
+    holidays = set()
+    if config.tariff is not None and config.holiday_calendar:
+        holidays = await async_holidays(hass, config.holiday_calendar, curve.start, curve.end)
+    fees, phases = grid_terms(config, curve, peak, tz=dt_util.get_default_time_zone(), holidays=holidays)
+    return fees, phases, note

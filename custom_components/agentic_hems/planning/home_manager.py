@@ -33,10 +33,11 @@ from ..scheduling.home_model import HomePlan, HomePlanError
 from ..scheduling.plan import LoadSpec, Plan, Reason
 from ..scheduling.windows import build_plan
 from .heat_exec import HeatExecutor
+from .heat_inputs import async_heat_pumps, cut_at_forecast, measured_temperature
 from .heat_view import temp_c
 from .home_config import HomeConfig
 from .home_exec import HomeExecutor
-from .home_inputs import HomeInputs, async_heat_pumps, async_inputs, cut_at_forecast, measured_temperature
+from .home_inputs import HomeInputs, async_inputs
 from .solar_source import sensor_forecast
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ class HomePlanManager(ChangeListeners):
             fuse_kw=self.planner.power_limit_kw,
             export_limit_kw=self.config.export_limit_kw,
             curtailment=bool(self.config.curtailment_entity),
-            **({"heat_pumps": heat} if heat else {}),
+            heat_pumps=heat,
         )
         try:
             plan, left_out = await self.hass.async_add_executor_job(job)
@@ -287,18 +288,21 @@ def planned_soc_pct(plan: HomePlan, battery: str, capacity_kwh: float, now: date
 def _fingerprint(result: HomeResult, since: datetime) -> tuple[object, ...]:
     """Return what a replan must change to count as a new plan.
 
-    That is the appliance starts, the horizon's end and the battery powers per slot from ``since`` on.
+    That is the appliance starts, the horizon's end and the battery powers and PV curtailment per slot from ``since``
+    on.
     """
     plan = result.plan
     if plan is None:
         return (result.reason,)
     skip = max(round((since - plan.start) / plan.resolution), 0)
     batteries = {name: tuple(np.round(kw[skip:], 3).tolist()) for name, kw in plan.battery_kw.items()}
-    heat = {name: tuple(np.round(kw[skip:], 3).tolist()) for name, kw in getattr(plan, "heat_kw", {}).items()}
+    heat = {name: tuple(np.round(kw[skip:], 3).tolist()) for name, kw in plan.heat_kw.items()}
+    curtail = tuple(np.round(plan.curtail_kw[skip:], 3).tolist())
     return (
         plan.horizon_end,
         tuple(sorted(plan.starts.items())),
         tuple(sorted(batteries.items())),
+        curtail,
         tuple(sorted(heat.items())),
     )
 

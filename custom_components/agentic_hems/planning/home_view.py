@@ -12,32 +12,11 @@ from typing import Any
 import numpy as np
 
 from ..prices.curve import FloatArray
-from ..scheduling.home_model import TOL_KW, HomePlan
+from ..scheduling.home_explain import plan_reasons, reason_text
+from ..scheduling.home_model import HomePlan
 from .heat_view import heat_payload
 from .home_config import BatteryConfig, HomeConfig
 from .home_manager import HomePlanManager, HomeResult
-
-EPS_KW = 1e-3  # below this a battery counts as idle
-TEXTS: dict[str, dict[str, str]] = {
-    "en": {
-        "pv": "stores {kw} kW of PV surplus",
-        "cheap": "charges from the grid at {price}: below the {value} a stored kWh is worth later",
-        "dear": "discharges at {price}: above the {value} a stored kWh is worth later",
-        "fuse": "discharges to keep the import under the {fuse} kW fuse",
-        "floor": "idles: at its reserve floor ({pct} %)",
-        "full": "idles: full ({pct} %)",
-        "spread": "idles: the price {price} does not beat the {value} a stored kWh is worth, after losses and wear",
-    },
-    "de": {
-        "pv": "speichert {kw} kW PV-Überschuss",
-        "cheap": "lädt aus dem Netz zu {price}: unter den {value}, die eine gespeicherte kWh später wert ist",
-        "dear": "entlädt zu {price}: über den {value}, die eine gespeicherte kWh später wert ist",
-        "fuse": "entlädt, damit der Bezug unter der Hauptsicherung von {fuse} kW bleibt",
-        "floor": "ruht: an der Reserve ({pct} %)",
-        "full": "ruht: voll ({pct} %)",
-        "spread": "ruht: der Preis {price} schlägt die {value} einer gespeicherten kWh nach Verlusten und Verschleiß nicht",
-    },
-}
 
 
 def slot_index(plan: HomePlan, now: datetime) -> int | None:
@@ -76,7 +55,7 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
         return {**empty, "horizon_end": None, "reason": result.reason, "detail": result.detail, "heat_pumps": []}
     n = plan.import_kw.size
     load = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
-    load = load + sum(getattr(plan, "heat_kw", {}).values(), np.zeros(n))  # the heat pumps draw too
+    load = load + sum(plan.heat_kw.values(), np.zeros(n))  # the heat pumps draw too
     battery = sum(plan.battery_kw.values(), np.zeros(n))
     capacity = sum(b.capacity_kwh for b in config.batteries if b.subentry_id in plan.soc_kwh)
     stored = sum(plan.soc_kwh.values(), np.zeros(n + 1))
@@ -113,36 +92,14 @@ def _kw(value: float) -> float:
 def explain_battery(result: HomeResult, bat: BatteryConfig, fuse_kw: float, language: str = "en") -> list[str]:
     """Why the battery does what it does in each slot of the plan (one sentence per slot, ``language`` en or de).
 
-    Charging: from a PV surplus, or from the grid at a price below the value of a stored kWh (the plan's terminal
-    value: the horizon's median import price times the discharge efficiency). Discharging: to keep the import under
-    the fuse, or at a price above that value. Idling: at the reserve floor, full, or the spread does not pay.
+    The reasons are :func:`~..scheduling.home_explain.battery_reasons` over the plan and its import prices; empty
+    without a plan or when the plan has no such battery.
     """
     plan, inputs = result.plan, result.inputs
     if plan is None or inputs is None or bat.subentry_id not in plan.battery_kw:
         return []
-    texts = TEXTS.get(language, TEXTS["en"])
-    n = plan.import_kw.size
-    prices = inputs.curve.prices[:n]
-    value = float(np.median(prices)) * bat.discharge_efficiency
-    power, soc = plan.battery_kw[bat.subentry_id], soc_pct(plan, bat)
-    assert soc is not None
-    surplus = plan.pv_kw - plan.curtail_kw - plan.base_load_kw - sum(plan.load_kw.values(), np.zeros(n))
-    floor = max(bat.soc_min_pct, bat.reserve_pct)
-    out = []
-    for i in range(n):
-        money = {"price": f"{prices[i]:.3f} {plan.currency}/kWh", "value": f"{value:.3f} {plan.currency}/kWh"}
-        if power[i] > EPS_KW:
-            key = "pv" if surplus[i] >= power[i] - EPS_KW else "cheap"
-        elif power[i] < -EPS_KW:
-            key = "fuse" if plan.import_kw[i] >= fuse_kw - TOL_KW else "dear"
-        elif soc[i] <= floor + 0.1:
-            key = "floor"
-        elif soc[i] >= bat.soc_max_pct - 0.1:
-            key = "full"
-        else:
-            key = "spread"
-        out.append(texts[key].format(kw=f"{power[i]:.2f}", fuse=f"{fuse_kw:g}", pct=f"{soc[i]:.0f}", **money))
-    return out
+    reasons = plan_reasons(plan, bat.battery(0.0), inputs.curve.prices, fuse_kw)
+    return [reason_text(r, currency=plan.currency, fuse_kw=fuse_kw, language=language) for r in reasons]
 
 
 def home_answer(home: HomePlanManager, language: str, slots: int | None = None) -> dict[str, Any]:

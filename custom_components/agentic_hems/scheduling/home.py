@@ -9,6 +9,11 @@ Per slot t of the horizon (h hours), with import price p_t and export price q_t:
          0 <= imp_t <= fuse,  0 <= exp_t <= export limit,  0 <= cur_t <= pv_t (0 when curtailment is off)
          0 <= c_bt <= Pc_b,  0 <= d_bt <= Pd_b
 
+Heat pumps (:mod:`.home_heat`) add their power to the balance's right-hand side, their store temperatures, comfort
+bands, on/off binaries and minimum run / off times, and the value of their heat at the end to the objective. Grid
+fees (:mod:`.home_grid`) are part of p_t; the capacity charge adds each billing month's peak above its floor, and
+phase limits bound each phase's net power.
+
 Horizon: the plan covers the curve's slots from its first up to (not including) the first slot whose import or
 export price is unknown (NaN); a NaN is never read as zero and no slot after it is used, even when later prices
 are known, because the batteries' state of charge cannot be carried across an unpriced slot.
@@ -22,7 +27,7 @@ changed into one that does not and costs no more (see :func:`_unmix`), and the p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 import math
 from typing import Any
@@ -34,7 +39,21 @@ from ..prices.curve import FloatArray, PriceCurve
 from ..prices.trust import SlotTrust
 from .contiguous import run_options
 from .energy import charge_options, fill_in_order
-from .home_model import TOL_KW, Evaluation, HomeBattery, HomePlan, HomePlanError, Infeasibility, Tariff, evaluate
+from .home_grid import Entries, add_capacity, add_phases, cut_fees, quarter_index
+from .home_heat import HeatColumns, add_heat_pump, check_heat_pump, heat_tie, thermostat
+from .home_model import (
+    TOL_KW,
+    Evaluation,
+    GridFees,
+    HomeBattery,
+    HomeHeatPump,
+    HomePlan,
+    HomePlanError,
+    Infeasibility,
+    PhaseLimits,
+    Tariff,
+    evaluate,
+)
 from .milp import MilpModel
 from .plan import LoadSpec
 from .ties import TIE_REL
@@ -67,6 +86,7 @@ class _Inputs:
     batteries: tuple[HomeBattery, ...]
     loads: list[_Load]
     curtailment: bool
+    heat_pumps: tuple[HomeHeatPump, ...] = ()
 
     @property
     def n(self) -> int:
@@ -86,6 +106,9 @@ def plan_home(
     export_limit_kw: float = math.inf,
     curtailment: bool = True,
     terminal_price: float | None = None,
+    heat_pumps: Sequence[HomeHeatPump] = (),
+    fees: GridFees | None = None,
+    phases: PhaseLimits | None = None,
 ) -> HomePlan:
     """Plan every flexible load, battery and grid flow of the home at least cost (model in the module docstring).
 
@@ -103,7 +126,11 @@ def plan_home(
         export_limit_kw: most export per slot, >= 0 (0 for zero-export, math.inf for none).
         curtailment: True when PV may be curtailed (by any amount up to its forecast).
         terminal_price: value per kWh left in a battery at the horizon's end; default the median known import price
-            of the horizon times the battery's discharge efficiency.
+            (fee included) of the horizon times the battery's discharge efficiency.
+        heat_pumps: heat pumps with their stores (a house, a hot-water tank), model in :mod:`.home_heat`; the heat
+            left at the horizon's end is valued at the median import price / the last slot's COP per kWh of heat.
+        fees: the network fee per kWh (added to the import price) and the capacity charge (:mod:`.home_grid`).
+        phases: per-phase limits and the devices' phases (names of loads, batteries, heat pumps, "pv", "base").
 
     Returns:
         A :class:`HomePlan`. A load whose deadline lies past the known prices and that does not fit in the horizon
@@ -111,7 +138,8 @@ def plan_home(
         ties, resolved toward the earliest appliance starts and the earliest energy-load charging (:func:`_earliest`).
 
     Raises:
-        HomePlanError: no plan exists; ``constraints`` names PRICES, DEADLINE, FUSE, EXPORT, ENERGY or RESERVE.
+        HomePlanError: no plan exists; ``constraints`` names PRICES, DEADLINE, FUSE, EXPORT, ENERGY, RESERVE,
+            COMFORT (a comfort band that cannot be kept, beyond what the store can reach anyway) or PHASE.
         ValueError, TypeError: malformed inputs (shapes, non-finite forecasts, non-positive limits, bad loads).
 
     """
@@ -125,9 +153,12 @@ def plan_home(
         fuse_kw=fuse_kw,
         export_limit_kw=export_limit_kw,
         curtailment=curtailment,
+        heat_pumps=heat_pumps,
+        fees=fees,
+        phases=phases,
     )
     if terminal_price is not None:
-        inputs.tariff.terminal_price.update(dict.fromkeys(inputs.tariff.terminal_price, float(terminal_price)))
+        inputs.tariff.terminal_price.update({b.name: float(terminal_price) for b in inputs.batteries})
     solution, note = _solve(inputs)
     return _result(curve, inputs, solution, unplanned, [*notes, note] if note else notes)
 
@@ -159,6 +190,9 @@ def _prepare(
     fuse_kw: float,
     export_limit_kw: float,
     curtailment: bool,
+    heat_pumps: Sequence[HomeHeatPump] = (),
+    fees: GridFees | None = None,
+    phases: PhaseLimits | None = None,
 ) -> tuple[_Inputs, dict[str, str], list[str]]:
     """Validate the inputs, cut them to the horizon and resolve the loads' windows."""
     n = len(curve)
@@ -166,9 +200,11 @@ def _prepare(
         raise ValueError(f"fuse_kw must be > 0, got {fuse_kw!r}")
     if not export_limit_kw >= 0:
         raise ValueError(f"export_limit_kw must be >= 0, got {export_limit_kw!r}")
-    names = [b.name for b in batteries]
-    if len(set(names)) != len(names) or len({spec.name for spec in loads}) != len(loads):
-        raise ValueError("batteries and loads need distinct names")
+    names = [*(b.name for b in batteries), *(spec.name for spec in loads), *(p.name for p in heat_pumps)]
+    if len(set(names)) != len(names) or not set(names).isdisjoint({"pv", "base"}):
+        raise ValueError("batteries, loads and heat pumps need distinct names, none of them 'pv' or 'base'")
+    if phases is not None and not set(phases.assignment) <= {*names, "pv", "base"}:
+        raise ValueError(f"phase assignment names unknown devices: {sorted(set(phases.assignment) - set(names))}")
     q = _array(export_price, n, "export_price")
     horizon = horizon_length(curve, q)
     if horizon == 0:
@@ -176,18 +212,28 @@ def _prepare(
     pv, base = (_array(v, n, label)[:horizon] for v, label in ((pv_kw, "pv_kw"), (base_load_kw, "base_load_kw")))
     if not (np.isfinite(pv).all() and np.isfinite(base).all() and (pv >= 0).all() and (base >= 0).all()):
         raise ValueError("pv_kw and base_load_kw must be finite and >= 0 on every slot of the horizon")
-    prices = curve.prices[:horizon]
+    hours = slot_hours(curve)
+    for pump in heat_pumps:
+        check_heat_pump(pump, length=n, horizon=horizon, hours=hours)
+    cut = None if fees is None else cut_fees(fees, length=n, horizon=horizon)
+    prices = curve.prices[:horizon] + (0.0 if cut is None else cut.energy_fee)
     median = float(np.median(prices))
+    terminal = {b.name: median * b.discharge_efficiency for b in batteries}
+    terminal |= {p.name: median / float(p.cop[horizon - 1]) for p in heat_pumps}
     tariff = Tariff(
         import_price=prices,
         export_price=q[:horizon],
-        hours=slot_hours(curve),
+        hours=hours,
         fuse_kw=float(fuse_kw),
         export_limit_kw=float(export_limit_kw),
-        terminal_price={b.name: median * b.discharge_efficiency for b in batteries},
+        terminal_price=terminal,
+        fees=cut,
+        quarter=quarter_index(curve.start, curve.resolution, horizon),
+        phases=phases,
     )
     placed, unplanned, notes = _loads(curve, loads, horizon)
-    return _Inputs(tariff, base, pv, tuple(batteries), placed, curtailment), unplanned, notes
+    inputs = _Inputs(tariff, base, pv, tuple(batteries), placed, curtailment, tuple(heat_pumps))
+    return inputs, unplanned, notes
 
 
 def _loads(curve: PriceCurve, loads: Sequence[LoadSpec], horizon: int) -> tuple[list[_Load], dict[str, str], list[str]]:
@@ -245,6 +291,7 @@ class _Columns:
     soc: list[IntArray]
     loads: list[IntArray]
     slack: dict[Infeasibility, list[IntArray]]
+    heat: list[HeatColumns] = field(default_factory=list)
 
 
 def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[MilpModel, _Columns]:
@@ -255,11 +302,21 @@ def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[MilpModel, _Columns
     exp = model.add(n, math.inf if relax else tariff.export_limit_kw, -h * tariff.export_price)
     cur = model.add(n, inputs.pv if inputs.curtailment else 0.0)
     cols = _Columns(imp, exp, cur, [], [], [], [], {kind: [] for kind in Infeasibility})
-    balance: list[tuple[Any, Any, Any]] = [(t, imp, 1.0), (t, exp, -1.0), (t, cur, -1.0)]
+    devices: dict[str, Entries] = {"pv": [(t, cur, -1.0)]}
     for bat in inputs.batteries:
-        balance += _battery(model, cols, inputs, bat, relax=relax)
+        devices[bat.name] = _battery(model, cols, inputs, bat, relax=relax)
     for load in inputs.loads:
-        balance += _load_columns(model, cols, inputs, load, relax=relax)
+        devices[load.spec.name] = _load_columns(model, cols, inputs, load, relax=relax)
+    for pump in inputs.heat_pumps:
+        value = tariff.terminal_price[pump.name]
+        heat, devices[pump.name], slacks = add_heat_pump(model, pump, hours=h, n=n, value=value, relax=relax)
+        cols.heat.append(heat)
+        cols.slack[Infeasibility.COMFORT] += slacks
+    balance: Entries = [(t, imp, 1.0), (t, exp, -1.0), *(e for entries in devices.values() for e in entries)]
+    add_capacity(model, tariff, imp)
+    if tariff.phases is not None:
+        fixed = {"base": inputs.base, "pv": -inputs.pv}
+        cols.slack[Infeasibility.PHASE] += add_phases(model, tariff.phases, devices, fixed, relax=relax)
     if relax:
         for kind, limit, column in (
             (Infeasibility.FUSE, tariff.fuse_kw, imp),
@@ -354,7 +411,7 @@ def _grid_binaries(model: MilpModel, cols: _Columns, inputs: _Inputs) -> None:
 def _most_import(inputs: _Inputs) -> FloatArray:
     """Upper bound of the import per slot (everything on at full power)."""
     loads = sum(load.spec.power_kw for load in inputs.loads) + sum(b.charge_kw for b in inputs.batteries)
-    return inputs.base + loads
+    return inputs.base + loads + sum(p.max_kw for p in inputs.heat_pumps)
 
 
 def _most_export(inputs: _Inputs) -> FloatArray:
@@ -373,7 +430,11 @@ def _scale(inputs: _Inputs) -> float:
     )
     energy = tariff.hours * float(np.sum(_most_import(inputs) + _most_export(inputs)))
     energy += sum(b.capacity_kwh for b in inputs.batteries)
-    return price * max(energy, 1e-6)
+    for pump in inputs.heat_pumps:
+        low, high = pump.band(tariff.hours, inputs.n)
+        energy += pump.capacity_kwh_per_k * float(np.max(high) - min(float(np.min(low)), pump.initial_temp_c))
+    capacity = 0.0 if tariff.fees is None else tariff.fees.capacity_price * float(np.max(_most_import(inputs)))
+    return price * max(energy, 1e-6) + capacity
 
 
 @dataclass
@@ -505,27 +566,39 @@ def _earliest(
 
 
 def _tie_objective(inputs: _Inputs, cols: _Columns, size: int) -> FloatArray:
-    """Lexicographic placement objective: the runs' start offsets, then the energy loads' mean slots.
+    """Lexicographic placement objective: the runs' start offsets, the energy loads' mean slots, then heat pumps.
 
-    Weighted so that one slot of a load outweighs every later load; loads whose weight would pass ``LEX_LIMIT``
-    are left out (HiGHS's gap must still tell one slot apart).
+    Each term lies in [0, span): a run's start offset, an energy load's mean slot, a heat pump's
+    :func:`~.home_heat.heat_tie` (span n; smallest when it runs as late as possible). Weighted so that one slot of
+    a term outweighs every later term; terms whose weight would pass ``LEX_LIMIT`` are left out (HiGHS's gap must
+    still tell one slot apart).
     """
-    order = [(load, c) for load, c in zip(inputs.loads, cols.loads, strict=True) if load.slots]
-    order += [(load, c) for load, c in zip(inputs.loads, cols.loads, strict=True) if not load.slots]
+    pairs = list(zip(inputs.loads, cols.loads, strict=True))
+    terms = [(float(load.keys[-1] - load.keys[0]) + 1, _load_tie(inputs, load, c, size)) for load, c in pairs]
+    terms = [term for term, (load, _) in zip(terms, pairs, strict=True) if load.slots] + [
+        term for term, (load, _) in zip(terms, pairs, strict=True) if not load.slots
+    ]
+    terms += [(float(inputs.n), heat_tie(p, c, size)) for p, c in zip(inputs.heat_pumps, cols.heat, strict=True)]
     spans: list[float] = []
     weight = 1.0
-    for load, _ in order:
-        span = float(load.keys[-1] - load.keys[0]) + 1
+    for span, _ in terms:
         if weight * span > LEX_LIMIT:
             break
         spans.append(span)
         weight *= span
     tie = np.zeros(size)
-    for (load, columns), span in zip(order, spans, strict=False):
+    for (_, term), span in zip(terms, spans, strict=False):
         weight /= span
-        offsets = (load.keys - load.keys[0]).astype(np.float64)
-        per_slot = 1.0 if load.slots else inputs.tariff.hours / load.energy_kwh  # x is kW: mean slot = sum(t x h) / E
-        tie[columns] = weight * offsets * per_slot
+        tie += weight * term
+    return tie
+
+
+def _load_tie(inputs: _Inputs, load: _Load, columns: IntArray, size: int) -> FloatArray:
+    """Return a load's placement term: its start offset (runs) or its energy's mean slot offset (energy loads)."""
+    tie = np.zeros(size)
+    offsets = (load.keys - load.keys[0]).astype(np.float64)
+    per_slot = 1.0 if load.slots else inputs.tariff.hours / load.energy_kwh  # x is kW: mean slot = sum(t x h) / E
+    tie[columns] = offsets * per_slot
     return tie
 
 
@@ -540,16 +613,23 @@ def _clean(model: MilpModel, x: FloatArray, upper: FloatArray) -> FloatArray:
 
 
 def _diagnose(inputs: _Inputs) -> HomePlanError:
-    """Re-solve with slacks on the fuse, export limit, energy targets and reserves; name those the slacks use."""
+    """Re-solve with slacks on every relaxable limit; name those the slacks use.
+
+    The limits: fuse, export limit, energy targets, reserves, comfort bands and phase limits. The LP relaxation is tried first; when it needs no slack (the conflict lies in the runs or the heat pumps'
+    on/off and minimum times), the MILP with slacks is solved.
+    """
     model, cols = _build(inputs, relax=True)
     objective = np.zeros(model.size)
     for slacks in cols.slack.values():
         for slack in slacks:
             objective[slack] = 1.0
     found = model.solve(objective, relax=True)
+    used = _slacks_used(cols, found.x)
+    if found.x is not None and not used:
+        found = model.solve(objective)
+        used = _slacks_used(cols, found.x)
     if found.x is None:
         return HomePlanError((), f"no plan exists and HiGHS could not say why: {found.message}")
-    used = tuple(kind for kind, slacks in cols.slack.items() if any(float(np.max(found.x[s])) > TOL_KW for s in slacks))
     short = tuple(
         load.spec.name
         for load, slack in zip(
@@ -561,6 +641,13 @@ def _diagnose(inputs: _Inputs) -> HomePlanError:
     return HomePlanError(used, f"no plan satisfies every constraint; conflicting: {names}", short)
 
 
+def _slacks_used(cols: _Columns, x: FloatArray | None) -> tuple[Infeasibility, ...]:
+    """Return the kinds whose slacks ``x`` uses (none when ``x`` is None)."""
+    if x is None:
+        return ()
+    return tuple(kind for kind, slacks in cols.slack.items() if any(float(np.max(x[s])) > TOL_KW for s in slacks))
+
+
 @dataclass
 class _Schedule:
     """Per-slot kW of every device (the plan's or the baseline's)."""
@@ -568,6 +655,7 @@ class _Schedule:
     loads: dict[str, FloatArray]
     battery: dict[str, FloatArray]  # positive charging
     curtail: FloatArray
+    heat: dict[str, FloatArray] = field(default_factory=dict)
 
 
 def _extract(inputs: _Inputs, solution: _Solution) -> _Schedule:
@@ -589,7 +677,8 @@ def _extract(inputs: _Inputs, solution: _Solution) -> _Schedule:
     for b, bat in enumerate(inputs.batteries):
         _unmix(inputs, bat, (charge[b], discharge[b]), grid=grid, curtail=curtail)
     battery = {bat.name: charge[b] - discharge[b] for b, bat in enumerate(inputs.batteries)}
-    schedule = _Schedule(loads, battery, curtail)
+    heat = {pump.name: x[c.power] for pump, c in zip(inputs.heat_pumps, cols.heat, strict=True)}
+    schedule = _Schedule(loads, battery, curtail, heat)
     _within_fuse(inputs, schedule)
     return schedule
 
@@ -604,7 +693,7 @@ def _within_fuse(inputs: _Inputs, schedule: _Schedule) -> None:
         return
     n = inputs.n
     net = inputs.base - (inputs.pv - schedule.curtail) + sum(schedule.loads.values(), np.zeros(n))
-    net += sum(schedule.battery.values(), np.zeros(n))
+    net += sum(schedule.battery.values(), np.zeros(n)) + sum(schedule.heat.values(), np.zeros(n))
     flexible = sum((schedule.loads[name] for name in energy), np.zeros(n))
     over = np.clip(net - inputs.tariff.fuse_kw, 0.0, flexible)
     factor = np.where(flexible > 0, 1 - over / np.where(flexible > 0, flexible, 1.0), 1.0)
@@ -642,9 +731,10 @@ def _baseline(inputs: _Inputs) -> _Schedule:
     """Return the schedule without optimisation.
 
     Appliances start at their earliest admissible start, energy loads charge as soon as possible at full power, and
-    each battery in turn only serves self-consumption: it charges from the PV surplus and discharges to cover the
-    house, within its power and SoC limits. Surplus left over is exported up to the limit, then curtailed when
-    allowed (else exported anyway, which :func:`~.home_model.evaluate` reports as a violation).
+    heat pumps run as thermostats holding the comfort floor (:func:`~.home_heat.thermostat`), and each battery in
+    turn only serves self-consumption: it charges from the PV surplus and discharges to cover the house, within its
+    power and SoC limits. Surplus left over is exported up to the limit, then curtailed when allowed (else exported
+    anyway, which :func:`~.home_model.evaluate` reports as a violation).
     """
     n, hours = inputs.n, inputs.tariff.hours
     loads: dict[str, FloatArray] = {}
@@ -656,7 +746,8 @@ def _baseline(inputs: _Inputs) -> _Schedule:
             placed = fill_in_order(np.full(load.keys.size, load.spec.power_kw * hours), load.energy_kwh)
             power[load.keys] = (placed if placed is not None else np.zeros(load.keys.size)) / hours
         loads[load.spec.name] = power
-    surplus = inputs.pv - inputs.base - sum(loads.values(), np.zeros(n))
+    heat = {pump.name: thermostat(pump, hours, n) for pump in inputs.heat_pumps}
+    surplus = inputs.pv - inputs.base - sum(loads.values(), np.zeros(n)) - sum(heat.values(), np.zeros(n))
     battery = {bat.name: np.zeros(n) for bat in inputs.batteries}
     soc = {bat.name: bat.initial_kwh for bat in inputs.batteries}
     for t in range(n):
@@ -669,7 +760,7 @@ def _baseline(inputs: _Inputs) -> _Schedule:
             )
     limit = inputs.tariff.export_limit_kw
     curtail = np.clip(surplus - limit, 0.0, inputs.pv) if inputs.curtailment else np.zeros(n)
-    return _Schedule(loads, battery, curtail)
+    return _Schedule(loads, battery, curtail, heat)
 
 
 def _self_consume(bat: HomeBattery, soc: float, surplus: float, hours: float) -> float:
@@ -693,9 +784,8 @@ def _result(
     if doubtful.any():
         notes = [f"planned on doubtful prices: {notes_text(curve, doubtful)}", *notes]
     schedule = _extract(inputs, solution)
-    plan_eval = _evaluate(inputs, schedule.loads, schedule.battery, schedule.curtail)
-    base = _baseline(inputs)
-    base_eval = _evaluate(inputs, base.loads, base.battery, base.curtail)
+    plan_eval = _evaluate(inputs, schedule)
+    base_eval = _evaluate(inputs, _baseline(inputs))
     starts: dict[str, datetime | None] = {
         load.spec.name: curve.slot_start(int(np.flatnonzero(schedule.loads[load.spec.name])[0]))
         for load in inputs.loads
@@ -722,14 +812,31 @@ def _result(
         baseline_net_cost=base_eval.net_cost,
         currency=curve.currency,
         detail="; ".join(notes),
+        heat_kw=schedule.heat,
+        temp_c=plan_eval.temp_c,
+        fee_cost=plan_eval.fee_cost,
+        capacity_cost=plan_eval.capacity_cost,
+        peak_kw=plan_eval.peak_kw,
+        peak_floor_kw=_first_floor(inputs.tariff.fees),
+        phase_kw=plan_eval.phase_kw,
     )
 
 
-def _evaluate(
-    inputs: _Inputs, loads: dict[str, FloatArray], battery: dict[str, FloatArray], curtail: FloatArray
-) -> Evaluation:
+def _first_floor(fees: GridFees | None) -> float:
+    """Return the peak floor of the first slot's billing month (0 without fees)."""
+    return 0.0 if fees is None else fees.peak_floor_kw[int(fees.months(1)[0])]
+
+
+def _evaluate(inputs: _Inputs, schedule: _Schedule) -> Evaluation:
     """Run the common evaluator on the plan's tariff and forecasts."""
-    house = inputs.base + sum(loads.values(), np.zeros(inputs.n))
+    house = inputs.base + sum(schedule.loads.values(), np.zeros(inputs.n))
     return evaluate(
-        inputs.tariff, house_kw=house, pv_kw=inputs.pv - curtail, battery_kw=battery, batteries=inputs.batteries
+        inputs.tariff,
+        house_kw=house,
+        pv_kw=inputs.pv - schedule.curtail,
+        battery_kw=schedule.battery,
+        batteries=inputs.batteries,
+        heat_kw=schedule.heat,
+        heat_pumps=inputs.heat_pumps,
+        load_kw=schedule.loads,
     )

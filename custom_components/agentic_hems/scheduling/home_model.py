@@ -143,6 +143,78 @@ class HomeHeatPump:
     initial_on_slots: int = 0
     initial_off_slots: int = 0
 
+    def __post_init__(self) -> None:
+        """Raise ValueError or TypeError for a malformed heat pump (the arrays' values are checked by the plan)."""
+        check_positive(ua_kw_per_k=self.ua_kw_per_k, capacity_kwh_per_k=self.capacity_kwh_per_k, max_kw=self.max_kw)
+        if isinstance(self.min_kw, bool) or not isinstance(self.min_kw, (int, float, np.integer, np.floating)):
+            raise TypeError(f"heat pump {self.name!r}: min_kw must be a number")
+        if not (0 <= self.min_kw <= self.max_kw) or not math.isfinite(self.initial_temp_c):
+            raise ValueError(f"heat pump {self.name!r}: needs 0 <= min_kw <= max_kw and a finite initial_temp_c")
+        counts = (self.min_run_slots, self.min_off_slots, self.initial_on_slots, self.initial_off_slots)
+        if not all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in counts):
+            raise TypeError(f"heat pump {self.name!r}: slot counts must be integers")
+        if min(self.min_run_slots, self.min_off_slots) < 1 or min(self.initial_on_slots, self.initial_off_slots) < 0:
+            raise ValueError(f"heat pump {self.name!r}: min_run/off_slots must be >= 1, initial slots >= 0")
+        if self.initial_on_slots and self.initial_off_slots:
+            raise ValueError(f"heat pump {self.name!r}: it cannot have been both on and off before the horizon")
+        arrays = [self.ambient_c, self.cop, self.comfort_low_c, self.comfort_high_c]
+        arrays += [] if self.gains_kw is None else [self.gains_kw]
+        if any(np.ndim(a) != 1 or np.shape(a) != np.shape(self.cop) for a in arrays):
+            raise ValueError(f"heat pump {self.name!r}: per-slot arrays must be 1-D and of one length")
+
+    def coefficients(self, hours: float, n: int) -> tuple[float, FloatArray, FloatArray]:
+        """Return (a, b, k) of the first n slots: T_t+1 = a T_t + b_t + k_t P_t (the model above, rearranged)."""
+        c = self.capacity_kwh_per_k
+        gains = np.zeros(n) if self.gains_kw is None else np.asarray(self.gains_kw[:n], dtype=np.float64)
+        a = 1 - hours * self.ua_kw_per_k / c
+        b = hours / c * (self.ua_kw_per_k * np.asarray(self.ambient_c[:n], dtype=np.float64) + gains)
+        return a, b, hours / c * np.asarray(self.cop[:n], dtype=np.float64)
+
+    def temperatures(self, power_kw: FloatArray, hours: float) -> FloatArray:
+        """Return (n + 1,) store temperatures at the slot boundaries for (n,) electrical kW, from the initial one."""
+        a, b, k = self.coefficients(hours, power_kw.size)
+        temp = np.empty(power_kw.size + 1)
+        temp[0] = self.initial_temp_c
+        for t in range(power_kw.size):
+            temp[t + 1] = a * temp[t] + b[t] + k[t] * power_kw[t]
+        return temp
+
+    def forced_slots(self) -> tuple[int, int]:
+        """Return (on, off): leading slots it must stay on (minimum run) or off (minimum off time) at the start.
+
+        ``initial_on_slots > 0`` means running; otherwise it is off, and ``initial_off_slots == 0`` means it has been
+        off long enough.
+        """
+        if self.initial_on_slots:
+            return max(self.min_run_slots - self.initial_on_slots, 0), 0
+        return 0, max(self.min_off_slots - self.initial_off_slots, 0) if self.initial_off_slots else 0
+
+    def band(self, hours: float, n: int) -> tuple[FloatArray, FloatArray]:
+        """Return the comfort band (low, high) (n,) at each slot's end, widened to what the store can reach.
+
+        Slot by slot, from the range of temperatures the store can hold inside the (widened) band so far: the
+        highest it can reach (full power, or off where the minimum off time forces it) lowers the floor when the
+        floor is out of reach; the lowest it can reach (off, or minimum power where the minimum run forces it)
+        raises the ceiling when the store cannot cool below it. A cold store thus heats at full power until it
+        reaches the band, a too warm one stays off until it has cooled into it.
+        """
+        a, b, k = self.coefficients(hours, n)
+        on, off = self.forced_slots()
+        slots = np.arange(n)
+        most = np.where(slots < off, 0.0, self.max_kw)
+        least = np.where(slots < on, self.min_kw, 0.0)
+        low = np.asarray(self.comfort_low_c[:n], dtype=np.float64).copy()
+        high = np.asarray(self.comfort_high_c[:n], dtype=np.float64).copy()
+        hot = cold = self.initial_temp_c
+        for t in range(n):
+            reach_hot, reach_cold = a * hot + b[t] + k[t] * most[t], a * cold + b[t] + k[t] * least[t]
+            low[t], high[t] = min(low[t], reach_hot), max(high[t], reach_cold)
+            hot, cold = min(reach_hot, high[t]), max(reach_cold, low[t])
+        return low, high
+
+
+PHASES = ("L1", "L2", "L3")
+
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class GridFees:
@@ -162,6 +234,24 @@ class GridFees:
     month: npt.NDArray[np.intp] | None = None
     peak_floor_kw: tuple[float, ...] = (0.0,)
 
+    def __post_init__(self) -> None:
+        """Raise ValueError for a malformed tariff (the fee's values are checked by the plan, on its horizon)."""
+        if np.ndim(self.energy_fee) != 1:
+            raise ValueError("energy_fee must be a 1-D array")
+        if not (math.isfinite(self.capacity_price) and self.capacity_price >= 0):
+            raise ValueError(f"capacity_price must be finite and >= 0, got {self.capacity_price!r}")
+        floors = self.peak_floor_kw
+        if not floors or not all(math.isfinite(f) and f >= 0 for f in floors):
+            raise ValueError("peak_floor_kw needs one finite value >= 0 per billing month")
+        if self.month is not None and (
+            np.shape(self.month) != np.shape(self.energy_fee) or np.any((self.month < 0) | (self.month >= len(floors)))
+        ):
+            raise ValueError("month must have energy_fee's length and index into peak_floor_kw")
+
+    def months(self, n: int) -> npt.NDArray[np.intp]:
+        """Return (n,) the billing month of each of the first n slots (all 0 without ``month``)."""
+        return np.zeros(n, dtype=np.intp) if self.month is None else np.asarray(self.month[:n], dtype=np.intp)
+
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class PhaseLimits:
@@ -177,19 +267,60 @@ class PhaseLimits:
     limit_kw: float
     assignment: Mapping[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        """Raise ValueError or TypeError for a malformed limit or assignment."""
+        check_positive(limit_kw=self.limit_kw)
+        wrong = {name: ph for name, ph in self.assignment.items() if ph not in (*PHASES, "3")}
+        if wrong:
+            raise ValueError(f"phase assignments must be L1, L2, L3 or 3, got {wrong}")
+
+    def shares(self, name: str) -> dict[str, float]:
+        """Return the fraction of the device ``name``'s power on each phase."""
+        phase = self.assignment.get(name, "3")
+        return {p: 1.0 / 3 if phase == "3" else float(p == phase) for p in PHASES}
+
+
+def phase_power(phases: PhaseLimits, devices: Mapping[str, FloatArray]) -> dict[str, FloatArray]:
+    """Return per phase (n,) the net kW of ``devices`` (name -> (n,) kW drawn, negative when feeding in)."""
+    n = next(iter(devices.values())).size
+    out = {p: np.zeros(n) for p in PHASES}
+    for name, power in devices.items():
+        for p, share in phases.shares(name).items():
+            out[p] += share * power
+    return out
+
+
+def quarter_peaks(import_kw: FloatArray, quarter: npt.NDArray[np.intp] | None) -> FloatArray:
+    """Return each slot's 15-minute average import: the mean over its quarter-hour (``quarter`` per slot), or itself.
+
+    Slots of 15 minutes or longer carry a constant import, so their 15-minute average is the import (``quarter``
+    None); shorter slots are averaged over the slots of their quarter-hour inside the horizon.
+    """
+    if quarter is None:
+        return import_kw
+    means: FloatArray = np.bincount(quarter, import_kw) / np.maximum(np.bincount(quarter), 1)
+    return means[quarter]
+
 
 @dataclass(frozen=True, kw_only=True)
 class Evaluation:
     """Cost of a schedule (:func:`evaluate`), in currency, with the grid flows and SoC it implies.
 
     Attributes:
-        cost: import cost - export revenue + battery wear.
-        terminal_value: value of the energy left in the batteries at the end (sum over batteries of
-            value per kWh x (final - initial SoC)); positive when the batteries end fuller than they started.
+        cost: import cost (network fee included) - export revenue + battery wear + capacity charge.
+        terminal_value: value of the energy left in the batteries and heat stores at the end (sum over batteries
+            of value per kWh x (final - initial SoC), over heat pumps of value per kWh of heat x C x (final -
+            initial temperature)); positive when they end fuller (warmer) than they started.
         net_cost: ``cost - terminal_value``, the quantity the plan minimises.
         import_kw, export_kw: (n,) grid flows (never both > 0 in a slot).
         soc_kwh: per battery (n + 1,) state of charge at each slot boundary, from the initial one.
-        violations: English sentences for every broken limit (fuse, export limit, SoC range); empty when none.
+        violations: English sentences for every broken limit (fuse, export limit, SoC range, comfort band, phase
+            limit); empty when none.
+        fee_cost: the network fee on the import (part of ``cost``).
+        capacity_cost: the capacity charge, capacity price x the peak above each month's floor (part of ``cost``).
+        peak_kw: the highest 15-minute average import.
+        temp_c: per heat pump (n + 1,) store temperature at each slot boundary.
+        phase_kw: per phase (n,) net kW when phase limits were given, else empty.
 
     """
 
@@ -200,6 +331,11 @@ class Evaluation:
     export_kw: FloatArray
     soc_kwh: dict[str, FloatArray]
     violations: list[str] = field(default_factory=list)
+    fee_cost: float = 0.0
+    capacity_cost: float = 0.0
+    peak_kw: float = 0.0
+    temp_c: dict[str, FloatArray] = field(default_factory=dict)
+    phase_kw: dict[str, FloatArray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -207,11 +343,16 @@ class Tariff:
     """What the grid costs and allows over a horizon of n slots.
 
     Attributes:
-        import_price, export_price: (n,) currency per kWh, finite.
+        import_price, export_price: (n,) currency per kWh, finite; the import price includes the network fee.
         hours: slot length in hours.
         fuse_kw: most import per slot (math.inf for none).
         export_limit_kw: most export per slot (0 for zero-export, math.inf for none).
-        terminal_price: currency per kWh stored at the horizon's end, per battery name.
+        terminal_price: currency per kWh stored at the horizon's end, per battery name, and per kWh of heat stored
+            (capacity x temperature gain) per heat pump name.
+        fees: the network fees cut to the n slots (``energy_fee`` is the part of ``import_price`` reported as
+            ``fee_cost``); None for none.
+        quarter: (n,) index of each slot's quarter-hour when slots are shorter than 15 minutes, else None.
+        phases: per-phase limits, None for none.
 
     """
 
@@ -221,9 +362,13 @@ class Tariff:
     fuse_kw: float
     export_limit_kw: float
     terminal_price: dict[str, float]
+    fees: GridFees | None = None
+    quarter: npt.NDArray[np.intp] | None = None
+    phases: PhaseLimits | None = None
 
 
 TOL_KW = 1e-6  # limits are checked to this many kW (kWh for SoC): solver tolerances stay below it
+TOL_C = 1e-5  # comfort bands are checked to this many °C
 
 
 def evaluate(
@@ -233,23 +378,32 @@ def evaluate(
     pv_kw: FloatArray,
     battery_kw: dict[str, FloatArray],
     batteries: tuple[HomeBattery, ...],
+    heat_kw: Mapping[str, FloatArray] | None = None,
+    heat_pumps: tuple[HomeHeatPump, ...] = (),
+    load_kw: Mapping[str, FloatArray] | None = None,
 ) -> Evaluation:
-    """Cost of a schedule: the grid takes whatever the house, the PV and the batteries leave.
+    """Cost of a schedule: the grid takes whatever the house, the PV, the batteries and the heat pumps leave.
 
     Args:
-        tariff: prices and limits over the n slots.
-        house_kw: (n,) everything the house draws (base load plus planned loads), kW.
+        tariff: prices, fees and limits over the n slots.
+        house_kw: (n,) everything the house draws (base load plus planned loads) except the heat pumps, kW.
         pv_kw: (n,) PV actually produced (forecast minus curtailment), kW.
         battery_kw: per battery (n,) AC power, positive charging, negative discharging.
         batteries: the batteries named in ``battery_kw``.
+        heat_kw: per heat pump (n,) electrical kW; None for none.
+        heat_pumps: the heat pumps named in ``heat_kw``.
+        load_kw: per load (n,) kW (part of ``house_kw``, the rest being the base load); needed for phase limits.
 
     Returns:
-        An :class:`Evaluation`; the SoC follows the battery powers through the efficiencies, and limits broken by
-        more than ``TOL_KW`` are listed in ``violations`` (the cost is still computed).
+        An :class:`Evaluation`; the SoC follows the battery powers through the efficiencies, the store
+        temperatures follow the heat pumps' model, and limits broken by more than ``TOL_KW`` (``TOL_C`` for the
+        comfort band widened as :meth:`HomeHeatPump.band` does) are listed in ``violations`` (the cost is still
+        computed).
 
     """
-    h = tariff.hours
-    net = house_kw - pv_kw + sum((battery_kw[b.name] for b in batteries), np.zeros(house_kw.size))
+    h, heat = tariff.hours, dict(heat_kw or {})
+    draw = house_kw + sum(heat.values(), np.zeros(house_kw.size))
+    net = draw - pv_kw + sum((battery_kw[b.name] for b in batteries), np.zeros(house_kw.size))
     imp, exp = np.maximum(net, 0.0), np.maximum(-net, 0.0)
     violations: list[str] = []
     if np.any(imp > tariff.fuse_kw + TOL_KW):
@@ -257,6 +411,39 @@ def evaluate(
     if np.any(exp > tariff.export_limit_kw + TOL_KW):
         violations.append(f"export above the {tariff.export_limit_kw:g} kW limit")
     cost = h * (float(tariff.import_price @ imp) - float(tariff.export_price @ exp))
+    soc, terminal = _batteries(tariff, battery_kw, batteries, violations)
+    cost += sum(b.wear_cost * h * float(np.sum(np.abs(battery_kw[b.name]))) for b in batteries)
+    temps, heat_value = _heat(tariff, heat, heat_pumps, violations)
+    fee_cost, capacity_cost, peak = _fees(tariff, imp)
+    phase_kw: dict[str, FloatArray] = {}
+    if tariff.phases is not None:
+        loads = dict(load_kw or {})
+        devices = {**loads, **battery_kw, **heat, "pv": -pv_kw}
+        devices["base"] = house_kw - sum(loads.values(), np.zeros(house_kw.size))
+        phase_kw = phase_power(tariff.phases, devices)
+        if any(np.any(np.abs(v) > tariff.phases.limit_kw + TOL_KW) for v in phase_kw.values()):
+            violations.append(f"a phase carries more than {tariff.phases.limit_kw:g} kW")
+    return Evaluation(
+        cost=cost + capacity_cost,
+        terminal_value=terminal + heat_value,
+        net_cost=cost + capacity_cost - terminal - heat_value,
+        import_kw=imp,
+        export_kw=exp,
+        soc_kwh=soc,
+        violations=violations,
+        fee_cost=fee_cost,
+        capacity_cost=capacity_cost,
+        peak_kw=peak,
+        temp_c=temps,
+        phase_kw=phase_kw,
+    )
+
+
+def _batteries(
+    tariff: Tariff, battery_kw: dict[str, FloatArray], batteries: tuple[HomeBattery, ...], violations: list[str]
+) -> tuple[dict[str, FloatArray], float]:
+    """Return the batteries' SoC paths and terminal value; append their broken limits to ``violations``."""
+    h = tariff.hours
     soc: dict[str, FloatArray] = {}
     terminal = 0.0
     for bat in batteries:
@@ -264,21 +451,47 @@ def evaluate(
         charge, discharge = np.maximum(power, 0.0), np.maximum(-power, 0.0)
         steps = h * (bat.charge_efficiency * charge - discharge / bat.discharge_efficiency)
         soc[bat.name] = bat.initial_kwh + np.concatenate(([0.0], np.cumsum(steps)))
-        cost += bat.wear_cost * h * float(np.sum(charge + discharge))
         terminal += tariff.terminal_price[bat.name] * float(soc[bat.name][-1] - bat.initial_kwh)
         if np.any(soc[bat.name] < bat.floor_kwh - TOL_KW) or np.any(soc[bat.name] > bat.ceiling_kwh + TOL_KW):
             violations.append(f"battery {bat.name!r} leaves its state-of-charge range")
         if np.any(charge > bat.charge_kw + TOL_KW) or np.any(discharge > bat.discharge_kw + TOL_KW):
             violations.append(f"battery {bat.name!r} exceeds its power limits")
-    return Evaluation(
-        cost=cost,
-        terminal_value=terminal,
-        net_cost=cost - terminal,
-        import_kw=imp,
-        export_kw=exp,
-        soc_kwh=soc,
-        violations=violations,
-    )
+    return soc, terminal
+
+
+def _heat(
+    tariff: Tariff, heat_kw: dict[str, FloatArray], heat_pumps: tuple[HomeHeatPump, ...], violations: list[str]
+) -> tuple[dict[str, FloatArray], float]:
+    """Return the stores' temperature paths and the value of their heat gain; append broken limits."""
+    temps: dict[str, FloatArray] = {}
+    value = 0.0
+    for pump in heat_pumps:
+        power = heat_kw[pump.name]
+        temps[pump.name] = temp = pump.temperatures(power, tariff.hours)
+        gain = pump.capacity_kwh_per_k * float(temp[-1] - pump.initial_temp_c)
+        value += tariff.terminal_price[pump.name] * gain
+        low, high = pump.band(tariff.hours, power.size)
+        if np.any(temp[1:] < low - TOL_C) or np.any(temp[1:] > high + TOL_C):
+            violations.append(f"heat pump {pump.name!r} leaves its comfort band")
+        running = power > TOL_KW
+        if np.any(power > pump.max_kw + TOL_KW) or np.any(running & (power < pump.min_kw - TOL_KW)):
+            violations.append(f"heat pump {pump.name!r} runs outside its power range")
+    return temps, value
+
+
+def _fees(tariff: Tariff, imp: FloatArray) -> tuple[float, float, float]:
+    """Return the fee on the import, the capacity charge and the highest 15-minute average import."""
+    peaks = quarter_peaks(imp, tariff.quarter)
+    peak = float(np.max(peaks, initial=0.0))
+    fees = tariff.fees
+    if fees is None:
+        return 0.0, 0.0, peak
+    month = fees.months(imp.size)
+    capacity = 0.0
+    for m in np.unique(month):
+        above = float(np.max(peaks[month == m])) - fees.peak_floor_kw[int(m)]
+        capacity += fees.capacity_price * max(above, 0.0)
+    return tariff.hours * float(np.asarray(fees.energy_fee, dtype=np.float64) @ imp), capacity, peak
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -295,12 +508,20 @@ class HomePlan:
         load_kw: per load (n,) planned power of each appliance / EV.
         starts: per contiguous load its planned start (aware UTC), None when it was not planned.
         unplanned: per load left out (its window lies past the known prices) an English reason.
-        cost: import cost - export revenue + battery wear, currency (the common :func:`evaluate`).
-        net_cost: ``cost`` minus the value of the energy the batteries gain (the objective).
+        cost: import cost (fees included) - export revenue + battery wear + capacity charge, currency (the common
+            :func:`evaluate`).
+        net_cost: ``cost`` minus the value of the energy the batteries and heat stores gain (the objective).
         baseline_cost, baseline_net_cost: the same for the schedule without optimisation (appliances at
-            their earliest start, energy loads as soon as possible, batteries for self-consumption only).
+            their earliest start, energy loads as soon as possible, batteries for self-consumption only, heat
+            pumps as a thermostat holding the comfort floor).
         currency: ISO 4217 code.
         detail: English notes (partial windows, the solver stopping early); empty when none.
+        heat_kw: per heat pump (n,) electrical kW.
+        temp_c: per heat pump (n + 1,) store temperature at each slot boundary, °C, the first being the initial one.
+        fee_cost, capacity_cost: the network fee on the import and the capacity charge (parts of ``cost``).
+        peak_kw: the plan's highest 15-minute average import, kW.
+        peak_floor_kw: the peak so far of the billing month of the first slot the plan was given, kW.
+        phase_kw: per phase ("L1".."L3") (n,) net kW when phase limits were given, else empty.
 
     """
 
@@ -323,6 +544,13 @@ class HomePlan:
     baseline_net_cost: float
     currency: str
     detail: str = ""
+    heat_kw: dict[str, FloatArray] = field(default_factory=dict)
+    temp_c: dict[str, FloatArray] = field(default_factory=dict)
+    fee_cost: float = 0.0
+    capacity_cost: float = 0.0
+    peak_kw: float = 0.0
+    peak_floor_kw: float = 0.0
+    phase_kw: dict[str, FloatArray] = field(default_factory=dict)
 
     @property
     def saving(self) -> float:

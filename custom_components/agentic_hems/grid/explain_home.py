@@ -1,0 +1,248 @@
+"""Explanations of a whole-home plan's batteries: the ``generate_explanation`` tool given ``home_plan``.
+
+The input (:data:`HOME_PLAN_SCHEMA`, times with their offset; the text shows times in that offset):
+
+- ``start``: the first slot's start (ISO 8601 with an offset); ``slot_minutes`` (default 15);
+- ``currency``; ``fuse_kw`` (the main fuse, kW);
+- per slot (n each): ``import_price`` (per kWh), ``pv_kw``, ``curtail_kw`` (default zeros), ``house_kw`` (the base
+  load plus the planned appliances), ``import_kw``;
+- ``batteries``: each ``{name, capacity_kwh, soc_min_pct (0), soc_max_pct (100), reserve_pct (0),
+  discharge_efficiency (0.95), battery_kw (n, + charging), soc_kwh (n + 1, at each slot boundary)}``.
+
+The reasons are :func:`~..scheduling.home_explain.battery_reasons` (the same as the whole-home plan's own answer).
+The text: ``operator``, each battery's slots with one sentence, equal neighbours merged; ``manager``, per battery how
+many slots it charges (from PV, from cheap grid power), discharges (at dear prices, for the fuse) and idles;
+``auditor``, the value of a stored kWh with its median price and efficiency, then each slot's figures and reason.
+Nothing is written anywhere.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from ..scheduling.home_explain import SlotReason, battery_mode, battery_reasons, reason_text
+from ..scheduling.home_model import HomeBattery
+from ..validation import closed, vol
+from .simulate import aware_time
+
+MAX_SLOTS = 1000
+_M: dict[str, tuple[str, str]] = {
+    "line": ("{name} {span}: {why}", "{name} {span}: {why}"),
+    "summary": (
+        (
+            "{name}: charges in {charge} slots ({pv} from PV surplus, {cheap} from cheap grid power), discharges in "
+            "{discharge} ({dear} at dear prices, {fuse} for the fuse), idles in {idle}."
+        ),
+        (
+            "{name}: lädt in {charge} Slots ({pv} aus PV-Überschuss, {cheap} aus günstigem Netzstrom), entlädt in "
+            "{discharge} ({dear} zu teuren Preisen, {fuse} für die Hauptsicherung), ruht in {idle}."
+        ),
+    ),
+    "value": (
+        (
+            "{name}: a stored kWh is worth {value} {currency}/kWh (median import price {median} x discharge "
+            "efficiency {eff}); fuse {fuse} kW."
+        ),
+        (
+            "{name}: eine gespeicherte kWh ist {value} {currency}/kWh wert (Median-Bezugspreis {median} x "
+            "Entladewirkungsgrad {eff}); Hauptsicherung {fuse} kW."
+        ),
+    ),
+    "audit": (
+        "{at} {name}: {reason}, {kw} kW, SoC {soc} %, price {price} {currency}/kWh: {why}",
+        "{at} {name}: {reason}, {kw} kW, SoC {soc} %, Preis {price} {currency}/kWh: {why}",
+    ),
+}
+
+
+def _finite(value: Any) -> float:
+    number = float(value)
+    if not np.isfinite(number):
+        raise vol.Invalid("expected a finite number")
+    return number
+
+
+_SERIES = vol.All([_finite], vol.Length(min=1, max=MAX_SLOTS + 1))
+_PCT = vol.All(_finite, vol.Range(min=0, max=100))
+_BATTERY = closed(
+    {
+        vol.Required("name"): vol.All(str, vol.Length(min=1, max=100)),
+        vol.Required("capacity_kwh"): vol.All(_finite, vol.Range(min=0, min_included=False)),
+        vol.Optional("soc_min_pct", default=0.0): _PCT,
+        vol.Optional("soc_max_pct", default=100.0): _PCT,
+        vol.Optional("reserve_pct", default=0.0): _PCT,
+        vol.Optional("discharge_efficiency", default=0.95): vol.All(
+            _finite, vol.Range(min=0, max=1, min_included=False)
+        ),
+        vol.Required("battery_kw"): _SERIES,
+        vol.Required("soc_kwh"): _SERIES,
+    }
+)
+
+
+def _moment(value: Any) -> datetime:
+    try:
+        return aware_time(value)
+    except ValueError as err:
+        raise vol.Invalid(f"not an ISO 8601 time with a time zone: {value!r}") from err
+
+
+HOME_PLAN_SCHEMA = closed(
+    {
+        vol.Required("start"): _moment,
+        vol.Optional("slot_minutes", default=15): vol.All(int, vol.Range(min=1, max=60)),
+        vol.Required("currency"): vol.All(str, vol.Length(min=1, max=10)),
+        vol.Required("fuse_kw"): vol.All(_finite, vol.Range(min=0, min_included=False)),
+        vol.Required("import_price"): _SERIES,
+        vol.Required("pv_kw"): _SERIES,
+        vol.Optional("curtail_kw"): _SERIES,
+        vol.Required("house_kw"): _SERIES,
+        vol.Required("import_kw"): _SERIES,
+        vol.Required("batteries"): vol.All([_BATTERY], vol.Length(min=1, max=20)),
+    }
+)
+
+
+def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict[str, Any]:
+    """Explain a whole-home plan's batteries to ``audience`` (operator, manager, auditor) in ``lang`` (en, de).
+
+    ``home_plan`` has passed :data:`HOME_PLAN_SCHEMA`. Returns ``{"text", "structured"}``; ``structured`` is
+    ``{"kind": "home", "batteries": [{"name", "value_per_kwh", "counts": {reason: slots}, "slots": [{"start",
+    "mode", "reason", "kw", "soc_pct", "price", "value", "why"}]}]}`` (``why`` in ``lang``).
+
+    Raises ValueError when the per-slot lists disagree in length (n, and n + 1 for ``soc_kwh``).
+    """
+    n = len(home_plan["import_price"])
+    series = {k: np.asarray(home_plan.get(k, [0.0] * n), dtype=float) for k in ("pv_kw", "curtail_kw", "house_kw")}
+    if any(a.size != n for a in series.values()) or len(home_plan["import_kw"]) != n:
+        raise ValueError(f"home_plan: every per-slot list needs {n} values (one per import_price)")
+    step = timedelta(minutes=home_plan["slot_minutes"])
+    starts = [home_plan["start"] + i * step for i in range(n)]
+    surplus = series["pv_kw"] - series["curtail_kw"] - series["house_kw"]
+    batteries = []
+    for raw in home_plan["batteries"]:
+        battery = _battery(raw)
+        reasons = battery_reasons(
+            battery,
+            np.asarray(raw["battery_kw"], dtype=float),
+            np.asarray(raw["soc_kwh"], dtype=float),
+            import_price=np.asarray(home_plan["import_price"], dtype=float),
+            surplus_kw=surplus,
+            import_kw=np.asarray(home_plan["import_kw"], dtype=float),
+            fuse_kw=home_plan["fuse_kw"],
+        )
+        why = [
+            reason_text(r, currency=home_plan["currency"], fuse_kw=home_plan["fuse_kw"], language=lang) for r in reasons
+        ]
+        batteries.append((battery, reasons, why))
+    lines = _text(home_plan, starts, step, batteries=batteries, audience=audience, lang=lang)
+    structured = {
+        "kind": "home",
+        "batteries": [
+            {
+                "name": battery.name,
+                "value_per_kwh": round(reasons[0].value, 6),
+                "counts": dict(Counter(r.reason for r in reasons)),
+                "slots": [
+                    {"start": at.isoformat(), "mode": battery_mode(r.kw), **r.as_dict(), "why": text}
+                    for at, r, text in zip(starts, reasons, why, strict=True)
+                ],
+            }
+            for battery, reasons, why in batteries
+        ],
+    }
+    return {"text": ("\n" if audience != "manager" else " ").join(lines), "structured": structured}
+
+
+def _battery(raw: Mapping[str, Any]) -> HomeBattery:
+    """Return the limits of one battery of the input (its initial SoC is not used)."""
+    return HomeBattery(
+        name=raw["name"],
+        capacity_kwh=raw["capacity_kwh"],
+        charge_kw=1.0,
+        discharge_kw=1.0,
+        initial_soc_pct=raw["soc_min_pct"],
+        soc_min_pct=raw["soc_min_pct"],
+        soc_max_pct=raw["soc_max_pct"],
+        reserve_pct=raw["reserve_pct"],
+        discharge_efficiency=raw["discharge_efficiency"],
+    )
+
+
+def _t(key: str, lang: str, **kw: Any) -> str:
+    return _M[key][1 if lang == "de" else 0].format(**kw)
+
+
+def _text(
+    home_plan: Mapping[str, Any],
+    starts: Sequence[datetime],
+    step: timedelta,
+    *,
+    batteries: Sequence[tuple[HomeBattery, list[SlotReason], list[str]]],
+    audience: str,
+    lang: str,
+) -> list[str]:
+    """Return the text's lines for ``audience`` (see the module docstring)."""
+    currency, fuse = home_plan["currency"], home_plan["fuse_kw"]
+    lines = []
+    for battery, reasons, why in batteries:
+        if audience == "manager":
+            counts = Counter(r.reason for r in reasons)
+            modes = Counter(battery_mode(r.kw) for r in reasons)
+            lines.append(
+                _t(
+                    "summary",
+                    lang,
+                    name=battery.name,
+                    **{k: counts[k] for k in ("pv", "cheap", "dear", "fuse")},
+                    **{k: modes[k] for k in ("charge", "discharge", "idle")},
+                )
+            )
+        elif audience == "auditor":
+            median = float(np.median(home_plan["import_price"]))
+            lines.append(
+                _t(
+                    "value",
+                    lang,
+                    name=battery.name,
+                    value=f"{reasons[0].value:.4f}",
+                    currency=currency,
+                    median=f"{median:.4f}",
+                    eff=f"{battery.discharge_efficiency:g}",
+                    fuse=f"{fuse:g}",
+                )
+            )
+            lines += [
+                _t(
+                    "audit",
+                    lang,
+                    at=at.strftime("%H:%M"),
+                    name=battery.name,
+                    reason=r.reason,
+                    kw=f"{r.kw:.3f}",
+                    soc=f"{r.soc_pct:.1f}",
+                    price=f"{r.price:.4f}",
+                    currency=currency,
+                    why=text,
+                )
+                for at, r, text in zip(starts, reasons, why, strict=True)
+            ]
+        else:
+            lines += _merged(battery.name, starts, step, why, lang)
+    return lines
+
+
+def _merged(name: str, starts: Sequence[datetime], step: timedelta, why: Sequence[str], lang: str) -> list[str]:
+    """Return one line per run of neighbouring slots with the same sentence: "name HH:MM–HH:MM: sentence"."""
+    lines, first = [], 0
+    for i in range(1, len(why) + 1):
+        if i == len(why) or why[i] != why[first]:
+            span = f"{starts[first].strftime('%H:%M')}–{(starts[i - 1] + step).strftime('%H:%M')}"
+            lines.append(_t("line", lang, name=name, span=span, why=why[first]))
+            first = i
+    return lines

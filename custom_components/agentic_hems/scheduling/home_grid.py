@@ -1,0 +1,99 @@
+"""Grid fees, the capacity charge and per-phase limits in the whole-home MILP.
+
+Per billing month m with slots S_m, capacity price c and the month's peak so far F_m (the floor, free):
+
+    e_m >= avg15_t(imp) - F_m  for t in S_m,  e_m >= 0,  cost c e_m
+
+where avg15_t is the slot's own import for slots of 15 minutes or longer (constant over the slot, so also its
+15-minute average) and the mean over its quarter-hour for shorter slots. The network fee per kWh is part of the
+import price (``Tariff.import_price``); it never fills in an unknown price.
+
+Per phase p and slot t, with each device's share s_dp (1 on its phase, 1/3 each when three-phase, the default):
+
+    -limit <= sum_d s_dp power_dt <= limit
+
+where power is drawn kW (loads, battery charge minus discharge, heat pumps, the base load) and PV counts negative
+(forecast minus curtailment). The kW fuse on the import still applies on top.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..prices.curve import FloatArray
+from .home_model import PHASES, GridFees, PhaseLimits, Tariff
+from .milp import MilpModel
+from .windows import IntArray
+
+QUARTER = timedelta(minutes=15)
+Entries = list[tuple[Any, Any, Any]]
+
+
+def cut_fees(fees: GridFees, *, length: int, horizon: int) -> GridFees:
+    """Return ``fees`` cut to the horizon; ValueError when its arrays do not have ``length`` values or are not finite."""
+    if len(fees.energy_fee) != length:
+        raise ValueError(f"energy_fee needs {length} values, got {len(fees.energy_fee)}")
+    fee = np.asarray(fees.energy_fee[:horizon], dtype=np.float64)
+    if not np.isfinite(fee).all():
+        raise ValueError("energy_fee must be finite on every slot of the horizon")
+    month = None if fees.month is None else np.asarray(fees.month[:horizon], dtype=np.intp)
+    return GridFees(energy_fee=fee, capacity_price=fees.capacity_price, month=month, peak_floor_kw=fees.peak_floor_kw)
+
+
+def quarter_index(start: datetime, resolution: timedelta, n: int) -> npt.NDArray[np.intp] | None:
+    """Return (n,) the quarter-hour (counted from the first slot's) of each slot shorter than 15 minutes, else None."""
+    if resolution >= QUARTER:
+        return None
+    offset = (start - datetime(2000, 1, 1, tzinfo=start.tzinfo)) % QUARTER
+    return np.asarray([(offset + i * resolution) // QUARTER for i in range(n)], dtype=np.intp)
+
+
+def add_capacity(model: MilpModel, tariff: Tariff, imp: IntArray) -> None:
+    """Add each billing month's peak excess column (cost: capacity price per kW) and its rows over the import."""
+    fees = tariff.fees
+    if fees is None or fees.capacity_price <= 0:
+        return
+    n = imp.size
+    month = fees.months(n)
+    group = np.arange(n) if tariff.quarter is None else tariff.quarter
+    groups, first = np.unique(group, return_index=True)
+    size = np.bincount(np.searchsorted(groups, group))
+    months = np.unique(month)
+    excess = model.add(months.size, math.inf, fees.capacity_price)
+    row = np.searchsorted(groups, group)
+    owner = np.searchsorted(months, month[first])
+    floor = np.asarray(fees.peak_floor_kw, dtype=np.float64)[months[owner]]
+    entries = [(row, imp, 1.0 / size[row]), (np.arange(groups.size), excess[owner], -1.0)]
+    model.row(entries, -math.inf, floor, groups.size)
+
+
+def add_phases(
+    model: MilpModel, phases: PhaseLimits, devices: dict[str, Entries], fixed: dict[str, FloatArray], *, relax: bool
+) -> list[IntArray]:
+    """Add each phase's net-power rows; return the slack columns when ``relax`` (else an empty list).
+
+    ``devices`` maps a device name to its grid-balance entries (coefficients of minus its drawn kW), ``fixed`` to
+    its constant kW (the base load, minus the PV forecast); both are (n,) per slot.
+    """
+    n = next(iter(fixed.values())).size
+    t = np.arange(n)
+    slacks: list[IntArray] = []
+    for p in PHASES:
+        entries: Entries = [
+            (rows, cols, -phases.shares(name)[p] * np.asarray(vals, dtype=np.float64))
+            for name, device in devices.items()
+            for rows, cols, vals in device
+            if phases.shares(name)[p]
+        ]
+        const = sum((phases.shares(name)[p] * kw for name, kw in fixed.items()), np.zeros(n))
+        if relax:
+            up, down = model.add(n, math.inf), model.add(n, math.inf)
+            entries += [(t, up, -1.0), (t, down, 1.0)]
+            slacks += [up, down]
+        model.row(entries, -phases.limit_kw - const, phases.limit_kw - const, n)
+    return slacks

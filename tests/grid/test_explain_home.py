@@ -1,0 +1,86 @@
+"""generate_explanation given a whole-home plan: the hand-worked plan of tests/scheduling/test_home_explain.py.
+
+7 quarter hours from 20:00 +01:00; import prices 0.10 0.20 0.30 0.40 0.30 0.25 0.35 EUR/kWh (median 0.30, x 0.9 =
+0.27 a stored kWh); a 10 kWh battery (lowest 10 %, reserve 20 %, highest 90 %); fuse 11 kW. Slot by slot the battery
+stores PV, charges cheap, discharges at the fuse, discharges dear, idles at the reserve, idles on the spread, idles
+full.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import voluptuous as vol
+
+from custom_components.agentic_hems.grid.catalog import GENERATE_EXPLANATION
+from custom_components.agentic_hems.grid.explain_home import explain_home
+
+PLAN: dict[str, Any] = {
+    "start": "2026-11-29T20:00:00+01:00", "currency": "EUR", "fuse_kw": 11,
+    "import_price": [0.10, 0.20, 0.30, 0.40, 0.30, 0.25, 0.35],
+    "pv_kw": [5.0, 1.5, 0, 0, 0, 0, 0], "curtail_kw": [1.0, 0, 0, 0, 0, 0, 0],
+    "house_kw": [1.0, 1.0, 0, 0, 0, 0, 0],  # surplus 3 kW, then 0.5 kW
+    "import_kw": [0.0, 2.5, 11.0, 2.0, 1.0, 1.0, 1.0],
+    "batteries": [{"name": "Home battery", "capacity_kwh": 10, "soc_min_pct": 10, "soc_max_pct": 90,
+                   "reserve_pct": 20, "discharge_efficiency": 0.9,
+                   "battery_kw": [2.0, 2.0, -2.0, -2.0, 0, 0, 0],
+                   "soc_kwh": [5.0, 5.5, 7.4, 5.2, 2.0, 6.0, 9.0, 9.0]}],
+}
+
+
+def explained(audience: str = "operator", lang: str = "en", plan: dict[str, Any] = PLAN) -> dict[str, Any]:
+    data = GENERATE_EXPLANATION.schema({"home_plan": plan, "audience": audience, "lang": lang})
+    return explain_home(data["home_plan"], data["audience"], data["lang"])
+
+
+def test_the_structured_reasons() -> None:
+    battery = explained()["structured"]["batteries"][0]
+    assert [s["reason"] for s in battery["slots"]] == ["pv", "cheap", "fuse", "dear", "floor", "spread", "full"]
+    assert [s["mode"] for s in battery["slots"]] == ["charge"] * 2 + ["discharge"] * 2 + ["idle"] * 3
+    assert battery["value_per_kwh"] == pytest.approx(0.27)
+    assert battery["counts"] == {"pv": 1, "cheap": 1, "fuse": 1, "dear": 1, "floor": 1, "spread": 1, "full": 1}
+    assert battery["slots"][3] == {"start": "2026-11-29T20:45:00+01:00", "mode": "discharge", "reason": "dear",
+                                   "kw": -2.0, "soc_pct": 52.0, "price": 0.4, "value": 0.27,
+                                   "why": "discharges at 0.400 EUR/kWh: above the 0.270 EUR/kWh a stored kWh is worth later"}
+
+
+def test_the_operator_text_merges_equal_neighbours_in_the_plan_offset() -> None:
+    plan = {**PLAN, "import_price": [0.10, 0.10, 0.30, 0.40, 0.30, 0.25, 0.35],
+            "pv_kw": [5.0, 5.0, 0, 0, 0, 0, 0], "curtail_kw": [1.0, 1.0, 0, 0, 0, 0, 0]}  # two equal PV slots
+    assert explained(plan=plan)["text"].splitlines()[:2] == [
+        "Home battery 20:00–20:30: stores 2.00 kW of PV surplus",
+        "Home battery 20:30–20:45: discharges to keep the import under the 11 kW fuse",
+    ]
+
+
+def test_the_manager_and_auditor_texts_in_english_and_german() -> None:
+    assert explained("manager")["text"] == (
+        "Home battery: charges in 2 slots (1 from PV surplus, 1 from cheap grid power), discharges in 2 (1 at dear "
+        "prices, 1 for the fuse), idles in 3.")
+    assert explained("manager", "de")["text"].startswith("Home battery: lädt in 2 Slots (1 aus PV-Überschuss")
+    lines = explained("auditor")["text"].splitlines()
+    assert lines[0] == ("Home battery: a stored kWh is worth 0.2700 EUR/kWh (median import price 0.3000 x discharge "
+                        "efficiency 0.9); fuse 11 kW.")
+    assert lines[5] == "21:00 Home battery: floor, 0.000 kW, SoC 20.0 %, price 0.3000 EUR/kWh: idles: at its reserve floor (20 %)"
+    assert explained("operator", "de")["text"].splitlines()[4] == "Home battery 21:00–21:15: ruht: an der Reserve (20 %)"
+
+
+@pytest.mark.parametrize("bad", [
+    {"plan_id": "plan_1", "home_plan": PLAN},  # one subject only
+    {"home_plan": {**PLAN, "fuse_kw": 0}},
+    {"home_plan": {**PLAN, "import_price": [0.1, float("nan")]}},
+    {"home_plan": {**PLAN, "start": "2026-11-29T20:00:00"}},  # no offset
+    {"home_plan": {**PLAN, "batteries": []}},
+    {"home_plan": {**PLAN, "setpoint": "number.battery"}},  # extra keys are refused
+])
+def test_the_schema_refuses(bad: dict[str, Any]) -> None:
+    with pytest.raises(vol.Invalid):
+        GENERATE_EXPLANATION.schema(bad)
+
+
+def test_lists_of_other_lengths_are_refused() -> None:
+    with pytest.raises(ValueError, match="every per-slot list needs 7 values"):
+        explained(plan={**PLAN, "house_kw": [1.0]})
+    with pytest.raises(ValueError, match="arrays of 7 slots"):
+        explained(plan={**PLAN, "batteries": [{**PLAN["batteries"][0], "soc_kwh": [5.0]}]})

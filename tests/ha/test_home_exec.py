@@ -1,0 +1,200 @@
+"""The whole-home plan drives a select-mode battery and the PV limit through the gates, in a real Home Assistant.
+
+Oracles: the plan in force at each boundary (its own arrays), mapped by hand: a mode by the sign of the planned power
+beyond 0.05 kW, the PV limit as forecast minus curtailment in W on the entity's 1 W step, else the entity's max.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from freezegun.api import FrozenDateTimeFactory
+import numpy as np
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events, async_fire_time_changed
+
+from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.gates.models import GridGrant
+from custom_components.agentic_hems.planning.home_config import parse_options
+from custom_components.agentic_hems.planning.home_manager import HomePlanManager
+from homeassistant.auth.models import User
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
+
+from .conftest import NOW
+from .test_home_plan import BATTERY, _house, home_entry
+
+MODE_ENTITY = "input_select.battery_mode"
+OPTIONS = {"charge": "Force charge", "discharge": "Force discharge", "idle": "Auto"}
+SELECT_BATTERY = {**BATTERY, "control_entity": MODE_ENTITY, "control_modes": OPTIONS}
+LIMIT = "input_number.pv_limit"
+MAX_W = 30000.0
+
+
+def mode(kw: float) -> str:
+    return "charge" if kw > 0.05 else "discharge" if kw < -0.05 else "idle"
+
+
+def calls(events: list[Any], service: str) -> list[dict[str, Any]]:
+    return [e.data["service_data"] for e in events if e.data["service"] == service and e.data["domain"] != DOMAIN]
+
+
+async def _start(hass: HomeAssistant, freezer: FrozenDateTimeFactory, solar_id: str | None = None,
+                 **options: Any) -> MockConfigEntry:
+    entry = home_entry(solar_id or "", "01JHOMEEXECENTRY0000000000", **options)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await entry.runtime_data.control.async_set_allow_control(True)
+    return entry
+
+
+async def _select_house(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> str:
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    solar = await _house(hass)
+    assert await async_setup_component(hass, "input_select", {"input_select": {"battery_mode": {
+        "options": list(OPTIONS.values()), "initial": "Auto"}}})
+    return solar.entry_id
+
+
+async def _boundary(hass: HomeAssistant, freezer: FrozenDateTimeFactory, at: datetime) -> None:
+    freezer.move_to(at)
+    async_fire_time_changed(hass, at)
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+
+async def test_a_select_battery_follows_the_plan_mode_and_an_unchanged_mode_issues_nothing(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    solar_id = await _select_house(hass, freezer)
+    entry = await _start(hass, freezer, solar_id, battery=SELECT_BATTERY, battery_control="automatic")
+    manager: HomePlanManager = entry.runtime_data.home
+    events = async_capture_events(hass, "call_service")
+    first = dt_util.as_utc(NOW).replace(minute=15, second=0)
+    shown, expected = ["Auto"], []
+    for k in range(8):
+        await _boundary(hass, freezer, first + k * timedelta(minutes=15))
+        plan = manager.result.plan
+        assert plan is not None and plan.start == first + k * timedelta(minutes=15)
+        option = OPTIONS[mode(float(plan.battery_kw["battery1"][0]))]
+        assert hass.states.get(MODE_ENTITY).state == option
+        if option != shown[-1]:
+            expected.append({"entity_id": MODE_ENTITY, "option": option})
+        shown.append(option)
+    assert calls(events, "select_option") == expected
+    assert len(set(shown)) > 1  # the sample evening's prices move the battery
+    before = len(calls(events, "select_option"))
+    await manager.async_replan(execute=True)  # same slot, same plan: nothing new
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert len(calls(events, "select_option")) == before
+
+
+async def test_an_approved_select_battery_takes_only_the_approved_option(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    solar_id = await _select_house(hass, freezer)
+    entry = await _start(hass, freezer, solar_id, battery=SELECT_BATTERY, battery_control="approval")
+    manager: HomePlanManager = entry.runtime_data.home
+    request_id = manager.executor.request_id
+    request = entry.runtime_data.grid.records.requests[request_id]
+    plan = manager.result.plan
+    slot = plan.start
+    planned = OPTIONS[mode(float(plan.battery_kw["battery1"][0]))]
+    first = request["actions"][0]
+    assert (first["type"], first["entity_id"], first["option"]) == ("home_battery_mode", MODE_ENTITY, planned)
+    assert hass.states.get(MODE_ENTITY).state == "Auto"  # nothing before the approval
+    other = next(o for o in OPTIONS.values() if o != planned)
+    await hass.services.async_call(DOMAIN, "approve_authorization", {"request_id": request_id}, blocking=True,
+                                   context=Context(user_id=hass_admin_user.id))
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert hass.states.get(MODE_ENTITY).state == planned
+    record = await entry.runtime_data.control.async_evaluate(
+        source_agent="grid", candidate={"intent": "select_option", "device_alias": MODE_ENTITY,
+                                        "params": {"option": other}},
+        context=Context(), raw_input="set the battery mode", slot_start=slot,
+        grant=GridGrant(request_id=request_id, slot_start=slot))
+    assert record["outcome"] == "blocked"
+    assert record["gate_results"][-1]["reason"].endswith(f"option {other!r} is not the approved {planned!r}")
+    assert hass.states.get(MODE_ENTITY).state == planned
+
+
+def pv_now(kw: float, slots: int) -> list[dict[str, Any]]:
+    """A Solcast-shaped forecast of ``kw`` for ``slots`` quarter hours from 20:15 (30-minute periods)."""
+    start = NOW.replace(minute=15)
+    return [{"period_start": (start + timedelta(minutes=30 * i)).isoformat(), "pv_estimate": kw,
+             "pv_estimate10": kw, "pv_estimate90": kw} for i in range(slots // 2)]
+
+
+async def test_the_pv_limit_is_the_planned_production_where_the_plan_curtails_else_its_maximum(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "input_number", {"input_number": {
+        "battery_power": {"min": -5, "max": 5, "step": 0.001, "unit_of_measurement": "kW", "initial": 0},
+        "pv_limit": {"min": 0, "max": MAX_W, "step": 1, "unit_of_measurement": "W", "initial": MAX_W}}})
+    hass.states.async_set("sensor.battery_soc", "50", {"unit_of_measurement": "%"})
+    hass.states.async_set("sensor.solcast", "10", {"detailedForecast": pv_now(20.0, 4)})
+    entry = await _start(hass, freezer, pv_forecast_entries=[], pv_forecast_sensor="sensor.solcast",
+                         export_price_mode="fixed", export_fixed_price=-0.1, curtailment_entity=LIMIT,
+                         battery_control="automatic")
+    manager: HomePlanManager = entry.runtime_data.home
+    events = async_capture_events(hass, "call_service")
+    first = dt_util.as_utc(NOW).replace(minute=15, second=0)
+    expected, shown = [], MAX_W
+    for k in range(6):
+        await _boundary(hass, freezer, first + k * timedelta(minutes=15))
+        plan = manager.result.plan
+        pv, cut = float(plan.pv_kw[0]), float(plan.curtail_kw[0])
+        want = round((pv - cut) * 1000) if cut > 1e-3 else MAX_W
+        if k == 0:
+            assert pv == pytest.approx(20.0) and cut > 1  # negative export price: the surplus is curtailed
+        if k >= 4:
+            assert pv == 0.0 and want == MAX_W  # the PV is over: back to no limit
+        assert float(hass.states.get(LIMIT).state) == pytest.approx(want)
+        if want != shown:
+            expected.append(pytest.approx(want))
+        shown = want
+    assert [c["value"] for c in calls(events, "set_value") if c["entity_id"] == LIMIT] == expected
+    assert len(expected) >= 2
+
+
+def test_the_pv_limit_must_be_a_number_entity() -> None:
+    values, errors = parse_options({"curtailment_entity": "switch.inverter"})
+    assert values["curtailment_entity"] is None and errors and errors[0].startswith("curtailment_entity: ")
+    values, errors = parse_options({"curtailment_entity": "number.inverter_limit"})
+    assert (values["curtailment_entity"], errors) == ("number.inverter_limit", [])
+
+
+async def test_generate_explanation_gives_the_home_plans_own_reasons_and_sets_nothing(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """The service, given the home plan's arrays, says per slot what plan_home's answer says, in German too."""
+    solar_id = await _select_house(hass, freezer)
+    entry = await _start(hass, freezer, solar_id, battery_control="automatic")
+    result = entry.runtime_data.home.result
+    plan, n = result.plan, result.plan.import_kw.size
+    house = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
+    home_plan = {
+        "start": plan.start.isoformat(), "currency": plan.currency, "fuse_kw": 11.0,
+        "import_price": result.inputs.curve.prices[:n].tolist(), "pv_kw": plan.pv_kw.tolist(),
+        "curtail_kw": plan.curtail_kw.tolist(), "house_kw": house.tolist(), "import_kw": plan.import_kw.tolist(),
+        "batteries": [{**{k: BATTERY[k] for k in ("name", "capacity_kwh", "soc_min_pct", "soc_max_pct", "reserve_pct",
+                                                   "discharge_efficiency")},
+                       "battery_kw": plan.battery_kw["battery1"].tolist(), "soc_kwh": plan.soc_kwh["battery1"].tolist()}],
+    }
+    events = async_capture_events(hass, "call_service")
+    for lang in ("en", "de"):
+        answer = await hass.services.async_call(DOMAIN, "plan_home", {"language": lang}, blocking=True,
+                                                return_response=True)
+        explanation = await hass.services.async_call(
+            DOMAIN, "generate_explanation", {"home_plan": home_plan, "lang": lang}, blocking=True, return_response=True)
+        (battery,) = explanation["structured"]["batteries"]
+        assert [s["why"] for s in battery["slots"]] == answer["batteries"][0]["why"]
+        assert explanation["plan_id"] is None and explanation["explanation_id"].startswith("explanation_")
+    assert [e.data["domain"] for e in events] == [DOMAIN] * 4  # the four calls above, nothing on a device
+    assert float(hass.states.get("input_number.battery_power").state) == 0.0

@@ -1,0 +1,333 @@
+"""The grid tariff and connection in Home Assistant: the settings ``home_config`` reads, the fees and phase limits of
+a curve, the month's peak from the recorder's statistics and the holidays of a calendar."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+import json
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pytest
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    MockModule,
+    MockPlatform,
+    mock_integration,
+    mock_platform,
+)
+from pytest_homeassistant_custom_component.components.recorder.common import (
+    async_wait_recording_done,
+    do_adhoc_statistics,
+)
+
+from homeassistant.components.calendar import CalendarEntity, CalendarEvent
+from homeassistant.components.recorder import Recorder
+from homeassistant.config_entries import SOURCE_USER, ConfigSubentryData
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
+
+from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.planning.home_config import home_config
+from custom_components.agentic_hems.planning.home_inputs import async_grid_terms, grid_terms
+from custom_components.agentic_hems.planning.tariff_source import async_holidays, async_month_peak
+from custom_components.agentic_hems.prices.curve import PriceCurve
+
+from .conftest import APPLIANCES, sample_entry
+
+BRUSSELS = ZoneInfo("Europe/Brussels")
+TRANSLATIONS = Path(__file__).parents[2] / "custom_components" / "agentic_hems" / "translations"
+MODULE3 = {
+    "bands": {"low": 0.0345, "standard": 0.0862, "high": 0.1084},
+    "default": "standard",
+    "windows": [
+        {"band": "low", "days": "mon-sun", "from": "01:00", "to": "04:00", "quarters": [1, 4]},
+        {"band": "high", "days": "mon-sun", "from": "17:00", "to": "19:00", "quarters": [1, 4]},
+    ],
+}
+TARIFF = {
+    "tariff_bands": MODULE3, "capacity_price": 4.5, "capacity_min_kw": 2.5, "import_power_entity": "sensor.grid_import",
+    "holiday_calendar": "calendar.holidays", "phase_count": "3", "phase_current_a": 25, "nominal_voltage": 230,
+}
+BATTERY = {
+    "name": "Garage battery", "capacity_kwh": 10.0, "charge_kw": 3.0, "discharge_kw": 3.0,
+    "soc_entity": "sensor.garage_soc", "phase": "L2",
+}
+
+
+def entry_with(options: dict[str, Any], washer_phase: str | None = "L3") -> MockConfigEntry:
+    """The sample entry with ``options``, a battery on L2 and the washer on ``washer_phase`` (None: not stored)."""
+    entry = sample_entry(**options)
+    subentries = dict(entry.subentries)
+    washer = dict(APPLIANCES["washer"]) | ({"phase": washer_phase} if washer_phase else {})
+    entry = MockConfigEntry(
+        domain=DOMAIN, title=entry.title, data=dict(entry.data), options=dict(entry.options),
+        subentries_data=[
+            *(ConfigSubentryData(data=washer if sid == "washer" else dict(sub.data), subentry_id=sid,
+                                 subentry_type=sub.subentry_type, title=sub.title, unique_id=None)
+              for sid, sub in subentries.items()),
+            ConfigSubentryData(data=BATTERY, subentry_id="bat1", subentry_type="battery", title="Garage battery",
+                               unique_id=None),
+        ],
+    )
+    return entry
+
+
+def issue_error(hass: HomeAssistant, key: str) -> str | None:
+    """The error text of the repair issue ``home_config_invalid_<key>``, None when there is none."""
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, f"home_config_invalid_{key}")
+    return None if issue is None else issue.translation_placeholders["error"]
+
+
+async def test_home_config_reads_the_tariff_the_connection_and_the_phases(hass: HomeAssistant) -> None:
+    """Every stored setting comes back; the EV without a stored phase is three-phase, the dishwasher L1."""
+    entry = entry_with(TARIFF)
+    entry.add_to_hass(hass)
+    config = home_config(hass, entry)
+    assert config.tariff is not None and dict(config.tariff.fees) == MODULE3["bands"]
+    assert (config.capacity_price, config.capacity_min_kw) == (4.5, 2.5)
+    assert (config.import_power_entity, config.holiday_calendar) == ("sensor.grid_import", "calendar.holidays")
+    assert (config.phase_count, config.phase_current_a, config.nominal_voltage) == (3, 25.0, 230.0)
+    assert config.device_phases == {"dishwasher": "L1", "washer": "L3", "ev": "three-phase", "bat1": "L2"}
+    assert issue_error(hass, "tariff") is None
+
+
+async def test_invalid_settings_raise_the_issue_and_fall_back(hass: HomeAssistant) -> None:
+    """Overlapping bands drop the fees (the connection still holds); a bad phase count drops the phase limits; an
+    unknown appliance phase falls back to its default; fixing the settings clears the issues."""
+    bad_bands = {**MODULE3, "windows": [*MODULE3["windows"], {"band": "low", "from": "18:00", "to": "20:00"}]}
+    entry = entry_with({**TARIFF, "tariff_bands": bad_bands}, washer_phase="L4")
+    entry.add_to_hass(hass)
+    config = home_config(hass, entry)
+    assert (config.tariff, config.capacity_price, config.import_power_entity) == (None, 0.0, None)
+    assert config.phase_current_a == 25.0
+    assert issue_error(hass, "tariff") == (
+        "grid fees: window 3 (low) overlaps a window of band 'high' on mon at 18:00 in month 1")
+    assert config.device_phases["washer"] == "L1"
+    assert issue_error(hass, "washer") == "phase 'L4' is not one of L1, L2, L3, three-phase"
+
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "tariff_bands": MODULE3,
+                                                           "phase_count": "2"})
+    config = home_config(hass, entry)
+    assert config.tariff is not None and config.phase_current_a is None
+    assert issue_error(hass, "tariff") is not None and issue_error(hass, "tariff").startswith("connection: ")
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "phase_count": "1"})
+    assert home_config(hass, entry).phase_count == 1 and issue_error(hass, "tariff") is None
+
+
+async def test_grid_terms_of_a_curve_over_a_month_boundary(hass: HomeAssistant) -> None:
+    """From 23:00 to 02:00 Brussels time on 31 January: four January slots then eight February ones; the last four
+    (01:00-02:00) are in the low band. January's floor is the peak so far (3.2 kW above the 2.5 kW minimum),
+    February's the minimum. 25 A x 230 V is 5.75 kW per phase."""
+    entry = entry_with(TARIFF)
+    entry.add_to_hass(hass)
+    config = home_config(hass, entry)
+    curve = PriceCurve(start=datetime(2026, 1, 31, 22, tzinfo=UTC), resolution=timedelta(minutes=15),
+                       prices=np.full(12, 0.2))
+    fees, phases = grid_terms(config, curve, 3.2, tz=BRUSSELS)
+    assert fees is not None and phases is not None
+    assert fees.energy_fee.tolist() == [0.0862] * 8 + [0.0345] * 4
+    assert fees.month is not None and fees.month.tolist() == [0] * 4 + [1] * 8
+    assert (fees.capacity_price, fees.peak_floor_kw) == (4.5, (3.2, 2.5))
+    assert phases.limit_kw == pytest.approx(5.75)
+    assert dict(phases.assignment) == {"dishwasher": "L1", "washer": "L3", "ev": "3", "bat1": "L2"}
+
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "phase_count": "1", "capacity_price": 0,
+                                                           "tariff_bands": None, "phase_current_a": 40})
+    fees, phases = grid_terms(home_config(hass, entry), curve, 3.2, tz=BRUSSELS)
+    assert fees is None and phases is not None and phases.limit_kw == pytest.approx(9.2)
+    assert dict(phases.assignment) == dict.fromkeys(["dishwasher", "washer", "ev", "bat1", "pv", "base"], "L1")
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "capacity_price": 4.5})
+    fees, _ = grid_terms(home_config(hass, entry), curve, 1.0, tz=BRUSSELS)
+    assert fees is not None and fees.energy_fee.tolist() == [0.0] * 12 and fees.peak_floor_kw == (2.5, 2.5)
+
+
+async def record_import(hass: HomeAssistant) -> datetime:
+    """Record import power in W every 5 minutes from 30 minutes before a past local month starts (9 kW, then the
+    month's values) and compile the 5-minute statistics; returns the month's start (UTC)."""
+    assert await async_setup_component(hass, "sensor", {})
+    local = dt_util.as_local(dt_util.utcnow())
+    first = (local.replace(day=1) - timedelta(days=40)).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    start = first.astimezone(UTC)
+    values_kw = [9.0] * 6 + [2.0, 4.0, 6.0, 1.0, 1.0, 1.0, 3.0, 3.0, 3.0, 8.0, -1.0, 0.0]
+    attributes = {"unit_of_measurement": "W", "device_class": "power", "state_class": "measurement"}
+    for i, value in enumerate([*values_kw, 0.0]):
+        moment = start + timedelta(minutes=5 * (i - 6))
+        hass.states.async_set("sensor.grid_import", str(value * 1000), attributes, timestamp=moment.timestamp())
+    await async_wait_recording_done(hass)
+    for i in range(len(values_kw)):
+        do_adhoc_statistics(hass, period="5minute", start=start + timedelta(minutes=5 * (i - 6)))
+    await async_wait_recording_done(hass)
+    return start
+
+
+async def test_month_peak_from_the_recorders_five_minute_statistics(
+    recorder_mock: Recorder, hass: HomeAssistant, tz: str
+) -> None:
+    """The 9 kW of the previous month does not count; the quarter hours of the month average 2, 4, 6 kW to 4; 1 kW;
+    3 kW; 8 kW, an export and 0 to 2.67: the peak is 4 kW."""
+    start = await record_import(hass)
+    now = start + timedelta(hours=2)
+    assert await async_month_peak(hass, "sensor.grid_import", now) == pytest.approx(4.0)
+    assert await async_month_peak(hass, "sensor.grid_import", start - timedelta(minutes=1)) == pytest.approx(9.0)
+    assert await async_month_peak(hass, "sensor.unknown", now) is None
+
+
+async def test_grid_terms_read_the_peak_and_the_holidays_from_home_assistant(
+    recorder_mock: Recorder, hass: HomeAssistant, tz: str
+) -> None:
+    """The month's 4 kW peak so far is the capacity floor; the day that is a holiday in the calendar takes the Sunday
+    band, the next day its own weekday's; without the import sensor the floor is the minimum, and a note says so."""
+    start = await record_import(hass)
+    now = start + timedelta(hours=2)
+    holiday = dt_util.as_local(now).date()
+    await setup_calendar(hass, [CalendarEvent(start=holiday, end=holiday + timedelta(days=1), summary="Holiday")])
+    bands = {"bands": {"weekday": 0.1, "sunday": 0.01}, "holidays_as_sunday": True, "windows": [
+        {"band": "weekday", "days": "mon-sat", "from": "00:00", "to": "24:00"},
+        {"band": "sunday", "days": "sun", "from": "00:00", "to": "24:00"}]}
+    entry = entry_with({**TARIFF, "tariff_bands": bands, "holiday_calendar": "calendar.holidays"})
+    entry.add_to_hass(hass)
+    config = home_config(hass, entry)
+    curve = PriceCurve(start=now, resolution=timedelta(hours=1), prices=np.full(72, 0.2))  # three days: one is neither a holiday nor a Sunday
+    fees, phases, note = await async_grid_terms(hass, config, curve, now)
+    assert fees is not None and phases is not None and note is None
+    expected = [0.01 if (d := dt_util.as_local(s)).date() == holiday or d.weekday() == 6 else 0.1
+                for s in curve.slot_starts()]
+    assert fees.energy_fee.tolist() == expected and 0.1 in expected
+    assert fees.peak_floor_kw == (pytest.approx(4.0),)
+
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "import_power_entity": None})
+    fees, _, note = await async_grid_terms(hass, home_config(hass, entry), curve, now)
+    assert fees is not None and fees.peak_floor_kw == (2.5,)
+    assert note == "no month's peak so far from the import power sensor: the capacity charge starts at the minimum"
+
+
+class Holidays(CalendarEntity):
+    """A calendar with the given events."""
+
+    _attr_name = "Holidays"
+
+    def __init__(self, events: list[CalendarEvent]) -> None:
+        """Hold ``events``."""
+        self._events = events
+
+    @property
+    def event(self) -> CalendarEvent | None:
+        """No current event."""
+        return None
+
+    async def async_get_events(self, hass: HomeAssistant, start_date: datetime, end_date: datetime
+                               ) -> list[CalendarEvent]:
+        """The events."""
+        return self._events
+
+
+async def setup_calendar(hass: HomeAssistant, events: list[CalendarEvent]) -> None:
+    """Set up ``calendar.holidays`` with ``events``."""
+    async def setup_platform(hass: HomeAssistant, config: Any, add_entities: Any, discovery_info: Any = None) -> None:
+        add_entities([Holidays(events)])
+
+    mock_integration(hass, MockModule("holiday_test"))
+    mock_platform(hass, "holiday_test.calendar", MockPlatform(async_setup_platform=setup_platform))
+    assert await async_setup_component(hass, "calendar", {"calendar": {"platform": "holiday_test"}})
+    await hass.async_block_till_done()
+
+
+async def test_holidays_from_a_calendar(hass: HomeAssistant, tz: str) -> None:
+    """An all-day event over two days gives both dates; a timed one its local date; a missing calendar none."""
+    await setup_calendar(hass, [
+        CalendarEvent(start=date(2026, 12, 25), end=date(2026, 12, 27), summary="Christmas"),
+        CalendarEvent(start=datetime(2027, 1, 1, 0, 30, tzinfo=BRUSSELS), end=datetime(2027, 1, 1, 1, 0, tzinfo=BRUSSELS),
+                      summary="New Year"),
+    ])
+    start, end = datetime(2026, 12, 20, tzinfo=UTC), datetime(2027, 1, 5, tzinfo=UTC)
+    assert await async_holidays(hass, "calendar.holidays", start, end) == {
+        date(2026, 12, 25), date(2026, 12, 26), date(2027, 1, 1)}
+    assert await async_holidays(hass, "calendar.none", start, end) == set()
+
+
+async def through_to_tariff(hass: HomeAssistant, entry: MockConfigEntry) -> dict[str, Any]:
+    """An options flow through init, control, grid and home as they are; returns the tariff form."""
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    for step in ("init", "control", "grid", "home"):
+        assert result["step_id"] == step
+        result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["step_id"] == "tariff"
+    return result
+
+
+def error_template(lang: str) -> str:
+    """The tariff step's band error in ``lang``."""
+    strings = json.loads((TRANSLATIONS / f"{lang}.json").read_text(encoding="utf-8"))
+    return str(strings["options"]["error"]["invalid_tariff"])
+
+
+async def test_the_tariff_step_checks_the_bands_and_stores_what_home_config_reads(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """Overlapping bands are a field error with the schedule's own sentence in the translated message; valid settings
+    are stored and read back; an empty form suggests a three-phase 230 V connection; cleared fields are dropped."""
+    result = await through_to_tariff(hass, loaded_entry)
+    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
+    assert suggested == {"tariff_bands": None, "capacity_price": 0.0, "capacity_min_kw": 0.0,
+                         "import_power_entity": None, "holiday_calendar": None, "phase_count": "3",
+                         "phase_current_a": None, "nominal_voltage": 230.0}
+    bad = {**MODULE3, "windows": [*MODULE3["windows"], {"band": "low", "from": "18:00", "to": "20:00"}]}
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**TARIFF, "tariff_bands": bad})
+    assert result["step_id"] == "tariff" and result["errors"] == {"tariff_bands": "invalid_tariff"}
+    sentence = "window 3 (low) overlaps a window of band 'high' on mon at 18:00 in month 1"
+    assert result["description_placeholders"]["error"] == sentence
+    assert error_template("en").format(error=sentence).startswith("The network fee bands are not valid: window 3")
+    assert error_template("de").format(error=sentence).startswith("Die Netzentgelt-Zeitfenster sind ungültig: window 3")
+    assert "tariff_bands" not in loaded_entry.options
+
+    result = await hass.config_entries.options.async_configure(result["flow_id"], TARIFF)
+    assert result["step_id"] == "assistant"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert {k: loaded_entry.options[k] for k in TARIFF} == TARIFF
+    config = home_config(hass, loaded_entry)
+    assert config.tariff is not None and config.tariff.default == "standard" and config.capacity_price == 4.5
+    assert (config.phase_count, config.phase_current_a, config.holiday_calendar) == (3, 25.0, "calendar.holidays")
+
+    result = await through_to_tariff(hass, loaded_entry)
+    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
+    assert suggested == TARIFF
+    kept = {"capacity_price": 4.5, "phase_count": "1", "nominal_voltage": 230}  # the frontend leaves cleared ones out
+    result = await hass.config_entries.options.async_configure(result["flow_id"], kept)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert not {"tariff_bands", "capacity_min_kw", "import_power_entity", "holiday_calendar",
+                "phase_current_a"} & set(loaded_entry.options)
+    config = home_config(hass, loaded_entry)
+    assert (config.tariff, config.capacity_min_kw, config.phase_count, config.phase_current_a) == (None, 0.0, 1, None)
+
+
+async def test_devices_store_their_phase(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """An appliance stores the phase picked; a battery form suggests three-phase and stores L3 when picked; the plan
+    reads both, with the EV (nothing stored) three-phase."""
+    appliance = {**APPLIANCES["washer"], "name": "Dryer", "earliest_start": "08:00", "deadline": "20:00",
+                 "phase": "L2"}
+    result = await hass.config_entries.subentries.async_init((loaded_entry.entry_id, "appliance"),
+                                                           context={"source": SOURCE_USER})
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], appliance)
+    assert result["type"] is FlowResultType.CREATE_ENTRY and result["data"]["phase"] == "L2"
+    await hass.async_block_till_done(wait_background_tasks=True)
+    result = await hass.config_entries.subentries.async_init((loaded_entry.entry_id, "battery"),
+                                                           context={"source": SOURCE_USER})
+    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
+    assert suggested["phase"] == "three-phase"
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**BATTERY, "phase": "L3"})
+    assert result["type"] is FlowResultType.CREATE_ENTRY and result["data"]["phase"] == "L3"
+    await hass.async_block_till_done(wait_background_tasks=True)
+    ids = {sub.title: sid for sid, sub in loaded_entry.subentries.items()}
+    phases = home_config(hass, loaded_entry).device_phases
+    assert phases == {"dishwasher": "L1", "washer": "L1", "ev": "three-phase", ids["Dryer"]: "L2",
+                      ids["Garage battery"]: "L3"}
