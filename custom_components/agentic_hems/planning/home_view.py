@@ -42,7 +42,8 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
     """Return the plan for the cards and the service, None before the first plan.
 
     ``{"slots": [{start, pv_kw, load_kw, battery_kw, soc_pct, import_kw, export_kw, curtail_kw}], "cost",
-    "baseline", "saving", "currency", "horizon_end", "reason", "detail", "heat_pumps"}`` (``heat_pumps``:
+    "baseline", "saving", "net_cost", "baseline_net_cost", "currency", "horizon_end", "reason", "detail",
+    "heat_pumps"}`` (``saving`` is ``baseline_net_cost - net_cost``: the energy stored at the end counts; ``heat_pumps``:
     :func:`.heat_view.heat_payload`): ``load_kw`` is the house's base load plus
     the planned appliances and heat pumps, ``battery_kw`` and ``soc_pct`` (at the slot's start) are over all batteries (+ charging);
     without a plan ``slots`` is empty and ``reason`` says why.
@@ -52,6 +53,7 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
     plan = result.plan
     if plan is None:
         empty: dict[str, Any] = {"slots": [], "cost": None, "baseline": None, "saving": None, "currency": None}
+        empty |= {"net_cost": None, "baseline_net_cost": None}
         return {**empty, "horizon_end": None, "reason": result.reason, "detail": result.detail, "heat_pumps": []}
     n = plan.import_kw.size
     load = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
@@ -77,6 +79,8 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
         "cost": round(plan.cost, 4),
         "baseline": round(plan.baseline_cost, 4),
         "saving": round(plan.saving, 4),
+        "net_cost": round(plan.net_cost, 4),  # cost minus the value the batteries and heat stores gain
+        "baseline_net_cost": round(plan.baseline_net_cost, 4),
         "currency": plan.currency,
         "horizon_end": plan.horizon_end.isoformat(),
         "reason": result.reason,
