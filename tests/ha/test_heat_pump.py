@@ -241,12 +241,24 @@ def weather_config(hours: int, outdoor_c: float = 2.0) -> dict[str, Any]:
                                        "temperature": str(outdoor_c), "forecast_hourly": f"{{{{ {items!r} }}}}"}]}]}
 
 
+BOOST_SWITCH = {  # an SG-Ready style contact: a template switch on an input_boolean
+    "name": "Heat pump boost", "state": "{{ is_state('input_boolean.boost_contact', 'on') }}",
+    "turn_on": {"action": "input_boolean.turn_on", "target": {"entity_id": "input_boolean.boost_contact"}},
+    "turn_off": {"action": "input_boolean.turn_off", "target": {"entity_id": "input_boolean.boost_contact"}},
+}
+
+
 async def _heated_house(hass: HomeAssistant, forecast_hours: int = 48) -> None:
-    """The indoor sensor, the weather and a generic thermostat (climate.heat_pump) on a compressor stand-in."""
+    """The indoor sensor, the weather, a generic thermostat (climate.heat_pump) on a compressor stand-in and a boost
+    switch (switch.heat_pump_boost)."""
     assert await async_setup_component(hass, "homeassistant", {})
     hass.states.async_set(INDOOR, "20.5", {"unit_of_measurement": "°C", "device_class": "temperature"})
-    assert await async_setup_component(hass, "input_boolean", {"input_boolean": {"heat_pump_compressor": {}}})
-    assert await async_setup_component(hass, "template", weather_config(forecast_hours))
+    assert await async_setup_component(
+        hass, "input_boolean", {"input_boolean": {"heat_pump_compressor": {}, "boost_contact": {}}}
+    )
+    templates = weather_config(forecast_hours)
+    templates["template"].append({"switch": [BOOST_SWITCH]})
+    assert await async_setup_component(hass, "template", templates)
     assert await async_setup_component(hass, "climate", {"climate": [{
         "platform": "generic_thermostat", "name": "Heat pump", "heater": "input_boolean.heat_pump_compressor",
         "target_sensor": INDOOR, "target_temp": 19, "target_temp_step": 0.5, "min_temp": 15, "max_temp": 25,
@@ -453,3 +465,43 @@ async def test_the_heat_pump_sensors_and_the_schedule_payload(
         supply = slot["pv_kw"] - slot["curtail_kw"] + slot["import_kw"] - slot["export_kw"]
         assert supply == pytest.approx(slot["load_kw"] + slot["battery_kw"], abs=5e-3)
         assert slot["load_kw"] >= row["kw"] - 1e-3
+
+
+async def test_a_boost_switch_is_on_while_the_plan_runs_the_heat_pump(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """An SG-Ready style contact (a template switch on an input_boolean): turn_on in a slot the plan runs the heat
+    pump, turn_off in one it does not, each once."""
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    await _heated_house(hass)
+    entry = heated_entry({**HEAT_PUMP, "control_entity": "switch.heat_pump_boost"}, battery_control="automatic")
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await entry.runtime_data.control.async_set_allow_control(True)
+    manager = entry.runtime_data.home
+    first = manager.result.plan
+    first_on = int(np.argmax(first.heat_kw[HEAT_ID] > 1e-3))
+    seen = []
+    for i in range(first_on, first_on + 8):  # the house follows the plan: the sensor reads the planned temperature
+        moment = first.start + i * first.resolution
+        freezer.move_to(moment - timedelta(seconds=5))
+        temp = planned_temp_c(manager.result.plan, HEAT_ID, moment)
+        hass.states.async_set(INDOOR, str(round(temp, 2)), {"unit_of_measurement": "°C"})
+        state = hass.states.get("switch.heat_pump_boost")  # the contact reports (Freshness: 5 min at risk 1)
+        hass.states.async_set(state.entity_id, state.state, state.attributes)
+        freezer.move_to(moment)
+        async_fire_time_changed(hass, moment)
+        await hass.async_block_till_done(wait_background_tasks=True)
+        plan = manager.result.plan
+        wanted = "on" if plan.heat_kw[HEAT_ID][0] > 1e-3 else "off"
+        assert plan.start == moment and hass.states.get("switch.heat_pump_boost").state == wanted
+        seen.append(wanted)
+    assert "on" in seen, seen
+    since = (first.start + first_on * first.resolution).isoformat()
+    traces = [t for t in entry.runtime_data.control.traces.values()
+              if "switch.heat_pump_boost" in t["raw_input"] and t["timestamp"] >= since]
+    assert traces and all(t["outcome"] == "executed" for t in traces), [t["outcome"] for t in traces]
+    issued = [t["raw_input"].split(" switch")[0] for t in traces]
+    assert all(a != b for a, b in zip(issued, issued[1:], strict=False)), issued  # only when the value changes
