@@ -30,6 +30,8 @@ from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.planning.heat_config import parse_heat_pump
+from custom_components.agentic_hems.planning.heat_inputs import async_run_state
 from custom_components.agentic_hems.planning.heat_view import reasons
 from custom_components.agentic_hems.planning.home_config import home_config
 from custom_components.agentic_hems.planning.home_manager import planned_temp_c
@@ -505,3 +507,57 @@ async def test_a_boost_switch_is_on_while_the_plan_runs_the_heat_pump(
     assert traces and all(t["outcome"] == "executed" for t in traces), [t["outcome"] for t in traces]
     issued = [t["raw_input"].split(" switch")[0] for t in traces]
     assert all(a != b for a, b in zip(issued, issued[1:], strict=False)), issued  # only when the value changes
+
+
+async def test_a_hot_water_tank_stands_in_its_room_and_loses_the_draw(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """A tank: its ambient is the room temperature wherever the outdoor forecast reaches, its gains minus the daily
+    draw spread over the draw hours (local time), its band 45-55 °C; the plan keeps it there."""
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    await _heated_house(hass)
+    hass.states.async_set("sensor.tank", "50", {"unit_of_measurement": "°C", "device_class": "temperature"})
+    tank = {**HEAT_PUMP, "name": "Tank", "store": "hot_water", "control_entity": "switch.heat_pump_boost",
+            "temperature_entity": "sensor.tank", "max_kw": 2.0, "ua_w_per_k": 3.0, "capacity_kwh_per_k": 0.25,
+            "day_low_c": 45.0, "day_high_c": 55.0, "night_low_c": 45.0, "night_high_c": 55.0, "room_temp_c": 18.0,
+            "hot_water_kwh": 6.0, "hot_water_hours": [7, 19, 20]}
+    entry = heated_entry(tank, battery_control="automatic")
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    result = entry.runtime_data.home.result
+    assert result is not None and result.plan is not None, result and result.detail
+    (pump,) = result.inputs.heat_pumps
+    n = result.plan.import_kw.size
+    assert (pump.ambient_c[:n] == 18.0).all()
+    tz = ZoneInfo("Europe/Brussels")
+    hours = [(result.plan.start + i * result.plan.resolution).astimezone(tz).hour for i in range(n)]
+    assert pump.gains_kw is not None
+    assert [float(g) for g in pump.gains_kw[:n]] == [-2.0 if h in (7, 19, 20) else 0.0 for h in hours]
+    temps = result.plan.temp_c[HEAT_ID]
+    assert (temps[1:] >= 45.0 - 0.05).all() and (temps <= 55.0 + 1e-6).all()
+
+
+async def test_how_long_it_has_run_comes_from_the_switch_or_the_power_sensor(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """On/off slots before the horizon: a switch since its last change, capped at the longer minimum time; a power
+    sensor above 0.05 kW (or half the minimum power) counts as running; nothing known counts as off long enough."""
+    hp = parse_heat_pump("hp", {**HEAT_PUMP, "control_entity": "switch.boost", "min_run_min": 60, "min_off_min": 30})
+    slot = timedelta(minutes=15)
+    freezer.move_to(NOW - timedelta(minutes=40))
+    hass.states.async_set("switch.boost", "on")
+    freezer.move_to(NOW)
+    assert await async_run_state(hass, hp, slot, dt_util.utcnow()) == (3, 0)
+    hass.states.async_set("switch.boost", "off")
+    assert await async_run_state(hass, hp, slot, dt_util.utcnow()) == (0, 1)
+    metered = parse_heat_pump("hp", {**HEAT_PUMP, "power_entity": "sensor.hp_power", "min_run_min": 60})
+    freezer.move_to(NOW - timedelta(minutes=100))
+    hass.states.async_set("sensor.hp_power", "1200", {"unit_of_measurement": "W"})
+    freezer.move_to(NOW)
+    assert await async_run_state(hass, metered, slot, dt_util.utcnow()) == (4, 0)  # 100 min, capped at 4 slots
+    hass.states.async_set("sensor.hp_power", "10", {"unit_of_measurement": "W"})
+    assert await async_run_state(hass, metered, slot, dt_util.utcnow()) == (0, 1)
+    unknown = parse_heat_pump("hp", {**HEAT_PUMP, "min_off_min": 45})
+    assert await async_run_state(hass, unknown, slot, dt_util.utcnow()) == (0, 3)
