@@ -261,11 +261,11 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
     """Return the second step's errors and the heat pump's whole data (``device`` plus the model, validated).
 
     Rated points need two or three pairs at different outdoor temperatures; a thermal model by hand needs UA and
-    C; a fit needs the heat pump's power sensor. The data is HEAT_PUMP_SCHEMA's when there is no error (without UA
+    C; a fit needs the heat pump's power and outdoor temperature sensors. The data is HEAT_PUMP_SCHEMA's when there is no error (without UA
     and C before a fit).
     """
-    model = {k: v for k, v in user_input.items() if k in MODEL_KEYS and not k.startswith("cop_outdoor_")}
-    model = {k: v for k, v in model.items() if k not in ("cop_1", "cop_2", "cop_3")}
+    point_fields = {key for pair in COP_FIELDS for key in pair}  # stored together as cop_points
+    model = {k: v for k, v in user_input.items() if k in MODEL_KEYS and k not in point_fields}
     data = {**device, **model, CONF_COP_POINTS: cop_points(user_input)}
     errors: dict[str, str] = {}
     if data.get(CONF_COP_MODE) == COP_POINTS:
