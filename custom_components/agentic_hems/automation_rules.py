@@ -19,7 +19,7 @@ import numpy as np
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import config_validation as cv, entity_registry as er
 from homeassistant.helpers.target import TargetSelection, async_extract_referenced_entity_ids
 from homeassistant.util import dt as dt_util
 
@@ -30,11 +30,13 @@ from .scheduling.home_explain import battery_mode
 from .scheduling.home_model import HomePlan
 from .scheduling.ties import earliest_cheapest, tie_tolerance
 from .scheduling.windows import window_sums
+from .validation import vol
 
 if TYPE_CHECKING:
     from .planning.home_config import HomeConfig
     from .runtime import RuntimeData
 
+ENTRY_OPTION = {vol.Optional(ATTR_CONFIG_ENTRY_ID): cv.string}
 SCOPE_TODAY = "today"
 SCOPE_HORIZON = "horizon"
 ABOVE = "above"
@@ -48,6 +50,14 @@ class Window:
     start: datetime
     end: datetime
     mean_price: float
+
+
+def entry_exists(hass: HomeAssistant, options: dict[str, Any]) -> dict[str, Any]:
+    """Refuse a ``config_entry_id`` that names no entry of the integration (``vol.Invalid``)."""
+    entry_id = options.get(ATTR_CONFIG_ENTRY_ID)
+    if entry_id and ((entry := hass.config_entries.async_get_entry(entry_id)) is None or entry.domain != DOMAIN):
+        raise vol.Invalid(f"config entry {entry_id} is not an Agentic HEMS entry")
+    return options
 
 
 def loaded_runtime(hass: HomeAssistant, entry_id: str) -> RuntimeData | None:

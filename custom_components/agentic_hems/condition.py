@@ -18,10 +18,19 @@ from homeassistant.helpers.condition import Condition, ConditionConfig
 from homeassistant.helpers.typing import ConfigType
 from homeassistant.util import dt as dt_util
 
-from .automation_rules import among_cheapest, battery_modes, loaded_runtime, price_entry_id, targeted_appliances
+from .automation_rules import (
+    ENTRY_OPTION,
+    among_cheapest,
+    battery_modes,
+    entry_exists,
+    loaded_runtime,
+    price_entry_id,
+    targeted_appliances,
+)
+from .battery_trigger import CONF_BATTERY
 from .prices import floor_slot
 from .scheduling.home_explain import MODES
-from .trigger import APPLIANCE_SCHEMA, CONF_BATTERY, ENTRY_OPTION, entry_exists
+from .trigger import APPLIANCE_SCHEMA
 from .validation import vol
 
 CONF_SLOTS = "slots"

@@ -6,7 +6,7 @@ beyond 0.05 kW, the PV limit as forecast minus curtailment in W on the entity's 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
@@ -16,21 +16,24 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.gates.models import GridGrant
-from custom_components.agentic_hems.planning.home_config import parse_options
+from custom_components.agentic_hems.planning.home_config import HomeConfig, parse_battery, parse_options
+from custom_components.agentic_hems.planning.home_exec import plan_actions
 from custom_components.agentic_hems.planning.home_manager import HomePlanManager
+from custom_components.agentic_hems.scheduling.home_model import HomePlan
 from homeassistant.auth.models import User
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from .conftest import NOW
-from .test_home_plan import BATTERY, _house, home_entry
+from .test_home_plan import BATTERY, SETPOINT, _house, home_entry
 
 MODE_ENTITY = "input_select.battery_mode"
 OPTIONS = {"charge": "Force charge", "discharge": "Force discharge", "idle": "Auto"}
 SELECT_BATTERY = {**BATTERY, "control_entity": MODE_ENTITY, "control_modes": OPTIONS}
 LIMIT = "input_number.pv_limit"
 MAX_W = 30000.0
+SLOT = timedelta(minutes=15)
 
 
 def mode(kw: float) -> str:
@@ -198,3 +201,35 @@ async def test_generate_explanation_gives_the_home_plans_own_reasons_and_sets_no
         assert explanation["plan_id"] is None and explanation["explanation_id"].startswith("explanation_")
     assert [e.data["domain"] for e in events] == [DOMAIN] * 4  # the four calls above, nothing on a device
     assert float(hass.states.get("input_number.battery_power").state) == 0.0
+
+
+def test_plan_actions_merge_equal_neighbours_per_entity() -> None:
+    """A hand-built 4-slot plan: a setpoint battery, a select battery (no option for idle) and the PV limit."""
+    start = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    kw = np.array([2.0, 2.0, 0.01, -1.0])
+    plan = HomePlan(
+        start=start, resolution=SLOT, horizon_end=start + 4 * SLOT, import_kw=np.zeros(4), export_kw=np.zeros(4),
+        curtail_kw=np.array([0.0, 1.5, 1.5, 0.0005]), pv_kw=np.array([3.0, 4.0, 4.0, 2.0]), base_load_kw=np.zeros(4),
+        battery_kw={"a": kw, "b": kw}, soc_kwh={"a": np.zeros(5), "b": np.zeros(5)}, load_kw={}, starts={},
+        unplanned={}, cost=0.0, net_cost=0.0, baseline_cost=0.0, baseline_net_cost=0.0, currency="EUR",
+    )
+    config = HomeConfig(
+        batteries=(parse_battery("a", {**BATTERY, "name": "A"}),
+                   parse_battery("b", {**SELECT_BATTERY, "name": "B",
+                                       "control_modes": {"charge": "Force charge", "discharge": "Force discharge"}})),
+        curtailment_entity=LIMIT,
+    )
+    at = [(start + i * SLOT).isoformat() for i in range(5)]
+    assert plan_actions(plan, config, start + SLOT) == [
+        {"start": at[1], "end": at[2], "type": "home_battery_power", "entity_id": SETPOINT, "battery": "a", "p_kw": 2.0},
+        {"start": at[2], "end": at[3], "type": "home_battery_power", "entity_id": SETPOINT, "battery": "a",
+         "p_kw": 0.01},
+        {"start": at[3], "end": at[4], "type": "home_battery_power", "entity_id": SETPOINT, "battery": "a",
+         "p_kw": -1.0},
+        {"start": at[1], "end": at[2], "type": "home_battery_mode", "entity_id": MODE_ENTITY, "battery": "b",
+         "mode": "charge", "option": "Force charge"},  # 0.01 kW is idle: no option, nothing set
+        {"start": at[3], "end": at[4], "type": "home_battery_mode", "entity_id": MODE_ENTITY, "battery": "b",
+         "mode": "discharge", "option": "Force discharge"},
+        {"start": at[1], "end": at[3], "type": "home_pv_limit", "entity_id": LIMIT, "limit_kw": 2.5},
+        {"start": at[3], "end": at[4], "type": "home_pv_limit", "entity_id": LIMIT, "limit_kw": None},  # 0.5 W: none
+    ]

@@ -7,7 +7,7 @@
 - :func:`async_fit_from_history`: the recorder's states of the indoor and outdoor temperature, the heat pump's
   electrical power (and optionally the PV production), as 15-minute time-weighted means
   (:func:`~..grid.forecast.resample`), heat = COP(outdoor) x electrical kW, fitted by
-  :func:`~..scheduling.thermal.fit_thermal` in an executor job.
+  :func:`~..scheduling.thermal.fit_thermal`; all but the recorder's query in one executor job.
 """
 
 from __future__ import annotations
@@ -133,11 +133,8 @@ def _reading(state: State, power: bool) -> float:
         return math.nan
 
 
-async def _async_series(
-    hass: HomeAssistant, entity_id: str, start: datetime, end: datetime, *, power: bool
-) -> tuple[list[datetime], list[float]]:
-    """Return the recorded states of ``entity_id`` as (times, values); HomeAssistantError when none is a number."""
-    states = await async_recorded_states(hass, entity_id, start, end)
+def _means(entity_id: str, states: list[State], start: datetime, end: datetime, *, power: bool) -> FloatArray:
+    """Return the 15-minute means of ``states``; HomeAssistantError ``thermal_no_history`` when none is a number."""
     values = [_reading(state, power) for state in states]
     if not any(math.isfinite(v) for v in values):
         raise HomeAssistantError(
@@ -145,14 +142,15 @@ async def _async_series(
             translation_key="thermal_no_history",
             translation_placeholders={"entity_id": entity_id},
         )
-    return [state.last_updated for state in states], values
+    return resample([state.last_updated for state in states], values, start, end, STEP_MIN)
 
 
-def _fit(
-    series: Mapping[str, tuple[list[datetime], list[float]]], cop: Cop, start: datetime, end: datetime
-) -> ThermalFit:
-    """Resample the series to 15-minute means and fit (executor job)."""
-    means = {key: resample(times, values, start, end, STEP_MIN) for key, (times, values) in series.items()}
+def _fit(history: Mapping[str, tuple[str, list[State]]], cop: Cop, start: datetime, end: datetime) -> ThermalFit:
+    """Read the states (role -> (entity id, states)), resample them to 15-minute means and fit (executor job)."""
+    means = {
+        role: _means(entity_id, states, start, end, power=role in ("power", "solar"))
+        for role, (entity_id, states) in history.items()
+    }
     heat = np.asarray(cop(means["outdoor"]), dtype=np.float64) * means["power"]
     return fit_thermal(means["indoor"], means["outdoor"], heat, hours=STEP_MIN / 60, solar_kw=means.get("solar"))
 
@@ -192,13 +190,13 @@ async def async_fit_from_history(
     end = floor_slot(now)
     start = floor_slot(end - timedelta(days=days))
     entities = {"indoor": indoor_entity, "outdoor": outdoor_entity, "power": power_entity, "solar": solar_entity}
-    series = {
-        key: await _async_series(hass, entity_id, start, end, power=key in ("power", "solar"))
-        for key, entity_id in entities.items()
+    history = {
+        role: (entity_id, await async_recorded_states(hass, entity_id, start, end))
+        for role, entity_id in entities.items()
         if entity_id
     }
     try:
-        return await hass.async_add_executor_job(_fit, series, cop, start, end)
+        return await hass.async_add_executor_job(_fit, history, cop, start, end)
     except ThermalDataError as err:
         raise HomeAssistantError(
             translation_domain=DOMAIN,
