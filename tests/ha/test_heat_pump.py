@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator
 from datetime import datetime, timedelta
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from unittest.mock import patch
 from zoneinfo import ZoneInfo
@@ -25,13 +26,14 @@ from homeassistant.auth.models import User
 from homeassistant.config_entries import SOURCE_RECONFIGURE, SOURCE_USER, ConfigSubentry, ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.planning.heat_config import parse_heat_pump
-from custom_components.agentic_hems.planning.heat_inputs import async_run_state
+from custom_components.agentic_hems.planning.heat_inputs import async_fit, async_run_state
 from custom_components.agentic_hems.planning.heat_view import reasons
 from custom_components.agentic_hems.planning.home_config import home_config
 from custom_components.agentic_hems.planning.home_manager import planned_temp_c
@@ -561,3 +563,23 @@ async def test_how_long_it_has_run_comes_from_the_switch_or_the_power_sensor(
     assert await async_run_state(hass, metered, slot, dt_util.utcnow()) == (0, 1)
     unknown = parse_heat_pump("hp", {**HEAT_PUMP, "min_off_min": 45})
     assert await async_run_state(hass, unknown, slot, dt_util.utcnow()) == (0, 3)
+
+
+async def test_the_fit_reads_the_history_with_the_model_steps_cop(hass: HomeAssistant) -> None:
+    """async_fit hands thermal's fit the sensors, 14 days and the COP of the model step; it answers UA in W/K and C,
+    or the fit's refusal as the form's text."""
+    data = {**STORED, "cop_points": [[-7.0, 2.5], [7.0, 4.0]]}
+    fitted = SimpleNamespace(ua_kw_per_k=0.1623, capacity_kwh_per_k=7.58, rmse_c=0.214, samples=1344)
+    with patch("custom_components.agentic_hems.planning.heat_inputs.async_fit_from_history",
+               return_value=fitted) as fit:
+        result, text = await async_fit(hass, data)
+    kwargs = fit.call_args.kwargs
+    assert (kwargs["indoor_entity"], kwargs["outdoor_entity"], kwargs["power_entity"], kwargs["days"]) == (
+        "sensor.living_room_temperature", "sensor.outdoor_temperature", "sensor.heat_pump_power", 14)
+    assert kwargs["cop"](np.array([-7.0, 0.0, 7.0])) == pytest.approx([2.5, 3.25, 4.0])
+    assert result == {"ua_w_per_k": 162.3, "capacity_kwh_per_k": 7.58, "rmse_c": 0.21, "samples": 1344}
+    assert "UA 162.3 W/K" in text and "0.21 °C" in text
+    refusal = HomeAssistantError("too little history: 3 samples")
+    with patch("custom_components.agentic_hems.planning.heat_inputs.async_fit_from_history", side_effect=refusal):
+        result, text = await async_fit(hass, data)
+    assert result is None and text == "No fit: too little history: 3 samples"
