@@ -10,7 +10,9 @@ Run through ``scripts/demo`` (which builds the venv first). The driver
 2. starts the venv's ``hass -c .demo/config`` on 127.0.0.1:8123 and waits for it (180 s deadline);
 3. completes onboarding over the REST API (an owner account whose credentials are printed);
 4. sets agentic_hems up through HA's own config flow and appliance subentry flows over REST, then maps the home twin
-   (PV, battery, meters, setpoint) in the options flow's grid step;
+   (PV, battery, meters, setpoint) in the options flow's grid step; adds the battery and the simulated house's heat
+   pump (a generic thermostat on a simulated indoor temperature, a template weather with an hourly forecast) through
+   their subentry forms;
 5. calls ``agentic_hems.get_prices`` and ``agentic_hems.plan`` for each appliance and prints the results in local time;
 6. previews the gates, asks the offline planner, and calls every grid toolkit service as the owner on the home twin
    and on case9, from a snapshot through an approved plan (one gated setpoint command) to the audit chain's check;
@@ -75,6 +77,7 @@ STAND_INS = {
     "washing_machine": "Washing machine",
     "ev_charger": "EV charger",
     "garage_motor": "Garage motor",
+    "heat_pump_compressor": "Heat pump compressor",  # the thermostat's heater (the simulated house's heat pump)
 }
 # A garage-door template cover (device class garage, risk 4): opening it needs an administrator's confirmation.
 GARAGE_DOOR = "cover.garage_door"
@@ -135,12 +138,78 @@ GRID_OPTIONS: dict[str, Any] = {
 }
 
 
+# The simulated house (heat pump): its indoor temperature and the heat pump's electrical power as input_number
+# stand-ins read by template sensors (like METERS), a template weather entity whose hourly forecast is a mild
+# December day (CURRENT_OUTDOOR_C +- 3 K, coldest at 05:00), and a generic thermostat (climate.heat_pump) switching the
+# compressor stand-in on the indoor sensor. The driver moves the indoor temperature every minute by the first-order
+# model below (while HA runs) and adds the heat pump through the real subentry form.
+HOUSE_METERS: dict[str, tuple[str, str, float, float, float, float, str]] = {
+    "indoor_temperature": ("Indoor temperature", "°C", 0, 40, 0.01, 20.5, "temperature"),
+    "heat_pump_power": ("Heat pump power", "kW", 0, 10, 0.01, 0.0, "power"),
+}
+WEATHER = "weather.house"
+HEAT_PUMP_CLIMATE = "climate.heat_pump"
+HOUSE_UA_KW_PER_K, HOUSE_C_KWH_PER_K, HOUSE_HP_KW = 0.15, 8.0, 2.0  # the simulated house and heat pump
+COP_POINTS = ((-7.0, 2.5), (7.0, 4.0))
+OUTDOOR_MEAN_C, OUTDOOR_SWING_C = 4.0, 3.0
+OUTDOOR_TEMPLATE = "({m} - {a} * cos(pi * ((h - 5) % 24) / 12)) | round(1)".format(m=OUTDOOR_MEAN_C, a=OUTDOOR_SWING_C)
+WEATHER_YAML = f"""\
+  - weather:
+      - name: House
+        default_entity_id: {WEATHER}
+        condition: cloudy
+        humidity: "80"
+        temperature: >-
+          {{% set h = now().hour + now().minute / 60 %}}{{{{ {OUTDOOR_TEMPLATE} }}}}
+        forecast_hourly: >-
+          {{% set ns = namespace(items=[]) %}}{{% set start = now().replace(minute=0, second=0, microsecond=0) %}}
+          {{% for i in range(48) %}}{{% set t = start + timedelta(hours=i) %}}{{% set h = t.hour %}}
+          {{% set ns.items = ns.items + [{{'datetime': t.isoformat(), 'condition': 'cloudy',
+          'temperature': {OUTDOOR_TEMPLATE}}}] %}}{{% endfor %}}{{{{ ns.items }}}}
+"""
+CLIMATE_YAML = f"""\
+climate:
+  - platform: generic_thermostat
+    name: Heat pump
+    unique_id: demo_heat_pump
+    heater: input_boolean.heat_pump_compressor
+    target_sensor: sensor.indoor_temperature
+    min_temp: 15
+    max_temp: 25
+    target_temp: 20
+    target_temp_step: 0.5
+    cold_tolerance: 0.1
+    hot_tolerance: 0.1
+    initial_hvac_mode: heat
+"""
+HEAT_PUMP_SUBENTRY: dict[str, Any] = {  # the two steps of "Add heat pump"
+    "name": "Heat pump", "store": "space_heating", "control_entity": HEAT_PUMP_CLIMATE,
+    "temperature_entity": "sensor.indoor_temperature", "weather_entity": WEATHER,
+    "power_entity": "sensor.heat_pump_power", "min_kw": 0.0, "max_kw": HOUSE_HP_KW, "min_run_min": 30,
+    "min_off_min": 15, "day_start": "06:00:00", "day_end": "22:00:00", "day_low_c": 20.0, "day_high_c": 22.0,
+    "night_low_c": 17.0, "night_high_c": 22.0, "phase": "three-phase",
+    "cop_mode": "points", "cop_outdoor_1": COP_POINTS[0][0], "cop_1": COP_POINTS[0][1],
+    "cop_outdoor_2": COP_POINTS[1][0], "cop_2": COP_POINTS[1][1], "thermal_model": "manual",
+    "ua_w_per_k": HOUSE_UA_KW_PER_K * 1000, "capacity_kwh_per_k": HOUSE_C_KWH_PER_K,
+}
+HEAT_KEYS = {"heat_pump_planned_power", "heat_pump_planned_temperature"}
+
+
+def house_step(indoor_c: float, outdoor_c: float, heating: bool, hours: float) -> tuple[float, float]:
+    """One step of the simulated house: (new indoor °C, the heat pump's electrical kW) after ``hours``."""
+    (t0, c0), (t1, c1) = COP_POINTS
+    cop = min(max(c0 + (c1 - c0) * (outdoor_c - t0) / (t1 - t0), 1.0), 6.0)
+    kw = HOUSE_HP_KW if heating else 0.0
+    change = hours / HOUSE_C_KWH_PER_K * (cop * kw - HOUSE_UA_KW_PER_K * (indoor_c - outdoor_c))
+    return round(indoor_c + change, 3), kw
+
+
 def grid_yaml() -> str:
     """The meters' input_number helpers, the battery setpoint, and the `template:` key: sensors reading the helpers
     and the garage door (COVER_TEMPLATE_YAML)."""
     numbers = []
     sensors = []
-    for oid, (name, unit, low, high, step, initial, device_class) in METERS.items():
+    for oid, (name, unit, low, high, step, initial, device_class) in {**METERS, **HOUSE_METERS}.items():
         numbers.append(
             f"  {oid}_value:\n    name: {name} (stand-in)\n    min: {low}\n    max: {high}\n    step: {step}\n"
             f"    initial: {initial}\n    unit_of_measurement: \"{unit}\"\n    mode: box"
@@ -157,7 +226,7 @@ def grid_yaml() -> str:
     )
     return (
         "input_number:\n" + "\n".join(numbers) + "\n\ntemplate:\n  - sensor:\n" + "\n".join(sensors) + "\n"
-        + COVER_TEMPLATE_YAML
+        + COVER_TEMPLATE_YAML + WEATHER_YAML + "\n" + CLIMATE_YAML
     )
 
 
@@ -1505,6 +1574,14 @@ class Demo:
         if result.get("type") != "create_entry":
             raise DemoError(f"the options flow ended with {result}")
         await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
+        await self.client.drive_flow(
+            "heat pump subentry", "/api/config/config_entries/subentries/flow", [entry_id, "heat_pump"],
+            lambda step: {k: v for k, v in HEAT_PUMP_SUBENTRY.items() if k in {f["name"] for f in step["data_schema"]}},
+        )
+        await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
+        log(f"  heat pump: {HEAT_PUMP_CLIMATE} (generic thermostat) on sensor.indoor_temperature, {WEATHER} hourly "
+            f"forecast, UA {HOUSE_UA_KW_PER_K * 1000:g} W/K, C {HOUSE_C_KWH_PER_K:g} kWh/K, {HOUSE_HP_KW:g} kW, "
+            f"COP {COP_POINTS}, day 20-22 °C 06:00-22:00, night 17-22 °C")
         log(f"  home: {PV_FORECAST_SENSOR} (clear sky, {PV_PEAK_KW:g} kW peak), battery subentry "
             f"{BATTERY_SUBENTRY['name']!r} ({BATTERY_SUBENTRY['capacity_kwh']:g} kWh, {BATTERY_SUBENTRY['charge_kw']:g} kW, "
             f"reserve {BATTERY_SUBENTRY['reserve_pct']:g} %), battery control {HOME_OPTIONS['battery_control']}")
@@ -1513,7 +1590,8 @@ class Demo:
             await asyncio.sleep(1)
             with contextlib.suppress(DemoError):
                 (payload,) = await self.client.ws([{"type": f"{DOMAIN}/schedule", "entry_id": entry_id}])
-                if isinstance(payload, dict) and (payload.get("home") or {}).get("slots"):
+                home = (payload.get("home") or {}) if isinstance(payload, dict) else {}
+                if home.get("slots") and all(h.get("slots") for h in home.get("heat_pumps") or [{}]):
                     return
         raise DemoError(f"no whole-home plan within {ENTITY_DEADLINE_S:.0f} s of adding the battery")
 
@@ -1536,10 +1614,43 @@ class Demo:
             log(f"  {at(datetime.fromisoformat(slot['start']), self.tz)}  battery {slot['battery_kw']:+6.2f} kW  "
                 f"SoC {slot['soc_pct']:5.1f} %  PV {slot['pv_kw']:5.2f} kW  load {slot['load_kw']:5.2f} kW  "
                 f"grid {slot['import_kw'] - slot['export_kw']:+6.2f} kW")
-        for entity_id in (PV_FORECAST_SENSOR, "sensor.battery_soc", BATTERY_SETPOINT):
+        self.show_heat_pump(home)
+        for entity_id in (PV_FORECAST_SENSOR, "sensor.battery_soc", BATTERY_SETPOINT, HEAT_PUMP_CLIMATE, WEATHER):
             state = await self.client.request("GET", f"/api/states/{entity_id}", expect=(200, 404))
             if not isinstance(state, dict) or state.get("state") in (None, "unavailable", "unknown"):
                 self.problems.append(f"home entity {entity_id} does not exist or has no state")
+
+    def show_heat_pump(self, home: dict[str, Any]) -> None:
+        """Print the heat pump's first slots and check its plan: the band kept, the power within its range."""
+        heat = home.get("heat_pumps") or []
+        if len(heat) != 1 or not heat[0].get("slots"):
+            self.problems.append(f"the home plan has no heat pump plan: {heat}")
+            return
+        slots = heat[0]["slots"]
+        kwh = sum(s["kw"] for s in slots) / 4
+        log(f"Heat pump ({len(slots)} slots from {heat[0]['measured_c']} °C indoors): {kwh:.1f} kWh planned")
+        for slot in slots[:8]:
+            log(f"  {at(datetime.fromisoformat(slot['start']), self.tz)}  heat pump {slot['kw']:5.2f} kW  indoor "
+                f"{slot['temp_c']:5.2f} °C  band {slot['low_c']:g}-{slot['high_c']:g} °C  {slot.get('reason', '')}")
+        outside = [s for s in slots if not s["low_c"] - 0.05 <= s["temp_c"] <= s["high_c"] + 0.05]
+        if outside[1:]:  # the first slot may still be on its way into the band
+            self.problems.append(f"the heat pump plan leaves the comfort band: {outside[1]}")
+        if any(not -1e-6 <= s["kw"] <= HOUSE_HP_KW + 1e-6 for s in slots):
+            self.problems.append("the heat pump plan leaves its power range")
+
+    async def simulate_house(self) -> None:
+        """Move the simulated house every minute: the thermostat's compressor heats, the outdoors cools."""
+        while True:
+            await asyncio.sleep(60)
+            with contextlib.suppress(DemoError, aiohttp.ClientError, ValueError, TypeError, KeyError):
+                compressor = await self.client.request("GET", "/api/states/input_boolean.heat_pump_compressor")
+                indoor = await self.client.request("GET", "/api/states/input_number.indoor_temperature_value")
+                weather = await self.client.request("GET", f"/api/states/{WEATHER}")
+                temp, kw = house_step(float(indoor["state"]), float(weather["attributes"]["temperature"]),
+                                      compressor["state"] == "on", 1 / 60)
+                for oid, value in (("indoor_temperature", temp), ("heat_pump_power", kw)):
+                    await self.client.request("POST", "/api/services/input_number/set_value",
+                                              json={"entity_id": f"input_number.{oid}_value", "value": value})
 
     async def simulate_battery(self) -> None:
         """Move the battery's SoC stand-in by the setpoint (kW, + charging) every minute, within 0-100 %."""
@@ -1713,11 +1824,14 @@ async def amain(args: argparse.Namespace, hass: HassProcess) -> int:
     async with aiohttp.ClientSession() as session:
         client = HassClient(session, base)
         client.token = token
-        battery = asyncio.create_task(Demo(client, args).simulate_battery())
+        demo_home = Demo(client, args)
+        battery = asyncio.create_task(demo_home.simulate_battery())
+        house = asyncio.create_task(demo_home.simulate_house())
         try:
             await wait_for_stop(hass)
         finally:
             battery.cancel()
+            house.cancel()
     return 0
 
 

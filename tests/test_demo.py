@@ -262,9 +262,12 @@ def test_demo_check(tmp_path: Path) -> None:
 def _check_home(stdout: str, report: dict[str, Any]) -> None:
     """The whole-home plan on the simulated PV and the 10 kWh / 5 kW battery (reserve 20 %, 95 % each way)."""
     (line,) = [m for line in stdout.splitlines() if (m := HOME_LINE.match(line))]
-    assert abs(float(line["baseline"]) - float(line["cost"]) - float(line["saving"])) < 1e-3, line.group(0)
-    assert float(line["saving"]) >= 0, line.group(0)
     home = report["home"]
+    # The saving counts what the plan leaves stored at the end (battery energy, heat in the house) on both sides.
+    assert abs(home["baseline_net_cost"] - home["net_cost"] - home["saving"]) < 1e-3, home
+    assert (float(line["cost"]), float(line["baseline"]), float(line["saving"])) == (
+        home["cost"], home["baseline"], home["saving"]), line.group(0)
+    assert float(line["saving"]) >= 0, line.group(0)
     slots = home["slots"]
     assert int(line["slots"]) == len(slots) > 0
     tz = ZoneInfo("Europe/Brussels")
@@ -287,6 +290,15 @@ def _check_home(stdout: str, report: dict[str, Any]) -> None:
     assert re.search(r"^  \w{3} \d\d:\d\d CES?T  battery\s+[+-]\d+\.\d\d kW  SoC\s+\d+\.\d %", stdout, re.MULTILINE)
     keys = {e["translation_key"] for e in report["entities"] if e["subentry"] == "Home battery"}
     assert {"battery_planned_power", "battery_planned_soc"} <= keys, keys
+    # The simulated house's heat pump (generic thermostat, added through "Add heat pump"): planned within its band.
+    (heat,) = home["heat_pumps"]
+    assert heat["name"] == "Heat pump" and len(heat["slots"]) == len(slots), heat
+    for slot, row in zip(slots, heat["slots"], strict=True):
+        assert row["start"] == slot["start"] and 0 <= row["kw"] <= 2.0 + 1e-6 and slot["load_kw"] >= row["kw"] - 1e-3
+        assert row["low_c"] in (17.0, 20.0) and row["high_c"] == 22.0, row
+    assert re.search(r"^  \w{3} \d\d:\d\d CES?T  heat pump\s+\d+\.\d\d kW  indoor\s+\d+\.\d\d °C", stdout, re.MULTILINE)
+    keys = {e["translation_key"] for e in report["entities"] if e["subentry"] == "Heat pump"}
+    assert {"heat_pump_planned_power", "heat_pump_planned_temperature"} <= keys, keys
 
 
 def test_demo_help_before_anything_is_installed() -> None:

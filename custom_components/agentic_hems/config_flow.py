@@ -32,6 +32,7 @@ from .const import (
     SOURCE_SENSOR,
     SUBENTRY_APPLIANCE,
     SUBENTRY_BATTERY,
+    SUBENTRY_HEAT_PUMP,
 )
 from .flow.appliance import ApplianceSubentryFlow
 from .flow.battery import BatterySubentryFlow
@@ -44,6 +45,7 @@ from .flow.checks import (
     validate_nordpool,
     validate_sensor,
 )
+from .flow.heat_pump import HeatPumpSubentryFlow
 from .flow.options import AgenticHemsOptionsFlow
 from .flow.schemas import (
     COUNTRY_ZONES,
@@ -75,8 +77,12 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
     @classmethod
     @callback
     def async_get_supported_subentry_types(cls, config_entry: ConfigEntry) -> dict[str, type[ConfigSubentryFlow]]:
-        """Appliances and the whole-home plan's batteries are subentries."""
-        return {SUBENTRY_APPLIANCE: ApplianceSubentryFlow, SUBENTRY_BATTERY: BatterySubentryFlow}
+        """Appliances and the whole-home plan's batteries and heat pumps are subentries."""
+        return {
+            SUBENTRY_APPLIANCE: ApplianceSubentryFlow,
+            SUBENTRY_BATTERY: BatterySubentryFlow,
+            SUBENTRY_HEAT_PUMP: HeatPumpSubentryFlow,
+        }
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Pick the price source."""

@@ -42,8 +42,8 @@ from .grid_ha.manager import GridManager
 from .grid_ha.records import GridRecords
 from .grid_ha.site import SETPOINT, home_site
 from .planning.appliances import configured_appliances
+from .planning.heat_exec import HeatSetpoints
 from .planning.home_config import home_config
-from .planning.home_exec import HomeSetpoints
 from .planning.home_manager import HomePlanManager
 from .planning.manager import PlanManager
 from .planning.scheduler import async_track_slots
@@ -101,7 +101,7 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
         notify_service=options.get(CONF_NOTIFY_SERVICE) or None,
         audit=audit,
         halt=audit.halts,
-        setpoints=HomeSetpoints(hass, records, approval),  # battery setpoints: approved requests only (Policy gate)
+        setpoints=HeatSetpoints(hass, records, approval),  # battery/heat setpoints: approved requests only (Policy)
     )
     await control.async_load()
     limits = (int(options[CONF_ASK_DAILY]), int(options[CONF_ASK_HOURLY]), int(options[CONF_ASK_PER_MINUTE]))

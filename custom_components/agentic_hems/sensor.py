@@ -27,9 +27,11 @@ from .entity import AgenticHemsEntity, AgenticHemsEntityDescription, ApplianceEn
 from .gates.models import Outcome
 from .home_sensor import (
     HomeSensorEntityDescription,
+    async_add_heat_pump_sensors,
     async_add_home_sensors,
     battery_power,
     battery_soc,
+    heat_pump_sensor,
     plan_attributes,
     plan_cost,
     value_in_slot,
@@ -303,6 +305,11 @@ BATTERY_SENSORS = (
     ),
 )
 
+HEAT_PUMP_SENSORS = (  # per heat pump: its planned power and temperature now (home_sensor.heat_pump_sensor)
+    heat_pump_sensor(translation_key="heat_pump_planned_power"),
+    heat_pump_sensor(translation_key="heat_pump_planned_temperature"),
+)
+
 
 async def async_setup_entry(
     hass: HomeAssistant, entry: AgenticHemsConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
@@ -315,6 +322,7 @@ async def async_setup_entry(
             config_subentry_id=appliance.appliance_id,
         )
     async_add_home_sensors(entry, async_add_entities, HOME_SENSORS, BATTERY_SENSORS)
+    async_add_heat_pump_sensors(entry, async_add_entities, HEAT_PUMP_SENSORS)
 
 
 def monetary_unit(sensor: SensorEntity, prices: PriceData | None) -> str | None:

@@ -1,7 +1,7 @@
 """The schedule card's whole-home plan in Chromium against the demo's Home Assistant (its simulated PV and battery).
 
 The card draws PV, house load, grid flow (import +, export −) on a kW axis and the battery's charge on a % axis over
-the prices, with a legend line per series, and a line with the home plan's cost, baseline and saving. The values are
+the prices, the heat pump's planned temperature and comfort band on a °C axis, with a legend line per series, and a line with the home plan's cost, baseline and saving. The values are
 checked against agentic_hems/schedule's ``home`` field. It shares the session's logged-in page with ``test_cards.py``
 (it runs after it and changes nothing there); screenshots go to ``tests/browser/artifacts/schedule-card-home-*.png``.
 """
@@ -46,8 +46,8 @@ def test_the_schedule_card_draws_the_home_plan(dashboard: Page) -> None:
     """Each home series is a dataset on its axis with one point per slot at the slot's value (the kW steps end one
     slot after the last start); the legend names the four series."""
     element = schedule_card(dashboard)
-    expect(element.locator(".home-legend .home-series")).to_have_count(len(SERIES))
     home, datasets = read_home(dashboard, element)
+    expect(element.locator(".home-legend .home-series")).to_have_count(len(SERIES) + 2 * len(home["heat_pumps"]))
     slots = home["slots"]
     assert slots, home
     by_label = {label: (axis, points) for label, axis, points in datasets}
@@ -71,7 +71,28 @@ def test_the_home_plan_line_shows_cost_baseline_and_saving(dashboard: Page) -> N
     for part, key in (("cost", "cost"), ("baseline", "baseline"), ("saving", "saving")):
         amount = f"€{home[key]:.2f}" if home[key] >= 0 else f"-€{-home[key]:.2f}"
         expect(summary.locator(f".home-{part}")).to_contain_text(amount)
-    assert abs(home["baseline"] - home["cost"] - home["saving"]) < 1e-3, home
+    assert abs(home["baseline_net_cost"] - home["net_cost"] - home["saving"]) < 1e-3, home
+
+
+def test_the_schedule_card_draws_the_heat_pump(dashboard: Page) -> None:
+    """The simulated house's heat pump: its planned temperature at each slot's end and its comfort band (low and high
+    edges, stepped, the area between them filled) on a °C axis, with two legend entries."""
+    element = schedule_card(dashboard)
+    home, datasets = read_home(dashboard, element)
+    (heat,) = home["heat_pumps"]
+    slots = heat["slots"]
+    assert slots, heat
+    temp = [points for label, axis, points in datasets if axis == "temp" and label.endswith("planned temperature (°C)")]
+    band = [points for label, axis, points in datasets if axis == "temp" and label.endswith("comfort band (°C)")]
+    assert len(temp) == 1 and len(band) == 2, [(label, axis) for label, axis, _ in datasets]
+    assert [y for _, y in temp[0]] == [s["temp_c"] for s in slots]
+    assert temp[0][0][0] - band[0][0][0] == 15 * 60 * 1000  # the temperature at the first slot's end
+    assert [y for _, y in band[0][: len(slots)]] == [s["low_c"] for s in slots]
+    assert [y for _, y in band[1][: len(slots)]] == [s["high_c"] for s in slots]
+    fill = element.evaluate("el => el._chart.data.datasets.filter(d => d.yAxisID === 'temp').map(d => d.fill)")
+    assert fill == [False, "-1", False], fill
+    expect(element.locator('.home-series[data-series="heat_temp"]')).to_contain_text("Heat pump: planned temperature")
+    expect(element.locator('.home-series[data-series="heat_band"]')).to_contain_text("Heat pump: comfort band")
 
 
 def test_home_plan_screenshots(dashboard: Page, artifacts: Path) -> None:

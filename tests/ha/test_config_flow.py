@@ -53,7 +53,7 @@ PRICE_SENSOR = "sensor.agentic_hems_electricity_price"
 # What the whole-home plan's options step stores when submitted untouched: its required fields' defaults.
 HOME_FORM_DEFAULTS = {
     "export_price_mode": "fixed", "export_fixed_price": 0.0, "export_spot_factor": 1.0, "export_spot_fee": 0.0,
-    "battery_control": "approval", "mpc_soc_threshold_pct": 5.0, "mpc_pv_threshold_kw": 0.5,
+    "battery_control": "approval", "mpc_soc_threshold_pct": 5.0, "mpc_pv_threshold_kw": 0.5, "mpc_temp_threshold_c": 1.0,
 }
 HOME_BATTERY = {"name": "House battery", "capacity_kwh": 10.0, "charge_kw": 5.0, "discharge_kw": 5.0,
                 "soc_entity": "sensor.house_battery_soc"}

@@ -38,6 +38,7 @@ from ..const import (
     CONF_EXPORT_SPOT_FEE,
     CONF_MPC_PV_THRESHOLD_KW,
     CONF_MPC_SOC_THRESHOLD_PCT,
+    CONF_MPC_TEMP_THRESHOLD_C,
     CONF_PV_FORECAST_ENTRIES,
     CONF_PV_FORECAST_SENSOR,
     EXPORT_FIXED,
@@ -149,6 +150,9 @@ def home_schema(values: Mapping[str, Any], entries: list[SelectOptionDict]) -> v
             ),
             vol.Required(CONF_MPC_PV_THRESHOLD_KW, default=values[CONF_MPC_PV_THRESHOLD_KW]): _number(
                 0.01, 100, 0.01, "kW"
+            ),
+            vol.Required(CONF_MPC_TEMP_THRESHOLD_C, default=values[CONF_MPC_TEMP_THRESHOLD_C]): _number(
+                0.1, 20, 0.1, "K"
             ),
         }
     )

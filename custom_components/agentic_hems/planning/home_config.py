@@ -42,6 +42,7 @@ from ..const import (
     CONF_IMPORT_POWER_ENTITY,
     CONF_MPC_PV_THRESHOLD_KW,
     CONF_MPC_SOC_THRESHOLD_PCT,
+    CONF_MPC_TEMP_THRESHOLD_C,
     CONF_NOMINAL_VOLTAGE,
     CONF_PHASE,
     CONF_PHASE_COUNT,
@@ -57,7 +58,6 @@ from ..const import (
     DOMAIN,
     EXPORT_FIXED,
     EXPORT_SPOT,
-    LOGGER,
     PHASES,
     SUBENTRY_APPLIANCE,
     SUBENTRY_BATTERY,
@@ -65,6 +65,8 @@ from ..const import (
 from ..prices.tariffs import BandSchedule, parse_schedule
 from ..scheduling.home_model import HomeBattery
 from ..validation import describe, vol
+from .config_issues import report_invalid as _report
+from .heat_config import HeatPumpConfig, heat_pump_configs
 
 MODES = ("charge", "discharge", "idle")
 _PCT = vol.All(vol.Coerce(float), vol.Range(min=0, max=100))
@@ -107,6 +109,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     CONF_BATTERY_CONTROL: BATTERY_APPROVAL,
     CONF_MPC_SOC_THRESHOLD_PCT: 5.0,
     CONF_MPC_PV_THRESHOLD_KW: 0.5,
+    CONF_MPC_TEMP_THRESHOLD_C: 1.0,
 }
 _FLOAT = vol.All(vol.Coerce(float), vol.Range(min=-1e6, max=1e6))
 OPTION_SCHEMAS: dict[str, Any] = {
@@ -122,6 +125,7 @@ OPTION_SCHEMAS: dict[str, Any] = {
     CONF_BATTERY_CONTROL: vol.In((BATTERY_AUTOMATIC, BATTERY_APPROVAL)),
     CONF_MPC_SOC_THRESHOLD_PCT: vol.All(vol.Coerce(float), vol.Range(min=0, max=100, min_included=False)),
     CONF_MPC_PV_THRESHOLD_KW: _POSITIVE,
+    CONF_MPC_TEMP_THRESHOLD_C: _POSITIVE,
 }
 
 
@@ -187,6 +191,8 @@ class HomeConfig:
     battery_control: str = BATTERY_APPROVAL
     mpc_soc_threshold_pct: float = 5.0
     mpc_pv_threshold_kw: float = 0.5
+    heat_pumps: tuple[HeatPumpConfig, ...] = ()
+    mpc_temp_threshold_c: float = 1.0
     tariff: BandSchedule | None = None  # network fee bands
     capacity_price: float = 0.0  # currency per kW of the month's peak, per month
     capacity_min_kw: float = 0.0  # the capacity tariff's minimum billed peak
@@ -199,13 +205,14 @@ class HomeConfig:
 
     @property
     def active(self) -> bool:
-        """True when the entry has a battery or names a PV forecast: the whole-home plan runs."""
-        return bool(self.batteries or self.pv_forecast_entries or self.pv_forecast_sensor)
+        """True when the entry has a battery, a heat pump or names a PV forecast: the whole-home plan runs."""
+        return bool(self.batteries or self.heat_pumps or self.pv_forecast_entries or self.pv_forecast_sensor)
 
     def control_entities(self) -> frozenset[str]:
-        """Return what the plan's commands set: the batteries' control entities and the PV limit (curtailment)."""
+        """Return what the plan's commands set: the batteries' and heat pumps' control entities and the PV limit."""
         limit = {self.curtailment_entity} if self.curtailment_entity else set()
-        return frozenset({b.control_entity for b in self.batteries if b.control_entity} | limit)
+        heat = {h.control_entity for h in self.heat_pumps if h.control_entity}
+        return frozenset({b.control_entity for b in self.batteries if b.control_entity} | heat | limit)
 
 
 def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
@@ -270,7 +277,9 @@ def home_config(hass: HomeAssistant, entry: ConfigEntry) -> HomeConfig:
         ir.async_delete_issue(hass, DOMAIN, "home_config_invalid_options")
     limit = values[CONF_EXPORT_LIMIT_KW]
     fees, connection = grid_settings(hass, entry)
-    phases = {b.subentry_id: b.phase for b in batteries} | appliance_phases(hass, entry)
+    heat_pumps = heat_pump_configs(hass, entry)
+    phases = {b.subentry_id: b.phase for b in batteries} | {h.subentry_id: h.phase for h in heat_pumps}
+    phases |= appliance_phases(hass, entry)
     return HomeConfig(
         batteries=tuple(batteries),
         pv_forecast_entries=tuple(values[CONF_PV_FORECAST_ENTRIES]),
@@ -285,24 +294,11 @@ def home_config(hass: HomeAssistant, entry: ConfigEntry) -> HomeConfig:
         battery_control=values[CONF_BATTERY_CONTROL],
         mpc_soc_threshold_pct=values[CONF_MPC_SOC_THRESHOLD_PCT],
         mpc_pv_threshold_kw=values[CONF_MPC_PV_THRESHOLD_KW],
+        heat_pumps=heat_pumps,
+        mpc_temp_threshold_c=values[CONF_MPC_TEMP_THRESHOLD_C],
         **fees,
         **connection,
         device_phases=phases,
-    )
-
-
-def _report(hass: HomeAssistant, key: str, title: str, error: str) -> None:
-    """Log and raise the repair issue of a battery subentry or the options that did not validate."""
-    LOGGER.warning("Whole-home plan: ignoring the settings of %s: %s", title, error)
-    ir.async_create_issue(
-        hass,
-        DOMAIN,
-        f"home_config_invalid_{key}",
-        is_fixable=False,
-        is_persistent=True,
-        severity=ir.IssueSeverity.ERROR,
-        translation_key="home_config_invalid",
-        translation_placeholders={"name": title, "error": error},
     )
 
 

@@ -23,7 +23,7 @@ from ..const import EXPORT_SPOT
 from ..grid.forecast import MAX_HORIZON_H, ForecastError, forecast
 from ..prices.curve import FloatArray, PriceCurve, floor_slot
 from ..prices.tariffs import band_fees, billing_months, peak_floors
-from ..scheduling.home_model import GridFees, HomeBattery, PhaseLimits
+from ..scheduling.home_model import GridFees, HomeBattery, HomeHeatPump, PhaseLimits
 from ..scheduling.solar import SolarForecast
 from .home_config import HomeConfig
 from .solar_source import async_energy_forecast, energy_forecast_entries, sensor_forecast
@@ -51,6 +51,7 @@ class HomeInputs:
     notes: list[str] = field(default_factory=list)
     fees: GridFees | None = None  # network fees and capacity charge (:func:`grid_terms`)
     phases: PhaseLimits | None = None  # per-phase limit and every configured device's phase
+    heat_pumps: tuple[HomeHeatPump, ...] = ()  # heat_inputs.async_heat_pumps's, set by the manager
 
 
 def export_prices(config: HomeConfig, data: PriceData, curve: PriceCurve) -> FloatArray:

@@ -32,6 +32,9 @@ from ..scheduling.home import plan_home
 from ..scheduling.home_model import HomePlan, HomePlanError
 from ..scheduling.plan import LoadSpec, Plan, Reason
 from ..scheduling.windows import build_plan
+from .heat_exec import HeatExecutor
+from .heat_inputs import async_heat_pumps, cut_at_forecast, measured_temperature
+from .heat_view import temp_c
 from .home_config import HomeConfig
 from .home_exec import HomeExecutor
 from .home_inputs import HomeInputs, async_inputs, phases_of
@@ -77,6 +80,7 @@ class HomePlanManager(ChangeListeners):
         self.planner = planner
         self.grid = grid
         self.executor = HomeExecutor(hass, config, control, records)
+        self.heat = HeatExecutor(hass, config, control, records)
         self.result: HomeResult | None = None
         self._lock = asyncio.Lock()
 
@@ -90,6 +94,7 @@ class HomePlanManager(ChangeListeners):
         ]
         watched = [b.soc_entity for b in self.config.batteries if b.soc_entity]
         watched += [self.config.pv_forecast_sensor] if self.config.pv_forecast_sensor else []
+        watched += [h.temperature_entity for h in self.config.heat_pumps]
         if watched:
             unsubs.append(async_track_state_change_event(self.hass, watched, self._measured))
 
@@ -111,8 +116,9 @@ class HomePlanManager(ChangeListeners):
     @callback
     def _issue_changed(self, event: Event[Any]) -> None:
         """Carry out the current slot at once when an approval closes the request's repair issue."""
-        request_id = self.executor.request_id
-        if request_id and event.data.get("action") == "remove" and event.data.get("issue_id", "").endswith(request_id):
+        ids = [i for i in (self.executor.request_id, self.heat.request_id) if i]
+        issue_id = event.data.get("issue_id", "")
+        if event.data.get("action") == "remove" and any(issue_id.endswith(i) for i in ids):
             self.hass.async_create_background_task(self.async_execute(), f"{DOMAIN} home approved")
 
     @callback
@@ -121,10 +127,19 @@ class HomePlanManager(ChangeListeners):
             self.hass.async_create_background_task(self.async_replan(execute=True), f"{DOMAIN} home replan")
 
     def departed(self, entity_id: str, now: datetime) -> bool:
-        """Tell whether ``entity_id`` (a battery's SoC or the PV sensor) departs from the plan beyond its threshold."""
+        """Tell whether ``entity_id`` departs from the plan beyond its threshold.
+
+        That is a battery's SoC, the PV sensor or a heat pump's temperature (``mpc_temp_threshold_c``).
+        """
         plan = self.result.plan if self.result else None
         if plan is None:
             return False
+        for hp in self.config.heat_pumps:
+            if hp.temperature_entity == entity_id:
+                planned = planned_temp_c(plan, hp.subentry_id, now)
+                measured = measured_temperature(self.hass, entity_id)
+                if planned is not None and measured is not None:
+                    return abs(measured - planned) > self.config.mpc_temp_threshold_c
         if entity_id == self.config.pv_forecast_sensor:
             found = sensor_forecast(self.hass, entity_id, plan.start, plan.pv_kw.size)
             if found is None:
@@ -158,19 +173,30 @@ class HomePlanManager(ChangeListeners):
             if result.plan is not None and changed:
                 await self._async_write_back(result.plan, now)
                 await self.executor.async_plan_changed(result.plan, now)
+                await self.heat.async_plan_changed(result, now)
         self.async_notify_listeners()
         if execute:
             await self.async_execute()
         return result
 
     async def async_execute(self) -> list[dict[str, Any]]:
-        """Issue the current slot's battery commands of the latest plan (see :class:`.home_exec.HomeExecutor`)."""
-        return await self.executor.async_execute(self.result.plan if self.result else None, dt_util.utcnow())
+        """Issue the current slot's battery and heat pump commands of the latest plan.
+
+        See :class:`.home_exec.HomeExecutor` and :class:`.heat_exec.HeatExecutor`.
+        """
+        now = dt_util.utcnow()
+        records = await self.executor.async_execute(self.result.plan if self.result else None, now)
+        return records + await self.heat.async_execute(self.result, now)
 
     async def _async_plan(self, now: datetime) -> HomeResult:
         """Gather the inputs and run the MILP in the executor."""
         assert self.coordinator.data is not None
         inputs = await async_inputs(self.hass, self.config, self.coordinator.data, self.grid, now)
+        heat = await async_heat_pumps(self.hass, self.config, inputs.curve, now, inputs.notes)
+        inputs.curve, forecast_end = cut_at_forecast(inputs.curve, heat)
+        inputs.heat_pumps = tuple(heat)
+        if forecast_end is not None:
+            inputs.notes.append(f"outdoor forecast ends at {forecast_end.isoformat()}: the plan ends there")
         movable = self.movable(now)
         loads = [replace(self.planner.load_for(aid, now), name=aid) for aid in movable]
         fixed = self.planner.base_load(inputs.curve, now, exclude=set(movable))
@@ -186,7 +212,8 @@ class HomePlanManager(ChangeListeners):
             export_limit_kw=self.config.export_limit_kw,
             curtailment=bool(self.config.curtailment_entity),
             fees=inputs.fees,
-            phases=phases_of(inputs.phases, [*(b.name for b in inputs.batteries), *movable]),
+            phases=phases_of(inputs.phases, [*(b.name for b in inputs.batteries), *movable, *(hp.name for hp in heat)]),
+            heat_pumps=heat,
         )
         try:
             plan, left_out = await self.hass.async_add_executor_job(job)
@@ -271,5 +298,22 @@ def _fingerprint(result: HomeResult, since: datetime) -> tuple[object, ...]:
         return (result.reason,)
     skip = max(round((since - plan.start) / plan.resolution), 0)
     batteries = {name: tuple(np.round(kw[skip:], 3).tolist()) for name, kw in plan.battery_kw.items()}
+    heat = {name: tuple(np.round(kw[skip:], 3).tolist()) for name, kw in plan.heat_kw.items()}
     curtail = tuple(np.round(plan.curtail_kw[skip:], 3).tolist())
-    return (plan.horizon_end, tuple(sorted(plan.starts.items())), tuple(sorted(batteries.items())), curtail)
+    return (
+        plan.horizon_end,
+        tuple(sorted(plan.starts.items())),
+        tuple(sorted(batteries.items())),
+        curtail,
+        tuple(sorted(heat.items())),
+    )
+
+
+def planned_temp_c(plan: HomePlan, heat_pump: str, now: datetime) -> float | None:
+    """Return the plan's store temperature at ``now`` (linear within the slot), None outside the plan."""
+    temps = temp_c(plan, heat_pump)
+    position = (now - plan.start) / plan.resolution
+    if temps is None or not 0 <= position <= temps.size - 1:
+        return None
+    i = min(int(position), temps.size - 2)
+    return float(temps[i] + (temps[i + 1] - temps[i]) * (position - i)) if temps.size > 1 else float(temps[0])

@@ -14,6 +14,7 @@ import numpy as np
 from ..prices.curve import FloatArray
 from ..scheduling.home_explain import plan_reasons, reason_text
 from ..scheduling.home_model import HomePlan
+from .heat_view import heat_payload
 from .home_config import BatteryConfig, HomeConfig
 from .home_manager import HomePlanManager, HomeResult
 
@@ -41,8 +42,10 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
     """Return the plan for the cards and the service, None before the first plan.
 
     ``{"slots": [{start, pv_kw, load_kw, battery_kw, soc_pct, import_kw, export_kw, curtail_kw}], "cost",
-    "baseline", "saving", "currency", "horizon_end", "reason", "detail"}``: ``load_kw`` is the house's base load plus
-    the planned appliances, ``battery_kw`` and ``soc_pct`` (at the slot's start) are over all batteries (+ charging);
+    "baseline", "saving", "net_cost", "baseline_net_cost", "currency", "horizon_end", "reason", "detail",
+    "heat_pumps"}`` (``saving`` is ``baseline_net_cost - net_cost``: the energy stored at the end counts; ``heat_pumps``:
+    :func:`.heat_view.heat_payload`): ``load_kw`` is the house's base load plus
+    the planned appliances and heat pumps, ``battery_kw`` and ``soc_pct`` (at the slot's start) are over all batteries (+ charging);
     without a plan ``slots`` is empty and ``reason`` says why.
     """
     if result is None:
@@ -50,9 +53,11 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
     plan = result.plan
     if plan is None:
         empty: dict[str, Any] = {"slots": [], "cost": None, "baseline": None, "saving": None, "currency": None}
-        return {**empty, "horizon_end": None, "reason": result.reason, "detail": result.detail}
+        empty |= {"net_cost": None, "baseline_net_cost": None}
+        return {**empty, "horizon_end": None, "reason": result.reason, "detail": result.detail, "heat_pumps": []}
     n = plan.import_kw.size
     load = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
+    load = load + sum(plan.heat_kw.values(), np.zeros(n))  # the heat pumps draw too
     battery = sum(plan.battery_kw.values(), np.zeros(n))
     capacity = sum(b.capacity_kwh for b in config.batteries if b.subentry_id in plan.soc_kwh)
     stored = sum(plan.soc_kwh.values(), np.zeros(n + 1))
@@ -74,10 +79,13 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
         "cost": round(plan.cost, 4),
         "baseline": round(plan.baseline_cost, 4),
         "saving": round(plan.saving, 4),
+        "net_cost": round(plan.net_cost, 4),  # cost minus the value the batteries and heat stores gain
+        "baseline_net_cost": round(plan.baseline_net_cost, 4),
         "currency": plan.currency,
         "horizon_end": plan.horizon_end.isoformat(),
         "reason": result.reason,
         "detail": result.detail,
+        "heat_pumps": heat_payload(result, config.heat_pumps),  # the heat pumps' power, temperature and band
     }
 
 

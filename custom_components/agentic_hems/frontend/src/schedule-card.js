@@ -67,6 +67,36 @@ export function homePoints(slots, series) {
   return points.filter((p) => Number.isFinite(p.x));
 }
 
+/** A heat pump's colours: its planned temperature and its comfort band. */
+export const HEAT_COLORS = { temp: "#e53935", band: "rgba(229,57,53,0.12)" };
+
+/**
+ * Chart datasets of the heat pumps on the ``temp`` axis (°C): per heat pump its comfort band (the area between the
+ * slots' low and high edges, stepped) and its planned temperature (a line through each slot's end).
+ */
+export function heatSets(heatPumps, label) {
+  const sets = [];
+  for (const hp of heatPumps) {
+    const slots = Array.isArray(hp.slots) ? hp.slots : [];
+    if (!slots.length) continue;
+    const starts = slots.map((s) => toMs(s.start));
+    const step = starts.length > 1 ? starts[1] - starts[0] : 900000;
+    const edge = (key) => {
+      const points = slots.map((s, i) => ({ x: starts[i], y: Number.isFinite(s[key]) ? s[key] : null }));
+      points.push({ x: starts[starts.length - 1] + step, y: points[points.length - 1].y });
+      return points;
+    };
+    const base = { yAxisID: "temp", pointRadius: 0, pointHitRadius: 4, heat: hp.heat_pump };
+    sets.push({ ...base, label: label("heat_band", hp.name), data: edge("low_c"), stepped: "after",
+      borderColor: HEAT_COLORS.band, borderWidth: 0, fill: false, band: "low" });
+    sets.push({ ...base, label: label("heat_band", hp.name), data: edge("high_c"), stepped: "after",
+      borderColor: HEAT_COLORS.band, borderWidth: 0, backgroundColor: HEAT_COLORS.band, fill: "-1", band: "high" });
+    sets.push({ ...base, label: label("heat_temp", hp.name), borderColor: HEAT_COLORS.temp, borderWidth: 1.5,
+      fill: false, data: slots.map((s, i) => ({ x: starts[i] + step, y: Number.isFinite(s.temp_c) ? s.temp_c : null })) });
+  }
+  return sets;
+}
+
 const WIDE_PX = 500; // narrower cards keep the SoC line but leave out its axis (the legend says %)
 
 /** Show or hide the home plan's SoC axis and the kW axis title (on a resize across WIDE_PX). */
@@ -74,6 +104,7 @@ function showSocAxis(chart, wide) {
   const scales = chart.options.scales;
   if (!scales.soc || scales.soc.display === wide) return;
   scales.soc.display = wide;
+  if (scales.temp) scales.temp.display = wide;
   scales.kw.title.display = wide;
   chart.update("none");
 }
@@ -316,6 +347,7 @@ class AgenticHemsScheduleCard extends LitElement {
       pointHitRadius: 4,
       fill: false,
     })) : [];
+    const heat = slots.length ? heatSets(this._heatPumps(), (key, name) => `${name}: ${t(hass, key)}`) : [];
     const wide = this.clientWidth > WIDE_PX;
     return {
       type: "line",
@@ -339,7 +371,7 @@ class AgenticHemsScheduleCard extends LitElement {
           pointRadius: 0,
           pointHitRadius: 4,
           fill: false,
-        }, ...homeSets],
+        }, ...homeSets, ...heat],
       },
       options: {
         responsive: true,
@@ -363,6 +395,7 @@ class AgenticHemsScheduleCard extends LitElement {
                 const axis = item.dataset.yAxisID;
                 if (axis === "kw") return `${item.dataset.label}: ${fmtNumber(hass, item.parsed.y, 2)} kW`;
                 if (axis === "soc") return `${item.dataset.label}: ${fmtNumber(hass, item.parsed.y, 0)} %`;
+                if (axis === "temp") return `${item.dataset.label}: ${fmtNumber(hass, item.parsed.y, 1)} °C`;
                 return `${fmtMoney(hass, item.parsed.y, currency, 4)}/kWh`;
               },
             },
@@ -418,6 +451,15 @@ class AgenticHemsScheduleCard extends LitElement {
               grid: { drawOnChartArea: false },
             },
           } : {}),
+          ...(heat.length ? {
+            temp: {
+              position: "right",
+              display: wide,
+              title: { display: true, text: "°C", color: text },
+              ticks: { color: text, maxTicksLimit: 5, callback: (v) => fmtNumber(hass, v, 0) },
+              grid: { drawOnChartArea: false },
+            },
+          } : {}),
         },
       },
       plugins: [{
@@ -443,6 +485,12 @@ class AgenticHemsScheduleCard extends LitElement {
         },
       }],
     };
+  }
+
+  /** The whole-home plan's heat pumps (empty without any). */
+  _heatPumps() {
+    const home = this._data && this._data.home;
+    return home && Array.isArray(home.heat_pumps) ? home.heat_pumps : [];
   }
 
   /** The whole-home plan's slots (empty without one). */
@@ -612,6 +660,11 @@ class AgenticHemsScheduleCard extends LitElement {
     return html`<div class="home-legend">
       ${HOME_SERIES.map((s) => html`<span class="home-series" data-series=${s.key}>
         <span class="legend-line" style="border-color:${s.color}"></span>${t(this.hass, s.label)}</span>`)}
+      ${this._heatPumps().filter((hp) => (hp.slots || []).length).map((hp) => html`
+        <span class="home-series" data-series="heat_temp" data-heat-pump=${hp.heat_pump}>
+          <span class="legend-line" style="border-color:${HEAT_COLORS.temp}"></span>${hp.name}: ${t(this.hass, "heat_temp")}</span>
+        <span class="home-series" data-series="heat_band" data-heat-pump=${hp.heat_pump}>
+          <span class="legend-box" style="background:${HEAT_COLORS.band}"></span>${hp.name}: ${t(this.hass, "heat_band")}</span>`)}
     </div>`;
   }
 
@@ -767,6 +820,13 @@ class AgenticHemsScheduleCard extends LitElement {
         font-size: 12px;
         color: var(--secondary-text-color, #727272);
         margin: 2px 0;
+      }
+      .legend-box {
+        display: inline-block;
+        width: 14px;
+        height: 8px;
+        margin-right: 4px;
+        vertical-align: middle;
       }
       .legend-line {
         display: inline-block;

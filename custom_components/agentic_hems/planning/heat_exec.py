@@ -1,0 +1,270 @@
+"""The whole-home plan's heat pump commands: one gated command per heat pump and slot, automatic or approved.
+
+What a slot asks of a heat pump (:func:`slot_command`):
+
+- a climate entity: ``set_temperature`` to the plan's temperature at the slot's end while the plan runs the heat
+  pump, else to the comfort floor of the slot (the thermostat then only heats to keep the floor); rounded to the
+  entity's ``target_temp_step`` (0.5 without one), within its ``min_temp``/``max_temp``;
+- a switch (an SG-Ready style boost contact): ``turn_on`` while the plan runs the heat pump, else ``turn_off``.
+
+It goes through the gates like the batteries' commands (:mod:`.home_exec`), under the same option
+(``battery_control``):
+
+- ``automatic``: at each slot boundary, as ``source_agent="scheduler"``; the policy rules of the domain decide;
+- ``approval``: each new plan becomes an authorization request (plan id ``heat_<digest>``, actions of type
+  ``home_heat_pump``); the control entities are reserved and only an approved request's slot command passes the
+  Policy gate (``source_agent="grid"`` with a grant), with the approved temperature (:class:`HeatSetpoints`). A
+  switch's ``turn_on``/``turn_off`` carries no value, so for a switch the grant covers the slot, not on or off.
+
+A command is issued only when the heat pump's value changes from the last one carried out (or waiting for a
+confirmation): an unchanged plan issues nothing; a dry run, a refusal or a failure is tried again at the next slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+import hashlib
+import math
+from typing import TYPE_CHECKING, Any
+
+from homeassistant.components import persistent_notification
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+
+from ..const import BATTERY_APPROVAL, DOMAIN, LOGGER, SOURCE_SCHEDULER
+from ..gates.models import SOURCE_GRID, GridGrant, Outcome
+from ..gates.tables import DEFAULT_MAX_TEMP, DEFAULT_MIN_TEMP
+from ..grid_ha.records import GridRecords, request_issue_id
+from ..prices.curve import floor_slot
+from .heat_config import HeatPumpConfig
+from .heat_view import EPS_KW, heat_band, heat_kw, temp_c
+from .home_config import HomeConfig
+from .home_exec import HomeSetpoints
+
+if TYPE_CHECKING:
+    from ..control.manager import ControlManager
+    from .home_manager import HomeResult
+
+ACTION_TYPE = "home_heat_pump"
+HEAT_PLAN_PREFIX = "heat_"
+DEFAULT_STEP_C = 0.5
+
+
+def climate_target(hass: HomeAssistant, entity_id: str, temperature: float) -> float:
+    """``temperature`` rounded to the climate entity's ``target_temp_step``, within its ``min_temp``/``max_temp``."""
+    state = hass.states.get(entity_id)
+    attributes = state.attributes if state is not None else {}
+    step = float(attributes.get("target_temp_step") or DEFAULT_STEP_C)
+    low = float(attributes.get("min_temp", DEFAULT_MIN_TEMP))
+    high = float(attributes.get("max_temp", DEFAULT_MAX_TEMP))
+    value = round(temperature / step) * step
+    return round(min(max(value, low), high), 4) + 0.0
+
+
+def slot_command(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | None, i: int) -> float | str | None:
+    """Return what slot ``i`` of the result's plan asks of the heat pump: a temperature, "on"/"off", or None."""
+    plan = result.plan if result is not None else None
+    power, temps = heat_kw(plan, hp.subentry_id), temp_c(plan, hp.subentry_id)
+    if power is None or temps is None or not 0 <= i < power.size:
+        return None
+    running = bool(power[i] > EPS_KW)
+    if hp.control_entity.startswith("switch."):
+        return "on" if running else "off"
+    band = heat_band(result.inputs if result is not None else None, hp.subentry_id)
+    target = float(temps[i + 1]) if running else (float(band[0][i]) if band is not None else math.nan)
+    return climate_target(hass, hp.control_entity, target) if math.isfinite(target) else None
+
+
+def plan_actions(hass: HomeAssistant, result: HomeResult, config: HomeConfig, since: datetime) -> list[dict[str, Any]]:
+    """Return the plan's heat pump commands from slot ``since`` on, as request actions (equal neighbours merged).
+
+    Each is ``{"start", "end", "type": "home_heat_pump", "entity_id", "heat_pump", "value"}`` with the temperature
+    (°C, a climate entity) or "on"/"off" (a switch).
+    """
+    plan = result.plan
+    actions: list[dict[str, Any]] = []
+    if plan is None:
+        return actions
+    for hp in config.heat_pumps:
+        for i in range(plan.import_kw.size):
+            start, end = plan.start + i * plan.resolution, plan.start + (i + 1) * plan.resolution
+            if end <= since or (value := slot_command(hass, hp, result, i)) is None:
+                continue
+            last = actions[-1] if actions else None
+            if (
+                last
+                and last["heat_pump"] == hp.subentry_id
+                and last["value"] == value
+                and last["end"] == start.isoformat()
+            ):
+                last["end"] = end.isoformat()
+                continue
+            actions.append(
+                {
+                    "start": max(start, since).isoformat(),
+                    "end": end.isoformat(),
+                    "type": ACTION_TYPE,
+                    "entity_id": hp.control_entity,
+                    "heat_pump": hp.subentry_id,
+                    "value": value,
+                }
+            )
+    return actions
+
+
+def action_at(request: Mapping[str, Any], entity_id: str, slot: datetime) -> dict[str, Any] | None:
+    """Return the request's heat pump action for ``entity_id`` covering ``slot``, or None."""
+    return next(
+        (
+            a
+            for a in request["actions"]
+            if a["type"] == ACTION_TYPE
+            and a.get("entity_id") == entity_id
+            and datetime.fromisoformat(a["start"]) <= slot < datetime.fromisoformat(a["end"])
+        ),
+        None,
+    )
+
+
+class HeatSetpoints(HomeSetpoints):
+    """The gates' setpoint authority with the home batteries and heat pumps (see the module docstring)."""
+
+    def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
+        """Return None when an approved heat pump request covers the command now, else why not.
+
+        Other requests are checked by :meth:`HomeSetpoints.check_grant`.
+        """
+        request = self.records.requests.get(grant.request_id)
+        if request is None or not str(request["plan_id"]).startswith(HEAT_PLAN_PREFIX):
+            return super().check_grant(grant, entity_id, data, now)
+        if request["status"] != "approved":
+            return f"authorization request {grant.request_id} is {request['status']}, not approved"
+        slot = floor_slot(now)
+        if grant.slot_start != slot:
+            return f"the command is for slot {grant.slot_start.isoformat()}, not the current slot {slot.isoformat()}"
+        if entity_id not in self.home_entities or (action := action_at(request, entity_id, slot)) is None:
+            return f"authorization request {grant.request_id} sets nothing on {entity_id} in slot {slot.isoformat()}"
+        if isinstance(action["value"], str):
+            return None  # a switch: turn_on/turn_off carry no value to compare
+        value = data.get("temperature")
+        if not isinstance(value, (int, float)) or abs(float(value) - float(action["value"])) > 1e-6:
+            return f"temperature {value} is not the approved {action['value']:g} for slot {slot.isoformat()}"
+        return None
+
+
+class HeatExecutor:
+    """Issues the plan's heat pump commands (see the module docstring)."""
+
+    def __init__(self, hass: HomeAssistant, config: HomeConfig, control: ControlManager, records: GridRecords) -> None:
+        """Drive ``config``'s heat pumps through ``control``; approval requests live in ``records``."""
+        self.hass = hass
+        self.config = config
+        self.control = control
+        self.records = records
+        self.issued: dict[str, float | str] = {}  # control entity -> the last value issued
+        live = [
+            r["request_id"]
+            for r in records.requests.values()
+            if str(r["plan_id"]).startswith(HEAT_PLAN_PREFIX) and r["status"] in ("pending", "approved")
+        ]
+        self.request_id: str | None = live[-1] if live else None
+
+    @property
+    def approval(self) -> bool:
+        """True when heat pump commands wait for an administrator's approval (the batteries' option)."""
+        return self.config.battery_control == BATTERY_APPROVAL
+
+    async def async_plan_changed(self, result: HomeResult, now: datetime) -> bool:
+        """In approval mode, ask for approval of the plan's heat pump commands unless the latest request has them.
+
+        Returns True when a new request was made (older heat pump requests are withdrawn).
+        """
+        if not self.approval or result.plan is None:
+            return False
+        slot = floor_slot(now)
+        actions = plan_actions(self.hass, result, self.config, slot)
+        latest = self.records.requests.get(self.request_id or "")
+        if not actions or (latest is not None and _remaining(latest, slot) == actions):
+            return False
+        self._withdraw()
+        digest = hashlib.sha256(repr(actions).encode()).hexdigest()[:12]
+        request = await self.records.async_submit_request(
+            {
+                "plan_id": f"{HEAT_PLAN_PREFIX}{digest}",
+                "status": "pending",
+                "kind": "home_plan",
+                "summary": f"Whole-home plan: heat pump settings until {result.plan.horizon_end.isoformat()}",
+                "requested_window": {"start": slot.isoformat(), "end": result.plan.horizon_end.isoformat()},
+                "actions": actions,
+            }
+        )
+        self.request_id = request["request_id"]
+        return True
+
+    def _withdraw(self) -> None:
+        """Expire every older pending or approved heat pump request: a new plan replaces them."""
+        for request in self.records.requests.values():
+            if str(request["plan_id"]).startswith(HEAT_PLAN_PREFIX) and request["status"] in ("pending", "approved"):
+                request["status"] = "expired"
+                ir.async_delete_issue(self.hass, DOMAIN, request_issue_id(request["request_id"]))
+                persistent_notification.async_dismiss(self.hass, request_issue_id(request["request_id"]))
+
+    async def async_execute(self, result: HomeResult | None, now: datetime) -> list[dict[str, Any]]:
+        """Issue each heat pump's command for the slot at ``now`` when it changed; returns the gates' traces."""
+        slot = floor_slot(now)
+        records = []
+        for hp in self.config.heat_pumps:
+            value = self._value_at(hp, result, slot)
+            if value is None or self.issued.get(hp.control_entity) == value:
+                continue
+            record = await self._command(hp.control_entity, value, slot)
+            if record["outcome"] in (Outcome.EXECUTED, Outcome.PENDING_CONFIRMATION):
+                self.issued[hp.control_entity] = value  # a dry run, a refusal or a failure is tried again next slot
+            records.append(record)
+        if records and self.approval:
+            await self.records.async_save()
+        return records
+
+    def _value_at(self, hp: HeatPumpConfig, result: HomeResult | None, slot: datetime) -> float | str | None:
+        """Return the value for ``slot``: the approved one (approval mode) or the plan's."""
+        if self.approval:
+            request = self.records.requests.get(self.request_id or "")
+            approved = request is not None and request["status"] == "approved"
+            action = action_at(request, hp.control_entity, slot) if request is not None and approved else None
+            return None if action is None else action["value"]
+        plan = result.plan if result is not None else None
+        if plan is None:
+            return None
+        return slot_command(self.hass, hp, result, int((slot - plan.start) / plan.resolution))
+
+    async def _command(self, entity_id: str, value: float | str, slot: datetime) -> dict[str, Any]:
+        """Run one command through the gates (with the approved request's grant in approval mode)."""
+        grant = GridGrant(request_id=self.request_id, slot_start=slot) if self.approval and self.request_id else None
+        if isinstance(value, str):
+            candidate = {"intent": f"turn_{value}", "device_alias": entity_id, "params": {}}
+            what = f"turn {value} {entity_id}"
+        else:
+            candidate = {"intent": "set_temperature", "device_alias": entity_id, "params": {"temperature": value}}
+            what = f"set {entity_id} to {value:g} °C"
+        LOGGER.debug("Whole-home plan: %s for slot %s", what, slot.isoformat())
+        return dict(
+            await self.control.async_evaluate(
+                source_agent=SOURCE_GRID if grant else SOURCE_SCHEDULER,
+                candidate=candidate,
+                context=Context(),
+                raw_input=f"{what}: whole-home plan (heat pump), slot {slot.isoformat()}",
+                slot_start=slot,
+                grant=grant,
+            )
+        )
+
+
+def _remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any]]:
+    """Return the request's actions from ``slot`` on, cut at ``slot`` (to compare with a new plan's)."""
+    out = []
+    for action in request["actions"]:
+        if datetime.fromisoformat(action["end"]) <= slot:
+            continue
+        out.append({**action, "start": max(datetime.fromisoformat(action["start"]), slot).isoformat()})
+    return out

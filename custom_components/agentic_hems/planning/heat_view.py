@@ -1,0 +1,105 @@
+"""What people see of the heat pumps in the whole-home plan: power and temperature now, per slot, and why.
+
+The plan's per-heat-pump arrays are ``HomePlan.heat_kw[name]`` (n,) electrical kW and ``HomePlan.temp_c[name]``
+(n + 1,) the store's temperature at each slot boundary; ``name`` is the heat pump's subentry id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..prices.curve import FloatArray
+from ..scheduling.home_heat import heat_reasons
+from ..scheduling.home_model import HomePlan
+from .heat_config import HeatPumpConfig
+
+EPS_KW = 1e-3  # below this a heat pump counts as off
+
+
+def heat_kw(plan: HomePlan | None, name: str) -> FloatArray | None:
+    """Return the heat pump's planned electrical kW per slot (n,), None when the plan does not hold it."""
+    series = plan.heat_kw.get(name) if plan is not None else None
+    return None if series is None else np.asarray(series, dtype=np.float64)
+
+
+def temp_c(plan: HomePlan | None, name: str) -> FloatArray | None:
+    """Return the store's planned temperature at each slot boundary (n + 1,), None when not planned."""
+    series = plan.temp_c.get(name) if plan is not None else None
+    return None if series is None else np.asarray(series, dtype=np.float64)
+
+
+def reasons(result: Any, name: str) -> list[str]:
+    """Return the plan's reason code per slot for the heat pump ("off", "cheap_slot", ...), [] when not planned.
+
+    ``result`` is a HomeResult: its plan, and the heat pumps and import prices the plan was given.
+    """
+    plan, inputs = getattr(result, "plan", None), getattr(result, "inputs", None)
+    pumps = tuple(getattr(inputs, "heat_pumps", ()))
+    if plan is None or inputs is None or heat_kw(plan, name) is None or name not in {h.name for h in pumps}:
+        return []
+    return list(heat_reasons(plan, name, heat_pumps=pumps, import_price=inputs.curve.prices))
+
+
+def slot_of(plan: HomePlan, now: datetime) -> int | None:
+    """Index of the plan's slot containing ``now``, None outside the plan."""
+    i = int((now - plan.start) // plan.resolution)
+    return i if 0 <= i < plan.import_kw.size else None
+
+
+def heat_slots(result: Any, hp: HeatPumpConfig) -> list[Any]:
+    """Return the heat pump's plan per slot: ``[{start, kw, temp_c, low_c, high_c, reason}]``, [] when not planned.
+
+    ``result`` is a HomeResult; ``temp_c`` is the temperature at the slot's end, ``low_c``/``high_c`` the slot's
+    comfort band.
+    """
+    plan = getattr(result, "plan", None)
+    power, temps = heat_kw(plan, hp.subentry_id), temp_c(plan, hp.subentry_id)
+    if plan is None or power is None or temps is None:
+        return []
+    band = heat_band(getattr(result, "inputs", None), hp.subentry_id)
+    why = reasons(result, hp.subentry_id)
+    out = []
+    for i in range(power.size):
+        slot: dict[str, Any] = {
+            "start": (plan.start + i * plan.resolution).isoformat(),
+            "kw": round(float(power[i]), 3) + 0.0,
+            "temp_c": round(float(temps[i + 1]), 2),
+        }
+        if band is not None:
+            slot |= {"low_c": round(float(band[0][i]), 2), "high_c": round(float(band[1][i]), 2)}
+        if i < len(why):
+            slot["reason"] = why[i]
+        out.append(slot)
+    return out
+
+
+def heat_band(inputs: Any, name: str) -> tuple[FloatArray, FloatArray] | None:
+    """Return the comfort band (low, high per slot) the plan of ``inputs`` (a HomeInputs) gave the heat pump."""
+    hp = next((h for h in getattr(inputs, "heat_pumps", ()) if h.name == name), None)
+    return None if hp is None else (hp.comfort_low_c, hp.comfort_high_c)
+
+
+def heat_payload(result: Any, heat_pumps: Sequence[HeatPumpConfig]) -> list[dict[str, Any]]:
+    """Return the heat pumps of a HomeResult for the cards and the service.
+
+    ``[{"heat_pump", "name", "store", "measured_c", "slots": [{start, kw, temp_c, low_c, high_c, reason}]}]``:
+    ``measured_c`` is the temperature the plan started from; ``slots`` is empty when the plan does not hold it.
+    """
+    inputs = getattr(result, "inputs", None)
+    out = []
+    for hp in heat_pumps:
+        model = next((h for h in getattr(inputs, "heat_pumps", ()) if h.name == hp.subentry_id), None)
+        out.append(
+            {
+                "heat_pump": hp.subentry_id,
+                "name": hp.name,
+                "store": hp.store,
+                "measured_c": None if model is None else round(float(model.initial_temp_c), 2),
+                "slots": heat_slots(result, hp),
+            }
+        )
+    return out
