@@ -41,7 +41,9 @@ def reasons(result: Any, name: str) -> list[str]:
     pumps = tuple(getattr(inputs, "heat_pumps", ()))
     if plan is None or inputs is None or heat_kw(plan, name) is None or name not in {h.name for h in pumps}:
         return []
-    return list(heat_reasons(plan, name, heat_pumps=pumps, import_price=inputs.curve.prices))
+    fees = getattr(inputs, "fees", None)  # the import price the plan used includes the network fee
+    price = inputs.curve.prices + (np.asarray(fees.energy_fee, dtype=np.float64) if fees is not None else 0.0)
+    return list(heat_reasons(plan, name, heat_pumps=pumps, import_price=price))
 
 
 def slot_of(plan: HomePlan, now: datetime) -> int | None:
