@@ -141,7 +141,7 @@ GRID_OPTIONS: dict[str, Any] = {
 # The simulated house (heat pump): its indoor temperature and the heat pump's electrical power as input_number
 # stand-ins read by template sensors (like METERS), a template weather entity whose hourly forecast is a mild
 # December day (CURRENT_OUTDOOR_C +- 3 K, coldest at 05:00), and a generic thermostat (climate.heat_pump) switching the
-# compressor stand-in on the indoor sensor. The driver moves the indoor temperature every minute by the first-order
+# compressor stand-in on the indoor sensor. The driver moves the indoor temperature every 20 s by the first-order
 # model below (while HA runs) and adds the heat pump through the real subentry form.
 HOUSE_METERS: dict[str, tuple[str, str, float, float, float, float, str]] = {
     "indoor_temperature": ("Indoor temperature", "°C", 0, 40, 0.01, 20.5, "temperature"),
@@ -150,6 +150,7 @@ HOUSE_METERS: dict[str, tuple[str, str, float, float, float, float, str]] = {
 WEATHER = "weather.house"
 HEAT_PUMP_CLIMATE = "climate.heat_pump"
 HOUSE_UA_KW_PER_K, HOUSE_C_KWH_PER_K, HOUSE_HP_KW = 0.15, 8.0, 2.0  # the simulated house and heat pump
+HOUSE_STEP_S = 20  # the simulation's step (the Freshness gate wants the thermostat's state under 30 s old)
 COP_POINTS = ((-7.0, 2.5), (7.0, 4.0))
 OUTDOOR_MEAN_C, OUTDOOR_SWING_C = 4.0, 3.0
 OUTDOOR_TEMPLATE = "({m} - {a} * cos(pi * ((h - 5) % 24) / 12)) | round(1)".format(m=OUTDOOR_MEAN_C, a=OUTDOOR_SWING_C)
@@ -1639,15 +1640,18 @@ class Demo:
             self.problems.append("the heat pump plan leaves its power range")
 
     async def simulate_house(self) -> None:
-        """Move the simulated house every minute: the thermostat's compressor heats, the outdoors cools."""
+        """Move the simulated house every HOUSE_STEP_S: the thermostat's compressor heats, the outdoors cools.
+
+        The indoor sensor then reports often enough for the thermostat's state to stay fresh for the gates (30 s).
+        """
         while True:
-            await asyncio.sleep(60)
+            await asyncio.sleep(HOUSE_STEP_S)
             with contextlib.suppress(DemoError, aiohttp.ClientError, ValueError, TypeError, KeyError):
                 compressor = await self.client.request("GET", "/api/states/input_boolean.heat_pump_compressor")
                 indoor = await self.client.request("GET", "/api/states/input_number.indoor_temperature_value")
                 weather = await self.client.request("GET", f"/api/states/{WEATHER}")
                 temp, kw = house_step(float(indoor["state"]), float(weather["attributes"]["temperature"]),
-                                      compressor["state"] == "on", 1 / 60)
+                                      compressor["state"] == "on", HOUSE_STEP_S / 3600)
                 for oid, value in (("indoor_temperature", temp), ("heat_pump_power", kw)):
                     await self.client.request("POST", "/api/services/input_number/set_value",
                                               json={"entity_id": f"input_number.{oid}_value", "value": value})
