@@ -248,7 +248,12 @@ BATTERY_SUBENTRY: dict[str, Any] = {
     "control_entity": BATTERY_SETPOINT,
 }
 HOME_OPTIONS: dict[str, Any] = {"pv_forecast_sensor": PV_FORECAST_SENSOR, "battery_control": "automatic"}
-HOME_KEYS = {"pv_kw", "load_kw", "battery_kw", "soc_pct", "import_kw", "export_kw", "curtail_kw"}
+# The options flow's "tariff" step: a Flemish-style capacity tariff (EUR per kW of the month's highest 15-minute
+# import, at least 2.5 kW billed) on a three-phase 3 x 25 A, 230 V connection (5.75 kW per phase).
+TARIFF_OPTIONS: dict[str, Any] = {"capacity_price": 3.37, "capacity_min_kw": 2.5, "phase_count": "3",
+                                  "phase_current_a": 25, "nominal_voltage": 230}
+HOME_KEYS = {"pv_kw", "load_kw", "battery_kw", "soc_pct", "import_kw", "export_kw", "curtail_kw",
+             "l1_kw", "l2_kw", "l3_kw"}
 def clear_sky_kw(moment: datetime) -> float:
     """The simulated PV's mean power (kW) at a local time: a sine between sunrise and sunset, 0 at night."""
     hour = moment.hour + moment.minute / 60
@@ -1570,7 +1575,9 @@ class Demo:
         await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
         result = await self.client.drive_flow(
             "options", "/api/config/config_entries/options/flow", entry_id,
-            lambda step: keep_form(step, HOME_OPTIONS if step["step_id"] == "home" else {}, "options flow"),
+            lambda step: keep_form(
+                step, {"home": HOME_OPTIONS, "tariff": TARIFF_OPTIONS}.get(step["step_id"], {}), "options flow"
+            ),
         )
         if result.get("type") != "create_entry":
             raise DemoError(f"the options flow ended with {result}")
@@ -1586,6 +1593,9 @@ class Demo:
         log(f"  home: {PV_FORECAST_SENSOR} (clear sky, {PV_PEAK_KW:g} kW peak), battery subentry "
             f"{BATTERY_SUBENTRY['name']!r} ({BATTERY_SUBENTRY['capacity_kwh']:g} kWh, {BATTERY_SUBENTRY['charge_kw']:g} kW, "
             f"reserve {BATTERY_SUBENTRY['reserve_pct']:g} %), battery control {HOME_OPTIONS['battery_control']}")
+        log(f"  grid tariff: capacity {TARIFF_OPTIONS['capacity_price']:g} EUR per kW and month (at least "
+            f"{TARIFF_OPTIONS['capacity_min_kw']:g} kW billed), 3 x {TARIFF_OPTIONS['phase_current_a']} A at "
+            f"{TARIFF_OPTIONS['nominal_voltage']} V")
         deadline = time.monotonic() + ENTITY_DEADLINE_S
         while time.monotonic() < deadline:
             await asyncio.sleep(1)
@@ -1616,10 +1626,22 @@ class Demo:
                 f"SoC {slot['soc_pct']:5.1f} %  PV {slot['pv_kw']:5.2f} kW  load {slot['load_kw']:5.2f} kW  "
                 f"grid {slot['import_kw'] - slot['export_kw']:+6.2f} kW")
         self.show_heat_pump(home)
+        self.show_home_grid(home, currency)
         for entity_id in (PV_FORECAST_SENSOR, "sensor.battery_soc", BATTERY_SETPOINT, HEAT_PUMP_CLIMATE, WEATHER):
             state = await self.client.request("GET", f"/api/states/{entity_id}", expect=(200, 404))
             if not isinstance(state, dict) or state.get("state") in (None, "unavailable", "unknown"):
                 self.problems.append(f"home entity {entity_id} does not exist or has no state")
+
+    def show_home_grid(self, home: dict[str, Any], currency: str) -> None:
+        """Print what the capacity tariff and the phase limit mean for the plan; check the plan keeps the limit."""
+        grid = home.get("grid") or {}
+        limit = grid.get("phase_limit_kw")
+        log(f"Grid: peak {grid.get('peak_kw')} kW (month so far {grid.get('peak_so_far_kw')} kW), capacity charge "
+            f"{fmt_money(grid.get('capacity_cost'), currency)}, network fees {fmt_money(grid.get('fee_cost'), currency)}"
+            f", phase limit {limit} kW")
+        worst = max((abs(s.get(k, 0.0)) for s in home["slots"] for k in ("l1_kw", "l2_kw", "l3_kw")), default=None)
+        if limit is None or worst is None or worst > limit + 1e-3:
+            self.problems.append(f"the home plan does not keep its phase limit: {limit} kW, worst phase {worst} kW")
 
     def show_heat_pump(self, home: dict[str, Any]) -> None:
         """Print the heat pump's first slots and check its plan: the band kept, the power within its range."""

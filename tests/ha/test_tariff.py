@@ -35,6 +35,7 @@ from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.planning.home_config import home_config
+from custom_components.agentic_hems.planning.home_view import home_payload
 from custom_components.agentic_hems.planning.home_inputs import async_grid_terms, grid_terms, phases_of
 from custom_components.agentic_hems.planning.tariff_source import async_holidays, async_month_peak
 from custom_components.agentic_hems.prices.curve import PriceCurve
@@ -392,6 +393,14 @@ async def test_a_capacity_tariff_flattens_the_ev_charging(hass: HomeAssistant, f
     assert float(before.load_kw["ev"].max()) == pytest.approx(11.0) and before.peak_kw == pytest.approx(11.0)
     assert float(after.import_kw.max()) <= 2.5 + 1e-6 and after.peak_floor_kw == 2.5
     assert float(after.load_kw["ev"].max()) <= 5.5 + 1e-6 and after.capacity_cost == pytest.approx(0.0, abs=1e-6)
+    grid = home_payload_of(entry)["grid"]  # what the card, plan_home and get_home_plan show
+    assert (grid["peak_so_far_kw"], grid["peak_kw"]) == (2.5, round(after.peak_kw, 3))
+    assert (grid["capacity_cost"], grid["phase_limit_kw"]) == (0.0, None)
+
+
+def home_payload_of(entry: MockConfigEntry) -> dict[str, Any]:
+    """The home part of the schedule websocket's answer (the payload plan_home and get_home_plan return too)."""
+    return home_payload(entry.runtime_data.home.result, entry.runtime_data.home.config) or {}
 
 
 def runs(plan: HomePlan, minutes: dict[str, int]) -> dict[str, tuple[datetime, datetime]]:
@@ -414,3 +423,6 @@ async def test_a_phase_limit_moves_an_appliance(hass: HomeAssistant, freezer: Fr
     (first, first_end), (second, _) = sorted(after.values())
     assert first_end <= second and after != before
     assert float(plan.phase_kw["L1"].max()) <= 3.68 + 1e-6
+    payload = home_payload_of(entry)  # what the card, plan_home and get_home_plan show
+    assert payload["grid"]["phase_limit_kw"] == 3.68
+    assert [slot["l1_kw"] for slot in payload["slots"]] == [round(float(v), 3) for v in plan.phase_kw["L1"]]

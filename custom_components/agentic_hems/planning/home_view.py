@@ -54,7 +54,7 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
     if plan is None:
         empty: dict[str, Any] = {"slots": [], "cost": None, "baseline": None, "saving": None, "currency": None}
         empty |= {"net_cost": None, "baseline_net_cost": None}
-        return {**empty, "horizon_end": None, "reason": result.reason, "detail": result.detail, "heat_pumps": []}
+        return {**empty, "horizon_end": None, "reason": result.reason, "detail": result.detail, "heat_pumps": [], "grid": None}
     n = plan.import_kw.size
     load = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
     load = load + sum(plan.heat_kw.values(), np.zeros(n))  # the heat pumps draw too
@@ -71,6 +71,7 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
             "import_kw": _kw(plan.import_kw[i]),
             "export_kw": _kw(plan.export_kw[i]),
             "curtail_kw": _kw(plan.curtail_kw[i]),
+            **{f"{phase.lower()}_kw": _kw(power[i]) for phase, power in plan.phase_kw.items()},
         }
         for i in range(n)
     ]
@@ -86,6 +87,21 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
         "reason": result.reason,
         "detail": result.detail,
         "heat_pumps": heat_payload(result, config.heat_pumps),  # the heat pumps' power, temperature and band
+        "grid": grid_payload(plan, config),
+    }
+
+
+def grid_payload(plan: HomePlan, config: HomeConfig) -> dict[str, Any]:
+    """What the grid tariff and connection mean for the plan: the network fees and the capacity charge in its cost
+    (currency), the month's peak so far it was given and the plan's own peak (kW, 15-minute averages), and the
+    per-phase limit (kW, None without one)."""
+    limit = config.phase_current_a * config.nominal_voltage / 1000 if config.phase_current_a is not None else None
+    return {
+        "fee_cost": round(plan.fee_cost, 4),
+        "capacity_cost": round(plan.capacity_cost, 4),
+        "peak_so_far_kw": _kw(plan.peak_floor_kw),
+        "peak_kw": _kw(plan.peak_kw),
+        "phase_limit_kw": None if limit is None else _kw(limit),
     }
 
 
