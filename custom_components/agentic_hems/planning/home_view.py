@@ -54,7 +54,14 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
     if plan is None:
         empty: dict[str, Any] = {"slots": [], "cost": None, "baseline": None, "saving": None, "currency": None}
         empty |= {"net_cost": None, "baseline_net_cost": None}
-        return {**empty, "horizon_end": None, "reason": result.reason, "detail": result.detail, "heat_pumps": [], "grid": None}
+        return {
+            **empty,
+            "horizon_end": None,
+            "reason": result.reason,
+            "detail": result.detail,
+            "heat_pumps": [],
+            "grid": None,
+        }
     n = plan.import_kw.size
     load = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
     load = load + sum(plan.heat_kw.values(), np.zeros(n))  # the heat pumps draw too
@@ -92,9 +99,11 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
 
 
 def grid_payload(plan: HomePlan, config: HomeConfig) -> dict[str, Any]:
-    """What the grid tariff and connection mean for the plan: the network fees and the capacity charge in its cost
-    (currency), the month's peak so far it was given and the plan's own peak (kW, 15-minute averages), and the
-    per-phase limit (kW, None without one)."""
+    """Return what the grid tariff and the connection mean for the plan.
+
+    That is the network fees and the capacity charge in its cost (currency), the month's peak so far it was given and
+    the plan's own peak (kW, 15-minute averages), and the per-phase limit (kW, None without one).
+    """
     limit = config.phase_current_a * config.nominal_voltage / 1000 if config.phase_current_a is not None else None
     return {
         "fee_cost": round(plan.fee_cost, 4),
