@@ -186,6 +186,33 @@ async def test_automatic_mode_sets_exactly_the_planned_kw_and_an_unchanged_plan_
     assert len(setpoint_calls(events)) == before
 
 
+async def test_automatic_mode_drives_a_battery_whose_control_is_also_the_grid_toolkits_setpoint(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    """The battery's control entity is also the grid toolkit's battery setpoint (one entity, as most homes have it).
+    In automatic mode the home plan's slot command sets it; any other source is still refused as a grid setpoint, and
+    no caller of evaluate_command may claim to be the scheduler."""
+    entry = await _setup(hass, freezer, battery_control="automatic", battery_setpoint_entity=SETPOINT)
+    await entry.runtime_data.control.async_set_allow_control(True)
+    events = async_capture_events(hass, "call_service")
+    boundary = dt_util.as_utc(NOW).replace(minute=15, second=0)
+    freezer.move_to(boundary)
+    async_fire_time_changed(hass, boundary)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    planned = round(float(home(entry).result.plan.battery_kw["battery1"][0]), 3)
+    assert planned != 0.0 and setpoint_calls(events) == [pytest.approx(planned)]
+    candidate = {"intent": "set_value", "device_alias": SETPOINT, "params": {"value": 1.0}}
+    record = await entry.runtime_data.control.async_evaluate(source_agent="hermes", candidate=candidate,
+                                                             context=Context(user_id=hass_admin_user.id))
+    assert (record["outcome"], record["failed_gate"]) == ("blocked", "policy")
+    assert "is a grid setpoint" in record["gate_results"][-1]["reason"]
+    with pytest.raises(ServiceValidationError):
+        await hass.services.async_call(DOMAIN, "evaluate_command", {"source_agent": "scheduler",
+                                       "model_candidate": candidate}, blocking=True, return_response=True,
+                                       context=Context(user_id=hass_admin_user.id))
+    assert float(hass.states.get(SETPOINT).state) == pytest.approx(planned)
+
+
 async def test_approval_mode_waits_for_an_administrator(
     hass: HomeAssistant, approval: MockConfigEntry, hass_admin_user: User, hass_read_only_user: User
 ) -> None:

@@ -32,8 +32,8 @@ from homeassistant.components import persistent_notification
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
-from ..const import BATTERY_APPROVAL, DOMAIN, LOGGER, SOURCE_SCHEDULER
-from ..gates.models import SOURCE_GRID, GridGrant, Outcome
+from ..const import BATTERY_APPROVAL, DOMAIN, LOGGER
+from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, GridGrant, Outcome
 from ..gates.tables import DEFAULT_MAX_TEMP, DEFAULT_MIN_TEMP
 from ..grid_ha.records import GridRecords, request_issue_id
 from ..prices.curve import floor_slot
