@@ -218,6 +218,9 @@ class HeatExecutor:
             value = self._value_at(hp, result, slot)
             if value is None or self.issued.get(hp.control_entity) == value:
                 continue
+            if _holds(self.hass, hp.control_entity, value):  # already so (e.g. after a reload): nothing to issue
+                self.issued[hp.control_entity] = value
+                continue
             record = await self._command(hp.control_entity, value, slot)
             if record["outcome"] in (Outcome.EXECUTED, Outcome.PENDING_CONFIRMATION):
                 self.issued[hp.control_entity] = value  # a dry run, a refusal or a failure is tried again next slot
@@ -268,3 +271,14 @@ def _remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any
             continue
         out.append({**action, "start": max(datetime.fromisoformat(action["start"]), slot).isoformat()})
     return out
+
+
+def _holds(hass: HomeAssistant, entity_id: str, value: float | str) -> bool:
+    """Return True when ``entity_id`` already is ``value``: a switch's state, a climate entity's target temperature."""
+    state = hass.states.get(entity_id)
+    if state is None:
+        return False
+    if isinstance(value, str):
+        return state.state == value
+    target = state.attributes.get("temperature")
+    return isinstance(target, (int, float)) and abs(float(target) - value) <= 1e-6

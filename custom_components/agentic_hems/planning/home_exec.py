@@ -284,6 +284,9 @@ class HomeExecutor:
             command = None if action is None else command_for(self.hass, action)
             if command is None or self.issued.get(entity) == command:
                 continue
+            if _holds(self.hass, entity, command):  # already so (e.g. after a reload): nothing to issue
+                self.issued[entity] = command
+                continue
             record = await self._command(entity, command, slot)
             if record["outcome"] in (Outcome.EXECUTED, Outcome.PENDING_CONFIRMATION):
                 self.issued[entity] = command  # a dry run, a refusal or a failure is tried again next slot
@@ -332,3 +335,17 @@ def _remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any
         start = max(datetime.fromisoformat(action["start"]), slot)
         out.append({**action, "start": start.isoformat()})
     return out
+
+
+def _holds(hass: HomeAssistant, entity_id: str, command: tuple[str, dict[str, Any]]) -> bool:
+    """Return True when ``entity_id`` already is what ``command`` sets: a select's option or a number's value."""
+    state = hass.states.get(entity_id)
+    if state is None:
+        return False
+    intent, params = command
+    if intent == "select_option":
+        return state.state == params["option"]
+    try:
+        return abs(float(state.state) - float(params["value"])) <= 1e-6
+    except ValueError:
+        return False
