@@ -72,6 +72,20 @@ FORM_FIELDS = """(dialog) => {
     const form = find(dialog.shadowRoot || dialog);
     return form.schema.map((field) => ({name: field.name, label: form.computeLabel(field, form.data)}));
 }"""
+# Scroll the dialog's scrolling part (found through the shadow roots) to its top; whether it was scrolled down.
+SCROLL_TO_TOP = """(dialog) => {
+    const find = (root) => {
+        for (const element of root.querySelectorAll('*')) {
+            if (element.scrollTop > 0) return element;
+            const inner = element.shadowRoot && find(element.shadowRoot);
+            if (inner) return inner;
+        }
+        return null;
+    };
+    const scrolled = find(dialog.shadowRoot || dialog);
+    if (scrolled) scrolled.scrollTop = 0;
+    return !!scrolled;
+}"""
 # Whether an element ends below the part of its scrolling container (or of the window) that is on screen.
 BELOW_VIEW = """(element) => {
     const bottom = element.getBoundingClientRect().bottom;
@@ -140,6 +154,8 @@ class Walk:
         (``<step>-<field>``) wherever a field's description was below the part on screen."""
         fields = self.dialog.evaluate(FORM_FIELDS)
         assert {field["name"]: field["label"] for field in fields} == texts["data"], fields
+        if self.dialog.evaluate(SCROLL_TO_TOP):  # a step can open where the one before was scrolled to
+            self.shot(f"{step}-top")
         for field in fields:
             paragraph = texts["data_description"][field["name"]].split("\n\n")[0]  # placeholders: any text
             description = self.dialog.get_by_text(re.compile(".+?".join(map(re.escape, re.split(r"\{\w+\}", paragraph)))))
