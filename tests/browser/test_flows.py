@@ -298,6 +298,7 @@ def test_options_flow(page: Page, demo: Demo, width: int) -> None:
     page.keyboard.type("default: peak")
     walk.submit()
     walk.sees(OPTIONS["error"]["invalid_tariff"].format(error=NO_BANDS), "tariff-error")
+    expect(walk.dialog.get_by_text(NO_BANDS)).to_have_count(1)  # in the field's error, not again in the description
     bands.click()
     page.keyboard.press("ControlOrMeta+a")
     page.keyboard.press("Delete")
