@@ -426,3 +426,23 @@ async def test_a_phase_limit_moves_an_appliance(hass: HomeAssistant, freezer: Fr
     payload = home_payload_of(entry)  # what the card, plan_home and get_home_plan show
     assert payload["grid"]["phase_limit_kw"] == 3.68
     assert [slot["l1_kw"] for slot in payload["slots"]] == [round(float(v), 3) for v in plan.phase_kw["L1"]]
+
+
+async def test_the_tariff_step_refuses_a_nested_or_quoted_holiday_flag(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """A holiday flag nested 300 lists deep (which HA could not store) or written as the text "false" is a field
+    error with the schedule's own sentence; nothing is stored."""
+    deep: Any = True
+    for _ in range(300):
+        deep = [deep]
+    result = await through_to_tariff(hass, loaded_entry)
+    for flag, sentence in (
+        (deep, "the band schedule is too large: more than 8 nesting levels"),
+        ("false", "holidays_as_sunday must be true or false (without quotes), got 'false'"),
+    ):
+        result = await hass.config_entries.options.async_configure(
+            result["flow_id"], {**TARIFF, "tariff_bands": {**MODULE3, "holidays_as_sunday": flag}})
+        assert result["step_id"] == "tariff" and result["errors"] == {"tariff_bands": "invalid_tariff"}
+        assert result["description_placeholders"]["error"] == sentence
+    assert "tariff_bands" not in loaded_entry.options
