@@ -26,7 +26,7 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 
 from homeassistant.components.calendar import CalendarEntity, CalendarEvent
 from homeassistant.components.recorder import Recorder
-from homeassistant.config_entries import SOURCE_USER, ConfigSubentryData
+from homeassistant.config_entries import SOURCE_USER, ConfigEntryState, ConfigSubentryData
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.helpers import issue_registry as ir
@@ -446,3 +446,23 @@ async def test_the_tariff_step_refuses_a_nested_or_quoted_holiday_flag(
         assert result["step_id"] == "tariff" and result["errors"] == {"tariff_bands": "invalid_tariff"}
         assert result["description_placeholders"]["error"] == sentence
     assert "tariff_bands" not in loaded_entry.options
+
+
+async def test_a_stored_schedule_of_too_many_bands_is_a_repair_issue(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """Stored options with 33 bands, or 33000 (beyond the band table's int16 index), set up without fees and with
+    the repair issue naming the problem."""
+    freezer.move_to(NOW)
+    for count, problem in ((33, "at most 32 bands, got 33"),
+                           (33000, "the band schedule is too large: more than 1000 entries in all")):
+        bands = {"bands": {f"b{i}": 0.01 for i in range(count)}, "default": "b0",
+                 "windows": [{"band": f"b{count - 1}", "from": "00:00", "to": "01:00"}]}
+        entry = sample_entry(tariff_bands=bands)
+        entry.add_to_hass(hass)
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+        assert entry.state is ConfigEntryState.LOADED
+        assert home_config(hass, entry).tariff is None
+        assert issue_error(hass, "tariff") == f"grid fees: {problem}"
+        assert await hass.config_entries.async_unload(entry.entry_id)

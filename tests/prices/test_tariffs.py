@@ -154,6 +154,9 @@ def nested(depth: int) -> object:
          "the band schedule is too large: more than 4000 characters in all"),
         ({"windows": [{}] * 1001}, "the band schedule is too large: more than 1000 entries in all"),
         ({"bands": {"x" * 2001: 0.1}}, "the band schedule is too large: more than 2000 characters in one text"),
+        ({"bands": {f"b{i}": 0.01 for i in range(33)}}, "at most 32 bands, got 33"),
+        ({"bands": {1: 0.1}, "default": 1, "windows": [{"band": 1, "from": "1:00", "to": "2:00"}] * 201},
+         "at most 200 windows, got 201"),
     ],
 )
 def test_invalid_schedules_name_the_problem(change: dict[str, object], message: str) -> None:
