@@ -466,3 +466,15 @@ async def test_a_stored_schedule_of_too_many_bands_is_a_repair_issue(
         assert home_config(hass, entry).tariff is None
         assert issue_error(hass, "tariff") == f"grid fees: {problem}"
         assert await hass.config_entries.async_unload(entry.entry_id)
+
+
+async def test_holidays_are_clipped_to_the_horizon(hass: HomeAssistant, tz: str) -> None:
+    """An event from year 1 to 9999 gives only the horizon's dates; events before or after it give none."""
+    await setup_calendar(hass, [
+        CalendarEvent(start=date(1, 1, 1), end=date(9999, 12, 31), summary="Forever"),
+        CalendarEvent(start=date(2026, 12, 1), end=date(2026, 12, 3), summary="Before"),
+        CalendarEvent(start=date(9999, 12, 30), end=date(9999, 12, 31), summary="After"),
+    ])
+    start, end = datetime(2026, 12, 20, 12, tzinfo=UTC), datetime(2026, 12, 23, 12, tzinfo=UTC)
+    assert await async_holidays(hass, "calendar.holidays", start, end) == {
+        date(2026, 12, 20), date(2026, 12, 21), date(2026, 12, 22), date(2026, 12, 23)}
