@@ -248,7 +248,8 @@ def test_without_loads_the_equal_cost_plans_still_run_the_heat_pump_as_late_as_p
     """A lossless tank at flat prices: one or two 15-minute runs (+0.625 K each) reach 50.5 degC by the end and stay
     under 51.3 degC, and its heat is worth what it costs (terminal value median / COP), so all such patterns cost the
     same. Brute force: the least-cost patterns, and among them the one whose every prefix runs no more than any
-    other's (the latest); the plan, with no load in the home, is that one."""
+    other's (the latest); the plan, with no load in the home, is that one.
+    """
     n = 5
     tank = pump(
         n,
