@@ -360,11 +360,11 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
     def _finish(self, data: dict[str, Any]) -> SubentryFlowResult:
         """Store the heat pump: a new subentry, or the reconfigured one."""
         if self.source == "reconfigure":
-            return self.async_update_and_abort(
-                self._get_entry(),
-                self._get_reconfigure_subentry(),
-                title=data[CONF_BATTERY_NAME],
-                data=data,
-                reason="reconfigure_successful",
-            )
+            return self._finish_reconfigure(data)
         return self.async_create_entry(title=data[CONF_BATTERY_NAME], data=data)
+
+    def _finish_reconfigure(self, data: dict[str, Any]) -> SubentryFlowResult:
+        """Store the reconfigured heat pump and end the flow (reason ``reconfigure_successful``)."""
+        return self.async_update_and_abort(
+            self._get_entry(), self._get_reconfigure_subentry(), title=data[CONF_BATTERY_NAME], data=data
+        )
