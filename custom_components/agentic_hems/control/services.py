@@ -41,8 +41,7 @@ def _strict_int(value: Any) -> int:
 EVALUATE_SCHEMA = vol.Schema(
     {
         **ENTRY_SCHEMA,
-        # "scheduler" is the integration's own planned commands: no caller may claim it
-        vol.Required("source_agent"): vol.All(cv.string, vol.Length(min=1, max=64), vol.NotIn([SOURCE_SCHEDULER])),
+        vol.Required("source_agent"): vol.All(cv.string, vol.Length(min=1, max=64)),
         vol.Optional("raw_input", default=""): vol.All(cv.string, vol.Length(max=MAX_RAW_INPUT)),
         vol.Optional("model_candidate"): dict,  # untrusted: the Schema gate checks it
         vol.Optional("dry_run", default=False): cv.boolean,
@@ -95,7 +94,13 @@ def pending_refusal(record: TraceRecord) -> dict[str, Any] | None:
 
 
 async def _evaluate_command(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    """Run a proposed command through the gates; a pending limit reached is a translated error."""
+    """Run a proposed command through the gates; a pending limit reached is a translated error.
+
+    ``scheduler`` is the source of the integration's own planned commands: a caller may name it for a dry run (a
+    preview of a scheduled start) only.
+    """
+    if call.data["source_agent"] == SOURCE_SCHEDULER and not call.data["dry_run"]:
+        raise invalid("source_agent_reserved", source=SOURCE_SCHEDULER)
     entry = entry_for_call(hass, call)
     record = await entry.runtime_data.control.async_evaluate(
         source_agent=call.data["source_agent"],
