@@ -63,6 +63,7 @@ STORED = {
     "night_high_c": 22.0, "room_temp_c": 20.0, "hot_water_kwh": 0.0, "hot_water_hours": [], "phase": "L2",
     "cop_mode": "points", "cop_points": [(-7.0, 2.5), (7.0, 4.0)], "carnot_fraction": 0.45, "flow_temp_c": 35.0,
     "thermal_model": "manual", "ua_w_per_k": 150.0, "capacity_kwh_per_k": 8.0, "fit_rmse_c": None,
+    "gains_kw": 0.0, "solar_gain": 0.0, "solar_entity": None,
 }
 
 
@@ -137,8 +138,10 @@ async def test_bad_device_values_are_field_errors(
         ({"cop_outdoor_2": -7}, {"cop_1": "cop_points_invalid"}),
         ({"cop_mode": "carnot", "carnot_fraction": 1.5}, {"carnot_fraction": "efficiency_range"}),
         ({"ua_w_per_k": 0}, {"ua_w_per_k": "must_be_positive"}),
+        ({"gains_kw": 150}, {"gains_kw": "gains_range"}),
+        ({"solar_gain": -0.1}, {"solar_gain": "solar_gain_range"}),
     ],
-    ids=["one-point", "same-outdoor", "carnot-fraction", "ua"],
+    ids=["one-point", "same-outdoor", "carnot-fraction", "ua", "gains", "solar-gain"],
 )
 async def test_bad_model_values_are_field_errors(
     hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]
@@ -170,18 +173,22 @@ async def test_a_fit_shows_its_result_then_stores_it(hass: HomeAssistant) -> Non
     assert result["errors"] == {"thermal_model": "fit_failed"}
     assert result["description_placeholders"] == {"fit_result": "no fit: 3 samples"}
 
-    fitted = {"ua_w_per_k": 162.4, "capacity_kwh_per_k": 7.6, "rmse_c": 0.21, "samples": 1344}
+    fitted = {"ua_w_per_k": 162.4, "capacity_kwh_per_k": 7.6, "gains_kw": 0.31, "solar_gain": 0.22, "rmse_c": 0.21,
+              "samples": 1344}
     with patch("custom_components.agentic_hems.flow.heat_pump.async_fit", return_value=(fitted, "Fitted: RMSE 0.21 °C")):
         result = await add_heat_pump(hass, entry, DEVICE, fit_model)
         assert result["type"] is FlowResultType.FORM and result["errors"] == {}
         assert result["description_placeholders"] == {"fit_result": "Fitted: RMSE 0.21 °C"}
         suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
         assert (suggested["ua_w_per_k"], suggested["capacity_kwh_per_k"]) == (162.4, 7.6)
+        assert (suggested["gains_kw"], suggested["solar_gain"]) == (0.31, 0.22)
         result = await hass.config_entries.subentries.async_configure(
-            result["flow_id"], {**fit_model, "ua_w_per_k": 162.4, "capacity_kwh_per_k": 7.6}
+            result["flow_id"],
+            {**fit_model, "ua_w_per_k": 162.4, "capacity_kwh_per_k": 7.6, "gains_kw": 0.31, "solar_gain": 0.22},
         )
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert (result["data"]["ua_w_per_k"], result["data"]["capacity_kwh_per_k"]) == (162.4, 7.6)
+    assert (result["data"]["gains_kw"], result["data"]["solar_gain"]) == (0.31, 0.22)
     assert (result["data"]["thermal_model"], result["data"]["fit_rmse_c"]) == ("fit", 0.21)
 
 
@@ -569,7 +576,8 @@ async def test_the_fit_reads_the_history_with_the_model_steps_cop(hass: HomeAssi
     """async_fit hands thermal's fit the sensors, 14 days and the COP of the model step; it answers UA in W/K and C,
     or the fit's refusal as the form's text."""
     data = {**STORED, "cop_points": [[-7.0, 2.5], [7.0, 4.0]]}
-    fitted = SimpleNamespace(ua_kw_per_k=0.1623, capacity_kwh_per_k=7.58, rmse_c=0.214, samples=1344)
+    fitted = SimpleNamespace(ua_kw_per_k=0.1623, capacity_kwh_per_k=7.58, gains_kw=0.2816, solar_gain=0.1234,
+                             rmse_c=0.214, samples=1344)
     with patch("custom_components.agentic_hems.planning.heat_inputs.async_fit_from_history",
                return_value=fitted) as fit:
         result, text = await async_fit(hass, data)
@@ -577,7 +585,9 @@ async def test_the_fit_reads_the_history_with_the_model_steps_cop(hass: HomeAssi
     assert (kwargs["indoor_entity"], kwargs["outdoor_entity"], kwargs["power_entity"], kwargs["days"]) == (
         "sensor.living_room_temperature", "sensor.outdoor_temperature", "sensor.heat_pump_power", 14)
     assert kwargs["cop"](np.array([-7.0, 0.0, 7.0])) == pytest.approx([2.5, 3.25, 4.0])
-    assert result == {"ua_w_per_k": 162.3, "capacity_kwh_per_k": 7.58, "rmse_c": 0.21, "samples": 1344}
+    assert kwargs["solar_entity"] is None  # no PV power sensor: no solar term
+    assert result == {"ua_w_per_k": 162.3, "capacity_kwh_per_k": 7.58, "gains_kw": 0.282, "solar_gain": 0.123,
+                      "rmse_c": 0.21, "samples": 1344}
     assert "UA 162.3 W/K" in text and "0.21 °C" in text
     refusal = HomeAssistantError("too little history: 3 samples")
     with patch("custom_components.agentic_hems.planning.heat_inputs.async_fit_from_history", side_effect=refusal):
