@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from freezegun.api import FrozenDateTimeFactory
 import numpy as np
 import pytest
+from pytest_homeassistant_custom_component.components.recorder.common import async_wait_recording_done
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
     async_capture_events,
@@ -23,6 +24,7 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from homeassistant.auth.models import User
+from homeassistant.components.recorder import Recorder
 from homeassistant.config_entries import SOURCE_RECONFIGURE, SOURCE_USER, ConfigSubentry, ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
@@ -38,8 +40,12 @@ from custom_components.agentic_hems.planning.heat_view import reasons
 from custom_components.agentic_hems.planning.home_config import home_config
 from custom_components.agentic_hems.planning.home_manager import planned_temp_c
 from custom_components.agentic_hems.planning.home_view import home_payload
+from custom_components.agentic_hems.scheduling.thermal import fit_thermal
 
 from .conftest import APPLIANCES, NOW, sample_entry
+from .test_thermal_source import record
+
+from scheduling.thermal_house import house  # tests/ is on the path: the simulated house of the core's tests
 
 TRANSLATIONS = Path(__file__).parents[2] / "custom_components" / "agentic_hems" / "translations"
 DEVICE = {
@@ -593,3 +599,55 @@ async def test_the_fit_reads_the_history_with_the_model_steps_cop(hass: HomeAssi
     with patch("custom_components.agentic_hems.planning.heat_inputs.async_fit_from_history", side_effect=refusal):
         result, text = await async_fit(hass, data)
     assert result is None and text == "No fit: too little history: 3 samples"
+
+
+# --------------------------------------------------------------------------------------- internal and solar gains
+
+
+def test_a_heat_pump_stored_without_gains_reads_them_as_zero() -> None:
+    """Subentries stored before the gains fields need no migration: they read as G = 0, g = 0, no PV sensor, and a
+    house without gains gets none in the plan while a tank keeps its draw."""
+    old = {k: v for k, v in STORED.items() if k not in ("gains_kw", "solar_gain", "solar_entity")}
+    hp = parse_heat_pump("hp", old)
+    assert (hp.internal_gains_kw, hp.solar_gain, hp.solar_entity) == (0.0, 0.0, None)
+    tz = ZoneInfo("Europe/Brussels")
+    starts = [NOW + timedelta(hours=i) for i in range(3)]
+    assert hp.gains_kw(starts, timedelta(hours=1), tz, np.array([2.0, 1.0, 0.0])) is None
+    tank = parse_heat_pump("t", {**old, "store": "hot_water", "hot_water_kwh": 3.0, "hot_water_hours": [21],
+                                 "gains_kw": 0.5, "solar_gain": 0.2})
+    assert list(tank.gains_kw(starts, timedelta(hours=1), tz, np.array([2.0, 1.0, 0.0]))) == [0.0, -3.0, 0.0]
+
+
+async def test_a_fit_from_the_recorders_history_stores_the_gains(recorder_mock: Recorder, hass: HomeAssistant) -> None:
+    """Seven days of a simulated house (UA 200 W/K, C 10 kWh/K, internal gains G 0.3 kW, solar gain g 0.3 kW per kW of
+    PV) in the recorder: the form's fit, with the PV power sensor, finds G and g and the next submit stores them."""
+    h = house(7)
+    now = dt_util.utcnow().replace(second=0, microsecond=0)
+    start = now - timedelta(minutes=now.minute % 15) - timedelta(days=7)
+    record(hass, "sensor.living_room_temperature", start, h.indoor_c, "°C")
+    record(hass, "sensor.outdoor_temperature", start, h.outdoor_c, "°C")
+    record(hass, "sensor.heat_pump_power", start, h.electric_kw * 1000, "W")
+    record(hass, "sensor.pv_power", start, h.solar_kw, "kW")
+    await async_wait_recording_done(hass)
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    fit_model = {"cop_mode": "points", "cop_outdoor_1": -10, "cop_1": 2.2, "cop_outdoor_2": 10, "cop_2": 3.8,
+                 "carnot_fraction": 0.45, "flow_temp_c": 35, "thermal_model": "fit", "solar_entity": "sensor.pv_power"}
+    result = await add_heat_pump(hass, entry, DEVICE, fit_model)
+    assert result["type"] is FlowResultType.FORM and result["errors"] == {}, result["description_placeholders"]
+    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
+    # the core's fit of the recorded samples: the 14-day fit also reads the first values, recorded a slot earlier
+    rounded = {key: np.round(np.concatenate([values[:1], values]), 4) for key, values in
+               {"indoor": h.indoor_c, "outdoor": h.outdoor_c, "power": h.electric_kw, "pv": h.solar_kw}.items()}
+    core = fit_thermal(rounded["indoor"], rounded["outdoor"], (3 + 0.08 * rounded["outdoor"]) * rounded["power"],
+                       hours=0.25, solar_kw=rounded["pv"])
+    assert (suggested["gains_kw"], suggested["solar_gain"]) == (round(core.gains_kw, 3), round(core.solar_gain, 3))
+    assert suggested["gains_kw"] == pytest.approx(0.3, abs=0.1) and suggested["solar_gain"] == pytest.approx(0.3, abs=0.1)
+    assert f"internal gains {suggested['gains_kw']:g} kW" in result["description_placeholders"]["fit_result"]
+    fitted = {k: suggested[k] for k in ("ua_w_per_k", "capacity_kwh_per_k", "gains_kw", "solar_gain")}
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**fit_model, **fitted})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert {k: result["data"][k] for k in fitted} == fitted
+    assert result["data"]["solar_entity"] == "sensor.pv_power"
+    (hp,) = home_config(hass, entry).heat_pumps
+    assert (hp.internal_gains_kw, hp.solar_gain) == (fitted["gains_kw"], fitted["solar_gain"])
