@@ -5,6 +5,7 @@ config it stores and reads back, the plan's inputs, the commands through the gat
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import replace
 from datetime import datetime, timedelta
 import json
 from pathlib import Path
@@ -40,6 +41,7 @@ from custom_components.agentic_hems.planning.heat_view import reasons
 from custom_components.agentic_hems.planning.home_config import home_config
 from custom_components.agentic_hems.planning.home_manager import planned_temp_c
 from custom_components.agentic_hems.planning.home_view import home_payload
+from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.thermal import fit_thermal
 
 from .conftest import APPLIANCES, NOW, sample_entry
@@ -651,3 +653,45 @@ async def test_a_fit_from_the_recorders_history_stores_the_gains(recorder_mock: 
     assert result["data"]["solar_entity"] == "sensor.pv_power"
     (hp,) = home_config(hass, entry).heat_pumps
     assert (hp.internal_gains_kw, hp.solar_gain) == (fitted["gains_kw"], fitted["solar_gain"])
+
+
+PV_PERIODS = [3.0, 2.5, 2.0, 1.0, 0.5, 0.0]  # kW per 30-minute period from NOW's hour: a Solcast-shaped sensor
+
+
+async def test_the_plan_gains_the_internal_and_solar_gains_and_needs_less_energy(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """A house with G = 0.4 kW and g = 0.25 kW per kW of PV: the plan's gains are G + g x the PV forecast slot by
+    slot, and the plan needs less heat-pump energy than plan_home run directly on the same inputs with G = g = 0."""
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    await _heated_house(hass)
+    start = NOW.replace(minute=0)
+    forecast = [{"period_start": (start + timedelta(minutes=30 * i)).isoformat(), "pv_estimate": kw,
+                 "pv_estimate10": kw, "pv_estimate90": kw} for i, kw in enumerate(PV_PERIODS)]
+    hass.states.async_set("sensor.solcast", "10", {"detailedForecast": forecast})
+    entry = heated_entry({**HEAT_PUMP, "gains_kw": 0.4, "solar_gain": 0.25}, battery_control="automatic",
+                         pv_forecast_entries=[], pv_forecast_sensor="sensor.solcast")
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    result = entry.runtime_data.home.result
+    assert result is not None and result.plan is not None, result and result.detail
+    inputs, (pump,) = result.inputs, result.inputs.heat_pumps
+    n = result.plan.import_kw.size
+    pv = np.repeat(PV_PERIODS, 2)  # the forecast on the 15-minute slots, 0 kW after it ends
+    assert list(inputs.pv_kw[: pv.size]) == pytest.approx(list(pv))
+    assert pump.gains_kw is not None
+    assert list(pump.gains_kw[:n]) == pytest.approx([0.4 + 0.25 * float(kw) for kw in inputs.pv_kw[:n]])
+    common = {"pv_kw": inputs.pv_kw, "base_load_kw": inputs.base_load_kw, "export_price": inputs.export_price,
+              "fees": inputs.fees}
+    gained = plan_home(inputs.curve, heat_pumps=[pump], **common)
+    without = plan_home(inputs.curve, heat_pumps=[replace(pump, gains_kw=None)], **common)
+    energy = {name: float(plan.heat_kw[HEAT_ID].sum()) / 4 for name, plan in (("gains", gained), ("none", without))}
+    m = gained.heat_kw[HEAT_ID].size
+    for plan in (gained, without):  # the same band
+        assert (plan.temp_c[HEAT_ID][1:] >= pump.comfort_low_c[:m] - 0.05).all()
+        assert (plan.temp_c[HEAT_ID][1:] <= pump.comfort_high_c[:m] + 1e-6).all()
+    gains_at_cop = float(np.sum(pump.gains_kw[:m] / pump.cop[:m])) / 4  # the gains' heat at the pump's COP, kWh
+    assert energy["none"] - energy["gains"] > 0.5 * gains_at_cop > 1.0, (energy, gains_at_cop)
+    assert float(result.plan.heat_kw[HEAT_ID].sum()) / 4 < energy["none"] - 0.5 * gains_at_cop  # the plan in HA

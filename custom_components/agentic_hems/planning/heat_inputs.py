@@ -109,6 +109,7 @@ async def async_heat_pumps(
     curve: PriceCurve,
     now: datetime,
     notes: list[str] | None = None,
+    *,
     pv_kw: FloatArray | None = None,
 ) -> list[HomeHeatPump]:
     """Each heat pump on the slots of ``curve`` at its measured temperature.

@@ -192,7 +192,7 @@ class HomePlanManager(ChangeListeners):
         """Gather the inputs and run the MILP in the executor."""
         assert self.coordinator.data is not None
         inputs = await async_inputs(self.hass, self.config, self.coordinator.data, self.grid, now)
-        heat = await async_heat_pumps(self.hass, self.config, inputs.curve, now, inputs.notes, inputs.pv_kw)
+        heat = await async_heat_pumps(self.hass, self.config, inputs.curve, now, inputs.notes, pv_kw=inputs.pv_kw)
         inputs.curve, forecast_end = cut_at_forecast(inputs.curve, heat)
         inputs.heat_pumps = tuple(heat)
         if forecast_end is not None:
