@@ -372,7 +372,7 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
                     return self._finish(HEAT_PUMP_SCHEMA({**data, CONF_FIT_RMSE_C: self._fit["rmse_c"]}))
             elif not errors:
                 return self._finish(HEAT_PUMP_SCHEMA({**data, CONF_FIT_RMSE_C: None}))
-            if self._fit is not None and not errors:  # a fit just ran: show it with UA and C filled in
+            if self._fit is not None and not errors:  # a fit just ran: show it with UA, C and the gains filled in
                 fitted = (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K, CONF_GAINS_KW, CONF_SOLAR_GAIN)
                 suggested |= {k: self._fit[k] for k in fitted}
         return self.async_show_form(
