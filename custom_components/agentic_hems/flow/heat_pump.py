@@ -295,8 +295,10 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
         errors[key] = "efficiency_range"
     for key in _refused(data, (CONF_FLOW_TEMP_C,)):
         errors[key] = "flow_temp_range"
-    gains = ((CONF_GAINS_KW, "gains_range"), (CONF_SOLAR_GAIN, "solar_gain_range"))
-    errors |= {key: reason for key, reason in gains if _refused(data, (key,))}
+    for key in _refused(data, (CONF_GAINS_KW,)):
+        errors[key] = "gains_range"
+    for key in _refused(data, (CONF_SOLAR_GAIN,)):
+        errors[key] = "solar_gain_range"
     for key in _refused(data, (CONF_SOLAR_ENTITY,)):
         errors[key] = "entity_invalid"
     if data.get(CONF_THERMAL_MODEL) == MODEL_FIT:
