@@ -79,7 +79,6 @@ EVENT_GATE_DECISION: Final = "agentic_hems_gate_decision"
 EVENT_RUN_STEP: Final = "agentic_hems_run_step"
 EVENT_RUN_FINISHED: Final = "agentic_hems_run_finished"
 MAX_TRACES: Final = 500
-SOURCE_SCHEDULER: Final = "scheduler"
 
 # Appliance subentries.
 SUBENTRY_APPLIANCE: Final = "appliance"

@@ -43,7 +43,7 @@ from .grid_ha.records import GridRecords
 from .grid_ha.site import SETPOINT, home_site
 from .planning.appliances import configured_appliances
 from .planning.heat_exec import HeatSetpoints
-from .planning.home_config import home_config
+from .planning.home_config import HomeConfig, home_config
 from .planning.home_manager import HomePlanManager
 from .planning.manager import PlanManager
 from .planning.scheduler import async_track_slots
@@ -66,6 +66,17 @@ class RuntimeData:
 
 
 type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
+
+
+def _setpoints(hass: HomeAssistant, records: GridRecords, home: HomeConfig) -> HeatSetpoints:
+    """Return the Policy gate's setpoint authority over the batteries' and heat pumps' control entities.
+
+    Approved requests alone set them in approval mode; the home plan's scheduled commands set them in automatic mode.
+    """
+    controlled = home.control_entities()
+    if home.battery_control == BATTERY_APPROVAL:
+        return HeatSetpoints(hass, records, controlled)
+    return HeatSetpoints(hass, records, frozenset(), automatic=controlled)
 
 
 async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> RuntimeData:
@@ -91,7 +102,6 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     site = home_site(options, appliances)
     records = GridRecords(hass, entry.entry_id, audit, site.entities.get(SETPOINT))
     home = home_config(hass, entry)
-    approval = home.control_entities() if home.battery_control == BATTERY_APPROVAL else frozenset[str]()
     control = ControlManager(
         hass,
         entry.entry_id,
@@ -101,7 +111,7 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
         notify_service=options.get(CONF_NOTIFY_SERVICE) or None,
         audit=audit,
         halt=audit.halts,
-        setpoints=HeatSetpoints(hass, records, approval),  # battery/heat setpoints: approved requests only (Policy)
+        setpoints=_setpoints(hass, records, home),
     )
     await control.async_load()
     limits = (int(options[CONF_ASK_DAILY]), int(options[CONF_ASK_HOURLY]), int(options[CONF_ASK_PER_MINUTE]))

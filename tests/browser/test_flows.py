@@ -1,9 +1,13 @@
 """Every form people type into, in HA's own frontend: the config flow (each price source), the options flow,
-reconfigure, adding and reconfiguring an appliance, and adding a battery, at a desktop (1280 px) and a phone (390 px) width.
+reconfigure, adding and reconfiguring an appliance, adding a battery and adding a heat pump (a house and a hot-water
+tank), at a desktop (1280 px) and a phone (390 px) width.
 
 Each step waits for the next one to show (a form the frontend cannot open leaves the dialog greyed out, and the test
 fails on its timeout), saves a screenshot ``flow-<width>-<test>-<nn>-<step>.png`` in ``tests/browser/artifacts/``, and
 the last test fails on any console error of this file's page. The texts expected come from ``translations/en.json``.
+The forms of the options steps and the subentries are checked field by field (``Walk.labelled``): each field the
+frontend draws has its translated label (not its raw key) and its translated description on screen, and the
+screenshots scroll through the whole form.
 
 Nothing here changes the demo for the other files: flows that would create an entry or save options are closed at
 their last step; the appliance reconfigured is saved unchanged. The demo has no core Nord Pool entry (it is offline),
@@ -29,6 +33,8 @@ EN = json.loads((ROOT / "custom_components" / "agentic_hems" / "translations" / 
 CONFIG, OPTIONS = EN["config"], EN["options"]
 APPLIANCE = EN["config_subentries"]["appliance"]
 BATTERY = EN["config_subentries"]["battery"]
+HEAT_PUMP = EN["config_subentries"]["heat_pump"]
+PHASES = EN["selector"]["phase"]["options"]
 WIDTHS = (1280, 390)
 HEIGHT = {1280: 900, 390: 844}
 INTEGRATION_PAGE = "/config/integrations/integration/agentic_hems"
@@ -43,12 +49,54 @@ PRICES = {"state": "0.1", "attributes": {"unit_of_measurement": "EUR/kWh", "frie
 BATTERY_MODE = "select.flow_test_battery_mode"
 MODE_STATE = {"state": "Standby", "attributes": {"friendly_name": "Flow test battery mode",
                                                  "options": ["Force charge", "Force discharge", "Standby"]}}
+# parse_schedule's message for a band schedule without bands (shown in the translated invalid_tariff error)
+NO_BANDS = "bands must map each band name to its fee per kWh, e.g. {low: 0.03, high: 0.11}"
 HASS = "document.querySelector('home-assistant').hass"
 # Whether the focus (followed through the shadow roots) is in a search box, as when an entity picker has opened.
 FOCUSED_SEARCH = """() => {
     let element = document.activeElement;
     while (element && element.shadowRoot && element.shadowRoot.activeElement) element = element.shadowRoot.activeElement;
     return !!element && element.tagName === 'INPUT' && element.placeholder === 'Search';
+}"""
+# The dialog's form (found through the shadow roots): each field's name and the label the frontend computes for it
+# (HA's flow dialog falls back to the raw key where a translation is missing).
+FORM_FIELDS = """(dialog) => {
+    const find = (root) => {
+        for (const element of root.querySelectorAll('*')) {
+            if (element.tagName === 'HA-FORM') return element;
+            const inner = element.shadowRoot && find(element.shadowRoot);
+            if (inner) return inner;
+        }
+        return null;
+    };
+    const form = find(dialog.shadowRoot || dialog);
+    return form.schema.map((field) => ({name: field.name, label: form.computeLabel(field, form.data)}));
+}"""
+# Scroll the dialog's scrolling part (found through the shadow roots) to its top; whether it was scrolled down.
+SCROLL_TO_TOP = """(dialog) => {
+    const find = (root) => {
+        for (const element of root.querySelectorAll('*')) {
+            if (element.scrollTop > 0) return element;
+            const inner = element.shadowRoot && find(element.shadowRoot);
+            if (inner) return inner;
+        }
+        return null;
+    };
+    const scrolled = find(dialog.shadowRoot || dialog);
+    if (scrolled) scrolled.scrollTop = 0;
+    return !!scrolled;
+}"""
+# Whether an element ends below the part of its scrolling container (or of the window) that is on screen.
+BELOW_VIEW = """(element) => {
+    const bottom = element.getBoundingClientRect().bottom;
+    for (let node = element; node; ) {
+        node = node.parentElement || node.getRootNode().host;
+        if (node && node.scrollHeight > node.clientHeight
+                && ['auto', 'scroll'].includes(getComputedStyle(node).overflowY)) {
+            return bottom > node.getBoundingClientRect().bottom;
+        }
+    }
+    return bottom > window.innerHeight;
 }"""
 
 
@@ -100,9 +148,34 @@ class Walk:
         self.dialog.locator("ha-icon-button[data-dialog=close]").first.click()
         expect(self.dialog.locator(".dialog-title")).to_have_count(0)  # the element stays, empty
 
+    def labelled(self, texts: dict[str, Any], step: str) -> None:
+        """Check that the form's fields are those of ``texts`` (a step's translations), each with its translated label
+        and its description (the first paragraph) on screen; then take screenshots down the form, one
+        (``<step>-<field>``) wherever a field's description was below the part on screen."""
+        fields = self.dialog.evaluate(FORM_FIELDS)
+        assert {field["name"]: field["label"] for field in fields} == texts["data"], fields
+        if self.dialog.evaluate(SCROLL_TO_TOP):  # a step can open where the one before was scrolled to
+            self.shot(f"{step}-top")
+        for field in fields:
+            paragraph = texts["data_description"][field["name"]].split("\n\n")[0]  # placeholders: any text
+            description = self.dialog.get_by_text(re.compile(".+?".join(map(re.escape, re.split(r"\{\w+\}", paragraph)))))
+            expect(description).to_be_visible()
+            if description.evaluate(BELOW_VIEW):
+                description.evaluate("(e) => e.scrollIntoView({block: 'end'})")
+                self.shot(f"{step}-{field['name']}")
+
     def field(self, label: str, role: str = "textbox") -> Locator:
         """The dialog's input labelled ``label`` (a required field's label ends in "*")."""
         return self.dialog.get_by_role(role, name=re.compile(rf"^{re.escape(label)}\*?$"))  # type: ignore[arg-type]
+
+    def choose(self, label: str, option: str, step: str) -> None:
+        """Open the drop-down labelled ``label`` (its options shown in a screenshot) and choose ``option``."""
+        self.dialog.get_by_label(label, exact=True).click()
+        choice = self.page.get_by_role("menuitem", name=option, exact=True)
+        expect(choice).to_be_visible()
+        self.shot(step)
+        choice.click()
+        expect(self.dialog.get_by_label(label, exact=True)).to_contain_text(option)
 
     def pick_entity(self, entity_id: str, index: int = 0) -> None:
         """Pick ``entity_id`` in the dialog's ``index``-th entity picker, by typing it and taking the first match."""
@@ -214,6 +287,22 @@ def test_options_flow(page: Page, demo: Demo, width: int) -> None:
     walk.dialog.get_by_text(steps["home"]["data_description"]["mpc_pv_threshold_kw"]).scroll_into_view_if_needed()
     walk.shot("home-end")
     walk.submit()
+    tariff = steps["tariff"]
+    walk.step(tariff["title"], "tariff")
+    walk.labelled(tariff, "tariff")
+    expect(walk.dialog.get_by_text("default: standard")).to_be_visible()  # the example under the bands' field
+    expect(walk.dialog.get_by_role("radio", name=EN["selector"]["phase_count"]["options"]["3"])).to_be_checked()
+    expect(walk.field(tariff["data"]["nominal_voltage"], "spinbutton")).to_have_value("230")
+    bands = walk.dialog.locator("ha-code-editor").first
+    bands.click()
+    page.keyboard.type("default: peak")
+    walk.submit()
+    walk.sees(OPTIONS["error"]["invalid_tariff"].format(error=NO_BANDS), "tariff-error")
+    expect(walk.dialog.get_by_text(NO_BANDS)).to_have_count(1)  # in the field's error, not again in the description
+    bands.click()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.press("Delete")
+    walk.submit()
     walk.step(steps["assistant"]["title"], "assistant")
     walk.close()
 
@@ -236,7 +325,9 @@ def test_add_appliance(page: Page, demo: Demo, width: int) -> None:
     page.get_by_role("button", name="Add appliance").click()
     labels, errors = APPLIANCE["step"]["user"]["data"], APPLIANCE["error"]
     walk.step(APPLIANCE["step"]["user"]["title"], "empty")
+    walk.labelled(APPLIANCE["step"]["user"], "form")
     expect(walk.field(labels["power_kw"], "spinbutton")).to_have_value("")
+    walk.choose(labels["phase"], PHASES["L2"], "phase")
     expect(walk.dialog.locator("ha-selector-time").first.locator("input")).to_have_count(2)  # hours and minutes
     walk.field(labels["name"]).fill("Boiler")
     walk.pick_entity("input_boolean.garage_motor")
@@ -274,6 +365,8 @@ def test_add_battery(page: Page, demo: Demo, width: int, battery_mode: str) -> N
     labels, errors = BATTERY["step"]["user"]["data"], BATTERY["error"]
     expect(walk.field(labels["name"])).to_be_visible()  # the form is drawn, not only the dialog's title
     walk.step(BATTERY["step"]["user"]["title"], "empty")
+    walk.labelled(BATTERY["step"]["user"], "form")
+    walk.choose(labels["phase"], PHASES["L3"], "phase")
     expect(walk.field(labels["capacity_kwh"], "spinbutton")).to_have_value("")
     expect(walk.field(labels["soc_max_pct"], "spinbutton")).to_have_value("100")
     expect(walk.field(labels["charge_efficiency"], "spinbutton")).to_have_value("0.95")
@@ -293,6 +386,69 @@ def test_add_battery(page: Page, demo: Demo, width: int, battery_mode: str) -> N
     walk.pick_entity(battery_mode, 1)
     walk.submit()
     walk.sees(errors["select_needs_modes"], "select-without-modes")
+    walk.close()
+
+
+def start_heat_pump(walk: Walk, page: Page, name: str, store: str) -> dict[str, str]:
+    """Open "Add heat pump", check its first step's fields, and fill in ``name``, ``store`` and the demo house's
+    thermostat, indoor temperature and weather; return the step's labels."""
+    page.get_by_role("button", name=HEAT_PUMP["initiate_flow"]["user"]).click()
+    device = HEAT_PUMP["step"]["user"]
+    labels = device["data"]
+    expect(walk.field(labels["name"])).to_be_visible()
+    walk.step(device["title"], "device")
+    expect(walk.dialog.get_by_role("radio", name=EN["selector"]["heat_store"]["options"]["space_heating"])).to_be_checked()
+    expect(walk.dialog.locator("ha-selector-time").first.locator("input")).to_have_count(2)  # hours and minutes
+    walk.labelled(device, "device")
+    walk.field(labels["name"]).fill(name)
+    walk.dialog.get_by_role("radio", name=EN["selector"]["heat_store"]["options"][store]).check()
+    walk.pick_entity("climate.heat_pump", 0)
+    walk.pick_entity("sensor.indoor_temperature", 1)
+    walk.pick_entity("weather.house", 2)
+    return labels
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_add_heat_pump_house(page: Page, demo: Demo, width: int) -> None:
+    """Both steps of "Add heat pump" for a house: a highest power below the lowest is a translated field error; the
+    model step, submitted without rated points, says how many it needs (closed there: no heat pump is added)."""
+    walk = Walk(page, demo, width, "add-heat-pump")
+    labels = start_heat_pump(walk, page, "Flow test house", "space_heating")
+    errors = HEAT_PUMP["error"]
+    walk.field(labels["min_kw"], "spinbutton").fill("3")
+    walk.field(labels["max_kw"], "spinbutton").fill("2")
+    walk.submit()
+    walk.sees(errors["max_below_min"], "max-below-min")
+    walk.field(labels["min_kw"], "spinbutton").fill("0.5")
+    walk.choose(labels["phase"], PHASES["L2"], "phase")
+    walk.submit()
+    model = HEAT_PUMP["step"]["model"]
+    walk.step(model["title"], "model")
+    expect(walk.dialog.get_by_role("radio", name=EN["selector"]["cop_mode"]["options"]["points"])).to_be_checked()
+    walk.labelled(model, "model")
+    walk.submit()
+    walk.sees(errors["cop_points_invalid"], "no-points")
+    walk.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_add_heat_pump_tank(page: Page, demo: Demo, width: int) -> None:
+    """A hot-water tank: its band, room and daily draw on the first step; on the model step a Carnot fraction with
+    the thermal model by hand, whose UA and C are asked for (closed there: no heat pump is added)."""
+    walk = Walk(page, demo, width, "add-heat-pump-tank")
+    labels = start_heat_pump(walk, page, "Flow test tank", "hot_water")
+    for key, value in (("max_kw", "2"), ("day_low_c", "45"), ("day_high_c", "55"), ("night_low_c", "40"),
+                       ("night_high_c", "55"), ("room_temp_c", "15"), ("hot_water_kwh", "6")):
+        walk.field(labels[key], "spinbutton").fill(value)
+    walk.submit()
+    model = HEAT_PUMP["step"]["model"]
+    walk.step(model["title"], "model")
+    walk.dialog.get_by_role("radio", name=EN["selector"]["cop_mode"]["options"]["carnot"]).check()
+    walk.field(model["data"]["flow_temp_c"], "spinbutton").fill("55")
+    walk.submit()
+    expect(walk.dialog.get_by_text(HEAT_PUMP["error"]["must_be_positive"], exact=True)).to_have_count(2)  # UA, C
+    walk.dialog.get_by_text(HEAT_PUMP["error"]["must_be_positive"], exact=True).last.scroll_into_view_if_needed()
+    walk.shot("no-model")
     walk.close()
 
 

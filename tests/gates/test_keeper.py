@@ -249,6 +249,9 @@ class Authority:
     def reserved(self) -> frozenset[str]:
         return frozenset({SETPOINT})
 
+    def scheduled(self) -> frozenset[str]:
+        return frozenset()
+
     def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
         if grant.request_id != "auth_ok":
             return f"authorization request {grant.request_id} is pending, not approved"

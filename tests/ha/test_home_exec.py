@@ -22,6 +22,7 @@ from custom_components.agentic_hems.planning.home_manager import HomePlanManager
 from custom_components.agentic_hems.scheduling.home_model import HomePlan
 from homeassistant.auth.models import User
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
@@ -199,8 +200,28 @@ async def test_generate_explanation_gives_the_home_plans_own_reasons_and_sets_no
         (battery,) = explanation["structured"]["batteries"]
         assert [s["why"] for s in battery["slots"]] == answer["batteries"][0]["why"]
         assert explanation["plan_id"] is None and explanation["explanation_id"].startswith("explanation_")
-    assert [e.data["domain"] for e in events] == [DOMAIN] * 4  # the four calls above, nothing on a device
+        for audience in ("operator", "manager", "auditor"):
+            given, live = [
+                await hass.services.async_call(DOMAIN, "generate_explanation", {subject: value, "lang": lang,
+                                               "audience": audience}, blocking=True, return_response=True)
+                for subject, value in (("home_plan", home_plan), ("current_home_plan", True))
+            ]
+            assert (live["text"], live["structured"]) == (given["text"], given["structured"])
+    assert [e.data["domain"] for e in events] == [DOMAIN] * 16  # the calls above, nothing on a device
     assert float(hass.states.get("input_number.battery_power").state) == 0.0
+
+
+async def test_generate_explanation_of_the_current_home_plan_without_one_is_a_typed_error(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """``current_home_plan`` in a home whose plan is gone: the translated ``home_plan_not_available``."""
+    solar_id = await _select_house(hass, freezer)
+    entry = await _start(hass, freezer, solar_id, battery_control="automatic")
+    entry.runtime_data.home.result = None
+    with pytest.raises(ServiceValidationError) as err:
+        await hass.services.async_call(DOMAIN, "generate_explanation", {"current_home_plan": True}, blocking=True,
+                                       return_response=True)
+    assert err.value.translation_key == "home_plan_not_available"
 
 
 def test_plan_actions_merge_equal_neighbours_per_entity() -> None:

@@ -29,8 +29,15 @@ from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.gates.models import GridGrant
 from custom_components.agentic_hems.planning.home_config import parse_options
 from custom_components.agentic_hems.planning.home_manager import HomePlanManager, plan_leaving_out, planned_soc_pct
+from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling.home import plan_home
-from custom_components.agentic_hems.scheduling.home_model import HomePlanError, Tariff, evaluate
+from custom_components.agentic_hems.scheduling.home_model import (
+    HomeHeatPump,
+    HomePlanError,
+    PhaseLimits,
+    Tariff,
+    evaluate,
+)
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigSubentryData
@@ -177,6 +184,33 @@ async def test_automatic_mode_sets_exactly_the_planned_kw_and_an_unchanged_plan_
     await manager.async_replan(execute=True)  # same inputs, same plan
     await hass.async_block_till_done(wait_background_tasks=True)
     assert len(setpoint_calls(events)) == before
+
+
+async def test_automatic_mode_drives_a_battery_whose_control_is_also_the_grid_toolkits_setpoint(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    """The battery's control entity is also the grid toolkit's battery setpoint (one entity, as most homes have it).
+    In automatic mode the home plan's slot command sets it; any other source is still refused as a grid setpoint, and
+    no caller of evaluate_command may claim to be the scheduler."""
+    entry = await _setup(hass, freezer, battery_control="automatic", battery_setpoint_entity=SETPOINT)
+    await entry.runtime_data.control.async_set_allow_control(True)
+    events = async_capture_events(hass, "call_service")
+    boundary = dt_util.as_utc(NOW).replace(minute=15, second=0)
+    freezer.move_to(boundary)
+    async_fire_time_changed(hass, boundary)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    planned = round(float(home(entry).result.plan.battery_kw["battery1"][0]), 3)
+    assert planned != 0.0 and setpoint_calls(events) == [pytest.approx(planned)]
+    candidate = {"intent": "set_value", "device_alias": SETPOINT, "params": {"value": 1.0}}
+    record = await entry.runtime_data.control.async_evaluate(source_agent="hermes", candidate=candidate,
+                                                             context=Context(user_id=hass_admin_user.id))
+    assert (record["outcome"], record["failed_gate"]) == ("blocked", "policy")
+    assert "is a grid setpoint" in record["gate_results"][-1]["reason"]
+    with pytest.raises(ServiceValidationError):
+        await hass.services.async_call(DOMAIN, "evaluate_command", {"source_agent": "scheduler",
+                                       "model_candidate": candidate}, blocking=True, return_response=True,
+                                       context=Context(user_id=hass_admin_user.id))
+    assert float(hass.states.get(SETPOINT).state) == pytest.approx(planned)
 
 
 async def test_approval_mode_waits_for_an_administrator(
@@ -376,8 +410,30 @@ async def test_a_load_whose_window_cannot_hold_it_is_left_out_not_the_whole_plan
         plan_home(curve, [good, bad])
     assert err.value.loads == ("bad",)
     plan, left_out = plan_leaving_out(curve, [good, bad])
-    assert left_out == ["bad"] and "bad" not in plan.load_kw
+    assert left_out == ["bad, its window cannot hold it"] and "bad" not in plan.load_kw
     assert plan.starts["good"] == plan_home(curve, [good]).starts["good"]
+    phases = PhaseLimits(limit_kw=5.75, assignment={"good": "L1", "bad": "L2"})  # the left-out load's phase goes too
+    plan, left_out = plan_leaving_out(curve, [good, bad], phases=phases)
+    assert left_out == ["bad, its window cannot hold it"]
+    assert plan.starts["good"] == plan_home(curve, [good], phases=PhaseLimits(limit_kw=5.75)).starts["good"]
+
+
+def test_heat_pumps_the_model_refuses_are_left_out_not_the_whole_plan() -> None:
+    """A heat pump whose store reacts faster than a slot (h UA > C: the model's step would overshoot) is refused by
+    plan_home; the home is planned without it, with the reason, and its phase is dropped with it."""
+    curve = PriceCurve(start=NOW.replace(minute=0, second=0, microsecond=0), resolution=timedelta(hours=1),
+                       prices=np.array([0.30, 0.10, 0.20, 0.40]), source="test")
+    flat = np.full(4, 5.0)
+    pump = HomeHeatPump(name="hp", ua_kw_per_k=5.0, capacity_kwh_per_k=1.0, min_kw=0.0, max_kw=2.0,
+                        initial_temp_c=20.0, ambient_c=flat, cop=np.full(4, 3.0), comfort_low_c=np.full(4, 19.0),
+                        comfort_high_c=np.full(4, 23.0))
+    run = LoadSpec("run", power_kw=1.0, duration_min=60, earliest_start=curve.start, deadline=curve.slot_start(4))
+    with pytest.raises(ValueError, match="time constant"):
+        plan_home(curve, [run], heat_pumps=[pump])
+    phases = PhaseLimits(limit_kw=5.75, assignment={"hp": "L1", "run": "L2"})
+    plan, left_out = plan_leaving_out(curve, [run], heat_pumps=[pump], phases=phases)
+    assert left_out == ["heat pumps: heat pump 'hp': the slot is too long for its time constant C / UA"]
+    assert plan.heat_kw == {} and plan.starts["run"] == curve.slot_start(1)  # the cheapest hour
 
 
 async def test_a_restart_keeps_the_request_of_an_unchanged_plan(hass: HomeAssistant, approval: MockConfigEntry) -> None:

@@ -26,7 +26,7 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 
 from homeassistant.components.calendar import CalendarEntity, CalendarEvent
 from homeassistant.components.recorder import Recorder
-from homeassistant.config_entries import SOURCE_USER, ConfigSubentryData
+from homeassistant.config_entries import SOURCE_USER, ConfigEntryState, ConfigSubentryData
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.helpers import issue_registry as ir
@@ -426,3 +426,55 @@ async def test_a_phase_limit_moves_an_appliance(hass: HomeAssistant, freezer: Fr
     payload = home_payload_of(entry)  # what the card, plan_home and get_home_plan show
     assert payload["grid"]["phase_limit_kw"] == 3.68
     assert [slot["l1_kw"] for slot in payload["slots"]] == [round(float(v), 3) for v in plan.phase_kw["L1"]]
+
+
+async def test_the_tariff_step_refuses_a_nested_or_quoted_holiday_flag(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """A holiday flag nested 300 lists deep (which HA could not store) or written as the text "false" is a field
+    error with the schedule's own sentence; nothing is stored."""
+    deep: Any = True
+    for _ in range(300):
+        deep = [deep]
+    result = await through_to_tariff(hass, loaded_entry)
+    for flag, sentence in (
+        (deep, "the band schedule is too large: more than 8 nesting levels"),
+        ("false", "holidays_as_sunday must be true or false (without quotes), got 'false'"),
+    ):
+        result = await hass.config_entries.options.async_configure(
+            result["flow_id"], {**TARIFF, "tariff_bands": {**MODULE3, "holidays_as_sunday": flag}})
+        assert result["step_id"] == "tariff" and result["errors"] == {"tariff_bands": "invalid_tariff"}
+        assert result["description_placeholders"]["error"] == sentence
+    assert "tariff_bands" not in loaded_entry.options
+
+
+async def test_a_stored_schedule_of_too_many_bands_is_a_repair_issue(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """Stored options with 33 bands, or 33000 (beyond the band table's int16 index), set up without fees and with
+    the repair issue naming the problem."""
+    freezer.move_to(NOW)
+    for count, problem in ((33, "at most 32 bands, got 33"),
+                           (33000, "the band schedule is too large: more than 1000 entries in all")):
+        bands = {"bands": {f"b{i}": 0.01 for i in range(count)}, "default": "b0",
+                 "windows": [{"band": f"b{count - 1}", "from": "00:00", "to": "01:00"}]}
+        entry = sample_entry(tariff_bands=bands)
+        entry.add_to_hass(hass)
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+        assert entry.state is ConfigEntryState.LOADED
+        assert home_config(hass, entry).tariff is None
+        assert issue_error(hass, "tariff") == f"grid fees: {problem}"
+        assert await hass.config_entries.async_unload(entry.entry_id)
+
+
+async def test_holidays_are_clipped_to_the_horizon(hass: HomeAssistant, tz: str) -> None:
+    """An event from year 1 to 9999 gives only the horizon's dates; events before or after it give none."""
+    await setup_calendar(hass, [
+        CalendarEvent(start=date(1, 1, 1), end=date(9999, 12, 31), summary="Forever"),
+        CalendarEvent(start=date(2026, 12, 1), end=date(2026, 12, 3), summary="Before"),
+        CalendarEvent(start=date(9999, 12, 30), end=date(9999, 12, 31), summary="After"),
+    ])
+    start, end = datetime(2026, 12, 20, 12, tzinfo=UTC), datetime(2026, 12, 23, 12, tzinfo=UTC)
+    assert await async_holidays(hass, "calendar.holidays", start, end) == {
+        date(2026, 12, 20), date(2026, 12, 21), date(2026, 12, 22), date(2026, 12, 23)}

@@ -68,6 +68,7 @@ async def weather(hass: HomeAssistant) -> None:
         ForecastWeather("Fahrenheit", hourly({0: 50.0, 1: 68.0}), UnitOfTemperature.FAHRENHEIT),
         ForecastWeather("Daily only", None),
         ForecastWeather("Empty", []),
+        ForecastWeather("Garbage", hourly({0: 3.0, 1: 1e300, 2: 5.0, 3: -120.0, 4: 6.0})),
     ])
     await hass.async_block_till_done()
 
@@ -99,6 +100,9 @@ async def test_hourly_forecast_on_the_slot_grid(hass: HomeAssistant) -> None:
     assert hourly_grid[4] == pytest.approx(6.5) and np.isnan(hourly_grid[5])
     fahrenheit = await async_outdoor_forecast(hass, "weather.fahrenheit", curve(T0, 4, 15))
     assert fahrenheit == pytest.approx([10 + 10 * 0.125, 10 + 10 * 0.375, 10 + 10 * 0.625, 10 + 10 * 0.875])
+    # 1e300 °C and -120 °C are no outdoor temperatures: those hours are gaps, bridged where the gap is <= 3 h
+    garbage = await async_outdoor_forecast(hass, "weather.garbage", curve(T0, 5, 60))
+    assert garbage[:4] == pytest.approx([3.5, 4.5, 5.25, 5.75]) and np.isnan(garbage[4])
 
 
 @pytest.mark.usefixtures("weather")

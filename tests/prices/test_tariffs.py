@@ -111,6 +111,14 @@ def test_windows_may_end_at_midnight_and_cover_the_year_without_default() -> Non
     assert band_fees(at, schedule, tz=BERLIN).tolist() == [0.01, 0.04, 0.04]
 
 
+def nested(depth: int) -> object:
+    """``True`` inside ``depth`` nested lists."""
+    value: object = True
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -138,6 +146,17 @@ def test_windows_may_end_at_midnight_and_cover_the_year_without_default() -> Non
         ({"bands": {"low": "cheap"}}, "band 'low': the fee must be a number (currency per kWh), got 'cheap'"),
         ({"default": "normal"}, "default band 'normal' is not one of the bands (low, standard, high)"),
         ({"season": "winter"}, "unknown key(s) season"),
+        ({"holidays_as_sunday": "false"}, "holidays_as_sunday must be true or false (without quotes), got 'false'"),
+        ({"holidays_as_sunday": 1}, "holidays_as_sunday must be true or false (without quotes), got 1"),
+        ({"holidays_as_sunday": None}, "holidays_as_sunday must be true or false (without quotes), got None"),
+        ({"holidays_as_sunday": nested(300)}, "the band schedule is too large: more than 8 nesting levels"),
+        ({"windows": [{"band": "low", "from": "01:00", "to": "02:00"}] * 300},
+         "the band schedule is too large: more than 4000 characters in all"),
+        ({"windows": [{}] * 1001}, "the band schedule is too large: more than 1000 entries in all"),
+        ({"bands": {"x" * 2001: 0.1}}, "the band schedule is too large: more than 2000 characters in one text"),
+        ({"bands": {f"b{i}": 0.01 for i in range(33)}}, "at most 32 bands, got 33"),
+        ({"bands": {1: 0.1}, "default": 1, "windows": [{"band": 1, "from": "1:00", "to": "2:00"}] * 201},
+         "at most 200 windows, got 201"),
     ],
 )
 def test_invalid_schedules_name_the_problem(change: dict[str, object], message: str) -> None:

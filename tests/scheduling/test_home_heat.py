@@ -244,6 +244,40 @@ def test_equal_cost_plans_run_the_heat_pump_as_late_as_possible():
     assert plan.starts["dw"] == T0  # loads still earliest
 
 
+def test_without_loads_the_equal_cost_plans_still_run_the_heat_pump_as_late_as_possible():
+    """A lossless tank at flat prices: one or two 15-minute runs (+0.625 K each) reach 50.5 degC by the end and stay
+    under 51.3 degC, and its heat is worth what it costs (terminal value median / COP), so all such patterns cost the
+    same. Brute force: the least-cost patterns, and among them the one whose every prefix runs no more than any
+    other's (the latest); the plan, with no load in the home, is that one.
+    """
+    n = 5
+    tank = pump(
+        n,
+        name="tank",
+        ua_kw_per_k=1e-9,
+        min_kw=2.0,
+        ambient_c=np.full(n, 50.0),
+        initial_temp_c=50.0,
+        comfort_low_c=np.array([45.0] * (n - 1) + [50.5]),
+        comfort_high_c=np.full(n, 51.3),
+        gains_kw=np.zeros(n),
+    )
+    prices = np.full(n, 0.2)
+    costs = {}
+    for pattern in itertools.product((0, 1), repeat=n):
+        temp = simulate(tank, np.array(pattern) * tank.max_kw)
+        if np.all(temp[1:] >= tank.comfort_low_c - 1e-9) and np.all(temp[1:] <= tank.comfort_high_c + 1e-9):
+            heat_value = float(np.median(prices)) / tank.cop[-1] * tank.capacity_kwh_per_k * (temp[-1] - temp[0])
+            costs[pattern] = H * float(prices @ (np.array(pattern) * tank.max_kw)) - heat_value
+    best = min(costs.values())
+    ties = [np.cumsum(p) for p, cost in costs.items() if cost <= best + 1e-9]
+    latest = [p for p in ties if all(np.all(p <= q) for q in ties)]
+    assert len(ties) > 1 and len(latest) == 1
+    plan = plan_home(make_curve(prices), heat_pumps=[tank])
+    np.testing.assert_allclose(plan.heat_kw["tank"], np.diff(latest[0], prepend=0) * tank.max_kw, atol=1e-6)
+    assert plan.net_cost == pytest.approx(best, abs=1e-9)
+
+
 def test_heat_pump_validation():
     n = 4
     with pytest.raises(ValueError):

@@ -17,7 +17,7 @@ from homeassistant.helpers import config_validation as cv
 
 from ..bounds import MAX_TEXT_CHARS
 from ..gates.keeper import PENDING_LIMIT, NotPending, TraceRecord
-from ..gates.models import Outcome
+from ..gates.models import SOURCE_SCHEDULER, Outcome
 from ..people import async_require_admin, async_viewer
 from ..service_helpers import ENTRY_SCHEMA, aware, entry_for_call, invalid, local_text, register
 from ..validation import vol
@@ -41,7 +41,8 @@ def _strict_int(value: Any) -> int:
 EVALUATE_SCHEMA = vol.Schema(
     {
         **ENTRY_SCHEMA,
-        vol.Required("source_agent"): vol.All(cv.string, vol.Length(min=1, max=64)),
+        # "scheduler" is the integration's own planned commands: no caller may claim it
+        vol.Required("source_agent"): vol.All(cv.string, vol.Length(min=1, max=64), vol.NotIn([SOURCE_SCHEDULER])),
         vol.Optional("raw_input", default=""): vol.All(cv.string, vol.Length(max=MAX_RAW_INPUT)),
         vol.Optional("model_candidate"): dict,  # untrusted: the Schema gate checks it
         vol.Optional("dry_run", default=False): cv.boolean,

@@ -26,7 +26,6 @@ from homeassistant.helpers.selector import (
     SelectSelectorConfig,
     SelectSelectorMode,
     TextSelector,
-    TimeSelector,
 )
 
 from ..const import (
@@ -73,7 +72,7 @@ from ..const import (
 from ..planning.heat_config import HEAT_PUMP_SCHEMA
 from ..planning.heat_inputs import async_fit
 from ..validation import vol
-from .schemas import LooseNumberSelector, phase_selector
+from .schemas import LooseNumberSelector, MinutesTimeSelector, phase_selector
 
 # The form's numbers: field -> (minimum, maximum, step, unit); the validators check them with HEAT_PUMP_SCHEMA.
 HEAT_NUMBERS: dict[str, tuple[float, float, float, str]] = {
@@ -152,8 +151,8 @@ def device_schema() -> vol.Schema:
             vol.Optional(CONF_HEAT_MAX_KW): _number(CONF_HEAT_MAX_KW),
             vol.Required(CONF_MIN_RUN_MIN, default=0): _number(CONF_MIN_RUN_MIN),
             vol.Required(CONF_MIN_OFF_MIN, default=0): _number(CONF_MIN_OFF_MIN),
-            vol.Required(CONF_DAY_START, default="06:00:00"): TimeSelector(),
-            vol.Required(CONF_DAY_END, default="22:00:00"): TimeSelector(),
+            vol.Required(CONF_DAY_START, default="06:00:00"): MinutesTimeSelector(),
+            vol.Required(CONF_DAY_END, default="22:00:00"): MinutesTimeSelector(),
             vol.Required(CONF_DAY_LOW_C, default=20.0): _number(CONF_DAY_LOW_C),
             vol.Required(CONF_DAY_HIGH_C, default=22.0): _number(CONF_DAY_HIGH_C),
             vol.Required(CONF_NIGHT_LOW_C, default=17.0): _number(CONF_NIGHT_LOW_C),
@@ -387,11 +386,11 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
     def _finish(self, data: dict[str, Any]) -> SubentryFlowResult:
         """Store the heat pump: a new subentry, or the reconfigured one."""
         if self.source == "reconfigure":
-            return self.async_update_and_abort(
-                self._get_entry(),
-                self._get_reconfigure_subentry(),
-                title=data[CONF_BATTERY_NAME],
-                data=data,
-                reason="reconfigure_successful",
-            )
+            return self._finish_reconfigure(data)
         return self.async_create_entry(title=data[CONF_BATTERY_NAME], data=data)
+
+    def _finish_reconfigure(self, data: dict[str, Any]) -> SubentryFlowResult:
+        """Store the reconfigured heat pump and end the flow (reason ``reconfigure_successful``)."""
+        return self.async_update_and_abort(
+            self._get_entry(), self._get_reconfigure_subentry(), title=data[CONF_BATTERY_NAME], data=data
+        )

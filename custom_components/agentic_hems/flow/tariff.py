@@ -89,7 +89,11 @@ def tariff_schema(values: Mapping[str, Any]) -> vol.Schema:
 
 
 def check_tariff(user_input: Mapping[str, Any]) -> tuple[dict[str, str], str]:
-    """Return the form errors (field -> translation key) and the band schedule's English error ("" when none)."""
+    """Return the form errors (field -> translation key) and the band schedule's English error ("" when none).
+
+    A schedule beyond the input bounds (nesting, entries, characters) is refused before it is read, so nothing that
+    Home Assistant could not store or that would take long to check reaches the options.
+    """
     bands = user_input.get(CONF_TARIFF_BANDS)
     if not bands:
         return {}, ""

@@ -251,6 +251,7 @@ class GateResult:
 
 
 SOURCE_GRID = "grid"  # the source_agent of an approved grid plan's slot commands, and of nothing else
+SOURCE_SCHEDULER = "scheduler"  # the source_agent of planned commands (appliance starts, the home plan's slots)
 SOURCE_ORCHESTRATOR = "orchestrator"  # the assistant's commands (a model or the offline planner): bound to the request
 
 
@@ -296,6 +297,9 @@ class SetpointAuthority(Protocol):
 
     def reserved(self) -> frozenset[str]:
         """Return the entity_ids only an approved authorization request may set."""
+
+    def scheduled(self) -> frozenset[str]:
+        """Return the reserved entity_ids the scheduler also sets without a request (a plan a person made automatic)."""
 
     def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
         """Return None when ``grant`` covers setting ``entity_id`` to ``data``, else why not.

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from .models import (
     SOURCE_GRID,
     SOURCE_ORCHESTRATOR,
+    SOURCE_SCHEDULER,
     GateContext,
     GatedCommand,
     GateResult,
@@ -52,8 +53,15 @@ def decide(rules: Sequence[PolicyRule], operation: str, device_type: str, risk: 
 
 
 def setpoint_refusal(ctx: GateContext, command: NormalizedCommand) -> str | None:
-    """Why a command on a grid setpoint, or a ``grid`` command, may not pass; None when it may."""
+    """Why a command on a grid setpoint, or a ``grid`` command, may not pass; None when it may.
+
+    The scheduler may set a reserved entity the authority lists as ``scheduled`` (the whole-home plan's battery in
+    automatic mode, whose control entity may also be the grid toolkit's setpoint); the policy rules still decide.
+    """
     reserved = ctx.setpoints.reserved() if ctx.setpoints is not None else frozenset()
+    scheduled = ctx.setpoints.scheduled() if ctx.setpoints is not None else frozenset()
+    if ctx.source_agent == SOURCE_SCHEDULER and command.entity_id in scheduled:
+        return None
     if command.entity_id in reserved and ctx.source_agent != SOURCE_GRID:
         return (
             f"{command.entity_id} is a grid setpoint: only an approved authorization request sets it "

@@ -221,6 +221,7 @@ GENERATE_EXPLANATION = _contract(
         **_TENANT,
         vol.Exclusive("plan_id", "subject"): _ID,  # a dispatch plan of optimize_dispatch
         vol.Exclusive("home_plan", "subject"): HOME_PLAN_SCHEMA,  # a whole-home plan (grid/explain_home.py)
+        vol.Exclusive("current_home_plan", "subject"): vol.In([True]),  # the site's live plan, filled in by the host
         vol.Optional("audience", default="operator"): vol.In(AUDIENCES),
         vol.Optional("lang", default="en"): vol.In(LANGUAGES),
     },

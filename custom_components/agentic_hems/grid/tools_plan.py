@@ -525,9 +525,14 @@ async def generate_explanation(host: TenantHost, data: dict[str, Any], caller: C
     """Deterministic explanation of a plan in en or de for an audience.
 
     The plan is a dispatch plan (``plan_id``) or a whole-home plan given as ``home_plan``
-    (:mod:`.explain_home`: why each battery charges, discharges or idles per slot). Raises ToolError
-    ``explanation_subject_required`` (neither given) or ``home_plan_invalid`` (its per-slot lists disagree).
+    (:mod:`.explain_home`: why each battery charges, discharges or idles per slot). ``current_home_plan: true`` asks
+    for the site's live whole-home plan: the host replaces it with that plan's ``home_plan`` before the call, so it
+    reaches this tool only when the site has none. Raises ToolError ``explanation_subject_required`` (no subject
+    given), ``home_plan_not_available`` (``current_home_plan`` without a live plan) or ``home_plan_invalid`` (its
+    per-slot lists disagree).
     """
+    if "current_home_plan" in data:
+        raise ToolError("home_plan_not_available")
     if "home_plan" in data:
         return _explain_home(host, data)
     if "plan_id" not in data:

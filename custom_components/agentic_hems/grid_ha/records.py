@@ -262,6 +262,10 @@ class GridRecords:
         """Return the battery setpoint entity, when mapped: only approved requests set it (the Policy gate)."""
         return frozenset({self.setpoint_entity}) if self.setpoint_entity else frozenset()
 
+    def scheduled(self) -> frozenset[str]:
+        """Return no entity: the grid toolkit's setpoint is set by approved requests only."""
+        return frozenset()
+
     def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
         """Return None when ``grant`` allows the command, else why not.
 

@@ -31,6 +31,7 @@ from ..const import (
 from ..grid.contracts import Scope, SideEffect, ToolError, generate_audit_record, invoke
 from ..grid.tools import TOOLS
 from ..people import async_active_user, async_admin, async_viewer, is_admin
+from ..planning.home_view import explanation_input
 from ..service_helpers import (
     ATTR_TENANT,
     ENTRY_SCHEMA,
@@ -176,6 +177,8 @@ async def async_call_tool(
     caller = grid.scopes(viewer.user_id, viewer.admin)
     contract, handler = TOOLS[name]
     inputs = {k: v for k, v in localized(dict(data)).items() if k not in (ATTR_CONFIG_ENTRY_ID, ATTR_TENANT)}
+    if name == "generate_explanation" and inputs.get("current_home_plan") is True:
+        inputs = _current_home_plan(entry, inputs)
     return await invoke(
         contract,
         functools.partial(handler, grid),
@@ -185,6 +188,17 @@ async def async_call_tool(
         audit=grid,
         now=dt_util.utcnow,
     )
+
+
+def _current_home_plan(entry: AgenticHemsConfigEntry, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Return ``inputs`` with ``current_home_plan`` replaced by the entry's live ``home_plan``, when it has one.
+
+    Without a live plan with a battery the inputs stay, and the tool answers ``home_plan_not_available``.
+    """
+    home = entry.runtime_data.home
+    if home is None or (live := explanation_input(home)) is None:
+        return inputs
+    return {**{k: v for k, v in inputs.items() if k != "current_home_plan"}, "home_plan": live}
 
 
 @raising_ha_errors

@@ -135,7 +135,7 @@ GRID_ACTIONS: dict[str, str] = {
     "optimize_dispatch": "objective",
     "validate_constraints": "sim_id|plan_id",
     "request_authorization": "plan_id, sim_id, validation_id, explanation_id, requested_window",
-    "generate_explanation": "plan_id|home_plan",
+    "generate_explanation": "plan_id|home_plan|current_home_plan",
     "create_incident": "severity, title, evidence_ids",
 }
 for _name, _arguments in GRID_ACTIONS.items():

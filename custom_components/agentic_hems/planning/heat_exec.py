@@ -32,8 +32,8 @@ from homeassistant.components import persistent_notification
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
-from ..const import BATTERY_APPROVAL, DOMAIN, LOGGER, SOURCE_SCHEDULER
-from ..gates.models import SOURCE_GRID, GridGrant, Outcome
+from ..const import BATTERY_APPROVAL, DOMAIN, LOGGER
+from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, GridGrant, Outcome
 from ..gates.tables import DEFAULT_MAX_TEMP, DEFAULT_MIN_TEMP
 from ..grid_ha.records import GridRecords, request_issue_id
 from ..prices.curve import floor_slot
@@ -218,6 +218,9 @@ class HeatExecutor:
             value = self._value_at(hp, result, slot)
             if value is None or self.issued.get(hp.control_entity) == value:
                 continue
+            if _holds(self.hass, hp.control_entity, value):  # already so (e.g. after a reload): nothing to issue
+                self.issued[hp.control_entity] = value
+                continue
             record = await self._command(hp.control_entity, value, slot)
             if record["outcome"] in (Outcome.EXECUTED, Outcome.PENDING_CONFIRMATION):
                 self.issued[hp.control_entity] = value  # a dry run, a refusal or a failure is tried again next slot
@@ -268,3 +271,14 @@ def _remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any
             continue
         out.append({**action, "start": max(datetime.fromisoformat(action["start"]), slot).isoformat()})
     return out
+
+
+def _holds(hass: HomeAssistant, entity_id: str, value: float | str) -> bool:
+    """Return True when ``entity_id`` already is ``value``: a switch's state, a climate entity's target temperature."""
+    state = hass.states.get(entity_id)
+    if state is None:
+        return False
+    if isinstance(value, str):
+        return state.state == value
+    target = state.attributes.get("temperature")
+    return isinstance(target, (int, float)) and abs(float(target) - value) <= 1e-6

@@ -357,13 +357,17 @@ def parse_connection(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def grid_settings(hass: HomeAssistant, entry: ConfigEntry) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Return the fee and connection fields; a part that does not validate is reported and left at no fees / phases."""
+    """Return the fee and connection fields; a part that does not validate is reported and left at no fees / phases.
+
+    Stored options are whatever an older version or a hand edit left, so any error a value can cause (a wrong type,
+    an overflow, too deep a structure) raises the repair issue instead of failing the setup.
+    """
     parts: list[dict[str, Any]] = []
     errors = []
     for name, parse in (("grid fees", parse_fees), ("connection", parse_connection)):
         try:
             parts.append(parse(entry.options))
-        except (vol.Invalid, ValueError) as err:
+        except (vol.Invalid, ValueError, TypeError, ArithmeticError, RecursionError) as err:
             errors.append(f"{name}: {describe(err) if isinstance(err, vol.Invalid) else err}")
             parts.append({})
     if errors:

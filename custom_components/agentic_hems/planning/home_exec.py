@@ -32,8 +32,8 @@ from homeassistant.components import persistent_notification
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
-from ..const import BATTERY_APPROVAL, DOMAIN, LOGGER, SOURCE_SCHEDULER
-from ..gates.models import SOURCE_GRID, GridGrant, Outcome
+from ..const import BATTERY_APPROVAL, DOMAIN, LOGGER
+from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, GridGrant, Outcome
 from ..grid_ha.records import GridRecords, request_issue_id
 from ..grid_ha.site import setpoint_value
 from ..prices.curve import floor_slot
@@ -162,15 +162,30 @@ class HomeSetpoints:
     whole-home request sets, with its slot's value.
     """
 
-    def __init__(self, hass: HomeAssistant, records: GridRecords, home_entities: frozenset[str]) -> None:
-        """Wrap ``records``; ``home_entities`` are the control entities reserved to approved home plans."""
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        records: GridRecords,
+        home_entities: frozenset[str],
+        automatic: frozenset[str] = frozenset(),
+    ) -> None:
+        """Wrap ``records``; ``home_entities`` are the control entities reserved to approved home plans.
+
+        ``automatic`` are the control entities the home plan drives on its own (automatic mode): the scheduler sets
+        them even when one is also the grid toolkit's setpoint.
+        """
         self.hass = hass
         self.records = records
         self.home_entities = home_entities
+        self.automatic = automatic
 
     def reserved(self) -> frozenset[str]:
         """Return the grid setpoint and the home batteries' control entities."""
         return self.records.reserved() | self.home_entities
+
+    def scheduled(self) -> frozenset[str]:
+        """Return the control entities the home plan drives automatically."""
+        return self.automatic
 
     def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
         """Return None when an approved home request covers setting ``entity_id`` to ``data`` now, else why not.
@@ -269,6 +284,9 @@ class HomeExecutor:
             command = None if action is None else command_for(self.hass, action)
             if command is None or self.issued.get(entity) == command:
                 continue
+            if _holds(self.hass, entity, command):  # already so (e.g. after a reload): nothing to issue
+                self.issued[entity] = command
+                continue
             record = await self._command(entity, command, slot)
             if record["outcome"] in (Outcome.EXECUTED, Outcome.PENDING_CONFIRMATION):
                 self.issued[entity] = command  # a dry run, a refusal or a failure is tried again next slot
@@ -317,3 +335,17 @@ def _remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any
         start = max(datetime.fromisoformat(action["start"]), slot)
         out.append({**action, "start": start.isoformat()})
     return out
+
+
+def _holds(hass: HomeAssistant, entity_id: str, command: tuple[str, dict[str, Any]]) -> bool:
+    """Return True when ``entity_id`` already is what ``command`` sets: a select's option or a number's value."""
+    state = hass.states.get(entity_id)
+    if state is None:
+        return False
+    intent, params = command
+    if intent == "select_option":
+        return state.state == params["option"]
+    try:
+        return abs(float(state.state) - float(params["value"])) <= 1e-6
+    except ValueError:
+        return False

@@ -29,7 +29,7 @@ from ..const import DOMAIN, LOGGER
 from ..listeners import ChangeListeners
 from ..prices.curve import PriceCurve
 from ..scheduling.home import plan_home
-from ..scheduling.home_model import HomePlan, HomePlanError
+from ..scheduling.home_model import HomePlan, HomePlanError, Infeasibility, PhaseLimits
 from ..scheduling.plan import LoadSpec, Plan, Reason
 from ..scheduling.windows import build_plan
 from .heat_exec import HeatExecutor
@@ -192,7 +192,12 @@ class HomePlanManager(ChangeListeners):
         """Gather the inputs and run the MILP in the executor."""
         assert self.coordinator.data is not None
         inputs = await async_inputs(self.hass, self.config, self.coordinator.data, self.grid, now)
-        heat = await async_heat_pumps(self.hass, self.config, inputs.curve, now, inputs.notes, pv_kw=inputs.pv_kw)
+        try:
+            heat = await async_heat_pumps(self.hass, self.config, inputs.curve, now, inputs.notes, pv_kw=inputs.pv_kw)
+        except ValueError as err:  # settings the form let through but the model refuses (a COP curve, ...)
+            LOGGER.error("Heat pumps left out of the whole-home plan: %s", err)
+            inputs.notes.append(f"heat pumps left out: {err}")
+            heat = []
         inputs.curve, forecast_end = cut_at_forecast(inputs.curve, heat)
         inputs.heat_pumps = tuple(heat)
         if forecast_end is not None:
@@ -223,9 +228,10 @@ class HomePlanManager(ChangeListeners):
         except ValueError as err:
             LOGGER.error("Whole-home plan refused its inputs: %s", err)
             return HomeResult(None, inputs, now, reason="invalid_inputs", detail=str(err))
+        inputs.heat_pumps = tuple(hp for hp in heat if hp.name in plan.heat_kw)  # those the plan kept
         notes = [plan.detail] if plan.detail else []
         if left_out:  # their own plans (the appliance planner's) stay
-            notes.append(f"left out, their windows cannot hold them: {', '.join(left_out)}")
+            notes.append(f"left out: {', '.join(left_out)}")
         if inputs.pv_unknown_from is not None and inputs.pv_unknown_from < plan.horizon_end:
             notes.append(f"PV forecast unknown from {inputs.pv_unknown_from.isoformat()}: planned as 0 kW")
         return HomeResult(plan, inputs, now, detail="; ".join([*notes, *inputs.notes]))
@@ -259,21 +265,41 @@ class HomePlanManager(ChangeListeners):
 
 
 def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) -> tuple[HomePlan, list[str]]:
-    """Run :func:`plan_home`; loads a :class:`HomePlanError` names are left out and the rest is planned again.
+    """Run :func:`plan_home`, leaving out what keeps it from a plan, and plan the rest again.
 
-    Returns the plan and the names of the loads left out. Raises HomePlanError when no plan exists without any load
-    it names (the fuse, the reserve, the prices), ValueError on malformed inputs.
+    Loads a :class:`HomePlanError` names are left out ("<name>, its window cannot hold it"), and their phases with
+    them; when no plan exists with the heat pumps (their comfort band cannot be kept, or their inputs are refused),
+    the heat pumps are left out ("heat pumps: <reason>"). Returns the plan and those notes. Raises HomePlanError when
+    no plan exists without them (the fuse, the reserve, the prices), ValueError on other malformed inputs.
     """
     left_out: list[str] = []
     while True:
         try:
             return plan_home(curve, loads, **kwargs), left_out
-        except HomePlanError as err:
-            named = set(err.loads) & {load.name for load in loads}
-            if not named:
+        except (HomePlanError, ValueError) as err:
+            named = set(getattr(err, "loads", ())) & {load.name for load in loads}
+            if named:
+                left_out += [f"{name}, its window cannot hold it" for name in sorted(named)]
+                loads = [load for load in loads if load.name not in named]
+                kwargs["phases"] = _without(kwargs.get("phases"), named)
+            elif kwargs.get("heat_pumps") and _heat_pumps_refused(err):
+                left_out.append(f"heat pumps: {err}")
+                kwargs["phases"] = _without(kwargs.get("phases"), {hp.name for hp in kwargs["heat_pumps"]})
+                kwargs["heat_pumps"] = ()
+            else:
                 raise
-            left_out += sorted(named)
-            loads = [load for load in loads if load.name not in named]
+
+
+def _heat_pumps_refused(err: Exception) -> bool:
+    """Return True when ``err`` may come from the heat pumps: a comfort band not kept, or refused inputs."""
+    return not isinstance(err, HomePlanError) or Infeasibility.COMFORT in err.constraints
+
+
+def _without(phases: PhaseLimits | None, names: set[str]) -> PhaseLimits | None:
+    """Return ``phases`` without the devices ``names``."""
+    if phases is None:
+        return None
+    return replace(phases, assignment={k: v for k, v in phases.assignment.items() if k not in names})
 
 
 def planned_soc_pct(plan: HomePlan, battery: str, capacity_kwh: float, now: datetime) -> float | None:

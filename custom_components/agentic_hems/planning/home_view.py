@@ -54,7 +54,14 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
     if plan is None:
         empty: dict[str, Any] = {"slots": [], "cost": None, "baseline": None, "saving": None, "currency": None}
         empty |= {"net_cost": None, "baseline_net_cost": None}
-        return {**empty, "horizon_end": None, "reason": result.reason, "detail": result.detail, "heat_pumps": [], "grid": None}
+        return {
+            **empty,
+            "horizon_end": None,
+            "reason": result.reason,
+            "detail": result.detail,
+            "heat_pumps": [],
+            "grid": None,
+        }
     n = plan.import_kw.size
     load = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
     load = load + sum(plan.heat_kw.values(), np.zeros(n))  # the heat pumps draw too
@@ -92,9 +99,11 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
 
 
 def grid_payload(plan: HomePlan, config: HomeConfig) -> dict[str, Any]:
-    """What the grid tariff and connection mean for the plan: the network fees and the capacity charge in its cost
-    (currency), the month's peak so far it was given and the plan's own peak (kW, 15-minute averages), and the
-    per-phase limit (kW, None without one)."""
+    """Return what the grid tariff and the connection mean for the plan.
+
+    That is the network fees and the capacity charge in its cost (currency), the month's peak so far it was given and
+    the plan's own peak (kW, 15-minute averages), and the per-phase limit (kW, None without one).
+    """
     limit = config.phase_current_a * config.nominal_voltage / 1000 if config.phase_current_a is not None else None
     return {
         "fee_cost": round(plan.fee_cost, 4),
@@ -147,3 +156,44 @@ def home_answer(home: HomePlanManager, language: str, slots: int | None = None) 
             }
         )
     return {**payload, "slots": payload["slots"][:slots], "batteries": batteries}
+
+
+def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
+    """Return the live whole-home plan as ``generate_explanation``'s ``home_plan`` (``grid/explain_home.py``).
+
+    The plan's start, slots, currency, the planner's fuse (kW), import prices, PV, curtailment, the house (base load
+    plus appliances, kW), import, and each configured battery of the plan with its limits, kW and SoC (kWh). None
+    without a plan or without a battery in it.
+    """
+    plan, inputs = (home.result.plan, home.result.inputs) if home.result else (None, None)
+    if plan is None or inputs is None:
+        return None
+    batteries = [
+        {
+            "name": bat.name,
+            "capacity_kwh": bat.capacity_kwh,
+            "soc_min_pct": bat.soc_min_pct,
+            "soc_max_pct": bat.soc_max_pct,
+            "reserve_pct": bat.reserve_pct,
+            "discharge_efficiency": bat.discharge_efficiency,
+            "battery_kw": plan.battery_kw[bat.subentry_id].tolist(),
+            "soc_kwh": plan.soc_kwh[bat.subentry_id].tolist(),
+        }
+        for bat in home.config.batteries
+        if bat.subentry_id in plan.battery_kw
+    ]
+    if not batteries:
+        return None
+    n = plan.import_kw.size
+    return {
+        "start": plan.start.isoformat(),
+        "slot_minutes": int(plan.resolution.total_seconds() // 60),
+        "currency": plan.currency,
+        "fuse_kw": home.planner.power_limit_kw,
+        "import_price": inputs.curve.prices[:n].tolist(),
+        "pv_kw": plan.pv_kw.tolist(),
+        "curtail_kw": plan.curtail_kw.tolist(),
+        "house_kw": (plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))).tolist(),
+        "import_kw": plan.import_kw.tolist(),
+        "batteries": batteries,
+    }

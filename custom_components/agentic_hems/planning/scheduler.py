@@ -15,7 +15,8 @@ from homeassistant.core import CALLBACK_TYPE, Context, HomeAssistant, callback
 from homeassistant.helpers.event import async_track_time_change
 from homeassistant.util import dt as dt_util
 
-from ..const import DOMAIN, SOURCE_SCHEDULER
+from ..const import DOMAIN
+from ..gates.models import SOURCE_SCHEDULER
 
 if TYPE_CHECKING:
     from ..runtime import AgenticHemsConfigEntry

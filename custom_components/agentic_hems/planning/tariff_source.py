@@ -53,7 +53,11 @@ async def async_month_peak(hass: HomeAssistant, entity_id: str, now: datetime) -
 
 
 async def async_holidays(hass: HomeAssistant, entity_id: str, start: datetime, end: datetime) -> set[date]:
-    """Return the local dates covered by the calendar's events from ``start`` to ``end`` (empty when unreadable)."""
+    """Return the local dates from ``start`` to ``end`` the calendar's events cover (empty when unreadable).
+
+    Each event is clipped to the local dates of ``start`` to ``end``, so an event spanning centuries costs no more
+    than the horizon's days.
+    """
     try:
         response = await hass.services.async_call(
             "calendar",
@@ -67,11 +71,15 @@ async def async_holidays(hass: HomeAssistant, entity_id: str, start: datetime, e
         return set()
     calendar = (response or {}).get(entity_id)
     events = calendar.get("events") if isinstance(calendar, dict) else None
+    low, high = dt_util.as_local(start).date(), dt_util.as_local(end).date()
     days: set[date] = set()
     for event in events if isinstance(events, list) else []:
         if isinstance(event, dict):
             first, last = _day(str(event["start"])), _day(str(event["end"]))
-            days.update(first + timedelta(days=i) for i in range(max((last - first).days, 1)))
+            if first > high:
+                continue
+            begin, stop = max(first, low), min(max(last, first + timedelta(days=1)), high + timedelta(days=1))
+            days.update(begin + timedelta(days=i) for i in range((stop - begin).days))
     return days
 
 

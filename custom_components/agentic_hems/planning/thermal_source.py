@@ -58,8 +58,12 @@ def _celsius(value: Any, unit: Any) -> float:
     return number if math.isfinite(number) else math.nan
 
 
+# Outdoor temperatures a forecast can hold (°C): Earth's records are -89.2 and 56.7; others are garbage, left unknown.
+PLAUSIBLE_OUTDOOR_C = (-90.0, 60.0)
+
+
 def _forecast_points(entries: Any, unit: Any) -> tuple[FloatArray, FloatArray]:
-    """(POSIX seconds, °C) of the forecast entries with a time and a temperature, sorted by time."""
+    """(POSIX seconds, °C) of the forecast entries with a time and a plausible temperature, sorted by time."""
     points: dict[float, float] = {}
     for entry in entries if isinstance(entries, list) else []:
         try:
@@ -67,7 +71,7 @@ def _forecast_points(entries: Any, unit: Any) -> tuple[FloatArray, FloatArray]:
         except KeyError, TypeError, ValueError:
             continue
         temp = _celsius(entry.get("temperature"), unit)
-        if moment.tzinfo is not None and math.isfinite(temp):
+        if moment.tzinfo is not None and PLAUSIBLE_OUTDOOR_C[0] <= temp <= PLAUSIBLE_OUTDOOR_C[1]:
             points[moment.timestamp()] = temp
     times = np.array(sorted(points), dtype=np.float64)
     return times, np.array([points[t] for t in times], dtype=np.float64)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..bounds import MAX_DEPTH, MAX_ITEMS, MAX_TOTAL_CHARS, TooLarge, check_size
 from .curve import FloatArray, floor_slot
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -36,6 +37,17 @@ MINUTES_PER_DAY = 24 * 60
 QUARTER = timedelta(minutes=15)
 _QUARTER_MONTHS = {1: (1, 2, 3), 2: (4, 5, 6), 3: (7, 8, 9), 4: (10, 11, 12)}
 _KEYS = {"band", "days", "from", "to", "months", "quarters"}
+# Caps on a schedule's size: real tariffs have two to five bands and a dozen windows (the §14a Module 3 table: three
+# bands, two windows). The caps keep the band table's int16 index far from overflowing and bound the table's build
+# (one numpy assignment per window) to a few milliseconds, so the options form can check a schedule on the event loop.
+MAX_BANDS = 32
+MAX_WINDOWS = 200
+_LIMITS = {
+    "chars": "characters in one text",
+    "total_chars": "characters in all",
+    "items": "entries in all",
+    "depth": "nesting levels",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,21 +194,28 @@ def parse_schedule(raw: Any) -> BandSchedule:
     (the band outside all windows) and ``holidays_as_sunday`` (default false).
 
     Raises:
-        ValueError: an unknown key or band, a bad time, day, month or fee, two windows that overlap, or a time no
-            window covers while there is no default band.
+        ValueError: a schedule beyond the input bounds (:mod:`..bounds`: nesting, entries, characters), more than
+            :data:`MAX_BANDS` bands or :data:`MAX_WINDOWS` windows, an unknown key or band, a bad time, day, month or
+            fee, a ``holidays_as_sunday`` that is not a boolean, two windows that overlap, or a time no window
+            covers while there is no default band.
 
     """
+    _check_size(raw)
     if not isinstance(raw, Mapping):
         raise ValueError("the band schedule must be a mapping with bands, windows and default")  # noqa: TRY004
     if unknown := set(raw) - {"bands", "windows", "default", "holidays_as_sunday"}:
         raise ValueError(f"unknown key(s) {', '.join(sorted(map(str, unknown)))}")
     fees = _fees(raw.get("bands"))
+    if len(fees) > MAX_BANDS:
+        raise ValueError(f"at most {MAX_BANDS} bands, got {len(fees)}")
     default = raw.get("default")
     if default is not None and str(default) not in fees:
         raise ValueError(f"default band {default!r} is not one of the bands ({', '.join(fees)})")
     items = raw.get("windows") or []
     if not isinstance(items, list):
         raise ValueError("windows must be a list")  # noqa: TRY004 - the documented error
+    if len(items) > MAX_WINDOWS:
+        raise ValueError(f"at most {MAX_WINDOWS} windows, got {len(items)}")
     windows = tuple(_window(item, i, fees) for i, item in enumerate(items, start=1))
     names = tuple(fees)
     table = _table(windows, names, None if default is None else names.index(str(default)))
@@ -204,10 +223,32 @@ def parse_schedule(raw: Any) -> BandSchedule:
         fees=fees,
         windows=windows,
         default=None if default is None else str(default),
-        holidays_as_sunday=bool(raw.get("holidays_as_sunday", False)),
+        holidays_as_sunday=_flag(raw.get("holidays_as_sunday", False), "holidays_as_sunday"),
         table=table,
         names=names,
     )
+
+
+def _check_size(raw: Any) -> None:
+    """Refuse a schedule beyond the input bounds (:func:`..bounds.check_size`) before reading any of it.
+
+    Raises:
+        ValueError: more than the bounds' characters, entries or nesting levels.
+
+    """
+    try:
+        check_size(raw, max_depth=MAX_DEPTH, max_items=MAX_ITEMS, max_total_chars=MAX_TOTAL_CHARS)
+    except TooLarge as err:
+        raise ValueError(
+            f"the band schedule is too large: more than {err.maximum} {_LIMITS.get(err.limit, err.limit)}"
+        ) from None
+
+
+def _flag(value: Any, what: str) -> bool:
+    """Return ``value`` if it is a boolean; raises ValueError naming ``what`` otherwise (``"false"`` is text)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{what} must be true or false (without quotes), got {value!r}")  # noqa: TRY004 - as above
+    return value
 
 
 def _table(windows: Sequence[Window], names: Sequence[str], default: int | None) -> npt.NDArray[np.int16]:

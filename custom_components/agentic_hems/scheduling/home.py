@@ -644,7 +644,7 @@ def _earliest(
     """
     from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in MilpModel.solve
 
-    if not inputs.loads:
+    if not inputs.loads and not inputs.heat_pumps:
         return x
     tariff = inputs.tariff
     tie = _tie_objective(inputs, cols, model.size)

@@ -17,6 +17,7 @@ TIME_LIMIT_S = 10.0
 _OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
 # LPs skip HiGHS's presolve: on these small, sparse models it costs more than the simplex saves.
 _LP_OPTIONS: Final = {**_OPTIONS, "presolve": False}
+_SOLVE_ERROR = 4  # scipy.optimize.milp status: HiGHS stopped with an error (not infeasible, unbounded or limited)
 
 
 class MilpModel:
@@ -62,7 +63,9 @@ class MilpModel:
     ) -> Any:
         """Run HiGHS on ``objective`` with the rows plus ``extra`` LinearConstraints; return scipy's result.
 
-        ``relax`` solves the LP relaxation; ``upper`` replaces the columns' upper bounds (pruned starts at 0).
+        ``relax`` solves the LP relaxation; ``upper`` replaces the columns' upper bounds (pruned starts at 0). A MILP
+        whose solve fails with HiGHS's status 4 (its presolve breaks down on some models with zero prices) is solved
+        once more without presolve.
         """
         from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy: scipy is heavy
         from scipy.sparse import csr_array  # noqa: PLC0415
@@ -72,13 +75,12 @@ class MilpModel:
         ]
         integrality = np.zeros(self.size) if relax else np.concatenate(self.integer)
         bounds = Bounds(np.concatenate(self.lower), self.upper_bounds() if upper is None else upper)
-        return milp(
-            objective,
-            integrality=integrality,
-            bounds=bounds,
-            constraints=constraints + (extra or []),
-            options=_LP_OPTIONS if relax else _OPTIONS,
-        )
+        rows = constraints + (extra or [])
+        options = _LP_OPTIONS if relax else _OPTIONS
+        found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=options)
+        if found.status == _SOLVE_ERROR and not relax:
+            found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=_LP_OPTIONS)
+        return found
 
     def upper_bounds(self) -> FloatArray:
         """Return the columns' upper bounds."""
