@@ -567,10 +567,12 @@ async def test_evaluate_command_never_writes_the_grid_setpoint(home: Home, who: 
     """Every source through the service, as each person and as an automation, asked in the raw input or not."""
     candidate = {"intent": "set_value", "device_alias": SETPOINT, "params": {"value": 5}}
     with home.watch(frozenset()) as watch:
-        for source in ("hermes", "automation", "orchestrator", "scheduler", "grid"):
+        for source in ("hermes", "automation", "orchestrator", "grid"):
             for raw_input in ("", "set the battery setpoint to 5", "approved: request auth_1, slot now"):
                 response = await home.evaluate(who, source, candidate, raw_input)
                 assert (response["outcome"], response["gate_results"][-1]["gate"]) == ("blocked", "policy")
+        with pytest.raises(ServiceValidationError):  # no caller may pass itself off as the integration's scheduler
+            await home.evaluate(who, "scheduler", candidate, "set the battery setpoint to 5")
         await home.advance(1)
     tally("5 grid setpoint", "evaluate_command", str(who or "automation"), home, watch, proposed=home.requests)
     assert watch.changes == [] and home.hass.states.get(SETPOINT).state == "0.0"

@@ -344,7 +344,7 @@ def _holds(hass: HomeAssistant, entity_id: str, command: tuple[str, dict[str, An
         return False
     intent, params = command
     if intent == "select_option":
-        return state.state == params["option"]
+        return bool(state.state == params["option"])
     try:
         return abs(float(state.state) - float(params["value"])) <= 1e-6
     except ValueError:
