@@ -5,6 +5,7 @@ config it stores and reads back, the plan's inputs, the commands through the gat
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import replace
 from datetime import datetime, timedelta
 import json
 from pathlib import Path
@@ -16,6 +17,7 @@ from zoneinfo import ZoneInfo
 from freezegun.api import FrozenDateTimeFactory
 import numpy as np
 import pytest
+from pytest_homeassistant_custom_component.components.recorder.common import async_wait_recording_done
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
     async_capture_events,
@@ -23,6 +25,7 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from homeassistant.auth.models import User
+from homeassistant.components.recorder import Recorder
 from homeassistant.config_entries import SOURCE_RECONFIGURE, SOURCE_USER, ConfigSubentry, ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
@@ -38,8 +41,13 @@ from custom_components.agentic_hems.planning.heat_view import reasons
 from custom_components.agentic_hems.planning.home_config import home_config
 from custom_components.agentic_hems.planning.home_manager import planned_temp_c
 from custom_components.agentic_hems.planning.home_view import home_payload
+from custom_components.agentic_hems.scheduling.home import plan_home
+from custom_components.agentic_hems.scheduling.thermal import fit_thermal
 
 from .conftest import APPLIANCES, NOW, sample_entry
+from .test_thermal_source import record
+
+from scheduling.thermal_house import house  # tests/ is on the path: the simulated house of the core's tests
 
 TRANSLATIONS = Path(__file__).parents[2] / "custom_components" / "agentic_hems" / "translations"
 DEVICE = {
@@ -63,6 +71,7 @@ STORED = {
     "night_high_c": 22.0, "room_temp_c": 20.0, "hot_water_kwh": 0.0, "hot_water_hours": [], "phase": "L2",
     "cop_mode": "points", "cop_points": [(-7.0, 2.5), (7.0, 4.0)], "carnot_fraction": 0.45, "flow_temp_c": 35.0,
     "thermal_model": "manual", "ua_w_per_k": 150.0, "capacity_kwh_per_k": 8.0, "fit_rmse_c": None,
+    "gains_kw": 0.0, "solar_gain": 0.0, "solar_entity": None,
 }
 
 
@@ -137,8 +146,10 @@ async def test_bad_device_values_are_field_errors(
         ({"cop_outdoor_2": -7}, {"cop_1": "cop_points_invalid"}),
         ({"cop_mode": "carnot", "carnot_fraction": 1.5}, {"carnot_fraction": "efficiency_range"}),
         ({"ua_w_per_k": 0}, {"ua_w_per_k": "must_be_positive"}),
+        ({"gains_kw": 150}, {"gains_kw": "gains_range"}),
+        ({"solar_gain": -0.1}, {"solar_gain": "solar_gain_range"}),
     ],
-    ids=["one-point", "same-outdoor", "carnot-fraction", "ua"],
+    ids=["one-point", "same-outdoor", "carnot-fraction", "ua", "gains", "solar-gain"],
 )
 async def test_bad_model_values_are_field_errors(
     hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]
@@ -170,18 +181,22 @@ async def test_a_fit_shows_its_result_then_stores_it(hass: HomeAssistant) -> Non
     assert result["errors"] == {"thermal_model": "fit_failed"}
     assert result["description_placeholders"] == {"fit_result": "no fit: 3 samples"}
 
-    fitted = {"ua_w_per_k": 162.4, "capacity_kwh_per_k": 7.6, "rmse_c": 0.21, "samples": 1344}
+    fitted = {"ua_w_per_k": 162.4, "capacity_kwh_per_k": 7.6, "gains_kw": 0.31, "solar_gain": 0.22, "rmse_c": 0.21,
+              "samples": 1344}
     with patch("custom_components.agentic_hems.flow.heat_pump.async_fit", return_value=(fitted, "Fitted: RMSE 0.21 °C")):
         result = await add_heat_pump(hass, entry, DEVICE, fit_model)
         assert result["type"] is FlowResultType.FORM and result["errors"] == {}
         assert result["description_placeholders"] == {"fit_result": "Fitted: RMSE 0.21 °C"}
         suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
         assert (suggested["ua_w_per_k"], suggested["capacity_kwh_per_k"]) == (162.4, 7.6)
+        assert (suggested["gains_kw"], suggested["solar_gain"]) == (0.31, 0.22)
         result = await hass.config_entries.subentries.async_configure(
-            result["flow_id"], {**fit_model, "ua_w_per_k": 162.4, "capacity_kwh_per_k": 7.6}
+            result["flow_id"],
+            {**fit_model, "ua_w_per_k": 162.4, "capacity_kwh_per_k": 7.6, "gains_kw": 0.31, "solar_gain": 0.22},
         )
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert (result["data"]["ua_w_per_k"], result["data"]["capacity_kwh_per_k"]) == (162.4, 7.6)
+    assert (result["data"]["gains_kw"], result["data"]["solar_gain"]) == (0.31, 0.22)
     assert (result["data"]["thermal_model"], result["data"]["fit_rmse_c"]) == ("fit", 0.21)
 
 
@@ -569,7 +584,8 @@ async def test_the_fit_reads_the_history_with_the_model_steps_cop(hass: HomeAssi
     """async_fit hands thermal's fit the sensors, 14 days and the COP of the model step; it answers UA in W/K and C,
     or the fit's refusal as the form's text."""
     data = {**STORED, "cop_points": [[-7.0, 2.5], [7.0, 4.0]]}
-    fitted = SimpleNamespace(ua_kw_per_k=0.1623, capacity_kwh_per_k=7.58, rmse_c=0.214, samples=1344)
+    fitted = SimpleNamespace(ua_kw_per_k=0.1623, capacity_kwh_per_k=7.58, gains_kw=0.2816, solar_gain=0.1234,
+                             rmse_c=0.214, samples=1344)
     with patch("custom_components.agentic_hems.planning.heat_inputs.async_fit_from_history",
                return_value=fitted) as fit:
         result, text = await async_fit(hass, data)
@@ -577,9 +593,105 @@ async def test_the_fit_reads_the_history_with_the_model_steps_cop(hass: HomeAssi
     assert (kwargs["indoor_entity"], kwargs["outdoor_entity"], kwargs["power_entity"], kwargs["days"]) == (
         "sensor.living_room_temperature", "sensor.outdoor_temperature", "sensor.heat_pump_power", 14)
     assert kwargs["cop"](np.array([-7.0, 0.0, 7.0])) == pytest.approx([2.5, 3.25, 4.0])
-    assert result == {"ua_w_per_k": 162.3, "capacity_kwh_per_k": 7.58, "rmse_c": 0.21, "samples": 1344}
+    assert kwargs["solar_entity"] is None  # no PV power sensor: no solar term
+    assert result == {"ua_w_per_k": 162.3, "capacity_kwh_per_k": 7.58, "gains_kw": 0.282, "solar_gain": 0.123,
+                      "rmse_c": 0.21, "samples": 1344}
     assert "UA 162.3 W/K" in text and "0.21 °C" in text
     refusal = HomeAssistantError("too little history: 3 samples")
     with patch("custom_components.agentic_hems.planning.heat_inputs.async_fit_from_history", side_effect=refusal):
         result, text = await async_fit(hass, data)
     assert result is None and text == "No fit: too little history: 3 samples"
+
+
+# --------------------------------------------------------------------------------------- internal and solar gains
+
+
+def test_a_heat_pump_stored_without_gains_reads_them_as_zero() -> None:
+    """Subentries stored before the gains fields need no migration: they read as G = 0, g = 0, no PV sensor, and a
+    house without gains gets none in the plan while a tank keeps its draw."""
+    old = {k: v for k, v in STORED.items() if k not in ("gains_kw", "solar_gain", "solar_entity")}
+    hp = parse_heat_pump("hp", old)
+    assert (hp.internal_gains_kw, hp.solar_gain, hp.solar_entity) == (0.0, 0.0, None)
+    tz = ZoneInfo("Europe/Brussels")
+    starts = [NOW + timedelta(hours=i) for i in range(3)]
+    assert hp.gains_kw(starts, timedelta(hours=1), tz, np.array([2.0, 1.0, 0.0])) is None
+    tank = parse_heat_pump("t", {**old, "store": "hot_water", "hot_water_kwh": 3.0, "hot_water_hours": [21],
+                                 "gains_kw": 0.5, "solar_gain": 0.2})
+    assert list(tank.gains_kw(starts, timedelta(hours=1), tz, np.array([2.0, 1.0, 0.0]))) == [0.0, -3.0, 0.0]
+
+
+async def test_a_fit_from_the_recorders_history_stores_the_gains(recorder_mock: Recorder, hass: HomeAssistant) -> None:
+    """Seven days of a simulated house (UA 200 W/K, C 10 kWh/K, internal gains G 0.3 kW, solar gain g 0.3 kW per kW of
+    PV) in the recorder: the form's fit, with the PV power sensor, finds G and g and the next submit stores them."""
+    h = house(7)
+    now = dt_util.utcnow().replace(second=0, microsecond=0)
+    start = now - timedelta(minutes=now.minute % 15) - timedelta(days=7)
+    record(hass, "sensor.living_room_temperature", start, h.indoor_c, "°C")
+    record(hass, "sensor.outdoor_temperature", start, h.outdoor_c, "°C")
+    record(hass, "sensor.heat_pump_power", start, h.electric_kw * 1000, "W")
+    record(hass, "sensor.pv_power", start, h.solar_kw, "kW")
+    await async_wait_recording_done(hass)
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    fit_model = {"cop_mode": "points", "cop_outdoor_1": -10, "cop_1": 2.2, "cop_outdoor_2": 10, "cop_2": 3.8,
+                 "carnot_fraction": 0.45, "flow_temp_c": 35, "thermal_model": "fit", "solar_entity": "sensor.pv_power"}
+    result = await add_heat_pump(hass, entry, DEVICE, fit_model)
+    assert result["type"] is FlowResultType.FORM and result["errors"] == {}, result["description_placeholders"]
+    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
+    # the core's fit of the recorded samples: the 14-day fit also reads the first values, recorded a slot earlier
+    rounded = {key: np.round(np.concatenate([values[:1], values]), 4) for key, values in
+               {"indoor": h.indoor_c, "outdoor": h.outdoor_c, "power": h.electric_kw, "pv": h.solar_kw}.items()}
+    core = fit_thermal(rounded["indoor"], rounded["outdoor"], (3 + 0.08 * rounded["outdoor"]) * rounded["power"],
+                       hours=0.25, solar_kw=rounded["pv"])
+    assert (suggested["gains_kw"], suggested["solar_gain"]) == (round(core.gains_kw, 3), round(core.solar_gain, 3))
+    assert suggested["gains_kw"] == pytest.approx(0.3, abs=0.1) and suggested["solar_gain"] == pytest.approx(0.3, abs=0.1)
+    assert f"internal gains {suggested['gains_kw']:g} kW" in result["description_placeholders"]["fit_result"]
+    fitted = {k: suggested[k] for k in ("ua_w_per_k", "capacity_kwh_per_k", "gains_kw", "solar_gain")}
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**fit_model, **fitted})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert {k: result["data"][k] for k in fitted} == fitted
+    assert result["data"]["solar_entity"] == "sensor.pv_power"
+    (hp,) = home_config(hass, entry).heat_pumps
+    assert (hp.internal_gains_kw, hp.solar_gain) == (fitted["gains_kw"], fitted["solar_gain"])
+
+
+PV_PERIODS = [3.0, 2.5, 2.0, 1.0, 0.5, 0.0]  # kW per 30-minute period from NOW's hour: a Solcast-shaped sensor
+
+
+async def test_the_plan_gains_the_internal_and_solar_gains_and_needs_less_energy(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """A house with G = 0.4 kW and g = 0.25 kW per kW of PV: the plan's gains are G + g x the PV forecast slot by
+    slot, and the plan needs less heat-pump energy than plan_home run directly on the same inputs with G = g = 0."""
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    await _heated_house(hass)
+    start = NOW.replace(minute=0)
+    forecast = [{"period_start": (start + timedelta(minutes=30 * i)).isoformat(), "pv_estimate": kw,
+                 "pv_estimate10": kw, "pv_estimate90": kw} for i, kw in enumerate(PV_PERIODS)]
+    hass.states.async_set("sensor.solcast", "10", {"detailedForecast": forecast})
+    entry = heated_entry({**HEAT_PUMP, "gains_kw": 0.4, "solar_gain": 0.25}, battery_control="automatic",
+                         pv_forecast_entries=[], pv_forecast_sensor="sensor.solcast")
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    result = entry.runtime_data.home.result
+    assert result is not None and result.plan is not None, result and result.detail
+    inputs, (pump,) = result.inputs, result.inputs.heat_pumps
+    n = result.plan.import_kw.size
+    pv = np.repeat(PV_PERIODS, 2)  # the forecast on the 15-minute slots, 0 kW after it ends
+    assert list(inputs.pv_kw[: pv.size]) == pytest.approx(list(pv))
+    assert pump.gains_kw is not None
+    assert list(pump.gains_kw[:n]) == pytest.approx([0.4 + 0.25 * float(kw) for kw in inputs.pv_kw[:n]])
+    common = {"pv_kw": inputs.pv_kw, "base_load_kw": inputs.base_load_kw, "export_price": inputs.export_price,
+              "fees": inputs.fees}
+    gained = plan_home(inputs.curve, heat_pumps=[pump], **common)
+    without = plan_home(inputs.curve, heat_pumps=[replace(pump, gains_kw=None)], **common)
+    energy = {name: float(plan.heat_kw[HEAT_ID].sum()) / 4 for name, plan in (("gains", gained), ("none", without))}
+    m = gained.heat_kw[HEAT_ID].size
+    for plan in (gained, without):  # the same band
+        assert (plan.temp_c[HEAT_ID][1:] >= pump.comfort_low_c[:m] - 0.05).all()
+        assert (plan.temp_c[HEAT_ID][1:] <= pump.comfort_high_c[:m] + 1e-6).all()
+    gains_at_cop = float(np.sum(pump.gains_kw[:m] / pump.cop[:m])) / 4  # the gains' heat at the pump's COP, kWh
+    assert energy["none"] - energy["gains"] > 0.5 * gains_at_cop > 1.0, (energy, gains_at_cop)
+    assert float(result.plan.heat_kw[HEAT_ID].sum()) / 4 < energy["none"] - 0.5 * gains_at_cop  # the plan in HA

@@ -3,7 +3,8 @@
 Two steps: the device (``user`` / ``reconfigure``: what it heats, how it is controlled and measured, its power
 range, run times, comfort bands, a tank's hot-water draw, its phase) and its model (``model``: the COP from rated
 points or a Carnot fraction, the thermal model by hand or fitted from the recorder's history). A fit shows its result
-and error in the step's description and fills in UA and C; submitting again stores them.
+and error in the step's description and fills in UA, C and a house's internal and solar gains; submitting again
+stores them.
 
 The form's numbers only guide the frontend; the validators check them with the plan's own
 :data:`..planning.home_config.HEAT_PUMP_SCHEMA` and name each bad field in a translated error.
@@ -40,6 +41,7 @@ from ..const import (
     CONF_DAY_START,
     CONF_FIT_RMSE_C,
     CONF_FLOW_TEMP_C,
+    CONF_GAINS_KW,
     CONF_HEAT_MAX_KW,
     CONF_HEAT_MIN_KW,
     CONF_HEAT_POWER_ENTITY,
@@ -53,6 +55,8 @@ from ..const import (
     CONF_OUTDOOR_ENTITY,
     CONF_PHASE,
     CONF_ROOM_TEMP_C,
+    CONF_SOLAR_ENTITY,
+    CONF_SOLAR_GAIN,
     CONF_TEMPERATURE_ENTITY,
     CONF_THERMAL_MODEL,
     CONF_UA_W_PER_K,
@@ -86,6 +90,8 @@ HEAT_NUMBERS: dict[str, tuple[float, float, float, str]] = {
     CONF_FLOW_TEMP_C: (20, 90, 1, "°C"),
     CONF_UA_W_PER_K: (1, 100000, 1, "W/K"),
     CONF_CAPACITY_KWH_PER_K: (0.01, 100000, 0.01, "kWh/K"),
+    CONF_GAINS_KW: (-100, 100, 0.01, "kW"),
+    CONF_SOLAR_GAIN: (0, 10, 0.01, ""),
     "cop_outdoor_1": (-40, 50, 1, "°C"),
     "cop_outdoor_2": (-40, 50, 1, "°C"),
     "cop_outdoor_3": (-40, 50, 1, "°C"),
@@ -102,6 +108,9 @@ MODEL_KEYS = (
     CONF_THERMAL_MODEL,
     CONF_UA_W_PER_K,
     CONF_CAPACITY_KWH_PER_K,
+    CONF_GAINS_KW,
+    CONF_SOLAR_GAIN,
+    CONF_SOLAR_ENTITY,
     *(key for pair in COP_FIELDS for key in pair),
 )
 
@@ -159,7 +168,10 @@ def device_schema() -> vol.Schema:
 
 
 def model_schema() -> vol.Schema:
-    """Return the second step: the COP (rated points or a Carnot fraction) and the thermal model (fit or by hand)."""
+    """Return the second step: the COP (rated points or a Carnot fraction) and the thermal model (fit or by hand).
+
+    The thermal model: UA, C, a house's internal gains and solar gain, and the PV power sensor a fit reads.
+    """
     return vol.Schema(
         {
             vol.Required(CONF_COP_MODE, default=COP_POINTS): SelectSelector(
@@ -178,6 +190,11 @@ def model_schema() -> vol.Schema:
             ),
             vol.Optional(CONF_UA_W_PER_K): _number(CONF_UA_W_PER_K),
             vol.Optional(CONF_CAPACITY_KWH_PER_K): _number(CONF_CAPACITY_KWH_PER_K),
+            vol.Optional(CONF_GAINS_KW, default=0.0): _number(CONF_GAINS_KW),
+            vol.Optional(CONF_SOLAR_GAIN, default=0.0): _number(CONF_SOLAR_GAIN),
+            vol.Optional(CONF_SOLAR_ENTITY): EntitySelector(
+                EntitySelectorConfig(domain="sensor", device_class="power")
+            ),
         }
     )
 
@@ -260,12 +277,14 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
     """Return the second step's errors and the heat pump's whole data (``device`` plus the model, validated).
 
     Rated points need two or three pairs at different outdoor temperatures; a thermal model by hand needs UA and
-    C; a fit needs the heat pump's power and outdoor temperature sensors. The data is HEAT_PUMP_SCHEMA's when there is no error (without UA
-    and C before a fit).
+    C; a fit needs the heat pump's power and outdoor temperature sensors (the PV power sensor is optional). The
+    internal gains must lie within -100 to 100 kW, the solar gain within 0 to 10. The data is HEAT_PUMP_SCHEMA's
+    when there is no error (without UA and C before a fit).
     """
     point_fields = {key for pair in COP_FIELDS for key in pair}  # stored together as cop_points
     model = {k: v for k, v in user_input.items() if k in MODEL_KEYS and k not in point_fields}
     data = {**device, **model, CONF_COP_POINTS: cop_points(user_input)}
+    data[CONF_SOLAR_ENTITY] = data.get(CONF_SOLAR_ENTITY) or None
     errors: dict[str, str] = {}
     if data.get(CONF_COP_MODE) == COP_POINTS:
         points = data[CONF_COP_POINTS]
@@ -275,6 +294,12 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
         errors[key] = "efficiency_range"
     for key in _refused(data, (CONF_FLOW_TEMP_C,)):
         errors[key] = "flow_temp_range"
+    for key in _refused(data, (CONF_GAINS_KW,)):
+        errors[key] = "gains_range"
+    for key in _refused(data, (CONF_SOLAR_GAIN,)):
+        errors[key] = "solar_gain_range"
+    for key in _refused(data, (CONF_SOLAR_ENTITY,)):
+        errors[key] = "entity_invalid"
     if data.get(CONF_THERMAL_MODEL) == MODEL_FIT:
         if not (device.get(CONF_HEAT_POWER_ENTITY) and device.get(CONF_OUTDOOR_ENTITY)):
             errors[CONF_THERMAL_MODEL] = "fit_needs_sensors"
@@ -348,8 +373,9 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
                     return self._finish(HEAT_PUMP_SCHEMA({**data, CONF_FIT_RMSE_C: self._fit["rmse_c"]}))
             elif not errors:
                 return self._finish(HEAT_PUMP_SCHEMA({**data, CONF_FIT_RMSE_C: None}))
-            if self._fit is not None and not errors:  # a fit just ran: show it with UA and C filled in
-                suggested |= {k: self._fit[k] for k in (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K)}
+            if self._fit is not None and not errors:  # a fit just ran: show it with UA, C and the gains filled in
+                fitted = (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K, CONF_GAINS_KW, CONF_SOLAR_GAIN)
+                suggested |= {k: self._fit[k] for k in fitted}
         return self.async_show_form(
             step_id="model",
             data_schema=self.add_suggested_values_to_schema(model_schema(), suggested),

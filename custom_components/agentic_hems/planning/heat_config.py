@@ -30,6 +30,7 @@ from ..const import (
     CONF_DAY_START,
     CONF_FIT_RMSE_C,
     CONF_FLOW_TEMP_C,
+    CONF_GAINS_KW,
     CONF_HEAT_MAX_KW,
     CONF_HEAT_MIN_KW,
     CONF_HEAT_POWER_ENTITY,
@@ -43,6 +44,8 @@ from ..const import (
     CONF_OUTDOOR_ENTITY,
     CONF_PHASE,
     CONF_ROOM_TEMP_C,
+    CONF_SOLAR_ENTITY,
+    CONF_SOLAR_GAIN,
     CONF_TEMPERATURE_ENTITY,
     CONF_THERMAL_MODEL,
     CONF_UA_W_PER_K,
@@ -99,6 +102,9 @@ HEAT_PUMP_SCHEMA = vol.Schema(
         vol.Required(CONF_UA_W_PER_K): vol.All(_POSITIVE, vol.Range(max=100000)),
         vol.Required(CONF_CAPACITY_KWH_PER_K): vol.All(_POSITIVE, vol.Range(max=100000)),
         vol.Optional(CONF_FIT_RMSE_C, default=None): vol.Any(None, vol.All(vol.Coerce(float), vol.Range(min=0))),
+        vol.Optional(CONF_GAINS_KW, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=-100, max=100)),
+        vol.Optional(CONF_SOLAR_GAIN, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=0, max=10)),
+        vol.Optional(CONF_SOLAR_ENTITY, default=None): _ENTITY,
         vol.Optional(CONF_PHASE, default="three-phase"): vol.In(PHASES),
         vol.Optional(CONF_ROOM_TEMP_C, default=20.0): _TEMP,
         vol.Optional(CONF_HOT_WATER_KWH, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=0, max=1000)),
@@ -124,7 +130,9 @@ class HeatPumpConfig:
 
     ``control_entity`` is a climate entity (the plan sets its target temperature) or a switch (an SG-Ready style
     boost contact: on while the plan runs the heat pump). ``temperature_entity`` measures the store: the house's
-    indoor temperature, or a hot-water tank's. The comfort band is ``day_low_c``-``day_high_c`` from ``day_start``
+    indoor temperature, or a hot-water tank's. A house gains ``internal_gains_kw`` (people, appliances; kW) plus
+    ``solar_gain`` kW of heat per kW of PV production (``solar_entity`` is the PV sensor a fit read, or None); a
+    subentry stored without them has 0. The comfort band is ``day_low_c``-``day_high_c`` from ``day_start``
     to ``day_end`` (local time), else the night band. A hot-water tank stands in a room at ``room_temp_c`` and
     loses ``hot_water_kwh`` of heat a day, spread evenly over ``hot_water_hours`` (local hours).
     """
@@ -155,6 +163,9 @@ class HeatPumpConfig:
     ua_kw_per_k: float
     capacity_kwh_per_k: float
     fit_rmse_c: float | None
+    internal_gains_kw: float
+    solar_gain: float
+    solar_entity: str | None
     phase: str
     room_temp_c: float
     hot_water_kwh: float
@@ -179,16 +190,32 @@ class HeatPumpConfig:
         high = np.where(day, self.day_high_c, self.night_high_c).astype(np.float64)
         return low, high
 
-    def gains_kw(self, starts: Sequence[datetime], resolution: timedelta, tz: tzinfo) -> FloatArray | None:
-        """Return a tank's heat gains per slot (kW, minus the hot-water draw), None for space heating or no draw.
+    def gains_kw(
+        self, starts: Sequence[datetime], resolution: timedelta, tz: tzinfo, pv_kw: FloatArray | None = None
+    ) -> FloatArray | None:
+        """Return the heat gains per slot of ``starts`` (kW), None for none.
 
-        Each of the ``hot_water_hours`` draws ``hot_water_kwh / len(hot_water_hours)`` kWh, at an even rate.
+        A house: ``internal_gains_kw + solar_gain x pv_kw`` (``pv_kw``: the PV forecast per slot, kW; a slot it does
+        not reach or a NaN counts as 0 kW), None when both are 0. A tank: minus the hot-water draw, each of the
+        ``hot_water_hours`` drawing ``hot_water_kwh / len(hot_water_hours)`` kWh at an even rate; None without one.
         """
-        if not self.hot_water or self.hot_water_kwh <= 0 or not self.hot_water_hours:
+        if not self.hot_water:
+            return self._house_gains(len(starts), pv_kw)
+        if self.hot_water_kwh <= 0 or not self.hot_water_hours:
             return None
         rate = self.hot_water_kwh / len(self.hot_water_hours)  # kW within each draw hour
         hours = set(self.hot_water_hours)
         return np.array([-rate if s.astimezone(tz).hour in hours else 0.0 for s in starts], dtype=np.float64)
+
+    def _house_gains(self, n: int, pv_kw: FloatArray | None) -> FloatArray | None:
+        """Return G + g x PV over n slots (kW; PV past ``pv_kw``'s end or NaN counts as 0), None when G = g = 0."""
+        if self.internal_gains_kw == 0 and self.solar_gain == 0:
+            return None
+        pv = np.zeros(n)
+        if pv_kw is not None:
+            known = np.nan_to_num(np.asarray(pv_kw, dtype=np.float64)[:n])
+            pv[: known.size] = known
+        return self.internal_gains_kw + self.solar_gain * pv
 
     def cop(self, outdoor_c: FloatArray) -> FloatArray:
         """Return the COP per slot at the outdoor temperatures (NaN where the temperature is unknown)."""
@@ -272,6 +299,9 @@ def parse_heat_pump(subentry_id: str, data: Mapping[str, Any]) -> HeatPumpConfig
         ua_kw_per_k=valid[CONF_UA_W_PER_K] / 1000,
         capacity_kwh_per_k=valid[CONF_CAPACITY_KWH_PER_K],
         fit_rmse_c=valid[CONF_FIT_RMSE_C],
+        internal_gains_kw=valid[CONF_GAINS_KW],
+        solar_gain=valid[CONF_SOLAR_GAIN],
+        solar_entity=valid[CONF_SOLAR_ENTITY],
         phase=valid[CONF_PHASE],
         room_temp_c=valid[CONF_ROOM_TEMP_C],
         hot_water_kwh=valid[CONF_HOT_WATER_KWH],

@@ -27,12 +27,13 @@ from ..const import (
     CONF_FLOW_TEMP_C,
     CONF_HEAT_POWER_ENTITY,
     CONF_OUTDOOR_ENTITY,
+    CONF_SOLAR_ENTITY,
     CONF_TEMPERATURE_ENTITY,
     LOGGER,
 )
 from ..grid_ha.manager import async_recorded_states
 from ..grid_ha.site import to_kw
-from ..prices.curve import PriceCurve
+from ..prices.curve import FloatArray, PriceCurve
 from ..scheduling.home_model import HomeHeatPump
 from .heat_config import HeatPumpConfig, cop_function
 from .home_config import HomeConfig
@@ -103,13 +104,21 @@ async def _async_power_run(
 
 
 async def async_heat_pumps(
-    hass: HomeAssistant, config: HomeConfig, curve: PriceCurve, now: datetime, notes: list[str] | None = None
+    hass: HomeAssistant,
+    config: HomeConfig,
+    curve: PriceCurve,
+    now: datetime,
+    notes: list[str] | None = None,
+    *,
+    pv_kw: FloatArray | None = None,
 ) -> list[HomeHeatPump]:
     """Each heat pump on the slots of ``curve`` at its measured temperature.
 
     The outdoor temperature per slot comes from the weather entity's hourly forecast, NaN past its end (so are the
     COP and, for space heating, the ambient there: :func:`cut_at_forecast` ends the plan's horizon there, no
-    temperature is invented). A hot-water tank's ambient is its room temperature and its gains the hot-water draw.
+    temperature is invented). A house's gains are its internal gains plus its solar gain times ``pv_kw`` (the plan's
+    PV forecast, kW per slot of ``curve``; None: no PV). A hot-water tank's ambient is its room temperature and its
+    gains the hot-water draw.
     The comfort band follows the local time of each slot. A heat pump without a measured temperature is left out,
     with a note in ``notes``.
     """
@@ -135,7 +144,7 @@ async def async_heat_pumps(
                 ambient_c=np.where(np.isfinite(outdoor), hp.room_temp_c, np.nan) if hp.hot_water else outdoor,
                 cop=hp.cop(outdoor),
                 comfort=hp.comfort(starts, tz),
-                gains_kw=hp.gains_kw(starts, curve.resolution, tz),
+                gains_kw=hp.gains_kw(starts, curve.resolution, tz, pv_kw),
                 resolution=curve.resolution,
                 initial_on_slots=on,
                 initial_off_slots=off,
@@ -169,9 +178,11 @@ FIT_DAYS = 14  # the history a heat pump fit reads
 async def async_fit(hass: HomeAssistant, data: Mapping[str, Any]) -> tuple[dict[str, float] | None, str]:
     """Fit the thermal model from the recorder's history (the last :data:`FIT_DAYS` days).
 
-    The history is the store's temperature, the outdoor temperature sensor's and the heat pump's power; the heat is
-    the power times the COP the model step gives. Returns ``({"ua_w_per_k", "capacity_kwh_per_k", "rmse_c",
-    "samples"}, text)`` or ``(None, why not)``; ``text`` is a sentence for the form's description.
+    The history is the store's temperature, the outdoor temperature sensor's, the heat pump's power and, with a PV
+    power sensor (``solar_entity``), the PV production; the heat is the power times the COP the model step gives.
+    Returns ``({"ua_w_per_k", "capacity_kwh_per_k", "gains_kw", "solar_gain", "rmse_c", "samples"}, text)`` (the
+    internal gains in kW, the solar gain in kW of heat per kW of PV: 0 without the sensor) or ``(None, why not)``;
+    ``text`` is a sentence for the form's description.
     """
     try:
         fit = await async_fit_from_history(
@@ -184,6 +195,7 @@ async def async_fit(hass: HomeAssistant, data: Mapping[str, Any]) -> tuple[dict[
             ),
             days=FIT_DAYS,
             now=dt_util.utcnow(),
+            solar_entity=data.get(CONF_SOLAR_ENTITY) or None,
         )
     except (HomeAssistantError, ValueError) as err:
         LOGGER.debug("Heat pump fit failed: %s", err)
@@ -192,9 +204,11 @@ async def async_fit(hass: HomeAssistant, data: Mapping[str, Any]) -> tuple[dict[
     if not (math.isfinite(ua) and ua > 0 and math.isfinite(capacity) and capacity > 0):
         return None, f"no fit: the history gives UA {ua:.0f} W/K and C {capacity:.2f} kWh/K"
     result = {"ua_w_per_k": round(ua, 1), "capacity_kwh_per_k": round(capacity, 2), "rmse_c": round(rmse, 2)}
+    result |= {"gains_kw": round(float(fit.gains_kw), 3), "solar_gain": round(float(fit.solar_gain), 3)}
     result["samples"] = int(getattr(fit, "samples", 0))
     text = (
         f"Fitted from {result['samples']} samples: UA {result['ua_w_per_k']:g} W/K, C "
-        f"{result['capacity_kwh_per_k']:g} kWh/K, error (RMSE) {result['rmse_c']:g} °C."
+        f"{result['capacity_kwh_per_k']:g} kWh/K, internal gains {result['gains_kw']:g} kW, solar gain "
+        f"{result['solar_gain']:g} kW per kW of PV, error (RMSE) {result['rmse_c']:g} °C."
     )
     return result, text

@@ -193,7 +193,7 @@ class HomePlanManager(ChangeListeners):
         assert self.coordinator.data is not None
         inputs = await async_inputs(self.hass, self.config, self.coordinator.data, self.grid, now)
         try:
-            heat = await async_heat_pumps(self.hass, self.config, inputs.curve, now, inputs.notes)
+            heat = await async_heat_pumps(self.hass, self.config, inputs.curve, now, inputs.notes, pv_kw=inputs.pv_kw)
         except ValueError as err:  # settings the form let through but the model refuses (a COP curve, ...)
             LOGGER.error("Heat pumps left out of the whole-home plan: %s", err)
             inputs.notes.append(f"heat pumps left out: {err}")
