@@ -73,6 +73,10 @@ def test_the_manager_and_auditor_texts_in_english_and_german() -> None:
     {"home_plan": {**PLAN, "start": "2026-11-29T20:00:00"}},  # no offset
     {"home_plan": {**PLAN, "batteries": []}},
     {"home_plan": {**PLAN, "setpoint": "number.battery"}},  # extra keys are refused
+    {"home_plan": {**PLAN, "import_price": [0.1, None]}},  # a null, a list, a string or a bool is no price
+    {"home_plan": {**PLAN, "import_price": [0.1, [0.2]]}},
+    {"home_plan": {**PLAN, "import_price": [0.1, "0.2"]}},
+    {"home_plan": {**PLAN, "import_price": [0.1, True]}},
 ])
 def test_the_schema_refuses(bad: dict[str, Any]) -> None:
     with pytest.raises(vol.Invalid):

@@ -61,6 +61,9 @@ _M: dict[str, tuple[str, str]] = {
 
 
 def _finite(value: Any) -> float:
+    """Return ``value`` as a finite float; vol.Invalid for anything else (None, a list, a string, inf, a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise vol.Invalid("expected a finite number")
     number = float(value)
     if not np.isfinite(number):
         raise vol.Invalid("expected a finite number")
