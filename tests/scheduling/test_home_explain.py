@@ -53,7 +53,8 @@ def test_the_texts_in_english_and_german() -> None:
         "discharges to keep the import under the 11 kW fuse",
         "discharges at 0.400 EUR/kWh: above the 0.270 EUR/kWh a stored kWh is worth later",
         "idles: at its reserve floor (20 %)",
-        "idles: the price 0.250 EUR/kWh does not beat the 0.270 EUR/kWh a stored kWh is worth, after losses and wear",
+        "idles: at 0.250 EUR/kWh neither charging nor discharging pays once losses and wear are counted (a stored kWh "
+        "is worth 0.270 EUR/kWh)",
         "idles: full (90 %)",
     ]
     de = [reason_text(r, currency="EUR", fuse_kw=11.0, language="de") for r in found]

@@ -13,7 +13,7 @@ horizon's median import price times the discharge efficiency.
 - ``dear``: discharging at a price above that value;
 - ``floor``: idle at the reserve floor (max of the lowest SoC and the reserve; within 0.1 %);
 - ``full``: idle at the highest SoC (within 0.1 %);
-- ``spread``: idle, the price does not beat that value after losses and wear.
+- ``spread``: idle, the price lies where neither charging nor discharging pays once losses and wear are counted.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "fuse": "discharges to keep the import under the {fuse} kW fuse",
         "floor": "idles: at its reserve floor ({pct} %)",
         "full": "idles: full ({pct} %)",
-        "spread": "idles: the price {price} does not beat the {value} a stored kWh is worth, after losses and wear",
+        "spread": "idles: at {price} neither charging nor discharging pays once losses and wear are counted (a stored "
+        "kWh is worth {value})",
     },
     "de": {
         "pv": "speichert {kw} kW PV-Überschuss",
@@ -51,7 +52,8 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "fuse": "entlädt, damit der Bezug unter der Hauptsicherung von {fuse} kW bleibt",
         "floor": "ruht: an der Reserve ({pct} %)",
         "full": "ruht: voll ({pct} %)",
-        "spread": "ruht: der Preis {price} schlägt die {value} einer gespeicherten kWh nach Verlusten und Verschleiß nicht",
+        "spread": "ruht: bei {price} lohnt weder Laden noch Entladen, wenn Verluste und Verschleiß zählen (eine "
+        "gespeicherte kWh ist {value} wert)",
     },
 }
 
