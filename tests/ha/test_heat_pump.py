@@ -228,6 +228,32 @@ async def test_reconfigure_starts_from_the_stored_heat_pump(hass: HomeAssistant)
     assert tank.hot_water and tank.hot_water_hours == (7, 19, 20) and tank.control_entity == "switch.boost"
 
 
+async def test_a_cop_curve_the_model_cannot_use_is_refused_and_stored_data_of_another_shape_still_opens(
+    hass: HomeAssistant,
+) -> None:
+    """COPs that fall as it gets warmer, or above 8, are refused on the form and, stored, raise the repair issue; a
+    subentry whose COP points or hot-water hours are not of the stored shape still opens its reconfigure form."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    for points in ([[-7.0, 4.0], [7.0, 2.5]], [[-7.0, 15.0], [7.0, 19.0]]):
+        hass.config_entries.async_add_subentry(entry, ConfigSubentry(
+            data={**STORED, "cop_points": points}, subentry_type="heat_pump", title=f"COP {points}", unique_id=None))
+        assert home_config(hass, entry).heat_pumps == ()
+    issues = [i for i in ir.async_get(hass).issues.values() if i.translation_key == "home_config_invalid"]
+    assert len(issues) == 2 and all("not fall" in i.translation_placeholders["error"] for i in issues)
+    hass.config_entries.async_add_subentry(entry, ConfigSubentry(
+        data={**STORED, "cop_points": [5], "hot_water_hours": 7}, subentry_type="heat_pump", title="Odd", unique_id=None))
+    (odd,) = [k for k, s in entry.subentries.items() if s.title == "Odd"]
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": odd})
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "reconfigure"
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], DEVICE)
+    assert result["step_id"] == "model"
+    falling = {**MODEL, "cop_outdoor_1": -7.0, "cop_1": 4.0, "cop_outdoor_2": 7.0, "cop_2": 2.5}
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], falling)
+    assert result["errors"] == {"cop_1": "cop_points_invalid"}
+
+
 async def test_a_bad_heat_pump_subentry_is_left_out_with_a_repair_issue(hass: HomeAssistant) -> None:
     entry = sample_entry()
     entry.add_to_hass(hass)

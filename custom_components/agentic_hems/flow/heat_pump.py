@@ -69,7 +69,7 @@ from ..const import (
     STORE_SPACE,
     SUBENTRY_HEAT_PUMP,
 )
-from ..planning.heat_config import HEAT_PUMP_SCHEMA
+from ..planning.heat_config import HEAT_PUMP_SCHEMA, cop_points_error
 from ..planning.heat_inputs import async_fit
 from ..validation import vol
 from .schemas import LooseNumberSelector, MinutesTimeSelector, phase_selector
@@ -200,12 +200,27 @@ def model_schema() -> vol.Schema:
 
 
 def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Return a stored heat pump's data as the forms show it (COP points as fields, hours as strings)."""
+    """Return a stored heat pump's data as the forms show it (COP points as fields, hours as strings).
+
+    Stored data that is not of the stored shape (a repair issue points here) leaves those fields empty.
+    """
     values = {k: v for k, v in data.items() if k not in (CONF_COP_POINTS, CONF_HOT_WATER_HOURS, CONF_FIT_RMSE_C)}
-    for (outdoor, cop), point in zip(COP_FIELDS, data.get(CONF_COP_POINTS) or (), strict=False):
+    stored = data.get(CONF_COP_POINTS)
+    points = [p for p in stored if isinstance(p, (list, tuple)) and len(p) == 2] if isinstance(stored, list) else []
+    for (outdoor, cop), point in zip(COP_FIELDS, points, strict=False):
         values[outdoor], values[cop] = point[0], point[1]
-    values[CONF_HOT_WATER_HOURS] = [str(h) for h in data.get(CONF_HOT_WATER_HOURS) or ()]
+    hours = data.get(CONF_HOT_WATER_HOURS)
+    values[CONF_HOT_WATER_HOURS] = [str(h) for h in hours] if isinstance(hours, list) else []
     return values
+
+
+def _cop_curve(points: Any) -> bool:
+    """Return True when ``points`` make a COP curve the plan can use (:func:`.heat_config.cop_points_error`)."""
+    try:
+        cop_points_error(tuple((float(t), float(c)) for t, c in points))
+    except TypeError, ValueError:
+        return False
+    return True
 
 
 def _refused(data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
@@ -287,8 +302,7 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
     data[CONF_SOLAR_ENTITY] = data.get(CONF_SOLAR_ENTITY) or None
     errors: dict[str, str] = {}
     if data.get(CONF_COP_MODE) == COP_POINTS:
-        points = data[CONF_COP_POINTS]
-        if len(points) < 2 or len({p[0] for p in points}) < len(points) or _refused(data, (CONF_COP_POINTS,)):
+        if _refused(data, (CONF_COP_POINTS,)) or not _cop_curve(data[CONF_COP_POINTS]):
             errors["cop_1"] = "cop_points_invalid"
     for key in _refused(data, (CONF_CARNOT_FRACTION,)):
         errors[key] = "efficiency_range"

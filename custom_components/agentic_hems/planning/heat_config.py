@@ -270,8 +270,8 @@ def parse_heat_pump(subentry_id: str, data: Mapping[str, Any]) -> HeatPumpConfig
         if valid[low] > valid[high]:
             raise ValueError(f"{low} is above {high}")
     points = tuple(sorted((float(t), float(c)) for t, c in valid[CONF_COP_POINTS]))
-    if valid[CONF_COP_MODE] == COP_POINTS and (len(points) < 2 or len({t for t, _ in points}) < len(points)):
-        raise ValueError("cop_points needs two or three points at different outdoor temperatures")
+    if valid[CONF_COP_MODE] == COP_POINTS:
+        cop_points_error(points)
     return HeatPumpConfig(
         subentry_id=subentry_id,
         name=valid[CONF_BATTERY_NAME],
@@ -323,3 +323,14 @@ def heat_pump_configs(hass: HomeAssistant, entry: ConfigEntry) -> tuple[HeatPump
         else:
             clear_invalid(hass, subentry_id)
     return tuple(found)
+
+
+def cop_points_error(points: tuple[tuple[float, float], ...]) -> None:
+    """Raise ValueError unless ``points`` make a COP curve.
+
+    That is two or three (outdoor °C, COP) points at different temperatures, with COPs within the model's 1-8 that do
+    not fall as it gets warmer (:func:`cop_from_points`).
+    """
+    if not 2 <= len(points) <= 3:
+        raise ValueError("cop_points needs two or three points at different outdoor temperatures")
+    cop_from_points(points, [0.0])
