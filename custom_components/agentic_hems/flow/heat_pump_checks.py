@@ -1,0 +1,183 @@
+"""The heat pump forms' checks: a stored heat pump as the forms show it, and each step's errors and data."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..const import (
+    CONF_BATTERY_NAME,
+    CONF_CAPACITY_KWH_PER_K,
+    CONF_CARNOT_FRACTION,
+    CONF_CONTROL_ENTITY,
+    CONF_COP_MODE,
+    CONF_COP_POINTS,
+    CONF_DAY_END,
+    CONF_DAY_HIGH_C,
+    CONF_DAY_LOW_C,
+    CONF_DAY_START,
+    CONF_FIT_RMSE_C,
+    CONF_FLOW_TEMP_C,
+    CONF_GAINS_KW,
+    CONF_HEAT_MAX_KW,
+    CONF_HEAT_MIN_KW,
+    CONF_HEAT_POWER_ENTITY,
+    CONF_HOT_WATER_HOURS,
+    CONF_HOT_WATER_KWH,
+    CONF_MIN_OFF_MIN,
+    CONF_MIN_RUN_MIN,
+    CONF_NIGHT_HIGH_C,
+    CONF_NIGHT_LOW_C,
+    CONF_OUTDOOR_ENTITY,
+    CONF_ROOM_TEMP_C,
+    CONF_SOLAR_ENTITY,
+    CONF_SOLAR_GAIN,
+    CONF_TEMPERATURE_ENTITY,
+    CONF_THERMAL_MODEL,
+    CONF_UA_W_PER_K,
+    CONF_WEATHER_ENTITY,
+    COP_POINTS,
+    MODEL_FIT,
+)
+from ..planning.heat_config import HEAT_PUMP_SCHEMA, cop_points_error
+from ..validation import vol
+
+# The form's numbers: field -> (minimum, maximum, step, unit); the validators check them with HEAT_PUMP_SCHEMA.
+
+COP_FIELDS = (("cop_outdoor_1", "cop_1"), ("cop_outdoor_2", "cop_2"), ("cop_outdoor_3", "cop_3"))
+MODEL_KEYS = (
+    CONF_COP_MODE,
+    CONF_CARNOT_FRACTION,
+    CONF_FLOW_TEMP_C,
+    CONF_THERMAL_MODEL,
+    CONF_UA_W_PER_K,
+    CONF_CAPACITY_KWH_PER_K,
+    CONF_GAINS_KW,
+    CONF_SOLAR_GAIN,
+    CONF_SOLAR_ENTITY,
+    *(key for pair in COP_FIELDS for key in pair),
+)
+
+
+def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a stored heat pump's data as the forms show it (COP points as fields, hours as strings).
+
+    Stored data that is not of the stored shape (a repair issue points here) leaves those fields empty.
+    """
+    values = {k: v for k, v in data.items() if k not in (CONF_COP_POINTS, CONF_HOT_WATER_HOURS, CONF_FIT_RMSE_C)}
+    stored = data.get(CONF_COP_POINTS)
+    points = [p for p in stored if isinstance(p, (list, tuple)) and len(p) == 2] if isinstance(stored, list) else []
+    for (outdoor, cop), point in zip(COP_FIELDS, points, strict=False):
+        values[outdoor], values[cop] = point[0], point[1]
+    hours = data.get(CONF_HOT_WATER_HOURS)
+    values[CONF_HOT_WATER_HOURS] = [str(h) for h in hours] if isinstance(hours, list) else []
+    return values
+
+
+def _cop_curve(points: Any) -> bool:
+    """Return True when ``points`` make a COP curve the plan can use (:func:`.heat_config.cop_points_error`)."""
+    try:
+        cop_points_error(tuple((float(t), float(c)) for t, c in points))
+    except TypeError, ValueError:
+        return False
+    return True
+
+
+def refused(data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
+    """Return those of ``keys`` whose value in ``data`` HEAT_PUMP_SCHEMA refuses (a missing one counts as refused)."""
+    validators = {str(marker): validator for marker, validator in HEAT_PUMP_SCHEMA.schema.items()}
+    refused = []
+    for key in keys:
+        try:
+            vol.Schema(validators[key])(data.get(key))
+        except vol.Invalid:
+            refused.append(key)
+    return refused
+
+
+def validate_device(user_input: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """Return the first step's errors (field -> translation key) and its data.
+
+    The name is trimmed and must be new among ``other_names`` (case-insensitive); the numbers, entities and times
+    must pass HEAT_PUMP_SCHEMA; min_kw must not exceed max_kw nor a band's low edge its high edge.
+    """
+    data = dict(user_input)
+    data[CONF_BATTERY_NAME] = str(data.get(CONF_BATTERY_NAME, "")).strip()
+    data[CONF_HOT_WATER_HOURS] = sorted({int(h) for h in data.get(CONF_HOT_WATER_HOURS) or () if str(h).isdigit()})
+    for key in (CONF_HEAT_POWER_ENTITY, CONF_OUTDOOR_ENTITY):
+        data[key] = data.get(key) or None
+    errors: dict[str, str] = {}
+    for key in refused(data, (CONF_HEAT_MAX_KW,)):
+        errors[key] = "must_be_positive"
+    for key in refused(data, (CONF_HEAT_MIN_KW, CONF_MIN_RUN_MIN, CONF_MIN_OFF_MIN, CONF_HOT_WATER_KWH)):
+        errors[key] = "must_not_be_negative"
+    bands = (CONF_DAY_LOW_C, CONF_DAY_HIGH_C, CONF_NIGHT_LOW_C, CONF_NIGHT_HIGH_C, CONF_ROOM_TEMP_C)
+    for key in refused(data, bands):
+        errors[key] = "temperature_range"
+    for key in refused(data, (CONF_DAY_START, CONF_DAY_END)):
+        errors[key] = "time_invalid"
+    entities = (
+        CONF_CONTROL_ENTITY,
+        CONF_TEMPERATURE_ENTITY,
+        CONF_WEATHER_ENTITY,
+        CONF_HEAT_POWER_ENTITY,
+        CONF_OUTDOOR_ENTITY,
+    )
+    for key in refused(data, entities):
+        errors[key] = "entity_invalid"
+    if not errors.keys() & {CONF_HEAT_MIN_KW, CONF_HEAT_MAX_KW} and float(data[CONF_HEAT_MIN_KW]) > float(
+        data[CONF_HEAT_MAX_KW]
+    ):
+        errors[CONF_HEAT_MAX_KW] = "max_below_min"
+    for low, high in ((CONF_DAY_LOW_C, CONF_DAY_HIGH_C), (CONF_NIGHT_LOW_C, CONF_NIGHT_HIGH_C)):
+        if not errors.keys() & {low, high} and float(data[low]) > float(data[high]):
+            errors[high] = "band_inverted"
+    if not data[CONF_BATTERY_NAME]:
+        errors[CONF_BATTERY_NAME] = "name_empty"
+    elif data[CONF_BATTERY_NAME].casefold() in {name.casefold() for name in other_names}:
+        errors[CONF_BATTERY_NAME] = "name_exists"
+    return errors, data
+
+
+def cop_points(user_input: Mapping[str, Any]) -> list[list[float]]:
+    """Return the rated COP points the form's fields give (a pair with an empty field is left out)."""
+    points = []
+    for outdoor, cop in COP_FIELDS:
+        if user_input.get(outdoor) is not None and user_input.get(cop) is not None:
+            points.append([float(user_input[outdoor]), float(user_input[cop])])
+    return points
+
+
+def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    """Return the second step's errors and the heat pump's whole data (``device`` plus the model, validated).
+
+    Rated points need two or three pairs at different outdoor temperatures; a thermal model by hand needs UA and
+    C; a fit needs the heat pump's power and outdoor temperature sensors (the PV power sensor is optional). The
+    internal gains must lie within -100 to 100 kW, the solar gain within 0 to 10. The data is HEAT_PUMP_SCHEMA's
+    when there is no error (without UA and C before a fit).
+    """
+    point_fields = {key for pair in COP_FIELDS for key in pair}  # stored together as cop_points
+    model = {k: v for k, v in user_input.items() if k in MODEL_KEYS and k not in point_fields}
+    data = {**device, **model, CONF_COP_POINTS: cop_points(user_input)}
+    data[CONF_SOLAR_ENTITY] = data.get(CONF_SOLAR_ENTITY) or None
+    errors: dict[str, str] = {}
+    if data.get(CONF_COP_MODE) == COP_POINTS:
+        if refused(data, (CONF_COP_POINTS,)) or not _cop_curve(data[CONF_COP_POINTS]):
+            errors["cop_1"] = "cop_points_invalid"
+    for key in refused(data, (CONF_CARNOT_FRACTION,)):
+        errors[key] = "efficiency_range"
+    for key in refused(data, (CONF_FLOW_TEMP_C,)):
+        errors[key] = "flow_temp_range"
+    for key in refused(data, (CONF_GAINS_KW,)):
+        errors[key] = "gains_range"
+    for key in refused(data, (CONF_SOLAR_GAIN,)):
+        errors[key] = "solar_gain_range"
+    for key in refused(data, (CONF_SOLAR_ENTITY,)):
+        errors[key] = "entity_invalid"
+    if data.get(CONF_THERMAL_MODEL) == MODEL_FIT:
+        if not (device.get(CONF_HEAT_POWER_ENTITY) and device.get(CONF_OUTDOOR_ENTITY)):
+            errors[CONF_THERMAL_MODEL] = "fit_needs_sensors"
+    else:
+        for key in refused(data, (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K)):
+            errors[key] = "must_be_positive"
+    return errors, data
