@@ -169,6 +169,19 @@ function blockCost(block, prices) {
   return { energy, cost: priced ? cost : null };
 }
 
+
+/** Why there is no home plan, in words: each of the comma-separated reason codes, or the code itself. */
+function homeReason(hass, reason) {
+  return String(reason || "?")
+    .split(",")
+    .map((code) => {
+      const key = `home_reason_${code}`;
+      const text = t(hass, key);
+      return text === key ? code : text;
+    })
+    .join("; ");
+}
+
 class AgenticHemsScheduleCard extends LitElement {
   static get properties() {
     return {
@@ -676,7 +689,7 @@ class AgenticHemsScheduleCard extends LitElement {
     const cur = home.currency || currency;
     if (!this._homeSlots().length) {
       return html`<div class="home-summary" data-feasible="false">
-        <strong>${t(hass, "home_plan")}</strong>: ${t(hass, "home_none", { reason: home.reason || "?" })}</div>`;
+        <strong>${t(hass, "home_plan")}</strong>: ${t(hass, "home_none", { reason: homeReason(hass, home.reason) })}</div>`;
     }
     const saving = Number(home.saving);
     return html`<div class="home-summary" data-feasible="true" data-cost=${home.cost} data-baseline=${home.baseline}
