@@ -5,6 +5,7 @@ a mocked energy solar-forecast platform, the sample prices and the three sample 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import replace
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
@@ -434,6 +435,11 @@ def test_heat_pumps_the_model_refuses_are_left_out_not_the_whole_plan() -> None:
     plan, left_out = plan_leaving_out(curve, [run], heat_pumps=[pump], phases=phases)
     assert left_out == ["heat pumps: heat pump 'hp': the slot is too long for its time constant C / UA"]
     assert plan.heat_kw == {} and plan.starts["run"] == curve.slot_start(1)  # the cheapest hour
+    cold = replace(pump, ua_kw_per_k=0.1, capacity_kwh_per_k=5.0, initial_temp_c=15.0)  # must heat at its full 2 kW
+    with pytest.raises(HomePlanError):
+        plan_home(curve, [run], heat_pumps=[cold], fuse_kw=1.5)  # a 1.5 kW fuse cannot carry it
+    plan, left_out = plan_leaving_out(curve, [run], heat_pumps=[cold], fuse_kw=1.5)
+    assert left_out[0].startswith("heat pumps: ") and plan.heat_kw == {} and plan.starts["run"] == curve.slot_start(1)
 
 
 async def test_a_restart_keeps_the_request_of_an_unchanged_plan(hass: HomeAssistant, approval: MockConfigEntry) -> None:

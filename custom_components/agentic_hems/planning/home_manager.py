@@ -29,7 +29,7 @@ from ..const import DOMAIN, LOGGER
 from ..listeners import ChangeListeners
 from ..prices.curve import PriceCurve
 from ..scheduling.home import plan_home
-from ..scheduling.home_model import HomePlan, HomePlanError, Infeasibility, PhaseLimits
+from ..scheduling.home_model import HomePlan, HomePlanError, PhaseLimits
 from ..scheduling.plan import LoadSpec, Plan, Reason
 from ..scheduling.windows import build_plan
 from .heat_exec import HeatExecutor
@@ -268,9 +268,10 @@ def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) ->
     """Run :func:`plan_home`, leaving out what keeps it from a plan, and plan the rest again.
 
     Loads a :class:`HomePlanError` names are left out ("<name>, its window cannot hold it"), and their phases with
-    them; when no plan exists with the heat pumps (their comfort band cannot be kept, or their inputs are refused),
-    the heat pumps are left out ("heat pumps: <reason>"). Returns the plan and those notes. Raises HomePlanError when
-    no plan exists without them (the fuse, the reserve, the prices), ValueError on other malformed inputs.
+    them; when no plan exists with the heat pumps (their comfort band cannot be kept within the fuse, the phases or
+    the reserve, or their inputs are refused), the heat pumps are left out ("heat pumps: <reason>"). Returns the plan
+    and those notes. Raises HomePlanError when no plan exists without them (the fuse, the reserve, the prices),
+    ValueError on other malformed inputs.
     """
     left_out: list[str] = []
     while True:
@@ -282,17 +283,12 @@ def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) ->
                 left_out += [f"{name}, its window cannot hold it" for name in sorted(named)]
                 loads = [load for load in loads if load.name not in named]
                 kwargs["phases"] = _without(kwargs.get("phases"), named)
-            elif kwargs.get("heat_pumps") and _heat_pumps_refused(err):
+            elif kwargs.get("heat_pumps"):
                 left_out.append(f"heat pumps: {err}")
                 kwargs["phases"] = _without(kwargs.get("phases"), {hp.name for hp in kwargs["heat_pumps"]})
                 kwargs["heat_pumps"] = ()
             else:
                 raise
-
-
-def _heat_pumps_refused(err: Exception) -> bool:
-    """Return True when ``err`` may come from the heat pumps: a comfort band not kept, or refused inputs."""
-    return not isinstance(err, HomePlanError) or Infeasibility.COMFORT in err.constraints
 
 
 def _without(phases: PhaseLimits | None, names: set[str]) -> PhaseLimits | None:
