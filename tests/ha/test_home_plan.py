@@ -29,12 +29,18 @@ from syrupy.filters import props
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.gates.models import GridGrant
 from custom_components.agentic_hems.planning.home_config import parse_options
-from custom_components.agentic_hems.planning.home_manager import HomePlanManager, plan_leaving_out, planned_soc_pct
+from custom_components.agentic_hems.planning.home_manager import (
+    HomePlanManager,
+    fuse_over_fixed,
+    plan_leaving_out,
+    planned_soc_pct,
+)
 from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_model import (
     HomeHeatPump,
     HomePlanError,
+    Infeasibility,
     PhaseLimits,
     Tariff,
     evaluate,
@@ -417,6 +423,24 @@ async def test_a_load_whose_window_cannot_hold_it_is_left_out_not_the_whole_plan
     plan, left_out = plan_leaving_out(curve, [good, bad], phases=phases)
     assert left_out == ["bad, its window cannot hold it"]
     assert plan.starts["good"] == plan_home(curve, [good], phases=PhaseLimits(limit_kw=5.75)).starts["good"]
+
+
+def test_loads_the_plan_cannot_move_above_the_fuse_raise_it_instead_of_leaving_no_plan() -> None:
+    """Pinned appliances and the base load draw 3 kW in the second hour, above a 2 kW fuse: plan_home finds no plan
+    under the fuse; under fuse_over_fixed's fuse (3 kW, noted) the home is planned and the run stays off that hour."""
+    curve = PriceCurve(start=NOW.replace(minute=0, second=0, microsecond=0), resolution=timedelta(hours=1),
+                       prices=np.array([0.30, 0.10, 0.20, 0.40]), source="test")
+    fixed = np.array([0.5, 3.0, 0.5, 0.5])
+    run = LoadSpec("run", power_kw=1.0, duration_min=60, earliest_start=curve.start, deadline=curve.slot_start(4))
+    with pytest.raises(HomePlanError) as err:
+        plan_home(curve, [run], base_load_kw=fixed, fuse_kw=2.0)
+    assert err.value.constraints == (Infeasibility.FUSE,)
+    notes: list[str] = []
+    assert fuse_over_fixed(2.0, fixed, notes) == 3.0 and fuse_over_fixed(4.0, fixed, []) == 4.0
+    assert notes == ["loads the plan cannot move draw up to 3.00 kW, above the 2 kW fuse"]
+    plan = plan_home(curve, [run], base_load_kw=fixed, fuse_kw=3.0)
+    assert plan.starts["run"] == curve.slot_start(2)  # the next cheapest hour: the second is full
+    assert plan.import_kw.tolist() == pytest.approx([0.5, 3.0, 1.5, 0.5])
 
 
 def test_heat_pumps_the_model_refuses_are_left_out_not_the_whole_plan() -> None:

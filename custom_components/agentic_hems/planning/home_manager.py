@@ -27,7 +27,7 @@ from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, LOGGER
 from ..listeners import ChangeListeners
-from ..prices.curve import PriceCurve
+from ..prices.curve import FloatArray, PriceCurve
 from ..scheduling.home import plan_home
 from ..scheduling.home_model import HomePlan, HomePlanError, PhaseLimits
 from ..scheduling.plan import LoadSpec, Plan, Reason
@@ -205,6 +205,7 @@ class HomePlanManager(ChangeListeners):
         movable = self.movable(now)
         loads = [replace(self.planner.load_for(aid, now), name=aid) for aid in movable]
         fixed = self.planner.base_load(inputs.curve, now, exclude=set(movable))
+        fuse = fuse_over_fixed(self.planner.power_limit_kw, inputs.base_load_kw + fixed, inputs.notes)
         job = partial(
             plan_leaving_out,
             inputs.curve,
@@ -213,7 +214,7 @@ class HomePlanManager(ChangeListeners):
             pv_kw=inputs.pv_kw,
             base_load_kw=inputs.base_load_kw + fixed,
             export_price=inputs.export_price,
-            fuse_kw=self.planner.power_limit_kw,
+            fuse_kw=fuse,
             export_limit_kw=self.config.export_limit_kw,
             curtailment=bool(self.config.curtailment_entity),
             fees=inputs.fees,
@@ -262,6 +263,20 @@ class HomePlanManager(ChangeListeners):
             placed[appliance_id] = (built, self.planner.load_for(appliance_id, now))
         if placed:
             await self.planner.async_adopt(placed, now)
+
+
+def fuse_over_fixed(fuse_kw: float, fixed_kw: FloatArray, notes: list[str]) -> float:
+    """Return the fuse the plan can keep: ``fuse_kw``, or the highest load it cannot move when that is above it.
+
+    Running, pinned and manual appliance plans and the house's base load (``fixed_kw``, kW per slot) are not the
+    plan's to change; where they alone pass the fuse, the plan adds nothing there rather than having no plan at all,
+    and ``notes`` says so.
+    """
+    peak = float(np.max(fixed_kw)) if fixed_kw.size else 0.0
+    if peak <= fuse_kw:
+        return fuse_kw
+    notes.append(f"loads the plan cannot move draw up to {peak:.2f} kW, above the {fuse_kw:g} kW fuse")
+    return peak
 
 
 def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) -> tuple[HomePlan, list[str]]:
