@@ -24,23 +24,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-import hashlib
 import math
 from typing import TYPE_CHECKING, Any
 
-from homeassistant.components import persistent_notification
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import issue_registry as ir
 
-from ..const import BATTERY_APPROVAL, DOMAIN, LOGGER
+from ..const import BATTERY_APPROVAL, LOGGER
 from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, GridGrant, Outcome
 from ..gates.tables import DEFAULT_MAX_TEMP, DEFAULT_MIN_TEMP
-from ..grid_ha.records import GridRecords, request_issue_id
+from ..grid_ha.records import GridRecords
 from ..prices.curve import floor_slot
 from .heat_config import HeatPumpConfig
 from .heat_view import EPS_KW, heat_band, heat_kw, temp_c
 from .home_config import HomeConfig
-from .home_exec import HomeSetpoints
+from .home_exec import HomeSetpoints, async_request_approval
 
 if TYPE_CHECKING:
     from ..control.manager import ControlManager
@@ -187,28 +184,15 @@ class HeatExecutor:
         latest = self.records.requests.get(self.request_id or "")
         if not actions or (latest is not None and _remaining(latest, slot) == actions):
             return False
-        self._withdraw()
-        digest = hashlib.sha256(repr(actions).encode()).hexdigest()[:12]
-        request = await self.records.async_submit_request(
-            {
-                "plan_id": f"{HEAT_PLAN_PREFIX}{digest}",
-                "status": "pending",
-                "kind": "home_plan",
-                "summary": f"Whole-home plan: heat pump settings until {result.plan.horizon_end.isoformat()}",
-                "requested_window": {"start": slot.isoformat(), "end": result.plan.horizon_end.isoformat()},
-                "actions": actions,
-            }
+        self.request_id = await async_request_approval(
+            self.hass,
+            self.records,
+            HEAT_PLAN_PREFIX,
+            summary=f"Whole-home plan: heat pump settings until {result.plan.horizon_end.isoformat()}",
+            window=(slot, result.plan.horizon_end),
+            actions=actions,
         )
-        self.request_id = request["request_id"]
         return True
-
-    def _withdraw(self) -> None:
-        """Expire every older pending or approved heat pump request: a new plan replaces them."""
-        for request in self.records.requests.values():
-            if str(request["plan_id"]).startswith(HEAT_PLAN_PREFIX) and request["status"] in ("pending", "approved"):
-                request["status"] = "expired"
-                ir.async_delete_issue(self.hass, DOMAIN, request_issue_id(request["request_id"]))
-                persistent_notification.async_dismiss(self.hass, request_issue_id(request["request_id"]))
 
     async def async_execute(self, result: HomeResult | None, now: datetime) -> list[dict[str, Any]]:
         """Issue each heat pump's command for the slot at ``now`` when it changed; returns the gates' traces."""

@@ -253,28 +253,15 @@ class HomeExecutor:
         latest = self.records.requests.get(self.request_id or "")
         if not actions or (latest is not None and _remaining(latest, slot) == actions):
             return False
-        self._withdraw()
-        digest = hashlib.sha256(repr(actions).encode()).hexdigest()[:12]
-        request = await self.records.async_submit_request(
-            {
-                "plan_id": f"{HOME_PLAN_PREFIX}{digest}",
-                "status": "pending",
-                "kind": "home_plan",
-                "summary": f"Whole-home plan: battery powers until {plan.horizon_end.isoformat()}",
-                "requested_window": {"start": slot.isoformat(), "end": plan.horizon_end.isoformat()},
-                "actions": actions,
-            }
+        self.request_id = await async_request_approval(
+            self.hass,
+            self.records,
+            HOME_PLAN_PREFIX,
+            summary=f"Whole-home plan: battery powers until {plan.horizon_end.isoformat()}",
+            window=(slot, plan.horizon_end),
+            actions=actions,
         )
-        self.request_id = request["request_id"]
         return True
-
-    def _withdraw(self) -> None:
-        """Expire every older pending or approved home request: a new plan replaces them."""
-        for request in self.records.requests.values():
-            if str(request["plan_id"]).startswith(HOME_PLAN_PREFIX) and request["status"] in ("pending", "approved"):
-                request["status"] = "expired"
-                ir.async_delete_issue(self.hass, DOMAIN, request_issue_id(request["request_id"]))
-                persistent_notification.async_dismiss(self.hass, request_issue_id(request["request_id"]))
 
     async def async_execute(self, plan: HomePlan | None, now: datetime) -> list[dict[str, Any]]:
         """Issue each driven entity's command for the slot at ``now`` when it changed; returns the gates' traces."""
@@ -349,3 +336,37 @@ def _holds(hass: HomeAssistant, entity_id: str, command: tuple[str, dict[str, An
         return abs(float(state.state) - float(params["value"])) <= 1e-6
     except ValueError:
         return False
+
+
+async def async_request_approval(
+    hass: HomeAssistant,
+    records: GridRecords,
+    prefix: str,
+    *,
+    summary: str,
+    window: tuple[datetime, datetime],
+    actions: list[dict[str, Any]],
+) -> str:
+    """Ask an administrator to approve ``actions`` of a whole-home plan; return the new request's id.
+
+    Every older pending or approved request whose plan id starts with ``prefix`` is withdrawn first (expired, its
+    repair issue and notification closed): a new plan replaces them. The plan id is ``prefix`` plus a digest of the
+    actions.
+    """
+    for request in records.requests.values():
+        if str(request["plan_id"]).startswith(prefix) and request["status"] in ("pending", "approved"):
+            request["status"] = "expired"
+            ir.async_delete_issue(hass, DOMAIN, request_issue_id(request["request_id"]))
+            persistent_notification.async_dismiss(hass, request_issue_id(request["request_id"]))
+    digest = hashlib.sha256(repr(actions).encode()).hexdigest()[:12]
+    request = await records.async_submit_request(
+        {
+            "plan_id": f"{prefix}{digest}",
+            "status": "pending",
+            "kind": "home_plan",
+            "summary": summary,
+            "requested_window": {"start": window[0].isoformat(), "end": window[1].isoformat()},
+            "actions": actions,
+        }
+    )
+    return str(request["request_id"])
