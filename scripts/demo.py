@@ -150,7 +150,7 @@ HOUSE_METERS: dict[str, tuple[str, str, float, float, float, float, str]] = {
 WEATHER = "weather.house"
 HEAT_PUMP_CLIMATE = "climate.heat_pump"
 HOUSE_UA_KW_PER_K, HOUSE_C_KWH_PER_K, HOUSE_HP_KW = 0.15, 8.0, 2.0  # the simulated house and heat pump
-HOUSE_STEP_S = 20  # the simulation's step (the Freshness gate wants the thermostat's state under 30 s old)
+HOUSE_STEP_S = 20  # the simulation's step
 COP_POINTS = ((-7.0, 2.5), (7.0, 4.0))
 OUTDOOR_MEAN_C, OUTDOOR_SWING_C = 4.0, 3.0
 OUTDOOR_TEMPLATE = "({m} - {a} * cos(pi * ((h - 5) % 24) / 12)) | round(1)".format(m=OUTDOOR_MEAN_C, a=OUTDOOR_SWING_C)

@@ -139,7 +139,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
 @pytest.fixture(scope="session")
 def browser(demo: Demo) -> Iterator[Any]:
     """Debian's Chromium, headless, through Playwright (no browser download)."""
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only in this suite
+    from playwright.sync_api import expect, sync_playwright  # noqa: PLC0415 - only in this suite
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)  # expect's own 5 s is too short on a loaded 2-core machine
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])

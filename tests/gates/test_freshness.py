@@ -107,3 +107,39 @@ def test_helpers_are_never_stale(entity_id: str, passed: bool) -> None:
     assert reason == ("fresh: a helper's state is held by HA itself" if passed else
                       "stale: refresh and retry (age 10800.0 s > 300 s)")
     assert not check(StateInfo(entity_id=entity_id, state="unavailable", last_updated=NOW), 1, NOW)[0]
+
+
+@pytest.mark.parametrize(
+    ("risk", "pushes", "age_s", "passed"),
+    [
+        (2, True, 10800, True),  # a thermostat that reports on change: 3 h unchanged is current
+        (3, True, 10800, True),
+        (2, False, 31, False),  # unknown update mode: the TTL holds
+        (4, True, 6, False),  # a lock must have reported within 5 s, push or not
+        (4, True, 4, True),
+        (5, True, 5.5, False),
+    ],
+)
+def test_push_entities_up_to_risk_3_are_current_while_usable(
+    risk: int, pushes: bool, age_s: float, passed: bool
+) -> None:
+    stamp = NOW - timedelta(seconds=age_s)
+    state = StateInfo(entity_id="climate.x", state="heat", last_updated=stamp, last_reported=stamp)
+    ok, reason, evidence = check(state, risk, NOW, pushes=pushes)
+    assert ok is passed and evidence["age_s"] == pytest.approx(age_s)
+    assert evidence.get("push", False) is (pushes and risk <= 3)
+    if evidence.get("push"):
+        assert reason == f"current: the device pushes every change (last one {age_s:.1f} s ago)"
+    elif not passed:
+        assert reason.startswith("stale: refresh and retry")
+    unusable = StateInfo(entity_id="climate.x", state="unavailable", last_updated=NOW, last_reported=NOW)
+    assert check(unusable, risk, NOW, pushes=pushes)[1] == "state is unavailable"
+
+
+def test_the_gate_reads_pushes_from_the_entity() -> None:
+    view = house()
+    view.add(EntityInfo(entity_id="switch.plug", name="Plug", pushes=True), age=timedelta(hours=5))
+    result, _ = run("plug", "turn_on", view)
+    assert result.passed and result.evidence["push"] is True and result.evidence["polls"] is False
+    view.add(EntityInfo(entity_id="switch.plug", name="Plug"), age=timedelta(hours=5))
+    assert not run("plug", "turn_on", view)[0].passed

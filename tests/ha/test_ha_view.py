@@ -1,5 +1,6 @@
 """The real HA adapter: registries, exposure and polling as the gates see them, index invalidation, the Freshness
-refresh of a polling entity, and the actionable mobile notification of a pending confirmation."""
+refresh of a polling entity, Freshness of push-only entities, and the actionable mobile notification of a pending
+confirmation."""
 
 from __future__ import annotations
 
@@ -17,8 +18,11 @@ from pytest_homeassistant_custom_component.common import (
 
 from homeassistant.auth.models import User
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
+from homeassistant.components.cover import CoverDeviceClass, CoverEntity, CoverEntityFeature
+from homeassistant.components.fan import FanEntity, FanEntityFeature
 from homeassistant.components.switch import SwitchEntity
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import area_registry as ar, device_registry as dr, entity_registry as er
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
@@ -50,6 +54,42 @@ class PollingSwitch(SwitchEntity):
 
     async def async_turn_off(self, **kwargs: Any) -> None:
         self._attr_is_on = False
+
+
+class PushFan(FanEntity):
+    """A fan (risk 1) whose integration pushes its state (no polling)."""
+
+    _attr_should_poll = False
+    _attr_name = "Attic fan"
+    _attr_unique_id = "attic_fan"
+    _attr_supported_features = FanEntityFeature.TURN_ON | FanEntityFeature.TURN_OFF
+
+    def __init__(self) -> None:
+        self._attr_percentage = 0
+
+    async def async_turn_on(self, percentage: int | None = None, preset_mode: str | None = None, **kwargs: Any) -> None:
+        self._attr_percentage = 100
+        self.async_write_ha_state()
+
+
+class PushGarage(CoverEntity):
+    """A garage door (risk 4) whose integration pushes its state (no polling); ``report()`` is the device reporting."""
+
+    _attr_should_poll = False
+    _attr_name = "Garage door"
+    _attr_unique_id = "garage_door"
+    _attr_device_class = CoverDeviceClass.GARAGE
+    _attr_supported_features = CoverEntityFeature.OPEN | CoverEntityFeature.CLOSE
+
+    def __init__(self) -> None:
+        self._attr_is_closed = True
+
+    async def async_open_cover(self, **kwargs: Any) -> None:
+        self._attr_is_closed = False
+        self.async_write_ha_state()
+
+    def report(self) -> None:
+        self.async_write_ha_state()
 
 
 @pytest.fixture
@@ -147,6 +187,53 @@ async def test_a_stale_polling_entity_is_refreshed_once(
     assert freshness["evidence"]["first_attempt"]["reason"].startswith("stale: refresh and retry (age 360.0 s")
     assert pump.updates >= before + 2  # the refresh, and the update HA runs after a service call on a polling entity
     assert response["outcome"] == "executed" and hass.states.get(PUMP).state == "on"
+
+
+async def test_a_push_entity_is_current_while_usable_up_to_risk_3(
+    hass: HomeAssistant, pump_home: tuple[MockConfigEntry, PollingSwitch], freezer: FrozenDateTimeFactory
+) -> None:
+    entry, _ = pump_home
+    fan = PushFan()
+    setup_test_component_platform(hass, "fan", [fan])
+    assert await async_setup_component(hass, "fan", {"fan": {"platform": "test"}})
+    await hass.async_block_till_done()
+    async_expose_entity(hass, "conversation", "fan.attic_fan", True)
+    assert entry.runtime_data.control.view.entity("fan.attic_fan").pushes is True
+    freezer.tick(timedelta(hours=3))  # the fan reports only when it changes: 3 h unchanged
+    response = await evaluate(hass, {"intent": "turn_on", "device_alias": "attic fan"})
+    freshness = response["gate_results"][4]
+    assert freshness["passed"] is True and freshness["evidence"]["push"] is True
+    assert freshness["reason"] == "current: the device pushes every change (last one 10800.0 s ago)"
+    assert response["outcome"] == "executed" and hass.states.get("fan.attic_fan").state == "on"
+
+
+async def test_a_stale_push_garage_door_stays_pending_until_it_reports(
+    hass: HomeAssistant,
+    pump_home: tuple[MockConfigEntry, PollingSwitch],
+    hass_admin_user: User,
+    freezer: FrozenDateTimeFactory,
+) -> None:
+    garage = PushGarage()
+    setup_test_component_platform(hass, "cover", [garage])
+    assert await async_setup_component(hass, "cover", {"cover": {"platform": "test"}})
+    await hass.async_block_till_done()
+    async_expose_entity(hass, "conversation", "cover.garage_door", True)
+    pending = await evaluate(hass, {"intent": "open", "device_alias": "garage door"})
+    assert pending["outcome"] == "pending_confirmation"  # risk 4: confirm
+    freezer.tick(timedelta(seconds=6))  # older than the 5 s of risk 4; a push entity cannot be refreshed
+    admin = Context(user_id=hass_admin_user.id)
+    with pytest.raises(ServiceValidationError) as err:
+        await hass.services.async_call(
+            DOMAIN, "confirm", {"trace_id": pending["trace_id"]}, blocking=True, context=admin
+        )
+    assert err.value.translation_key == "confirm_stale"
+    assert "stale: refresh and retry (age 6.0 s > 5 s)" in err.value.translation_placeholders["reason"]
+    assert hass.states.get("cover.garage_door").state == "closed"
+    garage.report()
+    done = await hass.services.async_call(
+        DOMAIN, "confirm", {"trace_id": pending["trace_id"]}, blocking=True, context=admin, return_response=True
+    )
+    assert done["outcome"] == "executed" and hass.states.get("cover.garage_door").state == "open"
 
 
 async def test_mobile_notification_confirms_only_for_an_admin(

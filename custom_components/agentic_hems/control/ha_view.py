@@ -64,19 +64,21 @@ class HassView:
         ids.update(e.entity_id for e in self._entities.entities.values() if e.disabled_by is None)
         return ids
 
-    def _polls(self, entity_id: str) -> bool:
-        """Return whether ``homeassistant.update_entity`` really gets a new value.
+    def _update_mode(self, entity_id: str) -> tuple[bool, bool]:
+        """Return ``(polls, pushes)`` for a loaded entity; ``(False, False)`` when HA has no entity object for it.
 
-        It does when the entity polls its device, or when it is a template entity (re-rendered from HA's current
-        states). Push-only entities would only rewrite their cached state.
+        It polls when ``homeassistant.update_entity`` really gets a new value: the entity polls its device, or it is a
+        template entity (re-rendered from HA's current states). Otherwise it is push-only: an update would only
+        rewrite its cached state, and its integration sends every change.
         """
         domain = entity_id.split(".", 1)[0]
         component = self.hass.data.get(DATA_INSTANCES, {}).get(domain)
         entity = component.get_entity(entity_id) if component is not None else None
         if entity is None:
-            return False
+            return False, False
         platform = entity.platform.platform_name if entity.platform is not None else None
-        return bool(entity.should_poll or platform in REFRESHABLE_PLATFORMS)
+        polls = bool(entity.should_poll or platform in REFRESHABLE_PLATFORMS)
+        return polls, not polls
 
     def entity(self, entity_id: str) -> EntityInfo | None:
         """Registry and state together; None when HA knows neither."""
@@ -84,6 +86,7 @@ class HassView:
         state = self.hass.states.get(entity_id)
         if entry is None and state is None:
             return None
+        polls, pushes = self._update_mode(entity_id)
         attributes: Mapping[str, Any] = state.attributes if state is not None else {}
         name = aliases = area_id = device_name = device_class = None
         features = attributes.get(ATTR_SUPPORTED_FEATURES)
@@ -113,7 +116,8 @@ class HassView:
             supported_features=int(features or 0),
             supported_color_modes=frozenset(str(m) for m in color_modes or ()),
             capabilities=capabilities,
-            polls=self._polls(entity_id),
+            polls=polls,
+            pushes=pushes,
         )
 
     def areas(self) -> Iterable[AreaInfo]:

@@ -7,7 +7,13 @@ Refresh hook (the shell implements it): an entity that polls (``EntityInfo.polls
 ``homeassistant.update_entity`` when this gate fails as stale; the shell then re-runs :func:`check` with
 ``refreshed_at`` set to the moment the refresh was requested, and ``last_reported`` must not be earlier.
 :func:`.pipeline.run_async` does this through its ``refresh`` argument. Push-only entities are never refreshed
-(an update only rewrites the cached state): a stale one fails with "stale: refresh and retry".
+(an update only rewrites the cached state): a stale one at risk 4-5 fails with "stale: refresh and retry".
+
+A push-only entity (``EntityInfo.pushes``: a loaded entity that neither polls nor is a template) at risk 0-3 passes
+while its state is usable, whatever its age (evidence ``push: true``): its integration sends every change and marks
+it unavailable when the device is lost, so an old state is an unchanged one, not a stale one; a thermostat or a relay
+that reports only on change would otherwise be refused for ever. At risk 4-5 (locks, garage doors, alarms) the TTL
+holds for push entities too: the device must have reported within 5 s.
 
 HA's own helpers (``HELPER_DOMAINS``: input_boolean, input_number, ...) have no device behind them: their state is
 held by HA itself and cannot be out of date, so their age is not checked (evidence ``helper: true``). Without this a
@@ -48,13 +54,22 @@ def ttl_for(risk: int) -> timedelta:
     return timedelta(seconds=5)
 
 
+PUSH_MAX_RISK = 3
+
+
 def check(
-    state: StateInfo | None, risk: int, now: datetime, *, refreshed_at: datetime | None = None
+    state: StateInfo | None,
+    risk: int,
+    now: datetime,
+    *,
+    refreshed_at: datetime | None = None,
+    pushes: bool = False,
 ) -> tuple[bool, str, dict[str, Any]]:
     """Return (passed, reason, evidence) for ``state`` at ``now`` (aware UTC).
 
-    Evidence: ``state``, ``last_updated``, ``last_reported``, ``age_s`` (seconds, a future stamp counts as 0),
-    ``ttl_s``, ``risk_level``, ``refreshed_at``.
+    ``pushes``: the entity is push-only (see the module docstring). Evidence: ``state``, ``last_updated``,
+    ``last_reported``, ``age_s`` (seconds, a future stamp counts as 0), ``ttl_s``, ``risk_level``, ``refreshed_at``,
+    and ``helper`` or ``push`` when those pass it regardless of age.
     """
     ttl = ttl_for(risk)
     evidence: dict[str, Any] = {"risk_level": risk, "ttl_s": ttl.total_seconds(), "refreshed_at": refreshed_at}
@@ -73,6 +88,9 @@ def check(
     if state.entity_id.split(".", 1)[0] in HELPER_DOMAINS:
         evidence["helper"] = True
         return True, "fresh: a helper's state is held by HA itself", evidence
+    if pushes and risk <= PUSH_MAX_RISK:
+        evidence["push"] = True
+        return True, f"current: the device pushes every change (last one {age.total_seconds():.1f} s ago)", evidence
     if refreshed_at is not None and seen < refreshed_at:  # the same instant counts: HA stamps after the request
         return False, "not reported since the refresh: " + STALE_REASON, evidence
     if age > ttl:
@@ -81,10 +99,13 @@ def check(
 
 
 def evaluate(ctx: GateContext, *, refreshed_at: datetime | None = None) -> GateResult:
-    """Pass when the entity's state is usable and within the TTL of ``ctx.command.risk_level``; sets ``ctx.state``."""
+    """Pass when the entity's state is usable and fresh for ``ctx.command.risk_level``; sets ``ctx.state``."""
     assert ctx.command is not None  # device_resolved ran
     ctx.state = ctx.view.state(ctx.command.entity_id)
-    passed, reason, evidence = check(ctx.state, ctx.command.risk_level, ctx.now, refreshed_at=refreshed_at)
+    pushes = bool(ctx.entity and ctx.entity.pushes)
+    passed, reason, evidence = check(
+        ctx.state, ctx.command.risk_level, ctx.now, refreshed_at=refreshed_at, pushes=pushes
+    )
     evidence["entity_id"] = ctx.command.entity_id
     evidence["polls"] = bool(ctx.entity and ctx.entity.polls)
     return GateResult(NAME, passed, reason, evidence)

@@ -40,6 +40,9 @@ class EntityInfo:
             input_select).
         polls: True when ``homeassistant.update_entity`` really gets a new value: the entity
             polls its device, or it is computed from HA's states (a template); push-only entities are never refreshed.
+        pushes: True for a loaded push-only entity (it does not poll and is not a template): its integration sends
+            every change, so its state is current while it is available, however long ago it last changed. False
+            when unknown (no entity object, as in a bare view).
 
     """
 
@@ -53,6 +56,7 @@ class EntityInfo:
     supported_color_modes: frozenset[str] = frozenset()
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     polls: bool = False
+    pushes: bool = False
 
     @property
     def domain(self) -> str:
