@@ -97,16 +97,31 @@ export function heatSets(heatPumps, label) {
   return sets;
 }
 
-const WIDE_PX = 500; // narrower cards keep the SoC line but leave out its axis (the legend says %)
+// With a home plan the chart has two bands sharing the time axis: prices (left) and power (kW, right) above, the
+// batteries' charge (%, left) and the heat pumps' temperature (°C, right) below, each axis with its unit.
+const TOP_WEIGHT = 3;
+const BOTTOM_WEIGHT = 2;
+const HEADROOM = 0.15; // the lower band's top ticks are left out so their labels stay clear of the upper band's
 
-/** Show or hide the home plan's SoC axis and the kW axis title (on a resize across WIDE_PX). */
-function showSocAxis(chart, wide) {
-  const scales = chart.options.scales;
-  if (!scales.soc || scales.soc.display === wide) return;
-  scales.soc.display = wide;
-  if (scales.temp) scales.temp.display = wide;
-  scales.kw.title.display = wide;
-  chart.update("none");
+/**
+ * Let a stacked axis be as wide as a quarter of the chart: Chart.js caps each visible vertical axis at
+ * width / 2 / their count, as if all four stood side by side, which squeezes the unit title onto the labels.
+ */
+function roomy(scale) {
+  scale.maxWidth = Math.max(scale.maxWidth, scale.chart.width / 4);
+}
+
+/** A lower-band axis: stacked under the upper band, its unit as title and no tick in its top HEADROOM. */
+function lowerAxis(position, unit, color, extra) {
+  return {
+    position, stack: "home", stackWeight: BOTTOM_WEIGHT, beforeFit: roomy,
+    title: { display: true, text: unit, color },
+    afterBuildTicks: (scale) => {
+      const top = scale.max - HEADROOM * (scale.max - scale.min);
+      scale.ticks = scale.ticks.filter((tk) => tk.value <= top);
+    },
+    ...extra,
+  };
 }
 
 /** A diagonal hatch to shade doubtful prices with. */
@@ -361,7 +376,6 @@ class AgenticHemsScheduleCard extends LitElement {
       fill: false,
     })) : [];
     const heat = slots.length ? heatSets(this._heatPumps(), (key, name) => `${name}: ${t(hass, key)}`) : [];
-    const wide = this.clientWidth > WIDE_PX;
     return {
       type: "line",
       data: {
@@ -389,7 +403,6 @@ class AgenticHemsScheduleCard extends LitElement {
       options: {
         responsive: true,
         maintainAspectRatio: false,
-        onResize: (chart, size) => showSocAxis(chart, size.width > WIDE_PX),
         animation: false,
         parsing: false,
         normalized: true,
@@ -441,6 +454,8 @@ class AgenticHemsScheduleCard extends LitElement {
           },
           y: {
             min: negative ? undefined : 0, // below zero only when a price is negative
+            // Stacked on the left, the heavier axis comes first (on top).
+            ...(slots.length ? { stack: "home", stackWeight: TOP_WEIGHT, weight: 1, beforeFit: roomy } : {}),
             title: { display: !!currency, text: `${currency}/kWh`, color: text },
             ticks: { color: text, callback: (v) => fmtNumber(hass, v, 3) },
             grid: {
@@ -450,28 +465,21 @@ class AgenticHemsScheduleCard extends LitElement {
           ...(slots.length ? {
             kw: {
               position: "right",
-              title: { display: wide, text: "kW", color: text },
+              stack: "home",
+              stackWeight: TOP_WEIGHT,
+              beforeFit: roomy,
+              title: { display: true, text: "kW", color: text },
               ticks: { color: text, maxTicksLimit: 6, callback: (v) => fmtNumber(hass, v, 1) },
               grid: { drawOnChartArea: false },
             },
-            soc: {
-              position: "right",
-              min: 0,
-              max: 100,
-              display: wide,
-              title: { display: true, text: "%", color: text },
-              ticks: { color: text, stepSize: 50 },
-              grid: { drawOnChartArea: false },
-            },
-          } : {}),
-          ...(heat.length ? {
-            temp: {
-              position: "right",
-              display: wide,
-              title: { display: true, text: "°C", color: text },
+            // 0-100 % with room above 100 %: gridlines at 0, 50 and 100 % across the lower band.
+            soc: lowerAxis("left", "%", text, { min: 0, max: 120, ticks: { color: text },
+              afterBuildTicks: (scale) => { scale.ticks = [0, 50, 100].map((value) => ({ value })); },
+              grid: { color: grid } }),
+            // Without a heat pump the °C axis stays hidden but keeps the lower band's share of the right side.
+            temp: lowerAxis("right", "°C", text, { display: heat.length > 0,
               ticks: { color: text, maxTicksLimit: 5, callback: (v) => fmtNumber(hass, v, 0) },
-              grid: { drawOnChartArea: false },
-            },
+              grid: { drawOnChartArea: false } }),
           } : {}),
         },
       },
@@ -731,7 +739,7 @@ class AgenticHemsScheduleCard extends LitElement {
         height: 180px;
       }
       .chart-wrap.home {
-        height: 230px;
+        height: 290px;
       }
       .rows {
         margin-top: 4px;
