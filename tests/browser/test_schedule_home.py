@@ -2,15 +2,18 @@
 
 The card draws the prices and PV, house load, grid flow (import +, export −) on a kW axis in an upper band, the
 battery's charge on a 0-100 % axis and the heat pump's planned temperature and comfort band on a °C axis in a lower
-band, with a legend line per series, and a line with the home plan's cost, baseline and saving. The values are
+band, with a legend line per series, a line and the day's name at each local midnight, and a line with the home plan's
+cost, baseline and saving. The values are
 checked against agentic_hems/schedule's ``home`` field. It shares the session's logged-in page with ``test_cards.py``
 (it runs after it and changes nothing there); screenshots go to ``tests/browser/artifacts/schedule-card-home-*.png``.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from playwright.sync_api import Locator, Page, expect
 
@@ -104,6 +107,40 @@ def test_the_schedule_card_draws_the_heat_pump(dashboard: Page) -> None:
     expect(element.locator('.home-series[data-series="heat_band"]')).to_contain_text("Heat pump: comfort band")
 
 
+def local_midnight(start: str, zone: ZoneInfo) -> bool:
+    local = datetime.fromisoformat(start).astimezone(zone)
+    return (local.hour, local.minute) == (0, 0)
+
+
+def ms(start: str) -> int:
+    return round(datetime.fromisoformat(start).timestamp() * 1000)
+
+
+def test_the_time_axis_marks_each_local_midnight(dashboard: Page) -> None:
+    """A day marker at each local midnight (the home's zone) in the chart's time range, one per price slot starting
+    then; the home plan's slot at local midnight has its marker at the x where the chart draws that slot's start,
+    labelled with the day ("Thu, Dec 3", en-US)."""
+    element = schedule_card(dashboard)
+    home, _ = read_home(dashboard, element)
+    zone = ZoneInfo(dashboard.evaluate(f"() => {HASS}.config.time_zone"))
+    prices = dashboard.evaluate(f"() => {HASS}.callWS({{type: 'agentic_hems/schedule'}})")["prices"]
+    low, high = element.evaluate("el => [el._chart.scales.x.min, el._chart.scales.x.max]")
+    wanted = [ms(p["start"]) for p in prices if local_midnight(p["start"], zone) and low <= ms(p["start"]) < high]
+    markers = element.locator(".day-marker")
+    assert [ms(t) for t in markers.evaluate_all("els => els.map(e => e.dataset.time)")] == wanted, (wanted, low, high)
+    starts = [ms(s["start"]) for s in home["slots"] if local_midnight(s["start"], zone)]
+    assert starts, "the home plan spans no local midnight (the demo plans today and tomorrow)"
+    for start in starts:
+        marker = markers.nth(wanted.index(start))
+        box = marker.bounding_box()
+        assert box is not None
+        x = element.evaluate("(el, ms) => el._chart.canvas.getBoundingClientRect().left"
+                             " + el._chart.scales.x.getPixelForValue(ms)", start)
+        assert abs(box["x"] - x) < 1, (start, box, x)
+        day = datetime.fromtimestamp(start / 1000, UTC).astimezone(zone)
+        expect(marker.locator(".day-label")).to_have_text(f"{day:%a}, {day:%b} {day.day}")
+
+
 def assert_axes_clear(axes: dict[str, Any], width: str) -> None:
     """Price (left) and kW (right) axes in the upper band, % (left) and °C (right) under them, each with its unit
     beside its labels; the lower axes' top labels at least a label's height below the upper band, so no two labels
@@ -139,6 +176,12 @@ def test_home_plan_screenshots(dashboard: Page, artifacts: Path) -> None:
                                         " return c.scrollWidth - c.clientWidth; }")
             assert overflow <= 0, (width, overflow)
             assert_axes_clear(element.evaluate(AXES), width)
+            canvas = element.locator("canvas.price-chart").bounding_box()
+            assert canvas is not None
+            for label in element.locator(".day-label").all():  # each day's name within the chart
+                box = label.bounding_box()
+                assert box is not None
+                assert canvas["x"] <= box["x"] < box["x"] + box["width"] <= canvas["x"] + canvas["width"], (width, box)
     finally:
         dashboard.set_viewport_size({"width": 1400, "height": 1800})
 

@@ -124,6 +124,25 @@ function lowerAxis(position, unit, color, extra) {
   };
 }
 
+const QUARTER_MS = 900000;
+const DAY_LABEL_PX = 14;
+
+/**
+ * The local midnights (ms) from ``range.min`` to before ``range.max``: the quarter hours at 00:00 in the card's time
+ * zone (every zone's offset is a whole number of quarter hours, so a midnight is always one).
+ */
+export function midnights(hass, range) {
+  const found = [];
+  for (let x = Math.ceil(range.min / QUARTER_MS) * QUARTER_MS; x < range.max; x += QUARTER_MS) {
+    const lp = localParts(hass, x);
+    if (lp.hour === 0 && lp.minute === 0) {
+      found.push(x);
+      x += 20 * 3600000; // the next midnight is at least 23 hours on
+    }
+  }
+  return found;
+}
+
 /** A diagonal hatch to shade doubtful prices with. */
 function hatch(color) {
   const tile = document.createElement("canvas");
@@ -403,6 +422,7 @@ class AgenticHemsScheduleCard extends LitElement {
       options: {
         responsive: true,
         maintainAspectRatio: false,
+        layout: { padding: { top: DAY_LABEL_PX } }, // a strip above the plot for the day markers' labels
         animation: false,
         parsing: false,
         normalized: true,
@@ -610,7 +630,8 @@ class AgenticHemsScheduleCard extends LitElement {
 
     const now = this._now || Date.now();
     const nowVisible = range && now >= range.min && now <= range.max;
-    const nowLeft = range && area ? area.left + (pct(now) / 100) * area.width : null;
+    const at = (ms) => (area ? `${area.left + (pct(ms) / 100) * area.width}px` : `${pct(ms)}%`); // a marker's left
+    const dayFmt = dateFormatter(hass, { weekday: "short", day: "numeric", month: "short" });
 
     const content = html`
       ${range ? html`
@@ -632,8 +653,10 @@ class AgenticHemsScheduleCard extends LitElement {
                 </div>
               </div>`)}
           </div>
+          ${midnights(hass, range).map((ms) => html`<div class="day-marker" data-time=${new Date(ms).toISOString()}
+            style="left:${at(ms)}"><span class="day-label ${pct(ms) > 75 ? "end" : ""}">${dayFmt.format(ms)}</span></div>`)}
           <div class="now-marker" data-time=${new Date(now).toISOString()}
-            style="left:${nowLeft === null ? `${pct(now)}%` : `${nowLeft}px`};${nowVisible ? "" : "display:none"}"
+            style="left:${at(now)};${nowVisible ? "" : "display:none"}"
             title="${t(hass, "now")}: ${fmtTime(hass, now)}"></div>
         </div>
         ${this._renderHomeLegend()}
@@ -782,6 +805,30 @@ class AgenticHemsScheduleCard extends LitElement {
         width: 0;
         border-left: 2px dashed var(--error-color, #db4437);
         pointer-events: none;
+      }
+      .day-marker {
+        position: absolute;
+        top: 0;
+        bottom: 0;
+        width: 0;
+        border-left: 1px solid var(--secondary-text-color, #727272);
+        z-index: 1; /* its label over the now-marker */
+        pointer-events: none;
+      }
+      .day-label {
+        position: absolute;
+        top: 0;
+        left: 3px;
+        font-size: 11px;
+        line-height: 14px;
+        white-space: nowrap;
+        padding: 0 2px;
+        color: var(--primary-text-color, #212121);
+        background: var(--card-background-color, #fff);
+      }
+      .day-label.end {
+        left: auto;
+        right: 3px;
       }
       .block-details {
         display: flex;
