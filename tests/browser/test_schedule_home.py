@@ -3,7 +3,7 @@
 The card draws the prices and PV, house load, grid flow (import +, export −) on a kW axis in an upper band, the
 battery's charge on a 0-100 % axis and the heat pump's planned temperature and comfort band on a °C axis in a lower
 band, with a legend line per series, a line and the day's name at each local midnight, and a line with the home plan's
-cost, baseline and saving. The values are
+cost (and the capacity charge and grid fees in it), baseline and saving. The values are
 checked against agentic_hems/schedule's ``home`` field. It shares the session's logged-in page with ``test_cards.py``
 (it runs after it and changes nothing there); screenshots go to ``tests/browser/artifacts/schedule-card-home-*.png``.
 """
@@ -11,6 +11,7 @@ checked against agentic_hems/schedule's ``home`` field. It shares the session's 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -81,9 +82,56 @@ def test_the_home_plan_line_shows_cost_baseline_and_saving(dashboard: Page) -> N
     expect(summary).to_be_visible()
     home, _ = read_home(dashboard, element)
     for part, key in (("cost", "cost"), ("baseline", "baseline"), ("saving", "saving")):
-        amount = f"€{home[key]:.2f}" if home[key] >= 0 else f"-€{-home[key]:.2f}"
-        expect(summary.locator(f".home-{part}")).to_contain_text(amount)
+        expect(summary.locator(f".home-{part}")).to_contain_text(euros(home[key]))
     assert abs(home["baseline_net_cost"] - home["net_cost"] - home["saving"]) < 1e-3, home
+
+
+def euros(amount: float) -> str:
+    """An amount as the card writes it in en-US: "€4.67", "-€0.12"."""
+    return f"€{amount:.2f}" if amount >= 0 else f"-€{-amount:.2f}"
+
+
+def kw_text(value: float) -> str:
+    """A kW figure as the card writes it in en-US: at most one decimal, rounded half up ("10.1", "2.5", "3")."""
+    return f"{Decimal(str(value)).quantize(Decimal('0.1'), ROUND_HALF_UP):f}".removesuffix(".0")
+
+
+def capacity_text(grid: dict[str, Any]) -> str:
+    return (f"incl. capacity charge {euros(grid['capacity_cost'])} (peak {kw_text(grid['peak_kw'])} kW, month so far "
+            f"{kw_text(grid['peak_so_far_kw'])} kW)")
+
+
+def assert_grid_cost(summary: Locator, grid: dict[str, Any]) -> None:
+    """The capacity charge (with the plan's and the month's peak) and the grid fees, each shown only when non-zero."""
+    capacity, fees = summary.locator(".home-capacity"), summary.locator(".home-fees")
+    if grid["capacity_cost"]:
+        expect(capacity).to_have_text(capacity_text(grid))
+    else:
+        expect(capacity).to_have_count(0)
+    if grid["fee_cost"]:
+        expect(fees).to_have_text(f"incl. grid fees {euros(grid['fee_cost'])}")
+    else:
+        expect(fees).to_have_count(0)
+
+
+def test_the_home_plan_line_names_the_capacity_charge_and_grid_fees(dashboard: Page) -> None:
+    """The cost line says what of the cost the grid tariff adds: the demo's capacity tariff (3.37 EUR per kW above
+    the month's peak so far) as the payload has it, then set payloads: a capacity charge and fees, and neither."""
+    element = schedule_card(dashboard)
+    summary = element.locator('.home-summary[data-feasible="true"]')
+    expect(summary).to_be_visible()
+    home, _ = read_home(dashboard, element)
+    assert_grid_cost(summary, home["grid"])
+    cases = [
+        {"fee_cost": 0.8123, "capacity_cost": 12.3412, "peak_so_far_kw": 2.5, "peak_kw": 6.27, "phase_limit_kw": None},
+        {"fee_cost": 0.0, "capacity_cost": 0.0, "peak_so_far_kw": 4.0, "peak_kw": 3.1, "phase_limit_kw": 5.75},
+    ]
+    try:
+        for grid in cases:
+            element.evaluate("(el, grid) => { el._data = {...el._data, home: {...el._data.home, grid}}; }", grid)
+            assert_grid_cost(summary, grid)
+    finally:
+        element.evaluate("(el, grid) => { el._data = {...el._data, home: {...el._data.home, grid}}; }", home["grid"])
 
 
 def test_the_schedule_card_draws_the_heat_pump(dashboard: Page) -> None:

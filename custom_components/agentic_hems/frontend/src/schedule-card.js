@@ -727,8 +727,25 @@ class AgenticHemsScheduleCard extends LitElement {
       data-saving=${home.saving}>
       <strong>${t(hass, "home_plan")}</strong>
       <span class="home-cost" title=${t(hass, "cost")}>${t(hass, "cost")} ${fmtMoney(hass, home.cost, cur, 2)}</span>
+      ${this._renderGridCost(home.grid, cur)}
       <span class="home-baseline">${t(hass, "baseline")} ${fmtMoney(hass, home.baseline, cur, 2)}</span>
       <span class="home-saving ${saving > 0 ? "positive" : ""}">${t(hass, "saves")} ${fmtMoney(hass, saving, cur, 2)}</span>
+    </div>`;
+  }
+
+  /** The parts of the home plan's cost the grid tariff adds (capacity charge, grid fees), each when non-zero. */
+  _renderGridCost(grid, cur) {
+    if (!grid) return nothing;
+    const hass = this.hass;
+    const capacity = Number(grid.capacity_cost) || 0;
+    const fees = Number(grid.fee_cost) || 0;
+    if (!capacity && !fees) return nothing;
+    return html`<div class="home-grid">
+      ${capacity ? html`<span class="home-capacity" data-amount=${capacity}>${t(hass, "home_capacity", {
+        amount: fmtMoney(hass, capacity, cur, 2), peak: fmtNumber(hass, grid.peak_kw, 1),
+        floor: fmtNumber(hass, grid.peak_so_far_kw, 1) })}</span>` : nothing}
+      ${fees ? html`<span class="home-fees" data-amount=${fees}>${t(hass, "home_fees", {
+        amount: fmtMoney(hass, fees, cur, 2) })}</span>` : nothing}
     </div>`;
   }
 
@@ -909,6 +926,14 @@ class AgenticHemsScheduleCard extends LitElement {
         gap: 2px 12px;
         padding: 4px 0;
         font-size: 14px;
+      }
+      .home-grid {
+        flex-basis: 100%;
+        display: flex;
+        flex-wrap: wrap;
+        gap: 0 12px;
+        font-size: 12px;
+        color: var(--secondary-text-color, #727272);
       }
       .home-baseline {
         color: var(--secondary-text-color, #727272);
