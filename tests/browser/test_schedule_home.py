@@ -3,8 +3,8 @@
 The card draws the prices and PV, house load, grid flow (import +, export −) on a kW axis in an upper band, the
 battery's charge on a 0-100 % axis and the heat pump's planned temperature and comfort band on a °C axis in a lower
 band, with a legend line per series, a line and the day's name at each local midnight, and a line with the home plan's
-cost (and the capacity charge and grid fees in it), baseline and saving. The values are
-checked against agentic_hems/schedule's ``home`` field. It shares the session's logged-in page with ``test_cards.py``
+cost (and the capacity charge and grid fees in it), baseline and saving. The values are checked against
+agentic_hems/schedule's ``home`` field. It shares the session's logged-in page with ``test_cards.py``
 (it runs after it and changes nothing there); screenshots go to ``tests/browser/artifacts/schedule-card-home-*.png``.
 """
 
