@@ -1,15 +1,20 @@
 """The schedule card's whole-home plan in Chromium against the demo's Home Assistant (its simulated PV and battery).
 
-The card draws PV, house load, grid flow (import +, export −) on a kW axis and the battery's charge on a % axis over
-the prices, the heat pump's planned temperature and comfort band on a °C axis, with a legend line per series, and a line with the home plan's cost, baseline and saving. The values are
-checked against agentic_hems/schedule's ``home`` field. It shares the session's logged-in page with ``test_cards.py``
+The card draws the prices and PV, house load, grid flow (import +, export −) on a kW axis in an upper band, the
+battery's charge on a 0-100 % axis and the heat pump's planned temperature and comfort band on a °C axis in a lower
+band, with a legend line per series, a line and the day's name at each local midnight, and a line with the home plan's
+cost (and the capacity charge and grid fees in it), baseline and saving. The values are checked against
+agentic_hems/schedule's ``home`` field. It shares the session's logged-in page with ``test_cards.py``
 (it runs after it and changes nothing there); screenshots go to ``tests/browser/artifacts/schedule-card-home-*.png``.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from playwright.sync_api import Locator, Page, expect
 
@@ -24,6 +29,15 @@ SERIES = {  # legend key -> (dataset label in English, axis, the value a slot gi
 }
 WIDTHS = {"desktop": 1280, "phone": 390}
 DATASETS = "el => el._chart.data.datasets.map(d => [d.label, d.yAxisID || 'y', d.data.map(p => [p.x, p.y])])"
+AXES = """el => Object.fromEntries(['y', 'kw', 'soc', 'temp'].map(k => { const s = el._chart.scales[k]; return [k, {
+  top: s.top, bottom: s.bottom, left: s.left, right: s.right, display: s.options.display,
+  widest: s._labelSizes ? s._labelSizes.widest.width : 0,
+  title: s.options.title.display ? s.options.title.text : null,
+  ticks: s.ticks.map(t => [t.label, s.getPixelForValue(t.value)])}]; }))"""
+LABEL_PX = 12  # the axes' tick label font size (Chart.js' default)
+# What a vertical axis needs beside its widest label: the tick (8 px), the label's padding (3 px) and the rotated title
+# (a 12 px font's 14.4 px line and 2 x 4 px padding), Chart.js' defaults.
+AXIS_EXTRA_PX = 8 + 3 + 14.4 + 8
 
 
 def schedule_card(page: Page) -> Locator:
@@ -58,7 +72,6 @@ def test_the_schedule_card_draws_the_home_plan(dashboard: Page) -> None:
         assert [y for _, y in points[: len(slots)]] == wanted, (label, points[:4], wanted[:4])
         assert len(points) == len(slots) + (1 if axis == "kw" else 0), (label, len(points), len(slots))
         expect(element.locator(f'.home-series[data-series="{key}"]')).to_contain_text(label)
-    assert element.evaluate("el => [el._chart.scales.soc.min, el._chart.scales.soc.max]") == [0, 100]
     assert max(s["pv_kw"] for s in slots) > 1  # the demo's clear-sky PV shines tomorrow at noon
 
 
@@ -69,9 +82,56 @@ def test_the_home_plan_line_shows_cost_baseline_and_saving(dashboard: Page) -> N
     expect(summary).to_be_visible()
     home, _ = read_home(dashboard, element)
     for part, key in (("cost", "cost"), ("baseline", "baseline"), ("saving", "saving")):
-        amount = f"€{home[key]:.2f}" if home[key] >= 0 else f"-€{-home[key]:.2f}"
-        expect(summary.locator(f".home-{part}")).to_contain_text(amount)
+        expect(summary.locator(f".home-{part}")).to_contain_text(euros(home[key]))
     assert abs(home["baseline_net_cost"] - home["net_cost"] - home["saving"]) < 1e-3, home
+
+
+def euros(amount: float) -> str:
+    """An amount as the card writes it in en-US: "€4.67", "-€0.12"."""
+    return f"€{amount:.2f}" if amount >= 0 else f"-€{-amount:.2f}"
+
+
+def kw_text(value: float) -> str:
+    """A kW figure as the card writes it in en-US: at most one decimal, rounded half up ("10.1", "2.5", "3")."""
+    return f"{Decimal(str(value)).quantize(Decimal('0.1'), ROUND_HALF_UP):f}".removesuffix(".0")
+
+
+def capacity_text(grid: dict[str, Any]) -> str:
+    return (f"incl. capacity charge {euros(grid['capacity_cost'])} (peak {kw_text(grid['peak_kw'])} kW, month so far "
+            f"{kw_text(grid['peak_so_far_kw'])} kW)")
+
+
+def assert_grid_cost(summary: Locator, grid: dict[str, Any]) -> None:
+    """The capacity charge (with the plan's and the month's peak) and the grid fees, each shown only when non-zero."""
+    capacity, fees = summary.locator(".home-capacity"), summary.locator(".home-fees")
+    if grid["capacity_cost"]:
+        expect(capacity).to_have_text(capacity_text(grid))
+    else:
+        expect(capacity).to_have_count(0)
+    if grid["fee_cost"]:
+        expect(fees).to_have_text(f"incl. grid fees {euros(grid['fee_cost'])}")
+    else:
+        expect(fees).to_have_count(0)
+
+
+def test_the_home_plan_line_names_the_capacity_charge_and_grid_fees(dashboard: Page) -> None:
+    """The cost line says what of the cost the grid tariff adds: the demo's capacity tariff (3.37 EUR per kW above
+    the month's peak so far) as the payload has it, then set payloads: a capacity charge and fees, and neither."""
+    element = schedule_card(dashboard)
+    summary = element.locator('.home-summary[data-feasible="true"]')
+    expect(summary).to_be_visible()
+    home, _ = read_home(dashboard, element)
+    assert_grid_cost(summary, home["grid"])
+    cases = [
+        {"fee_cost": 0.8123, "capacity_cost": 12.3412, "peak_so_far_kw": 2.5, "peak_kw": 6.27, "phase_limit_kw": None},
+        {"fee_cost": 0.0, "capacity_cost": 0.0, "peak_so_far_kw": 4.0, "peak_kw": 3.1, "phase_limit_kw": 5.75},
+    ]
+    try:
+        for grid in cases:
+            element.evaluate("(el, grid) => { el._data = {...el._data, home: {...el._data.home, grid}}; }", grid)
+            assert_grid_cost(summary, grid)
+    finally:
+        element.evaluate("(el, grid) => { el._data = {...el._data, home: {...el._data.home, grid}}; }", home["grid"])
 
 
 def test_the_schedule_card_draws_the_heat_pump(dashboard: Page) -> None:
@@ -95,9 +155,62 @@ def test_the_schedule_card_draws_the_heat_pump(dashboard: Page) -> None:
     expect(element.locator('.home-series[data-series="heat_band"]')).to_contain_text("Heat pump: comfort band")
 
 
+def local_midnight(start: str, zone: ZoneInfo) -> bool:
+    local = datetime.fromisoformat(start).astimezone(zone)
+    return (local.hour, local.minute) == (0, 0)
+
+
+def ms(start: str) -> int:
+    return round(datetime.fromisoformat(start).timestamp() * 1000)
+
+
+def test_the_time_axis_marks_each_local_midnight(dashboard: Page) -> None:
+    """A day marker at each local midnight (the home's zone) in the chart's time range, one per price slot starting
+    then; the home plan's slot at local midnight has its marker at the x where the chart draws that slot's start,
+    labelled with the day ("Thu, Dec 3", en-US)."""
+    element = schedule_card(dashboard)
+    home, _ = read_home(dashboard, element)
+    zone = ZoneInfo(dashboard.evaluate(f"() => {HASS}.config.time_zone"))
+    prices = dashboard.evaluate(f"() => {HASS}.callWS({{type: 'agentic_hems/schedule'}})")["prices"]
+    low, high = element.evaluate("el => [el._chart.scales.x.min, el._chart.scales.x.max]")
+    wanted = [ms(p["start"]) for p in prices if local_midnight(p["start"], zone) and low <= ms(p["start"]) < high]
+    markers = element.locator(".day-marker")
+    assert [ms(t) for t in markers.evaluate_all("els => els.map(e => e.dataset.time)")] == wanted, (wanted, low, high)
+    starts = [ms(s["start"]) for s in home["slots"] if local_midnight(s["start"], zone)]
+    assert starts, "the home plan spans no local midnight (the demo plans today and tomorrow)"
+    for start in starts:
+        marker = markers.nth(wanted.index(start))
+        box = marker.bounding_box()
+        assert box is not None
+        x = element.evaluate("(el, ms) => el._chart.canvas.getBoundingClientRect().left"
+                             " + el._chart.scales.x.getPixelForValue(ms)", start)
+        assert abs(box["x"] - x) < 1, (start, box, x)
+        day = datetime.fromtimestamp(start / 1000, UTC).astimezone(zone)
+        expect(marker.locator(".day-label")).to_have_text(f"{day:%a}, {day:%b} {day.day}")
+
+
+def assert_axes_clear(axes: dict[str, Any], width: str) -> None:
+    """Price (left) and kW (right) axes in the upper band, % (left) and °C (right) under them, each with its unit
+    beside its labels; the lower axes' top labels at least a label's height below the upper band, so no two labels
+    overlap."""
+    assert [axes[k]["title"] for k in ("kw", "soc", "temp")] == ["kW", "%", "°C"], (width, axes)
+    assert axes["y"]["title"] == "EUR/kWh", (width, axes["y"])
+    assert [label for label, _ in axes["soc"]["ticks"]] == ["0", "50", "100"], (width, axes["soc"]["ticks"])
+    for upper, lower in (("y", "soc"), ("kw", "temp")):
+        assert axes[upper]["bottom"] == axes[lower]["top"], (width, upper, lower, axes)
+        assert (axes[upper]["left"], axes[upper]["right"]) == (axes[lower]["left"], axes[lower]["right"]), (width, axes)
+        assert axes[lower]["ticks"], (width, lower)
+        highest = min(y for _, y in axes[lower]["ticks"])
+        assert highest - axes[lower]["top"] >= LABEL_PX, (width, lower, highest, axes[lower]["top"])
+    assert axes["y"]["right"] <= axes["kw"]["left"], (width, axes)
+    for key, axis in axes.items():  # the title beside the labels, not on them
+        need = axis["widest"] + AXIS_EXTRA_PX
+        assert axis["right"] - axis["left"] >= need - 0.5 or not axis["display"], (width, key, axis, need)
+
+
 def test_home_plan_screenshots(dashboard: Page, artifacts: Path) -> None:
-    """At 1280 and 390 px: nothing sticks out of the card, the chart keeps its kW axis, and the % axis shows only
-    where there is room for it (the legend says % on a phone)."""
+    """At 1280 and 390 px: nothing sticks out of the card and every axis keeps its unit and its labels clear of the
+    others (the lower band's % axis reads 0, 50, 100)."""
     element = schedule_card(dashboard)
     try:
         for width, pixels in WIDTHS.items():
@@ -110,9 +223,13 @@ def test_home_plan_screenshots(dashboard: Page, artifacts: Path) -> None:
             overflow = element.evaluate("el => { const c = el.shadowRoot.querySelector('.ahems-card');"
                                         " return c.scrollWidth - c.clientWidth; }")
             assert overflow <= 0, (width, overflow)
-            shown = element.evaluate("el => [el._chart.options.scales.kw.display !== false,"
-                                     " el._chart.options.scales.soc.display, el._chart.width]")
-            assert shown[0] and shown[1] == (shown[2] > 500), (width, shown)
+            assert_axes_clear(element.evaluate(AXES), width)
+            canvas = element.locator("canvas.price-chart").bounding_box()
+            assert canvas is not None
+            for label in element.locator(".day-label").all():  # each day's name within the chart
+                box = label.bounding_box()
+                assert box is not None
+                assert canvas["x"] <= box["x"] < box["x"] + box["width"] <= canvas["x"] + canvas["width"], (width, box)
     finally:
         dashboard.set_viewport_size({"width": 1400, "height": 1800})
 

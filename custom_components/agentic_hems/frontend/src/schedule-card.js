@@ -97,16 +97,50 @@ export function heatSets(heatPumps, label) {
   return sets;
 }
 
-const WIDE_PX = 500; // narrower cards keep the SoC line but leave out its axis (the legend says %)
+// With a home plan the chart has two bands sharing the time axis: prices (left) and power (kW, right) above, the
+// batteries' charge (%, left) and the heat pumps' temperature (°C, right) below, each axis with its unit.
+const TOP_WEIGHT = 3;
+const BOTTOM_WEIGHT = 2;
+const HEADROOM = 0.15; // the lower band's top ticks are left out so their labels stay clear of the upper band's
 
-/** Show or hide the home plan's SoC axis and the kW axis title (on a resize across WIDE_PX). */
-function showSocAxis(chart, wide) {
-  const scales = chart.options.scales;
-  if (!scales.soc || scales.soc.display === wide) return;
-  scales.soc.display = wide;
-  if (scales.temp) scales.temp.display = wide;
-  scales.kw.title.display = wide;
-  chart.update("none");
+/**
+ * Let a stacked axis be as wide as a quarter of the chart: Chart.js caps each visible vertical axis at
+ * width / 2 / their count, as if all four stood side by side, which squeezes the unit title onto the labels.
+ */
+function roomy(scale) {
+  scale.maxWidth = Math.max(scale.maxWidth, scale.chart.width / 4);
+}
+
+/** A lower-band axis: stacked under the upper band, its unit as title and no tick in its top HEADROOM. */
+function lowerAxis(position, unit, color, extra) {
+  return {
+    position, stack: "home", stackWeight: BOTTOM_WEIGHT, beforeFit: roomy,
+    title: { display: true, text: unit, color },
+    afterBuildTicks: (scale) => {
+      const top = scale.max - HEADROOM * (scale.max - scale.min);
+      scale.ticks = scale.ticks.filter((tk) => tk.value <= top);
+    },
+    ...extra,
+  };
+}
+
+const QUARTER_MS = 900000;
+const DAY_LABEL_PX = 14;
+
+/**
+ * The local midnights (ms) from ``range.min`` to before ``range.max``: the quarter hours at 00:00 in the card's time
+ * zone (every zone's offset is a whole number of quarter hours, so a midnight is always one).
+ */
+export function midnights(hass, range) {
+  const found = [];
+  for (let x = Math.ceil(range.min / QUARTER_MS) * QUARTER_MS; x < range.max; x += QUARTER_MS) {
+    const lp = localParts(hass, x);
+    if (lp.hour === 0 && lp.minute === 0) {
+      found.push(x);
+      x += 20 * 3600000; // the next midnight is at least 23 hours on
+    }
+  }
+  return found;
 }
 
 /** A diagonal hatch to shade doubtful prices with. */
@@ -361,7 +395,6 @@ class AgenticHemsScheduleCard extends LitElement {
       fill: false,
     })) : [];
     const heat = slots.length ? heatSets(this._heatPumps(), (key, name) => `${name}: ${t(hass, key)}`) : [];
-    const wide = this.clientWidth > WIDE_PX;
     return {
       type: "line",
       data: {
@@ -389,7 +422,7 @@ class AgenticHemsScheduleCard extends LitElement {
       options: {
         responsive: true,
         maintainAspectRatio: false,
-        onResize: (chart, size) => showSocAxis(chart, size.width > WIDE_PX),
+        layout: { padding: { top: DAY_LABEL_PX } }, // a strip above the plot for the day markers' labels
         animation: false,
         parsing: false,
         normalized: true,
@@ -441,6 +474,8 @@ class AgenticHemsScheduleCard extends LitElement {
           },
           y: {
             min: negative ? undefined : 0, // below zero only when a price is negative
+            // Stacked on the left, the heavier axis comes first (on top).
+            ...(slots.length ? { stack: "home", stackWeight: TOP_WEIGHT, weight: 1, beforeFit: roomy } : {}),
             title: { display: !!currency, text: `${currency}/kWh`, color: text },
             ticks: { color: text, callback: (v) => fmtNumber(hass, v, 3) },
             grid: {
@@ -450,28 +485,21 @@ class AgenticHemsScheduleCard extends LitElement {
           ...(slots.length ? {
             kw: {
               position: "right",
-              title: { display: wide, text: "kW", color: text },
+              stack: "home",
+              stackWeight: TOP_WEIGHT,
+              beforeFit: roomy,
+              title: { display: true, text: "kW", color: text },
               ticks: { color: text, maxTicksLimit: 6, callback: (v) => fmtNumber(hass, v, 1) },
               grid: { drawOnChartArea: false },
             },
-            soc: {
-              position: "right",
-              min: 0,
-              max: 100,
-              display: wide,
-              title: { display: true, text: "%", color: text },
-              ticks: { color: text, stepSize: 50 },
-              grid: { drawOnChartArea: false },
-            },
-          } : {}),
-          ...(heat.length ? {
-            temp: {
-              position: "right",
-              display: wide,
-              title: { display: true, text: "°C", color: text },
+            // 0-100 % with room above 100 %: gridlines at 0, 50 and 100 % across the lower band.
+            soc: lowerAxis("left", "%", text, { min: 0, max: 120, ticks: { color: text },
+              afterBuildTicks: (scale) => { scale.ticks = [0, 50, 100].map((value) => ({ value })); },
+              grid: { color: grid } }),
+            // Without a heat pump the °C axis stays hidden but keeps the lower band's share of the right side.
+            temp: lowerAxis("right", "°C", text, { display: heat.length > 0,
               ticks: { color: text, maxTicksLimit: 5, callback: (v) => fmtNumber(hass, v, 0) },
-              grid: { drawOnChartArea: false },
-            },
+              grid: { drawOnChartArea: false } }),
           } : {}),
         },
       },
@@ -602,7 +630,8 @@ class AgenticHemsScheduleCard extends LitElement {
 
     const now = this._now || Date.now();
     const nowVisible = range && now >= range.min && now <= range.max;
-    const nowLeft = range && area ? area.left + (pct(now) / 100) * area.width : null;
+    const at = (ms) => (area ? `${area.left + (pct(ms) / 100) * area.width}px` : `${pct(ms)}%`); // a marker's left
+    const dayFmt = dateFormatter(hass, { weekday: "short", day: "numeric", month: "short" });
 
     const content = html`
       ${range ? html`
@@ -624,8 +653,10 @@ class AgenticHemsScheduleCard extends LitElement {
                 </div>
               </div>`)}
           </div>
+          ${midnights(hass, range).map((ms) => html`<div class="day-marker" data-time=${new Date(ms).toISOString()}
+            style="left:${at(ms)}"><span class="day-label ${pct(ms) > 75 ? "end" : ""}">${dayFmt.format(ms)}</span></div>`)}
           <div class="now-marker" data-time=${new Date(now).toISOString()}
-            style="left:${nowLeft === null ? `${pct(now)}%` : `${nowLeft}px`};${nowVisible ? "" : "display:none"}"
+            style="left:${at(now)};${nowVisible ? "" : "display:none"}"
             title="${t(hass, "now")}: ${fmtTime(hass, now)}"></div>
         </div>
         ${this._renderHomeLegend()}
@@ -696,8 +727,25 @@ class AgenticHemsScheduleCard extends LitElement {
       data-saving=${home.saving}>
       <strong>${t(hass, "home_plan")}</strong>
       <span class="home-cost" title=${t(hass, "cost")}>${t(hass, "cost")} ${fmtMoney(hass, home.cost, cur, 2)}</span>
+      ${this._renderGridCost(home.grid, cur)}
       <span class="home-baseline">${t(hass, "baseline")} ${fmtMoney(hass, home.baseline, cur, 2)}</span>
       <span class="home-saving ${saving > 0 ? "positive" : ""}">${t(hass, "saves")} ${fmtMoney(hass, saving, cur, 2)}</span>
+    </div>`;
+  }
+
+  /** The parts of the home plan's cost the grid tariff adds (capacity charge, grid fees), each when non-zero. */
+  _renderGridCost(grid, cur) {
+    if (!grid) return nothing;
+    const hass = this.hass;
+    const capacity = Number(grid.capacity_cost) || 0;
+    const fees = Number(grid.fee_cost) || 0;
+    if (!capacity && !fees) return nothing;
+    return html`<div class="home-grid">
+      ${capacity ? html`<span class="home-capacity" data-amount=${capacity}>${t(hass, "home_capacity", {
+        amount: fmtMoney(hass, capacity, cur, 2), peak: fmtNumber(hass, grid.peak_kw, 1),
+        floor: fmtNumber(hass, grid.peak_so_far_kw, 1) })}</span>` : nothing}
+      ${fees ? html`<span class="home-fees" data-amount=${fees}>${t(hass, "home_fees", {
+        amount: fmtMoney(hass, fees, cur, 2) })}</span>` : nothing}
     </div>`;
   }
 
@@ -731,7 +779,7 @@ class AgenticHemsScheduleCard extends LitElement {
         height: 180px;
       }
       .chart-wrap.home {
-        height: 230px;
+        height: 290px;
       }
       .rows {
         margin-top: 4px;
@@ -774,6 +822,30 @@ class AgenticHemsScheduleCard extends LitElement {
         width: 0;
         border-left: 2px dashed var(--error-color, #db4437);
         pointer-events: none;
+      }
+      .day-marker {
+        position: absolute;
+        top: 0;
+        bottom: 0;
+        width: 0;
+        border-left: 1px solid var(--secondary-text-color, #727272);
+        z-index: 1; /* its label over the now-marker */
+        pointer-events: none;
+      }
+      .day-label {
+        position: absolute;
+        top: 0;
+        left: 3px;
+        font-size: 11px;
+        line-height: 14px;
+        white-space: nowrap;
+        padding: 0 2px;
+        color: var(--primary-text-color, #212121);
+        background: var(--card-background-color, #fff);
+      }
+      .day-label.end {
+        left: auto;
+        right: 3px;
       }
       .block-details {
         display: flex;
@@ -854,6 +926,14 @@ class AgenticHemsScheduleCard extends LitElement {
         gap: 2px 12px;
         padding: 4px 0;
         font-size: 14px;
+      }
+      .home-grid {
+        flex-basis: 100%;
+        display: flex;
+        flex-wrap: wrap;
+        gap: 0 12px;
+        font-size: 12px;
+        color: var(--secondary-text-color, #727272);
       }
       .home-baseline {
         color: var(--secondary-text-color, #727272);
