@@ -27,7 +27,7 @@ from .planning.heat_config import HeatPumpConfig
 from .planning.heat_view import heat_kw, heat_slots, temp_c
 from .planning.home_config import BatteryConfig
 from .planning.home_manager import HomePlanManager
-from .planning.home_view import slot_index, soc_pct, value_now
+from .planning.home_view import phase_over_payload, slot_index, soc_pct, value_now
 from .runtime import AgenticHemsConfigEntry
 
 
@@ -56,7 +56,11 @@ def plan_cost(home: HomePlanManager, _: BatteryConfig | None) -> StateType:
 
 
 def plan_attributes(home: HomePlanManager) -> dict[str, Any] | None:
-    """Return the baseline, saving, status and what the plan stands on (small, recorded)."""
+    """Return the baseline, saving, status and what the plan stands on (small, recorded).
+
+    ``phase_over`` (:func:`~.planning.home_view.phase_over_payload`) names the phase and its devices when a phase
+    limit left no plan.
+    """
     result = home.result
     if result is None:
         return None
@@ -67,6 +71,7 @@ def plan_attributes(home: HomePlanManager) -> dict[str, Any] | None:
         "saving": round(plan.saving, 2) if plan else None,
         "status": result.reason,
         "detail": result.detail,
+        "phase_over": phase_over_payload(result.phase_over),
         "price_horizon_end": plan.horizon_end.isoformat() if plan else None,
         "pv_source": inputs.pv_source if inputs else None,
         "pv_unknown_from": inputs.pv_unknown_from.isoformat() if inputs and inputs.pv_unknown_from else None,

@@ -1,9 +1,13 @@
 """The whole-home plan in Home Assistant: plans, re-plans (MPC) and hands the plan to the scheduler and the gates.
 
 :class:`HomePlanManager` gathers the inputs (:mod:`.home_inputs`), runs :func:`~..scheduling.home.plan_home` in an
-executor job with the appliances due for planning as loads (running, pinned and manual plans stay as base load),
+executor job with the appliances due for planning as loads (running, pinned and manual plans stay, as fixed loads),
 writes the appliances' placements back into the :class:`~.manager.PlanManager` (whose scheduler issues their starts)
 and issues the batteries' slot commands (:mod:`.home_exec`).
+
+Under phase limits each fixed load counts on its appliance's phase (spread over L1-L3 when the appliance has none);
+the house's base load, forecast from the house power sensor, has no phase and is spread over the three (all on L1
+on a single-phase connection). When a phase limit leaves no plan, the result names the phase and the devices on it.
 
 It re-plans at each 15-minute boundary, on new prices, when a battery's measured SoC departs from the plan by more
 than ``mpc_soc_threshold_pct`` and when the PV forecast sensor moves by more than ``mpc_pv_threshold_kw`` in a slot.
@@ -29,7 +33,8 @@ from ..const import DOMAIN, LOGGER
 from ..listeners import ChangeListeners
 from ..prices.curve import FloatArray, PriceCurve
 from ..scheduling.home import plan_home
-from ..scheduling.home_model import HomePlan, HomePlanError, PhaseLimits
+from ..scheduling.home_grid import phases_over_fixed
+from ..scheduling.home_model import HomePlan, HomePlanError, PhaseLimits, PhaseOver
 from ..scheduling.plan import LoadSpec, Plan, Reason
 from ..scheduling.windows import build_plan
 from .heat_exec import HeatExecutor
@@ -50,13 +55,18 @@ if TYPE_CHECKING:
 
 @dataclass
 class HomeResult:
-    """The latest whole-home plan and what it stands on; ``plan`` None with ``reason`` when there is none."""
+    """The latest whole-home plan and what it stands on; ``plan`` None with ``reason`` when there is none.
+
+    ``phase_over`` says which phase and devices when a phase limit left no plan; its devices go by their names
+    ("base" and "pv" for the base load and the PV).
+    """
 
     plan: HomePlan | None
     inputs: HomeInputs | None
     made_at: datetime
     reason: str = "optimal"
     detail: str = ""
+    phase_over: PhaseOver | None = None
 
 
 class HomePlanManager(ChangeListeners):
@@ -204,28 +214,38 @@ class HomePlanManager(ChangeListeners):
             inputs.notes.append(f"outdoor forecast ends at {forecast_end.isoformat()}: the plan ends there")
         movable = self.movable(now)
         loads = [replace(self.planner.load_for(aid, now), name=aid) for aid in movable]
-        fixed = self.planner.base_load(inputs.curve, now, exclude=set(movable))
-        fuse = fuse_over_fixed(self.planner.power_limit_kw, inputs.base_load_kw + fixed, inputs.notes)
+        fixed = self.planner.planned_loads(inputs.curve, now, exclude=set(movable))
+        total = inputs.base_load_kw + sum(fixed.values(), np.zeros(len(inputs.curve)))
+        fuse = fuse_over_fixed(self.planner.power_limit_kw, total, inputs.notes)
+        names = [*(b.name for b in inputs.batteries), *movable, *fixed, *(hp.name for hp in heat)]
+        phases = phases_over_fixed(
+            phases_of(inputs.phases, names), {"base": inputs.base_load_kw, **fixed}, inputs.notes, self.device_names()
+        )
         job = partial(
             plan_leaving_out,
             inputs.curve,
             loads,
             batteries=inputs.batteries,
             pv_kw=inputs.pv_kw,
-            base_load_kw=inputs.base_load_kw + fixed,
+            base_load_kw=inputs.base_load_kw,
+            fixed_kw=fixed,
             export_price=inputs.export_price,
             fuse_kw=fuse,
             export_limit_kw=self.config.export_limit_kw,
             curtailment=bool(self.config.curtailment_entity),
             fees=inputs.fees,
-            phases=phases_of(inputs.phases, [*(b.name for b in inputs.batteries), *movable, *(hp.name for hp in heat)]),
+            phases=phases,
             heat_pumps=heat,
         )
         try:
             plan, left_out = await self.hass.async_add_executor_job(job)
         except HomePlanError as err:
-            LOGGER.warning("No whole-home plan: %s", err)
-            return HomeResult(None, inputs, now, reason=",".join(err.constraints), detail=str(err))
+            shown = self.device_names()
+            LOGGER.warning("No whole-home plan: %s", err.text(shown))
+            over = err.phase_over
+            if over is not None:
+                over = replace(over, devices=tuple((shown.get(d, d), kw) for d, kw in over.devices))
+            return HomeResult(None, inputs, now, ",".join(err.constraints), err.text(shown), over)
         except ValueError as err:
             LOGGER.error("Whole-home plan refused its inputs: %s", err)
             return HomeResult(None, inputs, now, reason="invalid_inputs", detail=str(err))
@@ -236,6 +256,12 @@ class HomePlanManager(ChangeListeners):
         if inputs.pv_unknown_from is not None and inputs.pv_unknown_from < plan.horizon_end:
             notes.append(f"PV forecast unknown from {inputs.pv_unknown_from.isoformat()}: planned as 0 kW")
         return HomeResult(plan, inputs, now, detail="; ".join([*notes, *inputs.notes]))
+
+    def device_names(self) -> dict[str, str]:
+        """Return each appliance's, battery's and heat pump's name by its subentry id (the plan's device names)."""
+        names = {aid: appliance.name for aid, appliance in self.planner.appliances.items()}
+        names |= {b.subentry_id: b.name for b in self.config.batteries}
+        return names | {hp.subentry_id: hp.name for hp in self.config.heat_pumps}
 
     def movable(self, now: datetime) -> list[str]:
         """Return the automatic appliances the home plan places: not pinned and not started."""

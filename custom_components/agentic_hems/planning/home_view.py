@@ -13,7 +13,7 @@ import numpy as np
 
 from ..prices.curve import FloatArray
 from ..scheduling.home_explain import plan_reasons, reason_text
-from ..scheduling.home_model import HomePlan
+from ..scheduling.home_model import HomePlan, PhaseOver
 from .heat_view import heat_payload
 from .home_config import BatteryConfig, HomeConfig
 from .home_manager import HomePlanManager, HomeResult
@@ -46,7 +46,8 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
     "heat_pumps"}`` (``saving`` is ``baseline_net_cost - net_cost``: the energy stored at the end counts; ``heat_pumps``:
     :func:`.heat_view.heat_payload`): ``load_kw`` is the house's base load plus
     the planned appliances and heat pumps, ``battery_kw`` and ``soc_pct`` (at the slot's start) are over all batteries (+ charging);
-    without a plan ``slots`` is empty and ``reason`` says why.
+    without a plan ``slots`` is empty and ``reason`` says why, and ``phase_over`` (:func:`phase_over_payload`) which
+    phase and devices when a phase limit left no plan.
     """
     if result is None:
         return None
@@ -61,6 +62,7 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
             "detail": result.detail,
             "heat_pumps": [],
             "grid": None,
+            "phase_over": phase_over_payload(result.phase_over),
         }
     n = plan.import_kw.size
     load = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
@@ -95,6 +97,24 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
         "detail": result.detail,
         "heat_pumps": heat_payload(result, config.heat_pumps),  # the heat pumps' power, temperature and band
         "grid": grid_payload(plan, config),
+    }
+
+
+def phase_over_payload(over: PhaseOver | None) -> dict[str, Any] | None:
+    """Return where a phase limit leaves no plan, None when none does.
+
+    ``{"phase": "L1".."L3", "start": ISO time of the slot, "limit_kw", "power_kw" (net, negative feeding in),
+    "devices": [{"name", "kw"}]}``: the devices on the phase pushing it past the limit, largest first, by name
+    ("base" for the base load, "pv" for the PV).
+    """
+    if over is None:
+        return None
+    return {
+        "phase": over.phase,
+        "start": over.start.isoformat(),
+        "limit_kw": _kw(over.limit_kw),
+        "power_kw": _kw(over.power_kw),
+        "devices": [{"name": name, "kw": _kw(kw)} for name, kw in over.devices],
     }
 
 

@@ -168,13 +168,17 @@ class PlanManager(ChangeListeners):
 
     def base_load(self, curve: PriceCurve, now: datetime, exclude: set[str]) -> FloatArray:
         """KW already planned per slot of ``curve`` by the appliances not in ``exclude`` (plans not yet ended)."""
-        base = np.zeros(len(curve))
+        return sum(self.planned_loads(curve, now, exclude).values(), np.zeros(len(curve)))
+
+    def planned_loads(self, curve: PriceCurve, now: datetime, exclude: set[str]) -> dict[str, FloatArray]:
+        """Return per appliance not in ``exclude`` whose plan has not ended its kW per slot of ``curve``."""
+        loads = {}
         for appliance_id, state in self.states.items():
             plan = state.plan
             if appliance_id in exclude or plan is None or plan.end is None or plan.end <= now:
                 continue
-            base += plan.power_on(curve.start, len(curve))
-        return base
+            loads[appliance_id] = plan.power_on(curve.start, len(curve))
+        return loads
 
     async def async_plan_loads(
         self, curve: PriceCurve, loads: list[LoadSpec], *, exclude: set[str], now: datetime

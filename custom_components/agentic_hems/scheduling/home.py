@@ -12,7 +12,9 @@ Per slot t of the horizon (h hours), with import price p_t and export price q_t:
 Heat pumps (:mod:`.home_heat`) add their power to the balance's right-hand side, their store temperatures, comfort
 bands, on/off binaries and minimum run / off times, and the value of their heat at the end to the objective. Grid
 fees (:mod:`.home_grid`) are part of p_t; the capacity charge adds each billing month's peak above its floor, and
-phase limits bound each phase's net power.
+phase limits bound each phase's net power. base_t holds the house's base load and the fixed loads (running, pinned
+appliances); on the phases each fixed load counts on its own phase, the base load on that of "base" (both spread
+over the three when not named).
 
 Horizon: the plan covers the curve's slots from its first up to (not including) the first slot whose import or
 export price is unknown (NaN); a NaN is never read as zero and no slot after it is used, even when later prices
@@ -26,9 +28,9 @@ changed into one that does not and costs no more (see :func:`_unmix`), and the p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 import math
 from typing import Any
 
@@ -52,6 +54,7 @@ from .home_model import (
     HomePlanError,
     Infeasibility,
     PhaseLimits,
+    PhaseOver,
     Tariff,
     evaluate,
 )
@@ -77,9 +80,12 @@ class _Load:
     energy_kwh: float  # energy loads: kWh to deliver
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Inputs:
-    """Everything the model needs over the horizon of n slots."""
+    """Everything the model needs over the horizon of n slots from ``start``.
+
+    ``base`` is the house's base load plus the fixed loads (``fixed``, by name).
+    """
 
     tariff: Tariff
     base: FloatArray
@@ -87,12 +93,20 @@ class _Inputs:
     batteries: tuple[HomeBattery, ...]
     loads: list[_Load]
     curtailment: bool
-    heat_pumps: tuple[HomeHeatPump, ...] = ()
+    heat_pumps: tuple[HomeHeatPump, ...]
+    fixed: dict[str, FloatArray]
+    start: datetime
+    resolution: timedelta
 
     @property
     def n(self) -> int:
         """Slots in the horizon."""
         return int(self.base.size)
+
+    def constant(self) -> dict[str, FloatArray]:
+        """Return the kW per slot the plan cannot change, by device: the base load ("base"), each fixed load, PV."""
+        house = self.base - sum(self.fixed.values(), np.zeros(self.n))
+        return {"base": house, **self.fixed, "pv": -self.pv}
 
 
 def plan_home(
@@ -110,12 +124,12 @@ def plan_home(
     heat_pumps: Sequence[HomeHeatPump] = (),
     fees: GridFees | None = None,
     phases: PhaseLimits | None = None,
+    fixed_kw: Mapping[str, float | npt.ArrayLike] | None = None,
 ) -> HomePlan:
     """Plan every flexible load, battery and grid flow of the home at least cost (model in the module docstring).
 
     Args:
-        curve: import prices per kWh (NaN = unknown); the horizon is its leading run of slots whose import and
-            export prices are known.
+        curve: import prices per kWh (NaN = unknown); the horizon: its leading slots with known import and export prices.
         loads: appliances (``contiguous=True``: one run of ``duration_min`` at ``power_kw``) and energy loads
             (``contiguous=False``: ``energy_kwh`` at 0 to ``power_kw`` kW per slot, e.g. the EV), with windows as in
             :func:`~.joint.plan_joint`.
@@ -129,12 +143,12 @@ def plan_home(
         terminal_price: value per kWh left in a battery at the end; default median import price x discharge efficiency.
         heat_pumps: heat pumps with their stores (a house, a hot-water tank); model and end value in :mod:`.home_heat`.
         fees: the network fee per kWh (part of the import price) and the capacity charge (:mod:`.home_grid`).
-        phases: per-phase limits and the devices' phases (loads, batteries, heat pumps, "pv", "base").
+        phases: per-phase limits and the devices' phases (loads, fixed loads, batteries, heat pumps, "pv", "base").
+        fixed_kw: kW by name of loads it cannot move (running, pinned appliances), as ``pv_kw``, on their own phase.
 
     Returns:
-        A :class:`HomePlan`. A load whose deadline lies past the known prices and that does not fit in the horizon
-        is left out (``unplanned`` says why); every other load is planned. Costs within 1e-9 of the cost scale are
-        ties, resolved toward the earliest appliance starts and the earliest energy-load charging (:func:`_earliest`).
+        A :class:`HomePlan`. A load due past the known prices that does not fit in the horizon is left out
+        (``unplanned`` says why). Cost ties (1e-9 of the cost scale) go to the earliest starts (:func:`_earliest`).
 
     Raises:
         HomePlanError: no plan exists; ``constraints`` names the conflicting :class:`~.home_model.Infeasibility`.
@@ -151,7 +165,7 @@ def plan_home(
         fuse_kw=fuse_kw,
         export_limit_kw=export_limit_kw,
         curtailment=curtailment,
-        extras=_Extras(tuple(heat_pumps), fees, phases, terminal_price),
+        extras=_Extras(tuple(heat_pumps), fees, phases, terminal_price, fixed_kw or {}),
     )
     solution, note = _solve(inputs)
     return _result(curve, inputs, solution, unplanned, [*notes, note] if note else notes)
@@ -200,27 +214,43 @@ def _prepare(
     pv, base = (_array(v, n, label)[:horizon] for v, label in ((pv_kw, "pv_kw"), (base_load_kw, "base_load_kw")))
     if not (np.isfinite(pv).all() and np.isfinite(base).all() and (pv >= 0).all() and (base >= 0).all()):
         raise ValueError("pv_kw and base_load_kw must be finite and >= 0 on every slot of the horizon")
+    fixed = {name: _array(kw, n, f"fixed_kw[{name!r}]")[:horizon] for name, kw in extras.fixed.items()}
+    if not all(np.isfinite(kw).all() and (kw >= 0).all() for kw in fixed.values()):
+        raise ValueError("fixed_kw must be finite and >= 0 on every slot of the horizon")
     tariff = _tariff(curve, q, horizon, batteries, extras, limits=(float(fuse_kw), float(export_limit_kw)))
     placed, unplanned, notes = _loads(curve, loads, horizon)
-    inputs = _Inputs(tariff, base, pv, tuple(batteries), placed, curtailment, extras.heat_pumps)
+    inputs = _Inputs(
+        tariff=tariff,
+        base=base + sum(fixed.values(), np.zeros(horizon)),
+        pv=pv,
+        batteries=tuple(batteries),
+        loads=placed,
+        curtailment=curtailment,
+        heat_pumps=extras.heat_pumps,
+        fixed=fixed,
+        start=curve.start,
+        resolution=curve.resolution,
+    )
     return inputs, unplanned, notes
 
 
 @dataclass(frozen=True)
 class _Extras:
-    """The heat pumps, grid fees, phase limits and battery terminal price given to :func:`plan_home`."""
+    """The heat pumps, grid fees, phase limits, battery terminal price and fixed loads given to :func:`plan_home`."""
 
     heat_pumps: tuple[HomeHeatPump, ...]
     fees: GridFees | None
     phases: PhaseLimits | None
     terminal_price: float | None
+    fixed: Mapping[str, float | npt.ArrayLike]
 
 
 def _check_names(batteries: Sequence[HomeBattery], loads: Sequence[LoadSpec], extras: _Extras) -> None:
     """Raise ValueError for a name used twice, a device named "pv" or "base", or a phase given to no device."""
     names = [*(b.name for b in batteries), *(spec.name for spec in loads), *(p.name for p in extras.heat_pumps)]
+    names += list(extras.fixed)
     if len(set(names)) != len(names) or not set(names).isdisjoint({"pv", "base"}):
-        raise ValueError("batteries, loads and heat pumps need distinct names, none of them 'pv' or 'base'")
+        raise ValueError("batteries, loads, fixed loads and heat pumps need distinct names, none 'pv' or 'base'")
     if extras.phases is not None and not set(extras.phases.assignment) <= {*names, "pv", "base"}:
         unknown = sorted(set(extras.phases.assignment) - {*names, "pv", "base"})
         raise ValueError(f"phase assignment names unknown devices: {unknown}")
@@ -315,6 +345,7 @@ class _Columns:
     loads: list[IntArray]
     slack: dict[Infeasibility, list[IntArray]]
     heat: list[HeatColumns] = field(default_factory=list)
+    devices: dict[str, Entries] = field(default_factory=dict)  # each device's grid-balance entries
 
 
 def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[MilpModel, _Columns]:
@@ -325,7 +356,8 @@ def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[MilpModel, _Columns
     exp = model.add(n, math.inf if relax else tariff.export_limit_kw, -h * tariff.export_price)
     cur = model.add(n, inputs.pv if inputs.curtailment else 0.0)
     cols = _Columns(imp, exp, cur, [], [], [], [], {kind: [] for kind in Infeasibility})
-    devices: dict[str, Entries] = {"pv": [(t, cur, -1.0)]}
+    devices = cols.devices
+    devices["pv"] = [(t, cur, -1.0)]
     for bat in inputs.batteries:
         devices[bat.name] = _battery(model, cols, inputs, bat, relax=relax)
     for load in inputs.loads:
@@ -338,8 +370,7 @@ def _build(inputs: _Inputs, *, relax: bool = False) -> tuple[MilpModel, _Columns
     balance: Entries = [(t, imp, 1.0), (t, exp, -1.0), *(e for entries in devices.values() for e in entries)]
     add_capacity(model, tariff, imp)
     if tariff.phases is not None:
-        fixed = {"base": inputs.base, "pv": -inputs.pv}
-        cols.slack[Infeasibility.PHASE] += add_phases(model, tariff.phases, devices, fixed, relax=relax)
+        cols.slack[Infeasibility.PHASE] += add_phases(model, tariff.phases, devices, inputs.constant(), relax=relax)
     if relax:
         for kind, limit, column in (
             (Infeasibility.FUSE, tariff.fuse_kw, imp),
@@ -406,16 +437,16 @@ def _phase_tight(inputs: _Inputs) -> npt.NDArray[np.bool_]:
     phases, n = inputs.tariff.phases, inputs.n
     if phases is None:
         return np.zeros(n, dtype=bool)
-    draw: dict[str, Any] = {"base": inputs.base, **{b.name: b.charge_kw for b in inputs.batteries}}
+    draw: dict[str, Any] = {k: v for k, v in inputs.constant().items() if k != "pv"}
+    draw |= {b.name: b.charge_kw for b in inputs.batteries}
     draw |= {load.spec.name: load.spec.power_kw for load in inputs.loads}
     draw |= {p.name: p.max_kw for p in inputs.heat_pumps}
     feed: dict[str, Any] = {"pv": inputs.pv, **{b.name: b.discharge_kw for b in inputs.batteries}}
     tight = np.zeros(n, dtype=bool)
     for p in PHASES:
+        limit = phases.limit(p)
         for devices in (draw, feed):
-            tight |= (
-                sum((phases.shares(k)[p] * np.asarray(v) for k, v in devices.items()), np.zeros(n)) > phases.limit_kw
-            )
+            tight |= sum((phases.shares(k)[p] * np.asarray(v) for k, v in devices.items()), np.zeros(n)) > limit
     return tight
 
 
@@ -768,7 +799,8 @@ def _clean(model: MilpModel, x: FloatArray, upper: FloatArray) -> FloatArray:
 def _diagnose(inputs: _Inputs) -> HomePlanError:
     """Re-solve with slacks on every relaxable limit; name those the slacks use.
 
-    The limits: fuse, export limit, energy targets, reserves, comfort bands and phase limits. The LP relaxation is tried first; when it needs no slack (the conflict lies in the runs or the heat pumps'
+    The limits: fuse, export limit, energy targets, reserves, comfort bands and phase limits (a phase's conflict
+    names the phase and its devices, :func:`_phase_over`). The LP relaxation is tried first; when it needs no slack (the conflict lies in the runs or the heat pumps'
     on/off and minimum times), the MILP with slacks is solved.
     """
     model, cols = _build(inputs, relax=True)
@@ -791,7 +823,34 @@ def _diagnose(inputs: _Inputs) -> HomePlanError:
         if float(found.x[slack][0]) > TOL_KW
     )
     names = ", ".join(str(kind) for kind in used) or "unknown"
-    return HomePlanError(used, f"no plan satisfies every constraint; conflicting: {names}", short)
+    over = _phase_over(inputs, cols, found.x) if Infeasibility.PHASE in used else None
+    return HomePlanError(used, f"no plan satisfies every constraint; conflicting: {names}", short, over)
+
+
+def _phase_over(inputs: _Inputs, cols: _Columns, x: FloatArray) -> PhaseOver:
+    """Return the phase and slot where ``x`` (the plan with slacks) passes a phase limit most, and what is on it.
+
+    The devices are those whose kW on that phase (their share of their planned or fixed power) pushes it the way it
+    passes the limit: drawing above it, or feeding in below minus it.
+    """
+    phases, n = inputs.tariff.phases, inputs.n
+    assert phases is not None
+    slacks = cols.slack[Infeasibility.PHASE]  # per phase: up, down
+    worst = int(np.argmax([float(np.max(x[s])) for s in slacks]))
+    t, phase = int(np.argmax(x[slacks[worst]])), PHASES[worst // 2]
+    drawn = {name: kw.copy() for name, kw in inputs.constant().items()}
+    for name, entries in cols.devices.items():
+        power = drawn.setdefault(name, np.zeros(n))
+        for rows, columns, vals in entries:
+            r, c, v = np.broadcast_arrays(rows, columns, vals)
+            np.add.at(power, r, -v * x[c])
+    on = {name: phases.shares(name)[phase] * float(kw[t]) for name, kw in drawn.items()}
+    sign = 1.0 if worst % 2 == 0 else -1.0
+    pushing = sorted(((name, sign * kw) for name, kw in on.items() if sign * kw > TOL_KW), key=lambda d: -d[1])
+    start = inputs.start + t * inputs.resolution
+    return PhaseOver(
+        phase=phase, start=start, limit_kw=phases.limit(phase), power_kw=sum(on.values()), devices=tuple(pushing)
+    )
 
 
 def _slacks_used(cols: _Columns, x: FloatArray | None) -> tuple[Infeasibility, ...]:
@@ -973,6 +1032,7 @@ def _result(
         peak_floor_kw=_first_floor(inputs.tariff.fees),
         phase_kw=plan_eval.phase_kw,
         baseline_capacity_cost=base_eval.capacity_cost,
+        fixed_kw=inputs.fixed,
     )
 
 
@@ -992,5 +1052,5 @@ def _evaluate(inputs: _Inputs, schedule: _Schedule) -> Evaluation:
         batteries=inputs.batteries,
         heat_kw=schedule.heat,
         heat_pumps=inputs.heat_pumps,
-        load_kw=schedule.loads,
+        load_kw={**schedule.loads, **inputs.fixed},
     )

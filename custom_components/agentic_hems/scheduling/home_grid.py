@@ -10,14 +10,17 @@ import price (``Tariff.import_price``); it never fills in an unknown price.
 
 Per phase p and slot t, with each device's share s_dp (1 on its phase, 1/3 each when three-phase, the default):
 
-    -limit <= sum_d s_dp power_dt <= limit
+    -limit_p <= sum_d s_dp power_dt <= limit_p
 
-where power is drawn kW (loads, battery charge minus discharge, heat pumps, the base load) and PV counts negative
-(forecast minus curtailment). The kW fuse on the import still applies on top.
+where power is drawn kW (loads, battery charge minus discharge, heat pumps, the fixed loads each on its own phase,
+the house's base load) and PV counts negative (forecast minus curtailment). limit_p is the connection's limit, or a
+phase's raised limit (:attr:`~.home_model.PhaseLimits.raised_kw`). The kW fuse on the import still applies on top.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 import math
 from typing import Any
@@ -26,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..prices.curve import FloatArray
-from .home_model import PHASES, GridFees, PhaseLimits, Tariff
+from .home_model import PHASES, GridFees, PhaseLimits, Tariff, phase_power
 from .milp import MilpModel
 from .windows import IntArray
 
@@ -78,7 +81,8 @@ def add_phases(
     """Add each phase's net-power rows; return the slack columns when ``relax`` (else an empty list).
 
     ``devices`` maps a device name to its grid-balance entries (coefficients of minus its drawn kW), ``fixed`` to
-    its constant kW (the base load, minus the PV forecast); both are (n,) per slot.
+    its constant kW (the base load, the fixed loads, minus the PV forecast); both are (n,) per slot. The slacks come
+    in phase order, the excess (up) before the shortfall (down) of each.
     """
     n = next(iter(fixed.values())).size
     t = np.arange(n)
@@ -95,5 +99,36 @@ def add_phases(
             up, down = model.add(n, math.inf), model.add(n, math.inf)
             entries += [(t, up, -1.0), (t, down, 1.0)]
             slacks += [up, down]
-        model.row(entries, -phases.limit_kw - const, phases.limit_kw - const, n)
+        model.row(entries, -phases.limit(p) - const, phases.limit(p) - const, n)
     return slacks
+
+
+def phases_over_fixed(
+    phases: PhaseLimits | None, fixed_kw: Mapping[str, FloatArray], notes: list[str], names: Mapping[str, str]
+) -> PhaseLimits | None:
+    """Return the phase limits the plan can keep: ``phases``, with a phase's limit raised where fixed loads pass it.
+
+    ``fixed_kw`` (kW per slot by device) holds the loads the plan cannot change: "base", the house's base load (it
+    has no phase of its own, so it is spread over the three), and the running, pinned and manual appliance plans,
+    each on its phase in ``phases`` (spread when it has none). Where they alone pass a phase's limit, that phase's
+    limit becomes their peak on it, and ``notes`` names the phase and the devices there (``names``: device ->
+    shown name), as the shell does for the main fuse.
+    """
+    if phases is None or not fixed_kw:
+        return phases
+    raised = dict(phases.raised_kw)
+    for phase, power in phase_power(phases, fixed_kw).items():
+        t = int(np.argmax(power))
+        if power[t] <= phases.limit(phase):
+            continue
+        raised[phase] = float(power[t])
+        on = [
+            (names.get(d, "base load" if d == "base" else d), phases.shares(d)[phase] * kw[t])
+            for d, kw in fixed_kw.items()
+        ]
+        parts = ", ".join(f"{name} {kw:.2f} kW" for name, kw in sorted(on, key=lambda d: -d[1]) if kw > 0)
+        notes.append(
+            f"loads the plan cannot move draw up to {power[t]:.2f} kW on {phase}, above its {phases.limit(phase):g} kW "
+            f"limit: {parts}"
+        )
+    return replace(phases, raised_kw=raised) if raised else phases

@@ -33,14 +33,60 @@ class Infeasibility(StrEnum):
     PHASE = "phase"  # a phase of the connection would carry more than its current limit
 
 
-class HomePlanError(ValueError):
-    """No plan satisfies every constraint: ``constraints`` names them, ``loads`` the loads concerned (may be empty)."""
+@dataclass(frozen=True, kw_only=True)
+class PhaseOver:
+    """Where a phase limit leaves no plan: the phase, the slot where it is passed most, and what draws on it there.
 
-    def __init__(self, constraints: tuple[Infeasibility, ...], message: str, loads: tuple[str, ...] = ()) -> None:
-        """Store the constraints and loads; ``message`` is an English sentence."""
-        super().__init__(message)
+    Attributes:
+        phase: "L1", "L2" or "L3".
+        start: aware UTC start of the slot.
+        limit_kw: the phase's limit, kW.
+        power_kw: the phase's net kW there in the plan closest to the limits (import positive, export negative).
+        devices: (name, kW on this phase) of the devices pushing it past the limit (drawing when ``power_kw`` > 0,
+            feeding in when < 0), largest first; "base" is the house's base load, "pv" the PV.
+
+    """
+
+    phase: str
+    start: datetime
+    limit_kw: float
+    power_kw: float
+    devices: tuple[tuple[str, float], ...]
+
+    def text(self, names: Mapping[str, str] | None = None) -> str:
+        """Return an English sentence naming the phase and the devices (``names``: device -> shown name)."""
+        shown = {"base": "base load", "pv": "PV", **(names or {})}
+        parts = ", ".join(f"{shown.get(name, name)} {kw:.2f} kW" for name, kw in self.devices)
+        way = "draw" if self.power_kw > 0 else "feed in"
+        return (
+            f"phase {self.phase} would carry {abs(self.power_kw):.2f} kW at {self.start:%Y-%m-%dT%H:%MZ}, above its "
+            f"{self.limit_kw:g} kW limit; on it {way}: {parts or 'nothing'}"
+        )
+
+
+class HomePlanError(ValueError):
+    """No plan satisfies every constraint: ``constraints`` names them, ``loads`` the loads concerned (may be empty).
+
+    ``phase_over`` says which phase and which devices when a phase limit is among the constraints (else None).
+    """
+
+    def __init__(
+        self,
+        constraints: tuple[Infeasibility, ...],
+        message: str,
+        loads: tuple[str, ...] = (),
+        phase_over: PhaseOver | None = None,
+    ) -> None:
+        """Store the constraints, loads and phase; ``message`` is an English sentence, the phase's text appended."""
+        super().__init__(message if phase_over is None else f"{message}: {phase_over.text()}")
+        self.message = message
         self.constraints = constraints
         self.loads = loads
+        self.phase_over = phase_over
+
+    def text(self, names: Mapping[str, str]) -> str:
+        """Return the message with the devices of ``phase_over`` under ``names`` (device -> shown name)."""
+        return self.message if self.phase_over is None else f"{self.message}: {self.phase_over.text(names)}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -260,20 +306,29 @@ class PhaseLimits:
 
     Attributes:
         limit_kw: most power per phase, kW (current limit A x nominal voltage V / 1000), > 0; import and export.
-        assignment: device name (a load, battery or heat pump name, ``"pv"`` or ``"base"``) -> ``"L1"``, ``"L2"``,
-            ``"L3"`` or ``"3"`` (three-phase, split equally). A device not named is three-phase.
+        assignment: device name (a load, fixed load, battery or heat pump name, ``"pv"`` or ``"base"``) -> ``"L1"``,
+            ``"L2"``, ``"L3"`` or ``"3"`` (three-phase, split equally). A device not named is three-phase.
+        raised_kw: per phase ("L1".."L3") a limit above ``limit_kw`` that applies there instead, kW (where loads
+            the plan cannot move alone draw more); empty for none.
 
     """
 
     limit_kw: float
     assignment: Mapping[str, str] = field(default_factory=dict)
+    raised_kw: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        """Raise ValueError or TypeError for a malformed limit or assignment."""
+        """Raise ValueError or TypeError for a malformed limit, assignment or raised limit."""
         check_positive(limit_kw=self.limit_kw)
         wrong = {name: ph for name, ph in self.assignment.items() if ph not in (*PHASES, "3")}
         if wrong:
             raise ValueError(f"phase assignments must be L1, L2, L3 or 3, got {wrong}")
+        if not all(p in PHASES and math.isfinite(kw) and kw >= self.limit_kw for p, kw in self.raised_kw.items()):
+            raise ValueError(f"raised_kw needs phases L1-L3 and finite limits >= limit_kw, got {dict(self.raised_kw)}")
+
+    def limit(self, phase: str) -> float:
+        """Return the limit of ``phase`` ("L1".."L3"), kW: its raised limit, else ``limit_kw``."""
+        return self.raised_kw.get(phase, self.limit_kw)
 
     def shares(self, name: str) -> dict[str, float]:
         """Return the fraction of the device ``name``'s power on each phase."""
@@ -393,7 +448,8 @@ def evaluate(
         batteries: the batteries named in ``battery_kw``.
         heat_kw: per heat pump (n,) electrical kW; None for none.
         heat_pumps: the heat pumps named in ``heat_kw``.
-        load_kw: per load (n,) kW (part of ``house_kw``, the rest being the base load); needed for phase limits.
+        load_kw: per load (n,) kW (part of ``house_kw``, the rest being the base load); needed for phase limits, each
+            on its own phase (fixed loads too).
 
     Returns:
         An :class:`Evaluation`; the SoC and store temperatures follow the powers through the models, and limits
@@ -476,8 +532,9 @@ def _heat(
 def _phases(phases: PhaseLimits, devices: dict[str, FloatArray], violations: list[str]) -> dict[str, FloatArray]:
     """Return each phase's net kW; append a violation when one passes the limit."""
     phase_kw = phase_power(phases, devices)
-    if any(np.any(np.abs(v) > phases.limit_kw + TOL_KW) for v in phase_kw.values()):
-        violations.append(f"a phase carries more than {phases.limit_kw:g} kW")
+    for p, v in phase_kw.items():
+        if np.any(np.abs(v) > phases.limit(p) + TOL_KW):
+            violations.append(f"phase {p} carries more than {phases.limit(p):g} kW")
     return phase_kw
 
 
@@ -504,7 +561,8 @@ class HomePlan:
         start, resolution: aware UTC datetime of the first slot and the slot length; every array is aligned with it.
         horizon_end: UTC end of the last planned slot (the first slot without a known price, or the curve's end).
         import_kw, export_kw, curtail_kw: (n,) grid import, export and PV curtailment, kW.
-        pv_kw, base_load_kw: (n,) the forecasts the plan used.
+        pv_kw: (n,) the PV forecast the plan used.
+        base_load_kw: (n,) the base load the plan used: the house's forecast plus the fixed loads.
         battery_kw: per battery (n,) AC power, positive charging, negative discharging.
         soc_kwh: per battery (n + 1,) state of charge at each slot boundary, the first being the initial SoC.
         load_kw: per load (n,) planned power of each appliance / EV.
@@ -526,6 +584,7 @@ class HomePlan:
         phase_kw: per phase ("L1".."L3") (n,) net kW when phase limits were given, else empty.
         baseline_capacity_cost: the capacity charge of the schedule without optimisation (part of
             ``baseline_cost``).
+        fixed_kw: per fixed load (running, pinned appliances, part of ``base_load_kw``) (n,) kW.
 
     """
 
@@ -556,6 +615,7 @@ class HomePlan:
     peak_floor_kw: float = 0.0
     phase_kw: dict[str, FloatArray] = field(default_factory=dict)
     baseline_capacity_cost: float = 0.0
+    fixed_kw: dict[str, FloatArray] = field(default_factory=dict)
 
     @property
     def saving(self) -> float:

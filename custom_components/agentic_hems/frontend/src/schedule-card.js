@@ -204,11 +204,23 @@ function blockCost(block, prices) {
 }
 
 
-/** Why there is no home plan, in words: each of the comma-separated reason codes, or the code itself. */
-function homeReason(hass, reason) {
-  return String(reason || "?")
+/** The phase a limit leaves no plan on, its net kW and limit, and the devices pushing it there, in words. */
+function phaseOverText(hass, over) {
+  const name = (d) => (d.name === "base" || d.name === "pv" ? t(hass, `home_device_${d.name}`) : d.name);
+  const devices = over.devices.map((d) => `${name(d)} ${fmtNumber(hass, d.kw, 2)} kW`).join(", ");
+  return t(hass, "home_reason_phase_named", {
+    phase: over.phase, power: fmtNumber(hass, Math.abs(over.power_kw), 2), limit: fmtNumber(hass, over.limit_kw, 2),
+    devices,
+  });
+}
+
+/** Why there is no home plan, in words: each of the comma-separated reason codes, or the code itself; the phase
+ * reason names the phase and its devices when the plan says which. */
+function homeReason(hass, home) {
+  return String(home.reason || "?")
     .split(",")
     .map((code) => {
+      if (code === "phase" && home.phase_over) return phaseOverText(hass, home.phase_over);
       const key = `home_reason_${code}`;
       const text = t(hass, key);
       return text === key ? code : text;
@@ -720,7 +732,7 @@ class AgenticHemsScheduleCard extends LitElement {
     const cur = home.currency || currency;
     if (!this._homeSlots().length) {
       return html`<div class="home-summary" data-feasible="false">
-        <strong>${t(hass, "home_plan")}</strong>: ${t(hass, "home_none", { reason: homeReason(hass, home.reason) })}</div>`;
+        <strong>${t(hass, "home_plan")}</strong>: ${t(hass, "home_none", { reason: homeReason(hass, home) })}</div>`;
     }
     const saving = Number(home.saving);
     return html`<div class="home-summary" data-feasible="true" data-cost=${home.cost} data-baseline=${home.baseline}
