@@ -390,22 +390,25 @@ def test_add_battery(page: Page, demo: Demo, width: int, battery_mode: str) -> N
 
 
 def start_heat_pump(walk: Walk, page: Page, name: str, store: str) -> dict[str, str]:
-    """Open "Add heat pump", check its first step's fields, and fill in ``name``, ``store`` and the demo house's
-    thermostat, indoor temperature and weather; return the step's labels."""
+    """Open "Add heat pump", fill in ``name`` and ``store`` on its first step, check the store's device step and
+    fill in the demo house's thermostat, indoor temperature and weather; return the device step's labels."""
     page.get_by_role("button", name=HEAT_PUMP["initiate_flow"]["user"]).click()
-    device = HEAT_PUMP["step"]["user"]
-    labels = device["data"]
-    expect(walk.field(labels["name"])).to_be_visible()
-    walk.step(device["title"], "device")
+    first = HEAT_PUMP["step"]["user"]
+    expect(walk.field(first["data"]["name"])).to_be_visible()
+    walk.step(first["title"], "store")
     expect(walk.dialog.get_by_role("radio", name=EN["selector"]["heat_store"]["options"]["space_heating"])).to_be_checked()
+    walk.labelled(first, "store")
+    walk.field(first["data"]["name"]).fill(name)
+    walk.dialog.get_by_role("radio", name=EN["selector"]["heat_store"]["options"][store]).check()
+    walk.submit()
+    device = HEAT_PUMP["step"][store]
+    walk.step(device["title"], "device")
     expect(walk.dialog.locator("ha-selector-time").first.locator("input")).to_have_count(2)  # hours and minutes
     walk.labelled(device, "device")
-    walk.field(labels["name"]).fill(name)
-    walk.dialog.get_by_role("radio", name=EN["selector"]["heat_store"]["options"][store]).check()
     walk.pick_entity("climate.heat_pump", 0)
     walk.pick_entity("sensor.indoor_temperature", 1)
     walk.pick_entity("weather.house", 2)
-    return labels
+    return device["data"]
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -433,7 +436,7 @@ def test_add_heat_pump_house(page: Page, demo: Demo, width: int) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_add_heat_pump_tank(page: Page, demo: Demo, width: int) -> None:
-    """A hot-water tank: its band, room and daily draw on the first step; on the model step a Carnot fraction with
+    """A hot-water tank: its band, room and daily draw on its device step; on the model step a Carnot fraction with
     the thermal model by hand, whose UA and C are asked for (closed there: no heat pump is added)."""
     walk = Walk(page, demo, width, "add-heat-pump-tank")
     labels = start_heat_pump(walk, page, "Flow test tank", "hot_water")
