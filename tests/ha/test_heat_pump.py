@@ -267,6 +267,35 @@ async def test_each_store_asks_only_for_its_own_fields(hass: HomeAssistant) -> N
     assert (tank["gains_kw"], tank["solar_gain"], tank["solar_entity"]) == (0.0, 0.0, None)
 
 
+async def test_a_control_entity_another_heat_pump_or_an_appliance_controls_is_refused(hass: HomeAssistant) -> None:
+    """A second heat pump on the first's thermostat, or on an appliance's switch, is a translated error on the
+    control entity; reconfiguring a heat pump that keeps its own control entity passes."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    hass.config_entries.async_add_subentry(entry, ConfigSubentry(
+        data={**APPLIANCES["dishwasher"], "name": "Boiler", "entity_id": "switch.boiler"}, subentry_type="appliance",
+        title="Boiler", unique_id=None))
+    await add_heat_pump(hass, entry, DEVICE, MODEL)
+    for control in ("climate.heat_pump", "switch.boiler"):
+        result = await device_step(hass, (await open_form(hass, entry))["flow_id"],
+                                   {**TANK, "control_entity": control})
+        assert (result["step_id"], result["errors"]) == ("hot_water", {"control_entity": "control_entity_in_use"})
+    assert all(error_text(lang, "control_entity_in_use") for lang in ("en", "de"))
+    result = await add_heat_pump(hass, entry, TANK, MODEL)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    ids = {s.title: k for k, s in entry.subentries.items()}
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": ids["Heat pump"]})
+    result = await device_step(hass, result["flow_id"], {**DEVICE, "control_entity": "switch.boost"})
+    assert result["errors"] == {"control_entity": "control_entity_in_use"}
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], {k: v for k, v in DEVICE.items() if k not in FIRST})
+    assert result["step_id"] == "model"
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], MODEL)
+    assert result["reason"] == "reconfigure_successful"
+    assert {h["control_entity"] for h in heat_pumps(entry).values()} == {"climate.heat_pump", "switch.boost"}
+
+
 async def test_reconfigure_starts_from_the_stored_heat_pump(hass: HomeAssistant) -> None:
     entry = sample_entry()
     entry.add_to_hass(hass)
@@ -303,6 +332,12 @@ async def test_reconfigure_starts_from_the_stored_heat_pump(hass: HomeAssistant)
     suggested = fields(result)
     assert (suggested["room_temp_c"], suggested["hot_water_kwh"], suggested["hot_water_hours"]) == (15.0, 6.0, ["7", "19", "20"])
     assert (suggested["day_low_c"], suggested["control_entity"]) == (20.0, "switch.boost")
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": ids["Tank"]}
+    )
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {"name": "Tank", "store": "space_heating"})
+    suggested = fields(result)  # another store: its own band defaults, the stored entities
+    assert (suggested["day_low_c"], suggested["control_entity"], "room_temp_c" in suggested) == (None, "switch.boost", False)
 
 
 async def test_a_heat_pump_stored_before_the_store_step_reconfigures_unchanged(hass: HomeAssistant) -> None:
@@ -350,7 +385,7 @@ async def test_a_cop_curve_the_model_cannot_use_is_refused_and_stored_data_of_an
     result = await hass.config_entries.subentries.async_init(
         (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": odd})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "reconfigure"
-    result = await device_step(hass, result["flow_id"], DEVICE)
+    result = await device_step(hass, result["flow_id"], {**DEVICE, "control_entity": "climate.odd"})
     assert result["step_id"] == "model"
     falling = {**MODEL, "cop_outdoor_1": -7.0, "cop_1": 4.0, "cop_outdoor_2": 7.0, "cop_2": 2.5}
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], falling)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
+from homeassistant.const import CONF_ENTITY_ID
 from homeassistant.helpers.selector import (
     EntitySelector,
     EntitySelectorConfig,
@@ -66,6 +67,7 @@ from ..const import (
     MODEL_MANUAL,
     STORE_HOT_WATER,
     STORE_SPACE,
+    SUBENTRY_APPLIANCE,
     SUBENTRY_HEAT_PUMP,
 )
 from ..planning.heat_config import HEAT_PUMP_SCHEMA
@@ -220,13 +222,32 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         self._fit: dict[str, float] | None = None
         self._fit_text = ""
 
+    def _own_id(self) -> str | None:
+        """Return the reconfigured heat pump's subentry id; None when adding."""
+        return self._get_reconfigure_subentry().subentry_id if self.source == "reconfigure" else None
+
     def _other_names(self) -> set[str]:
         """Return the names of the entry's other heat pumps (all of them when adding)."""
-        own = self._get_reconfigure_subentry().subentry_id if self.source == "reconfigure" else None
+        own = self._own_id()
         return {
             sub.title
             for sid, sub in self._get_entry().subentries.items()
             if sub.subentry_type == SUBENTRY_HEAT_PUMP and sid != own
+        }
+
+    def _controlled(self) -> set[str]:
+        """Return the entities the entry's other subentries control.
+
+        Those are the other heat pumps' control entities and the appliances' switches (a battery's control entity
+        is a number or select, never a heat pump's climate or switch); the reconfigured heat pump's own is not
+        among them.
+        """
+        own = self._own_id()
+        keys = {SUBENTRY_HEAT_PUMP: CONF_CONTROL_ENTITY, SUBENTRY_APPLIANCE: CONF_ENTITY_ID}
+        return {
+            str(sub.data[keys[sub.subentry_type]])
+            for sid, sub in self._get_entry().subentries.items()
+            if sid != own and sub.subentry_type in keys and sub.data.get(keys[sub.subentry_type])
         }
 
     def _stored(self) -> dict[str, Any]:
@@ -278,7 +299,7 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         """Ask for a house's heat pump: entities, power range, run times, comfort bands, phase."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, device = validate_device(user_input, STORE_SPACE)
+            errors, device = validate_device(user_input, STORE_SPACE, self._controlled())
             if not errors:
                 self._device |= device
                 return await self.async_step_model()
@@ -292,7 +313,7 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         """Ask for a tank's heat pump: the house's fields plus the tank's room and hot-water draw."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, device = validate_device(user_input, STORE_HOT_WATER)
+            errors, device = validate_device(user_input, STORE_HOT_WATER, self._controlled())
             if not errors:
                 self._device |= device
                 return await self.async_step_model()

@@ -115,12 +115,15 @@ def validate_store(user_input: Mapping[str, Any], other_names: set[str]) -> tupl
     return errors, data
 
 
-def validate_device(user_input: Mapping[str, Any], store: str) -> tuple[dict[str, str], dict[str, Any]]:
+def validate_device(
+    user_input: Mapping[str, Any], store: str, controlled: set[str]
+) -> tuple[dict[str, str], dict[str, Any]]:
     """Return the device step's errors (field -> translation key) and its data for ``store``.
 
     The numbers, entities and times must pass HEAT_PUMP_SCHEMA; min_kw must not exceed max_kw nor a band's low edge
     its high edge. A hot-water tank's room temperature, daily draw and draw hours (``store`` hot water) are checked
-    too; space heating's form has none of them (HEAT_PUMP_SCHEMA's defaults fill them in).
+    too; space heating's form has none of them (HEAT_PUMP_SCHEMA's defaults fill them in). The control entity must
+    not be one of ``controlled`` (entities another heat pump or an appliance controls already).
     """
     tank = store == STORE_HOT_WATER
     data = dict(user_input)
@@ -150,6 +153,8 @@ def validate_device(user_input: Mapping[str, Any], store: str) -> tuple[dict[str
     )
     for key in refused(data, entities):
         errors[key] = "entity_invalid"
+    if CONF_CONTROL_ENTITY not in errors and data[CONF_CONTROL_ENTITY] in controlled:
+        errors[CONF_CONTROL_ENTITY] = "control_entity_in_use"
     if not errors.keys() & {CONF_HEAT_MIN_KW, CONF_HEAT_MAX_KW} and float(data[CONF_HEAT_MIN_KW]) > float(
         data[CONF_HEAT_MAX_KW]
     ):
@@ -170,7 +175,7 @@ def cop_points(user_input: Mapping[str, Any]) -> list[list[float]]:
 
 
 def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
-    """Return the second step's errors and the heat pump's whole data (``device`` plus the model, validated).
+    """Return the model step's errors and the heat pump's whole data (``device`` plus the model, validated).
 
     Rated points need two or three pairs at different outdoor temperatures; a thermal model by hand needs UA and
     C; a fit needs the heat pump's power and outdoor temperature sensors (the PV power sensor is optional). A
