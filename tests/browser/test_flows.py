@@ -389,36 +389,46 @@ def test_add_battery(page: Page, demo: Demo, width: int, battery_mode: str) -> N
     walk.close()
 
 
-def start_heat_pump(walk: Walk, page: Page, name: str, store: str) -> dict[str, str]:
-    """Open "Add heat pump", check its first step's fields, and fill in ``name``, ``store`` and the demo house's
-    thermostat, indoor temperature and weather; return the step's labels."""
+def start_heat_pump(walk: Walk, page: Page, name: str, store: str, control: str) -> dict[str, str]:
+    """Open "Add heat pump", fill in ``name`` and ``store`` on its first step, check the store's device step and
+    fill in ``control``, the demo house's indoor temperature and weather; return the device step's labels."""
     page.get_by_role("button", name=HEAT_PUMP["initiate_flow"]["user"]).click()
-    device = HEAT_PUMP["step"]["user"]
-    labels = device["data"]
-    expect(walk.field(labels["name"])).to_be_visible()
-    walk.step(device["title"], "device")
+    first = HEAT_PUMP["step"]["user"]
+    expect(walk.field(first["data"]["name"])).to_be_visible()
+    walk.step(first["title"], "store")
     expect(walk.dialog.get_by_role("radio", name=EN["selector"]["heat_store"]["options"]["space_heating"])).to_be_checked()
+    walk.labelled(first, "store")
+    walk.field(first["data"]["name"]).fill(name)
+    walk.dialog.get_by_role("radio", name=EN["selector"]["heat_store"]["options"][store]).check()
+    walk.submit()
+    device = HEAT_PUMP["step"][store]
+    walk.step(device["title"], "device")
     expect(walk.dialog.locator("ha-selector-time").first.locator("input")).to_have_count(2)  # hours and minutes
     walk.labelled(device, "device")
-    walk.field(labels["name"]).fill(name)
-    walk.dialog.get_by_role("radio", name=EN["selector"]["heat_store"]["options"][store]).check()
-    walk.pick_entity("climate.heat_pump", 0)
+    walk.pick_entity(control, 0)
     walk.pick_entity("sensor.indoor_temperature", 1)
     walk.pick_entity("weather.house", 2)
-    return labels
+    return device["data"]
+
+
+# A switch no subentry of the demo controls (the demo's heat pump has its only climate entity).
+FREE_SWITCH = "switch.agentic_hems_allow_device_control"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_add_heat_pump_house(page: Page, demo: Demo, width: int) -> None:
-    """Both steps of "Add heat pump" for a house: a highest power below the lowest is a translated field error; the
-    model step, submitted without rated points, says how many it needs (closed there: no heat pump is added)."""
+    """The steps of "Add heat pump" for a house: a highest power below the lowest and the demo heat pump's own
+    thermostat are translated field errors; the model step, submitted without rated points, says how many it needs
+    (closed there: no heat pump is added)."""
     walk = Walk(page, demo, width, "add-heat-pump")
-    labels = start_heat_pump(walk, page, "Flow test house", "space_heating")
+    labels = start_heat_pump(walk, page, "Flow test house", "space_heating", "climate.heat_pump")
     errors = HEAT_PUMP["error"]
     walk.field(labels["min_kw"], "spinbutton").fill("3")
     walk.field(labels["max_kw"], "spinbutton").fill("2")
     walk.submit()
     walk.sees(errors["max_below_min"], "max-below-min")
+    walk.sees(errors["control_entity_in_use"], "control-in-use")
+    walk.pick_entity(FREE_SWITCH, 0)
     walk.field(labels["min_kw"], "spinbutton").fill("0.5")
     walk.choose(labels["phase"], PHASES["L2"], "phase")
     walk.submit()
@@ -433,10 +443,10 @@ def test_add_heat_pump_house(page: Page, demo: Demo, width: int) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_add_heat_pump_tank(page: Page, demo: Demo, width: int) -> None:
-    """A hot-water tank: its band, room and daily draw on the first step; on the model step a Carnot fraction with
+    """A hot-water tank: its band, room and daily draw on its device step; on the model step a Carnot fraction with
     the thermal model by hand, whose UA and C are asked for (closed there: no heat pump is added)."""
     walk = Walk(page, demo, width, "add-heat-pump-tank")
-    labels = start_heat_pump(walk, page, "Flow test tank", "hot_water")
+    labels = start_heat_pump(walk, page, "Flow test tank", "hot_water", FREE_SWITCH)
     for key, value in (("max_kw", "2"), ("day_low_c", "45"), ("day_high_c", "55"), ("night_low_c", "40"),
                        ("night_high_c", "55"), ("room_temp_c", "15"), ("hot_water_kwh", "6")):
         walk.field(labels[key], "spinbutton").fill(value)

@@ -55,8 +55,12 @@ DEVICE = {
     "temperature_entity": "sensor.living_room_temperature", "weather_entity": "weather.home",
     "power_entity": "sensor.heat_pump_power", "outdoor_entity": "sensor.outdoor_temperature", "min_kw": 0.5,
     "max_kw": 3.0, "min_run_min": 30, "min_off_min": 15, "day_start": "06:00:00", "day_end": "22:00:00", "day_low_c": 20, "day_high_c": 22, "night_low_c": 17,
-    "night_high_c": 22, "room_temp_c": 20, "hot_water_kwh": 0, "phase": "L2",
+    "night_high_c": 22, "phase": "L2",
 }
+# The first step's fields; the rest of DEVICE goes to the store's device step.
+FIRST = ("name", "store")
+TANK = {**DEVICE, "name": "Tank", "store": "hot_water", "control_entity": "switch.boost",
+        "temperature_entity": "sensor.tank", "room_temp_c": 15, "hot_water_kwh": 6, "hot_water_hours": ["7", "19", "20"]}
 MODEL = {
     "cop_mode": "points", "cop_outdoor_1": -7, "cop_1": 2.5, "cop_outdoor_2": 7, "cop_2": 4.0, "carnot_fraction": 0.45,
     "flow_temp_c": 35, "thermal_model": "manual", "ua_w_per_k": 150, "capacity_kwh_per_k": 8,
@@ -87,12 +91,25 @@ async def open_form(hass: HomeAssistant, entry: MockConfigEntry) -> dict[str, An
     return result
 
 
+def fields(result: dict[str, Any]) -> dict[str, Any]:
+    """A form's fields and their suggested values (None: no suggestion)."""
+    return {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
+
+
+async def device_step(hass: HomeAssistant, flow_id: str, device: dict[str, Any]) -> dict[str, Any]:
+    """Submit ``device``'s name and store, then, on the store's step, the rest of it; return the result."""
+    result = await hass.config_entries.subentries.async_configure(flow_id, {k: device[k] for k in FIRST})
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == device["store"], result.get("errors")
+    return await hass.config_entries.subentries.async_configure(
+        flow_id, {k: v for k, v in device.items() if k not in FIRST}
+    )
+
+
 async def add_heat_pump(
     hass: HomeAssistant, entry: MockConfigEntry, device: dict[str, Any], model: dict[str, Any]
 ) -> dict[str, Any]:
-    """Fill in both steps of the add-heat-pump form."""
-    result = await open_form(hass, entry)
-    result = await hass.config_entries.subentries.async_configure(result["flow_id"], device)
+    """Fill in the three steps of the add-heat-pump form."""
+    result = await device_step(hass, (await open_form(hass, entry))["flow_id"], device)
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "model", result.get("errors")
     return await hass.config_entries.subentries.async_configure(result["flow_id"], model)
 
@@ -122,18 +139,19 @@ async def test_an_added_heat_pump_is_stored_and_read_back(hass: HomeAssistant) -
         ({"day_low_c": 23}, {"day_high_c": "band_inverted"}),
         ({"night_high_c": 120}, {"night_high_c": "temperature_range"}),
         ({"min_run_min": -5}, {"min_run_min": "must_not_be_negative"}),
-        ({"name": "  "}, {"name": "name_empty"}),
+        ({**TANK, "hot_water_kwh": -1}, {"hot_water_kwh": "must_not_be_negative"}),
+        ({**TANK, "room_temp_c": 100}, {"room_temp_c": "temperature_range"}),
     ],
-    ids=["min-above-max", "not-positive", "band", "temperature", "negative-run", "no-name"],
+    ids=["min-above-max", "not-positive", "band", "temperature", "negative-run", "negative-draw", "hot-room"],
 )
 async def test_bad_device_values_are_field_errors(
     hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]
 ) -> None:
     entry = sample_entry()
     entry.add_to_hass(hass)
-    result = await open_form(hass, entry)
-    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**DEVICE, **changes})
-    assert result["type"] is FlowResultType.FORM and result["step_id"] == "user"
+    device = {**DEVICE, **changes}
+    result = await device_step(hass, (await open_form(hass, entry))["flow_id"], device)
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == device["store"]
     assert result["errors"] == errors
     assert all(error_text(lang, reason) for lang in ("en", "de") for reason in errors.values())
     assert sorted(entry.subentries) == sorted(APPLIANCES)
@@ -200,32 +218,152 @@ async def test_a_fit_shows_its_result_then_stores_it(hass: HomeAssistant) -> Non
     assert (result["data"]["thermal_model"], result["data"]["fit_rmse_c"]) == ("fit", 0.21)
 
 
+async def test_an_empty_name_is_refused_on_the_first_step(hass: HomeAssistant) -> None:
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    result = await open_form(hass, entry)
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {"name": "  ", "store": "hot_water"})
+    assert (result["step_id"], result["errors"]) == ("user", {"name": "name_empty"})
+    assert error_text("en", "name_empty") and error_text("de", "name_empty")
+
+
+# The device step's fields of every store, and those only a hot-water tank has (written out by hand).
+COMMON_FIELDS = {
+    "control_entity", "temperature_entity", "weather_entity", "power_entity", "outdoor_entity", "min_kw", "max_kw",
+    "min_run_min", "min_off_min", "day_start", "day_end", "day_low_c", "day_high_c", "night_low_c", "night_high_c",
+    "phase",
+}
+TANK_FIELDS = {"room_temp_c", "hot_water_kwh", "hot_water_hours"}
+HOUSE_MODEL_FIELDS = {"gains_kw", "solar_gain", "solar_entity"}
+
+
+async def test_each_store_asks_only_for_its_own_fields(hass: HomeAssistant) -> None:
+    """Space heating has no tank fields (room, draw, draw hours), a tank no house gains on the model step; each
+    step's fields have labels and descriptions in English and German; a tank stores no gains."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    strings = {lang: json.loads((TRANSLATIONS / f"{lang}.json").read_text(encoding="utf-8")) for lang in ("en", "de")}
+    seen = {}
+    for device in (DEVICE, TANK):
+        result = await open_form(hass, entry)
+        assert set(fields(result)) == {"name", "store"}
+        result = await hass.config_entries.subentries.async_configure(result["flow_id"], {k: device[k] for k in FIRST})
+        seen[device["store"]] = set(fields(result))
+        for lang in ("en", "de"):
+            step = strings[lang]["config_subentries"]["heat_pump"]["step"][device["store"]]
+            assert set(step["data"]) == set(step["data_description"]) == set(fields(result))
+        result = await hass.config_entries.subentries.async_configure(
+            result["flow_id"], {k: v for k, v in device.items() if k not in FIRST}
+        )
+        seen[f"{device['store']} model"] = set(fields(result))
+        result = await hass.config_entries.subentries.async_configure(result["flow_id"], MODEL)
+        assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert seen["space_heating"] == COMMON_FIELDS
+    assert seen["hot_water"] == COMMON_FIELDS | TANK_FIELDS
+    assert HOUSE_MODEL_FIELDS <= seen["space_heating model"]
+    assert seen["hot_water model"] == seen["space_heating model"] - HOUSE_MODEL_FIELDS
+    tank = heat_pumps(entry)["Tank"]
+    assert (tank["room_temp_c"], tank["hot_water_kwh"], tank["hot_water_hours"]) == (15.0, 6.0, [7, 19, 20])
+    assert (tank["gains_kw"], tank["solar_gain"], tank["solar_entity"]) == (0.0, 0.0, None)
+
+
+async def test_a_control_entity_another_heat_pump_or_an_appliance_controls_is_refused(hass: HomeAssistant) -> None:
+    """A second heat pump on the first's thermostat, or on an appliance's switch, is a translated error on the
+    control entity; reconfiguring a heat pump that keeps its own control entity passes."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    hass.config_entries.async_add_subentry(entry, ConfigSubentry(
+        data={**APPLIANCES["dishwasher"], "name": "Boiler", "entity_id": "switch.boiler"}, subentry_type="appliance",
+        title="Boiler", unique_id=None))
+    await add_heat_pump(hass, entry, DEVICE, MODEL)
+    for control in ("climate.heat_pump", "switch.boiler"):
+        result = await device_step(hass, (await open_form(hass, entry))["flow_id"],
+                                   {**TANK, "control_entity": control})
+        assert (result["step_id"], result["errors"]) == ("hot_water", {"control_entity": "control_entity_in_use"})
+    assert all(error_text(lang, "control_entity_in_use") for lang in ("en", "de"))
+    result = await add_heat_pump(hass, entry, TANK, MODEL)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    ids = {s.title: k for k, s in entry.subentries.items()}
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": ids["Heat pump"]})
+    result = await device_step(hass, result["flow_id"], {**DEVICE, "control_entity": "switch.boost"})
+    assert result["errors"] == {"control_entity": "control_entity_in_use"}
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], {k: v for k, v in DEVICE.items() if k not in FIRST})
+    assert result["step_id"] == "model"
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], MODEL)
+    assert result["reason"] == "reconfigure_successful"
+    assert {h["control_entity"] for h in heat_pumps(entry).values()} == {"climate.heat_pump", "switch.boost"}
+
+
 async def test_reconfigure_starts_from_the_stored_heat_pump(hass: HomeAssistant) -> None:
     entry = sample_entry()
     entry.add_to_hass(hass)
     await add_heat_pump(hass, entry, DEVICE, MODEL)
-    await add_heat_pump(hass, entry, {**DEVICE, "name": "Tank", "store": "hot_water", "control_entity": "switch.boost",
-                                      "temperature_entity": "sensor.tank", "hot_water_kwh": 6,
-                                      "hot_water_hours": ["7", "19", "20"]}, MODEL)
-    (subentry_id,) = [k for k, s in entry.subentries.items() if s.title == "Heat pump"]
+    await add_heat_pump(hass, entry, TANK, MODEL)
+    ids = {s.title: k for k, s in entry.subentries.items()}
     result = await hass.config_entries.subentries.async_init(
-        (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": subentry_id}
+        (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": ids["Heat pump"]}
     )
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "reconfigure"
-    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
-    assert suggested["max_kw"] == 3.0 and suggested["phase"] == "L2"
-    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**DEVICE, "name": "tank"})
+    assert fields(result) == {"name": "Heat pump", "store": "space_heating"}
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {"name": "tank", "store": "space_heating"})
     assert result["errors"] == {"name": "name_exists"}
-    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**DEVICE, "max_kw": 4.5})
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {k: DEVICE[k] for k in FIRST})
+    assert result["step_id"] == "space_heating"
+    assert fields(result)["max_kw"] == 3.0 and fields(result)["phase"] == "L2"
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], {k: v for k, v in DEVICE.items() if k not in FIRST} | {"max_kw": 4.5}
+    )
     assert result["step_id"] == "model"
-    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
-    assert (suggested["cop_outdoor_1"], suggested["cop_2"]) == (-7.0, 4.0)
+    assert (fields(result)["cop_outdoor_1"], fields(result)["cop_2"]) == (-7.0, 4.0)
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], MODEL)
     assert result["type"] is FlowResultType.ABORT and result["reason"] == "reconfigure_successful"
     stored = heat_pumps(entry)
     assert stored["Heat pump"] == {**STORED, "max_kw": 4.5}
     tank = next(h for h in home_config(hass, entry).heat_pumps if h.name == "Tank")
     assert tank.hot_water and tank.hot_water_hours == (7, 19, 20) and tank.control_entity == "switch.boost"
+
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": ids["Tank"]}
+    )
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {k: TANK[k] for k in FIRST})
+    assert result["step_id"] == "hot_water"
+    suggested = fields(result)
+    assert (suggested["room_temp_c"], suggested["hot_water_kwh"], suggested["hot_water_hours"]) == (15.0, 6.0, ["7", "19", "20"])
+    assert (suggested["day_low_c"], suggested["control_entity"]) == (20.0, "switch.boost")
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": ids["Tank"]}
+    )
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {"name": "Tank", "store": "space_heating"})
+    suggested = fields(result)  # another store: its own band defaults, the stored entities
+    assert (suggested["day_low_c"], suggested["control_entity"], "room_temp_c" in suggested) == (None, "switch.boost", False)
+
+
+async def test_a_heat_pump_stored_before_the_store_step_reconfigures_unchanged(hass: HomeAssistant) -> None:
+    """A subentry stored by the two-step form (no ``store``, a house with the tank fields at their defaults) opens
+    each step with its values; submitting them unchanged stores the same data."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    old = {k: v for k, v in STORED.items() if k != "store"}
+    hass.config_entries.async_add_subentry(entry, ConfigSubentry(
+        data=old, subentry_type="heat_pump", title="Heat pump", unique_id=None))
+    (old_id,) = [k for k, s in entry.subentries.items() if s.title == "Heat pump"]
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": old_id})
+    assert fields(result)["name"] == "Heat pump"
+    flow_id = result["flow_id"]
+    result = await hass.config_entries.subentries.async_configure(flow_id, {"name": "Heat pump", "store": "space_heating"})
+    shown = {k: v for k, v in fields(result).items() if v is not None}
+    assert shown == {k: old[k] for k in COMMON_FIELDS}
+    result = await hass.config_entries.subentries.async_configure(flow_id, shown)
+    shown = {k: v for k, v in fields(result).items() if v is not None}
+    assert shown == {**{k: old[k] for k in ("cop_mode", "carnot_fraction", "flow_temp_c", "thermal_model",
+                                            "ua_w_per_k", "capacity_kwh_per_k", "gains_kw", "solar_gain")},
+                     "cop_outdoor_1": -7.0, "cop_1": 2.5, "cop_outdoor_2": 7.0, "cop_2": 4.0}
+    result = await hass.config_entries.subentries.async_configure(flow_id, shown)
+    assert result["reason"] == "reconfigure_successful"
+    assert heat_pumps(entry)["Heat pump"] == STORED
 
 
 async def test_a_cop_curve_the_model_cannot_use_is_refused_and_stored_data_of_another_shape_still_opens(
@@ -247,7 +385,7 @@ async def test_a_cop_curve_the_model_cannot_use_is_refused_and_stored_data_of_an
     result = await hass.config_entries.subentries.async_init(
         (entry.entry_id, "heat_pump"), context={"source": SOURCE_RECONFIGURE, "subentry_id": odd})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "reconfigure"
-    result = await hass.config_entries.subentries.async_configure(result["flow_id"], DEVICE)
+    result = await device_step(hass, result["flow_id"], {**DEVICE, "control_entity": "climate.odd"})
     assert result["step_id"] == "model"
     falling = {**MODEL, "cop_outdoor_1": -7.0, "cop_1": 4.0, "cop_outdoor_2": 7.0, "cop_2": 2.5}
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], falling)

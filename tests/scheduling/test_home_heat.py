@@ -13,7 +13,13 @@ from scipy.optimize import linprog
 
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_heat import heat_reasons
-from custom_components.agentic_hems.scheduling.home_model import HomeHeatPump, HomePlanError, Infeasibility
+from custom_components.agentic_hems.scheduling.home_model import (
+    HomeHeatPump,
+    HomePlanError,
+    Infeasibility,
+    Tariff,
+    evaluate,
+)
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
 from .conftest import SLOT, T0, make_curve
@@ -294,3 +300,48 @@ def test_heat_pump_validation():
         plan_home(make_curve([0.2] * (n + 1)), heat_pumps=[pump(n)])
     with pytest.raises(ValueError):  # a slot longer than C / UA
         plan_home(make_curve([0.2] * n), heat_pumps=[pump(n, capacity_kwh_per_k=0.01)])
+
+
+RUN_SHORT = "heat pump 'hp' runs shorter than its minimum run time"
+OFF_SHORT = "heat pump 'hp' pauses shorter than its minimum off time"
+
+
+def run_violations(pattern, **kw) -> list[str]:
+    """The minimum-time sentences evaluate reports for an on/off pattern (on = 1 kW) of a pump with R = 3, D = 2."""
+    n = len(pattern)
+    hp = pump(n, min_run_slots=3, min_off_slots=2, comfort_low_c=np.full(n, -30.0), comfort_high_c=np.full(n, 95.0), **kw)
+    tariff = Tariff(import_price=np.full(n, 0.2), export_price=np.zeros(n), hours=H, fuse_kw=math.inf,
+                    export_limit_kw=math.inf, terminal_price={"hp": 0.0})
+    result = evaluate(tariff, house_kw=np.zeros(n), pv_kw=np.zeros(n), battery_kw={}, batteries=(),
+                      heat_kw={"hp": np.array(pattern, dtype=float)}, heat_pumps=(hp,))
+    return [v for v in result.violations if "minimum" in v]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "state", "expected"),
+    [
+        ([1, 1, 0, 0, 1, 1, 1, 0], {}, [RUN_SHORT]),  # a 2-slot run ends at slot 2
+        ([1, 1, 1, 0, 1, 1, 1, 1], {}, [OFF_SHORT]),  # a 1-slot pause between two runs
+        ([1, 1, 1, 0, 0, 1, 1, 0], {}, [RUN_SHORT]),  # the last run ends inside the horizon after 2 slots
+        ([1, 0, 1, 1, 1, 1, 1, 1], {}, [RUN_SHORT, OFF_SHORT]),
+        ([0, 0, 0, 1, 1, 1, 1, 1], {}, []),  # off before the horizon long enough; the last run goes on
+        ([1, 1, 1, 0, 0, 1, 1, 1], {}, []),  # 3 on, 2 off, then a run cut by the horizon's end
+        ([1e-7, 1, 1, 1, 0, 0, 1, 1], {}, []),  # 1e-7 kW is off (TOL_KW)
+        ([0, 0, 0, 0, 0, 0, 0, 0], {"initial_on_slots": 1}, [RUN_SHORT]),  # a run of 1 slot ends at the start
+        ([1, 0, 0, 0, 0, 0, 0, 0], {"initial_on_slots": 2}, []),  # 2 + 1 = 3 slots
+        ([1, 1, 1, 1, 1, 1, 1, 1], {"initial_off_slots": 1}, [OFF_SHORT]),  # a pause of 1 slot ends at the start
+        ([0, 1, 1, 1, 0, 0, 0, 0], {"initial_off_slots": 1}, []),  # 1 + 1 = 2 slots
+    ],
+)
+def test_evaluate_reports_runs_and_pauses_shorter_than_the_minimum_times(pattern, state, expected):
+    assert run_violations(pattern, **state) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    pattern=st.lists(st.sampled_from([0, 1]), min_size=1, max_size=10),
+    before=st.sampled_from([{}, {"initial_on_slots": 1}, {"initial_on_slots": 4}, {"initial_off_slots": 1}]),
+)
+def test_evaluate_flags_minimum_times_exactly_where_the_pattern_check_does(pattern, before):
+    hp = pump(len(pattern), min_run_slots=3, min_off_slots=2, **before)
+    assert (run_violations(pattern, **before) == []) == runs_ok(pattern, hp)

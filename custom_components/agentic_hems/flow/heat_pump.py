@@ -1,10 +1,11 @@
 """The heat pump subentry flow: add or reconfigure a heat pump of the whole-home plan.
 
-Two steps: the device (``user`` / ``reconfigure``: what it heats, how it is controlled and measured, its power
-range, run times, comfort bands, a tank's hot-water draw, its phase) and its model (``model``: the COP from rated
-points or a Carnot fraction, the thermal model by hand or fitted from the recorder's history). A fit shows its result
-and error in the step's description and fills in UA, C and a house's internal and solar gains; submitting again
-stores them.
+Three steps: the name and what it heats (``user`` / ``reconfigure``), the device step of that store
+(``space_heating`` or ``hot_water``: how it is controlled and measured, its power range, run times, comfort bands,
+its phase, and for a tank its room and hot-water draw) and its model (``model``: the COP from rated points or a
+Carnot fraction, the thermal model by hand or fitted from the recorder's history, a house's internal and solar
+gains). A fit shows its result and error in the step's description and fills in UA, C and a house's gains;
+submitting again stores them. Reconfigure pre-fills every step with the stored heat pump.
 
 The form's numbers only guide the frontend; the validators check them with the plan's own
 :data:`..planning.home_config.HEAT_PUMP_SCHEMA` and name each bad field in a translated error.
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
+from homeassistant.const import CONF_ENTITY_ID
 from homeassistant.helpers.selector import (
     EntitySelector,
     EntitySelectorConfig,
@@ -65,12 +67,13 @@ from ..const import (
     MODEL_MANUAL,
     STORE_HOT_WATER,
     STORE_SPACE,
+    SUBENTRY_APPLIANCE,
     SUBENTRY_HEAT_PUMP,
 )
 from ..planning.heat_config import HEAT_PUMP_SCHEMA
 from ..planning.heat_inputs import async_fit
 from ..validation import vol
-from .heat_pump_checks import form_values, refused, validate_device, validate_model
+from .heat_pump_checks import form_values, refused, validate_device, validate_model, validate_store
 from .schemas import LooseNumberSelector, MinutesTimeSelector, phase_selector
 
 # The form's numbers: field -> (minimum, maximum, step, unit); the validators check them with HEAT_PUMP_SCHEMA.
@@ -110,132 +113,220 @@ def _number(key: str) -> LooseNumberSelector:
     return LooseNumberSelector(config)
 
 
-def device_schema() -> vol.Schema:
-    """Return the first step: name, store, entities, power range, run times, comfort bands, hot water, phase.
-
-    The maximum power is optional to the frontend, which would otherwise pre-fill its minimum; the flow asks for it.
-    """
-    hours = [SelectOptionDict(value=str(h), label=f"{h:02d}:00") for h in range(24)]
+def store_schema() -> vol.Schema:
+    """Return the first step: the name and what the heat pump heats (the next step's fields depend on it)."""
     return vol.Schema(
         {
             vol.Required(CONF_BATTERY_NAME): TextSelector(),
             vol.Required(CONF_HEAT_STORE, default=STORE_SPACE): SelectSelector(
                 SelectSelectorConfig(options=[STORE_SPACE, STORE_HOT_WATER], translation_key="heat_store")
             ),
-            vol.Required(CONF_CONTROL_ENTITY): EntitySelector(EntitySelectorConfig(domain=["climate", "switch"])),
-            vol.Required(CONF_TEMPERATURE_ENTITY): EntitySelector(
-                EntitySelectorConfig(domain="sensor", device_class="temperature")
-            ),
-            vol.Required(CONF_WEATHER_ENTITY): EntitySelector(EntitySelectorConfig(domain="weather")),
-            vol.Optional(CONF_HEAT_POWER_ENTITY): EntitySelector(
-                EntitySelectorConfig(domain="sensor", device_class="power")
-            ),
-            vol.Optional(CONF_OUTDOOR_ENTITY): EntitySelector(
-                EntitySelectorConfig(domain="sensor", device_class="temperature")
-            ),
-            vol.Required(CONF_HEAT_MIN_KW, default=0.0): _number(CONF_HEAT_MIN_KW),
-            vol.Optional(CONF_HEAT_MAX_KW): _number(CONF_HEAT_MAX_KW),
-            vol.Required(CONF_MIN_RUN_MIN, default=0): _number(CONF_MIN_RUN_MIN),
-            vol.Required(CONF_MIN_OFF_MIN, default=0): _number(CONF_MIN_OFF_MIN),
-            vol.Required(CONF_DAY_START, default="06:00:00"): MinutesTimeSelector(),
-            vol.Required(CONF_DAY_END, default="22:00:00"): MinutesTimeSelector(),
-            vol.Required(CONF_DAY_LOW_C, default=20.0): _number(CONF_DAY_LOW_C),
-            vol.Required(CONF_DAY_HIGH_C, default=22.0): _number(CONF_DAY_HIGH_C),
-            vol.Required(CONF_NIGHT_LOW_C, default=17.0): _number(CONF_NIGHT_LOW_C),
-            vol.Required(CONF_NIGHT_HIGH_C, default=22.0): _number(CONF_NIGHT_HIGH_C),
+        }
+    )
+
+
+def _device_fields(band: tuple[float, float, float, float]) -> dict[Any, Any]:
+    """Return the device fields of every store: entities, power range, run times, comfort bands, phase.
+
+    ``band`` holds the defaults of the day low and high and the night low and high edges (°C). The maximum power
+    is optional to the frontend, which would otherwise pre-fill its minimum; the flow asks for it.
+    """
+    return {
+        vol.Required(CONF_CONTROL_ENTITY): EntitySelector(EntitySelectorConfig(domain=["climate", "switch"])),
+        vol.Required(CONF_TEMPERATURE_ENTITY): EntitySelector(
+            EntitySelectorConfig(domain="sensor", device_class="temperature")
+        ),
+        vol.Required(CONF_WEATHER_ENTITY): EntitySelector(EntitySelectorConfig(domain="weather")),
+        vol.Optional(CONF_HEAT_POWER_ENTITY): EntitySelector(
+            EntitySelectorConfig(domain="sensor", device_class="power")
+        ),
+        vol.Optional(CONF_OUTDOOR_ENTITY): EntitySelector(
+            EntitySelectorConfig(domain="sensor", device_class="temperature")
+        ),
+        vol.Required(CONF_HEAT_MIN_KW, default=0.0): _number(CONF_HEAT_MIN_KW),
+        vol.Optional(CONF_HEAT_MAX_KW): _number(CONF_HEAT_MAX_KW),
+        vol.Required(CONF_MIN_RUN_MIN, default=0): _number(CONF_MIN_RUN_MIN),
+        vol.Required(CONF_MIN_OFF_MIN, default=0): _number(CONF_MIN_OFF_MIN),
+        vol.Required(CONF_DAY_START, default="06:00:00"): MinutesTimeSelector(),
+        vol.Required(CONF_DAY_END, default="22:00:00"): MinutesTimeSelector(),
+        vol.Required(CONF_DAY_LOW_C, default=band[0]): _number(CONF_DAY_LOW_C),
+        vol.Required(CONF_DAY_HIGH_C, default=band[1]): _number(CONF_DAY_HIGH_C),
+        vol.Required(CONF_NIGHT_LOW_C, default=band[2]): _number(CONF_NIGHT_LOW_C),
+        vol.Required(CONF_NIGHT_HIGH_C, default=band[3]): _number(CONF_NIGHT_HIGH_C),
+        vol.Optional(CONF_PHASE, description={"suggested_value": "three-phase"}): phase_selector(),
+    }
+
+
+def space_schema() -> vol.Schema:
+    """Return the device step of space heating: the common fields with a house's comfort band (20-22 °C by day)."""
+    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0)))
+
+
+def tank_schema() -> vol.Schema:
+    """Return the device step of a hot-water tank: the common fields, a tank's band, its room and hot-water draw."""
+    hours = [SelectOptionDict(value=str(h), label=f"{h:02d}:00") for h in range(24)]
+    return vol.Schema(
+        {
+            **_device_fields((45.0, 55.0, 40.0, 55.0)),
             vol.Required(CONF_ROOM_TEMP_C, default=20.0): _number(CONF_ROOM_TEMP_C),
             vol.Required(CONF_HOT_WATER_KWH, default=0.0): _number(CONF_HOT_WATER_KWH),
             vol.Optional(CONF_HOT_WATER_HOURS): SelectSelector(
                 SelectSelectorConfig(options=hours, multiple=True, mode=SelectSelectorMode.DROPDOWN)
             ),
-            vol.Optional(CONF_PHASE, description={"suggested_value": "three-phase"}): phase_selector(),
         }
     )
 
 
-def model_schema() -> vol.Schema:
-    """Return the second step: the COP (rated points or a Carnot fraction) and the thermal model (fit or by hand).
+def model_schema(house: bool) -> vol.Schema:
+    """Return the model step: the COP (rated points or a Carnot fraction) and the thermal model (fit or by hand).
 
-    The thermal model: UA, C, a house's internal gains and solar gain, and the PV power sensor a fit reads.
+    The thermal model: UA and C; for a house (``house``) also its internal gains and solar gain and the PV power
+    sensor a fit reads.
     """
-    return vol.Schema(
-        {
-            vol.Required(CONF_COP_MODE, default=COP_POINTS): SelectSelector(
-                SelectSelectorConfig(options=[COP_POINTS, COP_CARNOT], translation_key="cop_mode")
-            ),
-            vol.Optional("cop_outdoor_1"): _number("cop_outdoor_1"),
-            vol.Optional("cop_1"): _number("cop_1"),
-            vol.Optional("cop_outdoor_2"): _number("cop_outdoor_2"),
-            vol.Optional("cop_2"): _number("cop_2"),
-            vol.Optional("cop_outdoor_3"): _number("cop_outdoor_3"),
-            vol.Optional("cop_3"): _number("cop_3"),
-            vol.Required(CONF_CARNOT_FRACTION, default=0.45): _number(CONF_CARNOT_FRACTION),
-            vol.Required(CONF_FLOW_TEMP_C, default=35.0): _number(CONF_FLOW_TEMP_C),
-            vol.Required(CONF_THERMAL_MODEL, default=MODEL_MANUAL): SelectSelector(
-                SelectSelectorConfig(options=[MODEL_MANUAL, MODEL_FIT], translation_key="thermal_model")
-            ),
-            vol.Optional(CONF_UA_W_PER_K): _number(CONF_UA_W_PER_K),
-            vol.Optional(CONF_CAPACITY_KWH_PER_K): _number(CONF_CAPACITY_KWH_PER_K),
+    fields: dict[Any, Any] = {
+        vol.Required(CONF_COP_MODE, default=COP_POINTS): SelectSelector(
+            SelectSelectorConfig(options=[COP_POINTS, COP_CARNOT], translation_key="cop_mode")
+        ),
+        vol.Optional("cop_outdoor_1"): _number("cop_outdoor_1"),
+        vol.Optional("cop_1"): _number("cop_1"),
+        vol.Optional("cop_outdoor_2"): _number("cop_outdoor_2"),
+        vol.Optional("cop_2"): _number("cop_2"),
+        vol.Optional("cop_outdoor_3"): _number("cop_outdoor_3"),
+        vol.Optional("cop_3"): _number("cop_3"),
+        vol.Required(CONF_CARNOT_FRACTION, default=0.45): _number(CONF_CARNOT_FRACTION),
+        vol.Required(CONF_FLOW_TEMP_C, default=35.0): _number(CONF_FLOW_TEMP_C),
+        vol.Required(CONF_THERMAL_MODEL, default=MODEL_MANUAL): SelectSelector(
+            SelectSelectorConfig(options=[MODEL_MANUAL, MODEL_FIT], translation_key="thermal_model")
+        ),
+        vol.Optional(CONF_UA_W_PER_K): _number(CONF_UA_W_PER_K),
+        vol.Optional(CONF_CAPACITY_KWH_PER_K): _number(CONF_CAPACITY_KWH_PER_K),
+    }
+    if house:
+        fields |= {
             vol.Optional(CONF_GAINS_KW, default=0.0): _number(CONF_GAINS_KW),
             vol.Optional(CONF_SOLAR_GAIN, default=0.0): _number(CONF_SOLAR_GAIN),
             vol.Optional(CONF_SOLAR_ENTITY): EntitySelector(
                 EntitySelectorConfig(domain="sensor", device_class="power")
             ),
         }
-    )
+    return vol.Schema(fields)
 
 
 class HeatPumpSubentryFlow(ConfigSubentryFlow):
-    """Add or reconfigure a heat pump of the whole-home plan."""
+    """Add or reconfigure a heat pump of the whole-home plan: name and store, the store's device step, the model."""
 
     def __init__(self) -> None:
-        """Start with no device step and no fit."""
+        """Start with no device data and no fit."""
         super().__init__()
         self._device: dict[str, Any] = {}
         self._fit: dict[str, float] | None = None
         self._fit_text = ""
 
-    def _other_names(self, own_id: str | None = None) -> set[str]:
-        """Return the names of the entry's other heat pumps."""
+    def _own_id(self) -> str | None:
+        """Return the reconfigured heat pump's subentry id; None when adding."""
+        return self._get_reconfigure_subentry().subentry_id if self.source == "reconfigure" else None
+
+    def _other_names(self) -> set[str]:
+        """Return the names of the entry's other heat pumps (all of them when adding)."""
+        own = self._own_id()
         return {
             sub.title
             for sid, sub in self._get_entry().subentries.items()
-            if sub.subentry_type == SUBENTRY_HEAT_PUMP and sid != own_id
+            if sub.subentry_type == SUBENTRY_HEAT_PUMP and sid != own
         }
 
+    def _controlled(self) -> set[str]:
+        """Return the entities the entry's other subentries control.
+
+        Those are the other heat pumps' control entities and the appliances' switches (a battery's control entity
+        is a number or select, never a heat pump's climate or switch); the reconfigured heat pump's own is not
+        among them.
+        """
+        own = self._own_id()
+        keys = {SUBENTRY_HEAT_PUMP: CONF_CONTROL_ENTITY, SUBENTRY_APPLIANCE: CONF_ENTITY_ID}
+        return {
+            str(sub.data[keys[sub.subentry_type]])
+            for sid, sub in self._get_entry().subentries.items()
+            if sid != own and sub.subentry_type in keys and sub.data.get(keys[sub.subentry_type])
+        }
+
+    def _stored(self) -> dict[str, Any]:
+        """Return the reconfigured heat pump's data as the forms show it; empty when adding.
+
+        When the store was changed, the comfort bands are left out: the new store's defaults fit it better.
+        """
+        if self.source != "reconfigure":
+            return {}
+        stored = form_values(self._get_reconfigure_subentry().data)
+        if self._device and stored.get(CONF_HEAT_STORE, STORE_SPACE) != self._device[CONF_HEAT_STORE]:
+            bands = (CONF_DAY_LOW_C, CONF_DAY_HIGH_C, CONF_NIGHT_LOW_C, CONF_NIGHT_HIGH_C)
+            return {k: v for k, v in stored.items() if k not in bands}
+        return stored
+
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
-        """Add a heat pump: the device step."""
+        """Add a heat pump: its name and store."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, self._device = validate_device(user_input, self._other_names())
+            errors, self._device = validate_store(user_input, self._other_names())
             if not errors:
-                return await self.async_step_model()
+                return await self._next_device_step()
         return self.async_show_form(
             step_id="user",
-            data_schema=self.add_suggested_values_to_schema(device_schema(), user_input or {}),
+            data_schema=self.add_suggested_values_to_schema(store_schema(), user_input or {}),
             errors=errors,
         )
 
     async def async_step_reconfigure(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
-        """Change a heat pump: the device step."""
-        subentry = self._get_reconfigure_subentry()
+        """Change a heat pump: its name and store, pre-filled with the stored ones."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, self._device = validate_device(user_input, self._other_names(subentry.subentry_id))
+            errors, self._device = validate_store(user_input, self._other_names())
             if not errors:
-                return await self.async_step_model()
+                return await self._next_device_step()
         return self.async_show_form(
             step_id="reconfigure",
-            data_schema=self.add_suggested_values_to_schema(device_schema(), user_input or form_values(subentry.data)),
+            data_schema=self.add_suggested_values_to_schema(store_schema(), user_input or self._stored()),
+            errors=errors,
+        )
+
+    async def _next_device_step(self) -> SubentryFlowResult:
+        """Go on to the device step of the chosen store."""
+        if self._device[CONF_HEAT_STORE] == STORE_HOT_WATER:
+            return await self.async_step_hot_water()
+        return await self.async_step_space_heating()
+
+    async def async_step_space_heating(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        """Ask for a house's heat pump: entities, power range, run times, comfort bands, phase."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors, device = validate_device(user_input, STORE_SPACE, self._controlled())
+            if not errors:
+                self._device |= device
+                return await self.async_step_model()
+        return self.async_show_form(
+            step_id="space_heating",
+            data_schema=self.add_suggested_values_to_schema(space_schema(), user_input or self._stored()),
+            errors=errors,
+        )
+
+    async def async_step_hot_water(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        """Ask for a tank's heat pump: the house's fields plus the tank's room and hot-water draw."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors, device = validate_device(user_input, STORE_HOT_WATER, self._controlled())
+            if not errors:
+                self._device |= device
+                return await self.async_step_model()
+        return self.async_show_form(
+            step_id="hot_water",
+            data_schema=self.add_suggested_values_to_schema(tank_schema(), user_input or self._stored()),
             errors=errors,
         )
 
     async def async_step_model(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
         """Ask for the COP and the thermal model; a fit fills in UA and C and shows its result before they are stored."""
         errors: dict[str, str] = {}
-        suggested: dict[str, Any] = dict(user_input or {})
-        if user_input is None and self.source == "reconfigure":
-            suggested = form_values(self._get_reconfigure_subentry().data)
+        suggested: dict[str, Any] = dict(user_input or self._stored())
         if user_input is not None:
             errors, data = validate_model(user_input, self._device)
             if not errors and data[CONF_THERMAL_MODEL] == MODEL_FIT and self._fit is None:
@@ -252,9 +343,10 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
             if self._fit is not None and not errors:  # a fit just ran: show it with UA, C and the gains filled in
                 fitted = (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K, CONF_GAINS_KW, CONF_SOLAR_GAIN)
                 suggested |= {k: self._fit[k] for k in fitted}
+        house = self._device[CONF_HEAT_STORE] == STORE_SPACE
         return self.async_show_form(
             step_id="model",
-            data_schema=self.add_suggested_values_to_schema(model_schema(), suggested),
+            data_schema=self.add_suggested_values_to_schema(model_schema(house), suggested),
             errors=errors,
             description_placeholders={"fit_result": self._fit_text},
         )

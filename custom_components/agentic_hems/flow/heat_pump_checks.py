@@ -22,6 +22,7 @@ from ..const import (
     CONF_HEAT_MAX_KW,
     CONF_HEAT_MIN_KW,
     CONF_HEAT_POWER_ENTITY,
+    CONF_HEAT_STORE,
     CONF_HOT_WATER_HOURS,
     CONF_HOT_WATER_KWH,
     CONF_MIN_OFF_MIN,
@@ -38,13 +39,14 @@ from ..const import (
     CONF_WEATHER_ENTITY,
     COP_POINTS,
     MODEL_FIT,
+    STORE_HOT_WATER,
+    STORE_SPACE,
 )
 from ..planning.heat_config import HEAT_PUMP_SCHEMA, cop_points_error
 from ..validation import vol
 
-# The form's numbers: field -> (minimum, maximum, step, unit); the validators check them with HEAT_PUMP_SCHEMA.
-
 COP_FIELDS = (("cop_outdoor_1", "cop_1"), ("cop_outdoor_2", "cop_2"), ("cop_outdoor_3", "cop_3"))
+HOUSE_KEYS = (CONF_GAINS_KW, CONF_SOLAR_GAIN, CONF_SOLAR_ENTITY)  # a house's own model fields
 MODEL_KEYS = (
     CONF_COP_MODE,
     CONF_CARNOT_FRACTION,
@@ -95,23 +97,49 @@ def refused(data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
     return refused
 
 
-def validate_device(user_input: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
-    """Return the first step's errors (field -> translation key) and its data.
+def validate_store(user_input: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """Return the first step's errors (field -> translation key) and its data: the name and the store.
 
-    The name is trimmed and must be new among ``other_names`` (case-insensitive); the numbers, entities and times
-    must pass HEAT_PUMP_SCHEMA; min_kw must not exceed max_kw nor a band's low edge its high edge.
+    The name is trimmed and must be new among ``other_names`` (case-insensitive); the store is space heating or a
+    hot-water tank (the form's selector offers no other; space heating when missing).
     """
+    data = {
+        CONF_BATTERY_NAME: str(user_input.get(CONF_BATTERY_NAME, "")).strip(),
+        CONF_HEAT_STORE: user_input.get(CONF_HEAT_STORE) or STORE_SPACE,
+    }
+    errors: dict[str, str] = {}
+    if not data[CONF_BATTERY_NAME]:
+        errors[CONF_BATTERY_NAME] = "name_empty"
+    elif data[CONF_BATTERY_NAME].casefold() in {name.casefold() for name in other_names}:
+        errors[CONF_BATTERY_NAME] = "name_exists"
+    return errors, data
+
+
+def validate_device(
+    user_input: Mapping[str, Any], store: str, controlled: set[str]
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """Return the device step's errors (field -> translation key) and its data for ``store``.
+
+    The numbers, entities and times must pass HEAT_PUMP_SCHEMA; min_kw must not exceed max_kw nor a band's low edge
+    its high edge. A hot-water tank's room temperature, daily draw and draw hours (``store`` hot water) are checked
+    too; space heating's form has none of them (HEAT_PUMP_SCHEMA's defaults fill them in). The control entity must
+    not be one of ``controlled`` (entities another heat pump or an appliance controls already).
+    """
+    tank = store == STORE_HOT_WATER
     data = dict(user_input)
-    data[CONF_BATTERY_NAME] = str(data.get(CONF_BATTERY_NAME, "")).strip()
-    data[CONF_HOT_WATER_HOURS] = sorted({int(h) for h in data.get(CONF_HOT_WATER_HOURS) or () if str(h).isdigit()})
+    if tank:
+        data[CONF_HOT_WATER_HOURS] = sorted({int(h) for h in data.get(CONF_HOT_WATER_HOURS) or () if str(h).isdigit()})
     for key in (CONF_HEAT_POWER_ENTITY, CONF_OUTDOOR_ENTITY):
         data[key] = data.get(key) or None
     errors: dict[str, str] = {}
     for key in refused(data, (CONF_HEAT_MAX_KW,)):
         errors[key] = "must_be_positive"
-    for key in refused(data, (CONF_HEAT_MIN_KW, CONF_MIN_RUN_MIN, CONF_MIN_OFF_MIN, CONF_HOT_WATER_KWH)):
+    not_negative = (CONF_HEAT_MIN_KW, CONF_MIN_RUN_MIN, CONF_MIN_OFF_MIN) + ((CONF_HOT_WATER_KWH,) if tank else ())
+    for key in refused(data, not_negative):
         errors[key] = "must_not_be_negative"
-    bands = (CONF_DAY_LOW_C, CONF_DAY_HIGH_C, CONF_NIGHT_LOW_C, CONF_NIGHT_HIGH_C, CONF_ROOM_TEMP_C)
+    bands = (CONF_DAY_LOW_C, CONF_DAY_HIGH_C, CONF_NIGHT_LOW_C, CONF_NIGHT_HIGH_C) + (
+        (CONF_ROOM_TEMP_C,) if tank else ()
+    )
     for key in refused(data, bands):
         errors[key] = "temperature_range"
     for key in refused(data, (CONF_DAY_START, CONF_DAY_END)):
@@ -125,6 +153,8 @@ def validate_device(user_input: Mapping[str, Any], other_names: set[str]) -> tup
     )
     for key in refused(data, entities):
         errors[key] = "entity_invalid"
+    if CONF_CONTROL_ENTITY not in errors and data[CONF_CONTROL_ENTITY] in controlled:
+        errors[CONF_CONTROL_ENTITY] = "control_entity_in_use"
     if not errors.keys() & {CONF_HEAT_MIN_KW, CONF_HEAT_MAX_KW} and float(data[CONF_HEAT_MIN_KW]) > float(
         data[CONF_HEAT_MAX_KW]
     ):
@@ -132,10 +162,6 @@ def validate_device(user_input: Mapping[str, Any], other_names: set[str]) -> tup
     for low, high in ((CONF_DAY_LOW_C, CONF_DAY_HIGH_C), (CONF_NIGHT_LOW_C, CONF_NIGHT_HIGH_C)):
         if not errors.keys() & {low, high} and float(data[low]) > float(data[high]):
             errors[high] = "band_inverted"
-    if not data[CONF_BATTERY_NAME]:
-        errors[CONF_BATTERY_NAME] = "name_empty"
-    elif data[CONF_BATTERY_NAME].casefold() in {name.casefold() for name in other_names}:
-        errors[CONF_BATTERY_NAME] = "name_exists"
     return errors, data
 
 
@@ -149,17 +175,20 @@ def cop_points(user_input: Mapping[str, Any]) -> list[list[float]]:
 
 
 def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
-    """Return the second step's errors and the heat pump's whole data (``device`` plus the model, validated).
+    """Return the model step's errors and the heat pump's whole data (``device`` plus the model, validated).
 
     Rated points need two or three pairs at different outdoor temperatures; a thermal model by hand needs UA and
-    C; a fit needs the heat pump's power and outdoor temperature sensors (the PV power sensor is optional). The
-    internal gains must lie within -100 to 100 kW, the solar gain within 0 to 10. The data is HEAT_PUMP_SCHEMA's
-    when there is no error (without UA and C before a fit).
+    C; a fit needs the heat pump's power and outdoor temperature sensors (the PV power sensor is optional). A
+    house's internal gains must lie within -100 to 100 kW, its solar gain within 0 to 10; a hot-water tank's data
+    leaves them out (HEAT_PUMP_SCHEMA's defaults, 0). The data is HEAT_PUMP_SCHEMA's when there is no error
+    (without UA and C before a fit).
     """
+    house = device.get(CONF_HEAT_STORE) != STORE_HOT_WATER
     point_fields = {key for pair in COP_FIELDS for key in pair}  # stored together as cop_points
-    model = {k: v for k, v in user_input.items() if k in MODEL_KEYS and k not in point_fields}
-    data = {**device, **model, CONF_COP_POINTS: cop_points(user_input)}
-    data[CONF_SOLAR_ENTITY] = data.get(CONF_SOLAR_ENTITY) or None
+    kept = {k for k in MODEL_KEYS if k not in point_fields and (house or k not in HOUSE_KEYS)}
+    data = {**device, **{k: v for k, v in user_input.items() if k in kept}, CONF_COP_POINTS: cop_points(user_input)}
+    if house:
+        data[CONF_SOLAR_ENTITY] = data.get(CONF_SOLAR_ENTITY) or None
     errors: dict[str, str] = {}
     if data.get(CONF_COP_MODE) == COP_POINTS:
         if refused(data, (CONF_COP_POINTS,)) or not _cop_curve(data[CONF_COP_POINTS]):
@@ -168,11 +197,11 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
         errors[key] = "efficiency_range"
     for key in refused(data, (CONF_FLOW_TEMP_C,)):
         errors[key] = "flow_temp_range"
-    for key in refused(data, (CONF_GAINS_KW,)):
+    for key in refused(data, (CONF_GAINS_KW,) if house else ()):
         errors[key] = "gains_range"
-    for key in refused(data, (CONF_SOLAR_GAIN,)):
+    for key in refused(data, (CONF_SOLAR_GAIN,) if house else ()):
         errors[key] = "solar_gain_range"
-    for key in refused(data, (CONF_SOLAR_ENTITY,)):
+    for key in refused(data, (CONF_SOLAR_ENTITY,) if house else ()):
         errors[key] = "entity_invalid"
     if data.get(CONF_THERMAL_MODEL) == MODEL_FIT:
         if not (device.get(CONF_HEAT_POWER_ENTITY) and device.get(CONF_OUTDOOR_ENTITY)):

@@ -370,8 +370,8 @@ class Evaluation:
         net_cost: ``cost - terminal_value``, the quantity the plan minimises.
         import_kw, export_kw: (n,) grid flows (never both > 0 in a slot).
         soc_kwh: per battery (n + 1,) state of charge at each slot boundary, from the initial one.
-        violations: English sentences for every broken limit (fuse, export limit, SoC range, comfort band, phase
-            limit); empty when none.
+        violations: English sentences for every broken limit (fuse, export limit, SoC range, comfort band, a heat
+            pump's power range and minimum run and off times, phase limit); empty when none.
         fee_cost: the network fee on the import (part of ``cost``).
         capacity_cost: the capacity charge, capacity price x the peak above each month's floor (part of ``cost``).
         peak_kw: the highest 15-minute average import.
@@ -454,7 +454,8 @@ def evaluate(
     Returns:
         An :class:`Evaluation`; the SoC and store temperatures follow the powers through the models, and limits
         broken by more than ``TOL_KW`` (``TOL_C`` for the comfort band, widened by :meth:`HomeHeatPump.band`) are
-        listed in ``violations`` (the cost is still computed).
+        listed in ``violations`` (the cost is still computed). A heat pump runs in a slot where it draws more than
+        ``TOL_KW``; its runs and pauses are checked against its minimum run and off times (:func:`short_periods`).
 
     """
     h, heat, n = tariff.hours, dict(heat_kw or {}), house_kw.size
@@ -526,7 +527,36 @@ def _heat(
         running = power > TOL_KW
         if np.any(power > pump.max_kw + TOL_KW) or np.any(running & (power < pump.min_kw - TOL_KW)):
             violations.append(f"heat pump {pump.name!r} runs outside its power range")
+        short_run, short_off = short_periods(pump, running)
+        if short_run:
+            violations.append(f"heat pump {pump.name!r} runs shorter than its minimum run time")
+        if short_off:
+            violations.append(f"heat pump {pump.name!r} pauses shorter than its minimum off time")
     return temps, value
+
+
+def short_periods(pump: HomeHeatPump, running: npt.NDArray[np.bool_]) -> tuple[bool, bool]:
+    """Return (short run, short pause): whether a run ends before ``min_run_slots`` or a pause before ``min_off_slots``.
+
+    ``running`` is (n,) whether the heat pump runs in each slot. The state before the horizon comes first: a run of
+    ``initial_on_slots`` slots, else a pause of ``initial_off_slots`` slots (0: off long enough, never short). A run
+    or pause that ends inside the horizon is checked with the slots it had before it; the last one may go on past
+    the horizon's end and is not.
+    """
+    states = [bool(pump.initial_on_slots)]
+    lengths: list[int | None] = [pump.initial_on_slots or pump.initial_off_slots or None]
+    for on in running.tolist():
+        if on == states[-1]:
+            last = lengths[-1]
+            lengths[-1] = None if last is None else last + 1
+        else:
+            states.append(on)
+            lengths.append(1)
+    ended = [(on, length) for on, length in zip(states[:-1], lengths[:-1], strict=True) if length is not None]
+    return (
+        any(on and length < pump.min_run_slots for on, length in ended),
+        any(not on and length < pump.min_off_slots for on, length in ended),
+    )
 
 
 def _phases(phases: PhaseLimits, devices: dict[str, FloatArray], violations: list[str]) -> dict[str, FloatArray]:
