@@ -181,6 +181,21 @@ def test_minimum_run_time_keeps_it_on_and_is_named():
     assert "min_run" in reasons
 
 
+@pytest.mark.parametrize(("min_run", "min_off"), [(3, 1), (1, 3), (3, 2)])
+def test_without_a_minimum_power_the_minimum_times_hold_for_the_power_switched(min_run, min_off):
+    """With min_kw 0 a run must still draw power in each of its slots: a slot "on" at 0 kW would let one cheap slot
+    of heat pass a 3-slot minimum run, or a dear slot pass as a pause between runs."""
+    n = 10
+    hp = pump(n, ua_kw_per_k=0.01, cop=np.full(n, 3.0), min_run_slots=min_run, min_off_slots=min_off,
+              comfort_low_c=np.array([19.5] * 9 + [20.2]), comfort_high_c=np.full(n, 25.0))
+    prices = np.array([0.3] * 3 + [0.1, 0.6, 0.1] + [0.3] * 4)
+    plan = plan_home(make_curve(prices), heat_pumps=[hp])
+    pattern = [int(kw > 1e-6) for kw in plan.heat_kw["hp"]]
+    assert sum(pattern) > 0 and runs_ok(pattern, hp), plan.heat_kw["hp"]
+    if min_run == 3:  # the cheap slot's run goes on at the floor through two dearer slots
+        assert "min_run" in heat_reasons(plan, "hp", heat_pumps=[hp], import_price=prices)
+
+
 def test_cold_start_heats_at_full_power_until_it_reaches_the_band():
     n = 12
     hp = pump(n, initial_temp_c=17.0, max_kw=3.0)
