@@ -42,7 +42,7 @@ from .grid_ha.manager import GridManager
 from .grid_ha.records import GridRecords
 from .grid_ha.site import SETPOINT, home_site
 from .planning.appliances import configured_appliances
-from .planning.heat_exec import HeatSetpoints
+from .planning.home_approval import HomeSetpoints
 from .planning.home_config import HomeConfig, home_config
 from .planning.home_manager import HomePlanManager
 from .planning.manager import PlanManager
@@ -68,15 +68,15 @@ class RuntimeData:
 type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
 
 
-def _setpoints(hass: HomeAssistant, records: GridRecords, home: HomeConfig) -> HeatSetpoints:
+def _setpoints(hass: HomeAssistant, records: GridRecords, home: HomeConfig) -> HomeSetpoints:
     """Return the Policy gate's setpoint authority over the batteries' and heat pumps' control entities.
 
     Approved requests alone set them in approval mode; the home plan's scheduled commands set them in automatic mode.
     """
     controlled = home.control_entities()
     if home.battery_control == BATTERY_APPROVAL:
-        return HeatSetpoints(hass, records, controlled)
-    return HeatSetpoints(hass, records, frozenset(), automatic=controlled)
+        return HomeSetpoints(hass, records, controlled)
+    return HomeSetpoints(hass, records, frozenset(), automatic=controlled)
 
 
 async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> RuntimeData:

@@ -356,6 +356,33 @@ def test_doubtful_and_unknown_prices(dashboard: Page, artifacts: Path) -> None:
     dashboard.evaluate("() => document.getElementById('standin-schedule').remove()")
 
 
+def test_a_refused_grid_command_names_the_approved_one(dashboard: Page) -> None:
+    """The Policy gate's sentence for a grid command whose grant covers another command on that entity in that slot
+    (its ``approved_command`` evidence), and for one on a grid setpoint without it, in English and German."""
+    sentences = card(dashboard, "trace").evaluate("""el => {
+        const hass = el.hass, out = [];
+        const off = {entity_id: "switch.boost", command: {intent: "turn_off", data: {}}};
+        const warmer = {entity_id: "climate.test_boiler", command: {intent: "set_temperature", data: {temperature: 23}}};
+        const approved = (intent, data) => ({evidence: {grid_setpoint: true, approved_command: {intent, data}}});
+        for (const language of ["en", "de"]) {
+            el.hass = {...hass, locale: {...hass.locale, language}};
+            out.push(el._sentence(off, "policy", approved("turn_on", {}), "failed"),
+                     el._sentence(warmer, "policy", approved("set_temperature", {temperature: 21.5}), "failed"),
+                     el._sentence(off, "policy", {evidence: {grid_setpoint: true}}, "failed"));
+        }
+        el.hass = hass;
+        return out;
+    }""")
+    assert sentences == [
+        "The approval for this slot covers “turn on” on switch.boost, not “turn off”.",
+        "The approval for this slot covers “21.5 °C” on climate.test_boiler, not “23 °C”.",
+        "Only an approved authorization request sets switch.boost, and only in its slots.",
+        "Die Freigabe für diesen Zeitraum gilt für „einschalten“ an switch.boost, nicht für „ausschalten“.",
+        "Die Freigabe für diesen Zeitraum gilt für „21.5 °C“ an climate.test_boiler, nicht für „23 °C“.",
+        "Nur eine genehmigte Freigabeanfrage setzt switch.boost, und nur in ihren Zeiträumen.",
+    ]
+
+
 def test_screenshot_dashboard(dashboard: Page, artifacts: Path) -> None:
     dashboard.screenshot(path=str(artifacts / "dashboard.png"), full_page=True)
 

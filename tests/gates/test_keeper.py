@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import pytest
 
 from custom_components.agentic_hems.gates.keeper import Gatekeeper, NotPending, Settings
-from custom_components.agentic_hems.gates.models import GridGrant, PolicyAction
+from custom_components.agentic_hems.gates.models import GrantRefusal, GridGrant, NormalizedCommand, PolicyAction
 from custom_components.agentic_hems.gates.tables import DEFAULT_POLICY, PolicyRule
 from custom_components.agentic_hems.gates.view import StateInfo
 
@@ -252,10 +251,11 @@ class Authority:
     def scheduled(self) -> frozenset[str]:
         return frozenset()
 
-    def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
+    def check_grant(self, grant: GridGrant, command: NormalizedCommand, now: datetime) -> GrantRefusal | None:
         if grant.request_id != "auth_ok":
-            return f"authorization request {grant.request_id} is pending, not approved"
-        return None if data.get("value") == 50 else f"value {data.get('value')} is not the approved 50"
+            return GrantRefusal(reason=f"authorization request {grant.request_id} is pending, not approved")
+        value = command.data.get("value")
+        return None if value == 50 else GrantRefusal(reason=f"value {value} is not the approved 50")
 
 
 def grid_setup(*rules: PolicyRule) -> tuple[Gatekeeper, FakeView, RecordingActuator, Clock]:

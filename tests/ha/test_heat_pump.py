@@ -575,9 +575,9 @@ async def test_approval_mode_leaves_the_command_pending_until_an_administrator_a
     hass: HomeAssistant, approval: MockConfigEntry, hass_admin_user: User
 ) -> None:
     manager = approval.runtime_data.home
-    request_id = manager.heat.request_id  # approval mode asks at once: None has no request below
+    request_id = manager.approvals.request_id  # approval mode asks at once: None has no request below
     request = approval.runtime_data.grid.records.requests[request_id]
-    assert request["status"] == "pending" and request["plan_id"].startswith("heat_")
+    assert request["status"] == "pending" and request["plan_id"].startswith("home_")
     assert {a["type"] for a in request["actions"]} == {"home_heat_pump"}
     events = async_capture_events(hass, "call_service")
     assert await manager.async_execute() == []

@@ -102,7 +102,7 @@ async def test_an_approved_select_battery_takes_only_the_approved_option(
     solar_id = await _select_house(hass, freezer)
     entry = await _start(hass, freezer, solar_id, battery=SELECT_BATTERY, battery_control="approval")
     manager: HomePlanManager = entry.runtime_data.home
-    request_id = manager.executor.request_id
+    request_id = manager.approvals.request_id
     request = entry.runtime_data.grid.records.requests[request_id]
     plan = manager.result.plan
     slot = plan.start
@@ -121,7 +121,10 @@ async def test_an_approved_select_battery_takes_only_the_approved_option(
         context=Context(), raw_input="set the battery mode", slot_start=slot,
         grant=GridGrant(request_id=request_id, slot_start=slot))
     assert record["outcome"] == "blocked"
-    assert record["gate_results"][-1]["reason"].endswith(f"option {other!r} is not the approved {planned!r}")
+    policy = record["gate_results"][-1]
+    assert policy["reason"] == (f"blocked by policy: select_option {other!r} on {MODE_ENTITY} is not the approved "
+                                f"select_option {planned!r} for slot {slot.isoformat()}")
+    assert policy["evidence"]["approved_command"] == {"intent": "select_option", "data": {"option": planned}}
     assert hass.states.get(MODE_ENTITY).state == planned
 
 

@@ -224,7 +224,7 @@ async def test_approval_mode_waits_for_an_administrator(
     hass: HomeAssistant, approval: MockConfigEntry, hass_admin_user: User, hass_read_only_user: User
 ) -> None:
     manager = home(approval)
-    request_id = manager.executor.request_id
+    request_id = manager.approvals.request_id
     assert request_id is not None  # approval mode asks an administrator at once
     events = async_capture_events(hass, "call_service")
     await manager.async_execute()
@@ -252,7 +252,7 @@ async def test_an_approved_home_plan_gate_refuses_other_values_and_sources(
     record = await control.async_evaluate(source_agent="scheduler", candidate=candidate, context=Context(),
                                           raw_input="set the battery")
     assert record["outcome"] == "blocked" and "grid setpoint" in record["gate_results"][-1]["reason"]
-    request_id = manager.executor.request_id
+    request_id = manager.approvals.request_id
     await hass.services.async_call(DOMAIN, "approve_authorization", {"request_id": request_id}, blocking=True,
                                    context=Context(user_id=hass_admin_user.id))
     await hass.async_block_till_done(wait_background_tasks=True)
@@ -467,11 +467,11 @@ def test_heat_pumps_the_model_refuses_are_left_out_not_the_whole_plan() -> None:
 
 
 async def test_a_restart_keeps_the_request_of_an_unchanged_plan(hass: HomeAssistant, approval: MockConfigEntry) -> None:
-    request_id = home(approval).executor.request_id
+    request_id = home(approval).approvals.request_id
     assert await hass.config_entries.async_reload(approval.entry_id)
     await hass.async_block_till_done(wait_background_tasks=True)
     records = approval.runtime_data.grid.records
-    assert home(approval).executor.request_id == request_id
+    assert home(approval).approvals.request_id == request_id
     home_requests = [r for r in records.requests.values() if r["plan_id"].startswith("home_")]
     assert [(r["request_id"], r["status"]) for r in home_requests] == [(request_id, "pending")]
 

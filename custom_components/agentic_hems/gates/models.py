@@ -292,6 +292,18 @@ class GridGrant:
         return {"request_id": self.request_id, "slot_start": self.slot_start.isoformat()}
 
 
+@dataclass(frozen=True, kw_only=True)
+class GrantRefusal:
+    """Why a :class:`GridGrant` does not cover a command: one English sentence (``reason``).
+
+    ``approved`` is the command the grant covers on that entity in that slot (``{"intent", "data"}``, the service
+    data) when the refused command is another one; None for any other refusal.
+    """
+
+    reason: str
+    approved: Mapping[str, Any] | None = None
+
+
 class SetpointAuthority(Protocol):
     """Who says which entities are grid setpoints and whether a :class:`GridGrant` is good (the grid toolkit)."""
 
@@ -301,11 +313,11 @@ class SetpointAuthority(Protocol):
     def scheduled(self) -> frozenset[str]:
         """Return the reserved entity_ids the scheduler also sets without a request (a plan a person made automatic)."""
 
-    def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
-        """Return None when ``grant`` covers setting ``entity_id`` to ``data``, else why not.
+    def check_grant(self, grant: GridGrant, command: NormalizedCommand, now: datetime) -> GrantRefusal | None:
+        """Return None when ``grant`` covers ``command``, else why not.
 
-        ``grant`` covers it when it is an approved request whose current slot (at ``now``) sets ``entity_id`` to
-        ``data``; the reason is one English sentence.
+        ``grant`` covers it when it is an approved request whose current slot (at ``now``) sets the command's
+        entity with exactly that command.
         """
 
 

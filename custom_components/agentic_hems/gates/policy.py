@@ -6,10 +6,12 @@ pass (Execution asks a person for ``confirm``); ``deny`` blocks.
 
 Before the table, grid setpoints (``ctx.setpoints.reserved()``, the battery setpoint of the options' grid step) are
 the grid toolkit's alone: a command on one passes only with ``source_agent: grid`` and a :class:`.models.GridGrant`
-that the :class:`.models.SetpointAuthority` accepts (an approved request, its current slot, its value). A person,
-an automation, the orchestrator and the scheduler are refused, and so is a ``grid`` command without a grant on any
-entity, all before the table: no pending confirmation is ever created for them, and no user rule can allow what this
-check refuses. A ``grid`` command whose grant passed follows the approval path: when the table asks for ``confirm``,
+that the :class:`.models.SetpointAuthority` accepts (an approved request, its current slot, its exact command: the
+intent and the service data). A person, an automation, the orchestrator and the scheduler are refused, and so is a
+``grid`` command without a grant on any entity, all before the table: no pending confirmation is ever created for
+them, and no user rule can allow what this check refuses. Such a refusal's evidence has ``grid_setpoint`` (True),
+``grant`` and, when the grant covers another command on that entity in that slot, ``approved_command`` (``{"intent",
+"data"}``). A ``grid`` command whose grant passed follows the approval path: when the table asks for ``confirm``,
 the administrator's approval of the authorization request is that confirmation (for this request, slot and value),
 so the command passes as ``allow`` with the grant in the evidence (``confirmed_by_grant``); ``deny`` still denies.
 
@@ -35,6 +37,7 @@ from .models import (
     GateContext,
     GatedCommand,
     GateResult,
+    GrantRefusal,
     NormalizedCommand,
     PolicyAction,
     RequestedAction,
@@ -52,7 +55,7 @@ def decide(rules: Sequence[PolicyRule], operation: str, device_type: str, risk: 
     return None, PolicyAction.DENY
 
 
-def setpoint_refusal(ctx: GateContext, command: NormalizedCommand) -> str | None:
+def setpoint_refusal(ctx: GateContext, command: NormalizedCommand) -> GrantRefusal | None:
     """Why a command on a grid setpoint, or a ``grid`` command, may not pass; None when it may.
 
     The scheduler may set a reserved entity the authority lists as ``scheduled`` (the whole-home plan's battery in
@@ -63,17 +66,17 @@ def setpoint_refusal(ctx: GateContext, command: NormalizedCommand) -> str | None
     if ctx.source_agent == SOURCE_SCHEDULER and command.entity_id in scheduled:
         return None
     if command.entity_id in reserved and ctx.source_agent != SOURCE_GRID:
-        return (
-            f"{command.entity_id} is a grid setpoint: only an approved authorization request sets it "
+        return GrantRefusal(
+            reason=f"{command.entity_id} is a grid setpoint: only an approved authorization request sets it "
             "(request_authorization, then approve_authorization)"
         )
     if ctx.source_agent != SOURCE_GRID:
         return None
     if ctx.grant is None:
-        return "a grid command without an approved authorization request"
+        return GrantRefusal(reason="a grid command without an approved authorization request")
     if command.entity_id not in reserved or ctx.setpoints is None:
-        return f"{command.entity_id} is not a grid setpoint"
-    return ctx.setpoints.check_grant(ctx.grant, command.entity_id, command.data, ctx.now)
+        return GrantRefusal(reason=f"{command.entity_id} is not a grid setpoint")
+    return ctx.setpoints.check_grant(ctx.grant, command, ctx.now)
 
 
 _SAME_ACTION = {"start": "turn_on", "stop": "turn_off"}
@@ -137,9 +140,10 @@ def evaluate(ctx: GateContext) -> GateResult:
     command = ctx.command
     service = command.service
     assert service is not None  # capability ran
-    if (why := setpoint_refusal(ctx, command)) is not None:
+    if (refusal := setpoint_refusal(ctx, command)) is not None:
         grant = ctx.grant.as_dict() if ctx.grant else None
-        return _refuse(ctx, command, why, {"grid_setpoint": True, "grant": grant})
+        other = {"approved_command": dict(refusal.approved)} if refusal.approved is not None else {}
+        return _refuse(ctx, command, refusal.reason, {"grid_setpoint": True, "grant": grant, **other})
     why, binding = binding_refusal(ctx, command)
     if why is not None:
         return _refuse(ctx, command, why, {"intent_binding": binding})

@@ -24,7 +24,7 @@ from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, LOGGER, STORAGE_VERSION
-from ..gates.models import GridGrant
+from ..gates.models import GrantRefusal, GridGrant, NormalizedCommand
 from ..grid.contracts import ToolError, generate_audit_record
 from ..prices.curve import floor_slot
 from ..storage import async_load_store
@@ -266,12 +266,16 @@ class GridRecords:
         """Return no entity: the grid toolkit's setpoint is set by approved requests only."""
         return frozenset()
 
-    def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
-        """Return None when ``grant`` allows the command, else why not.
+    def check_grant(self, grant: GridGrant, command: NormalizedCommand, now: datetime) -> GrantRefusal | None:
+        """Return None when ``grant`` allows ``command``, else why not.
 
         It allows it when it names an approved request, its slot is the current one and in its window, and the
-        command sets ``entity_id`` (the setpoint) to that slot's approved value.
+        command sets the setpoint entity to that slot's approved value.
         """
+        why = self._grant_refusal(grant, command.entity_id, command.data, now)
+        return None if why is None else GrantRefusal(reason=why)
+
+    def _grant_refusal(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
         request = self.requests.get(grant.request_id)
         if request is None:
             return f"no authorization request {grant.request_id}"

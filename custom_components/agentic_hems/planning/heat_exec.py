@@ -11,10 +11,10 @@ It goes through the gates like the batteries' commands (:mod:`.home_exec`), unde
 (``battery_control``):
 
 - ``automatic``: at each slot boundary, as ``source_agent="scheduler"``; the policy rules of the domain decide;
-- ``approval``: each new plan becomes an authorization request (plan id ``heat_<digest>``, actions of type
-  ``home_heat_pump``); the control entities are reserved and only an approved request's slot command passes the
-  Policy gate (``source_agent="grid"`` with a grant), with the approved temperature (:class:`HeatSetpoints`). A
-  switch's ``turn_on``/``turn_off`` carries no value, so for a switch the grant covers the slot, not on or off.
+- ``approval``: the plan's heat pump commands (actions of type ``home_heat_pump``) are part of the plan's one
+  authorization request (:mod:`.home_approval`); the control entities are reserved and only an approved request's
+  slot command passes the Policy gate (``source_agent="grid"`` with a grant), exactly as approved: the temperature,
+  or for a switch ``turn_on`` or ``turn_off`` (:class:`.home_approval.HomeSetpoints`).
 
 A command is issued only when the heat pump's value changes from the last one carried out (or waiting for a
 confirmation): an unchanged plan issues nothing; a dry run, a refusal or a failure is tried again at the next slot.
@@ -22,29 +22,27 @@ confirmation): an unchanged plan issues nothing; a dry run, a refusal or a failu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 import math
 from typing import TYPE_CHECKING, Any
 
 from homeassistant.core import Context, HomeAssistant
 
-from ..const import BATTERY_APPROVAL, LOGGER
-from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, GridGrant, Outcome
+from ..const import LOGGER
+from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, Outcome
 from ..gates.tables import DEFAULT_MAX_TEMP, DEFAULT_MIN_TEMP
-from ..grid_ha.records import GridRecords
 from ..prices.curve import floor_slot
 from .heat_config import HeatPumpConfig
 from .heat_view import EPS_KW, heat_band, heat_kw, temp_c
 from .home_config import HomeConfig
-from .home_exec import HomeSetpoints, async_request_approval
 
 if TYPE_CHECKING:
     from ..control.manager import ControlManager
+    from .home_approval import HomeApprovals
     from .home_manager import HomeResult
 
 ACTION_TYPE = "home_heat_pump"
-HEAT_PLAN_PREFIX = "heat_"
+ACTIONS = frozenset({ACTION_TYPE})
 DEFAULT_STEP_C = 0.5
 
 
@@ -110,89 +108,30 @@ def plan_actions(hass: HomeAssistant, result: HomeResult, config: HomeConfig, si
     return actions
 
 
-def action_at(request: Mapping[str, Any], entity_id: str, slot: datetime) -> dict[str, Any] | None:
-    """Return the request's heat pump action for ``entity_id`` covering ``slot``, or None."""
-    return next(
-        (
-            a
-            for a in request["actions"]
-            if a["type"] == ACTION_TYPE
-            and a.get("entity_id") == entity_id
-            and datetime.fromisoformat(a["start"]) <= slot < datetime.fromisoformat(a["end"])
-        ),
-        None,
-    )
-
-
-class HeatSetpoints(HomeSetpoints):
-    """The gates' setpoint authority with the home batteries and heat pumps (see the module docstring)."""
-
-    def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
-        """Return None when an approved heat pump request covers the command now, else why not.
-
-        Other requests are checked by :meth:`HomeSetpoints.check_grant`.
-        """
-        request = self.records.requests.get(grant.request_id)
-        if request is None or not str(request["plan_id"]).startswith(HEAT_PLAN_PREFIX):
-            return super().check_grant(grant, entity_id, data, now)
-        if request["status"] != "approved":
-            return f"authorization request {grant.request_id} is {request['status']}, not approved"
-        slot = floor_slot(now)
-        if grant.slot_start != slot:
-            return f"the command is for slot {grant.slot_start.isoformat()}, not the current slot {slot.isoformat()}"
-        if entity_id not in self.home_entities or (action := action_at(request, entity_id, slot)) is None:
-            return f"authorization request {grant.request_id} sets nothing on {entity_id} in slot {slot.isoformat()}"
-        if isinstance(action["value"], str):
-            return None  # a switch: turn_on/turn_off carry no value to compare
-        value = data.get("temperature")
-        if not isinstance(value, (int, float)) or abs(float(value) - float(action["value"])) > 1e-6:
-            return f"temperature {value} is not the approved {action['value']:g} for slot {slot.isoformat()}"
-        return None
+def heat_command(value: float | str) -> tuple[str, dict[str, Any]]:
+    """Return the intent and params that set a heat pump to ``value``: a temperature (°C) or "on"/"off"."""
+    if isinstance(value, str):
+        return f"turn_{value}", {}
+    return "set_temperature", {"temperature": value}
 
 
 class HeatExecutor:
     """Issues the plan's heat pump commands (see the module docstring)."""
 
-    def __init__(self, hass: HomeAssistant, config: HomeConfig, control: ControlManager, records: GridRecords) -> None:
-        """Drive ``config``'s heat pumps through ``control``; approval requests live in ``records``."""
+    def __init__(
+        self, hass: HomeAssistant, config: HomeConfig, control: ControlManager, approvals: HomeApprovals
+    ) -> None:
+        """Drive ``config``'s heat pumps through ``control``; in approval mode as ``approvals`` approved."""
         self.hass = hass
         self.config = config
         self.control = control
-        self.records = records
+        self.approvals = approvals
         self.issued: dict[str, float | str] = {}  # control entity -> the last value issued
-        live = [
-            r["request_id"]
-            for r in records.requests.values()
-            if str(r["plan_id"]).startswith(HEAT_PLAN_PREFIX) and r["status"] in ("pending", "approved")
-        ]
-        self.request_id: str | None = live[-1] if live else None
 
     @property
     def approval(self) -> bool:
         """True when heat pump commands wait for an administrator's approval (the batteries' option)."""
-        return self.config.battery_control == BATTERY_APPROVAL
-
-    async def async_plan_changed(self, result: HomeResult, now: datetime) -> bool:
-        """In approval mode, ask for approval of the plan's heat pump commands unless the latest request has them.
-
-        Returns True when a new request was made (older heat pump requests are withdrawn).
-        """
-        if not self.approval or result.plan is None:
-            return False
-        slot = floor_slot(now)
-        actions = plan_actions(self.hass, result, self.config, slot)
-        latest = self.records.requests.get(self.request_id or "")
-        if not actions or (latest is not None and _remaining(latest, slot) == actions):
-            return False
-        self.request_id = await async_request_approval(
-            self.hass,
-            self.records,
-            HEAT_PLAN_PREFIX,
-            summary=f"Whole-home plan: heat pump settings until {result.plan.horizon_end.isoformat()}",
-            window=(slot, result.plan.horizon_end),
-            actions=actions,
-        )
-        return True
+        return self.approvals.active
 
     async def async_execute(self, result: HomeResult | None, now: datetime) -> list[dict[str, Any]]:
         """Issue each heat pump's command for the slot at ``now`` when it changed; returns the gates' traces."""
@@ -210,15 +149,13 @@ class HeatExecutor:
                 self.issued[hp.control_entity] = value  # a dry run, a refusal or a failure is tried again next slot
             records.append(record)
         if records and self.approval:
-            await self.records.async_save()
+            await self.approvals.records.async_save()
         return records
 
     def _value_at(self, hp: HeatPumpConfig, result: HomeResult | None, slot: datetime) -> float | str | None:
         """Return the value for ``slot``: the approved one (approval mode) or the plan's."""
         if self.approval:
-            request = self.records.requests.get(self.request_id or "")
-            approved = request is not None and request["status"] == "approved"
-            action = action_at(request, hp.control_entity, slot) if request is not None and approved else None
+            action = self.approvals.action_at(hp.control_entity, slot, ACTIONS)
             return None if action is None else action["value"]
         plan = result.plan if result is not None else None
         if plan is None:
@@ -227,13 +164,10 @@ class HeatExecutor:
 
     async def _command(self, entity_id: str, value: float | str, slot: datetime) -> dict[str, Any]:
         """Run one command through the gates (with the approved request's grant in approval mode)."""
-        grant = GridGrant(request_id=self.request_id, slot_start=slot) if self.approval and self.request_id else None
-        if isinstance(value, str):
-            candidate = {"intent": f"turn_{value}", "device_alias": entity_id, "params": {}}
-            what = f"turn {value} {entity_id}"
-        else:
-            candidate = {"intent": "set_temperature", "device_alias": entity_id, "params": {"temperature": value}}
-            what = f"set {entity_id} to {value:g} °C"
+        grant = self.approvals.grant(slot)
+        intent, params = heat_command(value)
+        candidate = {"intent": intent, "device_alias": entity_id, "params": params}
+        what = f"turn {value} {entity_id}" if isinstance(value, str) else f"set {entity_id} to {value:g} °C"
         LOGGER.debug("Whole-home plan: %s for slot %s", what, slot.isoformat())
         return dict(
             await self.control.async_evaluate(
@@ -245,16 +179,6 @@ class HeatExecutor:
                 grant=grant,
             )
         )
-
-
-def _remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any]]:
-    """Return the request's actions from ``slot`` on, cut at ``slot`` (to compare with a new plan's)."""
-    out = []
-    for action in request["actions"]:
-        if datetime.fromisoformat(action["end"]) <= slot:
-            continue
-        out.append({**action, "start": max(datetime.fromisoformat(action["start"]), slot).isoformat()})
-    return out
 
 
 def _holds(hass: HomeAssistant, entity_id: str, value: float | str) -> bool:

@@ -11,11 +11,10 @@ The driven entities and what each slot sets (:func:`plan_actions`, :func:`comman
 
 - ``automatic``: at each slot boundary the slot's command goes through the gates (``source_agent="scheduler"``); the
   policy rules of its domain decide.
-- ``approval``: each new plan becomes an authorization request in :class:`~..grid_ha.records.GridRecords` (repair
-  issue, notification, ``approve_authorization`` by an administrator, audit). The control entities are then grid
-  setpoints: only an approved request's slot command passes the Policy gate (``source_agent="grid"`` with a
-  :class:`~..gates.models.GridGrant`), and only with the value (or option) approved for that slot
-  (:class:`HomeSetpoints`).
+- ``approval``: each new plan becomes one authorization request for all its commands (:mod:`.home_approval`). The
+  control entities are then grid setpoints: only an approved request's slot command passes the Policy gate
+  (``source_agent="grid"`` with a :class:`~..gates.models.GridGrant`), and only exactly the command approved for that
+  slot (:class:`.home_approval.HomeSetpoints`).
 
 A command is issued only when an entity's command changes from the last one carried out (or waiting for a
 confirmation): an unchanged plan issues nothing; a dry run, a refusal or a failure is tried again at the next slot.
@@ -25,16 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-import hashlib
 from typing import TYPE_CHECKING, Any
 
-from homeassistant.components import persistent_notification
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import issue_registry as ir
 
-from ..const import BATTERY_APPROVAL, DOMAIN, LOGGER
-from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, GridGrant, Outcome
-from ..grid_ha.records import GridRecords, request_issue_id
+from ..const import LOGGER
+from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, Outcome
 from ..grid_ha.site import setpoint_value
 from ..prices.curve import floor_slot
 from ..scheduling.home_explain import battery_mode
@@ -43,11 +38,12 @@ from .home_config import BatteryConfig, HomeConfig
 
 if TYPE_CHECKING:
     from ..control.manager import ControlManager
+    from .home_approval import HomeApprovals
 
 ACTION_TYPE = "home_battery_power"
 MODE_ACTION = "home_battery_mode"
 LIMIT_ACTION = "home_pv_limit"
-HOME_PLAN_PREFIX = "home_"
+ACTIONS = frozenset({ACTION_TYPE, MODE_ACTION, LIMIT_ACTION})
 SETPOINT_DOMAINS = ("number", "input_number")
 MODE_DOMAINS = ("select", "input_select")
 CURTAIL_EPS_KW = 1e-3  # below this much planned curtailment the PV limit goes back to its maximum
@@ -120,20 +116,6 @@ def _mode(bat: BatteryConfig, kw: float) -> dict[str, Any] | None:
     return None if option is None else {"mode": mode, "option": option}
 
 
-def action_at(request: Mapping[str, Any], entity_id: str, slot: datetime) -> dict[str, Any] | None:
-    """Return the request's home action for ``entity_id`` covering ``slot``, or None."""
-    return next(
-        (
-            a
-            for a in request["actions"]
-            if a["type"] in (ACTION_TYPE, MODE_ACTION, LIMIT_ACTION)
-            and a.get("entity_id") == entity_id
-            and datetime.fromisoformat(a["start"]) <= slot < datetime.fromisoformat(a["end"])
-        ),
-        None,
-    )
-
-
 def command_for(hass: HomeAssistant, action: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """Return the gates' intent and params that carry out a home action now, None when nothing can be set.
 
@@ -155,113 +137,23 @@ def command_for(hass: HomeAssistant, action: Mapping[str, Any]) -> tuple[str, di
     return "set_value", {"value": max(value, float(low)) if isinstance(low, (int, float)) else value}
 
 
-class HomeSetpoints:
-    """The gates' setpoint authority with the home batteries.
-
-    The grid toolkit's setpoint, plus (in approval mode) the batteries' control entities, which only an approved
-    whole-home request sets, with its slot's value.
-    """
-
-    def __init__(
-        self,
-        hass: HomeAssistant,
-        records: GridRecords,
-        home_entities: frozenset[str],
-        automatic: frozenset[str] = frozenset(),
-    ) -> None:
-        """Wrap ``records``; ``home_entities`` are the control entities reserved to approved home plans.
-
-        ``automatic`` are the control entities the home plan drives on its own (automatic mode): the scheduler sets
-        them even when one is also the grid toolkit's setpoint.
-        """
-        self.hass = hass
-        self.records = records
-        self.home_entities = home_entities
-        self.automatic = automatic
-
-    def reserved(self) -> frozenset[str]:
-        """Return the grid setpoint and the home batteries' control entities."""
-        return self.records.reserved() | self.home_entities
-
-    def scheduled(self) -> frozenset[str]:
-        """Return the control entities the home plan drives automatically."""
-        return self.automatic
-
-    def check_grant(self, grant: GridGrant, entity_id: str, data: Mapping[str, Any], now: datetime) -> str | None:
-        """Return None when an approved home request covers setting ``entity_id`` to ``data`` now, else why not.
-
-        Requests of the grid toolkit are checked by :meth:`GridRecords.check_grant`.
-        """
-        request = self.records.requests.get(grant.request_id)
-        if request is None or not str(request["plan_id"]).startswith(HOME_PLAN_PREFIX):
-            return self.records.check_grant(grant, entity_id, data, now)
-        if request["status"] != "approved":
-            return f"authorization request {grant.request_id} is {request['status']}, not approved"
-        slot = floor_slot(now)
-        if grant.slot_start != slot:
-            return f"the command is for slot {grant.slot_start.isoformat()}, not the current slot {slot.isoformat()}"
-        if entity_id not in self.home_entities or (action := action_at(request, entity_id, slot)) is None:
-            return f"authorization request {grant.request_id} sets nothing on {entity_id} in slot {slot.isoformat()}"
-        if (command := command_for(self.hass, action)) is None:
-            return f"{entity_id} has no maximum to set"
-        return _mismatch(command[1], data, slot)
-
-
-def _mismatch(approved: Mapping[str, Any], data: Mapping[str, Any], slot: datetime) -> str | None:
-    """Return why ``data`` is not the ``approved`` params (a value within 1e-6, the same option), or None."""
-    if "option" in approved:
-        option = data.get("option")
-        return None if option == approved["option"] else f"option {option!r} is not the approved {approved['option']!r}"
-    expected, value = float(approved["value"]), data.get("value")
-    if not isinstance(value, (int, float)) or abs(float(value) - expected) > 1e-6:
-        return f"value {value} is not the approved {expected:g} for slot {slot.isoformat()}"
-    return None
-
-
 class HomeExecutor:
     """Issues the plan's battery commands (see the module docstring)."""
 
-    def __init__(self, hass: HomeAssistant, config: HomeConfig, control: ControlManager, records: GridRecords) -> None:
-        """Drive ``config``'s batteries through ``control``; approval requests live in ``records``."""
+    def __init__(
+        self, hass: HomeAssistant, config: HomeConfig, control: ControlManager, approvals: HomeApprovals
+    ) -> None:
+        """Drive ``config``'s batteries through ``control``; in approval mode as ``approvals`` approved."""
         self.hass = hass
         self.config = config
         self.control = control
-        self.records = records
+        self.approvals = approvals
         self.issued: dict[str, tuple[str, dict[str, Any]]] = {}  # entity -> the last command issued
-        # the latest home request still in force (approval mode), also after a restart
-        live = [
-            r["request_id"]
-            for r in records.requests.values()
-            if str(r["plan_id"]).startswith(HOME_PLAN_PREFIX) and r["status"] in ("pending", "approved")
-        ]
-        self.request_id: str | None = live[-1] if live else None
 
     @property
     def approval(self) -> bool:
         """True when battery commands wait for an administrator's approval."""
-        return self.config.battery_control == BATTERY_APPROVAL
-
-    async def async_plan_changed(self, plan: HomePlan, now: datetime) -> bool:
-        """In approval mode, ask for approval of the plan's actions unless the latest request has the same ones.
-
-        Returns True when a new request was made (older home requests are withdrawn: expired, issues closed).
-        """
-        if not self.approval:
-            return False
-        slot = floor_slot(now)
-        actions = plan_actions(plan, self.config, slot)
-        latest = self.records.requests.get(self.request_id or "")
-        if not actions or (latest is not None and _remaining(latest, slot) == actions):
-            return False
-        self.request_id = await async_request_approval(
-            self.hass,
-            self.records,
-            HOME_PLAN_PREFIX,
-            summary=f"Whole-home plan: battery powers until {plan.horizon_end.isoformat()}",
-            window=(slot, plan.horizon_end),
-            actions=actions,
-        )
-        return True
+        return self.approvals.active
 
     async def async_execute(self, plan: HomePlan | None, now: datetime) -> list[dict[str, Any]]:
         """Issue each driven entity's command for the slot at ``now`` when it changed; returns the gates' traces."""
@@ -279,17 +171,13 @@ class HomeExecutor:
                 self.issued[entity] = command  # a dry run, a refusal or a failure is tried again next slot
             records.append(record)
         if records and self.approval:
-            await self.records.async_save()
+            await self.approvals.records.async_save()
         return records
 
     def _actions_at(self, plan: HomePlan | None, slot: datetime) -> dict[str, dict[str, Any] | None]:
         """Return per driven entity the action for ``slot``: the approved one (approval mode) or the plan's."""
         if self.approval:
-            request = self.records.requests.get(self.request_id or "")
-            approved = request if request and request["status"] == "approved" else None
-            return {
-                e: action_at(approved, e, slot) if approved else None for e in sorted(self.config.control_entities())
-            }
+            return {e: self.approvals.action_at(e, slot, ACTIONS) for e in sorted(self.config.control_entities())}
         if plan is None:
             return {}
         in_slot = [a for a in plan_actions(plan, self.config, slot) if datetime.fromisoformat(a["start"]) == slot]
@@ -297,7 +185,7 @@ class HomeExecutor:
 
     async def _command(self, entity_id: str, command: tuple[str, dict[str, Any]], slot: datetime) -> dict[str, Any]:
         """Run one command through the gates (with the approved request's grant in approval mode)."""
-        grant = GridGrant(request_id=self.request_id, slot_start=slot) if self.approval and self.request_id else None
+        grant = self.approvals.grant(slot)
         intent, params = command
         value = next(iter(params.values()))
         LOGGER.debug("Whole-home plan: %s to %s for slot %s", entity_id, value, slot.isoformat())
@@ -313,17 +201,6 @@ class HomeExecutor:
         )
 
 
-def _remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any]]:
-    """Return the request's actions from ``slot`` on, cut at ``slot`` (to compare with a new plan's)."""
-    out = []
-    for action in request["actions"]:
-        if datetime.fromisoformat(action["end"]) <= slot:
-            continue
-        start = max(datetime.fromisoformat(action["start"]), slot)
-        out.append({**action, "start": start.isoformat()})
-    return out
-
-
 def _holds(hass: HomeAssistant, entity_id: str, command: tuple[str, dict[str, Any]]) -> bool:
     """Return True when ``entity_id`` already is what ``command`` sets: a select's option or a number's value."""
     state = hass.states.get(entity_id)
@@ -336,37 +213,3 @@ def _holds(hass: HomeAssistant, entity_id: str, command: tuple[str, dict[str, An
         return abs(float(state.state) - float(params["value"])) <= 1e-6
     except ValueError:
         return False
-
-
-async def async_request_approval(
-    hass: HomeAssistant,
-    records: GridRecords,
-    prefix: str,
-    *,
-    summary: str,
-    window: tuple[datetime, datetime],
-    actions: list[dict[str, Any]],
-) -> str:
-    """Ask an administrator to approve ``actions`` of a whole-home plan; return the new request's id.
-
-    Every older pending or approved request whose plan id starts with ``prefix`` is withdrawn first (expired, its
-    repair issue and notification closed): a new plan replaces them. The plan id is ``prefix`` plus a digest of the
-    actions.
-    """
-    for request in records.requests.values():
-        if str(request["plan_id"]).startswith(prefix) and request["status"] in ("pending", "approved"):
-            request["status"] = "expired"
-            ir.async_delete_issue(hass, DOMAIN, request_issue_id(request["request_id"]))
-            persistent_notification.async_dismiss(hass, request_issue_id(request["request_id"]))
-    digest = hashlib.sha256(repr(actions).encode()).hexdigest()[:12]
-    request = await records.async_submit_request(
-        {
-            "plan_id": f"{prefix}{digest}",
-            "status": "pending",
-            "kind": "home_plan",
-            "summary": summary,
-            "requested_window": {"start": window[0].isoformat(), "end": window[1].isoformat()},
-            "actions": actions,
-        }
-    )
-    return str(request["request_id"])

@@ -40,6 +40,7 @@ from ..scheduling.windows import build_plan
 from .heat_exec import HeatExecutor
 from .heat_inputs import async_heat_pumps, cut_at_forecast, measured_temperature
 from .heat_view import temp_c
+from .home_approval import HomeApprovals
 from .home_config import HomeConfig
 from .home_exec import HomeExecutor
 from .home_inputs import HomeInputs, async_inputs, phases_of
@@ -89,8 +90,9 @@ class HomePlanManager(ChangeListeners):
         self.coordinator = coordinator
         self.planner = planner
         self.grid = grid
-        self.executor = HomeExecutor(hass, config, control, records)
-        self.heat = HeatExecutor(hass, config, control, records)
+        self.approvals = HomeApprovals(hass, config, records)
+        self.executor = HomeExecutor(hass, config, control, self.approvals)
+        self.heat = HeatExecutor(hass, config, control, self.approvals)
         self.result: HomeResult | None = None
         self._lock = asyncio.Lock()
 
@@ -126,9 +128,8 @@ class HomePlanManager(ChangeListeners):
     @callback
     def _issue_changed(self, event: Event[Any]) -> None:
         """Carry out the current slot at once when an approval closes the request's repair issue."""
-        ids = [i for i in (self.executor.request_id, self.heat.request_id) if i]
-        issue_id = event.data.get("issue_id", "")
-        if event.data.get("action") == "remove" and any(issue_id.endswith(i) for i in ids):
+        request_id, issue_id = self.approvals.request_id, event.data.get("issue_id", "")
+        if event.data.get("action") == "remove" and request_id and issue_id.endswith(request_id):
             self.hass.async_create_background_task(self.async_execute(), f"{DOMAIN} home approved")
 
     @callback
@@ -182,8 +183,7 @@ class HomePlanManager(ChangeListeners):
             self.result = result
             if result.plan is not None and changed:
                 await self._async_write_back(result.plan, now)
-                await self.executor.async_plan_changed(result.plan, now)
-                await self.heat.async_plan_changed(result, now)
+                await self.approvals.async_plan_changed(result, now)
         self.async_notify_listeners()
         if execute:
             await self.async_execute()

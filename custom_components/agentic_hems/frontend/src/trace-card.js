@@ -200,7 +200,7 @@ class AgenticHemsTraceCard extends LitElement {
     if (state === "skipped") return t(hass, "s_not_reached", { gate: t(hass, `gate_${gate}`) });
     const ev = (r && r.evidence) || {};
     if (gate === "policy") {
-      if (state === "failed") return t(hass, "s_policy_fail");
+      if (state === "failed") return this._policyRefusal(d, ev, vars);
       return t(hass, ev.action === "confirm" ? "s_policy_confirm" : "s_policy_allow");
     }
     if (gate === "dry_run" && state === "failed" && /duplicate/.test((r && r.reason) || "")) {
@@ -209,6 +209,31 @@ class AgenticHemsTraceCard extends LitElement {
     if (gate === "execution") return this._executionSentence(d, r, state, vars);
     if (!GATES.includes(gate)) return `${gate}: ${t(hass, `gate_state_${state}`)}`;
     return t(hass, `s_${gate}_${state === "passed" ? "ok" : "fail"}`, vars);
+  }
+
+  /** Why Policy refused: a grant for another command (the approved one), a grid setpoint, or the rules. */
+  _policyRefusal(d, ev, vars) {
+    const hass = this.hass;
+    const approved = ev.approved_command;
+    if (approved) {
+      const asked = d.command || {};
+      return t(hass, "s_policy_other_command", {
+        ...vars,
+        approved: this._commandText(approved.intent, approved.data),
+        asked: this._commandText(asked.intent || ev.operation, asked.data),
+      });
+    }
+    return t(hass, ev.grid_setpoint ? "s_policy_grid_setpoint" : "s_policy_fail", vars);
+  }
+
+  /** A command in words: its action without data ("turn on"), else its values ("21.5 °C", "Auto"). */
+  _commandText(intent, data) {
+    const values = Object.entries(data || {});
+    if (!values.length) {
+      const key = `action_${intent}`;
+      return t(this.hass, key) === key ? String(intent).replace(/_/g, " ") : t(this.hass, key);
+    }
+    return values.map(([k, v]) => (k === "temperature" ? `${v} °C` : String(v))).join(", ");
   }
 
   _executionSentence(d, r, state, vars) {

@@ -1,0 +1,193 @@
+"""The whole-home plan in approval mode, in a real Home Assistant: one request per plan for the batteries and heat
+pumps together, and grants that bind the exact approved command (a switch's on is not its off).
+
+Oracles: the request's own actions at the current slot (what the administrator approved), the entities' states and
+the service calls HA saw.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from freezegun.api import FrozenDateTimeFactory
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+
+from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.gates.models import GridGrant, NormalizedCommand
+from custom_components.agentic_hems.planning.home_approval import command_refusal
+from custom_components.agentic_hems.planning.home_manager import HomePlanManager
+from homeassistant.auth.models import User
+from homeassistant.config_entries import ConfigSubentryData
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.util import dt as dt_util
+
+from .conftest import APPLIANCES, NOW
+from .test_heat_pump import CLIMATE, HEAT_ID, HEAT_PUMP, _heated_house
+from .test_home_plan import BATTERY, SETPOINT, _house
+
+SWITCH = "switch.heat_pump_boost"
+
+
+def entry_with(heat_pump: dict[str, Any], battery: dict[str, Any] | None = None, **options: Any) -> MockConfigEntry:
+    """The sample entry (its three appliances) with a heat pump, optionally a battery, in approval mode."""
+    subentries = [ConfigSubentryData(data=data, subentry_id=key, subentry_type="appliance", title=data["name"],
+                                     unique_id=None) for key, data in APPLIANCES.items()]
+    subentries.append(ConfigSubentryData(data=heat_pump, subentry_id=HEAT_ID, subentry_type="heat_pump",
+                                         title=heat_pump["name"], unique_id=None))
+    if battery is not None:
+        subentries.append(ConfigSubentryData(data=battery, subentry_id="battery1", subentry_type="battery",
+                                             title=battery["name"], unique_id=None))
+    return MockConfigEntry(
+        domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
+        options={**DEFAULT_OPTIONS, "execution_wait_s": 1, "battery_control": "approval", **options},
+        subentries_data=subentries, version=1, minor_version=1,
+    )
+
+
+async def _start(hass: HomeAssistant, freezer: FrozenDateTimeFactory, entry: MockConfigEntry) -> HomePlanManager:
+    """The heated house, then ``entry`` set up with device control on."""
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    await _heated_house(hass)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await entry.runtime_data.control.async_set_allow_control(True)
+    manager: HomePlanManager = entry.runtime_data.home
+    return manager
+
+
+def now_action(request: dict[str, Any], entity_id: str) -> dict[str, Any]:
+    """The request's action for ``entity_id`` covering now (the oracle: what was approved)."""
+    now = dt_util.utcnow()
+    (action,) = [a for a in request["actions"] if a["entity_id"] == entity_id
+                 and datetime.fromisoformat(a["start"]) <= now < datetime.fromisoformat(a["end"])]
+    return action
+
+
+async def approve(hass: HomeAssistant, request_id: str, admin: User) -> None:
+    await hass.services.async_call(DOMAIN, "approve_authorization", {"request_id": request_id}, blocking=True,
+                                   context=Context(user_id=admin.id))
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+
+def home_requests(entry: MockConfigEntry) -> list[dict[str, Any]]:
+    return [r for r in entry.runtime_data.grid.records.requests.values() if r.get("kind") == "home_plan"]
+
+
+async def test_a_grant_for_a_switch_covers_only_the_approved_on_or_off(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    entry = entry_with({**HEAT_PUMP, "control_entity": SWITCH})
+    manager = await _start(hass, freezer, entry)
+    request_id = manager.approvals.request_id
+    request = entry.runtime_data.grid.records.requests[request_id]
+    approved = now_action(request, SWITCH)["value"]
+    other = {"on": "off", "off": "on"}[approved]
+    await hass.services.async_call("input_boolean", f"turn_{other}", {"entity_id": "input_boolean.boost_contact"},
+                                   blocking=True)  # the contact starts in the other state
+    await hass.async_block_till_done()
+    assert hass.states.get(SWITCH).state == other
+    await approve(hass, request_id, hass_admin_user)
+    assert hass.states.get(SWITCH).state == approved  # the executor carried out the approved command
+    slot = manager.result.plan.start
+    record = await entry.runtime_data.control.async_evaluate(
+        source_agent="grid", candidate={"intent": f"turn_{other}", "device_alias": SWITCH, "params": {}},
+        context=Context(), raw_input=f"turn {other} the boost contact", slot_start=slot,
+        grant=manager.approvals.grant(slot))
+    assert (record["outcome"], record["failed_gate"]) == ("blocked", "policy")
+    policy = record["gate_results"][-1]
+    assert policy["reason"] == (f"blocked by policy: turn_{other} on {SWITCH} is not the approved turn_{approved} "
+                                f"for slot {slot.isoformat()}")
+    assert policy["evidence"]["approved_command"] == {"intent": f"turn_{approved}", "data": {}}
+    assert hass.states.get(SWITCH).state == approved
+
+
+def command(intent: str, data: dict[str, Any], entity_id: str = CLIMATE) -> NormalizedCommand:
+    return NormalizedCommand(intent=intent, entity_id=entity_id, domain=entity_id.split(".")[0], device_class=None,
+                             service=intent, data=data, params=data, risk_level=1, appliance=False,
+                             source_agent="grid")
+
+
+@pytest.mark.parametrize(
+    ("approved", "asked", "passes"),
+    [
+        (("set_temperature", {"temperature": 21.5}), ("set_temperature", {"temperature": 21.5}), True),
+        (("set_temperature", {"temperature": 21.5}), ("set_temperature", {"temperature": 21.5 + 1e-7}), True),
+        (("set_temperature", {"temperature": 21.5}), ("set_temperature", {"temperature": 21.5 + 1e-5}), False),
+        (("set_temperature", {"temperature": 21.5}), ("set_hvac_mode", {"hvac_mode": "off"}), False),
+        (("set_value", {"value": 2.5}), ("set_value", {"value": 2.5, "extra": 1}), False),
+        (("set_value", {"value": 2.5}), ("set_value", {"value": True}), False),
+        (("select_option", {"option": "Auto"}), ("select_option", {"option": "Auto"}), True),
+        (("select_option", {"option": "Auto"}), ("select_option", {"option": "auto"}), False),
+        (("turn_on", {}), ("turn_on", {}), True),
+        (("turn_on", {}), ("turn_off", {}), False),
+    ],
+)
+def test_a_command_passes_only_as_approved(
+    approved: tuple[str, dict[str, Any]], asked: tuple[str, dict[str, Any]], passes: bool
+) -> None:
+    slot = dt_util.as_utc(NOW).replace(minute=0)
+    refusal = command_refusal(approved, command(*asked), slot)
+    assert (refusal is None) is passes
+    if refusal is not None:
+        assert refusal.approved == {"intent": approved[0], "data": approved[1]}
+
+
+async def _both(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> tuple[MockConfigEntry, HomePlanManager]:
+    """The heated house with the battery (its setpoint, SoC sensor and tomorrow's PV) in approval mode."""
+    solar = await _house(hass)
+    entry = entry_with(HEAT_PUMP, BATTERY, pv_forecast_entries=[solar.entry_id], export_price_mode="spot",
+                       export_spot_factor=0.8, export_spot_fee=0.01)
+    return entry, await _start(hass, freezer, entry)
+
+
+async def test_one_plan_asks_once_for_the_battery_and_the_heat_pump_and_one_approval_runs_both(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    entry, manager = await _both(hass, freezer)
+    (request,) = home_requests(entry)
+    assert request["status"] == "pending" and request["request_id"] == manager.approvals.request_id
+    assert {a["type"] for a in request["actions"]} == {"home_battery_power", "home_heat_pump"}
+    lines = request["summary"].splitlines()
+    assert [line.split(" (")[0] for line in lines[1:]] == ["- Home battery", "- Heat pump"]
+    assert f"({SETPOINT}): " in lines[1] and f"({CLIMATE}): " in lines[2]
+    issues = [i for (domain, i) in ir.async_get(hass).issues if domain == DOMAIN and i.startswith("authorization_")]
+    assert issues == [f"authorization_{request['request_id']}"]
+    power, target = now_action(request, SETPOINT)["p_kw"], now_action(request, CLIMATE)["value"]
+    assert power != 0.0 and target != 19.0  # both differ from the entities' states: approving must set both
+    events = async_capture_events(hass, "call_service")
+    assert await manager.async_execute() == []  # nothing before the approval
+    await approve(hass, request["request_id"], hass_admin_user)
+    assert float(hass.states.get(SETPOINT).state) == pytest.approx(power)
+    assert hass.states.get(CLIMATE).attributes["temperature"] == pytest.approx(target)
+    called = [(e.data["domain"], e.data["service"]) for e in events if e.data["domain"] != DOMAIN]
+    assert sorted(called) == [("climate", "set_temperature"), ("input_number", "set_value")]
+
+
+async def test_a_newer_plan_withdraws_the_approved_request(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    entry, manager = await _both(hass, freezer)
+    first = manager.approvals.request_id
+    await approve(hass, first, hass_admin_user)
+    hass.states.async_set("sensor.battery_soc", "90", {"unit_of_measurement": "%"})  # far from the plan: replans
+    await hass.async_block_till_done(wait_background_tasks=True)
+    second = manager.approvals.request_id
+    assert second not in (None, first)
+    assert [(r["request_id"], r["status"]) for r in home_requests(entry)] == [(first, "expired"), (second, "pending")]
+    registry = ir.async_get(hass)
+    assert registry.async_get_issue(DOMAIN, f"authorization_{first}") is None
+    assert registry.async_get_issue(DOMAIN, f"authorization_{second}") is not None
+    slot = manager.result.plan.start
+    value = entry.runtime_data.grid.records.requests[first]["actions"][0]["p_kw"]  # the old request's first setting
+    record = await entry.runtime_data.control.async_evaluate(
+        source_agent="grid", candidate={"intent": "set_value", "device_alias": SETPOINT, "params": {"value": value}},
+        context=Context(), raw_input="set the battery", slot_start=slot,
+        grant=GridGrant(request_id=first, slot_start=slot))
+    assert record["outcome"] == "blocked"
+    assert record["gate_results"][-1]["reason"] == (
+        f"blocked by policy: authorization request {first} is expired, not approved")
