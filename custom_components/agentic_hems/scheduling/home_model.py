@@ -471,8 +471,7 @@ def evaluate(
     cost += sum(b.wear_cost * h * float(np.sum(np.abs(battery_kw[b.name]))) for b in batteries)
     temps, heat_value = _heat(tariff, heat, heat_pumps, violations)
     fee_cost, capacity_cost, peak = _fees(tariff, imp)
-    loads = dict(load_kw or {})
-    devices = {**loads, **battery_kw, **heat, "pv": -pv_kw, "base": house_kw - sum(loads.values(), np.zeros(n))}
+    devices = _devices(load_kw, battery_kw, heat, pv_kw, house_kw)
     phase_kw = {} if tariff.phases is None else _phases(tariff.phases, devices, violations)
     return Evaluation(
         cost=cost + capacity_cost,
@@ -557,6 +556,19 @@ def short_periods(pump: HomeHeatPump, running: npt.NDArray[np.bool_]) -> tuple[b
         any(on and length < pump.min_run_slots for on, length in ended),
         any(not on and length < pump.min_off_slots for on, length in ended),
     )
+
+
+def _devices(
+    load_kw: Mapping[str, FloatArray] | None,
+    battery_kw: dict[str, FloatArray],
+    heat: dict[str, FloatArray],
+    pv_kw: FloatArray,
+    house_kw: FloatArray,
+) -> dict[str, FloatArray]:
+    """Return each device's (n,) kW for the phase check: loads, batteries, heat pumps, the PV (negative), the base."""
+    loads = dict(load_kw or {})
+    base = house_kw - sum(loads.values(), np.zeros(house_kw.size))
+    return {**loads, **battery_kw, **heat, "pv": -pv_kw, "base": base}
 
 
 def _phases(phases: PhaseLimits, devices: dict[str, FloatArray], violations: list[str]) -> dict[str, FloatArray]:
