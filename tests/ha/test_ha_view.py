@@ -205,6 +205,8 @@ async def test_a_push_entity_is_current_while_usable_up_to_risk_3(
     assert freshness["passed"] is True and freshness["evidence"]["push"] is True
     assert freshness["reason"] == "current: the device pushes every change (last one 10800.0 s ago)"
     assert response["outcome"] == "executed" and hass.states.get("fan.attic_fan").state == "on"
+    fan._attr_assumed_state = True  # an RF or IR fan: nothing reports its changes, so it is not push-current
+    assert entry.runtime_data.control.view.entity("fan.attic_fan").pushes is False
 
 
 async def test_a_stale_push_garage_door_stays_pending_until_it_reports(

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
+from custom_components.agentic_hems.planning.heat_view import EPS_KW
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_heat import heat_reasons
 from custom_components.agentic_hems.scheduling.home_model import (
@@ -194,6 +195,29 @@ def test_without_a_minimum_power_the_minimum_times_hold_for_the_power_switched(m
     assert sum(pattern) > 0 and runs_ok(pattern, hp), plan.heat_kw["hp"]
     if min_run == 3:  # the cheap slot's run goes on at the floor through two dearer slots
         assert "min_run" in heat_reasons(plan, "hp", heat_pumps=[hp], import_price=prices)
+
+
+@pytest.mark.parametrize("max_kw", [0.8, 1.0, 2.0])
+def test_the_floor_is_running_for_the_executor(max_kw):
+    """The executors switch a heat pump on above EPS_KW: every slot the plan runs, they run, so the minimum run time
+    holds for what is switched, whatever max_kw."""
+    n = 10
+    hp = pump(n, max_kw=max_kw, ua_kw_per_k=0.01, cop=np.full(n, 3.0), min_run_slots=3,
+              comfort_low_c=np.array([19.5] * 9 + [20.2]), comfort_high_c=np.full(n, 25.0))
+    plan = plan_home(make_curve(np.array([0.3] * 3 + [0.1, 0.6, 0.1] + [0.3] * 4)), heat_pumps=[hp])
+    switched = [int(kw > EPS_KW) for kw in plan.heat_kw["hp"]]
+    assert sum(switched) > 0 and runs_ok(switched, hp), plan.heat_kw["hp"]
+
+
+@pytest.mark.parametrize(("start_c", "ambient_c", "ua", "gains_kw"), [(22.0, 22.0, 0.2, 0.0), (21.9, 15.0, 0.05, 0.6)])
+def test_a_forced_run_at_the_ceiling_widens_the_band_by_the_floor(start_c, ambient_c, ua, gains_kw):
+    """One slot into a 3-slot minimum run at the top of the band (no losses, or sun gains warming the house): the
+    forced run's floor heat widens the ceiling, as min_kw does, instead of leaving no plan."""
+    n = 8
+    hp = pump(n, initial_temp_c=start_c, ambient_c=np.full(n, ambient_c), ua_kw_per_k=ua, min_run_slots=3,
+              initial_on_slots=1, gains_kw=np.full(n, gains_kw), comfort_high_c=np.full(n, 22.0))
+    plan = plan_home(make_curve([0.2] * n), heat_pumps=[hp])
+    assert plan.heat_kw["hp"][:2].min() >= hp.on_floor_kw - 1e-9
 
 
 def test_cold_start_heats_at_full_power_until_it_reaches_the_band():

@@ -68,8 +68,9 @@ class HassView:
         """Return ``(polls, pushes)`` for a loaded entity; ``(False, False)`` when HA has no entity object for it.
 
         It polls when ``homeassistant.update_entity`` really gets a new value: the entity polls its device, or it is a
-        template entity (re-rendered from HA's current states). Otherwise it is push-only: an update would only
-        rewrite its cached state, and its integration sends every change.
+        template entity (re-rendered from HA's current states). Otherwise it is push-only (an update would only
+        rewrite its cached state, and its integration sends every change), unless its state is assumed (an RF or IR
+        device, an optimistic MQTT entity): nothing reports its changes, so it is neither.
         """
         domain = entity_id.split(".", 1)[0]
         component = self.hass.data.get(DATA_INSTANCES, {}).get(domain)
@@ -78,7 +79,7 @@ class HassView:
             return False, False
         platform = entity.platform.platform_name if entity.platform is not None else None
         polls = bool(entity.should_poll or platform in REFRESHABLE_PLATFORMS)
-        return polls, not polls
+        return polls, not polls and not entity.assumed_state
 
     def entity(self, entity_id: str) -> EntityInfo | None:
         """Registry and state together; None when HA knows neither."""

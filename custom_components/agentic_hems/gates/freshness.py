@@ -9,10 +9,10 @@ Refresh hook (the shell implements it): an entity that polls (``EntityInfo.polls
 :func:`.pipeline.run_async` does this through its ``refresh`` argument. Push-only entities are never refreshed
 (an update only rewrites the cached state): a stale one at risk 4-5 fails with "stale: refresh and retry".
 
-A push-only entity (``EntityInfo.pushes``: a loaded entity that neither polls nor is a template) at risk 0-3 passes
-while its state is usable, whatever its age (evidence ``push: true``): its integration sends every change and marks
-it unavailable when the device is lost, so an old state is an unchanged one, not a stale one; a thermostat or a relay
-that reports only on change would otherwise be refused for ever. At risk 4-5 (locks, garage doors, alarms) the TTL
+A push-only entity (``EntityInfo.pushes``: a loaded entity that neither polls, nor is a template, nor has an assumed
+state) at risk 0-3 passes while its state is usable, whatever its age (evidence ``push: true``): its integration sends
+every change and marks it unavailable when the device is lost, so an old state is an unchanged one, not a stale one; a
+thermostat or a relay that reports only on change would otherwise be refused for ever. At risk 4-5 (locks, garage doors, alarms) the TTL
 holds for push entities too: the device must have reported within 5 s.
 
 HA's own helpers (``HELPER_DOMAINS``: input_boolean, input_number, ...) have no device behind them: their state is

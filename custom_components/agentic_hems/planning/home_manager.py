@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 import math
+import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -237,6 +238,7 @@ class HomePlanManager(ChangeListeners):
             phases=phases,
             heat_pumps=heat,
         )
+        started = time.monotonic()
         try:
             plan, left_out = await self.hass.async_add_executor_job(job)
         except HomePlanError as err:
@@ -249,6 +251,7 @@ class HomePlanManager(ChangeListeners):
         except ValueError as err:
             LOGGER.error("Whole-home plan refused its inputs: %s", err)
             return HomeResult(None, inputs, now, reason="invalid_inputs", detail=str(err))
+        LOGGER.debug("Whole-home plan: %d slots in %.2f s", len(plan.pv_kw), time.monotonic() - started)
         inputs.heat_pumps = tuple(hp for hp in heat if hp.name in plan.heat_kw)  # those the plan kept
         notes = [plan.detail] if plan.detail else []
         if left_out:  # their own plans (the appliance planner's) stay

@@ -60,9 +60,6 @@ def check_heat_pump(pump: HomeHeatPump, *, length: int, horizon: int, hours: flo
         raise ValueError(f"heat pump {pump.name!r}: the slot is too long for its time constant C / UA")
 
 
-ON_FLOOR = 1e-3  # a running heat pump without a minimum power draws at least this fraction of max_kw
-
-
 def needs_binary(pump: HomeHeatPump) -> bool:
     """Return True when the heat pump needs on/off binaries (a minimum power, run or off time)."""
     return pump.min_kw > 0 or pump.min_run_slots > 1 or pump.min_off_slots > 1
@@ -97,22 +94,13 @@ def add_heat_pump(
     return HeatColumns(power, temp, on), [(t, power, -1.0)], slacks
 
 
-def on_floor_kw(pump: HomeHeatPump) -> float:
-    """Return the least kW of a running heat pump: ``min_kw``, or ``ON_FLOOR`` x ``max_kw`` when ``min_kw`` is 0.
-
-    Without a floor a heat pump could be "on" at 0 kW, and the minimum run and off times would hold for the binary
-    only, not for the power that is switched: a run of [2, 0, 0] kW would pass a 3-slot minimum run.
-    """
-    return pump.min_kw if pump.min_kw > 0 else ON_FLOOR * pump.max_kw
-
-
 def _on_off(model: MilpModel, pump: HomeHeatPump, power: IntArray, n: int) -> IntArray:
     """Add the on/off binaries, the power range and the minimum run and off times; return the binaries."""
     t = np.arange(n)
     forced_on, forced_off = pump.forced_slots()
     u = model.add(n, np.where(t < forced_off, 0.0, 1.0), lower=np.where(t < forced_on, 1.0, 0.0), integer=True)
     model.row([(t, power, 1.0), (t, u, -pump.max_kw)], -math.inf, 0.0, n)
-    model.row([(t, power, 1.0), (t, u, -on_floor_kw(pump))], 0.0, math.inf, n)
+    model.row([(t, power, 1.0), (t, u, -pump.on_floor_kw)], 0.0, math.inf, n)
     if pump.min_run_slots == 1 and pump.min_off_slots == 1:
         return u
     start, stop = model.add(n, 1.0), model.add(n, 1.0)
@@ -170,8 +158,8 @@ def heat_reasons(
     - ``"off"``: P_t <= 1e-6 kW.
     - ``"comfort_floor"``: switching off in slot t would end it below the floor (a T_t + b_t < low_t).
     - ``"min_run"``: otherwise, slot t is the 2nd to ``min_run_slots``-th slot of its run (a run begun before the
-      horizon counts its ``initial_on_slots``) and P_t is at its floor (:func:`on_floor_kw`): the minimum run time keeps
-      it on.
+      horizon counts its ``initial_on_slots``) and P_t is at its floor (``HomeHeatPump.on_floor_kw``): the minimum
+      run time keeps it on.
     - ``"preheat_before_peak"``: otherwise, the slot ends above the floor and a later slot of the plan costs more
       (p_s > p_t for some s > t): heat stored now replaces heating in the dearer slot.
     - ``"cheap_slot"``: otherwise: it runs in a slot no dearer than every later one, for heat needed later or
@@ -204,7 +192,7 @@ def heat_reasons(
             reasons.append("off")
         elif a * temp[t] + b[t] < low[t] - TOL_C:
             reasons.append("comfort_floor")
-        elif run[t] <= pump.min_run_slots and power[t] <= on_floor_kw(pump) + TOL_KW and run[t] > 1:
+        elif run[t] <= pump.min_run_slots and power[t] <= pump.on_floor_kw + TOL_KW and run[t] > 1:
             reasons.append("min_run")
         elif temp[t + 1] > low[t] + TOL_C and later_max[t] > price[t]:
             reasons.append("preheat_before_peak")

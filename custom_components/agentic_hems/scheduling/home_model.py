@@ -146,6 +146,9 @@ class HomeBattery:
         return max(self.capacity_kwh * self.soc_max_pct / 100, self.initial_kwh)
 
 
+ON_FLOOR_KW = 0.01  # a running heat pump without a minimum power draws at least this (10 W)
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class HomeHeatPump:
     """A heat pump heating one thermal store (the house, or a hot-water tank), first-order model.
@@ -236,6 +239,16 @@ class HomeHeatPump:
             return max(self.min_run_slots - self.initial_on_slots, 0), 0
         return 0, max(self.min_off_slots - self.initial_off_slots, 0) if self.initial_off_slots else 0
 
+    @property
+    def on_floor_kw(self) -> float:
+        """The least kW while running: ``min_kw``, or ``ON_FLOOR_KW`` (at most ``max_kw``) when ``min_kw`` is 0.
+
+        With on/off binaries and no floor a heat pump could be "on" at 0 kW, and the minimum run and off times would
+        hold for the binary only, not for the power that is switched (a run of [2, 0, 0] kW would pass a 3-slot
+        minimum run). The floor is well above the 0.001 kW under which the executors count a heat pump as off.
+        """
+        return self.min_kw if self.min_kw > 0 else min(ON_FLOOR_KW, self.max_kw)
+
     def band(self, hours: float, n: int) -> tuple[FloatArray, FloatArray]:
         """Return the comfort band (low, high) (n,) at each slot's end, widened to what the store can reach.
 
@@ -249,7 +262,7 @@ class HomeHeatPump:
         on, off = self.forced_slots()
         slots = np.arange(n)
         most = np.where(slots < off, 0.0, self.max_kw)
-        least = np.where(slots < on, self.min_kw, 0.0)
+        least = np.where(slots < on, self.on_floor_kw, 0.0)
         low = np.asarray(self.comfort_low_c[:n], dtype=np.float64).copy()
         high = np.asarray(self.comfort_high_c[:n], dtype=np.float64).copy()
         hot = cold = self.initial_temp_c
