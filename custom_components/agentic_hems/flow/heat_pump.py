@@ -125,14 +125,15 @@ def store_schema() -> vol.Schema:
     )
 
 
-def _device_fields(band: tuple[float, float, float, float]) -> dict[Any, Any]:
+def _device_fields(band: tuple[float, float, float, float], controls: list[str]) -> dict[Any, Any]:
     """Return the device fields of every store: entities, power range, run times, comfort bands, phase.
 
-    ``band`` holds the defaults of the day low and high and the night low and high edges (°C). The maximum power
+    ``controls`` are the domains the control entity may have; ``band`` holds the defaults of the day low and high
+    and the night low and high edges (°C). The maximum power
     is optional to the frontend, which would otherwise pre-fill its minimum; the flow asks for it.
     """
     return {
-        vol.Required(CONF_CONTROL_ENTITY): EntitySelector(EntitySelectorConfig(domain=["climate", "switch"])),
+        vol.Required(CONF_CONTROL_ENTITY): EntitySelector(EntitySelectorConfig(domain=controls)),
         vol.Required(CONF_TEMPERATURE_ENTITY): EntitySelector(
             EntitySelectorConfig(domain="sensor", device_class="temperature")
         ),
@@ -159,15 +160,18 @@ def _device_fields(band: tuple[float, float, float, float]) -> dict[Any, Any]:
 
 def space_schema() -> vol.Schema:
     """Return the device step of space heating: the common fields with a house's comfort band (20-22 °C by day)."""
-    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0)))
+    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0), ["climate", "switch"]))
 
 
 def tank_schema() -> vol.Schema:
-    """Return the device step of a hot-water tank: the common fields, a tank's band, its room and hot-water draw."""
+    """Return the device step of a hot-water tank: the common fields, a tank's band, its room and hot-water draw.
+
+    Its control entity may also be a water heater.
+    """
     hours = [SelectOptionDict(value=str(h), label=f"{h:02d}:00") for h in range(24)]
     return vol.Schema(
         {
-            **_device_fields((45.0, 55.0, 40.0, 55.0)),
+            **_device_fields((45.0, 55.0, 40.0, 55.0), ["climate", "switch", "water_heater"]),
             vol.Required(CONF_ROOM_TEMP_C, default=20.0): _number(CONF_ROOM_TEMP_C),
             vol.Required(CONF_HOT_WATER_KWH, default=0.0): _number(CONF_HOT_WATER_KWH),
             vol.Optional(CONF_HOT_WATER_HOURS): SelectSelector(
@@ -239,8 +243,8 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         """Return the entities the entry's other subentries control.
 
         Those are the other heat pumps' control entities and the appliances' switches (a battery's control entity
-        is a number or select, never a heat pump's climate or switch); the reconfigured heat pump's own is not
-        among them.
+        is a number or select, never a heat pump's climate, water heater or switch); the reconfigured heat pump's own
+        is not among them.
         """
         own = self._own_id()
         keys = {SUBENTRY_HEAT_PUMP: CONF_CONTROL_ENTITY, SUBENTRY_APPLIANCE: CONF_ENTITY_ID}
