@@ -7,8 +7,8 @@ Carnot fraction, the thermal model by hand or fitted from the recorder's history
 gains). A fit shows its result and error in the step's description and fills in UA, C and a house's gains;
 submitting again stores them. Reconfigure pre-fills every step with the stored heat pump.
 
-The form's numbers only guide the frontend; the validators check them with the plan's own
-:data:`..planning.home_config.HEAT_PUMP_SCHEMA` and name each bad field in a translated error.
+The form's numbers and the control entity's domains only guide the frontend; the validators check them with the
+plan's own :data:`..planning.home_config.HEAT_PUMP_SCHEMA` and name each bad field in a translated error.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
 from homeassistant.const import CONF_ENTITY_ID
+from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.selector import (
     EntitySelector,
     EntitySelectorConfig,
@@ -101,6 +102,20 @@ HEAT_NUMBERS: dict[str, tuple[float, float, float, str]] = {
     "cop_2": (0.1, 20, 0.01, ""),
     "cop_3": (0.1, 20, 0.01, ""),
 }
+
+
+class LooseEntitySelector(EntitySelector):
+    """An entity picker whose domains only guide the frontend: another domain is left to the flow's own check.
+
+    The flow then names the field in a translated error (a water heater for space heating), instead of the
+    selector's own English text.
+    """
+
+    def __call__(self, data: Any) -> str:
+        """Return ``data`` as an entity ID; raises ``vol.Invalid`` for a value that is not one."""
+        return str(cv.entity_id(data))
+
+
 # The rated COP points' form fields: (outdoor °C field, COP field), stored together as ``cop_points``.
 
 
@@ -133,7 +148,7 @@ def _device_fields(band: tuple[float, float, float, float], controls: list[str])
     is optional to the frontend, which would otherwise pre-fill its minimum; the flow asks for it.
     """
     return {
-        vol.Required(CONF_CONTROL_ENTITY): EntitySelector(EntitySelectorConfig(domain=controls)),
+        vol.Required(CONF_CONTROL_ENTITY): LooseEntitySelector(EntitySelectorConfig(domain=controls)),
         vol.Required(CONF_TEMPERATURE_ENTITY): EntitySelector(
             EntitySelectorConfig(domain="sensor", device_class="temperature")
         ),
