@@ -7,8 +7,8 @@ Carnot fraction, the thermal model by hand or fitted from the recorder's history
 gains). A fit shows its result and error in the step's description and fills in UA, C and a house's gains;
 submitting again stores them. Reconfigure pre-fills every step with the stored heat pump.
 
-The form's numbers only guide the frontend; the validators check them with the plan's own
-:data:`..planning.home_config.HEAT_PUMP_SCHEMA` and name each bad field in a translated error.
+The form's numbers and the control entity's domains only guide the frontend; the validators check them with the
+plan's own :data:`..planning.home_config.HEAT_PUMP_SCHEMA` and name each bad field in a translated error.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
 from homeassistant.const import CONF_ENTITY_ID
+from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.selector import (
     EntitySelector,
     EntitySelectorConfig,
@@ -101,6 +102,20 @@ HEAT_NUMBERS: dict[str, tuple[float, float, float, str]] = {
     "cop_2": (0.1, 20, 0.01, ""),
     "cop_3": (0.1, 20, 0.01, ""),
 }
+
+
+class LooseEntitySelector(EntitySelector):
+    """An entity picker whose domains only guide the frontend: another domain is left to the flow's own check.
+
+    The flow then names the field in a translated error (a water heater for space heating), instead of the
+    selector's own English text.
+    """
+
+    def __call__(self, data: Any) -> str:
+        """Return ``data`` as an entity ID; raises ``vol.Invalid`` for a value that is not one."""
+        return str(cv.entity_id(data))
+
+
 # The rated COP points' form fields: (outdoor °C field, COP field), stored together as ``cop_points``.
 
 
@@ -125,14 +140,15 @@ def store_schema() -> vol.Schema:
     )
 
 
-def _device_fields(band: tuple[float, float, float, float]) -> dict[Any, Any]:
+def _device_fields(band: tuple[float, float, float, float], controls: list[str]) -> dict[Any, Any]:
     """Return the device fields of every store: entities, power range, run times, comfort bands, phase.
 
-    ``band`` holds the defaults of the day low and high and the night low and high edges (°C). The maximum power
+    ``controls`` are the domains the control entity may have; ``band`` holds the defaults of the day low and high
+    and the night low and high edges (°C). The maximum power
     is optional to the frontend, which would otherwise pre-fill its minimum; the flow asks for it.
     """
     return {
-        vol.Required(CONF_CONTROL_ENTITY): EntitySelector(EntitySelectorConfig(domain=["climate", "switch"])),
+        vol.Required(CONF_CONTROL_ENTITY): LooseEntitySelector(EntitySelectorConfig(domain=controls)),
         vol.Required(CONF_TEMPERATURE_ENTITY): EntitySelector(
             EntitySelectorConfig(domain="sensor", device_class="temperature")
         ),
@@ -159,15 +175,18 @@ def _device_fields(band: tuple[float, float, float, float]) -> dict[Any, Any]:
 
 def space_schema() -> vol.Schema:
     """Return the device step of space heating: the common fields with a house's comfort band (20-22 °C by day)."""
-    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0)))
+    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0), ["climate", "switch"]))
 
 
 def tank_schema() -> vol.Schema:
-    """Return the device step of a hot-water tank: the common fields, a tank's band, its room and hot-water draw."""
+    """Return the device step of a hot-water tank: the common fields, a tank's band, its room and hot-water draw.
+
+    Its control entity may also be a water heater.
+    """
     hours = [SelectOptionDict(value=str(h), label=f"{h:02d}:00") for h in range(24)]
     return vol.Schema(
         {
-            **_device_fields((45.0, 55.0, 40.0, 55.0)),
+            **_device_fields((45.0, 55.0, 40.0, 55.0), ["climate", "switch", "water_heater"]),
             vol.Required(CONF_ROOM_TEMP_C, default=20.0): _number(CONF_ROOM_TEMP_C),
             vol.Required(CONF_HOT_WATER_KWH, default=0.0): _number(CONF_HOT_WATER_KWH),
             vol.Optional(CONF_HOT_WATER_HOURS): SelectSelector(
@@ -239,8 +258,8 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         """Return the entities the entry's other subentries control.
 
         Those are the other heat pumps' control entities and the appliances' switches (a battery's control entity
-        is a number or select, never a heat pump's climate or switch); the reconfigured heat pump's own is not
-        among them.
+        is a number or select, never a heat pump's climate, water heater or switch); the reconfigured heat pump's own
+        is not among them.
         """
         own = self._own_id()
         keys = {SUBENTRY_HEAT_PUMP: CONF_CONTROL_ENTITY, SUBENTRY_APPLIANCE: CONF_ENTITY_ID}

@@ -123,7 +123,8 @@ def validate_device(
     The numbers, entities and times must pass HEAT_PUMP_SCHEMA; min_kw must not exceed max_kw nor a band's low edge
     its high edge. A hot-water tank's room temperature, daily draw and draw hours (``store`` hot water) are checked
     too; space heating's form has none of them (HEAT_PUMP_SCHEMA's defaults fill them in). The control entity must
-    not be one of ``controlled`` (entities another heat pump or an appliance controls already).
+    not be one of ``controlled`` (entities another heat pump or an appliance controls already), and a water heater
+    controls only a hot-water tank.
     """
     tank = store == STORE_HOT_WATER
     data = dict(user_input)
@@ -155,6 +156,8 @@ def validate_device(
         errors[key] = "entity_invalid"
     if CONF_CONTROL_ENTITY not in errors and data[CONF_CONTROL_ENTITY] in controlled:
         errors[CONF_CONTROL_ENTITY] = "control_entity_in_use"
+    elif CONF_CONTROL_ENTITY not in errors and not tank and data[CONF_CONTROL_ENTITY].startswith("water_heater."):
+        errors[CONF_CONTROL_ENTITY] = "water_heater_needs_tank"
     if not errors.keys() & {CONF_HEAT_MIN_KW, CONF_HEAT_MAX_KW} and float(data[CONF_HEAT_MIN_KW]) > float(
         data[CONF_HEAT_MAX_KW]
     ):

@@ -3,7 +3,8 @@
 - The intent has a service in the entity's domain (``tables.service_for``) and HA has that service registered.
 - Lights check brightness through ``supported_color_modes`` (not ``supported_features``); other domains check the
   feature bits in ``tables.REQUIRED_FEATURES``.
-- Params fit the entity's own ranges: brightness 0..100 %, climate ``min_temp``..``max_temp`` and ``hvac_modes``,
+- Params fit the entity's own ranges: brightness 0..100 %, climate and water_heater ``min_temp``..``max_temp``
+  (HA's defaults of the domain without them), climate ``hvac_modes``,
   number/input_number ``min``..``max`` on the ``step`` grid from ``min``, select/input_select one of ``options``.
 """
 
@@ -13,7 +14,7 @@ import math
 from typing import Any
 
 from .models import GateContext, GateResult
-from .tables import BRIGHTNESS_COLOR_MODES, DEFAULT_MAX_TEMP, DEFAULT_MIN_TEMP, INTENT_SERVICES, REQUIRED_FEATURES
+from .tables import BRIGHTNESS_COLOR_MODES, DEFAULT_TEMP_RANGES, INTENT_SERVICES, REQUIRED_FEATURES
 from .view import EntityInfo
 
 NAME = "capability"
@@ -35,7 +36,8 @@ def check_params(entity: EntityInfo, intent: str, params: dict[str, Any]) -> tup
         ok = 0 <= value <= 100
         return (None if ok else f"brightness {value} % outside 0..100"), {"min": 0, "max": 100, "unit": "%"}
     if intent == "set_temperature":
-        low, high = _float(caps.get("min_temp"), DEFAULT_MIN_TEMP), _float(caps.get("max_temp"), DEFAULT_MAX_TEMP)
+        default_low, default_high = DEFAULT_TEMP_RANGES[entity.domain]  # only climate and water_heater have it
+        low, high = _float(caps.get("min_temp"), default_low), _float(caps.get("max_temp"), default_high)
         value = params["temperature"]
         ok = low <= value <= high
         return (None if ok else f"temperature {value} outside {low}..{high}"), {"min": low, "max": high}

@@ -19,6 +19,7 @@ INTENT_SERVICES: dict[str, dict[str, str]] = {
     "fan": {"turn_on": "turn_on", "turn_off": "turn_off"},
     "light": {"turn_on": "turn_on", "turn_off": "turn_off", "set_brightness": "turn_on"},
     "climate": {"set_temperature": "set_temperature", "set_hvac_mode": "set_hvac_mode"},
+    "water_heater": {"set_temperature": "set_temperature"},
     "number": {"set_value": "set_value"},
     "input_number": {"set_value": "set_value"},
     "select": {"select_option": "select_option"},
@@ -56,6 +57,7 @@ INTENTS: frozenset[str] = frozenset(i for services in INTENT_SERVICES.values() f
 # Feature bits a service needs (values of HA's *EntityFeature enums in 2025.4, copied to keep the core HA-free).
 REQUIRED_FEATURES: dict[tuple[str, str], int] = {
     ("climate", "set_temperature"): 1,  # ClimateEntityFeature.TARGET_TEMPERATURE
+    ("water_heater", "set_temperature"): 1,  # WaterHeaterEntityFeature.TARGET_TEMPERATURE
     ("fan", "turn_on"): 32,  # FanEntityFeature.TURN_ON
     ("fan", "turn_off"): 16,  # FanEntityFeature.TURN_OFF
     ("cover", "open"): 1,  # CoverEntityFeature.OPEN
@@ -69,8 +71,11 @@ REQUIRED_FEATURES: dict[tuple[str, str], int] = {
 BRIGHTNESS_COLOR_MODES: frozenset[str] = frozenset(
     {"brightness", "color_temp", "hs", "xy", "rgb", "rgbw", "rgbww", "white"}
 )
-# HA's climate defaults when an entity has no min_temp/max_temp attribute.
-DEFAULT_MIN_TEMP, DEFAULT_MAX_TEMP = 7.0, 35.0
+# HA's defaults (°C) when an entity has no min_temp/max_temp attribute: climate 7-35 °C, water_heater 110-140 °F.
+DEFAULT_TEMP_RANGES: dict[str, tuple[float, float]] = {
+    "climate": (7.0, 35.0),
+    "water_heater": ((110 - 32) / 1.8, (140 - 32) / 1.8),
+}
 
 # (domain, device_class or None for any class) -> risk 0 (harmless) .. 5 (critical). The base table, plus the
 # domains its vocabulary names without a risk (marked "added"); anything else is DEFAULT_RISK.
@@ -81,6 +86,7 @@ RISK_TABLE: dict[tuple[str, str | None], int] = {
     ("cover", "door"): 4,
     ("cover", "gate"): 4,
     ("climate", None): 2,
+    ("water_heater", None): 2,  # added: a hot-water setpoint, like a thermostat's
     ("switch", None): 1,
     ("input_boolean", None): 1,
     ("button", None): 1,
@@ -134,13 +140,14 @@ def service_data(intent: str, params: Mapping[str, Any]) -> dict[str, Any]:
 def expected_state(domain: str, service: str, data: Mapping[str, Any]) -> dict[str, Any]:
     """Return what the entity should show once ``domain.service`` with ``data`` took effect (JSON-safe).
 
-    ``{"states": [...]}`` (any of them), ``{"attributes": {name: value}}`` (climate ``set_temperature``),
+    ``{"states": [...]}`` (any of them), ``{"attributes": {name: value}}`` (climate or water_heater
+    ``set_temperature``: the target temperature),
     ``{"numeric_state": value}`` (number/input_number ``set_value``), ``{"states": [option]}`` (select/input_select
     ``select_option``), or ``{}`` when nothing is observable (a button press, an unknown pair).
     """
     if (domain, service) in EXPECTED_STATES:
         return {"states": list(EXPECTED_STATES[(domain, service)])}
-    if (domain, service) == ("climate", "set_temperature"):
+    if service == "set_temperature" and domain in ("climate", "water_heater"):
         return {"attributes": {"temperature": data["temperature"]}}
     if (domain, service) == ("climate", "set_hvac_mode"):
         return {"states": [data["hvac_mode"]]}

@@ -79,7 +79,7 @@ HEAT_PUMP_SCHEMA = vol.Schema(
     {
         vol.Required(CONF_BATTERY_NAME): vol.All(str, vol.Length(min=1)),
         vol.Optional(CONF_HEAT_STORE, default=STORE_SPACE): vol.In((STORE_SPACE, STORE_HOT_WATER)),
-        vol.Required(CONF_CONTROL_ENTITY): vol.All(str, vol.Match(r"^(climate|switch)\.[a-z0-9_]+$")),
+        vol.Required(CONF_CONTROL_ENTITY): vol.All(str, vol.Match(r"^(climate|switch|water_heater)\.[a-z0-9_]+$")),
         vol.Required(CONF_TEMPERATURE_ENTITY): vol.All(str, vol.Match(r"^sensor\.[a-z0-9_]+$")),
         vol.Required(CONF_WEATHER_ENTITY): vol.All(str, vol.Match(r"^weather\.[a-z0-9_]+$")),
         vol.Optional(CONF_HEAT_POWER_ENTITY, default=None): _ENTITY,
@@ -128,13 +128,14 @@ def cop_function(
 class HeatPumpConfig:
     """One heat pump subentry: the :class:`HomeHeatPump`'s model and limits plus where it is read and set.
 
-    ``control_entity`` is a climate entity (the plan sets its target temperature) or a switch (an SG-Ready style
-    boost contact: on while the plan runs the heat pump). ``temperature_entity`` measures the store: the house's
-    indoor temperature, or a hot-water tank's. A house gains ``internal_gains_kw`` (people, appliances; kW) plus
-    ``solar_gain`` kW of heat per kW of PV production (``solar_entity`` is the PV sensor a fit read, or None); a
-    subentry stored without them has 0. The comfort band is ``day_low_c``-``day_high_c`` from ``day_start``
-    to ``day_end`` (local time), else the night band. A hot-water tank stands in a room at ``room_temp_c`` and
-    loses ``hot_water_kwh`` of heat a day, spread evenly over ``hot_water_hours`` (local hours).
+    ``control_entity`` is a climate entity or, for a hot-water tank, a water_heater (the plan sets its target
+    temperature), or a switch (an SG-Ready style boost contact: on while the plan runs the heat pump).
+    ``temperature_entity`` measures the store: the house's indoor temperature, or a hot-water tank's. A house gains
+    ``internal_gains_kw`` (people, appliances; kW) plus ``solar_gain`` kW of heat per kW of PV production
+    (``solar_entity`` is the PV sensor a fit read, or None); a subentry stored without them has 0. The comfort band
+    is ``day_low_c``-``day_high_c`` from ``day_start`` to ``day_end`` (local time), else the night band. A hot-water
+    tank stands in a room at ``room_temp_c`` and loses ``hot_water_kwh`` of heat a day, spread evenly over
+    ``hot_water_hours`` (local hours).
     """
 
     subentry_id: str

@@ -2,9 +2,10 @@
 
 What a slot asks of a heat pump (:func:`slot_command`):
 
-- a climate entity: ``set_temperature`` to the plan's temperature at the slot's end while the plan runs the heat
-  pump, else to the comfort floor of the slot (the thermostat then only heats to keep the floor); rounded to the
-  entity's ``target_temp_step`` (0.5 without one), within its ``min_temp``/``max_temp``;
+- a climate entity, or a water_heater (a hot-water tank's heat pump): ``set_temperature`` to the plan's temperature
+  at the slot's end while the plan runs the heat pump, else to the comfort floor of the slot (the thermostat then
+  only heats to keep the floor); rounded to the entity's ``target_temp_step`` (0.5 without one), within its
+  ``min_temp``/``max_temp``;
 - a switch (an SG-Ready style boost contact): ``turn_on`` while the plan runs the heat pump, else ``turn_off``.
 
 It goes through the gates like the batteries' commands (:mod:`.home_exec`), under the same option
@@ -30,7 +31,7 @@ from homeassistant.core import Context, HomeAssistant
 
 from ..const import LOGGER
 from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, Outcome
-from ..gates.tables import DEFAULT_MAX_TEMP, DEFAULT_MIN_TEMP
+from ..gates.tables import DEFAULT_TEMP_RANGES
 from ..prices.curve import floor_slot
 from .heat_config import HeatPumpConfig
 from .heat_view import EPS_KW, heat_band, heat_kw, temp_c
@@ -46,13 +47,17 @@ ACTIONS = frozenset({ACTION_TYPE})
 DEFAULT_STEP_C = 0.5
 
 
-def climate_target(hass: HomeAssistant, entity_id: str, temperature: float) -> float:
-    """``temperature`` rounded to the climate entity's ``target_temp_step``, within its ``min_temp``/``max_temp``."""
+def temperature_target(hass: HomeAssistant, entity_id: str, temperature: float) -> float:
+    """``temperature`` rounded to the climate or water_heater entity's ``target_temp_step``, within its range.
+
+    The range is the entity's ``min_temp``/``max_temp``, HA's defaults of its domain when it has none.
+    """
     state = hass.states.get(entity_id)
     attributes = state.attributes if state is not None else {}
     step = float(attributes.get("target_temp_step") or DEFAULT_STEP_C)
-    low = float(attributes.get("min_temp", DEFAULT_MIN_TEMP))
-    high = float(attributes.get("max_temp", DEFAULT_MAX_TEMP))
+    default_low, default_high = DEFAULT_TEMP_RANGES[entity_id.split(".", 1)[0]]
+    low = float(attributes.get("min_temp", default_low))
+    high = float(attributes.get("max_temp", default_high))
     value = round(temperature / step) * step
     return round(min(max(value, low), high), 4) + 0.0
 
@@ -68,14 +73,14 @@ def slot_command(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | N
         return "on" if running else "off"
     band = heat_band(result.inputs if result is not None else None, hp.subentry_id)
     target = float(temps[i + 1]) if running else (float(band[0][i]) if band is not None else math.nan)
-    return climate_target(hass, hp.control_entity, target) if math.isfinite(target) else None
+    return temperature_target(hass, hp.control_entity, target) if math.isfinite(target) else None
 
 
 def plan_actions(hass: HomeAssistant, result: HomeResult, config: HomeConfig, since: datetime) -> list[dict[str, Any]]:
     """Return the plan's heat pump commands from slot ``since`` on, as request actions (equal neighbours merged).
 
     Each is ``{"start", "end", "type": "home_heat_pump", "entity_id", "heat_pump", "value"}`` with the temperature
-    (°C, a climate entity) or "on"/"off" (a switch).
+    (°C, a climate or water_heater entity) or "on"/"off" (a switch).
     """
     plan = result.plan
     actions: list[dict[str, Any]] = []
@@ -182,7 +187,7 @@ class HeatExecutor:
 
 
 def _holds(hass: HomeAssistant, entity_id: str, value: float | str) -> bool:
-    """Return True when ``entity_id`` already is ``value``: a switch's state, a climate entity's target temperature."""
+    """Return True when ``entity_id`` already is ``value``: a switch's state, a climate or water heater's target."""
     state = hass.states.get(entity_id)
     if state is None:
         return False

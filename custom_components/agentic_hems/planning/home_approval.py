@@ -9,8 +9,8 @@ executors read their approved slot actions from it and carry each out with its g
 
 The control entities are then grid setpoints (:class:`HomeSetpoints`): only a ``grid`` command with the request's
 grant for the current slot passes the Policy gate, and only when it is exactly the approved command: the same intent
-(service) and the same service data, numbers within :data:`VALUE_TOLERANCE` (a number's value, a climate's target
-temperature), strings equal (a select's option); a switch's ``turn_on`` is not its ``turn_off``.
+(service) and the same service data, numbers within :data:`VALUE_TOLERANCE` (a number's value, a climate's or
+water heater's target temperature), strings equal (a select's option); a switch's ``turn_on`` is not its ``turn_off``.
 """
 
 from __future__ import annotations
