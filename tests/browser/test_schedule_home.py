@@ -187,10 +187,9 @@ def test_the_time_axis_marks_each_local_midnight(dashboard: Page) -> None:
     for start in starts:
         marker = markers.nth(wanted.index(start))
         box = marker.bounding_box()
-        assert box is not None
         x = element.evaluate("(el, ms) => el._chart.canvas.getBoundingClientRect().left"
                              " + el._chart.scales.x.getPixelForValue(ms)", start)
-        assert abs(box["x"] - x) < 1, (start, box, x)
+        assert box is not None and abs(box["x"] - x) < 1, (start, box, x)
         day = datetime.fromtimestamp(start / 1000, UTC).astimezone(zone)
         expect(marker.locator(".day-label")).to_have_text(f"{day:%a}, {day:%b} {day.day}")
 
@@ -230,12 +229,13 @@ def test_home_plan_screenshots(dashboard: Page, artifacts: Path) -> None:
                                         " return c.scrollWidth - c.clientWidth; }")
             assert overflow <= 0, (width, overflow)
             assert_axes_clear(element.evaluate(AXES), width)
-            canvas = element.locator("canvas.price-chart").bounding_box()
-            assert canvas is not None
-            for label in element.locator(".day-label").all():  # each day's name within the chart
+            canvas = element.locator("canvas.price-chart").bounding_box() or {"x": 0.0, "width": -1.0}  # none: fails below
+            labels = element.locator(".day-label").all()
+            assert labels, width
+            for label in labels:  # each day's name within the chart
                 box = label.bounding_box()
-                assert box is not None
-                assert canvas["x"] <= box["x"] < box["x"] + box["width"] <= canvas["x"] + canvas["width"], (width, box)
+                assert box is not None and (
+                    canvas["x"] <= box["x"] < box["x"] + box["width"] <= canvas["x"] + canvas["width"]), (width, box, canvas)
     finally:
         dashboard.set_viewport_size({"width": 1400, "height": 1800})
 
