@@ -37,7 +37,7 @@ from ..const import (
 )
 from ..planning.home_config import BATTERY_SCHEMA, MODES
 from ..validation import vol
-from .schemas import LooseNumberSelector, phase_selector
+from .schemas import LooseNumberSelector, phase_selector, schema_refuses
 
 # The form's numbers: field -> (minimum, maximum, step, unit); validate_battery checks them with BATTERY_SCHEMA.
 BATTERY_NUMBERS: dict[str, tuple[float, float, float, str]] = {
@@ -111,14 +111,7 @@ def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _refused(data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
     """Return those of ``keys`` whose value in ``data`` BATTERY_SCHEMA refuses (a missing one counts as refused)."""
-    validators = {str(marker): validator for marker, validator in BATTERY_SCHEMA.schema.items()}
-    refused = []
-    for key in keys:
-        try:
-            vol.Schema(validators[key])(data.get(key))
-        except vol.Invalid:
-            refused.append(key)
-    return refused
+    return schema_refuses(BATTERY_SCHEMA, data, keys)
 
 
 def _number_errors(data: Mapping[str, Any]) -> dict[str, str]:

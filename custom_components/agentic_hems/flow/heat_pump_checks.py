@@ -43,7 +43,7 @@ from ..const import (
     STORE_SPACE,
 )
 from ..planning.heat_config import HEAT_PUMP_SCHEMA, cop_points_error
-from ..validation import vol
+from .schemas import schema_refuses
 
 COP_FIELDS = (("cop_outdoor_1", "cop_1"), ("cop_outdoor_2", "cop_2"), ("cop_outdoor_3", "cop_3"))
 HOUSE_KEYS = (CONF_GAINS_KW, CONF_SOLAR_GAIN, CONF_SOLAR_ENTITY)  # a house's own model fields
@@ -87,14 +87,7 @@ def _cop_curve(points: Any) -> bool:
 
 def refused(data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
     """Return those of ``keys`` whose value in ``data`` HEAT_PUMP_SCHEMA refuses (a missing one counts as refused)."""
-    validators = {str(marker): validator for marker, validator in HEAT_PUMP_SCHEMA.schema.items()}
-    refused = []
-    for key in keys:
-        try:
-            vol.Schema(validators[key])(data.get(key))
-        except vol.Invalid:
-            refused.append(key)
-    return refused
+    return schema_refuses(HEAT_PUMP_SCHEMA, data, keys)
 
 
 def validate_store(user_input: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:

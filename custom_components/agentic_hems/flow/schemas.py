@@ -321,3 +321,15 @@ def appliance_schema() -> vol.Schema:
             vol.Optional(CONF_PHASE): phase_selector(),
         }
     )
+
+
+def schema_refuses(schema: vol.Schema, data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
+    """Return those of ``keys`` whose value in ``data`` the dict ``schema`` refuses (a missing one counts as refused)."""
+    validators = {str(marker): validator for marker, validator in schema.schema.items()}
+    refused = []
+    for key in keys:
+        try:
+            vol.Schema(validators[key])(data.get(key))
+        except vol.Invalid:
+            refused.append(key)
+    return refused
