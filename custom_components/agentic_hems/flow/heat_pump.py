@@ -316,25 +316,29 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
 
     async def async_step_space_heating(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
         """Ask for a house's heat pump: entities, power range, run times, comfort bands, phase."""
-        return await self._device_step(STORE_SPACE, space_schema(), user_input)
-
-    async def async_step_hot_water(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
-        """Ask for a tank's heat pump: the house's fields plus the tank's room and hot-water draw."""
-        return await self._device_step(STORE_HOT_WATER, tank_schema(), user_input)
-
-    async def _device_step(
-        self, store: str, schema: vol.Schema, user_input: dict[str, Any] | None
-    ) -> SubentryFlowResult:
-        """Show the device step of ``store`` (its step id); check and keep the input, then go on to the model step."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, device = validate_device(user_input, store, self._controlled())
+            errors, device = validate_device(user_input, STORE_SPACE, self._controlled())
             if not errors:
                 self._device |= device
                 return await self.async_step_model()
         return self.async_show_form(
-            step_id=store,
-            data_schema=self.add_suggested_values_to_schema(schema, user_input or self._stored()),
+            step_id="space_heating",
+            data_schema=self.add_suggested_values_to_schema(space_schema(), user_input or self._stored()),
+            errors=errors,
+        )
+
+    async def async_step_hot_water(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        """Ask for a tank's heat pump: the house's fields plus the tank's room and hot-water draw."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors, device = validate_device(user_input, STORE_HOT_WATER, self._controlled())
+            if not errors:
+                self._device |= device
+                return await self.async_step_model()
+        return self.async_show_form(
+            step_id="hot_water",
+            data_schema=self.add_suggested_values_to_schema(tank_schema(), user_input or self._stored()),
             errors=errors,
         )
 
