@@ -193,6 +193,15 @@ UNPARSEABLE_REJECTION = ("error: Failure writing unhandled promise rejection to 
                          "Error object")
 
 
+def settles(read: Any, wanted: Any, timeout_ms: int = UI_TIMEOUT_MS) -> None:
+    """Assert that ``read()`` returns ``wanted`` within ``timeout_ms``: for values that ``expect`` cannot read (a
+    custom element's JS properties), which HA may be re-rendering when first read."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while (got := read()) != wanted and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert got == wanted
+
+
 def console_errors(console: list[str]) -> list[str]:
     """The errors among a page's console lines: console.error calls, failed resource loads (Chromium logs them as
     errors) and uncaught exceptions or rejections (pageerror); except HA 2026.4's frontend's own view-transition

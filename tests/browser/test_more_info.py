@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import Demo, console_errors, open_page
+from .conftest import Demo, console_errors, open_page, settles
 
 WIDTHS = {"desktop": 1280, "phone": 390}
 HASS = "document.querySelector('home-assistant').hass"
@@ -115,7 +115,8 @@ def test_more_info_shows_small_readable_attributes(page: Page, demo: Demo, artif
     run_now = more_info(page, "binary_sensor.dishwasher_run_now", "details")
     attributes = run_now.locator("ha-more-info-details ha-grouped-list").last.locator("ha-list-item-value")
     expect(attributes).to_have_count(3)
-    assert sorted(attributes.evaluate_all("(rows) => rows.map((row) => row.label)")) == ["End", "Friendly name", "Start"]
+    settles(lambda: sorted(attributes.evaluate_all("(rows) => rows.map((row) => row.label)")),
+            ["End", "Friendly name", "Start"])  # the dialog re-renders its rows when the entity's state changes
     for raw in ("Slot", "slot_starts", "+00:00"):
         expect(run_now).not_to_contain_text(raw)
     page.screenshot(path=str(artifacts / f"more-info-run-now-{width}.png"))
