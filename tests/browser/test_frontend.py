@@ -110,6 +110,15 @@ def pick_entity(page: Page, entity_id: str) -> None:
     expect(page.locator("hui-suggestion-card").first).to_be_visible()
 
 
+def edit_view(page: Page, view_url: str) -> None:
+    """Open ``view_url`` in edit mode, as ``?edit=1`` does. HA enters edit mode from that parameter on the view's
+    first render only if the user is already known to be an administrator; on a loaded machine the user can arrive
+    later, so edit mode is entered as the parameter would, once the user is known."""
+    page.goto(view_url + "?edit=1")
+    page.wait_for_function(f"() => !!{HASS}?.user?.is_admin")
+    page.locator("hui-root").evaluate("(root) => root.lovelace.editMode || root.lovelace.setEditMode(true)")
+
+
 @pytest.fixture(scope="module")
 def suggests_by_entity(owner: Page, picker_dashboard: str) -> bool:
     """Whether this HA's card picker suggests cards by entity (HA 2026.10; HA 2026.4's picker lists card types and
@@ -117,7 +126,7 @@ def suggests_by_entity(owner: Page, picker_dashboard: str) -> bool:
     picker's previews of HA's own cards fetch from the internet."""
     page = owner.context.new_page()
     try:
-        page.goto(picker_dashboard + "?edit=1")
+        edit_view(page, picker_dashboard)
         page.get_by_text("Add card").click()
         page.locator("hui-suggestion-picker").or_(page.locator("hui-card-picker")).first.wait_for(state="attached")
         return page.locator("hui-suggestion-picker").count() > 0
@@ -131,7 +140,7 @@ def open_card_picker(page: Page, view_url: str, suggests_by_entity: bool) -> Non
         version = page.evaluate(f"() => {HASS}.config.version")
         pytest.skip(f"HA {version}'s card picker has no suggestions by entity (window.customCards' "
                     f"getEntitySuggestion; HA 2026.10 has them)")
-    page.goto(view_url + "?edit=1")
+    edit_view(page, view_url)
     page.get_by_text("Add card").click()
     expect(page.locator("hui-suggestion-picker")).to_be_visible()
 
@@ -192,7 +201,7 @@ def test_the_visual_editor_edits_the_card(owner: Page, picker_dashboard: str) ->
     administrator picks from the entries), a title that the live preview follows, and "Save" stores it."""
     entry_id = ws(owner, {"type": "agentic_hems/schedule"})["entry_id"]
     set_cards(owner, [{"type": "custom:agentic-hems-schedule-card", "entry_id": entry_id}])
-    owner.goto(picker_dashboard + "?edit=1")
+    edit_view(owner, picker_dashboard)
     owner.locator("hui-card-options").filter(has=owner.locator("agentic-hems-schedule-card")).get_by_text(
         "Edit", exact=True).click()
     dialog = owner.locator("hui-dialog-edit-card")
