@@ -88,3 +88,69 @@ def test_lists_of_other_lengths_are_refused() -> None:
         explained(plan={**PLAN, "house_kw": [1.0]})
     with pytest.raises(ValueError, match="arrays of 7 slots"):
         explained(plan={**PLAN, "batteries": [{**PLAN["batteries"][0], "soc_kwh": [5.0]}]})
+
+
+# A heat pump over 5 quarter hours from 20:00 +01:00 (its own prices), hand-worked slot by slot: off it would end
+# slot 0 at 19.6 °C, below the 20 °C floor (comfort floor); slot 1 off; slot 2 starts a run and ends above the floor
+# with 0.40 to come (pre-heating); slot 3 is the run's 2nd slot at its 0.5 kW floor with a 3-slot minimum run (minimum
+# run); slot 4 runs at 0.8 kW, the last slot (cheap slot).
+HEAT_PUMP: dict[str, Any] = {
+    "name": "Heat pump", "heat_kw": [2.0, 0.0, 1.0, 0.5, 0.8], "temp_c": [20.0, 20.8, 20.5, 21.0, 20.6, 20.4],
+    "low_c": [20.0] * 5, "off_c": [19.6, 20.5, 20.2, 20.7, 20.2], "min_run_slots": 3, "on_floor_kw": 0.5,
+}
+HEAT_PLAN: dict[str, Any] = {
+    "start": "2026-11-29T20:00:00+01:00", "currency": "EUR", "fuse_kw": 11,
+    "import_price": [0.10, 0.30, 0.20, 0.40, 0.25], "pv_kw": [0.0] * 5, "house_kw": [1.0] * 5,
+    "import_kw": [3.0, 1.0, 2.0, 1.5, 1.8], "heat_pumps": [HEAT_PUMP],
+}
+
+
+def test_a_heat_pumps_reasons_and_sentences() -> None:
+    heat = explained(plan=HEAT_PLAN)["structured"]["heat_pumps"][0]
+    assert [s["reason"] for s in heat["slots"]] == [
+        "comfort_floor", "off", "preheat_before_peak", "min_run", "cheap_slot"]
+    assert heat["counts"] == {"comfort_floor": 1, "off": 1, "preheat_before_peak": 1, "min_run": 1, "cheap_slot": 1}
+    assert heat["slots"][0] == {
+        "start": "2026-11-29T20:00:00+01:00", "reason": "comfort_floor", "kw": 2.0, "temp_c": 20.8, "low_c": 20.0,
+        "price": 0.1, "why": "heats to keep 20.8 °C above the 20.0 °C comfort floor (off it would end at 19.6 °C)"}
+    assert [s["why"] for s in heat["slots"][1:]] == [
+        "off", "pre-heats at 0.200 EUR/kWh, before a dearer slot at 0.400 EUR/kWh",
+        "stays on for its minimum run time", "runs at 0.250 EUR/kWh, no dearer than any later slot"]
+    german = explained(plan=HEAT_PLAN, lang="de")["structured"]["heat_pumps"][0]["slots"]
+    assert german[2]["why"] == "heizt vor zu 0.200 EUR/kWh, vor einem teureren Slot zu 0.400 EUR/kWh"
+
+
+def test_a_heat_pumps_texts_for_each_audience() -> None:
+    assert explained(plan=HEAT_PLAN)["text"].splitlines() == [
+        "Heat pump 20:00–20:15: heats to keep 20.8 °C above the 20.0 °C comfort floor (off it would end at 19.6 °C)",
+        "Heat pump 20:15–20:30: off",
+        "Heat pump 20:30–20:45: pre-heats at 0.200 EUR/kWh, before a dearer slot at 0.400 EUR/kWh",
+        "Heat pump 20:45–21:00: stays on for its minimum run time",
+        "Heat pump 21:00–21:15: runs at 0.250 EUR/kWh, no dearer than any later slot",
+    ]
+    assert explained("manager", plan=HEAT_PLAN)["text"] == (
+        "Heat pump: runs in 4 slots (1 at the cheapest price to come, 1 pre-heating before dearer slots, 1 for the "
+        "comfort floor, 1 for its minimum run time), off in 1.")
+    assert explained("auditor", "de", plan=HEAT_PLAN)["text"].splitlines()[3] == (
+        "20:45 Heat pump: min_run, 0.500 kW, 20.60 °C am Ende (Grenze 20.00 °C, 20.70 °C wenn aus), Preis 0.4000 "
+        "EUR/kWh: bleibt für seine Mindestlaufzeit an")
+    both = explained(plan={**PLAN, "heat_pumps": [{**HEAT_PUMP, **{k: HEAT_PUMP[k] + [0.0, 0.0] for k in (
+        "heat_kw", "low_c", "off_c")}, "temp_c": HEAT_PUMP["temp_c"] + [20.0, 20.0]}]})["structured"]
+    assert [len(both["batteries"]), len(both["heat_pumps"])] == [1, 1]
+
+
+@pytest.mark.parametrize("bad", [
+    {**HEAT_PLAN, "heat_pumps": []},  # neither a battery nor a heat pump
+    {**HEAT_PLAN, "heat_pumps": [{k: v for k, v in HEAT_PUMP.items() if k != "off_c"}]},
+    {**HEAT_PLAN, "heat_pumps": [{**HEAT_PUMP, "control": "climate.heat_pump"}]},
+    {**HEAT_PLAN, "heat_pumps": [{**HEAT_PUMP, "low_c": [20.0, None, 20.0, 20.0, 20.0]}]},
+    {**HEAT_PLAN, "heat_pumps": [{**HEAT_PUMP, "min_run_slots": -1}]},
+])
+def test_the_schema_refuses_bad_heat_pumps(bad: dict[str, Any]) -> None:
+    with pytest.raises(vol.Invalid):
+        GENERATE_EXPLANATION.schema({"home_plan": bad})
+
+
+def test_heat_pump_lists_of_other_lengths_are_refused() -> None:
+    with pytest.raises(ValueError, match="heat pump 'Heat pump': per-slot lists need 5 values"):
+        explained(plan={**HEAT_PLAN, "heat_pumps": [{**HEAT_PUMP, "temp_c": [20.0] * 5}]})

@@ -35,6 +35,8 @@ from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.grid.catalog import GENERATE_EXPLANATION
+from custom_components.agentic_hems.grid.explain_home import explain_home
 from custom_components.agentic_hems.planning.heat_config import parse_heat_pump
 from custom_components.agentic_hems.planning.heat_inputs import async_fit, async_run_state
 from custom_components.agentic_hems.planning.heat_view import reasons
@@ -646,6 +648,52 @@ async def test_the_heat_pump_sensors_and_the_schedule_payload(
         supply = slot["pv_kw"] - slot["curtail_kw"] + slot["import_kw"] - slot["export_kw"]
         assert supply == pytest.approx(slot["load_kw"] + slot["battery_kw"], abs=5e-3)
         assert slot["load_kw"] >= row["kw"] - 1e-3
+
+
+async def test_generate_explanation_says_why_the_heat_pump_runs_and_sets_nothing(
+    hass: HomeAssistant, automatic: MockConfigEntry
+) -> None:
+    """The live plan's explanation gives the heat pump sensors' reasons per slot, each checked against the store
+    model worked out here (the temperature a slot would end at with the heat pump off), in en and de; the live plan
+    and the same plan given as arrays give one answer; nothing is set."""
+    result = automatic.runtime_data.home.result
+    plan, (pump,) = result.plan, result.inputs.heat_pumps
+    n, hours = plan.import_kw.size, plan.resolution.total_seconds() / 3600
+    power, temps, prices = plan.heat_kw[HEAT_ID], plan.temp_c[HEAT_ID], result.inputs.curve.prices[:n]
+    gains = np.zeros(n) if pump.gains_kw is None else np.asarray(pump.gains_kw[:n])
+    off = temps[:-1] + hours / pump.capacity_kwh_per_k * (pump.ua_kw_per_k * (pump.ambient_c[:n] - temps[:-1]) + gains)
+    low = pump.band(hours, n)[0]
+    events = async_capture_events(hass, "call_service")
+    live = await hass.services.async_call(DOMAIN, "generate_explanation", {"current_home_plan": True},
+                                          blocking=True, return_response=True)
+    (heat,) = live["structured"]["heat_pumps"]
+    codes = [slot["reason"] for slot in heat["slots"]]
+    assert codes == reasons(result, HEAT_ID) and {"off", "preheat_before_peak"} <= set(codes)
+    for t, slot in enumerate(heat["slots"]):
+        assert (slot["reason"] == "off") == (power[t] <= 1e-6)
+        assert (slot["reason"] == "comfort_floor") == (power[t] > 1e-6 and off[t] < low[t] - 1e-5), t
+        if slot["reason"] == "preheat_before_peak":
+            assert slot["why"] == (f"pre-heats at {prices[t]:.3f} EUR/kWh, before a dearer slot at "
+                                   f"{max(prices[t + 1:]):.3f} EUR/kWh")
+    given = {
+        "start": plan.start.isoformat(), "currency": "EUR", "fuse_kw": automatic.runtime_data.home.planner.power_limit_kw,
+        "import_price": prices.tolist(), "pv_kw": plan.pv_kw.tolist(), "curtail_kw": plan.curtail_kw.tolist(),
+        "house_kw": (plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))).tolist(),
+        "import_kw": plan.import_kw.tolist(),
+        "heat_pumps": [{"name": "Heat pump", "heat_kw": power.tolist(), "temp_c": temps.tolist(), "low_c": low.tolist(),
+                        "off_c": off.tolist(), "min_run_slots": pump.min_run_slots, "on_floor_kw": pump.on_floor_kw,
+                        "initial_on_slots": pump.initial_on_slots}],
+    }
+    for lang in ("en", "de"):  # the service takes at most 1000 entries: the arrays go to the tool's core directly
+        for audience in ("operator", "manager", "auditor"):
+            answer = await hass.services.async_call(DOMAIN, "generate_explanation", {
+                "current_home_plan": True, "lang": lang, "audience": audience}, blocking=True, return_response=True)
+            data = GENERATE_EXPLANATION.schema({"home_plan": given, "lang": lang, "audience": audience})
+            assert explain_home(data["home_plan"], audience, lang) == {k: answer[k] for k in ("text", "structured")}
+    manager = await hass.services.async_call(DOMAIN, "generate_explanation", {"current_home_plan": True, "lang": "de",
+                                             "audience": "manager"}, blocking=True, return_response=True)
+    assert manager["text"].startswith(f"Heat pump: läuft in {n - codes.count('off')} Slots ")
+    assert [e.data["domain"] for e in events] == [DOMAIN] * 8  # the calls above, nothing on a device
 
 
 async def test_a_boost_switch_is_on_while_the_plan_runs_the_heat_pump(

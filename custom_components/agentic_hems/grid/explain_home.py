@@ -1,4 +1,4 @@
-"""Explanations of a whole-home plan's batteries: the ``generate_explanation`` tool given ``home_plan``.
+"""Explanations of a whole-home plan's batteries and heat pumps: the ``generate_explanation`` tool given ``home_plan``.
 
 The input (:data:`HOME_PLAN_SCHEMA`, times with their offset; the text shows times in that offset):
 
@@ -7,7 +7,9 @@ The input (:data:`HOME_PLAN_SCHEMA`, times with their offset; the text shows tim
 - per slot (n each): ``import_price`` (per kWh), ``pv_kw``, ``curtail_kw`` (default zeros), ``house_kw`` (the base
   load plus the planned appliances), ``import_kw``;
 - ``batteries``: each ``{name, capacity_kwh, soc_min_pct (0), soc_max_pct (100), reserve_pct (0),
-  discharge_efficiency (0.95), battery_kw (n, + charging), soc_kwh (n + 1, at each slot boundary)}``.
+  discharge_efficiency (0.95), battery_kw (n, + charging), soc_kwh (n + 1, at each slot boundary)}``;
+- ``heat_pumps``: each ``{name, heat_kw (n), temp_c (n + 1), low_c (n), off_c (n), min_run_slots (0), on_floor_kw (0),
+  initial_on_slots (0)}`` (:mod:`.explain_heat`); a battery or a heat pump at least.
 
 The reasons are :func:`~..scheduling.home_explain.battery_reasons` (the same as the whole-home plan's own answer).
 The text: ``operator``, each battery's slots with one sentence, equal neighbours merged; ``manager``, per battery how
@@ -25,9 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from ..prices.curve import FloatArray
 from ..scheduling.home_explain import SlotReason, battery_mode, battery_reasons, reason_text
 from ..scheduling.home_model import HomeBattery
 from ..validation import closed, vol
+from .explain_heat import heat_pump_lines, heat_pump_reasons, heat_pump_schema, heat_pump_structured, heat_pump_texts
 from .simulate import aware_time
 
 MAX_SLOTS = 1000
@@ -95,30 +99,42 @@ def _moment(value: Any) -> datetime:
         raise vol.Invalid(f"not an ISO 8601 time with a time zone: {value!r}") from err
 
 
-HOME_PLAN_SCHEMA = closed(
-    {
-        vol.Required("start"): _moment,
-        vol.Optional("slot_minutes", default=15): vol.All(int, vol.Range(min=1, max=60)),
-        vol.Required("currency"): vol.All(str, vol.Length(min=1, max=10)),
-        vol.Required("fuse_kw"): vol.All(_finite, vol.Range(min=0, min_included=False)),
-        vol.Required("import_price"): _SERIES,
-        vol.Required("pv_kw"): _SERIES,
-        vol.Optional("curtail_kw"): _SERIES,
-        vol.Required("house_kw"): _SERIES,
-        vol.Required("import_kw"): _SERIES,
-        vol.Required("batteries"): vol.All([_BATTERY], vol.Length(min=1, max=20)),
-    }
+def _some_device(home_plan: Any) -> Any:
+    """Refuse a plan with neither a battery nor a heat pump to explain."""
+    if not home_plan["batteries"] and not home_plan["heat_pumps"]:
+        raise vol.Invalid("home_plan needs a battery or a heat pump to explain")
+    return home_plan
+
+
+HOME_PLAN_SCHEMA = vol.All(
+    closed(
+        {
+            vol.Required("start"): _moment,
+            vol.Optional("slot_minutes", default=15): vol.All(int, vol.Range(min=1, max=60)),
+            vol.Required("currency"): vol.All(str, vol.Length(min=1, max=10)),
+            vol.Required("fuse_kw"): vol.All(_finite, vol.Range(min=0, min_included=False)),
+            vol.Required("import_price"): _SERIES,
+            vol.Required("pv_kw"): _SERIES,
+            vol.Optional("curtail_kw"): _SERIES,
+            vol.Required("house_kw"): _SERIES,
+            vol.Required("import_kw"): _SERIES,
+            vol.Optional("batteries", default=list): vol.All([_BATTERY], vol.Length(max=20)),
+            vol.Optional("heat_pumps", default=list): vol.All([heat_pump_schema(_SERIES)], vol.Length(max=20)),
+        }
+    ),
+    _some_device,
 )
 
 
 def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict[str, Any]:
-    """Explain a whole-home plan's batteries to ``audience`` (operator, manager, auditor) in ``lang`` (en, de).
+    """Explain a whole-home plan's batteries and heat pumps to ``audience`` (operator, manager, auditor) in ``lang``.
 
-    ``home_plan`` has passed :data:`HOME_PLAN_SCHEMA`. Returns ``{"text", "structured"}``; ``structured`` is
-    ``{"kind": "home", "batteries": [{"name", "value_per_kwh", "counts": {reason: slots}, "slots": [{"start",
-    "mode", "reason", "kw", "soc_pct", "price", "value", "why"}]}]}`` (``why`` in ``lang``).
+    ``home_plan`` has passed :data:`HOME_PLAN_SCHEMA`; ``lang`` is en or de. Returns ``{"text", "structured"}``;
+    ``structured`` is ``{"kind": "home", "batteries": [{"name", "value_per_kwh", "counts": {reason: slots},
+    "slots": [{"start", "mode", "reason", "kw", "soc_pct", "price", "value", "why"}]}], "heat_pumps": [{"name",
+    "counts", "slots": [{"start", "reason", "kw", "temp_c", "low_c", "price", "why"}]}]}`` (``why`` in ``lang``).
 
-    Raises ValueError when the per-slot lists disagree in length (n, and n + 1 for ``soc_kwh``).
+    Raises ValueError when the per-slot lists disagree in length (n, and n + 1 for ``soc_kwh`` and ``temp_c``).
     """
     n = len(home_plan["import_price"])
     series = {k: np.asarray(home_plan.get(k, [0.0] * n), dtype=float) for k in ("pv_kw", "curtail_kw", "house_kw")}
@@ -127,23 +143,23 @@ def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict
     step = timedelta(minutes=home_plan["slot_minutes"])
     starts = [home_plan["start"] + i * step for i in range(n)]
     surplus = series["pv_kw"] - series["curtail_kw"] - series["house_kw"]
-    batteries = []
-    for raw in home_plan["batteries"]:
-        battery = _battery(raw)
-        reasons = battery_reasons(
-            battery,
-            np.asarray(raw["battery_kw"], dtype=float),
-            np.asarray(raw["soc_kwh"], dtype=float),
-            import_price=np.asarray(home_plan["import_price"], dtype=float),
-            surplus_kw=surplus,
-            import_kw=np.asarray(home_plan["import_kw"], dtype=float),
-            fuse_kw=home_plan["fuse_kw"],
-        )
-        why = [
-            reason_text(r, currency=home_plan["currency"], fuse_kw=home_plan["fuse_kw"], language=lang) for r in reasons
-        ]
-        batteries.append((battery, reasons, why))
+    batteries = [_battery_reasons(home_plan, raw, surplus, lang) for raw in home_plan["batteries"]]
     lines = _text(home_plan, starts, step, batteries=batteries, audience=audience, lang=lang)
+    heat_pumps = []
+    for raw in home_plan["heat_pumps"]:
+        reasons = heat_pump_reasons(raw, home_plan["import_price"])
+        why = heat_pump_texts(reasons, home_plan["currency"], lang)
+        heat_pumps.append(heat_pump_structured(raw["name"], starts, reasons, why))
+        lines += heat_pump_lines(
+            raw["name"],
+            starts,
+            reasons,
+            why,
+            audience=audience,
+            lang=lang,
+            currency=home_plan["currency"],
+            merged=lambda name, at, text: _merged(name, at, step, text, lang),
+        )
     structured = {
         "kind": "home",
         "batteries": [
@@ -158,8 +174,27 @@ def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict
             }
             for battery, reasons, why in batteries
         ],
+        "heat_pumps": heat_pumps,
     }
     return {"text": ("\n" if audience != "manager" else " ").join(lines), "structured": structured}
+
+
+def _battery_reasons(
+    home_plan: Mapping[str, Any], raw: Mapping[str, Any], surplus: FloatArray, lang: str
+) -> tuple[HomeBattery, list[SlotReason], list[str]]:
+    """Return one input battery's limits, its reasons per slot and their sentences in ``lang``."""
+    battery = _battery(raw)
+    reasons = battery_reasons(
+        battery,
+        np.asarray(raw["battery_kw"], dtype=float),
+        np.asarray(raw["soc_kwh"], dtype=float),
+        import_price=np.asarray(home_plan["import_price"], dtype=float),
+        surplus_kw=surplus,
+        import_kw=np.asarray(home_plan["import_kw"], dtype=float),
+        fuse_kw=home_plan["fuse_kw"],
+    )
+    fuse, currency = home_plan["fuse_kw"], home_plan["currency"]
+    return battery, reasons, [reason_text(r, currency=currency, fuse_kw=fuse, language=lang) for r in reasons]
 
 
 def _battery(raw: Mapping[str, Any]) -> HomeBattery:

@@ -525,7 +525,7 @@ async def generate_explanation(host: TenantHost, data: dict[str, Any], caller: C
     """Deterministic explanation of a plan in en or de for an audience.
 
     The plan is a dispatch plan (``plan_id``) or a whole-home plan given as ``home_plan``
-    (:mod:`.explain_home`: why each battery charges, discharges or idles per slot). ``current_home_plan: true`` asks
+    (:mod:`.explain_home`: why each battery charges, discharges or idles and why each heat pump runs, per slot). ``current_home_plan: true`` asks
     for the site's live whole-home plan: the host replaces it with that plan's ``home_plan`` before the call, so it
     reaches this tool only when the site has none. Raises ToolError ``explanation_subject_required`` (no subject
     given), ``home_plan_not_available`` (``current_home_plan`` without a live plan) or ``home_plan_invalid`` (its

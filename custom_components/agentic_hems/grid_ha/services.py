@@ -193,7 +193,7 @@ async def async_call_tool(
 def _current_home_plan(entry: AgenticHemsConfigEntry, inputs: dict[str, Any]) -> dict[str, Any]:
     """Return ``inputs`` with ``current_home_plan`` replaced by the entry's live ``home_plan``, when it has one.
 
-    Without a live plan with a battery the inputs stay, and the tool answers ``home_plan_not_available``.
+    Without a live plan with a battery or a heat pump the inputs stay, and the tool answers ``home_plan_not_available``.
     """
     home = entry.runtime_data.home
     if home is None or (live := explanation_input(home)) is None:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..prices.curve import FloatArray
-from ..scheduling.home_heat import heat_reasons
+from ..scheduling.home_heat import floor_and_off, heat_reasons
 from ..scheduling.home_model import HomePlan
 from .heat_config import HeatPumpConfig
 
@@ -41,9 +41,45 @@ def reasons(result: Any, name: str) -> list[str]:
     pumps = tuple(getattr(inputs, "heat_pumps", ()))
     if plan is None or inputs is None or heat_kw(plan, name) is None or name not in {h.name for h in pumps}:
         return []
-    fees = getattr(inputs, "fees", None)  # the import price the plan used includes the network fee
-    price = inputs.curve.prices + (np.asarray(fees.energy_fee, dtype=np.float64) if fees is not None else 0.0)
-    return list(heat_reasons(plan, name, heat_pumps=pumps, import_price=price))
+    return list(heat_reasons(plan, name, heat_pumps=pumps, import_price=import_price(inputs)))
+
+
+def import_price(inputs: Any) -> FloatArray:
+    """Return the import price per kWh the plan used, per slot of the curve: the energy price plus the network fee.
+
+    ``inputs`` is a HomeResult's inputs (its price curve and grid fees, or None for no fees).
+    """
+    fees = getattr(inputs, "fees", None)
+    prices = np.asarray(inputs.curve.prices, dtype=np.float64)
+    return prices + (np.asarray(fees.energy_fee, dtype=np.float64) if fees is not None else 0.0)
+
+
+def explanation_heat_pumps(result: Any, heat_pumps: Sequence[HeatPumpConfig]) -> list[dict[str, Any]]:
+    """Return the plan's heat pumps as ``generate_explanation``'s ``home_plan.heat_pumps`` (``grid/explain_heat.py``).
+
+    ``result`` is a HomeResult; each of ``heat_pumps`` it plans gives its name, planned kW, temperatures, comfort floor
+    and temperature when off (``scheduling.home_heat.floor_and_off``) and its minimum run figures.
+    """
+    plan, inputs = result.plan, result.inputs
+    models = {p.name: p for p in inputs.heat_pumps}
+    out = []
+    for hp in heat_pumps:
+        if (model := models.get(hp.subentry_id)) is None or hp.subentry_id not in plan.heat_kw:
+            continue
+        low, off = floor_and_off(plan, model)
+        out.append(
+            {
+                "name": hp.name,
+                "heat_kw": plan.heat_kw[hp.subentry_id].tolist(),
+                "temp_c": plan.temp_c[hp.subentry_id].tolist(),
+                "low_c": low.tolist(),
+                "off_c": off.tolist(),
+                "min_run_slots": model.min_run_slots,
+                "on_floor_kw": model.on_floor_kw,
+                "initial_on_slots": model.initial_on_slots,
+            }
+        )
+    return out
 
 
 def slot_of(plan: HomePlan, now: datetime) -> int | None:

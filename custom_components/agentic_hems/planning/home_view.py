@@ -14,7 +14,7 @@ import numpy as np
 from ..prices.curve import FloatArray
 from ..scheduling.home_explain import plan_reasons, reason_text
 from ..scheduling.home_model import HomePlan, PhaseOver
-from .heat_view import heat_payload
+from .heat_view import explanation_heat_pumps, heat_payload, import_price
 from .home_config import BatteryConfig, HomeConfig
 from .home_manager import HomePlanManager, HomeResult
 
@@ -181,9 +181,10 @@ def home_answer(home: HomePlanManager, language: str, slots: int | None = None) 
 def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
     """Return the live whole-home plan as ``generate_explanation``'s ``home_plan`` (``grid/explain_home.py``).
 
-    The plan's start, slots, currency, the planner's fuse (kW), import prices, PV, curtailment, the house (base load
-    plus appliances, kW), import, and each configured battery of the plan with its limits, kW and SoC (kWh). None
-    without a plan or without a battery in it.
+    The plan's start, slots, currency, the planner's fuse (kW), import prices (network fee included), PV,
+    curtailment, the house (base load plus appliances, kW), import, each configured battery of the plan with its
+    limits, kW and SoC (kWh), and each heat pump (:func:`.heat_view.explanation_heat_pumps`). None without a plan or
+    with neither a battery nor a heat pump in it.
     """
     plan, inputs = (home.result.plan, home.result.inputs) if home.result else (None, None)
     if plan is None or inputs is None:
@@ -202,7 +203,8 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
         for bat in home.config.batteries
         if bat.subentry_id in plan.battery_kw
     ]
-    if not batteries:
+    heat_pumps = explanation_heat_pumps(home.result, home.config.heat_pumps)
+    if not batteries and not heat_pumps:
         return None
     n = plan.import_kw.size
     return {
@@ -210,10 +212,11 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
         "slot_minutes": int(plan.resolution.total_seconds() // 60),
         "currency": plan.currency,
         "fuse_kw": home.planner.power_limit_kw,
-        "import_price": inputs.curve.prices[:n].tolist(),
+        "import_price": import_price(inputs)[:n].tolist(),
         "pv_kw": plan.pv_kw.tolist(),
         "curtail_kw": plan.curtail_kw.tolist(),
         "house_kw": (plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))).tolist(),
         "import_kw": plan.import_kw.tolist(),
         "batteries": batteries,
+        "heat_pumps": heat_pumps,
     }

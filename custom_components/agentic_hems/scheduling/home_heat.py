@@ -29,7 +29,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..prices.curve import FloatArray
-from .home_model import TOL_C, TOL_KW, HomeHeatPump, HomePlan
+from .heat_explain import HeatReason, HeatRun, heat_slot_reasons
+from .home_model import HomeHeatPump, HomePlan
 from .milp import MilpModel
 from .windows import IntArray
 
@@ -150,20 +151,18 @@ def thermostat(pump: HomeHeatPump, hours: float, n: int) -> FloatArray:
 def heat_reasons(
     plan: HomePlan, name: str, *, heat_pumps: Sequence[HomeHeatPump], import_price: npt.ArrayLike
 ) -> list[str]:
+    """Return per slot of ``plan`` the code of why the heat pump ``name`` runs as planned (:func:`heat_details`)."""
+    return [r.reason for r in heat_details(plan, name, heat_pumps=heat_pumps, import_price=import_price)]
+
+
+def heat_details(
+    plan: HomePlan, name: str, *, heat_pumps: Sequence[HomeHeatPump], import_price: npt.ArrayLike
+) -> list[HeatReason]:
     """Return per slot of ``plan`` why the heat pump ``name`` runs as planned, from the plan's own numbers.
 
-    With P_t the planned kW, T_t the store temperature at the slot's start (``plan.temp_c``), low_t the comfort
-    floor at the slot's end (widened as in :meth:`~.home_model.HomeHeatPump.band`) and p_t the import price:
-
-    - ``"off"``: P_t <= 1e-6 kW.
-    - ``"comfort_floor"``: switching off in slot t would end it below the floor (a T_t + b_t < low_t).
-    - ``"min_run"``: otherwise, slot t is the 2nd to ``min_run_slots``-th slot of its run (a run begun before the
-      horizon counts its ``initial_on_slots``) and P_t is at its floor (``HomeHeatPump.on_floor_kw``): the minimum
-      run time keeps it on.
-    - ``"preheat_before_peak"``: otherwise, the slot ends above the floor and a later slot of the plan costs more
-      (p_s > p_t for some s > t): heat stored now replaces heating in the dearer slot.
-    - ``"cheap_slot"``: otherwise: it runs in a slot no dearer than every later one, for heat needed later or
-      valued at the horizon's end.
+    The reasons are :func:`.heat_explain.heat_slot_reasons` (off, comfort_floor, min_run, preheat_before_peak,
+    cheap_slot), given the plan's power and temperatures, the floor and off temperatures of :func:`floor_and_off`
+    and the import price.
 
     Args:
         plan: the plan holding ``name`` in ``heat_kw`` and ``temp_c``.
@@ -179,33 +178,22 @@ def heat_reasons(
     if pump is None or name not in plan.heat_kw:
         raise KeyError(name)
     power, temp = plan.heat_kw[name], plan.temp_c[name]
-    n = power.size
+    low, off = floor_and_off(plan, pump)
+    run = HeatRun(pump.min_run_slots, pump.on_floor_kw, pump.initial_on_slots)
+    price = np.asarray(import_price, dtype=np.float64)[: power.size]
+    return heat_slot_reasons(power, temp, low=low, off=off, price=price, run=run)
+
+
+def floor_and_off(plan: HomePlan, pump: HomeHeatPump) -> tuple[FloatArray, FloatArray]:
+    """Return the heat pump's comfort floor and its temperature when off, per slot of ``plan`` (n,), °C.
+
+    The floor is at the slot's end, widened as in :meth:`~.home_model.HomeHeatPump.band`; the second is the
+    temperature the store would end the slot at had the heat pump been off in it, from the planned temperature at the
+    slot's start. Raises KeyError when the plan does not hold the heat pump.
+    """
+    temp = plan.temp_c[pump.name]
+    n = temp.size - 1
     hours = plan.resolution.total_seconds() / 3600
     a, b, _ = pump.coefficients(hours, n)
     low, _ = pump.band(hours, n)
-    price = np.asarray(import_price, dtype=np.float64)[:n]
-    later_max = np.concatenate((np.maximum.accumulate(price[::-1])[::-1][1:], [-math.inf]))
-    run = _run_lengths(power > TOL_KW, pump.initial_on_slots)
-    reasons: list[str] = []
-    for t in range(n):
-        if power[t] <= TOL_KW:
-            reasons.append("off")
-        elif a * temp[t] + b[t] < low[t] - TOL_C:
-            reasons.append("comfort_floor")
-        elif run[t] <= pump.min_run_slots and power[t] <= pump.on_floor_kw + TOL_KW and run[t] > 1:
-            reasons.append("min_run")
-        elif temp[t + 1] > low[t] + TOL_C and later_max[t] > price[t]:
-            reasons.append("preheat_before_peak")
-        else:
-            reasons.append("cheap_slot")
-    return reasons
-
-
-def _run_lengths(running: npt.NDArray[np.bool_], initial: int) -> IntArray:
-    """Return per slot how many slots the current run has lasted by the slot's end (0 when off)."""
-    out = np.zeros(running.size, dtype=np.intp)
-    length = initial
-    for t, on in enumerate(running):
-        length = length + 1 if on else 0
-        out[t] = length
-    return out
+    return low, a * temp[:-1] + b
