@@ -13,7 +13,7 @@ import numpy as np
 
 from ..prices.curve import FloatArray
 from ..scheduling.home_explain import plan_reasons, reason_text
-from ..scheduling.home_model import HomePlan, PhaseOver
+from ..scheduling.home_model import HomePlan, PhaseOver, slot_limits
 from .heat_view import heat_payload
 from .home_config import BatteryConfig, HomeConfig
 from .home_manager import HomePlanManager, HomeResult
@@ -138,17 +138,21 @@ def _kw(value: float) -> float:
     return round(float(value), 3) + 0.0
 
 
-def explain_battery(result: HomeResult, bat: BatteryConfig, fuse_kw: float, language: str = "en") -> list[str]:
+def explain_battery(result: HomeResult, bat: BatteryConfig, language: str = "en") -> list[str]:
     """Why the battery does what it does in each slot of the plan (one sentence per slot, ``language`` en or de).
 
-    The reasons are :func:`~..scheduling.home_explain.battery_reasons` over the plan and its import prices; empty
-    without a plan or when the plan has no such battery.
+    The reasons are :func:`~..scheduling.home_explain.battery_reasons` over the plan, its import prices and the fuse
+    it kept in each slot; empty without a plan or when the plan has no such battery.
     """
     plan, inputs = result.plan, result.inputs
     if plan is None or inputs is None or bat.subentry_id not in plan.battery_kw:
         return []
-    reasons = plan_reasons(plan, bat.battery(0.0), inputs.curve.prices, fuse_kw)
-    return [reason_text(r, currency=plan.currency, fuse_kw=fuse_kw, language=language) for r in reasons]
+    fuse = slot_limits(plan.fuse_kw, plan.import_kw.size)
+    reasons = plan_reasons(plan, bat.battery(0.0), inputs.curve.prices, fuse)
+    return [
+        reason_text(r, currency=plan.currency, fuse_kw=float(kw), language=language)
+        for r, kw in zip(reasons, fuse, strict=True)
+    ]
 
 
 def home_answer(home: HomePlanManager, language: str, slots: int | None = None) -> dict[str, Any]:
@@ -170,9 +174,7 @@ def home_answer(home: HomePlanManager, language: str, slots: int | None = None) 
                 if plan
                 else [],
                 "soc_pct": [round(float(v), 1) for v in soc][:slots] if soc is not None else [],
-                "why": explain_battery(home.result, bat, home.planner.power_limit_kw, language)[:slots]
-                if home.result
-                else [],
+                "why": explain_battery(home.result, bat, language)[:slots] if home.result else [],
             }
         )
     return {**payload, "slots": payload["slots"][:slots], "batteries": batteries}
