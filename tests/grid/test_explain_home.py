@@ -154,3 +154,16 @@ def test_the_schema_refuses_bad_heat_pumps(bad: dict[str, Any]) -> None:
 def test_heat_pump_lists_of_other_lengths_are_refused() -> None:
     with pytest.raises(ValueError, match="heat pump 'Heat pump': per-slot lists need 5 values"):
         explained(plan={**HEAT_PLAN, "heat_pumps": [{**HEAT_PUMP, "temp_c": [20.0] * 5}]})
+
+
+def test_a_per_slot_fuse_names_each_slots_own_limit() -> None:
+    """Where loads the plan cannot move raised the fuse (slot 2 at 12 kW), the import there is at that slot's fuse;
+    an import of 11 kW under a 12 kW fuse is not."""
+    raised = explained(plan={**PLAN, "fuse_kw": [11, 11, 12, 11, 11, 11, 11]})["structured"]["batteries"][0]
+    assert raised["slots"][2]["reason"] == "dear" and "fuse" not in raised["counts"]
+    at_fuse = explained(plan={**PLAN, "fuse_kw": [11, 11, 11, 12, 11, 11, 11],
+                              "import_kw": [0.0, 2.5, 11.0, 12.0, 1.0, 1.0, 1.0]})["structured"]["batteries"][0]
+    assert [s["reason"] for s in at_fuse["slots"][2:4]] == ["fuse", "fuse"]
+    assert at_fuse["slots"][3]["why"] == "discharges to keep the import under the 12 kW fuse"
+    with pytest.raises(ValueError, match="every per-slot list needs 7 values"):
+        explained(plan={**PLAN, "fuse_kw": [11, 12]})

@@ -7,6 +7,8 @@ dishwasher on L2, the washing machine on L3 at 4 kW and the EV three-phase, on a
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from freezegun.api import FrozenDateTimeFactory
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.planning.home_manager import HomePlanManager
+from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling.home_grid import phases_over_fixed
 from custom_components.agentic_hems.scheduling.home_model import PhaseLimits
 from homeassistant.config_entries import ConfigSubentryData
@@ -119,14 +122,18 @@ async def test_a_phase_the_plan_cannot_keep_is_named_with_its_devices(
 
 def test_fixed_loads_past_a_phase_limit_raise_that_phase_only() -> None:
     """A washer pinned on L2 draws 4 kW in the second hour and the base load 0.9 kW (0.3 per phase): L2 carries
-    4.3 kW there, above the 3.68 kW limit; L1 and L3 (0.3 kW) stay. The limit of L2 becomes 4.3 kW, noted."""
+    4.3 kW there, above the 3.68 kW limit; L1 and L3 (0.3 kW) stay. The limit of L2 becomes 4.3 kW in that hour
+    only, 3.68 kW in the others, noted with the hour."""
+    curve = PriceCurve(start=datetime(2026, 11, 29, 19, tzinfo=UTC), resolution=timedelta(hours=1),
+                       prices=np.array([0.3, 0.1, 0.2]), source="test")
     phases = PhaseLimits(limit_kw=3.68, assignment={"washer": "L2"})
     fixed = {"base": np.full(3, 0.9), "washer": np.array([0.0, 4.0, 0.0])}
     notes: list[str] = []
-    kept = phases_over_fixed(phases, fixed, notes, {"washer": "Washing machine"})
-    assert kept is not None and dict(kept.raised_kw) == {"L2": pytest.approx(4.3)}
+    kept = phases_over_fixed(phases, fixed, notes, {"washer": "Washing machine"}, curve)
+    assert kept is not None and list(kept.raised_kw) == ["L2"]
+    np.testing.assert_allclose(kept.limit("L2"), [3.68, 4.3, 3.68])
     assert (kept.limit("L1"), kept.limit("L3")) == (3.68, 3.68)
-    assert notes == ["loads the plan cannot move draw up to 4.30 kW on L2, above its 3.68 kW limit: "
-                     "Washing machine 4.00 kW, base load 0.30 kW"]
-    assert phases_over_fixed(phases, {"base": np.full(3, 0.9)}, notes, {}) is phases and len(notes) == 1
-    assert phases_over_fixed(None, fixed, notes, {}) is None
+    assert notes == ["loads the plan cannot move draw up to 4.30 kW on L2, above its 3.68 kW limit, at "
+                     "2026-11-29T20:00-21:00Z: Washing machine 4.00 kW, base load 0.30 kW"]
+    assert phases_over_fixed(phases, {"base": np.full(3, 0.9)}, notes, {}, curve) is phases and len(notes) == 1
+    assert phases_over_fixed(None, fixed, notes, {}, curve) is None

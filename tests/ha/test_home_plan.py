@@ -427,7 +427,8 @@ async def test_a_load_whose_window_cannot_hold_it_is_left_out_not_the_whole_plan
 
 def test_loads_the_plan_cannot_move_above_the_fuse_raise_it_instead_of_leaving_no_plan() -> None:
     """Pinned appliances and the base load draw 3 kW in the second hour, above a 2 kW fuse: plan_home finds no plan
-    under the fuse; under fuse_over_fixed's fuse (3 kW, noted) the home is planned and the run stays off that hour."""
+    under the fuse; under fuse_over_fixed's fuse (3 kW in that hour only, noted) the home is planned and the run
+    stays off that hour."""
     curve = PriceCurve(start=NOW.replace(minute=0, second=0, microsecond=0), resolution=timedelta(hours=1),
                        prices=np.array([0.30, 0.10, 0.20, 0.40]), source="test")
     fixed = np.array([0.5, 3.0, 0.5, 0.5])
@@ -436,11 +437,32 @@ def test_loads_the_plan_cannot_move_above_the_fuse_raise_it_instead_of_leaving_n
         plan_home(curve, [run], base_load_kw=fixed, fuse_kw=2.0)
     assert err.value.constraints == (Infeasibility.FUSE,)
     notes: list[str] = []
-    assert fuse_over_fixed(2.0, fixed, notes) == 3.0 and fuse_over_fixed(4.0, fixed, []) == 4.0
-    assert notes == ["loads the plan cannot move draw up to 3.00 kW, above the 2 kW fuse"]
-    plan = plan_home(curve, [run], base_load_kw=fixed, fuse_kw=3.0)
+    fuse = fuse_over_fixed(2.0, fixed, notes, curve)
+    assert np.asarray(fuse).tolist() == [2.0, 3.0, 2.0, 2.0] and fuse_over_fixed(4.0, fixed, [], curve) == 4.0
+    assert notes == ["loads the plan cannot move draw up to 3.00 kW, above the 2 kW fuse, at 2026-11-29T20:00-21:00Z"]
+    plan = plan_home(curve, [run], base_load_kw=fixed, fuse_kw=fuse)
     assert plan.starts["run"] == curve.slot_start(2)  # the next cheapest hour: the second is full
     assert plan.import_kw.tolist() == pytest.approx([0.5, 3.0, 1.5, 0.5])
+    np.testing.assert_array_equal(plan.fuse_kw, [2.0, 3.0, 2.0, 2.0])
+
+
+def test_a_fuse_raised_in_one_slot_holds_everywhere_else() -> None:
+    """The breaker's case: a 10 kW fuse, a pinned 12 kW load in the first hour, an 11 kW oven free over four hours,
+    cheapest in the second, 2 kW of PV in the last. By hand: the oven adds 11 kW wherever it runs; the first hour
+    holds 12 kW (its limit), the second and third 11 > 10 kW, the last 11 - 2 = 9 kW: only the last hour fits. A
+    fuse raised to 12 kW for the whole horizon would let it run in the cheap second hour at 11 kW."""
+    curve = PriceCurve(start=NOW.replace(minute=0, second=0, microsecond=0), resolution=timedelta(hours=1),
+                       prices=np.array([0.30, 0.10, 0.20, 0.40]), source="test")
+    pinned = np.array([12.0, 0.0, 0.0, 0.0])
+    oven = LoadSpec("oven", power_kw=11.0, duration_min=60, earliest_start=curve.start, deadline=curve.slot_start(4))
+    notes: list[str] = []
+    fuse = fuse_over_fixed(10.0, pinned, notes, curve)
+    plan = plan_home(curve, [oven], pv_kw=[0.0, 0.0, 0.0, 2.0], fixed_kw={"pinned": pinned}, fuse_kw=fuse,
+                     curtailment=False)
+    assert plan.starts["oven"] == curve.slot_start(3)
+    assert plan.import_kw.tolist() == pytest.approx([12.0, 0.0, 0.0, 9.0])
+    assert np.all(plan.import_kw[1:] <= 10.0 + 1e-6) and plan.import_kw[0] <= pinned[0] + 1e-6
+    assert notes == ["loads the plan cannot move draw up to 12.00 kW, above the 10 kW fuse, at 2026-11-29T19:00-20:00Z"]
 
 
 def test_heat_pumps_the_model_refuses_are_left_out_not_the_whole_plan() -> None:

@@ -62,6 +62,17 @@ def test_the_texts_in_english_and_german() -> None:
     assert de[4] == "ruht: an der Reserve (20 %)"
 
 
+def test_the_fuse_is_each_slots_own() -> None:
+    """A fuse per slot (11, 11, 12, 2, 11, 11, 11), as a plan keeps it where fixed loads pass the fuse: slot 2
+    imports 11 kW under its 12 kW and discharges at 0.30 > 0.27 (dear); slot 3's 2 kW import is at its 2 kW (fuse)."""
+    fuse = np.array([11.0, 11.0, 12.0, 2.0, 11.0, 11.0, 11.0])
+    found = battery_reasons(BATTERY, KW, SOC, import_price=PRICES, surplus_kw=SURPLUS, import_kw=IMPORT, fuse_kw=fuse)
+    assert [r.reason for r in found] == ["pv", "cheap", "dear", "fuse", "floor", "spread", "full"]
+    assert reason_text(found[3], currency="EUR", fuse_kw=float(fuse[3])) == (
+        "discharges to keep the import under the 2 kW fuse"
+    )
+
+
 def test_a_home_plan_gives_the_same_reasons() -> None:
     n = KW.size
     plan = HomePlan(

@@ -117,7 +117,7 @@ def test_a_raised_phase_limit_holds_on_its_phase_only():
         batteries=(),
         load_kw={"washer": np.array([3.3, 4.3])},
     )  # L2: 0.1 + 3.3, then 0.1 + 4.3 > 4.3
-    assert result.violations == ["phase L2 carries more than 4.3 kW"]
+    assert result.violations == ["phase L2 above its limit in 1 of 2 slots, first slot 1: 4.40 kW > 4.3 kW"]
     with pytest.raises(ValueError, match="raised_kw"):
         PhaseLimits(limit_kw=3.0, raised_kw={"L2": 2.0})
     with pytest.raises(ValueError, match="raised_kw"):

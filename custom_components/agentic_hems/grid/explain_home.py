@@ -3,7 +3,7 @@
 The input (:data:`HOME_PLAN_SCHEMA`, times with their offset; the text shows times in that offset):
 
 - ``start``: the first slot's start (ISO 8601 with an offset); ``slot_minutes`` (default 15);
-- ``currency``; ``fuse_kw`` (the main fuse, kW);
+- ``currency``; ``fuse_kw`` (the main fuse, kW: a number, or per slot (n) where loads the plan cannot move raise it);
 - per slot (n each): ``import_price`` (per kWh), ``pv_kw``, ``curtail_kw`` (default zeros), ``house_kw`` (the base
   load plus the planned appliances), ``import_kw``;
 - ``batteries``: each ``{name, capacity_kwh, soc_min_pct (0), soc_max_pct (100), reserve_pct (0),
@@ -29,7 +29,7 @@ import numpy as np
 
 from ..prices.curve import FloatArray
 from ..scheduling.home_explain import SlotReason, battery_mode, battery_reasons, reason_text
-from ..scheduling.home_model import HomeBattery
+from ..scheduling.home_model import HomeBattery, slot_limits
 from ..validation import closed, vol
 from .explain_heat import heat_pump_lines, heat_pump_reasons, heat_pump_schema, heat_pump_structured, heat_pump_texts
 from .simulate import aware_time
@@ -76,6 +76,7 @@ def _finite(value: Any) -> float:
 
 _SERIES = vol.All([_finite], vol.Length(min=1, max=MAX_SLOTS + 1))
 _PCT = vol.All(_finite, vol.Range(min=0, max=100))
+_KW = vol.All(_finite, vol.Range(min=0, min_included=False))
 _BATTERY = closed(
     {
         vol.Required("name"): vol.All(str, vol.Length(min=1, max=100)),
@@ -112,7 +113,7 @@ HOME_PLAN_SCHEMA = vol.All(
             vol.Required("start"): _moment,
             vol.Optional("slot_minutes", default=15): vol.All(int, vol.Range(min=1, max=60)),
             vol.Required("currency"): vol.All(str, vol.Length(min=1, max=10)),
-            vol.Required("fuse_kw"): vol.All(_finite, vol.Range(min=0, min_included=False)),
+            vol.Required("fuse_kw"): vol.Any(_KW, vol.All([_KW], vol.Length(min=1, max=MAX_SLOTS))),
             vol.Required("import_price"): _SERIES,
             vol.Required("pv_kw"): _SERIES,
             vol.Optional("curtail_kw"): _SERIES,
@@ -138,7 +139,8 @@ def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict
     """
     n = len(home_plan["import_price"])
     series = {k: np.asarray(home_plan.get(k, [0.0] * n), dtype=float) for k in ("pv_kw", "curtail_kw", "house_kw")}
-    if any(a.size != n for a in series.values()) or len(home_plan["import_kw"]) != n:
+    fuse = np.asarray(home_plan["fuse_kw"], dtype=float)
+    if any(a.size != n for a in series.values()) or len(home_plan["import_kw"]) != n or fuse.size not in (1, n):
         raise ValueError(f"home_plan: every per-slot list needs {n} values (one per import_price)")
     step = timedelta(minutes=home_plan["slot_minutes"])
     starts = [home_plan["start"] + i * step for i in range(n)]
@@ -183,6 +185,7 @@ def _battery_reasons(
     home_plan: Mapping[str, Any], raw: Mapping[str, Any], surplus: FloatArray, lang: str
 ) -> tuple[HomeBattery, list[SlotReason], list[str]]:
     """Return one input battery's limits, its reasons per slot and their sentences in ``lang``."""
+    fuse = slot_limits(home_plan["fuse_kw"], surplus.size)
     battery = _battery(raw)
     reasons = battery_reasons(
         battery,
@@ -191,10 +194,17 @@ def _battery_reasons(
         import_price=np.asarray(home_plan["import_price"], dtype=float),
         surplus_kw=surplus,
         import_kw=np.asarray(home_plan["import_kw"], dtype=float),
-        fuse_kw=home_plan["fuse_kw"],
+        fuse_kw=fuse,
     )
-    fuse, currency = home_plan["fuse_kw"], home_plan["currency"]
-    return battery, reasons, [reason_text(r, currency=currency, fuse_kw=fuse, language=lang) for r in reasons]
+    currency = home_plan["currency"]
+    return (
+        battery,
+        reasons,
+        [
+            reason_text(r, currency=currency, fuse_kw=float(kw), language=lang)
+            for r, kw in zip(reasons, fuse, strict=True)
+        ],
+    )
 
 
 def _battery(raw: Mapping[str, Any]) -> HomeBattery:
@@ -226,7 +236,7 @@ def _text(
     lang: str,
 ) -> list[str]:
     """Return the text's lines for ``audience`` (see the module docstring)."""
-    currency, fuse = home_plan["currency"], home_plan["fuse_kw"]
+    currency, fuse = home_plan["currency"], float(np.min(home_plan["fuse_kw"]))
     lines = []
     for battery, reasons, why in batteries:
         if audience == "manager":

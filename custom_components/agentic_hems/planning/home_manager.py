@@ -34,8 +34,8 @@ from ..const import DOMAIN, LOGGER
 from ..listeners import ChangeListeners
 from ..prices.curve import FloatArray, PriceCurve
 from ..scheduling.home import plan_home
-from ..scheduling.home_grid import phases_over_fixed
-from ..scheduling.home_model import HomePlan, HomePlanError, PhaseLimits, PhaseOver
+from ..scheduling.home_grid import phases_over_fixed, slots_text
+from ..scheduling.home_model import HomePlan, HomePlanError, Limit, PhaseLimits, PhaseOver
 from ..scheduling.plan import LoadSpec, Plan, Reason
 from ..scheduling.windows import build_plan
 from .heat_exec import HeatExecutor
@@ -216,12 +216,7 @@ class HomePlanManager(ChangeListeners):
         movable = self.movable(now)
         loads = [replace(self.planner.load_for(aid, now), name=aid) for aid in movable]
         fixed = self.planner.planned_loads(inputs.curve, now, exclude=set(movable))
-        total = inputs.base_load_kw + sum(fixed.values(), np.zeros(len(inputs.curve)))
-        fuse = fuse_over_fixed(self.planner.power_limit_kw, total, inputs.notes)
-        names = [*(b.name for b in inputs.batteries), *movable, *fixed, *(hp.name for hp in heat)]
-        phases = phases_over_fixed(
-            phases_of(inputs.phases, names), {"base": inputs.base_load_kw, **fixed}, inputs.notes, self.device_names()
-        )
+        fuse, phases = self._limits(inputs, fixed, [*movable, *(hp.name for hp in heat)])
         job = partial(
             plan_leaving_out,
             inputs.curve,
@@ -260,6 +255,22 @@ class HomePlanManager(ChangeListeners):
             notes.append(f"PV forecast unknown from {inputs.pv_unknown_from.isoformat()}: planned as 0 kW")
         return HomeResult(plan, inputs, now, detail="; ".join([*notes, *inputs.notes]))
 
+    def _limits(
+        self, inputs: HomeInputs, fixed: dict[str, FloatArray], planned: list[str]
+    ) -> tuple[Limit, PhaseLimits | None]:
+        """Return the fuse and the phase limits the plan keeps, raised in the slots where the ``fixed`` loads pass them.
+
+        ``fixed``: the loads the plan cannot move, (len(curve),) kW by appliance; ``planned``: the names of the movable
+        loads and heat pumps (the batteries' come from ``inputs``). See :func:`fuse_over_fixed` and
+        :func:`~..scheduling.home_grid.phases_over_fixed`; their notes go to ``inputs.notes``.
+        """
+        curve, notes = inputs.curve, inputs.notes
+        total = inputs.base_load_kw + sum(fixed.values(), np.zeros(len(curve)))
+        fuse = fuse_over_fixed(self.planner.power_limit_kw, total, notes, curve)
+        phases = phases_of(inputs.phases, [*(b.name for b in inputs.batteries), *planned, *fixed])
+        drawn = {"base": inputs.base_load_kw, **fixed}
+        return fuse, phases_over_fixed(phases, drawn, notes, self.device_names(), curve)
+
     def device_names(self) -> dict[str, str]:
         """Return each appliance's, battery's and heat pump's name by its subentry id (the plan's device names)."""
         names = {aid: appliance.name for aid, appliance in self.planner.appliances.items()}
@@ -294,18 +305,22 @@ class HomePlanManager(ChangeListeners):
             await self.planner.async_adopt(placed, now)
 
 
-def fuse_over_fixed(fuse_kw: float, fixed_kw: FloatArray, notes: list[str]) -> float:
-    """Return the fuse the plan can keep: ``fuse_kw``, or the highest load it cannot move when that is above it.
+def fuse_over_fixed(fuse_kw: float, fixed_kw: FloatArray, notes: list[str], curve: PriceCurve) -> Limit:
+    """Return the fuse the plan can keep, kW: ``fuse_kw``, or (len(curve),) per slot where loads it cannot move pass it.
 
-    Running, pinned and manual appliance plans and the house's base load (``fixed_kw``, kW per slot) are not the
-    plan's to change; where they alone pass the fuse, the plan adds nothing there rather than having no plan at all,
-    and ``notes`` says so.
+    Running, pinned and manual appliance plans and the house's base load (``fixed_kw``, (len(curve),) kW) are not
+    the plan's to change; in the slots where they alone pass the fuse, the limit there is their draw (the plan adds
+    nothing to the import above it) rather than no plan at all, the fuse holds in every other slot, and ``notes``
+    says so with the peak and the slots.
     """
-    peak = float(np.max(fixed_kw)) if fixed_kw.size else 0.0
-    if peak <= fuse_kw:
+    over = fixed_kw > fuse_kw
+    if not over.any():
         return fuse_kw
-    notes.append(f"loads the plan cannot move draw up to {peak:.2f} kW, above the {fuse_kw:g} kW fuse")
-    return peak
+    notes.append(
+        f"loads the plan cannot move draw up to {float(np.max(fixed_kw)):.2f} kW, above the {fuse_kw:g} kW fuse, "
+        f"at {slots_text(curve, over)}"
+    )
+    return np.maximum(fixed_kw, fuse_kw)
 
 
 def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) -> tuple[HomePlan, list[str]]:

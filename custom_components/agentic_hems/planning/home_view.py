@@ -13,7 +13,7 @@ import numpy as np
 
 from ..prices.curve import FloatArray
 from ..scheduling.home_explain import plan_reasons, reason_text
-from ..scheduling.home_model import HomePlan, PhaseOver
+from ..scheduling.home_model import HomePlan, PhaseOver, slot_limits
 from .heat_view import explanation_heat_pumps, heat_payload, import_price
 from .home_config import BatteryConfig, HomeConfig
 from .home_manager import HomePlanManager, HomeResult
@@ -138,17 +138,21 @@ def _kw(value: float) -> float:
     return round(float(value), 3) + 0.0
 
 
-def explain_battery(result: HomeResult, bat: BatteryConfig, fuse_kw: float, language: str = "en") -> list[str]:
+def explain_battery(result: HomeResult, bat: BatteryConfig, language: str = "en") -> list[str]:
     """Why the battery does what it does in each slot of the plan (one sentence per slot, ``language`` en or de).
 
-    The reasons are :func:`~..scheduling.home_explain.battery_reasons` over the plan and its import prices; empty
-    without a plan or when the plan has no such battery.
+    The reasons are :func:`~..scheduling.home_explain.battery_reasons` over the plan, its import prices (network fee
+    included) and the fuse it kept in each slot; empty without a plan or when the plan has no such battery.
     """
     plan, inputs = result.plan, result.inputs
     if plan is None or inputs is None or bat.subentry_id not in plan.battery_kw:
         return []
-    reasons = plan_reasons(plan, bat.battery(0.0), inputs.curve.prices, fuse_kw)
-    return [reason_text(r, currency=plan.currency, fuse_kw=fuse_kw, language=language) for r in reasons]
+    fuse = slot_limits(plan.fuse_kw, plan.import_kw.size)
+    reasons = plan_reasons(plan, bat.battery(0.0), import_price(inputs), fuse)
+    return [
+        reason_text(r, currency=plan.currency, fuse_kw=float(kw), language=language)
+        for r, kw in zip(reasons, fuse, strict=True)
+    ]
 
 
 def home_answer(home: HomePlanManager, language: str, slots: int | None = None) -> dict[str, Any]:
@@ -170,9 +174,7 @@ def home_answer(home: HomePlanManager, language: str, slots: int | None = None) 
                 if plan
                 else [],
                 "soc_pct": [round(float(v), 1) for v in soc][:slots] if soc is not None else [],
-                "why": explain_battery(home.result, bat, home.planner.power_limit_kw, language)[:slots]
-                if home.result
-                else [],
+                "why": explain_battery(home.result, bat, language)[:slots] if home.result else [],
             }
         )
     return {**payload, "slots": payload["slots"][:slots], "batteries": batteries}
@@ -181,7 +183,7 @@ def home_answer(home: HomePlanManager, language: str, slots: int | None = None) 
 def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
     """Return the live whole-home plan as ``generate_explanation``'s ``home_plan`` (``grid/explain_home.py``).
 
-    The plan's start, slots, currency, the planner's fuse (kW), import prices (network fee included), PV,
+    The plan's start, slots, currency, the fuse (kW; per slot where the plan raised it), import prices (network fee included), PV,
     curtailment, the house (base load plus appliances, kW), import, each configured battery of the plan with its
     limits, kW and SoC (kWh), and each heat pump (:func:`.heat_view.explanation_heat_pumps`). None without a plan or
     with neither a battery nor a heat pump in it.
@@ -211,7 +213,7 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
         "start": plan.start.isoformat(),
         "slot_minutes": int(plan.resolution.total_seconds() // 60),
         "currency": plan.currency,
-        "fuse_kw": home.planner.power_limit_kw,
+        "fuse_kw": np.asarray(plan.fuse_kw).tolist() if np.ndim(plan.fuse_kw) else home.planner.power_limit_kw,
         "import_price": import_price(inputs)[:n].tolist(),
         "pv_kw": plan.pv_kw.tolist(),
         "curtail_kw": plan.curtail_kw.tolist(),

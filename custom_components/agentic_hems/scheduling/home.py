@@ -41,7 +41,7 @@ from ..prices.curve import FloatArray, PriceCurve
 from ..prices.trust import SlotTrust
 from .contiguous import run_options
 from .energy import charge_options, fill_in_order
-from .home_grid import Entries, add_capacity, add_phases, cut_fees, quarter_index
+from .home_grid import Entries, add_capacity, add_phases, cut_fees, cut_phases, quarter_index
 from .home_heat import HeatColumns, add_heat_pump, check_heat_pump, heat_tie, thermostat
 from .home_model import (
     PHASES,
@@ -53,10 +53,12 @@ from .home_model import (
     HomePlan,
     HomePlanError,
     Infeasibility,
+    Limit,
     PhaseLimits,
     PhaseOver,
     Tariff,
     evaluate,
+    slot_limits,
 )
 from .milp import MilpModel
 from .plan import LoadSpec
@@ -117,7 +119,7 @@ def plan_home(
     pv_kw: float | npt.ArrayLike = 0.0,
     base_load_kw: float | npt.ArrayLike = 0.0,
     export_price: float | npt.ArrayLike = 0.0,
-    fuse_kw: float = math.inf,
+    fuse_kw: float | npt.ArrayLike = math.inf,
     export_limit_kw: float = math.inf,
     curtailment: bool = True,
     terminal_price: float | None = None,
@@ -137,7 +139,7 @@ def plan_home(
         pv_kw: PV forecast in kW, a number or an array (len(curve),), finite and >= 0 over the horizon.
         base_load_kw: house base load forecast in kW, the same way.
         export_price: per kWh exported, a number or an array (len(curve),) (a spot formula or a fixed feed-in).
-        fuse_kw: most import per slot, > 0 (math.inf for none).
+        fuse_kw: most import per slot, kW, > 0 (math.inf for none): a number, or an array (len(curve),) per slot.
         export_limit_kw: most export per slot, >= 0 (0 for zero-export, math.inf for none).
         curtailment: True when PV may be curtailed (by any amount up to its forecast).
         terminal_price: value per kWh left in a battery at the end; default median import price x discharge efficiency.
@@ -195,15 +197,13 @@ def _prepare(
     pv_kw: float | npt.ArrayLike,
     base_load_kw: float | npt.ArrayLike,
     export_price: float | npt.ArrayLike,
-    fuse_kw: float,
+    fuse_kw: float | npt.ArrayLike,
     export_limit_kw: float,
     curtailment: bool,
     extras: _Extras,
 ) -> tuple[_Inputs, dict[str, str], list[str]]:
     """Validate the inputs, cut them to the horizon and resolve the loads' windows."""
     n = len(curve)
-    if not fuse_kw > 0:
-        raise ValueError(f"fuse_kw must be > 0, got {fuse_kw!r}")
     if not export_limit_kw >= 0:
         raise ValueError(f"export_limit_kw must be >= 0, got {export_limit_kw!r}")
     _check_names(batteries, loads, extras)
@@ -217,7 +217,8 @@ def _prepare(
     fixed = {name: _array(kw, n, f"fixed_kw[{name!r}]")[:horizon] for name, kw in extras.fixed.items()}
     if not all(np.isfinite(kw).all() and (kw >= 0).all() for kw in fixed.values()):
         raise ValueError("fixed_kw must be finite and >= 0 on every slot of the horizon")
-    tariff = _tariff(curve, q, horizon, batteries, extras, limits=(float(fuse_kw), float(export_limit_kw)))
+    fuse = _fuse(fuse_kw, n, horizon)
+    tariff = _tariff(curve, q, horizon, batteries, extras, limits=(fuse, float(export_limit_kw)))
     placed, unplanned, notes = _loads(curve, loads, horizon)
     inputs = _Inputs(
         tariff=tariff,
@@ -232,6 +233,14 @@ def _prepare(
         resolution=curve.resolution,
     )
     return inputs, unplanned, notes
+
+
+def _fuse(fuse_kw: float | npt.ArrayLike, n: int, horizon: int) -> Limit:
+    """Return the fuse over the horizon, kW: a number, or (horizon,) one per slot; ValueError unless > 0 there."""
+    fuse: Limit = float(np.asarray(fuse_kw)) if np.ndim(fuse_kw) == 0 else _array(fuse_kw, n, "fuse_kw")[:horizon]
+    if not np.all(np.asarray(fuse) > 0):  # also NaN
+        raise ValueError(f"fuse_kw must be > 0, got {fuse_kw!r}")
+    return fuse
 
 
 @dataclass(frozen=True)
@@ -263,9 +272,12 @@ def _tariff(
     batteries: Sequence[HomeBattery],
     extras: _Extras,
     *,
-    limits: tuple[float, float],
+    limits: tuple[Limit, float],
 ) -> Tariff:
-    """Return the tariff over the horizon: prices plus fees, limits, terminal values (the median import price)."""
+    """Return the tariff over the horizon: prices plus fees, limits, terminal values (the median import price).
+
+    The fuse comes cut to the horizon; the phases' per-slot raised limits are cut here.
+    """
     n, hours = len(curve), slot_hours(curve)
     for pump in extras.heat_pumps:
         check_heat_pump(pump, length=n, horizon=horizon, hours=hours)
@@ -285,7 +297,7 @@ def _tariff(
         terminal_price=terminal,
         fees=cut,
         quarter=quarter_index(curve.start, curve.resolution, horizon),
-        phases=extras.phases,
+        phases=cut_phases(extras.phases, length=n, horizon=horizon),
     )
 
 
@@ -476,7 +488,7 @@ def _grid_binaries(model: MilpModel, cols: _Columns, inputs: _Inputs) -> None:
     risky = np.flatnonzero(tariff.export_price > tariff.import_price)
     if not risky.size:
         return
-    big_imp = np.minimum(tariff.fuse_kw, _most_import(inputs)[risky])
+    big_imp = np.minimum(slot_limits(tariff.fuse_kw, inputs.n)[risky], _most_import(inputs)[risky])
     big_exp = np.minimum(tariff.export_limit_kw, _most_export(inputs)[risky])
     z = model.add(risky.size, 1.0, integer=True)
     k = np.arange(risky.size)
@@ -847,10 +859,8 @@ def _phase_over(inputs: _Inputs, cols: _Columns, x: FloatArray) -> PhaseOver:
     on = {name: phases.shares(name)[phase] * float(kw[t]) for name, kw in drawn.items()}
     sign = 1.0 if worst % 2 == 0 else -1.0
     pushing = sorted(((name, sign * kw) for name, kw in on.items() if sign * kw > TOL_KW), key=lambda d: -d[1])
-    start = inputs.start + t * inputs.resolution
-    return PhaseOver(
-        phase=phase, start=start, limit_kw=phases.limit(phase), power_kw=sum(on.values()), devices=tuple(pushing)
-    )
+    start, limit = inputs.start + t * inputs.resolution, float(slot_limits(phases.limit(phase), n)[t])
+    return PhaseOver(phase=phase, start=start, limit_kw=limit, power_kw=sum(on.values()), devices=tuple(pushing))
 
 
 def _slacks_used(cols: _Columns, x: FloatArray | None) -> tuple[Infeasibility, ...]:
@@ -901,7 +911,7 @@ def _within_fuse(inputs: _Inputs, schedule: _Schedule) -> None:
     The excess (at most a few 1e-7 kW) comes off the energy loads' power in that slot, in proportion.
     """
     energy = [load.spec.name for load in inputs.loads if not load.slots]
-    if not energy or not math.isfinite(inputs.tariff.fuse_kw):
+    if not energy or not np.isfinite(inputs.tariff.fuse_kw).any():
         return
     n = inputs.n
     net = inputs.base - (inputs.pv - schedule.curtail) + sum(schedule.loads.values(), np.zeros(n))
@@ -1033,6 +1043,7 @@ def _result(
         phase_kw=plan_eval.phase_kw,
         baseline_capacity_cost=base_eval.capacity_cost,
         fixed_kw=inputs.fixed,
+        fuse_kw=inputs.tariff.fuse_kw,
     )
 
 

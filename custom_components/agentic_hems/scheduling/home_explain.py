@@ -9,7 +9,7 @@ horizon's median import price times the discharge efficiency.
 
 - ``pv``: charging from a PV surplus (the surplus after curtailment, house and loads covers the charge power);
 - ``cheap``: charging from the grid at a price below the value of a stored kWh;
-- ``fuse``: discharging while the import is at the fuse;
+- ``fuse``: discharging while the import is at the fuse (the slot's own: a fuse may be raised per slot);
 - ``dear``: discharging at a price above that value;
 - ``floor``: idle at the reserve floor (max of the lowest SoC and the reserve; within 0.1 %);
 - ``full``: idle at the highest SoC (within 0.1 %);
@@ -24,7 +24,7 @@ from typing import Final
 import numpy as np
 
 from ..prices.curve import FloatArray
-from .home_model import TOL_KW, HomeBattery, HomePlan
+from .home_model import TOL_KW, HomeBattery, HomePlan, Limit, slot_limits
 
 CHARGE: Final = "charge"
 DISCHARGE: Final = "discharge"
@@ -108,26 +108,27 @@ def battery_reasons(
     import_price: FloatArray,
     surplus_kw: FloatArray,
     import_kw: FloatArray,
-    fuse_kw: float,
+    fuse_kw: Limit,
 ) -> list[SlotReason]:
     """Return per slot why ``battery`` does what the plan gives it (see the module docstring).
 
     ``battery_kw``, ``import_price`` (per kWh), ``surplus_kw`` (PV after curtailment minus house and loads) and
-    ``import_kw`` are (n,); ``soc_kwh`` is (n,) or (n + 1,) at the slots' starts. Raises ValueError when the lengths
-    disagree or ``import_price`` is empty.
+    ``import_kw`` are (n,); ``soc_kwh`` is (n,) or (n + 1,) at the slots' starts; ``fuse_kw`` is a number or (n,)
+    one per slot, kW. Raises ValueError when the lengths disagree or ``import_price`` is empty.
     """
     n = battery_kw.size
     if n == 0 or any(a.size != n for a in (import_price, surplus_kw, import_kw)) or soc_kwh.size not in (n, n + 1):
         raise ValueError(f"battery_reasons: arrays of {n} slots expected (soc_kwh {n} or {n + 1})")
     value = float(np.median(import_price)) * battery.discharge_efficiency
     floor = max(battery.soc_min_pct, battery.reserve_pct)
+    fuse = slot_limits(fuse_kw, n)
     out = []
     for i in range(n):
         kw, pct = float(battery_kw[i]), float(soc_kwh[i]) / battery.capacity_kwh * 100
         if kw > EPS_KW:
             reason = "pv" if surplus_kw[i] >= kw - EPS_KW else "cheap"
         elif kw < -EPS_KW:
-            reason = "fuse" if import_kw[i] >= fuse_kw - TOL_KW else "dear"
+            reason = "fuse" if import_kw[i] >= fuse[i] - TOL_KW else "dear"
         elif pct <= floor + SOC_MARGIN_PCT:
             reason = "floor"
         elif pct >= battery.soc_max_pct - SOC_MARGIN_PCT:
@@ -138,10 +139,11 @@ def battery_reasons(
     return out
 
 
-def plan_reasons(plan: HomePlan, battery: HomeBattery, import_price: FloatArray, fuse_kw: float) -> list[SlotReason]:
+def plan_reasons(plan: HomePlan, battery: HomeBattery, import_price: FloatArray, fuse_kw: Limit) -> list[SlotReason]:
     """Return :func:`battery_reasons` for a battery of ``plan`` (its ``name`` is the plan's key).
 
-    ``import_price`` holds at least the plan's n slots. Raises KeyError when the plan has no such battery.
+    ``import_price`` holds at least the plan's n slots; ``fuse_kw`` is a number or (n,) per slot, kW (the plan's own
+    is ``plan.fuse_kw``). Raises KeyError when the plan has no such battery.
     """
     n = plan.import_kw.size
     surplus = plan.pv_kw - plan.curtail_kw - plan.base_load_kw - sum(plan.load_kw.values(), np.zeros(n))
@@ -157,7 +159,7 @@ def plan_reasons(plan: HomePlan, battery: HomeBattery, import_price: FloatArray,
 
 
 def reason_text(reason: SlotReason, *, currency: str, fuse_kw: float, language: str = "en") -> str:
-    """Return one slot's reason as a sentence in ``language`` (en or de; anything else: en)."""
+    """Return one slot's reason as a sentence in ``language`` (en or de; anything else: en); ``fuse_kw``: the slot's."""
     texts = TEXTS.get(language, TEXTS["en"])
     return texts[reason.reason].format(
         kw=f"{reason.kw:.2f}",

@@ -14,7 +14,8 @@ Per phase p and slot t, with each device's share s_dp (1 on its phase, 1/3 each 
 
 where power is drawn kW (loads, battery charge minus discharge, heat pumps, the fixed loads each on its own phase,
 the house's base load) and PV counts negative (forecast minus curtailment). limit_p is the connection's limit, or a
-phase's raised limit (:attr:`~.home_model.PhaseLimits.raised_kw`). The kW fuse on the import still applies on top.
+phase's raised limit (:attr:`~.home_model.PhaseLimits.raised_kw`, per slot: :func:`phases_over_fixed` raises it
+only in the slots where the fixed loads alone pass it). The kW fuse on the import still applies on top.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..prices.curve import FloatArray
-from .home_model import PHASES, GridFees, PhaseLimits, Tariff, phase_power
+from ..prices.curve import FloatArray, PriceCurve
+from .home_model import PHASES, GridFees, Limit, PhaseLimits, Tariff, phase_power
 from .milp import MilpModel
 from .windows import IntArray
 
@@ -46,6 +47,21 @@ def cut_fees(fees: GridFees, *, length: int, horizon: int) -> GridFees:
         raise ValueError("energy_fee must be finite on every slot of the horizon")
     month = None if fees.month is None else np.asarray(fees.month[:horizon], dtype=np.intp)
     return GridFees(energy_fee=fee, capacity_price=fees.capacity_price, month=month, peak_floor_kw=fees.peak_floor_kw)
+
+
+def cut_phases(phases: PhaseLimits | None, *, length: int, horizon: int) -> PhaseLimits | None:
+    """Return ``phases`` with its per-slot raised limits cut to the horizon.
+
+    Raises ValueError when such an array does not have ``length`` values.
+    """
+    if phases is None:
+        return None
+    raised: dict[str, Limit] = {}
+    for phase, kw in phases.raised_kw.items():
+        if np.ndim(kw) and np.size(kw) != length:
+            raise ValueError(f"raised_kw[{phase!r}] needs {length} values, got {np.size(kw)}")
+        raised[phase] = np.asarray(kw, dtype=np.float64)[:horizon] if np.ndim(kw) else kw
+    return replace(phases, raised_kw=raised)
 
 
 def quarter_index(start: datetime, resolution: timedelta, n: int) -> npt.NDArray[np.intp] | None:
@@ -104,31 +120,54 @@ def add_phases(
 
 
 def phases_over_fixed(
-    phases: PhaseLimits | None, fixed_kw: Mapping[str, FloatArray], notes: list[str], names: Mapping[str, str]
+    phases: PhaseLimits | None,
+    fixed_kw: Mapping[str, FloatArray],
+    notes: list[str],
+    names: Mapping[str, str],
+    curve: PriceCurve,
 ) -> PhaseLimits | None:
-    """Return the phase limits the plan can keep: ``phases``, with a phase's limit raised where fixed loads pass it.
+    """Return the phase limits the plan can keep: ``phases``, each phase's limit raised in the slots fixed loads pass it.
 
-    ``fixed_kw`` (kW per slot by device) holds the loads the plan cannot change: "base", the house's base load (it
-    has no phase of its own, so it is spread over the three), and the running, pinned and manual appliance plans,
-    each on its phase in ``phases`` (spread when it has none). Where they alone pass a phase's limit, that phase's
-    limit becomes their peak on it, and ``notes`` names the phase and the devices there (``names``: device ->
-    shown name), as the shell does for the main fuse.
+    ``fixed_kw`` (kW per slot by device, (len(curve),)) holds the loads the plan cannot change: "base", the house's
+    base load (it has no phase of its own, so it is spread over the three), and the running, pinned and manual
+    appliance plans, each on its phase in ``phases`` (spread when it has none). Where they alone pass a phase's
+    limit, that phase's limit becomes (len(curve),) per slot: their kW on it in those slots, its limit elsewhere;
+    ``notes`` names the phase, its peak, the slots and the devices at the peak (``names``: device -> shown name).
     """
     if phases is None or not fixed_kw:
         return phases
-    raised = dict(phases.raised_kw)
+    raised: dict[str, Limit] = {}
     for phase, power in phase_power(phases, fixed_kw).items():
-        t = int(np.argmax(power))
-        if power[t] <= phases.limit(phase):
+        over = power > phases.limit(phase)
+        if not over.any():
             continue
-        raised[phase] = float(power[t])
-        on = [
-            (names.get(d, "base load" if d == "base" else d), phases.shares(d)[phase] * kw[t])
-            for d, kw in fixed_kw.items()
-        ]
-        parts = ", ".join(f"{name} {kw:.2f} kW" for name, kw in sorted(on, key=lambda d: -d[1]) if kw > 0)
+        raised[phase] = np.maximum(power, phases.limit(phase))
+        t = int(np.argmax(power))
         notes.append(
-            f"loads the plan cannot move draw up to {power[t]:.2f} kW on {phase}, above its {phases.limit(phase):g} kW "
-            f"limit: {parts}"
+            f"loads the plan cannot move draw up to {power[t]:.2f} kW on {phase}, above its {phases.limit_kw:g} kW "
+            f"limit, at {slots_text(curve, over)}: {_devices_at(phases, fixed_kw, names, phase, t)}"
         )
-    return replace(phases, raised_kw=raised) if raised else phases
+    return replace(phases, raised_kw={**phases.raised_kw, **raised}) if raised else phases
+
+
+def _devices_at(
+    phases: PhaseLimits, fixed_kw: Mapping[str, FloatArray], names: Mapping[str, str], phase: str, t: int
+) -> str:
+    """Return "name kW, ..." of the fixed loads drawing on ``phase`` in slot ``t``, largest first."""
+    on = [
+        (names.get(d, "base load" if d == "base" else d), phases.shares(d)[phase] * kw[t]) for d, kw in fixed_kw.items()
+    ]
+    return ", ".join(f"{name} {kw:.2f} kW" for name, kw in sorted(on, key=lambda d: -d[1]) if kw > 0)
+
+
+def slots_text(curve: PriceCurve, mask: npt.NDArray[np.bool_], most: int = 3) -> str:
+    """Return the slots ``mask`` ((len(curve),) bool) selects as UTC spans, e.g. "2026-03-29T18:00-19:00Z".
+
+    The first ``most`` spans are named, then "and k more".
+    """
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(np.int8), [0]))))
+    spans = [
+        f"{curve.slot_start(int(a)):%Y-%m-%dT%H:%M}-{curve.slot_start(int(b)):%H:%MZ}"
+        for a, b in zip(edges[::2], edges[1::2], strict=True)
+    ]
+    return ", ".join(spans[:most]) + (f" and {len(spans) - most} more" if len(spans) > most else "")

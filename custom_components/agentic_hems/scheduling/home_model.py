@@ -40,7 +40,7 @@ class PhaseOver:
     Attributes:
         phase: "L1", "L2" or "L3".
         start: aware UTC start of the slot.
-        limit_kw: the phase's limit, kW.
+        limit_kw: the phase's limit in that slot, kW.
         power_kw: the phase's net kW there in the plan closest to the limits (import positive, export negative).
         devices: (name, kW on this phase) of the devices pushing it past the limit (drawing when ``power_kw`` > 0,
             feeding in when < 0), largest first; "base" is the house's base load, "pv" the PV.
@@ -313,6 +313,18 @@ class GridFees:
         return np.zeros(n, dtype=np.intp) if self.month is None else np.asarray(self.month[:n], dtype=np.intp)
 
 
+Limit = float | FloatArray
+"""A limit in kW: one number for every slot, or (n,) one per slot."""
+
+
+def slot_limits(limit_kw: Limit, n: int) -> FloatArray:
+    """Return (n,) the limit in each of n slots, kW: ``limit_kw`` itself, or the number repeated.
+
+    Raises ValueError when an array does not have n values.
+    """
+    return np.broadcast_to(np.asarray(limit_kw, dtype=np.float64), (n,))
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class PhaseLimits:
     """Per-phase current limits of the grid connection.
@@ -321,14 +333,15 @@ class PhaseLimits:
         limit_kw: most power per phase, kW (current limit A x nominal voltage V / 1000), > 0; import and export.
         assignment: device name (a load, fixed load, battery or heat pump name, ``"pv"`` or ``"base"``) -> ``"L1"``,
             ``"L2"``, ``"L3"`` or ``"3"`` (three-phase, split equally). A device not named is three-phase.
-        raised_kw: per phase ("L1".."L3") a limit above ``limit_kw`` that applies there instead, kW (where loads
-            the plan cannot move alone draw more); empty for none.
+        raised_kw: per phase ("L1".."L3") the limit that applies there instead of ``limit_kw`` (where loads the plan
+            cannot move alone draw more), kW: a number, or (len(curve),) one per slot (the plan cuts it to its
+            horizon); finite and >= ``limit_kw``; empty for none.
 
     """
 
     limit_kw: float
     assignment: Mapping[str, str] = field(default_factory=dict)
-    raised_kw: Mapping[str, float] = field(default_factory=dict)
+    raised_kw: Mapping[str, Limit] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Raise ValueError or TypeError for a malformed limit, assignment or raised limit."""
@@ -336,17 +349,23 @@ class PhaseLimits:
         wrong = {name: ph for name, ph in self.assignment.items() if ph not in (*PHASES, "3")}
         if wrong:
             raise ValueError(f"phase assignments must be L1, L2, L3 or 3, got {wrong}")
-        if not all(p in PHASES and math.isfinite(kw) and kw >= self.limit_kw for p, kw in self.raised_kw.items()):
+        if not all(p in PHASES and _raise_ok(kw, self.limit_kw) for p, kw in self.raised_kw.items()):
             raise ValueError(f"raised_kw needs phases L1-L3 and finite limits >= limit_kw, got {dict(self.raised_kw)}")
 
-    def limit(self, phase: str) -> float:
-        """Return the limit of ``phase`` ("L1".."L3"), kW: its raised limit, else ``limit_kw``."""
+    def limit(self, phase: str) -> Limit:
+        """Return the limit of ``phase`` ("L1".."L3"), kW: its raised limit (a number or per slot), else ``limit_kw``."""
         return self.raised_kw.get(phase, self.limit_kw)
 
     def shares(self, name: str) -> dict[str, float]:
         """Return the fraction of the device ``name``'s power on each phase."""
         phase = self.assignment.get(name, "3")
         return {p: 1.0 / 3 if phase == "3" else float(p == phase) for p in PHASES}
+
+
+def _raise_ok(limit_kw: Limit, floor_kw: float) -> bool:
+    """Return True when ``limit_kw`` is a number or a 1-D array, finite and >= ``floor_kw`` throughout."""
+    kw = np.asarray(limit_kw, dtype=np.float64)
+    return kw.ndim <= 1 and bool(np.isfinite(kw).all() and (kw >= floor_kw).all())
 
 
 def phase_power(phases: PhaseLimits, devices: Mapping[str, FloatArray]) -> dict[str, FloatArray]:
@@ -414,7 +433,7 @@ class Tariff:
     Attributes:
         import_price, export_price: (n,) currency per kWh, finite; the import price includes the network fee.
         hours: slot length in hours.
-        fuse_kw: most import per slot (math.inf for none).
+        fuse_kw: most import per slot, kW: a number, or (n,) one per slot (math.inf for none).
         export_limit_kw: most export per slot (0 for zero-export, math.inf for none).
         terminal_price: currency per kWh stored at the horizon's end, per battery name, and per kWh of heat stored
             (capacity x temperature gain) per heat pump name.
@@ -428,7 +447,7 @@ class Tariff:
     import_price: FloatArray
     export_price: FloatArray
     hours: float
-    fuse_kw: float
+    fuse_kw: Limit
     export_limit_kw: float
     terminal_price: dict[str, float]
     fees: GridFees | None = None
@@ -475,8 +494,8 @@ def evaluate(
     net = house_kw + sum(heat.values(), np.zeros(n)) - pv_kw + sum((battery_kw[b.name] for b in batteries), np.zeros(n))
     imp, exp = np.maximum(net, 0.0), np.maximum(-net, 0.0)
     violations: list[str] = []
-    if np.any(imp > tariff.fuse_kw + TOL_KW):
-        violations.append(f"import above the {tariff.fuse_kw:g} kW fuse in {int(np.sum(imp > tariff.fuse_kw))} slots")
+    over_fuse = over_text("import above the fuse", imp, slot_limits(tariff.fuse_kw, n))
+    violations += [over_fuse] if over_fuse else []
     if np.any(exp > tariff.export_limit_kw + TOL_KW):
         violations.append(f"export above the {tariff.export_limit_kw:g} kW limit")
     cost = h * (float(tariff.import_price @ imp) - float(tariff.export_price @ exp))
@@ -585,12 +604,24 @@ def _devices(
 
 
 def _phases(phases: PhaseLimits, devices: dict[str, FloatArray], violations: list[str]) -> dict[str, FloatArray]:
-    """Return each phase's net kW; append a violation when one passes the limit."""
+    """Return each phase's net kW; append a violation when one passes its limit (either way)."""
     phase_kw = phase_power(phases, devices)
     for p, v in phase_kw.items():
-        if np.any(np.abs(v) > phases.limit(p) + TOL_KW):
-            violations.append(f"phase {p} carries more than {phases.limit(p):g} kW")
+        over = over_text(f"phase {p} above its limit", np.abs(v), slot_limits(phases.limit(p), v.size))
+        violations += [over] if over else []
     return phase_kw
+
+
+def over_text(what: str, power_kw: FloatArray, limit_kw: FloatArray) -> str | None:
+    """Return "<what> in k of n slots, first slot t: P kW > L kW" when ``power_kw`` passes ``limit_kw`` (both (n,)).
+
+    None when it stays within ``TOL_KW`` of it everywhere.
+    """
+    over = np.flatnonzero(power_kw > limit_kw + TOL_KW)
+    if not over.size:
+        return None
+    t = int(over[0])
+    return f"{what} in {over.size} of {power_kw.size} slots, first slot {t}: {power_kw[t]:.2f} kW > {limit_kw[t]:g} kW"
 
 
 def _fees(tariff: Tariff, imp: FloatArray) -> tuple[float, float, float]:
@@ -640,6 +671,7 @@ class HomePlan:
         baseline_capacity_cost: the capacity charge of the schedule without optimisation (part of
             ``baseline_cost``).
         fixed_kw: per fixed load (running, pinned appliances, part of ``base_load_kw``) (n,) kW.
+        fuse_kw: the most import per slot the plan kept, kW: a number, or (n,) one per slot.
 
     """
 
@@ -671,6 +703,7 @@ class HomePlan:
     phase_kw: dict[str, FloatArray] = field(default_factory=dict)
     baseline_capacity_cost: float = 0.0
     fixed_kw: dict[str, FloatArray] = field(default_factory=dict)
+    fuse_kw: Limit = math.inf
 
     @property
     def saving(self) -> float:
