@@ -111,14 +111,17 @@ def remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any]
     return out
 
 
-def summary(config: HomeConfig, actions: list[dict[str, Any]], end: datetime) -> str:
-    """Return a request's summary: one line per device with its settings (time ranges in local time)."""
+def summary(config: HomeConfig, actions: list[dict[str, Any]], end: datetime, temp_unit: str = "°C") -> str:
+    """Return a request's summary: one line per device with its settings (time ranges in local time).
+
+    ``temp_unit`` is HA's temperature unit, the unit of a heat pump's target temperature.
+    """
     names = {b.control_entity: b.name for b in config.batteries if b.control_entity}
     names |= {h.control_entity: h.name for h in config.heat_pumps}
     lines = [f"Whole-home plan until {_hhmm(end)}:"]
     for entity in dict.fromkeys(a["entity_id"] for a in actions):
         mine = [a for a in actions if a["entity_id"] == entity]
-        items = [f"{_setting(a)} {_hhmm(a['start'])}–{_hhmm(a['end'])}" for a in mine[:SUMMARY_ITEMS]]
+        items = [f"{_setting(a, temp_unit)} {_hhmm(a['start'])}–{_hhmm(a['end'])}" for a in mine[:SUMMARY_ITEMS]]
         more = f" (+{len(mine) - SUMMARY_ITEMS} more)" if len(mine) > SUMMARY_ITEMS else ""
         lines.append(f"- {names.get(entity, 'PV limit')} ({entity}): {', '.join(items)}{more}")
     return "\n".join(lines)
@@ -129,7 +132,7 @@ def _hhmm(moment: datetime | str) -> str:
     return dt_util.as_local(instant).strftime("%H:%M")
 
 
-def _setting(action: Mapping[str, Any]) -> str:
+def _setting(action: Mapping[str, Any], temp_unit: str) -> str:
     """Return a planned setting in words: ``charge 2.5 kW``, ``mode Auto``, ``limit 3 kW``, ``21.5 °C``, ``on``."""
     if action["type"] == home_exec.ACTION_TYPE:
         return f"{'charge' if action['p_kw'] >= 0 else 'discharge'} {abs(action['p_kw']):g} kW"
@@ -138,7 +141,7 @@ def _setting(action: Mapping[str, Any]) -> str:
     if action["type"] == home_exec.LIMIT_ACTION:
         return "no limit" if action["limit_kw"] is None else f"limit {action['limit_kw']:g} kW"
     value = action["value"]
-    return value if isinstance(value, str) else f"{value:g} °C"
+    return value if isinstance(value, str) else f"{value:g} {temp_unit}"
 
 
 class HomeApprovals:
@@ -202,7 +205,7 @@ class HomeApprovals:
                 "plan_id": f"{HOME_PLAN_PREFIX}{digest}",
                 "status": "pending",
                 "kind": "home_plan",
-                "summary": summary(self.config, actions, window[1]),
+                "summary": summary(self.config, actions, window[1], self.hass.config.units.temperature_unit),
                 "requested_window": {"start": window[0].isoformat(), "end": window[1].isoformat()},
                 "actions": actions,
             }
