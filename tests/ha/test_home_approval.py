@@ -7,12 +7,16 @@ the service calls HA saw.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_capture_events,
+    async_fire_time_changed,
+)
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.gates.models import GridGrant, NormalizedCommand
@@ -25,7 +29,7 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
 from .conftest import APPLIANCES, NOW
-from .test_heat_pump import CLIMATE, HEAT_ID, HEAT_PUMP, _heated_house
+from .test_heat_pump import CLIMATE, HEAT_ID, HEAT_PUMP, INDOOR, _heated_house
 from .test_home_plan import BATTERY, SETPOINT, _house
 
 SWITCH = "switch.heat_pump_boost"
@@ -191,3 +195,38 @@ async def test_a_newer_plan_withdraws_the_approved_request(
     assert record["outcome"] == "blocked"
     assert record["gate_results"][-1]["reason"] == (
         f"blocked by policy: authorization request {first} is expired, not approved")
+
+
+async def test_a_request_that_expired_unanswered_is_asked_again_for_the_same_plan(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """A pending request expires after 30 minutes; the plan, unchanged, must then ask again (a new pending request and
+    its repair issue), else nothing is left to approve and nothing runs until the plan happens to change."""
+    entry = entry_with(HEAT_PUMP)
+    manager = await _start(hass, freezer, entry)
+    records = entry.runtime_data.grid.records
+    start = dt_util.as_utc(NOW).replace(minute=0)
+    for k in range(1, 7):  # six boundaries, 19:15 to 20:30 UTC: the first request (19:05) expires at 19:35
+        moment = start + k * timedelta(minutes=15)
+        freezer.move_to(moment - timedelta(seconds=10))
+        hass.states.async_set(INDOOR, "20.49", {"unit_of_measurement": "°C", "device_class": "temperature"})
+        await hass.async_block_till_done()
+        freezer.move_to(moment)
+        async_fire_time_changed(hass, moment)
+        await hass.async_block_till_done(wait_background_tasks=True)
+        in_force = records.requests[manager.approvals.request_id]
+        assert in_force["status"] == "pending", (moment, [(r["created_at"], r["status"]) for r in home_requests(entry)])
+        assert ir.async_get(hass).async_get_issue(DOMAIN, f"authorization_{in_force['request_id']}") is not None
+        assert [r["status"] for r in home_requests(entry)].count("pending") == 1
+
+
+async def test_a_denied_plan_is_not_asked_again_while_it_stays_the_same(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    entry = entry_with(HEAT_PUMP)
+    manager = await _start(hass, freezer, entry)
+    first = manager.approvals.request_id
+    await hass.services.async_call(DOMAIN, "deny_authorization", {"request_id": first}, blocking=True,
+                                   context=Context(user_id=hass_admin_user.id))
+    assert await manager.approvals.async_plan_changed(manager.result, dt_util.utcnow()) is False
+    assert [r["status"] for r in home_requests(entry)] == ["denied"]

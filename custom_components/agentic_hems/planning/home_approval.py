@@ -178,7 +178,9 @@ class HomeApprovals:
     async def async_plan_changed(self, result: HomeResult, now: datetime) -> bool:
         """In approval mode, ask for approval of the plan's commands unless the latest request has the same ones.
 
-        Returns True when a new request was made (older ones withdrawn).
+        A latest request that expired unanswered does not count: the same commands are asked for again. A denied one
+        does (a plan an administrator refused is not asked for again while it stays the same). Returns True when a new
+        request was made (older ones withdrawn).
         """
         plan = result.plan
         if not self.active or plan is None:
@@ -187,6 +189,8 @@ class HomeApprovals:
         actions = home_exec.plan_actions(plan, self.config, slot)
         actions += heat_exec.plan_actions(self.hass, result, self.config, slot)
         latest = self.records.requests.get(self.request_id or "")
+        if latest is not None and latest["status"] == "expired":
+            latest = None
         if not actions or (latest is not None and remaining(latest, slot) == actions):
             return False
         self.request_id = await self._async_request(actions, (slot, plan.horizon_end))
