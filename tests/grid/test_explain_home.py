@@ -88,3 +88,10 @@ def test_lists_of_other_lengths_are_refused() -> None:
         explained(plan={**PLAN, "house_kw": [1.0]})
     with pytest.raises(ValueError, match="arrays of 7 slots"):
         explained(plan={**PLAN, "batteries": [{**PLAN["batteries"][0], "soc_kwh": [5.0]}]})
+
+
+def test_slots_past_the_last_representable_time_are_refused_as_invalid() -> None:
+    """A start at the end of year 9999: the slots cannot be dated, a ValueError (``home_plan_invalid``), not an
+    OverflowError that reaches the caller unhandled."""
+    with pytest.raises(ValueError, match="past the last time Python can represent"):
+        explained(plan={**PLAN, "start": "9999-12-31T23:00:00+00:00"})
