@@ -220,6 +220,23 @@ async def test_a_request_that_expired_unanswered_is_asked_again_for_the_same_pla
         assert [r["status"] for r in home_requests(entry)].count("pending") == 1
 
 
+async def test_a_replan_after_the_expiry_asks_again_even_when_the_plan_is_unchanged(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """Replans every 5 minutes (no slot boundary timers): one within a slot finds the plan unchanged, and must still
+    replace a request past its expiry (19:35) with a new pending one."""
+    entry = entry_with(HEAT_PUMP)
+    manager = await _start(hass, freezer, entry)
+    records = entry.runtime_data.grid.records
+    for minutes in range(5, 60, 5):
+        freezer.move_to(dt_util.as_utc(NOW) + timedelta(minutes=minutes))
+        hass.states.async_set(INDOOR, "20.49", {"unit_of_measurement": "°C", "device_class": "temperature"})
+        await manager.async_replan()
+        in_force = records.requests[manager.approvals.request_id]
+        assert in_force["status"] == "pending", minutes
+        assert datetime.fromisoformat(in_force["expires_at"]) > dt_util.utcnow(), minutes
+
+
 async def test_a_denied_plan_is_not_asked_again_while_it_stays_the_same(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
 ) -> None:

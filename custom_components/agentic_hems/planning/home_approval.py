@@ -171,6 +171,12 @@ class HomeApprovals:
             return None
         return action_at(request, entity_id, slot, types)
 
+    def lapsed(self) -> bool:
+        """Return True when the request in force expired unanswered (what is past its expiry expires first)."""
+        self.records.expire_requests()
+        request = self.records.requests.get(self.request_id or "")
+        return request is not None and request["status"] == "expired"
+
     def grant(self, slot: datetime) -> GridGrant | None:
         """Return the grant a command of ``slot`` carries in approval mode (the request in force), else None."""
         return GridGrant(request_id=self.request_id, slot_start=slot) if self.active and self.request_id else None
@@ -188,9 +194,7 @@ class HomeApprovals:
         slot = floor_slot(now)
         actions = home_exec.plan_actions(plan, self.config, slot)
         actions += heat_exec.plan_actions(self.hass, result, self.config, slot)
-        latest = self.records.requests.get(self.request_id or "")
-        if latest is not None and latest["status"] == "expired":
-            latest = None
+        latest = None if self.lapsed() else self.records.requests.get(self.request_id or "")
         if not actions or (latest is not None and remaining(latest, slot) == actions):
             return False
         self.request_id = await self._async_request(actions, (slot, plan.horizon_end))

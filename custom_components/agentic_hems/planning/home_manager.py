@@ -184,6 +184,7 @@ class HomePlanManager(ChangeListeners):
             self.result = result
             if result.plan is not None and changed:
                 await self._async_write_back(result.plan, now)
+            if result.plan is not None and (changed or self.approvals.lapsed()):  # an unanswered request: ask again
                 await self.approvals.async_plan_changed(result, now)
         self.async_notify_listeners()
         if execute:
