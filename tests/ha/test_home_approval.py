@@ -25,6 +25,7 @@ from custom_components.agentic_hems.planning.home_manager import HomePlanManager
 from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
@@ -247,3 +248,20 @@ async def test_a_denied_plan_is_not_asked_again_while_it_stays_the_same(
                                    context=Context(user_id=hass_admin_user.id))
     assert await manager.approvals.async_plan_changed(manager.result, dt_util.utcnow()) is False
     assert [r["status"] for r in home_requests(entry)] == ["denied"]
+
+
+async def test_turning_approval_off_withdraws_the_pending_request(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    """In automatic mode nothing waits for an approval: the request left from approval mode is withdrawn (its issue
+    and notification closed), so an administrator cannot approve a request that no longer carries anything out."""
+    entry = entry_with(HEAT_PUMP)
+    manager = await _start(hass, freezer, entry)
+    first = manager.approvals.request_id
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "battery_control": "automatic"})
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert [(r["request_id"], r["status"]) for r in home_requests(entry)] == [(first, "expired")]
+    assert ir.async_get(hass).async_get_issue(DOMAIN, f"authorization_{first}") is None
+    with pytest.raises(ServiceValidationError) as err:
+        await approve(hass, first, hass_admin_user)
+    assert err.value.translation_key == "request_not_pending"

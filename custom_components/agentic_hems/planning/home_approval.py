@@ -148,7 +148,10 @@ class HomeApprovals:
     """The whole-home plan's request in force (approval mode), shared by the battery and heat pump executors."""
 
     def __init__(self, hass: HomeAssistant, config: HomeConfig, records: GridRecords) -> None:
-        """Keep ``config``'s requests in ``records``; the latest live one is in force, also after a restart."""
+        """Keep ``config``'s requests in ``records``; the latest live one is in force, also after a restart.
+
+        Outside approval mode nothing is in force, and the requests left from approval mode are withdrawn.
+        """
         self.hass = hass
         self.config = config
         self.records = records
@@ -157,7 +160,9 @@ class HomeApprovals:
             for r in records.requests.values()
             if str(r["plan_id"]).startswith(HOME_PLAN_PREFIX) and r["status"] in ("pending", "approved")
         ]
-        self.request_id: str | None = live[-1] if live else None
+        self.request_id: str | None = live[-1] if live and self.active else None
+        if not self.active:
+            self._withdraw()
 
     @property
     def active(self) -> bool:
@@ -202,11 +207,7 @@ class HomeApprovals:
 
     async def _async_request(self, actions: list[dict[str, Any]], window: tuple[datetime, datetime]) -> str:
         """Withdraw the older requests and submit one for ``actions``; return its id."""
-        for request in self.records.requests.values():
-            if str(request["plan_id"]).startswith(WITHDRAWN_PREFIXES) and request["status"] in ("pending", "approved"):
-                request["status"] = "expired"
-                ir.async_delete_issue(self.hass, DOMAIN, request_issue_id(request["request_id"]))
-                persistent_notification.async_dismiss(self.hass, request_issue_id(request["request_id"]))
+        self._withdraw()
         digest = hashlib.sha256(repr(actions).encode()).hexdigest()[:12]
         request = await self.records.async_submit_request(
             {
@@ -219,6 +220,14 @@ class HomeApprovals:
             }
         )
         return str(request["request_id"])
+
+    def _withdraw(self) -> None:
+        """Expire the live whole-home requests and close their issues and notifications (saved with the next save)."""
+        for request in self.records.requests.values():
+            if str(request["plan_id"]).startswith(WITHDRAWN_PREFIXES) and request["status"] in ("pending", "approved"):
+                request["status"] = "expired"
+                ir.async_delete_issue(self.hass, DOMAIN, request_issue_id(request["request_id"]))
+                persistent_notification.async_dismiss(self.hass, request_issue_id(request["request_id"]))
 
 
 class HomeSetpoints:
