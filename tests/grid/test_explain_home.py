@@ -167,3 +167,10 @@ def test_a_per_slot_fuse_names_each_slots_own_limit() -> None:
     assert at_fuse["slots"][3]["why"] == "discharges to keep the import under the 12 kW fuse"
     with pytest.raises(ValueError, match="every per-slot list needs 7 values"):
         explained(plan={**PLAN, "fuse_kw": [11, 12]})
+
+
+def test_slots_past_the_last_representable_time_are_refused_as_invalid() -> None:
+    """A start at the end of year 9999: the slots cannot be dated, a ValueError (``home_plan_invalid``), not an
+    OverflowError that reaches the caller unhandled."""
+    with pytest.raises(ValueError, match="past the last time Python can represent"):
+        explained(plan={**PLAN, "start": "9999-12-31T23:00:00+00:00"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from datetime import timedelta
+import logging
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
@@ -20,10 +21,12 @@ from homeassistant.auth.models import User
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.components.cover import CoverDeviceClass, CoverEntity, CoverEntityFeature
 from homeassistant.components.fan import FanEntity, FanEntityFeature
+from homeassistant.components.light import ColorMode, LightEntity
 from homeassistant.components.switch import SwitchEntity
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import area_registry as ar, device_registry as dr, entity_registry as er
+from homeassistant.helpers.update_coordinator import CoordinatorEntity, DataUpdateCoordinator
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
@@ -90,6 +93,22 @@ class PushGarage(CoverEntity):
 
     def report(self) -> None:
         self.async_write_ha_state()
+
+
+class CloudLamp(CoordinatorEntity[DataUpdateCoordinator[bool]], LightEntity):
+    """A lamp whose integration polls its cloud every hour through a coordinator (``should_poll`` is False)."""
+
+    _attr_name = "Cloud lamp"
+    _attr_unique_id = "cloud_lamp"
+    _attr_color_mode = ColorMode.ONOFF
+    _attr_supported_color_modes = {ColorMode.ONOFF}
+
+    @property
+    def is_on(self) -> bool:
+        return bool(self.coordinator.data)
+
+    async def async_turn_on(self, **kwargs: Any) -> None:
+        await self.coordinator.async_refresh()
 
 
 @pytest.fixture
@@ -281,3 +300,38 @@ async def test_the_computed_name_is_an_alias(
     assert info is not None and info.aliases == frozenset({"Heat pump Pump", "circulator"})  # device name + name
     response = await evaluate(hass, {"intent": "turn_on", "device_alias": "heat pump pump"})
     assert response["outcome"] == "executed" and hass.states.get(PUMP).state == "on"
+
+
+async def test_a_coordinator_entity_polls_and_is_refreshed_not_push_current(
+    hass: HomeAssistant, pump_home: tuple[MockConfigEntry, PollingSwitch], freezer: FrozenDateTimeFactory
+) -> None:
+    """A coordinator's entity does not poll itself, but its coordinator polls the device: its old state is a stale
+    one (the lamp was switched by hand since), and ``homeassistant.update_entity`` asks the coordinator again."""
+    entry, _ = pump_home
+    device = {"on": False, "polls": 0}
+
+    async def _poll() -> bool:
+        device["polls"] += 1
+        return device["on"]
+
+    coordinator = DataUpdateCoordinator(
+        hass, logging.getLogger(__name__), config_entry=None, name="cloud", update_method=_poll,
+        update_interval=timedelta(hours=1),
+    )
+    await coordinator.async_refresh()
+    setup_test_component_platform(hass, "light", [CloudLamp(coordinator)])
+    assert await async_setup_component(hass, "light", {"light": {"platform": "test"}})
+    await hass.async_block_till_done()
+    async_expose_entity(hass, "conversation", "light.cloud_lamp", True)
+    info = entry.runtime_data.control.view.entity("light.cloud_lamp")
+    assert (info.polls, info.pushes) == (True, False)
+    device["on"] = True  # switched on at the lamp; the cloud has not been asked since
+    freezer.tick(timedelta(minutes=6))  # older than the 5 min of risk 0
+    response = await evaluate(hass, {"intent": "turn_on", "device_alias": "cloud lamp"})
+    freshness = response["gate_results"][4]
+    assert freshness["passed"] is True and "push" not in freshness["evidence"]
+    assert freshness["evidence"]["first_attempt"]["reason"].startswith("stale: refresh and retry (age 360.0 s")
+    execution = response["gate_results"][-1]
+    assert device["polls"] == 2 and execution["evidence"]["no_op"] is True  # the refresh saw it on already
+    assert execution["evidence"]["state_before"] == "on"
+    await coordinator.async_shutdown()

@@ -7,12 +7,16 @@ the service calls HA saw.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_capture_events,
+    async_fire_time_changed,
+)
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.gates.models import GridGrant, NormalizedCommand
@@ -21,11 +25,12 @@ from custom_components.agentic_hems.planning.home_manager import HomePlanManager
 from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
 from .conftest import APPLIANCES, NOW
-from .test_heat_pump import CLIMATE, HEAT_ID, HEAT_PUMP, _heated_house
+from .test_heat_pump import CLIMATE, HEAT_ID, HEAT_PUMP, INDOOR, _heated_house
 from .test_home_plan import BATTERY, SETPOINT, _house
 
 SWITCH = "switch.heat_pump_boost"
@@ -191,3 +196,72 @@ async def test_a_newer_plan_withdraws_the_approved_request(
     assert record["outcome"] == "blocked"
     assert record["gate_results"][-1]["reason"] == (
         f"blocked by policy: authorization request {first} is expired, not approved")
+
+
+async def test_a_request_that_expired_unanswered_is_asked_again_for_the_same_plan(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """A pending request expires after 30 minutes; the plan, unchanged, must then ask again (a new pending request and
+    its repair issue), else nothing is left to approve and nothing runs until the plan happens to change."""
+    entry = entry_with(HEAT_PUMP)
+    manager = await _start(hass, freezer, entry)
+    records = entry.runtime_data.grid.records
+    start = dt_util.as_utc(NOW).replace(minute=0)
+    for k in range(1, 7):  # six boundaries, 19:15 to 20:30 UTC: the first request (19:05) expires at 19:35
+        moment = start + k * timedelta(minutes=15)
+        freezer.move_to(moment - timedelta(seconds=10))
+        hass.states.async_set(INDOOR, "20.49", {"unit_of_measurement": "°C", "device_class": "temperature"})
+        await hass.async_block_till_done()
+        freezer.move_to(moment)
+        async_fire_time_changed(hass, moment)
+        await hass.async_block_till_done(wait_background_tasks=True)
+        in_force = records.requests[manager.approvals.request_id]
+        assert in_force["status"] == "pending", (moment, [(r["created_at"], r["status"]) for r in home_requests(entry)])
+        assert ir.async_get(hass).async_get_issue(DOMAIN, f"authorization_{in_force['request_id']}") is not None
+        assert [r["status"] for r in home_requests(entry)].count("pending") == 1
+
+
+async def test_a_replan_after_the_expiry_asks_again_even_when_the_plan_is_unchanged(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """Replans every 5 minutes (no slot boundary timers): one within a slot finds the plan unchanged, and must still
+    replace a request past its expiry (19:35) with a new pending one."""
+    entry = entry_with(HEAT_PUMP)
+    manager = await _start(hass, freezer, entry)
+    records = entry.runtime_data.grid.records
+    for minutes in range(5, 60, 5):
+        freezer.move_to(dt_util.as_utc(NOW) + timedelta(minutes=minutes))
+        hass.states.async_set(INDOOR, "20.49", {"unit_of_measurement": "°C", "device_class": "temperature"})
+        await manager.async_replan()
+        in_force = records.requests[manager.approvals.request_id]
+        assert in_force["status"] == "pending", minutes
+        assert datetime.fromisoformat(in_force["expires_at"]) > dt_util.utcnow(), minutes
+
+
+async def test_a_denied_plan_is_not_asked_again_while_it_stays_the_same(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    entry = entry_with(HEAT_PUMP)
+    manager = await _start(hass, freezer, entry)
+    first = manager.approvals.request_id
+    await hass.services.async_call(DOMAIN, "deny_authorization", {"request_id": first}, blocking=True,
+                                   context=Context(user_id=hass_admin_user.id))
+    assert await manager.approvals.async_plan_changed(manager.result, dt_util.utcnow()) is False
+    assert [r["status"] for r in home_requests(entry)] == ["denied"]
+
+
+async def test_turning_approval_off_withdraws_the_pending_request(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_admin_user: User
+) -> None:
+    """In automatic mode nothing waits for an approval: the request left from approval mode is withdrawn (its issue
+    and notification closed), so an administrator cannot approve a request that no longer carries anything out."""
+    entry = entry_with(HEAT_PUMP)
+    manager = await _start(hass, freezer, entry)
+    first = manager.approvals.request_id
+    hass.config_entries.async_update_entry(entry, options={**entry.options, "battery_control": "automatic"})
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert [(r["request_id"], r["status"]) for r in home_requests(entry)] == [(first, "expired")]
+    assert ir.async_get(hass).async_get_issue(DOMAIN, f"authorization_{first}") is None
+    with pytest.raises(ServiceValidationError) as err:
+        await approve(hass, first, hass_admin_user)
+    assert err.value.translation_key == "request_not_pending"

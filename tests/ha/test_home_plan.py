@@ -31,12 +31,12 @@ from custom_components.agentic_hems.gates.models import GridGrant
 from custom_components.agentic_hems.planning.home_config import parse_options
 from custom_components.agentic_hems.planning.home_manager import (
     HomePlanManager,
-    fuse_over_fixed,
     plan_leaving_out,
     planned_soc_pct,
 )
 from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling.home import plan_home
+from custom_components.agentic_hems.scheduling.home_grid import fuse_over_fixed
 from custom_components.agentic_hems.scheduling.home_model import (
     HomeHeatPump,
     HomePlanError,

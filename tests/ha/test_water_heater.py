@@ -18,6 +18,7 @@ from homeassistant.const import UnitOfTemperature
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.setup import async_setup_component
+from homeassistant.util.unit_system import US_CUSTOMARY_SYSTEM
 
 from .conftest import NOW, sample_entry
 from .test_heat_pump import (
@@ -132,3 +133,41 @@ async def test_automatic_mode_sets_the_water_heaters_planned_target(
                 if str(t.get("raw_input", "")).startswith(f"set {HEATER}") and slot.isoformat() in t["raw_input"]]
     assert trace["outcome"] == "executed" and trace["source_agent"] == "scheduler"
     assert trace["command"]["risk_level"] == 2 and trace["command"]["backend_action"] == "water_heater.set_temperature"
+
+
+async def test_an_imperial_home_sets_the_planned_celsius_in_fahrenheit(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """HA in US customary units: the water heater's range and target are °F in its state and in the service call
+    (HA converts them to the device's °C). The plan's °C target must reach the device as that temperature, not as
+    the same number of °F (clamped to the range's 104 °F floor, 40 °C, whatever the plan asked)."""
+    hass.config.units = US_CUSTOMARY_SYSTEM
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    await _heated_house(hass)
+    heater = TankHeatPump()
+    setup_test_component_platform(hass, "water_heater", [heater])
+    assert await async_setup_component(hass, "water_heater", {"water_heater": {"platform": "test"}})
+    await hass.async_block_till_done()
+    assert hass.states.get(HEATER).attributes["min_temp"] == pytest.approx(104.0)  # 40 °C
+    hass.states.async_set("sensor.tank", "50", {"unit_of_measurement": "°C", "device_class": "temperature"})
+    tank = {**HEAT_PUMP, "name": "Tank", "store": "hot_water", "control_entity": HEATER,
+            "temperature_entity": "sensor.tank", "max_kw": 2.0, "ua_w_per_k": 3.0, "capacity_kwh_per_k": 0.25,
+            "day_low_c": 45.0, "day_high_c": 55.0, "night_low_c": 45.0, "night_high_c": 55.0, "room_temp_c": 18.0,
+            "hot_water_kwh": 6.0, "hot_water_hours": [7, 19, 20]}
+    entry: MockConfigEntry = heated_entry(tank, battery_control="automatic")
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await entry.runtime_data.control.async_set_allow_control(True)
+    slot = await boundary(hass, freezer)
+    result = entry.runtime_data.home.result
+    plan = result.plan
+    assert plan is not None and plan.start == slot
+    running = plan.heat_kw[HEAT_ID][0] > 1e-3
+    wanted_c = plan.temp_c[HEAT_ID][1] if running else result.inputs.heat_pumps[0].comfort_low_c[0]
+    assert wanted_c >= 44.0  # the tank's band is 45-55 °C: well above the range's floor
+    # the device's own (°C) target: the plan's, on a 0.5 °F step (HA's unit), so within 0.3 K
+    assert heater.target_temperature == pytest.approx(wanted_c, abs=0.3)
+    state_f = hass.states.get(HEATER).attributes["temperature"]
+    assert state_f == pytest.approx(wanted_c * 1.8 + 32, abs=0.5)

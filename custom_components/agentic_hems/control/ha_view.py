@@ -21,6 +21,7 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import area_registry as ar, device_registry as dr, entity_registry as er
 from homeassistant.helpers.entity_component import DATA_INSTANCES
 from homeassistant.helpers.event import async_call_later, async_track_state_change_event
+from homeassistant.helpers.update_coordinator import CoordinatorEntity
 from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN
@@ -67,8 +68,9 @@ class HassView:
     def _update_mode(self, entity_id: str) -> tuple[bool, bool]:
         """Return ``(polls, pushes)`` for a loaded entity; ``(False, False)`` when HA has no entity object for it.
 
-        It polls when ``homeassistant.update_entity`` really gets a new value: the entity polls its device, or it is a
-        template entity (re-rendered from HA's current states). Otherwise it is push-only (an update would only
+        It polls when ``homeassistant.update_entity`` really gets a new value: the entity polls its device, its
+        coordinator polls it on an interval (``should_poll`` is False, but the update asks the coordinator again), or it
+        is a template entity (re-rendered from HA's current states). Otherwise it is push-only (an update would only
         rewrite its cached state, and its integration sends every change), unless its state is assumed (an RF or IR
         device, an optimistic MQTT entity): nothing reports its changes, so it is neither.
         """
@@ -78,7 +80,8 @@ class HassView:
         if entity is None:
             return False, False
         platform = entity.platform.platform_name if entity.platform is not None else None
-        polls = bool(entity.should_poll or platform in REFRESHABLE_PLATFORMS)
+        coordinated = isinstance(entity, CoordinatorEntity) and entity.coordinator.update_interval is not None
+        polls = bool(entity.should_poll or coordinated or platform in REFRESHABLE_PLATFORMS)
         return polls, not polls and not entity.assumed_state
 
     def entity(self, entity_id: str) -> EntityInfo | None:

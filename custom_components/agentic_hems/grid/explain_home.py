@@ -135,7 +135,8 @@ def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict
     "slots": [{"start", "mode", "reason", "kw", "soc_pct", "price", "value", "why"}]}], "heat_pumps": [{"name",
     "counts", "slots": [{"start", "reason", "kw", "temp_c", "low_c", "price", "why"}]}]}`` (``why`` in ``lang``).
 
-    Raises ValueError when the per-slot lists disagree in length (n, and n + 1 for ``soc_kwh`` and ``temp_c``).
+    Raises ValueError when the per-slot lists disagree in length (n, and n + 1 for ``soc_kwh`` and ``temp_c``) or
+    the slots run past the year 9999.
     """
     n = len(home_plan["import_price"])
     series = {k: np.asarray(home_plan.get(k, [0.0] * n), dtype=float) for k in ("pv_kw", "curtail_kw", "house_kw")}
@@ -143,7 +144,10 @@ def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict
     if any(a.size != n for a in series.values()) or len(home_plan["import_kw"]) != n or fuse.size not in (1, n):
         raise ValueError(f"home_plan: every per-slot list needs {n} values (one per import_price)")
     step = timedelta(minutes=home_plan["slot_minutes"])
-    starts = [home_plan["start"] + i * step for i in range(n)]
+    try:
+        starts = [home_plan["start"] + i * step for i in range(n + 1)][:n]  # the last slot's end too
+    except OverflowError as err:
+        raise ValueError("home_plan: its slots run past the last time Python can represent") from err
     surplus = series["pv_kw"] - series["curtail_kw"] - series["house_kw"]
     batteries = [_battery_reasons(home_plan, raw, surplus, lang) for raw in home_plan["batteries"]]
     lines = _text(home_plan, starts, step, batteries=batteries, audience=audience, lang=lang)

@@ -4,8 +4,8 @@ What a slot asks of a heat pump (:func:`slot_command`):
 
 - a climate entity, or a water_heater (a hot-water tank's heat pump): ``set_temperature`` to the plan's temperature
   at the slot's end while the plan runs the heat pump, else to the comfort floor of the slot (the thermostat then
-  only heats to keep the floor); rounded to the entity's ``target_temp_step`` (0.5 without one), within its
-  ``min_temp``/``max_temp``;
+  only heats to keep the floor); in HA's temperature unit, rounded to the entity's ``target_temp_step`` (0.5 without
+  one), within its ``min_temp``/``max_temp``;
 - a switch (an SG-Ready style boost contact): ``turn_on`` while the plan runs the heat pump, else ``turn_off``.
 
 It goes through the gates like the batteries' commands (:mod:`.home_exec`), under the same option
@@ -27,7 +27,9 @@ from datetime import datetime
 import math
 from typing import TYPE_CHECKING, Any
 
+from homeassistant.const import UnitOfTemperature
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.util.unit_conversion import TemperatureConverter
 
 from ..const import LOGGER
 from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, Outcome
@@ -48,18 +50,25 @@ DEFAULT_STEP_C = 0.5
 
 
 def temperature_target(hass: HomeAssistant, entity_id: str, temperature: float) -> float:
-    """``temperature`` rounded to the climate or water_heater entity's ``target_temp_step``, within its range.
+    """``temperature`` (°C) in HA's temperature unit, rounded to the entity's ``target_temp_step``, within its range.
 
-    The range is the entity's ``min_temp``/``max_temp``, HA's defaults of its domain when it has none.
+    A climate or water_heater entity's target and range attributes, and its ``set_temperature``, are in HA's unit
+    system's temperature unit (°F in US customary units). The range is the entity's ``min_temp``/``max_temp``, HA's
+    defaults of its domain when it has none.
     """
+    unit = hass.config.units.temperature_unit
     state = hass.states.get(entity_id)
     attributes = state.attributes if state is not None else {}
     step = float(attributes.get("target_temp_step") or DEFAULT_STEP_C)
     default_low, default_high = DEFAULT_TEMP_RANGES[entity_id.split(".", 1)[0]]
-    low = float(attributes.get("min_temp", default_low))
-    high = float(attributes.get("max_temp", default_high))
-    value = round(temperature / step) * step
+    low = float(attributes.get("min_temp", _from_celsius(default_low, unit)))
+    high = float(attributes.get("max_temp", _from_celsius(default_high, unit)))
+    value = round(_from_celsius(temperature, unit) / step) * step
     return round(min(max(value, low), high), 4) + 0.0
+
+
+def _from_celsius(value: float, unit: str) -> float:
+    return TemperatureConverter.convert(value, UnitOfTemperature.CELSIUS, unit)
 
 
 def slot_command(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | None, i: int) -> float | str | None:
@@ -79,8 +88,8 @@ def slot_command(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | N
 def plan_actions(hass: HomeAssistant, result: HomeResult, config: HomeConfig, since: datetime) -> list[dict[str, Any]]:
     """Return the plan's heat pump commands from slot ``since`` on, as request actions (equal neighbours merged).
 
-    Each is ``{"start", "end", "type": "home_heat_pump", "entity_id", "heat_pump", "value"}`` with the temperature
-    (°C, a climate or water_heater entity) or "on"/"off" (a switch).
+    Each is ``{"start", "end", "type": "home_heat_pump", "entity_id", "heat_pump", "value"}`` with the target
+    temperature (in HA's temperature unit, a climate or water_heater entity) or "on"/"off" (a switch).
     """
     plan = result.plan
     actions: list[dict[str, Any]] = []
@@ -114,7 +123,7 @@ def plan_actions(hass: HomeAssistant, result: HomeResult, config: HomeConfig, si
 
 
 def heat_command(value: float | str) -> tuple[str, dict[str, Any]]:
-    """Return the intent and params that set a heat pump to ``value``: a temperature (°C) or "on"/"off"."""
+    """Return the intent and params that set a heat pump to ``value``: a temperature (HA's unit) or "on"/"off"."""
     if isinstance(value, str):
         return f"turn_{value}", {}
     return "set_temperature", {"temperature": value}
@@ -172,7 +181,8 @@ class HeatExecutor:
         grant = self.approvals.grant(slot)
         intent, params = heat_command(value)
         candidate = {"intent": intent, "device_alias": entity_id, "params": params}
-        what = f"turn {value} {entity_id}" if isinstance(value, str) else f"set {entity_id} to {value:g} °C"
+        unit = self.hass.config.units.temperature_unit
+        what = f"turn {value} {entity_id}" if isinstance(value, str) else f"set {entity_id} to {value:g} {unit}"
         LOGGER.debug("Whole-home plan: %s for slot %s", what, slot.isoformat())
         return dict(
             await self.control.async_evaluate(

@@ -111,14 +111,17 @@ def remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any]
     return out
 
 
-def summary(config: HomeConfig, actions: list[dict[str, Any]], end: datetime) -> str:
-    """Return a request's summary: one line per device with its settings (time ranges in local time)."""
+def summary(config: HomeConfig, actions: list[dict[str, Any]], end: datetime, temp_unit: str = "°C") -> str:
+    """Return a request's summary: one line per device with its settings (time ranges in local time).
+
+    ``temp_unit`` is HA's temperature unit, the unit of a heat pump's target temperature.
+    """
     names = {b.control_entity: b.name for b in config.batteries if b.control_entity}
     names |= {h.control_entity: h.name for h in config.heat_pumps}
     lines = [f"Whole-home plan until {_hhmm(end)}:"]
     for entity in dict.fromkeys(a["entity_id"] for a in actions):
         mine = [a for a in actions if a["entity_id"] == entity]
-        items = [f"{_setting(a)} {_hhmm(a['start'])}–{_hhmm(a['end'])}" for a in mine[:SUMMARY_ITEMS]]
+        items = [f"{_setting(a, temp_unit)} {_hhmm(a['start'])}–{_hhmm(a['end'])}" for a in mine[:SUMMARY_ITEMS]]
         more = f" (+{len(mine) - SUMMARY_ITEMS} more)" if len(mine) > SUMMARY_ITEMS else ""
         lines.append(f"- {names.get(entity, 'PV limit')} ({entity}): {', '.join(items)}{more}")
     return "\n".join(lines)
@@ -129,7 +132,7 @@ def _hhmm(moment: datetime | str) -> str:
     return dt_util.as_local(instant).strftime("%H:%M")
 
 
-def _setting(action: Mapping[str, Any]) -> str:
+def _setting(action: Mapping[str, Any], temp_unit: str) -> str:
     """Return a planned setting in words: ``charge 2.5 kW``, ``mode Auto``, ``limit 3 kW``, ``21.5 °C``, ``on``."""
     if action["type"] == home_exec.ACTION_TYPE:
         return f"{'charge' if action['p_kw'] >= 0 else 'discharge'} {abs(action['p_kw']):g} kW"
@@ -138,14 +141,17 @@ def _setting(action: Mapping[str, Any]) -> str:
     if action["type"] == home_exec.LIMIT_ACTION:
         return "no limit" if action["limit_kw"] is None else f"limit {action['limit_kw']:g} kW"
     value = action["value"]
-    return value if isinstance(value, str) else f"{value:g} °C"
+    return value if isinstance(value, str) else f"{value:g} {temp_unit}"
 
 
 class HomeApprovals:
     """The whole-home plan's request in force (approval mode), shared by the battery and heat pump executors."""
 
     def __init__(self, hass: HomeAssistant, config: HomeConfig, records: GridRecords) -> None:
-        """Keep ``config``'s requests in ``records``; the latest live one is in force, also after a restart."""
+        """Keep ``config``'s requests in ``records``; the latest live one is in force, also after a restart.
+
+        Outside approval mode nothing is in force, and the requests left from approval mode are withdrawn.
+        """
         self.hass = hass
         self.config = config
         self.records = records
@@ -154,7 +160,9 @@ class HomeApprovals:
             for r in records.requests.values()
             if str(r["plan_id"]).startswith(HOME_PLAN_PREFIX) and r["status"] in ("pending", "approved")
         ]
-        self.request_id: str | None = live[-1] if live else None
+        self.request_id: str | None = live[-1] if live and self.active else None
+        if not self.active:
+            self._withdraw()
 
     @property
     def active(self) -> bool:
@@ -168,6 +176,12 @@ class HomeApprovals:
             return None
         return action_at(request, entity_id, slot, types)
 
+    def lapsed(self) -> bool:
+        """Return True when the request in force expired unanswered (what is past its expiry expires first)."""
+        self.records.expire_requests()
+        request = self.records.requests.get(self.request_id or "")
+        return request is not None and request["status"] == "expired"
+
     def grant(self, slot: datetime) -> GridGrant | None:
         """Return the grant a command of ``slot`` carries in approval mode (the request in force), else None."""
         return GridGrant(request_id=self.request_id, slot_start=slot) if self.active and self.request_id else None
@@ -175,7 +189,9 @@ class HomeApprovals:
     async def async_plan_changed(self, result: HomeResult, now: datetime) -> bool:
         """In approval mode, ask for approval of the plan's commands unless the latest request has the same ones.
 
-        Returns True when a new request was made (older ones withdrawn).
+        A latest request that expired unanswered does not count: the same commands are asked for again. A denied one
+        does (a plan an administrator refused is not asked for again while it stays the same). Returns True when a new
+        request was made (older ones withdrawn).
         """
         plan = result.plan
         if not self.active or plan is None:
@@ -183,7 +199,7 @@ class HomeApprovals:
         slot = floor_slot(now)
         actions = home_exec.plan_actions(plan, self.config, slot)
         actions += heat_exec.plan_actions(self.hass, result, self.config, slot)
-        latest = self.records.requests.get(self.request_id or "")
+        latest = None if self.lapsed() else self.records.requests.get(self.request_id or "")
         if not actions or (latest is not None and remaining(latest, slot) == actions):
             return False
         self.request_id = await self._async_request(actions, (slot, plan.horizon_end))
@@ -191,23 +207,27 @@ class HomeApprovals:
 
     async def _async_request(self, actions: list[dict[str, Any]], window: tuple[datetime, datetime]) -> str:
         """Withdraw the older requests and submit one for ``actions``; return its id."""
-        for request in self.records.requests.values():
-            if str(request["plan_id"]).startswith(WITHDRAWN_PREFIXES) and request["status"] in ("pending", "approved"):
-                request["status"] = "expired"
-                ir.async_delete_issue(self.hass, DOMAIN, request_issue_id(request["request_id"]))
-                persistent_notification.async_dismiss(self.hass, request_issue_id(request["request_id"]))
+        self._withdraw()
         digest = hashlib.sha256(repr(actions).encode()).hexdigest()[:12]
         request = await self.records.async_submit_request(
             {
                 "plan_id": f"{HOME_PLAN_PREFIX}{digest}",
                 "status": "pending",
                 "kind": "home_plan",
-                "summary": summary(self.config, actions, window[1]),
+                "summary": summary(self.config, actions, window[1], self.hass.config.units.temperature_unit),
                 "requested_window": {"start": window[0].isoformat(), "end": window[1].isoformat()},
                 "actions": actions,
             }
         )
         return str(request["request_id"])
+
+    def _withdraw(self) -> None:
+        """Expire the live whole-home requests and close their issues and notifications (saved with the next save)."""
+        for request in self.records.requests.values():
+            if str(request["plan_id"]).startswith(WITHDRAWN_PREFIXES) and request["status"] in ("pending", "approved"):
+                request["status"] = "expired"
+                ir.async_delete_issue(self.hass, DOMAIN, request_issue_id(request["request_id"]))
+                persistent_notification.async_dismiss(self.hass, request_issue_id(request["request_id"]))
 
 
 class HomeSetpoints:

@@ -34,7 +34,7 @@ from ..const import DOMAIN, LOGGER
 from ..listeners import ChangeListeners
 from ..prices.curve import FloatArray, PriceCurve
 from ..scheduling.home import plan_home
-from ..scheduling.home_grid import phases_over_fixed, slots_text
+from ..scheduling.home_grid import fuse_over_fixed, phases_over_fixed
 from ..scheduling.home_model import HomePlan, HomePlanError, Limit, PhaseLimits, PhaseOver
 from ..scheduling.plan import LoadSpec, Plan, Reason
 from ..scheduling.windows import build_plan
@@ -184,6 +184,7 @@ class HomePlanManager(ChangeListeners):
             self.result = result
             if result.plan is not None and changed:
                 await self._async_write_back(result.plan, now)
+            if result.plan is not None and (changed or self.approvals.lapsed()):  # an unanswered request: ask again
                 await self.approvals.async_plan_changed(result, now)
         self.async_notify_listeners()
         if execute:
@@ -303,24 +304,6 @@ class HomePlanManager(ChangeListeners):
             placed[appliance_id] = (built, self.planner.load_for(appliance_id, now))
         if placed:
             await self.planner.async_adopt(placed, now)
-
-
-def fuse_over_fixed(fuse_kw: float, fixed_kw: FloatArray, notes: list[str], curve: PriceCurve) -> Limit:
-    """Return the fuse the plan can keep, kW: ``fuse_kw``, or (len(curve),) per slot where loads it cannot move pass it.
-
-    Running, pinned and manual appliance plans and the house's base load (``fixed_kw``, (len(curve),) kW) are not
-    the plan's to change; in the slots where they alone pass the fuse, the limit there is their draw (the plan adds
-    nothing to the import above it) rather than no plan at all, the fuse holds in every other slot, and ``notes``
-    says so with the peak and the slots.
-    """
-    over = fixed_kw > fuse_kw
-    if not over.any():
-        return fuse_kw
-    notes.append(
-        f"loads the plan cannot move draw up to {float(np.max(fixed_kw)):.2f} kW, above the {fuse_kw:g} kW fuse, "
-        f"at {slots_text(curve, over)}"
-    )
-    return np.maximum(fixed_kw, fuse_kw)
 
 
 def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) -> tuple[HomePlan, list[str]]:

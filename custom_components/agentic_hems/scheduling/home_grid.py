@@ -15,7 +15,8 @@ Per phase p and slot t, with each device's share s_dp (1 on its phase, 1/3 each 
 where power is drawn kW (loads, battery charge minus discharge, heat pumps, the fixed loads each on its own phase,
 the house's base load) and PV counts negative (forecast minus curtailment). limit_p is the connection's limit, or a
 phase's raised limit (:attr:`~.home_model.PhaseLimits.raised_kw`, per slot: :func:`phases_over_fixed` raises it
-only in the slots where the fixed loads alone pass it). The kW fuse on the import still applies on top.
+only in the slots where the fixed loads alone pass it). The kW fuse on the import still applies on top
+(:func:`fuse_over_fixed` raises it the same way).
 """
 
 from __future__ import annotations
@@ -171,3 +172,21 @@ def slots_text(curve: PriceCurve, mask: npt.NDArray[np.bool_], most: int = 3) ->
         for a, b in zip(edges[::2], edges[1::2], strict=True)
     ]
     return ", ".join(spans[:most]) + (f" and {len(spans) - most} more" if len(spans) > most else "")
+
+
+def fuse_over_fixed(fuse_kw: float, fixed_kw: FloatArray, notes: list[str], curve: PriceCurve) -> Limit:
+    """Return the fuse the plan can keep, kW: ``fuse_kw``, or (len(curve),) per slot where loads it cannot move pass it.
+
+    Running, pinned and manual appliance plans and the house's base load (``fixed_kw``, (len(curve),) kW) are not
+    the plan's to change; in the slots where they alone pass the fuse, the limit there is their draw (the plan adds
+    nothing to the import above it) rather than no plan at all, the fuse holds in every other slot, and ``notes``
+    says so with the peak and the slots.
+    """
+    over = fixed_kw > fuse_kw
+    if not over.any():
+        return fuse_kw
+    notes.append(
+        f"loads the plan cannot move draw up to {float(np.max(fixed_kw)):.2f} kW, above the {fuse_kw:g} kW fuse, "
+        f"at {slots_text(curve, over)}"
+    )
+    return np.maximum(fixed_kw, fuse_kw)
