@@ -16,6 +16,7 @@ than ``mpc_soc_threshold_pct`` and when the PV forecast sensor moves by more tha
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -219,13 +220,15 @@ class HomePlanManager(ChangeListeners):
         total = inputs.base_load_kw + sum(fixed.values(), np.zeros(len(inputs.curve)))
         fuse = fuse_over_fixed(self.planner.power_limit_kw, total, inputs.notes)
         names = [*(b.name for b in inputs.batteries), *movable, *fixed, *(hp.name for hp in heat)]
+        shown = self.device_names()
         phases = phases_over_fixed(
-            phases_of(inputs.phases, names), {"base": inputs.base_load_kw, **fixed}, inputs.notes, self.device_names()
+            phases_of(inputs.phases, names), {"base": inputs.base_load_kw, **fixed}, inputs.notes, shown
         )
         job = partial(
             plan_leaving_out,
             inputs.curve,
             loads,
+            shown,
             batteries=inputs.batteries,
             pv_kw=inputs.pv_kw,
             base_load_kw=inputs.base_load_kw,
@@ -242,7 +245,6 @@ class HomePlanManager(ChangeListeners):
         try:
             plan, left_out = await self.hass.async_add_executor_job(job)
         except HomePlanError as err:
-            shown = self.device_names()
             LOGGER.warning("No whole-home plan: %s", err.text(shown))
             over = err.phase_over
             if over is not None:
@@ -308,15 +310,19 @@ def fuse_over_fixed(fuse_kw: float, fixed_kw: FloatArray, notes: list[str]) -> f
     return peak
 
 
-def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) -> tuple[HomePlan, list[str]]:
+def plan_leaving_out(
+    curve: PriceCurve, loads: list[LoadSpec], names: Mapping[str, str] | None = None, **kwargs: Any
+) -> tuple[HomePlan, list[str]]:
     """Run :func:`plan_home`, leaving out what keeps it from a plan, and plan the rest again.
 
     Loads a :class:`HomePlanError` names are left out ("<name>, its window cannot hold it"), and their phases with
     them; when no plan exists with the heat pumps (their comfort band cannot be kept within the fuse, the phases or
-    the reserve, or their inputs are refused), the heat pumps are left out ("heat pumps: <reason>"). Returns the plan
+    the reserve, or their inputs are refused), the heat pumps are left out ("heat pumps: <reason>"). The notes show
+    devices under ``names`` (device -> name shown to users; a device not in it under its own name). Returns the plan
     and those notes. Raises HomePlanError when no plan exists without them (the fuse, the reserve, the prices),
     ValueError on other malformed inputs.
     """
+    shown = names or {}
     left_out: list[str] = []
     while True:
         try:
@@ -324,11 +330,11 @@ def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) ->
         except (HomePlanError, ValueError) as err:
             named = set(getattr(err, "loads", ())) & {load.name for load in loads}
             if named:
-                left_out += [f"{name}, its window cannot hold it" for name in sorted(named)]
+                left_out += [f"{shown.get(name, name)}, its window cannot hold it" for name in sorted(named)]
                 loads = [load for load in loads if load.name not in named]
                 kwargs["phases"] = _without(kwargs.get("phases"), named)
             elif kwargs.get("heat_pumps"):
-                left_out.append(f"heat pumps: {err}")
+                left_out.append(f"heat pumps: {err.text(shown) if isinstance(err, HomePlanError) else err}")
                 kwargs["phases"] = _without(kwargs.get("phases"), {hp.name for hp in kwargs["heat_pumps"]})
                 kwargs["heat_pumps"] = ()
             else:
