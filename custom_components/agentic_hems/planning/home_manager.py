@@ -246,9 +246,7 @@ class HomePlanManager(ChangeListeners):
             plan, left_out = await self.hass.async_add_executor_job(job)
         except HomePlanError as err:
             LOGGER.warning("No whole-home plan: %s", err.text(shown))
-            over = err.phase_over
-            if over is not None:
-                over = replace(over, devices=tuple((shown.get(d, d), kw) for d, kw in over.devices))
+            over = _named(err.phase_over, shown)
             return HomeResult(None, inputs, now, ",".join(err.constraints), err.text(shown), over)
         except ValueError as err:
             LOGGER.error("Whole-home plan refused its inputs: %s", err)
@@ -339,6 +337,13 @@ def plan_leaving_out(
                 kwargs["heat_pumps"] = ()
             else:
                 raise
+
+
+def _named(over: PhaseOver | None, shown: Mapping[str, str]) -> PhaseOver | None:
+    """Return ``over`` with its devices under ``shown`` (device -> name shown to users); None for None."""
+    if over is None:
+        return None
+    return replace(over, devices=tuple((shown.get(d, d), kw) for d, kw in over.devices))
 
 
 def _without(phases: PhaseLimits | None, names: set[str]) -> PhaseLimits | None:
