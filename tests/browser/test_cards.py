@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import CONSOLE, Demo, console_errors
+from .conftest import CONSOLE, Demo, console_errors, settles
 
 CARDS = ("schedule", "trace", "ask", "runs")
 APPLIANCES = ("Dishwasher", "Washing machine", "EV charger")
@@ -166,6 +166,28 @@ def test_the_schedule_card_shows_a_plan_the_ask_card_changed(dashboard: Page) ->
     # en-US: "Tue, 8:00 – 10:30 PM"
     summary = schedule.locator('.plan-summary[data-appliance="Dishwasher"] .plan-time')
     expect(summary).to_contain_text(f"{start:%a}, {start.hour % 12 or 12}:{start:%M}")
+
+
+# The card's rendered height (the oracle), its masonry size and its sections grid options.
+SIZES = """(c) => ({height: c.shadowRoot.querySelector('.ahems-card').getBoundingClientRect().height,
+    size: c.getCardSize(), grid: c.getGridOptions()})"""
+
+
+@pytest.mark.parametrize("name", CARDS)
+def test_each_card_tells_the_layouts_its_height(dashboard: Page, name: str) -> None:
+    """Masonry's getCardSize (units of 50 px) is the card's rendered height, within a unit or a tenth of it, after the
+    ask card's run (its iterations, summary and plans); in the sections layout the card takes its content's height
+    ("auto"), the full width, at least half of it, and at least min_rows rows (56 px, 8 px apart), which its content
+    fills."""
+    element = card(dashboard, name)
+
+    def read() -> tuple[Any, ...]:
+        got = element.evaluate(SIZES)
+        height, grid = got["height"], got["grid"]
+        near = abs(got["size"] * 50 - height) <= max(50, height / 10)
+        return near, grid["rows"], grid["columns"], grid["min_columns"], grid["min_rows"] * 64 - 8 <= height
+
+    settles(read, (True, "auto", 12, 6, True))
 
 
 def test_the_pending_command_reads_as_a_sentence(dashboard: Page, demo: Demo) -> None:

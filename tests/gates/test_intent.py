@@ -206,6 +206,7 @@ MORE = (
     KnownDevice("switch.kitchen_kettle", "switch", ("kitchen kettle",)),  # "kettle" is also switch.kettle's name
     KnownDevice("light.anna", "light", ("anna reading lamp",)),
     KnownDevice("light.ben", "light", ("ben reading lamp",)),
+    KnownDevice("water_heater.tank", "water_heater", ("tank",), ("basement", "keller")),  # a hot-water heat pump
 )
 
 
@@ -239,6 +240,16 @@ MORE = (
         ("Turn on the maker", pairs(("switch.coffee", "turn_on"))),
         ("Turn on the lamp", pairs()),
         ("Turn on the kitchen", pairs()),
+        # a water heater (a hot-water tank's heat pump): its area and a water heater word, apart or as one word
+        ("Set the basement water heater to 55 degrees", pairs(("water_heater.tank", "set_temperature"))),
+        ("Set the hot water in the basement to 55 degrees", pairs(("water_heater.tank", "set_temperature"))),
+        ("Set the basement boiler to 55 degrees", pairs(("water_heater.tank", "set_temperature"))),
+        ("Set all water heaters to 50 degrees", pairs(("water_heater.tank", "set_temperature"))),
+        ("Stelle das Warmwasser im Keller auf 55 Grad", pairs(("water_heater.tank", "set_temperature"))),
+        ("Stelle den Warmwasserspeicher im Keller auf 55 Grad", pairs(("water_heater.tank", "set_temperature"))),
+        ("Stelle den Kellerboiler auf 55 Grad", pairs(("water_heater.tank", "set_temperature"))),
+        ("Turn on the basement water heater", pairs()),  # no service of a water heater turns it on
+        ("Set the kitchen boiler to 55 degrees", pairs()),  # no water heater in the kitchen
     ],
 )
 def test_compounds_and_partial_names(text: str, expected: frozenset[RequestedAction]) -> None:

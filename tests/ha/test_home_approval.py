@@ -7,6 +7,7 @@ the service calls HA saw.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,9 +21,10 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.gates.models import GridGrant, NormalizedCommand
-from custom_components.agentic_hems.planning.home_approval import command_refusal
+from custom_components.agentic_hems.planning.home_approval import command_refusal, summary
 from custom_components.agentic_hems.planning.home_manager import HomePlanManager
 from homeassistant.auth.models import User
+from homeassistant.components import persistent_notification
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
@@ -265,3 +267,75 @@ async def test_turning_approval_off_withdraws_the_pending_request(
     with pytest.raises(ServiceValidationError) as err:
         await approve(hass, first, hass_admin_user)
     assert err.value.translation_key == "request_not_pending"
+
+
+@pytest.mark.parametrize(
+    ("lang", "expected"),
+    [
+        ("en", ["Whole-home plan until 2026-11-30 07:00:",
+                "- Home battery (input_number.battery_power): charge 2.5 kW 20:00–21:00, discharge 1.25 kW 21:00–22:00, "
+                "charge 0 kW 22:00–23:00, charge 3 kW 23:00–00:15 (+1 more)",
+                "- Heat pump (climate.heat_pump): 21.5 °C 20:00–23:00",
+                "- Boost (switch.heat_pump_boost): on 20:00–21:00, off 21:00–22:00",
+                "- PV limit (number.pv_limit): limit 3.5 kW 20:00–21:00, no limit 21:00–22:00"]),
+        ("de", ["Hausplan bis 30.11.2026 07:00:",
+                "- Home battery (input_number.battery_power): laden 2,5 kW 20:00–21:00, entladen 1,25 kW 21:00–22:00, "
+                "laden 0 kW 22:00–23:00, laden 3 kW 23:00–00:15 (+1 weitere)",
+                "- Heat pump (climate.heat_pump): 21,5 °C 20:00–23:00",
+                "- Boost (switch.heat_pump_boost): an 20:00–21:00, aus 21:00–22:00",
+                "- PV-Begrenzung (number.pv_limit): begrenzen auf 3,5 kW 20:00–21:00, keine Begrenzung 21:00–22:00"]),
+    ],
+)
+async def test_the_summary_is_in_the_language_asked_with_the_end_s_date_when_not_today(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, lang: str, expected: list[str]
+) -> None:
+    _, manager = await _both(hass, freezer)
+    heat = manager.config.heat_pumps[0]
+    config = replace(manager.config, heat_pumps=(heat, replace(heat, name="Boost", control_entity=SWITCH)))
+    start = NOW.replace(minute=0)  # 20:00 local
+
+    def at(hours: float, minutes: int = 60) -> tuple[str, str]:
+        begin = start + timedelta(hours=hours)
+        return begin.isoformat(), (begin + timedelta(minutes=minutes)).isoformat()
+
+    def action(kind: str, entity: str, when: tuple[str, str], **value: Any) -> dict[str, Any]:
+        return {"type": kind, "entity_id": entity, "start": when[0], "end": when[1], **value}
+
+    battery = [action("home_battery_power", SETPOINT, at(h, m), p_kw=kw)
+               for h, m, kw in ((0, 60, 2.5), (1, 60, -1.25), (2, 60, 0.0), (3, 75, 3.0), (4.25, 60, 1.0))]
+    actions = [*battery, action("home_heat_pump", CLIMATE, at(0, 180), value=21.5),
+               action("home_heat_pump", SWITCH, at(0), value="on"), action("home_heat_pump", SWITCH, at(1), value="off"),
+               action("home_pv_limit", "number.pv_limit", at(0), limit_kw=3.5),
+               action("home_pv_limit", "number.pv_limit", at(1), limit_kw=None)]
+    assert summary(config, actions, (start, start + timedelta(hours=11)), lang).splitlines() == expected
+    same_day = summary(config, actions[:1], (start, start + timedelta(hours=3, minutes=45)), lang)
+    assert same_day.splitlines()[0] == {"en": "Whole-home plan until 23:45:", "de": "Hausplan bis 23:45:"}[lang]
+
+
+@pytest.mark.parametrize(
+    ("lang", "head", "title", "message"),
+    [
+        ("en", "Whole-home plan until {end}:", "Agentic HEMS: authorization requested",
+         "Request `{id}` for 20:00 to {end} waits for an administrator: `agentic_hems.approve_authorization` or "
+         "`agentic_hems.deny_authorization` (expires 20:35)."),
+        ("de", "Hausplan bis {end}:", "Agentic HEMS: Freigabe angefragt",
+         "Anfrage `{id}` für 20:00 bis {end} wartet auf einen Administrator: `agentic_hems.approve_authorization` "
+         "oder `agentic_hems.deny_authorization` (läuft 20:35 ab)."),
+    ],
+)
+async def test_the_request_and_its_notification_follow_ha_s_language(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, lang: str, head: str, title: str, message: str
+) -> None:
+    hass.config.language = lang
+    entry, manager = await _both(hass, freezer)
+    (request,) = home_requests(entry)
+    end = dt_util.as_local(manager.result.plan.horizon_end)
+    assert end.date() != NOW.date()  # the plan runs into tomorrow: its end has its date
+    end_text = f"{end:%d.%m.%Y %H:%M}" if lang == "de" else f"{end:%Y-%m-%d %H:%M}"
+    lines = request["summary"].splitlines()
+    assert lines[0] == head.format(end=end_text)
+    assert lines[1].startswith(f"- Home battery ({SETPOINT}): ") and lines[2].startswith(f"- Heat pump ({CLIMATE}): ")
+    assert " °C" in lines[2]
+    note = persistent_notification._async_get_or_create_notifications(hass)[f"authorization_{request['request_id']}"]
+    assert note["title"] == title
+    assert note["message"] == f"{request['summary']}\n\n" + message.format(id=request["request_id"], end=end_text)

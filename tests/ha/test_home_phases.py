@@ -8,6 +8,7 @@ dishwasher on L2, the washing machine on L3 at 4 kW and the EV three-phase, on a
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+import re
 
 from freezegun.api import FrozenDateTimeFactory
 import numpy as np
@@ -24,6 +25,7 @@ from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import HomeAssistant
 
 from .conftest import APPLIANCES, NOW
+from .test_heat_pump import HEAT_ID, HEAT_PUMP, _heated_house
 from .test_home_plan import BATTERY, _house
 
 PHASED = {
@@ -137,3 +139,30 @@ def test_fixed_loads_past_a_phase_limit_raise_that_phase_only() -> None:
                      "2026-11-29T20:00-21:00Z: Washing machine 4.00 kW, base load 0.30 kW"]
     assert phases_over_fixed(phases, {"base": np.full(3, 0.9)}, notes, {}, curve) is phases and len(notes) == 1
     assert phases_over_fixed(None, fixed, notes, {}, curve) is None
+
+
+async def test_heat_pumps_left_out_for_a_phase_are_named_as_users_see_them(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """2 A x 230 V = 0.46 kW per phase: the heat pump on L2 cannot keep the living room warm (it loses about 2.8 kW
+    of heat at 2 °C outdoors) within it, so the home is planned without it; the note names it "Heat pump", not by its
+    subentry id."""
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    await _heated_house(hass)
+    entry = MockConfigEntry(
+        domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
+        options={**DEFAULT_OPTIONS, "phase_count": "3", "phase_current_a": 2, "nominal_voltage": 230.0},
+        subentries_data=[ConfigSubentryData(data=HEAT_PUMP, subentry_id=HEAT_ID, subentry_type="heat_pump",
+                                            title=HEAT_PUMP["name"], unique_id=None)],
+        version=1, minor_version=1,
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    result = entry.runtime_data.home.result
+    assert result is not None and result.plan is not None and result.plan.heat_kw == {}
+    assert re.search(r"left out: heat pumps: no plan satisfies every constraint; conflicting: comfort, phase: phase L2 "
+                     r"would carry 3\.00 kW at \S+, above its 0\.46 kW limit; on it draw: Heat pump 3\.00 kW;",
+                     result.detail), result.detail
+    assert HEAT_ID not in result.detail

@@ -422,6 +422,7 @@ async def test_a_load_whose_window_cannot_hold_it_is_left_out_not_the_whole_plan
     phases = PhaseLimits(limit_kw=5.75, assignment={"good": "L1", "bad": "L2"})  # the left-out load's phase goes too
     plan, left_out = plan_leaving_out(curve, [good, bad], phases=phases)
     assert left_out == ["bad, its window cannot hold it"]
+    assert plan_leaving_out(curve, [good, bad], {"bad": "Dryer"})[1] == ["Dryer, its window cannot hold it"]
     assert plan.starts["good"] == plan_home(curve, [good], phases=PhaseLimits(limit_kw=5.75)).starts["good"]
 
 

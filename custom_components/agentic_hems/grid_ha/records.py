@@ -26,8 +26,10 @@ from homeassistant.util import dt as dt_util
 from ..const import DOMAIN, LOGGER, STORAGE_VERSION
 from ..gates.models import GrantRefusal, GridGrant, NormalizedCommand
 from ..grid.contracts import ToolError, generate_audit_record
+from ..orchestrator.texts import language as text_language
 from ..prices.curve import floor_slot
 from ..storage import async_load_store
+from .request_text import request_note
 from .site import setpoint_value
 
 if TYPE_CHECKING:
@@ -180,13 +182,9 @@ class GridRecords:
                 "expires_at": request["expires_at"],
             },
         )
+        title, message = request_note(request, text_language(self.hass.config.language), self.now())
         persistent_notification.async_create(
-            self.hass,
-            f"{request.get('summary') or 'A grid plan'}\n\nRequest `{request['request_id']}` for {window['start']} to "
-            f"{window['end']} waits for an administrator: `{DOMAIN}.approve_authorization` or "
-            f"`{DOMAIN}.deny_authorization` (expires {request['expires_at']}).",
-            title="Agentic HEMS: authorization requested",
-            notification_id=request_issue_id(request["request_id"]),
+            self.hass, message, title=title, notification_id=request_issue_id(request["request_id"])
         )
 
     def _close_request(self, request: dict[str, Any]) -> None:

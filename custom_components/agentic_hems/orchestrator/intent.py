@@ -136,6 +136,15 @@ DEVICE_WORDS: dict[str, tuple[str, ...]] = {
     "switch": ("switch", "switches", "plug", "plugs", "socket", "schalter", "steckdose", "steckdosen"),
     "fan": ("fan", "fans", "ventilator", "lüfter", "lüftung"),
     "climate": ("thermostat", "heating", "heater", "air conditioning", "heizung", "klimaanlage", "klima"),
+    "water_heater": (
+        "water heater",
+        "water heaters",
+        "hot water",
+        "boiler",
+        "boilers",
+        "warmwasser",
+        "warmwasserspeicher",
+    ),
     "cover": (
         "blind",
         "blinds",

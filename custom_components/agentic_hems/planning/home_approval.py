@@ -28,6 +28,8 @@ from homeassistant.util import dt as dt_util
 from ..const import BATTERY_APPROVAL, DOMAIN
 from ..gates.models import GrantRefusal, GridGrant, NormalizedCommand
 from ..grid_ha.records import GridRecords, request_issue_id
+from ..grid_ha.request_text import local_moment
+from ..orchestrator.texts import language as text_language
 from ..prices.curve import floor_slot
 from . import heat_exec, home_exec
 from .home_config import HomeConfig
@@ -42,6 +44,32 @@ WITHDRAWN_PREFIXES = (HOME_PLAN_PREFIX, "heat_")
 VALUE_TOLERANCE = 1e-6  # how far a number in a command may be from the approved one
 HOME_ACTIONS = home_exec.ACTIONS | heat_exec.ACTIONS
 SUMMARY_ITEMS = 4  # settings listed per device in a request's summary; the rest are counted
+TEXTS: dict[str, dict[str, str]] = {  # a request's summary, per language
+    "en": {
+        "head": "Whole-home plan until {end}:",
+        "more": " (+{n} more)",
+        "pv_limit": "PV limit",
+        "charge": "charge {kw} kW",
+        "discharge": "discharge {kw} kW",
+        "mode": "mode {option}",
+        "limit": "limit {kw} kW",
+        "no_limit": "no limit",
+        "on": "on",
+        "off": "off",
+    },
+    "de": {
+        "head": "Hausplan bis {end}:",
+        "more": " (+{n} weitere)",
+        "pv_limit": "PV-Begrenzung",
+        "charge": "laden {kw} kW",
+        "discharge": "entladen {kw} kW",
+        "mode": "Modus {option}",
+        "limit": "begrenzen auf {kw} kW",
+        "no_limit": "keine Begrenzung",
+        "on": "an",
+        "off": "aus",
+    },
+}
 
 type Command = tuple[str, dict[str, Any]]  # (intent, service data)
 
@@ -111,37 +139,56 @@ def remaining(request: Mapping[str, Any], slot: datetime) -> list[dict[str, Any]
     return out
 
 
-def summary(config: HomeConfig, actions: list[dict[str, Any]], end: datetime, temp_unit: str = "°C") -> str:
-    """Return a request's summary: one line per device with its settings (time ranges in local time).
+def summary(
+    config: HomeConfig,
+    actions: list[dict[str, Any]],
+    window: tuple[datetime, datetime],
+    lang: str,
+    temp_unit: str = "°C",
+) -> str:
+    """Return a request's summary in ``lang`` (``en`` or ``de``): one line per device with its settings.
 
+    Times are local; the plan's end (``window[1]``) has its date when it is not on ``window[0]``'s day.
     ``temp_unit`` is HA's temperature unit, the unit of a heat pump's target temperature.
+
+    Raises:
+        KeyError: ``lang`` is neither ``en`` nor ``de``.
+
     """
+    texts = TEXTS[lang]
     names = {b.control_entity: b.name for b in config.batteries if b.control_entity}
     names |= {h.control_entity: h.name for h in config.heat_pumps}
-    lines = [f"Whole-home plan until {_hhmm(end)}:"]
+    lines = [texts["head"].format(end=local_moment(window[1], lang, dt_util.as_local(window[0]).date()))]
     for entity in dict.fromkeys(a["entity_id"] for a in actions):
         mine = [a for a in actions if a["entity_id"] == entity]
-        items = [f"{_setting(a, temp_unit)} {_hhmm(a['start'])}–{_hhmm(a['end'])}" for a in mine[:SUMMARY_ITEMS]]
-        more = f" (+{len(mine) - SUMMARY_ITEMS} more)" if len(mine) > SUMMARY_ITEMS else ""
-        lines.append(f"- {names.get(entity, 'PV limit')} ({entity}): {', '.join(items)}{more}")
+        items = [f"{_setting(a, lang, temp_unit)} {_hhmm(a['start'])}–{_hhmm(a['end'])}" for a in mine[:SUMMARY_ITEMS]]
+        more = texts["more"].format(n=len(mine) - SUMMARY_ITEMS) if len(mine) > SUMMARY_ITEMS else ""
+        lines.append(f"- {names.get(entity, texts['pv_limit'])} ({entity}): {', '.join(items)}{more}")
     return "\n".join(lines)
 
 
-def _hhmm(moment: datetime | str) -> str:
-    instant = datetime.fromisoformat(moment) if isinstance(moment, str) else moment
-    return dt_util.as_local(instant).strftime("%H:%M")
+def _hhmm(moment: str) -> str:
+    return dt_util.as_local(datetime.fromisoformat(moment)).strftime("%H:%M")
 
 
-def _setting(action: Mapping[str, Any], temp_unit: str) -> str:
+def _setting(action: Mapping[str, Any], lang: str, temp_unit: str) -> str:
     """Return a planned setting in words: ``charge 2.5 kW``, ``mode Auto``, ``limit 3 kW``, ``21.5 °C``, ``on``."""
+    texts, de = TEXTS[lang], lang == "de"
     if action["type"] == home_exec.ACTION_TYPE:
-        return f"{'charge' if action['p_kw'] >= 0 else 'discharge'} {abs(action['p_kw']):g} kW"
+        kw = action["p_kw"]
+        return texts["charge" if kw >= 0 else "discharge"].format(kw=_num(abs(kw), de))
     if action["type"] == home_exec.MODE_ACTION:
-        return f"mode {action['option']}"
+        return texts["mode"].format(option=action["option"])
     if action["type"] == home_exec.LIMIT_ACTION:
-        return "no limit" if action["limit_kw"] is None else f"limit {action['limit_kw']:g} kW"
+        limit = action["limit_kw"]
+        return texts["no_limit"] if limit is None else texts["limit"].format(kw=_num(limit, de))
     value = action["value"]
-    return value if isinstance(value, str) else f"{value:g} {temp_unit}"
+    return texts.get(value, value) if isinstance(value, str) else f"{_num(value, de)} {temp_unit}"
+
+
+def _num(value: float, de: bool) -> str:
+    text = f"{value:g}"
+    return text.replace(".", ",") if de else text
 
 
 class HomeApprovals:
@@ -214,7 +261,13 @@ class HomeApprovals:
                 "plan_id": f"{HOME_PLAN_PREFIX}{digest}",
                 "status": "pending",
                 "kind": "home_plan",
-                "summary": summary(self.config, actions, window[1], self.hass.config.units.temperature_unit),
+                "summary": summary(
+                    self.config,
+                    actions,
+                    window,
+                    text_language(self.hass.config.language),
+                    self.hass.config.units.temperature_unit,
+                ),
                 "requested_window": {"start": window[0].isoformat(), "end": window[1].isoformat()},
                 "actions": actions,
             }

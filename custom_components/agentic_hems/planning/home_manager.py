@@ -16,6 +16,7 @@ than ``mpc_soc_threshold_pct`` and when the PV forecast sensor moves by more tha
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -218,10 +219,12 @@ class HomePlanManager(ChangeListeners):
         loads = [replace(self.planner.load_for(aid, now), name=aid) for aid in movable]
         fixed = self.planner.planned_loads(inputs.curve, now, exclude=set(movable))
         fuse, phases = self._limits(inputs, fixed, [*movable, *(hp.name for hp in heat)])
+        shown = self.device_names()
         job = partial(
             plan_leaving_out,
             inputs.curve,
             loads,
+            shown,
             batteries=inputs.batteries,
             pv_kw=inputs.pv_kw,
             base_load_kw=inputs.base_load_kw,
@@ -238,11 +241,8 @@ class HomePlanManager(ChangeListeners):
         try:
             plan, left_out = await self.hass.async_add_executor_job(job)
         except HomePlanError as err:
-            shown = self.device_names()
             LOGGER.warning("No whole-home plan: %s", err.text(shown))
-            over = err.phase_over
-            if over is not None:
-                over = replace(over, devices=tuple((shown.get(d, d), kw) for d, kw in over.devices))
+            over = _named(err.phase_over, shown)
             return HomeResult(None, inputs, now, ",".join(err.constraints), err.text(shown), over)
         except ValueError as err:
             LOGGER.error("Whole-home plan refused its inputs: %s", err)
@@ -262,7 +262,7 @@ class HomePlanManager(ChangeListeners):
         """Return the fuse and the phase limits the plan keeps, raised in the slots where the ``fixed`` loads pass them.
 
         ``fixed``: the loads the plan cannot move, (len(curve),) kW by appliance; ``planned``: the names of the movable
-        loads and heat pumps (the batteries' come from ``inputs``). See :func:`fuse_over_fixed` and
+        loads and heat pumps (the batteries' come from ``inputs``). See :func:`~..scheduling.home_grid.fuse_over_fixed` and
         :func:`~..scheduling.home_grid.phases_over_fixed`; their notes go to ``inputs.notes``.
         """
         curve, notes = inputs.curve, inputs.notes
@@ -306,15 +306,19 @@ class HomePlanManager(ChangeListeners):
             await self.planner.async_adopt(placed, now)
 
 
-def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) -> tuple[HomePlan, list[str]]:
+def plan_leaving_out(
+    curve: PriceCurve, loads: list[LoadSpec], names: Mapping[str, str] | None = None, **kwargs: Any
+) -> tuple[HomePlan, list[str]]:
     """Run :func:`plan_home`, leaving out what keeps it from a plan, and plan the rest again.
 
     Loads a :class:`HomePlanError` names are left out ("<name>, its window cannot hold it"), and their phases with
     them; when no plan exists with the heat pumps (their comfort band cannot be kept within the fuse, the phases or
-    the reserve, or their inputs are refused), the heat pumps are left out ("heat pumps: <reason>"). Returns the plan
+    the reserve, or their inputs are refused), the heat pumps are left out ("heat pumps: <reason>"). The notes show
+    devices under ``names`` (device -> name shown to users; a device not in it under its own name). Returns the plan
     and those notes. Raises HomePlanError when no plan exists without them (the fuse, the reserve, the prices),
     ValueError on other malformed inputs.
     """
+    shown = names or {}
     left_out: list[str] = []
     while True:
         try:
@@ -322,15 +326,22 @@ def plan_leaving_out(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) ->
         except (HomePlanError, ValueError) as err:
             named = set(getattr(err, "loads", ())) & {load.name for load in loads}
             if named:
-                left_out += [f"{name}, its window cannot hold it" for name in sorted(named)]
+                left_out += [f"{shown.get(name, name)}, its window cannot hold it" for name in sorted(named)]
                 loads = [load for load in loads if load.name not in named]
                 kwargs["phases"] = _without(kwargs.get("phases"), named)
             elif kwargs.get("heat_pumps"):
-                left_out.append(f"heat pumps: {err}")
+                left_out.append(f"heat pumps: {err.text(shown) if isinstance(err, HomePlanError) else err}")
                 kwargs["phases"] = _without(kwargs.get("phases"), {hp.name for hp in kwargs["heat_pumps"]})
                 kwargs["heat_pumps"] = ()
             else:
                 raise
+
+
+def _named(over: PhaseOver | None, shown: Mapping[str, str]) -> PhaseOver | None:
+    """Return ``over`` with its devices under ``shown`` (device -> name shown to users); None for None."""
+    if over is None:
+        return None
+    return replace(over, devices=tuple((shown.get(d, d), kw) for d, kw in over.devices))
 
 
 def _without(phases: PhaseLimits | None, names: set[str]) -> PhaseLimits | None:

@@ -3,10 +3,13 @@
 import { LitElement, html, css, nothing } from "lit";
 import {
   DOMAIN, t, errorText, localizedErrorText, LiveSubscription, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters,
-  fmtSpan, fmtMoney,
+  fmtSpan, fmtMoney, CARD_PADDING_PX, headerPx, cardSize, gridOptions,
 } from "./common.js";
 
 const TAG = "agentic-hems-ask-card";
+// px of the card's parts, for its size: the form (its two-line textarea), the margin above the iterations and the
+// plans, an iteration's line, the summary's margin and padding and a line of it, an error, a plan (two lines)
+const HEIGHTS = { form: 60, gap: 10, iteration: 26, summary: 26, line: 20, error: 40, plan: 56 };
 
 class AgenticHemsAskCard extends LitElement {
   static get properties() {
@@ -47,11 +50,29 @@ class AgenticHemsAskCard extends LitElement {
   }
 
   getCardSize() {
-    return 3 + Math.min(6, this._steps.length) + ((this._result && (this._result.plans || []).length) || 0);
+    return cardSize(this._heightPx());
   }
 
   getGridOptions() {
-    return { columns: 12, rows: 4, min_columns: 6, min_rows: 2 };
+    return gridOptions(CARD_PADDING_PX + headerPx(this._config) + HEIGHTS.form);
+  }
+
+  /**
+   * The card's height in px (see cardSize in common.js): the question's form and, for the latest run, its
+   * iterations (and "working…" while it runs), its summary (its lines of about 40 characters), its error and its plans.
+   */
+  _heightPx() {
+    const r = this._result;
+    const plans = (r && Array.isArray(r.plans) && r.plans) || [];
+    const summary = r ? r.summary : this._finished && this._finished.summary;
+    const steps = this._steps.length + (this._busy ? 1 : 0);
+    let px = CARD_PADDING_PX + headerPx(this._config) + HEIGHTS.form;
+    px += steps ? HEIGHTS.gap + HEIGHTS.iteration * steps : 0;
+    if (summary !== undefined && summary !== null) {
+      px += HEIGHTS.summary + HEIGHTS.line * Math.max(1, Math.ceil(String(summary).length / 40));
+    }
+    px += [this._askError, this._subError, r && r.error].filter(Boolean).length * HEIGHTS.error;
+    return px + (plans.length ? HEIGHTS.gap + HEIGHTS.plan * plans.length : 0);
   }
 
   connectedCallback() {

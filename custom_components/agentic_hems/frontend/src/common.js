@@ -310,6 +310,35 @@ export function serviceData(data, config) {
   return out;
 }
 
+// A card's height for the dashboards' layouts. Each card estimates it in px from what it shows, at a masonry column's
+// width (about 400 px): the masonry layout counts it in units of 50 px (getCardSize); the sections layout sizes the
+// card to its content (rows "auto": its lists and the plans grow and shrink live) and keeps at least the rows of 56 px
+// (8 px apart) its smallest content needs (min_rows).
+export const CARD_PADDING_PX = 28; // .card-content's padding, top and bottom
+const SIZE_UNIT_PX = 50;
+const ROW_PX = 56;
+const ROW_GAP_PX = 8;
+
+/** The px the card's title takes (none without one). */
+export function headerPx(config) {
+  return config && config.title ? 40 : 0;
+}
+
+/** getCardSize's value for a card ``px`` high: units of 50 px, at least 1. */
+export function cardSize(px) {
+  return Math.max(1, Math.ceil(px / SIZE_UNIT_PX));
+}
+
+/** The sections grid's rows that hold ``px``: n rows are n × 56 px plus the 8 px gaps between them. */
+export function gridRows(px) {
+  return Math.max(1, Math.ceil((px + ROW_GAP_PX) / (ROW_PX + ROW_GAP_PX)));
+}
+
+/** getGridOptions's value: the full width (half at least), the content's height, at least ``minPx``. */
+export function gridOptions(minPx) {
+  return { columns: 12, rows: "auto", min_columns: 6, min_rows: gridRows(minPx) };
+}
+
 /** ha-card when HA provides it, otherwise a div with the same class, so the card always renders. */
 export function cardShell(title, content, extraClass = "") {
   const cls = `ahems-card ${extraClass}`.trim();

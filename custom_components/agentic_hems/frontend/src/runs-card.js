@@ -4,13 +4,16 @@ import { LitElement, html, css, nothing } from "lit";
 import { Chart } from "./chart.js";
 import {
   t, errorText, LiveSubscription, wsMessage, cardShell, sharedStyles, cssVar, PALETTE, registerCard, makeEditor, hassMatters,
-  fmtNumber, fmtMoney, fmtDateTime, dateFormatter, toMs,
+  fmtNumber, fmtMoney, fmtDateTime, dateFormatter, toMs, CARD_PADDING_PX, headerPx, cardSize, gridOptions,
 } from "./common.js";
 
 const TAG = "agentic-hems-runs-card";
 const REFRESH_MS = 60 * 1000;
 const METRICS = ["iterations", "tokens", "cost"];
 const FIELD = { iterations: "iterations", tokens: "total_tokens", cost: "total_cost" };
+// px of the card's parts, for its size: the figures (two lines of them in a narrow card), the metric buttons, the
+// chart (.chart-wrap's height), the table's head and margin and a model's row, "no runs"
+const HEIGHTS = { stats: 135, metrics: 48, chart: 180, tableHead: 48, model: 49, empty: 36 };
 
 /** Per-model aggregates of the runs (a refused run has no model). */
 export function byModel(runs) {
@@ -66,11 +69,22 @@ class AgenticHemsRunsCard extends LitElement {
   }
 
   getCardSize() {
-    return 7;
+    return cardSize(this._heightPx());
   }
 
   getGridOptions() {
-    return { columns: 12, rows: 7, min_columns: 6, min_rows: 4 };
+    return gridOptions(CARD_PADDING_PX + headerPx(this._config) + HEIGHTS.stats + HEIGHTS.empty);
+  }
+
+  /**
+   * The card's height in px (see cardSize in common.js): the five figures and, once there are runs, the metric
+   * buttons, the chart and a table row per model (else "no runs").
+   */
+  _heightPx() {
+    const px = CARD_PADDING_PX + headerPx(this._config) + HEIGHTS.stats;
+    const runs = this._data ? this._runs() : [];
+    if (!runs.length) return px + HEIGHTS.empty;
+    return px + HEIGHTS.metrics + HEIGHTS.chart + HEIGHTS.tableHead + HEIGHTS.model * byModel(runs).length;
   }
 
   connectedCallback() {

@@ -7,11 +7,17 @@ import { Chart } from "./chart.js";
 import {
   t, LiveSubscription, cardShell, sharedStyles, cssVar, PALETTE, registerCard, makeEditor, hassMatters,
   fmtTime, fmtDayTime, fmtSpan, fmtMoney, fmtNumber, localParts, dateFormatter, toMs,
+  CARD_PADDING_PX, headerPx, cardSize, gridOptions,
 } from "./common.js";
 
 const TAG = "agentic-hems-schedule-card";
 const KNOWN = 0;
 const DOUBTFUL = 1;
+// px of the card's parts, for its size (the chart's two heights are .chart-wrap's in the styles; gaps: the margins
+// above the tracks and the plans)
+const HEIGHTS = {
+  chart: 180, homeChart: 290, gaps: 12, track: 30, legendLine: 18, homeLegend: 42, homeSummary: 95, plan: 56, empty: 44,
+};
 
 /**
  * Chart points of the slots that ``keep`` selects, as steps: each slot's price from its start, and where the next
@@ -261,12 +267,34 @@ class AgenticHemsScheduleCard extends LitElement {
   }
 
   getCardSize() {
-    const plans = (this._data && this._data.plans) || [];
-    return 6 + Math.ceil(plans.length / 2);
+    return cardSize(this._heightPx());
   }
 
   getGridOptions() {
-    return { columns: 12, rows: 6, min_columns: 6, min_rows: 4 };
+    return gridOptions(CARD_PADDING_PX + headerPx(this._config) + HEIGHTS.chart + HEIGHTS.gaps + HEIGHTS.empty);
+  }
+
+  /**
+   * The card's height in px (see cardSize in common.js): the chart (taller with a home plan), a track per appliance
+   * with slots, the legends, the home plan's summary and a summary per plan (or "no plans").
+   */
+  _heightPx() {
+    const data = this._data;
+    const plans = data && Array.isArray(data.plans) ? data.plans : [];
+    const home = this._homeSlots().length > 0;
+    const tracks = plans.filter((p) => p.feasible !== false && blocksOf(p).length).length;
+    const prices = this._prices();
+    const legends = [DOUBTFUL, 2].filter((trust) => prices.some((p) => p._trust === trust)).length;
+    let px = CARD_PADDING_PX + headerPx(this._config) + (home ? HEIGHTS.homeChart : HEIGHTS.chart);
+    px += HEIGHTS.gaps + HEIGHTS.track * tracks + HEIGHTS.legendLine * legends;
+    if (home) {
+      const heat = this._heatPumps().filter((hp) => (hp.slots || []).length).length;
+      px += HEIGHTS.homeLegend * (1 + heat) + HEIGHTS.homeSummary;
+    } else if (data && data.home) {
+      px += HEIGHTS.legendLine; // why there is no home plan
+    }
+    const doubtful = plans.filter((p) => p.reason === "doubtful_prices").length;
+    return px + (plans.length ? HEIGHTS.plan * plans.length + HEIGHTS.legendLine * doubtful : HEIGHTS.empty);
   }
 
   connectedCallback() {

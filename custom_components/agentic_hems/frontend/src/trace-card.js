@@ -5,7 +5,7 @@
 import { LitElement, html, css, nothing } from "lit";
 import {
   DOMAIN, t, localizedErrorText, LiveSubscription, serviceData, cardShell, sharedStyles, registerCard, makeEditor,
-  hassMatters, fmtDateTime, fmtTime, fmtRelative,
+  hassMatters, fmtDateTime, fmtTime, fmtRelative, CARD_PADDING_PX, headerPx, cardSize, gridOptions,
 } from "./common.js";
 
 const TAG = "agentic-hems-trace-card";
@@ -13,6 +13,9 @@ export const GATES = [
   "input_guard", "schema", "device_resolved", "capability", "freshness", "policy", "dry_run", "execution",
 ];
 const MAX_KEPT = 20;
+// px of the card's parts, for its size: a decision with and without its gates, the pending list's title and margin,
+// a pending confirmation with its buttons, "no decisions"
+const HEIGHTS = { gatedDecision: 180, decision: 64, pendingTitle: 36, pending: 77, empty: 36 };
 const ICONS = { passed: "✓", failed: "✕", skipped: "·", not_executed: "–", waiting: "⏳" };
 
 /** The gate results of a decision by gate name. */
@@ -81,11 +84,23 @@ class AgenticHemsTraceCard extends LitElement {
   }
 
   getCardSize() {
-    return 2 + Math.min(this._max(), (this._decisions || []).length) + (this._pending || []).length;
+    return cardSize(this._heightPx());
   }
 
   getGridOptions() {
-    return { columns: 12, rows: 5, min_columns: 6, min_rows: 2 };
+    return gridOptions(CARD_PADDING_PX + headerPx(this._config) + HEIGHTS.empty);
+  }
+
+  /**
+   * The card's height in px (see cardSize in common.js): the pending confirmations under their title and the latest
+   * decisions, each with its eight gates unless show_gates is off; before the first snapshot, max_decisions of them.
+   */
+  _heightPx() {
+    const pending = (this._pending || []).length;
+    const shown = this._decisions === undefined ? this._max() : Math.min(this._max(), this._decisions.length);
+    const decision = this._config && this._config.show_gates === false ? HEIGHTS.decision : HEIGHTS.gatedDecision;
+    const px = CARD_PADDING_PX + headerPx(this._config) + (pending ? HEIGHTS.pendingTitle + HEIGHTS.pending * pending : 0);
+    return px + (shown ? decision * shown : HEIGHTS.empty);
   }
 
   _max() {
