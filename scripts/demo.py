@@ -168,6 +168,14 @@ WEATHER_YAML = f"""\
           {{% set ns.items = ns.items + [{{'datetime': t.isoformat(), 'condition': 'cloudy',
           'temperature': {OUTDOOR_TEMPLATE}}}] %}}{{% endfor %}}{{{{ ns.items }}}}
 """
+# A switch no device of the demo controls (an optimistic template switch: it keeps the state it is set to), for the
+# forms that need a free control entity (tests/browser's "Add heat pump").
+FREE_SWITCH = "switch.hot_water_boost"
+FREE_SWITCH_YAML = f"""\
+  - switch:
+      - name: Hot water boost
+        default_entity_id: {FREE_SWITCH}
+"""
 CLIMATE_YAML = f"""\
 climate:
   - platform: generic_thermostat
@@ -206,8 +214,8 @@ def house_step(indoor_c: float, outdoor_c: float, heating: bool, hours: float) -
 
 
 def grid_yaml() -> str:
-    """The meters' input_number helpers, the battery setpoint, and the `template:` key: sensors reading the helpers
-    and the garage door (COVER_TEMPLATE_YAML)."""
+    """The meters' input_number helpers, the battery setpoint, and the `template:` key: sensors reading the helpers,
+    the garage door (COVER_TEMPLATE_YAML), the house's weather and a free switch (FREE_SWITCH_YAML)."""
     numbers = []
     sensors = []
     for oid, (name, unit, low, high, step, initial, device_class) in {**METERS, **HOUSE_METERS}.items():
@@ -227,7 +235,7 @@ def grid_yaml() -> str:
     )
     return (
         "input_number:\n" + "\n".join(numbers) + "\n\ntemplate:\n  - sensor:\n" + "\n".join(sensors) + "\n"
-        + COVER_TEMPLATE_YAML + WEATHER_YAML + "\n" + CLIMATE_YAML
+        + COVER_TEMPLATE_YAML + WEATHER_YAML + FREE_SWITCH_YAML + "\n" + CLIMATE_YAML
     )
 
 

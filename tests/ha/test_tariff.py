@@ -320,8 +320,8 @@ async def test_the_tariff_step_checks_the_bands_and_stores_what_home_config_read
 async def test_devices_store_their_phase(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
     """An appliance stores the phase picked; a battery form suggests three-phase and stores L3 when picked; the plan
     reads both, with the EV (nothing stored) three-phase."""
-    appliance = {**APPLIANCES["washer"], "name": "Dryer", "earliest_start": "08:00", "deadline": "20:00",
-                 "phase": "L2"}
+    appliance = {**APPLIANCES["washer"], "name": "Dryer", "entity_id": "input_boolean.dryer", "earliest_start": "08:00",
+                 "deadline": "20:00", "phase": "L2"}
     result = await hass.config_entries.subentries.async_init((loaded_entry.entry_id, "appliance"),
                                                            context={"source": SOURCE_USER})
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], appliance)

@@ -5,26 +5,37 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
-from homeassistant.const import CONF_NAME
+from homeassistant.const import CONF_ENTITY_ID, CONF_NAME
 
 from .checks import appliance_placeholders, validate_appliance
+from .devices import device_errors, own_entity_ids
 from .schemas import appliance_schema
 
 
 class ApplianceSubentryFlow(ConfigSubentryFlow):
-    """Add or reconfigure an appliance."""
+    """Add or reconfigure an appliance.
+
+    A submitted form is checked and stored in one go (no await between): another flow cannot store a device with its
+    name or switch in between.
+    """
+
+    def _validate(self, user_input: dict[str, Any], own_id: str | None) -> tuple[dict[str, str], dict[str, Any]]:
+        """Return the form's errors and the appliance's data; its name and switch must be no other device's."""
+        errors, data = validate_appliance(user_input)
+        return device_errors(self.hass, self._get_entry(), own_id, data, CONF_ENTITY_ID) | errors, data
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
         """Add an appliance."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            names = {sub.title for sub in self._get_entry().subentries.values()}
-            errors, data = validate_appliance(user_input, names)
+            errors, data = self._validate(user_input, None)
             if not errors:
                 return self.async_create_entry(title=data[CONF_NAME], data=data)
         return self.async_show_form(
             step_id="user",
-            data_schema=self.add_suggested_values_to_schema(appliance_schema(), user_input or {}),
+            data_schema=self.add_suggested_values_to_schema(
+                appliance_schema(own_entity_ids(self.hass)), user_input or {}
+            ),
             errors=errors,
             description_placeholders=appliance_placeholders(),
         )
@@ -34,13 +45,14 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
         subentry = self._get_reconfigure_subentry()
         errors: dict[str, str] = {}
         if user_input is not None:
-            names = {sub.title for sid, sub in self._get_entry().subentries.items() if sid != subentry.subentry_id}
-            errors, data = validate_appliance(user_input, names)
+            errors, data = self._validate(user_input, subentry.subentry_id)
             if not errors:
                 return self.async_update_and_abort(self._get_entry(), subentry, title=data[CONF_NAME], data=data)
         return self.async_show_form(
             step_id="reconfigure",
-            data_schema=self.add_suggested_values_to_schema(appliance_schema(), user_input or dict(subentry.data)),
+            data_schema=self.add_suggested_values_to_schema(
+                appliance_schema(own_entity_ids(self.hass)), user_input or dict(subentry.data)
+            ),
             errors=errors,
             description_placeholders=appliance_placeholders(),
         )

@@ -33,10 +33,10 @@ from ..const import (
     CONF_SOC_MAX_PCT,
     CONF_SOC_MIN_PCT,
     CONF_WEAR_COST,
-    SUBENTRY_BATTERY,
 )
 from ..planning.home_config import BATTERY_SCHEMA, MODES
 from ..validation import vol
+from .devices import ControlEntitySelector, device_errors, own_entity_ids
 from .schemas import LooseNumberSelector, phase_selector, schema_refuses
 
 # The form's numbers: field -> (minimum, maximum, step, unit); validate_battery checks them with BATTERY_SCHEMA.
@@ -64,12 +64,13 @@ def _number(key: str) -> LooseNumberSelector:
     return LooseNumberSelector(config)
 
 
-def battery_schema() -> vol.Schema:
+def battery_schema(exclude: list[str]) -> vol.Schema:
     """Return the battery form: name, size and power, limits, efficiencies, wear, SoC sensor and control entity.
 
     Capacity and power are optional to the frontend, which would otherwise pre-fill their minimum (a size saved
-    unnoticed); the flow asks for them. The other numbers start at BATTERY_SCHEMA's defaults. The SoC sensor is a battery sensor or one in %; the control entity is a
-    number/input_number (kW) or a select, which needs its option name per mode.
+    unnoticed); the flow asks for them. The other numbers start at BATTERY_SCHEMA's defaults. The SoC sensor is a
+    battery sensor or one in %; the control entity is a number/input_number (kW) or a select, which needs its option
+    name per mode; its picker leaves out the entities ``exclude`` (this integration's own).
     """
     return vol.Schema(
         {
@@ -91,8 +92,10 @@ def battery_schema() -> vol.Schema:
                     ]
                 )
             ),
-            vol.Optional(CONF_CONTROL_ENTITY): EntitySelector(
-                EntitySelectorConfig(domain=["number", "input_number", "select", "input_select"])
+            vol.Optional(CONF_CONTROL_ENTITY): ControlEntitySelector(
+                EntitySelectorConfig(
+                    domain=["number", "input_number", "select", "input_select"], exclude_entities=exclude
+                )
             ),
             vol.Optional("charge_option"): TextSelector(),
             vol.Optional("discharge_option"): TextSelector(),
@@ -135,10 +138,11 @@ def _number_errors(data: Mapping[str, Any]) -> dict[str, str]:
     return errors
 
 
-def validate_battery(user_input: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
+def validate_battery(user_input: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
     """Return the form errors (field -> translation key) and the data to store.
 
-    The name is trimmed and must be new among ``other_names`` (case-insensitive); each number must pass
+    The name is trimmed and must not be empty (:func:`.devices.device_errors` checks it against the other
+    devices'); each number must pass
     BATTERY_SCHEMA; soc_min_pct must not exceed soc_max_pct nor reserve_pct soc_max_pct; a select needs the
     option names of all three modes. The data holds ``control_modes`` (only for a select) instead of the option fields.
     """
@@ -150,34 +154,35 @@ def validate_battery(user_input: Mapping[str, Any], other_names: set[str]) -> tu
     errors = _number_errors(data)
     if not data[CONF_BATTERY_NAME]:
         errors[CONF_BATTERY_NAME] = "name_empty"
-    elif data[CONF_BATTERY_NAME].casefold() in {name.casefold() for name in other_names}:
-        errors[CONF_BATTERY_NAME] = "name_exists"
     if is_select and len(data[CONF_CONTROL_MODES]) < len(MODES):
         errors[CONF_CONTROL_ENTITY] = "select_needs_modes"
     return errors, data if errors else BATTERY_SCHEMA(data)
 
 
 class BatterySubentryFlow(ConfigSubentryFlow):
-    """Add or reconfigure a battery of the whole-home plan."""
+    """Add or reconfigure a battery of the whole-home plan.
 
-    def _other_names(self, own_id: str | None = None) -> set[str]:
-        """Return the names of the entry's other batteries."""
-        return {
-            sub.title
-            for sid, sub in self._get_entry().subentries.items()
-            if sub.subentry_type == SUBENTRY_BATTERY and sid != own_id
-        }
+    A submitted form is checked and stored in one go (no await between): another flow cannot store a device with its
+    name or control entity in between.
+    """
+
+    def _validate(self, user_input: dict[str, Any], own_id: str | None) -> tuple[dict[str, str], dict[str, Any]]:
+        """Return the form's errors and the battery's data; its name and control entity must be no other device's."""
+        errors, data = validate_battery(user_input)
+        return device_errors(self.hass, self._get_entry(), own_id, data, CONF_CONTROL_ENTITY) | errors, data
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
         """Add a battery."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, data = validate_battery(user_input, self._other_names())
+            errors, data = self._validate(user_input, None)
             if not errors:
                 return self.async_create_entry(title=data[CONF_BATTERY_NAME], data=data)
         return self.async_show_form(
             step_id="user",
-            data_schema=self.add_suggested_values_to_schema(battery_schema(), user_input or {}),
+            data_schema=self.add_suggested_values_to_schema(
+                battery_schema(own_entity_ids(self.hass)), user_input or {}
+            ),
             errors=errors,
         )
 
@@ -186,13 +191,15 @@ class BatterySubentryFlow(ConfigSubentryFlow):
         subentry = self._get_reconfigure_subentry()
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, data = validate_battery(user_input, self._other_names(subentry.subentry_id))
+            errors, data = self._validate(user_input, subentry.subentry_id)
             if not errors:
                 return self.async_update_and_abort(
                     self._get_entry(), subentry, title=data[CONF_BATTERY_NAME], data=data
                 )
         return self.async_show_form(
             step_id="reconfigure",
-            data_schema=self.add_suggested_values_to_schema(battery_schema(), user_input or form_values(subentry.data)),
+            data_schema=self.add_suggested_values_to_schema(
+                battery_schema(own_entity_ids(self.hass)), user_input or form_values(subentry.data)
+            ),
             errors=errors,
         )

@@ -118,20 +118,18 @@ def appliance_placeholders() -> dict[str, str]:
     }
 
 
-def validate_appliance(data: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
+def validate_appliance(data: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
     """Form errors and the data to store for an appliance.
 
-    The name is trimmed and must be new (case-insensitive) among ``other_names``; the power is required; a contiguous
-    load needs a duration, an energy load an energy amount, and a form giving both is refused (as the ``plan``
-    action does); each number lies within :data:`.schemas.APPLIANCE_LIMITS`; the times of day are stored as
+    The name is trimmed and must not be empty (:func:`.devices.device_errors` checks it against the other devices');
+    the power is required; a contiguous load needs a duration, an energy load an energy amount, and a form giving
+    both is refused (as the ``plan`` action does); each number lies within :data:`.schemas.APPLIANCE_LIMITS`; the times of day are stored as
     ``HH:MM:SS``; the run must fit the daily window.
     """
     cleaned = {**data, CONF_NAME: str(data[CONF_NAME]).strip()}
     errors = _amount_errors(data)
     if not cleaned[CONF_NAME]:
         errors[CONF_NAME] = "name_empty"
-    elif cleaned[CONF_NAME].casefold() in {name.casefold() for name in other_names}:
-        errors[CONF_NAME] = "name_exists"
     if _outside_limits(data, CONF_POWER_KW):
         errors[CONF_POWER_KW] = "power_out_of_range"
     if _outside_limits(data, CONF_DURATION_MIN):

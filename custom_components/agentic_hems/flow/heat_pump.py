@@ -16,8 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
-from homeassistant.const import CONF_ENTITY_ID
-from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.selector import (
     EntitySelector,
     EntitySelectorConfig,
@@ -68,12 +66,11 @@ from ..const import (
     MODEL_MANUAL,
     STORE_HOT_WATER,
     STORE_SPACE,
-    SUBENTRY_APPLIANCE,
-    SUBENTRY_HEAT_PUMP,
 )
 from ..planning.heat_config import HEAT_PUMP_SCHEMA
 from ..planning.heat_inputs import async_fit
 from ..validation import vol
+from .devices import LooseEntitySelector, device_errors, own_entity_ids
 from .heat_pump_checks import form_values, refused, validate_device, validate_model, validate_store
 from .schemas import LooseNumberSelector, MinutesTimeSelector, phase_selector
 
@@ -104,21 +101,6 @@ HEAT_NUMBERS: dict[str, tuple[float, float, float, str]] = {
 }
 
 
-class LooseEntitySelector(EntitySelector):
-    """An entity picker whose domains only guide the frontend: another domain is left to the flow's own check.
-
-    The flow then names the field in a translated error (a water heater for space heating), instead of the
-    selector's own English text.
-    """
-
-    def __call__(self, data: Any) -> str:
-        """Return ``data`` as an entity ID; raises ``vol.Invalid`` for a value that is not one."""
-        return str(cv.entity_id(data))
-
-
-# The rated COP points' form fields: (outdoor °C field, COP field), stored together as ``cop_points``.
-
-
 def _number(key: str) -> LooseNumberSelector:
     """Return the number box of ``key`` (limits and unit of :data:`HEAT_NUMBERS`)."""
     minimum, maximum, step, unit = HEAT_NUMBERS[key]
@@ -140,15 +122,17 @@ def store_schema() -> vol.Schema:
     )
 
 
-def _device_fields(band: tuple[float, float, float, float], controls: list[str]) -> dict[Any, Any]:
+def _device_fields(band: tuple[float, float, float, float], controls: list[str], exclude: list[str]) -> dict[Any, Any]:
     """Return the device fields of every store: entities, power range, run times, comfort bands, phase.
 
-    ``controls`` are the domains the control entity may have; ``band`` holds the defaults of the day low and high
-    and the night low and high edges (°C). The maximum power
-    is optional to the frontend, which would otherwise pre-fill its minimum; the flow asks for it.
+    ``controls`` are the domains the control entity may have, ``exclude`` the entities its picker leaves out (this
+    integration's own); ``band`` holds the defaults of the day low and high and the night low and high edges (°C).
+    The maximum power is optional to the frontend, which would otherwise pre-fill its minimum; the flow asks for it.
     """
     return {
-        vol.Required(CONF_CONTROL_ENTITY): LooseEntitySelector(EntitySelectorConfig(domain=controls)),
+        vol.Required(CONF_CONTROL_ENTITY): LooseEntitySelector(
+            EntitySelectorConfig(domain=controls, exclude_entities=exclude)
+        ),
         vol.Required(CONF_TEMPERATURE_ENTITY): EntitySelector(
             EntitySelectorConfig(domain="sensor", device_class="temperature")
         ),
@@ -173,20 +157,23 @@ def _device_fields(band: tuple[float, float, float, float], controls: list[str])
     }
 
 
-def space_schema() -> vol.Schema:
-    """Return the device step of space heating: the common fields with a house's comfort band (20-22 °C by day)."""
-    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0), ["climate", "switch"]))
+def space_schema(exclude: list[str]) -> vol.Schema:
+    """Return the device step of space heating: the common fields with a house's comfort band (20-22 °C by day).
+
+    The control entity's picker leaves out the entities ``exclude``.
+    """
+    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0), ["climate", "switch"], exclude))
 
 
-def tank_schema() -> vol.Schema:
+def tank_schema(exclude: list[str]) -> vol.Schema:
     """Return the device step of a hot-water tank: the common fields, a tank's band, its room and hot-water draw.
 
-    Its control entity may also be a water heater.
+    Its control entity may also be a water heater; its picker leaves out the entities ``exclude``.
     """
     hours = [SelectOptionDict(value=str(h), label=f"{h:02d}:00") for h in range(24)]
     return vol.Schema(
         {
-            **_device_fields((45.0, 55.0, 40.0, 55.0), ["climate", "switch", "water_heater"]),
+            **_device_fields((45.0, 55.0, 40.0, 55.0), ["climate", "switch", "water_heater"], exclude),
             vol.Required(CONF_ROOM_TEMP_C, default=20.0): _number(CONF_ROOM_TEMP_C),
             vol.Required(CONF_HOT_WATER_KWH, default=0.0): _number(CONF_HOT_WATER_KWH),
             vol.Optional(CONF_HOT_WATER_HOURS): SelectSelector(
@@ -232,42 +219,31 @@ def model_schema(house: bool) -> vol.Schema:
 
 
 class HeatPumpSubentryFlow(ConfigSubentryFlow):
-    """Add or reconfigure a heat pump of the whole-home plan: name and store, the store's device step, the model."""
+    """Add or reconfigure a heat pump of the whole-home plan: name and store, the store's device step, the model.
+
+    Its name and control entity must be no other device's, checked on their steps and again right before the heat
+    pump is stored: another flow may have stored a device with them in between.
+    """
 
     def __init__(self) -> None:
-        """Start with no device data and no fit."""
+        """Start with no device data, no fit and nothing typed."""
         super().__init__()
         self._device: dict[str, Any] = {}
         self._fit: dict[str, float] | None = None
         self._fit_text = ""
+        self._typed: dict[str, dict[str, Any]] = {}  # each step's last submitted input, by step id
 
     def _own_id(self) -> str | None:
         """Return the reconfigured heat pump's subentry id; None when adding."""
         return self._get_reconfigure_subentry().subentry_id if self.source == "reconfigure" else None
 
-    def _other_names(self) -> set[str]:
-        """Return the names of the entry's other heat pumps (all of them when adding)."""
-        own = self._own_id()
-        return {
-            sub.title
-            for sid, sub in self._get_entry().subentries.items()
-            if sub.subentry_type == SUBENTRY_HEAT_PUMP and sid != own
-        }
+    def _taken(self, data: dict[str, Any]) -> dict[str, str]:
+        """Return the errors of ``data``'s name and control entity (each when given) among the entry's devices."""
+        return device_errors(self.hass, self._get_entry(), self._own_id(), data, CONF_CONTROL_ENTITY)
 
-    def _controlled(self) -> set[str]:
-        """Return the entities the entry's other subentries control.
-
-        Those are the other heat pumps' control entities and the appliances' switches (a battery's control entity
-        is a number or select, never a heat pump's climate, water heater or switch); the reconfigured heat pump's own
-        is not among them.
-        """
-        own = self._own_id()
-        keys = {SUBENTRY_HEAT_PUMP: CONF_CONTROL_ENTITY, SUBENTRY_APPLIANCE: CONF_ENTITY_ID}
-        return {
-            str(sub.data[keys[sub.subentry_type]])
-            for sid, sub in self._get_entry().subentries.items()
-            if sid != own and sub.subentry_type in keys and sub.data.get(keys[sub.subentry_type])
-        }
+    def _suggested(self, step_id: str, user_input: dict[str, Any] | None) -> dict[str, Any]:
+        """Return the values step ``step_id`` shows: those just submitted, else typed before, else the stored ones."""
+        return dict(user_input or self._typed.get(step_id) or self._stored())
 
     def _stored(self) -> dict[str, Any]:
         """Return the reconfigured heat pump's data as the forms show it; empty when adding.
@@ -286,12 +262,14 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         """Add a heat pump: its name and store."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, self._device = validate_store(user_input, self._other_names())
+            self._typed["user"] = user_input
+            errors, self._device = validate_store(user_input)
+            errors = self._taken(self._device) | errors
             if not errors:
                 return await self._next_device_step()
         return self.async_show_form(
             step_id="user",
-            data_schema=self.add_suggested_values_to_schema(store_schema(), user_input or {}),
+            data_schema=self.add_suggested_values_to_schema(store_schema(), self._suggested("user", user_input)),
             errors=errors,
         )
 
@@ -299,32 +277,38 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         """Change a heat pump: its name and store, pre-filled with the stored ones."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, self._device = validate_store(user_input, self._other_names())
+            self._typed["reconfigure"] = user_input
+            errors, self._device = validate_store(user_input)
+            errors = self._taken(self._device) | errors
             if not errors:
                 return await self._next_device_step()
         return self.async_show_form(
             step_id="reconfigure",
-            data_schema=self.add_suggested_values_to_schema(store_schema(), user_input or self._stored()),
+            data_schema=self.add_suggested_values_to_schema(store_schema(), self._suggested("reconfigure", user_input)),
             errors=errors,
         )
 
-    async def _next_device_step(self) -> SubentryFlowResult:
-        """Go on to the device step of the chosen store."""
+    async def _next_device_step(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        """Go on to the device step of the chosen store, with ``user_input`` as if submitted there."""
         if self._device[CONF_HEAT_STORE] == STORE_HOT_WATER:
-            return await self.async_step_hot_water()
-        return await self.async_step_space_heating()
+            return await self.async_step_hot_water(user_input)
+        return await self.async_step_space_heating(user_input)
 
     async def async_step_space_heating(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
         """Ask for a house's heat pump: entities, power range, run times, comfort bands, phase."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, device = validate_device(user_input, STORE_SPACE, self._controlled())
+            self._typed["space_heating"] = user_input
+            errors, device = validate_device(user_input, STORE_SPACE)
+            errors = self._taken(device) | errors
             if not errors:
                 self._device |= device
                 return await self.async_step_model()
         return self.async_show_form(
             step_id="space_heating",
-            data_schema=self.add_suggested_values_to_schema(space_schema(), user_input or self._stored()),
+            data_schema=self.add_suggested_values_to_schema(
+                space_schema(own_entity_ids(self.hass)), self._suggested("space_heating", user_input)
+            ),
             errors=errors,
         )
 
@@ -332,21 +316,26 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         """Ask for a tank's heat pump: the house's fields plus the tank's room and hot-water draw."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, device = validate_device(user_input, STORE_HOT_WATER, self._controlled())
+            self._typed["hot_water"] = user_input
+            errors, device = validate_device(user_input, STORE_HOT_WATER)
+            errors = self._taken(device) | errors
             if not errors:
                 self._device |= device
                 return await self.async_step_model()
         return self.async_show_form(
             step_id="hot_water",
-            data_schema=self.add_suggested_values_to_schema(tank_schema(), user_input or self._stored()),
+            data_schema=self.add_suggested_values_to_schema(
+                tank_schema(own_entity_ids(self.hass)), self._suggested("hot_water", user_input)
+            ),
             errors=errors,
         )
 
     async def async_step_model(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
         """Ask for the COP and the thermal model; a fit fills in UA and C and shows its result before they are stored."""
         errors: dict[str, str] = {}
-        suggested: dict[str, Any] = dict(user_input or self._stored())
+        suggested = self._suggested("model", user_input)
         if user_input is not None:
+            self._typed["model"] = user_input
             errors, data = validate_model(user_input, self._device)
             if not errors and data[CONF_THERMAL_MODEL] == MODEL_FIT and self._fit is None:
                 self._fit, self._fit_text = await async_fit(self.hass, data)
@@ -356,9 +345,9 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
                 for key in refused(data, (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K)):
                     errors[key] = "must_be_positive"
                 if not errors:
-                    return self._finish(HEAT_PUMP_SCHEMA({**data, CONF_FIT_RMSE_C: self._fit["rmse_c"]}))
+                    return await self._finish(HEAT_PUMP_SCHEMA({**data, CONF_FIT_RMSE_C: self._fit["rmse_c"]}))
             elif not errors:
-                return self._finish(HEAT_PUMP_SCHEMA({**data, CONF_FIT_RMSE_C: None}))
+                return await self._finish(HEAT_PUMP_SCHEMA({**data, CONF_FIT_RMSE_C: None}))
             if self._fit is not None and not errors:  # a fit just ran: show it with UA, C and the gains filled in
                 fitted = (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K, CONF_GAINS_KW, CONF_SOLAR_GAIN)
                 suggested |= {k: self._fit[k] for k in fitted}
@@ -370,8 +359,21 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
             description_placeholders={"fit_result": self._fit_text},
         )
 
-    def _finish(self, data: dict[str, Any]) -> SubentryFlowResult:
-        """Store the heat pump: a new subentry, or the reconfigured one."""
+    async def _finish(self, data: dict[str, Any]) -> SubentryFlowResult:
+        """Store the heat pump: a new subentry, or the reconfigured one.
+
+        When another flow stored a device with its name or control entity meanwhile, the step that asks for it is
+        shown again with its error and what was typed there (the later steps keep theirs; a fit runs again).
+        """
+        taken = self._taken(data)
+        if taken:
+            self._fit, self._fit_text = None, ""
+        if CONF_BATTERY_NAME in taken:
+            if self.source == "reconfigure":
+                return await self.async_step_reconfigure(self._typed["reconfigure"])
+            return await self.async_step_user(self._typed["user"])
+        if taken:
+            return await self._next_device_step(self._typed[self._device[CONF_HEAT_STORE]])
         if self.source == "reconfigure":
             return self._finish_reconfigure(data)
         return self.async_create_entry(title=data[CONF_BATTERY_NAME], data=data)

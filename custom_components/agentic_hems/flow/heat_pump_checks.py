@@ -90,11 +90,12 @@ def refused(data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
     return schema_refuses(HEAT_PUMP_SCHEMA, data, keys)
 
 
-def validate_store(user_input: Mapping[str, Any], other_names: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
+def validate_store(user_input: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
     """Return the first step's errors (field -> translation key) and its data: the name and the store.
 
-    The name is trimmed and must be new among ``other_names`` (case-insensitive); the store is space heating or a
-    hot-water tank (the form's selector offers no other; space heating when missing).
+    The name is trimmed and must not be empty (:func:`.devices.device_errors` checks it against the other
+    devices'); the store is space heating or a hot-water tank (the form's selector offers no other; space heating
+    when missing).
     """
     data = {
         CONF_BATTERY_NAME: str(user_input.get(CONF_BATTERY_NAME, "")).strip(),
@@ -103,21 +104,16 @@ def validate_store(user_input: Mapping[str, Any], other_names: set[str]) -> tupl
     errors: dict[str, str] = {}
     if not data[CONF_BATTERY_NAME]:
         errors[CONF_BATTERY_NAME] = "name_empty"
-    elif data[CONF_BATTERY_NAME].casefold() in {name.casefold() for name in other_names}:
-        errors[CONF_BATTERY_NAME] = "name_exists"
     return errors, data
 
 
-def validate_device(
-    user_input: Mapping[str, Any], store: str, controlled: set[str]
-) -> tuple[dict[str, str], dict[str, Any]]:
+def validate_device(user_input: Mapping[str, Any], store: str) -> tuple[dict[str, str], dict[str, Any]]:
     """Return the device step's errors (field -> translation key) and its data for ``store``.
 
     The numbers, entities and times must pass HEAT_PUMP_SCHEMA; min_kw must not exceed max_kw nor a band's low edge
     its high edge. A hot-water tank's room temperature, daily draw and draw hours (``store`` hot water) are checked
-    too; space heating's form has none of them (HEAT_PUMP_SCHEMA's defaults fill them in). The control entity must
-    not be one of ``controlled`` (entities another heat pump or an appliance controls already), and a water heater
-    controls only a hot-water tank.
+    too; space heating's form has none of them (HEAT_PUMP_SCHEMA's defaults fill them in). A water heater controls
+    only a hot-water tank (:func:`.devices.device_errors` checks the control entity against the other devices').
     """
     tank = store == STORE_HOT_WATER
     data = dict(user_input)
@@ -147,9 +143,7 @@ def validate_device(
     )
     for key in refused(data, entities):
         errors[key] = "entity_invalid"
-    if CONF_CONTROL_ENTITY not in errors and data[CONF_CONTROL_ENTITY] in controlled:
-        errors[CONF_CONTROL_ENTITY] = "control_entity_in_use"
-    elif CONF_CONTROL_ENTITY not in errors and not tank and data[CONF_CONTROL_ENTITY].startswith("water_heater."):
+    if CONF_CONTROL_ENTITY not in errors and not tank and data[CONF_CONTROL_ENTITY].startswith("water_heater."):
         errors[CONF_CONTROL_ENTITY] = "water_heater_needs_tank"
     if not errors.keys() & {CONF_HEAT_MIN_KW, CONF_HEAT_MAX_KW} and float(data[CONF_HEAT_MIN_KW]) > float(
         data[CONF_HEAT_MAX_KW]

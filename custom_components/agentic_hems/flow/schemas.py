@@ -70,6 +70,7 @@ from ..const import (
 )
 from ..prices.entsoe import ZONES
 from ..validation import vol
+from .devices import ControlEntitySelector
 
 
 def _country_zones() -> dict[str, str]:
@@ -296,10 +297,11 @@ def phase_selector() -> SelectSelector:
     )
 
 
-def appliance_schema() -> vol.Schema:
+def appliance_schema(exclude: list[str]) -> vol.Schema:
     """Return the appliance form; duration for contiguous loads, energy for the others.
 
     The numbers have no default (a pre-filled power would be saved unnoticed); the flow asks for the missing ones.
+    The switch picker leaves out the entities ``exclude`` (this integration's own).
     """
     return vol.Schema(
         {
@@ -309,8 +311,11 @@ def appliance_schema() -> vol.Schema:
                     options=APPLIANCE_KINDS, mode=SelectSelectorMode.DROPDOWN, translation_key=CONF_KIND
                 )
             ),
-            vol.Required(CONF_ENTITY_ID): EntitySelector(
-                EntitySelectorConfig(domain=["switch", "input_boolean", "climate", "water_heater", "number", "select"])
+            vol.Required(CONF_ENTITY_ID): ControlEntitySelector(
+                EntitySelectorConfig(
+                    domain=["switch", "input_boolean", "climate", "water_heater", "number", "select"],
+                    exclude_entities=exclude,
+                )
             ),
             vol.Optional(CONF_POWER_KW): appliance_number(*APPLIANCE_LIMITS[CONF_POWER_KW]),
             vol.Optional(CONF_DURATION_MIN): appliance_number(*APPLIANCE_LIMITS[CONF_DURATION_MIN]),

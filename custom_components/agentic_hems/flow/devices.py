@@ -1,0 +1,79 @@
+"""What every device subentry flow (appliance, battery, heat pump) checks against the entry's other devices.
+
+Two devices never share a name (case-insensitive) or a control entity, and no device is controlled through one of this
+integration's own entities (the gates refuse to act on those). The flows check a step's input when it is submitted
+and again right before they store it, since another flow may have stored a device in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, cast
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import CONF_ENTITY_ID, CONF_NAME
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import config_validation as cv, entity_registry as er
+from homeassistant.helpers.selector import EntitySelector, EntitySelectorConfig
+
+from ..const import CONF_CONTROL_ENTITY, DOMAIN, SUBENTRY_APPLIANCE, SUBENTRY_BATTERY, SUBENTRY_HEAT_PUMP
+
+# Where each device subentry keeps its control entity: an appliance's switch (or another entity it switches), a
+# battery's number or select, a heat pump's climate, switch or water heater.
+CONTROL_KEYS: Final = {
+    SUBENTRY_APPLIANCE: CONF_ENTITY_ID,
+    SUBENTRY_BATTERY: CONF_CONTROL_ENTITY,
+    SUBENTRY_HEAT_PUMP: CONF_CONTROL_ENTITY,
+}
+
+
+def own_entity_ids(hass: HomeAssistant) -> list[str]:
+    """Return the entity IDs this integration registers, sorted (the control pickers leave them out)."""
+    return sorted(e.entity_id for e in er.async_get(hass).entities.values() if e.platform == DOMAIN)
+
+
+def device_errors(
+    hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, data: Mapping[str, Any], control_key: str
+) -> dict[str, str]:
+    """Return the errors (field -> translation key) of ``data``'s name and control entity among the entry's devices.
+
+    ``data[CONF_NAME]``, when given, must differ (case-insensitive) from every other device's name
+    (``name_exists``); ``data[control_key]``, when given and not empty, must not be one of this integration's own
+    entities (``control_entity_own``) nor another device's control entity (``control_entity_in_use``). ``own_id`` is
+    the reconfigured device's subentry id (its own name and entity pass), None when adding.
+    """
+    others = [sub for sid, sub in entry.subentries.items() if sid != own_id and sub.subentry_type in CONTROL_KEYS]
+    errors: dict[str, str] = {}
+    if CONF_NAME in data and str(data[CONF_NAME]).casefold() in {sub.title.casefold() for sub in others}:
+        errors[CONF_NAME] = "name_exists"
+    control = data.get(control_key)
+    if control and control in own_entity_ids(hass):
+        errors[control_key] = "control_entity_own"
+    elif control and control in {sub.data.get(CONTROL_KEYS[sub.subentry_type]) for sub in others}:
+        errors[control_key] = "control_entity_in_use"
+    return errors
+
+
+class LooseEntitySelector(EntitySelector):
+    """An entity picker whose domains and ``exclude_entities`` only guide the frontend.
+
+    The flow's own checks name another domain (a water heater for space heating) or an excluded entity in a translated
+    error, instead of the selector's own English text.
+    """
+
+    def __call__(self, data: Any) -> str:
+        """Return ``data`` as an entity ID; raises ``vol.Invalid`` for a value that is not one."""
+        return str(cv.entity_id(data))
+
+
+class ControlEntitySelector(EntitySelector):
+    """A control entity picker whose ``exclude_entities`` only hide entities in the frontend.
+
+    An excluded entity is left to :func:`device_errors`, which names the field in a translated error instead of the
+    selector's own English text; the other settings (the domains) are checked as HA's entity picker does.
+    """
+
+    def __call__(self, data: Any) -> str:
+        """Return ``data`` as an entity ID; raises ``vol.Invalid`` for a value the picker's domains refuse."""
+        config = {k: v for k, v in self.config.items() if k != "exclude_entities"}
+        return str(EntitySelector(cast("EntitySelectorConfig", config))(data))
