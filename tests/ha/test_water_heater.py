@@ -20,6 +20,8 @@ from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.setup import async_setup_component
 from homeassistant.util.unit_system import US_CUSTOMARY_SYSTEM
 
+from custom_components.agentic_hems.planning.heat_exec import temperature_target
+
 from .conftest import NOW, sample_entry
 from .test_heat_pump import (
     DEVICE,
@@ -171,3 +173,19 @@ async def test_an_imperial_home_sets_the_planned_celsius_in_fahrenheit(
     assert heater.target_temperature == pytest.approx(wanted_c, abs=0.3)
     state_f = hass.states.get(HEATER).attributes["temperature"]
     assert state_f == pytest.approx(wanted_c * 1.8 + 32, abs=0.5)
+
+
+@pytest.mark.parametrize(("attributes", "expected"), [
+    ({"min_temp": 40, "max_temp": 60, "target_temp_step": 1}, 47.0),  # well formed: 46.6 rounded to a whole degree
+    ({"min_temp": "cold", "max_temp": 60, "target_temp_step": 1}, 47.0),  # a text range end is HA's default (43.3)
+    ({"min_temp": 50, "max_temp": float("nan"), "target_temp_step": "x"}, 50.0),  # NaN: default 60 °C; step 0.5
+    ({"min_temp": 70, "max_temp": 40, "target_temp_step": 0}, 46.5),  # low above high: defaults; step 0: 0.5
+    ({"min_temp": True, "max_temp": [60], "target_temp_step": float("inf")}, 46.5),
+])
+async def test_a_malformed_range_or_step_counts_as_missing(
+    hass: HomeAssistant, attributes: dict[str, Any], expected: float
+) -> None:
+    """A water heater whose min_temp, max_temp or target_temp_step is not a finite number (or whose range is
+    inverted) gets HA's defaults for them (43.3-60 °C, a 0.5 step) instead of a TypeError in every replan."""
+    hass.states.async_set(HEATER, "heat_pump", attributes)
+    assert temperature_target(hass, HEATER, 46.6) == expected

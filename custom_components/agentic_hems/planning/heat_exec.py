@@ -54,17 +54,31 @@ def temperature_target(hass: HomeAssistant, entity_id: str, temperature: float) 
 
     A climate or water_heater entity's target and range attributes, and its ``set_temperature``, are in HA's unit
     system's temperature unit (°F in US customary units). The range is the entity's ``min_temp``/``max_temp``, HA's
-    defaults of its domain when it has none.
+    defaults of its domain when it has none; an attribute that is not a finite number (a step not above 0, a range
+    whose low is above its high) counts as missing.
     """
     unit = hass.config.units.temperature_unit
     state = hass.states.get(entity_id)
     attributes = state.attributes if state is not None else {}
-    step = float(attributes.get("target_temp_step") or DEFAULT_STEP_C)
-    default_low, default_high = DEFAULT_TEMP_RANGES[entity_id.split(".", 1)[0]]
-    low = float(attributes.get("min_temp", _from_celsius(default_low, unit)))
-    high = float(attributes.get("max_temp", _from_celsius(default_high, unit)))
+    step = _number(attributes.get("target_temp_step"))
+    step = step if step is not None and step > 0 else DEFAULT_STEP_C
+    default_low, default_high = (_from_celsius(t, unit) for t in DEFAULT_TEMP_RANGES[entity_id.split(".", 1)[0]])
+    low, high = _number(attributes.get("min_temp")), _number(attributes.get("max_temp"))
+    low = default_low if low is None or (high is not None and low > high) else low
+    high = default_high if high is None or high < low else high
     value = round(_from_celsius(temperature, unit) / step) * step
     return round(min(max(value, low), high), 4) + 0.0
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a finite float; None for anything else (missing, a text, a bool, inf or NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _from_celsius(value: float, unit: str) -> float:
