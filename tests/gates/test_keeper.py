@@ -310,3 +310,28 @@ async def test_a_pending_command_on_an_entity_that_became_a_grid_setpoint_cannot
     done = await keeper.confirm(pending["trace_id"], "admin", view, actuator)
     assert done["outcome"] == "cancelled" and actuator.calls == [] and keeper.pending == {}
     assert done["gate_results"][-2]["reason"].startswith(f"blocked by policy: {SETPOINT} is a grid setpoint")
+
+
+async def test_a_scheduled_command_for_a_later_slot_supersedes_the_pending_one() -> None:
+    """The plan asks to open the garage door in the 12:15 slot (pending confirmation), then again in the 13:45 slot:
+    the 12:15 command can no longer be confirmed (cancelled, superseded, nothing runs); the 13:45 one waits. Another
+    source's pending command and one without a slot are left alone."""
+    keeper, view, actuator, clock = setup(confirm_ttl=timedelta(hours=2))
+    early, late = NOW + timedelta(minutes=15), NOW + timedelta(minutes=105)
+    old = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=GARAGE_OPEN, slot_start=early)
+    other = await keeper.evaluate(view, actuator, source_agent="other", candidate=GARAGE_OPEN, slot_start=early)
+    unslotted = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=GARAGE_OPEN)
+    clock.now = late
+    touch(view, "cover.garage_door", late)
+    new = await keeper.evaluate(view, actuator, source_agent="scheduler", candidate=GARAGE_OPEN, slot_start=late)
+    assert [r["outcome"] for r in (old, other, unslotted, new)] == ["pending_confirmation"] * 4
+    assert keeper.next_expiry() == late
+    restored = Gatekeeper(Settings(), clock)  # the mark survives a restart
+    assert restored.load(keeper.as_dict()) == [] and restored.pending[old["trace_id"]].superseded_by == new["trace_id"]
+    done = await keeper.confirm(old["trace_id"], "admin", view, actuator)
+    assert done["outcome"] == "cancelled" and actuator.calls == []
+    assert done["gate_results"][-1]["reason"] == (
+        f"superseded by {new['trace_id']}, the plan's command for a later slot")
+    assert set(keeper.pending) == {other["trace_id"], unslotted["trace_id"], new["trace_id"]}
+    closed = restored.expire()
+    assert [(r["trace_id"], r["outcome"]) for r in closed] == [(old["trace_id"], "cancelled")]

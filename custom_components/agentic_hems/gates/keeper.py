@@ -85,7 +85,8 @@ class PendingConfirmation:
     """A command that passed gates 1-7 with policy ``confirm`` and waits for an administrator.
 
     ``trace`` is its record as stored (outcome ``pending_confirmation``); ``candidate``, ``source_agent``,
-    ``raw_input`` and ``slot_start`` are what the gates re-run on; ``expires_at`` is aware UTC.
+    ``raw_input`` and ``slot_start`` are what the gates re-run on; ``expires_at`` is aware UTC. ``superseded_by`` is
+    the trace id of the same source's command for a later slot on the same entity, which replaced this one.
     """
 
     trace_id: str
@@ -99,6 +100,7 @@ class PendingConfirmation:
     expires_at: datetime
     requested_by: str | None
     trace: TraceRecord = field(default_factory=dict)
+    superseded_by: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe form for the Store."""
@@ -114,6 +116,7 @@ class PendingConfirmation:
             "expires_at": self.expires_at.isoformat(),
             "requested_by": self.requested_by,
             "trace": self.trace,
+            "superseded_by": self.superseded_by,
         }
 
     @classmethod
@@ -131,6 +134,7 @@ class PendingConfirmation:
             expires_at=datetime.fromisoformat(data["expires_at"]),
             requested_by=data.get("requested_by"),
             trace=dict(data.get("trace") or {}),
+            superseded_by=data.get("superseded_by"),
         )
 
 
@@ -243,9 +247,24 @@ class Gatekeeper:
             why = "dry run requested" if dry_run else CONTROL_OFF
             trace.gate_results.append(GateResult(execution.NAME, True, f"not executed: {why}", {"dry_run": True}))
             return _record(trace, asked)
+        self._supersede(trace, ctx.plan, slot_start)
         if trace.command.policy_action is PolicyAction.CONFIRM:
             return self._hold(trace, ctx.plan, candidate or {}, slot_start=slot_start, user_id=user_id, history=asked)
         return await self._execute(trace, ctx.plan, view, actuator, asked)
+
+    def _supersede(self, trace: PipelineTrace, plan: DryRunPlan, slot_start: datetime | None) -> None:
+        """Mark the same source's pending commands for earlier slots on this entity as superseded by ``trace``.
+
+        A plan's command for a later slot replaces them: they can no longer be confirmed and close (cancelled) at
+        the next :meth:`expire`, which is due at once.
+        """
+        if slot_start is None:
+            return
+        for pending in self.pending.values():
+            earlier = pending.slot_start is not None and pending.slot_start < slot_start
+            if earlier and (pending.source_agent, pending.entity_id) == (trace.source_agent, plan.target["entity_id"]):
+                pending.superseded_by = trace.trace_id
+                pending.expires_at = min(pending.expires_at, trace.timestamp)
 
     def _hold(
         self,
@@ -344,10 +363,10 @@ class Gatekeeper:
         """Confirm a pending command for an administrator (``user_id``, checked by the caller).
 
         The gates re-run with the stored candidate, trace_id and slot start. The outcome is ``executed`` or
-        ``failed`` on execution, ``expired`` past ``expires_at``, ``cancelled`` when a gate other than Freshness
-        now blocks, the target or idempotency key changed, or device control is off. When Freshness blocks (the
-        device has not reported within its TTL) the command stays pending, with the attempt in its ``history``,
-        and the record returned still says ``pending_confirmation``.
+        ``failed`` on execution, ``expired`` past ``expires_at``, ``cancelled`` when a command for a later slot
+        superseded it, when a gate other than Freshness now blocks, the target or idempotency key changed, or device
+        control is off. When Freshness blocks (the device has not reported within its TTL) the command stays pending,
+        with the attempt in its ``history``, and the record returned still says ``pending_confirmation``.
 
         Raises:
             NotPending: no pending confirmation has ``trace_id``.
@@ -358,7 +377,7 @@ class Gatekeeper:
             raise NotPending(trace_id)
         now = self.clock()
         if now >= pending.expires_at:
-            return self._close(pending, Outcome.EXPIRED, now, None, "expired before it was confirmed")
+            return self._lapse(pending, now)
         history = [*pending.trace.get("history", []), _step(Outcome.CONFIRMED, now, user_id)]
         ctx = self._replay_context(pending, view, now, index)
         trace = await run_async(ctx, refresh)
@@ -430,12 +449,19 @@ class Gatekeeper:
         return self._close(pending, Outcome.REJECTED, self.clock(), user_id, f"rejected by {user_id}")
 
     def expire(self) -> list[TraceRecord]:
-        """Close every pending confirmation past its ``expires_at`` with outcome ``expired``."""
+        """Close every pending confirmation past its ``expires_at``: ``expired``, or ``cancelled`` when superseded."""
         now = self.clock()
         done = [p for p in self.pending.values() if now >= p.expires_at]
         for pending in done:
             del self.pending[pending.trace_id]
-        return [self._close(p, Outcome.EXPIRED, now, None, "expired before it was confirmed") for p in done]
+        return [self._lapse(p, now) for p in done]
+
+    def _lapse(self, pending: PendingConfirmation, now: datetime) -> TraceRecord:
+        """Close a pending command past its ``expires_at``: ``cancelled`` when superseded, else ``expired``."""
+        if pending.superseded_by is not None:
+            why = f"superseded by {pending.superseded_by}, the plan's command for a later slot"
+            return self._close(pending, Outcome.CANCELLED, now, None, why)
+        return self._close(pending, Outcome.EXPIRED, now, None, "expired before it was confirmed")
 
     def next_expiry(self) -> datetime | None:
         """When the next pending confirmation expires, or None."""
