@@ -112,7 +112,7 @@ def test_a_heat_pumps_reasons_and_sentences() -> None:
     assert heat["counts"] == {"comfort_floor": 1, "off": 1, "preheat_before_peak": 1, "min_run": 1, "cheap_slot": 1}
     assert heat["slots"][0] == {
         "start": "2026-11-29T20:00:00+01:00", "reason": "comfort_floor", "kw": 2.0, "temp_c": 20.8, "low_c": 20.0,
-        "price": 0.1, "why": "heats to keep 20.8 °C above the 20.0 °C comfort floor (off it would end at 19.6 °C)"}
+        "price": 0.1, "why": "heats: off, it would end the slot at 19.60 °C, below the 20.00 °C comfort floor"}
     assert [s["why"] for s in heat["slots"][1:]] == [
         "off", "pre-heats at 0.200 EUR/kWh, before a dearer slot at 0.400 EUR/kWh",
         "stays on for its minimum run time", "runs at 0.250 EUR/kWh, no dearer than any later slot"]
@@ -122,7 +122,7 @@ def test_a_heat_pumps_reasons_and_sentences() -> None:
 
 def test_a_heat_pumps_texts_for_each_audience() -> None:
     assert explained(plan=HEAT_PLAN)["text"].splitlines() == [
-        "Heat pump 20:00–20:15: heats to keep 20.8 °C above the 20.0 °C comfort floor (off it would end at 19.6 °C)",
+        "Heat pump 20:00–20:15: heats: off, it would end the slot at 19.60 °C, below the 20.00 °C comfort floor",
         "Heat pump 20:15–20:30: off",
         "Heat pump 20:30–20:45: pre-heats at 0.200 EUR/kWh, before a dearer slot at 0.400 EUR/kWh",
         "Heat pump 20:45–21:00: stays on for its minimum run time",

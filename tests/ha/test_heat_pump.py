@@ -696,6 +696,31 @@ async def test_generate_explanation_says_why_the_heat_pump_runs_and_sets_nothing
     assert [e.data["domain"] for e in events] == [DOMAIN] * 8  # the calls above, nothing on a device
 
 
+async def test_assist_without_a_model_says_why_the_heat_pump_runs_now(
+    hass: HomeAssistant, automatic: MockConfigEntry
+) -> None:
+    """The offline planner answers "why does the heat pump run?" with the live explanation's sentence for the current
+    slot, until the first later slot with another sentence (local time), and that one; it plans and sets nothing."""
+    result = automatic.runtime_data.home.result
+    live = await hass.services.async_call(DOMAIN, "generate_explanation", {"current_home_plan": True},
+                                          blocking=True, return_response=True)
+    slots = live["structured"]["heat_pumps"][0]["slots"]
+    assert datetime.fromisoformat(slots[0]["start"]) <= dt_util.utcnow() < result.plan.start + result.plan.resolution
+    j = next(k for k, slot in enumerate(slots) if slot["why"] != slots[0]["why"])
+    until = dt_util.as_local(datetime.fromisoformat(slots[j]["start"])).strftime("%a %H:%M")
+    events = async_capture_events(hass, "call_service")
+    answer = await hass.services.async_call(DOMAIN, "ask", {"text": "Why does the heat pump run?"}, blocking=True,
+                                            return_response=True)
+    assert answer["summary"] == f"Heat pump: {slots[0]['why']} until {until}, then {slots[j]['why']}."
+    assert answer["outcomes"] == [] and [e.data["service"] for e in events] == ["ask"]
+    hass.config.language = "de"
+    german = await hass.services.async_call(DOMAIN, "ask", {"text": "Warum läuft die Wärmepumpe?"}, blocking=True,
+                                            return_response=True)
+    day, clock = until.split()
+    days = {"Mon": "Mo", "Tue": "Di", "Wed": "Mi", "Thu": "Do", "Fri": "Fr", "Sat": "Sa", "Sun": "So"}
+    assert german["summary"].startswith("Heat pump: ") and f" bis {days[day]} {clock}, danach " in german["summary"]
+
+
 async def test_a_boost_switch_is_on_while_the_plan_runs_the_heat_pump(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory
 ) -> None:

@@ -180,6 +180,32 @@ def test_german_summaries() -> None:
     assert OfflinePlanner([], lang="de").plan(Intent("unknown"))[0].args["summary"].endswith("(noch keine Geräte) und die Preise nennen.")
 
 
+HOME = [ApplianceRef("Home battery", "battery"), ApplianceRef("Living room", "heat_pump")]
+
+
+@pytest.mark.parametrize(("text", "intent"), [
+    ("Why does the heat pump run?", Intent("why", ("Living room",))),
+    ("Warum lädt die Batterie jetzt?", Intent("why", ("Home battery",))),
+    ("wieso heizt Living room und warum entlädt der Speicher?", Intent("why", ("Home battery", "Living room"))),
+    ("Run the heat pump", Intent("schedule", (HP,))),  # no question: the appliance of that kind, as before
+    ("Why is electricity so expensive?", Intent("prices")),  # no home device named
+])
+def test_why_questions_about_the_home_plans_devices(text: str, intent: Intent) -> None:
+    assert understand(text, HOUSE, HOME) == intent
+
+
+def test_a_why_question_asks_for_the_explanation_and_sets_nothing() -> None:
+    planner = OfflinePlanner(HOUSE, home_devices=HOME, lang="de")
+    assert planner.plan(Intent("why", ("Living room",))) == [
+        Action("EXPLAIN_DEVICE", {"device": "Living room", "lang": "de"})]
+    obs = {"action": "EXPLAIN_DEVICE", "device": "Living room", "now": "heizt vor zu 0.200 EUR/kWh",
+           "until": "2026-12-02T12:45:00+00:00", "until_local": "Wed 13:45", "then": "aus"}
+    assert summarize([obs], lang="de") == "Living room: heizt vor zu 0.200 EUR/kWh bis Mi 13:45, danach aus."
+    assert summarize([obs | {"now": "pre-heats", "then": "off"}]) == "Living room: pre-heats until Wed 13:45, then off."
+    assert summarize([{"action": "EXPLAIN_DEVICE", "device": "Home battery", "now": "idles: full (90 %)",
+                       "until": None, "then": None}]) == "Home battery: idles: full (90 %) to the plan's end."
+
+
 # Device commands: the offline planner sends what the intent binding reads, when the action needs no value.
 LIGHTS = (
     KnownDevice("light.kitchen", "light", ("kitchen light",), ("kitchen",)),

@@ -94,11 +94,16 @@ class Assistant(ChangeListeners):
                 self.provider_health,
             )
         appliances = self.entry.runtime_data.planner.appliances.values()
+        home = self.entry.runtime_data.home
+        config = home.config if home is not None else None
+        home_devices = [ApplianceRef(b.name, "battery") for b in config.batteries] if config else []
+        home_devices += [ApplianceRef(h.name, "heat_pump") for h in config.heat_pumps] if config else []
         return OfflinePlanner(
             [ApplianceRef(a.name, a.kind) for a in appliances],
             calendar=bool(self.options.get(CONF_CALENDAR_ENTITY)),
             lang=lang,
             devices=self._device_pairs,
+            home_devices=home_devices,
         )
 
     def _device_pairs(self, text: str) -> list[tuple[str, str]]:

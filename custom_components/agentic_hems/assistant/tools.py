@@ -30,6 +30,7 @@ from ..orchestrator.actions import (
     CALCULATE_WINDOW_SUMS,
     CALL_AGENT,
     EVALUATE_COMMAND,
+    EXPLAIN_DEVICE,
     GET_CALENDAR_CONSTRAINT,
     GET_PRICES,
     SCHEDULE,
@@ -47,6 +48,7 @@ from ..orchestrator.loop import Usage
 from ..orchestrator.offline import ApplianceRef
 from ..orchestrator.outcomes import authorization_outcome, command_outcome, plan_outcome, refused_action
 from ..orchestrator.parser import Reply
+from ..planning.home_view import why_now
 from ..planning.services import build_load, find_appliance
 from ..prices.curve import ceil_slot, floor_slot
 from ..scheduling import window_sums
@@ -107,6 +109,7 @@ class HassTools:
             CALL_AGENT: self._agent,
             SCHEDULE: self._schedule,
             EVALUATE_COMMAND: self._evaluate,
+            EXPLAIN_DEVICE: self._why,
         }
         try:
             handler = handlers.get(action.type)
@@ -297,6 +300,16 @@ class HassTools:
             for name in refused
         )
         raise invalid("not_requested", appliance=", ".join(refused), action=what, request=self.request)
+
+    async def _why(self, action: Action) -> dict[str, Any]:
+        """Why a battery or heat pump does what the whole-home plan has it do now (reads the plan, sets nothing)."""
+        home, device = self.entry.runtime_data.home, str(action.args["device"])
+        if home is None:
+            return {"error": "home_plan_not_configured", "device": device}
+        answer = why_now(home, device, str(action.args["lang"]), dt_util.utcnow())
+        if answer.get("until"):
+            answer["until_local"] = local_text(datetime.fromisoformat(answer["until"]))
+        return answer
 
     async def _evaluate(self, action: Action) -> dict[str, Any]:
         # raw_input is the person's request: InputGuard screens it and the Policy gate binds the command to it

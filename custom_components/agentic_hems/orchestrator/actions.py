@@ -21,6 +21,7 @@ CALCULATE_WINDOW_SUMS = "CALCULATE_WINDOW_SUMS"
 CALL_AGENT = "CALL_AGENT"
 SCHEDULE = "SCHEDULE"
 EVALUATE_COMMAND = "EVALUATE_COMMAND"
+EXPLAIN_DEVICE = "EXPLAIN_DEVICE"
 FINISH = "FINISH"
 
 
@@ -117,13 +118,23 @@ def validate(action: Action) -> Action:
 # The grid toolkit's tools: one action each, named after the tool in upper case. The arguments
 # are the tool's fields; the tool's contract validates them when it runs (as the user who asked).
 GRID_GROUP = "grid tools (arguments are the tool's fields; take a snapshot first)"
+HOME_GROUP = "home plan"
 GROUP_TOPICS: dict[str, re.Pattern[str]] = {
+    HOME_GROUP: re.compile(r"\bwhy\b|warum|wieso|weshalb|heat ?pump|wärmepumpe|batter|speicher|akku", re.IGNORECASE),
     GRID_GROUP: re.compile(
         r"grid|netz|power.?flow|last.?fluss|contingen|n-1|forecast|prognos|flexibilit|dispatch|batter|incident|vorfall|"
         r"authori[sz]|freigabe|snapshot|twin|zwilling|simulat|feeder|bus|branch|fuse|sicherung",
         re.IGNORECASE,
-    )
+    ),
 }
+register(
+    ActionSpec(
+        EXPLAIN_DEVICE,
+        closed({vol.Required("device"): _TEXT, vol.Optional("lang", default="en"): vol.In(["en", "de"])}),
+        "device, lang: why a battery or heat pump does what the plan has it do now",
+        HOME_GROUP,
+    )
+)
 GRID_ACTIONS: dict[str, str] = {
     "inspect_grid_state": "network_id",
     "retrieve_asset": "asset_id",

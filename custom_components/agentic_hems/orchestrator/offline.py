@@ -2,8 +2,9 @@
 
 It is the default when no model is configured, so the main job works with no model and no network. It understands
 appliance names and their usual words (English and German), "all flexible loads", a deadline ("by 7:30", "before
-6 pm", "bis 7 Uhr", "by noon"), "tonight", "tomorrow", "cheapest", "cancel", and questions about prices. It answers
-through the loop like a model: one ``ACTION:`` line per turn, reading the Observations for its summary. Given a
+6 pm", "bis 7 Uhr", "by noon"), "tonight", "tomorrow", "cheapest", "cancel", questions about prices, and "why"
+questions about a battery or heat pump of the whole-home plan (``EXPLAIN_DEVICE``: the current slot's reason). It
+answers through the loop like a model: one ``ACTION:`` line per turn, reading the Observations for its summary. Given a
 reader of device requests (the intent binding's), it also sends the device commands a request asks for that need no
 value ("turn on the kitchen light", "schließe das Garagentor"), through the same gates as a model's.
 """
@@ -16,12 +17,12 @@ import json
 import re
 from typing import Any, Literal
 
-from .actions import EVALUATE_COMMAND, FINISH, GET_CALENDAR_CONSTRAINT, GET_PRICES, SCHEDULE, Action
+from .actions import EVALUATE_COMMAND, EXPLAIN_DEVICE, FINISH, GET_CALENDAR_CONSTRAINT, GET_PRICES, SCHEDULE, Action
 from .outcomes import plan_line
 from .parser import Reply
 from .texts import local_time, number, say
 
-type IntentKind = Literal["schedule", "cancel", "prices", "unknown"]
+type IntentKind = Literal["schedule", "cancel", "prices", "why", "unknown"]
 
 # Words for each appliance kind (the appliance's own name always counts too).
 KIND_WORDS: dict[str, tuple[str, ...]] = {
@@ -48,6 +49,7 @@ _PRICES = re.compile(
     r"|(electricity|power|strom)\b[^.]{0,20}\b(cheap|expensive|cost|günstig|billig|teuer)\w*)",
     re.IGNORECASE,
 )
+_WHY = re.compile(r"\b(why|warum|wieso|weshalb)\b", re.IGNORECASE)
 _NOW = re.compile(r"\b(right now|now|at the moment|currently|jetzt|gerade|im moment|aktuell)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(don'?t|do not|not|never|nicht|no)\s*$")
 _EVENING = re.compile(r"\b(tonight|this evening|in the evening|heute abend|abends)\b", re.IGNORECASE)
@@ -161,12 +163,18 @@ def _cancels(folded: str) -> bool:
     return any(not _NEGATION.search(folded[max(0, m.start() - 12) : m.start()]) for m in _CANCEL.finditer(folded))
 
 
-def understand(text: str, appliances: Sequence[ApplianceRef]) -> Intent:
+def understand(text: str, appliances: Sequence[ApplianceRef], home_devices: Sequence[ApplianceRef] = ()) -> Intent:
     """Read ``text`` against the configured ``appliances`` (see the module docstring).
 
-    A time belongs to the appliance named last before it (or first after it); one time alone applies to all.
+    A time belongs to the appliance named last before it (or first after it); one time alone applies to all. A
+    "why" question ("why", "warum", "wieso", "weshalb") that names one of the whole-home plan's ``home_devices``
+    (batteries and heat pumps, by name or kind words) asks why they do what they do (kind ``why``).
     """
     folded = text.casefold()
+    if home_devices and _WHY.search(folded):
+        asked = {name for _, name in _mentions(folded, home_devices)}
+        if asked:
+            return Intent("why", tuple(d.name for d in home_devices if d.name in asked))
     mentions = _mentions(folded, appliances)
     named = [a.name for a in appliances if any(name == a.name for _, name in mentions)]
     if not named and _ALL.search(folded):
@@ -233,6 +241,7 @@ class OfflinePlanner:
     calendar: bool = False
     lang: str = "en"
     devices: Callable[[str], Sequence[tuple[str, str]]] | None = None
+    home_devices: Sequence[ApplianceRef] = ()
     name: str = "offline"
     _queue: list[Action] = field(default_factory=list)
     _started: bool = False
@@ -245,7 +254,7 @@ class OfflinePlanner:
             request = next((m["content"] for m in messages if m.get("role") == "user"), "")
             match = _REQUEST.search(request)
             text = match.group(1) if match else request
-            intent = understand(text, self.appliances)
+            intent = understand(text, self.appliances, self.home_devices)
             self._now = intent.now
             commands = self.commands(text)
             self._queue = commands if commands and intent.kind == "unknown" else [*commands, *self.plan(intent)]
@@ -273,6 +282,8 @@ class OfflinePlanner:
         kinds = {a.name: a.kind for a in self.appliances}
         if intent.kind == "prices":
             return [Action(GET_PRICES)]
+        if intent.kind == "why":
+            return [Action(EXPLAIN_DEVICE, {"device": name, "lang": self.lang}) for name in intent.appliances]
         if intent.kind == "unknown":
             names = ", ".join(a.name for a in self.appliances) or say("offline.no_appliances", self.lang)
             return [Action(FINISH, {"summary": say("offline.unknown", self.lang, names=names)})]
@@ -310,6 +321,8 @@ def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: 
             lines.extend(plan_line(plan, lang) for plan in obs.get("plans") or [obs])
         elif obs.get("error"):
             lines.append(say("offline.error", lang, action=obs.get("action"), error=obs.get("error")))
+        elif obs.get("action") == EXPLAIN_DEVICE:
+            lines.append(_why_line(obs, lang))
         elif obs.get("action") == GET_PRICES and not any(o.get("action") == SCHEDULE for o in observations):
             cheapest, unit = obs.get("cheapest") or {}, obs.get("unit")
             if now and obs.get("now") is not None:
@@ -326,3 +339,18 @@ def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: 
                 )
             )
     return " ".join(lines) or say("offline.nothing", lang)
+
+
+def _why_line(obs: dict[str, Any], lang: str) -> str:
+    """Return the sentence of an ``EXPLAIN_DEVICE`` Observation: what the device does now, until when, then what."""
+    device, now = obs.get("device"), obs.get("now")
+    if obs.get("then") is None:
+        return say("offline.why_all", lang, device=device, now=now)
+    return say(
+        "offline.why",
+        lang,
+        device=device,
+        now=now,
+        until=local_time(obs.get("until_local"), lang),
+        then=obs.get("then"),
+    )

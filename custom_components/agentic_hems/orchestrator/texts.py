@@ -84,6 +84,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "offline.error": ("{action}: {error}", "{action} fehlgeschlagen: {error}"),
     "offline.nothing": ("Nothing to do.", "Nichts zu tun."),
+    "offline.why": ("{device}: {now} until {until}, then {then}.", "{device}: {now} bis {until}, danach {then}."),
+    "offline.why_all": ("{device}: {now} to the plan's end.", "{device}: {now} bis zum Ende des Plans."),
     "out_of_scope": (
         OUT_OF_SCOPE_MESSAGE,
         (

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..prices.curve import FloatArray
-from ..scheduling.home_heat import floor_and_off, heat_reasons
+from ..scheduling.heat_explain import heat_reason_text
+from ..scheduling.home_heat import floor_and_off, heat_details, heat_reasons
 from ..scheduling.home_model import HomePlan
 from .heat_config import HeatPumpConfig
 
@@ -141,3 +142,17 @@ def heat_payload(result: Any, heat_pumps: Sequence[HeatPumpConfig]) -> list[dict
             }
         )
     return out
+
+
+def explain_heat_pump(result: Any, hp: HeatPumpConfig, language: str = "en") -> list[str]:
+    """Why the heat pump runs as planned in each slot of the plan (one sentence per slot, ``language`` en or de).
+
+    ``result`` is a HomeResult; the reasons are the plan's own (``scheduling.home_heat.heat_details``) over the import
+    price it used. Empty without a plan or when the plan does not hold the heat pump.
+    """
+    plan, inputs = getattr(result, "plan", None), getattr(result, "inputs", None)
+    pumps = tuple(getattr(inputs, "heat_pumps", ()))
+    if plan is None or hp.subentry_id not in plan.heat_kw or hp.subentry_id not in {p.name for p in pumps}:
+        return []
+    details = heat_details(plan, hp.subentry_id, heat_pumps=pumps, import_price=import_price(inputs))
+    return [heat_reason_text(r, currency=plan.currency, language=language) for r in details]

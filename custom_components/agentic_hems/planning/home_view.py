@@ -14,7 +14,7 @@ import numpy as np
 from ..prices.curve import FloatArray
 from ..scheduling.home_explain import plan_reasons, reason_text
 from ..scheduling.home_model import HomePlan, PhaseOver, slot_limits
-from .heat_view import explanation_heat_pumps, heat_payload, import_price
+from .heat_view import explain_heat_pump, explanation_heat_pumps, heat_payload, import_price
 from .home_config import BatteryConfig, HomeConfig
 from .home_manager import HomePlanManager, HomeResult
 
@@ -222,3 +222,31 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
         "batteries": batteries,
         "heat_pumps": heat_pumps,
     }
+
+
+def why_now(home: HomePlanManager, name: str, language: str, now: datetime) -> dict[str, Any]:
+    """Say why the battery or heat pump named ``name`` (case-insensitive) does what the plan has it do at ``now``.
+
+    Returns ``{"device", "now", "until", "then"}``: the sentence of the slot holding ``now`` (``language`` en or de),
+    the start of the first later slot with another sentence (ISO 8601, UTC; None at the plan's end) and that
+    sentence (or None); or ``{"error", "device"}``: ``unknown_device`` (no battery or heat pump of that name),
+    ``home_plan_not_available`` (no plan holds it, or ``now`` is outside the plan).
+    """
+    key = name.strip().casefold()
+    batteries = [b for b in home.config.batteries if b.name.casefold() == key]
+    pumps = [h for h in home.config.heat_pumps if h.name.casefold() == key]
+    if not batteries and not pumps:
+        return {"error": "unknown_device", "device": name}
+    device = (batteries or pumps)[0].name
+    result = home.result
+    i = slot_index(result.plan, now) if result is not None and result.plan is not None else None
+    if result is None or result.plan is None or i is None:
+        return {"error": "home_plan_not_available", "device": device}
+    why = (
+        explain_battery(result, batteries[0], language) if batteries else explain_heat_pump(result, pumps[0], language)
+    )
+    if not why:
+        return {"error": "home_plan_not_available", "device": device}
+    j = next((k for k in range(i + 1, len(why)) if why[k] != why[i]), None)
+    until = None if j is None else (result.plan.start + j * result.plan.resolution).isoformat()
+    return {"device": device, "now": why[i], "until": until, "then": None if j is None else why[j]}

@@ -31,14 +31,14 @@ HEAT_REASONS: Final = ("off", "comfort_floor", "min_run", "preheat_before_peak",
 HEAT_TEXTS: Final[dict[str, dict[str, str]]] = {
     "en": {
         "off": "off",
-        "comfort_floor": "heats to keep {temp} above the {low} comfort floor (off it would end at {off})",
+        "comfort_floor": "heats: off, it would end the slot at {off}, below the {low} comfort floor",
         "min_run": "stays on for its minimum run time",
         "preheat_before_peak": "pre-heats at {price}, before a dearer slot at {later}",
         "cheap_slot": "runs at {price}, no dearer than any later slot",
     },
     "de": {
         "off": "aus",
-        "comfort_floor": "heizt, damit {temp} über der Komfortgrenze von {low} bleibt (aus wären es {off})",
+        "comfort_floor": "heizt: aus würde es den Slot mit {off} beenden, unter der Komfortgrenze von {low}",
         "min_run": "bleibt für seine Mindestlaufzeit an",
         "preheat_before_peak": "heizt vor zu {price}, vor einem teureren Slot zu {later}",
         "cheap_slot": "läuft zu {price}, nicht teurer als jeder spätere Slot",
@@ -152,9 +152,8 @@ def heat_reason_text(reason: HeatReason, *, currency: str, language: str = "en")
     """Return one slot's reason as a sentence in ``language`` (en or de; anything else: en)."""
     texts = HEAT_TEXTS.get(language, HEAT_TEXTS["en"])
     return texts[reason.reason].format(
-        temp=f"{reason.temp_c:.1f} °C",
-        low=f"{reason.low_c:.1f} °C",
-        off=f"{reason.off_c:.1f} °C",
+        low=f"{reason.low_c:.2f} °C",
+        off=f"{reason.off_c:.2f} °C",
         price=f"{reason.price:.3f} {currency}/kWh",
         later=f"{reason.later_price:.3f} {currency}/kWh",
     )
