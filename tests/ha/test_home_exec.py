@@ -19,6 +19,7 @@ from custom_components.agentic_hems.gates.models import GridGrant
 from custom_components.agentic_hems.planning.home_config import HomeConfig, parse_battery, parse_options
 from custom_components.agentic_hems.planning.home_exec import plan_actions
 from custom_components.agentic_hems.planning.home_manager import HomePlanManager
+from custom_components.agentic_hems.planning.home_view import why_now
 from custom_components.agentic_hems.scheduling.home_model import HomePlan
 from homeassistant.auth.models import User
 from homeassistant.core import Context, HomeAssistant
@@ -212,6 +213,26 @@ async def test_generate_explanation_gives_the_home_plans_own_reasons_and_sets_no
             assert (live["text"], live["structured"]) == (given["text"], given["structured"])
     assert [e.data["domain"] for e in events] == [DOMAIN] * 16  # the calls above, nothing on a device
     assert float(hass.states.get("input_number.battery_power").state) == 0.0
+
+
+async def test_assist_without_a_model_says_why_the_battery_does_what_it_does_now(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """"Why does the battery charge?" to the offline planner: plan_home's own sentence for the current slot, until the
+    first later slot with another sentence (local time), and that one; an unknown device name is said as such."""
+    solar_id = await _select_house(hass, freezer)
+    entry = await _start(hass, freezer, solar_id, battery_control="automatic")
+    plan = entry.runtime_data.home.result.plan
+    answer = await hass.services.async_call(DOMAIN, "plan_home", {}, blocking=True, return_response=True)
+    why = answer["batteries"][0]["why"]
+    i = int((dt_util.utcnow() - plan.start) // plan.resolution)
+    j = next(k for k in range(i + 1, len(why)) if why[k] != why[i])
+    until = dt_util.as_local(plan.start + j * plan.resolution).strftime("%a %H:%M")
+    said = await hass.services.async_call(DOMAIN, "ask", {"text": "Why does the battery charge?"}, blocking=True,
+                                          return_response=True)
+    assert said["summary"] == f"{BATTERY['name']}: {why[i]} until {until}, then {why[j]}." and said["outcomes"] == []
+    tools_answer = why_now(entry.runtime_data.home, "no such battery", "en", dt_util.utcnow())
+    assert tools_answer == {"error": "unknown_device", "device": "no such battery"}
 
 
 async def test_generate_explanation_of_the_current_home_plan_without_one_is_a_typed_error(
