@@ -40,6 +40,22 @@ async def ask(hass: HomeAssistant, text: str, context: Context | None = None) ->
     return response
 
 
+async def test_a_question_about_an_appliances_plan_answers_it_and_plans_nothing(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """"When will the dishwasher run?" (and "why does it run at 3?") to the offline planner: the stored (automatic)
+    plan's local start and end, read, not planned again."""
+    planner = loaded_entry.runtime_data.planner
+    (dishwasher,) = [i for i, a in planner.appliances.items() if a.name == "Dishwasher"]
+    stored = planner.states[dishwasher].plan
+    start, end = (dt_util.as_local(t).strftime("%a %H:%M") for t in (stored.start, stored.end))
+    for question in ("When will the dishwasher run?", "Why does the dishwasher run at 3?"):
+        response = await ask(hass, question)
+        assert response["summary"].startswith(f"Dishwasher: {start} to {end}, ")
+        assert [a["type"] for a in response["actions"]] == ["EXPLAIN_DEVICE"] and response["outcomes"] == []
+        assert planner.states[dishwasher].plan is stored
+
+
 async def test_schedule_all_flexible_loads(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
     """The offline planner schedules every appliance; each stored plan is the planner's optimum for that load."""
     events = async_capture_events(hass, "agentic_hems_run_step")

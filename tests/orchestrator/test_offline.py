@@ -194,6 +194,16 @@ def test_why_questions_about_the_home_plans_devices(text: str, intent: Intent) -
     assert understand(text, HOUSE, HOME) == intent
 
 
+@pytest.mark.parametrize(("text", "intent"), [
+    ("When will the dishwasher run?", Intent("why", (DW,))),
+    ("Why does the dishwasher run at 3?", Intent("why", (DW,))),  # no schedule at 03:00
+    ("Läuft die Waschmaschine heute?", Intent("why", (WM,))),
+    ("Do the laundry tomorrow", Intent("schedule", (WM,))),  # a request, not a question
+])
+def test_questions_about_an_appliances_plan(text: str, intent: Intent) -> None:
+    assert understand(text, HOUSE) == intent
+
+
 def test_a_why_question_asks_for_the_explanation_and_sets_nothing() -> None:
     planner = OfflinePlanner(HOUSE, home_devices=HOME, lang="de")
     assert planner.plan(Intent("why", ("Living room",))) == [
@@ -204,6 +214,10 @@ def test_a_why_question_asks_for_the_explanation_and_sets_nothing() -> None:
     assert summarize([obs | {"now": "pre-heats", "then": "off"}]) == "Living room: pre-heats until Wed 13:45, then off."
     assert summarize([{"action": "EXPLAIN_DEVICE", "device": "Home battery", "now": "idles: full (90 %)",
                        "until": None, "then": None}]) == "Home battery: idles: full (90 %) to the plan's end."
+    stored = {"appliance": "Dishwasher", "feasible": True, "start_local": "Wed 02:00", "end_local": "Wed 04:00",
+              "cost": 0.3, "savings": 0.1, "currency": "EUR", "reason": "optimal", "detail": ""}
+    assert summarize([{"action": "EXPLAIN_DEVICE", "plans": [stored]}]) == (
+        "Dishwasher: Wed 02:00 to Wed 04:00, 0.30 EUR (saves 0.10 EUR).")
 
 
 # Device commands: the offline planner sends what the intent binding reads, when the action needs no value.

@@ -52,6 +52,7 @@ from ..planning.home_view import why_now
 from ..planning.services import build_load, find_appliance
 from ..prices.curve import ceil_slot, floor_slot
 from ..scheduling import window_sums
+from ..scheduling.plan import Plan
 from ..service_helpers import invalid
 from .llm import OpenAIModel, prompt
 from .tool_values import compact, local_text, money, parse_deadline
@@ -253,7 +254,7 @@ class HassTools:
                 data["deadline"] = parse_deadline(appliance.deadline.isoformat(timespec="minutes"), start)
             loads[appliance.appliance_id] = build_load(self.entry, data, appliance)
         plans = await planner.async_schedule_many(loads)
-        observed = []
+        seen = []
         for appliance in appliances:
             plan = plans[appliance.appliance_id]
             self.plans[appliance.name] = {
@@ -261,26 +262,9 @@ class HassTools:
                 "appliance": appliance.name,
                 "appliance_id": appliance.appliance_id,
             }
-            if not plan.feasible or plan.start is None or plan.end is None:
-                observed.append(
-                    {"appliance": appliance.name, "feasible": False, "reason": str(plan.reason), "detail": plan.detail}
-                )
-                continue
-            observed.append(
-                {
-                    "appliance": appliance.name,
-                    "feasible": True,
-                    "start_local": local_text(plan.start),
-                    "end_local": local_text(plan.end),
-                    "cost": None if plan.cost is None else money(plan.cost),
-                    "savings": None if plan.savings is None else money(plan.savings),
-                    "currency": plan.currency,
-                    "reason": str(plan.reason),
-                    "detail": plan.detail,
-                }
-            )
-        self.outcomes.extend(plan_outcome(plan) for plan in observed)
-        return {"plans": observed}
+            seen.append(observed(appliance.name, plan))
+        self.outcomes.extend(plan_outcome(plan) for plan in seen)
+        return {"plans": seen}
 
     def _bound(self, appliances: Sequence[Any], what: str) -> None:
         """Refuse a SCHEDULE or cancel of an appliance the person's request does not name (intent binding).
@@ -302,8 +286,16 @@ class HassTools:
         raise invalid("not_requested", appliance=", ".join(refused), action=what, request=self.request)
 
     async def _why(self, action: Action) -> dict[str, Any]:
-        """Why a battery or heat pump does what the whole-home plan has it do now (reads the plan, sets nothing)."""
+        """Why a battery or heat pump does what the whole-home plan has it do now, or an appliance's stored plan.
+
+        It reads the plans and sets nothing. An appliance answers ``{"plans": [its plan as SCHEDULE observes it]}``.
+        """
         home, device = self.entry.runtime_data.home, str(action.args["device"])
+        appliance = next((a for a in self.entry.runtime_data.planner.appliances.values() if a.name == device), None)
+        if appliance is not None:
+            state = self.entry.runtime_data.planner.states.get(appliance.appliance_id)
+            plan = state.plan if state is not None else None
+            return {"plans": [observed(appliance.name, plan) if plan else {"appliance": device, "feasible": False}]}
         if home is None:
             return {"error": "home_plan_not_configured", "device": device}
         answer = why_now(home, device, str(action.args["lang"]), dt_util.utcnow())
@@ -358,3 +350,20 @@ class HassTools:
         """Refuse ``action``, which the request did not ask for: an outcome, and the Observation's error."""
         self.outcomes.append(refused_action(action.type, target, reason_key, reason))
         return {"error": "not_requested", "reason": reason}
+
+
+def observed(name: str, plan: Plan) -> dict[str, Any]:
+    """Return appliance ``name``'s ``plan`` as SCHEDULE observes it: feasible, local start and end, cost, savings."""
+    if not plan.feasible or plan.start is None or plan.end is None:
+        return {"appliance": name, "feasible": False, "reason": str(plan.reason), "detail": plan.detail}
+    return {
+        "appliance": name,
+        "feasible": True,
+        "start_local": local_text(plan.start),
+        "end_local": local_text(plan.end),
+        "cost": None if plan.cost is None else money(plan.cost),
+        "savings": None if plan.savings is None else money(plan.savings),
+        "currency": plan.currency,
+        "reason": str(plan.reason),
+        "detail": plan.detail,
+    }

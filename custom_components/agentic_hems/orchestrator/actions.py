@@ -131,7 +131,7 @@ register(
     ActionSpec(
         EXPLAIN_DEVICE,
         closed({vol.Required("device"): _TEXT, vol.Optional("lang", default="en"): vol.In(["en", "de"])}),
-        "device, lang: why a battery or heat pump does what the plan has it do now",
+        "device, lang: why a battery or heat pump does what the plan has it do now; an appliance's stored plan",
         HOME_GROUP,
     )
 )

@@ -2,8 +2,9 @@
 
 It is the default when no model is configured, so the main job works with no model and no network. It understands
 appliance names and their usual words (English and German), "all flexible loads", a deadline ("by 7:30", "before
-6 pm", "bis 7 Uhr", "by noon"), "tonight", "tomorrow", "cheapest", "cancel", questions about prices, and "why"
-questions about a battery or heat pump of the whole-home plan (``EXPLAIN_DEVICE``: the current slot's reason). It
+6 pm", "bis 7 Uhr", "by noon"), "tonight", "tomorrow", "cheapest", "cancel", questions about prices, questions about
+an appliance's plan ("when will the dishwasher run?") and "why" questions about a battery or heat pump of the
+whole-home plan (``EXPLAIN_DEVICE``: the stored plan; the current slot's reason). It
 answers through the loop like a model: one ``ACTION:`` line per turn, reading the Observations for its summary. Given a
 reader of device requests (the intent binding's), it also sends the device commands a request asks for that need no
 value ("turn on the kitchen light", "schließe das Garagentor"), through the same gates as a model's.
@@ -47,6 +48,12 @@ _PRICES = re.compile(
     r"\b(prices?|tariffs?|how (much|expensive)|cheapest (time|hour|slot|period|moment)|when is (electricity|power|it)"
     r"\b[^.]{0,12}\b(cheap|cheapest|expensive)|strompreis\w*|preise?|wann\b[^.]{0,30}\b(günstig|billig)\w*"
     r"|(electricity|power|strom)\b[^.]{0,20}\b(cheap|expensive|cost|günstig|billig|teuer)\w*)",
+    re.IGNORECASE,
+)
+# a question about a plan ("when will the dishwasher run?", "läuft die Waschmaschine heute?"); "do ..." is a request
+_ASKS = re.compile(
+    r"^\s*(how|what|when|which|why|where|is|are|will|would|does|did|has|wie|wann|was|welche[rsnm]?|warum|wieso|"
+    r"weshalb|wo|ist|sind|hat|läuft|wird)\b",
     re.IGNORECASE,
 )
 _WHY = re.compile(r"\b(why|warum|wieso|weshalb)\b", re.IGNORECASE)
@@ -168,7 +175,8 @@ def understand(text: str, appliances: Sequence[ApplianceRef], home_devices: Sequ
 
     A time belongs to the appliance named last before it (or first after it); one time alone applies to all. A
     "why" question ("why", "warum", "wieso", "weshalb") that names one of the whole-home plan's ``home_devices``
-    (batteries and heat pumps, by name or kind words) asks why they do what they do (kind ``why``).
+    (batteries and heat pumps, by name or kind words) asks why they do what they do (kind ``why``); so does any
+    question naming appliances ("when will the dishwasher run?"), for their stored plans.
     """
     folded = text.casefold()
     if home_devices and _WHY.search(folded):
@@ -181,6 +189,8 @@ def understand(text: str, appliances: Sequence[ApplianceRef], home_devices: Sequ
         named = [a.name for a in appliances]
     if not named:
         return Intent("prices", now=bool(_NOW.search(folded))) if _PRICES.search(folded) else Intent("unknown")
+    if _ASKS.match(folded):  # "when will the dishwasher run?" asks for its plan, not for a new one
+        return Intent("why", tuple(named))
     if _cancels(folded):
         return Intent("cancel", tuple(named))
     times = [
@@ -322,7 +332,7 @@ def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: 
         elif obs.get("error"):
             lines.append(say("offline.error", lang, action=obs.get("action"), error=obs.get("error")))
         elif obs.get("action") == EXPLAIN_DEVICE:
-            lines.append(_why_line(obs, lang))
+            lines.extend([plan_line(plan, lang) for plan in obs["plans"]] if "plans" in obs else [_why_line(obs, lang)])
         elif obs.get("action") == GET_PRICES and not any(o.get("action") == SCHEDULE for o in observations):
             cheapest, unit = obs.get("cheapest") or {}, obs.get("unit")
             if now and obs.get("now") is not None:
