@@ -291,7 +291,10 @@ class HassTools:
         It reads the plans and sets nothing. An appliance answers ``{"plans": [its plan as SCHEDULE observes it]}``.
         """
         home, device = self.entry.runtime_data.home, str(action.args["device"])
-        appliance = next((a for a in self.entry.runtime_data.planner.appliances.values() if a.name == device), None)
+        try:
+            appliance = find_appliance(self.entry, device)
+        except ServiceValidationError:  # not an appliance: a battery or heat pump, or unknown
+            appliance = None
         if appliance is not None:
             state = self.entry.runtime_data.planner.states.get(appliance.appliance_id)
             plan = state.plan if state is not None else None

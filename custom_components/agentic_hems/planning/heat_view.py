@@ -7,7 +7,6 @@ The plan's per-heat-pump arrays are ``HomePlan.heat_kw[name]`` (n,) electrical k
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -81,12 +80,6 @@ def explanation_heat_pumps(result: Any, heat_pumps: Sequence[HeatPumpConfig]) ->
             }
         )
     return out
-
-
-def slot_of(plan: HomePlan, now: datetime) -> int | None:
-    """Index of the plan's slot containing ``now``, None outside the plan."""
-    i = int((now - plan.start) // plan.resolution)
-    return i if 0 <= i < plan.import_kw.size else None
 
 
 def heat_slots(result: Any, hp: HeatPumpConfig) -> list[Any]:
