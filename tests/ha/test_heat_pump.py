@@ -502,13 +502,18 @@ async def boundary(hass: HomeAssistant, freezer: FrozenDateTimeFactory, minutes:
     fresh for the Freshness gate (30 s at its risk; a push-only climate entity is not refreshed by the gates).
     """
     moment = dt_util.as_utc(NOW).replace(minute=minutes, second=0)
+    await reach(hass, freezer, moment)
+    return moment
+
+
+async def reach(hass: HomeAssistant, freezer: FrozenDateTimeFactory, moment: datetime) -> None:
+    """Move to ``moment`` (a slot boundary) and let the plan execute; the indoor sensor reports 10 s before."""
     freezer.move_to(moment - timedelta(seconds=10))
     hass.states.async_set(INDOOR, "20.49", {"unit_of_measurement": "°C", "device_class": "temperature"})
     await hass.async_block_till_done()
     freezer.move_to(moment)
     async_fire_time_changed(hass, moment)
     await hass.async_block_till_done(wait_background_tasks=True)
-    return moment
 
 
 async def test_the_plan_preheats_into_cheap_slots_and_keeps_the_band(

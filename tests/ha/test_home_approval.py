@@ -16,7 +16,6 @@ import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
     async_capture_events,
-    async_fire_time_changed,
 )
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
@@ -32,7 +31,7 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
 from .conftest import APPLIANCES, NOW
-from .test_heat_pump import CLIMATE, HEAT_ID, HEAT_PUMP, INDOOR, _heated_house
+from .test_heat_pump import CLIMATE, HEAT_ID, HEAT_PUMP, INDOOR, _heated_house, reach
 from .test_home_plan import BATTERY, SETPOINT, _house
 
 SWITCH = "switch.heat_pump_boost"
@@ -211,12 +210,7 @@ async def test_a_request_that_expired_unanswered_is_asked_again_for_the_same_pla
     start = dt_util.as_utc(NOW).replace(minute=0)
     for k in range(1, 7):  # six boundaries, 19:15 to 20:30 UTC: the first request (19:05) expires at 19:35
         moment = start + k * timedelta(minutes=15)
-        freezer.move_to(moment - timedelta(seconds=10))
-        hass.states.async_set(INDOOR, "20.49", {"unit_of_measurement": "°C", "device_class": "temperature"})
-        await hass.async_block_till_done()
-        freezer.move_to(moment)
-        async_fire_time_changed(hass, moment)
-        await hass.async_block_till_done(wait_background_tasks=True)
+        await reach(hass, freezer, moment)
         in_force = records.requests[manager.approvals.request_id]
         assert in_force["status"] == "pending", (moment, [(r["created_at"], r["status"]) for r in home_requests(entry)])
         assert ir.async_get(hass).async_get_issue(DOMAIN, f"authorization_{in_force['request_id']}") is not None

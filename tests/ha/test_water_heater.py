@@ -100,15 +100,9 @@ async def test_the_form_takes_a_water_heater_for_a_tank_only(hass: HomeAssistant
     assert refused["errors"] == {"control_entity": "entity_invalid"}  # a domain the plan cannot set
 
 
-async def test_automatic_mode_sets_the_water_heaters_planned_target(
-    hass: HomeAssistant, freezer: FrozenDateTimeFactory
-) -> None:
-    """At a slot boundary the executor sets the water heater to the plan's temperature at the slot's end (while it
-    runs the heat pump) or the comfort floor, on its 0.5 K step within its 40-60 °C; the gates execute it."""
-    await hass.config.async_set_time_zone("Europe/Brussels")
-    freezer.move_to(NOW)
-    await _heated_house(hass)
-    await _water_heater(hass)
+async def _tank_home(hass: HomeAssistant) -> MockConfigEntry:
+    """The sample entry with a hot-water tank heat pump on the water heater (its sensor at 50 °C), in automatic mode
+    with device control on."""
     hass.states.async_set("sensor.tank", "50", {"unit_of_measurement": "°C", "device_class": "temperature"})
     tank = {**HEAT_PUMP, "name": "Tank", "store": "hot_water", "control_entity": HEATER,
             "temperature_entity": "sensor.tank", "max_kw": 2.0, "ua_w_per_k": 3.0, "capacity_kwh_per_k": 0.25,
@@ -119,6 +113,19 @@ async def test_automatic_mode_sets_the_water_heaters_planned_target(
     assert await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done(wait_background_tasks=True)
     await entry.runtime_data.control.async_set_allow_control(True)
+    return entry
+
+
+async def test_automatic_mode_sets_the_water_heaters_planned_target(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """At a slot boundary the executor sets the water heater to the plan's temperature at the slot's end (while it
+    runs the heat pump) or the comfort floor, on its 0.5 K step within its 40-60 °C; the gates execute it."""
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    await _heated_house(hass)
+    await _water_heater(hass)
+    entry = await _tank_home(hass)
     events = async_capture_events(hass, "call_service")
     slot = await boundary(hass, freezer)
     result = entry.runtime_data.home.result
@@ -152,16 +159,7 @@ async def test_an_imperial_home_sets_the_planned_celsius_in_fahrenheit(
     assert await async_setup_component(hass, "water_heater", {"water_heater": {"platform": "test"}})
     await hass.async_block_till_done()
     assert hass.states.get(HEATER).attributes["min_temp"] == pytest.approx(104.0)  # 40 °C
-    hass.states.async_set("sensor.tank", "50", {"unit_of_measurement": "°C", "device_class": "temperature"})
-    tank = {**HEAT_PUMP, "name": "Tank", "store": "hot_water", "control_entity": HEATER,
-            "temperature_entity": "sensor.tank", "max_kw": 2.0, "ua_w_per_k": 3.0, "capacity_kwh_per_k": 0.25,
-            "day_low_c": 45.0, "day_high_c": 55.0, "night_low_c": 45.0, "night_high_c": 55.0, "room_temp_c": 18.0,
-            "hot_water_kwh": 6.0, "hot_water_hours": [7, 19, 20]}
-    entry: MockConfigEntry = heated_entry(tank, battery_control="automatic")
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done(wait_background_tasks=True)
-    await entry.runtime_data.control.async_set_allow_control(True)
+    entry = await _tank_home(hass)
     slot = await boundary(hass, freezer)
     result = entry.runtime_data.home.result
     plan = result.plan

@@ -168,7 +168,6 @@ def test_the_plan_matches_a_brute_force_over_every_start(case):
     assignment = {name: ph for name, _, _, ph in RUNS} | dict(FIXED) | {"pv": "L1"}
     kept = phases_over_fixed(PhaseLimits(limit_kw=PHASE, assignment=assignment), {"base": base, **fixed}, [], {},
                              make_curve(prices))
-    assert kept is not None
     for p in ("L1", "L2", "L3"):
         np.testing.assert_allclose(np.broadcast_to(kept.limit(p), (n,)), phase[p], rtol=0, atol=1e-12)
     best, optimal = _oracle(prices, base, pv, fixed, fuse, phase)
