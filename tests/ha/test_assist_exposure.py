@@ -159,6 +159,38 @@ async def test_the_fix_flow_hides_the_device_from_assist_and_keeps_it_gated(
     assert GARAGE in candidates and LOCK not in candidates
 
 
+async def save_control(hass: HomeAssistant, entry: MockConfigEntry, control: dict[str, Any]) -> None:
+    """Walk the options flow with the saved values, entering ``control`` in the Device control step."""
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["step_id"] == "control"
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"execution_wait_s": 1, "confirmation_minutes": 10, "include_appliances": True, **control}
+    )
+    while result["type"] == "form":  # grid, home, tariff, assistant: as saved
+        assert not result.get("errors"), result
+        result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["type"] == "create_entry"
+    await hass.async_block_till_done()
+
+
+async def test_the_options_keep_a_device_for_the_gates_alone(
+    hass: HomeAssistant, house: MockConfigEntry, freezer: FrozenDateTimeFactory
+) -> None:
+    async_expose_entity(hass, "conversation", GARAGE, False)
+    await settle(hass, freezer)
+    assert GARAGE not in house.runtime_data.control.index.entities  # hidden from Assist: the gates cannot reach it
+
+    await save_control(hass, house, {CONF_GATED_ENTITIES: [GARAGE]})
+    assert house.options[CONF_GATED_ENTITIES] == [GARAGE]
+    assert GARAGE in house.runtime_data.control.index.entities
+    assert seen(hass) == expected(house.entry_id, LOCK)  # hidden from Assist: no issue, although the gates reach it
+
+    await save_control(hass, house, {})  # cleared: dropped
+    assert CONF_GATED_ENTITIES not in house.options
+    assert GARAGE not in house.runtime_data.control.index.entities
+
+
 # ------------------------------------------------------------------------------------------------ a real pipeline
 
 

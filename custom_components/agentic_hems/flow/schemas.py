@@ -166,7 +166,7 @@ def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol
                 CONF_POLICY_RULES, description={"suggested_value": values.get(CONF_POLICY_RULES) or None}
             ): ObjectSelector(),
             vol.Optional(
-                CONF_GATED_ENTITIES, description={"suggested_value": values.get(CONF_GATED_ENTITIES) or []}
+                CONF_GATED_ENTITIES, description={"suggested_value": values.get(CONF_GATED_ENTITIES) or None}
             ): EntitySelector(EntitySelectorConfig(domain=sorted(INTENT_SERVICES), multiple=True)),
         }
     )
