@@ -1105,14 +1105,16 @@ class Demo:
     async def check_assist_exposure(self) -> None:
         """Check that no device the policy protects is exposed to Assist: the garage door is not, and the
         integration raised no ``assist_exposed_*`` repair."""
-        listed = (await self.client.ws([{"type": "homeassistant/expose_entity/list"}]))[0] or {}
-        if (listed.get("exposed_entities") or {}).get(GARAGE_DOOR, {}).get("conversation"):
+        (listed,) = await self.client.ws([{"type": "homeassistant/expose_entity/list"}])
+        garage = bool(((listed or {}).get("exposed_entities") or {}).get(GARAGE_DOOR, {}).get("conversation"))
+        repairs = (await self.client.ws_replies([{"type": "repairs/list_issues"}]))[0]  # with the frontend only
+        issues = [i["issue_id"] for i in (repairs.get("result") or {}).get("issues") or []
+                  if i.get("domain") == DOMAIN and i["issue_id"].startswith("assist_exposed_")]
+        self.report["assist"] = {"garage_door_exposed": garage, "exposure_issues": issues}
+        if garage:
             self.problems.append(f"{GARAGE_DOOR} is exposed to Assist: HA's own intents open it without a gate")
-        reply = (await self.client.ws_replies([{"type": "repairs/list_issues"}]))[0]
-        issues = ((reply.get("result") or {}).get("issues") or []) if reply.get("success") else []
-        exposed = [i["issue_id"] for i in issues if i.get("domain") == DOMAIN and "assist_exposed" in i["issue_id"]]
-        if exposed:
-            self.problems.append(f"protected devices exposed to Assist: {exposed}")
+        if issues:
+            self.problems.append(f"protected devices exposed to Assist: {issues}")
 
     @staticmethod
     def pending_expiry(decision: dict[str, Any]) -> datetime:
