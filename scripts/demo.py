@@ -942,13 +942,14 @@ class Demo:
 
     async def set_grid_options(self, entry_id: str) -> None:
         """Drive the options flow (init, control, grid, assistant) over REST: the control step keeps a command waiting
-        for confirmation CONFIRM_MINUTES, the grid step maps the home twin's meters and battery; every other step keeps
+        for confirmation CONFIRM_MINUTES and gives the garage door (hidden from Assist) to the gates, the grid step maps the home twin's meters and battery; every other step keeps
         its current values. Saving the options reloads the entry."""
         steps: list[str] = []
 
         def answer(step: dict[str, Any]) -> dict[str, Any]:
             steps.append(step["step_id"])
-            wanted = {"grid": GRID_OPTIONS, "control": {"confirmation_minutes": CONFIRM_MINUTES}}
+            control = {"confirmation_minutes": CONFIRM_MINUTES, "gated_entities": [GARAGE_DOOR]}
+            wanted = {"grid": GRID_OPTIONS, "control": control}
             return keep_form(step, wanted.get(step["step_id"], {}), "options flow")
 
         result = await self.client.drive_flow("options", "/api/config/config_entries/options/flow", entry_id, answer)
@@ -1065,8 +1066,7 @@ class Demo:
         """Turn device control on, preview the scheduler's gate decision for each planned start, and ask to open
         the garage door (which waits for an administrator's confirmation)."""
         log("")
-        await self.client.ws([{"type": "homeassistant/expose_entity", "assistants": ["conversation"],
-                               "entity_ids": [GARAGE_DOOR], "should_expose": True}])
+        await self.check_assist_exposure()
         await self.client.request("POST", "/api/services/switch/turn_on",
                                   json={"entity_id": f"switch.{DOMAIN}_allow_device_control"})
         log("Device control: ON (switch.agentic_hems_allow_device_control). Gate decisions (the scheduled starts as dry-run previews; they run at their slots):")
@@ -1094,6 +1094,29 @@ class Demo:
             log(f"     decide it (administrators only) before {at(self.pending_expiry(decision), self.tz)}: the Confirm "
                 f"and Reject buttons of the trace card on /{DASHBOARD_URL_PATH} (the notification links there), or "
                 f"action agentic_hems.confirm / agentic_hems.reject with trace_id {decision['trace_id']}")
+
+    async def hide_from_assist(self) -> None:
+        """Hide the garage door from Assist before the integration is set up: HA's own intents ("Prefer handling
+        commands locally", on by default) would open it at once, with no gate; the options give it to the gates."""
+        await self.client.ws([{"type": "homeassistant/expose_entity", "assistants": ["conversation"],
+                               "entity_ids": [GARAGE_DOOR], "should_expose": False}])
+        log(f"Assist: {GARAGE_DOOR} hidden (HA's own intents would open it without a gate); the options give it to the gates")
+
+    async def check_assist_exposure(self) -> None:
+        """Check that no device the policy protects is exposed to Assist: the garage door is not, and the
+        integration raised no ``assist_exposed_*`` repair (report ``assist``; its issues are None without the frontend,
+        which loads the repairs integration)."""
+        (listed,) = await self.client.ws([{"type": "homeassistant/expose_entity/list"}])
+        garage = bool(((listed or {}).get("exposed_entities") or {}).get(GARAGE_DOOR, {}).get("conversation"))
+        repairs = (await self.client.ws_replies([{"type": "repairs/list_issues"}]))[0]  # with the frontend only
+        issues = [i["issue_id"] for i in (repairs.get("result") or {}).get("issues") or []
+                  if i.get("domain") == DOMAIN and i["issue_id"].startswith("assist_exposed_")
+                  ] if repairs.get("success") else None
+        self.report["assist"] = {"garage_door_exposed": garage, "exposure_issues": issues}
+        if garage:
+            self.problems.append(f"{GARAGE_DOOR} is exposed to Assist: HA's own intents open it without a gate")
+        if issues:
+            self.problems.append(f"protected devices exposed to Assist: {issues}")
 
     @staticmethod
     def pending_expiry(decision: dict[str, Any]) -> datetime:
@@ -1789,6 +1812,7 @@ class Demo:
             f"(time zone {self.tz.key}, country {config.get('country')}, currency {config.get('currency')})"
         )
         log("Setting up agentic_hems through its config flow and appliance subentry flows:")
+        await self.hide_from_assist()
         entry_id = self.entry_id = await self.setup_integration()
         ours, subentries = await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
         await self.setup_home(entry_id)

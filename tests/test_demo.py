@@ -127,6 +127,8 @@ def test_demo_check(tmp_path: Path) -> None:
     # The JSON report holds the service responses themselves.
     report = json.loads(report_path.read_text())
     assert report["problems"] == []
+    # No device the policy protects is exposed to Assist, whose own intents would act on it without a gate.
+    assert report["assist"] == {"garage_door_exposed": False, "exposure_issues": []}
     assert set(report["plans"]) == set(APPLIANCES)
     for name, plan in report["plans"].items():
         assert plan["feasible"] is True, (name, plan)

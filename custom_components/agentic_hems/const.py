@@ -45,6 +45,8 @@ CONF_CONFIRM_MINUTES: Final = "confirmation_minutes"
 CONF_INCLUDE_APPLIANCES: Final = "include_appliances"
 CONF_NOTIFY_SERVICE: Final = "notify_service"
 CONF_POLICY_RULES: Final = "policy_rules"
+# Entities hidden from Assist that the gates may still target (the Assist exposure repair adds them); optional.
+CONF_GATED_ENTITIES: Final = "gated_entities"
 DEFAULT_CONTROL_OPTIONS: Final = {
     CONF_WAIT_S: 10.0,
     CONF_CONFIRM_MINUTES: 10.0,

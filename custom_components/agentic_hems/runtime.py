@@ -24,6 +24,7 @@ from .const import (
     CONF_ASK_DAILY,
     CONF_ASK_HOURLY,
     CONF_ASK_PER_MINUTE,
+    CONF_GATED_ENTITIES,
     CONF_NOTIFY_SERVICE,
     CONF_POWER_LIMIT_KW,
     CONF_PRICE_ENTITY,
@@ -33,6 +34,7 @@ from .const import (
     DOMAIN,
     SOURCE_SENSOR,
 )
+from .control.assist_exposure import AssistExposureRepairs
 from .control.manager import ControlManager
 from .control.settings import control_settings, controlled_entity_ids
 from .coordinator import PriceCoordinator
@@ -108,6 +110,7 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
         control_settings(hass, entry, options),
         controlled_entity_ids(appliances.values(), options) | home.control_entities(),
         appliances=tuple(appliances.values()),
+        gated=frozenset(options.get(CONF_GATED_ENTITIES) or ()),
         notify_service=options.get(CONF_NOTIFY_SERVICE) or None,
         audit=audit,
         halt=audit.halts,
@@ -151,6 +154,9 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     # an approved plan's current slot after a restart mid-slot (a slot already issued is never issued twice)
     entry.async_create_background_task(hass, runtime.grid.async_execute_due(dt_util.utcnow()), f"{DOMAIN} grid resume")
     entry.async_on_unload(runtime.control.async_start())
+    control = runtime.control
+    exposure = AssistExposureRepairs(hass, entry.entry_id, control.view, lambda: control.keeper.settings.rules)
+    entry.async_on_unload(exposure.async_start())
     entry.async_on_unload(lambda: async_entry_unloaded(hass, entry.entry_id))
     entry.async_on_unload(async_track_slots(hass, entry))
     if (cached := coordinator.cached_data()) is not None:

@@ -481,7 +481,8 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
     result = await hass.config_entries.options.async_configure(result["flow_id"], new)
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "control"
     assert {key: default for key, (default, _) in schema_values(result).items()} == {
-        **DEFAULT_CONTROL_OPTIONS, "notify_service": None, "policy_rules": None  # no rules: the field shows its example
+        **DEFAULT_CONTROL_OPTIONS, "notify_service": None, "policy_rules": None,  # no rules: the field shows its example
+        "gated_entities": None,
     }
     result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_CONTROL_OPTIONS)
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "grid"

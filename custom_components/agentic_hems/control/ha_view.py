@@ -48,13 +48,20 @@ def state_info(state: State) -> StateInfo:
 class HassView:
     """Live registries and states; each call reads HA now (the resolver index caches what it needs).
 
-    ``appliance_entity_ids`` returns the controlled entities of the site's appliance subentries.
+    ``appliance_entity_ids`` returns the controlled entities of the site's appliance subentries; ``gated`` are the
+    entities hidden from Assist that the gates may still target (the options' "Devices only Agentic HEMS controls").
     """
 
-    def __init__(self, hass: HomeAssistant, appliance_entity_ids: Callable[[], frozenset[str]]) -> None:
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        appliance_entity_ids: Callable[[], frozenset[str]],
+        gated: frozenset[str] = frozenset(),
+    ) -> None:
         """Read HA's entity and device registries; ``appliance_entity_ids`` is asked on each use."""
         self.hass = hass
         self._appliances = appliance_entity_ids
+        self.gated = gated
         self._entities = er.async_get(hass)
         self._devices = dr.async_get(hass)
         self._areas = ar.async_get(hass)
@@ -138,7 +145,9 @@ class HassView:
         return self.hass.services.has_service(domain, service)
 
     def should_expose(self, entity_id: str) -> bool:
-        """Exposed to Assist (False while HA's exposure settings are not loaded)."""
+        """Exposed to Assist (False while HA's exposure settings are not loaded), or one of the ``gated`` entities."""
+        if entity_id in self.gated:
+            return True
         if DATA_EXPOSED_ENTITIES not in self.hass.data:
             return False
         return async_should_expose(self.hass, ASSISTANT, entity_id)

@@ -56,8 +56,9 @@ class ControlManager(ChangeListeners):
     """See the module docstring.
 
     ``appliance_entity_ids`` are the site's controlled entities (the appliances' and the grid's battery setpoint);
-    ``appliances`` are the names a person's request may use (intent binding). ``audit`` receives every decision's
-    audit record; ``halt`` and ``setpoints`` go to the :class:`~..gates.keeper.Gatekeeper`.
+    ``appliances`` are the names a person's request may use (intent binding); ``gated`` are entities hidden from
+    Assist that the gates may still target. ``audit`` receives every decision's audit record; ``halt`` and
+    ``setpoints`` go to the :class:`~..gates.keeper.Gatekeeper`.
     """
 
     def __init__(
@@ -68,6 +69,7 @@ class ControlManager(ChangeListeners):
         appliance_entity_ids: frozenset[str],
         *,
         appliances: Sequence[Appliance] = (),
+        gated: frozenset[str] = frozenset(),
         notify_service: str | None = None,
         audit: AuditSink | None = None,
         halt: Callable[[str], str | None] | None = None,
@@ -81,7 +83,7 @@ class ControlManager(ChangeListeners):
         self.keeper = Gatekeeper(
             settings, dt_util.utcnow, halt=halt, setpoints=setpoints, read_request=self.read_request
         )
-        self.view = HassView(hass, lambda: appliance_entity_ids)
+        self.view = HassView(hass, lambda: appliance_entity_ids, gated)
         self.notify_service = notify_service
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
         self.plan_changes = PlanChanges()  # its applier is set by the LLM API

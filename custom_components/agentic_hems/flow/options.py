@@ -13,6 +13,7 @@ from homeassistant.helpers.selector import SelectOptionDict, SelectSelector, Sel
 from ..const import (
     CONF_CALENDAR_ENTITY,
     CONF_DAILY_COST_CAP,
+    CONF_GATED_ENTITIES,
     CONF_LLM_API_KEY,
     CONF_LLM_BASE_URL,
     CONF_LLM_MODEL,
@@ -120,9 +121,10 @@ class AgenticHemsOptionsFlow(OptionsFlow):
             errors, placeholders = policy_errors(rules)
             if not errors:
                 self._options |= {**user_input, CONF_POLICY_RULES: rules}
-                if not user_input.get(CONF_NOTIFY_SERVICE):
-                    self._options.pop(CONF_NOTIFY_SERVICE, None)
-                    self._drop.add(CONF_NOTIFY_SERVICE)
+                for key in (CONF_NOTIFY_SERVICE, CONF_GATED_ENTITIES):  # cleared: dropped
+                    if not user_input.get(key):
+                        self._options.pop(key, None)
+                        self._drop.add(key)
                 return await self.async_step_grid()
         services = sorted(f"notify.{name}" for name in self.hass.services.async_services_for_domain("notify"))
         values = {**DEFAULT_CONTROL_OPTIONS, **self.config_entry.options, **(user_input or {})}

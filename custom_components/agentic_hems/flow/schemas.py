@@ -45,6 +45,7 @@ from ..const import (
     CONF_DURATION_MIN,
     CONF_EARLIEST_START,
     CONF_ENERGY_KWH,
+    CONF_GATED_ENTITIES,
     CONF_GRID_FEE,
     CONF_GRID_INCIDENT_USERS,
     CONF_GRID_REQUEST_USERS,
@@ -68,6 +69,7 @@ from ..const import (
     CONF_WAIT_S,
     MEASUREMENT_OPTIONS,
 )
+from ..gates.tables import INTENT_SERVICES
 from ..prices.entsoe import ZONES
 from ..validation import vol
 from .devices import ControlEntitySelector
@@ -147,7 +149,7 @@ def sensor_schema() -> vol.Schema:
 
 
 def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol.Schema:
-    """Device control: the phantom-success wait, confirmation expiry, candidates, mobile notify, policy rules."""
+    """Device control: the wait, confirmation expiry, candidates, mobile notify, policy rules, gated-only devices."""
     return vol.Schema(
         {
             vol.Required(CONF_WAIT_S, default=values[CONF_WAIT_S]): number_selector(1, 120, 1, "s"),
@@ -163,6 +165,9 @@ def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol
             vol.Optional(
                 CONF_POLICY_RULES, description={"suggested_value": values.get(CONF_POLICY_RULES) or None}
             ): ObjectSelector(),
+            vol.Optional(
+                CONF_GATED_ENTITIES, description={"suggested_value": values.get(CONF_GATED_ENTITIES) or None}
+            ): EntitySelector(EntitySelectorConfig(domain=sorted(INTENT_SERVICES), multiple=True)),
         }
     )
 

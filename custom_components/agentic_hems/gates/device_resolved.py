@@ -5,8 +5,9 @@
   (what the scheduler and outside agents that know the id pass).
 - Matching is exact after :func:`fold` (case, spacing, ``_`` and ``-`` ignored). Nothing is guessed: ambiguity fails
   and lists the alternatives, and :mod:`difflib` similarity only feeds suggestions.
-- Candidates are the entities exposed to Assist, plus the appliance-controlled entities when
-  ``ctx.include_appliances``; this integration's own entities never.
+- Candidates are the entities exposed to Assist (``view.should_expose``, which also counts the devices a person
+  hid from Assist for the gates alone), plus the appliance-controlled entities when ``ctx.include_appliances``; this
+  integration's own entities never.
 - ``device_type`` (a domain), when given, narrows the candidates.
 
 On success the gate normalizes: it builds the :class:`NormalizedCommand` with the risk level from

@@ -42,7 +42,7 @@ from .models import (
     PolicyAction,
     RequestedAction,
 )
-from .tables import PolicyRule
+from .tables import INTENT_SERVICES, PolicyRule, service_for
 
 NAME = "policy"
 
@@ -53,6 +53,22 @@ def decide(rules: Sequence[PolicyRule], operation: str, device_type: str, risk: 
         if rule.matches(operation, device_type, risk):
             return index, rule.action
     return None, PolicyAction.DENY
+
+
+def guarded_intents(
+    rules: Sequence[PolicyRule], domain: str, risk: int, *, appliance: bool = False
+) -> dict[str, PolicyAction]:
+    """Return the intents on a ``domain`` entity of risk ``risk`` that the table does not allow outright.
+
+    Each maps to CONFIRM or DENY (the first matching rule, as :func:`evaluate` decides it); the intents are the
+    domain's vocabulary (``tables.INTENT_SERVICES``), plus ``start``/``stop`` on a planned appliance's entity. Empty
+    when every intent is allowed, or for a domain the gates never act on.
+    """
+    intents = [*INTENT_SERVICES.get(domain, {})]
+    if appliance:
+        intents += [i for i in ("start", "stop") if i not in intents and service_for(domain, i, appliance=True)]
+    guarded = {intent: decide(rules, intent, domain, risk)[1] for intent in intents}
+    return {intent: action for intent, action in guarded.items() if action is not PolicyAction.ALLOW}
 
 
 def setpoint_refusal(ctx: GateContext, command: NormalizedCommand) -> GrantRefusal | None:

@@ -108,7 +108,7 @@ class HaView(Protocol):
         ...
 
     def should_expose(self, entity_id: str) -> bool:
-        """``async_should_expose(hass, "conversation", entity_id)``."""
+        """``async_should_expose(hass, "conversation", entity_id)``, or a device hidden from Assist for the gates alone."""
         ...
 
     def own_entity_ids(self) -> frozenset[str]:
