@@ -537,14 +537,15 @@ class HassProcess:
         self.started = False
 
     def start(self) -> None:
-        hass = Path(sys.executable).parent / "hass"  # the venv scripts/demo runs this driver in
-        if not hass.exists():
-            raise DemoError(f"{hass} is missing: run scripts/bootstrap")
+        # The venv's own interpreter (scripts/demo runs this driver in it), not its `hass` script, whose #! line names
+        # the path the venv was created at (a copied venv or another mount of it would fail to start).
+        if importlib.util.find_spec("homeassistant") is None:
+            raise DemoError(f"Home Assistant is not installed for {sys.executable}: run scripts/bootstrap")
         with self.console_path.open("wb") as console:
             # --skip-pip: scripts/bootstrap installs every requirement; HA must not pip-install into .venv at runtime
             # (onboarding starts a few core integrations whose packages are absent; they just fail to set up).
             self.proc = subprocess.Popen(
-                [str(hass), "-c", str(self.config_dir), "--skip-pip"],
+                [sys.executable, "-m", "homeassistant", "-c", str(self.config_dir), "--skip-pip"],
                 stdin=subprocess.DEVNULL,
                 stdout=console,
                 stderr=subprocess.STDOUT,
