@@ -186,7 +186,7 @@ async def test_an_mcp_device_command_waits_and_a_gate_that_denies_still_denies(
     pool_policy = next(g for g in trace(home, pool_id)["gate_results"] if g["gate"] == "policy")["evidence"]
     assert pool_policy["rule"]["action"] == "allow" and pool_policy["action"] == "confirm"
     assert (denied["outcome"], denied["failed_gate"]) == ("blocked", "policy")
-    assert denied["reason"] == "blocked by policy: unlock/*/risk 4-5"
+    assert denied["reason"] == "blocked by policy: a default rule denies unlocking at risk 4 to 5"
     assert (unknown["outcome"], unknown["failed_gate"]) == ("blocked", "device_resolved")
     assert (brightness["outcome"], brightness["failed_gate"]) == ("blocked", "capability")
     assert await pending_ids(home) == [pool_id] and hass.states.get(POOL).state == "off"

@@ -22,10 +22,10 @@ LANGUAGES = ("en", "de")
 TEXTS: dict[str, tuple[str, str]] = {
     "command.executed": ("{what}: executed.", "{what}: ausgeführt."),
     "command.pending_confirmation": (
-        "{what}: waits for an administrator to confirm it.",
+        "{what}: waits for an administrator to confirm.",
         "{what}: wartet auf die Bestätigung durch einen Administrator.",
     ),
-    "command.dry_run": ("{what}: not executed (dry run){why}.", "{what}: nicht ausgeführt (Probelauf){why}."),
+    "command.dry_run": ("{what}: not executed (dry run{why}).", "{what}: nicht ausgeführt (Probelauf{why})."),
     "command.failed": ("{what}: failed{why}.", "{what}: fehlgeschlagen{why}."),
     "command.cancelled": ("{what}: cancelled.", "{what}: abgebrochen."),
     "command.rejected": ("{what}: rejected.", "{what}: abgelehnt."),
@@ -34,7 +34,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{what}: not run, the command was invalid{why}.",
         "{what}: nicht ausgeführt, der Befehl war ungültig{why}.",
     ),
-    "command.blocked": ("{what}: blocked by the {gate} gate{why}.", "{what}: von der Prüfung „{gate}“ blockiert{why}."),
+    "command.blocked": ("{what}: blocked by the {gate} check{why}.", "{what}: von der Prüfung „{gate}“ blockiert{why}."),
     "command.other": ("{what}: {state}.", "{what}: {state}."),
     "plan.cleared": ("{appliance}: plan cleared.", "{appliance}: Plan gelöscht."),
     "plan.window": (
@@ -99,7 +99,7 @@ TEXTS: dict[str, tuple[str, str]] = {
 # German for the gate and plan reasons a summary names; the English is the gate's or planner's own sentence.
 REASONS_DE: dict[str, str] = {
     "nothing_requested": "die Anfrage verlangt keine Geräteaktion",
-    "not_requested": "die Anfrage verlangt {intent} für {target} nicht",
+    "not_requested": "die Anfrage verlangt nicht „{command}“",
     "grid_setpoint": "ein Netz-Sollwert: nur eine genehmigte Freigabeanfrage setzt ihn",
     "control_off": "die Gerätesteuerung ist aus",
     "dry_run_requested": "ein Probelauf wurde verlangt",
@@ -114,6 +114,16 @@ REASONS_DE: dict[str, str] = {
     "grid_not_requested": "die Anfrage verlangt keine Netz- oder Batterieaktion",
     "incident_not_requested": "die Anfrage verlangt keine Vorfallmeldung",
 }
+# English for the gate reasons a summary names in words (the gate's own sentence names the entity id and intent).
+REASONS_EN: dict[str, str] = {
+    "nothing_requested": "the request asks for no device action",
+    "not_requested": "the request does not ask to {command}",
+    "grid_setpoint": "a grid setpoint: only an approved authorization request sets it",
+    "control_off": "device control is off",
+    "dry_run_requested": "a dry run was asked for",
+    "pending_limit": "too many commands already wait for confirmation",
+    "policy_deny": "the policy denies it",
+}
 # German for why the security layer rejected a request (the English is ``Assessment.reason``) and for the rate
 # limits' windows: placeholders of the translated errors ``request_rejected`` and ``rate_limited``.
 REJECTIONS_DE = {
@@ -124,6 +134,16 @@ REJECTIONS_DE = {
     "nothing_left": "nach der Bereinigung bleibt nichts übrig",
 }
 WINDOWS_DE = {"minute": "Minute", "hour": "Stunde", "day": "Tag"}
+GATES_EN = {
+    "input_guard": "input",
+    "schema": "command",
+    "device_resolved": "device",
+    "capability": "capability",
+    "freshness": "freshness",
+    "policy": "policy",
+    "dry_run": "dry-run",
+    "execution": "execution",
+}
 GATES_DE = {
     "input_guard": "Eingabeprüfung",
     "schema": "Schema",
