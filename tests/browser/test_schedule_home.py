@@ -239,11 +239,11 @@ def assert_tooltip_inside(dashboard: Page, element: Locator, width: str, shot: P
     canvas = element.locator("canvas.price-chart")
     box = canvas.bounding_box()
     assert box is not None, width
-    for fraction in (0.97, 0.35):
-        dashboard.mouse.move(box["x"] + box["width"] * fraction, box["y"] + box["height"] * 0.5)
-        dashboard.wait_for_timeout(150)
+    for fraction in (0.93, 0.35):
+        canvas.hover(position={"x": box["width"] * fraction, "y": box["height"] * 0.5}, force=True)
+        dashboard.wait_for_timeout(200)
         tip = element.evaluate("el => { const t = el._chart.tooltip; return {x: t.x, y: t.y, width: t.width,"
-                               " height: t.height, lines: t.body.length, opacity: t.opacity,"
+                               " height: t.height, lines: (t.body || []).length, opacity: t.opacity,"
                                " canvas: [el._chart.width, el._chart.height]}; }")
         assert tip["opacity"] > 0 and tip["lines"] >= 6, (width, fraction, tip)  # price, 3 kW, SoC, heat pump
         assert 0 <= tip["x"] and tip["x"] + tip["width"] <= tip["canvas"][0], (width, fraction, tip)

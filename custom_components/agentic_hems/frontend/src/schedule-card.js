@@ -6,7 +6,7 @@ import { LitElement, html, css, nothing } from "lit";
 import { Chart } from "./chart.js";
 import {
   t, LiveSubscription, cardShell, sharedStyles, cssVar, PALETTE, registerCard, makeEditor, hassMatters,
-  fmtTime, fmtDayTime, fmtSpan, fmtMoney, fmtNumber, localParts, dateFormatter, toMs,
+  fmtTime, fmtDayTime, fmtSpan, fmtMoney, fmtNumber, localParts, dateFormatter, toMs, uses12h,
   CARD_PADDING_PX, headerPx, cardSize, gridOptions,
 } from "./common.js";
 
@@ -16,7 +16,7 @@ const DOUBTFUL = 1;
 // px of the card's parts, for its size (the chart's two heights are .chart-wrap's in the styles; gaps: the margins
 // above the tracks and the plans)
 const HEIGHTS = {
-  chart: 180, homeChart: 340, gaps: 12, track: 30, legendLine: 18, homeLegend: 42, homeSummary: 95, plan: 56, empty: 44,
+  chart: 180, homeChart: 360, gaps: 12, track: 30, legendLine: 18, homeLegend: 42, homeSummary: 95, plan: 56, empty: 44,
 };
 
 /**
@@ -428,7 +428,8 @@ class AgenticHemsScheduleCard extends LitElement {
     this._doubtfulSpans = spansOf(prices, (p) => p._trust === DOUBTFUL);
     const spans = this._doubtfulSpans;
     const negative = prices.some((p) => p._price !== null && p._price < 0);
-    const labelFmt = dateFormatter(hass, { hour: "2-digit", minute: "2-digit" });
+    // Short time labels: "6 PM" for 12-hour readers, "18:00" otherwise.
+    const labelFmt = dateFormatter(hass, uses12h(hass) ? { hour: "numeric" } : { hour: "2-digit", minute: "2-digit" });
     const dayFmt = dateFormatter(hass, { weekday: "short" });
     const slots = this._homeSlots();
     const homeSets = slots.length ? HOME_SERIES.map((series) => ({
@@ -517,7 +518,12 @@ class AgenticHemsScheduleCard extends LitElement {
             max: range.max,
             // Every few hours as the width allows, always at local midnight; none skipped, none overlapping.
             afterBuildTicks: (scale) => {
-              const labelPx = 8 + 7 * Math.max(...[0, 12, 22].map((h) => labelFmt.format(Date.UTC(2000, 0, 1, h)).length));
+              const ctx = scale.ctx;
+              ctx.save();
+              ctx.font = `${AXIS_FONT.size}px ${Chart.defaults.font.family}`;
+              const labelPx = 10 + Math.max(...[0, 10, 12, 22].map((h) => ctx.measureText(
+                h === 0 ? dayFmt.format(Date.UTC(2000, 0, 5, 12)) : labelFmt.format(Date.UTC(2000, 0, 1, h))).width));
+              ctx.restore();
               const step = tickStepH(scale.maxWidth || scale.chart.width, (range.max - range.min) / 3600000, labelPx);
               scale.ticks = ticks.filter((tk) => tk.hour % step === 0).map((tk) => ({ value: tk.value }));
             },
@@ -554,7 +560,7 @@ class AgenticHemsScheduleCard extends LitElement {
               ticks: { color: text, font: AXIS_FONT, maxTicksLimit: 4, callback: (v) => fmtNumber(hass, v, 0) },
               grid: { color: (ctx) => (ctx.tick && ctx.tick.value === 0 ? text : grid) } }),
             // 0-100 % with room above 100 %: gridlines at 0, 50 and 100 %.
-            soc: panelAxis("soc", "%", text, { min: 0, max: 120, ticks: { color: text, font: AXIS_FONT },
+            soc: panelAxis("soc", "%", text, { min: 0, max: 125, ticks: { color: text, font: AXIS_FONT },
               afterBuildTicks: (scale) => { scale.ticks = [0, 50, 100].map((value) => ({ value })); },
               grid: { color: grid } }),
             // A heat pump's own panel; none without one.
@@ -840,7 +846,7 @@ class AgenticHemsScheduleCard extends LitElement {
         height: 180px;
       }
       .chart-wrap.home {
-        height: 340px;
+        height: 360px;
       }
       .rows {
         margin-top: 4px;
