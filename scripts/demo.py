@@ -1111,7 +1111,7 @@ class Demo:
             return
         trace_id = decision["trace_id"]
         message = (
-            f"**demo** asks to **open** `{GARAGE_DOOR}`.\n\n"
+            "The demo asks: **Open Garage door**.\n\n"
             f"[Open the {DASHBOARD_TITLE} dashboard](/{DASHBOARD_URL_PATH}) and press *Confirm* or *Reject* on its "
             f"trace card (administrators only) before {at(self.pending_expiry(decision), self.tz)}. Or call the "
             f"action `agentic_hems.confirm` (or `agentic_hems.reject`) with `trace_id: {trace_id}`."
@@ -1122,6 +1122,10 @@ class Demo:
         shown = (await self.client.ws([{"type": "persistent_notification/get"}]))[0] or []
         self.report["notifications"] = shown
         log(f"NOTIFY pending garage door: a notification links to /{DASHBOARD_URL_PATH} (its trace card decides it)")
+        for note in shown:  # HA's own, on the first page a new user sees
+            if note.get("notification_id") == "invalid_config":
+                log(f"NOTE Home Assistant shows 'Invalid config': {' '.join(str(note.get('message')).split())} (the "
+                    "requirements of the platforms HA sets up by itself are missing: run scripts/bootstrap)")
         if not any(f"](/{DASHBOARD_URL_PATH})" in str(n.get("message")) for n in shown):
             self.problems.append(f"no notification links to the dashboard: {shown}")
 
