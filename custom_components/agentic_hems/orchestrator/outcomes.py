@@ -160,8 +160,10 @@ def _known(reasons: Mapping[str, str], key: Any, outcome: Mapping[str, Any], lan
 
 
 def _what(outcome: Mapping[str, Any], lang: str) -> str:
-    """The command in words with the device's name ("Open Garage door"); the entity id when it has none."""
-    return command_words(outcome.get("intent"), outcome.get("name") or outcome.get("target"), outcome.get("params"), lang)
+    """Return the command in words with the device's name ("Open Garage door"); the entity id when it has none."""
+    return command_words(
+        outcome.get("intent"), outcome.get("name") or outcome.get("target"), outcome.get("params"), lang
+    )
 
 
 def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
@@ -220,9 +222,8 @@ def command_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
 
 
 def _plain(reason: Any) -> Any:
-    """A gate's reason without the gate's own prefix ("blocked by policy: "), which the sentence already says."""
-    text = str(reason) if reason else reason
-    return text.removeprefix("blocked by policy: ") if isinstance(text, str) else text
+    """Return a gate's reason without the gate's own prefix ("blocked by policy: "), which the sentence says."""
+    return reason.removeprefix("blocked by policy: ") if isinstance(reason, str) else reason
 
 
 def other_line(outcome: Mapping[str, Any], lang: str = "en") -> str:

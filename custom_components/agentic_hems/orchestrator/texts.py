@@ -34,7 +34,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{what}: not run, the command was invalid{why}.",
         "{what}: nicht ausgeführt, der Befehl war ungültig{why}.",
     ),
-    "command.blocked": ("{what}: blocked by the {gate} check{why}.", "{what}: von der Prüfung „{gate}“ blockiert{why}."),
+    "command.blocked": (
+        "{what}: blocked by the {gate} check{why}.",
+        "{what}: von der Prüfung „{gate}“ blockiert{why}.",
+    ),
     "command.other": ("{what}: {state}.", "{what}: {state}."),
     "plan.cleared": ("{appliance}: plan cleared.", "{appliance}: Plan gelöscht."),
     "plan.window": (
