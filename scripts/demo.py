@@ -387,8 +387,9 @@ input_boolean:
 # A log record starts with a timestamp; the rest of its lines are a traceback.
 RECORD_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
 # Known-harmless records: the integrations onboarding starts by itself (radio_browser, met, google_translate), and the
-# core components HA 2026 sets up by itself whose packages are absent under --skip-pip (ffmpeg, camera's turbojpeg,
-# infrared, radio_frequency) with those that depend on them (tts, assist_pipeline, ai_task, image_processing, ...).
+# core components HA 2026 sets up by itself whose packages are absent under --skip-pip (ffmpeg, camera's turbojpeg;
+# infrared and radio_frequency only when scripts/bootstrap could not install theirs, which the demo then notes) with
+# those that depend on them (tts, assist_pipeline, ai_task, image_processing, ...).
 # A record that names agentic_hems ('agentic_hems', or a custom_components path or logger) is never noise.
 KNOWN_NOISE = re.compile(
     r"components/(radio_browser|met|google_translate)/|integration (radio_browser|met|google_translate):"

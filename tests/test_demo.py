@@ -319,3 +319,18 @@ def test_demo_help_before_anything_is_installed() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("usage: scripts/demo [-h] [--check] [--port PORT]"), proc.stdout
     assert "$DEMO_PORT" in proc.stdout and proc.stderr == "", proc.stdout + proc.stderr
+
+
+def test_progress_lines_reach_a_pipe() -> None:
+    """scripts/demo's progress (building the Debian root, installing the venv: minutes on a first run) reaches stderr
+    when it is a pipe, with AGENTIC_HEMS_PROGRESS=1 as scripts/demo exports it; without it (scripts/test) a pipe gets
+    nothing, so scripts/test's first line stays its versions line."""
+    script = 'set -euo pipefail; . scripts/env.sh; progress "bootstrap (newest HA): installing"'
+    env = {key: value for key, value in os.environ.items() if key != "AGENTIC_HEMS_PROGRESS"}
+    for flag, expected in (("1", "bootstrap (newest HA): installing\n"), (None, "")):
+        proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30, cwd=ROOT, check=False,
+                              env={**env, "AGENTIC_HEMS_PROGRESS": flag} if flag else env)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", expected), (flag, proc)
+    demo = subprocess.run(["bash", "-c", "grep -c '^export AGENTIC_HEMS_PROGRESS=1$' scripts/demo"], capture_output=True,
+                          text=True, timeout=30, cwd=ROOT, check=False)
+    assert demo.stdout.strip() == "1", demo  # before it re-runs itself in the Debian root and calls scripts/bootstrap
