@@ -121,6 +121,8 @@ async def test_an_mcp_schedule_waits_until_an_administrator_confirms_it(offline_
     trace_id = assert_pending(held)
     assert home.planner.states["dishwasher"].plan is None
     assert await pending_ids(home) == [trace_id] and notified(hass, trace_id)
+    note = persistent_notification._async_get_or_create_notifications(hass)[notification_id(trace_id)]["message"]
+    assert note.startswith("An assistant outside Home Assistant (MCP) asks: **Plan Dishwasher**."), note  # in words, never "schedule Dishwasher"
     record = home.entry.runtime_data.control.traces[trace_id]
     assert record["candidate"] == {"intent": "schedule", "appliance": "Dishwasher"}
     assert record["history"][0]["user_id"] == home.people["member"] and record["source_agent"] == "mcp"

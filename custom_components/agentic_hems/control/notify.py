@@ -37,18 +37,19 @@ SOURCES = {
     SOURCE_ORCHESTRATOR: "The assistant",
     SOURCE_SCHEDULER: "The scheduler",
     SOURCE_GRID: "The grid plan",
+    "mcp": "An assistant outside Home Assistant (MCP)",  # assistant.llm_base.SOURCE_NO_REQUEST
     "user": "A person",
     "automation": "An automation",
 }
 
 
 def what(pending: Pending, name: str | None = None) -> str:
-    """Return the pending item in words: "Open Garage door", "Set Heat pump to 21.5 °C", "schedule Dishwasher".
+    """Return the pending item in words: "Open Garage door", "Set Heat pump to 21.5 °C", "Plan Dishwasher".
 
     ``name`` is the device's name as users see it (else its entity id).
     """
     if isinstance(pending, PendingPlanChange):
-        return pending.what
+        return command_words(pending.trace["candidate"]["intent"], pending.args.get("appliance"))
     return command_words(pending.candidate.get("intent"), name or pending.entity_id, pending.candidate.get("params"))
 
 

@@ -29,6 +29,9 @@ ACTIONS: dict[str, tuple[str, str]] = {
     "set_hvac_mode": ("Set the mode of {name}", "Modus von {name} einstellen"),
     "set_value": ("Set the value of {name}", "Wert von {name} einstellen"),
     "select_option": ("Choose an option of {name}", "Option von {name} wählen"),
+    # an appliance's plan (a change that waits for an administrator)
+    "schedule": ("Plan {name}", "{name} planen"),
+    "cancel": ("Cancel the plan of {name}", "Plan von {name} löschen"),
 }
 # intent -> (English, German) with {name} and {value}: the command with its value.
 VALUED: dict[str, tuple[str, str]] = {
