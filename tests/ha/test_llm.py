@@ -638,7 +638,7 @@ async def test_a_specialist_agent_is_consulted_only_for_an_appliance_the_request
     assert response["outcomes"] == [{
         "kind": "refusal", "action": "CALL_AGENT", "target": "Dishwasher", "outcome": "refused",
         "reason": "the request does not name Dishwasher", "reason_id": "agent_not_requested"}]
-    assert response["summary"] == "CALL_AGENT Dishwasher: refused (the request does not name Dishwasher)."
+    assert response["summary"] == "Asking the specialist for Dishwasher: refused (the request does not name Dishwasher)."
     assert not response["success"] and len(scripted.requests) == 2  # the agent's model was never called
     assert llm_entry.runtime_data.assistant.runs[-1]["agent_results"] == {}
 
@@ -646,7 +646,7 @@ async def test_a_specialist_agent_is_consulted_only_for_an_appliance_the_request
     spoken = await conversation.async_converse(hass, "Wann ist der Strom am billigsten?", None, Context(),
                                                language="de", agent_id="conversation.agentic_hems")
     assert spoken.response.speech["plain"]["speech"] == (
-        "CALL_AGENT EV charger: abgelehnt (die Anfrage nennt EV charger nicht).")
+        "Fachagent für EV charger fragen: abgelehnt (die Anfrage nennt EV charger nicht).")
 
     scripted.replies = ["ACTION: CALL_AGENT | appliance=Dishwasher", "no idea", "still no idea",  # optimum used
                         "ACTION: EVALUATE_COMMAND | intent=turn_on | device_alias=hall light",  # the agent's idea?

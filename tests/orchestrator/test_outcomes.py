@@ -194,14 +194,16 @@ def test_refusals_and_authorization_requests() -> None:
     agent = refused_action("CALL_AGENT", "Dishwasher", "agent_not_requested", "the request does not name Dishwasher")
     pending = authorization_outcome({"request_id": "auth_1", "status": "pending", "reasons": []})
     denied = authorization_outcome({"request_id": "auth_2", "status": "denied", "reasons": ["a", "b"]})
-    assert report([refused, agent, pending, denied]) == (
-        "REQUEST_AUTHORIZATION: refused (the request asks for no grid or battery action). CALL_AGENT Dishwasher: "
-        "refused (the request does not name Dishwasher). request_authorization: request auth_1 waits for an "
-        "administrator to approve it. request_authorization: request auth_2 was denied (a; b).")
+    assert report([refused, agent, pending, denied]) == (  # in words: no action constant, no tool name
+        "Asking an administrator to approve a grid plan: refused (the request asks for no grid or battery action). "
+        "Asking the specialist for Dishwasher: refused (the request does not name Dishwasher). Grid plan request "
+        "auth_1: waits for an administrator to approve it. Grid plan request auth_2: denied (a; b).")
     assert report([refused, agent, pending, denied], "de") == (
-        "REQUEST_AUTHORIZATION: abgelehnt (die Anfrage verlangt keine Netz- oder Batterieaktion). CALL_AGENT "
-        "Dishwasher: abgelehnt (die Anfrage nennt Dishwasher nicht). request_authorization: Anfrage auth_1 wartet auf "
-        "die Freigabe durch einen Administrator. request_authorization: Anfrage auth_2 wurde abgelehnt.")
+        "Freigabe eines Netzplans anfragen: abgelehnt (die Anfrage verlangt keine Netz- oder Batterieaktion). "
+        "Fachagent für Dishwasher fragen: abgelehnt (die Anfrage nennt Dishwasher nicht). Netzplan-Anfrage auth_1: "
+        "wartet auf die Freigabe durch einen Administrator. Netzplan-Anfrage auth_2: abgelehnt.")
+    other = refused_action("SOME_TOOL", None, "x", "y")
+    assert report([other]) == "Some tool: refused (y)."
     assert not fulfilled([refused]) and not fulfilled([agent, denied]) and fulfilled([refused, pending])
     assert fulfilled([pending], asked=True) and not fulfilled([denied], asked=True)
 

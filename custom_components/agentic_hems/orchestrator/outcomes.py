@@ -26,7 +26,7 @@ from typing import Any
 
 from ..gates.keeper import CONTROL_OFF, PENDING_LIMIT
 from ..gates.words import command_words, rule_words
-from .texts import GATES_DE, GATES_EN, REASONS_DE, REASONS_EN, TEXTS, local_time, money, say
+from .texts import GATES_DE, GATES_EN, REASONS_DE, REASONS_EN, REFUSED_ACTIONS, TEXTS, local_time, money, say
 
 COMMAND = "command"
 PLAN = "plan"
@@ -231,7 +231,11 @@ def other_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
     reason = _german(outcome.get("reason_id"), outcome) if lang == "de" else outcome.get("reason")
     why = f" ({reason})" if reason else ""
     if outcome.get("kind") == REFUSAL:
-        what = " ".join(str(part) for part in (outcome.get("action"), outcome.get("target")) if part)
+        action, target = str(outcome.get("action")), outcome.get("target")
+        if action in REFUSED_ACTIONS:
+            what = REFUSED_ACTIONS[action][1 if lang == "de" else 0].format(target=target)
+        else:  # an action type in words ("SOME_TOOL" → "Some tool")
+            what = " ".join(str(part) for part in (action.replace("_", " ").capitalize(), target) if part)
         return say("refusal", lang, what=what, why=why)
     key = "authorization.pending" if outcome.get("outcome") == "pending" else "authorization.denied"
     return say(key, lang, request_id=outcome.get("request_id"), why=why)

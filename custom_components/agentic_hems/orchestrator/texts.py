@@ -53,12 +53,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "plan.not_planned": ("{appliance}: not planned{why}.", "{appliance}: nicht geplant{why}."),
     "refusal": ("{what}: refused{why}.", "{what}: abgelehnt{why}."),
     "authorization.pending": (
-        "request_authorization: request {request_id} waits for an administrator to approve it.",
-        ("request_authorization: Anfrage {request_id} wartet auf die Freigabe durch einen Administrator."),
+        "Grid plan request {request_id}: waits for an administrator to approve it.",
+        "Netzplan-Anfrage {request_id}: wartet auf die Freigabe durch einen Administrator.",
     ),
     "authorization.denied": (
-        "request_authorization: request {request_id} was denied{why}.",
-        "request_authorization: Anfrage {request_id} wurde abgelehnt{why}.",
+        "Grid plan request {request_id}: denied{why}.",
+        "Netzplan-Anfrage {request_id}: abgelehnt{why}.",
     ),
     "nothing_done": ("Nothing was done.", "Es wurde nichts ausgeführt."),
     "stop.budget": (
@@ -135,6 +135,12 @@ REJECTIONS_DE = {
     "too_many_words": "mehr als {maximum} Wörter",
     "injection": "Injektionsversuch: {flags}",
     "nothing_left": "nach der Bereinigung bleibt nichts übrig",
+}
+# An action the orchestrator refused (its type) in words, English and German; {target} is what it was for.
+REFUSED_ACTIONS: dict[str, tuple[str, str]] = {
+    "REQUEST_AUTHORIZATION": ("Asking an administrator to approve a grid plan", "Freigabe eines Netzplans anfragen"),
+    "CREATE_INCIDENT": ("Reporting an incident", "Vorfall melden"),
+    "CALL_AGENT": ("Asking the specialist for {target}", "Fachagent für {target} fragen"),
 }
 WINDOWS_DE = {"minute": "Minute", "hour": "Stunde", "day": "Tag"}
 GATES_EN = {
