@@ -85,7 +85,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Cheapest slot: {start} at {price} {unit}; prices from {low} to {high} {unit}.",
         "Günstigster Zeitraum: {start} zu {price} {unit}; Preise von {low} bis {high} {unit}.",
     ),
-    "offline.error": ("{action}: {error}", "{action} fehlgeschlagen: {error}"),
+    "offline.error": ("{action} failed: {error}.", "{action} fehlgeschlagen: {error}."),
     "offline.nothing": ("Nothing to do.", "Nichts zu tun."),
     "offline.why": ("{device}: {now} until {until}, then {then}.", "{device}: {now} bis {until}, danach {then}."),
     "offline.why_all": ("{device}: {now} to the plan's end.", "{device}: {now} bis zum Ende des Plans."),
@@ -141,6 +141,21 @@ REFUSED_ACTIONS: dict[str, tuple[str, str]] = {
     "REQUEST_AUTHORIZATION": ("Asking an administrator to approve a grid plan", "Freigabe eines Netzplans anfragen"),
     "CREATE_INCIDENT": ("Reporting an incident", "Vorfall melden"),
     "CALL_AGENT": ("Asking the specialist for {target}", "Fachagent für {target} fragen"),
+}
+# The offline planner's steps (action types) and their error codes in words, English and German; another error is
+# the tool's own message, as it is.
+STEP_WORDS: dict[str, tuple[str, str]] = {
+    "GET_PRICES": ("Looking up the prices", "Preisabfrage"),
+    "GET_CALENDAR_CONSTRAINT": ("Reading the calendar", "Kalenderabfrage"),
+    "CALCULATE_WINDOW_SUMS": ("Comparing time windows", "Vergleich der Zeitfenster"),
+    "SCHEDULE": ("Planning", "Planung"),
+    "EVALUATE_COMMAND": ("Checking the device command", "Prüfung des Gerätebefehls"),
+    "EXPLAIN_DEVICE": ("Explaining the device", "Erklärung des Geräts"),
+}
+STEP_ERRORS: dict[str, tuple[str, str]] = {
+    "no_prices": ("no prices are known yet", "noch keine Preise bekannt"),
+    "home_plan_not_configured": ("no whole-home plan is set up", "kein Hausplan eingerichtet"),
+    "not_requested": ("the request does not ask for it", "die Anfrage verlangt das nicht"),
 }
 WINDOWS_DE = {"minute": "Minute", "hour": "Stunde", "day": "Tag"}
 GATES_EN = {
