@@ -102,6 +102,9 @@ RULE = {"operation": "open", "device_type": "cover", "risk_min": 0, "risk_max": 
          "Turn on lamp 2: not run, the command was invalid (bad value).",
          "lamp 2 einschalten: nicht ausgeführt, der Befehl war ungültig."),
         (outcome("requested"), "Turn on Lamp 2: requested.", "Lamp 2 einschalten: requested."),
+        (refused_command({"args": {"intent": "open"}}, "no device"),  # no device named at all
+         "Open a device: not run, the command was invalid (no device).",
+         "Ein Gerät öffnen: nicht ausgeführt, der Befehl war ungültig."),
     ],
 )
 def test_command_lines(item: dict[str, Any], en: str, de: str) -> None:

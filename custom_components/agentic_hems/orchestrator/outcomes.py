@@ -160,10 +160,9 @@ def _known(reasons: Mapping[str, str], key: Any, outcome: Mapping[str, Any], lan
 
 
 def _what(outcome: Mapping[str, Any], lang: str) -> str:
-    """Return the command in words with the device's name ("Open Garage door"); the entity id when it has none."""
-    return command_words(
-        outcome.get("intent"), outcome.get("name") or outcome.get("target"), outcome.get("params"), lang
-    )
+    """Return the command in words with the device's name ("Open Garage door"); else its entity id or "a device"."""
+    name = outcome.get("name") or outcome.get("target") or ("Ein Gerät" if lang == "de" else "a device")
+    return command_words(outcome.get("intent"), name, outcome.get("params"), lang)
 
 
 def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
