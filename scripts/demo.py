@@ -387,8 +387,9 @@ input_boolean:
 # A log record starts with a timestamp; the rest of its lines are a traceback.
 RECORD_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
 # Known-harmless records: the integrations onboarding starts by itself (radio_browser, met, google_translate), and the
-# core components HA 2026 sets up by itself whose packages are absent under --skip-pip (ffmpeg, camera's turbojpeg,
-# infrared, radio_frequency) with those that depend on them (tts, assist_pipeline, ai_task, image_processing, ...).
+# core components HA 2026 sets up by itself whose packages are absent under --skip-pip (ffmpeg, camera's turbojpeg;
+# infrared and radio_frequency only when scripts/bootstrap could not install theirs, which the demo then notes) with
+# those that depend on them (tts, assist_pipeline, ai_task, image_processing, ...).
 # A record that names agentic_hems ('agentic_hems', or a custom_components path or logger) is never noise.
 KNOWN_NOISE = re.compile(
     r"components/(radio_browser|met|google_translate)/|integration (radio_browser|met|google_translate):"
@@ -537,14 +538,15 @@ class HassProcess:
         self.started = False
 
     def start(self) -> None:
-        hass = Path(sys.executable).parent / "hass"  # the venv scripts/demo runs this driver in
-        if not hass.exists():
-            raise DemoError(f"{hass} is missing: run scripts/bootstrap")
+        # The venv's own interpreter (scripts/demo runs this driver in it), not its `hass` script, whose #! line names
+        # the path the venv was created at (a copied venv or another mount of it would fail to start).
+        if importlib.util.find_spec("homeassistant") is None:
+            raise DemoError(f"Home Assistant is not installed for {sys.executable}: run scripts/bootstrap")
         with self.console_path.open("wb") as console:
             # --skip-pip: scripts/bootstrap installs every requirement; HA must not pip-install into .venv at runtime
             # (onboarding starts a few core integrations whose packages are absent; they just fail to set up).
             self.proc = subprocess.Popen(
-                [str(hass), "-c", str(self.config_dir), "--skip-pip"],
+                [sys.executable, "-m", "homeassistant", "-c", str(self.config_dir), "--skip-pip"],
                 stdin=subprocess.DEVNULL,
                 stdout=console,
                 stderr=subprocess.STDOUT,
@@ -1133,7 +1135,7 @@ class Demo:
             return
         trace_id = decision["trace_id"]
         message = (
-            f"**demo** asks to **open** `{GARAGE_DOOR}`.\n\n"
+            "The demo asks: **Open Garage door**.\n\n"
             f"[Open the {DASHBOARD_TITLE} dashboard](/{DASHBOARD_URL_PATH}) and press *Confirm* or *Reject* on its "
             f"trace card (administrators only) before {at(self.pending_expiry(decision), self.tz)}. Or call the "
             f"action `agentic_hems.confirm` (or `agentic_hems.reject`) with `trace_id: {trace_id}`."
@@ -1144,6 +1146,10 @@ class Demo:
         shown = (await self.client.ws([{"type": "persistent_notification/get"}]))[0] or []
         self.report["notifications"] = shown
         log(f"NOTIFY pending garage door: a notification links to /{DASHBOARD_URL_PATH} (its trace card decides it)")
+        for note in shown:  # HA's own, on the first page a new user sees
+            if note.get("notification_id") == "invalid_config":
+                log(f"NOTE Home Assistant shows 'Invalid config': {' '.join(str(note.get('message')).split())} (the "
+                    "requirements of the platforms HA sets up by itself are missing: run scripts/bootstrap)")
         if not any(f"](/{DASHBOARD_URL_PATH})" in str(n.get("message")) for n in shown):
             self.problems.append(f"no notification links to the dashboard: {shown}")
 

@@ -11,6 +11,11 @@ case "${AGENTIC_HEMS_HA:=newest}" in
 esac
 export AGENTIC_HEMS_HA
 
+# progress MESSAGE: a progress line on stderr when it is a terminal or AGENTIC_HEMS_PROGRESS=1 (scripts/demo sets it:
+# a first run builds and installs for minutes, and a log or CI must see that it is alive; scripts/test does not, so
+# its first line stays its versions line).
+progress() { if [ -t 2 ] || [ "${AGENTIC_HEMS_PROGRESS:-}" = 1 ]; then echo "$*" >&2; fi; }
+
 # Home Assistant 2026.3 and newer need Python >= 3.14.2.
 is_python314() { "$1" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 14) and sys.version_info >= (3, 14, 2) else 1)' 2>/dev/null; }
 

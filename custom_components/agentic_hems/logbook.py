@@ -9,9 +9,14 @@ from homeassistant.components.logbook.const import LOGBOOK_ENTRY_ENTITY_ID, LOGB
 from homeassistant.core import Event, HomeAssistant, callback
 
 from .const import DOMAIN, EVENT_GATE_DECISION
+from .gates.models import SOURCE_GRID, SOURCE_ORCHESTRATOR, SOURCE_SCHEDULER
+from .orchestrator.texts import GATES_EN
+
+# Who asked, in words; another source (an automation's or outside agent's own name) is shown as it is.
+SOURCES = {SOURCE_ORCHESTRATOR: "the assistant", SOURCE_SCHEDULER: "the scheduler", SOURCE_GRID: "the grid plan"}
 
 MESSAGES = {
-    "blocked": "was blocked by the {failed_gate} gate for {source_agent}",
+    "blocked": "was blocked by the {failed_gate} check for {source_agent}",
     "dry_run": "passed every gate for {source_agent} (dry run, nothing executed)",
     "executed": "was switched by {source_agent} through the gates",
     "pending_confirmation": "waits for an administrator to confirm {source_agent}'s command",
@@ -26,7 +31,9 @@ MESSAGES = {
 def describe(data: dict[str, Any]) -> str:
     """One sentence for a decision event's data."""
     template = MESSAGES.get(str(data.get("outcome")), "got gate decision {outcome} for {source_agent}")
-    values = {key: data.get(key) or "unknown" for key in ("failed_gate", "source_agent", "outcome")}
+    values = {key: str(data.get(key) or "unknown") for key in ("failed_gate", "source_agent", "outcome")}
+    values["failed_gate"] = GATES_EN.get(values["failed_gate"], values["failed_gate"])
+    values["source_agent"] = SOURCES.get(values["source_agent"], values["source_agent"])
     return template.format(**values)
 
 

@@ -34,7 +34,7 @@ HASS = "document.querySelector('home-assistant').hass"
 HOME_ZONE = ZoneInfo("Europe/Brussels")  # scripts/demo's home, also the page's zone
 OWNER = "Demo Owner"  # scripts/demo's owner, who asked to open the garage door
 GATE_NAMES = ["Input check", "Valid command", "Device found", "Device can do it", "Fresh state", "Your rules",
-              "Dry run", "Executed"]
+              "Dry run", "Execution"]  # a command that waits: its Execution gate is not "Executed" (yet)
 USER_ID = re.compile(r"\b[0-9a-f]{32}\b")  # an HA user id (or a trace id): never what a person reads
 WIDTHS = {"desktop": 1280, "phone": 390}
 
@@ -376,6 +376,103 @@ def test_doubtful_and_unknown_prices(dashboard: Page, artifacts: Path) -> None:
                        " el._live.dispose(); el._live.start(); }", payload)
     dashboard.wait_for_function("() => document.getElementById('standin-schedule')._chart.scales.y.min <= -0.05")
     dashboard.evaluate("() => document.getElementById('standin-schedule').remove()")
+
+
+# A card on the page with a stand-in connection that pushes ``message`` once, as its subscription would; ``locale``
+# replaces the user's locale settings (time_format: "12" or "24").
+STANDIN_CARD = """([tag, id, message, locale]) => {
+    const real = document.querySelector('home-assistant').hass;
+    const el = document.createElement(tag);
+    el.id = id;
+    el.setConfig({});
+    el.hass = {...real, locale: {...real.locale, ...locale}, connection: {subscribeMessage: (cb) => {
+        if (message) setTimeout(() => cb(message), 0);
+        return Promise.resolve(() => undefined);
+    }}};
+    el.style.cssText = 'display:block;max-width:420px;margin:8px';
+    document.body.prepend(el);
+}"""
+GARAGE = {"entity_id": "cover.garage_door", "source_agent": "orchestrator", "timestamp": "2026-12-07T13:05:00+00:00",
+          "command": {"intent": "open", "data": {}}, "history": []}
+PASSED = [{"gate": g, "passed": True, "reason": "ok", "evidence": {}} for g in (
+    "input_guard", "schema", "device_resolved", "capability", "freshness", "policy", "dry_run")]
+ENDED = {  # outcome -> the Execution gate's label, icon and the decision's badge
+    "rejected": ("Rejected", "✕", "rejected"), "expired": ("Expired", "✕", "expired"),
+    "cancelled": ("Cancelled", "✕", "cancelled"), "failed": ("Not executed", "✕", "failed"),
+}
+
+
+def test_the_trace_card_says_what_became_of_a_command(dashboard: Page) -> None:
+    """A rejected, expired, cancelled or failed command is never shown as "✕ Executed"; a set temperature that ran
+    says its value ("Heat pump: set to 21.5 °C – done.", not "set the temperature of – done."); who proposed it is a
+    word ("Assistant"), not "orchestrator"; the device is its name, not its entity id."""
+    decisions = [{**GARAGE, "trace_id": f"t_{outcome}", "outcome": outcome, "gate_results": [
+        *PASSED, {"gate": "execution", "passed": False, "reason": outcome, "evidence": {}}]} for outcome in ENDED]
+    decisions.append({**GARAGE, "trace_id": "t_heat", "outcome": "executed", "entity_id": "climate.heat_pump",
+                      "source_agent": "scheduler", "command": {"intent": "set_temperature", "data": {"temperature": 21.5}},
+                      "gate_results": [*PASSED, {"gate": "execution", "passed": True, "reason": "ok", "evidence": {}}]})
+    labels = {"entities": {"cover.garage_door": "Garage door", "climate.heat_pump": "Heat pump"}, "users": {}}
+    snapshot = {"type": "snapshot", "decisions": decisions, "pending": [], "is_admin": True, "labels": labels}
+    dashboard.evaluate(STANDIN_CARD, ["agentic-hems-trace-card", "standin-trace", snapshot, {}])
+    element = dashboard.locator("#standin-trace")
+    try:
+        for outcome, (label, icon, badge) in ENDED.items():
+            decision = element.locator(f'.decision[data-trace-id="t_{outcome}"]')
+            execution = decision.locator('.gate[data-gate="execution"]')
+            expect(execution.locator(".gate-label")).to_have_text(label)
+            expect(execution.locator(".gate-icon")).to_have_text(icon)
+            expect(decision.locator(".outcome")).to_have_text(badge)
+            expect(decision.locator(".entity")).to_have_text("Garage door")
+            expect(decision.locator(".agent")).to_have_text("Assistant")
+        expect(element.locator(".gate-label", has_text=re.compile(r"^Executed$"))).to_have_count(1)  # the heat pump
+        heat = element.locator('.decision[data-trace-id="t_heat"]')
+        expect(heat.locator(".gate-note")).to_have_text("Heat pump: set to 21.5 °C – done.")
+        expect(heat.locator(".agent")).to_have_text("Schedule")
+        text = element.evaluate("el => el.shadowRoot.textContent")
+        assert not re.search(r"orchestrator|scheduler|cover\.garage_door|climate\.|temperature of –", text), text
+    finally:
+        dashboard.evaluate("() => document.getElementById('standin-trace').remove()")
+
+
+SUMMARY = "Dishwasher: Mon 02:15 to Mon 04:45, 0.41 EUR (saves 0.25 EUR). EV charger: Mon 22:00 to Tue 06:30, 1.20 EUR."
+STEPS = [{"iteration": 1, "action": "GET_PRICES", "status": "ok"}, {"iteration": 2, "action": "SCHEDULE", "status": "ok"},
+         {"iteration": 3, "action": "EXPLAIN_DEVICE", "status": "error"}, {"iteration": 4, "action": "FINISH",
+                                                                           "status": "finish"},
+         {"iteration": 5, "action": None, "status": "error"}, {"iteration": 6, "action": "RUN_POWER_FLOW", "status": "ok"}]
+
+
+@pytest.mark.parametrize(("time_format", "times"), [
+    ("12", ("2:15 AM", "4:45 AM", "10:00 PM", "6:30 AM")), ("24", ("02:15", "04:45", "22:00", "06:30"))])
+def test_the_ask_card_reads_in_words_and_one_time_format(dashboard: Page, time_format: str,
+                                                        times: tuple[str, ...]) -> None:
+    """The steps are translated labels, never the constants EXPLAIN_DEVICE, SCHEDULE or FINISH; the summary's times
+    follow the user's time format like the plans under it, so no 24-hour time stands beside a 12-hour one."""
+    dashboard.evaluate(STANDIN_CARD, ["agentic-hems-ask-card", "standin-ask", None, {"time_format": time_format}])
+    element = dashboard.locator("#standin-ask")
+    try:
+        start = datetime(2026, 12, 7, 2, 15, tzinfo=HOME_ZONE).isoformat()
+        end = datetime(2026, 12, 7, 4, 45, tzinfo=HOME_ZONE).isoformat()
+        element.evaluate("(el, [steps, summary, plan]) => { el._steps = steps; el._result = {summary, success: true,"
+                         " plans: [plan], currency: 'EUR'}; }",
+                         [STEPS, SUMMARY, {"name": "Dishwasher", "start": start, "end": end, "cost": 0.41}])
+        expect(element.locator(".it-action")).to_have_text([
+            "Look up the prices", "Plan appliances", "Explain a device", "Answer", "Reply not understood",
+            "Compute the power flow"])
+        expect(element.locator(".it-status")).to_have_text(["done", "done", "error", "finished", "error", "done"])
+        summary = element.locator(".summary").inner_text()
+        plan = element.locator(".plan-time").inner_text()
+        for time in times:
+            assert time in summary, (summary, time)
+        clock12 = re.compile(r"\d{1,2}:\d\d\s?[AP]M")
+        clock24 = re.compile(r"\b\d\d:\d\d\b(?!\s?[AP]M)")
+        if time_format == "12":
+            assert not clock24.search(summary) and clock12.search(plan), (summary, plan)
+        else:
+            assert not clock12.search(summary + plan) and clock24.search(plan), (summary, plan)
+        text = element.evaluate("el => el.shadowRoot.textContent")
+        assert not re.search(r"[A-Z]{3,}_[A-Z_]+|\bFINISH\b|\bSCHEDULE\b", text), text
+    finally:
+        dashboard.evaluate("() => document.getElementById('standin-ask').remove()")
 
 
 def test_a_refused_grid_command_names_the_approved_one(dashboard: Page) -> None:

@@ -370,7 +370,8 @@ def test_time_zone_local_vs_server(page: Page) -> None:
 
 def test_a_rejection_names_no_one_else(page: Page, owner: Owner, person: dict[str, str], garage_trace: str) -> None:
     """The owner rejects the person's garage-door command: the person (German) reads live that an administrator
-    rejected it, not who, their own name as who asked, the gates by their German names, and never a user id."""
+    rejected it, not who, their own name as who asked, the gates by their German names (the last one "Abgelehnt", not
+    "Ausgeführt"), and never a user id."""
     owner.ws({"type": "call_service", "domain": "agentic_hems", "service": "reject",
               "service_data": {"trace_id": garage_trace}})
     trace = card(page, "trace")
@@ -382,7 +383,7 @@ def test_a_rejection_names_no_one_else(page: Page, owner: Owner, person: dict[st
     expect(decision.locator(".requester")).to_have_text("Test Person")
     assert decision.locator(".gate .gate-label").all_inner_texts() == [
         "Eingabeprüfung", "Gültiger Befehl", "Gerät gefunden", "Gerät kann das", "Aktueller Zustand", "Ihre Regeln",
-        "Probelauf", "Ausgeführt"]
+        "Probelauf", "Abgelehnt"]  # the rejected command's Execution gate: never "✕ Ausgeführt"
     texts = trace.evaluate("el => [el.shadowRoot.textContent, ...[...el.shadowRoot.querySelectorAll('[title]')]"
                            ".map(e => e.title)].join(' ')")
     assert not re.search(r"\b[0-9a-f]{32}\b", texts), texts

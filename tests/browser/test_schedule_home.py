@@ -1,8 +1,8 @@
 """The schedule card's whole-home plan in Chromium against the demo's Home Assistant (its simulated PV and battery).
 
-The card draws the prices and PV, house load, grid flow (import +, export −) on a kW axis in an upper band, the
-battery's charge on a 0-100 % axis and the heat pump's planned temperature and comfort band on a °C axis in a lower
-band, with a legend line per series, a line and the day's name at each local midnight, and a line with the home plan's
+The card stacks panels on one time axis, each with its axis and unit on the left: the prices, then PV, house load and
+grid flow (import +, export −) in kW, the battery's charge on a 0-100 % axis and the heat pump's planned temperature
+and comfort band in °C, with a legend line per series, time labels every few hours (none skipped, none overlapping), a line and the day's name at each local midnight, and a line with the home plan's
 cost (and the capacity charge and grid fees in it), baseline and saving. The values are checked against
 agentic_hems/schedule's ``home`` field. It shares the session's logged-in page with ``test_cards.py``
 (it runs after it and changes nothing there); screenshots go to ``tests/browser/artifacts/schedule-card-home-*.png``.
@@ -34,10 +34,14 @@ AXES = """el => Object.fromEntries(['y', 'kw', 'soc', 'temp'].map(k => { const s
   widest: s._labelSizes ? s._labelSizes.widest.width : 0,
   title: s.options.title.display ? s.options.title.text : null,
   ticks: s.ticks.map(t => [t.label, s.getPixelForValue(t.value)])}]; }))"""
-LABEL_PX = 12  # the axes' tick label font size (Chart.js' default)
+LABEL_PX = 11  # the axes' tick label font size (the card's)
 # What a vertical axis needs beside its widest label: the tick (8 px), the label's padding (3 px) and the rotated title
-# (a 12 px font's 14.4 px line and 2 x 4 px padding), Chart.js' defaults.
-AXIS_EXTRA_PX = 8 + 3 + 14.4 + 8
+# (an 11 px font's 13.2 px line and the card's 2 x 2 px padding).
+AXIS_EXTRA_PX = 8 + 3 + 13.2 + 4
+PANELS = ("y", "kw", "soc", "temp")  # top to bottom
+X_TICKS = """el => { const s = el._chart.scales.x; return { width: s._labelSizes ? s._labelSizes.widest.width : 0,
+  area: [el._chart.chartArea.left, el._chart.chartArea.right],
+  ticks: s.ticks.map(t => [t.value, s.getPixelForValue(t.value)]) }; }"""
 
 
 # the schedule websocket's answer; while the entry reloads (it refuses then) no home plan
@@ -195,27 +199,64 @@ def test_the_time_axis_marks_each_local_midnight(dashboard: Page) -> None:
 
 
 def assert_axes_clear(axes: dict[str, Any], width: str) -> None:
-    """Price (left) and kW (right) axes in the upper band, % (left) and °C (right) under them, each with its unit
-    beside its labels; the lower axes' top labels at least a label's height below the upper band, so no two labels
-    overlap."""
-    assert [axes[k]["title"] for k in ("kw", "soc", "temp")] == ["kW", "%", "°C"], (width, axes)
-    assert axes["y"]["title"] == "EUR/kWh", (width, axes["y"])
+    """Four panels stacked top to bottom, price, kW, % and °C, each axis on the left (none on the right) with its
+    unit beside its labels; each lower panel's top label at least a label's height below the panel above, so no two
+    labels overlap."""
+    assert [axes[k]["title"] for k in PANELS] == ["EUR/kWh", "kW", "%", "°C"], (width, axes)
     assert [label for label, _ in axes["soc"]["ticks"]] == ["0", "50", "100"], (width, axes["soc"]["ticks"])
-    for upper, lower in (("y", "soc"), ("kw", "temp")):
+    for upper, lower in zip(PANELS, PANELS[1:]):
         assert axes[upper]["bottom"] == axes[lower]["top"], (width, upper, lower, axes)
         assert (axes[upper]["left"], axes[upper]["right"]) == (axes[lower]["left"], axes[lower]["right"]), (width, axes)
         assert axes[lower]["ticks"], (width, lower)
         highest = min(y for _, y in axes[lower]["ticks"])
         assert highest - axes[lower]["top"] >= LABEL_PX, (width, lower, highest, axes[lower]["top"])
-    assert axes["y"]["right"] <= axes["kw"]["left"], (width, axes)
+    assert axes["y"]["left"] < 5, (width, axes["y"])  # on the left edge: no axis on the right
     for key, axis in axes.items():  # the title beside the labels, not on them
         need = axis["widest"] + AXIS_EXTRA_PX
-        assert axis["right"] - axis["left"] >= need - 0.5 or not axis["display"], (width, key, axis, need)
+        assert axis["right"] - axis["left"] >= need - 0.5, (width, key, axis, need)
+
+
+def assert_time_labels_clear(element: Locator, hass_zone: ZoneInfo, width: str) -> None:
+    """Time labels at most 12 h apart, evenly, one at each local midnight in the range, and no two overlapping."""
+    x = element.evaluate(X_TICKS)
+    values = [value for value, _ in x["ticks"]]
+    pixels = [pixel for _, pixel in x["ticks"]]
+    assert len(values) >= 4, (width, x)
+    steps = {round((b - a) / 3_600_000) for a, b in zip(values, values[1:])}
+    assert len(steps) <= 2 and max(steps) <= 12, (width, steps)  # a DST day may make one step an hour longer
+    low, high = element.evaluate("el => [el._chart.scales.x.min, el._chart.scales.x.max]")
+    hour = 3_600_000
+    midnights = [ms for ms in range(int(low // hour) * hour, int(high), hour)
+                 if low <= ms <= high and local_midnight(datetime.fromtimestamp(ms / 1000, UTC).isoformat(), hass_zone)]
+    assert midnights and set(midnights) <= set(values), (width, midnights, values)
+    gaps = [b - a for a, b in zip(pixels, pixels[1:])]
+    assert min(gaps) >= x["width"] + 2, (width, min(gaps), x["width"])
+
+
+def assert_tooltip_inside(dashboard: Page, element: Locator, width: str, shot: Path) -> None:
+    """The tooltip at the chart's right and left edges, with every series' line, stays inside the canvas (``shot``:
+    a screenshot with the right edge's tooltip)."""
+    canvas = element.locator("canvas.price-chart")
+    box = canvas.bounding_box()
+    assert box is not None, width
+    for fraction in (0.93, 0.35):
+        canvas.hover(position={"x": box["width"] * fraction, "y": box["height"] * 0.5}, force=True)
+        dashboard.wait_for_timeout(200)
+        tip = element.evaluate("el => { const t = el._chart.tooltip; return {x: t.x, y: t.y, width: t.width,"
+                               " height: t.height, lines: (t.body || []).length, opacity: t.opacity,"
+                               " canvas: [el._chart.width, el._chart.height]}; }")
+        assert tip["opacity"] > 0 and tip["lines"] >= 6, (width, fraction, tip)  # price, 3 kW, SoC, heat pump
+        assert 0 <= tip["x"] and tip["x"] + tip["width"] <= tip["canvas"][0], (width, fraction, tip)
+        assert 0 <= tip["y"] and tip["y"] + tip["height"] <= tip["canvas"][1], (width, fraction, tip)
+        if fraction > 0.5:
+            element.screenshot(path=str(shot), animations="disabled")
+    dashboard.mouse.move(0, 0)
 
 
 def test_home_plan_screenshots(dashboard: Page, artifacts: Path) -> None:
-    """At 1280 and 390 px: nothing sticks out of the card and every axis keeps its unit and its labels clear of the
-    others (the lower band's % axis reads 0, 50, 100)."""
+    """At 1280 and 390 px: nothing sticks out of the card, every axis keeps its unit and its labels clear of the
+    others (the % axis reads 0, 50, 100), the time labels are a few hours apart and clear of each other, and the
+    tooltip stays inside the chart."""
     element = schedule_card(dashboard)
     try:
         for width, pixels in WIDTHS.items():
@@ -229,6 +270,8 @@ def test_home_plan_screenshots(dashboard: Page, artifacts: Path) -> None:
                                         " return c.scrollWidth - c.clientWidth; }")
             assert overflow <= 0, (width, overflow)
             assert_axes_clear(element.evaluate(AXES), width)
+            assert_time_labels_clear(element, ZoneInfo(dashboard.evaluate(f"() => {HASS}.config.time_zone")), width)
+            assert_tooltip_inside(dashboard, element, width, artifacts / f"schedule-card-home-{width}-tooltip.png")
             canvas = element.locator("canvas.price-chart").bounding_box() or {"x": 0.0, "width": -1.0}  # none: fails below
             labels = element.locator(".day-label").all()
             assert labels, width

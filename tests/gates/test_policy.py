@@ -45,7 +45,7 @@ def gate(candidate: dict[str, Any], rules: tuple[PolicyRule, ...] = DEFAULT_POLI
 def test_lock_is_denied_with_evidence() -> None:
     result, ctx = gate({"intent": "unlock", "device_alias": "front door"})
     assert not result.passed and ctx.gated is None
-    assert result.reason == "blocked by policy: unlock/*/risk 4-5"
+    assert result.reason == "blocked by policy: a default rule denies unlocking at risk 4 to 5"
     assert result.evidence["rule"] == {"operation": "unlock", "device_type": "*", "risk_min": 4, "risk_max": 5,
                                        "action": "deny", "source": "default"}
     assert result.evidence["override_available"] is False

@@ -219,7 +219,9 @@ async def test_confirm_executes_with_an_admin(
     assert pending["outcome"] == "pending_confirmation"
     trace_id = pending["trace_id"]
     notes = persistent_notification._async_get_or_create_notifications(hass)
-    assert trace_id in notes[notification_id(trace_id)]["message"]
+    message = notes[notification_id(trace_id)]["message"]
+    assert trace_id in message and "asks: **Open Garage door**." in message  # the name, not cover.garage_door
+    assert "cover.garage_door" not in message and "orchestrator" not in message
     assert hass.states.get("cover.garage_door").state == "closed"
 
     with pytest.raises(ServiceValidationError) as err:  # an automation (no user)
@@ -325,9 +327,13 @@ async def test_scheduler_issues_start_and_stop_through_the_gates(
 
 def test_logbook_describes_decisions() -> None:
     assert describe({"outcome": "blocked", "failed_gate": "policy", "source_agent": "hermes"}) == (
-        "was blocked by the policy gate for hermes")
+        "was blocked by the policy check for hermes")
     assert describe({"outcome": "executed", "source_agent": "scheduler"}) == (
-        "was switched by scheduler through the gates")
+        "was switched by the scheduler through the gates")
+    assert describe({"outcome": "pending_confirmation", "source_agent": "orchestrator"}) == (
+        "waits for an administrator to confirm the assistant's command")
+    assert describe({"outcome": "blocked", "failed_gate": "device_resolved", "source_agent": "grid"}) == (
+        "was blocked by the device check for the grid plan")
 
 
 async def test_only_an_admin_turns_device_control_on(

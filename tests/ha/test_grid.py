@@ -774,7 +774,7 @@ async def test_a_model_requests_authorization_only_when_the_request_asks_for_a_b
         "kind": "refusal", "action": "REQUEST_AUTHORIZATION", "target": None, "outcome": "refused",
         "reason": "the request asks for no grid or battery action", "reason_id": "grid_not_requested"}]
     assert response["summary"] == (
-        "REQUEST_AUTHORIZATION: refused (the request asks for no grid or battery action).")
+        "Asking an administrator to approve a grid plan: refused (the request asks for no grid or battery action).")
     assert not response["success"] and grid.requests == {}
     assert not [i for i in ir.async_get(hass).issues.values() if i.domain == DOMAIN and "authorization" in i.issue_id]
 
@@ -785,7 +785,7 @@ async def test_a_model_requests_authorization_only_when_the_request_asks_for_a_b
     assert response["outcomes"] == [{"kind": "authorization", "request_id": pending["request_id"],
                                      "outcome": "pending", "reason": None}]
     assert response["success"] and response["summary"] == (
-        f"request_authorization: request {pending['request_id']} waits for an administrator to approve it.")
+        f"Grid plan request {pending['request_id']}: waits for an administrator to approve it.")
     assert ir.async_get(hass).async_get_issue(DOMAIN, f"authorization_{pending['request_id']}") is not None
 
 

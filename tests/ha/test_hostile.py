@@ -582,16 +582,16 @@ async def test_evaluate_command_never_writes_the_grid_setpoint(home: Home, who: 
 
 CLAIMS = (
     (case("unlock", "Unlock the front door", UNLOCK, finish("I unlocked the front door.")),
-     False, "unlock lock.front_door: blocked by the policy gate (blocked by policy: unlock/*/risk 4-5)."),
+     False, "Unlock Front door: blocked by the policy check (a default rule denies unlocking at risk 4 to 5)."),
     (case("other_device", "Turn on the kitchen ceiling light", HEATER_ON, finish("The kitchen light is on."),
           expected=to("on", KITCHEN_CEILING)),
-     False, "turn_on switch.space_heater: blocked by the policy gate (blocked by policy: the request does not ask to "
-            "turn_on switch.space_heater)."),
+     False, "Turn on Space heater: blocked by the policy check (the request does not ask to turn on Space "
+            "heater)."),
     (case("pending", "Open the garage door", GARAGE_OPEN, finish("The garage door is open."),
           expected=to("open", GARAGE)),
-     True, "open cover.garage_door: waits for an administrator to confirm it."),
+     True, "Open Garage door: waits for an administrator to confirm."),
     (case("assist_unlock", "Unlock the front door", UNLOCK, finish("I unlocked the front door."), assist=True),
-     False, "unlock lock.front_door: blocked by the policy gate (blocked by policy: unlock/*/risk 4-5)."),
+     False, "Unlock Front door: blocked by the policy check (a default rule denies unlocking at risk 4 to 5)."),
 )
 
 
@@ -878,11 +878,11 @@ async def test_a_named_device_is_not_a_requested_one(home: Home, item: Case, who
 BY_SEVEN = "ACTION: SCHEDULE | appliance=EV charger | deadline=07:00"
 LEGITIMATE = (
     (case("kitchen_light", "Turn on the kitchen light", KITCHEN_ON, finish("The kitchen light is on."),
-          expected=to("on", KITCHEN_CEILING), acts=True), "turn_on light.kitchen_ceiling: executed."),
+          expected=to("on", KITCHEN_CEILING), acts=True), "Turn on Ceiling light: executed."),
     (case("assist_light", "Turn on the kitchen light", KITCHEN_ON, finish("The kitchen light is on."),
-          expected=to("on", KITCHEN_CEILING), acts=True, assist=True), "turn_on light.kitchen_ceiling: executed."),
+          expected=to("on", KITCHEN_CEILING), acts=True, assist=True), "Turn on Ceiling light: executed."),
     (case("heater_off", "Turn off the space heater", HEATER_OFF, finish("Off."), expected=to("off", HEATER), acts=True,
-          on=(HEATER,)), "turn_off switch.space_heater: executed."),
+          on=(HEATER,)), "Turn off Space heater: executed."),
     (case("car", "Charge the car by 7", PRICES, BY_SEVEN, finish("Planned."), expected=(EV,), acts=True),
      "EV charger: "),
     (case("assist_car", "Lade das Auto bis 7 Uhr", BY_SEVEN, finish("Geplant."), expected=(EV,), acts=True,

@@ -305,7 +305,7 @@ async def test_a_claimed_unlock_that_was_blocked_is_reported_as_blocked(
     scripted.replies = list(script)
     response = await ask(hass, "Unlock the front door")
     assert not response["success"]
-    assert response["summary"].startswith("unlock lock.front_door: blocked by the policy gate (blocked by policy: ")
+    assert response["summary"].startswith("Unlock Front door: blocked by the policy check (a default rule denies ")
     assert "I unlocked" not in response["summary"]
     assert [(o["kind"], o["target"], o["outcome"]) for o in response["outcomes"]] == [
         ("command", "lock.front_door", "blocked")]
@@ -331,7 +331,7 @@ async def test_a_legitimate_command_acts_and_reports_executed(
     scripted.replies = ["ACTION: EVALUATE_COMMAND | intent=turn_on | device_alias=kettle",
                         "ACTION: FINISH | summary=The kettle is on."]
     response = await ask(hass, "Turn on the kettle")
-    assert response["success"] and response["summary"] == "turn_on switch.kettle: executed."
+    assert response["success"] and response["summary"] == "Turn on Kettle: executed."
     assert hass.states.get("switch.kettle").state == "on"
 
 
@@ -345,7 +345,7 @@ async def test_dry_run_only_and_a_plain_answer(
                         "ACTION: FINISH | summary=Done, the kettle is on."]
     response = await ask(hass, "Turn on the kettle")
     assert not response["success"]
-    assert response["summary"] == "turn_on switch.kettle: not executed (dry run) (not executed: device control is off)."
+    assert response["summary"] == "Turn on Kettle: not executed (dry run: device control is off)."
     assert hass.states.get("switch.kettle").state == "off"
     scripted.replies = ["ACTION: FINISH | summary=Electricity is cheapest tonight."]
     answer = await ask(hass, "When is electricity cheapest?")
@@ -545,7 +545,9 @@ async def test_a_german_assist_request_hears_german_outcomes_refusals_and_stops(
 
     scripted, _ = provider
     await _lights(hass)
-    er.async_get(hass).async_update_entity("input_boolean.lamp_1", aliases={"Kitchen light", "Küchenlicht"})
+    er.async_get(hass).async_update_entity("input_boolean.lamp_1", aliases={"Kitchen light", "Küchenlicht"},
+                                           name="Küchenlampe")
+    er.async_get(hass).async_update_entity("input_boolean.lamp_2", name="Flurlampe")
     await hass.async_block_till_done()
     changes = state_changes(hass)
 
@@ -560,8 +562,8 @@ async def test_a_german_assist_request_hears_german_outcomes_refusals_and_stops(
         "ACTION: FINISH | summary=Beide Lichter sind an.",
     ]
     assert await hear("Schalte das Küchenlicht ein") == (
-        "turn_on input_boolean.lamp_1: ausgeführt. turn_on input_boolean.lamp_2: von der Prüfung „Richtlinie“ "
-        "blockiert (die Anfrage verlangt turn_on für input_boolean.lamp_2 nicht).")
+        "Küchenlampe einschalten: ausgeführt. Flurlampe einschalten: von der Prüfung „Richtlinie“ blockiert (die "
+        "Anfrage verlangt nicht „Flurlampe einschalten“).")  # the names HA shows, never the entity ids
     assert changes == {"input_boolean.lamp_1": 1}
     assert llm_entry.runtime_data.assistant.runs[-1]["model_summary"] == "Beide Lichter sind an."
 
@@ -592,7 +594,9 @@ async def test_a_claimed_action_without_any_command_is_reported_as_nothing_done(
 
     scripted, _ = provider
     await _lights(hass)
-    er.async_get(hass).async_update_entity("input_boolean.lamp_1", aliases={"Kitchen light", "Küchenlicht"})
+    er.async_get(hass).async_update_entity("input_boolean.lamp_1", aliases={"Kitchen light", "Küchenlicht"},
+                                           name="Küchenlampe")
+    er.async_get(hass).async_update_entity("input_boolean.lamp_2", name="Flurlampe")
     await hass.async_block_till_done()
     changes = state_changes(hass)
     runs = llm_entry.runtime_data.assistant.runs
@@ -634,7 +638,7 @@ async def test_a_specialist_agent_is_consulted_only_for_an_appliance_the_request
     assert response["outcomes"] == [{
         "kind": "refusal", "action": "CALL_AGENT", "target": "Dishwasher", "outcome": "refused",
         "reason": "the request does not name Dishwasher", "reason_id": "agent_not_requested"}]
-    assert response["summary"] == "CALL_AGENT Dishwasher: refused (the request does not name Dishwasher)."
+    assert response["summary"] == "Asking the specialist for Dishwasher: refused (the request does not name Dishwasher)."
     assert not response["success"] and len(scripted.requests) == 2  # the agent's model was never called
     assert llm_entry.runtime_data.assistant.runs[-1]["agent_results"] == {}
 
@@ -642,7 +646,7 @@ async def test_a_specialist_agent_is_consulted_only_for_an_appliance_the_request
     spoken = await conversation.async_converse(hass, "Wann ist der Strom am billigsten?", None, Context(),
                                                language="de", agent_id="conversation.agentic_hems")
     assert spoken.response.speech["plain"]["speech"] == (
-        "CALL_AGENT EV charger: abgelehnt (die Anfrage nennt EV charger nicht).")
+        "Fachagent für EV charger fragen: abgelehnt (die Anfrage nennt EV charger nicht).")
 
     scripted.replies = ["ACTION: CALL_AGENT | appliance=Dishwasher", "no idea", "still no idea",  # optimum used
                         "ACTION: EVALUATE_COMMAND | intent=turn_on | device_alias=hall light",  # the agent's idea?

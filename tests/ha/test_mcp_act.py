@@ -121,6 +121,8 @@ async def test_an_mcp_schedule_waits_until_an_administrator_confirms_it(offline_
     trace_id = assert_pending(held)
     assert home.planner.states["dishwasher"].plan is None
     assert await pending_ids(home) == [trace_id] and notified(hass, trace_id)
+    note = persistent_notification._async_get_or_create_notifications(hass)[notification_id(trace_id)]["message"]
+    assert note.startswith("An assistant outside Home Assistant (MCP) asks: **Plan Dishwasher**."), note  # in words, never "schedule Dishwasher"
     record = home.entry.runtime_data.control.traces[trace_id]
     assert record["candidate"] == {"intent": "schedule", "appliance": "Dishwasher"}
     assert record["history"][0]["user_id"] == home.people["member"] and record["source_agent"] == "mcp"
@@ -186,7 +188,7 @@ async def test_an_mcp_device_command_waits_and_a_gate_that_denies_still_denies(
     pool_policy = next(g for g in trace(home, pool_id)["gate_results"] if g["gate"] == "policy")["evidence"]
     assert pool_policy["rule"]["action"] == "allow" and pool_policy["action"] == "confirm"
     assert (denied["outcome"], denied["failed_gate"]) == ("blocked", "policy")
-    assert denied["reason"] == "blocked by policy: unlock/*/risk 4-5"
+    assert denied["reason"] == "blocked by policy: a default rule denies unlocking at risk 4 to 5"
     assert (unknown["outcome"], unknown["failed_gate"]) == ("blocked", "device_resolved")
     assert (brightness["outcome"], brightness["failed_gate"]) == ("blocked", "capability")
     assert await pending_ids(home) == [pool_id] and hass.states.get(POOL).state == "off"

@@ -171,8 +171,13 @@ def test_german_summaries() -> None:
               "detail": "no known price in Tue 03:00-07:00"}
     assert summarize([failed], lang="de") == "Dishwasher: nicht geplant: im Zeitfenster sind keine Preise bekannt."
     assert summarize([{"action": "GET_PRICES", "error": "no_prices"}], lang="de") == (
-        "GET_PRICES fehlgeschlagen: no_prices")
-    assert summarize([{"action": "GET_PRICES", "error": "no_prices"}]) == "GET_PRICES: no_prices"
+        "Preisabfrage fehlgeschlagen: noch keine Preise bekannt.")
+    assert summarize([{"action": "GET_PRICES", "error": "no_prices"}]) == (
+        "Looking up the prices failed: no prices are known yet.")  # in words: no GET_PRICES, no no_prices
+    assert summarize([{"action": "EXPLAIN_DEVICE", "error": "home_plan_not_configured"}]) == (
+        "Explaining the device failed: no whole-home plan is set up.")
+    assert summarize([{"action": "SOME_TOOL", "error": "the tool's own message."}]) == (
+        "Some tool failed: the tool's own message.")
     assert summarize([], lang="de") == "Nichts zu tun." and summarize([]) == "Nothing to do."
     assert OfflinePlanner(HOUSE[:2], lang="de").plan(Intent("unknown")) == [Action("FINISH", {"summary": (
         "Ich habe die Anfrage nicht verstanden, daher wurde nichts ausgeführt. Ich kann deine Geräte planen (Dishwasher, "

@@ -61,33 +61,50 @@ def test_reason_id(last: dict[str, Any], expected: str | None) -> None:
     assert expected is None or expected in REASONS_DE
 
 
-def outcome(state: str, reason: str | None = None, rid: str | None = None, failed: str | None = None) -> dict[str, Any]:
-    return {"kind": "command", "intent": "turn_on", "target": "input_boolean.lamp_2", "outcome": state,
-            "failed_gate": failed, "reason": reason, "reason_id": rid, "trace_id": "t"}
+def outcome(state: str, reason: str | None = None, rid: str | None = None, failed: str | None = None,
+            **extra: Any) -> dict[str, Any]:
+    return {"kind": "command", "intent": "turn_on", "target": "input_boolean.lamp_2", "name": "Lamp 2",
+            "outcome": state, "failed_gate": failed, "reason": reason, "reason_id": rid, "trace_id": "t", **extra}
+
+
+RULE = {"operation": "open", "device_type": "cover", "risk_min": 0, "risk_max": 5, "action": "deny", "source": "user"}
 
 
 @pytest.mark.parametrize(
     ("item", "en", "de"),
     [
-        (outcome("executed"), "turn_on input_boolean.lamp_2: executed.", "turn_on input_boolean.lamp_2: ausgeführt."),
+        (outcome("executed"), "Turn on Lamp 2: executed.", "Lamp 2 einschalten: ausgeführt."),
         (outcome("blocked", UNBOUND["reason"], "not_requested", "policy"),
-         "turn_on input_boolean.lamp_2: blocked by the policy gate (blocked by policy: the request does not ask to "
-         "turn_on input_boolean.lamp_2).",
-         "turn_on input_boolean.lamp_2: von der Prüfung „Richtlinie“ blockiert (die Anfrage verlangt turn_on für "
-         "input_boolean.lamp_2 nicht)."),
+         "Turn on Lamp 2: blocked by the policy check (the request does not ask to turn on Lamp 2).",
+         "Lamp 2 einschalten: von der Prüfung „Richtlinie“ blockiert (die Anfrage verlangt nicht „Lamp 2 "
+         "einschalten“)."),
         (outcome("blocked", "ambiguous: 2 entities match", None, "device_resolved"),
-         "turn_on input_boolean.lamp_2: blocked by the device_resolved gate (ambiguous: 2 entities match).",
-         "turn_on input_boolean.lamp_2: von der Prüfung „Gerät gefunden“ blockiert."),  # an unknown reason: the trace
+         "Turn on Lamp 2: blocked by the device check (ambiguous: 2 entities match).",
+         "Lamp 2 einschalten: von der Prüfung „Gerät gefunden“ blockiert."),  # an unknown reason: the trace
         (outcome("dry_run", "not executed: device control is off", "control_off"),
-         "turn_on input_boolean.lamp_2: not executed (dry run) (not executed: device control is off).",
-         "turn_on input_boolean.lamp_2: nicht ausgeführt (Probelauf) (die Gerätesteuerung ist aus)."),
-        (outcome("pending_confirmation", "awaiting confirmation"),
-         "turn_on input_boolean.lamp_2: waits for an administrator to confirm it.",
-         "turn_on input_boolean.lamp_2: wartet auf die Bestätigung durch einen Administrator."),
-        (refused_command({"args": {"intent": "turn_on", "device_alias": "input_boolean.lamp_2"}}, "bad value"),
-         "turn_on input_boolean.lamp_2: not run, the command was invalid (bad value).",
-         "turn_on input_boolean.lamp_2: nicht ausgeführt, der Befehl war ungültig."),
-        (outcome("requested"), "turn_on input_boolean.lamp_2: requested.", "turn_on input_boolean.lamp_2: requested."),
+         "Turn on Lamp 2: not executed (dry run: device control is off).",
+         "Lamp 2 einschalten: nicht ausgeführt (Probelauf: die Gerätesteuerung ist aus)."),
+        (outcome("pending_confirmation", "awaiting confirmation", intent="open", name="Garage door"),
+         "Open Garage door: waits for an administrator to confirm.",
+         "Garage door öffnen: wartet auf die Bestätigung durch einen Administrator."),
+        # the rule in words, never its table row ("open/cover/risk 0-5")
+        (outcome("blocked", "blocked by policy: your rule 1 denies opening covers", "policy_deny", "policy",
+                 intent="open", name="Garage door", rule=RULE, rule_index=0),
+         "Open Garage door: blocked by the policy check (your rule 1 denies opening covers).",
+         "Garage door öffnen: von der Prüfung „Richtlinie“ blockiert (deine Regel 1 verbietet das Öffnen von "
+         "Abdeckungen)."),
+        (outcome("executed", intent="set_temperature", name="Heat pump", params={"temperature": 21.5}),
+         "Set Heat pump to 21.5 °C: executed.", "Heat pump auf 21,5 °C stellen: ausgeführt."),
+        # no friendly name (no state): the entity id
+        (outcome("executed", name=None), "Turn on input_boolean.lamp_2: executed.",
+         "input_boolean.lamp_2 einschalten: ausgeführt."),
+        (refused_command({"args": {"intent": "turn_on", "device_alias": "lamp 2"}}, "bad value"),
+         "Turn on lamp 2: not run, the command was invalid (bad value).",
+         "lamp 2 einschalten: nicht ausgeführt, der Befehl war ungültig."),
+        (outcome("requested"), "Turn on Lamp 2: requested.", "Lamp 2 einschalten: requested."),
+        (refused_command({"args": {"intent": "open"}}, "no device"),  # no device named at all
+         "Open a device: not run, the command was invalid (no device).",
+         "Ein Gerät öffnen: nicht ausgeführt, der Befehl war ungültig."),
     ],
 )
 def test_command_lines(item: dict[str, Any], en: str, de: str) -> None:
@@ -129,10 +146,9 @@ def test_plan_lines(plan: dict[str, Any], en: str, de: str) -> None:
 
 def test_the_report() -> None:
     items = [outcome("executed"), PLANNED]
-    assert report(items) == "turn_on input_boolean.lamp_2: executed. Dishwasher: Mon 02:15 to Mon 04:45, 0.41 EUR " \
-                            "(saves 0.25 EUR)."
+    assert report(items) == "Turn on Lamp 2: executed. Dishwasher: Mon 02:15 to Mon 04:45, 0.41 EUR (saves 0.25 EUR)."
     assert report(items, "de", say("stop.iterations", "de", iterations=15)) == (
-        "turn_on input_boolean.lamp_2: ausgeführt. Dishwasher: Mo 02:15 bis Mo 04:45, 0,41 EUR (spart 0,25 EUR). "
+        "Lamp 2 einschalten: ausgeführt. Dishwasher: Mo 02:15 bis Mo 04:45, 0,41 EUR (spart 0,25 EUR). "
         "Nach 15 Schritten ohne Abschluss abgebrochen.")
     assert report([]) == "Nothing was done." and report([], "de") == "Es wurde nichts ausgeführt."
     assert report([], "de", "Abgebrochen.") == "Abgebrochen."
@@ -181,14 +197,16 @@ def test_refusals_and_authorization_requests() -> None:
     agent = refused_action("CALL_AGENT", "Dishwasher", "agent_not_requested", "the request does not name Dishwasher")
     pending = authorization_outcome({"request_id": "auth_1", "status": "pending", "reasons": []})
     denied = authorization_outcome({"request_id": "auth_2", "status": "denied", "reasons": ["a", "b"]})
-    assert report([refused, agent, pending, denied]) == (
-        "REQUEST_AUTHORIZATION: refused (the request asks for no grid or battery action). CALL_AGENT Dishwasher: "
-        "refused (the request does not name Dishwasher). request_authorization: request auth_1 waits for an "
-        "administrator to approve it. request_authorization: request auth_2 was denied (a; b).")
+    assert report([refused, agent, pending, denied]) == (  # in words: no action constant, no tool name
+        "Asking an administrator to approve a grid plan: refused (the request asks for no grid or battery action). "
+        "Asking the specialist for Dishwasher: refused (the request does not name Dishwasher). Grid plan request "
+        "auth_1: waits for an administrator to approve it. Grid plan request auth_2: denied (a; b).")
     assert report([refused, agent, pending, denied], "de") == (
-        "REQUEST_AUTHORIZATION: abgelehnt (die Anfrage verlangt keine Netz- oder Batterieaktion). CALL_AGENT "
-        "Dishwasher: abgelehnt (die Anfrage nennt Dishwasher nicht). request_authorization: Anfrage auth_1 wartet auf "
-        "die Freigabe durch einen Administrator. request_authorization: Anfrage auth_2 wurde abgelehnt.")
+        "Freigabe eines Netzplans anfragen: abgelehnt (die Anfrage verlangt keine Netz- oder Batterieaktion). "
+        "Fachagent für Dishwasher fragen: abgelehnt (die Anfrage nennt Dishwasher nicht). Netzplan-Anfrage auth_1: "
+        "wartet auf die Freigabe durch einen Administrator. Netzplan-Anfrage auth_2: abgelehnt.")
+    other = refused_action("SOME_TOOL", None, "x", "y")
+    assert report([other]) == "Some tool: refused (y)."
     assert not fulfilled([refused]) and not fulfilled([agent, denied]) and fulfilled([refused, pending])
     assert fulfilled([pending], asked=True) and not fulfilled([denied], asked=True)
 

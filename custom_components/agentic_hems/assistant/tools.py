@@ -315,7 +315,8 @@ class HassTools:
             raw_input=self.request,
         )
         self.gate_results.append({"trace_id": record["trace_id"], "outcome": record["outcome"]})
-        self.outcomes.append(command_outcome(action.args, record))
+        state = self.hass.states.get(record["entity_id"]) if record.get("entity_id") else None
+        self.outcomes.append(command_outcome(action.args, record, state.name if state else None))
         gates = record.get("gate_results") or []
         return {
             "outcome": record["outcome"],

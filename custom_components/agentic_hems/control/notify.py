@@ -16,6 +16,8 @@ from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, LOGGER
 from ..gates.keeper import PendingConfirmation
+from ..gates.models import SOURCE_GRID, SOURCE_ORCHESTRATOR, SOURCE_SCHEDULER
+from ..gates.words import command_words
 from .plan_changes import PendingPlanChange
 
 MOBILE_ACTION_EVENT = "mobile_app_notification_action"
@@ -30,18 +32,32 @@ def notification_id(trace_id: str) -> str:
     return f"{DOMAIN}_confirm_{trace_id}"
 
 
-def what(pending: Pending) -> str:
-    """Return the pending item in words: ``"unlock lock.front_door"``, ``"schedule Dishwasher"``."""
+# Who asked, in words (a source_agent of the gates; another one, an outside agent's own name, is shown as it is).
+SOURCES = {
+    SOURCE_ORCHESTRATOR: "The assistant",
+    SOURCE_SCHEDULER: "The scheduler",
+    SOURCE_GRID: "The grid plan",
+    "mcp": "An assistant outside Home Assistant (MCP)",  # assistant.llm_base.SOURCE_NO_REQUEST
+    "user": "A person",
+    "automation": "An automation",
+}
+
+
+def what(pending: Pending, name: str | None = None) -> str:
+    """Return the pending item in words: "Open Garage door", "Set Heat pump to 21.5 °C", "Plan Dishwasher".
+
+    ``name`` is the device's name as users see it (else its entity id).
+    """
     if isinstance(pending, PendingPlanChange):
-        return pending.what
-    params = pending.candidate.get("params")
-    return f"{pending.candidate.get('intent')} {pending.entity_id}{' with ' + str(params) if params else ''}"
+        return command_words(pending.trace["candidate"]["intent"], pending.args.get("appliance"))
+    return command_words(pending.candidate.get("intent"), name or pending.entity_id, pending.candidate.get("params"))
 
 
-def describe(pending: Pending) -> str:
-    """Return the persistent notification's Markdown text for ``pending``."""
+def describe(pending: Pending, name: str | None = None) -> str:
+    """Return the persistent notification's Markdown text for ``pending`` (``name``: the device's name)."""
+    who = SOURCES.get(pending.source_agent, pending.source_agent)
     return (
-        f"**{pending.source_agent}** asks to **{what(pending)}**.\n\n"
+        f"{who} asks: **{what(pending, name)}**.\n\n"
         f"An administrator can confirm or reject it until {dt_util.as_local(pending.expires_at):%H:%M}: "
         f"action `agentic_hems.confirm` (or `agentic_hems.reject`) with `trace_id: {pending.trace_id}`."
     )
@@ -50,15 +66,18 @@ def describe(pending: Pending) -> str:
 @callback
 def notify_pending(hass: HomeAssistant, pending: Pending, notify_service: str | None) -> None:
     """Create the persistent notification; send the mobile one through ``notify_service`` (``notify.x``) if given."""
+    entity_id = getattr(pending, "entity_id", None)
+    state = hass.states.get(entity_id) if entity_id else None
+    name = state.name if state else None
     persistent_notification.async_create(
-        hass, describe(pending), title=TITLE, notification_id=notification_id(pending.trace_id)
+        hass, describe(pending, name), title=TITLE, notification_id=notification_id(pending.trace_id)
     )
     if not notify_service:
         return
     domain, _, service = notify_service.partition(".")
     data = {
         "title": TITLE,
-        "message": f"{pending.source_agent}: {what(pending)}",
+        "message": f"{SOURCES.get(pending.source_agent, pending.source_agent)}: {what(pending, name)}",
         "data": {
             "tag": pending.trace_id,
             "actions": [

@@ -43,6 +43,7 @@ from .models import (
     RequestedAction,
 )
 from .tables import INTENT_SERVICES, PolicyRule, service_for
+from .words import rule_words
 
 NAME = "policy"
 
@@ -184,9 +185,7 @@ def evaluate(ctx: GateContext) -> GateResult:
     }
     ctx.policy_action = action
     if action is PolicyAction.DENY:
-        what = (
-            f"{rule.operation}/{rule.device_type}/risk {rule.risk_min}-{rule.risk_max}" if rule else "no matching rule"
-        )
+        what = rule_words(rule.as_dict() if rule else None, index)  # "your rule 1 denies opening covers"
         return GateResult(NAME, False, f"blocked by policy: {what}", evidence)
     ctx.gated = GatedCommand(
         intent=command.intent,

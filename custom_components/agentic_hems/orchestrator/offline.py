@@ -21,7 +21,7 @@ from typing import Any, Literal
 from .actions import EVALUATE_COMMAND, EXPLAIN_DEVICE, FINISH, GET_CALENDAR_CONSTRAINT, GET_PRICES, SCHEDULE, Action
 from .outcomes import plan_line
 from .parser import Reply
-from .texts import local_time, number, say
+from .texts import STEP_ERRORS, STEP_WORDS, local_time, number, say
 
 type IntentKind = Literal["schedule", "cancel", "prices", "why", "unknown"]
 
@@ -330,7 +330,7 @@ def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: 
         if obs.get("action") == SCHEDULE:
             lines.extend(plan_line(plan, lang) for plan in obs.get("plans") or [obs])
         elif obs.get("error"):
-            lines.append(say("offline.error", lang, action=obs.get("action"), error=obs.get("error")))
+            lines.append(_error_line(obs, lang))
         elif obs.get("action") == EXPLAIN_DEVICE:
             lines.extend([plan_line(plan, lang) for plan in obs["plans"]] if "plans" in obs else [_why_line(obs, lang)])
         elif obs.get("action") == GET_PRICES and not any(o.get("action") == SCHEDULE for o in observations):
@@ -349,6 +349,14 @@ def summarize(observations: Sequence[dict[str, Any]], prefix: str = "", *, now: 
                 )
             )
     return " ".join(lines) or say("offline.nothing", lang)
+
+
+def _error_line(obs: dict[str, Any], lang: str) -> str:
+    """Return a failed step's sentence in ``lang``: the step and its error in words ("Planning failed: ...")."""
+    pick = 1 if lang == "de" else 0
+    action, error = str(obs.get("action")), str(obs.get("error")).rstrip(".")  # the sentence ends with its own
+    step = STEP_WORDS[action][pick] if action in STEP_WORDS else action.replace("_", " ").capitalize()
+    return say("offline.error", lang, action=step, error=STEP_ERRORS[error][pick] if error in STEP_ERRORS else error)
 
 
 def _why_line(obs: dict[str, Any], lang: str) -> str:

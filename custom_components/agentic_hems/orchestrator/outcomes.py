@@ -25,7 +25,8 @@ import re
 from typing import Any
 
 from ..gates.keeper import CONTROL_OFF, PENDING_LIMIT
-from .texts import GATES_DE, REASONS_DE, TEXTS, local_time, money, say
+from ..gates.words import command_words, rule_words
+from .texts import GATES_DE, GATES_EN, REASONS_DE, REASONS_EN, REFUSED_ACTIONS, TEXTS, local_time, money, say
 
 COMMAND = "command"
 PLAN = "plan"
@@ -61,17 +62,26 @@ def reason_id(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the outcome of one gated command from its trace record (JSON-safe)."""
+def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any], name: str | None = None) -> dict[str, Any]:
+    """Return the outcome of one gated command from its trace record (JSON-safe).
+
+    ``name`` is the device's name as users see it (its friendly name), which the summary says instead of the entity
+    id; the policy rule that denied it (``rule``, ``rule_index``) comes from the Policy gate's evidence.
+    """
     gates = record.get("gate_results") or []
+    evidence = (gates[-1].get("evidence") or {}) if gates else {}
     return {
         "kind": COMMAND,
         "intent": candidate.get("intent"),
         "target": record.get("entity_id") or candidate.get("device_alias"),
+        "name": name,
+        "params": dict(candidate.get("params") or {}),
         "outcome": record.get("outcome"),
         "failed_gate": record.get("failed_gate"),
         "reason": gates[-1].get("reason") if gates else None,
         "reason_id": reason_id(record),
+        "rule": evidence.get("rule"),
+        "rule_index": evidence.get("rule_index"),
         "trace_id": record.get("trace_id"),
     }
 
@@ -132,9 +142,27 @@ def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _german(key: Any, outcome: Mapping[str, Any]) -> str | None:
-    """Return the German wording of reason ``key`` (with the outcome's intent and target), or None."""
-    text = REASONS_DE.get(str(key))
-    return None if text is None else text.format(intent=outcome.get("intent"), target=outcome.get("target"))
+    """Return the German wording of reason ``key`` (with the outcome's command and target), or None."""
+    return _known(REASONS_DE, key, outcome, "de")
+
+
+def _known(reasons: Mapping[str, str], key: Any, outcome: Mapping[str, Any], lang: str) -> str | None:
+    """Return reason ``key`` from ``reasons`` in ``lang``, filled from ``outcome``; None for an unknown key."""
+    text = reasons.get(str(key))
+    if text is None:
+        return None
+    if key == "policy_deny" and "rule" in outcome:  # which rule, in words
+        return rule_words(outcome.get("rule"), outcome.get("rule_index"), lang)
+    command = _what(outcome, lang)
+    return text.format(
+        target=outcome.get("target"), command=command[:1].lower() + command[1:] if lang != "de" else command
+    )
+
+
+def _what(outcome: Mapping[str, Any], lang: str) -> str:
+    """Return the command in words with the device's name ("Open Garage door"); else its entity id or "a device"."""
+    name = outcome.get("name") or outcome.get("target") or ("Ein Gerät" if lang == "de" else "a device")
+    return command_words(outcome.get("intent"), name, outcome.get("params"), lang)
 
 
 def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
@@ -173,20 +201,28 @@ _WITH_REASON = ("blocked", "dry_run", "failed", "invalid")
 def command_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
     """Return one sentence for a command outcome in ``lang``.
 
-    For example ``unlock lock.front_door: blocked by the policy gate (...)``.
+    For example "Unlock Front door: blocked by the policy check (a default rule denies unlocking at risk 4 to 5)."
     """
     state = str(outcome.get("outcome"))
     key = f"command.{state}" if f"command.{state}" in TEXTS else "command.other"
-    reason = _german(outcome.get("reason_id"), outcome) if lang == "de" else outcome.get("reason")
-    gate = outcome.get("failed_gate")
+    if lang == "de":
+        reason = _german(outcome.get("reason_id"), outcome)
+    else:
+        reason = _known(REASONS_EN, outcome.get("reason_id"), outcome, lang) or _plain(outcome.get("reason"))
+    gate = str(outcome.get("failed_gate"))
     return say(
         key,
         lang,
-        what=f"{outcome.get('intent')} {outcome.get('target')}",
+        what=_what(outcome, lang),
         state=state,
-        gate=GATES_DE.get(str(gate), gate) if lang == "de" else gate,
-        why=f" ({reason})" if reason and state in _WITH_REASON else "",
+        gate=(GATES_DE if lang == "de" else GATES_EN).get(gate, gate),
+        why=(f": {reason}" if state == "dry_run" else f" ({reason})") if reason and state in _WITH_REASON else "",
     )
+
+
+def _plain(reason: Any) -> Any:
+    """Return a gate's reason without the gate's own prefix ("blocked by policy: "), which the sentence says."""
+    return reason.removeprefix("blocked by policy: ") if isinstance(reason, str) else reason
 
 
 def other_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
@@ -194,7 +230,11 @@ def other_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
     reason = _german(outcome.get("reason_id"), outcome) if lang == "de" else outcome.get("reason")
     why = f" ({reason})" if reason else ""
     if outcome.get("kind") == REFUSAL:
-        what = " ".join(str(part) for part in (outcome.get("action"), outcome.get("target")) if part)
+        action, target = str(outcome.get("action")), outcome.get("target")
+        if action in REFUSED_ACTIONS:
+            what = REFUSED_ACTIONS[action][1 if lang == "de" else 0].format(target=target)
+        else:  # an action type in words ("SOME_TOOL" → "Some tool")
+            what = " ".join(str(part) for part in (action.replace("_", " ").capitalize(), target) if part)
         return say("refusal", lang, what=what, why=why)
     key = "authorization.pending" if outcome.get("outcome") == "pending" else "authorization.denied"
     return say(key, lang, request_id=outcome.get("request_id"), why=why)

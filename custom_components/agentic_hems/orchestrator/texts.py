@@ -22,10 +22,10 @@ LANGUAGES = ("en", "de")
 TEXTS: dict[str, tuple[str, str]] = {
     "command.executed": ("{what}: executed.", "{what}: ausgeführt."),
     "command.pending_confirmation": (
-        "{what}: waits for an administrator to confirm it.",
+        "{what}: waits for an administrator to confirm.",
         "{what}: wartet auf die Bestätigung durch einen Administrator.",
     ),
-    "command.dry_run": ("{what}: not executed (dry run){why}.", "{what}: nicht ausgeführt (Probelauf){why}."),
+    "command.dry_run": ("{what}: not executed (dry run{why}).", "{what}: nicht ausgeführt (Probelauf{why})."),
     "command.failed": ("{what}: failed{why}.", "{what}: fehlgeschlagen{why}."),
     "command.cancelled": ("{what}: cancelled.", "{what}: abgebrochen."),
     "command.rejected": ("{what}: rejected.", "{what}: abgelehnt."),
@@ -34,7 +34,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{what}: not run, the command was invalid{why}.",
         "{what}: nicht ausgeführt, der Befehl war ungültig{why}.",
     ),
-    "command.blocked": ("{what}: blocked by the {gate} gate{why}.", "{what}: von der Prüfung „{gate}“ blockiert{why}."),
+    "command.blocked": (
+        "{what}: blocked by the {gate} check{why}.",
+        "{what}: von der Prüfung „{gate}“ blockiert{why}.",
+    ),
     "command.other": ("{what}: {state}.", "{what}: {state}."),
     "plan.cleared": ("{appliance}: plan cleared.", "{appliance}: Plan gelöscht."),
     "plan.window": (
@@ -50,12 +53,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "plan.not_planned": ("{appliance}: not planned{why}.", "{appliance}: nicht geplant{why}."),
     "refusal": ("{what}: refused{why}.", "{what}: abgelehnt{why}."),
     "authorization.pending": (
-        "request_authorization: request {request_id} waits for an administrator to approve it.",
-        ("request_authorization: Anfrage {request_id} wartet auf die Freigabe durch einen Administrator."),
+        "Grid plan request {request_id}: waits for an administrator to approve it.",
+        "Netzplan-Anfrage {request_id}: wartet auf die Freigabe durch einen Administrator.",
     ),
     "authorization.denied": (
-        "request_authorization: request {request_id} was denied{why}.",
-        "request_authorization: Anfrage {request_id} wurde abgelehnt{why}.",
+        "Grid plan request {request_id}: denied{why}.",
+        "Netzplan-Anfrage {request_id}: abgelehnt{why}.",
     ),
     "nothing_done": ("Nothing was done.", "Es wurde nichts ausgeführt."),
     "stop.budget": (
@@ -82,7 +85,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Cheapest slot: {start} at {price} {unit}; prices from {low} to {high} {unit}.",
         "Günstigster Zeitraum: {start} zu {price} {unit}; Preise von {low} bis {high} {unit}.",
     ),
-    "offline.error": ("{action}: {error}", "{action} fehlgeschlagen: {error}"),
+    "offline.error": ("{action} failed: {error}.", "{action} fehlgeschlagen: {error}."),
     "offline.nothing": ("Nothing to do.", "Nichts zu tun."),
     "offline.why": ("{device}: {now} until {until}, then {then}.", "{device}: {now} bis {until}, danach {then}."),
     "offline.why_all": ("{device}: {now} to the plan's end.", "{device}: {now} bis zum Ende des Plans."),
@@ -99,7 +102,7 @@ TEXTS: dict[str, tuple[str, str]] = {
 # German for the gate and plan reasons a summary names; the English is the gate's or planner's own sentence.
 REASONS_DE: dict[str, str] = {
     "nothing_requested": "die Anfrage verlangt keine Geräteaktion",
-    "not_requested": "die Anfrage verlangt {intent} für {target} nicht",
+    "not_requested": "die Anfrage verlangt nicht „{command}“",
     "grid_setpoint": "ein Netz-Sollwert: nur eine genehmigte Freigabeanfrage setzt ihn",
     "control_off": "die Gerätesteuerung ist aus",
     "dry_run_requested": "ein Probelauf wurde verlangt",
@@ -114,6 +117,16 @@ REASONS_DE: dict[str, str] = {
     "grid_not_requested": "die Anfrage verlangt keine Netz- oder Batterieaktion",
     "incident_not_requested": "die Anfrage verlangt keine Vorfallmeldung",
 }
+# English for the gate reasons a summary names in words (the gate's own sentence names the entity id and intent).
+REASONS_EN: dict[str, str] = {
+    "nothing_requested": "the request asks for no device action",
+    "not_requested": "the request does not ask to {command}",
+    "grid_setpoint": "a grid setpoint: only an approved authorization request sets it",
+    "control_off": "device control is off",
+    "dry_run_requested": "a dry run was asked for",
+    "pending_limit": "too many commands already wait for confirmation",
+    "policy_deny": "the policy denies it",
+}
 # German for why the security layer rejected a request (the English is ``Assessment.reason``) and for the rate
 # limits' windows: placeholders of the translated errors ``request_rejected`` and ``rate_limited``.
 REJECTIONS_DE = {
@@ -123,7 +136,38 @@ REJECTIONS_DE = {
     "injection": "Injektionsversuch: {flags}",
     "nothing_left": "nach der Bereinigung bleibt nichts übrig",
 }
+# An action the orchestrator refused (its type) in words, English and German; {target} is what it was for.
+REFUSED_ACTIONS: dict[str, tuple[str, str]] = {
+    "REQUEST_AUTHORIZATION": ("Asking an administrator to approve a grid plan", "Freigabe eines Netzplans anfragen"),
+    "CREATE_INCIDENT": ("Reporting an incident", "Vorfall melden"),
+    "CALL_AGENT": ("Asking the specialist for {target}", "Fachagent für {target} fragen"),
+}
+# The offline planner's steps (action types) and their error codes in words, English and German; another error is
+# the tool's own message, as it is.
+STEP_WORDS: dict[str, tuple[str, str]] = {
+    "GET_PRICES": ("Looking up the prices", "Preisabfrage"),
+    "GET_CALENDAR_CONSTRAINT": ("Reading the calendar", "Kalenderabfrage"),
+    "CALCULATE_WINDOW_SUMS": ("Comparing time windows", "Vergleich der Zeitfenster"),
+    "SCHEDULE": ("Planning", "Planung"),
+    "EVALUATE_COMMAND": ("Checking the device command", "Prüfung des Gerätebefehls"),
+    "EXPLAIN_DEVICE": ("Explaining the device", "Erklärung des Geräts"),
+}
+STEP_ERRORS: dict[str, tuple[str, str]] = {
+    "no_prices": ("no prices are known yet", "noch keine Preise bekannt"),
+    "home_plan_not_configured": ("no whole-home plan is set up", "kein Hausplan eingerichtet"),
+    "not_requested": ("the request does not ask for it", "die Anfrage verlangt das nicht"),
+}
 WINDOWS_DE = {"minute": "Minute", "hour": "Stunde", "day": "Tag"}
+GATES_EN = {
+    "input_guard": "input",
+    "schema": "command",
+    "device_resolved": "device",
+    "capability": "capability",
+    "freshness": "freshness",
+    "policy": "policy",
+    "dry_run": "dry-run",
+    "execution": "execution",
+}
 GATES_DE = {
     "input_guard": "Eingabeprüfung",
     "schema": "Schema",

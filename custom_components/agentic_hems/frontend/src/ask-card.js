@@ -3,13 +3,32 @@
 import { LitElement, html, css, nothing } from "lit";
 import {
   DOMAIN, t, errorText, localizedErrorText, LiveSubscription, wsMessage, serviceData, cardShell, sharedStyles, registerCard, makeEditor, hassMatters,
-  fmtSpan, fmtMoney, CARD_PADDING_PX, headerPx, cardSize, gridOptions,
+  fmtSpan, fmtMoney, localizeClock, CARD_PADDING_PX, headerPx, cardSize, gridOptions,
 } from "./common.js";
 
 const TAG = "agentic-hems-ask-card";
 // px of the card's parts, for its size: the form (its two-line textarea), the margin above the iterations and the
 // plans, an iteration's line, the summary's margin and padding and a line of it, an error, a plan (two lines)
 const HEIGHTS = { form: 60, gap: 10, iteration: 26, summary: 26, line: 20, error: 40, plan: 56 };
+
+/**
+ * An iteration's step as a person reads it: the translated label of its action ("Plan appliances" for SCHEDULE),
+ * an unknown action in words ("Some tool"), or "reply not understood" when the model's reply named none.
+ */
+export function stepLabel(hass, action) {
+  if (!action) return t(hass, "step_none");
+  const key = `step_${String(action).toLowerCase()}`;
+  const text = t(hass, key);
+  if (text !== key) return text;
+  const words = String(action).toLowerCase().replace(/_/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** An iteration's status in words ("done", "error", "finished"); an unknown one as it is. */
+export function statusLabel(hass, status) {
+  const key = `step_status_${status}`;
+  return status ? (t(hass, key) === key ? status : t(hass, key)) : "";
+}
 
 class AgenticHemsAskCard extends LitElement {
   static get properties() {
@@ -183,16 +202,17 @@ class AgenticHemsAskCard extends LitElement {
       </form>
       ${this._askError ? html`<div class="error ask-error">${this._askError}</div>` : nothing}
       ${this._steps.length || this._busy ? html`<div class="iterations ${this._busy ? "running" : ""}">
-        ${this._steps.map((s) => html`<div class="iteration" data-iteration=${s.iteration} data-status=${s.status || ""}>
+        ${this._steps.map((s) => html`<div class="iteration" data-iteration=${s.iteration} data-status=${s.status || ""}
+          data-action=${s.action || ""}>
           <span class="it-no">${s.iteration}</span>
-          <span class="it-action">${s.action || "–"}</span>
-          <span class="it-status status-${s.status || "unknown"}">${s.status || ""}</span>
+          <span class="it-action">${stepLabel(hass, s.action)}</span>
+          <span class="it-status status-${s.status || "unknown"}">${statusLabel(hass, s.status)}</span>
         </div>`)}
         ${this._busy ? html`<div class="working muted">${t(hass, "working")}</div>` : nothing}
       </div>` : nothing}
       ${summary !== undefined && summary !== null ? html`<div class="summary ${success ? "success" : "failed"}"
-        data-success=${success ? "true" : "false"}>${summary}</div>` : nothing}
-      ${r && r.error ? html`<div class="error run-error">${r.error}</div>` : nothing}
+        data-success=${success ? "true" : "false"}>${localizeClock(hass, summary)}</div>` : nothing}
+      ${r && r.error ? html`<div class="error run-error">${localizeClock(hass, r.error)}</div>` : nothing}
       ${plans.length ? html`<div class="result-plans">${plans.map((p) => this._renderPlan(p, r.currency))}</div>` : nothing}
     `);
   }
@@ -231,8 +251,7 @@ class AgenticHemsAskCard extends LitElement {
         text-align: right;
       }
       .it-action {
-        font-family: var(--code-font-family, monospace);
-        word-break: break-all;
+        overflow-wrap: anywhere;
       }
       .status-error,
       .status-failed,

@@ -99,6 +99,22 @@ export function fmtSpan(hass, start, end) {
   return b > a ? f.formatRange(a, b) : f.format(a);
 }
 
+/** Whether the user reads 12-hour times (hass.locale.time_format: 12, 24, or the language's or system's habit). */
+export function uses12h(hass) {
+  return !!dateFormatter(hass, { hour: "numeric", minute: "2-digit" }).resolvedOptions().hour12;
+}
+
+/**
+ * ``text`` (a sentence from the server, whose local times are written "14:30") with each such time in the user's
+ * time format ("2:30 PM" for 12-hour readers), so a card never shows 24-hour times beside 12-hour ones.
+ */
+export function localizeClock(hass, text) {
+  if (text === undefined || text === null || !uses12h(hass)) return text;
+  const f = new Intl.DateTimeFormat(localeOf(hass), { hour: "numeric", minute: "2-digit", hour12: true, timeZone: "UTC" });
+  return String(text).replace(/(^|[^\w:.])([01]\d|2[0-3]):([0-5]\d)(?![\w:])/g,
+    (_m, before, h, m) => `${before}${f.format(Date.UTC(2000, 0, 1, Number(h), Number(m)))}`);
+}
+
 /** How far an instant is from now, in the user's language: "in 9 minutes", "vor 2 Minuten". */
 export function fmtRelative(hass, iso, now = Date.now()) {
   const ms = toMs(iso);

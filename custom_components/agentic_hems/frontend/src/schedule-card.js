@@ -6,7 +6,7 @@ import { LitElement, html, css, nothing } from "lit";
 import { Chart } from "./chart.js";
 import {
   t, LiveSubscription, cardShell, sharedStyles, cssVar, PALETTE, registerCard, makeEditor, hassMatters,
-  fmtTime, fmtDayTime, fmtSpan, fmtMoney, fmtNumber, localParts, dateFormatter, toMs,
+  fmtTime, fmtDayTime, fmtSpan, fmtMoney, fmtNumber, localParts, dateFormatter, toMs, uses12h,
   CARD_PADDING_PX, headerPx, cardSize, gridOptions,
 } from "./common.js";
 
@@ -16,7 +16,7 @@ const DOUBTFUL = 1;
 // px of the card's parts, for its size (the chart's two heights are .chart-wrap's in the styles; gaps: the margins
 // above the tracks and the plans)
 const HEIGHTS = {
-  chart: 180, homeChart: 290, gaps: 12, track: 30, legendLine: 18, homeLegend: 42, homeSummary: 95, plan: 56, empty: 44,
+  chart: 180, homeChart: 360, gaps: 12, track: 30, legendLine: 18, homeLegend: 42, homeSummary: 95, plan: 56, empty: 44,
 };
 
 /**
@@ -103,31 +103,42 @@ export function heatSets(heatPumps, label) {
   return sets;
 }
 
-// With a home plan the chart has two bands sharing the time axis: prices (left) and power (kW, right) above, the
-// batteries' charge (%, left) and the heat pumps' temperature (°C, right) below, each axis with its unit.
-const TOP_WEIGHT = 3;
-const BOTTOM_WEIGHT = 2;
-const HEADROOM = 0.15; // the lower band's top ticks are left out so their labels stay clear of the upper band's
+// With a home plan the chart stacks panels on one time axis, each with its own axis and unit on the left (no axis on
+// the right, so nothing crowds a narrow card): prices on top, then power (kW), the batteries' charge (%) and, with a
+// heat pump, its temperature (°C). ``weight`` orders them (heavier on top), ``stackWeight`` shares out the height.
+export const PANELS = { y: { weight: 4, height: 3 }, kw: { weight: 3, height: 3 }, soc: { weight: 2, height: 2 },
+  temp: { weight: 1, height: 2 } };
+const HEADROOM = 0.15; // a lower panel's top ticks are left out so their labels stay clear of the panel above
+const AXIS_FONT = { size: 11 };
 
 /**
- * Let a stacked axis be as wide as a quarter of the chart: Chart.js caps each visible vertical axis at
- * width / 2 / their count, as if all four stood side by side, which squeezes the unit title onto the labels.
+ * Let the stacked axes be as wide as a quarter of the chart: Chart.js caps each vertical axis at width / 2 / their
+ * count, as if all of them stood side by side, which squeezes the unit title onto the labels.
  */
 function roomy(scale) {
   scale.maxWidth = Math.max(scale.maxWidth, scale.chart.width / 4);
 }
 
-/** A lower-band axis: stacked under the upper band, its unit as title and no tick in its top HEADROOM. */
-function lowerAxis(position, unit, color, extra) {
+/** A panel's axis under the price panel: on the left, its unit as title and no tick in its top HEADROOM. */
+function panelAxis(key, unit, color, extra) {
   return {
-    position, stack: "home", stackWeight: BOTTOM_WEIGHT, beforeFit: roomy,
-    title: { display: true, text: unit, color },
+    position: "left", stack: "home", weight: PANELS[key].weight, stackWeight: PANELS[key].height, beforeFit: roomy,
+    title: { display: true, text: unit, color, font: AXIS_FONT, padding: 2 },
     afterBuildTicks: (scale) => {
       const top = scale.max - HEADROOM * (scale.max - scale.min);
       scale.ticks = scale.ticks.filter((tk) => tk.value <= top);
     },
     ...extra,
   };
+}
+
+/**
+ * The hours between two time-axis labels: the smallest of 1, 2, 3, 4, 6 and 12 whose labels (``labelPx`` wide each)
+ * fit side by side on ``widthPx`` for a range of ``spanH`` hours, so that every label shows and none is skipped.
+ */
+export function tickStepH(widthPx, spanH, labelPx) {
+  const pxPerHour = widthPx / Math.max(spanH, 1);
+  return [1, 2, 3, 4, 6, 12].find((step) => step * pxPerHour >= labelPx) || 24;
 }
 
 const QUARTER_MS = 900000;
@@ -382,10 +393,8 @@ class AgenticHemsScheduleCard extends LitElement {
     return { min, max };
   }
 
-  /** Axis ticks at whole local hours (a multiple of step), taken from the slots' own start times. */
+  /** Candidate axis ticks at whole local hours (``hour`` 0-23), taken from the slots' own start times. */
   _ticks(prices, range) {
-    const spanH = (range.max - range.min) / 3600000;
-    const step = spanH <= 8 ? 1 : spanH <= 14 ? 2 : spanH <= 30 ? 3 : 6;
     const ticks = [];
     const times = prices.length ? prices.map((p) => p._s) : [];
     if (prices.length) times.push(prices[prices.length - 1]._e);
@@ -396,7 +405,7 @@ class AgenticHemsScheduleCard extends LitElement {
     for (const x of times) {
       if (x < range.min || x > range.max) continue;
       const lp = localParts(this.hass, x);
-      if (lp.minute === 0 && lp.hour % step === 0) ticks.push({ value: x, midnight: lp.hour === 0 });
+      if (lp.minute === 0) ticks.push({ value: x, hour: lp.hour, midnight: lp.hour === 0 });
     }
     return ticks;
   }
@@ -419,7 +428,8 @@ class AgenticHemsScheduleCard extends LitElement {
     this._doubtfulSpans = spansOf(prices, (p) => p._trust === DOUBTFUL);
     const spans = this._doubtfulSpans;
     const negative = prices.some((p) => p._price !== null && p._price < 0);
-    const labelFmt = dateFormatter(hass, { hour: "2-digit", minute: "2-digit" });
+    // Short time labels: "6 PM" for 12-hour readers, "18:00" otherwise.
+    const labelFmt = dateFormatter(hass, uses12h(hass) ? { hour: "numeric" } : { hour: "2-digit", minute: "2-digit" });
     const dayFmt = dateFormatter(hass, { weekday: "short" });
     const slots = this._homeSlots();
     const homeSets = slots.length ? HOME_SERIES.map((series) => ({
@@ -470,6 +480,14 @@ class AgenticHemsScheduleCard extends LitElement {
         plugins: {
           legend: { display: false },
           tooltip: {
+            // Compact, so that all lines fit inside the canvas (and so inside the card) even on a phone.
+            bodyFont: { size: 11 },
+            titleFont: { size: 11 },
+            padding: 6,
+            boxWidth: 8,
+            boxHeight: 8,
+            // One line per series: a comfort band's low edge is said with its high edge; no line for a gap.
+            filter: (item) => item.parsed.y !== null && item.dataset.band !== "low",
             callbacks: {
               title: (items) => {
                 if (!items.length) return "";
@@ -479,9 +497,15 @@ class AgenticHemsScheduleCard extends LitElement {
               },
               label: (item) => {
                 const axis = item.dataset.yAxisID;
-                if (axis === "kw") return `${item.dataset.label}: ${fmtNumber(hass, item.parsed.y, 2)} kW`;
-                if (axis === "soc") return `${item.dataset.label}: ${fmtNumber(hass, item.parsed.y, 0)} %`;
-                if (axis === "temp") return `${item.dataset.label}: ${fmtNumber(hass, item.parsed.y, 1)} °C`;
+                const name = String(item.dataset.label).replace(/ \((kW|%|°C)\)$/, "");
+                if (axis === "kw") return `${name}: ${fmtNumber(hass, item.parsed.y, 2)} kW`;
+                if (axis === "soc") return `${name}: ${fmtNumber(hass, item.parsed.y, 0)} %`;
+                if (axis === "temp" && item.dataset.band === "high") {
+                  const low = item.chart.data.datasets[item.datasetIndex - 1].data[item.dataIndex];
+                  const lowText = low && low.y !== null ? `${fmtNumber(hass, low.y, 0)}–` : "";
+                  return `${name}: ${lowText}${fmtNumber(hass, item.parsed.y, 0)} °C`;
+                }
+                if (axis === "temp") return `${name}: ${fmtNumber(hass, item.parsed.y, 1)} °C`;
                 return `${fmtMoney(hass, item.parsed.y, currency, 4)}/kWh`;
               },
             },
@@ -492,14 +516,22 @@ class AgenticHemsScheduleCard extends LitElement {
             type: "linear",
             min: range.min,
             max: range.max,
+            // Every few hours as the width allows, always at local midnight; none skipped, none overlapping.
             afterBuildTicks: (scale) => {
-              scale.ticks = ticks.map((tk) => ({ value: tk.value }));
+              const ctx = scale.ctx;
+              ctx.save();
+              ctx.font = `${AXIS_FONT.size}px ${Chart.defaults.font.family}`;
+              const labelPx = 10 + Math.max(...[0, 10, 12, 22].map((h) => ctx.measureText(
+                h === 0 ? dayFmt.format(Date.UTC(2000, 0, 5, 12)) : labelFmt.format(Date.UTC(2000, 0, 1, h))).width));
+              ctx.restore();
+              const step = tickStepH(scale.maxWidth || scale.chart.width, (range.max - range.min) / 3600000, labelPx);
+              scale.ticks = ticks.filter((tk) => tk.hour % step === 0).map((tk) => ({ value: tk.value }));
             },
             ticks: {
               color: text,
+              font: AXIS_FONT,
               maxRotation: 0,
-              autoSkip: true,
-              autoSkipPadding: 8,
+              autoSkip: false,
               callback: (value) => {
                 const lp = localParts(hass, value);
                 return lp.hour === 0 && lp.minute === 0 ? dayFmt.format(value) : labelFmt.format(value);
@@ -514,32 +546,27 @@ class AgenticHemsScheduleCard extends LitElement {
           },
           y: {
             min: negative ? undefined : 0, // below zero only when a price is negative
-            // Stacked on the left, the heavier axis comes first (on top).
-            ...(slots.length ? { stack: "home", stackWeight: TOP_WEIGHT, weight: 1, beforeFit: roomy } : {}),
-            title: { display: !!currency, text: `${currency}/kWh`, color: text },
-            ticks: { color: text, callback: (v) => fmtNumber(hass, v, 3) },
+            ...(slots.length ? { stack: "home", stackWeight: PANELS.y.height, weight: PANELS.y.weight, beforeFit: roomy }
+              : {}),
+            title: { display: !!currency, text: `${currency}/kWh`, color: text, font: AXIS_FONT, padding: 2 },
+            ticks: { color: text, font: AXIS_FONT, maxTicksLimit: slots.length ? 4 : 6,
+              callback: (v) => fmtNumber(hass, v, slots.length ? 2 : 3) },
             grid: {
               color: (ctx) => (ctx.tick && ctx.tick.value === 0 ? text : grid),
             },
           },
           ...(slots.length ? {
-            kw: {
-              position: "right",
-              stack: "home",
-              stackWeight: TOP_WEIGHT,
-              beforeFit: roomy,
-              title: { display: true, text: "kW", color: text },
-              ticks: { color: text, maxTicksLimit: 6, callback: (v) => fmtNumber(hass, v, 1) },
-              grid: { drawOnChartArea: false },
-            },
-            // 0-100 % with room above 100 %: gridlines at 0, 50 and 100 % across the lower band.
-            soc: lowerAxis("left", "%", text, { min: 0, max: 120, ticks: { color: text },
+            kw: panelAxis("kw", "kW", text, {
+              ticks: { color: text, font: AXIS_FONT, maxTicksLimit: 4, callback: (v) => fmtNumber(hass, v, 0) },
+              grid: { color: (ctx) => (ctx.tick && ctx.tick.value === 0 ? text : grid) } }),
+            // 0-100 % with room above 100 %: gridlines at 0, 50 and 100 %.
+            soc: panelAxis("soc", "%", text, { min: 0, max: 125, ticks: { color: text, font: AXIS_FONT },
               afterBuildTicks: (scale) => { scale.ticks = [0, 50, 100].map((value) => ({ value })); },
               grid: { color: grid } }),
-            // Without a heat pump the °C axis stays hidden but keeps the lower band's share of the right side.
-            temp: lowerAxis("right", "°C", text, { display: heat.length > 0,
-              ticks: { color: text, maxTicksLimit: 5, callback: (v) => fmtNumber(hass, v, 0) },
-              grid: { drawOnChartArea: false } }),
+            // A heat pump's own panel; none without one.
+            ...(heat.length ? { temp: panelAxis("temp", "°C", text, {
+              ticks: { color: text, font: AXIS_FONT, maxTicksLimit: 3, callback: (v) => fmtNumber(hass, v, 0) },
+              grid: { color: grid } }) } : {}),
           } : {}),
         },
       },
@@ -819,7 +846,7 @@ class AgenticHemsScheduleCard extends LitElement {
         height: 180px;
       }
       .chart-wrap.home {
-        height: 290px;
+        height: 360px;
       }
       .rows {
         margin-top: 4px;

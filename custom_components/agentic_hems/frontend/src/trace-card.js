@@ -18,6 +18,23 @@ const MAX_KEPT = 20;
 const HEIGHTS = { gatedDecision: 180, decision: 64, pendingTitle: 36, pending: 77, empty: 36 };
 const ICONS = { passed: "✓", failed: "✕", skipped: "·", not_executed: "–", waiting: "⏳" };
 
+/**
+ * A gate's label as a person reads it. Execution says what became of the command: "Executed" only when it ran;
+ * "Rejected", "Expired", "Cancelled" or "Not executed" when it did not; "Execution" while it waits or was not
+ * reached. Other gates keep their name ("Your rules"); an unknown gate its own id.
+ */
+export function gateLabel(hass, d, gate, state) {
+  if (gate === "execution" && state !== "passed") {
+    if (state === "failed") {
+      const key = `gate_execution_${d.outcome}`;
+      return t(hass, key) === key ? t(hass, "gate_execution_failed") : t(hass, key);
+    }
+    return t(hass, "gate_execution_pending");
+  }
+  const key = `gate_${gate}`;
+  return t(hass, key) === key ? gate : t(hass, key);
+}
+
 /** The gate results of a decision by gate name. */
 function resultsOf(d) {
   return new Map((Array.isArray(d.gate_results) ? d.gate_results : []).map((r) => [r.gate, r]));
@@ -191,6 +208,33 @@ class AgenticHemsTraceCard extends LitElement {
     return t(this.hass, key) === key ? String(intent).replace(/_/g, " ") : t(this.hass, key);
   }
 
+  /** The value a command sets, in words ("21.5 °C", "40 %", "eco"), or "" for a command without one. */
+  _value(d) {
+    const data = (d.command && d.command.data) || (d.candidate && d.candidate.params) || {};
+    return this._values(data);
+  }
+
+  _values(data) {
+    return Object.entries(data || {})
+      .map(([k, v]) => (k === "temperature" ? `${v} °C` : k === "brightness" ? `${v} %` : String(v)))
+      .join(", ");
+  }
+
+  /** What was done, for "Heat pump: set to 21.5 °C – done." (never an unfinished "set the temperature of"). */
+  _done(d) {
+    const value = this._value(d);
+    if (value) return t(this.hass, "set_to", { value });
+    const intent = (d.command && d.command.intent) || (d.candidate && d.candidate.intent) || "";
+    const key = `done_${intent}`;
+    return t(this.hass, key) === key ? this._action(d) : t(this.hass, key);
+  }
+
+  /** Who or what proposed a command, in words ("Assistant", "Schedule"); an outside agent's own name as it is. */
+  _agent(d) {
+    const key = `agent_${d.source_agent}`;
+    return t(this.hass, key) === key ? d.source_agent : t(this.hass, key);
+  }
+
   /** A person's name: their HA user name when the card may know it, else ``fallback`` (never the id). */
   _person(userId, fallback) {
     return (userId && this._labels.users[userId]) || t(this.hass, fallback);
@@ -248,7 +292,7 @@ class AgenticHemsTraceCard extends LitElement {
       const key = `action_${intent}`;
       return t(this.hass, key) === key ? String(intent).replace(/_/g, " ") : t(this.hass, key);
     }
-    return values.map(([k, v]) => (k === "temperature" ? `${v} °C` : String(v))).join(", ");
+    return this._values(data);
   }
 
   _executionSentence(d, r, state, vars) {
@@ -261,7 +305,8 @@ class AgenticHemsTraceCard extends LitElement {
     }
     if (state === "passed") {
       const by = d.execution_result && d.execution_result.confirmed_by;
-      return by ? t(hass, "s_execution_confirmed", { ...vars, name: admin(by) }) : t(hass, "s_execution_ok", vars);
+      const done = { ...vars, action: this._done(d) };
+      return by ? t(hass, "s_execution_confirmed", { ...done, name: admin(by) }) : t(hass, "s_execution_ok", done);
     }
     if (d.outcome === "rejected") return t(hass, "s_execution_rejected", { name: admin(ev.user_id) });
     if (d.outcome === "expired") return t(hass, "s_execution_expired");
@@ -285,7 +330,7 @@ class AgenticHemsTraceCard extends LitElement {
     return html`<div class="gates">
       ${gates.map((x) => html`<span class="gate ${x.state}" data-gate=${x.g} data-state=${x.state} title=${x.sentence}>
           <span class="gate-icon" aria-hidden="true">${ICONS[x.state]}</span>
-          <span class="gate-label">${t(this.hass, `gate_${x.g}`) === `gate_${x.g}` ? x.g : t(this.hass, `gate_${x.g}`)}</span>
+          <span class="gate-label">${gateLabel(this.hass, d, x.g, x.state)}</span>
           ${x.state === "not_executed" || x.state === "waiting"
             ? html`<span class="gate-state">${t(this.hass, `gate_state_${x.state}`)}</span>` : nothing}
         </span>`)}
@@ -311,7 +356,7 @@ class AgenticHemsTraceCard extends LitElement {
       ${this._config.show_gates === false ? nothing : this._renderGates(d)}
       <div class="decision-meta muted">
         <span class="requester">${this._requester(d)}</span>
-        ${d.source_agent ? html`<span class="agent">${d.source_agent}</span>` : nothing}
+        ${d.source_agent ? html`<span class="agent" data-agent=${d.source_agent}>${this._agent(d)}</span>` : nothing}
       </div>
     </div>`;
   }
@@ -324,7 +369,9 @@ class AgenticHemsTraceCard extends LitElement {
     const expiry = d && this._expiry(d);
     return html`<div class="pending" data-trace-id=${id}>
       <div class="pending-what">${d
-        ? html`<span class="request">${t(hass, "asks_to", { who: this._requester(d), action: this._action(d), device: this._device(d) })}</span>`
+        ? html`<span class="request">${this._value(d)
+          ? t(hass, "asks_to_value", { who: this._requester(d), value: this._value(d), device: this._device(d) })
+          : t(hass, "asks_to", { who: this._requester(d), action: this._action(d), device: this._device(d) })}</span>`
         : html`<span class="request">${t(hass, "pending_title")}</span>`}
       </div>
       <div class="pending-head">
@@ -424,7 +471,9 @@ class AgenticHemsTraceCard extends LitElement {
       }
       .outcome-blocked,
       .outcome-failed,
-      .outcome-rejected {
+      .outcome-rejected,
+      .outcome-expired,
+      .outcome-cancelled {
         background: rgba(219, 68, 55, 0.15);
         color: var(--error-color, #c62828);
       }
