@@ -21,9 +21,11 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
+from custom_components.agentic_hems.assistant.assistant import rate_limited
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.scheduling import plan_joint
 from custom_components.agentic_hems.security import OUT_OF_SCOPE_MESSAGE
+from custom_components.agentic_hems.security.ratelimit import Refusal
 
 from .conftest import NOW, sample_entry
 
@@ -138,8 +140,21 @@ async def test_rate_limit_per_user(hass: HomeAssistant, loaded_entry: MockConfig
     await ask(hass, "When is electricity cheapest?", me)
     with pytest.raises(ServiceValidationError) as err:
         await ask(hass, "When is electricity cheapest?", me)
-    assert err.value.translation_key == "rate_limited" and err.value.translation_placeholders == {"window": "minute"}
+    assert err.value.translation_key == "rate_limited"
+    assert err.value.translation_placeholders == {"window": "minute", "time": "20:06", "minutes": "1"}  # at 20:05:00
     await ask(hass, "When is electricity cheapest?", Context(user_id="u2"))
+
+
+async def test_a_refusal_names_the_local_time_and_the_day_when_it_is_not_today(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """Sunday 20:05 in Brussels: a day window that frees on Monday 19:04:30 UTC says "Mon 20:05" ("Mo" in German)
+    and 1440 minutes (23 h 59.5 min, rounded up); an hour window frees at 20:35 today, in 30 minutes."""
+    now = dt_util.utcnow()
+    day = rate_limited(Refusal("day", now + timedelta(hours=23, minutes=59, seconds=30)), now, "de")
+    assert day.translation_placeholders == {"window": "Tag", "time": "Mo 20:05", "minutes": "1440"}
+    hour = rate_limited(Refusal("hour", now + timedelta(minutes=30)), now, "en")
+    assert hour.translation_placeholders == {"window": "hour", "time": "20:35", "minutes": "30"}
 
 
 async def test_runs_survive_a_reload(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
@@ -287,7 +302,7 @@ async def test_assist_refuses_in_the_speakers_language(hass: HomeAssistant, load
     limited = await conversation.async_converse(hass, "Lade das Auto", None, Context(user_id="u1"), language="de",
                                                 agent_id=agent)
     assert limited.response.speech["plain"]["speech"] == (
-        "Zu viele Anfragen: Das Limit pro Minute ist erreicht. Versuche es später erneut.")
+        "Zu viele Anfragen: Das Limit pro Minute ist erreicht. Wieder möglich um 20:06 Uhr (in 1 Min.).")
     loaded_entry.runtime_data.assistant.limiter.per_user_minute = 20
     unknown = await conversation.async_converse(hass, "hello", None, Context(), agent_id=agent)
     assert unknown.response.response_type.value == "query_answer"
