@@ -185,7 +185,8 @@ async def test_assist_answers_through_the_orchestrator(hass: HomeAssistant, load
     from homeassistant.components import conversation
 
     agent = "conversation.agentic_hems"
-    assert hass.states.get(agent) is not None
+    # it controls devices (through the gates): without CONTROL, HA's Assist dialog says it cannot control the home
+    assert hass.states.get(agent).attributes["supported_features"] == conversation.ConversationEntityFeature.CONTROL
     result = await conversation.async_converse(hass, "Run the dishwasher tonight", None, Context(), agent_id=agent)
     speech = result.response.speech["plain"]["speech"]
     assert speech.startswith("Dishwasher: ") and result.response.response_type.value == "action_done"
