@@ -14,10 +14,11 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from homeassistant.components.calendar import CalendarEntity, CalendarEvent
+from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.const import EntityCategory
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import entity_registry as er, intent
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
@@ -27,7 +28,8 @@ from custom_components.agentic_hems.scheduling import plan_joint
 from custom_components.agentic_hems.security import OUT_OF_SCOPE_MESSAGE
 from custom_components.agentic_hems.security.ratelimit import Refusal
 
-from .conftest import NOW, sample_entry
+from .conftest import NOW, admin_context, sample_entry
+from .test_control import allow_control, house  # noqa: F401 - house is a fixture
 
 
 def cents(amount: float) -> str:
@@ -358,3 +360,48 @@ async def test_german_answers_in_hass_language_and_assist_language(
     assert unknown.response.speech["plain"]["speech"] == (
         "Ich habe die Anfrage nicht verstanden, daher wurde nichts ausgeführt. Ich kann deine Geräte planen (Dishwasher, "
         "Washing machine, EV charger) und die Preise nennen.")
+
+
+def local_window(plan: Any) -> tuple[str, str]:
+    return dt_util.as_local(plan.start).strftime("%a %H:%M"), dt_util.as_local(plan.end).strftime("%a %H:%M")
+
+
+async def test_switching_an_appliance_on_now_says_what_ran_and_withdraws_the_plan_it_replaces(
+    hass: HomeAssistant, house: MockConfigEntry
+) -> None:
+    """"Turn on the dishwasher now" through Assist: with device control off nothing runs and the plan stands; with it
+    on the dishwasher is switched on, the plan waiting for this run is withdrawn, its window counts as done and the
+    next window is planned; the answer says exactly that, never a later plan as if it still held. Again: already on."""
+    from homeassistant.components import conversation
+
+    async_expose_entity(hass, "conversation", "input_boolean.dishwasher", True)
+    owner = await admin_context(hass)
+    planner = house.runtime_data.planner
+    state = planner.states["dishwasher"]
+    waiting, window_end = state.plan, state.window_end
+    start, end = local_window(waiting)
+
+    async def say(text: str) -> Any:
+        return await conversation.async_converse(hass, text, None, owner, agent_id="conversation.agentic_hems")
+
+    dry = await say("Turn on the dishwasher now")
+    assert dry.response.speech["plain"]["speech"].endswith(
+        f"The planned run of Dishwasher ({start} to {end}) still stands.")
+    assert dry.response.speech["plain"]["speech"].count("Dishwasher (") == 1  # no second plan
+    assert state.plan is waiting and hass.states.get("input_boolean.dishwasher").state == "off"
+
+    await allow_control(hass)
+    done = await say("Turn on the dishwasher now")
+    assert hass.states.get("input_boolean.dishwasher").state == "on"
+    assert state.done_until == window_end and state.plan.start >= window_end  # the next window's run
+    next_start, next_end = local_window(state.plan)
+    assert done.response.speech["plain"]["speech"] == (
+        f"Dishwasher: switched on now. This run replaces its planned run ({start} to {end}), which is withdrawn. "
+        f"Its next run is planned for {next_start} to {next_end}.")
+    assert done.response.response_type == intent.IntentResponseType.ACTION_DONE
+    run = house.runtime_data.assistant.runs[-1]
+    assert run["success"] and run["executed_schedules"] == []  # nothing planned on top of it
+    assert [o["kind"] for o in run["outcomes"]] == ["command"]
+    again = await say("Turn on the dishwasher now")
+    assert again.response.speech["plain"]["speech"] == (
+        f"Dishwasher: already on. The planned run of Dishwasher ({next_start} to {next_end}) still stands.")

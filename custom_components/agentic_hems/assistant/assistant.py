@@ -104,7 +104,7 @@ class Assistant(ChangeListeners):
         home_devices = [ApplianceRef(b.name, "battery") for b in config.batteries] if config else []
         home_devices += [ApplianceRef(h.name, "heat_pump") for h in config.heat_pumps] if config else []
         return OfflinePlanner(
-            [ApplianceRef(a.name, a.kind) for a in appliances],
+            [ApplianceRef(a.name, a.kind, a.entity_id) for a in appliances],
             calendar=bool(self.options.get(CONF_CALENDAR_ENTITY)),
             lang=lang,
             devices=self._device_pairs,

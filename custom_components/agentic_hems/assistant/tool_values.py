@@ -13,6 +13,7 @@ from typing import Any
 from homeassistant.util import dt as dt_util
 
 from ..orchestrator.offline import TOMORROW
+from ..scheduling.plan import Plan
 
 MAX_LIST_ITEMS = 6
 
@@ -20,6 +21,14 @@ MAX_LIST_ITEMS = 6
 def local_text(moment: datetime) -> str:
     """Return ``moment`` in local time as weekday and clock, e.g. ``"Mon 22:00"``."""
     return f"{dt_util.as_local(moment):%a %H:%M}"
+
+
+def run_window(plan: Plan) -> dict[str, str | None]:
+    """Return the local start and end of ``plan`` as the tools write them ("Mon 03:15"); None where it has none."""
+    return {
+        "start_local": None if plan.start is None else local_text(plan.start),
+        "end_local": None if plan.end is None else local_text(plan.end),
+    }
 
 
 def money(value: float) -> float:

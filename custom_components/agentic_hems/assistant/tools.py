@@ -45,7 +45,7 @@ from ..orchestrator.intent import (
     asks_for_incident,
 )
 from ..orchestrator.loop import Usage
-from ..orchestrator.offline import ApplianceRef
+from ..orchestrator.offline import SWITCH_ON, ApplianceRef
 from ..orchestrator.outcomes import authorization_outcome, command_outcome, plan_outcome, refused_action
 from ..orchestrator.parser import Reply
 from ..planning.home_view import why_now
@@ -55,7 +55,7 @@ from ..scheduling import window_sums
 from ..scheduling.plan import Plan
 from ..service_helpers import invalid
 from .llm import OpenAIModel, prompt
-from .tool_values import compact, local_text, money, parse_deadline
+from .tool_values import compact, local_text, money, parse_deadline, run_window
 
 if TYPE_CHECKING:
     from ..runtime import AgenticHemsConfigEntry
@@ -315,7 +315,8 @@ class HassTools:
             raw_input=self.request,
         )
         self.gate_results.append({"trace_id": record["trace_id"], "outcome": record["outcome"]})
-        self.outcomes.append(command_outcome(action.args, record))
+        effect = await self._switched_on(record, str(action.args.get("intent")))
+        self.outcomes.append(command_outcome(action.args, record) | effect)
         gates = record.get("gate_results") or []
         return {
             "outcome": record["outcome"],
@@ -323,7 +324,33 @@ class HassTools:
             "entity_id": record.get("entity_id"),
             "failed_gate": record.get("failed_gate"),
             "reason": gates[-1]["reason"] if gates else None,
+            **effect,
         }
+
+    async def _switched_on(self, record: dict[str, Any], intent: str) -> dict[str, Any]:
+        """For a switch-on (``turn_on``, ``start``) of an appliance's controlled entity: what became of its plan.
+
+        ``{"appliance": name}``, with ``already_on`` (it was on: nothing ran), ``withdrawn`` (the plan this run
+        replaces, :meth:`..planning.manager.PlanManager.async_started_now`) and ``plan`` (the plan that stands, the
+        next one after a withdrawn plan), as local start and end; ``{}`` for any other command.
+        """
+        planner = self.entry.runtime_data.planner
+        entity_id = record.get("entity_id")
+        appliance = next((a for a in planner.appliances.values() if a.entity_id == entity_id), None)
+        if appliance is None or intent not in SWITCH_ON:
+            return {}
+        effect: dict[str, Any] = {"appliance": appliance.name}
+        execution = record.get("execution_result") or {}
+        if execution.get("no_op"):
+            effect["already_on"] = True
+        elif record.get("outcome") == "executed":  # it was off: a run starts now
+            withdrawn = await planner.async_started_now(appliance.appliance_id, dt_util.utcnow())
+            if withdrawn is not None:
+                effect["withdrawn"] = run_window(withdrawn)
+        state = planner.states.get(appliance.appliance_id)
+        if state is not None and state.plan is not None and state.plan.feasible and state.plan.start is not None:
+            effect["plan"] = run_window(state.plan)  # the plan that stands, or the next one after a withdrawn plan
+        return effect
 
     async def _grid(self, action: Action) -> dict[str, Any]:
         """Run a grid tool as the user who asked; ``simulate_action`` takes the plan's signed actions by ``plan_id``.

@@ -13,6 +13,7 @@ value ("turn on the kitchen light", "schließe das Garagentor"), through the sam
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass, field
 import json
 import re
@@ -75,16 +76,19 @@ _DEADLINE = re.compile(
 _TOMORROW = re.compile(r"(?<!heute )\b(tomorrow|morgen)\b", re.IGNORECASE)  # "heute morgen" is this morning
 # device actions the offline planner sends: those that need no value (a brightness or a temperature needs a model)
 PLAIN_ACTIONS = frozenset({"turn_on", "turn_off", "open", "close", "lock", "unlock", "press", "start", "stop"})
+# a command that switches an appliance on now: the request asks for this run, not for a plan
+SWITCH_ON = frozenset({"turn_on", "start"})
 TOMORROW = "tomorrow "  # a deadline "tomorrow HH:MM" is on the next local day, not at the next such time
 NAMED_TIMES = {"noon": "12:00", "midday": "12:00", "mittag": "12:00", "midnight": "00:00", "mitternacht": "00:00"}
 
 
 @dataclass(frozen=True)
 class ApplianceRef:
-    """An appliance the planner may name: its ``name`` (as configured) and ``kind``."""
+    """An appliance the planner may name: its ``name`` (as configured), ``kind`` and controlled ``entity_id``."""
 
     name: str
     kind: str
+    entity_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -267,6 +271,7 @@ class OfflinePlanner:
             intent = understand(text, self.appliances, self.home_devices)
             self._now = intent.now
             commands = self.commands(text)
+            intent = self._not_switched_on(intent, commands)
             self._queue = commands if commands and intent.kind == "unknown" else [*commands, *self.plan(intent)]
         observations = _observations(messages)
         if not self._queue:
@@ -286,6 +291,20 @@ class OfflinePlanner:
         """Return one ``EVALUATE_COMMAND`` per device pair of ``text`` that needs no value, in a stable order."""
         pairs = sorted(self.devices(text)) if self.devices is not None else []
         return [Action(EVALUATE_COMMAND, {"intent": a, "device_alias": e}) for e, a in pairs if a in PLAIN_ACTIONS]
+
+    def _not_switched_on(self, intent: Intent, commands: Sequence[Action]) -> Intent:
+        """Return ``intent`` without the appliances that ``commands`` switch on now ("turn on the dishwasher now").
+
+        Such a request asks for this run, not for a plan; with none left the intent is ``unknown`` (the commands alone
+        run).
+        """
+        started = {str(c.args["device_alias"]) for c in commands if c.args.get("intent") in SWITCH_ON}
+        entities = {a.name: a.entity_id for a in self.appliances}
+        if intent.kind != "schedule" or not started & set(entities.values()):
+            return intent
+        left = tuple(name for name in intent.appliances if entities.get(name) not in started)
+        times = tuple(t for t in intent.times if t[0] in left)
+        return dataclasses.replace(intent, kind="schedule" if left else "unknown", appliances=left, times=times)
 
     def plan(self, intent: Intent) -> list[Action]:
         """Return the actions for ``intent``."""

@@ -200,10 +200,34 @@ def other_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
     return say(key, lang, request_id=outcome.get("request_id"), why=why)
 
 
+def appliance_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
+    """Return the sentences for a command that switches an appliance on, in ``lang``: what ran, and its plan.
+
+    Executed: switched on now (or ``already_on``), and the planned run it replaces (``withdrawn``); otherwise the
+    command's own sentence.
+    Then the plan that stands (``plan``), if any: the next run after a withdrawn plan.
+    """
+    name, withdrawn, plan = outcome.get("appliance"), outcome.get("withdrawn"), outcome.get("plan")
+    if outcome.get("outcome") != "executed":
+        first = command_line(outcome, lang)
+    elif outcome.get("already_on"):
+        first = say("appliance.already_on", lang, appliance=name)
+    elif withdrawn:
+        start, end = (local_time(withdrawn.get(k), lang) for k in ("start_local", "end_local"))
+        first = say("appliance.started_withdrawn", lang, appliance=name, start=start, end=end)
+    else:
+        first = say("appliance.started", lang, appliance=name)
+    if not plan:
+        return first
+    start, end = (local_time(plan.get(k), lang) for k in ("start_local", "end_local"))
+    key = "appliance.next_run" if withdrawn else "appliance.plan_stands"
+    return f"{first} {say(key, lang, appliance=name, start=start, end=end)}"
+
+
 def _line(outcome: Mapping[str, Any], lang: str) -> str:
     kind = outcome.get("kind")
     if kind == COMMAND:
-        return command_line(outcome, lang)
+        return appliance_line(outcome, lang) if outcome.get("appliance") else command_line(outcome, lang)
     return plan_line(outcome, lang) if kind == PLAN else other_line(outcome, lang)
 
 

@@ -36,6 +36,23 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "command.blocked": ("{what}: blocked by the {gate} gate{why}.", "{what}: von der Prüfung „{gate}“ blockiert{why}."),
     "command.other": ("{what}: {state}.", "{what}: {state}."),
+    "appliance.started": ("{appliance}: switched on now.", "{appliance}: jetzt eingeschaltet."),
+    "appliance.started_withdrawn": (
+        "{appliance}: switched on now. This run replaces its planned run ({start} to {end}), which is withdrawn.",
+        (
+            "{appliance}: jetzt eingeschaltet. Dieser Lauf ersetzt den geplanten Lauf ({start} bis {end}), der "
+            "zurückgezogen ist."
+        ),
+    ),
+    "appliance.plan_stands": (
+        "The planned run of {appliance} ({start} to {end}) still stands.",
+        "Der geplante Lauf von {appliance} ({start} bis {end}) bleibt bestehen.",
+    ),
+    "appliance.already_on": ("{appliance}: already on.", "{appliance}: ist schon eingeschaltet."),
+    "appliance.next_run": (
+        "Its next run is planned for {start} to {end}.",
+        "Der nächste Lauf ist für {start} bis {end} geplant.",
+    ),
     "plan.cleared": ("{appliance}: plan cleared.", "{appliance}: Plan gelöscht."),
     "plan.window": (
         "{appliance}: {start} to {end}, {cost} ({note}).",

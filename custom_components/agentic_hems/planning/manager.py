@@ -299,6 +299,25 @@ class PlanManager(ChangeListeners):
         await self.async_replan_due()
         self.async_notify_listeners()
 
+    async def async_started_now(self, appliance_id: str, now: datetime) -> Plan | None:
+        """Count the run a person started at ``now`` as the run the appliance's waiting plan was for.
+
+        A feasible plan that has not started is withdrawn and its window counts as done, so automatic planning plans
+        the next window, not a second run in this one. Returns the withdrawn plan; None when there was none (no plan,
+        or one already running or ended, which stays).
+        """
+        async with self._lock:
+            state = self.states[appliance_id]
+            plan = state.plan
+            if plan is None or not plan.feasible or plan.start is None or plan.start <= now:
+                return None
+            state.done_until = state.window_end or plan.end
+            state.plan, state.pinned, state.basis, state.window_end = None, False, "", None
+            await self._async_save()
+        await self.async_replan_due()
+        self.async_notify_listeners()
+        return plan
+
     async def async_set_auto(self, appliance_id: str, auto: bool) -> None:
         """Turn automatic planning on or off."""
         async with self._lock:
