@@ -405,3 +405,38 @@ async def test_switching_an_appliance_on_now_says_what_ran_and_withdraws_the_pla
     again = await say("Turn on the dishwasher now")
     assert again.response.speech["plain"]["speech"] == (
         f"Dishwasher: already on. The planned run of Dishwasher ({next_start} to {next_end}) still stands.")
+
+
+async def test_a_broad_request_never_replaces_a_plan_a_person_set(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """"Run the washing machine before 7 tomorrow", then "Turn on everything": nothing is switched on or planned, the
+    answer says so and the run is no success. "Schedule all flexible loads" keeps the washing machine's plan (and says
+    so, with its times), plans the others around it (the MILP's optimum for those two on top of it); naming the
+    washing machine plans it again."""
+    planner = loaded_entry.runtime_data.planner
+    washer = planner.states["washer"]
+    await ask(hass, "Run the washing machine before 7 tomorrow")
+    set_plan = washer.plan
+    assert washer.pinned and set_plan.end <= NOW.replace(day=30, hour=7, minute=0)  # before 7 tomorrow (local)
+    before = {key: state.plan for key, state in planner.states.items()}
+
+    everything = await ask(hass, "Turn on everything")
+    assert everything["summary"].startswith("Nothing was switched on and no plan was changed")
+    assert not everything["success"] and everything["plans"] == [] and everything["outcomes"] == []
+    assert {key: state.plan for key, state in planner.states.items()} == before
+    assert loaded_entry.runtime_data.assistant.runs[-1]["success"] is False
+
+    broad = await ask(hass, "Schedule all flexible loads")
+    assert washer.plan is set_plan and washer.pinned
+    start, end = local_window(set_plan)
+    assert f"Washing machine: the plan you set stays ({start} to {end}); name it to plan it again." in broad["summary"]
+    assert [o["outcome"] for o in broad["outcomes"]] == ["stored", "kept", "stored"] and broad["success"]
+    curve = loaded_entry.runtime_data.coordinator.data.total
+    others = ["dishwasher", "ev"]
+    joint = plan_joint(curve, [planner.load_for(key, dt_util.utcnow()) for key in others],
+                       power_limit_kw=planner.power_limit_kw, base_load_kw=set_plan.power_on(curve.start, len(curve)))
+    assert sum(p.cost for p in joint) == pytest.approx(sum(planner.states[k].plan.cost for k in others), abs=1e-6)
+
+    named = await ask(hass, "Schedule the washing machine")
+    assert washer.plan is not set_plan and named["outcomes"][0]["outcome"] == "stored"

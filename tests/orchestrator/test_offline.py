@@ -304,3 +304,30 @@ async def test_an_appliance_switched_on_now_is_not_planned_as_well(
         return [(p.target, p.action) for p in pairs if p.action not in ("schedule", "cancel")]
 
     assert (await _actions_of(OfflinePlanner(PLUGGED, devices=devices), text))[:-1] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Turn on everything", "switch_all"),
+        ("Switch all devices on", "switch_all"),
+        ("Schalte alles ein", "switch_all"),
+        ("Mach alle Geräte an", "switch_all"),
+        ("Schedule everything", "schedule"),  # a planning word
+        ("Run everything as cheap as possible", "schedule"),
+        ("Turn on everything after 10 pm", "schedule"),  # a time: a plan for all
+        ("Turn on the dishwasher", "schedule"),  # named: the intent binding reads the device too
+    ],
+)
+async def test_switching_on_everything_asks_for_no_plan(text: str, kind: str) -> None:
+    """"Turn on everything" names no device to switch on and asks for no plan: nothing is planned or bound, and the
+    answer says that nothing was switched on and no plan changed (a run that does nothing is no success)."""
+    assert understand(text, HOUSE).kind == kind
+    if kind != "switch_all":
+        return
+    assert requested_actions(text, LIGHTS, HOUSE) == frozenset()  # a model cannot re-plan everything either
+    for lang, start in (("en", "Nothing was switched on and no plan was changed"),
+                        ("de", "Es wurde nichts eingeschaltet und kein Plan geändert")):
+        reply = parse(await OfflinePlanner(HOUSE, lang=lang).complete([{"role": "user", "content": text}]))
+        assert reply.action is not None and reply.action.type == "FINISH"
+        assert reply.action.args["summary"].startswith(start)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from custom_components.agentic_hems.orchestrator.outcomes import (
-    authorization_outcome, claims_action, command_line, fulfilled, plan_line, reason_id, refused_action,
+    authorization_outcome, claims_action, command_line, fulfilled, plan_line, plan_outcome, reason_id, refused_action,
     refused_command, report,
 )
 from custom_components.agentic_hems.orchestrator.texts import REASONS_DE, TEXTS, language, rejection, say, window
@@ -244,3 +244,16 @@ def test_an_appliance_switched_on_says_what_ran_and_what_became_of_its_plan(
     the command's own sentence when it did not run)."""
     expected = (en.replace("{command}", command_line(outcome, "en")), de.replace("{command}", command_line(outcome, "de")))
     assert (report([outcome], "en"), report([outcome], "de")) == expected
+
+
+def test_a_kept_plan_says_it_stays_and_is_no_change() -> None:
+    kept = {"appliance": "Washing machine", "feasible": True, "kept": True, "start_local": "Mon 02:15",
+            "end_local": "Mon 04:00", "cost": 0.12, "savings": 0.15, "currency": "EUR"}
+    outcome = plan_outcome(kept)
+    assert outcome["outcome"] == "kept"
+    assert report([outcome], "en") == (
+        "Washing machine: the plan you set stays (Mon 02:15 to Mon 04:00); name it to plan it again.")
+    assert report([outcome], "de") == (
+        "Washing machine: Der von dir gesetzte Plan bleibt (Mo 02:15 bis Mo 04:00); nenne das Gerät, um es neu zu "
+        "planen.")
+    assert not fulfilled([outcome], asked=True)  # nothing the person asked changed

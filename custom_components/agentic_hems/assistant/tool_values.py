@@ -1,8 +1,8 @@
 """Values as the assistant's tools read them from the model and show them in Observations.
 
 The model writes a time as "HH:MM", "tomorrow HH:MM" or ISO 8601 (:func:`parse_deadline`); Observations show local
-times as weekday and clock (:func:`local_text`), money rounded to 4 decimals (:func:`money`) and grid tool results cut
-to what the model needs (:func:`compact`).
+times as weekday and clock (:func:`local_text`), money rounded to 4 decimals (:func:`money`), a plan as SCHEDULE
+observes it (:func:`observed`, :func:`run_window`) and grid tool results cut to what the model needs (:func:`compact`).
 """
 
 from __future__ import annotations
@@ -78,3 +78,20 @@ def compact(value: Any, depth: int = 0) -> Any:
     if isinstance(value, list):
         return [compact(v, depth + 1) for v in value]
     return value
+
+
+def observed(name: str, plan: Plan) -> dict[str, Any]:
+    """Return appliance ``name``'s ``plan`` as SCHEDULE observes it: feasible, local start and end, cost, savings."""
+    if not plan.feasible or plan.start is None or plan.end is None:
+        return {"appliance": name, "feasible": False, "reason": str(plan.reason), "detail": plan.detail}
+    return {
+        "appliance": name,
+        "feasible": True,
+        "start_local": local_text(plan.start),
+        "end_local": local_text(plan.end),
+        "cost": None if plan.cost is None else money(plan.cost),
+        "savings": None if plan.savings is None else money(plan.savings),
+        "currency": plan.currency,
+        "reason": str(plan.reason),
+        "detail": plan.detail,
+    }

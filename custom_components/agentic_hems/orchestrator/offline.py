@@ -24,7 +24,7 @@ from .outcomes import plan_line
 from .parser import Reply
 from .texts import local_time, number, say
 
-type IntentKind = Literal["schedule", "cancel", "prices", "why", "unknown"]
+type IntentKind = Literal["schedule", "cancel", "prices", "why", "switch_all", "unknown"]
 
 # Words for each appliance kind (the appliance's own name always counts too).
 KIND_WORDS: dict[str, tuple[str, ...]] = {
@@ -56,6 +56,14 @@ _ASKS = re.compile(
     r"^\s*(how|what|when|which|why|where|is|are|will|would|does|did|has|wie|wann|was|welche[rsnm]?|warum|wieso|"
     r"weshalb|wo|ist|sind|hat|läuft|wird)\b",
     re.IGNORECASE,
+)
+# "turn on everything": a switch-on of all, with no planning word, names no device and asks for no plan
+_SWITCH_ON = re.compile(
+    r"\b(turn|switch|put)\b.*\bon\b|\b(schalte|schalt|mach|mache)\b.*\b(an|ein)\b|\b(einschalten|anschalten|anmachen)\b",
+    re.IGNORECASE,
+)
+_PLANNING = re.compile(
+    r"\b(schedule|plan|run|charge|cheap\w*|optimi[sz]e|planen?|plane|lade|laden|günstig\w*|billig\w*)\b", re.IGNORECASE
 )
 _WHY = re.compile(r"\b(why|warum|wieso|weshalb)\b", re.IGNORECASE)
 _NOW = re.compile(r"\b(right now|now|at the moment|currently|jetzt|gerade|im moment|aktuell)\b", re.IGNORECASE)
@@ -128,6 +136,11 @@ def _mentions(folded: str, appliances: Sequence[ApplianceRef]) -> list[tuple[int
     return sorted(found)
 
 
+def named_in(text: str, appliances: Sequence[ApplianceRef]) -> frozenset[str]:
+    """Return the names of the ``appliances`` that ``text`` names one by one (by name or kind words, not by "all")."""
+    return frozenset(name for _, name in _mentions(text.casefold(), appliances))
+
+
 def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
     """Return "HH:MM" of a time match (groups from ``first``: named time, hour, minute, suffix).
 
@@ -190,6 +203,8 @@ def understand(text: str, appliances: Sequence[ApplianceRef], home_devices: Sequ
     mentions = _mentions(folded, appliances)
     named = [a.name for a in appliances if any(name == a.name for _, name in mentions)]
     if not named and _ALL.search(folded):
+        if _SWITCH_ON.search(folded) and not _PLANNING.search(folded) and not _times(folded, []):
+            return Intent("switch_all", tuple(a.name for a in appliances))
         named = [a.name for a in appliances]
     if not named:
         return Intent("prices", now=bool(_NOW.search(folded))) if _PRICES.search(folded) else Intent("unknown")
@@ -316,6 +331,8 @@ class OfflinePlanner:
         if intent.kind == "unknown":
             names = ", ".join(a.name for a in self.appliances) or say("offline.no_appliances", self.lang)
             return [Action(FINISH, {"summary": say("offline.unknown", self.lang, names=names)})]
+        if intent.kind == "switch_all":
+            return [Action(FINISH, {"summary": say("offline.switch_all", self.lang)})]
         if intent.kind == "cancel":
             return [Action(SCHEDULE, {"appliance": ", ".join(intent.appliances), "cancel": True})]
         actions = [Action(GET_PRICES)]

@@ -121,9 +121,11 @@ def authorization_outcome(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the outcome of one planned (or cancelled) appliance from its SCHEDULE observation."""
+    """Return the outcome of one planned (or cancelled, or kept) appliance from its SCHEDULE observation."""
     if plan.get("cancelled"):
         outcome = "cancelled"
+    elif plan.get("kept"):  # a plan a person set, which a request for all appliances left alone
+        outcome = "kept"
     elif plan.get("feasible"):
         outcome = "stored"
     else:
@@ -142,6 +144,9 @@ def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
     appliance = plan.get("appliance")
     if plan.get("cancelled"):
         return say("plan.cleared", lang, appliance=appliance)
+    if plan.get("kept"):
+        start, end = (local_time(plan.get(k), lang) for k in ("start_local", "end_local"))
+        return say("plan.kept", lang, appliance=appliance, start=start, end=end)
     if plan.get("feasible"):
         savings, currency = plan.get("savings"), plan.get("currency")
         if isinstance(savings, int | float) and savings < 0:

@@ -54,6 +54,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Der nächste Lauf ist für {start} bis {end} geplant.",
     ),
     "plan.cleared": ("{appliance}: plan cleared.", "{appliance}: Plan gelöscht."),
+    "plan.kept": (
+        "{appliance}: the plan you set stays ({start} to {end}); name it to plan it again.",
+        "{appliance}: Der von dir gesetzte Plan bleibt ({start} bis {end}); nenne das Gerät, um es neu zu planen.",
+    ),
     "plan.window": (
         "{appliance}: {start} to {end}, {cost} ({note}).",
         "{appliance}: {start} bis {end}, {cost} ({note}).",
@@ -91,6 +95,16 @@ TEXTS: dict[str, tuple[str, str]] = {
         (
             "Ich habe die Anfrage nicht verstanden, daher wurde nichts ausgeführt. Ich kann deine Geräte planen "
             "({names}) und die Preise nennen."
+        ),
+    ),
+    "offline.switch_all": (
+        (
+            'Nothing was switched on and no plan was changed: I switch on only devices you name ("turn on the '
+            'dishwasher now"). To plan all appliances, say "schedule all appliances".'
+        ),
+        (
+            "Es wurde nichts eingeschaltet und kein Plan geändert: Ich schalte nur Geräte ein, die du nennst "
+            "(„schalte die Spülmaschine jetzt ein“). Um alle Geräte zu planen, sag „plane alle Geräte“."
         ),
     ),
     "offline.no_appliances": ("no appliances yet", "noch keine Geräte"),

@@ -299,6 +299,14 @@ class PlanManager(ChangeListeners):
         await self.async_replan_due()
         self.async_notify_listeners()
 
+    def set_plan(self, appliance_id: str, now: datetime) -> Plan | None:
+        """Return the plan a person set (stored by ``schedule``, ``ask`` or a tool) if it is feasible and not ended."""
+        state = self.states[appliance_id]
+        plan = state.plan
+        if not state.pinned or plan is None or not plan.feasible or plan.end is None or plan.end <= now:
+            return None
+        return plan
+
     async def async_started_now(self, appliance_id: str, now: datetime) -> Plan | None:
         """Count the run a person started at ``now`` as the run the appliance's waiting plan was for.
 
