@@ -246,7 +246,7 @@ def test_an_appliance_switched_on_says_what_ran_and_what_became_of_its_plan(
     assert (report([outcome], "en"), report([outcome], "de")) == expected
 
 
-def test_a_kept_plan_says_it_stays_and_is_no_change() -> None:
+def test_a_kept_plan_says_it_stays() -> None:
     kept = {"appliance": "Washing machine", "feasible": True, "kept": True, "start_local": "Mon 02:15",
             "end_local": "Mon 04:00", "cost": 0.12, "savings": 0.15, "currency": "EUR"}
     outcome = plan_outcome(kept)
@@ -256,4 +256,4 @@ def test_a_kept_plan_says_it_stays_and_is_no_change() -> None:
     assert report([outcome], "de") == (
         "Washing machine: Der von dir gesetzte Plan bleibt (Mo 02:15 bis Mo 04:00); nenne das Gerät, um es neu zu "
         "planen.")
-    assert not fulfilled([outcome], asked=True)  # nothing the person asked changed
+    assert fulfilled([outcome], asked=True)  # the appliance has the plan the person set, as a plan for all asks

@@ -3,8 +3,8 @@
 The model proposes, the person decides.
 
 The assistant's tools record one outcome per device command (its gate outcome: ``executed``, ``dry_run``,
-``blocked``, ``pending_confirmation``, ``failed``, ...), per plan (``stored``, ``cancelled`` or ``not_planned``), per
-authorization request (``pending`` or ``denied``) and per action refused because the request did not ask for it
+``blocked``, ``pending_confirmation``, ``failed``, ...), per plan (``stored``, ``cancelled``, ``kept``: a plan the
+person set that a request for all appliances left alone, or ``not_planned``), per authorization request (``pending`` or ``denied``) and per action refused because the request did not ask for it
 (``refused``: a specialist agent for an appliance the request does not name, an authorization request without a
 grid or battery action asked).
 
@@ -33,7 +33,8 @@ AUTHORIZATION = "authorization"
 REFUSAL = "refusal"
 # A command that went through: it ran, or it waits for an administrator (the person decides).
 EFFECTIVE_COMMANDS = frozenset({"executed", "pending_confirmation"})
-EFFECTIVE_PLANS = frozenset({"stored", "cancelled"})
+# a kept plan is one the person set, which a request for all appliances left in place: it stands as asked
+EFFECTIVE_PLANS = frozenset({"stored", "cancelled", "kept"})
 _EFFECTIVE = {COMMAND: EFFECTIVE_COMMANDS, PLAN: EFFECTIVE_PLANS, AUTHORIZATION: frozenset({"pending"})}
 
 
@@ -253,7 +254,7 @@ def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False, *, ans
 
     When device commands were proposed, an action was refused, or the person
     ``asked`` for something (their request reads into requested actions), at least one command executed or waits
-    for confirmation, a plan was stored or cancelled, or an authorization request waits for an administrator.
+    for confirmation, a plan was stored, cancelled or kept, or an authorization request waits for an administrator.
     Otherwise a question: fulfilled when ``answered`` (a model's own answer, or an action besides FINISH ran; the
     offline planner finishing at once understood nothing and did nothing).
     """
