@@ -114,6 +114,7 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
         setpoints=_setpoints(hass, records, home),
     )
     await control.async_load()
+    control.on_confirmed = planner.async_switched_on  # a confirmed switch-on is a run, as an executed one is
     limits = (int(options[CONF_ASK_DAILY]), int(options[CONF_ASK_HOURLY]), int(options[CONF_ASK_PER_MINUTE]))
     assistant = Assistant(hass, entry, RateLimiter(*limits), options)
     await assistant.async_load()

@@ -440,3 +440,27 @@ async def test_a_broad_request_never_replaces_a_plan_a_person_set(
 
     named = await ask(hass, "Schedule the washing machine")
     assert washer.plan is not set_plan and named["outcomes"][0]["outcome"] == "stored"
+
+
+async def test_a_confirmed_switch_on_withdraws_the_plan_it_replaces_too(hass: HomeAssistant, house: MockConfigEntry
+                                                                          ) -> None:
+    """With a policy that asks an administrator first, "turn on the dishwasher now" waits and its plan still stands
+    (the answer says so); once confirmed, the dishwasher runs and the plan waiting for this run is withdrawn."""
+    async_expose_entity(hass, "conversation", "input_boolean.dishwasher", True)
+    await allow_control(hass)
+    rules = [{"operation": "*", "device_type": "input_boolean", "risk_min": 0, "risk_max": 5, "action": "confirm"}]
+    hass.config_entries.async_update_entry(house, options={**house.options, "policy_rules": rules})
+    await hass.async_block_till_done()
+    owner = await admin_context(hass)
+    state = house.runtime_data.planner.states["dishwasher"]
+    waiting, window_end = state.plan, state.window_end
+    start, end = local_window(waiting)
+    response = await ask(hass, "Turn on the dishwasher now", owner)
+    (outcome,) = response["outcomes"]
+    assert outcome["outcome"] == "pending_confirmation" and outcome["plan"] == {"start_local": start, "end_local": end}
+    assert response["summary"].endswith(f"The planned run of Dishwasher ({start} to {end}) still stands.")
+    assert state.plan is waiting
+    done = await hass.services.async_call(DOMAIN, "confirm", {"trace_id": outcome["trace_id"]}, blocking=True,
+                                          return_response=True, context=owner)
+    assert done["outcome"] == "executed" and hass.states.get("input_boolean.dishwasher").state == "on"
+    assert state.plan is not waiting and state.done_until == window_end and state.plan.start >= window_end

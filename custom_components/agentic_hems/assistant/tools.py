@@ -45,7 +45,7 @@ from ..orchestrator.intent import (
     asks_for_incident,
 )
 from ..orchestrator.loop import Usage
-from ..orchestrator.offline import SWITCH_ON, ApplianceRef, named_in
+from ..orchestrator.offline import ApplianceRef, named_in
 from ..orchestrator.outcomes import authorization_outcome, command_outcome, plan_outcome, refused_action
 from ..orchestrator.parser import Reply
 from ..planning.home_view import why_now
@@ -332,7 +332,7 @@ class HassTools:
             raw_input=self.request,
         )
         self.gate_results.append({"trace_id": record["trace_id"], "outcome": record["outcome"]})
-        effect = await self._switched_on(record, str(action.args.get("intent")))
+        effect = await self._switched_on(record)
         self.outcomes.append(command_outcome(action.args, record) | effect)
         gates = record.get("gate_results") or []
         return {
@@ -344,29 +344,22 @@ class HassTools:
             **effect,
         }
 
-    async def _switched_on(self, record: dict[str, Any], intent: str) -> dict[str, Any]:
-        """For a switch-on (``turn_on``, ``start``) of an appliance's controlled entity: what became of its plan.
+    async def _switched_on(self, record: dict[str, Any]) -> dict[str, Any]:
+        """For a switch-on of an appliance (:meth:`..planning.manager.PlanManager.async_switched_on`): its plan.
 
         ``{"appliance": name}``, with ``already_on`` (it was on: nothing ran), ``withdrawn`` (the plan this run
-        replaces, :meth:`..planning.manager.PlanManager.async_started_now`) and ``plan`` (the plan that stands, the
-        next one after a withdrawn plan), as local start and end; ``{}`` for any other command.
+        replaces) and ``plan`` (the plan that stands), as local start and end; ``{}`` for any other command.
         """
-        planner = self.entry.runtime_data.planner
-        entity_id = record.get("entity_id")
-        appliance = next((a for a in planner.appliances.values() if a.entity_id == entity_id), None)
-        if appliance is None or intent not in SWITCH_ON:
+        switched = await self.entry.runtime_data.planner.async_switched_on(record)
+        if switched is None:
             return {}
-        effect: dict[str, Any] = {"appliance": appliance.name}
-        execution = record.get("execution_result") or {}
-        if execution.get("no_op"):
+        effect: dict[str, Any] = {"appliance": switched.name}
+        if switched.already_on:
             effect["already_on"] = True
-        elif record.get("outcome") == "executed":  # it was off: a run starts now
-            withdrawn = await planner.async_started_now(appliance.appliance_id, dt_util.utcnow())
-            if withdrawn is not None:
-                effect["withdrawn"] = run_window(withdrawn)
-        state = planner.states.get(appliance.appliance_id)
-        if state is not None and state.plan is not None and state.plan.feasible and state.plan.start is not None:
-            effect["plan"] = run_window(state.plan)  # the plan that stands, or the next one after a withdrawn plan
+        if switched.withdrawn is not None:
+            effect["withdrawn"] = run_window(switched.withdrawn)
+        if switched.plan is not None:
+            effect["plan"] = run_window(switched.plan)
         return effect
 
     async def _grid(self, action: Action) -> dict[str, Any]:

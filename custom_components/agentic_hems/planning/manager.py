@@ -6,6 +6,7 @@ Plans are replanned automatically under the main fuse, or stored by the ``schedu
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, time
@@ -22,6 +23,7 @@ from homeassistant.util import dt as dt_util
 from ..const import DOMAIN, LOGGER, STORAGE_VERSION
 from ..coordinator import PriceCoordinator
 from ..listeners import ChangeListeners
+from ..orchestrator.offline import SWITCH_ON
 from ..prices import PriceCurve
 from ..prices.curve import FloatArray
 from ..scheduling import LoadSpec, Plan, plan_joint
@@ -76,6 +78,20 @@ class ApplianceState:
             window_end=datetime.fromisoformat(data["window_end"]) if data.get("window_end") else None,
             done_until=datetime.fromisoformat(data["done_until"]) if data.get("done_until") else None,
         )
+
+
+@dataclass(frozen=True)
+class SwitchedOn:
+    """A command switched appliance ``name`` on.
+
+    ``already_on``: it was on (nothing ran); ``withdrawn``: the plan this run replaces; ``plan``: the plan that stands
+    now (the next one after a withdrawn plan); each None where there is none.
+    """
+
+    name: str
+    already_on: bool
+    withdrawn: Plan | None
+    plan: Plan | None
 
 
 def curve_key(curve: PriceCurve) -> str:
@@ -306,6 +322,25 @@ class PlanManager(ChangeListeners):
         if not state.pinned or plan is None or not plan.feasible or plan.end is None or plan.end <= now:
             return None
         return plan
+
+    async def async_switched_on(self, record: Mapping[str, Any]) -> SwitchedOn | None:
+        """Follow one gated command (its trace ``record``) that switches an appliance on: what became of its plan.
+
+        A ``turn_on`` or ``start`` of an appliance's controlled entity that executed, and found it off, starts a
+        run: the plan waiting for it is withdrawn (:meth:`async_started_now`). None for any other command.
+        """
+        intent = (record.get("candidate") or {}).get("intent")
+        entity_id = record.get("entity_id")
+        appliance = next((a for a in self.appliances.values() if a.entity_id == entity_id), None)
+        if appliance is None or intent not in SWITCH_ON:
+            return None
+        already_on = bool((record.get("execution_result") or {}).get("no_op"))
+        withdrawn = None
+        if record.get("outcome") == "executed" and not already_on:
+            withdrawn = await self.async_started_now(appliance.appliance_id, dt_util.utcnow())
+        plan = self.states[appliance.appliance_id].plan
+        standing = plan if plan is not None and plan.feasible and plan.start is not None else None
+        return SwitchedOn(appliance.name, already_on, withdrawn, standing)
 
     async def async_started_now(self, appliance_id: str, now: datetime) -> Plan | None:
         """Count the run a person started at ``now`` as the run the appliance's waiting plan was for.
