@@ -521,3 +521,21 @@ async def test_an_mcp_client_lists_the_tools_and_calls_them(
     assert [
         r["trace_id"] for r in hass.config_entries.async_entries(DOMAIN)[0].runtime_data.control.pending_records()
     ] == [held["confirmation_id"]]
+
+
+async def test_a_model_asked_for_everything_keeps_the_plan_a_person_set(offline_home: Home, agent: ScriptedAgent
+                                                                       ) -> None:
+    """A conversation agent's schedule of all appliances keeps the washing machine's plan the person set (the result
+    says so); "turn on everything" asks for no plan, so the same call is refused and nothing changes."""
+    home = offline_home
+    (first,) = await converse(home, agent, "owner", "Schedule the washing machine", ("schedule_appliance",
+                                                                                     {"appliance": "Washing machine"}))
+    set_plan = home.planner.states["washer"].plan
+    assert first["plans"][0]["feasible"] and home.planner.states["washer"].pinned
+    (everything,) = await converse(home, agent, "owner", "Turn on everything", SCHEDULE_ALL)
+    assert everything["error"] == "not_requested" and home.planner.states["washer"].plan is set_plan
+    assert home.planner.states["dishwasher"].plan is None and home.planner.states["ev"].plan is None
+    (broad,) = await converse(home, agent, "owner", "Schedule all appliances", SCHEDULE_ALL)
+    kept = [p for p in broad["plans"] if p.get("kept")]
+    assert [p["appliance"] for p in kept] == ["Washing machine"] and home.planner.states["washer"].plan is set_plan
+    assert home.planner.states["dishwasher"].pinned and home.planner.states["ev"].pinned
