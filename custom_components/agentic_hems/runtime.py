@@ -47,6 +47,7 @@ from .planning.home_config import HomeConfig, home_config
 from .planning.home_manager import HomePlanManager
 from .planning.manager import PlanManager
 from .planning.scheduler import async_track_slots
+from .planning.switch_ons import async_track_switch_ons
 from .price_sources import source_for_entry
 from .security.ratelimit import RateLimiter
 
@@ -114,7 +115,6 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
         setpoints=_setpoints(hass, records, home),
     )
     await control.async_load()
-    control.on_confirmed = planner.async_switched_on  # a confirmed switch-on is a run, as an executed one is
     limits = (int(options[CONF_ASK_DAILY]), int(options[CONF_ASK_HOURLY]), int(options[CONF_ASK_PER_MINUTE]))
     assistant = Assistant(hass, entry, RateLimiter(*limits), options)
     await assistant.async_load()
@@ -154,6 +154,7 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     entry.async_on_unload(runtime.control.async_start())
     entry.async_on_unload(lambda: async_entry_unloaded(hass, entry.entry_id))
     entry.async_on_unload(async_track_slots(hass, entry))
+    entry.async_on_unload(async_track_switch_ons(hass, planner))
     if (cached := coordinator.cached_data()) is not None:
         coordinator.async_set_updated_data(cached)
     entry.async_on_unload(coordinator.async_start())

@@ -464,3 +464,28 @@ async def test_a_confirmed_switch_on_withdraws_the_plan_it_replaces_too(hass: Ho
                                           return_response=True, context=owner)
     assert done["outcome"] == "executed" and hass.states.get("input_boolean.dishwasher").state == "on"
     assert state.plan is not waiting and state.done_until == window_end and state.plan.start >= window_end
+
+
+async def test_a_switch_on_from_a_dashboard_counts_as_the_waiting_run(hass: HomeAssistant, house: MockConfigEntry,
+                                                                      freezer: FrozenDateTimeFactory) -> None:
+    """Switched on outside the integration (a dashboard's service call), the dishwasher's waiting plan is withdrawn
+    once; switched off and on again in the same window, the next window's plan stays. A plan's own start withdraws
+    nothing."""
+    state = house.runtime_data.planner.states["dishwasher"]
+    waiting, window_end = state.plan, state.window_end
+
+    async def switch(service: str) -> None:
+        await hass.services.async_call("input_boolean", service, {"entity_id": "input_boolean.dishwasher"},
+                                       blocking=True)
+        await hass.async_block_till_done()
+
+    await switch("turn_on")
+    following = state.plan
+    assert following is not waiting and state.done_until == window_end and following.start >= window_end
+    await switch("turn_off")
+    await switch("turn_on")
+    assert state.plan is following  # a second run in a window already done withdraws nothing more
+    await switch("turn_off")
+    freezer.move_to(following.start)  # its own start: the plan runs, it is not withdrawn
+    await switch("turn_on")
+    assert state.plan is following

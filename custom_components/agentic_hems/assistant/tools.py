@@ -50,6 +50,7 @@ from ..orchestrator.outcomes import authorization_outcome, command_outcome, plan
 from ..orchestrator.parser import Reply
 from ..planning.home_view import why_now
 from ..planning.services import build_load, find_appliance
+from ..planning.switch_ons import async_switched_on
 from ..prices.curve import ceil_slot, floor_slot
 from ..scheduling import window_sums
 from ..service_helpers import invalid
@@ -345,12 +346,12 @@ class HassTools:
         }
 
     async def _switched_on(self, record: dict[str, Any]) -> dict[str, Any]:
-        """For a switch-on of an appliance (:meth:`..planning.manager.PlanManager.async_switched_on`): its plan.
+        """For a switch-on of an appliance (:func:`..planning.switch_ons.async_switched_on`): what became of its plan.
 
         ``{"appliance": name}``, with ``already_on`` (it was on: nothing ran), ``withdrawn`` (the plan this run
         replaces) and ``plan`` (the plan that stands), as local start and end; ``{}`` for any other command.
         """
-        switched = await self.entry.runtime_data.planner.async_switched_on(record)
+        switched = await async_switched_on(self.entry.runtime_data.planner, record)
         if switched is None:
             return {}
         effect: dict[str, Any] = {"appliance": switched.name}

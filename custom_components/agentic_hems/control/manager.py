@@ -17,7 +17,7 @@ orchestrator) to an actuator. It owns:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -85,8 +85,6 @@ class ControlManager(ChangeListeners):
         self.notify_service = notify_service
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
         self.plan_changes = PlanChanges()  # its applier is set by the LLM API
-        # told of each confirmed command that executed (a switch-on of an appliance withdraws its waiting plan)
-        self.on_confirmed: Callable[[TraceRecord], Awaitable[object]] | None = None
         self._index: ResolverIndex | None = None
         self._expiry_unsub: CALLBACK_TYPE | None = None
         self._control_store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry_id}.control")
@@ -249,8 +247,6 @@ class ControlManager(ChangeListeners):
         record = await self.keeper.confirm(
             trace_id, user_id, self.view, HassActuator(self.hass, context), index=self.index, refresh=self._refresh
         )
-        if record.get("outcome") == "executed" and self.on_confirmed is not None:
-            await self.on_confirmed(record)
         return self._decided(record, context)
 
     @callback

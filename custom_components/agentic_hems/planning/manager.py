@@ -6,7 +6,6 @@ Plans are replanned automatically under the main fuse, or stored by the ``schedu
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, time
@@ -23,7 +22,6 @@ from homeassistant.util import dt as dt_util
 from ..const import DOMAIN, LOGGER, STORAGE_VERSION
 from ..coordinator import PriceCoordinator
 from ..listeners import ChangeListeners
-from ..orchestrator.offline import SWITCH_ON
 from ..prices import PriceCurve
 from ..prices.curve import FloatArray
 from ..scheduling import LoadSpec, Plan, plan_joint
@@ -80,20 +78,6 @@ class ApplianceState:
         )
 
 
-@dataclass(frozen=True)
-class SwitchedOn:
-    """A command switched appliance ``name`` on.
-
-    ``already_on``: it was on (nothing ran); ``withdrawn``: the plan this run replaces; ``plan``: the plan that stands
-    now (the next one after a withdrawn plan); each None where there is none.
-    """
-
-    name: str
-    already_on: bool
-    withdrawn: Plan | None
-    plan: Plan | None
-
-
 def curve_key(curve: PriceCurve) -> str:
     """Return a short fingerprint of the prices and their trust (not of when they were fetched).
 
@@ -132,6 +116,7 @@ class PlanManager(ChangeListeners):
         """Create the Store."""
         self.store: Store[dict[str, Any]] = Store(self.hass, STORAGE_VERSION, f"{DOMAIN}.{self.entry_id}.plans")
         self._lock = asyncio.Lock()  # one change of the states at a time
+        self.withdrawn: dict[str, tuple[datetime, Plan]] = {}  # the last plan withdrawn per appliance, and when
 
     async def async_load(self) -> None:
         """Load persisted states for the configured appliances; an unreadable Store or entry starts fresh."""
@@ -323,38 +308,23 @@ class PlanManager(ChangeListeners):
             return None
         return plan
 
-    async def async_switched_on(self, record: Mapping[str, Any]) -> SwitchedOn | None:
-        """Follow one gated command (its trace ``record``) that switches an appliance on: what became of its plan.
-
-        A ``turn_on`` or ``start`` of an appliance's controlled entity that executed, and found it off, starts a
-        run: the plan waiting for it is withdrawn (:meth:`async_started_now`). None for any other command.
-        """
-        intent = (record.get("candidate") or {}).get("intent")
-        entity_id = record.get("entity_id")
-        appliance = next((a for a in self.appliances.values() if a.entity_id == entity_id), None)
-        if appliance is None or intent not in SWITCH_ON:
-            return None
-        already_on = bool((record.get("execution_result") or {}).get("no_op"))
-        withdrawn = None
-        if record.get("outcome") == "executed" and not already_on:
-            withdrawn = await self.async_started_now(appliance.appliance_id, dt_util.utcnow())
-        plan = self.states[appliance.appliance_id].plan
-        standing = plan if plan is not None and plan.feasible and plan.start is not None else None
-        return SwitchedOn(appliance.name, already_on, withdrawn, standing)
-
     async def async_started_now(self, appliance_id: str, now: datetime) -> Plan | None:
-        """Count the run a person started at ``now`` as the run the appliance's waiting plan was for.
+        """Count a run started at ``now`` (switched on from off, not by its plan) as the one its waiting plan was for.
 
         A feasible plan that has not started is withdrawn and its window counts as done, so automatic planning plans
         the next window, not a second run in this one. Returns the withdrawn plan; None when there was none (no plan,
-        or one already running or ended, which stays).
+        one already running or ended, which stays, or a window already done: a second switch-on in it withdraws
+        nothing more).
         """
         async with self._lock:
             state = self.states[appliance_id]
             plan = state.plan
             if plan is None or not plan.feasible or plan.start is None or plan.start <= now:
                 return None
+            if state.done_until is not None and state.done_until > now:
+                return None
             state.done_until = state.window_end or plan.end
+            self.withdrawn[appliance_id] = (now, plan)
             state.plan, state.pinned, state.basis, state.window_end = None, False, "", None
             await self._async_save()
         await self.async_replan_due()
