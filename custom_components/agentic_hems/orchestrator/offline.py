@@ -7,7 +7,10 @@ an appliance's plan ("when will the dishwasher run?") and "why" questions about 
 whole-home plan (``EXPLAIN_DEVICE``: the stored plan; the current slot's reason). It
 answers through the loop like a model: one ``ACTION:`` line per turn, reading the Observations for its summary. Given a
 reader of device requests (the intent binding's), it also sends the device commands a request asks for that need no
-value ("turn on the kitchen light", "schließe das Garagentor"), through the same gates as a model's.
+value ("turn on the kitchen light", "schließe das Garagentor"), through the same gates as a model's. An appliance
+such a command switches on ("turn on the dishwasher now") is not planned as well: the request asks for this run.
+"Turn on everything" (a switch-on of all, with no planning word or time: ``switch_all``) names no device and asks for
+no plan; the answer says that nothing was switched on and no plan changed.
 """
 
 from __future__ import annotations
@@ -204,7 +207,7 @@ def understand(text: str, appliances: Sequence[ApplianceRef], home_devices: Sequ
     named = [a.name for a in appliances if any(name == a.name for _, name in mentions)]
     if not named and _ALL.search(folded):
         if _SWITCH_ON.search(folded) and not _PLANNING.search(folded) and not _times(folded, []):
-            return Intent("switch_all", tuple(a.name for a in appliances))
+            return Intent("switch_all")  # names no appliance: nothing to plan, bind or consult
         named = [a.name for a in appliances]
     if not named:
         return Intent("prices", now=bool(_NOW.search(folded))) if _PRICES.search(folded) else Intent("unknown")
