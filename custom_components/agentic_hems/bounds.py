@@ -56,9 +56,11 @@ MAX_PENDING_TOTAL: Final = 20
 TOOL_CALLS_PER_USER_MINUTE: Final = 30
 """Calls of the site's LLM API tools (any conversation agent or MCP client) one HA user may make per minute."""
 TOOL_CALLS_PER_HOUR: Final = 300
-"""Calls of the site's LLM API tools per hour, all users together."""
+"""Calls of the site's LLM API tools one HA user (or all calls without a user together) may make per hour;
+administrators have no hour limit (the minute limit bounds them)."""
 TOOL_CALLS_PER_DAY: Final = 2_000
-"""Calls of the site's LLM API tools per day, all users together."""
+"""Calls of the site's LLM API tools one HA user (or all calls without a user together) may make per day;
+administrators have no day limit."""
 
 
 class TooLarge(vol.Invalid):  # type: ignore[misc, unused-ignore]

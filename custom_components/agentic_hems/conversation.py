@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from homeassistant.components.conversation import ConversationEntity, ConversationInput, ConversationResult
+from homeassistant.components.conversation import (
+    ConversationEntity,
+    ConversationEntityFeature,
+    ConversationInput,
+    ConversationResult,
+)
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import intent
@@ -33,9 +38,14 @@ async def async_setup_entry(
 
 
 class AgenticHemsConversation(AgenticHemsEntity, ConversationEntity):
-    """Answers Assist requests about home energy through the orchestrator."""
+    """Answers Assist requests about home energy through the orchestrator.
+
+    It controls devices (through the gates), so it says so: without ``CONTROL`` HA's Assist dialog warns "This
+    assistant cannot control your home" for a pipeline that does not prefer local handling.
+    """
 
     _attr_name = None
+    _attr_supported_features = ConversationEntityFeature.CONTROL
 
     @property
     def supported_languages(self) -> list[str] | Literal["*"]:

@@ -49,6 +49,7 @@ from .planning.home_config import HomeConfig, home_config
 from .planning.home_manager import HomePlanManager
 from .planning.manager import PlanManager
 from .planning.scheduler import async_track_slots
+from .planning.switch_ons import async_track_switch_ons
 from .price_sources import source_for_entry
 from .security.ratelimit import RateLimiter
 
@@ -159,6 +160,7 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     entry.async_on_unload(exposure.async_start())
     entry.async_on_unload(lambda: async_entry_unloaded(hass, entry.entry_id))
     entry.async_on_unload(async_track_slots(hass, entry))
+    entry.async_on_unload(async_track_switch_ons(hass, planner))
     if (cached := coordinator.cached_data()) is not None:
         coordinator.async_set_updated_data(cached)
     entry.async_on_unload(coordinator.async_start())

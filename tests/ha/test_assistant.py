@@ -14,18 +14,22 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from homeassistant.components.calendar import CalendarEntity, CalendarEvent
+from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.const import EntityCategory
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import entity_registry as er, intent
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
+from custom_components.agentic_hems.assistant.assistant import rate_limited
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.scheduling import plan_joint
 from custom_components.agentic_hems.security import OUT_OF_SCOPE_MESSAGE
+from custom_components.agentic_hems.security.ratelimit import Refusal
 
-from .conftest import NOW, sample_entry
+from .conftest import NOW, admin_context, sample_entry
+from .test_control import allow_control, house  # noqa: F401 - house is a fixture
 
 
 def cents(amount: float) -> str:
@@ -138,8 +142,21 @@ async def test_rate_limit_per_user(hass: HomeAssistant, loaded_entry: MockConfig
     await ask(hass, "When is electricity cheapest?", me)
     with pytest.raises(ServiceValidationError) as err:
         await ask(hass, "When is electricity cheapest?", me)
-    assert err.value.translation_key == "rate_limited" and err.value.translation_placeholders == {"window": "minute"}
+    assert err.value.translation_key == "rate_limited"
+    assert err.value.translation_placeholders == {"window": "minute", "time": "20:06", "minutes": "1"}  # at 20:05:00
     await ask(hass, "When is electricity cheapest?", Context(user_id="u2"))
+
+
+async def test_a_refusal_names_the_local_time_and_the_day_when_it_is_not_today(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """Sunday 20:05 in Brussels: a day window that frees on Monday 19:04:30 UTC says "Mon 20:05" ("Mo" in German)
+    and 1440 minutes (23 h 59.5 min, rounded up); an hour window frees at 20:35 today, in 30 minutes."""
+    now = dt_util.utcnow()
+    day = rate_limited(Refusal("day", now + timedelta(hours=23, minutes=59, seconds=30)), now, "de")
+    assert day.translation_placeholders == {"window": "Tag", "time": "Mo 20:05", "minutes": "1440"}
+    hour = rate_limited(Refusal("hour", now + timedelta(minutes=30)), now, "en")
+    assert hour.translation_placeholders == {"window": "hour", "time": "20:35", "minutes": "30"}
 
 
 async def test_runs_survive_a_reload(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
@@ -170,7 +187,8 @@ async def test_assist_answers_through_the_orchestrator(hass: HomeAssistant, load
     from homeassistant.components import conversation
 
     agent = "conversation.agentic_hems"
-    assert hass.states.get(agent) is not None
+    # it controls devices (through the gates): without CONTROL, HA's Assist dialog says it cannot control the home
+    assert hass.states.get(agent).attributes["supported_features"] == conversation.ConversationEntityFeature.CONTROL
     result = await conversation.async_converse(hass, "Run the dishwasher tonight", None, Context(), agent_id=agent)
     speech = result.response.speech["plain"]["speech"]
     assert speech.startswith("Dishwasher: ") and result.response.response_type.value == "action_done"
@@ -287,7 +305,7 @@ async def test_assist_refuses_in_the_speakers_language(hass: HomeAssistant, load
     limited = await conversation.async_converse(hass, "Lade das Auto", None, Context(user_id="u1"), language="de",
                                                 agent_id=agent)
     assert limited.response.speech["plain"]["speech"] == (
-        "Zu viele Anfragen: Das Limit pro Minute ist erreicht. Versuche es später erneut.")
+        "Zu viele Anfragen: Das Limit pro Minute ist erreicht. Wieder möglich um 20:06 Uhr (in 1 Min.).")
     loaded_entry.runtime_data.assistant.limiter.per_user_minute = 20
     unknown = await conversation.async_converse(hass, "hello", None, Context(), agent_id=agent)
     assert unknown.response.response_type.value == "query_answer"
@@ -342,3 +360,132 @@ async def test_german_answers_in_hass_language_and_assist_language(
     assert unknown.response.speech["plain"]["speech"] == (
         "Ich habe die Anfrage nicht verstanden, daher wurde nichts ausgeführt. Ich kann deine Geräte planen (Dishwasher, "
         "Washing machine, EV charger) und die Preise nennen.")
+
+
+def local_window(plan: Any) -> tuple[str, str]:
+    return dt_util.as_local(plan.start).strftime("%a %H:%M"), dt_util.as_local(plan.end).strftime("%a %H:%M")
+
+
+async def test_switching_an_appliance_on_now_says_what_ran_and_withdraws_the_plan_it_replaces(
+    hass: HomeAssistant, house: MockConfigEntry
+) -> None:
+    """"Turn on the dishwasher now" through Assist: with device control off nothing runs and the plan stands; with it
+    on the dishwasher is switched on, the plan waiting for this run is withdrawn, its window counts as done and the
+    next window is planned; the answer says exactly that, never a later plan as if it still held. Again: already on."""
+    from homeassistant.components import conversation
+
+    async_expose_entity(hass, "conversation", "input_boolean.dishwasher", True)
+    owner = await admin_context(hass)
+    planner = house.runtime_data.planner
+    state = planner.states["dishwasher"]
+    waiting, window_end = state.plan, state.window_end
+    start, end = local_window(waiting)
+
+    async def say(text: str) -> Any:
+        return await conversation.async_converse(hass, text, None, owner, agent_id="conversation.agentic_hems")
+
+    dry = await say("Turn on the dishwasher now")
+    assert dry.response.speech["plain"]["speech"].endswith(
+        f"The planned run of Dishwasher ({start} to {end}) still stands.")
+    assert dry.response.speech["plain"]["speech"].count("Dishwasher (") == 1  # no second plan
+    assert state.plan is waiting and hass.states.get("input_boolean.dishwasher").state == "off"
+
+    await allow_control(hass)
+    done = await say("Turn on the dishwasher now")
+    assert hass.states.get("input_boolean.dishwasher").state == "on"
+    assert state.done_until == window_end and state.plan.start >= window_end  # the next window's run
+    next_start, next_end = local_window(state.plan)
+    assert done.response.speech["plain"]["speech"] == (
+        f"Dishwasher: switched on now. This run replaces its planned run ({start} to {end}), which is withdrawn. "
+        f"Its next run is planned for {next_start} to {next_end}.")
+    assert done.response.response_type == intent.IntentResponseType.ACTION_DONE
+    run = house.runtime_data.assistant.runs[-1]
+    assert run["success"] and run["executed_schedules"] == []  # nothing planned on top of it
+    assert [o["kind"] for o in run["outcomes"]] == ["command"]
+    again = await say("Turn on the dishwasher now")
+    assert again.response.speech["plain"]["speech"] == (
+        f"Dishwasher: already on. The planned run of Dishwasher ({next_start} to {next_end}) still stands.")
+
+
+async def test_a_broad_request_never_replaces_a_plan_a_person_set(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """"Run the washing machine before 7 tomorrow", then "Turn on everything": nothing is switched on or planned, the
+    answer says so and the run is no success. "Schedule all flexible loads" keeps the washing machine's plan (and says
+    so, with its times), plans the others around it (the MILP's optimum for those two on top of it); naming the
+    washing machine plans it again."""
+    planner = loaded_entry.runtime_data.planner
+    washer = planner.states["washer"]
+    await ask(hass, "Run the washing machine before 7 tomorrow")
+    set_plan = washer.plan
+    assert washer.pinned and set_plan.end <= NOW.replace(day=30, hour=7, minute=0)  # before 7 tomorrow (local)
+    before = {key: state.plan for key, state in planner.states.items()}
+
+    everything = await ask(hass, "Turn on everything")
+    assert everything["summary"].startswith("Nothing was switched on and no plan was changed")
+    assert not everything["success"] and everything["plans"] == [] and everything["outcomes"] == []
+    assert {key: state.plan for key, state in planner.states.items()} == before
+    assert loaded_entry.runtime_data.assistant.runs[-1]["success"] is False
+
+    broad = await ask(hass, "Schedule all flexible loads")
+    assert washer.plan is set_plan and washer.pinned
+    start, end = local_window(set_plan)
+    assert f"Washing machine: the plan you set stays ({start} to {end}); name it to plan it again." in broad["summary"]
+    assert [o["outcome"] for o in broad["outcomes"]] == ["stored", "kept", "stored"] and broad["success"]
+    curve = loaded_entry.runtime_data.coordinator.data.total
+    others = ["dishwasher", "ev"]
+    joint = plan_joint(curve, [planner.load_for(key, dt_util.utcnow()) for key in others],
+                       power_limit_kw=planner.power_limit_kw, base_load_kw=set_plan.power_on(curve.start, len(curve)))
+    assert sum(p.cost for p in joint) == pytest.approx(sum(planner.states[k].plan.cost for k in others), abs=1e-6)
+
+    named = await ask(hass, "Schedule the washing machine")
+    assert washer.plan is not set_plan and named["outcomes"][0]["outcome"] == "stored"
+
+
+async def test_a_confirmed_switch_on_withdraws_the_plan_it_replaces_too(hass: HomeAssistant, house: MockConfigEntry
+                                                                          ) -> None:
+    """With a policy that asks an administrator first, "turn on the dishwasher now" waits and its plan still stands
+    (the answer says so); once confirmed, the dishwasher runs and the plan waiting for this run is withdrawn."""
+    async_expose_entity(hass, "conversation", "input_boolean.dishwasher", True)
+    await allow_control(hass)
+    rules = [{"operation": "*", "device_type": "input_boolean", "risk_min": 0, "risk_max": 5, "action": "confirm"}]
+    hass.config_entries.async_update_entry(house, options={**house.options, "policy_rules": rules})
+    await hass.async_block_till_done()
+    owner = await admin_context(hass)
+    state = house.runtime_data.planner.states["dishwasher"]
+    waiting, window_end = state.plan, state.window_end
+    start, end = local_window(waiting)
+    response = await ask(hass, "Turn on the dishwasher now", owner)
+    (outcome,) = response["outcomes"]
+    assert outcome["outcome"] == "pending_confirmation" and outcome["plan"] == {"start_local": start, "end_local": end}
+    assert response["summary"].endswith(f"The planned run of Dishwasher ({start} to {end}) still stands.")
+    assert state.plan is waiting
+    done = await hass.services.async_call(DOMAIN, "confirm", {"trace_id": outcome["trace_id"]}, blocking=True,
+                                          return_response=True, context=owner)
+    assert done["outcome"] == "executed" and hass.states.get("input_boolean.dishwasher").state == "on"
+    assert state.plan is not waiting and state.done_until == window_end and state.plan.start >= window_end
+
+
+async def test_a_switch_on_from_a_dashboard_counts_as_the_waiting_run(hass: HomeAssistant, house: MockConfigEntry,
+                                                                      freezer: FrozenDateTimeFactory) -> None:
+    """Switched on outside the integration (a dashboard's service call), the dishwasher's waiting plan is withdrawn
+    once; switched off and on again in the same window, the next window's plan stays. A plan's own start withdraws
+    nothing."""
+    state = house.runtime_data.planner.states["dishwasher"]
+    waiting, window_end = state.plan, state.window_end
+
+    async def switch(service: str) -> None:
+        await hass.services.async_call("input_boolean", service, {"entity_id": "input_boolean.dishwasher"},
+                                       blocking=True)
+        await hass.async_block_till_done()
+
+    await switch("turn_on")
+    following = state.plan
+    assert following is not waiting and state.done_until == window_end and following.start >= window_end
+    await switch("turn_off")
+    await switch("turn_on")
+    assert state.plan is following  # a second run in a window already done withdraws nothing more
+    await switch("turn_off")
+    freezer.move_to(following.start)  # its own start: the plan runs, it is not withdrawn
+    await switch("turn_on")
+    assert state.plan is following

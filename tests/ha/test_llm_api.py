@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 import json
 from typing import Any, Literal
 
+from freezegun.api import FrozenDateTimeFactory
 import httpx
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
@@ -22,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from homeassistant.auth.const import GROUP_ID_USER
 from homeassistant.components import conversation
 from homeassistant.components.conversation.const import DATA_COMPONENT
 from homeassistant.config_entries import ConfigEntryState
@@ -35,6 +37,7 @@ from custom_components.agentic_hems.assistant.llm_api import api_id
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.validation import vol
 
+from .conftest import admin_context
 from .oracles import cheapest_run
 from .test_hostile import (  # noqa: F401 - offline_home is a fixture
     DISHWASHER,
@@ -242,8 +245,48 @@ async def test_tool_calls_are_counted_per_user_and_refused_past_the_limit(
     answers = [data_of(await first.async_call_tool(llm.ToolInput("get_energy_prices", {}))) for _ in range(31)]
     assert ["error" in a for a in answers] == [False] * 30 + [True]
     assert answers[-1]["error"] == "rate_limited"
-    assert answers[-1]["message"] == "Too many requests: the limit per minute is reached. Try again later."
+    assert answers[-1]["message"] == (  # all 31 calls at the frozen 20:05:00: the first leaves the window at 20:06
+        "Too many requests: the limit per minute is reached. Calls are possible again at 20:06 (in 1 min)."
+    )
     assert "error" not in data_of(await other.async_call_tool(llm.ToolInput("get_energy_prices", {})))
+
+
+async def test_one_person_using_up_the_hour_leaves_the_others_their_calls(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, freezer: FrozenDateTimeFactory
+) -> None:
+    """A non-admin calling 30 times a minute for ten minutes uses up the 300 calls of their own hour; the 301st is
+    refused with the time the first of them leaves the hour. The owner (an administrator) and the calls without a
+    user still get answers, and the owner has no hour limit: 330 calls in eleven minutes, only the minute limit."""
+    owner = (await admin_context(hass)).user_id  # first: HA makes the first user the owner
+    kid = await hass.auth.async_create_user("Kid", group_ids=[GROUP_ID_USER])
+    assert not kid.is_admin
+    api = api_id(loaded_entry.entry_id)
+    apis = {who: await llm.async_get_api(hass, api, context_of(hass, who)) for who in (kid.id, owner, None)}
+    prices = llm.ToolInput("get_energy_prices", {})
+    start = dt_util.utcnow()
+
+    async def minute_of_calls(who: str | None, minute: int, calls: int = 30) -> list[dict[str, Any]]:
+        answers = []
+        for second in range(calls):
+            freezer.move_to(start + timedelta(minutes=minute, seconds=second))
+            answers.append(data_of(await apis[who].async_call_tool(prices)))
+        return answers
+
+    for minute in range(10):
+        assert all("error" not in a for a in await minute_of_calls(kid.id, minute))
+    freezer.move_to(start + timedelta(minutes=10))
+    refused = data_of(await apis[kid.id].async_call_tool(prices))
+    first_leaves = dt_util.as_local(start + timedelta(hours=1))  # the first call was at `start`
+    assert (refused["error"], refused["window"], refused["time"]) == ("rate_limited", "hour", f"{first_leaves:%H:%M}")
+    assert refused["message"] == (
+        f"Too many requests: the limit per hour is reached. Calls are possible again at {first_leaves:%H:%M} (in 50 min)."
+    )
+    assert "error" not in data_of(await apis[None].async_call_tool(prices))
+    for minute in range(10, 21):
+        assert all("error" not in a for a in await minute_of_calls(owner, minute))
+    past_minute = await minute_of_calls(owner, 21, calls=31)
+    assert ["error" in a for a in past_minute] == [False] * 30 + [True]
+    assert past_minute[-1]["window"] == "minute"
 
 
 async def call(hass: HomeAssistant, service: str, **data: Any) -> dict[str, Any]:
@@ -478,3 +521,21 @@ async def test_an_mcp_client_lists_the_tools_and_calls_them(
     assert [
         r["trace_id"] for r in hass.config_entries.async_entries(DOMAIN)[0].runtime_data.control.pending_records()
     ] == [held["confirmation_id"]]
+
+
+async def test_a_model_asked_for_everything_keeps_the_plan_a_person_set(offline_home: Home, agent: ScriptedAgent
+                                                                       ) -> None:
+    """A conversation agent's schedule of all appliances keeps the washing machine's plan the person set (the result
+    says so); "turn on everything" asks for no plan, so the same call is refused and nothing changes."""
+    home = offline_home
+    (first,) = await converse(home, agent, "owner", "Schedule the washing machine", ("schedule_appliance",
+                                                                                     {"appliance": "Washing machine"}))
+    set_plan = home.planner.states["washer"].plan
+    assert first["plans"][0]["feasible"] and home.planner.states["washer"].pinned
+    (everything,) = await converse(home, agent, "owner", "Turn on everything", SCHEDULE_ALL)
+    assert everything["error"] == "not_requested" and home.planner.states["washer"].plan is set_plan
+    assert home.planner.states["dishwasher"].plan is None and home.planner.states["ev"].plan is None
+    (broad,) = await converse(home, agent, "owner", "Schedule all appliances", SCHEDULE_ALL)
+    kept = [p for p in broad["plans"] if p.get("kept")]
+    assert [p["appliance"] for p in kept] == ["Washing machine"] and home.planner.states["washer"].plan is set_plan
+    assert home.planner.states["dishwasher"].pinned and home.planner.states["ev"].pinned

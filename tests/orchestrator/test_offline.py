@@ -262,3 +262,77 @@ async def test_device_requests_become_gated_commands(text: str, first: list[tupl
         replies.append((action.type, action.args if action.type != "FINISH" else None))
         messages.append({"role": "user", "content": f'Observation: {{"action": "{action.type}"}}'})
     assert replies == first
+
+
+PLUGS = (
+    KnownDevice("switch.dishwasher_plug", "switch", ("dishwasher plug",)),
+    KnownDevice("switch.washer_plug", "switch", ("washer plug",)),
+)
+PLUGGED = [
+    ApplianceRef("Dishwasher", "dishwasher", "switch.dishwasher_plug"),
+    ApplianceRef("Washing machine", "washing_machine", "switch.washer_plug"),
+]
+
+
+async def _actions_of(planner: OfflinePlanner, text: str) -> list[tuple[str, dict[str, Any] | None]]:
+    """Every action the planner takes for ``text`` (each Observation empty), up to its FINISH."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
+    replies: list[tuple[str, dict[str, Any] | None]] = []
+    while not replies or replies[-1][0] != "FINISH":
+        action = parse(await planner.complete(messages)).action or Action("UNPARSEABLE")
+        replies.append((action.type, action.args if action.type != "FINISH" else None))
+        messages.append({"role": "user", "content": f'Observation: {{"action": "{action.type}"}}'})
+    return replies
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # switched on now: this run, no plan for later on top of it
+        ("Turn on the dishwasher plug now", [("EVALUATE_COMMAND", {"intent": "turn_on",
+                                                                   "device_alias": "switch.dishwasher_plug"})]),
+        # the other appliance named is still planned
+        ("Turn on the dishwasher plug and run the washing machine by 6 pm", [
+            ("EVALUATE_COMMAND", {"intent": "turn_on", "device_alias": "switch.dishwasher_plug"}),
+            ("GET_PRICES", {}), ("SCHEDULE", {"appliance": "Washing machine", "deadline": "18:00"})]),
+        # switching off is no run: the plan asked for stays
+        ("Turn off the dishwasher plug and schedule the dishwasher", [
+            ("EVALUATE_COMMAND", {"intent": "turn_off", "device_alias": "switch.dishwasher_plug"}),
+            ("GET_PRICES", {}), ("SCHEDULE", {"appliance": "Dishwasher"})]),
+    ],
+)
+async def test_an_appliance_switched_on_now_is_not_planned_as_well(
+    text: str, expected: list[tuple[str, dict[str, Any]]]
+) -> None:
+    def devices(request: str) -> list[tuple[str, str]]:
+        pairs = requested_actions(request, PLUGS, PLUGGED)
+        return [(p.target, p.action) for p in pairs if p.action not in ("schedule", "cancel")]
+
+    assert (await _actions_of(OfflinePlanner(PLUGGED, devices=devices), text))[:-1] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Turn on everything", "switch_all"),
+        ("Switch all devices on", "switch_all"),
+        ("Schalte alles ein", "switch_all"),
+        ("Mach alle Geräte an", "switch_all"),
+        ("Schedule everything", "schedule"),  # a planning word
+        ("Run everything as cheap as possible", "schedule"),
+        ("Turn on everything after 10 pm", "schedule"),  # a time: a plan for all
+        ("Turn on the dishwasher", "schedule"),  # named: the intent binding reads the device too
+    ],
+)
+async def test_switching_on_everything_asks_for_no_plan(text: str, kind: str) -> None:
+    """"Turn on everything" names no device to switch on and asks for no plan: nothing is planned or bound, and the
+    answer says that nothing was switched on and no plan changed (a run that does nothing is no success)."""
+    assert understand(text, HOUSE).kind == kind
+    if kind != "switch_all":
+        return
+    assert requested_actions(text, LIGHTS, HOUSE) == frozenset()  # a model cannot re-plan everything either
+    for lang, start in (("en", "Nothing was switched on and no plan was changed"),
+                        ("de", "Es wurde nichts eingeschaltet und kein Plan geändert")):
+        reply = parse(await OfflinePlanner(HOUSE, lang=lang).complete([{"role": "user", "content": text}]))
+        assert reply.action is not None and reply.action.type == "FINISH"
+        assert reply.action.args["summary"].startswith(start)

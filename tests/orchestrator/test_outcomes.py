@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from custom_components.agentic_hems.orchestrator.outcomes import (
-    authorization_outcome, claims_action, command_line, fulfilled, plan_line, reason_id, refused_action,
+    authorization_outcome, claims_action, command_line, fulfilled, plan_line, plan_outcome, reason_id, refused_action,
     refused_command, report,
 )
 from custom_components.agentic_hems.orchestrator.texts import REASONS_DE, TEXTS, language, rejection, say, window
@@ -229,3 +229,49 @@ def test_rejections_in_both_languages(text: str, de: str) -> None:
 def test_rate_limit_windows() -> None:
     assert [window(w, "de") for w in ("minute", "hour", "day")] == ["Minute", "Stunde", "Tag"]
     assert window("hour", "en") == "hour"
+
+
+SWITCHED_ON = {"kind": "command", "intent": "turn_on", "target": "switch.dishwasher_plug", "outcome": "executed",
+               "failed_gate": None, "reason": "executed", "reason_id": None, "trace_id": "t1", "appliance": "Dishwasher"}
+RUN = {"start_local": "Mon 03:15", "end_local": "Mon 05:45"}
+NEXT = {"start_local": "Mon 21:30", "end_local": "Tue 00:00"}
+
+
+@pytest.mark.parametrize(
+    ("outcome", "en", "de"),
+    [
+        ({**SWITCHED_ON, "withdrawn": RUN, "plan": NEXT},
+         "Dishwasher: switched on now. This run replaces its planned run (Mon 03:15 to Mon 05:45), which is "
+         "withdrawn. Its next run is planned for Mon 21:30 to Tue 00:00.",
+         "Dishwasher: jetzt eingeschaltet. Dieser Lauf ersetzt den geplanten Lauf (Mo 03:15 bis Mo 05:45), der "
+         "zurückgezogen ist. Der nächste Lauf ist für Mo 21:30 bis Di 00:00 geplant."),
+        ({**SWITCHED_ON, "already_on": True, "plan": RUN},
+         "Dishwasher: already on. The planned run of Dishwasher (Mon 03:15 to Mon 05:45) still stands.",
+         "Dishwasher: ist schon eingeschaltet. Der geplante Lauf von Dishwasher (Mo 03:15 bis Mo 05:45) bleibt "
+         "bestehen."),
+        ({**SWITCHED_ON}, "Dishwasher: switched on now.", "Dishwasher: jetzt eingeschaltet."),
+        ({**SWITCHED_ON, "outcome": "pending_confirmation", "plan": RUN},
+         "{command} The planned run of Dishwasher (Mon 03:15 to Mon 05:45) still stands.",
+         "{command} Der geplante Lauf von Dishwasher (Mo 03:15 bis Mo 05:45) bleibt bestehen."),
+    ],
+)
+def test_an_appliance_switched_on_says_what_ran_and_what_became_of_its_plan(
+    outcome: dict[str, Any], en: str, de: str
+) -> None:
+    """One true account: a run now replaces the plan it was for (and the next is named), or the plan stands (after
+    the command's own sentence when it did not run)."""
+    expected = (en.replace("{command}", command_line(outcome, "en")), de.replace("{command}", command_line(outcome, "de")))
+    assert (report([outcome], "en"), report([outcome], "de")) == expected
+
+
+def test_a_kept_plan_says_it_stays() -> None:
+    kept = {"appliance": "Washing machine", "feasible": True, "kept": True, "start_local": "Mon 02:15",
+            "end_local": "Mon 04:00", "cost": 0.12, "savings": 0.15, "currency": "EUR"}
+    outcome = plan_outcome(kept)
+    assert outcome["outcome"] == "kept"
+    assert report([outcome], "en") == (
+        "Washing machine: the plan you set stays (Mon 02:15 to Mon 04:00); name it to plan it again.")
+    assert report([outcome], "de") == (
+        "Washing machine: Der von dir gesetzte Plan bleibt (Mo 02:15 bis Mo 04:00); nenne das Gerät, um es neu zu "
+        "planen.")
+    assert fulfilled([outcome], asked=True)  # the appliance has the plan the person set, as a plan for all asks

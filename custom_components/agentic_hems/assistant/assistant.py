@@ -9,10 +9,12 @@ with :class:`.tools.HassTools` as the user who asked, fires ``agentic_hems_run_s
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+import math
 from typing import TYPE_CHECKING, Any
 import uuid
 
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import translation
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
@@ -42,9 +44,9 @@ from ..orchestrator.intent import CANCEL_ACTION, SCHEDULE_ACTION
 from ..orchestrator.loop import RunResult, Step, run_loop
 from ..orchestrator.offline import ApplianceRef, OfflinePlanner
 from ..orchestrator.outcomes import COMMAND, claims_action, fulfilled, refused_command, report
-from ..orchestrator.texts import language as text_language, rejection, say, window as window_text
+from ..orchestrator.texts import language as text_language, local_time, rejection, say, window as window_text
 from ..security import assess, clearly_out_of_scope, wrap
-from ..security.ratelimit import RateLimiter
+from ..security.ratelimit import RateLimiter, Refusal
 from ..service_helpers import invalid
 from ..storage import async_load_store
 from .llm import OpenAIModel, ProviderHealth, prompt
@@ -58,7 +60,8 @@ if TYPE_CHECKING:
 class Assistant(ChangeListeners):
     """Rate limits, runs and their store for one site.
 
-    ``limiter`` counts ``ask`` requests; ``tool_limiter`` counts calls of the site's LLM API tools.
+    ``limiter`` counts ``ask`` requests (day and hour for all users together: they spend the site's model budget);
+    ``tool_limiter`` counts calls of the site's LLM API tools per user, so no one uses up another's calls.
     """
 
     def __init__(
@@ -68,7 +71,9 @@ class Assistant(ChangeListeners):
         self.hass = hass
         self.entry = entry
         self.limiter = limiter
-        self.tool_limiter = RateLimiter(TOOL_CALLS_PER_DAY, TOOL_CALLS_PER_HOUR, TOOL_CALLS_PER_USER_MINUTE)
+        self.tool_limiter = RateLimiter(
+            TOOL_CALLS_PER_DAY, TOOL_CALLS_PER_HOUR, TOOL_CALLS_PER_USER_MINUTE, shared=False
+        )
         self.options = options
         self.runs: list[dict[str, Any]] = []
         self.provider_health = ProviderHealth()  # the site's provider outage, logged once
@@ -99,7 +104,7 @@ class Assistant(ChangeListeners):
         home_devices = [ApplianceRef(b.name, "battery") for b in config.batteries] if config else []
         home_devices += [ApplianceRef(h.name, "heat_pump") for h in config.heat_pumps] if config else []
         return OfflinePlanner(
-            [ApplianceRef(a.name, a.kind) for a in appliances],
+            [ApplianceRef(a.name, a.kind, a.entity_id) for a in appliances],
             calendar=bool(self.options.get(CONF_CALENDAR_ENTITY)),
             lang=lang,
             devices=self._device_pairs,
@@ -186,9 +191,10 @@ class Assistant(ChangeListeners):
         if not assessment.accepted:
             self._refused(assessment.flags, assessment.reason, context)
             raise invalid("request_rejected", reason=rejection(assessment, lang))
-        if (window := self.limiter.check(context.user_id, dt_util.utcnow())) is not None:
-            self._refused(("rate_limited",), f"limit per {window}", context)
-            raise invalid("rate_limited", window=window_text(window, lang))
+        now = dt_util.utcnow()
+        if (refusal := self.limiter.check(context.user_id, now)) is not None:
+            self._refused(("rate_limited",), f"limit per {refusal.window}", context)
+            raise rate_limited(refusal, now, lang)
         if not assessment.in_scope:
             LOGGER.info("A request without home-energy keywords; the planner decides")
         return assessment.sanitized
@@ -303,6 +309,20 @@ class Assistant(ChangeListeners):
         if (llm and (tools.outcomes or claim)) or commands or stopped is not None:
             return report(tools.outcomes, lang, stopped)
         return result.summary
+
+
+def rate_limited(refusal: Refusal, now: datetime, lang: str) -> ServiceValidationError:
+    """Return the translated ``rate_limited`` error of ``refusal`` at ``now`` (aware UTC), in ``lang``.
+
+    Placeholders: ``window`` (in ``lang``), ``time`` (when a call is possible again, rounded up to the minute: local
+    "HH:MM", with the local weekday when that is not today's) and ``minutes`` (how long until then, at least 1).
+    """
+    minutes = max(1, math.ceil((refusal.retry_at - now).total_seconds() / 60))
+    local = dt_util.as_local(now + timedelta(minutes=minutes)).replace(second=0, microsecond=0)
+    when = local.strftime("%H:%M")
+    if local.date() != dt_util.as_local(now).date():
+        when = f"{local_time(local.strftime('%a'), lang)} {when}"
+    return invalid("rate_limited", window=window_text(refusal.window, lang), time=when, minutes=str(minutes))
 
 
 async def async_exception_text(

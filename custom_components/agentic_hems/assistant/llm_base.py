@@ -24,11 +24,11 @@ from homeassistant.util import dt as dt_util
 from ..bounds import MAX_ASK_CHARS
 from ..const import DOMAIN
 from ..gates.models import Outcome, RequestedAction
-from ..orchestrator.texts import language as text_language, rejection, window as window_text
+from ..orchestrator.texts import language as text_language, rejection
 from ..security import assess, clearly_out_of_scope
 from ..service_helpers import invalid
 from ..validation import describe, vol
-from .assistant import async_exception_text
+from .assistant import async_exception_text, rate_limited
 from .tools import HassTools
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ class EnergyTool(llm.Tool):
             requested=request.requested,
         )
         try:
-            self._count(tools.context.user_id, lang)
+            await self._count(hass, tools.context.user_id, lang)
             args = self._arguments(tool_input.tool_args, request.refusal)
             data = await (self.async_hold(tools, args) if request.absent else self.async_run(tools, args))
         except ServiceValidationError as err:
@@ -167,15 +167,22 @@ class EnergyTool(llm.Tool):
         message = await async_exception_text(hass, lang, str(data["error"]), placeholders)
         return result(data | ({"message": message} if message else {}), error=True)
 
-    def _count(self, user_id: str | None, lang: str) -> None:
-        """Count the call against the site's tool limits (per user per minute; all users per hour and day).
+    async def _count(self, hass: HomeAssistant, user_id: str | None, lang: str) -> None:
+        """Count the call against the caller's own tool limits.
+
+        Each HA user, and the calls without a user together, have their own minute, hour and day windows
+        (:mod:`..bounds`); an administrator has the minute window only.
 
         Raises:
-            ServiceValidationError: ``rate_limited`` with the window in ``lang``; nothing runs.
+            ServiceValidationError: ``rate_limited`` with the window in ``lang`` and when a call is possible again;
+                nothing runs.
 
         """
-        if (window := self.entry.runtime_data.assistant.tool_limiter.check(user_id, dt_util.utcnow())) is not None:
-            raise invalid("rate_limited", window=window_text(window, lang))
+        user = await hass.auth.async_get_user(user_id) if user_id else None
+        now = dt_util.utcnow()
+        limiter = self.entry.runtime_data.assistant.tool_limiter
+        if (refusal := limiter.check(user_id, now, exempt=user is not None and user.is_admin)) is not None:
+            raise rate_limited(refusal, now, lang)
 
     def _arguments(self, args: dict[str, Any], refusal: ServiceValidationError | None) -> dict[str, Any]:
         """Return ``args`` checked against ``parameters``; raise ``refusal`` (an acting tool's) after that.

@@ -1,8 +1,8 @@
 """Values as the assistant's tools read them from the model and show them in Observations.
 
 The model writes a time as "HH:MM", "tomorrow HH:MM" or ISO 8601 (:func:`parse_deadline`); Observations show local
-times as weekday and clock (:func:`local_text`), money rounded to 4 decimals (:func:`money`) and grid tool results cut
-to what the model needs (:func:`compact`).
+times as weekday and clock (:func:`local_text`), money rounded to 4 decimals (:func:`money`), a plan as SCHEDULE
+observes it (:func:`observed`, :func:`run_window`) and grid tool results cut to what the model needs (:func:`compact`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from homeassistant.util import dt as dt_util
 
 from ..orchestrator.offline import TOMORROW
+from ..scheduling.plan import Plan
 
 MAX_LIST_ITEMS = 6
 
@@ -20,6 +21,14 @@ MAX_LIST_ITEMS = 6
 def local_text(moment: datetime) -> str:
     """Return ``moment`` in local time as weekday and clock, e.g. ``"Mon 22:00"``."""
     return f"{dt_util.as_local(moment):%a %H:%M}"
+
+
+def run_window(plan: Plan) -> dict[str, str | None]:
+    """Return the local start and end of ``plan`` as the tools write them ("Mon 03:15"); None where it has none."""
+    return {
+        "start_local": None if plan.start is None else local_text(plan.start),
+        "end_local": None if plan.end is None else local_text(plan.end),
+    }
 
 
 def money(value: float) -> float:
@@ -69,3 +78,20 @@ def compact(value: Any, depth: int = 0) -> Any:
     if isinstance(value, list):
         return [compact(v, depth + 1) for v in value]
     return value
+
+
+def observed(name: str, plan: Plan) -> dict[str, Any]:
+    """Return appliance ``name``'s ``plan`` as SCHEDULE observes it: feasible, local start and end, cost, savings."""
+    if not plan.feasible or plan.start is None or plan.end is None:
+        return {"appliance": name, "feasible": False, "reason": str(plan.reason), "detail": plan.detail}
+    return {
+        "appliance": name,
+        "feasible": True,
+        "start_local": local_text(plan.start),
+        "end_local": local_text(plan.end),
+        "cost": None if plan.cost is None else money(plan.cost),
+        "savings": None if plan.savings is None else money(plan.savings),
+        "currency": plan.currency,
+        "reason": str(plan.reason),
+        "detail": plan.detail,
+    }

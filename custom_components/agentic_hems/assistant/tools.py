@@ -45,17 +45,17 @@ from ..orchestrator.intent import (
     asks_for_incident,
 )
 from ..orchestrator.loop import Usage
-from ..orchestrator.offline import ApplianceRef
+from ..orchestrator.offline import ApplianceRef, named_in
 from ..orchestrator.outcomes import authorization_outcome, command_outcome, plan_outcome, refused_action
 from ..orchestrator.parser import Reply
 from ..planning.home_view import why_now
 from ..planning.services import build_load, find_appliance
+from ..planning.switch_ons import async_switched_on
 from ..prices.curve import ceil_slot, floor_slot
 from ..scheduling import window_sums
-from ..scheduling.plan import Plan
 from ..service_helpers import invalid
 from .llm import OpenAIModel, prompt
-from .tool_values import compact, local_text, money, parse_deadline
+from .tool_values import compact, local_text, money, observed, parse_deadline, run_window
 
 if TYPE_CHECKING:
     from ..runtime import AgenticHemsConfigEntry
@@ -240,11 +240,12 @@ class HassTools:
             self.outcomes.extend(plan_outcome({"appliance": a.name, "cancelled": True}) for a in appliances)
             return {"plans": [{"appliance": a.name, "cancelled": True} for a in appliances]}
         now = dt_util.utcnow()
+        kept = self._kept(appliances, now)
         exact = action.args.get("start_at")
         start_text = exact or action.args.get("earliest_start")
         start = parse_deadline(str(start_text), now) if start_text else None  # the next such time
         loads = {}
-        for appliance in appliances:
+        for appliance in (a for a in appliances if a.name not in kept):
             data: dict[str, Any] = {"earliest_start": start} if start else {}
             if deadline := action.args.get("deadline"):
                 data["deadline"] = parse_deadline(str(deadline), start or now)
@@ -253,9 +254,12 @@ class HassTools:
             elif start:  # after a time: until the appliance's usual deadline
                 data["deadline"] = parse_deadline(appliance.deadline.isoformat(timespec="minutes"), start)
             loads[appliance.appliance_id] = build_load(self.entry, data, appliance)
-        plans = await planner.async_schedule_many(loads)
+        plans = await planner.async_schedule_many(loads) if loads else {}
         seen = []
         for appliance in appliances:
+            if appliance.name in kept:
+                seen.append(kept[appliance.name])
+                continue
             plan = plans[appliance.appliance_id]
             self.plans[appliance.name] = {
                 **plan.as_dict(),
@@ -265,6 +269,20 @@ class HassTools:
             seen.append(observed(appliance.name, plan))
         self.outcomes.extend(plan_outcome(plan) for plan in seen)
         return {"plans": seen}
+
+    def _kept(self, appliances: Sequence[Any], now: datetime) -> dict[str, dict[str, Any]]:
+        """Return the plans a person set that this SCHEDULE leaves alone, as SCHEDULE observes them (``kept``).
+
+        Those are the plans a person set that have not ended (:meth:`..planning.manager.PlanManager.set_plan`) of
+        the appliances the request does not name one by one: "schedule everything" never replaces them.
+        """
+        planner = self.entry.runtime_data.planner
+        named = named_in(self.request, [ApplianceRef(a.name, a.kind) for a in planner.appliances.values()])
+        return {
+            a.name: observed(a.name, plan) | {"kept": True}
+            for a in appliances
+            if a.name not in named and (plan := planner.set_plan(a.appliance_id, now)) is not None
+        }
 
     def _bound(self, appliances: Sequence[Any], what: str) -> None:
         """Refuse a SCHEDULE or cancel of an appliance the person's request does not name (intent binding).
@@ -316,7 +334,8 @@ class HassTools:
         )
         self.gate_results.append({"trace_id": record["trace_id"], "outcome": record["outcome"]})
         state = self.hass.states.get(record["entity_id"]) if record.get("entity_id") else None
-        self.outcomes.append(command_outcome(action.args, record, state.name if state else None))
+        effect = await self._switched_on(record)
+        self.outcomes.append(command_outcome(action.args, record, state.name if state else None) | effect)
         gates = record.get("gate_results") or []
         return {
             "outcome": record["outcome"],
@@ -324,7 +343,26 @@ class HassTools:
             "entity_id": record.get("entity_id"),
             "failed_gate": record.get("failed_gate"),
             "reason": gates[-1]["reason"] if gates else None,
+            **effect,
         }
+
+    async def _switched_on(self, record: dict[str, Any]) -> dict[str, Any]:
+        """For a switch-on of an appliance (:func:`..planning.switch_ons.async_switched_on`): what became of its plan.
+
+        ``{"appliance": name}``, with ``already_on`` (it was on: nothing ran), ``withdrawn`` (the plan this run
+        replaces) and ``plan`` (the plan that stands), as local start and end; ``{}`` for any other command.
+        """
+        switched = await async_switched_on(self.entry.runtime_data.planner, record)
+        if switched is None:
+            return {}
+        effect: dict[str, Any] = {"appliance": switched.name}
+        if switched.already_on:
+            effect["already_on"] = True
+        if switched.withdrawn is not None:
+            effect["withdrawn"] = run_window(switched.withdrawn)
+        if switched.plan is not None:
+            effect["plan"] = run_window(switched.plan)
+        return effect
 
     async def _grid(self, action: Action) -> dict[str, Any]:
         """Run a grid tool as the user who asked; ``simulate_action`` takes the plan's signed actions by ``plan_id``.
@@ -354,20 +392,3 @@ class HassTools:
         """Refuse ``action``, which the request did not ask for: an outcome, and the Observation's error."""
         self.outcomes.append(refused_action(action.type, target, reason_key, reason))
         return {"error": "not_requested", "reason": reason}
-
-
-def observed(name: str, plan: Plan) -> dict[str, Any]:
-    """Return appliance ``name``'s ``plan`` as SCHEDULE observes it: feasible, local start and end, cost, savings."""
-    if not plan.feasible or plan.start is None or plan.end is None:
-        return {"appliance": name, "feasible": False, "reason": str(plan.reason), "detail": plan.detail}
-    return {
-        "appliance": name,
-        "feasible": True,
-        "start_local": local_text(plan.start),
-        "end_local": local_text(plan.end),
-        "cost": None if plan.cost is None else money(plan.cost),
-        "savings": None if plan.savings is None else money(plan.savings),
-        "currency": plan.currency,
-        "reason": str(plan.reason),
-        "detail": plan.detail,
-    }

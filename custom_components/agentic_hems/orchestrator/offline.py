@@ -7,12 +7,16 @@ an appliance's plan ("when will the dishwasher run?") and "why" questions about 
 whole-home plan (``EXPLAIN_DEVICE``: the stored plan; the current slot's reason). It
 answers through the loop like a model: one ``ACTION:`` line per turn, reading the Observations for its summary. Given a
 reader of device requests (the intent binding's), it also sends the device commands a request asks for that need no
-value ("turn on the kitchen light", "schließe das Garagentor"), through the same gates as a model's.
+value ("turn on the kitchen light", "schließe das Garagentor"), through the same gates as a model's. An appliance
+such a command switches on ("turn on the dishwasher now") is not planned as well: the request asks for this run.
+"Turn on everything" (a switch-on of all, with no planning word or time: ``switch_all``) names no device and asks for
+no plan; the answer says that nothing was switched on and no plan changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass, field
 import json
 import re
@@ -23,7 +27,7 @@ from .outcomes import plan_line
 from .parser import Reply
 from .texts import STEP_ERRORS, STEP_WORDS, local_time, number, say
 
-type IntentKind = Literal["schedule", "cancel", "prices", "why", "unknown"]
+type IntentKind = Literal["schedule", "cancel", "prices", "why", "switch_all", "unknown"]
 
 # Words for each appliance kind (the appliance's own name always counts too).
 KIND_WORDS: dict[str, tuple[str, ...]] = {
@@ -56,6 +60,14 @@ _ASKS = re.compile(
     r"weshalb|wo|ist|sind|hat|läuft|wird)\b",
     re.IGNORECASE,
 )
+# "turn on everything": a switch-on of all, with no planning word, names no device and asks for no plan
+_SWITCH_ON = re.compile(
+    r"\b(turn|switch|put)\b.*\bon\b|\b(schalte|schalt|mach|mache)\b.*\b(an|ein)\b|\b(einschalten|anschalten|anmachen)\b",
+    re.IGNORECASE,
+)
+_PLANNING = re.compile(
+    r"\b(schedule|plan|run|charge|cheap\w*|optimi[sz]e|planen?|plane|lade|laden|günstig\w*|billig\w*)\b", re.IGNORECASE
+)
 _WHY = re.compile(r"\b(why|warum|wieso|weshalb)\b", re.IGNORECASE)
 _NOW = re.compile(r"\b(right now|now|at the moment|currently|jetzt|gerade|im moment|aktuell)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(don'?t|do not|not|never|nicht|no)\s*$")
@@ -75,16 +87,19 @@ _DEADLINE = re.compile(
 _TOMORROW = re.compile(r"(?<!heute )\b(tomorrow|morgen)\b", re.IGNORECASE)  # "heute morgen" is this morning
 # device actions the offline planner sends: those that need no value (a brightness or a temperature needs a model)
 PLAIN_ACTIONS = frozenset({"turn_on", "turn_off", "open", "close", "lock", "unlock", "press", "start", "stop"})
+# a command that switches an appliance on now: the request asks for this run, not for a plan
+SWITCH_ON = frozenset({"turn_on", "start"})
 TOMORROW = "tomorrow "  # a deadline "tomorrow HH:MM" is on the next local day, not at the next such time
 NAMED_TIMES = {"noon": "12:00", "midday": "12:00", "mittag": "12:00", "midnight": "00:00", "mitternacht": "00:00"}
 
 
 @dataclass(frozen=True)
 class ApplianceRef:
-    """An appliance the planner may name: its ``name`` (as configured) and ``kind``."""
+    """An appliance the planner may name: its ``name`` (as configured), ``kind`` and controlled ``entity_id``."""
 
     name: str
     kind: str
+    entity_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,6 +137,11 @@ def _mentions(folded: str, appliances: Sequence[ApplianceRef]) -> list[tuple[int
             taken.append((start, end))
             found.append((start, name))
     return sorted(found)
+
+
+def named_in(text: str, appliances: Sequence[ApplianceRef]) -> frozenset[str]:
+    """Return the names of the ``appliances`` that ``text`` names one by one (by name or kind words, not by "all")."""
+    return frozenset(name for _, name in _mentions(text.casefold(), appliances))
 
 
 def _clock(match: re.Match[str], evening: bool, first: int = 1) -> str | None:
@@ -186,6 +206,8 @@ def understand(text: str, appliances: Sequence[ApplianceRef], home_devices: Sequ
     mentions = _mentions(folded, appliances)
     named = [a.name for a in appliances if any(name == a.name for _, name in mentions)]
     if not named and _ALL.search(folded):
+        if _SWITCH_ON.search(folded) and not _PLANNING.search(folded) and not _times(folded, []):
+            return Intent("switch_all")  # names no appliance: nothing to plan, bind or consult
         named = [a.name for a in appliances]
     if not named:
         return Intent("prices", now=bool(_NOW.search(folded))) if _PRICES.search(folded) else Intent("unknown")
@@ -267,6 +289,7 @@ class OfflinePlanner:
             intent = understand(text, self.appliances, self.home_devices)
             self._now = intent.now
             commands = self.commands(text)
+            intent = self._not_switched_on(intent, commands)
             self._queue = commands if commands and intent.kind == "unknown" else [*commands, *self.plan(intent)]
         observations = _observations(messages)
         if not self._queue:
@@ -287,6 +310,20 @@ class OfflinePlanner:
         pairs = sorted(self.devices(text)) if self.devices is not None else []
         return [Action(EVALUATE_COMMAND, {"intent": a, "device_alias": e}) for e, a in pairs if a in PLAIN_ACTIONS]
 
+    def _not_switched_on(self, intent: Intent, commands: Sequence[Action]) -> Intent:
+        """Return ``intent`` without the appliances that ``commands`` switch on now ("turn on the dishwasher now").
+
+        Such a request asks for this run, not for a plan; with none left the intent is ``unknown`` (the commands alone
+        run).
+        """
+        started = {str(c.args["device_alias"]) for c in commands if c.args.get("intent") in SWITCH_ON}
+        entities = {a.name: a.entity_id for a in self.appliances}
+        if intent.kind != "schedule" or not started & set(entities.values()):
+            return intent
+        left = tuple(name for name in intent.appliances if entities.get(name) not in started)
+        times = tuple(t for t in intent.times if t[0] in left)
+        return dataclasses.replace(intent, kind="schedule" if left else "unknown", appliances=left, times=times)
+
     def plan(self, intent: Intent) -> list[Action]:
         """Return the actions for ``intent``."""
         kinds = {a.name: a.kind for a in self.appliances}
@@ -297,6 +334,8 @@ class OfflinePlanner:
         if intent.kind == "unknown":
             names = ", ".join(a.name for a in self.appliances) or say("offline.no_appliances", self.lang)
             return [Action(FINISH, {"summary": say("offline.unknown", self.lang, names=names)})]
+        if intent.kind == "switch_all":
+            return [Action(FINISH, {"summary": say("offline.switch_all", self.lang)})]
         if intent.kind == "cancel":
             return [Action(SCHEDULE, {"appliance": ", ".join(intent.appliances), "cancel": True})]
         actions = [Action(GET_PRICES)]

@@ -3,8 +3,8 @@
 The model proposes, the person decides.
 
 The assistant's tools record one outcome per device command (its gate outcome: ``executed``, ``dry_run``,
-``blocked``, ``pending_confirmation``, ``failed``, ...), per plan (``stored``, ``cancelled`` or ``not_planned``), per
-authorization request (``pending`` or ``denied``) and per action refused because the request did not ask for it
+``blocked``, ``pending_confirmation``, ``failed``, ...), per plan (``stored``, ``cancelled``, ``kept``: a plan the
+person set that a request for all appliances left alone, or ``not_planned``), per authorization request (``pending`` or ``denied``) and per action refused because the request did not ask for it
 (``refused``: a specialist agent for an appliance the request does not name, an authorization request without a
 grid or battery action asked).
 
@@ -34,7 +34,8 @@ AUTHORIZATION = "authorization"
 REFUSAL = "refusal"
 # A command that went through: it ran, or it waits for an administrator (the person decides).
 EFFECTIVE_COMMANDS = frozenset({"executed", "pending_confirmation"})
-EFFECTIVE_PLANS = frozenset({"stored", "cancelled"})
+# a kept plan is one the person set, which a request for all appliances left in place: it stands as asked
+EFFECTIVE_PLANS = frozenset({"stored", "cancelled", "kept"})
 _EFFECTIVE = {COMMAND: EFFECTIVE_COMMANDS, PLAN: EFFECTIVE_PLANS, AUTHORIZATION: frozenset({"pending"})}
 
 
@@ -131,9 +132,11 @@ def authorization_outcome(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def plan_outcome(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the outcome of one planned (or cancelled) appliance from its SCHEDULE observation."""
+    """Return the outcome of one planned (or cancelled, or kept) appliance from its SCHEDULE observation."""
     if plan.get("cancelled"):
         outcome = "cancelled"
+    elif plan.get("kept"):  # a plan a person set, which a request for all appliances left alone
+        outcome = "kept"
     elif plan.get("feasible"):
         outcome = "stored"
     else:
@@ -170,6 +173,9 @@ def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
     appliance = plan.get("appliance")
     if plan.get("cancelled"):
         return say("plan.cleared", lang, appliance=appliance)
+    if plan.get("kept"):
+        start, end = (local_time(plan.get(k), lang) for k in ("start_local", "end_local"))
+        return say("plan.kept", lang, appliance=appliance, start=start, end=end)
     if plan.get("feasible"):
         savings, currency = plan.get("savings"), plan.get("currency")
         if isinstance(savings, int | float) and savings < 0:
@@ -240,10 +246,34 @@ def other_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
     return say(key, lang, request_id=outcome.get("request_id"), why=why)
 
 
+def appliance_line(outcome: Mapping[str, Any], lang: str = "en") -> str:
+    """Return the sentences for a command that switches an appliance on, in ``lang``: what ran, and its plan.
+
+    Executed: switched on now (or ``already_on``), and the planned run it replaces (``withdrawn``); otherwise the
+    command's own sentence.
+    Then the plan that stands (``plan``), if any: the next run after a withdrawn plan.
+    """
+    name, withdrawn, plan = outcome.get("appliance"), outcome.get("withdrawn"), outcome.get("plan")
+    if outcome.get("outcome") != "executed":
+        first = command_line(outcome, lang)
+    elif outcome.get("already_on"):
+        first = say("appliance.already_on", lang, appliance=name)
+    elif withdrawn:
+        start, end = (local_time(withdrawn.get(k), lang) for k in ("start_local", "end_local"))
+        first = say("appliance.started_withdrawn", lang, appliance=name, start=start, end=end)
+    else:
+        first = say("appliance.started", lang, appliance=name)
+    if not plan:
+        return first
+    start, end = (local_time(plan.get(k), lang) for k in ("start_local", "end_local"))
+    key = "appliance.next_run" if withdrawn else "appliance.plan_stands"
+    return f"{first} {say(key, lang, appliance=name, start=start, end=end)}"
+
+
 def _line(outcome: Mapping[str, Any], lang: str) -> str:
     kind = outcome.get("kind")
     if kind == COMMAND:
-        return command_line(outcome, lang)
+        return appliance_line(outcome, lang) if outcome.get("appliance") else command_line(outcome, lang)
     return plan_line(outcome, lang) if kind == PLAN else other_line(outcome, lang)
 
 
@@ -264,7 +294,7 @@ def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False, *, ans
 
     When device commands were proposed, an action was refused, or the person
     ``asked`` for something (their request reads into requested actions), at least one command executed or waits
-    for confirmation, a plan was stored or cancelled, or an authorization request waits for an administrator.
+    for confirmation, a plan was stored, cancelled or kept, or an authorization request waits for an administrator.
     Otherwise a question: fulfilled when ``answered`` (a model's own answer, or an action besides FINISH ran; the
     offline planner finishing at once understood nothing and did nothing).
     """

@@ -39,7 +39,28 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{what}: von der Prüfung „{gate}“ blockiert{why}.",
     ),
     "command.other": ("{what}: {state}.", "{what}: {state}."),
+    "appliance.started": ("{appliance}: switched on now.", "{appliance}: jetzt eingeschaltet."),
+    "appliance.started_withdrawn": (
+        "{appliance}: switched on now. This run replaces its planned run ({start} to {end}), which is withdrawn.",
+        (
+            "{appliance}: jetzt eingeschaltet. Dieser Lauf ersetzt den geplanten Lauf ({start} bis {end}), der "
+            "zurückgezogen ist."
+        ),
+    ),
+    "appliance.plan_stands": (
+        "The planned run of {appliance} ({start} to {end}) still stands.",
+        "Der geplante Lauf von {appliance} ({start} bis {end}) bleibt bestehen.",
+    ),
+    "appliance.already_on": ("{appliance}: already on.", "{appliance}: ist schon eingeschaltet."),
+    "appliance.next_run": (
+        "Its next run is planned for {start} to {end}.",
+        "Der nächste Lauf ist für {start} bis {end} geplant.",
+    ),
     "plan.cleared": ("{appliance}: plan cleared.", "{appliance}: Plan gelöscht."),
+    "plan.kept": (
+        "{appliance}: the plan you set stays ({start} to {end}); name it to plan it again.",
+        "{appliance}: Der von dir gesetzte Plan bleibt ({start} bis {end}); nenne das Gerät, um es neu zu planen.",
+    ),
     "plan.window": (
         "{appliance}: {start} to {end}, {cost} ({note}).",
         "{appliance}: {start} bis {end}, {cost} ({note}).",
@@ -77,6 +98,16 @@ TEXTS: dict[str, tuple[str, str]] = {
         (
             "Ich habe die Anfrage nicht verstanden, daher wurde nichts ausgeführt. Ich kann deine Geräte planen "
             "({names}) und die Preise nennen."
+        ),
+    ),
+    "offline.switch_all": (
+        (
+            'Nothing was switched on and no plan was changed: I switch on only devices you name ("turn on the '
+            'dishwasher now"). To plan all appliances, say "schedule all appliances".'
+        ),
+        (
+            "Es wurde nichts eingeschaltet und kein Plan geändert: Ich schalte nur Geräte ein, die du nennst "
+            "(„schalte die Spülmaschine jetzt ein“). Um alle Geräte zu planen, sag „plane alle Geräte“."
         ),
     ),
     "offline.no_appliances": ("no appliances yet", "noch keine Geräte"),

@@ -116,6 +116,7 @@ class PlanManager(ChangeListeners):
         """Create the Store."""
         self.store: Store[dict[str, Any]] = Store(self.hass, STORAGE_VERSION, f"{DOMAIN}.{self.entry_id}.plans")
         self._lock = asyncio.Lock()  # one change of the states at a time
+        self.withdrawn: dict[str, tuple[datetime, Plan]] = {}  # the last plan withdrawn per appliance, and when
 
     async def async_load(self) -> None:
         """Load persisted states for the configured appliances; an unreadable Store or entry starts fresh."""
@@ -298,6 +299,37 @@ class PlanManager(ChangeListeners):
             await self._async_save()
         await self.async_replan_due()
         self.async_notify_listeners()
+
+    def set_plan(self, appliance_id: str, now: datetime) -> Plan | None:
+        """Return the plan a person set (stored by ``schedule``, ``ask`` or a tool) if it is feasible and not ended."""
+        state = self.states[appliance_id]
+        plan = state.plan
+        if not state.pinned or plan is None or not plan.feasible or plan.end is None or plan.end <= now:
+            return None
+        return plan
+
+    async def async_started_now(self, appliance_id: str, now: datetime) -> Plan | None:
+        """Count a run started at ``now`` (switched on from off, not by its plan) as the one its waiting plan was for.
+
+        A feasible plan that has not started is withdrawn and its window counts as done, so automatic planning plans
+        the next window, not a second run in this one. Returns the withdrawn plan; None when there was none (no plan,
+        one already running or ended, which stays, or a window already done: a second switch-on in it withdraws
+        nothing more).
+        """
+        async with self._lock:
+            state = self.states[appliance_id]
+            plan = state.plan
+            if plan is None or not plan.feasible or plan.start is None or plan.start <= now:
+                return None
+            if state.done_until is not None and state.done_until > now:
+                return None
+            state.done_until = state.window_end or plan.end
+            self.withdrawn[appliance_id] = (now, plan)
+            state.plan, state.pinned, state.basis, state.window_end = None, False, "", None
+            await self._async_save()
+        await self.async_replan_due()
+        self.async_notify_listeners()
+        return plan
 
     async def async_set_auto(self, appliance_id: str, auto: bool) -> None:
         """Turn automatic planning on or off."""
