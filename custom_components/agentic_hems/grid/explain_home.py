@@ -5,16 +5,18 @@ The input (:data:`HOME_PLAN_SCHEMA`, times with their offset; the text shows tim
 - ``start``: the first slot's start (ISO 8601 with an offset); ``slot_minutes`` (default 15);
 - ``currency``; ``fuse_kw`` (the main fuse, kW: a number, or per slot (n) where loads the plan cannot move raise it);
 - per slot (n each): ``import_price`` (per kWh), ``pv_kw``, ``curtail_kw`` (default zeros), ``house_kw`` (the base
-  load plus the planned appliances), ``import_kw``;
+  load plus the planned appliances and heat pumps), ``import_kw``;
 - ``batteries``: each ``{name, capacity_kwh, soc_min_pct (0), soc_max_pct (100), reserve_pct (0),
-  discharge_efficiency (0.95), battery_kw (n, + charging), soc_kwh (n + 1, at each slot boundary)}``;
+  charge_efficiency (0.95), discharge_efficiency (0.95), wear_cost (0, per kWh of throughput), battery_kw (n,
+  + charging), soc_kwh (n + 1, at each slot boundary)}``;
 - ``heat_pumps``: each ``{name, heat_kw (n), temp_c (n + 1), low_c (n), off_c (n), min_run_slots (0), on_floor_kw (0),
   initial_on_slots (0)}`` (:mod:`.explain_heat`); a battery or a heat pump at least.
 
 The reasons are :func:`~..scheduling.home_explain.battery_reasons` (the same as the whole-home plan's own answer).
 The text: ``operator``, each battery's slots with one sentence, equal neighbours merged; ``manager``, per battery how
 many slots it charges (from PV, from cheap grid power), discharges (at dear prices, for the fuse) and idles;
-``auditor``, the value of a stored kWh with its median price and efficiency, then each slot's figures and reason.
+``auditor``, the value of a kWh left in store at the end with its median price and efficiency, then each slot's
+figures and reason.
 Nothing is written anywhere.
 """
 
@@ -49,11 +51,11 @@ _M: dict[str, tuple[str, str]] = {
     ),
     "value": (
         (
-            "{name}: a stored kWh is worth {value} {currency}/kWh (median import price {median} x discharge "
-            "efficiency {eff}); fuse {fuse} kW."
+            "{name}: a kWh left in store at the end is worth {value} {currency}/kWh (median import price {median} x "
+            "discharge efficiency {eff}); fuse {fuse} kW."
         ),
         (
-            "{name}: eine gespeicherte kWh ist {value} {currency}/kWh wert (Median-Bezugspreis {median} x "
+            "{name}: eine am Ende gespeicherte kWh ist {value} {currency}/kWh wert (Median-Bezugspreis {median} x "
             "Entladewirkungsgrad {eff}); Hauptsicherung {fuse} kW."
         ),
     ),
@@ -77,6 +79,7 @@ def _finite(value: Any) -> float:
 _SERIES = vol.All([_finite], vol.Length(min=1, max=MAX_SLOTS + 1))
 _PCT = vol.All(_finite, vol.Range(min=0, max=100))
 _KW = vol.All(_finite, vol.Range(min=0, min_included=False))
+_EFFICIENCY = vol.All(_finite, vol.Range(min=0, max=1, min_included=False))
 _BATTERY = closed(
     {
         vol.Required("name"): vol.All(str, vol.Length(min=1, max=100)),
@@ -84,9 +87,9 @@ _BATTERY = closed(
         vol.Optional("soc_min_pct", default=0.0): _PCT,
         vol.Optional("soc_max_pct", default=100.0): _PCT,
         vol.Optional("reserve_pct", default=0.0): _PCT,
-        vol.Optional("discharge_efficiency", default=0.95): vol.All(
-            _finite, vol.Range(min=0, max=1, min_included=False)
-        ),
+        vol.Optional("charge_efficiency", default=0.95): _EFFICIENCY,
+        vol.Optional("discharge_efficiency", default=0.95): _EFFICIENCY,
+        vol.Optional("wear_cost", default=0.0): vol.All(_finite, vol.Range(min=0)),
         vol.Required("battery_kw"): _SERIES,
         vol.Required("soc_kwh"): _SERIES,
     }
@@ -132,7 +135,7 @@ def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict
 
     ``home_plan`` has passed :data:`HOME_PLAN_SCHEMA`; ``lang`` is en or de. Returns ``{"text", "structured"}``;
     ``structured`` is ``{"kind": "home", "batteries": [{"name", "value_per_kwh", "counts": {reason: slots},
-    "slots": [{"start", "mode", "reason", "kw", "soc_pct", "price", "value", "why"}]}], "heat_pumps": [{"name",
+    "slots": [{"start", "mode", "reason", "kw", "soc_pct", "price", "value", "cost", "earn", "end", "why"}]}], "heat_pumps": [{"name",
     "counts", "slots": [{"start", "reason", "kw", "temp_c", "low_c", "price", "why"}]}]}`` (``why`` in ``lang``).
 
     Raises ValueError when the per-slot lists disagree in length (n, and n + 1 for ``soc_kwh`` and ``temp_c``) or
@@ -171,7 +174,7 @@ def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict
         "batteries": [
             {
                 "name": battery.name,
-                "value_per_kwh": round(reasons[0].value, 6),
+                "value_per_kwh": round(reasons[0].end, 6),
                 "counts": dict(Counter(r.reason for r in reasons)),
                 "slots": [
                     {"start": at.isoformat(), "mode": battery_mode(r.kw), **r.as_dict(), "why": text}
@@ -222,7 +225,9 @@ def _battery(raw: Mapping[str, Any]) -> HomeBattery:
         soc_min_pct=raw["soc_min_pct"],
         soc_max_pct=raw["soc_max_pct"],
         reserve_pct=raw["reserve_pct"],
+        charge_efficiency=raw["charge_efficiency"],
         discharge_efficiency=raw["discharge_efficiency"],
+        wear_cost=raw["wear_cost"],
     )
 
 
@@ -262,7 +267,7 @@ def _text(
                     "value",
                     lang,
                     name=battery.name,
-                    value=f"{reasons[0].value:.4f}",
+                    value=f"{reasons[0].end:.4f}",
                     currency=currency,
                     median=f"{median:.4f}",
                     eff=f"{battery.discharge_efficiency:g}",

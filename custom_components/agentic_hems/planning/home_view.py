@@ -184,8 +184,8 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
     """Return the live whole-home plan as ``generate_explanation``'s ``home_plan`` (``grid/explain_home.py``).
 
     The plan's start, slots, currency, the fuse (kW; per slot where the plan raised it), import prices (network fee included), PV,
-    curtailment, the house (base load plus appliances, kW), import, each configured battery of the plan with its
-    limits, kW and SoC (kWh), and each heat pump (:func:`.heat_view.explanation_heat_pumps`). None without a plan or
+    curtailment, the house (base load, appliances and heat pumps, kW), import, each configured battery of the plan with
+    its limits, efficiencies, wear cost, kW and SoC (kWh), and each heat pump (:func:`.heat_view.explanation_heat_pumps`). None without a plan or
     with neither a battery nor a heat pump in it.
     """
     plan, inputs = (home.result.plan, home.result.inputs) if home.result else (None, None)
@@ -198,7 +198,9 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
             "soc_min_pct": bat.soc_min_pct,
             "soc_max_pct": bat.soc_max_pct,
             "reserve_pct": bat.reserve_pct,
+            "charge_efficiency": bat.charge_efficiency,
             "discharge_efficiency": bat.discharge_efficiency,
+            "wear_cost": bat.wear_cost,
             "battery_kw": plan.battery_kw[bat.subentry_id].tolist(),
             "soc_kwh": plan.soc_kwh[bat.subentry_id].tolist(),
         }
@@ -217,7 +219,7 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
         "import_price": import_price(inputs)[:n].tolist(),
         "pv_kw": plan.pv_kw.tolist(),
         "curtail_kw": plan.curtail_kw.tolist(),
-        "house_kw": (plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))).tolist(),
+        "house_kw": (plan.base_load_kw + sum((*plan.load_kw.values(), *plan.heat_kw.values()), np.zeros(n))).tolist(),
         "import_kw": plan.import_kw.tolist(),
         "batteries": batteries,
         "heat_pumps": heat_pumps,
