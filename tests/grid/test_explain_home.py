@@ -1,10 +1,10 @@
 """generate_explanation given a whole-home plan: the hand-worked plan of tests/scheduling/test_home_explain.py.
 
-7 quarter hours from 20:00 +01:00; import prices 0.10 0.20 0.30 0.40 0.30 0.28 0.35 EUR/kWh (median 0.30, x 0.9 =
-0.27 a kWh left in store at the end); a 10 kWh battery (charge efficiency 0.95 by default, discharge 0.9; lowest
-10 %, reserve 20 %, highest 90 %); fuse 11 kW. Slot by slot the battery stores PV, charges cheap (0.211 per stored kWh
-< 0.36, what the discharge at 0.40 saves), discharges at the fuse, discharges dear (0.36 > 0.27), idles at the
-reserve, idles on the spread, idles full.
+7 quarter hours from 20:00 +01:00; import prices 0.10 0.20 0.30 0.40 0.30 0.28 0.32 EUR/kWh (median 0.30, x 0.9 =
+0.27 a kWh left in store at the end); a 10 kWh battery (charge efficiency 0.95 by default, discharge 0.9, its power
+limits the most the plan uses: 2 kW; lowest 10 %, reserve 20 %, highest 90 %); fuse 11 kW. Slot by slot the battery
+stores PV, charges cheap (0.211 per stored kWh < the 0.36 the discharge at 0.40 saves with it), discharges at the
+fuse, discharges dear (0.36 > the 0.27 a kept kWh is worth), idles at the reserve, idles on the spread, idles full.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from custom_components.agentic_hems.grid.explain_home import explain_home
 
 PLAN: dict[str, Any] = {
     "start": "2026-11-29T20:00:00+01:00", "currency": "EUR", "fuse_kw": 11,
-    "import_price": [0.10, 0.20, 0.30, 0.40, 0.30, 0.28, 0.35],
+    "import_price": [0.10, 0.20, 0.30, 0.40, 0.30, 0.28, 0.32],
     "pv_kw": [5.0, 1.5, 0, 0, 0, 0, 0], "curtail_kw": [1.0, 0, 0, 0, 0, 0, 0],
     "house_kw": [1.0, 1.0, 0, 0, 0, 0, 0],  # surplus 3 kW, then 0.5 kW
     "import_kw": [0.0, 2.5, 11.0, 2.0, 1.0, 1.0, 1.0],
@@ -42,20 +42,20 @@ def test_the_structured_reasons() -> None:
     assert battery["value_per_kwh"] == pytest.approx(0.27)
     assert battery["counts"] == {"pv": 1, "cheap": 1, "fuse": 1, "dear": 1, "floor": 1, "spread": 1, "full": 1}
     assert battery["slots"][3] == {"start": "2026-11-29T20:45:00+01:00", "mode": "discharge", "reason": "dear",
-                                   "kw": -2.0, "soc_pct": 52.0, "price": 0.4, "value": 0.27, "cost": 0.421053,
-                                   "earn": 0.36, "end": 0.27,
+                                   "kw": -2.0, "soc_pct": 52.0, "price": 0.4, "export": 0.0, "value": 0.27,
+                                   "need": 0.27, "cost": 0.421053, "earn": 0.36, "end": 0.27,
                                    "why": "discharges at 0.400 EUR/kWh, 0.360 EUR/kWh per stored kWh after losses and "
-                                          "wear: above the 0.270 EUR/kWh a kWh left in store is worth at the end"}
-    assert battery["slots"][1]["value"] == 0.36  # what the discharge at 0.40 saves with a stored kWh
+                                          "wear: above the 0.270 EUR/kWh a kWh kept in store is worth later"}
+    assert battery["slots"][1]["need"] == 0.36  # what the discharge at 0.40 saves with a stored kWh
 
 
 def test_the_efficiencies_and_the_wear_the_plan_used() -> None:
     """With a charge efficiency of 0.5 and a wear cost of 0.02 per kWh, a kWh put in store at 0.20 costs
-    (0.20 + 0.02) / 0.5 = 0.44, more than the 0.9 x (0.40 - 0.02) = 0.342 the later discharge saves: no saving, but
-    ahead of slot 2's discharge at the fuse (fuse_ahead)."""
+    (0.20 + 0.02) / 0.5 = 0.44, more than the 0.9 x (0.40 - 0.02) = 0.342 the later discharge saves with it: no
+    saving, but ahead of slot 2's discharge at the fuse (fuse_ahead)."""
     battery = {**PLAN["batteries"][0], "charge_efficiency": 0.5, "wear_cost": 0.02}
     slots = explained(plan={**PLAN, "batteries": [battery]})["structured"]["batteries"][0]["slots"]
-    assert (slots[1]["reason"], slots[1]["cost"], slots[1]["value"]) == ("fuse_ahead", 0.44, 0.342)
+    assert (slots[1]["reason"], slots[1]["cost"], slots[1]["need"]) == ("fuse_ahead", 0.44, 0.342)
 
 
 def test_the_operator_text_merges_equal_neighbours_in_the_plan_offset() -> None:

@@ -5,10 +5,12 @@ The input (:data:`HOME_PLAN_SCHEMA`, times with their offset; the text shows tim
 - ``start``: the first slot's start (ISO 8601 with an offset); ``slot_minutes`` (default 15);
 - ``currency``; ``fuse_kw`` (the main fuse, kW: a number, or per slot (n) where loads the plan cannot move raise it);
 - per slot (n each): ``import_price`` (per kWh), ``pv_kw``, ``curtail_kw`` (default zeros), ``house_kw`` (the base
-  load plus the planned appliances and heat pumps), ``import_kw``;
+  load plus the planned appliances and heat pumps), ``import_kw``, ``export_kw`` (default zeros), ``export_price``
+  (per kWh: a number or per slot; default 0);
 - ``batteries``: each ``{name, capacity_kwh, soc_min_pct (0), soc_max_pct (100), reserve_pct (0),
-  charge_efficiency (0.95), discharge_efficiency (0.95), wear_cost (0, per kWh of throughput), battery_kw (n,
-  + charging), soc_kwh (n + 1, at each slot boundary)}``;
+  charge_kw and discharge_kw (kW; default the most the plan charges and discharges), charge_efficiency (0.95),
+  discharge_efficiency (0.95), wear_cost (0, per kWh of throughput), battery_kw (n, + charging), soc_kwh (n + 1, at
+  each slot boundary)}``;
 - ``heat_pumps``: each ``{name, heat_kw (n), temp_c (n + 1), low_c (n), off_c (n), min_run_slots (0), on_floor_kw (0),
   initial_on_slots (0)}`` (:mod:`.explain_heat`); a battery or a heat pump at least.
 
@@ -30,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..prices.curve import FloatArray
-from ..scheduling.home_explain import SlotReason, battery_mode, battery_reasons, reason_text
+from ..scheduling.home_explain import EPS_KW, SlotReason, battery_mode, battery_reasons, reason_text
 from ..scheduling.home_model import HomeBattery, slot_limits
 from ..validation import closed, vol
 from .explain_heat import heat_pump_lines, heat_pump_reasons, heat_pump_schema, heat_pump_structured, heat_pump_texts
@@ -87,6 +89,8 @@ _BATTERY = closed(
         vol.Optional("soc_min_pct", default=0.0): _PCT,
         vol.Optional("soc_max_pct", default=100.0): _PCT,
         vol.Optional("reserve_pct", default=0.0): _PCT,
+        vol.Optional("charge_kw"): _KW,
+        vol.Optional("discharge_kw"): _KW,
         vol.Optional("charge_efficiency", default=0.95): _EFFICIENCY,
         vol.Optional("discharge_efficiency", default=0.95): _EFFICIENCY,
         vol.Optional("wear_cost", default=0.0): vol.All(_finite, vol.Range(min=0)),
@@ -122,6 +126,8 @@ HOME_PLAN_SCHEMA = vol.All(
             vol.Optional("curtail_kw"): _SERIES,
             vol.Required("house_kw"): _SERIES,
             vol.Required("import_kw"): _SERIES,
+            vol.Optional("export_kw"): _SERIES,
+            vol.Optional("export_price", default=0.0): vol.Any(_finite, _SERIES),
             vol.Optional("batteries", default=list): vol.All([_BATTERY], vol.Length(max=20)),
             vol.Optional("heat_pumps", default=list): vol.All([heat_pump_schema(_SERIES)], vol.Length(max=20)),
         }
@@ -142,17 +148,17 @@ def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict
     the slots run past the year 9999.
     """
     n = len(home_plan["import_price"])
-    series = {k: np.asarray(home_plan.get(k, [0.0] * n), dtype=float) for k in ("pv_kw", "curtail_kw", "house_kw")}
-    fuse = np.asarray(home_plan["fuse_kw"], dtype=float)
-    if any(a.size != n for a in series.values()) or len(home_plan["import_kw"]) != n or fuse.size not in (1, n):
+    keys = ("pv_kw", "curtail_kw", "house_kw", "import_kw", "export_kw")
+    series = {k: np.asarray(home_plan.get(k, [0.0] * n), dtype=float) for k in keys}
+    fuse, export = (np.asarray(home_plan[k], dtype=float) for k in ("fuse_kw", "export_price"))
+    if any(a.size != n for a in series.values()) or fuse.size not in (1, n) or export.size not in (1, n):
         raise ValueError(f"home_plan: every per-slot list needs {n} values (one per import_price)")
     step = timedelta(minutes=home_plan["slot_minutes"])
     try:
         starts = [home_plan["start"] + i * step for i in range(n + 1)][:n]  # the last slot's end too
     except OverflowError as err:
         raise ValueError("home_plan: its slots run past the last time Python can represent") from err
-    surplus = series["pv_kw"] - series["curtail_kw"] - series["house_kw"]
-    batteries = [_battery_reasons(home_plan, raw, surplus, lang) for raw in home_plan["batteries"]]
+    batteries = [_battery_reasons(home_plan, raw, series, lang) for raw in home_plan["batteries"]]
     lines = _text(home_plan, starts, step, batteries=batteries, audience=audience, lang=lang)
     heat_pumps = []
     for raw in home_plan["heat_pumps"]:
@@ -189,19 +195,24 @@ def explain_home(home_plan: Mapping[str, Any], audience: str, lang: str) -> dict
 
 
 def _battery_reasons(
-    home_plan: Mapping[str, Any], raw: Mapping[str, Any], surplus: FloatArray, lang: str
+    home_plan: Mapping[str, Any], raw: Mapping[str, Any], series: Mapping[str, FloatArray], lang: str
 ) -> tuple[HomeBattery, list[SlotReason], list[str]]:
     """Return one input battery's limits, its reasons per slot and their sentences in ``lang``."""
-    fuse = slot_limits(home_plan["fuse_kw"], surplus.size)
-    battery = _battery(raw)
+    n = series["import_kw"].size
+    fuse = slot_limits(home_plan["fuse_kw"], n)
+    power = np.asarray(raw["battery_kw"], dtype=float)
+    battery = _battery(raw, power)
+    export = np.asarray(home_plan["export_price"], dtype=float)
     reasons = battery_reasons(
         battery,
-        np.asarray(raw["battery_kw"], dtype=float),
+        power,
         np.asarray(raw["soc_kwh"], dtype=float),
         import_price=np.asarray(home_plan["import_price"], dtype=float),
-        surplus_kw=surplus,
-        import_kw=np.asarray(home_plan["import_kw"], dtype=float),
+        surplus_kw=series["pv_kw"] - series["curtail_kw"] - series["house_kw"],
+        import_kw=series["import_kw"],
         fuse_kw=fuse,
+        export_price=float(export) if export.ndim == 0 else export,
+        export_kw=series["export_kw"],
     )
     currency = home_plan["currency"]
     return (
@@ -214,13 +225,16 @@ def _battery_reasons(
     )
 
 
-def _battery(raw: Mapping[str, Any]) -> HomeBattery:
-    """Return the limits of one battery of the input (its initial SoC is not used)."""
+def _battery(raw: Mapping[str, Any], power: FloatArray) -> HomeBattery:
+    """Return the limits of one battery of the input (its initial SoC is not used).
+
+    Without ``charge_kw`` or ``discharge_kw``, the most the plan (``power``, kW, + charging) charges or discharges.
+    """
     return HomeBattery(
         name=raw["name"],
         capacity_kwh=raw["capacity_kwh"],
-        charge_kw=1.0,
-        discharge_kw=1.0,
+        charge_kw=raw.get("charge_kw") or max(float(np.max(power)), EPS_KW),
+        discharge_kw=raw.get("discharge_kw") or max(-float(np.min(power)), EPS_KW),
         initial_soc_pct=raw["soc_min_pct"],
         soc_min_pct=raw["soc_min_pct"],
         soc_max_pct=raw["soc_max_pct"],

@@ -142,13 +142,13 @@ def explain_battery(result: HomeResult, bat: BatteryConfig, language: str = "en"
     """Why the battery does what it does in each slot of the plan (one sentence per slot, ``language`` en or de).
 
     The reasons are :func:`~..scheduling.home_explain.battery_reasons` over the plan, its import prices (network fee
-    included) and the fuse it kept in each slot; empty without a plan or when the plan has no such battery.
+    included), its export prices and the fuse it kept in each slot; empty without a plan or when the plan has no such battery.
     """
     plan, inputs = result.plan, result.inputs
     if plan is None or inputs is None or bat.subentry_id not in plan.battery_kw:
         return []
     fuse = slot_limits(plan.fuse_kw, plan.import_kw.size)
-    reasons = plan_reasons(plan, bat.battery(0.0), import_price(inputs), fuse)
+    reasons = plan_reasons(plan, bat.battery(0.0), import_price(inputs), fuse, inputs.export_price)
     return [
         reason_text(r, currency=plan.currency, fuse_kw=float(kw), language=language)
         for r, kw in zip(reasons, fuse, strict=True)
@@ -184,8 +184,8 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
     """Return the live whole-home plan as ``generate_explanation``'s ``home_plan`` (``grid/explain_home.py``).
 
     The plan's start, slots, currency, the fuse (kW; per slot where the plan raised it), import prices (network fee included), PV,
-    curtailment, the house (base load, appliances and heat pumps, kW), import, each configured battery of the plan with
-    its limits, efficiencies, wear cost, kW and SoC (kWh), and each heat pump (:func:`.heat_view.explanation_heat_pumps`). None without a plan or
+    curtailment, the house (base load, appliances and heat pumps, kW), import, export and its price, each configured
+    battery of the plan with its limits, efficiencies, wear cost, kW and SoC (kWh), and each heat pump (:func:`.heat_view.explanation_heat_pumps`). None without a plan or
     with neither a battery nor a heat pump in it.
     """
     plan, inputs = (home.result.plan, home.result.inputs) if home.result else (None, None)
@@ -198,6 +198,8 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
             "soc_min_pct": bat.soc_min_pct,
             "soc_max_pct": bat.soc_max_pct,
             "reserve_pct": bat.reserve_pct,
+            "charge_kw": bat.charge_kw,
+            "discharge_kw": bat.discharge_kw,
             "charge_efficiency": bat.charge_efficiency,
             "discharge_efficiency": bat.discharge_efficiency,
             "wear_cost": bat.wear_cost,
@@ -221,6 +223,8 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
         "curtail_kw": plan.curtail_kw.tolist(),
         "house_kw": (plan.base_load_kw + sum((*plan.load_kw.values(), *plan.heat_kw.values()), np.zeros(n))).tolist(),
         "import_kw": plan.import_kw.tolist(),
+        "export_price": np.asarray(inputs.export_price[:n], dtype=float).tolist(),
+        "export_kw": plan.export_kw.tolist(),
         "batteries": batteries,
         "heat_pumps": heat_pumps,
     }
