@@ -223,11 +223,16 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
         "curtail_kw": plan.curtail_kw.tolist(),
         "house_kw": (plan.base_load_kw + sum((*plan.load_kw.values(), *plan.heat_kw.values()), np.zeros(n))).tolist(),
         "import_kw": plan.import_kw.tolist(),
-        "export_price": np.asarray(inputs.export_price[:n], dtype=float).tolist(),
+        "export_price": _export_price(np.asarray(inputs.export_price[:n], dtype=float)),
         "export_kw": plan.export_kw.tolist(),
         "batteries": batteries,
         "heat_pumps": heat_pumps,
     }
+
+
+def _export_price(prices: FloatArray) -> float | list[float]:
+    """Return the export prices per kWh as one number when they are all equal (a fixed feed-in), else per slot."""
+    return float(prices[0]) if np.all(prices == prices[0]) else prices.tolist()
 
 
 def why_now(home: HomePlanManager, name: str, language: str, now: datetime) -> dict[str, Any]:

@@ -12,11 +12,13 @@ the import price (fees included) and q_t the export price:
 - ``earn``: what a kWh taken from store saves, eta_d (p_t - w); eta_d (q_t - w) for a discharge while the home
   exports (the battery's last kW goes out to the grid);
 - ``end``: what a kWh left in store at the end is worth (the plan's terminal value: the median import price x eta_d);
-- ``value``: what one more kWh kept in store after the slot would be worth later: the best of charging less or
-  discharging more (where the battery has power to spare) in a later slot it can reach without passing the highest
-  SoC, or ``end``;
+- ``value``: what one more kWh kept in store after the slot would be worth later: the best of charging less,
+  (m_u + w) / eta_c, or discharging more where the battery has power to spare, eta_d (m_u - w), in a later slot u it
+  can reach without passing the highest SoC (m_u: p_u while the home imports, else q_u), and ``end`` if it reaches
+  the end; ``end`` when none can be reached;
 - ``need``: what a stored kWh saves later: the least of the later discharges it can feed before the SoC would pass
-  the floor (a discharge at the fuse is worth any price), or ``end``.
+  the floor, eta_d (M_u - w) (M_u: q_u while the home exports, else p_u; at the fuse any price), and ``end`` if it
+  reaches the end; ``end`` when that least is not finite.
 
 At an optimum of the plan's model, with the rest of the plan as it is, a charge's ``cost`` is at most ``need`` and a
 discharge's ``earn`` at least ``value`` (both bound the dual value of stored energy); an idle slot costs at least
@@ -191,8 +193,8 @@ def _kept_value(battery: HomeBattery, slots: _Slots, end: float) -> FloatArray:
             options.append((float(slots.less[t]) + wear) / eta_c)
         if -slots.kw[t] < battery.discharge_kw - EPS_KW:  # discharge more
             options.append(eta_d * (float(slots.less[t]) - wear))
-        best = max(options, default=best)
-    return out
+        best = max(options, default=-math.inf)
+    return np.where(np.isfinite(out), out, end)
 
 
 def _needed_value(battery: HomeBattery, slots: _Slots, end: float) -> FloatArray:
