@@ -30,7 +30,7 @@ from custom_components.agentic_hems.scheduling.home_explain import (
     plan_reasons,
     reason_text,
 )
-from custom_components.agentic_hems.scheduling.home_model import GridFees, HomeBattery
+from custom_components.agentic_hems.scheduling.home_model import GridFees, HomeBattery, HomePlanError
 
 from .conftest import make_curve
 
@@ -107,16 +107,20 @@ def oracle(
     """``value`` and ``need`` per slot by a forward brute force: every later slot the slot's kWh reaches.
 
     A kWh after slot t reaches slot u > t when every slot in between ends below the highest SoC (value) or above the
-    floor (need); it reaches the end when every later slot does.
+    floor (need), each given way to the first SoC as the plan does; it reaches the end when every later slot does.
+    A kW less drawn there is worth p importing, 0 curtailing or exporting at the limit, else q; a kW more costs 0
+    curtailing, q exporting, p under the fuse, else any price.
     """
     n = kw.size
     eta_c, eta_d, w = battery.charge_efficiency, battery.discharge_efficiency, battery.wear_cost
     after = np.append(soc[1:], np.nan) if soc.size == n else soc[1:]
-    top = battery.capacity_kwh * (battery.soc_max_pct - SOC_MARGIN_PCT) / 100
-    bottom = battery.capacity_kwh * (max(battery.soc_min_pct, battery.reserve_pct) + SOC_MARGIN_PCT) / 100
+    margin_kwh = battery.capacity_kwh * SOC_MARGIN_PCT / 100
+    top = max(battery.capacity_kwh * battery.soc_max_pct / 100, soc[0]) - margin_kwh
+    bottom = min(battery.capacity_kwh * max(battery.soc_min_pct, battery.reserve_pct) / 100, soc[0]) + margin_kwh
     p, q, imp, exp, fuse = grid["price"], grid["export"], grid["import"], grid["export_kw"], grid["fuse"]
-    margin = np.where(imp > EPS_KW, p, q)
-    dearest = np.where(exp > EPS_KW, q, np.where(imp < fuse - 1e-6, p, math.inf))
+    cut = grid["curtail"] > EPS_KW
+    margin = np.where(imp > EPS_KW, p, np.where(cut | (exp >= grid["export_limit"] - 1e-6), 0.0, q))
+    dearest = np.where(cut, 0.0, np.where(exp > EPS_KW, q, np.where(imp < fuse - 1e-6, p, math.inf)))
     values, needs = [], []
     for t in range(n):
         gains, losses = [], []
@@ -184,6 +188,8 @@ def any_plan(draw: Any) -> dict[str, Any]:
         "export": np.array(draw(st.lists(money, min_size=n, max_size=n))),
         "import": np.array(draw(st.lists(st.sampled_from([0.0, 1.0, 5.0]), min_size=n, max_size=n))),
         "export_kw": np.array(draw(st.lists(st.sampled_from([0.0, 2.0]), min_size=n, max_size=n))),
+        "curtail": np.array(draw(st.lists(st.sampled_from([0.0, 0.0, 1.0]), min_size=n, max_size=n))),
+        "export_limit": np.full(n, draw(st.sampled_from([math.inf, 2.0]))),
         "fuse": np.array(draw(st.lists(st.sampled_from([5.0, 11.0]), min_size=n, max_size=n))),
         "surplus": np.array(draw(st.lists(st.sampled_from([0.0, 1.0, 4.0]), min_size=n, max_size=n))),
     }
@@ -196,7 +202,8 @@ def test_no_sentence_of_any_plan_contradicts_its_figures(case: dict[str, Any]) -
     battery, kw, soc, grid = case["battery"], case["kw"], case["soc"], case["grid"]
     reasons = battery_reasons(
         battery, kw, soc, import_price=grid["price"], surplus_kw=grid["surplus"], import_kw=grid["import"],
-        fuse_kw=grid["fuse"], export_price=grid["export"], export_kw=grid["export_kw"],
+        fuse_kw=grid["fuse"], export_price=grid["export"], export_kw=grid["export_kw"], curtail_kw=grid["curtail"],
+        export_limit_kw=float(grid["export_limit"][0]),
     )
     check_sentences(reasons, kw, grid["fuse"])
     check_figures(reasons, battery, grid, soc, kw)
@@ -235,15 +242,16 @@ def test_the_optimizers_plans_give_the_optimizers_reasons(case: dict[str, Any]) 
             fuse_kw=case["fuse"], export_price=case["export"], export_limit_kw=case["export_limit"],
             fees=GridFees(energy_fee=case["fee"]),
         )
-    except Exception as err:  # noqa: BLE001 - a home whose base load passes the fuse has no plan: nothing to explain
-        assert type(err).__name__ == "HomePlanError"
+    except HomePlanError:  # a home whose base load passes the fuse has no plan: nothing to explain
         return
     price = case["prices"] + case["fee"]
-    reasons = plan_reasons(plan, battery, price, case["fuse"], case["export"])
+    reasons = plan_reasons(plan, battery, price, case["fuse"], export_price=case["export"],
+                           export_limit_kw=case["export_limit"])
     kw, fuse = plan.battery_kw["b"], np.full(n, case["fuse"])
     check_sentences(reasons, kw, fuse)
     grid = {"price": price, "export": np.full(n, case["export"]), "import": plan.import_kw,
-            "export_kw": plan.export_kw, "fuse": fuse}
+            "export_kw": plan.export_kw, "fuse": fuse, "curtail": plan.curtail_kw,
+            "export_limit": np.full(n, case["export_limit"])}
     check_figures(reasons, battery, grid, plan.soc_kwh["b"], kw)
     for r in reasons:
         if r.reason == "loss":

@@ -6,7 +6,7 @@ The input (:data:`HOME_PLAN_SCHEMA`, times with their offset; the text shows tim
 - ``currency``; ``fuse_kw`` (the main fuse, kW: a number, or per slot (n) where loads the plan cannot move raise it);
 - per slot (n each): ``import_price`` (per kWh), ``pv_kw``, ``curtail_kw`` (default zeros), ``house_kw`` (the base
   load plus the planned appliances and heat pumps), ``import_kw``, ``export_kw`` (default zeros), ``export_price``
-  (per kWh: a number or per slot; default 0);
+  (per kWh: a number or per slot; default 0); ``export_limit_kw`` (kW; default none);
 - ``batteries``: each ``{name, capacity_kwh, soc_min_pct (0), soc_max_pct (100), reserve_pct (0),
   charge_kw and discharge_kw (kW; default the most the plan charges and discharges), charge_efficiency (0.95),
   discharge_efficiency (0.95), wear_cost (0, per kWh of throughput), battery_kw (n, + charging), soc_kwh (n + 1, at
@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+import math
 from typing import Any
 
 import numpy as np
@@ -127,6 +128,7 @@ HOME_PLAN_SCHEMA = vol.All(
             vol.Required("house_kw"): _SERIES,
             vol.Required("import_kw"): _SERIES,
             vol.Optional("export_kw"): _SERIES,
+            vol.Optional("export_limit_kw"): vol.All(_finite, vol.Range(min=0)),
             vol.Optional("export_price", default=0.0): vol.Any(_finite, _SERIES),
             vol.Optional("batteries", default=list): vol.All([_BATTERY], vol.Length(max=20)),
             vol.Optional("heat_pumps", default=list): vol.All([heat_pump_schema(_SERIES)], vol.Length(max=20)),
@@ -213,6 +215,8 @@ def _battery_reasons(
         fuse_kw=fuse,
         export_price=float(export) if export.ndim == 0 else export,
         export_kw=series["export_kw"],
+        curtail_kw=series["curtail_kw"],
+        export_limit_kw=home_plan.get("export_limit_kw", math.inf),
     )
     currency = home_plan["currency"]
     return (

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+import math
 from typing import Any
 
 import numpy as np
@@ -138,17 +139,27 @@ def _kw(value: float) -> float:
     return round(float(value), 3) + 0.0
 
 
-def explain_battery(result: HomeResult, bat: BatteryConfig, language: str = "en") -> list[str]:
+def explain_battery(
+    result: HomeResult, bat: BatteryConfig, language: str = "en", export_limit_kw: float = math.inf
+) -> list[str]:
     """Why the battery does what it does in each slot of the plan (one sentence per slot, ``language`` en or de).
 
     The reasons are :func:`~..scheduling.home_explain.battery_reasons` over the plan, its import prices (network fee
-    included), its export prices and the fuse it kept in each slot; empty without a plan or when the plan has no such battery.
+    included), its export prices and the fuse it kept in each slot, with the export limit ``export_limit_kw`` (kW,
+    math.inf: none); empty without a plan or when the plan has no such battery.
     """
     plan, inputs = result.plan, result.inputs
     if plan is None or inputs is None or bat.subentry_id not in plan.battery_kw:
         return []
     fuse = slot_limits(plan.fuse_kw, plan.import_kw.size)
-    reasons = plan_reasons(plan, bat.battery(0.0), import_price(inputs), fuse, inputs.export_price)
+    reasons = plan_reasons(
+        plan,
+        bat.battery(0.0),
+        import_price(inputs),
+        fuse,
+        export_price=inputs.export_price,
+        export_limit_kw=export_limit_kw,
+    )
     return [
         reason_text(r, currency=plan.currency, fuse_kw=float(kw), language=language)
         for r, kw in zip(reasons, fuse, strict=True)
@@ -174,7 +185,9 @@ def home_answer(home: HomePlanManager, language: str, slots: int | None = None) 
                 if plan
                 else [],
                 "soc_pct": [round(float(v), 1) for v in soc][:slots] if soc is not None else [],
-                "why": explain_battery(home.result, bat, language)[:slots] if home.result else [],
+                "why": explain_battery(home.result, bat, language, home.config.export_limit_kw)[:slots]
+                if home.result
+                else [],
             }
         )
     return {**payload, "slots": payload["slots"][:slots], "batteries": batteries}
@@ -225,6 +238,7 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
         "import_kw": plan.import_kw.tolist(),
         "export_price": _export_price(np.asarray(inputs.export_price[:n], dtype=float)),
         "export_kw": plan.export_kw.tolist(),
+        **({} if math.isinf(home.config.export_limit_kw) else {"export_limit_kw": home.config.export_limit_kw}),
         "batteries": batteries,
         "heat_pumps": heat_pumps,
     }
@@ -254,7 +268,9 @@ def why_now(home: HomePlanManager, name: str, language: str, now: datetime) -> d
     if result is None or result.plan is None or i is None:
         return {"error": "home_plan_not_available", "device": device}
     why = (
-        explain_battery(result, batteries[0], language) if batteries else explain_heat_pump(result, pumps[0], language)
+        explain_battery(result, batteries[0], language, home.config.export_limit_kw)
+        if batteries
+        else explain_heat_pump(result, pumps[0], language)
     )
     if not why:
         return {"error": "home_plan_not_available", "device": device}

@@ -14,11 +14,12 @@ the import price (fees included) and q_t the export price:
 - ``end``: what a kWh left in store at the end is worth (the plan's terminal value: the median import price x eta_d);
 - ``value``: what one more kWh kept in store after the slot would be worth later: the best of charging less,
   (m_u + w) / eta_c, or discharging more where the battery has power to spare, eta_d (m_u - w), in a later slot u it
-  can reach without passing the highest SoC (m_u: p_u while the home imports, else q_u), and ``end`` if it reaches
-  the end; ``end`` when none can be reached;
+  can reach without passing the highest SoC (m_u: p_u while the home imports, else 0 while PV is curtailed or the
+  export is at its limit, else q_u), and ``end`` if it reaches the end; ``end`` when none can be reached;
 - ``need``: what a stored kWh saves later: the least of the later discharges it can feed before the SoC would pass
-  the floor, eta_d (M_u - w) (M_u: q_u while the home exports, else p_u; at the fuse any price), and ``end`` if it
-  reaches the end; ``end`` when that least is not finite.
+  the floor, eta_d (M_u - w) (M_u: 0 while PV is curtailed, else q_u while the home exports, else p_u; at the fuse
+  any price), and ``end`` if it reaches the end; ``end`` when that least is not finite. The highest SoC and the
+  floor give way to a first SoC beyond them, as in the plan.
 
 At an optimum of the plan's model, with the rest of the plan as it is, a charge's ``cost`` is at most ``need`` and a
 discharge's ``earn`` at least ``value`` (both bound the dual value of stored energy); an idle slot costs at least
@@ -40,7 +41,6 @@ sentence shows them (rounded), so it always holds:
   neither pays;
 - ``elsewhere``: idle otherwise: the plan charges or discharges in other slots, or a limit binds.
 
-The export price is taken as it is: an export limit or curtailment the plan met is not known here.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ import math
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from ..prices.curve import FloatArray
 from .home_model import TOL_KW, HomeBattery, HomePlan, Limit, slot_limits
@@ -175,16 +176,59 @@ class _Slots:
 
     kw: FloatArray  # the battery, + charging
     after: FloatArray  # SoC after each slot, kWh (NaN: not known)
+    first: float  # SoC at the start, kWh: the plan's floor and ceiling give way to it (HomeBattery.floor_kwh)
     price: FloatArray
     export: FloatArray
-    more: FloatArray  # what one more kW drawn from the grid side costs per kWh: q exporting, p below the fuse, else inf
-    less: FloatArray  # what one kW less drawn saves per kWh: p importing, else q
+    more: FloatArray  # one more kW drawn costs per kWh: 0 curtailing, q exporting, p below the fuse, else inf
+    less: FloatArray  # one kW less drawn saves per kWh: p importing, 0 curtailing or at the export limit, else q
+    flags: dict[str, npt.NDArray[np.bool_]]  # covered, importing, exporting, below_fuse, at_fuse, fuse_later
+
+
+def _slots(
+    battery_kw: FloatArray,
+    soc_kwh: FloatArray,
+    grid: dict[str, FloatArray],
+    fuse_kw: Limit,
+) -> _Slots:
+    """Return the slots' figures from the plan's arrays.
+
+    ``grid``: price, export (prices), surplus, import, export_kw, curtail, export_limit (kW).
+    """
+    n = battery_kw.size
+    price, export = grid["price"], grid["export"]
+    importing, exporting, curtailing = (grid[key] > EPS_KW for key in ("import", "export_kw", "curtail"))
+    at_limit = grid["export_kw"] >= grid["export_limit"] - TOL_KW
+    below_fuse = grid["import"] < slot_limits(fuse_kw, n) - TOL_KW
+    at_fuse = (battery_kw < -EPS_KW) & ~below_fuse
+    flags = {
+        "covered": grid["surplus"] >= battery_kw - EPS_KW,
+        "importing": importing,
+        "exporting": exporting,
+        "below_fuse": below_fuse,
+        "at_fuse": at_fuse,
+        "fuse_later": np.append(np.cumsum(at_fuse[::-1])[::-1][1:], 0) > 0,
+    }
+    return _Slots(
+        kw=battery_kw,
+        after=np.append(soc_kwh[1:], np.nan) if soc_kwh.size == n else soc_kwh[1:],
+        first=float(soc_kwh[0]),
+        price=price,
+        export=export,
+        more=np.where(curtailing, 0.0, np.where(exporting, export, np.where(below_fuse, price, math.inf))),
+        less=np.where(importing, price, np.where(curtailing | at_limit, 0.0, export)),
+        flags=flags,
+    )
+
+
+def _margin_kwh(battery: HomeBattery) -> float:
+    """Return ``SOC_MARGIN_PCT`` of the capacity, kWh: within it of a limit, the SoC is at the limit."""
+    return battery.capacity_kwh * SOC_MARGIN_PCT / 100
 
 
 def _kept_value(battery: HomeBattery, slots: _Slots, end: float) -> FloatArray:
     """``value`` per slot: what one more kWh in store after the slot is worth later (see the module docstring)."""
     eta_c, eta_d, wear = battery.charge_efficiency, battery.discharge_efficiency, battery.wear_cost
-    ceiling = battery.capacity_kwh * (battery.soc_max_pct - SOC_MARGIN_PCT) / 100
+    ceiling = max(battery.capacity_kwh * battery.soc_max_pct / 100, slots.first) - _margin_kwh(battery)
     out, best = np.empty(slots.kw.size), end
     for t in range(slots.kw.size - 1, -1, -1):
         out[t] = best
@@ -200,7 +244,8 @@ def _kept_value(battery: HomeBattery, slots: _Slots, end: float) -> FloatArray:
 def _needed_value(battery: HomeBattery, slots: _Slots, end: float) -> FloatArray:
     """``need`` per slot: what a stored kWh after the slot saves later (see the module docstring)."""
     eta_d, wear = battery.discharge_efficiency, battery.wear_cost
-    floor = battery.capacity_kwh * (max(battery.soc_min_pct, battery.reserve_pct) + SOC_MARGIN_PCT) / 100
+    floor = min(battery.capacity_kwh * max(battery.soc_min_pct, battery.reserve_pct) / 100, slots.first)
+    floor += _margin_kwh(battery)
     out, least = np.empty(slots.kw.size), end
     for t in range(slots.kw.size - 1, -1, -1):
         out[t] = least
@@ -222,95 +267,74 @@ def battery_reasons(
     fuse_kw: Limit,
     export_price: float | FloatArray = 0.0,
     export_kw: FloatArray | None = None,
+    curtail_kw: FloatArray | None = None,
+    export_limit_kw: float = math.inf,
     end_value: float | None = None,
 ) -> list[SlotReason]:
     """Return per slot why ``battery`` does what the plan gives it (see the module docstring).
 
     ``battery_kw``, ``import_price`` (per kWh, fees included), ``surplus_kw`` (PV after curtailment minus house,
-    loads and heat pumps), ``import_kw`` and ``export_kw`` (default zeros) are (n,); ``soc_kwh`` is (n,) or (n + 1,)
+    loads and heat pumps), ``import_kw``, ``export_kw`` and ``curtail_kw`` (default zeros) are (n,), kW, as is
+    ``export_limit_kw`` (math.inf: none); ``soc_kwh`` is (n,) or (n + 1,)
     at the slots' starts; ``fuse_kw`` is a number or (n,) one per slot, kW; ``export_price`` a number or (n,) per
     kWh; ``end_value`` the plan's value of a kWh left in store (default: the median import price times the discharge
     efficiency, as :func:`~.home.plan_home`). The efficiencies, power limits and wear cost are the battery's. Raises
     ValueError when the lengths disagree or ``import_price`` is empty.
     """
     n = battery_kw.size
-    exported = np.zeros(n) if export_kw is None else np.asarray(export_kw, dtype=float)
-    arrays = (import_price, surplus_kw, import_kw, exported, np.broadcast_to(export_price, (n,)))
+    exported, curtailed = (np.zeros(n) if a is None else np.asarray(a, dtype=float) for a in (export_kw, curtail_kw))
+    arrays = (import_price, surplus_kw, import_kw, exported, curtailed, np.broadcast_to(export_price, (n,)))
     if n == 0 or any(np.size(a) != n for a in arrays) or soc_kwh.size not in (n, n + 1):
         raise ValueError(f"battery_reasons: arrays of {n} slots expected (soc_kwh {n} or {n + 1})")
     price, export = np.asarray(import_price, dtype=float), np.broadcast_to(np.asarray(export_price, float), (n,))
+    grid = {"price": price, "export": export, "surplus": surplus_kw, "import": import_kw, "export_kw": exported}
+    grid |= {"curtail": curtailed, "export_limit": np.full(n, export_limit_kw)}
+    slots = _slots(battery_kw, soc_kwh, grid, fuse_kw)
     end = float(np.median(price)) * battery.discharge_efficiency if end_value is None else float(end_value)
-    importing = import_kw > EPS_KW
-    below_fuse = import_kw < slot_limits(fuse_kw, n) - TOL_KW
-    slots = _Slots(
-        kw=battery_kw,
-        after=np.append(soc_kwh[1:], np.nan) if soc_kwh.size == n else soc_kwh[1:],
-        price=price,
-        export=export,
-        more=np.where(exported > EPS_KW, export, np.where(below_fuse, price, math.inf)),
-        less=np.where(importing, price, export),
-    )
-    figures = {"value": _kept_value(battery, slots, end), "need": _needed_value(battery, slots, end)}
-    figures["cost"] = (price + battery.wear_cost) / battery.charge_efficiency
-    exporting = exported > EPS_KW
-    into_grid = np.where((battery_kw < -EPS_KW) & exporting, export, price)  # a discharge's last kW went there
-    figures["earn"] = battery.discharge_efficiency * (into_grid - battery.wear_cost)
-    at_fuse = (battery_kw < -EPS_KW) & ~below_fuse
-    fuse_later = np.append(np.cumsum(at_fuse[::-1])[::-1][1:], 0) > 0
+    into_grid = np.where((battery_kw < -EPS_KW) & slots.flags["exporting"], export, price)  # a discharge's last kW
+    figures = {
+        "value": _kept_value(battery, slots, end),
+        "need": _needed_value(battery, slots, end),
+        "cost": (price + battery.wear_cost) / battery.charge_efficiency,
+        "earn": battery.discharge_efficiency * (into_grid - battery.wear_cost),
+    }
     out = []
     for t in range(n):
         kw, pct = float(battery_kw[t]), float(soc_kwh[t]) / battery.capacity_kwh * 100
         money = {key: float(array[t]) for key, array in figures.items()}
-        reason = _reason(
-            battery,
-            kw,
-            pct,
-            money,
-            covered=bool(surplus_kw[t] >= kw - EPS_KW),
-            importing=bool(importing[t]),
-            exporting=bool(exporting[t]),
-            at_fuse=bool(at_fuse[t]),
-            fuse_later=bool(fuse_later[t]),
-            below_fuse=bool(below_fuse[t]),
-        )
+        flags = {key: bool(array[t]) for key, array in slots.flags.items()}
         out.append(
             SlotReason(
-                reason=reason, kw=kw, soc_pct=pct, price=float(price[t]), export=float(export[t]), end=end, **money
+                reason=_reason(battery, kw, pct, money, flags),
+                kw=kw,
+                soc_pct=pct,
+                price=float(price[t]),
+                export=float(export[t]),
+                end=end,
+                **money,
             )
         )
     return out
 
 
-def _reason(
-    battery: HomeBattery,
-    kw: float,
-    pct: float,
-    money: dict[str, float],
-    *,
-    covered: bool,
-    importing: bool,
-    exporting: bool,
-    at_fuse: bool,
-    fuse_later: bool,
-    below_fuse: bool,
-) -> str:
-    """Return one slot's reason code from its figures as shown (see the module docstring)."""
+def _reason(battery: HomeBattery, kw: float, pct: float, money: dict[str, float], flags: dict[str, bool]) -> str:
+    """Return one slot's reason code from its figures as shown and its flags (see the module docstring)."""
     cost, earn, value, need = (shown(money[key]) for key in ("cost", "earn", "value", "need"))
     if kw > EPS_KW:
-        if covered:
+        if flags["covered"]:
             return "pv"
-        return "cheap" if cost < need else "fuse_ahead" if fuse_later else "loss"
+        return "cheap" if cost < need else "fuse_ahead" if flags["fuse_later"] else "loss"
     if kw < -EPS_KW:
-        if at_fuse:
+        if flags["at_fuse"]:
             return "fuse"
         if earn > value:
-            return "export" if exporting else "dear"
+            return "export" if flags["exporting"] else "dear"
         return "spend"
     if pct <= max(battery.soc_min_pct, battery.reserve_pct) + SOC_MARGIN_PCT:
         return "floor"
     if pct >= battery.soc_max_pct - SOC_MARGIN_PCT:
         return "full"
-    priced = importing and not exporting and below_fuse  # charging more or discharging more both meet p
+    priced = flags["importing"] and not flags["exporting"] and flags["below_fuse"]  # more or less both meet p
     return "spread" if priced and cost >= value and earn <= need else "elsewhere"
 
 
@@ -319,12 +343,15 @@ def plan_reasons(
     battery: HomeBattery,
     import_price: FloatArray,
     fuse_kw: Limit,
+    *,
     export_price: float | FloatArray = 0.0,
+    export_limit_kw: float = math.inf,
 ) -> list[SlotReason]:
     """Return :func:`battery_reasons` for a battery of ``plan`` (its ``name`` is the plan's key).
 
     ``import_price`` (fees included, as the plan priced them) and ``export_price`` (a number or an array) hold at
-    least the plan's n slots; ``fuse_kw`` is a number or (n,) per slot, kW (the plan's own is ``plan.fuse_kw``). The
+    least the plan's n slots; ``fuse_kw`` is a number or (n,) per slot, kW (the plan's own is ``plan.fuse_kw``), and
+    ``export_limit_kw`` the plan's export limit (math.inf: none). The
     PV surplus is the PV after curtailment less the base load, the appliances and the heat pumps. Raises KeyError
     when the plan has no such battery.
     """
@@ -340,11 +367,17 @@ def plan_reasons(
         fuse_kw=fuse_kw,
         export_price=float(export_price) if np.ndim(export_price) == 0 else np.asarray(export_price, dtype=float)[:n],
         export_kw=plan.export_kw,
+        curtail_kw=plan.curtail_kw,
+        export_limit_kw=export_limit_kw,
     )
 
 
 def reason_text(reason: SlotReason, *, currency: str, fuse_kw: float, language: str = "en") -> str:
-    """Return one slot's reason as a sentence in ``language`` (en or de; anything else: en); ``fuse_kw``: the slot's."""
+    """Return one slot's reason as a sentence in ``language`` (en or de; anything else: en); ``fuse_kw``: the slot's.
+
+    Money shows ``MONEY_DIGITS`` decimals (as :func:`shown`, never "-0.000"), the SoC whole percent.
+    """
     texts = TEXTS.get(language, TEXTS["en"])
-    money = {key: f"{getattr(reason, key):.{MONEY_DIGITS}f} {currency}/kWh" for key in _MONEY}
-    return texts[reason.reason].format(kw=f"{reason.kw:.2f}", fuse=f"{fuse_kw:g}", pct=f"{reason.soc_pct:.0f}", **money)
+    money = {key: f"{shown(getattr(reason, key)) + 0.0:.{MONEY_DIGITS}f} {currency}/kWh" for key in _MONEY}
+    pct = round(reason.soc_pct)  # an int: never "-0" for a SoC a hair below zero
+    return texts[reason.reason].format(kw=f"{reason.kw:.2f}", fuse=f"{fuse_kw:g}", pct=pct, **money)
