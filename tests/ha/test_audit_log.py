@@ -490,6 +490,30 @@ async def test_the_old_log_of_a_reload_and_the_new_one_write_one_chain(
     assert not new.broken and not old.broken and issue(hass, entry.entry_id) is None
 
 
+async def test_tasks_of_the_old_runtime_appending_after_a_real_reload_keep_one_chain(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """The demo's case: a subentry added, the entry reloads, while gate decisions' audit tasks of the old runtime
+    still append (through the old log) after the new one loaded."""
+    old = loaded_entry.runtime_data.audit
+    go = asyncio.Event()
+
+    async def late(i: int) -> dict[str, Any]:
+        await go.wait()
+        return await old.async_append(request(i))
+
+    tasks = [hass.async_create_task(late(i)) for i in range(3)]
+    assert await hass.config_entries.async_reload(loaded_entry.entry_id)
+    new = loaded_entry.runtime_data.audit
+    assert new is not old and not new.broken
+    go.set()
+    results = await asyncio.gather(*tasks, *(new.async_append(request(10 + i)) for i in range(3)))
+
+    assert all(r["record_id"] is not None for r in results)
+    assert len({r["record_id"] for r in results}) == 6
+    assert (await new.async_verify()).ok and not new.broken and issue(hass, loaded_entry.entry_id) is None
+
+
 async def test_two_entries_append_side_by_side(hass: HomeAssistant, entry: MockConfigEntry) -> None:
     """Two entries' logs share the audit folder (and its lock) and write in executor threads at once."""
     other = sample_entry()
