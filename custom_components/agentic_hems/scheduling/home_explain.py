@@ -40,7 +40,6 @@ sentence shows them (rounded), so it always holds:
 - ``spread``: idle while importing under the fuse, with ``cost`` not below ``value`` and ``earn`` not above ``need``:
   neither pays;
 - ``elsewhere``: idle otherwise: the plan charges or discharges in other slots, or a limit binds.
-
 """
 
 from __future__ import annotations
@@ -273,13 +272,13 @@ def battery_reasons(
 ) -> list[SlotReason]:
     """Return per slot why ``battery`` does what the plan gives it (see the module docstring).
 
-    ``battery_kw``, ``import_price`` (per kWh, fees included), ``surplus_kw`` (PV after curtailment minus house,
-    loads and heat pumps), ``import_kw``, ``export_kw`` and ``curtail_kw`` (default zeros) are (n,), kW, as is
-    ``export_limit_kw`` (math.inf: none); ``soc_kwh`` is (n,) or (n + 1,)
-    at the slots' starts; ``fuse_kw`` is a number or (n,) one per slot, kW; ``export_price`` a number or (n,) per
-    kWh; ``end_value`` the plan's value of a kWh left in store (default: the median import price times the discharge
-    efficiency, as :func:`~.home.plan_home`). The efficiencies, power limits and wear cost are the battery's. Raises
-    ValueError when the lengths disagree or ``import_price`` is empty.
+    ``battery_kw``, ``surplus_kw`` (PV after curtailment minus house, loads and heat pumps), ``import_kw``,
+    ``export_kw`` and ``curtail_kw`` (default zeros) are (n,), kW; ``import_price`` (fees included) is (n,) and
+    ``export_price`` a number or (n,), per kWh; ``soc_kwh`` is (n,) or (n + 1,), kWh at the slots' starts;
+    ``fuse_kw`` is a number or (n,) per slot and ``export_limit_kw`` a number (math.inf: none), kW; ``end_value`` is
+    the plan's value of a kWh left in store (default: the median import price times the discharge efficiency, as
+    :func:`~.home.plan_home`). The efficiencies, power limits and wear cost are the battery's. Raises ValueError when
+    the lengths disagree or ``import_price`` is empty.
     """
     n = battery_kw.size
     exported, curtailed = (np.zeros(n) if a is None else np.asarray(a, dtype=float) for a in (export_kw, curtail_kw))
