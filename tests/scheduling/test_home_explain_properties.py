@@ -6,7 +6,8 @@ each comparison word ("below", "not below", "above", "not above", "would not bea
 against a second formulation: a forward brute force over the later slots each slot's kWh can reach. Random inputs
 cover any plan (the sentences must never contradict themselves); plans of :func:`plan_home` (the optimizer's own,
 with fees, export prices, efficiencies and wear) must moreover give the optimizer's reasons: a grid charge is cheap
-(or a tie as shown, or ahead of the fuse), a discharge below the fuse beats the value of a kept kWh (or ties).
+(or a tie as shown, or ahead of the fuse), a discharge below the fuse beats the value of a kept kWh (or ties), and
+an idle slot that imports or exports freely is one where neither pays.
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ PATTERNS: dict[str, list[tuple[str, tuple[str, ...], Check, int]]] = {
         (rf"idles: at {M} charging \({M} per stored kWh\) would not beat the {M} a kWh kept in store is worth later, "
          rf"nor discharging \({M}\) the {M} a stored kWh saves later", ("price", "cost", "value", "earn", "need"),
          lambda f: f["cost"] >= f["value"] and f["earn"] <= f["need"], 0),
+        (rf"idles: at the {M} export price charging from PV \({M} per stored kWh\) would not beat the {M} a kWh "
+         rf"kept in store is worth later, nor discharging \({M}\) the {M} a stored kWh saves later",
+         ("export", "cost", "value", "earn", "need"), lambda f: f["cost"] >= f["value"] and f["earn"] <= f["need"], 0),
         (rf"idles at {M}: the plan charges or discharges it in other slots, or one of its limits binds", ("price",),
          lambda f: True, 0),
     ],
@@ -86,6 +90,10 @@ PATTERNS: dict[str, list[tuple[str, tuple[str, ...], Check, int]]] = {
         (rf"ruht: bei {M} schlägt Laden \({M} je gespeicherte kWh\) nicht die {M}, die eine behaltene kWh später wert "
          rf"ist, und Entladen \({M}\) nicht die {M}, die eine gespeicherte kWh später spart",
          ("price", "cost", "value", "earn", "need"), lambda f: f["cost"] >= f["value"] and f["earn"] <= f["need"], 0),
+        (rf"ruht: beim Einspeisepreis von {M} schlägt Laden aus PV \({M} je gespeicherte kWh\) nicht die {M}, die "
+         rf"eine behaltene kWh später wert ist, und Entladen \({M}\) nicht die {M}, die eine gespeicherte kWh später "
+         r"spart", ("export", "cost", "value", "earn", "need"),
+         lambda f: f["cost"] >= f["value"] and f["earn"] <= f["need"], 0),
         (rf"ruht bei {M}: der Plan lädt oder entlädt in anderen Slots, oder eine seiner Grenzen greift", ("price",),
          lambda f: True, 0),
     ],
@@ -161,9 +169,13 @@ def check_figures(reasons: list[SlotReason], battery: HomeBattery, grid: dict[st
     end = float(np.median(grid["price"])) * battery.discharge_efficiency
     values, needs = oracle(battery, kw, soc, grid, end)
     for t, r in enumerate(reasons):
-        into_grid = kw[t] < -EPS_KW and grid["export_kw"][t] > EPS_KW
+        exporting = grid["export_kw"][t] > EPS_KW
+        free = exporting and grid["curtail"][t] <= EPS_KW and grid["export_kw"][t] < grid["export_limit"][t] - 1e-6
+        at_export = abs(kw[t]) <= EPS_KW and free  # idle, the home exporting freely: both ways at the export price
+        into_grid = (kw[t] < -EPS_KW and exporting) or at_export
         earn = battery.discharge_efficiency * ((grid["export"][t] if into_grid else grid["price"][t]) - battery.wear_cost)
-        assert r.cost == pytest.approx((grid["price"][t] + battery.wear_cost) / battery.charge_efficiency)
+        bought = grid["export"][t] if at_export else grid["price"][t]
+        assert r.cost == pytest.approx((bought + battery.wear_cost) / battery.charge_efficiency)
         assert (r.earn, r.end) == (pytest.approx(earn), pytest.approx(end))
         assert (r.value, r.need) == (pytest.approx(values[t]), pytest.approx(needs[t])), t
 
@@ -253,8 +265,12 @@ def test_the_optimizers_plans_give_the_optimizers_reasons(case: dict[str, Any]) 
             "export_kw": plan.export_kw, "fuse": fuse, "curtail": plan.curtail_kw,
             "export_limit": np.full(n, case["export_limit"])}
     check_figures(reasons, battery, grid, plan.soc_kwh["b"], kw)
-    for r in reasons:
+    for t, r in enumerate(reasons):
         if r.reason == "loss":
             assert r.cost <= r.need + 1e-3, r
         if r.reason == "spend":
             assert r.earn >= r.value - 1e-3, r
+        if r.reason == "elsewhere" and plan.curtail_kw[t] <= EPS_KW:  # idle, importing or exporting freely
+            free = plan.export_kw[t] > EPS_KW and plan.export_kw[t] < case["export_limit"] - 1e-6
+            if free or (plan.import_kw[t] > EPS_KW and plan.export_kw[t] <= EPS_KW and plan.import_kw[t] < fuse[t] - 1e-6):
+                assert r.cost >= r.value - 1e-3 and r.earn <= r.need + 1e-3, r

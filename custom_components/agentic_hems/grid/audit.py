@@ -38,7 +38,7 @@ class ChainConflict(Exception):
     """The file does not end at the writer's anchor: nothing was written (``reason``: what the tail is instead)."""
 
     def __init__(self, reason: str) -> None:
-        """``reason``: ``incomplete_tail`` (a torn last line) or ``moved`` (another head or line count)."""
+        """``reason``: ``incomplete_tail`` (a torn or unreadable last line) or ``moved`` (another head or count)."""
         super().__init__(reason)
         self.reason = reason
 

@@ -8,9 +8,10 @@ to, the mode the automation triggers and conditions follow.
 battery's efficiencies eta_c, eta_d and its wear cost w per kWh of throughput, as the optimizer counts them. With p_t
 the import price (fees included) and q_t the export price:
 
-- ``cost``: what a kWh put in store from the grid costs, (p_t + w) / eta_c;
+- ``cost``: what a kWh put in store from the grid costs, (p_t + w) / eta_c; (q_t + w) / eta_c in an idle slot
+  where the home exports freely (no curtailment, under the export limit: charging would take exported PV);
 - ``earn``: what a kWh taken from store saves, eta_d (p_t - w); eta_d (q_t - w) for a discharge while the home
-  exports (the battery's last kW goes out to the grid);
+  exports (the battery's last kW goes out to the grid) and in an idle slot where the home exports freely;
 - ``end``: what a kWh left in store at the end is worth (the plan's terminal value: the median import price x eta_d);
 - ``value``: what one more kWh kept in store after the slot would be worth later: the best of charging less,
   (m_u + w) / eta_c, or discharging more where the battery has power to spare, eta_d (m_u - w), in a later slot u it
@@ -39,6 +40,7 @@ sentence shows them (rounded), so it always holds:
 - ``full``: idle at the highest SoC (within 0.1 %);
 - ``spread``: idle while importing under the fuse, with ``cost`` not below ``value`` and ``earn`` not above ``need``:
   neither pays;
+- ``spread_export``: the same at the export price, idle while the home exports freely;
 - ``elsewhere``: idle otherwise: the plan charges or discharges in other slots, or a limit binds.
 """
 
@@ -62,7 +64,8 @@ MODE_THRESHOLD_KW: Final = 0.05  # below this much planned power (either way) a 
 EPS_KW: Final = 1e-3  # below this a battery counts as idle when its reasons are given
 SOC_MARGIN_PCT: Final = 0.1
 REASONS: Final = (
-    "pv", "cheap", "fuse_ahead", "loss", "fuse", "dear", "export", "spend", "floor", "full", "spread", "elsewhere"
+    "pv", "cheap", "fuse_ahead", "loss", "fuse", "dear", "export", "spend", "floor", "full", "spread",
+    "spread_export", "elsewhere",
 )  # fmt: skip
 MONEY_DIGITS: Final = 3  # money per kWh is shown, and compared, with this many decimals
 _AFTER: Final = "after losses and wear"
@@ -88,6 +91,8 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "full": "idles: full ({pct} %)",
         "spread": "idles: at {price} charging ({cost} per stored kWh) would not beat the {value} a kWh kept in store "
         "is worth later, nor discharging ({earn}) the {need} a stored kWh saves later",
+        "spread_export": "idles: at the {export} export price charging from PV ({cost} per stored kWh) would not beat "
+        "the {value} a kWh kept in store is worth later, nor discharging ({earn}) the {need} a stored kWh saves later",
         "elsewhere": "idles at {price}: the plan charges or discharges it in other slots, or one of its limits binds",
     },
     "de": {
@@ -109,6 +114,9 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "full": "ruht: voll ({pct} %)",
         "spread": "ruht: bei {price} schlägt Laden ({cost} je gespeicherte kWh) nicht die {value}, die eine behaltene "
         "kWh später wert ist, und Entladen ({earn}) nicht die {need}, die eine gespeicherte kWh später spart",
+        "spread_export": "ruht: beim Einspeisepreis von {export} schlägt Laden aus PV ({cost} je gespeicherte kWh) "
+        "nicht die {value}, die eine behaltene kWh später wert ist, und Entladen ({earn}) nicht die {need}, die eine "
+        "gespeicherte kWh später spart",
         "elsewhere": "ruht bei {price}: der Plan lädt oder entlädt in anderen Slots, oder eine seiner Grenzen greift",
     },
 }
@@ -180,7 +188,7 @@ class _Slots:
     export: FloatArray
     more: FloatArray  # one more kW drawn costs per kWh: 0 curtailing, q exporting, p below the fuse, else inf
     less: FloatArray  # one kW less drawn saves per kWh: p importing, 0 curtailing or at the export limit, else q
-    flags: dict[str, npt.NDArray[np.bool_]]  # covered, importing, exporting, below_fuse, at_fuse, fuse_later
+    flags: dict[str, npt.NDArray[np.bool_]]  # covered, importing, exporting, below_fuse, at_fuse, at_export, ...
 
 
 def _slots(
@@ -205,6 +213,7 @@ def _slots(
         "exporting": exporting,
         "below_fuse": below_fuse,
         "at_fuse": at_fuse,
+        "at_export": (np.abs(battery_kw) <= EPS_KW) & exporting & ~curtailing & ~at_limit,
         "fuse_later": np.append(np.cumsum(at_fuse[::-1])[::-1][1:], 0) > 0,
     }
     return _Slots(
@@ -290,11 +299,12 @@ def battery_reasons(
     grid |= {"curtail": curtailed, "export_limit": np.full(n, export_limit_kw)}
     slots = _slots(battery_kw, soc_kwh, grid, fuse_kw)
     end = float(np.median(price)) * battery.discharge_efficiency if end_value is None else float(end_value)
-    into_grid = np.where((battery_kw < -EPS_KW) & slots.flags["exporting"], export, price)  # a discharge's last kW
+    at_export = slots.flags["at_export"]
+    into_grid = np.where(((battery_kw < -EPS_KW) & slots.flags["exporting"]) | at_export, export, price)
     figures = {
         "value": _kept_value(battery, slots, end),
         "need": _needed_value(battery, slots, end),
-        "cost": (price + battery.wear_cost) / battery.charge_efficiency,
+        "cost": (np.where(at_export, export, price) + battery.wear_cost) / battery.charge_efficiency,
         "earn": battery.discharge_efficiency * (into_grid - battery.wear_cost),
     }
     out = []
@@ -333,8 +343,12 @@ def _reason(battery: HomeBattery, kw: float, pct: float, money: dict[str, float]
         return "floor"
     if pct >= battery.soc_max_pct - SOC_MARGIN_PCT:
         return "full"
+    if not (cost >= value and earn <= need):
+        return "elsewhere"
+    if flags["at_export"]:
+        return "spread_export"
     priced = flags["importing"] and not flags["exporting"] and flags["below_fuse"]  # more or less both meet p
-    return "spread" if priced and cost >= value and earn <= need else "elsewhere"
+    return "spread" if priced else "elsewhere"
 
 
 def plan_reasons(
