@@ -58,6 +58,22 @@ def test_the_efficiencies_and_the_wear_the_plan_used() -> None:
     assert (slots[1]["reason"], slots[1]["cost"], slots[1]["need"]) == ("fuse_ahead", 0.44, 0.342)
 
 
+def test_an_idle_slot_exporting_is_weighed_at_the_export_price() -> None:
+    """Slot 5 exports 1 kW at 0.29 instead of importing: charging from PV would cost 0.29 / 0.95 = 0.305 per stored
+    kWh, not below the 0.288 a kept kWh fetches in slot 6 (0.9 x 0.32); discharging would save 0.9 x 0.29 = 0.261,
+    not above the 0.27 a stored kWh saves later."""
+    plan = {**PLAN, "import_kw": [0.0, 2.5, 11.0, 2.0, 1.0, 0.0, 1.0], "export_kw": [0, 0, 0, 0, 0, 1.0, 0],
+            "export_price": [0, 0, 0, 0, 0, 0.29, 0]}
+    slot = explained(plan=plan)["structured"]["batteries"][0]["slots"][5]
+    assert (slot["reason"], slot["export"], slot["cost"], slot["earn"]) == ("spread_export", 0.29, 0.305263, 0.261)
+    assert slot["why"] == (
+        "idles: at the 0.290 EUR/kWh export price charging from PV (0.305 EUR/kWh per stored kWh) would not beat the "
+        "0.288 EUR/kWh a kWh kept in store is worth later, nor discharging (0.261 EUR/kWh) the 0.270 EUR/kWh a stored "
+        "kWh saves later")
+    with pytest.raises(vol.Invalid):
+        GENERATE_EXPLANATION.schema({"home_plan": {**plan, "export_limit_kw": -1}})
+
+
 def test_the_operator_text_merges_equal_neighbours_in_the_plan_offset() -> None:
     plan = {**PLAN, "import_price": [0.10, 0.10, 0.30, 0.40, 0.30, 0.25, 0.35],
             "pv_kw": [5.0, 5.0, 0, 0, 0, 0, 0], "curtail_kw": [1.0, 1.0, 0, 0, 0, 0, 0]}  # two equal PV slots
