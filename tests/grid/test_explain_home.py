@@ -1,9 +1,10 @@
 """generate_explanation given a whole-home plan: the hand-worked plan of tests/scheduling/test_home_explain.py.
 
-7 quarter hours from 20:00 +01:00; import prices 0.10 0.20 0.30 0.40 0.30 0.25 0.35 EUR/kWh (median 0.30, x 0.9 =
-0.27 a stored kWh); a 10 kWh battery (lowest 10 %, reserve 20 %, highest 90 %); fuse 11 kW. Slot by slot the battery
-stores PV, charges cheap, discharges at the fuse, discharges dear, idles at the reserve, idles on the spread, idles
-full.
+7 quarter hours from 20:00 +01:00; import prices 0.10 0.20 0.30 0.40 0.30 0.28 0.32 EUR/kWh (median 0.30, x 0.9 =
+0.27 a kWh left in store at the end); a 10 kWh battery (charge efficiency 0.95 by default, discharge 0.9, its power
+limits the most the plan uses: 2 kW; lowest 10 %, reserve 20 %, highest 90 %); fuse 11 kW. Slot by slot the battery
+stores PV, charges cheap (0.211 per stored kWh < the 0.36 the discharge at 0.40 saves with it), discharges at the
+fuse, discharges dear (0.36 > the 0.27 a kept kWh is worth), idles at the reserve, idles on the spread, idles full.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from custom_components.agentic_hems.grid.explain_home import explain_home
 
 PLAN: dict[str, Any] = {
     "start": "2026-11-29T20:00:00+01:00", "currency": "EUR", "fuse_kw": 11,
-    "import_price": [0.10, 0.20, 0.30, 0.40, 0.30, 0.25, 0.35],
+    "import_price": [0.10, 0.20, 0.30, 0.40, 0.30, 0.28, 0.32],
     "pv_kw": [5.0, 1.5, 0, 0, 0, 0, 0], "curtail_kw": [1.0, 0, 0, 0, 0, 0, 0],
     "house_kw": [1.0, 1.0, 0, 0, 0, 0, 0],  # surplus 3 kW, then 0.5 kW
     "import_kw": [0.0, 2.5, 11.0, 2.0, 1.0, 1.0, 1.0],
@@ -41,8 +42,36 @@ def test_the_structured_reasons() -> None:
     assert battery["value_per_kwh"] == pytest.approx(0.27)
     assert battery["counts"] == {"pv": 1, "cheap": 1, "fuse": 1, "dear": 1, "floor": 1, "spread": 1, "full": 1}
     assert battery["slots"][3] == {"start": "2026-11-29T20:45:00+01:00", "mode": "discharge", "reason": "dear",
-                                   "kw": -2.0, "soc_pct": 52.0, "price": 0.4, "value": 0.27,
-                                   "why": "discharges at 0.400 EUR/kWh: above the 0.270 EUR/kWh a stored kWh is worth later"}
+                                   "kw": -2.0, "soc_pct": 52.0, "price": 0.4, "export": 0.0, "value": 0.27,
+                                   "need": 0.27, "cost": 0.421053, "earn": 0.36, "end": 0.27,
+                                   "why": "discharges at 0.400 EUR/kWh, 0.360 EUR/kWh per stored kWh after losses and "
+                                          "wear: above the 0.270 EUR/kWh a kWh kept in store is worth later"}
+    assert battery["slots"][1]["need"] == 0.36  # what the discharge at 0.40 saves with a stored kWh
+
+
+def test_the_efficiencies_and_the_wear_the_plan_used() -> None:
+    """With a charge efficiency of 0.5 and a wear cost of 0.02 per kWh, a kWh put in store at 0.20 costs
+    (0.20 + 0.02) / 0.5 = 0.44, more than the 0.9 x (0.40 - 0.02) = 0.342 the later discharge saves with it: no
+    saving, but ahead of slot 2's discharge at the fuse (fuse_ahead)."""
+    battery = {**PLAN["batteries"][0], "charge_efficiency": 0.5, "wear_cost": 0.02}
+    slots = explained(plan={**PLAN, "batteries": [battery]})["structured"]["batteries"][0]["slots"]
+    assert (slots[1]["reason"], slots[1]["cost"], slots[1]["need"]) == ("fuse_ahead", 0.44, 0.342)
+
+
+def test_an_idle_slot_exporting_is_weighed_at_the_export_price() -> None:
+    """Slot 5 exports 1 kW at 0.29 instead of importing: charging from PV would cost 0.29 / 0.95 = 0.305 per stored
+    kWh, not below the 0.288 a kept kWh fetches in slot 6 (0.9 x 0.32); discharging would save 0.9 x 0.29 = 0.261,
+    not above the 0.27 a stored kWh saves later."""
+    plan = {**PLAN, "import_kw": [0.0, 2.5, 11.0, 2.0, 1.0, 0.0, 1.0], "export_kw": [0, 0, 0, 0, 0, 1.0, 0],
+            "export_price": [0, 0, 0, 0, 0, 0.29, 0]}
+    slot = explained(plan=plan)["structured"]["batteries"][0]["slots"][5]
+    assert (slot["reason"], slot["export"], slot["cost"], slot["earn"]) == ("spread_export", 0.29, 0.305263, 0.261)
+    assert slot["why"] == (
+        "idles: at the 0.290 EUR/kWh export price charging from PV (0.305 EUR/kWh per stored kWh) would not beat the "
+        "0.288 EUR/kWh a kWh kept in store is worth later, nor discharging (0.261 EUR/kWh) the 0.270 EUR/kWh a stored "
+        "kWh saves later")
+    with pytest.raises(vol.Invalid):
+        GENERATE_EXPLANATION.schema({"home_plan": {**plan, "export_limit_kw": -1}})
 
 
 def test_the_operator_text_merges_equal_neighbours_in_the_plan_offset() -> None:
@@ -60,8 +89,8 @@ def test_the_manager_and_auditor_texts_in_english_and_german() -> None:
         "prices, 1 for the fuse), idles in 3.")
     assert explained("manager", "de")["text"].startswith("Home battery: lädt in 2 Slots (1 aus PV-Überschuss")
     lines = explained("auditor")["text"].splitlines()
-    assert lines[0] == ("Home battery: a stored kWh is worth 0.2700 EUR/kWh (median import price 0.3000 x discharge "
-                        "efficiency 0.9); fuse 11 kW.")
+    assert lines[0] == ("Home battery: a kWh left in store at the end is worth 0.2700 EUR/kWh (median import price "
+                        "0.3000 x discharge efficiency 0.9); fuse 11 kW.")
     assert lines[5] == "21:00 Home battery: floor, 0.000 kW, SoC 20.0 %, price 0.3000 EUR/kWh: idles: at its reserve floor (20 %)"
     assert explained("operator", "de")["text"].splitlines()[4] == "Home battery 21:00–21:15: ruht: an der Reserve (20 %)"
 
@@ -158,9 +187,9 @@ def test_heat_pump_lists_of_other_lengths_are_refused() -> None:
 
 def test_a_per_slot_fuse_names_each_slots_own_limit() -> None:
     """Where loads the plan cannot move raised the fuse (slot 2 at 12 kW), the import there is at that slot's fuse;
-    an import of 11 kW under a 12 kW fuse is not."""
+    an import of 11 kW under a 12 kW fuse is not (and 0.9 x 0.30 = 0.27 saves no more than the end value: spend)."""
     raised = explained(plan={**PLAN, "fuse_kw": [11, 11, 12, 11, 11, 11, 11]})["structured"]["batteries"][0]
-    assert raised["slots"][2]["reason"] == "dear" and "fuse" not in raised["counts"]
+    assert raised["slots"][2]["reason"] == "spend" and "fuse" not in raised["counts"]
     at_fuse = explained(plan={**PLAN, "fuse_kw": [11, 11, 11, 12, 11, 11, 11],
                               "import_kw": [0.0, 2.5, 11.0, 12.0, 1.0, 1.0, 1.0]})["structured"]["batteries"][0]
     assert [s["reason"] for s in at_fuse["slots"][2:4]] == ["fuse", "fuse"]

@@ -1,16 +1,21 @@
 """The audit log's HA shell: the file under the config dir, the anchor Store, breaks, torn lines and the repair flow.
 
 Two ``AuditLog`` instances on one entry stand for two runs of Home Assistant: the file is tampered with in between,
-and the anchor survives in ``hass_storage``. The repair goes through HA's repairs HTTP API as the frontend does.
+and the anchor survives in ``hass_storage``; or for the old and the new log of a reload, writing at once. A second
+Python process stands for another writer, or for one killed mid-line. The repair goes through HA's repairs HTTP API as the frontend does.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from datetime import UTC
+import functools
 import hashlib
 import json
 from pathlib import Path
+import subprocess
+import sys
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
@@ -25,7 +30,7 @@ from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.grid_ha.audit_log import AUDIT_LOGS, AuditLog, async_get_audit_log, issue_id
 from custom_components.agentic_hems.const import DOMAIN
-from custom_components.agentic_hems.grid.audit import GENESIS, Anchor, append, line_hash, verify
+from custom_components.agentic_hems.grid.audit import GENESIS, Anchor, append, line_hash, tail, verify
 
 from .conftest import NOW, sample_entry
 
@@ -418,3 +423,158 @@ def test_the_issue_and_its_fix_flow_are_translated() -> None:
         assert step["title"] and "{problem}" in step["description"] and "{line}" in step["description"]
         assert set(texts["fix_flow"]["abort"]) == {"not_loaded", "repair_failed"}
         assert "{error}" in texts["fix_flow"]["abort"]["repair_failed"]
+
+
+# ------------------------------------------------------------------------------------------- concurrent writers
+
+ROOT = Path(__file__).resolve().parents[2]
+FOREIGN = """
+import sys
+from pathlib import Path
+from custom_components.agentic_hems.grid.audit import append, locked, tail
+path = Path(sys.argv[1])
+with locked(path):
+    append(path, tail(path), {"who": "another process"}, lock=False)
+"""
+KILLED = """
+import os, signal, sys
+from pathlib import Path
+from custom_components.agentic_hems.grid.audit import locked
+path = Path(sys.argv[1])
+with locked(path):
+    with path.open("ab") as handle:
+        handle.write(b'{"seq": 3, "epoch": 0, "prev": "ab')
+        handle.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+async def run_python(hass: HomeAssistant, script: str, path: Path) -> int:
+    """Run ``script`` in a second Python process with the audit file's path; its return code."""
+    done = await hass.async_add_executor_job(
+        functools.partial(subprocess.run, [sys.executable, "-c", script, str(path)], cwd=ROOT, check=False)
+    )
+    return done.returncode
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line)["record"] for line in rows(path)]
+
+
+async def test_concurrent_appends_of_one_log_follow_each_other(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    log = await started(hass, entry.entry_id)
+    results = await asyncio.gather(*(log.async_append(request(i)) for i in range(40)))
+
+    assert [r["record_id"] for r in results] == [f"0-{i}" for i in range(40)]  # gather keeps the call order
+    assert [r["computed"]["loss_kw"] for r in records(log.path)] == list(range(40))
+    assert verify(log.path, log.anchor).ok and log.anchor.count == 40
+
+
+async def test_the_old_log_of_a_reload_and_the_new_one_write_one_chain(
+    hass: HomeAssistant, entry: MockConfigEntry, hass_storage: dict[str, Any]
+) -> None:
+    """A reload unloads the old log and loads a new one while tasks of the old runtime (a gate decision's audit
+    task, a tool call) may still append through the old log: both write one chain (once this broke at line 1+)."""
+    old, _ = await with_records(hass, entry.entry_id, 2)
+    await old.async_unload()
+    new = await started(hass, entry.entry_id)
+
+    results = await asyncio.gather(
+        *(log.async_append(request(i)) for i in range(2, 22) for log in ((old, new)[i % 2],))
+    )
+
+    assert [r["record_id"] for r in results] == [f"0-{i}" for i in range(2, 22)]
+    assert [r["computed"]["loss_kw"] for r in records(new.path)] == list(range(22))
+    assert hass_storage[f"agentic_hems.audit.{entry.entry_id}"]["data"]["count"] == 22
+    assert (await new.async_verify()).ok and (await old.async_verify()).ok
+    assert not new.broken and not old.broken and issue(hass, entry.entry_id) is None
+
+
+async def test_tasks_of_the_old_runtime_appending_after_a_real_reload_keep_one_chain(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """The demo's case: a subentry added, the entry reloads, while gate decisions' audit tasks of the old runtime
+    still append (through the old log) after the new one loaded."""
+    old = loaded_entry.runtime_data.audit
+    go = asyncio.Event()
+
+    async def late(i: int) -> dict[str, Any]:
+        await go.wait()
+        return await old.async_append(request(i))
+
+    tasks = [hass.async_create_task(late(i)) for i in range(3)]
+    assert await hass.config_entries.async_reload(loaded_entry.entry_id)
+    new = loaded_entry.runtime_data.audit
+    assert new is not old and not new.broken
+    go.set()
+    results = await asyncio.gather(*tasks, *(new.async_append(request(10 + i)) for i in range(3)))
+
+    assert all(r["record_id"] is not None for r in results)
+    assert len({r["record_id"] for r in results}) == 6
+    assert (await new.async_verify()).ok and not new.broken and issue(hass, loaded_entry.entry_id) is None
+
+
+async def test_two_entries_append_side_by_side(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    """Two entries' logs share the audit folder (and its lock) and write in executor threads at once."""
+    other = sample_entry()
+    other.add_to_hass(hass)
+    first, second = await started(hass, entry.entry_id), await started(hass, other.entry_id)
+
+    await asyncio.gather(*(log.async_append(request(i)) for i in range(30) for log in (first, second)))
+
+    for log in (first, second):
+        assert [r["computed"]["loss_kw"] for r in records(log.path)] == list(range(30))
+        assert verify(log.path, log.anchor).ok and log.anchor.count == 30
+
+
+async def test_a_second_process_writing_the_file_is_a_concurrent_writer_break(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """Another process appends a well-chained line: this log writes nothing over it, halts with its own reason and
+    the repair writes the held record into the new epoch."""
+    log, results = await with_records(hass, entry.entry_id, 3)
+    assert await run_python(hass, FOREIGN, log.path) == 0
+
+    held = await log.async_append(request(3))
+
+    assert held == {"record_id": None, "chain_hash": None, "held": True}
+    assert log.broken and log.verdict is not None and (log.verdict.problem, log.verdict.line) == ("concurrent_writer", 3)
+    assert [r.get("who") for r in records(log.path)] == ["user-1"] * 3 + ["another process"]
+    assert (end := tail(log.path)) is not None and verify(log.path, end).ok  # the file is still one chain
+    found = issue(hass, entry.entry_id)
+    assert found is not None and found.translation_key == "audit_chain_concurrent_writer"
+    assert found.translation_placeholders == {"entry_title": entry.title, "problem": "concurrent_writer", "line": "4"}
+
+    await log.async_new_epoch("test")
+
+    new = records(log.path)
+    assert new[0]["cites_broken_head"] == results[-1]["chain_hash"] and new[1]["asked"] == "run_power_flow"
+    assert not log.broken and verify(log.path, log.anchor).ok and log.anchor == Anchor(log.anchor.head, 2, 1)
+
+
+async def test_a_process_killed_mid_line_is_cut_off_and_the_next_append_goes_on(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """A writer killed (SIGKILL) while it held the folder's lock, half a line written: the next append cuts the
+    fragment off (kept), records it, then writes its own record; nothing halts."""
+    log, results = await with_records(hass, entry.entry_id, 3)
+    assert await run_python(hass, KILLED, log.path) == -9
+
+    done = await log.async_append(request(3))
+
+    assert done["record_id"] == "0-4" and not log.broken and issue(hass, entry.entry_id) is None
+    found = records(log.path)
+    assert found[3]["type"] == "incomplete_tail" and found[3]["kept_as"] == f"{log.path.name}.torn-{STAMP}"
+    assert found[4]["computed"] == {"loss_kw": 3}
+    assert log.path.with_name(found[3]["kept_as"]).read_bytes() == b'{"seq": 3, "epoch": 0, "prev": "ab'
+    assert verify(log.path, log.anchor).ok and log.anchor.count == 5
+
+
+def test_the_concurrent_writer_issue_is_translated() -> None:
+    for lang in ("en", "de"):
+        issues = json.loads((TRANSLATIONS / f"{lang}.json").read_text(encoding="utf-8"))["issues"]
+        texts = issues["audit_chain_concurrent_writer"]
+        assert "{entry_title}" in texts["title"]
+        step = texts["fix_flow"]["step"]["confirm"]
+        assert "{problem}" in step["description"] and "{line}" in step["description"]
+        assert texts["fix_flow"]["abort"] == issues["audit_chain_broken"]["fix_flow"]["abort"]

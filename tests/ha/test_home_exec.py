@@ -190,11 +190,14 @@ async def test_generate_explanation_gives_the_home_plans_own_reasons_and_sets_no
     home_plan = {
         "start": plan.start.isoformat(), "currency": plan.currency, "fuse_kw": 11.0,
         "import_price": result.inputs.curve.prices[:n].tolist(), "pv_kw": plan.pv_kw.tolist(),
-        "curtail_kw": plan.curtail_kw.tolist(), "house_kw": house.tolist(), "import_kw": plan.import_kw.tolist(),
+        "house_kw": house.tolist(), "import_kw": plan.import_kw.tolist(),  # no curtailment: within the 1000 items
+        "export_kw": plan.export_kw.tolist(), "export_price": result.inputs.export_price[:n].tolist(),
         "batteries": [{**{k: BATTERY[k] for k in ("name", "capacity_kwh", "soc_min_pct", "soc_max_pct", "reserve_pct",
-                                                   "discharge_efficiency")},
+                                                   "charge_kw", "discharge_kw", "charge_efficiency",
+                                                   "discharge_efficiency", "wear_cost")},
                        "battery_kw": plan.battery_kw["battery1"].tolist(), "soc_kwh": plan.soc_kwh["battery1"].tolist()}],
     }
+    assert not plan.curtail_kw.any()
     events = async_capture_events(hass, "call_service")
     for lang in ("en", "de"):
         answer = await hass.services.async_call(DOMAIN, "plan_home", {"language": lang}, blocking=True,

@@ -2,7 +2,8 @@
 
 The chain itself (hashes, lines, :func:`~..grid.audit.verify`) is the pure :mod:`..grid.audit`; these functions add
 the write-ahead hash, the kept fragment of a torn line, and the archive of a broken file. :mod:`.audit_log` runs them
-through ``hass.async_add_executor_job``, one at a time.
+through ``hass.async_add_executor_job``, one at a time; each holds the audit folder's lock
+(:func:`~..grid.audit.locked`), so a check never cuts off a line another process is still writing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Final
 
 from homeassistant.util import dt as dt_util
 
-from ..grid.audit import GENESIS, Anchor, Verdict, append, verify
+from ..grid.audit import GENESIS, Anchor, Verdict, append, locked, verify
 
 INCOMPLETE_TAIL: Final = "incomplete_tail"
 
@@ -71,6 +72,15 @@ def inspect_file(
     path: Path, anchor: Anchor, pending: str | None, stamp: str
 ) -> tuple[Verdict, Anchor, dict[str, Any] | None]:
     """Verify the file; cut off a torn last line when the rest verifies. Returns (verdict, anchor, torn record)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path):
+        return _inspect(path, anchor, pending, stamp)
+
+
+def _inspect(
+    path: Path, anchor: Anchor, pending: str | None, stamp: str
+) -> tuple[Verdict, Anchor, dict[str, Any] | None]:
+    """:func:`inspect_file` with the lock held."""
     verdict, anchor_now = _verify(path, anchor, pending)
     if verdict.problem != INCOMPLETE_TAIL:
         return verdict, anchor_now, None
@@ -119,12 +129,14 @@ def restart(
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     archive: Path | None = None
-    if path.exists():
-        archive = _unused(path.parent, lambda n: f"{entry_id}.broken-{stamp}{n}.jsonl")
-        path.rename(archive)
+    with locked(path):
+        if path.exists():
+            archive = _unused(path.parent, lambda n: f"{entry_id}.broken-{stamp}{n}.jsonl")
+            path.rename(archive)
+            _fsync_dir(path.parent)
+        first = {**first, "archive": archive.name if archive else None}
+        anchor = append(path, Anchor(GENESIS, 0, old_epoch + 1), first, lock=False)
+        for record in held:
+            anchor = append(path, anchor, record, lock=False)
         _fsync_dir(path.parent)
-    anchor = append(path, Anchor(GENESIS, 0, old_epoch + 1), {**first, "archive": archive.name if archive else None})
-    for record in held:
-        anchor = append(path, anchor, record)
-    _fsync_dir(path.parent)
-    return anchor, archive.name if archive else None, verify(path, anchor)
+        return anchor, archive.name if archive else None, verify(path, anchor)

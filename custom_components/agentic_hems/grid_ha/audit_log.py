@@ -5,7 +5,9 @@ The pure chain lives in :mod:`..grid.audit` and the blocking file work in :mod:`
 needs Home Assistant:
 
 - the file ``<config>/agentic_hems/audit/<entry_id>.jsonl`` (one line per record, appended and fsync'ed in the
-  executor, one append at a time under an :class:`asyncio.Lock`);
+  executor, one append at a time under an :class:`asyncio.Lock` that every ``AuditLog`` of the entry in this Home
+  Assistant shares, with the anchor: a reload builds a new log while tasks of the old runtime may still append
+  through the old one, and both go on one chain);
 - the anchor (head hash, line count, epoch) in the Store ``agentic_hems.audit.<entry_id>``, written with
   ``async_save`` (never delayed) around every append. Before the line is written the Store also records the hash the
   line will have (``pending``, a write-ahead intent); if Home Assistant stops after the line reached the disk but
@@ -31,6 +33,12 @@ Outcomes of a check:
   renamed to ``<entry_id>.broken-<UTC yyyymmddThhmmss>.jsonl`` (never deleted) and a fresh file starts at epoch + 1,
   sequence 0, from the genesis hash, with a first record citing the anchored (last trusted) head and the archive.
 
+- **another writer** (``concurrent_writer``): the file gained lines this Home Assistant did not write (a second
+  Home Assistant on the same configuration folder). The append writes nothing (:func:`~..grid.audit.append` checks
+  the file's tail under the folder's lock), and this is a break with its own repair issue
+  ``audit_chain_concurrent_writer``. A torn line found when appending (a writer killed mid-line) is handled as at a
+  start, and the record is then written.
+
 If :meth:`AuditLog.async_verify` finds a broken chain intact again (the file was restored from a backup), the break
 is cleared, the held records are appended to the chain and the issue is deleted.
 
@@ -41,6 +49,7 @@ finds a log there whether or not its entry is loaded (the entry's runtime data h
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 import functools
 from pathlib import Path
 from typing import Any, Final
@@ -53,13 +62,15 @@ from homeassistant.util import dt as dt_util
 from ..canonical_json import canonical_json
 from ..const import DOMAIN, LOGGER, STORAGE_VERSION
 from ..gates.models import SOURCE_GRID
-from ..grid.audit import Anchor, Verdict, line_hash
+from ..grid.audit import Anchor, ChainConflict, Verdict, line_hash
 from ..storage import async_load_store
 from .audit_file import append_record, inspect_file, restart, stamp
 
 AUDIT_LOGS: Final = f"{DOMAIN}_audit"  # hass.data key: entry_id -> loaded AuditLog
+AUDIT_CHAINS: Final = f"{DOMAIN}_audit_chains"  # hass.data key: entry_id -> _Chain shared by its AuditLogs
 ISSUE_PREFIX: Final = "audit_chain_broken_"
 ISSUE_TRANSLATION_KEY: Final = "audit_chain_broken"
+CONCURRENT_WRITER: Final = "concurrent_writer"  # the problem (and issue translation key suffix) of another writer
 MAX_HELD: Final = 1000  # records held in memory while the chain is broken; later ones are only counted
 
 
@@ -90,6 +101,15 @@ def _anchor_from(data: Any) -> tuple[Anchor, str | None]:
     return Anchor(head, count, epoch), pending if isinstance(pending, str) else None
 
 
+@dataclass
+class _Chain:
+    """What every :class:`AuditLog` of one entry in this Home Assistant shares: the lock, the anchor and the intent."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    anchor: Anchor = field(default_factory=Anchor)
+    pending: str | None = None  # hash of the line being written (write-ahead intent)
+
+
 class AuditLog:
     """The hash-chained audit log of one config entry (see the module docstring).
 
@@ -102,12 +122,10 @@ class AuditLog:
         self.entry_id = entry_id
         self.path = Path(hass.config.path(DOMAIN, "audit", f"{entry_id}.jsonl"))
         self.verdict: Verdict | None = None  # the last check; None until async_load
-        self._anchor = Anchor()
-        self._pending: str | None = None  # hash of the line being written (write-ahead intent)
         self._held: list[dict[str, Any]] = []
         self._dropped = 0
         self._suspect = False  # an append failed: check the file before the next one
-        self._lock = asyncio.Lock()
+        self._chain: _Chain = hass.data.setdefault(AUDIT_CHAINS, {}).setdefault(entry_id, _Chain())
         self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.audit.{entry_id}")
 
     # -------------------------------------------------------------------------------------------- state
@@ -124,7 +142,23 @@ class AuditLog:
     @property
     def anchor(self) -> Anchor:
         """The anchored head hash, line count and epoch."""
-        return self._anchor
+        return self._chain.anchor
+
+    @property
+    def _anchor(self) -> Anchor:
+        return self._chain.anchor
+
+    @_anchor.setter
+    def _anchor(self, anchor: Anchor) -> None:
+        self._chain.anchor = anchor
+
+    @property
+    def _pending(self) -> str | None:
+        return self._chain.pending
+
+    @_pending.setter
+    def _pending(self, pending: str | None) -> None:
+        self._chain.pending = pending
 
     @property
     def held(self) -> int:
@@ -157,22 +191,22 @@ class AuditLog:
         A break sets :attr:`broken` and raises the repair issue; a torn last line is cut off and recorded. Raises
         ``OSError`` when the file cannot be read.
         """
-        data = await async_load_store(self._store, f"audit anchor {self._store.key}")
-        self._anchor, self._pending = _anchor_from(data)
         self.hass.data.setdefault(AUDIT_LOGS, {})[self.entry_id] = self
-        async with self._lock:
+        async with self._chain.lock:
+            data = await async_load_store(self._store, f"audit anchor {self._store.key}")
+            self._anchor, self._pending = _anchor_from(data)
             return await self._async_check()
 
     async def async_unload(self) -> None:
         """Forget this log in the registry (the anchor is already on disk after every append)."""
-        async with self._lock:
+        async with self._chain.lock:
             logs: dict[str, AuditLog] = self.hass.data.get(AUDIT_LOGS, {})
             if logs.get(self.entry_id) is self:
                 del logs[self.entry_id]
 
     async def async_verify(self) -> Verdict:
         """Verify the whole file now (the admin service); updates :attr:`broken` and the repair issue."""
-        async with self._lock:
+        async with self._chain.lock:
             return await self._async_check()
 
     # ---------------------------------------------------------------------------------------------- writing
@@ -188,7 +222,7 @@ class AuditLog:
         """
         stamped = {"at": dt_util.utcnow().isoformat(), **record}
         canonical_json(stamped)  # refuse what cannot be hashed before anything is written or held
-        async with self._lock:
+        async with self._chain.lock:
             if self.verdict is None:
                 raise RuntimeError("AuditLog.async_load must run before async_append")
             if self._suspect:
@@ -206,7 +240,7 @@ class AuditLog:
         ``OSError`` when the files cannot be written (the chain then stays broken) and ``RuntimeError`` before
         :meth:`async_load`.
         """
-        async with self._lock:
+        async with self._chain.lock:
             if self.verdict is None:
                 raise RuntimeError("AuditLog.async_load must run before async_new_epoch")
             verdict = await self._async_check()  # the file may have been restored since the break was found
@@ -262,13 +296,27 @@ class AuditLog:
             {"head": anchor.head, "count": anchor.count, "epoch": anchor.epoch, "pending": self._pending}
         )
 
-    async def _async_write(self, record: dict[str, Any]) -> dict[str, Any]:
-        """Append one record to the intact chain (lock held): intent, line, anchor."""
+    async def _async_write(self, record: dict[str, Any], *, retry: bool = True) -> dict[str, Any]:
+        """Append one record to the intact chain (lock held): intent, line, anchor.
+
+        When the file does not end at the anchor (:class:`ChainConflict`), the file is checked: a torn line is cut
+        off and recorded, and the write is tried once more (``retry``); foreign lines are a ``concurrent_writer``
+        break, and the record is held.
+        """
         anchor = self._anchor
         self._pending = line_hash(anchor.count, anchor.epoch, anchor.head, record)
         await self._async_save()
         try:
             new = await self.hass.async_add_executor_job(append_record, self.path, anchor, record)
+        except ChainConflict as err:
+            verdict = await self._async_check()
+            if verdict.ok and retry:
+                return await self._async_write(record, retry=False)
+            if verdict.ok or (verdict.problem == "broken_link" and verdict.line == anchor.count):
+                detail = f"the file does not end at the anchored line {anchor.count} ({err.reason})"
+                self._set_broken(Verdict(False, verdict.lines, CONCURRENT_WRITER, anchor.count, detail))
+            self._hold(record)
+            return {"record_id": None, "chain_hash": None, "held": True}
         except OSError:
             self._suspect = True
             raise
@@ -328,7 +376,9 @@ class AuditLog:
             is_fixable=True,
             is_persistent=False,  # the chain is verified again at every start
             severity=ir.IssueSeverity.ERROR,
-            translation_key=ISSUE_TRANSLATION_KEY,
+            translation_key=f"audit_chain_{CONCURRENT_WRITER}"
+            if verdict.problem == CONCURRENT_WRITER
+            else ISSUE_TRANSLATION_KEY,
             translation_placeholders={
                 "entry_title": entry.title
                 if (entry := self.hass.config_entries.async_get_entry(self.entry_id))

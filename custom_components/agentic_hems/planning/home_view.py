@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+import math
 from typing import Any
 
 import numpy as np
@@ -138,17 +139,27 @@ def _kw(value: float) -> float:
     return round(float(value), 3) + 0.0
 
 
-def explain_battery(result: HomeResult, bat: BatteryConfig, language: str = "en") -> list[str]:
+def explain_battery(
+    result: HomeResult, bat: BatteryConfig, language: str = "en", export_limit_kw: float = math.inf
+) -> list[str]:
     """Why the battery does what it does in each slot of the plan (one sentence per slot, ``language`` en or de).
 
     The reasons are :func:`~..scheduling.home_explain.battery_reasons` over the plan, its import prices (network fee
-    included) and the fuse it kept in each slot; empty without a plan or when the plan has no such battery.
+    included), its export prices and the fuse it kept in each slot, with the export limit ``export_limit_kw`` (kW,
+    math.inf: none); empty without a plan or when the plan has no such battery.
     """
     plan, inputs = result.plan, result.inputs
     if plan is None or inputs is None or bat.subentry_id not in plan.battery_kw:
         return []
     fuse = slot_limits(plan.fuse_kw, plan.import_kw.size)
-    reasons = plan_reasons(plan, bat.battery(0.0), import_price(inputs), fuse)
+    reasons = plan_reasons(
+        plan,
+        bat.battery(0.0),
+        import_price(inputs),
+        fuse,
+        export_price=inputs.export_price,
+        export_limit_kw=export_limit_kw,
+    )
     return [
         reason_text(r, currency=plan.currency, fuse_kw=float(kw), language=language)
         for r, kw in zip(reasons, fuse, strict=True)
@@ -174,7 +185,9 @@ def home_answer(home: HomePlanManager, language: str, slots: int | None = None) 
                 if plan
                 else [],
                 "soc_pct": [round(float(v), 1) for v in soc][:slots] if soc is not None else [],
-                "why": explain_battery(home.result, bat, language)[:slots] if home.result else [],
+                "why": explain_battery(home.result, bat, language, home.config.export_limit_kw)[:slots]
+                if home.result
+                else [],
             }
         )
     return {**payload, "slots": payload["slots"][:slots], "batteries": batteries}
@@ -184,8 +197,8 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
     """Return the live whole-home plan as ``generate_explanation``'s ``home_plan`` (``grid/explain_home.py``).
 
     The plan's start, slots, currency, the fuse (kW; per slot where the plan raised it), import prices (network fee included), PV,
-    curtailment, the house (base load plus appliances, kW), import, each configured battery of the plan with its
-    limits, kW and SoC (kWh), and each heat pump (:func:`.heat_view.explanation_heat_pumps`). None without a plan or
+    curtailment, the house (base load, appliances and heat pumps, kW), import, export and its price, each configured
+    battery of the plan with its limits, efficiencies, wear cost, kW and SoC (kWh), and each heat pump (:func:`.heat_view.explanation_heat_pumps`). None without a plan or
     with neither a battery nor a heat pump in it.
     """
     plan, inputs = (home.result.plan, home.result.inputs) if home.result else (None, None)
@@ -198,7 +211,11 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
             "soc_min_pct": bat.soc_min_pct,
             "soc_max_pct": bat.soc_max_pct,
             "reserve_pct": bat.reserve_pct,
+            "charge_kw": bat.charge_kw,
+            "discharge_kw": bat.discharge_kw,
+            "charge_efficiency": bat.charge_efficiency,
             "discharge_efficiency": bat.discharge_efficiency,
+            "wear_cost": bat.wear_cost,
             "battery_kw": plan.battery_kw[bat.subentry_id].tolist(),
             "soc_kwh": plan.soc_kwh[bat.subentry_id].tolist(),
         }
@@ -217,11 +234,19 @@ def explanation_input(home: HomePlanManager) -> dict[str, Any] | None:
         "import_price": import_price(inputs)[:n].tolist(),
         "pv_kw": plan.pv_kw.tolist(),
         "curtail_kw": plan.curtail_kw.tolist(),
-        "house_kw": (plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))).tolist(),
+        "house_kw": (plan.base_load_kw + sum((*plan.load_kw.values(), *plan.heat_kw.values()), np.zeros(n))).tolist(),
         "import_kw": plan.import_kw.tolist(),
+        "export_price": _export_price(np.asarray(inputs.export_price[:n], dtype=float)),
+        "export_kw": plan.export_kw.tolist(),
+        **({} if math.isinf(home.config.export_limit_kw) else {"export_limit_kw": home.config.export_limit_kw}),
         "batteries": batteries,
         "heat_pumps": heat_pumps,
     }
+
+
+def _export_price(prices: FloatArray) -> float | list[float]:
+    """Return the export prices per kWh as one number when they are all equal (a fixed feed-in), else per slot."""
+    return float(prices[0]) if np.all(prices == prices[0]) else prices.tolist()
 
 
 def why_now(home: HomePlanManager, name: str, language: str, now: datetime) -> dict[str, Any]:
@@ -243,7 +268,9 @@ def why_now(home: HomePlanManager, name: str, language: str, now: datetime) -> d
     if result is None or result.plan is None or i is None:
         return {"error": "home_plan_not_available", "device": device}
     why = (
-        explain_battery(result, batteries[0], language) if batteries else explain_heat_pump(result, pumps[0], language)
+        explain_battery(result, batteries[0], language, home.config.export_limit_kw)
+        if batteries
+        else explain_heat_pump(result, pumps[0], language)
     )
     if not why:
         return {"error": "home_plan_not_available", "device": device}
