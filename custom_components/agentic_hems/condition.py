@@ -11,7 +11,7 @@ from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, cast
 
-from homeassistant.const import CONF_OPTIONS
+from homeassistant.const import CONF_OPTIONS, CONF_TARGET
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConditionErrorMessage, HomeAssistantError
 from homeassistant.helpers.condition import Condition, ConditionConfig
@@ -22,12 +22,12 @@ from .automation_rules import (
     ENTRY_OPTION,
     among_cheapest,
     battery_modes,
-    entry_exists,
     loaded_runtime,
     price_entry_id,
     targeted_appliances,
 )
 from .battery_trigger import CONF_BATTERY
+from .const import ATTR_CONFIG_ENTRY_ID, DOMAIN
 from .prices import floor_slot
 from .scheduling.home_explain import MODES
 from .trigger import APPLIANCE_SCHEMA
@@ -35,6 +35,13 @@ from .validation import vol
 
 CONF_SLOTS = "slots"
 CONF_MODE = "mode"
+# The translated error (an ``exceptions`` key) of each field a condition's editor shows, and of a missing target.
+FIELD_ERRORS = {
+    CONF_SLOTS: "condition_slots",
+    CONF_MODE: "condition_mode",
+    CONF_BATTERY: "condition_battery",
+    CONF_TARGET: "condition_target",
+}
 
 CHEAPEST_SCHEMA = vol.Schema(
     {
@@ -55,6 +62,19 @@ BATTERY_SCHEMA = vol.Schema(
 )
 
 
+def _translated(err: vol.Invalid) -> HomeAssistantError:
+    """Return the translated error of the first problem ``err`` reports (see :data:`FIELD_ERRORS`)."""
+    first = err.errors[0] if isinstance(err, vol.MultipleInvalid) else err
+    field = next((str(part) for part in reversed(first.path) if str(part) in FIELD_ERRORS), None)
+    if field is None:
+        return HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="condition_invalid",
+            translation_placeholders={"error": str(first)},
+        )
+    return HomeAssistantError(translation_domain=DOMAIN, translation_key=FIELD_ERRORS[field])
+
+
 def _entry_id(hass: HomeAssistant, options: dict[str, Any]) -> str:
     """Return the entry the options name (else the only one); raises ConditionErrorMessage when none fits."""
     try:
@@ -72,12 +92,30 @@ class HemsCondition(Condition):
     """
 
     schema: ClassVar[Any]
+    has_options: ClassVar[bool] = True  # options to fill in (missing ones count as empty)
 
     @classmethod
     async def async_validate_config(cls, hass: HomeAssistant, config: ConfigType) -> ConfigType:
-        """Validate ``options`` and ``target``; an unknown ``config_entry_id`` is refused."""
-        config = cast("ConfigType", cls.schema(config))
-        entry_exists(hass, config.get(CONF_OPTIONS) or {})
+        """Validate ``options`` and ``target``; an unknown ``config_entry_id`` is refused.
+
+        An optional field the editor left empty (None or "") counts as not given, and missing options as empty
+        ones, so the first field still to fill in is named.
+
+        Raises:
+            HomeAssistantError: translated (``condition_slots``, ``condition_mode``, ``condition_battery``,
+                ``condition_target``, ``entry_not_found``, else ``condition_invalid`` with the schema's text): the
+                automation editor and its live test show it as the condition's error.
+
+        """
+        options = config.get(CONF_OPTIONS)
+        if isinstance(options, dict) or (options is None and cls.has_options):
+            config = {**config, CONF_OPTIONS: {k: v for k, v in (options or {}).items() if v not in (None, "")}}
+        try:
+            config = cast("ConfigType", cls.schema(config))
+        except vol.Invalid as err:
+            raise _translated(err) from err
+        if (config.get(CONF_OPTIONS) or {}).get(ATTR_CONFIG_ENTRY_ID):
+            price_entry_id(hass, config[CONF_OPTIONS])  # an entry of another integration, or none: entry_not_found
         return config
 
     def __init__(self, hass: HomeAssistant, config: ConditionConfig) -> None:
@@ -121,6 +159,7 @@ class PlanRunningCondition(HemsCondition):
     """A targeted appliance's plan has power in the current slot."""
 
     schema = APPLIANCE_SCHEMA
+    has_options = False
 
     def passes(self) -> bool:
         """Return True when the plan of one of the targeted appliances runs now."""

@@ -466,3 +466,55 @@ def json_file(name: str) -> dict[str, Any]:
     import json
 
     return json.loads((PACKAGE / name).read_text(encoding="utf-8"))
+
+
+EN_EXCEPTIONS = json_file("translations/en.json")["exceptions"]
+
+
+@pytest.mark.parametrize(
+    ("condition", "key"),
+    [
+        ({"condition": "agentic_hems.price_among_cheapest"}, "condition_slots"),
+        ({"condition": "agentic_hems.price_among_cheapest", "options": {}}, "condition_slots"),
+        ({"condition": "agentic_hems.price_among_cheapest", "options": {"slots": 0}}, "condition_slots"),
+        ({"condition": "agentic_hems.price_among_cheapest", "options": {"slots": "many"}}, "condition_slots"),
+        ({"condition": "agentic_hems.price_among_cheapest", "options": {"slots": 4, "config_entry_id": "x"}},
+         "entry_not_found"),
+        ({"condition": "agentic_hems.battery_planned"}, "condition_mode"),
+        ({"condition": "agentic_hems.battery_planned", "options": {"mode": "boil"}}, "condition_mode"),
+        ({"condition": "agentic_hems.plan_running"}, "condition_target"),
+    ],
+)
+@pytest.mark.parametrize("command", ["test_condition", "subscribe_condition", "execute_script"])
+async def test_the_editor_live_test_names_what_to_fill_in(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, hass_ws_client: Any, condition: dict, key: str, command: str
+) -> None:
+    """The automation editor's live test of a condition not filled in yet gets the field's translated error."""
+    assert await async_setup_component(hass, "automation", {})
+    client = await hass_ws_client(hass)
+    body = {"sequence": [condition]} if command == "execute_script" else {"condition": condition}
+    await client.send_json_auto_id({"type": command, **body})
+    msg = await client.receive_json()
+    assert not msg["success"]
+    assert msg["error"]["code"] == "home_assistant_error"
+    assert (msg["error"]["translation_domain"], msg["error"]["translation_key"]) == (DOMAIN, key)
+    expected = EN_EXCEPTIONS[key]["message"].format(entry_id="x").rstrip(".")
+    assert msg["error"]["message"] == expected
+
+
+@pytest.mark.parametrize(
+    ("condition", "options"),
+    [
+        ({"slots": 4, "config_entry_id": None}, {"slots": 4}),
+        ({"slots": 4, "config_entry_id": ""}, {"slots": 4}),
+        ({"mode": "idle", "battery": ""}, {"mode": "idle"}),
+    ],
+)
+async def test_fields_the_editor_left_empty_count_as_not_given(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, condition: dict, options: dict
+) -> None:
+    kind = "price_among_cheapest" if "slots" in condition else "battery_planned"
+    valid = await ha_condition.async_validate_condition_config(
+        hass, {"condition": f"agentic_hems.{kind}", "options": condition}
+    )
+    assert valid["options"] == options
