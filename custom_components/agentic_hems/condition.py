@@ -35,13 +35,6 @@ from .validation import vol
 
 CONF_SLOTS = "slots"
 CONF_MODE = "mode"
-# The translated error (an ``exceptions`` key) of each field a condition's editor shows, and of a missing target.
-FIELD_ERRORS = {
-    CONF_SLOTS: "condition_slots",
-    CONF_MODE: "condition_mode",
-    CONF_BATTERY: "condition_battery",
-    CONF_TARGET: "condition_target",
-}
 
 CHEAPEST_SCHEMA = vol.Schema(
     {
@@ -63,16 +56,20 @@ BATTERY_SCHEMA = vol.Schema(
 
 
 def _translated(err: vol.Invalid) -> HomeAssistantError:
-    """Return the translated error of the first problem ``err`` reports (see :data:`FIELD_ERRORS`)."""
+    """Return the translated error of the first problem ``err`` reports: the field to fill in, else the schema's text."""
     first = err.errors[0] if isinstance(err, vol.MultipleInvalid) else err
-    field = next((str(part) for part in reversed(first.path) if str(part) in FIELD_ERRORS), None)
-    if field is None:
-        return HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="condition_invalid",
-            translation_placeholders={"error": str(first)},
-        )
-    return HomeAssistantError(translation_domain=DOMAIN, translation_key=FIELD_ERRORS[field])
+    path = [str(part) for part in first.path]
+    key = "condition_invalid"
+    if CONF_SLOTS in path:
+        key = "condition_slots"
+    elif CONF_MODE in path:
+        key = "condition_mode"
+    elif CONF_BATTERY in path:
+        key = "condition_battery"
+    elif CONF_TARGET in path:
+        key = "condition_target"
+    placeholders = {"error": str(first)} if key == "condition_invalid" else None
+    return HomeAssistantError(translation_domain=DOMAIN, translation_key=key, translation_placeholders=placeholders)
 
 
 def _entry_id(hass: HomeAssistant, options: dict[str, Any]) -> str:

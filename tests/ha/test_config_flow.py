@@ -51,6 +51,8 @@ ACK_NS = "urn:iec62325.351:tc57wg16:451-1:acknowledgementdocument:7:0"
 SETTINGS = {"markup": 0.015, "vat_percent": 21, "grid_fee": 0.0842, "vat_on_negative": False, "power_limit_kw": 9.2}
 PRICE_SENSOR = "sensor.agentic_hems_electricity_price"
 # What the whole-home plan's options step stores when submitted untouched: its required fields' defaults.
+# The control step as the frontend sends it: the policy rules are YAML text, left out when the field is empty.
+CONTROL_FORM = {k: v for k, v in DEFAULT_CONTROL_OPTIONS.items() if k != "policy_rules"}
 HOME_FORM_DEFAULTS = {
     "export_price_mode": "fixed", "export_fixed_price": 0.0, "export_spot_factor": 1.0, "export_spot_fee": 0.0,
     "battery_control": "approval", "mpc_soc_threshold_pct": 5.0, "mpc_pv_threshold_kw": 0.5, "mpc_temp_threshold_c": 1.0,
@@ -483,7 +485,7 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
     assert {key: default for key, (default, _) in schema_values(result).items()} == {
         **DEFAULT_CONTROL_OPTIONS, "notify_service": None, "policy_rules": None  # no rules: the field shows its example
     }
-    result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_CONTROL_OPTIONS)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], CONTROL_FORM)
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "home"
@@ -519,13 +521,13 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_OPTIONS)
     one = {"operation": "open", "device_type": "cover", "risk_min": 4, "risk_max": 4, "action": "deny"}
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": one}  # a rule, not a list of rules
+        result["flow_id"], {**CONTROL_FORM, "policy_rules": yaml.safe_dump(one)}  # a rule, not a list of rules
     )
     assert result["errors"] == {"policy_rules": "policy_not_a_list"}
     bad = [{"operation": "open", "device_type": "cover", "action": "allow"},
            {"operation": "open", "device_type": "cover", "risk_min": 5, "risk_max": 2, "action": "allow"}]
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": bad}
+        result["flow_id"], {**CONTROL_FORM, "policy_rules": yaml.safe_dump(bad)}
     )
     assert result["type"] is FlowResultType.FORM and result["errors"] == {"policy_rules": "policy_rule_order"}
     assert result["description_placeholders"] == {"number": "2"}  # counted from 1, as people count
@@ -539,13 +541,13 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
         ("open the door", "policy_rule_not_a_mapping", {"number": "1"}),
     ):
         result = await hass.config_entries.options.async_configure(
-            result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": [rule]}
+            result["flow_id"], {**CONTROL_FORM, "policy_rules": yaml.safe_dump([rule])}
         )
         assert (result["errors"], result["description_placeholders"]) == ({"policy_rules": error}, placeholders)
     assert dict(loaded_entry.options) == before
     good = [{"operation": "open", "device_type": "cover", "risk_min": 4, "risk_max": 4, "action": "deny"}]
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": good, "notify_service": "notify.phone"}
+        result["flow_id"], {**CONTROL_FORM, "policy_rules": yaml.safe_dump(good), "notify_service": "notify.phone"}
     )
     assert result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
@@ -560,6 +562,69 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     assert loaded_entry.options["policy_rules"] == good and loaded_entry.options["notify_service"] == "notify.phone"
     rules = loaded_entry.runtime_data.control.keeper.settings.rules
     assert rules[0].as_dict() == {**good[0], "source": "user"}
+
+
+DENY_COVERS = [{"operation": "open", "device_type": "cover", "action": "deny"}]
+# The saved rule and a second one whose "*" lost its quotes: YAML reads "*" as an alias there (line 4).
+UNQUOTED_STAR = "- operation: open\n  device_type: cover\n  action: deny\n- operation: *\n  device_type: lock\n"
+BAD_INDENT = "- operation: open\n  device_type: cover\n action: deny\n"  # line 3 is indented by one space
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        (UNQUOTED_STAR, "4", "expected alphabetic or numeric character, but found '\\n'"),
+        (BAD_INDENT, "3", "expected <block end>, but found '<block mapping start>'"),
+    ],
+)
+async def test_a_typo_in_the_policy_rules_keeps_the_saved_rules(
+    hass: HomeAssistant, text: str, line: str, problem: str
+) -> None:
+    """Text that is not YAML is an error naming its line, the form keeps the typed text, and the saved rules stay
+    (issue 23, item 5: the object selector sent nothing for it, and the step saved no rules)."""
+    entry = sample_entry(policy_rules=DENY_COVERS)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert yaml.safe_load(schema_values(result)["policy_rules"][1]) == DENY_COVERS  # the saved rules, as YAML text
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**CONTROL_FORM, "policy_rules": text})
+    assert (result["step_id"], result["errors"]) == ("control", {"policy_rules": "yaml_invalid"})
+    assert result["description_placeholders"] == {"line": line, "problem": problem}
+    assert schema_values(result)["policy_rules"][1] == text  # what was typed, to correct
+    hass.config_entries.options.async_abort(result["flow_id"])
+    assert entry.options["policy_rules"] == DENY_COVERS
+    assert entry.runtime_data.control.keeper.settings.rules[0].as_dict()["action"] == "deny"
+
+
+async def test_the_policy_rules_round_trip_and_clear_only_when_emptied(hass: HomeAssistant) -> None:
+    """The saved rules' text submitted unchanged saves the same rules; an emptied field (the frontend leaves it out)
+    saves none."""
+    rules = [*DENY_COVERS, {"operation": "*", "device_type": "lock", "risk_min": 2, "risk_max": 5, "action": "confirm"}]
+    entry = sample_entry(policy_rules=rules)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    for form, saved in ((None, rules), ({}, [])):
+        result = await hass.config_entries.options.async_init(entry.entry_id)
+        result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+        shown = schema_values(result)["policy_rules"][1]
+        typed = {"policy_rules": shown} if form is None else form
+        result = await hass.config_entries.options.async_configure(result["flow_id"], {**CONTROL_FORM, **typed})
+        for step in ("grid", "home", "tariff", "assistant"):
+            assert result["step_id"] == step
+            result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+        assert result["type"] is FlowResultType.CREATE_ENTRY
+        await hass.async_block_till_done()
+        assert entry.options["policy_rules"] == saved
+
+
+async def test_an_overlong_policy_text_is_refused_unparsed(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    text = "# " + "x" * 20_000
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**CONTROL_FORM, "policy_rules": text})
+    assert result["errors"] == {"policy_rules": "yaml_too_long"}
+    assert result["description_placeholders"] == {"maximum": "20000"}
 
 
 LLM_URL = "http://llm.local:8080/v1"
@@ -1120,7 +1185,7 @@ async def test_every_form_opens_in_the_frontend(
         forms.append(result)
         if step != "assistant":
             result = await hass.config_entries.options.async_configure(result["flow_id"], {
-                "init": SETTINGS, "control": DEFAULT_CONTROL_OPTIONS, "grid": {}, "home": {}, "tariff": {}}[step])
+                "init": SETTINGS, "control": CONTROL_FORM, "grid": {}, "home": {}, "tariff": {}}[step])
     for subentry_type in ("appliance", "battery"):
         forms.append(await hass.config_entries.subentries.async_init(
             (loaded_entry.entry_id, subentry_type), context={"source": SOURCE_USER}))

@@ -29,7 +29,7 @@ from ..people import async_non_admin_users
 from ..validation import vol
 from .checks import validate_llm
 from .home import HOME_OPTIONAL, forecast_entry_options, home_schema
-from .policy import policy_errors
+from .policy import policy_field
 from .schemas import GRID_OPTIONAL, assistant_schema, control_schema, grid_schema, number_selector, settings_schema
 from .tariff import TARIFF_FIELDS, check_tariff, tariff_schema
 
@@ -112,12 +112,15 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         return self.async_create_entry(data=options)
 
     async def async_step_control(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Device control; policy rules are validated before they are saved."""
+        """Device control; the policy rules (YAML text) are parsed and validated before they are saved.
+
+        Text that does not parse or rules that are not valid show the form again with the error and the typed text;
+        the saved rules stay. An emptied field saves no rules.
+        """
         errors: dict[str, str] = {}
         placeholders: dict[str, str] = {}
         if user_input is not None:
-            rules = user_input.get(CONF_POLICY_RULES) or []
-            errors, placeholders = policy_errors(rules)
+            errors, placeholders, rules = policy_field(user_input.get(CONF_POLICY_RULES))
             if not errors:
                 self._options |= {**user_input, CONF_POLICY_RULES: rules}
                 if not user_input.get(CONF_NOTIFY_SERVICE):
@@ -166,9 +169,9 @@ class AgenticHemsOptionsFlow(OptionsFlow):
     async def async_step_tariff(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Show and store the grid tariff and connection; the band schedule is checked, cleared fields are dropped."""
         errors: dict[str, str] = {}
-        placeholders = {"error": ""}
+        placeholders: dict[str, str] = {"error": ""}
         if user_input is not None:
-            errors, placeholders["error"] = check_tariff(user_input)
+            errors, placeholders, user_input = check_tariff(user_input)
             if not errors:
                 for key in TARIFF_FIELDS:
                     if user_input.get(key) in (None, "", [], {}):

@@ -15,7 +15,6 @@ from homeassistant.helpers.selector import (
     NumberSelector,
     NumberSelectorConfig,
     NumberSelectorMode,
-    ObjectSelector,
     SelectOptionDict,
     SelectSelector,
     SelectSelectorConfig,
@@ -71,6 +70,7 @@ from ..const import (
 from ..prices.entsoe import ZONES
 from ..validation import vol
 from .devices import ControlEntitySelector
+from .yaml_field import as_yaml_text, yaml_selector
 
 
 def _country_zones() -> dict[str, str]:
@@ -147,7 +147,10 @@ def sensor_schema() -> vol.Schema:
 
 
 def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol.Schema:
-    """Device control: the phantom-success wait, confirmation expiry, candidates, mobile notify, policy rules."""
+    """Device control: the phantom-success wait, confirmation expiry, candidates, mobile notify, policy rules.
+
+    The policy rules are YAML text (:mod:`.yaml_field`): ``values`` holds the saved list or the text just typed.
+    """
     return vol.Schema(
         {
             vol.Required(CONF_WAIT_S, default=values[CONF_WAIT_S]): number_selector(1, 120, 1, "s"),
@@ -161,8 +164,8 @@ def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol
                 SelectSelectorConfig(options=notify_services, custom_value=True, mode=SelectSelectorMode.DROPDOWN)
             ),
             vol.Optional(
-                CONF_POLICY_RULES, description={"suggested_value": values.get(CONF_POLICY_RULES) or None}
-            ): ObjectSelector(),
+                CONF_POLICY_RULES, description={"suggested_value": as_yaml_text(values.get(CONF_POLICY_RULES))}
+            ): yaml_selector(),
         }
     )
 

@@ -1,7 +1,8 @@
 """The options step "tariff": network fee bands, the capacity tariff and the grid connection's phases.
 
-The band schedule is a YAML object (checked by :func:`..prices.tariffs.parse_schedule`, its English error shown in a
-translated message); the device phases are a select on the appliance and battery forms (:func:`.schemas.phase_selector`).
+The band schedule is YAML text (:mod:`.yaml_field`: text that does not parse is an error naming its line, and the
+saved schedule stays), checked by :func:`..prices.tariffs.parse_schedule` (its English error shown in a translated
+message); the device phases are a select on the appliance and battery forms (:func:`.schemas.phase_selector`).
 Every field is optional: a cleared one is dropped and the plan's default applies (no fees, no phase limits).
 """
 
@@ -13,7 +14,6 @@ from typing import Any
 from homeassistant.helpers.selector import (
     EntitySelector,
     EntitySelectorConfig,
-    ObjectSelector,
     SelectSelector,
     SelectSelectorConfig,
     SelectSelectorMode,
@@ -32,6 +32,7 @@ from ..const import (
 from ..prices.tariffs import parse_schedule
 from ..validation import vol
 from .schemas import number_selector
+from .yaml_field import YamlFieldError, as_yaml_text, parse_yaml_text, yaml_selector
 
 # The step's fields in form order; each is dropped from the options when left empty.
 TARIFF_FIELDS = (
@@ -54,15 +55,18 @@ TARIFF_SUGGESTED: dict[str, Any] = {
 
 
 def tariff_schema(values: Mapping[str, Any]) -> vol.Schema:
-    """Return the tariff step's fields, suggesting the saved ``values`` (:data:`TARIFF_SUGGESTED` where none)."""
-    values = {**TARIFF_SUGGESTED, **values}
+    """Return the tariff step's fields, suggesting the saved ``values`` (:data:`TARIFF_SUGGESTED` where none).
+
+    ``values[CONF_TARIFF_BANDS]`` is the saved schedule or the text just typed; the field shows it as YAML text.
+    """
+    values = {**TARIFF_SUGGESTED, **values, CONF_TARIFF_BANDS: as_yaml_text(values.get(CONF_TARIFF_BANDS))}
 
     def suggested(key: str) -> dict[str, Any]:
         return {"suggested_value": values.get(key)}
 
     return vol.Schema(
         {
-            vol.Optional(CONF_TARIFF_BANDS, description=suggested(CONF_TARIFF_BANDS)): ObjectSelector(),
+            vol.Optional(CONF_TARIFF_BANDS, description=suggested(CONF_TARIFF_BANDS)): yaml_selector(),
             vol.Optional(CONF_CAPACITY_PRICE, description=suggested(CONF_CAPACITY_PRICE)): number_selector(
                 0, 1000, "any", "EUR/kW"
             ),
@@ -88,17 +92,26 @@ def tariff_schema(values: Mapping[str, Any]) -> vol.Schema:
     )
 
 
-def check_tariff(user_input: Mapping[str, Any]) -> tuple[dict[str, str], str]:
-    """Return the form errors (field -> translation key) and the band schedule's English error ("" when none).
+def check_tariff(user_input: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str], dict[str, Any]]:
+    """Return the form errors (field -> translation key), their placeholders and the input with the schedule parsed.
 
+    The band schedule's text must parse as YAML (``yaml_invalid`` with its ``line`` and ``problem``, or
+    ``yaml_too_long``), then as a schedule (``invalid_tariff`` with the schedule's English ``error``; "" when none).
     A schedule beyond the input bounds (nesting, entries, characters) is refused before it is read, so nothing that
-    Home Assistant could not store or that would take long to check reaches the options.
+    Home Assistant could not store or that would take long to check reaches the options. An empty text is None
+    (the step drops it).
     """
-    bands = user_input.get(CONF_TARIFF_BANDS)
-    if not bands:
-        return {}, ""
+    placeholders = {"error": ""}
+    try:
+        bands = parse_yaml_text(user_input.get(CONF_TARIFF_BANDS))
+    except YamlFieldError as err:
+        if err.too_long:
+            return {CONF_TARIFF_BANDS: "yaml_too_long"}, placeholders | err.placeholders, dict(user_input)
+        return {CONF_TARIFF_BANDS: "yaml_invalid"}, placeholders | err.placeholders, dict(user_input)
+    if bands is None:
+        return {}, placeholders, {**user_input, CONF_TARIFF_BANDS: None}
     try:
         parse_schedule(bands)
     except ValueError as err:
-        return {CONF_TARIFF_BANDS: "invalid_tariff"}, str(err)
-    return {}, ""
+        return {CONF_TARIFF_BANDS: "invalid_tariff"}, {"error": str(err)}, dict(user_input)
+    return {}, placeholders, {**user_input, CONF_TARIFF_BANDS: bands}
