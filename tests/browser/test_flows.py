@@ -293,18 +293,62 @@ def test_options_flow(page: Page, demo: Demo, width: int) -> None:
     expect(walk.dialog.get_by_text("default: standard")).to_be_visible()  # the example under the bands' field
     expect(walk.dialog.get_by_role("radio", name=EN["selector"]["phase_count"]["options"]["3"])).to_be_checked()
     expect(walk.field(tariff["data"]["nominal_voltage"], "spinbutton")).to_have_value("230")
-    bands = walk.dialog.locator("ha-code-editor").first
-    bands.click()
-    page.keyboard.type("default: peak")
+    bands = walk.field(tariff["data"]["tariff_bands"])  # YAML as text: the flow parses it and names any problem
+    bands.fill("default: peak")
     walk.submit()
     walk.sees(OPTIONS["error"]["invalid_tariff"].format(error=NO_BANDS), "tariff-error")
     expect(walk.dialog.get_by_text(NO_BANDS)).to_have_count(1)  # in the field's error, not again in the description
-    bands.click()
-    page.keyboard.press("ControlOrMeta+a")
-    page.keyboard.press("Delete")
+    bands.fill("")
     walk.submit()
     walk.step(steps["assistant"]["title"], "assistant")
     walk.close()
+
+
+# A rule the demo's commands never meet (it has no lock), saved and removed again by the policy rules test.
+DENY_UNLOCK = "- operation: unlock\n  device_type: lock\n  action: deny\n"
+# The same rule and a second one whose "*" lost its quotes: YAML reads it as an alias, and fails on line 4.
+UNQUOTED_STAR = DENY_UNLOCK + "- operation: *\n  device_type: cover\n  action: deny\n"
+STAR_PROBLEM = "expected alphabetic or numeric character, but found '\\n'"
+
+
+def save_options(walk: Walk, rules: str) -> None:
+    """Open the options, type ``rules`` into the policy rules field and save every step as it is."""
+    steps = OPTIONS["step"]
+    walk.page.get_by_label("Configure").first.click()
+    walk.step(steps["init"]["title"], "init")
+    walk.submit()
+    walk.step(steps["control"]["title"], "control")
+    walk.field(steps["control"]["data"]["policy_rules"]).fill(rules)
+    for step in ("control", "grid", "home", "tariff", "assistant"):
+        walk.step(steps[step]["title"], step)
+        walk.submit()
+    walk.sees("Options successfully saved", "saved")
+    walk.dialog.get_by_role("button", name="Finish").click()
+    expect(walk.dialog.locator(".dialog-title")).to_have_count(0)
+
+
+def test_options_policy_rules_typo_keeps_the_saved_rules(page: Page, demo: Demo) -> None:
+    """Issue 23, item 5: rules saved, then text that is not YAML typed over them: the form names the line and the
+    problem, keeps the text, and the saved rules are still there when the options open again (removed at the end)."""
+    walk = Walk(page, demo, 1280, "policy")
+    control = OPTIONS["step"]["control"]
+    save_options(walk, DENY_UNLOCK)
+    page.get_by_label("Configure").first.click()
+    walk.submit()
+    walk.step(control["title"], "control-saved")
+    rules = walk.field(control["data"]["policy_rules"])
+    expect(rules).to_have_value(DENY_UNLOCK)
+    rules.fill(UNQUOTED_STAR)
+    walk.submit()
+    walk.sees(OPTIONS["error"]["yaml_invalid"].format(line="4", problem=STAR_PROBLEM), "control-typo")
+    expect(rules).to_have_value(UNQUOTED_STAR)
+    walk.close()
+    page.get_by_label("Configure").first.click()
+    walk.submit()
+    walk.step(control["title"], "control-kept")
+    expect(walk.field(control["data"]["policy_rules"])).to_have_value(DENY_UNLOCK)
+    walk.close()
+    save_options(walk, "")  # the demo as it was: no rules
 
 
 @pytest.mark.parametrize("width", WIDTHS)
