@@ -1003,7 +1003,7 @@ async def test_add_split_appliance(hass: HomeAssistant) -> None:
         ({"name": "ev charger", "duration_min": None}, {"name": "name_exists", "duration_min": "duration_required"}),
         ({"duration_min": 2000, "earliest_start": "08:00:00", "deadline": "09:00:00"}, {"deadline": "window_too_short"}),
         (
-            {"contiguous": False, "duration_min": None, "power_kw": 11, "energy_kwh": 500, "earliest_start": "18:00:00",
+            {"contiguous": False, "duration_min": None, "power_kw": 11, "energy_kwh": 200, "earliest_start": "18:00:00",
              "deadline": "07:00:00"},
             {"deadline": "window_too_short"},
         ),
@@ -1013,9 +1013,12 @@ async def test_add_split_appliance(hass: HomeAssistant) -> None:
         ({"power_kw": 0}, {"power_kw": "power_out_of_range"}),
         ({"power_kw": 100.5, "duration_min": 3000}, {"power_kw": "power_out_of_range", "duration_min": "duration_out_of_range"}),
         ({"contiguous": False, "duration_min": None, "energy_kwh": 0.001}, {"energy_kwh": "energy_out_of_range"}),
+        ({"power_kw": 50.01}, {"power_kw": "power_out_of_range"}),  # no household load draws more than 50 kW
+        ({"contiguous": False, "duration_min": None, "energy_kwh": 200.5}, {"energy_kwh": "energy_out_of_range"}),
     ],
     ids=["no-duration", "no-energy", "name-exists", "non-iso-time", "two-errors", "run-too-long", "energy-too-much",
-         "both-amounts", "both-amounts-split", "no-power", "power-zero", "over-the-limits", "energy-too-small"],
+         "both-amounts", "both-amounts-split", "no-power", "power-zero", "over-the-limits", "energy-too-small",
+         "power-above-50", "energy-above-200"],
 )
 async def test_add_appliance_errors(hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]) -> None:
     """Form errors name the field; nothing is stored; the typed values are suggested back.
@@ -1243,8 +1246,8 @@ async def test_appliance_form_prefills_no_number_and_hides_seconds(hass: HomeAss
         assert fields[key]["selector"] == {"time": {"no_second": True}}
         assert fields[key]["default"] == default
     assert result["description_placeholders"] == {
-        "power_kw_min": "0.01", "power_kw_max": "100", "duration_min_min": "1", "duration_min_max": "2880",
-        "energy_kwh_min": "0.01", "energy_kwh_max": "500",
+        "power_kw_min": "0.01", "power_kw_max": "50", "duration_min_min": "1", "duration_min_max": "2880",
+        "energy_kwh_min": "0.01", "energy_kwh_max": "200",
     }
 
 

@@ -43,7 +43,7 @@ from ..prices.attributes import curve_from_attributes
 from ..prices.entsoe import async_fetch_day_ahead
 from ..prices.errors import InvalidAuth
 from ..scheduling.appliance import Appliance, window_length
-from .schemas import APPLIANCE_LIMITS
+from .schemas import APPLIANCE_LIMITS, limit_placeholders
 
 
 def validate_sensor(hass: HomeAssistant, entity_id: str) -> dict[str, str]:
@@ -111,11 +111,7 @@ async def validate_llm(hass: HomeAssistant, base_url: str, api_key: str | None) 
 
 def appliance_placeholders() -> dict[str, str]:
     """Return the appliance form's placeholders: each number's limits, e.g. ``power_kw_min`` ``0.01``, ``power_kw_max``."""
-    return {
-        f"{key}_{end}": f"{limit:g}"
-        for key, (minimum, maximum, _, _) in APPLIANCE_LIMITS.items()
-        for end, limit in (("min", minimum), ("max", maximum))
-    }
+    return limit_placeholders(APPLIANCE_LIMITS)
 
 
 def validate_appliance(data: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:

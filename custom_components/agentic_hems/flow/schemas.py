@@ -283,11 +283,13 @@ def appliance_number(minimum: float, maximum: float, step: float, unit: str) -> 
     )
 
 
-# The appliance form's numbers: field -> (minimum, maximum, step, unit); validate_appliance checks the limits.
+# The appliance form's numbers: field -> (minimum, maximum, step, unit); validate_appliance checks the limits. A
+# household load draws at most 50 kW (an EV's 22 kW AC charger, a small DC one); a run lasts at most two days; an
+# EV's battery takes at most 200 kWh.
 APPLIANCE_LIMITS: dict[str, tuple[float, float, float, str]] = {
-    CONF_POWER_KW: (0.01, 100, 0.01, "kW"),
+    CONF_POWER_KW: (0.01, 50, 0.01, "kW"),
     CONF_DURATION_MIN: (1, 2880, 1, "min"),
-    CONF_ENERGY_KWH: (0.01, 500, 0.01, "kWh"),
+    CONF_ENERGY_KWH: (0.01, 200, 0.01, "kWh"),
 }
 
 
@@ -304,7 +306,7 @@ def appliance_schema(exclude: list[str]) -> vol.Schema:
     """Return the appliance form; duration for contiguous loads, energy for the others.
 
     The numbers have no default (a pre-filled power would be saved unnoticed); the flow asks for the missing ones.
-    The switch picker leaves out the entities ``exclude`` (this integration's own).
+    The switch picker leaves out the entities ``exclude`` (this integration's own and the other devices' controls).
     """
     return vol.Schema(
         {
@@ -329,6 +331,34 @@ def appliance_schema(exclude: list[str]) -> vol.Schema:
             vol.Optional(CONF_PHASE): phase_selector(),
         }
     )
+
+
+type Limits = Mapping[str, tuple[float, float, float, str]]
+"""A form's numbers: field -> (minimum, maximum, step, unit)."""
+
+
+def limit_placeholders(limits: Limits) -> dict[str, str]:
+    """Return the placeholders of each number's limits, e.g. ``power_kw_min`` ``0.01``, ``power_kw_max`` ``50``."""
+    return {
+        f"{key}_{end}": f"{limit:g}"
+        for key, (minimum, maximum, _, _) in limits.items()
+        for end, limit in (("min", minimum), ("max", maximum))
+    }
+
+
+def outside_limits(data: Mapping[str, Any], limits: Limits, keys: tuple[str, ...]) -> list[str]:
+    """Return those of ``keys`` whose value in ``data`` is missing, not a number or outside its ``limits``."""
+    outside = []
+    for key in keys:
+        minimum, maximum, _, _ = limits[key]
+        try:
+            value = float(data[key])
+        except KeyError, TypeError, ValueError:
+            outside.append(key)
+            continue
+        if not minimum <= value <= maximum:  # NaN too
+            outside.append(key)
+    return outside
 
 
 def schema_refuses(schema: vol.Schema, data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
