@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
-from homeassistant.const import CONF_OPTIONS, CONF_TARGET
+from homeassistant.const import CONF_OPTIONS
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConditionErrorMessage, HomeAssistantError
 from homeassistant.helpers.condition import Condition, ConditionConfig
@@ -21,13 +21,13 @@ from homeassistant.util import dt as dt_util
 from .automation_rules import (
     ENTRY_OPTION,
     among_cheapest,
+    async_validate_automation,
     battery_modes,
     loaded_runtime,
     price_entry_id,
     targeted_appliances,
 )
 from .battery_trigger import CONF_BATTERY
-from .const import ATTR_CONFIG_ENTRY_ID, DOMAIN
 from .prices import floor_slot
 from .scheduling.home_explain import MODES
 from .trigger import APPLIANCE_SCHEMA
@@ -55,23 +55,6 @@ BATTERY_SCHEMA = vol.Schema(
 )
 
 
-def _translated(err: vol.Invalid) -> HomeAssistantError:
-    """Return the translated error of the first problem ``err`` reports: the field to fill in, else the schema's text."""
-    first = err.errors[0] if isinstance(err, vol.MultipleInvalid) else err
-    path = [str(part) for part in first.path]
-    key = "condition_invalid"
-    if CONF_SLOTS in path:
-        key = "condition_slots"
-    elif CONF_MODE in path:
-        key = "condition_mode"
-    elif CONF_BATTERY in path:
-        key = "condition_battery"
-    elif CONF_TARGET in path:
-        key = "condition_target"
-    placeholders = {"error": str(first)} if key == "condition_invalid" else None
-    return HomeAssistantError(translation_domain=DOMAIN, translation_key=key, translation_placeholders=placeholders)
-
-
 def _entry_id(hass: HomeAssistant, options: dict[str, Any]) -> str:
     """Return the entry the options name (else the only one); raises ConditionErrorMessage when none fits."""
     try:
@@ -93,27 +76,14 @@ class HemsCondition(Condition):
 
     @classmethod
     async def async_validate_config(cls, hass: HomeAssistant, config: ConfigType) -> ConfigType:
-        """Validate ``options`` and ``target``; an unknown ``config_entry_id`` is refused.
-
-        An optional field the editor left empty (None or "") counts as not given, and missing options as empty
-        ones, so the first field still to fill in is named.
+        """Validate ``options`` and ``target`` (:func:`.automation_rules.async_validate_automation`).
 
         Raises:
-            HomeAssistantError: translated (``condition_slots``, ``condition_mode``, ``condition_battery``,
-                ``condition_target``, ``entry_not_found``, else ``condition_invalid`` with the schema's text): the
-                automation editor and its live test show it as the condition's error.
+            vol.Invalid: with the translated text naming the field to fill in; the automation editor and its live
+                test show it as the condition's error.
 
         """
-        options = config.get(CONF_OPTIONS)
-        if isinstance(options, dict) or (options is None and cls.has_options):
-            config = {**config, CONF_OPTIONS: {k: v for k, v in (options or {}).items() if v not in (None, "")}}
-        try:
-            config = cast("ConfigType", cls.schema(config))
-        except vol.Invalid as err:
-            raise _translated(err) from err
-        if (config.get(CONF_OPTIONS) or {}).get(ATTR_CONFIG_ENTRY_ID):
-            price_entry_id(hass, config[CONF_OPTIONS])  # an entry of another integration, or none: entry_not_found
-        return config
+        return await async_validate_automation(hass, cls.schema, config, has_options=cls.has_options)
 
     def __init__(self, hass: HomeAssistant, config: ConditionConfig) -> None:
         """Keep the options and the target."""
