@@ -493,9 +493,37 @@ async def test_a_typo_in_the_fee_bands_keeps_the_saved_bands(hass: HomeAssistant
     typo = "bands:\n  low: 0.03\n  high: [0.1\ndefault: low\n"  # the list on line 3 is not closed
     result = await hass.config_entries.options.async_configure(result["flow_id"], {**TARIFF, "tariff_bands": typo})
     assert (result["step_id"], result["errors"]) == ("tariff", {"tariff_bands": "yaml_invalid"})
-    assert result["description_placeholders"] == {"error": "", "line": "4", "problem": "expected ',' or ']', but got ':'"}
+    placeholders = result["description_placeholders"]
+    assert {k: placeholders[k] for k in ("error", "line", "problem")} == {
+        "error": "", "line": "4", "problem": "expected ',' or ']', but got ':'"}
     suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
     assert suggested["tariff_bands"] == typo
     hass.config_entries.options.async_abort(result["flow_id"])
     assert entry.options["tariff_bands"] == MODULE3
     assert home_config(hass, entry).tariff is not None
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "english"),
+    [
+        ({"phase_current_a": 1000}, "phase_current_a", "Enter the main fuse's current from 6 to 250 A per phase."),
+        ({"phase_current_a": 5}, "phase_current_a", "Enter the main fuse's current from 6 to 250 A per phase."),
+        ({"nominal_voltage": 50}, "nominal_voltage", "Enter a voltage from 100 to 400 V between phase and neutral."),
+        ({"capacity_price": 500}, "capacity_price", "Enter a capacity price from 0 to 100 per kW and month."),
+        ({"capacity_min_kw": -1}, "capacity_min_kw", "Enter a minimum billed peak from 0 to 50 kW."),
+    ],
+    ids=["fuse-1000-a", "fuse-5-a", "voltage", "capacity-price", "billed-peak"],
+)
+async def test_the_tariff_step_names_the_range_of_a_number_outside_it(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, changes: dict[str, Any], field: str, english: str
+) -> None:
+    """Issue 23, item 6: each number of the step has a home's range, named in its translated error; nothing is
+    stored."""
+    before = dict(loaded_entry.options)
+    result = await through_to_tariff(hass, loaded_entry)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**TARIFF_FORM, **changes})
+    assert (result["step_id"], list(result["errors"])) == ("tariff", [field])
+    strings = json.loads((TRANSLATIONS / "en.json").read_text(encoding="utf-8"))["options"]["error"]
+    assert strings[result["errors"][field]].format(**result["description_placeholders"]) == english
+    hass.config_entries.options.async_abort(result["flow_id"])
+    assert dict(loaded_entry.options) == before

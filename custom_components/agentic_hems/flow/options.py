@@ -30,8 +30,16 @@ from ..validation import vol
 from .checks import validate_llm
 from .home import HOME_OPTIONAL, forecast_entry_options, home_schema
 from .policy import policy_field
-from .schemas import GRID_OPTIONAL, assistant_schema, control_schema, grid_schema, number_selector, settings_schema
-from .tariff import TARIFF_FIELDS, check_tariff, tariff_schema
+from .schemas import (
+    GRID_OPTIONAL,
+    assistant_schema,
+    control_schema,
+    grid_schema,
+    limit_placeholders,
+    number_selector,
+    settings_schema,
+)
+from .tariff import TARIFF_FIELDS, TARIFF_LIMITS, check_tariff, tariff_schema
 
 
 class AgenticHemsOptionsFlow(OptionsFlow):
@@ -169,7 +177,7 @@ class AgenticHemsOptionsFlow(OptionsFlow):
     async def async_step_tariff(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Show and store the grid tariff and connection; the band schedule is checked, cleared fields are dropped."""
         errors: dict[str, str] = {}
-        placeholders: dict[str, str] = {"error": ""}
+        placeholders = {"error": "", **limit_placeholders(TARIFF_LIMITS)}
         if user_input is not None:
             errors, placeholders, user_input = check_tariff(user_input)
             if not errors:
