@@ -1260,3 +1260,32 @@ def test_policy_rules_example_is_a_valid_policy(language: str) -> None:
     assert block, help_text
     rules = yaml.safe_load(block.group(1))
     assert len(validate_rules(rules)) == len(rules) == 2
+
+
+@pytest.mark.parametrize(
+    ("typed", "english"),
+    [
+        ({"pv_peak_kw": 1000}, "Enter a PV peak power from 0 to 100 kW."),
+        ({"battery_capacity_kwh": 1e9}, "Enter a battery capacity from 0 to 250 kWh."),
+        ({"battery_power_kw": -1}, "Enter a battery power from 0 to 50 kW."),
+    ],
+    ids=["pv", "battery-capacity", "battery-power"],
+)
+async def test_the_grid_step_names_the_range_of_a_home_twin_number(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, typed: dict[str, float], english: str
+) -> None:
+    """Issue 23, item 6: the home twin's numbers have a home's ranges, named in the translated error; the form keeps
+    what was typed; nothing is saved."""
+    before = dict(loaded_entry.options)
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    result = await hass.config_entries.options.async_configure(result["flow_id"], CONTROL_FORM)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], typed)
+    ((field, error),) = result["errors"].items()
+    assert (result["step_id"], field) == ("grid", next(iter(typed)))
+    errors = json.loads((Path(__file__).parents[2] / "custom_components" / DOMAIN / "translations" / "en.json")
+                        .read_text())["options"]["error"]
+    assert errors[error].format(**result["description_placeholders"]) == english
+    assert schema_values(result)[field][1] == typed[field]
+    hass.config_entries.options.async_abort(result["flow_id"])
+    assert dict(loaded_entry.options) == before

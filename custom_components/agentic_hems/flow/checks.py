@@ -18,6 +18,7 @@ from homeassistant.util import dt as dt_util
 from ..assistant.llm import async_list_models
 from ..const import (
     CONF_AREA,
+    CONF_BATTERY_CAPACITY_KWH,
     CONF_BIDDING_ZONE,
     CONF_CONTIGUOUS,
     CONF_DEADLINE,
@@ -30,6 +31,7 @@ from ..const import (
     CONF_POWER_KW,
     CONF_PRICE_ENTITY,
     CONF_PRICE_SOURCE,
+    CONF_PV_PEAK_KW,
     LOGGER,
     SOURCE_ENTSOE,
     SOURCE_NORDPOOL,
@@ -43,7 +45,7 @@ from ..prices.attributes import curve_from_attributes
 from ..prices.entsoe import async_fetch_day_ahead
 from ..prices.errors import InvalidAuth
 from ..scheduling.appliance import Appliance, window_length
-from .schemas import APPLIANCE_LIMITS, limit_placeholders
+from .schemas import APPLIANCE_LIMITS, GRID_LIMITS, limit_placeholders, outside_limits
 
 
 def validate_sensor(hass: HomeAssistant, entity_id: str) -> dict[str, str]:
@@ -112,6 +114,20 @@ async def validate_llm(hass: HomeAssistant, base_url: str, api_key: str | None) 
 def appliance_placeholders() -> dict[str, str]:
     """Return the appliance form's placeholders: each number's limits, e.g. ``power_kw_min`` ``0.01``, ``power_kw_max``."""
     return limit_placeholders(APPLIANCE_LIMITS)
+
+
+def grid_errors(user_input: Mapping[str, Any]) -> dict[str, str]:
+    """Return the errors of the grid step's home twin numbers given outside :data:`.schemas.GRID_LIMITS`."""
+    given = {k: v for k, v in user_input.items() if k in GRID_LIMITS and v not in (None, "")}
+    errors: dict[str, str] = {}
+    for key in outside_limits(given, GRID_LIMITS, tuple(given)):
+        if key == CONF_PV_PEAK_KW:
+            errors[key] = "pv_peak_range"
+        elif key == CONF_BATTERY_CAPACITY_KWH:
+            errors[key] = "twin_capacity_range"
+        else:
+            errors[key] = "twin_power_range"
+    return errors
 
 
 def validate_appliance(data: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:

@@ -27,10 +27,11 @@ from ..const import (
 )
 from ..people import async_non_admin_users
 from ..validation import vol
-from .checks import validate_llm
+from .checks import grid_errors, validate_llm
 from .home import HOME_OPTIONAL, forecast_entry_options, home_schema
 from .policy import policy_field
 from .schemas import (
+    GRID_LIMITS,
     GRID_OPTIONAL,
     assistant_schema,
     control_schema,
@@ -145,8 +146,12 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         )
 
     async def async_step_grid(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Show and store the grid toolkit: the home twin's assets and measurements, and each user's tool scopes."""
-        if user_input is not None:
+        """Show and store the grid toolkit: the home twin's assets and measurements, and each user's tool scopes.
+
+        A home twin number outside :data:`.schemas.GRID_LIMITS` shows the form again with its range.
+        """
+        errors: dict[str, str] = {}
+        if user_input is not None and not (errors := grid_errors(user_input)):
             for key in GRID_OPTIONAL:
                 if user_input.get(key) in (None, "", []):
                     user_input.pop(key, None)
@@ -158,7 +163,12 @@ class AgenticHemsOptionsFlow(OptionsFlow):
             SelectOptionDict(value=user.id, label=user.name or user.id)
             for user in await async_non_admin_users(self.hass)
         ]
-        return self.async_show_form(step_id="grid", data_schema=grid_schema(self.config_entry.options, users))
+        return self.async_show_form(
+            step_id="grid",
+            data_schema=grid_schema({**self.config_entry.options, **(user_input or {})}, users),
+            errors=errors,
+            description_placeholders=limit_placeholders(GRID_LIMITS),
+        )
 
     async def async_step_home(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Show and store the whole-home plan's options; cleared optional fields are dropped (the plan's default)."""

@@ -195,6 +195,13 @@ def assistant_schema(values: Mapping[str, Any]) -> vol.Schema:
     )
 
 
+# The grid step's home twin numbers: field -> (minimum, maximum, step, unit), a home's ranges (PV up to 100 kW peak,
+# a battery of up to 250 kWh and 50 kW, as the battery form's); checks.grid_errors names the range of one outside.
+GRID_LIMITS: dict[str, tuple[float, float, float, str]] = {
+    CONF_PV_PEAK_KW: (0, 100, 0.01, "kW"),
+    CONF_BATTERY_CAPACITY_KWH: (0, 250, 0.01, "kWh"),
+    CONF_BATTERY_POWER_KW: (0, 50, 0.01, "kW"),
+}
 GRID_OPTIONAL = (
     CONF_PV_PEAK_KW,
     CONF_BATTERY_CAPACITY_KWH,
@@ -218,19 +225,20 @@ def grid_schema(values: Mapping[str, Any], users: list[SelectOptionDict]) -> vol
     def entity(domain: str | list[str]) -> EntitySelector:
         return EntitySelector(EntitySelectorConfig(domain=domain))
 
+    def twin(key: str) -> LooseNumberSelector:
+        return appliance_number(*GRID_LIMITS[key])
+
     def people() -> SelectSelector:
         return SelectSelector(SelectSelectorConfig(options=users, multiple=True, mode=SelectSelectorMode.DROPDOWN))
 
     return vol.Schema(
         {
-            vol.Optional(CONF_PV_PEAK_KW, description=suggested(CONF_PV_PEAK_KW)): number_selector(
-                0, 1000, "any", "kW"
+            vol.Optional(CONF_PV_PEAK_KW, description=suggested(CONF_PV_PEAK_KW)): twin(CONF_PV_PEAK_KW),
+            vol.Optional(CONF_BATTERY_CAPACITY_KWH, description=suggested(CONF_BATTERY_CAPACITY_KWH)): twin(
+                CONF_BATTERY_CAPACITY_KWH
             ),
-            vol.Optional(CONF_BATTERY_CAPACITY_KWH, description=suggested(CONF_BATTERY_CAPACITY_KWH)): number_selector(
-                0, 1000, "any", "kWh"
-            ),
-            vol.Optional(CONF_BATTERY_POWER_KW, description=suggested(CONF_BATTERY_POWER_KW)): number_selector(
-                0, 1000, "any", "kW"
+            vol.Optional(CONF_BATTERY_POWER_KW, description=suggested(CONF_BATTERY_POWER_KW)): twin(
+                CONF_BATTERY_POWER_KW
             ),
             vol.Optional("grid_power_entity", description=suggested("grid_power_entity")): entity("sensor"),
             vol.Optional("house_power_entity", description=suggested("house_power_entity")): entity("sensor"),
