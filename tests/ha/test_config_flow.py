@@ -1289,3 +1289,20 @@ async def test_the_grid_step_names_the_range_of_a_home_twin_number(
     assert schema_values(result)[field][1] == typed[field]
     hass.config_entries.options.async_abort(result["flow_id"])
     assert dict(loaded_entry.options) == before
+
+
+@pytest.mark.parametrize(
+    ("text", "placeholders"),
+    [
+        ("[" * 5000 + "]" * 5000, {"line": "?", "problem": "nested too deeply"}),  # deeper than the parser recurses
+        ("- a\n- b\n: c\n", {"line": "3", "problem": "expected <block end>, but found ':'"}),
+    ],
+    ids=["nested", "stray-colon"],
+)
+async def test_policy_text_the_parser_cannot_read_is_an_error_not_a_crash(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, text: str, placeholders: dict[str, str]
+) -> None:
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**CONTROL_FORM, "policy_rules": text})
+    assert (result["errors"], result["description_placeholders"]) == ({"policy_rules": "yaml_invalid"}, placeholders)
