@@ -94,13 +94,13 @@ class TimedTrigger(Trigger):
     """
 
     schema: ClassVar[Any]
+    has_options: ClassVar[bool] = True  # options to fill in (missing ones count as empty)
     _run_action: TriggerActionRunner
 
     @classmethod
     async def async_validate_config(cls, hass: HomeAssistant, config: ConfigType) -> ConfigType:
         """Validate ``options`` and ``target``; raises ``vol.Invalid`` with a translated text naming the field."""
-        has_options = cls.schema is not APPLIANCE_SCHEMA
-        return await async_validate_automation(hass, cls.schema, config, has_options=has_options)
+        return await async_validate_automation(hass, cls.schema, config, has_options=cls.has_options)
 
     def __init__(self, hass: HomeAssistant, config: TriggerConfig) -> None:
         """Keep the options and the target."""
@@ -192,6 +192,7 @@ class PlanTrigger(TimedTrigger):
     """A targeted appliance's planned run starts (``edge`` 0) or ends (``edge`` 1)."""
 
     schema = APPLIANCE_SCHEMA
+    has_options = False
     edge: ClassVar[int]
     event: ClassVar[str]
 
