@@ -159,14 +159,32 @@ async def test_sample_creates_entry(hass: HomeAssistant, mock_setup_entry: Async
     assert entry.state is ConfigEntryState.LOADED
 
 
-async def test_settings_out_of_range_rejected(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
-    """VAT is a percentage from 0 to 100 and the power limit at least 0.5 kW; the selectors refuse the rest."""
-    result = await start(hass, "sample")
-    for field, value in (("vat_percent", 101), ("power_limit_kw", 0.1), ("markup", 11)):
-        with pytest.raises(InvalidData) as err:
-            await hass.config_entries.flow.async_configure(result["flow_id"], {**SETTINGS, field: value})
-        assert set(err.value.schema_errors) == {field}
-    assert hass.config_entries.async_entries(DOMAIN) == []
+@pytest.mark.parametrize("flow", ["config", "options"])
+async def test_settings_out_of_range_rejected(hass: HomeAssistant, mock_setup_entry: AsyncMock, flow: str) -> None:
+    """VAT is a percentage from 0 to 100, the power limit 0.5-100 kW, markup and fee -10-10 per kWh: the rest is a
+    field error naming the range in words (issue 23, item 6), the typed value kept; nothing is created or saved."""
+    en = json.loads((Path(__file__).parents[2] / "custom_components" / DOMAIN / "translations" / "en.json").read_text())
+    entry = sample_entry()
+    if flow == "config":
+        result = await start(hass, "sample")
+    else:
+        entry.add_to_hass(hass)
+        result = await hass.config_entries.options.async_init(entry.entry_id)
+    manager = hass.config_entries.flow if flow == "config" else hass.config_entries.options
+    for field, value, english in (
+        ("vat_percent", 101, "Enter a VAT rate from 0 to 100 %."),
+        ("power_limit_kw", 0.1, "Enter a household power limit from 0.5 to 100 kW."),
+        ("power_limit_kw", 1e6, "Enter a household power limit from 0.5 to 100 kW."),
+        ("markup", 11, "Enter a markup from -10 to 10 per kWh."),
+        ("grid_fee", -10.5, "Enter a grid fee from -10 to 10 per kWh."),
+    ):
+        result = await manager.async_configure(result["flow_id"], {**SETTINGS, field: value})
+        ((error_field, error),) = result["errors"].items()
+        assert (result["step_id"], error_field) == ("settings" if flow == "config" else "init", field)
+        assert en[flow]["error"][error].format(**result["description_placeholders"]) == english
+        assert schema_values(result)[field][0] == value  # what was typed, to correct
+    assert hass.config_entries.async_entries(DOMAIN) == ([] if flow == "config" else [entry])
+    assert dict(entry.options) == DEFAULT_OPTIONS
 
 
 async def test_sample_twice_aborts(hass: HomeAssistant) -> None:

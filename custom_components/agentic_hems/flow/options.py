@@ -27,12 +27,13 @@ from ..const import (
 )
 from ..people import async_non_admin_users
 from ..validation import vol
-from .checks import grid_errors, validate_llm
+from .checks import grid_errors, settings_errors, validate_llm
 from .home import HOME_OPTIONAL, forecast_entry_options, home_schema
 from .policy import policy_field
 from .schemas import (
     GRID_LIMITS,
     GRID_OPTIONAL,
+    SETTINGS_LIMITS,
     assistant_schema,
     control_schema,
     grid_schema,
@@ -54,12 +55,16 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         self._models: list[str] = []
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Show the price and household settings with the current values."""
-        if user_input is not None:
+        """Show the price and household settings with the current values; a number outside its range is refused."""
+        errors: dict[str, str] = {}
+        if user_input is not None and not (errors := settings_errors(user_input)):
             self._options = dict(user_input)
             return await self.async_step_control()
         return self.async_show_form(
-            step_id="init", data_schema=settings_schema({**DEFAULT_OPTIONS, **self.config_entry.options})
+            step_id="init",
+            data_schema=settings_schema({**DEFAULT_OPTIONS, **self.config_entry.options, **(user_input or {})}),
+            errors=errors,
+            description_placeholders=limit_placeholders(SETTINGS_LIMITS),
         )
 
     async def async_step_assistant(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:

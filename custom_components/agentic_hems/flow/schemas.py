@@ -95,17 +95,29 @@ def number_selector(minimum: float, maximum: float, step: float | Literal["any"]
     )
 
 
+# The price formula's and household limit's numbers: field -> (minimum, maximum, step, unit); settings_errors names
+# the range of one outside (a markup or fee of up to 10 per kWh either way, VAT 0-100 %, a house of 0.5-100 kW).
+SETTINGS_LIMITS: dict[str, tuple[float, float, float | Literal["any"], str]] = {
+    CONF_MARKUP: (-10, 10, "any", "per kWh"),
+    CONF_VAT_PERCENT: (0, 100, 0.1, "%"),
+    CONF_GRID_FEE: (-10, 10, "any", "per kWh"),
+    CONF_POWER_LIMIT_KW: (0.5, 100, 0.1, "kW"),
+}
+
+
 def settings_schema(values: Mapping[str, Any]) -> vol.Schema:
     """Return the price formula and household limit fields, shown at creation and in the options."""
+
+    def number(key: str) -> LooseNumberSelector:
+        return appliance_number(*SETTINGS_LIMITS[key])
+
     return vol.Schema(
         {
-            vol.Required(CONF_MARKUP, default=values[CONF_MARKUP]): number_selector(-10, 10, "any", "per kWh"),
-            vol.Required(CONF_VAT_PERCENT, default=values[CONF_VAT_PERCENT]): number_selector(0, 100, 0.1, "%"),
-            vol.Required(CONF_GRID_FEE, default=values[CONF_GRID_FEE]): number_selector(-10, 10, "any", "per kWh"),
+            vol.Required(CONF_MARKUP, default=values[CONF_MARKUP]): number(CONF_MARKUP),
+            vol.Required(CONF_VAT_PERCENT, default=values[CONF_VAT_PERCENT]): number(CONF_VAT_PERCENT),
+            vol.Required(CONF_GRID_FEE, default=values[CONF_GRID_FEE]): number(CONF_GRID_FEE),
             vol.Required(CONF_VAT_ON_NEGATIVE, default=values[CONF_VAT_ON_NEGATIVE]): BooleanSelector(),
-            vol.Required(CONF_POWER_LIMIT_KW, default=values[CONF_POWER_LIMIT_KW]): number_selector(
-                0.5, 100, 0.1, "kW"
-            ),
+            vol.Required(CONF_POWER_LIMIT_KW, default=values[CONF_POWER_LIMIT_KW]): number(CONF_POWER_LIMIT_KW),
         }
     )
 
@@ -284,8 +296,8 @@ class LooseNumberSelector(NumberSelector):
         return float(vol.Coerce(float)(data))
 
 
-def appliance_number(minimum: float, maximum: float, step: float, unit: str) -> LooseNumberSelector:
-    """Return an appliance form's number box from ``minimum`` to ``maximum`` (checked by the flow)."""
+def appliance_number(minimum: float, maximum: float, step: float | Literal["any"], unit: str) -> LooseNumberSelector:
+    """Return a number box from ``minimum`` to ``maximum`` whose limits the flow checks (:class:`LooseNumberSelector`)."""
     return LooseNumberSelector(
         NumberSelectorConfig(min=minimum, max=maximum, step=step, unit_of_measurement=unit, mode=NumberSelectorMode.BOX)
     )
@@ -341,7 +353,7 @@ def appliance_schema(exclude: list[str]) -> vol.Schema:
     )
 
 
-type Limits = Mapping[str, tuple[float, float, float, str]]
+type Limits = Mapping[str, tuple[float, float, float | Literal["any"], str]]
 """A form's numbers: field -> (minimum, maximum, step, unit)."""
 
 
