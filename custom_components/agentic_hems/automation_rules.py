@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from homeassistant.config_entries import ConfigEntryState
+from homeassistant.const import CONF_OPTIONS
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import config_validation as cv, entity_registry as er
 from homeassistant.helpers.target import TargetSelection, async_extract_referenced_entity_ids
+from homeassistant.helpers.translation import async_get_translations
 from homeassistant.util import dt as dt_util
 
 from .const import ATTR_CONFIG_ENTRY_ID, DOMAIN
@@ -52,12 +54,70 @@ class Window:
     mean_price: float
 
 
-def entry_exists(hass: HomeAssistant, options: dict[str, Any]) -> dict[str, Any]:
-    """Refuse a ``config_entry_id`` that names no entry of the integration (``vol.Invalid``)."""
-    entry_id = options.get(ATTR_CONFIG_ENTRY_ID)
-    if entry_id and ((entry := hass.config_entries.async_get_entry(entry_id)) is None or entry.domain != DOMAIN):
-        raise vol.Invalid(f"config entry {entry_id} is not an Agentic HEMS entry")
-    return options
+def field_error(err: vol.Invalid) -> HomeAssistantError:
+    """Return the translated error of the first problem a trigger's or condition's schema reports.
+
+    It names the field to fill in (``automation_slots``, ``automation_mode``, ``automation_battery``,
+    ``automation_minutes``, ``automation_threshold``, ``automation_direction``, ``automation_target``), else it is
+    ``automation_invalid`` with the schema's own text.
+    """
+    first = err.errors[0] if isinstance(err, vol.MultipleInvalid) else err
+    path = {str(part) for part in first.path}
+    key = "automation_invalid"
+    if "slots" in path:
+        key = "automation_slots"
+    elif "mode" in path or "to" in path:
+        key = "automation_mode"
+    elif "battery" in path:
+        key = "automation_battery"
+    elif "minutes" in path:
+        key = "automation_minutes"
+    elif "threshold" in path:
+        key = "automation_threshold"
+    elif "direction" in path:
+        key = "automation_direction"
+    elif "target" in path:
+        key = "automation_target"
+    placeholders = {"error": str(first)} if key == "automation_invalid" else None
+    return HomeAssistantError(translation_domain=DOMAIN, translation_key=key, translation_placeholders=placeholders)
+
+
+async def async_schema_error(hass: HomeAssistant, error: HomeAssistantError) -> vol.Invalid:
+    """Return ``error`` (translated) as a schema error carrying its English text.
+
+    Home Assistant's automation editor, its live tests and the YAML loaders (template entities among them) expect a
+    trigger's or condition's validation to raise ``vol.Invalid``; the text is this integration's translated one,
+    loaded first (validation can run before the entry is set up).
+    """
+    await async_get_translations(hass, "en", "exceptions", {DOMAIN})
+    return vol.Invalid(str(error))
+
+
+async def async_validate_automation(
+    hass: HomeAssistant, schema: vol.Schema, config: dict[str, Any], *, has_options: bool
+) -> dict[str, Any]:
+    """Return a trigger's or condition's ``config`` validated by ``schema``.
+
+    An option the automation editor left empty (None or "") counts as not given; missing options count as empty
+    ones when the schema has options to fill in (``has_options``), so the first field still to fill in is named.
+    A ``config_entry_id`` must name an entry of this integration.
+
+    Raises:
+        vol.Invalid: with the translated text of :func:`field_error` or ``entry_not_found``.
+
+    """
+    options = config.get(CONF_OPTIONS)
+    if isinstance(options, dict) or (options is None and has_options):
+        config = {**config, CONF_OPTIONS: {k: v for k, v in (options or {}).items() if v not in (None, "")}}
+    try:
+        validated: dict[str, Any] = schema(config)
+        if (validated.get(CONF_OPTIONS) or {}).get(ATTR_CONFIG_ENTRY_ID):
+            price_entry_id(hass, validated[CONF_OPTIONS])  # an entry of another integration, or none
+    except vol.Invalid as err:
+        raise await async_schema_error(hass, field_error(err)) from err
+    except HomeAssistantError as err:
+        raise await async_schema_error(hass, err) from err
+    return validated
 
 
 def loaded_runtime(hass: HomeAssistant, entry_id: str) -> RuntimeData | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from homeassistant.const import CONF_OPTIONS
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
@@ -12,7 +12,14 @@ from homeassistant.helpers.trigger import Trigger, TriggerActionRunner, TriggerC
 from homeassistant.helpers.typing import ConfigType
 from homeassistant.util import dt as dt_util
 
-from .automation_rules import ENTRY_OPTION, BatteryMode, battery_modes, entry_exists, loaded_runtime, price_entry_id
+from .automation_rules import (
+    ENTRY_OPTION,
+    BatteryMode,
+    async_validate_automation,
+    battery_modes,
+    loaded_runtime,
+    price_entry_id,
+)
 from .prices import SLOT, floor_slot
 from .scheduling.home_explain import MODES
 from .validation import vol
@@ -48,10 +55,8 @@ class BatteryModeTrigger(Trigger):
 
     @classmethod
     async def async_validate_config(cls, hass: HomeAssistant, config: ConfigType) -> ConfigType:
-        """Validate ``options``; an unknown ``config_entry_id`` is refused."""
-        config = cast("ConfigType", cls.schema(config))
-        entry_exists(hass, config.get(CONF_OPTIONS) or {})
-        return config
+        """Validate ``options``; raises ``vol.Invalid`` with a translated text naming the field."""
+        return await async_validate_automation(hass, cls.schema, config, has_options=False)
 
     def __init__(self, hass: HomeAssistant, config: TriggerConfig) -> None:
         """Keep the options."""

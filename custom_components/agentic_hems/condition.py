@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from homeassistant.const import CONF_OPTIONS
 from homeassistant.core import HomeAssistant
@@ -21,8 +21,8 @@ from homeassistant.util import dt as dt_util
 from .automation_rules import (
     ENTRY_OPTION,
     among_cheapest,
+    async_validate_automation,
     battery_modes,
-    entry_exists,
     loaded_runtime,
     price_entry_id,
     targeted_appliances,
@@ -72,13 +72,18 @@ class HemsCondition(Condition):
     """
 
     schema: ClassVar[Any]
+    has_options: ClassVar[bool] = True  # options to fill in (missing ones count as empty)
 
     @classmethod
     async def async_validate_config(cls, hass: HomeAssistant, config: ConfigType) -> ConfigType:
-        """Validate ``options`` and ``target``; an unknown ``config_entry_id`` is refused."""
-        config = cast("ConfigType", cls.schema(config))
-        entry_exists(hass, config.get(CONF_OPTIONS) or {})
-        return config
+        """Validate ``options`` and ``target`` (:func:`.automation_rules.async_validate_automation`).
+
+        Raises:
+            vol.Invalid: with the translated text naming the field to fill in; the automation editor and its live
+                test show it as the condition's error.
+
+        """
+        return await async_validate_automation(hass, cls.schema, config, has_options=cls.has_options)
 
     def __init__(self, hass: HomeAssistant, config: ConditionConfig) -> None:
         """Keep the options and the target."""
@@ -121,6 +126,7 @@ class PlanRunningCondition(HemsCondition):
     """A targeted appliance's plan has power in the current slot."""
 
     schema = APPLIANCE_SCHEMA
+    has_options = False
 
     def passes(self) -> bool:
         """Return True when the plan of one of the targeted appliances runs now."""

@@ -38,6 +38,7 @@ from .flow.appliance import ApplianceSubentryFlow
 from .flow.battery import BatterySubentryFlow
 from .flow.checks import (
     reloads_itself,
+    settings_errors,
     source_title,
     source_unique_id,
     validate_entsoe,
@@ -49,7 +50,9 @@ from .flow.heat_pump import HeatPumpSubentryFlow
 from .flow.options import AgenticHemsOptionsFlow
 from .flow.schemas import (
     COUNTRY_ZONES,
+    SETTINGS_LIMITS,
     entsoe_schema,
+    limit_placeholders,
     nordpool_schema,
     password_selector,
     sensor_schema,
@@ -169,10 +172,16 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
         )
 
     async def async_step_settings(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Price formula and household power limit; creates the entry."""
-        if user_input is not None:
+        """Price formula and household power limit (each number within its range); creates the entry."""
+        errors: dict[str, str] = {}
+        if user_input is not None and not (errors := settings_errors(user_input)):
             return self.async_create_entry(title=source_title(self._data), data=self._data, options=user_input)
-        return self.async_show_form(step_id="settings", data_schema=settings_schema(DEFAULT_OPTIONS))
+        return self.async_show_form(
+            step_id="settings",
+            data_schema=settings_schema({**DEFAULT_OPTIONS, **(user_input or {})}),
+            errors=errors,
+            description_placeholders=limit_placeholders(SETTINGS_LIMITS),
+        )
 
     async def async_step_reconfigure(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Change the source's settings (zone and key, Nord Pool area, or the price entity)."""

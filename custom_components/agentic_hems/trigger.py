@@ -14,7 +14,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from homeassistant.config_entries import ConfigEntry, ConfigEntryState
 from homeassistant.const import CONF_OPTIONS, CONF_TARGET
@@ -32,9 +32,9 @@ from .automation_rules import (
     SCOPE_HORIZON,
     SCOPE_TODAY,
     Window,
+    async_validate_automation,
     cheapest_window,
     crossings,
-    entry_exists,
     loaded_runtime,
     price_entry_id,
     runs,
@@ -94,14 +94,13 @@ class TimedTrigger(Trigger):
     """
 
     schema: ClassVar[Any]
+    has_options: ClassVar[bool] = True  # options to fill in (missing ones count as empty)
     _run_action: TriggerActionRunner
 
     @classmethod
     async def async_validate_config(cls, hass: HomeAssistant, config: ConfigType) -> ConfigType:
-        """Validate ``options`` and ``target``; an unknown ``config_entry_id`` is refused."""
-        config = cast("ConfigType", cls.schema(config))
-        entry_exists(hass, config.get(CONF_OPTIONS) or {})
-        return config
+        """Validate ``options`` and ``target``; raises ``vol.Invalid`` with a translated text naming the field."""
+        return await async_validate_automation(hass, cls.schema, config, has_options=cls.has_options)
 
     def __init__(self, hass: HomeAssistant, config: TriggerConfig) -> None:
         """Keep the options and the target."""
@@ -193,6 +192,7 @@ class PlanTrigger(TimedTrigger):
     """A targeted appliance's planned run starts (``edge`` 0) or ends (``edge`` 1)."""
 
     schema = APPLIANCE_SCHEMA
+    has_options = False
     edge: ClassVar[int]
     event: ClassVar[str]
 

@@ -118,7 +118,10 @@ async def test_invalid_battery_trigger_and_condition_configs_are_refused(
         hass, [{"platform": "agentic_hems.battery_mode_changed", "options": {"to": "idle"}},
                {"platform": "agentic_hems.battery_mode_changed"}])
     assert [conf.get("options") for conf in valid] == [{"to": "idle"}, {}]
-    for options in ({"to": "boost"}, {"battery": ""}, {"config_entry_id": "nope"}):
+    valid = await ha_trigger.async_validate_trigger_config(  # a text field the editor left empty: any battery
+        hass, [{"platform": "agentic_hems.battery_mode_changed", "options": {"battery": "", "to": None}}])
+    assert valid[0]["options"] == {}
+    for options in ({"to": "boost"}, {"battery": ["a", "b"]}, {"config_entry_id": "nope"}):
         with pytest.raises(vol.Invalid):
             await ha_trigger.async_validate_trigger_config(
                 hass, [{"platform": "agentic_hems.battery_mode_changed", "options": options}])

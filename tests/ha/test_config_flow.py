@@ -51,6 +51,8 @@ ACK_NS = "urn:iec62325.351:tc57wg16:451-1:acknowledgementdocument:7:0"
 SETTINGS = {"markup": 0.015, "vat_percent": 21, "grid_fee": 0.0842, "vat_on_negative": False, "power_limit_kw": 9.2}
 PRICE_SENSOR = "sensor.agentic_hems_electricity_price"
 # What the whole-home plan's options step stores when submitted untouched: its required fields' defaults.
+# The control step as the frontend sends it: the policy rules are YAML text, left out when the field is empty.
+CONTROL_FORM = {k: v for k, v in DEFAULT_CONTROL_OPTIONS.items() if k != "policy_rules"}
 HOME_FORM_DEFAULTS = {
     "export_price_mode": "fixed", "export_fixed_price": 0.0, "export_spot_factor": 1.0, "export_spot_fee": 0.0,
     "battery_control": "approval", "mpc_soc_threshold_pct": 5.0, "mpc_pv_threshold_kw": 0.5, "mpc_temp_threshold_c": 1.0,
@@ -157,14 +159,32 @@ async def test_sample_creates_entry(hass: HomeAssistant, mock_setup_entry: Async
     assert entry.state is ConfigEntryState.LOADED
 
 
-async def test_settings_out_of_range_rejected(hass: HomeAssistant, mock_setup_entry: AsyncMock) -> None:
-    """VAT is a percentage from 0 to 100 and the power limit at least 0.5 kW; the selectors refuse the rest."""
-    result = await start(hass, "sample")
-    for field, value in (("vat_percent", 101), ("power_limit_kw", 0.1), ("markup", 11)):
-        with pytest.raises(InvalidData) as err:
-            await hass.config_entries.flow.async_configure(result["flow_id"], {**SETTINGS, field: value})
-        assert set(err.value.schema_errors) == {field}
-    assert hass.config_entries.async_entries(DOMAIN) == []
+@pytest.mark.parametrize("flow", ["config", "options"])
+async def test_settings_out_of_range_rejected(hass: HomeAssistant, mock_setup_entry: AsyncMock, flow: str) -> None:
+    """VAT is a percentage from 0 to 100, the power limit 0.5-100 kW, markup and fee -10-10 per kWh: the rest is a
+    field error naming the range in words (issue 23, item 6), the typed value kept; nothing is created or saved."""
+    en = json.loads((Path(__file__).parents[2] / "custom_components" / DOMAIN / "translations" / "en.json").read_text())
+    entry = sample_entry()
+    if flow == "config":
+        result = await start(hass, "sample")
+    else:
+        entry.add_to_hass(hass)
+        result = await hass.config_entries.options.async_init(entry.entry_id)
+    manager = hass.config_entries.flow if flow == "config" else hass.config_entries.options
+    for field, value, english in (
+        ("vat_percent", 101, "Enter a VAT rate from 0 to 100 %."),
+        ("power_limit_kw", 0.1, "Enter a household power limit from 0.5 to 100 kW."),
+        ("power_limit_kw", 1e6, "Enter a household power limit from 0.5 to 100 kW."),
+        ("markup", 11, "Enter a markup from -10 to 10 per kWh."),
+        ("grid_fee", -10.5, "Enter a grid fee from -10 to 10 per kWh."),
+    ):
+        result = await manager.async_configure(result["flow_id"], {**SETTINGS, field: value})
+        ((error_field, error),) = result["errors"].items()
+        assert (result["step_id"], error_field) == ("settings" if flow == "config" else "init", field)
+        assert en[flow]["error"][error].format(**result["description_placeholders"]) == english
+        assert schema_values(result)[field][0] == value  # what was typed, to correct
+    assert hass.config_entries.async_entries(DOMAIN) == ([] if flow == "config" else [entry])
+    assert dict(entry.options) == DEFAULT_OPTIONS
 
 
 async def test_sample_twice_aborts(hass: HomeAssistant) -> None:
@@ -484,7 +504,7 @@ async def test_options_change_the_price(hass: HomeAssistant, loaded_entry: MockC
         **DEFAULT_CONTROL_OPTIONS, "notify_service": None, "policy_rules": None,  # no rules: the field shows its example
         "gated_entities": None,
     }
-    result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_CONTROL_OPTIONS)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], CONTROL_FORM)
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.FORM and result["step_id"] == "home"
@@ -520,13 +540,13 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     result = await hass.config_entries.options.async_configure(result["flow_id"], DEFAULT_OPTIONS)
     one = {"operation": "open", "device_type": "cover", "risk_min": 4, "risk_max": 4, "action": "deny"}
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": one}  # a rule, not a list of rules
+        result["flow_id"], {**CONTROL_FORM, "policy_rules": yaml.safe_dump(one)}  # a rule, not a list of rules
     )
     assert result["errors"] == {"policy_rules": "policy_not_a_list"}
     bad = [{"operation": "open", "device_type": "cover", "action": "allow"},
            {"operation": "open", "device_type": "cover", "risk_min": 5, "risk_max": 2, "action": "allow"}]
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": bad}
+        result["flow_id"], {**CONTROL_FORM, "policy_rules": yaml.safe_dump(bad)}
     )
     assert result["type"] is FlowResultType.FORM and result["errors"] == {"policy_rules": "policy_rule_order"}
     assert result["description_placeholders"] == {"number": "2"}  # counted from 1, as people count
@@ -540,13 +560,13 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
         ("open the door", "policy_rule_not_a_mapping", {"number": "1"}),
     ):
         result = await hass.config_entries.options.async_configure(
-            result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": [rule]}
+            result["flow_id"], {**CONTROL_FORM, "policy_rules": yaml.safe_dump([rule])}
         )
         assert (result["errors"], result["description_placeholders"]) == ({"policy_rules": error}, placeholders)
     assert dict(loaded_entry.options) == before
     good = [{"operation": "open", "device_type": "cover", "risk_min": 4, "risk_max": 4, "action": "deny"}]
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {**DEFAULT_CONTROL_OPTIONS, "policy_rules": good, "notify_service": "notify.phone"}
+        result["flow_id"], {**CONTROL_FORM, "policy_rules": yaml.safe_dump(good), "notify_service": "notify.phone"}
     )
     assert result["step_id"] == "grid"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
@@ -561,6 +581,69 @@ async def test_options_validate_policy_rules(hass: HomeAssistant, loaded_entry: 
     assert loaded_entry.options["policy_rules"] == good and loaded_entry.options["notify_service"] == "notify.phone"
     rules = loaded_entry.runtime_data.control.keeper.settings.rules
     assert rules[0].as_dict() == {**good[0], "source": "user"}
+
+
+DENY_COVERS = [{"operation": "open", "device_type": "cover", "action": "deny"}]
+# The saved rule and a second one whose "*" lost its quotes: YAML reads "*" as an alias there (line 4).
+UNQUOTED_STAR = "- operation: open\n  device_type: cover\n  action: deny\n- operation: *\n  device_type: lock\n"
+BAD_INDENT = "- operation: open\n  device_type: cover\n action: deny\n"  # line 3 is indented by one space
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        (UNQUOTED_STAR, "4", "expected alphabetic or numeric character, but found '\\n'"),
+        (BAD_INDENT, "3", "expected <block end>, but found '<block mapping start>'"),
+    ],
+)
+async def test_a_typo_in_the_policy_rules_keeps_the_saved_rules(
+    hass: HomeAssistant, text: str, line: str, problem: str
+) -> None:
+    """Text that is not YAML is an error naming its line, the form keeps the typed text, and the saved rules stay
+    (issue 23, item 5: the object selector sent nothing for it, and the step saved no rules)."""
+    entry = sample_entry(policy_rules=DENY_COVERS)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert yaml.safe_load(schema_values(result)["policy_rules"][1]) == DENY_COVERS  # the saved rules, as YAML text
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**CONTROL_FORM, "policy_rules": text})
+    assert (result["step_id"], result["errors"]) == ("control", {"policy_rules": "yaml_invalid"})
+    assert result["description_placeholders"] == {"line": line, "problem": problem}
+    assert schema_values(result)["policy_rules"][1] == text  # what was typed, to correct
+    hass.config_entries.options.async_abort(result["flow_id"])
+    assert entry.options["policy_rules"] == DENY_COVERS
+    assert entry.runtime_data.control.keeper.settings.rules[0].as_dict()["action"] == "deny"
+
+
+async def test_the_policy_rules_round_trip_and_clear_only_when_emptied(hass: HomeAssistant) -> None:
+    """The saved rules' text submitted unchanged saves the same rules; an emptied field (the frontend leaves it out)
+    saves none."""
+    rules = [*DENY_COVERS, {"operation": "*", "device_type": "lock", "risk_min": 2, "risk_max": 5, "action": "confirm"}]
+    entry = sample_entry(policy_rules=rules)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    for form, saved in ((None, rules), ({}, [])):
+        result = await hass.config_entries.options.async_init(entry.entry_id)
+        result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+        shown = schema_values(result)["policy_rules"][1]
+        typed = {"policy_rules": shown} if form is None else form
+        result = await hass.config_entries.options.async_configure(result["flow_id"], {**CONTROL_FORM, **typed})
+        for step in ("grid", "home", "tariff", "assistant"):
+            assert result["step_id"] == step
+            result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+        assert result["type"] is FlowResultType.CREATE_ENTRY
+        await hass.async_block_till_done()
+        assert entry.options["policy_rules"] == saved
+
+
+async def test_an_overlong_policy_text_is_refused_unparsed(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    text = "# " + "x" * 20_000
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**CONTROL_FORM, "policy_rules": text})
+    assert result["errors"] == {"policy_rules": "yaml_too_long"}
+    assert result["description_placeholders"] == {"maximum": "20000"}
 
 
 LLM_URL = "http://llm.local:8080/v1"
@@ -939,7 +1022,7 @@ async def test_add_split_appliance(hass: HomeAssistant) -> None:
         ({"name": "ev charger", "duration_min": None}, {"name": "name_exists", "duration_min": "duration_required"}),
         ({"duration_min": 2000, "earliest_start": "08:00:00", "deadline": "09:00:00"}, {"deadline": "window_too_short"}),
         (
-            {"contiguous": False, "duration_min": None, "power_kw": 11, "energy_kwh": 500, "earliest_start": "18:00:00",
+            {"contiguous": False, "duration_min": None, "power_kw": 11, "energy_kwh": 200, "earliest_start": "18:00:00",
              "deadline": "07:00:00"},
             {"deadline": "window_too_short"},
         ),
@@ -949,9 +1032,12 @@ async def test_add_split_appliance(hass: HomeAssistant) -> None:
         ({"power_kw": 0}, {"power_kw": "power_out_of_range"}),
         ({"power_kw": 100.5, "duration_min": 3000}, {"power_kw": "power_out_of_range", "duration_min": "duration_out_of_range"}),
         ({"contiguous": False, "duration_min": None, "energy_kwh": 0.001}, {"energy_kwh": "energy_out_of_range"}),
+        ({"power_kw": 50.01}, {"power_kw": "power_out_of_range"}),  # no household load draws more than 50 kW
+        ({"contiguous": False, "duration_min": None, "energy_kwh": 200.5}, {"energy_kwh": "energy_out_of_range"}),
     ],
     ids=["no-duration", "no-energy", "name-exists", "non-iso-time", "two-errors", "run-too-long", "energy-too-much",
-         "both-amounts", "both-amounts-split", "no-power", "power-zero", "over-the-limits", "energy-too-small"],
+         "both-amounts", "both-amounts-split", "no-power", "power-zero", "over-the-limits", "energy-too-small",
+         "power-above-50", "energy-above-200"],
 )
 async def test_add_appliance_errors(hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]) -> None:
     """Form errors name the field; nothing is stored; the typed values are suggested back.
@@ -1121,7 +1207,7 @@ async def test_every_form_opens_in_the_frontend(
         forms.append(result)
         if step != "assistant":
             result = await hass.config_entries.options.async_configure(result["flow_id"], {
-                "init": SETTINGS, "control": DEFAULT_CONTROL_OPTIONS, "grid": {}, "home": {}, "tariff": {}}[step])
+                "init": SETTINGS, "control": CONTROL_FORM, "grid": {}, "home": {}, "tariff": {}}[step])
     for subentry_type in ("appliance", "battery"):
         forms.append(await hass.config_entries.subentries.async_init(
             (loaded_entry.entry_id, subentry_type), context={"source": SOURCE_USER}))
@@ -1179,8 +1265,8 @@ async def test_appliance_form_prefills_no_number_and_hides_seconds(hass: HomeAss
         assert fields[key]["selector"] == {"time": {"no_second": True}}
         assert fields[key]["default"] == default
     assert result["description_placeholders"] == {
-        "power_kw_min": "0.01", "power_kw_max": "100", "duration_min_min": "1", "duration_min_max": "2880",
-        "energy_kwh_min": "0.01", "energy_kwh_max": "500",
+        "power_kw_min": "0.01", "power_kw_max": "50", "duration_min_min": "1", "duration_min_max": "2880",
+        "energy_kwh_min": "0.01", "energy_kwh_max": "200",
     }
 
 
@@ -1193,3 +1279,49 @@ def test_policy_rules_example_is_a_valid_policy(language: str) -> None:
     assert block, help_text
     rules = yaml.safe_load(block.group(1))
     assert len(validate_rules(rules)) == len(rules) == 2
+
+
+@pytest.mark.parametrize(
+    ("typed", "english"),
+    [
+        ({"pv_peak_kw": 1000}, "Enter a PV peak power from 0 to 100 kW."),
+        ({"battery_capacity_kwh": 1e9}, "Enter a battery capacity from 0 to 250 kWh."),
+        ({"battery_power_kw": -1}, "Enter a battery power from 0 to 50 kW."),
+    ],
+    ids=["pv", "battery-capacity", "battery-power"],
+)
+async def test_the_grid_step_names_the_range_of_a_home_twin_number(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, typed: dict[str, float], english: str
+) -> None:
+    """Issue 23, item 6: the home twin's numbers have a home's ranges, named in the translated error; the form keeps
+    what was typed; nothing is saved."""
+    before = dict(loaded_entry.options)
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    result = await hass.config_entries.options.async_configure(result["flow_id"], CONTROL_FORM)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], typed)
+    ((field, error),) = result["errors"].items()
+    assert (result["step_id"], field) == ("grid", next(iter(typed)))
+    errors = json.loads((Path(__file__).parents[2] / "custom_components" / DOMAIN / "translations" / "en.json")
+                        .read_text())["options"]["error"]
+    assert errors[error].format(**result["description_placeholders"]) == english
+    assert schema_values(result)[field][1] == typed[field]
+    hass.config_entries.options.async_abort(result["flow_id"])
+    assert dict(loaded_entry.options) == before
+
+
+@pytest.mark.parametrize(
+    ("text", "placeholders"),
+    [
+        ("[" * 5000 + "]" * 5000, {"line": "?", "problem": "nested too deeply"}),  # deeper than the parser recurses
+        ("- a\n- b\n: c\n", {"line": "3", "problem": "expected <block end>, but found ':'"}),
+    ],
+    ids=["nested", "stray-colon"],
+)
+async def test_policy_text_the_parser_cannot_read_is_an_error_not_a_crash(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, text: str, placeholders: dict[str, str]
+) -> None:
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**CONTROL_FORM, "policy_rules": text})
+    assert (result["errors"], result["description_placeholders"]) == ({"policy_rules": "yaml_invalid"}, placeholders)

@@ -76,7 +76,8 @@ def control_exclusions(result: dict[str, Any], field: str) -> list[str]:
         (("heat_pump", {**HEAT_PUMP, "name": "Tank", "control_entity": "switch.boost"}), "appliance", "switch.boost"),
         (("battery", BATTERY), "appliance", "select.garage_battery_mode"),
         (("appliance", {**BOILER, "entity_id": "select.garage_battery_mode"}), "battery", "select.garage_battery_mode"),
-        (("battery", {**BATTERY, "control_entity": "number.loft_power"}), "battery", "number.loft_power"),
+        (("battery", {**BATTERY, "control_entity": "number.loft_power", "soc_entity": "sensor.loft_soc"}), "battery",
+         "number.loft_power"),
         (None, "appliance", "input_boolean.dishwasher"),  # the sample entry's dishwasher
         (("appliance", BOILER), "heat_pump", "switch.boiler"),
     ],
@@ -210,25 +211,31 @@ async def test_a_reconfigure_form_loses_a_control_entity_taken_meanwhile_and_kee
         "Heat pump": "climate.heat_pump", "Tank": "switch.boost"}
 
 
-async def test_the_integrations_own_entities_are_left_out_of_the_control_pickers_and_refused(
+async def test_the_integrations_own_entities_and_other_devices_controls_are_left_out_of_the_pickers_and_refused(
     hass: HomeAssistant, loaded_entry: MockConfigEntry
 ) -> None:
     """Each control picker leaves out the entities the integration registers (its device control switch among
-    them); a form given one anyway refuses it with a translated error."""
+    them) and those the entry's other devices control (the README promises it; issue 23, item 6); a form given one
+    of its own anyway refuses it with a translated error. A reconfigured device's own entity stays offered."""
     registry = er.async_get(hass)
     registry.async_get_or_create("number", DOMAIN, "test_setpoint", suggested_object_id="agentic_hems_setpoint",
                                  config_entry=loaded_entry)
     own = sorted(e.entity_id for e in er.async_entries_for_config_entry(registry, loaded_entry.entry_id))
     assert {OWN_SWITCH, "number.agentic_hems_setpoint"} <= set(own)
+    appliances = {key: data["entity_id"] for key, data in APPLIANCES.items()}  # the sample entry's three switches
 
     result = await hass.config_entries.subentries.async_init((loaded_entry.entry_id, "appliance"),
                                                              context={"source": "user"})
-    assert control_exclusions(result, "entity_id") == own
+    assert control_exclusions(result, "entity_id") == sorted({*own, *appliances.values()})
     result = await hass.config_entries.subentries.async_init((loaded_entry.entry_id, "battery"),
                                                              context={"source": "user"})
-    assert control_exclusions(result, "control_entity") == own
+    assert control_exclusions(result, "control_entity") == sorted({*own, *appliances.values()})
+    assert control_exclusions(result, "soc_entity") == own
     result = await configure(hass, (await open_form(hass, loaded_entry))["flow_id"], {"name": "Tank", "store": "hot_water"})
-    assert control_exclusions(result, "control_entity") == own
+    assert control_exclusions(result, "control_entity") == sorted({*own, *appliances.values()})
+    result = await loaded_entry.start_subentry_reconfigure_flow(hass, "dishwasher")
+    others = {entity for key, entity in appliances.items() if key != "dishwasher"}
+    assert control_exclusions(result, "entity_id") == sorted({*own, *others})
 
     for kind, control in (("appliance", OWN_SWITCH), ("battery", "number.agentic_hems_setpoint"),
                           ("heat_pump", OWN_SWITCH)):
@@ -236,3 +243,74 @@ async def test_the_integrations_own_entities_are_left_out_of_the_control_pickers
         assert result["errors"] == {CONTROL_FIELD[kind]: "control_entity_own"}, kind
         assert all(error_text(lang, kind, "control_entity_own") for lang in ("en", "de"))
     assert sorted(loaded_entry.subentries) == sorted(APPLIANCES)
+
+
+async def test_a_state_of_charge_sensor_is_one_batterys_own_and_never_the_integrations(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """The SoC picker leaves out the integration's entities (its "Planned state of charge" sensor among them) and
+    the other batteries' SoC sensors; a form given one anyway refuses it, translated; the battery's own passes on
+    reconfigure (issue 23, item 6: two batteries shared one sensor, the picker offered the planned SoC)."""
+    for soc in (NUMBER_ONLY["soc_entity"], "sensor.loft_soc"):
+        hass.states.async_set(soc, "40", {"unit_of_measurement": "%", "device_class": "battery"})
+    first = await add_battery(hass, loaded_entry, NUMBER_ONLY)
+    assert first["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done(wait_background_tasks=True)
+    (garage_id,) = [k for k, sub in loaded_entry.subentries.items() if sub.title == NUMBER_ONLY["name"]]
+    planned = er.async_get(hass).async_get_entity_id("sensor", DOMAIN, f"{garage_id}_battery_planned_soc")
+    assert planned is not None and hass.states.get(planned) is not None  # the integration's planned SoC
+    own = sorted(e.entity_id for e in er.async_entries_for_config_entry(er.async_get(hass), loaded_entry.entry_id))
+    assert planned in own
+
+    result = await hass.config_entries.subentries.async_init((loaded_entry.entry_id, "battery"),
+                                                             context={"source": "user"})
+    assert control_exclusions(result, "soc_entity") == sorted({*own, NUMBER_ONLY["soc_entity"]})
+    for soc, error in ((planned, "soc_entity_own"), (NUMBER_ONLY["soc_entity"], "soc_entity_in_use")):
+        result = await configure(hass, result["flow_id"], {**NUMBER_ONLY, "name": "Loft battery", "soc_entity": soc})
+        assert (result["step_id"], result["errors"]) == ("user", {"soc_entity": error})
+        assert all(error_text(lang, "battery", error) for lang in ("en", "de"))
+    result = await configure(hass, result["flow_id"], {**NUMBER_ONLY, "name": "Loft battery",
+                                                       "soc_entity": "sensor.loft_soc"})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+
+    await hass.async_block_till_done(wait_background_tasks=True)
+    own = sorted(e.entity_id for e in er.async_entries_for_config_entry(er.async_get(hass), loaded_entry.entry_id))
+    result = await loaded_entry.start_subentry_reconfigure_flow(hass, garage_id)
+    assert control_exclusions(result, "soc_entity") == sorted({*own, "sensor.loft_soc"})  # its own sensor offered
+    result = await configure(hass, result["flow_id"], {**NUMBER_ONLY, "capacity_kwh": 15})
+    assert result["reason"] == "reconfigure_successful"
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+
+@pytest.mark.parametrize(
+    ("kind", "changes", "field", "english"),
+    [
+        ("battery", {"capacity_kwh": 1e9}, "capacity_kwh", "Enter a usable capacity from 0.5 to 250 kWh."),
+        ("battery", {"charge_kw": 51}, "charge_kw", "Enter a power from 0.1 to 50 kW."),
+        ("battery", {"wear_cost": 2}, "wear_cost", "Enter a wear cost from 0 to 1 per kWh."),
+        ("heat_pump", {"max_kw": 1e6}, "max_kw", "Enter the highest power from 0.1 to 50 kW."),
+        ("heat_pump", {"min_run_min": 7}, "min_run_min",
+         "Enter whole 15-minute slots from 0 to 1440 minutes (0, 15, 30, 45, …)."),
+        ("appliance", {"power_kw": 1e6}, "power_kw", "Enter a power from 0.01 to 50 kW."),
+    ],
+    ids=["battery-capacity", "battery-power", "wear-cost", "heat-pump-power", "heat-pump-run", "appliance-power"],
+)
+async def test_an_absurd_number_is_refused_with_its_range_in_words(
+    hass: HomeAssistant, kind: str, changes: dict[str, Any], field: str, english: str
+) -> None:
+    """Issue 23, item 6: a battery of 1,000,000,000 kWh was stored, a 1,000,000 kW heat pump refused with "Enter a
+    number above 0.", a 7-minute shortest run taken. The error, filled in with the form's placeholders as the
+    frontend does, names the range."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    if kind == "battery":
+        result = await add_battery(hass, entry, {**NUMBER_ONLY, **changes})
+    elif kind == "appliance":
+        result = await add_appliance(hass, entry, {**BOILER, **changes})
+    else:
+        result = await device_step(hass, (await open_form(hass, entry))["flow_id"], {**DEVICE, **changes})
+    (error,) = result["errors"].values()
+    assert list(result["errors"]) == [field]
+    assert error_text("en", kind, error).format(**result["description_placeholders"]) == english
+    error_text("de", kind, error).format(**result["description_placeholders"])  # every placeholder given
+    assert sorted(entry.subentries) == sorted(APPLIANCES)

@@ -137,14 +137,19 @@ async def test_an_added_heat_pump_is_stored_and_read_back(hass: HomeAssistant) -
     ("changes", "errors"),
     [
         ({"min_kw": 4.0}, {"max_kw": "max_below_min"}),
-        ({"max_kw": 0}, {"max_kw": "must_be_positive"}),
+        ({"max_kw": 0}, {"max_kw": "max_power_range"}),
+        ({"max_kw": 1_000_000}, {"max_kw": "max_power_range"}),  # issue 23, item 6: refused, but "above 0"
+        ({"max_kw": 50.01, "min_kw": 50.5}, {"max_kw": "max_power_range", "min_kw": "min_power_range"}),
         ({"day_low_c": 23}, {"day_high_c": "band_inverted"}),
         ({"night_high_c": 120}, {"night_high_c": "temperature_range"}),
-        ({"min_run_min": -5}, {"min_run_min": "must_not_be_negative"}),
-        ({**TANK, "hot_water_kwh": -1}, {"hot_water_kwh": "must_not_be_negative"}),
+        ({"min_run_min": -5}, {"min_run_min": "run_time_slots"}),
+        ({"min_run_min": 7, "min_off_min": 1455}, {"min_run_min": "run_time_slots", "min_off_min": "run_time_slots"}),
+        ({**TANK, "hot_water_kwh": -1}, {"hot_water_kwh": "hot_water_range"}),
+        ({**TANK, "hot_water_kwh": 100.5}, {"hot_water_kwh": "hot_water_range"}),
         ({**TANK, "room_temp_c": 100}, {"room_temp_c": "temperature_range"}),
     ],
-    ids=["min-above-max", "not-positive", "band", "temperature", "negative-run", "negative-draw", "hot-room"],
+    ids=["min-above-max", "not-positive", "absurd", "just-above", "band", "temperature", "negative-run",
+         "not-whole-slots", "negative-draw", "draw-too-large", "hot-room"],
 )
 async def test_bad_device_values_are_field_errors(
     hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]
@@ -165,11 +170,13 @@ async def test_bad_device_values_are_field_errors(
         ({"cop_outdoor_2": None, "cop_2": None}, {"cop_1": "cop_points_invalid"}),
         ({"cop_outdoor_2": -7}, {"cop_1": "cop_points_invalid"}),
         ({"cop_mode": "carnot", "carnot_fraction": 1.5}, {"carnot_fraction": "efficiency_range"}),
-        ({"ua_w_per_k": 0}, {"ua_w_per_k": "must_be_positive"}),
+        ({"ua_w_per_k": 0}, {"ua_w_per_k": "ua_range"}),
+        ({"ua_w_per_k": 5001, "capacity_kwh_per_k": 0.04}, {"ua_w_per_k": "ua_range",
+                                                            "capacity_kwh_per_k": "heat_capacity_range"}),
         ({"gains_kw": 150}, {"gains_kw": "gains_range"}),
         ({"solar_gain": -0.1}, {"solar_gain": "solar_gain_range"}),
     ],
-    ids=["one-point", "same-outdoor", "carnot-fraction", "ua", "gains", "solar-gain"],
+    ids=["one-point", "same-outdoor", "carnot-fraction", "ua", "ua-and-c-outside", "gains", "solar-gain"],
 )
 async def test_bad_model_values_are_field_errors(
     hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]
@@ -199,14 +206,14 @@ async def test_a_fit_shows_its_result_then_stores_it(hass: HomeAssistant) -> Non
     with failing:
         result = await add_heat_pump(hass, entry, DEVICE, fit_model)
     assert result["errors"] == {"thermal_model": "fit_failed"}
-    assert result["description_placeholders"] == {"fit_result": "no fit: 3 samples"}
+    assert result["description_placeholders"]["fit_result"] == "no fit: 3 samples"
 
     fitted = {"ua_w_per_k": 162.4, "capacity_kwh_per_k": 7.6, "gains_kw": 0.31, "solar_gain": 0.22, "rmse_c": 0.21,
               "samples": 1344}
     with patch("custom_components.agentic_hems.flow.heat_pump.async_fit", return_value=(fitted, "Fitted: RMSE 0.21 °C")):
         result = await add_heat_pump(hass, entry, DEVICE, fit_model)
         assert result["type"] is FlowResultType.FORM and result["errors"] == {}
-        assert result["description_placeholders"] == {"fit_result": "Fitted: RMSE 0.21 °C"}
+        assert result["description_placeholders"]["fit_result"] == "Fitted: RMSE 0.21 °C"
         suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
         assert (suggested["ua_w_per_k"], suggested["capacity_kwh_per_k"]) == (162.4, 7.6)
         assert (suggested["gains_kw"], suggested["solar_gain"]) == (0.31, 0.22)

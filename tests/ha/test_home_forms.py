@@ -78,6 +78,7 @@ async def test_an_added_battery_is_planned_after_the_reload(hass: HomeAssistant,
     assert manager.config.control_entities() == {"select.garage_battery_mode"}
 
 
+LOFT_SOC = "sensor.loft_battery_soc"  # a second battery's own state of charge sensor
 NUMBER_ONLY = {k: v for k, v in FORM.items() if k not in ("control_entity", "charge_option", "discharge_option",
                                                           "idle_option")}
 
@@ -87,17 +88,22 @@ NUMBER_ONLY = {k: v for k, v in FORM.items() if k not in ("control_entity", "cha
     [
         ({"soc_min_pct": 80, "soc_max_pct": 20}, {"soc_max_pct": "soc_max_below_min"}),
         ({"soc_max_pct": 80, "reserve_pct": 85}, {"reserve_pct": "reserve_above_max"}),
-        ({"capacity_kwh": 0, "discharge_kw": -1}, {"capacity_kwh": "must_be_positive", "discharge_kw": "must_be_positive"}),
+        ({"capacity_kwh": 0, "discharge_kw": -1}, {"capacity_kwh": "capacity_range", "discharge_kw": "power_range"}),
+        # issue 23, item 6: a battery of 1,000,000,000 kWh was stored (and the plan's cost fell by 85 %)
+        ({"capacity_kwh": 1e9, "charge_kw": 1e6}, {"capacity_kwh": "capacity_range", "charge_kw": "power_range"}),
+        ({"capacity_kwh": 250.01, "charge_kw": 50.01}, {"capacity_kwh": "capacity_range", "charge_kw": "power_range"}),
+        ({"capacity_kwh": float("nan")}, {"capacity_kwh": "capacity_range"}),
         ({"soc_min_pct": 120, "soc_max_pct": 150}, {"soc_min_pct": "percent_range", "soc_max_pct": "percent_range"}),
         ({"charge_efficiency": 1.5, "discharge_efficiency": 0}, {"charge_efficiency": "efficiency_range",
                                                                  "discharge_efficiency": "efficiency_range"}),
-        ({"wear_cost": -0.01}, {"wear_cost": "must_not_be_negative"}),
+        ({"wear_cost": -0.01}, {"wear_cost": "wear_cost_range"}),
+        ({"charge_efficiency": 0.49}, {"charge_efficiency": "efficiency_range"}),
         ({"name": "   "}, {"name": "name_empty"}),
         ({"control_entity": "select.garage_battery_mode", "idle_option": "Standby"},
          {"control_entity": "select_needs_modes"}),
     ],
-    ids=["min-above-max", "reserve-above-max", "not-positive", "percent-over-100", "efficiency", "wear", "no-name",
-         "select-without-modes"],
+    ids=["min-above-max", "reserve-above-max", "not-positive", "absurd", "just-above", "nan", "percent-over-100",
+         "efficiency", "wear", "efficiency-below-half", "no-name", "select-without-modes"],
 )
 async def test_bad_battery_values_are_field_errors(
     hass: HomeAssistant, changes: dict[str, Any], errors: dict[str, str]
@@ -113,7 +119,8 @@ async def test_bad_battery_values_are_field_errors(
     assert result["errors"] == errors
     assert all(error_text(lang, reason) for lang in ("en", "de") for reason in errors.values())
     suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
-    assert suggested["capacity_kwh"] == {**NUMBER_ONLY, **changes}["capacity_kwh"]
+    typed = {**NUMBER_ONLY, **changes}["capacity_kwh"]
+    assert suggested["capacity_kwh"] == typed or typed != typed  # NaN is not equal to itself
     assert sorted(entry.subentries) == sorted(APPLIANCES)
 
 
@@ -126,7 +133,7 @@ async def test_a_number_control_needs_no_modes_and_stores_none(hass: HomeAssista
     result = await add_battery(hass, entry, {**FORM, "control_entity": "input_number.garage_battery_power"})
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["data"] == {**STORED, "control_entity": "input_number.garage_battery_power", "control_modes": {}}
-    result = await add_battery(hass, entry, {**NUMBER_ONLY, "name": "Loft battery"})
+    result = await add_battery(hass, entry, {**NUMBER_ONLY, "name": "Loft battery", "soc_entity": LOFT_SOC})
     assert result["data"]["control_entity"] is None and result["data"]["control_modes"] == {}
 
 
@@ -136,8 +143,9 @@ async def test_reconfigure_changes_the_capacity_the_plan_uses(
     """The form starts from the stored battery (modes as the three option fields); another battery's name is refused,
     its own is not; the new capacity is planned after the reload."""
     hass.states.async_set("sensor.garage_battery_soc", "40", {"unit_of_measurement": "%"})
+    hass.states.async_set(LOFT_SOC, "60", {"unit_of_measurement": "%"})
     await add_battery(hass, loaded_entry, FORM)
-    await add_battery(hass, loaded_entry, {**NUMBER_ONLY, "name": "Loft battery"})
+    await add_battery(hass, loaded_entry, {**NUMBER_ONLY, "name": "Loft battery", "soc_entity": LOFT_SOC})
     await hass.async_block_till_done(wait_background_tasks=True)
     (garage,) = [s for s in loaded_entry.subentries.values() if s.title == "Garage battery"]
 
@@ -256,4 +264,4 @@ async def test_capacity_and_power_start_empty_and_are_asked_for(hass: HomeAssist
                         "discharge_efficiency": 0.95, "wear_cost": 0.0}
     result = await hass.config_entries.subentries.async_configure(
         result["flow_id"], {k: v for k, v in NUMBER_ONLY.items() if k not in ("capacity_kwh", "discharge_kw")})
-    assert result["errors"] == {"capacity_kwh": "must_be_positive", "discharge_kw": "must_be_positive"}
+    assert result["errors"] == {"capacity_kwh": "capacity_range", "discharge_kw": "power_range"}

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 from freezegun.api import FrozenDateTimeFactory
 import numpy as np
 import pytest
+import yaml
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
     MockModule,
@@ -58,6 +59,7 @@ TARIFF = {
     "tariff_bands": MODULE3, "capacity_price": 4.5, "capacity_min_kw": 2.5, "import_power_entity": "sensor.grid_import",
     "holiday_calendar": "calendar.holidays", "phase_count": "3", "phase_current_a": 25, "nominal_voltage": 230,
 }
+TARIFF_FORM = {**TARIFF, "tariff_bands": yaml.safe_dump(MODULE3)}  # as the form sends it: the bands as YAML text
 BATTERY = {
     "name": "Garage battery", "capacity_kwh": 10.0, "charge_kw": 3.0, "discharge_kw": 3.0,
     "soc_entity": "sensor.garage_soc", "phase": "L2",
@@ -285,7 +287,8 @@ async def test_the_tariff_step_checks_the_bands_and_stores_what_home_config_read
                          "import_power_entity": None, "holiday_calendar": None, "phase_count": "3",
                          "phase_current_a": None, "nominal_voltage": 230.0}
     bad = {**MODULE3, "windows": [*MODULE3["windows"], {"band": "low", "from": "18:00", "to": "20:00"}]}
-    result = await hass.config_entries.options.async_configure(result["flow_id"], {**TARIFF, "tariff_bands": bad})
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {**TARIFF, "tariff_bands": yaml.safe_dump(bad)})
     assert result["step_id"] == "tariff" and result["errors"] == {"tariff_bands": "invalid_tariff"}
     sentence = "window 3 (low) overlaps a window of band 'high' on mon at 18:00 in month 1"
     assert result["description_placeholders"]["error"] == sentence
@@ -293,7 +296,7 @@ async def test_the_tariff_step_checks_the_bands_and_stores_what_home_config_read
     assert error_template("de").format(error=sentence).startswith("Die Netzentgelt-Zeitfenster sind ungültig: window 3")
     assert "tariff_bands" not in loaded_entry.options
 
-    result = await hass.config_entries.options.async_configure(result["flow_id"], TARIFF)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], TARIFF_FORM)
     assert result["step_id"] == "assistant"
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.CREATE_ENTRY
@@ -305,7 +308,7 @@ async def test_the_tariff_step_checks_the_bands_and_stores_what_home_config_read
 
     result = await through_to_tariff(hass, loaded_entry)
     suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
-    assert suggested == TARIFF
+    assert {**suggested, "tariff_bands": yaml.safe_load(suggested["tariff_bands"])} == TARIFF  # the saved bands as YAML
     kept = {"capacity_price": 4.5, "phase_count": "1", "nominal_voltage": 230}  # the frontend leaves cleared ones out
     result = await hass.config_entries.options.async_configure(result["flow_id"], kept)
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
@@ -442,7 +445,7 @@ async def test_the_tariff_step_refuses_a_nested_or_quoted_holiday_flag(
         ("false", "holidays_as_sunday must be true or false (without quotes), got 'false'"),
     ):
         result = await hass.config_entries.options.async_configure(
-            result["flow_id"], {**TARIFF, "tariff_bands": {**MODULE3, "holidays_as_sunday": flag}})
+            result["flow_id"], {**TARIFF, "tariff_bands": yaml.safe_dump({**MODULE3, "holidays_as_sunday": flag})})
         assert result["step_id"] == "tariff" and result["errors"] == {"tariff_bands": "invalid_tariff"}
         assert result["description_placeholders"]["error"] == sentence
     assert "tariff_bands" not in loaded_entry.options
@@ -478,3 +481,49 @@ async def test_holidays_are_clipped_to_the_horizon(hass: HomeAssistant, tz: str)
     start, end = datetime(2026, 12, 20, 12, tzinfo=UTC), datetime(2026, 12, 23, 12, tzinfo=UTC)
     assert await async_holidays(hass, "calendar.holidays", start, end) == {
         date(2026, 12, 20), date(2026, 12, 21), date(2026, 12, 22), date(2026, 12, 23)}
+
+
+async def test_a_typo_in_the_fee_bands_keeps_the_saved_bands(hass: HomeAssistant) -> None:
+    """Band text that is not YAML is an error naming its line; the form keeps the text, the saved bands stay (issue
+    23, item 5: the object selector sent nothing, and the step dropped the bands)."""
+    entry = sample_entry(**TARIFF)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    result = await through_to_tariff(hass, entry)
+    typo = "bands:\n  low: 0.03\n  high: [0.1\ndefault: low\n"  # the list on line 3 is not closed
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**TARIFF, "tariff_bands": typo})
+    assert (result["step_id"], result["errors"]) == ("tariff", {"tariff_bands": "yaml_invalid"})
+    placeholders = result["description_placeholders"]
+    assert {k: placeholders[k] for k in ("error", "line", "problem")} == {
+        "error": "", "line": "4", "problem": "expected ',' or ']', but got ':'"}
+    suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
+    assert suggested["tariff_bands"] == typo
+    hass.config_entries.options.async_abort(result["flow_id"])
+    assert entry.options["tariff_bands"] == MODULE3
+    assert home_config(hass, entry).tariff is not None
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "english"),
+    [
+        ({"phase_current_a": 1000}, "phase_current_a", "Enter the main fuse's current from 6 to 250 A per phase."),
+        ({"phase_current_a": 5}, "phase_current_a", "Enter the main fuse's current from 6 to 250 A per phase."),
+        ({"nominal_voltage": 50}, "nominal_voltage", "Enter a voltage from 100 to 400 V between phase and neutral."),
+        ({"capacity_price": 500}, "capacity_price", "Enter a capacity price from 0 to 100 per kW and month."),
+        ({"capacity_min_kw": -1}, "capacity_min_kw", "Enter a minimum billed peak from 0 to 50 kW."),
+    ],
+    ids=["fuse-1000-a", "fuse-5-a", "voltage", "capacity-price", "billed-peak"],
+)
+async def test_the_tariff_step_names_the_range_of_a_number_outside_it(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, changes: dict[str, Any], field: str, english: str
+) -> None:
+    """Issue 23, item 6: each number of the step has a home's range, named in its translated error; nothing is
+    stored."""
+    before = dict(loaded_entry.options)
+    result = await through_to_tariff(hass, loaded_entry)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**TARIFF_FORM, **changes})
+    assert (result["step_id"], list(result["errors"])) == ("tariff", [field])
+    strings = json.loads((TRANSLATIONS / "en.json").read_text(encoding="utf-8"))["options"]["error"]
+    assert strings[result["errors"][field]].format(**result["description_placeholders"]) == english
+    hass.config_entries.options.async_abort(result["flow_id"])
+    assert dict(loaded_entry.options) == before

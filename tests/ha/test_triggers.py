@@ -466,3 +466,106 @@ def json_file(name: str) -> dict[str, Any]:
     import json
 
     return json.loads((PACKAGE / name).read_text(encoding="utf-8"))
+
+
+EN_EXCEPTIONS = json_file("translations/en.json")["exceptions"]
+
+
+@pytest.mark.parametrize(
+    ("condition", "key"),
+    [
+        ({"condition": "agentic_hems.price_among_cheapest"}, "automation_slots"),
+        ({"condition": "agentic_hems.price_among_cheapest", "options": {}}, "automation_slots"),
+        ({"condition": "agentic_hems.price_among_cheapest", "options": {"slots": 0}}, "automation_slots"),
+        ({"condition": "agentic_hems.price_among_cheapest", "options": {"slots": "many"}}, "automation_slots"),
+        ({"condition": "agentic_hems.price_among_cheapest", "options": {"slots": 4, "config_entry_id": "x"}},
+         "entry_not_found"),
+        ({"condition": "agentic_hems.battery_planned"}, "automation_mode"),
+        ({"condition": "agentic_hems.battery_planned", "options": {"mode": "boil"}}, "automation_mode"),
+        ({"condition": "agentic_hems.plan_running"}, "automation_target"),
+    ],
+)
+@pytest.mark.parametrize("command", ["test_condition", "subscribe_condition", "execute_script"])
+async def test_the_editor_live_test_names_what_to_fill_in(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, hass_ws_client: Any, condition: dict, key: str, command: str
+) -> None:
+    """The automation editor's live test of a condition not filled in yet gets the field's translated error (issue
+    23, item 11), as a schema error: what HA's editor, its live tests and YAML loaders expect."""
+    assert await async_setup_component(hass, "automation", {})
+    client = await hass_ws_client(hass)
+    body = {"sequence": [condition]} if command == "execute_script" else {"condition": condition}
+    await client.send_json_auto_id({"type": command, **body})
+    msg = await client.receive_json()
+    assert not msg["success"]
+    assert msg["error"]["code"] == "invalid_format"
+    expected = EN_EXCEPTIONS[key]["message"].format(entry_id="x").rstrip(".")
+    assert msg["error"]["message"].startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("condition", "options"),
+    [
+        ({"slots": 4, "config_entry_id": None}, {"slots": 4}),
+        ({"slots": 4, "config_entry_id": ""}, {"slots": 4}),
+        ({"mode": "idle", "battery": ""}, {"mode": "idle"}),
+    ],
+)
+async def test_fields_the_editor_left_empty_count_as_not_given(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, condition: dict, options: dict
+) -> None:
+    kind = "price_among_cheapest" if "slots" in condition else "battery_planned"
+    valid = await ha_condition.async_validate_condition_config(
+        hass, {"condition": f"agentic_hems.{kind}", "options": condition}
+    )
+    assert valid["options"] == options
+
+
+@pytest.mark.parametrize(
+    ("trigger", "key"),
+    [
+        ({"trigger": "agentic_hems.cheapest_window_started", "options": {"minutes": -30}}, "automation_minutes"),
+        ({"trigger": "agentic_hems.cheapest_window_started", "options": {"minutes": 2895}}, "automation_minutes"),
+        ({"trigger": "agentic_hems.cheapest_window_started"}, "automation_minutes"),
+        ({"trigger": "agentic_hems.price_crossed_threshold", "options": {"direction": "below"}}, "automation_threshold"),
+        ({"trigger": "agentic_hems.price_crossed_threshold", "options": {"threshold": 0.1, "direction": "up"}},
+         "automation_direction"),
+        ({"trigger": "agentic_hems.battery_mode_changed", "options": {"to": "boil"}}, "automation_mode"),
+        ({"trigger": "agentic_hems.plan_started"}, "automation_target"),
+    ],
+)
+async def test_the_editor_names_a_trigger_field_out_of_range(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, hass_ws_client: Any, trigger: dict, key: str
+) -> None:
+    """The editor's check of a trigger (``validate_config``) names the field and its range in the translated text
+    (issue 23, item 6: a window length of -30 was refused only on save, without saying why)."""
+    assert await async_setup_component(hass, "automation", {})
+    client = await hass_ws_client(hass)
+    await client.send_json_auto_id({"type": "validate_config", "triggers": [trigger]})
+    msg = await client.receive_json()
+    expected = EN_EXCEPTIONS[key]["message"].rstrip(".")
+    assert msg["result"]["triggers"]["valid"] is False
+    assert msg["result"]["triggers"]["error"].startswith(expected)
+
+
+async def test_the_window_length_field_offers_only_its_range(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """The length field's number box runs from 15 to 2880 minutes in 15-minute steps, as the trigger accepts."""
+    assert await async_setup_component(hass, "automation", {})
+    described = await ha_trigger.async_get_all_descriptions(hass)
+    number = described["agentic_hems.cheapest_window_started"]["fields"]["minutes"]["selector"]["number"]
+    assert (number["min"], number["max"], number["step"]) == (15, 2880, 15)
+    for minutes, valid in ((15, True), (2880, True), (14, False), (2881, False), (-30, False)):
+        config = {"platform": "agentic_hems.cheapest_window_started", "options": {"minutes": minutes}}
+        if valid:
+            await ha_trigger.async_validate_trigger_config(hass, [config])
+        else:
+            with pytest.raises(vol.Invalid):
+                await ha_trigger.async_validate_trigger_config(hass, [config])
+
+
+async def test_a_condition_refused_in_yaml_is_a_schema_error(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """YAML loaders (template entities' conditions among them) catch only schema errors: the translated refusal is
+    one, with the text naming the field."""
+    with pytest.raises(vol.Invalid, match="Enter how many of the day's cheapest 15-minute slots count"):
+        await ha_condition.async_validate_condition_config(
+            hass, {"condition": "agentic_hems.price_among_cheapest", "options": {"slots": 101}}
+        )

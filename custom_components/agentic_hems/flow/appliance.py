@@ -8,7 +8,7 @@ from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
 from homeassistant.const import CONF_ENTITY_ID, CONF_NAME
 
 from .checks import appliance_placeholders, validate_appliance
-from .devices import device_errors, own_entity_ids
+from .devices import device_errors, taken_entities
 from .schemas import appliance_schema
 
 
@@ -34,7 +34,7 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
         return self.async_show_form(
             step_id="user",
             data_schema=self.add_suggested_values_to_schema(
-                appliance_schema(own_entity_ids(self.hass)), user_input or {}
+                appliance_schema(taken_entities(self.hass, self._get_entry(), None)), user_input or {}
             ),
             errors=errors,
             description_placeholders=appliance_placeholders(),
@@ -51,7 +51,8 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
         return self.async_show_form(
             step_id="reconfigure",
             data_schema=self.add_suggested_values_to_schema(
-                appliance_schema(own_entity_ids(self.hass)), user_input or dict(subentry.data)
+                appliance_schema(taken_entities(self.hass, self._get_entry(), subentry.subentry_id)),
+                user_input or dict(subentry.data),
             ),
             errors=errors,
             description_placeholders=appliance_placeholders(),

@@ -10,13 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
-from homeassistant.helpers.selector import (
-    EntitySelector,
-    EntitySelectorConfig,
-    NumberSelectorConfig,
-    NumberSelectorMode,
-    TextSelector,
-)
+from homeassistant.helpers.selector import EntitySelectorConfig, NumberSelectorConfig, NumberSelectorMode, TextSelector
 
 from ..const import (
     CONF_BATTERY_NAME,
@@ -36,20 +30,22 @@ from ..const import (
 )
 from ..planning.home_config import BATTERY_SCHEMA, MODES
 from ..validation import vol
-from .devices import ControlEntitySelector, device_errors, own_entity_ids
-from .schemas import LooseNumberSelector, phase_selector, schema_refuses
+from .devices import ControlEntitySelector, device_errors, soc_errors, taken_entities, taken_soc_sensors
+from .schemas import LooseNumberSelector, limit_placeholders, outside_limits, phase_selector, schema_refuses
 
-# The form's numbers: field -> (minimum, maximum, step, unit); validate_battery checks them with BATTERY_SCHEMA.
+# The form's numbers: field -> (minimum, maximum, step, unit), the ranges of a home battery (a vehicle's battery
+# used from home included: up to 250 kWh, an inverter of up to 50 kW, a round trip above 50 %, wear below 1 per
+# kWh); validate_battery checks them, then BATTERY_SCHEMA.
 BATTERY_NUMBERS: dict[str, tuple[float, float, float, str]] = {
-    CONF_CAPACITY_KWH: (0.1, 1000, 0.1, "kWh"),
-    CONF_CHARGE_KW: (0.1, 1000, 0.1, "kW"),
-    CONF_DISCHARGE_KW: (0.1, 1000, 0.1, "kW"),
+    CONF_CAPACITY_KWH: (0.5, 250, 0.1, "kWh"),
+    CONF_CHARGE_KW: (0.1, 50, 0.1, "kW"),
+    CONF_DISCHARGE_KW: (0.1, 50, 0.1, "kW"),
     CONF_SOC_MIN_PCT: (0, 100, 1, "%"),
     CONF_SOC_MAX_PCT: (0, 100, 1, "%"),
     CONF_RESERVE_PCT: (0, 100, 1, "%"),
-    CONF_CHARGE_EFFICIENCY: (0.01, 1, 0.01, ""),
-    CONF_DISCHARGE_EFFICIENCY: (0.01, 1, 0.01, ""),
-    CONF_WEAR_COST: (0, 10, 0.001, "EUR/kWh"),
+    CONF_CHARGE_EFFICIENCY: (0.5, 1, 0.01, ""),
+    CONF_DISCHARGE_EFFICIENCY: (0.5, 1, 0.01, ""),
+    CONF_WEAR_COST: (0, 1, 0.001, "EUR/kWh"),
 }
 # The select's option name per mode: three text fields, stored together as ``control_modes``.
 MODE_FIELDS = {"charge_option": "charge", "discharge_option": "discharge", "idle_option": "idle"}
@@ -64,13 +60,15 @@ def _number(key: str) -> LooseNumberSelector:
     return LooseNumberSelector(config)
 
 
-def battery_schema(exclude: list[str]) -> vol.Schema:
+def battery_schema(exclude: list[str], exclude_soc: list[str]) -> vol.Schema:
     """Return the battery form: name, size and power, limits, efficiencies, wear, SoC sensor and control entity.
 
     Capacity and power are optional to the frontend, which would otherwise pre-fill their minimum (a size saved
     unnoticed); the flow asks for them. The other numbers start at BATTERY_SCHEMA's defaults. The SoC sensor is a
     battery sensor or one in %; the control entity is a number/input_number (kW) or a select, which needs its option
-    name per mode; its picker leaves out the entities ``exclude`` (this integration's own).
+    name per mode; its picker leaves out the entities ``exclude`` (this integration's own and the other devices'
+    controls), the SoC sensor's picker those of ``exclude_soc`` (this integration's own and the other batteries'
+    sensors).
     """
     return vol.Schema(
         {
@@ -84,12 +82,13 @@ def battery_schema(exclude: list[str]) -> vol.Schema:
             vol.Required(CONF_CHARGE_EFFICIENCY, default=0.95): _number(CONF_CHARGE_EFFICIENCY),
             vol.Required(CONF_DISCHARGE_EFFICIENCY, default=0.95): _number(CONF_DISCHARGE_EFFICIENCY),
             vol.Required(CONF_WEAR_COST, default=0.0): _number(CONF_WEAR_COST),
-            vol.Required(CONF_SOC_ENTITY): EntitySelector(
+            vol.Required(CONF_SOC_ENTITY): ControlEntitySelector(
                 EntitySelectorConfig(
                     filter=[
                         {"domain": "sensor", "device_class": "battery"},
                         {"domain": "sensor", "unit_of_measurement": "%"},
-                    ]
+                    ],
+                    exclude_entities=exclude_soc,
                 )
             ),
             vol.Optional(CONF_CONTROL_ENTITY): ControlEntitySelector(
@@ -112,22 +111,32 @@ def form_values(data: Mapping[str, Any]) -> dict[str, Any]:
     return values | {key: modes[mode] for key, mode in MODE_FIELDS.items() if modes.get(mode)}
 
 
+def _outside(data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
+    """Return those of ``keys`` whose value in ``data`` is missing, not a number or outside :data:`BATTERY_NUMBERS`."""
+    return outside_limits(data, BATTERY_NUMBERS, keys)
+
+
 def _refused(data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
     """Return those of ``keys`` whose value in ``data`` BATTERY_SCHEMA refuses (a missing one counts as refused)."""
     return schema_refuses(BATTERY_SCHEMA, data, keys)
 
 
 def _number_errors(data: Mapping[str, Any]) -> dict[str, str]:
-    """Return the errors of the numbers and entities BATTERY_SCHEMA refuses, then soc_min > soc_max, reserve > max."""
+    """Return the errors of the numbers outside :data:`BATTERY_NUMBERS` and of the entities BATTERY_SCHEMA refuses.
+
+    Then soc_min > soc_max, reserve > max.
+    """
     errors: dict[str, str] = {}
-    for key in _refused(data, (CONF_CAPACITY_KWH, CONF_CHARGE_KW, CONF_DISCHARGE_KW)):
-        errors[key] = "must_be_positive"
-    for key in _refused(data, (CONF_SOC_MIN_PCT, CONF_SOC_MAX_PCT, CONF_RESERVE_PCT)):
+    for key in _outside(data, (CONF_CAPACITY_KWH,)):
+        errors[key] = "capacity_range"
+    for key in _outside(data, (CONF_CHARGE_KW, CONF_DISCHARGE_KW)):
+        errors[key] = "power_range"
+    for key in _outside(data, (CONF_SOC_MIN_PCT, CONF_SOC_MAX_PCT, CONF_RESERVE_PCT)):
         errors[key] = "percent_range"
-    for key in _refused(data, (CONF_CHARGE_EFFICIENCY, CONF_DISCHARGE_EFFICIENCY)):
+    for key in _outside(data, (CONF_CHARGE_EFFICIENCY, CONF_DISCHARGE_EFFICIENCY)):
         errors[key] = "efficiency_range"
-    for key in _refused(data, (CONF_WEAR_COST,)):
-        errors[key] = "must_not_be_negative"
+    for key in _outside(data, (CONF_WEAR_COST,)):
+        errors[key] = "wear_cost_range"
     for key in _refused(data, (CONF_SOC_ENTITY, CONF_CONTROL_ENTITY)):
         errors[key] = "entity_invalid"
     if not errors.keys() & {CONF_SOC_MIN_PCT, CONF_SOC_MAX_PCT, CONF_RESERVE_PCT}:
@@ -167,12 +176,19 @@ class BatterySubentryFlow(ConfigSubentryFlow):
     """
 
     def _validate(self, user_input: dict[str, Any], own_id: str | None) -> tuple[dict[str, str], dict[str, Any]]:
-        """Return the form's errors and the battery's data; its name and control entity must be no other device's."""
+        """Return the form's errors and the battery's data.
+
+        Its name and control entity must be no other device's, its SoC sensor no other battery's nor one of this
+        integration's.
+        """
         errors, data = validate_battery(user_input)
-        return device_errors(self.hass, self._get_entry(), own_id, data, CONF_CONTROL_ENTITY) | errors, data
+        entry = self._get_entry()
+        taken = device_errors(self.hass, entry, own_id, data, CONF_CONTROL_ENTITY)
+        return taken | soc_errors(self.hass, entry, own_id, data.get(CONF_SOC_ENTITY)) | errors, data
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
-        """Add a battery."""
+        """Add a battery; its pickers leave out what other devices and this integration use."""
+        entry = self._get_entry()
         errors: dict[str, str] = {}
         if user_input is not None:
             errors, data = self._validate(user_input, None)
@@ -181,25 +197,31 @@ class BatterySubentryFlow(ConfigSubentryFlow):
         return self.async_show_form(
             step_id="user",
             data_schema=self.add_suggested_values_to_schema(
-                battery_schema(own_entity_ids(self.hass)), user_input or {}
+                battery_schema(taken_entities(self.hass, entry, None), taken_soc_sensors(self.hass, entry, None)),
+                user_input or {},
             ),
             errors=errors,
+            description_placeholders=limit_placeholders(BATTERY_NUMBERS),
         )
 
     async def async_step_reconfigure(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
-        """Change a battery."""
+        """Change a battery; its pickers leave out what other devices (not this battery) and this integration use."""
+        entry = self._get_entry()
         subentry = self._get_reconfigure_subentry()
         errors: dict[str, str] = {}
         if user_input is not None:
             errors, data = self._validate(user_input, subentry.subentry_id)
             if not errors:
-                return self.async_update_and_abort(
-                    self._get_entry(), subentry, title=data[CONF_BATTERY_NAME], data=data
-                )
+                return self.async_update_and_abort(entry, subentry, title=data[CONF_BATTERY_NAME], data=data)
         return self.async_show_form(
             step_id="reconfigure",
             data_schema=self.add_suggested_values_to_schema(
-                battery_schema(own_entity_ids(self.hass)), user_input or form_values(subentry.data)
+                battery_schema(
+                    taken_entities(self.hass, entry, subentry.subentry_id),
+                    taken_soc_sensors(self.hass, entry, subentry.subentry_id),
+                ),
+                user_input or form_values(subentry.data),
             ),
             errors=errors,
+            description_placeholders=limit_placeholders(BATTERY_NUMBERS),
         )

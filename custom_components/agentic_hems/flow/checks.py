@@ -18,18 +18,23 @@ from homeassistant.util import dt as dt_util
 from ..assistant.llm import async_list_models
 from ..const import (
     CONF_AREA,
+    CONF_BATTERY_CAPACITY_KWH,
     CONF_BIDDING_ZONE,
     CONF_CONTIGUOUS,
     CONF_DEADLINE,
     CONF_DURATION_MIN,
     CONF_EARLIEST_START,
     CONF_ENERGY_KWH,
+    CONF_GRID_FEE,
     CONF_LLM_API_KEY,
     CONF_LLM_BASE_URL,
+    CONF_MARKUP,
     CONF_NORDPOOL_ENTRY,
     CONF_POWER_KW,
     CONF_PRICE_ENTITY,
     CONF_PRICE_SOURCE,
+    CONF_PV_PEAK_KW,
+    CONF_VAT_PERCENT,
     LOGGER,
     SOURCE_ENTSOE,
     SOURCE_NORDPOOL,
@@ -43,7 +48,7 @@ from ..prices.attributes import curve_from_attributes
 from ..prices.entsoe import async_fetch_day_ahead
 from ..prices.errors import InvalidAuth
 from ..scheduling.appliance import Appliance, window_length
-from .schemas import APPLIANCE_LIMITS
+from .schemas import APPLIANCE_LIMITS, GRID_LIMITS, SETTINGS_LIMITS, limit_placeholders, outside_limits
 
 
 def validate_sensor(hass: HomeAssistant, entity_id: str) -> dict[str, str]:
@@ -111,11 +116,36 @@ async def validate_llm(hass: HomeAssistant, base_url: str, api_key: str | None) 
 
 def appliance_placeholders() -> dict[str, str]:
     """Return the appliance form's placeholders: each number's limits, e.g. ``power_kw_min`` ``0.01``, ``power_kw_max``."""
-    return {
-        f"{key}_{end}": f"{limit:g}"
-        for key, (minimum, maximum, _, _) in APPLIANCE_LIMITS.items()
-        for end, limit in (("min", minimum), ("max", maximum))
-    }
+    return limit_placeholders(APPLIANCE_LIMITS)
+
+
+def settings_errors(user_input: Mapping[str, Any]) -> dict[str, str]:
+    """Return the errors of the price formula's and household limit's numbers outside :data:`.schemas.SETTINGS_LIMITS`."""
+    errors: dict[str, str] = {}
+    for key in outside_limits(user_input, SETTINGS_LIMITS, tuple(SETTINGS_LIMITS)):
+        if key == CONF_MARKUP:
+            errors[key] = "markup_range"
+        elif key == CONF_VAT_PERCENT:
+            errors[key] = "vat_range"
+        elif key == CONF_GRID_FEE:
+            errors[key] = "grid_fee_range"
+        else:
+            errors[key] = "power_limit_range"
+    return errors
+
+
+def grid_errors(user_input: Mapping[str, Any]) -> dict[str, str]:
+    """Return the errors of the grid step's home twin numbers given outside :data:`.schemas.GRID_LIMITS`."""
+    given = {k: v for k, v in user_input.items() if k in GRID_LIMITS and v not in (None, "")}
+    errors: dict[str, str] = {}
+    for key in outside_limits(given, GRID_LIMITS, tuple(given)):
+        if key == CONF_PV_PEAK_KW:
+            errors[key] = "pv_peak_range"
+        elif key == CONF_BATTERY_CAPACITY_KWH:
+            errors[key] = "twin_capacity_range"
+        else:
+            errors[key] = "twin_power_range"
+    return errors
 
 
 def validate_appliance(data: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:

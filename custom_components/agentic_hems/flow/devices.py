@@ -1,8 +1,10 @@
 """What every device subentry flow (appliance, battery, heat pump) checks against the entry's other devices.
 
-Two devices never share a name (case-insensitive) or a control entity, and no device is controlled through one of this
-integration's own entities (the gates refuse to act on those). The flows check a step's input when it is submitted
-and again right before they store it, since another flow may have stored a device in between.
+Two devices never share a name (case-insensitive) or a control entity, two batteries never share a state of charge
+sensor, and no device is controlled or measured through one of this integration's own entities (the gates refuse to
+act on those, and its planned state of charge is no measurement). The pickers leave those entities out; the flows
+check a step's input when it is submitted and again right before they store it, since another flow may have stored
+a device in between.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import config_validation as cv, entity_registry as er
 from homeassistant.helpers.selector import EntitySelector, EntitySelectorConfig
 
-from ..const import CONF_CONTROL_ENTITY, DOMAIN, SUBENTRY_APPLIANCE, SUBENTRY_BATTERY, SUBENTRY_HEAT_PUMP
+from ..const import (
+    CONF_CONTROL_ENTITY,
+    CONF_SOC_ENTITY,
+    DOMAIN,
+    SUBENTRY_APPLIANCE,
+    SUBENTRY_BATTERY,
+    SUBENTRY_HEAT_PUMP,
+)
 
 # Where each device subentry keeps its control entity: an appliance's switch (or another entity it switches), a
 # battery's number or select, a heat pump's climate, switch or water heater.
@@ -30,6 +39,46 @@ CONTROL_KEYS: Final = {
 def own_entity_ids(hass: HomeAssistant) -> list[str]:
     """Return the entity IDs this integration registers, sorted (the control pickers leave them out)."""
     return sorted(e.entity_id for e in er.async_get(hass).entities.values() if e.platform == DOMAIN)
+
+
+def _others(entry: ConfigEntry, own_id: str | None, kinds: Mapping[str, str]) -> set[str]:
+    """Return what the entry's other devices of ``kinds`` (subentry type -> data key) keep under their key."""
+    return {
+        str(sub.data[kinds[sub.subentry_type]])
+        for sid, sub in entry.subentries.items()
+        if sid != own_id and sub.subentry_type in kinds and sub.data.get(kinds[sub.subentry_type])
+    }
+
+
+def taken_entities(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
+    """Return what the control pickers leave out, sorted: this integration's entities and the other devices' controls.
+
+    ``own_id`` is the reconfigured device's subentry id (its own control entity stays offered), None when adding.
+    """
+    return sorted(set(own_entity_ids(hass)) | _others(entry, own_id, CONTROL_KEYS))
+
+
+def taken_soc_sensors(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
+    """Return what the state of charge picker leaves out, sorted.
+
+    This integration's entities and the other batteries' state of charge sensors (``own_id`` as in
+    :func:`taken_entities`).
+    """
+    return sorted(set(own_entity_ids(hass)) | _others(entry, own_id, {SUBENTRY_BATTERY: CONF_SOC_ENTITY}))
+
+
+def soc_errors(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, soc: Any) -> dict[str, str]:
+    """Return the error of a battery's state of charge sensor ``soc``, if any.
+
+    One of this integration's own entities is ``soc_entity_own`` (its planned state of charge is no measurement),
+    another battery's is ``soc_entity_in_use``.
+    """
+    errors: dict[str, str] = {}
+    if soc and soc in own_entity_ids(hass):
+        errors[CONF_SOC_ENTITY] = "soc_entity_own"
+    elif soc and soc in _others(entry, own_id, {SUBENTRY_BATTERY: CONF_SOC_ENTITY}):
+        errors[CONF_SOC_ENTITY] = "soc_entity_in_use"
+    return errors
 
 
 def device_errors(
@@ -49,7 +98,7 @@ def device_errors(
     control = data.get(control_key)
     if control and control in own_entity_ids(hass):
         errors[control_key] = "control_entity_own"
-    elif control and control in {sub.data.get(CONTROL_KEYS[sub.subentry_type]) for sub in others}:
+    elif control and control in _others(entry, own_id, CONTROL_KEYS):
         errors[control_key] = "control_entity_in_use"
     return errors
 
@@ -67,10 +116,11 @@ class LooseEntitySelector(EntitySelector):
 
 
 class ControlEntitySelector(EntitySelector):
-    """A control entity picker whose ``exclude_entities`` only hide entities in the frontend.
+    """An entity picker whose ``exclude_entities`` only hide entities in the frontend.
 
-    An excluded entity is left to :func:`device_errors`, which names the field in a translated error instead of the
-    selector's own English text; the other settings (the domains) are checked as HA's entity picker does.
+    An excluded entity is left to :func:`device_errors` (or :func:`soc_errors`), which names the field in a translated
+    error instead of the selector's own English text; the other settings (domains, filters) are checked as HA's
+    entity picker does.
     """
 
     def __call__(self, data: Any) -> str:

@@ -70,35 +70,16 @@ from ..const import (
 from ..planning.heat_config import HEAT_PUMP_SCHEMA
 from ..planning.heat_inputs import async_fit
 from ..validation import vol
-from .devices import LooseEntitySelector, device_errors, own_entity_ids
-from .heat_pump_checks import form_values, refused, validate_device, validate_model, validate_store
-from .schemas import LooseNumberSelector, MinutesTimeSelector, phase_selector
-
-# The form's numbers: field -> (minimum, maximum, step, unit); the validators check them with HEAT_PUMP_SCHEMA.
-HEAT_NUMBERS: dict[str, tuple[float, float, float, str]] = {
-    CONF_HEAT_MIN_KW: (0, 1000, 0.01, "kW"),
-    CONF_HEAT_MAX_KW: (0.01, 1000, 0.01, "kW"),
-    CONF_MIN_RUN_MIN: (0, 1440, 1, "min"),
-    CONF_MIN_OFF_MIN: (0, 1440, 1, "min"),
-    CONF_DAY_LOW_C: (-30, 95, 0.5, "°C"),
-    CONF_DAY_HIGH_C: (-30, 95, 0.5, "°C"),
-    CONF_NIGHT_LOW_C: (-30, 95, 0.5, "°C"),
-    CONF_NIGHT_HIGH_C: (-30, 95, 0.5, "°C"),
-    CONF_ROOM_TEMP_C: (-30, 95, 0.5, "°C"),
-    CONF_HOT_WATER_KWH: (0, 1000, 0.1, "kWh"),
-    CONF_CARNOT_FRACTION: (0.01, 1, 0.01, ""),
-    CONF_FLOW_TEMP_C: (20, 90, 1, "°C"),
-    CONF_UA_W_PER_K: (1, 100000, 1, "W/K"),
-    CONF_CAPACITY_KWH_PER_K: (0.01, 100000, 0.01, "kWh/K"),
-    CONF_GAINS_KW: (-100, 100, 0.01, "kW"),
-    CONF_SOLAR_GAIN: (0, 10, 0.01, ""),
-    "cop_outdoor_1": (-40, 50, 1, "°C"),
-    "cop_outdoor_2": (-40, 50, 1, "°C"),
-    "cop_outdoor_3": (-40, 50, 1, "°C"),
-    "cop_1": (0.1, 20, 0.01, ""),
-    "cop_2": (0.1, 20, 0.01, ""),
-    "cop_3": (0.1, 20, 0.01, ""),
-}
+from .devices import LooseEntitySelector, device_errors, taken_entities
+from .heat_pump_checks import (
+    HEAT_NUMBERS,
+    form_values,
+    model_size_errors,
+    validate_device,
+    validate_model,
+    validate_store,
+)
+from .schemas import LooseNumberSelector, MinutesTimeSelector, limit_placeholders, phase_selector
 
 
 def _number(key: str) -> LooseNumberSelector:
@@ -126,7 +107,7 @@ def _device_fields(band: tuple[float, float, float, float], controls: list[str],
     """Return the device fields of every store: entities, power range, run times, comfort bands, phase.
 
     ``controls`` are the domains the control entity may have, ``exclude`` the entities its picker leaves out (this
-    integration's own); ``band`` holds the defaults of the day low and high and the night low and high edges (°C).
+    integration's own and the other devices' controls); ``band`` holds the defaults of the day low and high and the night low and high edges (°C).
     The maximum power is optional to the frontend, which would otherwise pre-fill its minimum; the flow asks for it.
     """
     return {
@@ -241,6 +222,10 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         """Return the errors of ``data``'s name and control entity (each when given) among the entry's devices."""
         return device_errors(self.hass, self._get_entry(), self._own_id(), data, CONF_CONTROL_ENTITY)
 
+    def _taken_entities(self) -> list[str]:
+        """Return what the control picker leaves out: this integration's entities and the other devices' controls."""
+        return taken_entities(self.hass, self._get_entry(), self._own_id())
+
     def _suggested(self, step_id: str, user_input: dict[str, Any] | None) -> dict[str, Any]:
         """Return the values step ``step_id`` shows: those just submitted, else typed before, else the stored ones."""
         return dict(user_input or self._typed.get(step_id) or self._stored())
@@ -307,9 +292,10 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         return self.async_show_form(
             step_id="space_heating",
             data_schema=self.add_suggested_values_to_schema(
-                space_schema(own_entity_ids(self.hass)), self._suggested("space_heating", user_input)
+                space_schema(self._taken_entities()), self._suggested("space_heating", user_input)
             ),
             errors=errors,
+            description_placeholders=limit_placeholders(HEAT_NUMBERS),
         )
 
     async def async_step_hot_water(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
@@ -325,9 +311,10 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         return self.async_show_form(
             step_id="hot_water",
             data_schema=self.add_suggested_values_to_schema(
-                tank_schema(own_entity_ids(self.hass)), self._suggested("hot_water", user_input)
+                tank_schema(self._taken_entities()), self._suggested("hot_water", user_input)
             ),
             errors=errors,
+            description_placeholders=limit_placeholders(HEAT_NUMBERS),
         )
 
     async def async_step_model(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
@@ -342,8 +329,7 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
                 if self._fit is None:
                     errors[CONF_THERMAL_MODEL] = "fit_failed"
             elif not errors and self._fit is not None and data[CONF_THERMAL_MODEL] == MODEL_FIT:  # shown: store it
-                for key in refused(data, (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K)):
-                    errors[key] = "must_be_positive"
+                errors = model_size_errors(data)
                 if not errors:
                     return await self._finish(HEAT_PUMP_SCHEMA({**data, CONF_FIT_RMSE_C: self._fit["rmse_c"]}))
             elif not errors:
@@ -356,7 +342,7 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
             step_id="model",
             data_schema=self.add_suggested_values_to_schema(model_schema(house), suggested),
             errors=errors,
-            description_placeholders={"fit_result": self._fit_text},
+            description_placeholders={**limit_placeholders(HEAT_NUMBERS), "fit_result": self._fit_text},
         )
 
     async def _finish(self, data: dict[str, Any]) -> SubentryFlowResult:

@@ -43,7 +43,36 @@ from ..const import (
     STORE_SPACE,
 )
 from ..planning.heat_config import HEAT_PUMP_SCHEMA, cop_points_error
-from .schemas import schema_refuses
+from .schemas import outside_limits, schema_refuses
+
+# The form's numbers: field -> (minimum, maximum, step, unit); the validators check the powers, run times, draw, UA
+# and C against these limits, the rest with HEAT_PUMP_SCHEMA. A home's heat pump draws at most 50 kW; run times are
+# whole 15-minute slots up to a day; a tank's daily draw stays below 100 kWh; UA spans a tank (about 1-3 W/K) to a
+# large house (about 1000 W/K), C a tank (about 0.2 kWh/K) to a large house (about 100 kWh/K).
+HEAT_NUMBERS: dict[str, tuple[float, float, float, str]] = {
+    CONF_HEAT_MIN_KW: (0, 50, 0.01, "kW"),
+    CONF_HEAT_MAX_KW: (0.1, 50, 0.01, "kW"),
+    CONF_MIN_RUN_MIN: (0, 1440, 15, "min"),
+    CONF_MIN_OFF_MIN: (0, 1440, 15, "min"),
+    CONF_DAY_LOW_C: (-30, 95, 0.5, "°C"),
+    CONF_DAY_HIGH_C: (-30, 95, 0.5, "°C"),
+    CONF_NIGHT_LOW_C: (-30, 95, 0.5, "°C"),
+    CONF_NIGHT_HIGH_C: (-30, 95, 0.5, "°C"),
+    CONF_ROOM_TEMP_C: (-30, 95, 0.5, "°C"),
+    CONF_HOT_WATER_KWH: (0, 100, 0.1, "kWh"),
+    CONF_CARNOT_FRACTION: (0.01, 1, 0.01, ""),
+    CONF_FLOW_TEMP_C: (20, 90, 1, "°C"),
+    CONF_UA_W_PER_K: (0.5, 5000, 0.1, "W/K"),
+    CONF_CAPACITY_KWH_PER_K: (0.05, 500, 0.01, "kWh/K"),
+    CONF_GAINS_KW: (-100, 100, 0.01, "kW"),
+    CONF_SOLAR_GAIN: (0, 10, 0.01, ""),
+    "cop_outdoor_1": (-40, 50, 1, "°C"),
+    "cop_outdoor_2": (-40, 50, 1, "°C"),
+    "cop_outdoor_3": (-40, 50, 1, "°C"),
+    "cop_1": (0.1, 20, 0.01, ""),
+    "cop_2": (0.1, 20, 0.01, ""),
+    "cop_3": (0.1, 20, 0.01, ""),
+}
 
 COP_FIELDS = (("cop_outdoor_1", "cop_1"), ("cop_outdoor_2", "cop_2"), ("cop_outdoor_3", "cop_3"))
 HOUSE_KEYS = (CONF_GAINS_KW, CONF_SOLAR_GAIN, CONF_SOLAR_ENTITY)  # a house's own model fields
@@ -110,8 +139,9 @@ def validate_store(user_input: Mapping[str, Any]) -> tuple[dict[str, str], dict[
 def validate_device(user_input: Mapping[str, Any], store: str) -> tuple[dict[str, str], dict[str, Any]]:
     """Return the device step's errors (field -> translation key) and its data for ``store``.
 
-    The numbers, entities and times must pass HEAT_PUMP_SCHEMA; min_kw must not exceed max_kw nor a band's low edge
-    its high edge. A hot-water tank's room temperature, daily draw and draw hours (``store`` hot water) are checked
+    The powers, run times (whole 15-minute slots) and a tank's draw must lie within :data:`HEAT_NUMBERS`, the other
+    numbers, entities and times pass HEAT_PUMP_SCHEMA; min_kw must not exceed max_kw nor a band's low edge its high
+    edge. A hot-water tank's room temperature, daily draw and draw hours (``store`` hot water) are checked
     too; space heating's form has none of them (HEAT_PUMP_SCHEMA's defaults fill them in). A water heater controls
     only a hot-water tank (:func:`.devices.device_errors` checks the control entity against the other devices').
     """
@@ -122,11 +152,17 @@ def validate_device(user_input: Mapping[str, Any], store: str) -> tuple[dict[str
     for key in (CONF_HEAT_POWER_ENTITY, CONF_OUTDOOR_ENTITY):
         data[key] = data.get(key) or None
     errors: dict[str, str] = {}
-    for key in refused(data, (CONF_HEAT_MAX_KW,)):
-        errors[key] = "must_be_positive"
-    not_negative = (CONF_HEAT_MIN_KW, CONF_MIN_RUN_MIN, CONF_MIN_OFF_MIN) + ((CONF_HOT_WATER_KWH,) if tank else ())
-    for key in refused(data, not_negative):
-        errors[key] = "must_not_be_negative"
+    for key in outside_limits(data, HEAT_NUMBERS, (CONF_HEAT_MAX_KW,)):
+        errors[key] = "max_power_range"
+    for key in outside_limits(data, HEAT_NUMBERS, (CONF_HEAT_MIN_KW,)):
+        errors[key] = "min_power_range"
+    for key in outside_limits(data, HEAT_NUMBERS, (CONF_MIN_RUN_MIN, CONF_MIN_OFF_MIN)):
+        errors[key] = "run_time_slots"
+    for key in (CONF_MIN_RUN_MIN, CONF_MIN_OFF_MIN):
+        if key not in errors and float(data[key]) % 15:
+            errors[key] = "run_time_slots"
+    for key in outside_limits(data, HEAT_NUMBERS, (CONF_HOT_WATER_KWH,) if tank else ()):
+        errors[key] = "hot_water_range"
     bands = (CONF_DAY_LOW_C, CONF_DAY_HIGH_C, CONF_NIGHT_LOW_C, CONF_NIGHT_HIGH_C) + (
         (CONF_ROOM_TEMP_C,) if tank else ()
     )
@@ -168,7 +204,7 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
     """Return the model step's errors and the heat pump's whole data (``device`` plus the model, validated).
 
     Rated points need two or three pairs at different outdoor temperatures; a thermal model by hand needs UA and
-    C; a fit needs the heat pump's power and outdoor temperature sensors (the PV power sensor is optional). A
+    C within :data:`HEAT_NUMBERS`; a fit needs the heat pump's power and outdoor temperature sensors (the PV power sensor is optional). A
     house's internal gains must lie within -100 to 100 kW, its solar gain within 0 to 10; a hot-water tank's data
     leaves them out (HEAT_PUMP_SCHEMA's defaults, 0). The data is HEAT_PUMP_SCHEMA's when there is no error
     (without UA and C before a fit).
@@ -197,6 +233,15 @@ def validate_model(user_input: Mapping[str, Any], device: Mapping[str, Any]) -> 
         if not (device.get(CONF_HEAT_POWER_ENTITY) and device.get(CONF_OUTDOOR_ENTITY)):
             errors[CONF_THERMAL_MODEL] = "fit_needs_sensors"
     else:
-        for key in refused(data, (CONF_UA_W_PER_K, CONF_CAPACITY_KWH_PER_K)):
-            errors[key] = "must_be_positive"
+        errors |= model_size_errors(data)
     return errors, data
+
+
+def model_size_errors(data: Mapping[str, Any]) -> dict[str, str]:
+    """Return the errors of UA and C (given by hand or by a fit) outside :data:`HEAT_NUMBERS`."""
+    errors: dict[str, str] = {}
+    for key in outside_limits(data, HEAT_NUMBERS, (CONF_UA_W_PER_K,)):
+        errors[key] = "ua_range"
+    for key in outside_limits(data, HEAT_NUMBERS, (CONF_CAPACITY_KWH_PER_K,)):
+        errors[key] = "heat_capacity_range"
+    return errors

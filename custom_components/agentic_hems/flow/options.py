@@ -28,11 +28,21 @@ from ..const import (
 )
 from ..people import async_non_admin_users
 from ..validation import vol
-from .checks import validate_llm
+from .checks import grid_errors, settings_errors, validate_llm
 from .home import HOME_OPTIONAL, forecast_entry_options, home_schema
-from .policy import policy_errors
-from .schemas import GRID_OPTIONAL, assistant_schema, control_schema, grid_schema, number_selector, settings_schema
-from .tariff import TARIFF_FIELDS, check_tariff, tariff_schema
+from .policy import policy_field
+from .schemas import (
+    GRID_LIMITS,
+    GRID_OPTIONAL,
+    SETTINGS_LIMITS,
+    assistant_schema,
+    control_schema,
+    grid_schema,
+    limit_placeholders,
+    number_selector,
+    settings_schema,
+)
+from .tariff import TARIFF_FIELDS, TARIFF_LIMITS, check_tariff, tariff_schema
 
 
 class AgenticHemsOptionsFlow(OptionsFlow):
@@ -46,12 +56,16 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         self._models: list[str] = []
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Show the price and household settings with the current values."""
-        if user_input is not None:
+        """Show the price and household settings with the current values; a number outside its range is refused."""
+        errors: dict[str, str] = {}
+        if user_input is not None and not (errors := settings_errors(user_input)):
             self._options = dict(user_input)
             return await self.async_step_control()
         return self.async_show_form(
-            step_id="init", data_schema=settings_schema({**DEFAULT_OPTIONS, **self.config_entry.options})
+            step_id="init",
+            data_schema=settings_schema({**DEFAULT_OPTIONS, **self.config_entry.options, **(user_input or {})}),
+            errors=errors,
+            description_placeholders=limit_placeholders(SETTINGS_LIMITS),
         )
 
     async def async_step_assistant(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
@@ -113,12 +127,15 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         return self.async_create_entry(data=options)
 
     async def async_step_control(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Device control; policy rules are validated before they are saved."""
+        """Device control; the policy rules (YAML text) are parsed and validated before they are saved.
+
+        Text that does not parse or rules that are not valid show the form again with the error and the typed text;
+        the saved rules stay. An emptied field saves no rules.
+        """
         errors: dict[str, str] = {}
         placeholders: dict[str, str] = {}
         if user_input is not None:
-            rules = user_input.get(CONF_POLICY_RULES) or []
-            errors, placeholders = policy_errors(rules)
+            errors, placeholders, rules = policy_field(user_input.get(CONF_POLICY_RULES))
             if not errors:
                 self._options |= {**user_input, CONF_POLICY_RULES: rules}
                 for key in (CONF_NOTIFY_SERVICE, CONF_GATED_ENTITIES):  # cleared: dropped
@@ -136,8 +153,12 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         )
 
     async def async_step_grid(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Show and store the grid toolkit: the home twin's assets and measurements, and each user's tool scopes."""
-        if user_input is not None:
+        """Show and store the grid toolkit: the home twin's assets and measurements, and each user's tool scopes.
+
+        A home twin number outside :data:`.schemas.GRID_LIMITS` shows the form again with its range.
+        """
+        errors: dict[str, str] = {}
+        if user_input is not None and not (errors := grid_errors(user_input)):
             for key in GRID_OPTIONAL:
                 if user_input.get(key) in (None, "", []):
                     user_input.pop(key, None)
@@ -149,7 +170,12 @@ class AgenticHemsOptionsFlow(OptionsFlow):
             SelectOptionDict(value=user.id, label=user.name or user.id)
             for user in await async_non_admin_users(self.hass)
         ]
-        return self.async_show_form(step_id="grid", data_schema=grid_schema(self.config_entry.options, users))
+        return self.async_show_form(
+            step_id="grid",
+            data_schema=grid_schema({**self.config_entry.options, **(user_input or {})}, users),
+            errors=errors,
+            description_placeholders=limit_placeholders(GRID_LIMITS),
+        )
 
     async def async_step_home(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Show and store the whole-home plan's options; cleared optional fields are dropped (the plan's default)."""
@@ -168,9 +194,9 @@ class AgenticHemsOptionsFlow(OptionsFlow):
     async def async_step_tariff(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Show and store the grid tariff and connection; the band schedule is checked, cleared fields are dropped."""
         errors: dict[str, str] = {}
-        placeholders = {"error": ""}
+        placeholders = {"error": "", **limit_placeholders(TARIFF_LIMITS)}
         if user_input is not None:
-            errors, placeholders["error"] = check_tariff(user_input)
+            errors, placeholders, user_input = check_tariff(user_input)
             if not errors:
                 for key in TARIFF_FIELDS:
                     if user_input.get(key) in (None, "", [], {}):

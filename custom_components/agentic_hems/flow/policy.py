@@ -1,7 +1,7 @@
-"""The policy rules field of the options: the first problem of a rule list as a translated form error.
+"""The policy rules field of the options: YAML text, its first problem as a translated form error.
 
-The errors are keys of the options flow's ``error`` strings; their placeholders say which rule (counted from 1),
-which key, and what it may be.
+The errors are keys of the options flow's ``error`` strings; their placeholders say which line does not parse, or
+which rule (counted from 1), which key, and what it may be.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from ..const import CONF_POLICY_RULES
 from ..gates.models import PolicyAction
 from ..gates.tables import DOMAINS, INTENTS, MAX_RISK, RULE_SCHEMA
 from ..validation import vol
+from .yaml_field import YamlFieldError, parse_yaml_text
 
 RULE_KEYS = ("operation", "device_type", "risk_min", "risk_max", "action")
 REQUIRED = ("operation", "device_type", "action")
@@ -23,6 +24,23 @@ CHOICES = {  # the same choices as RULE_SCHEMA's
 
 
 type FormErrors = tuple[dict[str, str], dict[str, str]]
+
+
+def policy_field(text: Any) -> tuple[dict[str, str], dict[str, str], Any]:
+    """Return the form's errors, their placeholders and the rules the field's YAML ``text`` holds (``[]``: empty).
+
+    Text that does not parse is ``yaml_invalid`` (or ``yaml_too_long``, see :func:`.yaml_field.parse_yaml_text`);
+    rules that parse are checked by :func:`policy_errors`. With an error, the rules are not to be saved.
+    """
+    try:
+        rules = parse_yaml_text(text)
+    except YamlFieldError as err:
+        if err.too_long:
+            return {CONF_POLICY_RULES: "yaml_too_long"}, err.placeholders, None
+        return {CONF_POLICY_RULES: "yaml_invalid"}, err.placeholders, None
+    rules = [] if rules is None else rules
+    errors, placeholders = policy_errors(rules)
+    return errors, placeholders, rules
 
 
 def policy_errors(rules: Any) -> FormErrors:

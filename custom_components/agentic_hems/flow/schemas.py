@@ -15,7 +15,6 @@ from homeassistant.helpers.selector import (
     NumberSelector,
     NumberSelectorConfig,
     NumberSelectorMode,
-    ObjectSelector,
     SelectOptionDict,
     SelectSelector,
     SelectSelectorConfig,
@@ -73,6 +72,7 @@ from ..gates.tables import INTENT_SERVICES
 from ..prices.entsoe import ZONES
 from ..validation import vol
 from .devices import ControlEntitySelector
+from .yaml_field import as_yaml_text, yaml_selector
 
 
 def _country_zones() -> dict[str, str]:
@@ -97,17 +97,29 @@ def number_selector(minimum: float, maximum: float, step: float | Literal["any"]
     )
 
 
+# The price formula's and household limit's numbers: field -> (minimum, maximum, step, unit); settings_errors names
+# the range of one outside (a markup or fee of up to 10 per kWh either way, VAT 0-100 %, a house of 0.5-100 kW).
+SETTINGS_LIMITS: dict[str, tuple[float, float, float | Literal["any"], str]] = {
+    CONF_MARKUP: (-10, 10, "any", "per kWh"),
+    CONF_VAT_PERCENT: (0, 100, 0.1, "%"),
+    CONF_GRID_FEE: (-10, 10, "any", "per kWh"),
+    CONF_POWER_LIMIT_KW: (0.5, 100, 0.1, "kW"),
+}
+
+
 def settings_schema(values: Mapping[str, Any]) -> vol.Schema:
     """Return the price formula and household limit fields, shown at creation and in the options."""
+
+    def number(key: str) -> LooseNumberSelector:
+        return appliance_number(*SETTINGS_LIMITS[key])
+
     return vol.Schema(
         {
-            vol.Required(CONF_MARKUP, default=values[CONF_MARKUP]): number_selector(-10, 10, "any", "per kWh"),
-            vol.Required(CONF_VAT_PERCENT, default=values[CONF_VAT_PERCENT]): number_selector(0, 100, 0.1, "%"),
-            vol.Required(CONF_GRID_FEE, default=values[CONF_GRID_FEE]): number_selector(-10, 10, "any", "per kWh"),
+            vol.Required(CONF_MARKUP, default=values[CONF_MARKUP]): number(CONF_MARKUP),
+            vol.Required(CONF_VAT_PERCENT, default=values[CONF_VAT_PERCENT]): number(CONF_VAT_PERCENT),
+            vol.Required(CONF_GRID_FEE, default=values[CONF_GRID_FEE]): number(CONF_GRID_FEE),
             vol.Required(CONF_VAT_ON_NEGATIVE, default=values[CONF_VAT_ON_NEGATIVE]): BooleanSelector(),
-            vol.Required(CONF_POWER_LIMIT_KW, default=values[CONF_POWER_LIMIT_KW]): number_selector(
-                0.5, 100, 0.1, "kW"
-            ),
+            vol.Required(CONF_POWER_LIMIT_KW, default=values[CONF_POWER_LIMIT_KW]): number(CONF_POWER_LIMIT_KW),
         }
     )
 
@@ -149,7 +161,11 @@ def sensor_schema() -> vol.Schema:
 
 
 def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol.Schema:
-    """Device control: the wait, confirmation expiry, candidates, mobile notify, policy rules, gated-only devices."""
+    """Device control: the phantom-success wait, confirmation expiry, candidates, mobile notify, policy rules,
+    gated-only devices.
+
+    The policy rules are YAML text (:mod:`.yaml_field`): ``values`` holds the saved list or the text just typed.
+    """
     return vol.Schema(
         {
             vol.Required(CONF_WAIT_S, default=values[CONF_WAIT_S]): number_selector(1, 120, 1, "s"),
@@ -163,8 +179,8 @@ def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol
                 SelectSelectorConfig(options=notify_services, custom_value=True, mode=SelectSelectorMode.DROPDOWN)
             ),
             vol.Optional(
-                CONF_POLICY_RULES, description={"suggested_value": values.get(CONF_POLICY_RULES) or None}
-            ): ObjectSelector(),
+                CONF_POLICY_RULES, description={"suggested_value": as_yaml_text(values.get(CONF_POLICY_RULES))}
+            ): yaml_selector(),
             vol.Optional(
                 CONF_GATED_ENTITIES, description={"suggested_value": values.get(CONF_GATED_ENTITIES) or None}
             ): EntitySelector(EntitySelectorConfig(domain=sorted(INTENT_SERVICES), multiple=True)),
@@ -197,6 +213,13 @@ def assistant_schema(values: Mapping[str, Any]) -> vol.Schema:
     )
 
 
+# The grid step's home twin numbers: field -> (minimum, maximum, step, unit), a home's ranges (PV up to 100 kW peak,
+# a battery of up to 250 kWh and 50 kW, as the battery form's); checks.grid_errors names the range of one outside.
+GRID_LIMITS: dict[str, tuple[float, float, float, str]] = {
+    CONF_PV_PEAK_KW: (0, 100, 0.01, "kW"),
+    CONF_BATTERY_CAPACITY_KWH: (0, 250, 0.01, "kWh"),
+    CONF_BATTERY_POWER_KW: (0, 50, 0.01, "kW"),
+}
 GRID_OPTIONAL = (
     CONF_PV_PEAK_KW,
     CONF_BATTERY_CAPACITY_KWH,
@@ -220,19 +243,20 @@ def grid_schema(values: Mapping[str, Any], users: list[SelectOptionDict]) -> vol
     def entity(domain: str | list[str]) -> EntitySelector:
         return EntitySelector(EntitySelectorConfig(domain=domain))
 
+    def twin(key: str) -> LooseNumberSelector:
+        return appliance_number(*GRID_LIMITS[key])
+
     def people() -> SelectSelector:
         return SelectSelector(SelectSelectorConfig(options=users, multiple=True, mode=SelectSelectorMode.DROPDOWN))
 
     return vol.Schema(
         {
-            vol.Optional(CONF_PV_PEAK_KW, description=suggested(CONF_PV_PEAK_KW)): number_selector(
-                0, 1000, "any", "kW"
+            vol.Optional(CONF_PV_PEAK_KW, description=suggested(CONF_PV_PEAK_KW)): twin(CONF_PV_PEAK_KW),
+            vol.Optional(CONF_BATTERY_CAPACITY_KWH, description=suggested(CONF_BATTERY_CAPACITY_KWH)): twin(
+                CONF_BATTERY_CAPACITY_KWH
             ),
-            vol.Optional(CONF_BATTERY_CAPACITY_KWH, description=suggested(CONF_BATTERY_CAPACITY_KWH)): number_selector(
-                0, 1000, "any", "kWh"
-            ),
-            vol.Optional(CONF_BATTERY_POWER_KW, description=suggested(CONF_BATTERY_POWER_KW)): number_selector(
-                0, 1000, "any", "kW"
+            vol.Optional(CONF_BATTERY_POWER_KW, description=suggested(CONF_BATTERY_POWER_KW)): twin(
+                CONF_BATTERY_POWER_KW
             ),
             vol.Optional("grid_power_entity", description=suggested("grid_power_entity")): entity("sensor"),
             vol.Optional("house_power_entity", description=suggested("house_power_entity")): entity("sensor"),
@@ -278,18 +302,20 @@ class LooseNumberSelector(NumberSelector):
         return float(vol.Coerce(float)(data))
 
 
-def appliance_number(minimum: float, maximum: float, step: float, unit: str) -> LooseNumberSelector:
-    """Return an appliance form's number box from ``minimum`` to ``maximum`` (checked by the flow)."""
+def appliance_number(minimum: float, maximum: float, step: float | Literal["any"], unit: str) -> LooseNumberSelector:
+    """Return a number box from ``minimum`` to ``maximum`` whose limits the flow checks (:class:`LooseNumberSelector`)."""
     return LooseNumberSelector(
         NumberSelectorConfig(min=minimum, max=maximum, step=step, unit_of_measurement=unit, mode=NumberSelectorMode.BOX)
     )
 
 
-# The appliance form's numbers: field -> (minimum, maximum, step, unit); validate_appliance checks the limits.
+# The appliance form's numbers: field -> (minimum, maximum, step, unit); validate_appliance checks the limits. A
+# household load draws at most 50 kW (an EV's 22 kW AC charger, a small DC one); a run lasts at most two days; an
+# EV's battery takes at most 200 kWh.
 APPLIANCE_LIMITS: dict[str, tuple[float, float, float, str]] = {
-    CONF_POWER_KW: (0.01, 100, 0.01, "kW"),
+    CONF_POWER_KW: (0.01, 50, 0.01, "kW"),
     CONF_DURATION_MIN: (1, 2880, 1, "min"),
-    CONF_ENERGY_KWH: (0.01, 500, 0.01, "kWh"),
+    CONF_ENERGY_KWH: (0.01, 200, 0.01, "kWh"),
 }
 
 
@@ -306,7 +332,7 @@ def appliance_schema(exclude: list[str]) -> vol.Schema:
     """Return the appliance form; duration for contiguous loads, energy for the others.
 
     The numbers have no default (a pre-filled power would be saved unnoticed); the flow asks for the missing ones.
-    The switch picker leaves out the entities ``exclude`` (this integration's own).
+    The switch picker leaves out the entities ``exclude`` (this integration's own and the other devices' controls).
     """
     return vol.Schema(
         {
@@ -331,6 +357,34 @@ def appliance_schema(exclude: list[str]) -> vol.Schema:
             vol.Optional(CONF_PHASE): phase_selector(),
         }
     )
+
+
+type Limits = Mapping[str, tuple[float, float, float | Literal["any"], str]]
+"""A form's numbers: field -> (minimum, maximum, step, unit)."""
+
+
+def limit_placeholders(limits: Limits) -> dict[str, str]:
+    """Return the placeholders of each number's limits, e.g. ``power_kw_min`` ``0.01``, ``power_kw_max`` ``50``."""
+    return {
+        f"{key}_{end}": f"{limit:g}"
+        for key, (minimum, maximum, _, _) in limits.items()
+        for end, limit in (("min", minimum), ("max", maximum))
+    }
+
+
+def outside_limits(data: Mapping[str, Any], limits: Limits, keys: tuple[str, ...]) -> list[str]:
+    """Return those of ``keys`` whose value in ``data`` is missing, not a number or outside its ``limits``."""
+    outside = []
+    for key in keys:
+        minimum, maximum, _, _ = limits[key]
+        try:
+            value = float(data[key])
+        except KeyError, TypeError, ValueError:
+            outside.append(key)
+            continue
+        if not minimum <= value <= maximum:  # NaN too
+            outside.append(key)
+    return outside
 
 
 def schema_refuses(schema: vol.Schema, data: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
