@@ -161,8 +161,7 @@ def sensor_schema() -> vol.Schema:
 
 
 def control_schema(values: Mapping[str, Any], notify_services: list[str]) -> vol.Schema:
-    """Device control: the phantom-success wait, confirmation expiry, candidates, mobile notify, policy rules,
-    gated-only devices.
+    """Device control: the wait, confirmation expiry, candidates, mobile notify, policy rules, gated-only devices.
 
     The policy rules are YAML text (:mod:`.yaml_field`): ``values`` holds the saved list or the text just typed.
     """
