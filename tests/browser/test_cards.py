@@ -121,16 +121,22 @@ def test_schedule_blocks_match_the_plan(dashboard: Page) -> None:
 
 
 def test_ask_schedules_all_flexible_loads(dashboard: Page) -> None:
-    """A typed request: the offline planner's iterations stream in, then its summary and one plan per appliance."""
+    """A typed request: the offline planner's iterations stream in, then its summary and each appliance's plan.
+
+    An appliance whose plan a person set (the demo's own ask pinned them) keeps it: the summary says it stays, and
+    no new plan is shown for it; every other appliance gets a plan.
+    """
     element = card(dashboard, "ask")
     element.locator("#ask-input").fill(ASK_REQUEST)
     element.locator("#ask-submit").click()
     expect(element.locator(".summary")).to_be_visible()
     expect(element.locator(".summary")).to_have_attribute("data-success", "true")
     expect(element.locator(".iteration").first).to_be_attached()
-    expect(element.locator(".result-plan")).to_have_count(len(APPLIANCES))
+    summary = element.locator(".summary").inner_text()
+    kept = {name for name in APPLIANCES if f"{name}: the plan you set stays" in summary}
+    expect(element.locator(".result-plan")).to_have_count(len(APPLIANCES) - len(kept))
     names = element.locator(".result-plan").evaluate_all("els => els.map(e => e.dataset.appliance)")
-    assert sorted(names) == sorted(APPLIANCES)
+    assert sorted(names) == sorted(set(APPLIANCES) - kept)
     expect(element.locator(".error")).to_have_count(0)
     # The runs card hears the run end (subscribe_run) and counts it without a reload.
     expect(card(dashboard, "runs").locator('.stat[data-stat="runs"] .stat-value')).to_have_text("2")
