@@ -165,11 +165,12 @@ def _plan_binding(
     if planned is None or planned[0] != command.entity_id:
         evidence |= {"bound": False, "asked": []}
         return f"the plan sets no value for {command.entity_id}", evidence
-    asked = RequestedAction(command.entity_id, command.intent, planned[1])
-    evidence |= {"asked": [asked_words(asked)], "bound": fits(asked, command.intent, proposed, unit)}
-    if evidence["bound"]:
+    planned_text = proposed_words(command.intent, planned[1], unit)  # stated in the command's unit
+    bound = fits(RequestedAction(command.entity_id, command.intent, planned[1]), command.intent, proposed, unit)
+    evidence |= {"asked": [planned_text], "bound": bound}
+    if bound:
         return None, evidence
-    return f"the plan sets {asked_words(asked)}, not {proposed_text}", evidence
+    return f"the plan sets {planned_text}, not {proposed_text}", evidence
 
 
 def _refuse(ctx: GateContext, command: NormalizedCommand, why: str, details: dict[str, object]) -> GateResult:

@@ -64,7 +64,7 @@ from ..gates.device_resolved import ResolverIndex, fold
 from ..gates.models import RequestedAction
 from ..gates.tables import APPLIANCE_INTENTS, INTENT_SERVICES
 from .offline import KIND_WORDS, ApplianceRef, understand
-from .values import asked_values, values_for
+from .values import UNITS_OF, asked_values, values_for
 
 SCHEDULE_ACTION = "schedule"
 CANCEL_ACTION = "cancel"
@@ -88,7 +88,8 @@ _ASIDE = re.compile(
 _LATER = re.compile(
     r"\b(?:remind|reminder|erinnere|erinnerung|tomorrow|tonight|later|morgen|später|spaeter|heute abend"
     r"|this (?:evening|afternoon|morning)"
-    r"|(?:at|um)\s+\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|uhr|h))?\b(?!\s*(?:%|percent|prozent|°|degrees?|grad))"
+    r"|(?:at|um)\s+\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|uhr|h))?\b"
+    r"(?!\s*(?:%|°|(?:percent|prozent|degrees?|grad|a|amps?|amperes?|w|watts?|kw|kilowatts?)\b))"
     r"|in \d+\s*(?:min\w*|hours?|h|stunden?|tagen?|days?))",
     re.IGNORECASE,
 )
@@ -98,6 +99,8 @@ _CANCEL_WORDS = re.compile(  # a negated cancel ("don't cancel it") still asks a
 _PLANNING = re.compile(r"\b(schedule|plan|charge|run|lade|plane)\w*", re.IGNORECASE)
 _OFF = frozenset({"turn_off", "stop", "close", "lock"})
 
+# "set ... to 21.5", "stelle ... auf 21,5": a value for whatever the device sets (a number, a target, a brightness)
+_SET_TO = (r"\bset\b.*\bto\s+(?:minus\s+)?\d", r"\b(stelle|setze)\b.*\bauf\s+(?:minus\s+)?\d")
 # action -> patterns in a clause (English and German).
 VERBS: dict[str, tuple[str, ...]] = {
     "turn_on": (
@@ -118,15 +121,15 @@ VERBS: dict[str, tuple[str, ...]] = {
         ),
         r"\b(ausschalten|ausmachen|abschalten)\b",
     ),
-    "set_brightness": (r"\b(dim|dimm|dimme|brighten|brightness|helligkeit)\b", r"\d+\s*(%|percent|prozent)"),
+    "set_brightness": (r"\b(dim|dimm|dimme|brighten|brightness|helligkeit)\b", r"\d+\s*(%|percent|prozent)", *_SET_TO),
     "set_temperature": (
         r"\b(temperature|temperatur|warmer|cooler|wärmer|kühler)\b",
         r"\d+(?:[.,]\d+)?\s*(°|degrees?|grad)",
+        *_SET_TO,
     ),
     "set_hvac_mode": (r"\b(mode|modus|betriebsart)\b",),
     "set_value": (
-        r"\bset\b.*\bto\s+(?:minus\s+)?\d",
-        r"\b(stelle|setze)\b.*\bauf\s+(?:minus\s+)?\d",
+        *_SET_TO,
         r"\d\s*(?:a|amps?|amperes?|w|watts?|kw|kilowatts?)\b",  # "charge the car at 10 A", "lade mit 2 kW"
     ),
     "open": (r"\b(open|öffne|öffnen|aufmachen|mach\w*\b.*\bauf)\b",),
@@ -493,7 +496,7 @@ def _read(
 
 def _pairs(device: KnownDevice, action: str, values: tuple[tuple[float, str], ...]) -> list[RequestedAction]:
     """Return the pairs for ``action`` on ``device``: one per value it takes from ``values``, or one without."""
-    taken = values_for(action, values)
+    taken = values_for(action, values) or (values if action in UNITS_OF else ())  # "40 %" for a boiler: refused
     if not taken:
         return [RequestedAction(device.entity_id, action)]
     return [RequestedAction(device.entity_id, action, value, unit) for value, unit in taken]
