@@ -117,7 +117,8 @@ def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[str |
     value to its plan's statement (:func:`.values.planned_value`). Evidence (empty for other sources and a
     scheduler command without a value): ``request`` (the text matched against), ``requested`` (its pairs), ``bound``
     (True when the command is among them, its value included), and for a command with a value ``proposed`` (it in
-    words) and ``asked`` (the values asked or planned, in words; empty when none was named: ``value_asked`` False).
+    words) and ``asked`` (the values asked or planned, in words; empty when none was named: ``value_asked`` False);
+    ``plan`` (True) for a scheduler command.
     """
     proposed = proposed_value(command.intent, command.params)
     if ctx.source_agent == SOURCE_SCHEDULER and proposed is not None:
@@ -161,7 +162,7 @@ def _plan_binding(
     unit = _entity_unit(ctx)
     planned = planned_value(ctx.raw_input)
     proposed_text = proposed_words(command.intent, proposed, unit)
-    evidence: dict[str, object] = {"request": ctx.raw_input, "proposed": proposed_text}
+    evidence: dict[str, object] = {"request": ctx.raw_input, "plan": True, "proposed": proposed_text}
     if planned is None or planned[0] != command.entity_id:
         evidence |= {"bound": False, "asked": []}
         return f"the plan sets no value for {command.entity_id}", evidence
