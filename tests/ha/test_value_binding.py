@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from custom_components.agentic_hems.gates.models import SOURCE_SCHEDULER
+from custom_components.agentic_hems.gates.values import plan_text
+from homeassistant.core import Context
 from homeassistant.exceptions import ServiceValidationError
 
 from .test_hostile import (  # noqa: F401 - home, offline_home and provider are fixtures
@@ -121,3 +124,21 @@ async def test_the_service_binds_an_orchestrator_value_to_the_raw_input(offline_
     # no caller passes itself off as the scheduler, whose commands are bound to their plan's statement instead
     with pytest.raises(ServiceValidationError):
         await home.evaluate("owner", "scheduler", candidate, "set climate.thermostat to 18.0 °C")
+
+
+async def test_a_plan_command_passes_with_its_planned_value_only(offline_home: Home) -> None:
+    """The scheduler's command states its plan's value (as the heat pump executor writes it); another is refused."""
+    home, slot = offline_home, "slot 2026-01-05T12:00:00+00:00"
+    statement = f"{plan_text(THERMOSTAT, 19.0, '°C')}: whole-home plan (heat pump), {slot}"
+    control = home.entry.runtime_data.control
+    for value, outcome in ((24, "blocked"), (19, "executed")):
+        candidate = {"intent": "set_temperature", "device_alias": THERMOSTAT, "params": {"temperature": value}}
+        record = await control.async_evaluate(source_agent=SOURCE_SCHEDULER, candidate=candidate, context=Context(),
+                                              raw_input=statement)
+        assert record["outcome"] == outcome
+        if outcome == "blocked":
+            assert record["gate_results"][-1]["reason"] == "blocked by policy: the plan sets 19°, not 24°"
+            assert target(home) == INITIAL
+    assert binding_of(record) == {"request": statement, "plan": True, "proposed": "19°", "asked": ["19°"],
+                                  "bound": True}
+    assert target(home) == 19.0
