@@ -334,6 +334,10 @@ def test_what_asks_to_report_an_incident(text: str, asked: bool) -> None:
          pairs(("switch.kettle", "turn_on"))),
         ("Dim the lounge ceiling to 40%", pairs(("light.living_main", "set_brightness", 40, "%"))),
         ("Set the thermostat at 21 degrees", pairs(("climate.living", "set_temperature", 21, "°"))),
+        # "a.m." is a time, not amperes; "10 A" is a value
+        ("Turn on the kettle at 6 a.m.", pairs()),
+        ("Turn on the kettle at 6 a. m.", pairs()),
+        ("Set the boiler setpoint at 6 A", pairs(("number.boiler_setpoint", "set_value", 6, "A"))),
         # "Do not ..." is a negated request, not a question: its other clauses still count
         ("Do not turn off the kettle", pairs()),
         ("Do not open the garage door, turn on the kitchen light", pairs(("light.kitchen_main", "turn_on"))),

@@ -77,6 +77,7 @@ _QUESTION = re.compile(
 # a point or comma between digits is a decimal ("21.5", "21,5"), no clause boundary
 _CLAUSES = re.compile(r"[;!?]|(?<!\d)[.,]|[.,](?!\d)|\b(?:and|then|also|und|dann|sowie|außerdem)\b", re.IGNORECASE)
 _MINUS = re.compile(r"(?<![\w.,])-(?=\d)")
+_MERIDIEM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)  # "6 a.m." is "6 am": a time, not 6 amperes
 _NEGATED = re.compile(r"\b(don'?t|do not|never|nicht|kein\w*|nie)\b", re.IGNORECASE)
 # the rest of a clause after one of these is set aside: an exclusion, a contrast, a condition
 _ASIDE = re.compile(
@@ -542,7 +543,7 @@ def requested_actions(
     areas = frozenset(area for d in devices for area in d.areas)
     partial = partial_names(devices)
     reading = _Reading()
-    text = _MINUS.sub("minus ", text.replace("’", "'"))  # folding reads "-" as a space
+    text = _MERIDIEM.sub(r"\1m", _MINUS.sub("minus ", text.replace("’", "'")))  # folding reads "-" as a space
     for clause in (c.strip() for c in _CLAUSES.split(fold(text)) if c and c.strip()):
         _read(clause, devices, areas, appliances, partial=partial, reading=reading, home_unit=home_unit)
     found = reading.found
