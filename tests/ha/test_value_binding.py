@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.gates.models import SOURCE_SCHEDULER
 from custom_components.agentic_hems.gates.values import plan_text
 from homeassistant.core import Context
@@ -84,6 +85,10 @@ async def test_a_value_nobody_named_waits_for_a_person(home: Home) -> None:
     assert outcome["outcome"] == "pending_confirmation"
     assert binding_of(home.entry.runtime_data.control.traces[outcome["trace_id"]])["value_asked"] is False
     assert target(home) == INITIAL
+    # an administrator who confirms it decides the value: the command re-runs the gates and executes
+    done = await home.hass.services.async_call(DOMAIN, "confirm", {"trace_id": outcome["trace_id"]}, blocking=True,
+                                               return_response=True, context=home.context("owner"))
+    assert done["outcome"] == "executed" and target(home) == 25.0
 
 
 @pytest.mark.parametrize(("text", "value"), [("Set the thermostat to 22 degrees", 22.0),
