@@ -142,8 +142,10 @@ def test_requests_carry_their_values() -> None:
     assert reader("Set the boiler to 50 degrees and the thermostat to 21 degrees") == {
         RequestedAction("water_heater.boiler", "set_temperature", 50.0, "°"),
         RequestedAction("climate.living", "set_temperature", 21.0, "°")}
-    # no value named: the pair carries none
+    # no value named: the pair carries none; number words are not read, so without a temperature word nothing is asked
     assert reader("Make the thermostat warmer") == {RequestedAction("climate.living", "set_temperature")}
+    assert reader("Set the thermostat temperature to twenty") == {RequestedAction("climate.living", "set_temperature")}
+    assert reader("Set the thermostat to twenty") == frozenset()
     # °F homes read degrees in °F and convert °C
     assert read(view, "°F")("Set the boiler to 50 °C") == {
         RequestedAction("water_heater.boiler", "set_temperature", 122.0, "°")}

@@ -3,8 +3,9 @@
 Pure core, read by intent binding (:mod:`.intent`) from the person's own text, in English and German:
 
 - a number in digits, with a decimal point or a decimal comma ("21.5", "21,5": a comma is never a thousands
-  separator), negative with a leading "-" or the word "minus". Number words ("twenty", "zwanzig") are not read: a
-  request with them names no value, so a model's value waits for a person (``gates.policy``);
+  separator), negative with a leading "-" or the word "minus". Number words ("twenty", "zwanzig") are not read: such
+  a request names no value, so a model's value waits for a person where its words still ask for the action ("set the
+  temperature to twenty", ``gates.policy``), and is refused where they do not ("set the thermostat to twenty");
 - a unit after it: a temperature ("°", "°C", "°F", "degrees", "Grad", "Celsius", "Fahrenheit"), percent ("%",
   "percent", "Prozent"), amperes ("A", "amps", "Ampere") or power ("W", "kW", "watts", "Kilowatt"); or none, after
   "to", "auf", "at", "bei", "mit" or "=" (a bare number: the entity's own unit).
