@@ -26,8 +26,9 @@ GERMAN = KnownDevice("light.kueche_decke", "light", ("deckenlicht",), ("küche",
 DEVICES = (*known_devices(ResolverIndex.build(house()), {"switch.dishwasher": "Dishwasher"}), GERMAN)
 
 
-def pairs(*items: tuple[str, str]) -> frozenset[RequestedAction]:
-    return frozenset(RequestedAction(target, action) for target, action in items)
+def pairs(*items: tuple[Any, ...]) -> frozenset[RequestedAction]:
+    """(target, action) or (target, action, value, unit) items as a set of pairs."""
+    return frozenset(RequestedAction(*item) for item in items)
 
 
 @pytest.mark.parametrize(
@@ -44,7 +45,7 @@ def pairs(*items: tuple[str, str]) -> frozenset[RequestedAction]:
         # devices: by area plus device word, by name or alias, by "all"
         ("Turn on the kitchen light", pairs(("light.kitchen_main", "turn_on"))),
         ("turn the light in the kitchen on", pairs(("light.kitchen_main", "turn_on"))),
-        ("Dim the lounge ceiling to 40%", pairs(("light.living_main", "set_brightness"))),
+        ("Dim the lounge ceiling to 40%", pairs(("light.living_main", "set_brightness", 40, "%"))),
         ("Turn on the kitchen light and the lounge light",
          pairs(("light.kitchen_main", "turn_on"), ("light.living_main", "turn_on"))),
         ("Turn on the kitchen light and turn off the lounge light",
@@ -55,7 +56,7 @@ def pairs(*items: tuple[str, str]) -> frozenset[RequestedAction]:
         ("Don't turn off the kettle", pairs()),
         ("Unlock the front door", pairs(("lock.front_door", "unlock"))),
         ("Open the garage door", pairs(("cover.garage_door", "open"))),
-        ("Set the thermostat to 21 degrees", pairs(("climate.living", "set_temperature"))),
+        ("Set the thermostat to 21 degrees", pairs(("climate.living", "set_temperature", 21, "°"))),
         ("Start the dishwasher now",
          pairs(("switch.dishwasher", "start"), ("Dishwasher", "schedule"))),
         # appliances: the offline planner's reading
@@ -241,13 +242,13 @@ MORE = (
         ("Turn on the lamp", pairs()),
         ("Turn on the kitchen", pairs()),
         # a water heater (a hot-water tank's heat pump): its area and a water heater word, apart or as one word
-        ("Set the basement water heater to 55 degrees", pairs(("water_heater.tank", "set_temperature"))),
-        ("Set the hot water in the basement to 55 degrees", pairs(("water_heater.tank", "set_temperature"))),
-        ("Set the basement boiler to 55 degrees", pairs(("water_heater.tank", "set_temperature"))),
-        ("Set all water heaters to 50 degrees", pairs(("water_heater.tank", "set_temperature"))),
-        ("Stelle das Warmwasser im Keller auf 55 Grad", pairs(("water_heater.tank", "set_temperature"))),
-        ("Stelle den Warmwasserspeicher im Keller auf 55 Grad", pairs(("water_heater.tank", "set_temperature"))),
-        ("Stelle den Kellerboiler auf 55 Grad", pairs(("water_heater.tank", "set_temperature"))),
+        ("Set the basement water heater to 55 degrees", pairs(("water_heater.tank", "set_temperature", 55, "°"))),
+        ("Set the hot water in the basement to 55 degrees", pairs(("water_heater.tank", "set_temperature", 55, "°"))),
+        ("Set the basement boiler to 55 degrees", pairs(("water_heater.tank", "set_temperature", 55, "°"))),
+        ("Set all water heaters to 50 degrees", pairs(("water_heater.tank", "set_temperature", 50, "°"))),
+        ("Stelle das Warmwasser im Keller auf 55 Grad", pairs(("water_heater.tank", "set_temperature", 55, "°"))),
+        ("Stelle den Warmwasserspeicher im Keller auf 55 Grad", pairs(("water_heater.tank", "set_temperature", 55, "°"))),
+        ("Stelle den Kellerboiler auf 55 Grad", pairs(("water_heater.tank", "set_temperature", 55, "°"))),
         ("Turn on the basement water heater", pairs()),  # no service of a water heater turns it on
         ("Set the kitchen boiler to 55 degrees", pairs()),  # no water heater in the kitchen
     ],
@@ -331,8 +332,12 @@ def test_what_asks_to_report_an_incident(text: str, asked: bool) -> None:
         ("Run the dishwasher tomorrow", pairs(("Dishwasher", "schedule"))),
         ("Turn on the kettle at once, then open the garage door at 7",
          pairs(("switch.kettle", "turn_on"))),
-        ("Dim the lounge ceiling to 40%", pairs(("light.living_main", "set_brightness"))),
-        ("Set the thermostat at 21 degrees", pairs(("climate.living", "set_temperature"))),
+        ("Dim the lounge ceiling to 40%", pairs(("light.living_main", "set_brightness", 40, "%"))),
+        ("Set the thermostat at 21 degrees", pairs(("climate.living", "set_temperature", 21, "°"))),
+        # "a.m." is a time, not amperes; "10 A" is a value
+        ("Turn on the kettle at 6 a.m.", pairs()),
+        ("Turn on the kettle at 6 a. m.", pairs()),
+        ("Set the boiler setpoint at 6 A", pairs(("number.boiler_setpoint", "set_value", 6, "A"))),
         # "Do not ..." is a negated request, not a question: its other clauses still count
         ("Do not turn off the kettle", pairs()),
         ("Do not open the garage door, turn on the kitchen light", pairs(("light.kitchen_main", "turn_on"))),

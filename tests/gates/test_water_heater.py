@@ -13,6 +13,7 @@ from custom_components.agentic_hems.gates.pipeline import evaluate, run
 from custom_components.agentic_hems.gates.policy import decide
 from custom_components.agentic_hems.gates.tables import DEFAULT_POLICY, risk_level, service_for
 from custom_components.agentic_hems.gates.view import EntityInfo, StateInfo
+from custom_components.agentic_hems.gates.values import plan_text
 
 from .fakes import NOW, FakeView, RecordingActuator, context, through
 
@@ -68,7 +69,8 @@ def test_capability_refuses_without_the_target_temperature_feature() -> None:
 
 def test_pipeline_plans_the_target_temperature() -> None:
     view = tank_view(min_temp=40, max_temp=65)
-    trace = evaluate(view, source_agent="scheduler", raw_input="", now=NOW, trace_id="t1",
+    # the scheduler's command states its plan's value, to which the Policy gate binds it
+    trace = evaluate(view, source_agent="scheduler", raw_input=plan_text(TANK, 55, "°C"), now=NOW, trace_id="t1",
                      candidate={"intent": "set_temperature", "device_alias": TANK, "params": {"temperature": 55}})
     assert trace.outcome is Outcome.DRY_RUN and trace.policy_action is PolicyAction.ALLOW
     assert trace.command is not None and trace.command.risk_level == 2

@@ -169,6 +169,11 @@ async def test_the_pv_limit_is_the_planned_production_where_the_plan_curtails_el
         shown = want
     assert [c["value"] for c in calls(events, "set_value") if c["entity_id"] == LIMIT] == expected
     assert len(expected) >= 2
+    # each command was bound to the value its plan stated (intent binding of the scheduler's commands)
+    policies = [next(g for g in r["gate_results"] if g["gate"] == "policy")
+                for r in entry.runtime_data.control.traces.values() if r.get("entity_id") == LIMIT]
+    assert len(policies) == len(expected)
+    assert all(p["evidence"]["intent_binding"]["plan"] and p["evidence"]["intent_binding"]["bound"] for p in policies)
 
 
 def test_the_pv_limit_must_be_a_number_entity() -> None:

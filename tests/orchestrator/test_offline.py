@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from custom_components.agentic_hems.gates.models import RequestedAction
 from custom_components.agentic_hems.orchestrator.actions import Action
 from custom_components.agentic_hems.orchestrator.offline import (
     ApplianceRef,
@@ -233,9 +234,8 @@ LIGHTS = (
 
 
 def _planner() -> OfflinePlanner:
-    def devices(text: str) -> list[tuple[str, str]]:
-        pairs = requested_actions(text, LIGHTS, HOUSE)
-        return [(p.target, p.action) for p in pairs if p.action not in ("schedule", "cancel")]
+    def devices(text: str) -> list[RequestedAction]:
+        return [p for p in requested_actions(text, LIGHTS, HOUSE) if p.action not in ("schedule", "cancel")]
 
     return OfflinePlanner(HOUSE, devices=devices)
 
@@ -249,7 +249,15 @@ def _planner() -> OfflinePlanner:
             "Turn off the kitchen light and run the dishwasher",
             [("EVALUATE_COMMAND", {"intent": "turn_off", "device_alias": "light.kitchen"}), ("GET_PRICES", {})],
         ),
-        ("Dim the kitchen light to 30%", [("FINISH", None)]),  # a value: left to a model
+        # a value: the one the request names, sent as it is
+        ("Dim the kitchen light to 30%", [("EVALUATE_COMMAND", {"intent": "set_brightness",
+                                                                "device_alias": "light.kitchen",
+                                                                "params": {"brightness": 30.0}})]),
+        ("Dimme das Kitchen light auf 12,5 Prozent", [("EVALUATE_COMMAND", {"intent": "set_brightness",
+                                                                          "device_alias": "light.kitchen",
+                                                                          "params": {"brightness": 12.5}})]),
+        ("Dim the kitchen light", [("FINISH", None)]),  # no value: left to a model
+        ("Set the kitchen light to 2 kW", [("FINISH", None)]),  # a unit it does not send
         ("Is the kitchen light on?", [("FINISH", None)]),  # a question asks for nothing
     ],
 )
@@ -304,9 +312,8 @@ async def _actions_of(planner: OfflinePlanner, text: str) -> list[tuple[str, dic
 async def test_an_appliance_switched_on_now_is_not_planned_as_well(
     text: str, expected: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    def devices(request: str) -> list[tuple[str, str]]:
-        pairs = requested_actions(request, PLUGS, PLUGGED)
-        return [(p.target, p.action) for p in pairs if p.action not in ("schedule", "cancel")]
+    def devices(request: str) -> list[RequestedAction]:
+        return [p for p in requested_actions(request, PLUGS, PLUGGED) if p.action not in ("schedule", "cancel")]
 
     assert (await _actions_of(OfflinePlanner(PLUGGED, devices=devices), text))[:-1] == expected
 

@@ -54,6 +54,10 @@ UNBOUND = gate("policy", "blocked by policy: the request does not ask to turn_on
           "evidence": {"dry_run": True}}, "dry_run_requested"),
         (gate("device_resolved", "no entity matches 'x'"), None),
         (gate("policy", "r", intent_binding={"bound": True}, action="allow"), None),
+        (gate("policy", "r", intent_binding={"requested": [{}], "bound": False, "asked": ["50°"], "proposed": "90°"}),
+         "value_not_requested"),
+        (gate("policy", "r", intent_binding={"plan": True, "bound": False, "asked": ["-2000 W"], "proposed": "5000 W"}),
+         "value_not_planned"),
     ],
 )
 def test_reason_id(last: dict[str, Any], expected: str | None) -> None:
@@ -95,6 +99,18 @@ RULE = {"operation": "open", "device_type": "cover", "risk_min": 0, "risk_max": 
          "Abdeckungen)."),
         (outcome("executed", intent="set_temperature", name="Heat pump", params={"temperature": 21.5}),
          "Set Heat pump to 21.5 °C: executed.", "Heat pump auf 21,5 °C stellen: ausgeführt."),
+        # a value nobody asked for: both values, the German with decimal commas
+        (outcome("blocked", "blocked by policy: the request asks for 21.5°, not 28.5°", "value_not_requested",
+                 "policy", intent="set_temperature", name="Heat pump", params={"temperature": 28.5},
+                 asked=["21.5°"], proposed="28.5°"),
+         "Set Heat pump to 28.5 °C: blocked by the policy check (the request asks for 21.5°, not 28.5°).",
+         "Heat pump auf 28,5 °C stellen: von der Prüfung „Richtlinie“ blockiert (die Anfrage verlangt 21,5°, "
+         "nicht 28,5°)."),
+        (outcome("blocked", "blocked by policy: the plan sets -2000 W, not 5000 W", "value_not_planned", "policy",
+                 intent="set_value", name="Battery", params={"value": 5000}, asked=["-2000 W"], proposed="5000 W"),
+         "Set Battery to 5000: blocked by the policy check (the plan sets -2000 W, not 5000 W).",
+         "Battery auf 5000 stellen: von der Prüfung „Richtlinie“ blockiert (der Plan sieht -2000 W vor, nicht "
+         "5000 W)."),
         # no friendly name (no state): the entity id
         (outcome("executed", name=None), "Turn on input_boolean.lamp_2: executed.",
          "input_boolean.lamp_2 einschalten: ausgeführt."),

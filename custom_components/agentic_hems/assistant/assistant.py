@@ -37,6 +37,7 @@ from ..const import (
     REAUTH_LLM,
     STORAGE_VERSION,
 )
+from ..gates.models import RequestedAction
 from ..gates.redact import redact
 from ..listeners import ChangeListeners
 from ..orchestrator.actions import EVALUATE_COMMAND
@@ -111,10 +112,10 @@ class Assistant(ChangeListeners):
             home_devices=home_devices,
         )
 
-    def _device_pairs(self, text: str) -> list[tuple[str, str]]:
-        """Return the (entity_id, action) pairs of devices that ``text`` asks for (the Policy gate's reading)."""
+    def _device_pairs(self, text: str) -> list[RequestedAction]:
+        """Return the pairs of devices that ``text`` asks for, with their values (the Policy gate's reading)."""
         pairs = self.entry.runtime_data.control.read_request(text)
-        return [(p.target, p.action) for p in pairs if p.action not in (SCHEDULE_ACTION, CANCEL_ACTION)]
+        return [p for p in pairs if p.action not in (SCHEDULE_ACTION, CANCEL_ACTION)]
 
     def price(self, result: RunResult) -> float:
         """Return the run's cost from the per-model price table (per million prompt and completion tokens)."""

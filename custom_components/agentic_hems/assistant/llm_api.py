@@ -13,8 +13,8 @@ services, gates and intent binding as this integration's own assistant (:mod:`.l
   ever read as the request, so a model can narrow what is done but never widen it.
 - **Acting tools** (schedule, cancel, a device command) do only what that request asks for: a schedule or cancel of
   an appliance it does not name is refused (``not_requested``), and a device command goes through the gates with the
-  request as ``raw_input``, so the Policy gate refuses a target or action it does not ask for. A request the security
-  layer rejects is refused before anything runs (``llm_request_rejected``). No tool confirms a pending command.
+  request as ``raw_input``, so the Policy gate refuses a target, action or value it does not ask for ("the request
+  asks for 50°, not 90°"). A request the security layer rejects is refused before anything runs (``llm_request_rejected``). No tool confirms a pending command.
 - **Without a person's request** (an MCP client: the prompt stays with the client; any call outside a conversation)
   an acting tool neither acts nor refuses: it returns ``{"status": "pending_confirmation", "confirmation_id",
   "trace_id", "expires_at", "message"}`` and an administrator confirms or rejects it in Home Assistant (the

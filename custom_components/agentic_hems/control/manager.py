@@ -161,11 +161,13 @@ class ControlManager(ChangeListeners):
     def read_request(self, text: str) -> frozenset[RequestedAction]:
         """Return what the person's ``text`` asks for (``orchestrator.intent.requested_actions``).
 
-        The text is read against the resolver's candidates, their areas and the site's appliances.
+        The text is read against the resolver's candidates, their areas and the site's appliances; a temperature in
+        it is in HA's unit system's unit.
         """
         appliances = self.appliances
         devices = known_devices(self.index, {a.entity_id: a.name for a in appliances})
-        return requested_actions(text, devices, [ApplianceRef(a.name, a.kind) for a in appliances])
+        refs = [ApplianceRef(a.name, a.kind) for a in appliances]
+        return requested_actions(text, devices, refs, home_unit=self.hass.config.units.temperature_unit)
 
     @property
     def allow_control(self) -> bool:

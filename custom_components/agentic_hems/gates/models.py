@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
+import math
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..canonical_json import json_safe
@@ -262,15 +263,24 @@ class RequestedAction:
     Attributes:
         target: an entity_id for a device, or an appliance's name for a plan.
         action: a vocabulary intent (``turn_on``, ``open``, ...) for a device; ``schedule`` or ``cancel`` for a plan.
+        value: the value the request names for a value-carrying action ("to 50 degrees": 50.0), or None.
+        unit: ``value``'s unit (``""``, ``"%"``, ``"°"``, ``"A"``, ``"W"``; see ``gates.values``).
 
     """
 
     target: str
     action: str
+    value: float | None = None
+    unit: str = ""
 
-    def as_dict(self) -> dict[str, str]:
-        """JSON-safe form (evidence)."""
-        return {"target": self.target, "action": self.action}
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form (evidence); ``value`` and ``unit`` only when a value is named."""
+        named = {"value": self.value, "unit": self.unit} if self.value is not None else {}
+        return {"target": self.target, "action": self.action, **named}
+
+    def sort_key(self) -> tuple[str, str, str, float]:
+        """Return a total order key (``value`` may be None, which sorts first)."""
+        return (self.target, self.action, self.unit, -math.inf if self.value is None else self.value)
 
 
 type RequestReader = Callable[[str], frozenset[RequestedAction]]  # the person's text -> what it asks for

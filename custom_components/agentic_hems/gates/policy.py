@@ -19,8 +19,13 @@ Then intent binding ("the model proposes, the person decides"): a command of the
 or the offline planner) passes only when the person's request text, ``raw_input``, asks for its target and action.
 ``ctx.read_request`` reads the text into :class:`.models.RequestedAction` pairs (``orchestrator.intent``); nothing
 the model writes and no data (calendar titles, names, prices, tool results) is read, so a model can narrow the set but
-never widen it. ``start``/``turn_on`` and ``stop``/``turn_off`` count as the same action. Other sources (automations,
-scripts, outside agents, the scheduler, the grid) are not bound. No user rule can allow what this check refuses.
+never widen it. ``start``/``turn_on`` and ``stop``/``turn_off`` count as the same action. The value is bound too
+(``gates.values``): a brightness, temperature or number value must be one the request names for that target and
+action ("set the boiler to 50 degrees" allows 50 only; the reason names both values); where the request names no
+value ("make it warmer"), the model's value never passes as ``allow``: an ``allow`` rule counts as ``confirm``.
+A ``scheduler`` command with a value is bound to the value its plan states in ``raw_input``
+(``values.plan_text``). Other sources (automations, scripts, outside agents, the grid, and the scheduler's commands
+without a value) are not bound. No user rule can allow what this check refuses.
 
 A command with ``ctx.confirm_only`` (a caller without a person's request, e.g. an MCP client) never passes as
 ``allow``: an ``allow`` rule counts as ``confirm``, so it waits for an administrator; ``deny`` still denies.
@@ -43,6 +48,7 @@ from .models import (
     RequestedAction,
 )
 from .tables import INTENT_SERVICES, PolicyRule, service_for
+from .values import asked_words, fits, planned_value, proposed_value, proposed_words
 from .words import rule_words
 
 NAME = "policy"
@@ -105,26 +111,67 @@ def same_action(action: str) -> str:
 
 
 def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[str | None, dict[str, object]]:
-    """(why an ``orchestrator`` command is not what the request asks for, or None; the binding's evidence).
+    """(why a command is not what the request asked for or the plan planned, or None; the binding's evidence).
 
-    Evidence (empty for other sources): ``request`` (the text matched against), ``requested`` (its pairs) and
-    ``bound`` (True when the command is among them).
+    An ``orchestrator`` command is bound to the request by target, action and value; a ``scheduler`` command with a
+    value to its plan's statement (:func:`.values.planned_value`). Evidence (empty for other sources and a
+    scheduler command without a value): ``request`` (the text matched against), ``requested`` (its pairs), ``bound``
+    (True when the command is among them, its value included), and for a command with a value ``proposed`` (it in
+    words) and ``asked`` (the values asked or planned, in words; empty when none was named: ``value_asked`` False);
+    ``plan`` (True) for a scheduler command.
     """
+    proposed = proposed_value(command.intent, command.params)
+    if ctx.source_agent == SOURCE_SCHEDULER and proposed is not None:
+        return _plan_binding(ctx, command, proposed)
     if ctx.source_agent != SOURCE_ORCHESTRATOR:
         return None, {}
     requested = ctx.read_request(ctx.raw_input) if ctx.read_request is not None else frozenset[RequestedAction]()
     want = (command.entity_id, same_action(command.intent))
-    bound = any((r.target, same_action(r.action)) == want for r in requested)
+    pairs = [r for r in requested if (r.target, same_action(r.action)) == want]
     evidence: dict[str, object] = {
         "request": ctx.raw_input,
-        "requested": [r.as_dict() for r in sorted(requested)],
-        "bound": bound,
+        "requested": [r.as_dict() for r in sorted(requested, key=RequestedAction.sort_key)],
+        "bound": bool(pairs),
     }
+    if not pairs:
+        if not requested:
+            return "the request asks for no device action", evidence
+        return f"the request does not ask to {command.intent} {command.entity_id}", evidence
+    if proposed is None:
+        return None, evidence
+    unit = _entity_unit(ctx)
+    asked = sorted({asked_words(r) for r in pairs if r.value is not None})
+    proposed_text = proposed_words(command.intent, proposed, unit)
+    evidence |= {"proposed": proposed_text, "asked": asked, "value_asked": bool(asked)}
+    if not asked or any(fits(r, command.intent, proposed, unit) for r in pairs):
+        return None, evidence
+    evidence["bound"] = False
+    return f"the request asks for {' or '.join(asked)}, not {proposed_text}", evidence
+
+
+def _entity_unit(ctx: GateContext) -> str | None:
+    """Return the entity's ``unit_of_measurement`` (Freshness read its state), or None."""
+    unit = ctx.state.attributes.get("unit_of_measurement") if ctx.state is not None else None
+    return unit if isinstance(unit, str) else None
+
+
+def _plan_binding(
+    ctx: GateContext, command: NormalizedCommand, proposed: float
+) -> tuple[str | None, dict[str, object]]:
+    """Bind a scheduler command with a value to the value its plan states in ``raw_input``."""
+    unit = _entity_unit(ctx)
+    planned = planned_value(ctx.raw_input)
+    proposed_text = proposed_words(command.intent, proposed, unit)
+    evidence: dict[str, object] = {"request": ctx.raw_input, "plan": True, "proposed": proposed_text}
+    if planned is None or planned[0] != command.entity_id:
+        evidence |= {"bound": False, "asked": []}
+        return f"the plan sets no value for {command.entity_id}", evidence
+    planned_text = proposed_words(command.intent, planned[1], unit)  # stated in the command's unit
+    bound = fits(RequestedAction(command.entity_id, command.intent, planned[1]), command.intent, proposed, unit)
+    evidence |= {"asked": [planned_text], "bound": bound}
     if bound:
         return None, evidence
-    if not requested:
-        return "the request asks for no device action", evidence
-    return f"the request does not ask to {command.intent} {command.entity_id}", evidence
+    return f"the plan sets {planned_text}, not {proposed_text}", evidence
 
 
 def _refuse(ctx: GateContext, command: NormalizedCommand, why: str, details: dict[str, object]) -> GateResult:
@@ -170,6 +217,8 @@ def evaluate(ctx: GateContext) -> GateResult:
     if approved is not None:  # setpoint_refusal accepted the grant: its approval is the confirmation
         action = PolicyAction.ALLOW
     if ctx.confirm_only and action is PolicyAction.ALLOW:  # no person's request: a person confirms it instead
+        action = PolicyAction.CONFIRM
+    if binding.get("value_asked") is False and action is PolicyAction.ALLOW:  # a value nobody named: a person decides
         action = PolicyAction.CONFIRM
     evidence = {
         "operation": command.intent,

@@ -32,6 +32,11 @@ tool results), is read here, so nothing can widen it.
 - Set aside: what a negated clause names, and what the part of a clause after an exclusion, contrast or condition
   names ("except the kitchen lights", "but leave the heater on", "instead of", "unless", "if", "whether", "außer",
   "statt", "wenn", ...; an area alone counts there), is asked for nowhere in the request, whatever "all" says.
+- Values are bound too (``.values``): a brightness, temperature or number pair carries each value its clause names
+  ("set the boiler to 50 degrees": 50 in the home's unit, "dim the light to 40 %", "charge the car at 10 A", "stelle
+  das Wohnzimmer auf 21,5"), or the previous clause's when it takes that clause's verb ("set the kitchen light to 40 %
+  and the hall light"); a pair without a value ("make it warmer") lets a model's value through only to a person's
+  confirmation (``gates.policy``). A point or comma between digits is a decimal, no clause boundary.
 - Appliances: "schedule"/"cancel" pairs for the appliances :func:`.offline.understand` finds (by name, kind words
   or "all flexible loads") in the clauses that may plan: not those whose verbs only switch off or stop ("stop
   charging the car"), nor those that name devices and no appliance ("alle Lichter an").
@@ -59,6 +64,7 @@ from ..gates.device_resolved import ResolverIndex, fold
 from ..gates.models import RequestedAction
 from ..gates.tables import APPLIANCE_INTENTS, INTENT_SERVICES
 from .offline import KIND_WORDS, ApplianceRef, understand
+from .values import UNITS_OF, asked_values, values_for
 
 SCHEDULE_ACTION = "schedule"
 CANCEL_ACTION = "cancel"
@@ -68,7 +74,10 @@ _QUESTION = re.compile(
     r"ought|wie|wann|was|welche[rsnm]?|warum|wieso|wo|wer|ist|sind|hat|haben|läuft|brennt|soll|sollte|sollen)\b",
     re.IGNORECASE,
 )
-_CLAUSES = re.compile(r"[,;.!?]|\b(?:and|then|also|und|dann|sowie|außerdem)\b", re.IGNORECASE)
+# a point or comma between digits is a decimal ("21.5", "21,5"), no clause boundary
+_CLAUSES = re.compile(r"[;!?]|(?<!\d)[.,]|[.,](?!\d)|\b(?:and|then|also|und|dann|sowie|außerdem)\b", re.IGNORECASE)
+_MINUS = re.compile(r"(?<![\w.,])-(?=\d)")
+_MERIDIEM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)  # "6 a.m." is "6 am": a time, not 6 amperes
 _NEGATED = re.compile(r"\b(don'?t|do not|never|nicht|kein\w*|nie)\b", re.IGNORECASE)
 # the rest of a clause after one of these is set aside: an exclusion, a contrast, a condition
 _ASIDE = re.compile(
@@ -80,7 +89,8 @@ _ASIDE = re.compile(
 _LATER = re.compile(
     r"\b(?:remind|reminder|erinnere|erinnerung|tomorrow|tonight|later|morgen|später|spaeter|heute abend"
     r"|this (?:evening|afternoon|morning)"
-    r"|(?:at|um)\s+\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|uhr|h))?\b(?!\s*(?:%|percent|prozent|°|degrees?|grad))"
+    r"|(?:at|um)\s+\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|uhr|h))?\b"
+    r"(?!\s*(?:%|°|(?:percent|prozent|degrees?|grad|a|amps?|amperes?|w|watts?|kw|kilowatts?)\b))"
     r"|in \d+\s*(?:min\w*|hours?|h|stunden?|tagen?|days?))",
     re.IGNORECASE,
 )
@@ -90,6 +100,8 @@ _CANCEL_WORDS = re.compile(  # a negated cancel ("don't cancel it") still asks a
 _PLANNING = re.compile(r"\b(schedule|plan|charge|run|lade|plane)\w*", re.IGNORECASE)
 _OFF = frozenset({"turn_off", "stop", "close", "lock"})
 
+# "set ... to 21.5", "stelle ... auf 21,5": a value for whatever the device sets (a number, a target, a brightness)
+_SET_TO = (r"\bset\b.*\bto\s+(?:minus\s+)?\d", r"\b(stelle|setze)\b.*\bauf\s+(?:minus\s+)?\d")
 # action -> patterns in a clause (English and German).
 VERBS: dict[str, tuple[str, ...]] = {
     "turn_on": (
@@ -110,13 +122,17 @@ VERBS: dict[str, tuple[str, ...]] = {
         ),
         r"\b(ausschalten|ausmachen|abschalten)\b",
     ),
-    "set_brightness": (r"\b(dim|dimm|dimme|brighten|brightness|helligkeit)\b", r"\d+\s*(%|percent|prozent)"),
+    "set_brightness": (r"\b(dim|dimm|dimme|brighten|brightness|helligkeit)\b", r"\d+\s*(%|percent|prozent)", *_SET_TO),
     "set_temperature": (
         r"\b(temperature|temperatur|warmer|cooler|wärmer|kühler)\b",
         r"\d+(?:[.,]\d+)?\s*(°|degrees?|grad)",
+        *_SET_TO,
     ),
     "set_hvac_mode": (r"\b(mode|modus|betriebsart)\b",),
-    "set_value": (r"\bset\b.*\bto\s+-?\d", r"\b(stelle|setze)\b.*\bauf\s+-?\d"),
+    "set_value": (
+        *_SET_TO,
+        r"\d\s*(?:a|amps?|amperes?|w|watts?|kw|kilowatts?)\b",  # "charge the car at 10 A", "lade mit 2 kW"
+    ),
     "open": (r"\b(open|öffne|öffnen|aufmachen|mach\w*\b.*\bauf)\b",),
     "close": (r"\b(close|shut|schließe|schließen|zumachen|mach\w*\b.*\bzu)\b",),
     "lock": (r"(?<!un)\block\b", r"\b(verriegle|verriegeln|abschließen|zusperren|(sperre|schließ\w*)\b.*\bab)\b"),
@@ -427,6 +443,7 @@ class _Reading:
     aside: list[str] = field(default_factory=list)
     actions: set[str] = field(default_factory=set)
     devices: list[KnownDevice] = field(default_factory=list)
+    values: tuple[tuple[float, str], ...] = ()  # the previous clause's values ("to 40 %"), for one that takes its verb
     in_aside: bool = False  # the previous clause ended set aside: a following clause without a verb continues it
 
 
@@ -438,6 +455,7 @@ def _read(
     *,
     partial: Mapping[str, Sequence[str]],
     reading: _Reading,
+    home_unit: str,
 ) -> None:
     """Read one clause into ``reading`` (see the module docstring)."""
     verbs = _actions(clause)
@@ -462,15 +480,27 @@ def _read(
     if not named and actions and not any(_mentions(wanted, a) for a in appliances):  # "... and run the dishwasher"
         named = reading.devices
     later = _LATER.search(wanted) is not None
+    values = asked_values(wanted, home_unit) or (() if own else reading.values)
     if not later:
-        reading.found |= {RequestedAction(d.entity_id, a) for d in named for a in actions if _supports(d.domain, a)}
+        reading.found |= {
+            pair for d in named for a in actions if _supports(d.domain, a) for pair in _pairs(d, a, values)
+        }
     switches_off = (own or (set() if _PLANNING.search(wanted) else actions)) or {"plan"}
     if not switches_off <= _OFF and (any(_mentions(wanted, a) for a in appliances) or not _DEVICE_WORD.search(wanted)):
         reading.planning.append(wanted)
     if later:  # "... at 6 and the kettle": the kettle is not asked for now either
-        reading.actions, reading.devices = set(), []
+        reading.actions, reading.devices, reading.values = set(), [], ()
     else:
         reading.actions, reading.devices = actions or reading.actions, named or reading.devices
+        reading.values = values
+
+
+def _pairs(device: KnownDevice, action: str, values: tuple[tuple[float, str], ...]) -> list[RequestedAction]:
+    """Return the pairs for ``action`` on ``device``: one per value it takes from ``values``, or one without."""
+    taken = values_for(action, values) or (values if action in UNITS_OF else ())  # "40 %" for a boiler: refused
+    if not taken:
+        return [RequestedAction(device.entity_id, action)]
+    return [RequestedAction(device.entity_id, action, value, unit) for value, unit in taken]
 
 
 def _set_aside(
@@ -495,12 +525,17 @@ def _set_aside(
 
 
 def requested_actions(
-    text: str, devices: Iterable[KnownDevice] = (), appliances: Sequence[ApplianceRef] = ()
+    text: str,
+    devices: Iterable[KnownDevice] = (),
+    appliances: Sequence[ApplianceRef] = (),
+    *,
+    home_unit: str = "°C",
 ) -> frozenset[RequestedAction]:
     """Return the (target, action) pairs the person's ``text`` asks for (see the module docstring).
 
-    Device pairs carry the entity_id and a vocabulary intent, appliance pairs the appliance's name and ``schedule``
-    or ``cancel``.
+    Device pairs carry the entity_id, a vocabulary intent and, for a value-carrying intent, the value the clause
+    names (``.values.asked_values``, temperatures in ``home_unit``, HA's "°C" or "°F"); appliance pairs the
+    appliance's name and ``schedule`` or ``cancel``.
     """
     if is_question(text):
         return frozenset()
@@ -508,8 +543,9 @@ def requested_actions(
     areas = frozenset(area for d in devices for area in d.areas)
     partial = partial_names(devices)
     reading = _Reading()
-    for clause in (c.strip() for c in _CLAUSES.split(fold(text.replace("’", "'"))) if c and c.strip()):
-        _read(clause, devices, areas, appliances, partial=partial, reading=reading)
+    text = _MERIDIEM.sub(r"\1m", _MINUS.sub("minus ", text.replace("’", "'")))  # folding reads "-" as a space
+    for clause in (c.strip() for c in _CLAUSES.split(fold(text)) if c and c.strip()):
+        _read(clause, devices, areas, appliances, partial=partial, reading=reading, home_unit=home_unit)
     found = reading.found
     intent = understand(", ".join(reading.planning), appliances)
     if intent.kind in ("schedule", "cancel"):

@@ -15,6 +15,7 @@ no plan; the answer says that nothing was switched on and no plan changed.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 import dataclasses
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import json
 import re
 from typing import Any, Literal
 
+from ..gates.models import RequestedAction
 from .actions import EVALUATE_COMMAND, EXPLAIN_DEVICE, FINISH, GET_CALENDAR_CONSTRAINT, GET_PRICES, SCHEDULE, Action
 from .outcomes import plan_line
 from .parser import Reply
@@ -87,6 +89,13 @@ _DEADLINE = re.compile(
 _TOMORROW = re.compile(r"(?<!heute )\b(tomorrow|morgen)\b", re.IGNORECASE)  # "heute morgen" is this morning
 # device actions the offline planner sends: those that need no value (a brightness or a temperature needs a model)
 PLAIN_ACTIONS = frozenset({"turn_on", "turn_off", "open", "close", "lock", "unlock", "press", "start", "stop"})
+# value action -> its param and the value units sent as they are ("to 40 %", "auf 21,5 Grad", "at 10 A"); a power
+# ("2 kW") is left to a model, which knows the entity's unit
+VALUE_ACTIONS = {
+    "set_brightness": ("brightness", frozenset({"", "%"})),
+    "set_temperature": ("temperature", frozenset({"", "°"})),
+    "set_value": ("value", frozenset({"", "%", "A"})),
+}
 # a command that switches an appliance on now: the request asks for this run, not for a plan
 SWITCH_ON = frozenset({"turn_on", "start"})
 TOMORROW = "tomorrow "  # a deadline "tomorrow HH:MM" is on the next local day, not at the next such time
@@ -238,6 +247,8 @@ def understand(text: str, appliances: Sequence[ApplianceRef], home_devices: Sequ
 
 
 def _action_line(action: Action) -> str:
+    if any(isinstance(value, dict) for value in action.args.values()):  # params: the JSON form
+        return json.dumps({"action": action.type, "args": action.args})
     args = "".join(f" | {key}={value}" for key, value in action.args.items())
     return f"ACTION: {action.type}{args}"
 
@@ -265,14 +276,15 @@ class OfflinePlanner:
 
     ``kinds`` maps appliance names to kinds; ``calendar`` says whether a calendar constraint is configured (then an
     EV without an explicit deadline asks for it first); ``lang`` (``en`` or ``de``) is the language of its summary;
-    ``devices`` reads the request into the (entity_id, action) pairs it asks for (the intent binding's reading), of
-    which the :data:`PLAIN_ACTIONS` become ``EVALUATE_COMMAND`` actions before any appliance is planned.
+    ``devices`` reads the request into the device pairs it asks for (the intent binding's reading), of which the
+    :data:`PLAIN_ACTIONS`, and a value action with the one value the request names for it (:data:`VALUE_ACTIONS`),
+    become ``EVALUATE_COMMAND`` actions before any appliance is planned.
     """
 
     appliances: Sequence[ApplianceRef]
     calendar: bool = False
     lang: str = "en"
-    devices: Callable[[str], Sequence[tuple[str, str]]] | None = None
+    devices: Callable[[str], Sequence[RequestedAction]] | None = None
     home_devices: Sequence[ApplianceRef] = ()
     name: str = "offline"
     _queue: list[Action] = field(default_factory=list)
@@ -306,9 +318,22 @@ class OfflinePlanner:
         return Reply(f"Thought: offline plan, step {len(observations) + 1}.\n{_action_line(action)}")
 
     def commands(self, text: str) -> list[Action]:
-        """Return one ``EVALUATE_COMMAND`` per device pair of ``text`` that needs no value, in a stable order."""
-        pairs = sorted(self.devices(text)) if self.devices is not None else []
-        return [Action(EVALUATE_COMMAND, {"intent": a, "device_alias": e}) for e, a in pairs if a in PLAIN_ACTIONS]
+        """Return one ``EVALUATE_COMMAND`` per device pair of ``text`` it can send, in a stable order.
+
+        That is a pair of :data:`PLAIN_ACTIONS`, or of :data:`VALUE_ACTIONS` with the one value the request names for
+        its target and action, in a unit sent as it is.
+        """
+        pairs = sorted(self.devices(text), key=RequestedAction.sort_key) if self.devices is not None else []
+        named = Counter((p.target, p.action) for p in pairs)
+        found = []
+        for pair in pairs:
+            args: dict[str, Any] = {"intent": pair.action, "device_alias": pair.target}
+            if pair.action in PLAIN_ACTIONS:
+                found.append(Action(EVALUATE_COMMAND, args))
+            elif (sent := VALUE_ACTIONS.get(pair.action)) and pair.value is not None and pair.unit in sent[1]:
+                if named[(pair.target, pair.action)] == 1:  # two values for one target: left to a model
+                    found.append(Action(EVALUATE_COMMAND, {**args, "params": {sent[0]: pair.value}}))
+        return found
 
     def _not_switched_on(self, intent: Intent, commands: Sequence[Action]) -> Intent:
         """Return ``intent`` without the appliances that ``commands`` switch on now ("turn on the dishwasher now").

@@ -42,8 +42,8 @@ _EFFECTIVE = {COMMAND: EFFECTIVE_COMMANDS, PLAN: EFFECTIVE_PLANS, AUTHORIZATION:
 def reason_id(record: Mapping[str, Any]) -> str | None:
     """Return which known reason ended a command, from its trace record's last gate result.
 
-    One of ``nothing_requested`` or
-    ``not_requested`` (intent binding), ``grid_setpoint``, ``pending_limit``, ``control_off``, ``dry_run_requested``,
+    One of ``nothing_requested``, ``not_requested``, ``value_not_requested`` (intent binding: a value the request
+    does not name), ``value_not_planned`` (a plan's command with another value than its plan's), ``grid_setpoint``, ``pending_limit``, ``control_off``, ``dry_run_requested``,
     ``policy_deny``; None for any other.
     """
     gates = record.get("gate_results") or []
@@ -51,6 +51,8 @@ def reason_id(record: Mapping[str, Any]) -> str | None:
     evidence = last.get("evidence") or {}
     binding = evidence.get("intent_binding") or {}
     if binding.get("bound") is False:
+        if "proposed" in binding:
+            return "value_not_planned" if binding.get("plan") else "value_not_requested"
         return "not_requested" if binding.get("requested") else "nothing_requested"
     if evidence.get("grid_setpoint"):
         return "grid_setpoint"
@@ -67,10 +69,14 @@ def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any], nam
     """Return the outcome of one gated command from its trace record (JSON-safe).
 
     ``name`` is the device's name as users see it (its friendly name), which the summary says instead of the entity
-    id; the policy rule that denied it (``rule``, ``rule_index``) comes from the Policy gate's evidence.
+    id; the policy rule that denied it (``rule``, ``rule_index``) comes from the Policy gate's evidence, and so do the
+    values of a value refused by intent binding (``asked``: the values asked or planned, ``proposed``: the command's,
+    in words).
     """
     gates = record.get("gate_results") or []
     evidence = (gates[-1].get("evidence") or {}) if gates else {}
+    binding = evidence.get("intent_binding") or {}
+    values = {"asked": binding["asked"], "proposed": binding["proposed"]} if binding.get("asked") else {}
     return {
         "kind": COMMAND,
         "intent": candidate.get("intent"),
@@ -84,6 +90,7 @@ def command_outcome(candidate: Mapping[str, Any], record: Mapping[str, Any], nam
         "rule": evidence.get("rule"),
         "rule_index": evidence.get("rule_index"),
         "trace_id": record.get("trace_id"),
+        **values,
     }
 
 
@@ -157,9 +164,18 @@ def _known(reasons: Mapping[str, str], key: Any, outcome: Mapping[str, Any], lan
     if key == "policy_deny" and "rule" in outcome:  # which rule, in words
         return rule_words(outcome.get("rule"), outcome.get("rule_index"), lang)
     command = _what(outcome, lang)
+    asked = (" oder " if lang == "de" else " or ").join(_number(str(v), lang) for v in outcome.get("asked") or ())
     return text.format(
-        target=outcome.get("target"), command=command[:1].lower() + command[1:] if lang != "de" else command
+        target=outcome.get("target"),
+        command=command[:1].lower() + command[1:] if lang != "de" else command,
+        asked=asked,
+        proposed=_number(str(outcome.get("proposed")), lang),
     )
+
+
+def _number(text: str, lang: str) -> str:
+    """Return ``text`` with its decimal points as decimal commas in German ("21.5°" → "21,5°")."""
+    return re.sub(r"(?<=\d)\.(?=\d)", ",", text) if lang == "de" else text
 
 
 def _what(outcome: Mapping[str, Any], lang: str) -> str:

@@ -134,6 +134,8 @@ TEXTS: dict[str, tuple[str, str]] = {
 REASONS_DE: dict[str, str] = {
     "nothing_requested": "die Anfrage verlangt keine Geräteaktion",
     "not_requested": "die Anfrage verlangt nicht „{command}“",
+    "value_not_requested": "die Anfrage verlangt {asked}, nicht {proposed}",
+    "value_not_planned": "der Plan sieht {asked} vor, nicht {proposed}",
     "grid_setpoint": "ein Netz-Sollwert: nur eine genehmigte Freigabeanfrage setzt ihn",
     "control_off": "die Gerätesteuerung ist aus",
     "dry_run_requested": "ein Probelauf wurde verlangt",
@@ -152,6 +154,8 @@ REASONS_DE: dict[str, str] = {
 REASONS_EN: dict[str, str] = {
     "nothing_requested": "the request asks for no device action",
     "not_requested": "the request does not ask to {command}",
+    "value_not_requested": "the request asks for {asked}, not {proposed}",
+    "value_not_planned": "the plan sets {asked}, not {proposed}",
     "grid_setpoint": "a grid setpoint: only an approved authorization request sets it",
     "control_off": "device control is off",
     "dry_run_requested": "a dry run was asked for",

@@ -34,6 +34,7 @@ from homeassistant.util.unit_conversion import TemperatureConverter
 from ..const import LOGGER
 from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, Outcome
 from ..gates.tables import DEFAULT_TEMP_RANGES
+from ..gates.values import plan_text
 from ..prices.curve import floor_slot
 from .heat_config import HeatPumpConfig
 from .heat_view import EPS_KW, heat_band, heat_kw, temp_c
@@ -196,7 +197,7 @@ class HeatExecutor:
         intent, params = heat_command(value)
         candidate = {"intent": intent, "device_alias": entity_id, "params": params}
         unit = self.hass.config.units.temperature_unit
-        what = f"turn {value} {entity_id}" if isinstance(value, str) else f"set {entity_id} to {value:g} {unit}"
+        what = f"turn {value} {entity_id}" if isinstance(value, str) else plan_text(entity_id, value, unit)
         LOGGER.debug("Whole-home plan: %s for slot %s", what, slot.isoformat())
         return dict(
             await self.control.async_evaluate(

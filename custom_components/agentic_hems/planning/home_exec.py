@@ -30,6 +30,7 @@ from homeassistant.core import Context, HomeAssistant
 
 from ..const import LOGGER
 from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, Outcome
+from ..gates.values import plan_text
 from ..grid_ha.site import setpoint_value
 from ..prices.curve import floor_slot
 from ..scheduling.home_explain import battery_mode
@@ -194,7 +195,7 @@ class HomeExecutor:
                 source_agent=SOURCE_GRID if grant else SOURCE_SCHEDULER,
                 candidate={"intent": intent, "device_alias": entity_id, "params": params},
                 context=Context(),
-                raw_input=f"set {entity_id} to {value}: whole-home plan, slot {slot.isoformat()}",
+                raw_input=f"{plan_text(entity_id, value)}: whole-home plan, slot {slot.isoformat()}",
                 slot_start=slot,
                 grant=grant,
             )
