@@ -407,6 +407,25 @@ async def test_switching_an_appliance_on_now_says_what_ran_and_withdraws_the_pla
         f"Dishwasher: already on. The planned run of Dishwasher ({next_start} to {next_end}) still stands.")
 
 
+async def test_switching_an_appliance_on_by_its_kind_word_switches_it_on_and_plans_nothing(
+    hass: HomeAssistant, house: MockConfigEntry
+) -> None:
+    """"Schalte die Spülmaschine jetzt ein" names the dishwasher by a kind word, not by its name: it is switched on
+    (one command, no plan on top of it), as "turn on the dishwasher now" is; it was read as a plan request before,
+    which left the dishwasher off and replaced the plan a person had set ("bis morgen 7 Uhr")."""
+    async_expose_entity(hass, "conversation", "input_boolean.dishwasher", True)
+    owner = await admin_context(hass)
+    await allow_control(hass)
+    state = house.runtime_data.planner.states["dishwasher"]
+    await ask(hass, "Plane die Spülmaschine bis morgen 7 Uhr", owner)
+    assert state.pinned
+    response = await ask(hass, "Schalte die Spülmaschine jetzt ein", owner)
+    assert hass.states.get("input_boolean.dishwasher").state == "on"
+    assert [(o["kind"], o["outcome"]) for o in response["outcomes"]] == [("command", "executed")]
+    assert response["plans"] == [] and response["success"]
+    assert not state.pinned  # the person's plan was for this run: withdrawn, not planned again without its deadline
+
+
 async def test_a_broad_request_never_replaces_a_plan_a_person_set(
     hass: HomeAssistant, loaded_entry: MockConfigEntry
 ) -> None:
