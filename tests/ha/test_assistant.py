@@ -426,6 +426,23 @@ async def test_switching_an_appliance_on_by_its_kind_word_switches_it_on_and_pla
     assert not state.pinned  # the person's plan was for this run: withdrawn, not planned again without its deadline
 
 
+async def test_a_refused_plan_is_no_action_done(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """"Don't schedule the dishwasher": the offline planner proposes its plan, the intent binding refuses it (nothing
+    asked for); the run is no success and Assist answers as a query, not "action done" beside "Schedule failed"."""
+    from homeassistant.components import conversation
+
+    planner = loaded_entry.runtime_data.planner
+    before = {key: state.plan for key, state in planner.states.items()}
+    result = await conversation.async_converse(
+        hass, "Don't schedule the dishwasher", None, Context(), agent_id="conversation.agentic_hems"
+    )
+    assert result.response.response_type == intent.IntentResponseType.QUERY_ANSWER
+    run = loaded_entry.runtime_data.assistant.runs[-1]
+    assert run["success"] is False
+    assert [(o["kind"], o["outcome"]) for o in run["outcomes"]] == [("plan", "not_planned")]
+    assert {key: state.plan for key, state in planner.states.items()} == before
+
+
 async def test_a_broad_request_never_replaces_a_plan_a_person_set(
     hass: HomeAssistant, loaded_entry: MockConfigEntry
 ) -> None:
