@@ -19,7 +19,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity, async_should_expose
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.const import CONF_GATED_ENTITIES, DOMAIN
@@ -195,6 +195,26 @@ async def test_unticking_keep_gated_takes_a_gated_device_from_the_gates(
         assert (await response.json())["type"] == "create_entry"
     await hass.async_block_till_done()
     assert house.options[CONF_GATED_ENTITIES] == [GARAGE]
+
+
+async def test_a_gated_device_renamed_stays_gated_under_its_new_id(
+    hass: HomeAssistant, house: MockConfigEntry, freezer: FrozenDateTimeFactory
+) -> None:
+    """A gated device whose entity_id is changed in the registry stays gated under its new id (HA keeps its hidden
+    exposure with it); the old id, which another entity may take later, is no longer gated."""
+    motor, renamed = "input_boolean.garage_motor", "input_boolean.door_motor"
+    async_expose_entity(hass, "conversation", motor, False)
+    hass.config_entries.async_update_entry(house, options={**house.options, CONF_GATED_ENTITIES: [motor]})
+    await hass.async_block_till_done()
+    assert motor in house.runtime_data.control.index.entities
+
+    er.async_get(hass).async_update_entity(motor, new_entity_id=renamed)
+    await hass.async_block_till_done()
+    await settle(hass, freezer)
+    assert house.options[CONF_GATED_ENTITIES] == [renamed]
+    assert not async_should_expose(hass, "conversation", renamed)
+    candidates = house.runtime_data.control.index.entities
+    assert renamed in candidates and motor not in candidates
 
 
 async def save_control(hass: HomeAssistant, entry: MockConfigEntry, control: dict[str, Any]) -> None:
