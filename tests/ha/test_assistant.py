@@ -147,6 +147,23 @@ async def test_rate_limit_per_user(hass: HomeAssistant, loaded_entry: MockConfig
     await ask(hass, "When is electricity cheapest?", Context(user_id="u2"))
 
 
+async def test_no_one_locks_an_administrator_out_of_ask(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """A non-admin fills the shared hour of ``ask``: the next non-admin is refused, the owner is not (their request
+    counts toward the hour all the same)."""
+    limiter = loaded_entry.runtime_data.assistant.limiter
+    limiter.hourly = 2
+    kid = Context(user_id=(await hass.auth.async_create_user("Kid")).id)
+    guest = Context(user_id=(await hass.auth.async_create_user("Guest")).id)
+    await ask(hass, "When is electricity cheapest?", kid)
+    await ask(hass, "When is electricity cheapest?", kid)
+    with pytest.raises(ServiceValidationError) as err:
+        await ask(hass, "When is electricity cheapest?", guest)
+    assert (err.value.translation_key, err.value.translation_placeholders["window"]) == ("rate_limited", "hour")
+    owner = await admin_context(hass)
+    assert (await ask(hass, "When is electricity cheapest?", owner))["success"]
+    assert len(limiter._all) == 3
+
+
 async def test_a_refusal_names_the_local_time_and_the_day_when_it_is_not_today(
     hass: HomeAssistant, loaded_entry: MockConfigEntry
 ) -> None:
