@@ -502,6 +502,28 @@ def test_a_refused_grid_command_names_the_approved_one(dashboard: Page) -> None:
     ]
 
 
+VALUES_JS = """el => {
+    const hass = el.hass, out = [];
+    const states = {...hass.states, "input_number.setpoint": {entity_id: "input_number.setpoint", state: "0",
+                    attributes: {unit_of_measurement: "kW"}}};
+    const warmer = {entity_id: "climate.heat_pump", command: {intent: "set_temperature", data: {temperature: 70}}};
+    const setpoint = {entity_id: "input_number.setpoint", command: {intent: "set_value", data: {value: -4.7}}};
+    for (const temperature of ["°C", "°F"]) {
+        const unit_system = {...(hass.config.unit_system || {}), temperature};
+        el.hass = {...hass, states, config: {...hass.config, unit_system}};
+        out.push(el._value(warmer), el._value(setpoint));
+    }
+    el.hass = hass;
+    return out;
+}"""
+
+
+def test_a_set_value_carries_its_unit(dashboard: Page) -> None:
+    """A set temperature is in HA's unit (commands carry it so: 70 is °F in US customary units, never "70 °C"); a
+    number entity's value carries its unit ("-4.7 kW", not a bare "-4.7")."""
+    assert card(dashboard, "trace").evaluate(VALUES_JS) == ["70 °C", "-4.7 kW", "70 °F", "-4.7 kW"]
+
+
 def test_screenshot_dashboard(dashboard: Page, artifacts: Path) -> None:
     dashboard.screenshot(path=str(artifacts / "dashboard.png"), full_page=True)
 
