@@ -74,6 +74,7 @@ def pairs(*items: tuple[str, str]) -> frozenset[RequestedAction]:
         ("Turn on the kitchen light and the dishes",  # a clause without its own verb: a plan, no command
          pairs(("light.kitchen_main", "turn_on"), ("Dishwasher", "schedule"))),
         ("Schalte die Spülmaschine um 6 ein", pairs(("Dishwasher", "schedule"))),  # later: a plan, no command now
+        ("Turn on the dish washer lamp", pairs(("Dishwasher", "schedule"))),  # some lamp, not the dishwasher
     ],
 )
 def test_requested_actions(text: str, expected: frozenset[RequestedAction]) -> None:

@@ -482,9 +482,16 @@ def _appliance_devices(
 ) -> list[KnownDevice]:
     """Return the controlled entities of the ``appliances`` that ``clause`` (folded) names by name or kind word.
 
-    An appliance's entity carries the appliance's folded name among its ``names`` (:func:`known_devices`).
+    An appliance's entity carries the appliance's folded name among its ``names`` (:func:`known_devices`). None when
+    the clause holds a device word besides ("the washing machine light" is some light, not the washing machine).
     """
     names = {fold(name) for name in named_in(clause, appliances)}  # the longest phrase wins: "dish washer"
+    rest = clause
+    for appliance in appliances:
+        for phrase in sorted((fold(appliance.name), *KIND_WORDS.get(appliance.kind, ())), key=len, reverse=True):
+            rest = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", " ", rest)
+    if not names or _DEVICE_WORD.search(rest):
+        return []
     return [d for d in devices if not names.isdisjoint(d.names)]
 
 
