@@ -443,6 +443,33 @@ async def test_switching_an_appliance_on_by_its_kind_word_switches_it_on_and_pla
     assert not state.pinned  # the person's plan was for this run: withdrawn, not planned again without its deadline
 
 
+async def test_a_switch_on_names_the_next_run_the_listener_has_not_planned_yet(
+    hass: HomeAssistant, house: MockConfigEntry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state listener may withdraw the waiting plan first, its replan of the next window still queued behind the
+    assistant (seen in the demo: "..., which is withdrawn." while the next run was planned a moment later). What the
+    switch-on reports as the plan that stands is read after that replan: the next run."""
+    from custom_components.agentic_hems.planning.switch_ons import async_switched_on
+
+    planner = house.runtime_data.planner
+    replan = planner.async_replan_due
+
+    async def queued() -> None:  # the listener's replan has not run yet
+        return None
+
+    monkeypatch.setattr(planner, "async_replan_due", queued)
+    now = dt_util.utcnow()
+    withdrawn = await planner.async_started_now("dishwasher", now)
+    assert withdrawn is not None and planner.states["dishwasher"].plan is None
+    monkeypatch.setattr(planner, "async_replan_due", replan)
+    record = {"candidate": {"intent": "turn_on"}, "entity_id": "input_boolean.dishwasher", "outcome": "executed",
+              "execution_result": {"executed_at": (now - timedelta(seconds=1)).isoformat()}}
+    switched = await async_switched_on(planner, record)
+    assert switched is not None and switched.withdrawn is withdrawn
+    state = planner.states["dishwasher"]
+    assert switched.plan is not None and switched.plan is state.plan and state.plan.start >= state.done_until
+
+
 async def test_a_refused_plan_is_no_action_done(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
     """"Don't schedule the dishwasher": the offline planner proposes its plan, the intent binding refuses it (nothing
     asked for); the run is no success and Assist answers as a query, not "action done" beside "Schedule failed"."""
