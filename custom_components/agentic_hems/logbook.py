@@ -13,7 +13,12 @@ from .gates.models import SOURCE_GRID, SOURCE_ORCHESTRATOR, SOURCE_SCHEDULER
 from .orchestrator.texts import GATES_EN
 
 # Who asked, in words; another source (an automation's or outside agent's own name) is shown as it is.
-SOURCES = {SOURCE_ORCHESTRATOR: "the assistant", SOURCE_SCHEDULER: "the scheduler", SOURCE_GRID: "the grid plan"}
+SOURCES = {
+    SOURCE_ORCHESTRATOR: "the assistant",
+    SOURCE_SCHEDULER: "the scheduler",
+    SOURCE_GRID: "the grid plan",
+    "mcp": "an MCP assistant",  # assistant.llm_base.SOURCE_NO_REQUEST: an assistant outside HA
+}
 
 MESSAGES = {
     "blocked": "was blocked by the {failed_gate} check for {source_agent}",

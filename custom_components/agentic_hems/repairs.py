@@ -3,7 +3,8 @@
 ``assist_exposed_<entry_id>_<entity_id>`` (:mod:`.control.assist_exposure`): a confirm step that says why HA's own
 Assist can act on the device before the gates see it; on confirmation the entity is un-exposed from Assist
 (``async_expose_entity``) and, when ``keep_gated`` is ticked (the default), added to the entry's ``gated_entities``
-option, so Agentic HEMS's agent can still reach it through the gates (the entry reloads). It aborts with
+option, so Agentic HEMS's agent can still reach it through the gates (the entry reloads); unticked, it is taken
+out of that option too. It aborts with
 ``entry_missing`` when the entry is gone.
 
 ``audit_chain_broken_<entry_id>``: a confirm step, then :meth:`.grid_ha.audit_log.AuditLog.async_new_epoch`
@@ -89,8 +90,9 @@ class AssistExposureRepairFlow(RepairsFlow):
                 description_placeholders=dict(issue.translation_placeholders or {}) if issue else None,
             )
         gated = list(entry.options.get(CONF_GATED_ENTITIES) or [])
-        if user_input.get(KEEP_GATED) and self.entity_id not in gated:
-            options = {**entry.options, CONF_GATED_ENTITIES: [*gated, self.entity_id]}
+        wanted = [e for e in gated if e != self.entity_id] + ([self.entity_id] if user_input.get(KEEP_GATED) else [])
+        if set(wanted) != set(gated):  # unticked: no longer gated either, as the box says
+            options = {**entry.options, CONF_GATED_ENTITIES: wanted}
             self.hass.config_entries.async_update_entry(entry, options=options)  # the entry reloads with it
         async_expose_entity(self.hass, ASSISTANT, self.entity_id, False)
         return self.async_create_entry(data={})

@@ -34,7 +34,7 @@ from .const import (
     DOMAIN,
     SOURCE_SENSOR,
 )
-from .control.assist_exposure import AssistExposureRepairs
+from .control.assist_exposure import AssistExposureRepairs, async_follow_gated_renames
 from .control.manager import ControlManager
 from .control.settings import control_settings, controlled_entity_ids
 from .coordinator import PriceCoordinator
@@ -158,6 +158,7 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     control = runtime.control
     exposure = AssistExposureRepairs(hass, entry.entry_id, control.view, lambda: control.keeper.settings.rules)
     entry.async_on_unload(exposure.async_start())
+    entry.async_on_unload(async_follow_gated_renames(hass, entry.entry_id))
     entry.async_on_unload(lambda: async_entry_unloaded(hass, entry.entry_id))
     entry.async_on_unload(async_track_slots(hass, entry))
     entry.async_on_unload(async_track_switch_ons(hass, planner))

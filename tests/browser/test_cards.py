@@ -508,6 +508,48 @@ def test_a_refused_grid_command_names_the_approved_one(dashboard: Page) -> None:
     ]
 
 
+VALUES_JS = """el => {
+    const hass = el.hass, out = [];
+    const states = {...hass.states, "input_number.setpoint": {entity_id: "input_number.setpoint", state: "0",
+                    attributes: {unit_of_measurement: "kW"}}};
+    const warmer = {entity_id: "climate.heat_pump", command: {intent: "set_temperature", data: {temperature: 70}}};
+    const setpoint = {entity_id: "input_number.setpoint", command: {intent: "set_value", data: {value: -4.7}}};
+    for (const temperature of ["°C", "°F"]) {
+        const unit_system = {...(hass.config.unit_system || {}), temperature};
+        el.hass = {...hass, states, config: {...hass.config, unit_system}};
+        out.push(el._value(warmer), el._value(setpoint));
+    }
+    el.hass = hass;
+    return out;
+}"""
+
+
+def test_a_set_value_carries_its_unit(dashboard: Page) -> None:
+    """A set temperature is in HA's unit (commands carry it so: 70 is °F in US customary units, never "70 °C"); a
+    number entity's value carries its unit ("-4.7 kW", not a bare "-4.7")."""
+    assert card(dashboard, "trace").evaluate(VALUES_JS) == ["70 °C", "-4.7 kW", "70 °F", "-4.7 kW"]
+
+
+def test_a_12_hour_clock_has_no_leading_zero(dashboard: Page) -> None:
+    """A decision at 08:05 UTC reads "8:05:00 AM" or "9:05:00 AM" (the demo's zone) for a 12-hour reader, as the
+    schedule's spans and HA write it, never "09:05:00 AM"; a 24-hour reader keeps "09:05:00"."""
+    early = {**GARAGE, "trace_id": "t_early", "outcome": "executed", "timestamp": "2026-12-07T08:05:00+00:00",
+             "gate_results": [*PASSED, {"gate": "execution", "passed": True, "reason": "ok", "evidence": {}}]}
+    snapshot = {"type": "snapshot", "decisions": [early], "pending": [], "is_admin": True,
+                "labels": {"entities": {"cover.garage_door": "Garage door"}, "users": {}}}
+    times = []
+    for time_format in ("12", "24"):
+        dashboard.evaluate(STANDIN_CARD, ["agentic-hems-trace-card", "standin-clock", snapshot,
+                                          {"time_format": time_format}])
+        element = dashboard.locator("#standin-clock")
+        try:
+            times.append(element.locator('.decision[data-trace-id="t_early"] .time').inner_text())
+        finally:
+            dashboard.evaluate("() => document.getElementById('standin-clock').remove()")
+    assert re.search(r"(?<!\d)[1-9]:05:00\s?AM$", times[0]), times
+    assert re.search(r"(?<!\d)0[89]:05:00$", times[1]), times
+
+
 def test_screenshot_dashboard(dashboard: Page, artifacts: Path) -> None:
     dashboard.screenshot(path=str(artifacts / "dashboard.png"), full_page=True)
 

@@ -68,6 +68,14 @@ def pairs(*items: tuple[Any, ...]) -> frozenset[RequestedAction]:
         ("Lade das Auto bis 7 Uhr", pairs(("EV charger", "schedule"))),
         ("Schalte das Licht in der Küche ein", pairs(("light.kueche_decke", "turn_on"))),
         ("Mach das Deckenlicht aus", pairs(("light.kueche_decke", "turn_off"))),
+        # an appliance's kind word names its entity for a device verb (else the switch-on was read as a plan only)
+        ("Schalte die Spülmaschine jetzt ein", pairs(("switch.dishwasher", "turn_on"), ("Dishwasher", "schedule"))),
+        ("Turn on the dish washer now", pairs(("switch.dishwasher", "turn_on"), ("Dishwasher", "schedule"))),
+        ("Mach den Geschirrspüler aus", pairs(("switch.dishwasher", "turn_off"))),
+        ("Turn on the kitchen light and the dishes",  # a clause without its own verb: a plan, no command
+         pairs(("light.kitchen_main", "turn_on"), ("Dishwasher", "schedule"))),
+        ("Schalte die Spülmaschine um 6 ein", pairs(("Dishwasher", "schedule"))),  # later: a plan, no command now
+        ("Turn on the dish washer lamp", pairs(("Dishwasher", "schedule"))),  # some lamp, not the dishwasher
     ],
 )
 def test_requested_actions(text: str, expected: frozenset[RequestedAction]) -> None:

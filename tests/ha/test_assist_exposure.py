@@ -19,7 +19,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity, async_should_expose
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.const import CONF_GATED_ENTITIES, DOMAIN
@@ -157,6 +157,64 @@ async def test_the_fix_flow_hides_the_device_from_assist_and_keeps_it_gated(
     assert issues(hass) == {}
     candidates = house.runtime_data.control.index.entities
     assert GARAGE in candidates and LOCK not in candidates
+
+
+async def test_unticking_keep_gated_takes_a_gated_device_from_the_gates(
+    hass: HomeAssistant, house: MockConfigEntry, hass_client: Any, freezer: FrozenDateTimeFactory
+) -> None:
+    """A gated device exposed to Assist again gets its issue again; fixed with "Keep it reachable through Agentic
+    HEMS's gates" unticked, it is hidden from Assist and no longer gated (it stayed gated before, reachable against the
+    box's word). Fixed twice (a second flow on the same issue, box ticked): gated once."""
+    assert await async_setup_component(hass, "repairs", {})
+    client = await hass_client()
+    garage = f"assist_exposed_{house.entry_id}_{GARAGE}"
+    await fix(hass, client, garage, True)
+    await hass.async_block_till_done()
+    assert house.options[CONF_GATED_ENTITIES] == [GARAGE]
+
+    async_expose_entity(hass, "conversation", GARAGE, True)
+    await settle(hass, freezer)
+    assert garage in issues(hass)
+    _, done = await fix(hass, client, garage, False)
+    await hass.async_block_till_done()
+    await settle(hass, freezer)
+    assert done["type"] == "create_entry"
+    assert not async_should_expose(hass, "conversation", GARAGE)
+    assert house.options[CONF_GATED_ENTITIES] == []
+    assert GARAGE not in house.runtime_data.control.index.entities
+    assert garage not in issues(hass)
+
+    async_expose_entity(hass, "conversation", GARAGE, True)
+    await settle(hass, freezer)
+    flows = []
+    for _ in range(2):  # two flows open on the same issue (two browser tabs), then both submitted
+        response = await client.post("/api/repairs/issues/fix", json={"handler": DOMAIN, "issue_id": garage})
+        flows.append((await response.json())["flow_id"])
+    for flow_id in flows:
+        response = await client.post(f"/api/repairs/issues/fix/{flow_id}", json={"keep_gated": True})
+        assert (await response.json())["type"] == "create_entry"
+    await hass.async_block_till_done()
+    assert house.options[CONF_GATED_ENTITIES] == [GARAGE]
+
+
+async def test_a_gated_device_renamed_stays_gated_under_its_new_id(
+    hass: HomeAssistant, house: MockConfigEntry, freezer: FrozenDateTimeFactory
+) -> None:
+    """A gated device whose entity_id is changed in the registry stays gated under its new id (HA keeps its hidden
+    exposure with it); the old id, which another entity may take later, is no longer gated."""
+    motor, renamed = "input_boolean.garage_motor", "input_boolean.door_motor"
+    async_expose_entity(hass, "conversation", motor, False)
+    hass.config_entries.async_update_entry(house, options={**house.options, CONF_GATED_ENTITIES: [motor]})
+    await hass.async_block_till_done()
+    assert motor in house.runtime_data.control.index.entities
+
+    er.async_get(hass).async_update_entity(motor, new_entity_id=renamed)
+    await hass.async_block_till_done()
+    await settle(hass, freezer)
+    assert house.options[CONF_GATED_ENTITIES] == [renamed]
+    assert not async_should_expose(hass, "conversation", renamed)
+    candidates = house.runtime_data.control.index.entities
+    assert renamed in candidates and motor not in candidates
 
 
 async def save_control(hass: HomeAssistant, entry: MockConfigEntry, control: dict[str, Any]) -> None:

@@ -334,6 +334,8 @@ def test_logbook_describes_decisions() -> None:
         "waits for an administrator to confirm the assistant's command")
     assert describe({"outcome": "blocked", "failed_gate": "device_resolved", "source_agent": "grid"}) == (
         "was blocked by the device check for the grid plan")
+    assert describe({"outcome": "confirmed", "source_agent": "mcp"}) == (  # an MCP client's held call
+        "had an MCP assistant's command confirmed")
 
 
 async def test_only_an_admin_turns_device_control_on(

@@ -205,6 +205,8 @@ def test_fulfilled() -> None:
     assert not fulfilled([blocked]) and fulfilled([blocked, done]) and fulfilled([PLANNED], asked=True)
     assert not fulfilled([{"kind": "plan", "appliance": "EV", "outcome": "not_planned"}], asked=True)
     assert fulfilled([outcome("pending_confirmation")], asked=True)
+    refused_plan = {"kind": "plan", "appliance": "Dishwasher", "outcome": "not_planned", "reason": "not_requested"}
+    assert not fulfilled([refused_plan])  # "don't schedule the dishwasher": a refused plan, asked for nothing
 
 
 def test_refusals_and_authorization_requests() -> None:

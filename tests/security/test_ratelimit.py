@@ -36,6 +36,17 @@ def test_shared_windows_count_all_users_together() -> None:
     assert limiter.check("owner", T0 + timedelta(minutes=5)) == Refusal("hour", T0 + timedelta(hours=1))
 
 
+def test_an_exempt_caller_passes_full_shared_windows_and_still_counts() -> None:
+    """An administrator is not locked out by the others' hour; their calls count toward it for the others."""
+    limiter = RateLimiter(daily=100, hourly=2, per_user_minute=100)
+    assert [limiter.check("kid", T0 + timedelta(minutes=m)) for m in (0, 1)] == [None, None]
+    assert limiter.check("kid", T0 + timedelta(minutes=2)) == Refusal("hour", T0 + timedelta(hours=1))
+    assert limiter.check("owner", T0 + timedelta(minutes=3), exempt=True) is None
+    assert limiter.check("kid", T0 + timedelta(hours=1, minutes=1)) is None  # the kid's two calls left the hour
+    assert limiter.check("kid", T0 + timedelta(hours=1, minutes=2)) == Refusal(
+        "hour", T0 + timedelta(hours=1, minutes=3))  # the owner's call at minute 3 counts
+
+
 def test_per_user_windows_leave_the_others_alone_and_exempt_lifts_day_and_hour() -> None:
     limiter = RateLimiter(daily=4, hourly=2, per_user_minute=3, shared=False)
     assert [limiter.check("kid", T0 + timedelta(minutes=m)) for m in (0, 1, 2)] == [
@@ -68,7 +79,7 @@ def _simulate(rng: random.Random, shared: bool) -> set[str]:
     for _ in range(600):
         now += timedelta(seconds=rng.choice([1, 1, 1, 1, 2, 5, 20, 60, 300, 900, 3000]))
         user = rng.choice(["a", "b", None])
-        exempt = not shared and user == "a" and rng.random() < 0.5
+        exempt = user == "a" and rng.random() < 0.5
         mine = [t for u, t in admitted if u == user]
         counted = [t for _, t in admitted] if shared else mine
         windows = {"minute": (3, mine)} | ({} if exempt else {"hour": (8, counted), "day": (40, counted)})

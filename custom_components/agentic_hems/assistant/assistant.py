@@ -61,7 +61,8 @@ if TYPE_CHECKING:
 class Assistant(ChangeListeners):
     """Rate limits, runs and their store for one site.
 
-    ``limiter`` counts ``ask`` requests (day and hour for all users together: they spend the site's model budget);
+    ``limiter`` counts ``ask`` requests (day and hour for all users together: they spend the site's model budget;
+    administrators pass those two, so no one can lock the owner out);
     ``tool_limiter`` counts calls of the site's LLM API tools per user, so no one uses up another's calls.
     """
 
@@ -162,7 +163,7 @@ class Assistant(ChangeListeners):
 
         """
         lang = text_language(language or self.hass.config.language)
-        request = self._admit(text, context, lang)
+        request = await self._admit(text, context, lang)
         started = dt_util.utcnow()
         if (spent := self.cost_today(started)) >= float(self.options[CONF_DAILY_COST_CAP]) > 0 and self._llm():
             raise invalid("cost_cap_reached", cost=f"{spent:.4f}")
@@ -176,7 +177,7 @@ class Assistant(ChangeListeners):
             result = await self._run(run_id, request, model, tools)
         return await self._finish(result, tools, started=started, llm=isinstance(model, OpenAIModel), lang=lang)
 
-    def _admit(self, text: str, context: Context, lang: str) -> str:
+    async def _admit(self, text: str, context: Context, lang: str) -> str:
         """Check ``text`` (size, security layer, rate limits) and return it sanitized; record a refusal.
 
         ``lang`` is the language of the rejection's reason and the rate limit's window.
@@ -193,7 +194,8 @@ class Assistant(ChangeListeners):
             self._refused(assessment.flags, assessment.reason, context)
             raise invalid("request_rejected", reason=rejection(assessment, lang))
         now = dt_util.utcnow()
-        if (refusal := self.limiter.check(context.user_id, now)) is not None:
+        user = await self.hass.auth.async_get_user(context.user_id) if context.user_id else None
+        if (refusal := self.limiter.check(context.user_id, now, exempt=user is not None and user.is_admin)) is not None:
             self._refused(("rate_limited",), f"limit per {refusal.window}", context)
             raise rate_limited(refusal, now, lang)
         if not assessment.in_scope:

@@ -7,6 +7,7 @@ the fixable issue ``assist_exposed_<entry_id>_<entity_id>`` for every entity tha
 (:func:`.gates.policy.guarded_intents`); the issue's fix flow (:mod:`..repairs`) un-exposes it. An issue is deleted
 when its entity is no longer exposed, no longer protected or gone, and all of them when the entry unloads. Exposure
 and registry changes, and states that appear, disappear or are renamed, trigger a check one second later.
+:func:`async_follow_gated_renames` keeps the ``gated_entities`` option on an entity whose entity_id changes.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from typing import Any
 from homeassistant.components.homeassistant.const import DATA_EXPOSED_ENTITIES
 from homeassistant.components.homeassistant.exposed_entities import async_listen_entity_updates, async_should_expose
 from homeassistant.const import EVENT_STATE_CHANGED
-from homeassistant.core import CALLBACK_TYPE, EventStateChangedData, HomeAssistant, callback
+from homeassistant.core import CALLBACK_TYPE, Event, EventStateChangedData, HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.helpers.debounce import Debouncer
 
-from ..const import DOMAIN, LOGGER
+from ..const import CONF_GATED_ENTITIES, DOMAIN, LOGGER
 from ..gates.models import PolicyAction
 from ..gates.policy import guarded_intents
 from ..gates.tables import INTENT_SERVICES, PolicyRule, risk_level
@@ -36,6 +37,29 @@ CHECK_DELAY_S = 1.0
 def issue_id(entry_id: str, entity_id: str) -> str:
     """Return the issue id of ``entity_id`` for the entry ``entry_id``."""
     return f"{ISSUE_PREFIX}{entry_id}_{entity_id}"
+
+
+@callback
+def async_follow_gated_renames(hass: HomeAssistant, entry_id: str) -> CALLBACK_TYPE:
+    """Keep the entry's ``gated_entities`` option on a gated entity whose entity_id changes in the registry.
+
+    HA keeps the entity's (hidden) exposure under its new id; the option follows it (the entry reloads), so the old
+    id, which another entity may take later, is no longer gated. Returns the callback that stops listening.
+    """
+
+    @callback
+    def _renamed(event: Event[er.EventEntityRegistryUpdatedData]) -> None:
+        data = event.data
+        if data["action"] != "update" or "old_entity_id" not in data:
+            return
+        old, new = data["old_entity_id"], data["entity_id"]
+        entry = hass.config_entries.async_get_entry(entry_id)
+        gated = list(entry.options.get(CONF_GATED_ENTITIES) or []) if entry is not None else []
+        if entry is not None and old in gated:
+            renamed = list(dict.fromkeys(new if e == old else e for e in gated))
+            hass.config_entries.async_update_entry(entry, options={**entry.options, CONF_GATED_ENTITIES: renamed})
+
+    return hass.bus.async_listen(er.EVENT_ENTITY_REGISTRY_UPDATED, _renamed)
 
 
 @callback

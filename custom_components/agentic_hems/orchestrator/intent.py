@@ -20,7 +20,9 @@ tool results), is read here, so nothing can widen it.
   share names neither; other parts never match ("the hall lamp" is not "Hallway Lamp", "the kitchen" is not
   "Kitchen light"). A name inside a longer name of another device in the same clause does not count ("the kitchen
   kettle" names "Kitchen Kettle", not "Kettle"). A name or "all" does not name a device of another area than the one
-  the clause names: "the ceiling light in the kitchen" is not the living room's ceiling light.
+  the clause names: "the ceiling light in the kitchen" is not the living room's ceiling light. A clause with its own
+  device verb that names no device names an appliance's controlled entity by the appliance's kind words too
+  ("schalte die Spülmaschine jetzt ein", "turn on the dish washer now").
 - The action comes from the verbs (only those in the device's domain vocabulary) of the same clause (clauses split
   at "and", "then", commas, "und", "dann"); a clause without a verb takes the previous clause's ("turn on the
   kitchen light and the hall lamp"), and a clause without a device or appliance the previous clause's devices
@@ -63,7 +65,7 @@ import re
 from ..gates.device_resolved import ResolverIndex, fold
 from ..gates.models import RequestedAction
 from ..gates.tables import APPLIANCE_INTENTS, INTENT_SERVICES
-from .offline import KIND_WORDS, ApplianceRef, understand
+from .offline import KIND_WORDS, ApplianceRef, named_in, understand
 from .values import UNITS_OF, asked_values, values_for
 
 SCHEDULE_ACTION = "schedule"
@@ -476,6 +478,8 @@ def _read(
     by_name = _by_name(wanted, devices, partial)
     named = [d for d in devices if _named(wanted, bare, d, areas, d.entity_id in by_name)]
     own = _actions(wanted) or (verbs if marker else set())  # "schalte alle Lichter außer ... aus": the verb ends it
+    if own and not named:  # "schalte die Spülmaschine jetzt ein": the appliance's kind word names its entity
+        named = _appliance_devices(wanted, devices, appliances)
     actions = own or (reading.actions if named and not _PLANNING.search(wanted) else set())
     if not named and actions and not any(_mentions(wanted, a) for a in appliances):  # "... and run the dishwasher"
         named = reading.devices
@@ -501,6 +505,24 @@ def _pairs(device: KnownDevice, action: str, values: tuple[tuple[float, str], ..
     if not taken:
         return [RequestedAction(device.entity_id, action)]
     return [RequestedAction(device.entity_id, action, value, unit) for value, unit in taken]
+
+
+def _appliance_devices(
+    clause: str, devices: Sequence[KnownDevice], appliances: Sequence[ApplianceRef]
+) -> list[KnownDevice]:
+    """Return the controlled entities of the ``appliances`` that ``clause`` (folded) names by name or kind word.
+
+    An appliance's entity carries the appliance's folded name among its ``names`` (:func:`known_devices`). None when
+    the clause holds a device word besides ("the washing machine light" is some light, not the washing machine).
+    """
+    names = {fold(name) for name in named_in(clause, appliances)}  # the longest phrase wins: "dish washer"
+    rest = clause
+    for appliance in appliances:
+        for phrase in sorted((fold(appliance.name), *KIND_WORDS.get(appliance.kind, ())), key=len, reverse=True):
+            rest = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", " ", rest)
+    if not names or _DEVICE_WORD.search(rest):
+        return []
+    return [d for d in devices if not names.isdisjoint(d.names)]
 
 
 def _set_aside(

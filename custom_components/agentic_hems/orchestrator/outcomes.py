@@ -308,13 +308,14 @@ def report(outcomes: Sequence[Mapping[str, Any]], lang: str = "en", stopped: str
 def fulfilled(outcomes: Sequence[Mapping[str, Any]], asked: bool = False, *, answered: bool = True) -> bool:
     """Return whether what was asked happened.
 
-    When device commands were proposed, an action was refused, or the person
+    When device commands or plans were proposed, an action was refused, or the person
     ``asked`` for something (their request reads into requested actions), at least one command executed or waits
-    for confirmation, a plan was stored, cancelled or kept, or an authorization request waits for an administrator.
+    for confirmation, a plan was stored, cancelled or kept, or an authorization request waits for an administrator
+    (a plan refused for a request that asked for none, "don't schedule the dishwasher", is no success).
     Otherwise a question: fulfilled when ``answered`` (a model's own answer, or an action besides FINISH ran; the
     offline planner finishing at once understood nothing and did nothing).
     """
-    if not asked and not any(o.get("kind") in (COMMAND, REFUSAL) for o in outcomes):
+    if not asked and not any(o.get("kind") in (COMMAND, PLAN, REFUSAL) for o in outcomes):
         return answered
     return any(o.get("outcome") in _EFFECTIVE.get(str(o.get("kind")), ()) for o in outcomes)
 

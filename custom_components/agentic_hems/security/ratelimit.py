@@ -1,7 +1,8 @@
 """Rate limits as sliding windows: per user per minute, and per day and hour for all users together or per user.
 
 ``ask`` (the site's model costs) counts its day and hour for all users together; the LLM API's tools count them per
-user (``shared=False``), so one person's calls never use up another's, and an administrator may be exempt from them.
+user (``shared=False``), so one person's calls never use up another's. An administrator may be exempt from the day
+and hour windows in either (``ask``'s model cost stays bounded by the daily cost cap).
 A refusal says which window is full and when a call is possible again.
 """
 
@@ -55,8 +56,9 @@ class RateLimiter:
     def check(self, user_id: str | None, now: datetime, *, exempt: bool = False) -> Refusal | None:
         """Return None and count the request, or the :class:`Refusal` of a full window (nothing counted).
 
-        ``exempt`` (an administrator, for a limiter that is not ``shared``) lifts the day and hour windows; the
-        minute window holds for everyone.
+        ``exempt`` (an administrator) lifts the day and hour windows, so no one else's calls can lock them out; the
+        minute window holds for everyone, and in a ``shared`` limiter their calls still count toward the others'
+        day and hour.
         """
         while self._all and now - self._all[0] >= WINDOWS["day"]:
             self._all.popleft()
@@ -65,7 +67,7 @@ class RateLimiter:
             mine.popleft()
         counted = self._all if self.shared else mine
         limits = [("minute", mine, self.per_user_minute)]
-        if self.shared or not exempt:
+        if not exempt:
             limits += [("day", counted, self.daily), ("hour", counted, self.hourly)]
         full = [
             Refusal(name, free)

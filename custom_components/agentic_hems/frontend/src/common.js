@@ -66,6 +66,8 @@ export function dateFormatter(hass, opts) {
       delete o.timeZone; // an unknown zone name: fall back to the browser's zone
       f = new Intl.DateTimeFormat(locale, o);
     }
+    // a 12-hour clock writes "9:48 AM" (as HA does and the schedule's spans do), never "09:48 AM"
+    if (o.hour === "2-digit" && f.resolvedOptions().hour12) f = new Intl.DateTimeFormat(locale, { ...o, hour: "numeric" });
     _fmtCache.set(key, f);
   }
   return f;

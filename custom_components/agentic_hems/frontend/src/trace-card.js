@@ -208,16 +208,27 @@ class AgenticHemsTraceCard extends LitElement {
     return t(this.hass, key) === key ? String(intent).replace(/_/g, " ") : t(this.hass, key);
   }
 
-  /** The value a command sets, in words ("21.5 °C", "40 %", "eco"), or "" for a command without one. */
+  /** The value a command sets, in words ("21.5 °C", "40 %", "-4.7 kW", "eco"), or "" for a command without one. */
   _value(d) {
     const data = (d.command && d.command.data) || (d.candidate && d.candidate.params) || {};
-    return this._values(data);
+    return this._values(data, d.entity_id);
   }
 
-  _values(data) {
-    return Object.entries(data || {})
-      .map(([k, v]) => (k === "temperature" ? `${v} °C` : k === "brightness" ? `${v} %` : String(v)))
-      .join(", ");
+  /**
+   * ``data``'s values in words: a temperature in HA's unit (commands carry it so: °F in US customary units), a
+   * brightness in %, a number entity's value in its ``unit_of_measurement`` (``entityId``'s state), else as it is.
+   */
+  _values(data, entityId) {
+    const config = (this.hass && this.hass.config) || {};
+    const tempUnit = (config.unit_system && config.unit_system.temperature) || "°C";
+    const state = entityId && this.hass && this.hass.states ? this.hass.states[entityId] : undefined;
+    const unit = state && state.attributes ? state.attributes.unit_of_measurement : undefined;
+    const word = (k, v) => {
+      if (k === "temperature") return `${v} ${tempUnit}`;
+      if (k === "brightness") return `${v} %`;
+      return k === "value" && unit ? `${v} ${unit}` : String(v);
+    };
+    return Object.entries(data || {}).map(([k, v]) => word(k, v)).join(", ");
   }
 
   /** What was done, for "Heat pump: set to 21.5 °C – done." (never an unfinished "set the temperature of"). */
@@ -278,21 +289,21 @@ class AgenticHemsTraceCard extends LitElement {
       const asked = d.command || {};
       return t(hass, "s_policy_other_command", {
         ...vars,
-        approved: this._commandText(approved.intent, approved.data),
-        asked: this._commandText(asked.intent || ev.operation, asked.data),
+        approved: this._commandText(approved.intent, approved.data, d.entity_id),
+        asked: this._commandText(asked.intent || ev.operation, asked.data, d.entity_id),
       });
     }
     return t(hass, ev.grid_setpoint ? "s_policy_grid_setpoint" : "s_policy_fail", vars);
   }
 
   /** A command in words: its action without data ("turn on"), else its values ("21.5 °C", "Auto"). */
-  _commandText(intent, data) {
+  _commandText(intent, data, entityId) {
     const values = Object.entries(data || {});
     if (!values.length) {
       const key = `action_${intent}`;
       return t(this.hass, key) === key ? String(intent).replace(/_/g, " ") : t(this.hass, key);
     }
-    return this._values(data);
+    return this._values(data, entityId);
   }
 
   _executionSentence(d, r, state, vars) {
