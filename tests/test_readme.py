@@ -87,3 +87,14 @@ def test_each_example_validates(where: str, name: str, data: dict[str, Any]) -> 
     assert required <= set(data), (where, name, sorted(required - set(data)))
     if not _templated(data):
         schema(data)  # raises vol.Invalid with the field, as the call would
+
+
+def test_the_appliance_table_states_the_forms_ranges() -> None:
+    """Installation step 5 names each number's range as the appliance form checks it (a Power "0.01 to 100" there
+    once met a form that refuses anything above 50 kW)."""
+    from custom_components.agentic_hems.flow.schemas import APPLIANCE_LIMITS
+
+    rows = dict(re.findall(r"^\| (Power|Duration|Energy) \| (.*) \|$", README, re.MULTILINE))
+    for label, key in (("Power", "power_kw"), ("Duration", "duration_min"), ("Energy", "energy_kwh")):
+        low, high = (f"{v:g}" for v in APPLIANCE_LIMITS[key][:2])
+        assert f"({low} to {high}" in rows[label], (label, rows[label], low, high)

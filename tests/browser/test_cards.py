@@ -434,8 +434,9 @@ def test_the_trace_card_says_what_became_of_a_command(dashboard: Page) -> None:
         heat = element.locator('.decision[data-trace-id="t_heat"]')
         expect(heat.locator(".gate-note")).to_have_text("Heat pump: set to 21.5 °C – done.")
         expect(heat.locator(".agent")).to_have_text("Schedule")
+        expect(heat.locator(".action")).to_have_text("set temperature")  # the headline, not "set the temperature of"
         text = element.evaluate("el => el.shadowRoot.textContent")
-        assert not re.search(r"orchestrator|scheduler|cover\.garage_door|climate\.|temperature of –", text), text
+        assert not re.search(r"orchestrator|scheduler|cover\.garage_door|climate\.|temperature of", text), text
     finally:
         dashboard.evaluate("() => document.getElementById('standin-trace').remove()")
 

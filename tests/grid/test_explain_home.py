@@ -146,7 +146,7 @@ def test_a_heat_pumps_reasons_and_sentences() -> None:
         "off", "pre-heats at 0.200 EUR/kWh, before a dearer slot at 0.400 EUR/kWh",
         "stays on for its minimum run time", "runs at 0.250 EUR/kWh, no dearer than any later slot"]
     german = explained(plan=HEAT_PLAN, lang="de")["structured"]["heat_pumps"][0]["slots"]
-    assert german[2]["why"] == "heizt vor zu 0.200 EUR/kWh, vor einem teureren Slot zu 0.400 EUR/kWh"
+    assert german[2]["why"] == "heizt vor zu 0,200 EUR/kWh, vor einem teureren Slot zu 0,400 EUR/kWh"
 
 
 def test_a_heat_pumps_texts_for_each_audience() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date, datetime, timedelta
 from typing import Any
+from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
 import pytest
@@ -485,6 +487,38 @@ async def test_a_refused_plan_is_no_action_done(hass: HomeAssistant, loaded_entr
     assert run["success"] is False
     assert [(o["kind"], o["outcome"]) for o in run["outcomes"]] == [("plan", "not_planned")]
     assert {key: state.plan for key, state in planner.states.items()} == before
+
+
+async def test_the_next_run_is_named_when_saving_the_withdrawal_takes_time(
+    hass: HomeAssistant, house: MockConfigEntry
+) -> None:
+    """A real Store writes in the executor: while the state listener's withdrawal is being saved, the answer's own
+    look at the plan queues behind it and must still wait for the replan, so the answer names the next run (it once
+    read the plan between the withdrawal and the replan, and left the next run out)."""
+    from homeassistant.components import conversation
+
+    async_expose_entity(hass, "conversation", "input_boolean.dishwasher", True)
+    await allow_control(hass)
+    owner = await admin_context(hass)
+    planner = house.runtime_data.planner
+    state = planner.states["dishwasher"]
+    start, end = local_window(state.plan)
+    save = planner.store.async_save
+
+    async def slow_save(data: Any) -> None:
+        for _ in range(50):  # the executor's file write takes a while of the event loop
+            await asyncio.sleep(0)
+        await save(data)
+
+    with patch.object(planner.store, "async_save", slow_save):
+        done = await conversation.async_converse(hass, "Turn on the dishwasher now", None, owner,
+                                                 agent_id="conversation.agentic_hems")
+    speech = done.response.speech["plain"]["speech"]
+    assert state.plan is not None, speech  # planned before the answer
+    next_start, next_end = local_window(state.plan)
+    assert speech == (
+        f"Dishwasher: switched on now. This run replaces its planned run ({start} to {end}), which is withdrawn. "
+        f"Its next run is planned for {next_start} to {next_end}.")
 
 
 async def test_a_broad_request_never_replaces_a_plan_a_person_set(

@@ -315,7 +315,8 @@ async def test_the_service_answers_anyone_and_only_an_administrator_replans(
     prices = home(automatic).result.inputs.curve.prices
     for i, (kw, why) in enumerate(zip(battery["battery_kw"], battery["why"], strict=True)):
         if kw < -1e-3 and answer["slots"][i]["import_kw"] < 11 - 1e-6:  # dear, into the grid, or a tie (spend)
-            assert why.startswith((f"entlädt zu {prices[i]:.3f} EUR/kWh, ", "entlädt ins Netz zum", "entlädt für "))
+            dear = f"entlädt zu {prices[i]:.3f} EUR/kWh, ".replace(".", ",")  # a German decimal comma
+            assert why.startswith((dear, "entlädt ins Netz zum", "entlädt für "))
         elif kw > 1e-3:
             assert why.startswith(("lädt aus dem Netz zu", "speichert"))
     with pytest.raises(ServiceValidationError) as err:

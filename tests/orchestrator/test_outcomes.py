@@ -145,6 +145,12 @@ PLANNED = {"kind": "plan", "appliance": "Dishwasher", "feasible": True, "start_l
         ({**PLANNED, "reason": "doubtful_prices", "detail": "planned on doubtful prices: tomorrow: every price is 0"},
          "Dishwasher: Mon 02:15 to Mon 04:45, 0.41 EUR (saves 0.25 EUR; planned on doubtful prices).",
          "Dishwasher: Mo 02:15 bis Mo 04:45, 0,41 EUR (spart 0,25 EUR; auf zweifelhaften Preisen geplant)."),
+        # no baseline (a run from the window's first slot touches an unknown price): no saving stated, never "None"
+        ({**PLANNED, "savings": None}, "Dishwasher: Mon 02:15 to Mon 04:45, 0.41 EUR.",
+         "Dishwasher: Mo 02:15 bis Mo 04:45, 0,41 EUR."),
+        ({**PLANNED, "savings": None, "reason": "doubtful_prices"},
+         "Dishwasher: Mon 02:15 to Mon 04:45, 0.41 EUR (planned on doubtful prices).",
+         "Dishwasher: Mo 02:15 bis Mo 04:45, 0,41 EUR (auf zweifelhaften Preisen geplant)."),
         ({"appliance": "EV charger", "cancelled": True}, "EV charger: plan cleared.", "EV charger: Plan gelöscht."),
         ({"appliance": "EV charger", "feasible": False, "reason": "window_too_short", "detail": "the window holds 4"},
          "EV charger: not planned: the window holds 4.", "EV charger: nicht geplant: das Zeitfenster ist für den Lauf "

@@ -139,7 +139,7 @@ def test_the_reported_contradiction_is_gone() -> None:
         "EUR/kWh a stored kWh saves later"
     )
     assert reason_text(found[4], currency="EUR", fuse_kw=11.0, language="de") == (
-        "entlädt zu 0.300 EUR/kWh, 0.285 EUR/kWh je gespeicherte kWh nach Verlusten und Verschleiß: über den 0.054 "
+        "entlädt zu 0,300 EUR/kWh, 0,285 EUR/kWh je gespeicherte kWh nach Verlusten und Verschleiß: über den 0,054 "
         "EUR/kWh, die eine behaltene kWh später wert ist"
     )
 
@@ -169,7 +169,7 @@ def test_charges_and_discharges_that_save_nothing_say_so() -> None:
         "store is worth later, so it saves nothing (a tie between equal costs, or another limit of the plan)"
     )
     assert reason_text(found[1], currency="EUR", fuse_kw=11.0, language="de") == (
-        "ruht bei 0.250 EUR/kWh: der Plan lädt oder entlädt in anderen Slots, oder eine seiner Grenzen greift"
+        "ruht bei 0,250 EUR/kWh: der Plan lädt oder entlädt in anderen Slots, oder eine seiner Grenzen greift"
     )
 
 

@@ -36,6 +36,7 @@ from custom_components.agentic_hems.scheduling.home_model import GridFees, HomeB
 from .conftest import make_curve
 
 M = r"(-?\d+\.\d{3}) EUR/kWh"  # a money figure as the sentences show it
+MD = r"(-?\d+,\d{3}) EUR/kWh"  # the same in German, with a decimal comma
 Check = Callable[[dict[str, float]], bool]
 # (pattern, the figures its groups name, the comparison its words make, the slot's mode: +1 charge, -1 discharge, 0)
 PATTERNS: dict[str, list[tuple[str, tuple[str, ...], Check, int]]] = {
@@ -68,33 +69,33 @@ PATTERNS: dict[str, list[tuple[str, tuple[str, ...], Check, int]]] = {
          lambda f: True, 0),
     ],
     "de": [
-        (r"speichert \d+\.\d\d kW PV-Überschuss", (), lambda f: True, 1),
-        (rf"lädt aus dem Netz zu {M}, {M} je gespeicherte kWh nach Verlusten und Verschleiß: unter den {M}, die eine "
+        (r"speichert \d+,\d\d kW PV-Überschuss", (), lambda f: True, 1),
+        (rf"lädt aus dem Netz zu {MD}, {MD} je gespeicherte kWh nach Verlusten und Verschleiß: unter den {MD}, die eine "
          r"gespeicherte kWh später spart", ("price", "cost", "need"), lambda f: f["cost"] < f["need"], 1),
-        (rf"lädt aus dem Netz zu {M} für eine spätere Entladung, die den Bezug unter der Hauptsicherung hält",
+        (rf"lädt aus dem Netz zu {MD} für eine spätere Entladung, die den Bezug unter der Hauptsicherung hält",
          ("price",), lambda f: True, 1),
-        (rf"lädt aus dem Netz zu {M}, {M} je gespeicherte kWh nach Verlusten und Verschleiß: nicht unter den {M}, die "
+        (rf"lädt aus dem Netz zu {MD}, {MD} je gespeicherte kWh nach Verlusten und Verschleiß: nicht unter den {MD}, die "
          r"eine gespeicherte kWh später spart, spart also nichts \(gleich teure Möglichkeiten oder eine andere Grenze "
          r"des Plans\)", ("price", "cost", "need"), lambda f: f["cost"] >= f["need"], 1),
-        (r"entlädt, damit der Bezug unter der Hauptsicherung von [\d.]+ kW bleibt", (), lambda f: True, -1),
-        (rf"entlädt zu {M}, {M} je gespeicherte kWh nach Verlusten und Verschleiß: über den {M}, die eine behaltene "
+        (r"entlädt, damit der Bezug unter der Hauptsicherung von [\d,]+ kW bleibt", (), lambda f: True, -1),
+        (rf"entlädt zu {MD}, {MD} je gespeicherte kWh nach Verlusten und Verschleiß: über den {MD}, die eine behaltene "
          r"kWh später wert ist", ("price", "earn", "value"), lambda f: f["earn"] > f["value"], -1),
-        (rf"entlädt ins Netz zum Einspeisepreis von {M}, {M} je gespeicherte kWh nach Verlusten und Verschleiß: über "
-         rf"den {M}, die eine behaltene kWh später wert ist", ("export", "earn", "value"),
+        (rf"entlädt ins Netz zum Einspeisepreis von {MD}, {MD} je gespeicherte kWh nach Verlusten und Verschleiß: über "
+         rf"den {MD}, die eine behaltene kWh später wert ist", ("export", "earn", "value"),
          lambda f: f["earn"] > f["value"], -1),
-        (rf"entlädt für {M} je gespeicherte kWh nach Verlusten und Verschleiß: nicht über den {M}, die eine "
+        (rf"entlädt für {MD} je gespeicherte kWh nach Verlusten und Verschleiß: nicht über den {MD}, die eine "
          r"behaltene kWh später wert ist, spart also nichts \(gleich teure Möglichkeiten oder eine andere Grenze des "
          r"Plans\)", ("earn", "value"), lambda f: f["earn"] <= f["value"], -1),
         (r"ruht: an der Reserve \(\d+ %\)", (), lambda f: True, 0),
         (r"ruht: voll \(\d+ %\)", (), lambda f: True, 0),
-        (rf"ruht: bei {M} schlägt Laden \({M} je gespeicherte kWh\) nicht die {M}, die eine behaltene kWh später wert "
-         rf"ist, und Entladen \({M}\) nicht die {M}, die eine gespeicherte kWh später spart",
+        (rf"ruht: bei {MD} schlägt Laden \({MD} je gespeicherte kWh\) nicht die {MD}, die eine behaltene kWh später wert "
+         rf"ist, und Entladen \({MD}\) nicht die {MD}, die eine gespeicherte kWh später spart",
          ("price", "cost", "value", "earn", "need"), lambda f: f["cost"] >= f["value"] and f["earn"] <= f["need"], 0),
-        (rf"ruht: beim Einspeisepreis von {M} schlägt Laden aus PV \({M} je gespeicherte kWh\) nicht die {M}, die "
-         rf"eine behaltene kWh später wert ist, und Entladen \({M}\) nicht die {M}, die eine gespeicherte kWh später "
+        (rf"ruht: beim Einspeisepreis von {MD} schlägt Laden aus PV \({MD} je gespeicherte kWh\) nicht die {MD}, die "
+         rf"eine behaltene kWh später wert ist, und Entladen \({MD}\) nicht die {MD}, die eine gespeicherte kWh später "
          r"spart", ("export", "cost", "value", "earn", "need"),
          lambda f: f["cost"] >= f["value"] and f["earn"] <= f["need"], 0),
-        (rf"ruht bei {M}: der Plan lädt oder entlädt in anderen Slots, oder eine seiner Grenzen greift", ("price",),
+        (rf"ruht bei {MD}: der Plan lädt oder entlädt in anderen Slots, oder eine seiner Grenzen greift", ("price",),
          lambda f: True, 0),
     ],
 }
@@ -106,7 +107,8 @@ def parse(sentence: str, language: str) -> tuple[dict[str, float], Check, int]:
     hits = [(m, names, check, mode) for m, names, check, mode in found if m is not None]
     assert len(hits) == 1, f"{language}: {sentence!r} matches {len(hits)} patterns"
     match, names, check, mode = hits[0]
-    return {name: float(value) for name, value in zip(names, match.groups(), strict=True)}, check, mode
+    figures = {name: float(value.replace(",", ".")) for name, value in zip(names, match.groups(), strict=True)}
+    return figures, check, mode
 
 
 def oracle(

@@ -194,20 +194,22 @@ def plan_line(plan: Mapping[str, Any], lang: str = "en") -> str:
         return say("plan.kept", lang, appliance=appliance, start=start, end=end)
     if plan.get("feasible"):
         savings, currency = plan.get("savings"), plan.get("currency")
-        if isinstance(savings, int | float) and savings < 0:
-            note = say("plan.shared_fuse", lang, extra=money(-savings, currency, lang))
-        else:
-            note = say("plan.saves", lang, savings=money(savings, currency, lang))
+        notes = []
+        if isinstance(savings, int | float):  # None: no baseline (an unknown price), so no saving to state
+            extra = money(abs(savings), currency, lang)
+            notes.append(
+                say("plan.shared_fuse", lang, extra=extra) if savings < 0 else say("plan.saves", lang, savings=extra)
+            )
         if plan.get("reason") == "doubtful_prices":  # a day of zeros, ...: the detail in the outcome says which
-            note = f"{note}; {say('plan.doubtful', lang)}"
+            notes.append(say("plan.doubtful", lang))
         return say(
-            "plan.window",
+            "plan.window" if notes else "plan.window_only",
             lang,
             appliance=appliance,
             start=local_time(plan.get("start_local"), lang),
             end=local_time(plan.get("end_local"), lang),
             cost=money(plan.get("cost"), currency, lang),
-            note=note,
+            note="; ".join(notes),
         )
     reason = plan.get("reason")
     if lang == "de":

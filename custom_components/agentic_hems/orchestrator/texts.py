@@ -65,6 +65,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{appliance}: {start} to {end}, {cost} ({note}).",
         "{appliance}: {start} bis {end}, {cost} ({note}).",
     ),
+    "plan.window_only": ("{appliance}: {start} to {end}, {cost}.", "{appliance}: {start} bis {end}, {cost}."),
     "plan.saves": ("saves {savings}", "spart {savings}"),
     "plan.doubtful": ("planned on doubtful prices", "auf zweifelhaften Preisen geplant"),
     "plan.shared_fuse": (

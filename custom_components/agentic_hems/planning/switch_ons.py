@@ -53,7 +53,8 @@ async def async_switched_on(planner: PlanManager, record: Mapping[str, Any]) -> 
     withdrawn = None
     if record.get("outcome") == "executed" and not already_on:
         await planner.async_started_now(appliance.appliance_id, dt_util.utcnow())
-        await planner.async_replan_due()  # after the listener's replan, which may still be queued: the next run
+        # The state listener may have withdrawn the plan first, its replan still queued behind this look: wait for it.
+        await planner.async_replan_due()
         at, plan = planner.withdrawn.get(appliance.appliance_id, (None, None))
         executed_at = execution.get("executed_at")
         if at is not None and executed_at and at >= datetime.fromisoformat(executed_at):

@@ -24,6 +24,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from .home_explain import decimal
 from .home_model import TOL_C, TOL_KW
 from .windows import IntArray
 
@@ -149,13 +150,13 @@ def heat_slot_reasons(
 
 
 def heat_reason_text(reason: HeatReason, *, currency: str, language: str = "en") -> str:
-    """Return one slot's reason as a sentence in ``language`` (en or de; anything else: en)."""
+    """Return one slot's reason as a sentence in ``language`` (en or de, with a decimal comma; anything else: en)."""
     texts = HEAT_TEXTS.get(language, HEAT_TEXTS["en"])
     return texts[reason.reason].format(
-        low=f"{reason.low_c:.2f} °C",
-        off=f"{reason.off_c:.2f} °C",
-        price=f"{reason.price:.3f} {currency}/kWh",
-        later=f"{reason.later_price:.3f} {currency}/kWh",
+        low=f"{decimal(f'{reason.low_c:.2f}', language)} °C",
+        off=f"{decimal(f'{reason.off_c:.2f}', language)} °C",
+        price=f"{decimal(f'{reason.price:.3f}', language)} {currency}/kWh",
+        later=f"{decimal(f'{reason.later_price:.3f}', language)} {currency}/kWh",
     )
 
 

@@ -388,9 +388,19 @@ def plan_reasons(
 def reason_text(reason: SlotReason, *, currency: str, fuse_kw: float, language: str = "en") -> str:
     """Return one slot's reason as a sentence in ``language`` (en or de; anything else: en); ``fuse_kw``: the slot's.
 
-    Money shows ``MONEY_DIGITS`` decimals (as :func:`shown`, never "-0.000"), the SoC whole percent.
+    Money shows ``MONEY_DIGITS`` decimals (as :func:`shown`, never "-0.000"), the SoC whole percent; German numbers
+    have a decimal comma.
     """
     texts = TEXTS.get(language, TEXTS["en"])
-    money = {key: f"{shown(getattr(reason, key)) + 0.0:.{MONEY_DIGITS}f} {currency}/kWh" for key in _MONEY}
+    money = {
+        key: f"{decimal(f'{shown(getattr(reason, key)) + 0.0:.{MONEY_DIGITS}f}', language)} {currency}/kWh"
+        for key in _MONEY
+    }
     pct = round(reason.soc_pct)  # an int: never "-0" for a SoC a hair below zero
-    return texts[reason.reason].format(kw=f"{reason.kw:.2f}", fuse=f"{fuse_kw:g}", pct=pct, **money)
+    kw, fuse = decimal(f"{reason.kw:.2f}", language), decimal(f"{fuse_kw:g}", language)
+    return texts[reason.reason].format(kw=kw, fuse=fuse, pct=pct, **money)
+
+
+def decimal(number: str, language: str) -> str:
+    """Return a formatted ``number`` with the decimal mark of ``language``: a comma in German ("0,095"), else a point."""
+    return number.replace(".", ",") if language == "de" else number

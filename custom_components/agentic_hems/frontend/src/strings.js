@@ -105,7 +105,7 @@ export const STRINGS = {
     action_unlock: "unlock",
     action_start: "start",
     action_stop: "stop",
-    action_set_temperature: "set the temperature of",
+    action_set_temperature: "set temperature",
     action_schedule: "plan",
     action_cancel: "cancel the plan of",
     doubtful_legend: "Prices for {days} are doubtful ({why})",
