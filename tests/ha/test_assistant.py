@@ -577,6 +577,7 @@ async def test_a_confirmed_switch_on_withdraws_the_plan_it_replaces_too(hass: Ho
     done = await hass.services.async_call(DOMAIN, "confirm", {"trace_id": outcome["trace_id"]}, blocking=True,
                                           return_response=True, context=owner)
     assert done["outcome"] == "executed" and hass.states.get("input_boolean.dishwasher").state == "on"
+    await hass.async_block_till_done()  # the state listener's replan of the next window
     assert state.plan is not waiting and state.done_until == window_end and state.plan.start >= window_end
 
 
