@@ -17,6 +17,7 @@ from pathlib import Path
 import subprocess
 import sys
 from typing import Any
+from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
 import pytest
@@ -28,6 +29,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
+from custom_components.agentic_hems.grid_ha import audit_log as audit_log_module
 from custom_components.agentic_hems.grid_ha.audit_log import AUDIT_LOGS, AuditLog, async_get_audit_log, issue_id
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.grid.audit import GENESIS, Anchor, append, line_hash, tail, verify
@@ -241,6 +243,36 @@ async def test_a_restored_file_clears_the_break_and_writes_the_held_records(
     assert not log.broken and issue(hass, entry.entry_id) is None
     assert json.loads(rows(log.path)[5])["record"]["computed"] == {"loss_kw": 99}
     assert verify(log.path, log.anchor).ok and log.anchor.count == 6
+
+
+async def test_held_records_a_full_disk_stops_midway_are_written_later_once_each(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """Writing the held records after a restore stops at a full disk: the written one is not held again, the
+    unwritten one is not lost (the old code cleared none, then never wrote the rest: 100 was gone)."""
+    first, _ = await with_records(hass, entry.entry_id)
+    await first.async_unload()
+    original = first.path.read_bytes()
+    tamper(first.path, "edit")
+    log = await started(hass, entry.entry_id)
+    for i in (99, 100):
+        assert (await log.async_append(request(i)))["held"]
+    first.path.write_bytes(original)  # restored from a backup
+    real, calls = audit_log_module.append_record, []
+
+    def disk_full_on_the_second(*args: Any) -> Anchor:
+        calls.append(args)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(*args)
+
+    with patch.object(audit_log_module, "append_record", disk_full_on_the_second), pytest.raises(OSError):
+        await log.async_verify()
+    assert log.held == 1
+    await log.async_append(request(101))
+    loss = [json.loads(row)["record"]["computed"]["loss_kw"] for row in rows(log.path)]
+    assert loss == [0, 1, 2, 3, 4, 99, 100, 101]
+    assert log.held == 0 and verify(log.path, log.anchor).ok and issue(hass, entry.entry_id) is None
 
 
 # ------------------------------------------------------------------------------------------------ torn line

@@ -32,7 +32,6 @@ Outcomes of a check:
 - **repair** (:meth:`AuditLog.async_new_epoch`, from the issue's fix flow in :mod:`..repairs`): the broken file is
   renamed to ``<entry_id>.broken-<UTC yyyymmddThhmmss>.jsonl`` (never deleted) and a fresh file starts at epoch + 1,
   sequence 0, from the genesis hash, with a first record citing the anchored (last trusted) head and the archive.
-
 - **another writer** (``concurrent_writer``): the file gained lines this Home Assistant did not write (a second
   Home Assistant on the same configuration folder). The append writes nothing (:func:`~..grid.audit.append` checks
   the file's tail under the folder's lock), and this is a break with its own repair issue
@@ -125,6 +124,7 @@ class AuditLog:
         self._held: list[dict[str, Any]] = []
         self._dropped = 0
         self._suspect = False  # an append failed: check the file before the next one
+        self._replaying = False  # the held records are being written
         self._chain: _Chain = hass.data.setdefault(AUDIT_CHAINS, {}).setdefault(entry_id, _Chain())
         self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.audit.{entry_id}")
 
@@ -296,12 +296,12 @@ class AuditLog:
             {"head": anchor.head, "count": anchor.count, "epoch": anchor.epoch, "pending": self._pending}
         )
 
-    async def _async_write(self, record: dict[str, Any], *, retry: bool = True) -> dict[str, Any]:
+    async def _async_write(self, record: dict[str, Any], *, retry: bool = True, hold: bool = True) -> dict[str, Any]:
         """Append one record to the intact chain (lock held): intent, line, anchor.
 
         When the file does not end at the anchor (:class:`ChainConflict`), the file is checked: a torn line is cut
         off and recorded, and the write is tried once more (``retry``); foreign lines are a ``concurrent_writer``
-        break, and the record is held.
+        break, and the record is held (unless ``hold`` is False: a held record being written stays where it is).
         """
         anchor = self._anchor
         self._pending = line_hash(anchor.count, anchor.epoch, anchor.head, record)
@@ -311,11 +311,12 @@ class AuditLog:
         except ChainConflict as err:
             verdict = await self._async_check()
             if verdict.ok and retry:
-                return await self._async_write(record, retry=False)
+                return await self._async_write(record, retry=False, hold=hold)
             if verdict.ok or (verdict.problem == "broken_link" and verdict.line == anchor.count):
                 detail = f"the file does not end at the anchored line {anchor.count} ({err.reason})"
                 self._set_broken(Verdict(False, verdict.lines, CONCURRENT_WRITER, anchor.count, detail))
-            self._hold(record)
+            if hold:
+                self._hold(record)
             return {"record_id": None, "chain_hash": None, "held": True}
         except OSError:
             self._suspect = True
@@ -348,16 +349,25 @@ class AuditLog:
             await self._async_write({"at": dt_util.utcnow().isoformat(), **torn})
         if was_broken:
             LOGGER.warning("The audit chain of %s verifies again; writing %s held records", self.entry_id, self.held)
-            if self._dropped:
-                await self._async_write(
-                    {"at": dt_util.utcnow().isoformat(), "type": "held_dropped", "count": self._dropped}
-                )
-            for record in self._held:
-                await self._async_write(record)
-            self._held.clear()
-            self._dropped = 0
-        ir.async_delete_issue(self.hass, DOMAIN, issue_id(self.entry_id))
+        if (was_broken or self._held or self._dropped) and not self._replaying:
+            await self._async_replay()
+        if not self.broken:
+            ir.async_delete_issue(self.hass, DOMAIN, issue_id(self.entry_id))
         return self.verdict
+
+    async def _async_replay(self) -> None:
+        """Write the held records in order (lock held); one not written stays held with the rest for the next check."""
+        self._replaying = True
+        try:
+            dropped = {"at": dt_util.utcnow().isoformat(), "type": "held_dropped", "count": self._dropped}
+            if self._dropped and not (await self._async_write(dropped, hold=False)).get("held"):
+                self._dropped = 0
+            while (
+                self._held and not self.broken and not (await self._async_write(self._held[0], hold=False)).get("held")
+            ):
+                del self._held[0]
+        finally:
+            self._replaying = False
 
     def _set_broken(self, verdict: Verdict) -> None:
         if self.verdict != verdict:
