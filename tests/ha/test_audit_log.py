@@ -87,6 +87,12 @@ def issue(hass: HomeAssistant, entry_id: str) -> ir.IssueEntry | None:
     return ir.async_get(hass).async_get_issue(DOMAIN, issue_id(entry_id))
 
 
+def words(problem: str, lang: str = "en") -> str:
+    """The recorded translation of a problem code, as the repair issue shows it."""
+    texts = json.loads((TRANSLATIONS / f"{lang}.json").read_text(encoding="utf-8"))["exceptions"]
+    return str(texts[f"audit_problem_{problem}"]["message"])
+
+
 # ------------------------------------------------------------------------------------------------ appending
 
 
@@ -134,6 +140,25 @@ async def test_the_anchor_survives_a_restart(hass: HomeAssistant, entry: MockCon
     assert not second.broken and second.anchor == Anchor(results[-1]["chain_hash"], 3, 0)
     assert (await second.async_append(request(3)))["record_id"] == "0-3"
     assert verify(second.path, second.anchor).ok and len(rows(second.path)) == 4
+
+
+@pytest.mark.parametrize("stored", [None, {"version": 1, "key": "x", "data": {"head": 5}}], ids=["lost", "torn"])
+async def test_a_file_without_its_anchor_is_a_break_that_says_so(
+    hass: HomeAssistant, entry: MockConfigEntry, hass_storage: dict[str, Any], stored: dict[str, Any] | None
+) -> None:
+    """An anchor Store that is gone (HA renames a torn one and starts empty) or malformed cannot vouch for the file:
+    a break, named as such (it was "broken_link at line 1", as if the file had been tampered with)."""
+    first, _ = await with_records(hass, entry.entry_id, 3)
+    await first.async_unload()
+    key = f"{DOMAIN}.audit.{entry.entry_id}"
+    del hass_storage[key]
+    if stored is not None:
+        hass_storage[key] = {**stored, "key": key}
+    log = await started(hass, entry.entry_id)
+    assert log.broken and log.verdict is not None and (log.verdict.problem, log.verdict.line) == ("anchor_missing", 0)
+    found = issue(hass, entry.entry_id)
+    assert found is not None and found.translation_placeholders["problem"] == words("anchor_missing")
+    assert (await log.async_append(request(9)))["held"] and len(rows(log.path)) == 3
 
 
 async def test_a_line_written_before_a_crash_that_kept_the_old_anchor_is_adopted(
@@ -215,7 +240,8 @@ async def test_tampering_between_two_starts_halts_and_raises_the_repair_issue(
     assert (found.is_fixable, found.is_persistent, found.severity, found.translation_key) == (
         True, False, ir.IssueSeverity.ERROR, "audit_chain_broken",
     )
-    assert found.translation_placeholders == {"entry_title": entry.title, "problem": problem, "line": str(line + 1)}
+    assert found.translation_placeholders == {
+        "entry_title": entry.title, "problem": words(problem), "line": str(line + 1)}
     assert found.data == {"entry_id": entry.entry_id}
 
     # Appends while broken are held, never written to the broken file.
@@ -365,7 +391,9 @@ async def test_the_repair_flow_starts_a_new_epoch_citing_the_broken_head(
     form, done = await repair(hass, client, entry.entry_id)
 
     assert form["type"] == "form" and form["step_id"] == "confirm"
-    assert form["description_placeholders"] == {"entry_title": entry.title, "problem": "broken_link", "line": "3"}
+    assert form["description_placeholders"] == {
+        "entry_title": entry.title, "problem": words("broken_link"), "line": "3"}
+    assert words("broken_link").startswith("a line does not follow the one before it")
     assert done["type"] == "create_entry"
     assert entry.state is ConfigEntryState.NOT_LOADED  # only the test's AuditLog touched the file
     # The broken file is archived byte for byte, never deleted.
@@ -454,6 +482,8 @@ def test_the_issue_and_its_fix_flow_are_translated() -> None:
         step = texts["fix_flow"]["step"]["confirm"]
         assert step["title"] and "{problem}" in step["description"] and "{line}" in step["description"]
         assert set(texts["fix_flow"]["abort"]) == {"not_loaded", "repair_failed"}
+        problems = ("edited", "broken_link", "truncated", "incomplete_tail", "concurrent_writer", "anchor_missing")
+        assert all(words(problem, lang) and "_" not in words(problem, lang) for problem in problems)
         assert "{error}" in texts["fix_flow"]["abort"]["repair_failed"]
 
 
@@ -575,7 +605,8 @@ async def test_a_second_process_writing_the_file_is_a_concurrent_writer_break(
     assert (end := tail(log.path)) is not None and verify(log.path, end).ok  # the file is still one chain
     found = issue(hass, entry.entry_id)
     assert found is not None and found.translation_key == "audit_chain_concurrent_writer"
-    assert found.translation_placeholders == {"entry_title": entry.title, "problem": "concurrent_writer", "line": "4"}
+    assert found.translation_placeholders == {
+        "entry_title": entry.title, "problem": words("concurrent_writer"), "line": "4"}
 
     await log.async_new_epoch("test")
 

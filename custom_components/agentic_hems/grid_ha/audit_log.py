@@ -39,10 +39,9 @@ Outcomes of a check:
   start, and the record is then written.
 
 If :meth:`AuditLog.async_verify` finds a broken chain intact again (the file was restored from a backup), the break
-is cleared, the held records are appended to the chain and the issue is deleted.
-
-Loaded logs are found by entry id through :func:`async_get_audit_log` (a registry in ``hass.data``): the repair flow
-finds a log there whether or not its entry is loaded (the entry's runtime data holds the same log while it is).
+is cleared, the held records are appended to the chain (one that cannot be written stays held) and the issue is
+deleted. An anchor Store that is missing or unreadable while the file has lines is the break ``anchor_missing``.
+Loaded logs are found by entry id through :func:`async_get_audit_log` (a registry in ``hass.data``), loaded or not.
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers import issue_registry as ir, translation
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
@@ -63,13 +62,21 @@ from ..const import DOMAIN, LOGGER, STORAGE_VERSION
 from ..gates.models import SOURCE_GRID
 from ..grid.audit import Anchor, ChainConflict, Verdict, line_hash
 from ..storage import async_load_store
-from .audit_file import append_record, inspect_file, restart, stamp
+from .audit_file import (
+    ANCHOR_MISSING,
+    CONCURRENT_WRITER,
+    PROBLEM_TEXT_KEYS,
+    anchor_from,
+    append_record,
+    inspect_file,
+    restart,
+    stamp,
+)
 
 AUDIT_LOGS: Final = f"{DOMAIN}_audit"  # hass.data key: entry_id -> loaded AuditLog
 AUDIT_CHAINS: Final = f"{DOMAIN}_audit_chains"  # hass.data key: entry_id -> _Chain shared by its AuditLogs
 ISSUE_PREFIX: Final = "audit_chain_broken_"
 ISSUE_TRANSLATION_KEY: Final = "audit_chain_broken"
-CONCURRENT_WRITER: Final = "concurrent_writer"  # the problem (and issue translation key suffix) of another writer
 MAX_HELD: Final = 1000  # records held in memory while the chain is broken; later ones are only counted
 
 
@@ -83,21 +90,6 @@ def async_get_audit_log(hass: HomeAssistant, entry_id: str) -> AuditLog | None:
     """Return the loaded :class:`AuditLog` of ``entry_id``, or None (not loaded, or unloaded)."""
     logs: dict[str, AuditLog] = hass.data.get(AUDIT_LOGS, {})
     return logs.get(entry_id)
-
-
-def _anchor_from(data: Any) -> tuple[Anchor, str | None]:
-    """Return the stored anchor and write-ahead hash.
-
-    A missing or malformed Store gives the empty anchor (then any line in the file is reported as a break: lines
-    after the anchored head).
-    """
-    if not isinstance(data, dict):
-        return Anchor(), None
-    head, count, epoch, pending = data.get("head"), data.get("count"), data.get("epoch"), data.get("pending")
-    if not (isinstance(head, str) and type(count) is int and type(epoch) is int and count >= 0 and epoch >= 0):
-        LOGGER.warning("Ignoring a malformed audit anchor: %s", data)
-        return Anchor(), None
-    return Anchor(head, count, epoch), pending if isinstance(pending, str) else None
 
 
 @dataclass
@@ -125,6 +117,7 @@ class AuditLog:
         self._dropped = 0
         self._suspect = False  # an append failed: check the file before the next one
         self._replaying = False  # the held records are being written
+        self._no_anchor = False  # the anchor Store was missing or unreadable at the start
         self._chain: _Chain = hass.data.setdefault(AUDIT_CHAINS, {}).setdefault(entry_id, _Chain())
         self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.audit.{entry_id}")
 
@@ -194,7 +187,9 @@ class AuditLog:
         self.hass.data.setdefault(AUDIT_LOGS, {})[self.entry_id] = self
         async with self._chain.lock:
             data = await async_load_store(self._store, f"audit anchor {self._store.key}")
-            self._anchor, self._pending = _anchor_from(data)
+            stored = anchor_from(data)
+            self._anchor, self._pending = stored or (Anchor(), None)
+            self._no_anchor = stored is None
             return await self._async_check()
 
     async def async_unload(self) -> None:
@@ -269,7 +264,7 @@ class AuditLog:
             self._dropped = 0
             self._suspect = False
             if not fresh.ok:  # cannot happen short of a concurrent writer; stay halted
-                self._set_broken(fresh)
+                await self._async_set_broken(fresh)
                 return
             self.verdict = fresh
             ir.async_delete_issue(self.hass, DOMAIN, issue_id(self.entry_id))
@@ -291,7 +286,7 @@ class AuditLog:
             self._dropped += 1
 
     async def _async_save(self) -> None:
-        anchor = self._anchor
+        anchor, self._no_anchor = self._anchor, False
         await self._store.async_save(
             {"head": anchor.head, "count": anchor.count, "epoch": anchor.epoch, "pending": self._pending}
         )
@@ -314,7 +309,7 @@ class AuditLog:
                 return await self._async_write(record, retry=False, hold=hold)
             if verdict.ok or (verdict.problem == "broken_link" and verdict.line == anchor.count):
                 detail = f"the file does not end at the anchored line {anchor.count} ({err.reason})"
-                self._set_broken(Verdict(False, verdict.lines, CONCURRENT_WRITER, anchor.count, detail))
+                await self._async_set_broken(Verdict(False, verdict.lines, CONCURRENT_WRITER, anchor.count, detail))
             if hold:
                 self._hold(record)
             return {"record_id": None, "chain_hash": None, "held": True}
@@ -332,7 +327,9 @@ class AuditLog:
             inspect_file, self.path, self._anchor, self._pending, stamp()
         )
         if not verdict.ok:
-            self._set_broken(verdict)
+            if self._no_anchor and verdict.problem == "broken_link" and verdict.line == 0:
+                verdict = Verdict(False, 0, ANCHOR_MISSING, 0, "no stored chain head to check the file against")
+            await self._async_set_broken(verdict)
             return verdict
         if anchor != self._anchor or self._pending is not None:
             self._anchor, self._pending = anchor, None
@@ -369,7 +366,10 @@ class AuditLog:
         finally:
             self._replaying = False
 
-    def _set_broken(self, verdict: Verdict) -> None:
+    async def _async_set_broken(self, verdict: Verdict) -> None:
+        strings = await translation.async_get_translations(self.hass, self.hass.config.language, "exceptions", [DOMAIN])
+        key = PROBLEM_TEXT_KEYS.get(str(verdict.problem))
+        reason = strings.get(f"component.{DOMAIN}.exceptions.{key}.message", verdict.problem)
         if self.verdict != verdict:
             LOGGER.error(
                 "The audit chain of %s is broken: %s at line %s (%s); request tools are halted until it is repaired",
@@ -393,7 +393,7 @@ class AuditLog:
                 "entry_title": entry.title
                 if (entry := self.hass.config_entries.async_get_entry(self.entry_id))
                 else self.entry_id,
-                "problem": str(verdict.problem),
+                "problem": str(reason),
                 "line": str(verdict.line + 1) if verdict.line is not None else "?",  # as editors count
             },
             data={"entry_id": self.entry_id},
