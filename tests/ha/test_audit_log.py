@@ -641,3 +641,20 @@ def test_the_concurrent_writer_issue_is_translated() -> None:
         step = texts["fix_flow"]["step"]["confirm"]
         assert "{problem}" in step["description"] and "{line}" in step["description"]
         assert texts["fix_flow"]["abort"] == issues["audit_chain_broken"]["fix_flow"]["abort"]
+
+
+async def test_an_audit_folder_that_cannot_be_used_is_a_translated_retry(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """An audit folder that cannot be created or locked (here a file stands in its place; a read-only or full disk
+    raises the same OSError) was an untranslated setup error with a traceback; it is a translated retry."""
+    folder = Path(hass.config.path(DOMAIN, "audit"))
+    folder.parent.mkdir(parents=True)
+    folder.write_text("not a folder", encoding="utf-8")
+    assert not await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.SETUP_RETRY
+    assert (entry.error_reason_translation_key, set(entry.error_reason_translation_placeholders or {})) == (
+        "audit_unavailable", {"error"})
+    english = json.loads((TRANSLATIONS / "en.json").read_text(encoding="utf-8"))["exceptions"]["audit_unavailable"]
+    assert "{error}" in english["message"]
+    await hass.config_entries.async_unload(entry.entry_id)
