@@ -382,6 +382,11 @@ def exception_uses() -> tuple[list[KeyUse], list[str]]:
                 if from_class:
                     uses += [KeyUse(k, where(path, call), known) for k in exception_class_keys()]
                     uses += tool_error_uses(problems)
+    for path in sources():  # ``NAME_TEXT_KEYS = {code: "key", ...}``: exceptions texts shown by key (not raised)
+        for node in parse(path).body:
+            target = node.target if isinstance(node, ast.AnnAssign) else None
+            if isinstance(target, ast.Name) and target.id.endswith("_TEXT_KEYS") and isinstance(node.value, ast.Dict):
+                uses += [KeyUse(resolve_str(v, path), where(path, v), frozenset()) for v in node.value.values]
     for path in sources():
         for call in (n for n in ast.walk(parse(path)) if isinstance(n, ast.Call)):
             if not isinstance(call.func, ast.Name) or call.func.id not in helpers:
@@ -567,6 +572,15 @@ class Facts:
     returned: dict[int, ast.expr] = field(default_factory=dict)  # values of dicts this function returns
 
 
+def _called(call: ast.Call) -> str | None:
+    """The name of the function ``call`` runs: ``f(...)``, or ``f`` of ``hass.async_add_executor_job(f, ...)``."""
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    if call_name(call) == "async_add_executor_job" and call.args and isinstance(call.args[0], ast.Name):
+        return call.args[0].id
+    return None
+
+
 def _is_errors(node: ast.expr) -> bool:
     """``errors``, ``self._errors`` and the like."""
     return base_name(node).lstrip("_").endswith("errors")
@@ -623,8 +637,8 @@ def _facts(func: ast.FunctionDef | ast.AsyncFunctionDef, functions: dict[str, An
         if isinstance(node, ast.Call):
             name = call_name(node)
             kw = keywords(node)
-            if isinstance(node.func, ast.Name) and node.func.id in functions:
-                facts.calls.add(node.func.id)
+            if (called := _called(node)) in functions:
+                facts.calls.add(str(called))
             if name == "async_show_form":
                 if "step_id" not in kw:
                     facts.problems.append(f"{where(CONFIG_FLOW, node)}: async_show_form without step_id")
@@ -674,8 +688,8 @@ def _facts(func: ast.FunctionDef | ast.AsyncFunctionDef, functions: dict[str, An
                         for item in value.values:
                             if (reason := text(item)) is not None:
                                 facts.errors[reason] = where(CONFIG_FLOW, item)
-                    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-                        facts.error_functions.add(value.func.id)
+                    elif isinstance(value, ast.Call) and (called := _called(value)) is not None:
+                        facts.error_functions.add(called)
         elif isinstance(node, ast.Return) and node.value is not None:
             value = node.value.elts[0] if isinstance(node.value, ast.Tuple) and node.value.elts else node.value
             if isinstance(value, ast.Dict):

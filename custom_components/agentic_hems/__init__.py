@@ -7,6 +7,7 @@ it; the service actions, the cards' websocket commands and their bundle are regi
 from __future__ import annotations
 
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ConfigEntryNotReady
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.storage import Store
 from homeassistant.helpers.typing import ConfigType
@@ -39,7 +40,12 @@ async def async_setup_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) 
     prices, the slot scheduler and a first plan. The entry's LLM API (energy tools for any assistant) lives as long.
     """
     entry.async_on_unload(entry.add_update_listener(reload_on_change(entry)))  # before any await
-    entry.runtime_data = await async_build_runtime(hass, entry)
+    try:
+        entry.runtime_data = await async_build_runtime(hass, entry)
+    except OSError as err:  # the audit folder cannot be read or locked: read-only, full, not a folder
+        raise ConfigEntryNotReady(
+            translation_domain=DOMAIN, translation_key="audit_unavailable", translation_placeholders={"error": str(err)}
+        ) from err
     await async_start_runtime(hass, entry)
     entry.async_on_unload(async_register_llm_api(hass, entry))  # energy tools for any assistant and MCP
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)

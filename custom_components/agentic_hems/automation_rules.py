@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from homeassistant.config_entries import ConfigEntryState
-from homeassistant.const import CONF_OPTIONS
+from homeassistant.const import CONF_OPTIONS, CONF_TARGET
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import config_validation as cv, entity_registry as er
@@ -100,7 +100,7 @@ async def async_validate_automation(
 
     An option the automation editor left empty (None or "") counts as not given; missing options count as empty
     ones when the schema has options to fill in (``has_options``), so the first field still to fill in is named.
-    A ``config_entry_id`` must name an entry of this integration.
+    A ``config_entry_id`` must name an entry of this integration; a ``target`` must name something.
 
     Raises:
         vol.Invalid: with the translated text of :func:`field_error` or ``entry_not_found``.
@@ -109,8 +109,11 @@ async def async_validate_automation(
     options = config.get(CONF_OPTIONS)
     if isinstance(options, dict) or (options is None and has_options):
         config = {**config, CONF_OPTIONS: {k: v for k, v in (options or {}).items() if v not in (None, "")}}
+    elif options is None:  # "options: null" of a trigger or condition whose options are all optional
+        config = {k: v for k, v in config.items() if k != CONF_OPTIONS}
     try:
         validated: dict[str, Any] = schema(config)
+        _check_target(validated)
         if (validated.get(CONF_OPTIONS) or {}).get(ATTR_CONFIG_ENTRY_ID):
             price_entry_id(hass, validated[CONF_OPTIONS])  # an entry of another integration, or none
     except vol.Invalid as err:
@@ -118,6 +121,32 @@ async def async_validate_automation(
     except HomeAssistantError as err:
         raise await async_schema_error(hass, err) from err
     return validated
+
+
+def _check_target(config: dict[str, Any]) -> None:
+    """Raise vol.Invalid (at ``target``) when ``config`` has a target naming nothing: it would never fire or pass."""
+    if (target := config.get(CONF_TARGET)) is not None and not any(target.values()):
+        raise vol.Invalid("no appliance chosen", path=[CONF_TARGET])
+
+
+def whole_number(value: Any) -> int:
+    """Return ``value`` (an int, a float or text) as the whole number it is; raises vol.Invalid for 2.5, a bool."""
+    if isinstance(value, bool):
+        raise vol.Invalid("expected a whole number, not true or false")
+    number = real_number(value)
+    if not number.is_integer():
+        raise vol.Invalid(f"expected a whole number, got {value}")
+    return int(number)
+
+
+def real_number(value: Any) -> float:
+    """Return ``value`` (an int, a float or text) as a float; raises vol.Invalid for a bool or text of no number."""
+    if isinstance(value, bool):
+        raise vol.Invalid("expected a number, not true or false")
+    try:
+        return float(value)
+    except (TypeError, ValueError) as err:
+        raise vol.Invalid(f"expected a number, got {value!r}") from err
 
 
 def loaded_runtime(hass: HomeAssistant, entry_id: str) -> RuntimeData | None:

@@ -26,6 +26,7 @@ from .automation_rules import (
     loaded_runtime,
     price_entry_id,
     targeted_appliances,
+    whole_number,
 )
 from .battery_trigger import CONF_BATTERY
 from .prices import floor_slot
@@ -40,7 +41,7 @@ CHEAPEST_SCHEMA = vol.Schema(
     {
         vol.Required(CONF_OPTIONS): {
             **ENTRY_OPTION,
-            vol.Required(CONF_SLOTS): vol.All(vol.Coerce(int), vol.Range(min=1, max=100)),
+            vol.Required(CONF_SLOTS): vol.All(whole_number, vol.Range(min=1, max=100)),
         }
     }
 )

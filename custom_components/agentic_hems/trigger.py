@@ -37,10 +37,12 @@ from .automation_rules import (
     crossings,
     loaded_runtime,
     price_entry_id,
+    real_number,
     runs,
     scope_span,
     slots_for,
     targeted_appliances,
+    whole_number,
 )
 from .battery_trigger import BatteryModeTrigger
 from .const import DOMAIN
@@ -70,7 +72,7 @@ WINDOW_SCHEMA = vol.Schema(
     {
         vol.Required(CONF_OPTIONS): {
             **ENTRY_OPTION,
-            vol.Required(CONF_MINUTES): vol.All(vol.Coerce(int), vol.Range(min=15, max=2880)),
+            vol.Required(CONF_MINUTES): vol.All(whole_number, vol.Range(min=15, max=2880)),
             vol.Optional(CONF_SCOPE, default=SCOPE_TODAY): vol.In([SCOPE_TODAY, SCOPE_HORIZON]),
         }
     }
@@ -79,7 +81,7 @@ THRESHOLD_SCHEMA = vol.Schema(
     {
         vol.Required(CONF_OPTIONS): {
             **ENTRY_OPTION,
-            vol.Required(CONF_THRESHOLD): vol.All(vol.Coerce(float), vol.Range(min=-100, max=100)),
+            vol.Required(CONF_THRESHOLD): vol.All(real_number, vol.Range(min=-100, max=100)),
             vol.Required(CONF_DIRECTION): vol.In([ABOVE, BELOW]),
         }
     }

@@ -17,6 +17,7 @@ from pathlib import Path
 import subprocess
 import sys
 from typing import Any
+from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
 import pytest
@@ -28,6 +29,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
+from custom_components.agentic_hems.grid_ha import audit_log as audit_log_module
 from custom_components.agentic_hems.grid_ha.audit_log import AUDIT_LOGS, AuditLog, async_get_audit_log, issue_id
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.grid.audit import GENESIS, Anchor, append, line_hash, tail, verify
@@ -85,6 +87,12 @@ def issue(hass: HomeAssistant, entry_id: str) -> ir.IssueEntry | None:
     return ir.async_get(hass).async_get_issue(DOMAIN, issue_id(entry_id))
 
 
+def words(problem: str, lang: str = "en") -> str:
+    """The recorded translation of a problem code, as the repair issue shows it."""
+    texts = json.loads((TRANSLATIONS / f"{lang}.json").read_text(encoding="utf-8"))["exceptions"]
+    return str(texts[f"audit_problem_{problem}"]["message"])
+
+
 # ------------------------------------------------------------------------------------------------ appending
 
 
@@ -132,6 +140,25 @@ async def test_the_anchor_survives_a_restart(hass: HomeAssistant, entry: MockCon
     assert not second.broken and second.anchor == Anchor(results[-1]["chain_hash"], 3, 0)
     assert (await second.async_append(request(3)))["record_id"] == "0-3"
     assert verify(second.path, second.anchor).ok and len(rows(second.path)) == 4
+
+
+@pytest.mark.parametrize("stored", [None, {"version": 1, "key": "x", "data": {"head": 5}}], ids=["lost", "torn"])
+async def test_a_file_without_its_anchor_is_a_break_that_says_so(
+    hass: HomeAssistant, entry: MockConfigEntry, hass_storage: dict[str, Any], stored: dict[str, Any] | None
+) -> None:
+    """An anchor Store that is gone (HA renames a torn one and starts empty) or malformed cannot vouch for the file:
+    a break, named as such (it was "broken_link at line 1", as if the file had been tampered with)."""
+    first, _ = await with_records(hass, entry.entry_id, 3)
+    await first.async_unload()
+    key = f"{DOMAIN}.audit.{entry.entry_id}"
+    del hass_storage[key]
+    if stored is not None:
+        hass_storage[key] = {**stored, "key": key}
+    log = await started(hass, entry.entry_id)
+    assert log.broken and log.verdict is not None and (log.verdict.problem, log.verdict.line) == ("anchor_missing", 0)
+    found = issue(hass, entry.entry_id)
+    assert found is not None and found.translation_placeholders["problem"] == words("anchor_missing")
+    assert (await log.async_append(request(9)))["held"] and len(rows(log.path)) == 3
 
 
 async def test_a_line_written_before_a_crash_that_kept_the_old_anchor_is_adopted(
@@ -213,7 +240,8 @@ async def test_tampering_between_two_starts_halts_and_raises_the_repair_issue(
     assert (found.is_fixable, found.is_persistent, found.severity, found.translation_key) == (
         True, False, ir.IssueSeverity.ERROR, "audit_chain_broken",
     )
-    assert found.translation_placeholders == {"entry_title": entry.title, "problem": problem, "line": str(line + 1)}
+    assert found.translation_placeholders == {
+        "entry_title": entry.title, "problem": words(problem), "line": str(line + 1)}
     assert found.data == {"entry_id": entry.entry_id}
 
     # Appends while broken are held, never written to the broken file.
@@ -241,6 +269,36 @@ async def test_a_restored_file_clears_the_break_and_writes_the_held_records(
     assert not log.broken and issue(hass, entry.entry_id) is None
     assert json.loads(rows(log.path)[5])["record"]["computed"] == {"loss_kw": 99}
     assert verify(log.path, log.anchor).ok and log.anchor.count == 6
+
+
+async def test_held_records_a_full_disk_stops_midway_are_written_later_once_each(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """Writing the held records after a restore stops at a full disk: the written one is not held again, the
+    unwritten one is not lost (the old code cleared none, then never wrote the rest: 100 was gone)."""
+    first, _ = await with_records(hass, entry.entry_id)
+    await first.async_unload()
+    original = first.path.read_bytes()
+    tamper(first.path, "edit")
+    log = await started(hass, entry.entry_id)
+    for i in (99, 100):
+        assert (await log.async_append(request(i)))["held"]
+    first.path.write_bytes(original)  # restored from a backup
+    real, calls = audit_log_module.append_record, []
+
+    def disk_full_on_the_second(*args: Any) -> Anchor:
+        calls.append(args)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(*args)
+
+    with patch.object(audit_log_module, "append_record", disk_full_on_the_second), pytest.raises(OSError):
+        await log.async_verify()
+    assert log.held == 1
+    await log.async_append(request(101))
+    loss = [json.loads(row)["record"]["computed"]["loss_kw"] for row in rows(log.path)]
+    assert loss == [0, 1, 2, 3, 4, 99, 100, 101]
+    assert log.held == 0 and verify(log.path, log.anchor).ok and issue(hass, entry.entry_id) is None
 
 
 # ------------------------------------------------------------------------------------------------ torn line
@@ -333,7 +391,9 @@ async def test_the_repair_flow_starts_a_new_epoch_citing_the_broken_head(
     form, done = await repair(hass, client, entry.entry_id)
 
     assert form["type"] == "form" and form["step_id"] == "confirm"
-    assert form["description_placeholders"] == {"entry_title": entry.title, "problem": "broken_link", "line": "3"}
+    assert form["description_placeholders"] == {
+        "entry_title": entry.title, "problem": words("broken_link"), "line": "3"}
+    assert words("broken_link").startswith("a line does not follow the one before it")
     assert done["type"] == "create_entry"
     assert entry.state is ConfigEntryState.NOT_LOADED  # only the test's AuditLog touched the file
     # The broken file is archived byte for byte, never deleted.
@@ -422,6 +482,8 @@ def test_the_issue_and_its_fix_flow_are_translated() -> None:
         step = texts["fix_flow"]["step"]["confirm"]
         assert step["title"] and "{problem}" in step["description"] and "{line}" in step["description"]
         assert set(texts["fix_flow"]["abort"]) == {"not_loaded", "repair_failed"}
+        problems = ("edited", "broken_link", "truncated", "incomplete_tail", "concurrent_writer", "anchor_missing")
+        assert all(words(problem, lang) and "_" not in words(problem, lang) for problem in problems)
         assert "{error}" in texts["fix_flow"]["abort"]["repair_failed"]
 
 
@@ -543,7 +605,8 @@ async def test_a_second_process_writing_the_file_is_a_concurrent_writer_break(
     assert (end := tail(log.path)) is not None and verify(log.path, end).ok  # the file is still one chain
     found = issue(hass, entry.entry_id)
     assert found is not None and found.translation_key == "audit_chain_concurrent_writer"
-    assert found.translation_placeholders == {"entry_title": entry.title, "problem": "concurrent_writer", "line": "4"}
+    assert found.translation_placeholders == {
+        "entry_title": entry.title, "problem": words("concurrent_writer"), "line": "4"}
 
     await log.async_new_epoch("test")
 
@@ -578,3 +641,20 @@ def test_the_concurrent_writer_issue_is_translated() -> None:
         step = texts["fix_flow"]["step"]["confirm"]
         assert "{problem}" in step["description"] and "{line}" in step["description"]
         assert texts["fix_flow"]["abort"] == issues["audit_chain_broken"]["fix_flow"]["abort"]
+
+
+async def test_an_audit_folder_that_cannot_be_used_is_a_translated_retry(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """An audit folder that cannot be created or locked (here a file stands in its place; a read-only or full disk
+    raises the same OSError) was an untranslated setup error with a traceback; it is a translated retry."""
+    folder = Path(hass.config.path(DOMAIN, "audit"))
+    folder.parent.mkdir(parents=True)
+    folder.write_text("not a folder", encoding="utf-8")
+    assert not await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.SETUP_RETRY
+    assert (entry.error_reason_translation_key, set(entry.error_reason_translation_placeholders or {})) == (
+        "audit_unavailable", {"error"})
+    english = json.loads((TRANSLATIONS / "en.json").read_text(encoding="utf-8"))["exceptions"]["audit_unavailable"]
+    assert "{error}" in english["message"]
+    await hass.config_entries.async_unload(entry.entry_id)

@@ -12,6 +12,7 @@ import json
 import logging
 from pathlib import Path
 import re
+import threading
 from typing import Any
 from unittest.mock import AsyncMock, patch
 from urllib.parse import parse_qs
@@ -30,6 +31,7 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
+from custom_components.agentic_hems.flow import policy as policy_module
 from custom_components.agentic_hems.flow.checks import validate_appliance
 from custom_components.agentic_hems.flow.schemas import nordpool_schema
 from custom_components.agentic_hems.gates.tables import validate_rules
@@ -1325,3 +1327,39 @@ async def test_policy_text_the_parser_cannot_read_is_an_error_not_a_crash(
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     result = await hass.config_entries.options.async_configure(result["flow_id"], {**CONTROL_FORM, "policy_rules": text})
     assert (result["errors"], result["description_placeholders"]) == ({"policy_rules": "yaml_invalid"}, placeholders)
+
+
+async def test_a_rule_key_typed_twice_is_an_error_not_the_last_one(hass: HomeAssistant) -> None:
+    """A second ``action`` in one rule is refused with its line; PyYAML kept the last one silently, so a careless
+    edit of a saved deny rule saved an allowing one."""
+    entry = sample_entry(policy_rules=DENY_COVERS)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    result = await hass.config_entries.options.async_init(entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    text = "- operation: open\n  device_type: cover\n  action: deny\n  action: allow\n"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**CONTROL_FORM, "policy_rules": text})
+    assert (result["step_id"], result["errors"]) == ("control", {"policy_rules": "yaml_invalid"})
+    assert result["description_placeholders"] == {"line": "4", "problem": "found duplicate key 'action'"}
+    hass.config_entries.options.async_abort(result["flow_id"])
+    assert entry.options["policy_rules"] == DENY_COVERS
+
+
+async def test_the_policy_text_is_parsed_off_the_event_loop(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """20,000 characters of nested YAML take PyYAML seconds (quadratic in the nesting): the step parses them in an
+    executor thread, not on the event loop."""
+    threads: list[str] = []
+    parse = policy_module.parse_yaml_text
+
+    def recording(text: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return parse(text)
+
+    result = await hass.config_entries.options.async_init(loaded_entry.entry_id)
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    with patch.object(policy_module, "parse_yaml_text", recording):
+        result = await hass.config_entries.options.async_configure(
+            result["flow_id"], {**CONTROL_FORM, "policy_rules": yaml.safe_dump(DENY_COVERS)}
+        )
+    assert result["step_id"] == "grid"
+    assert len(threads) == 1 and threads[0] != threading.main_thread().name

@@ -314,3 +314,25 @@ async def test_an_absurd_number_is_refused_with_its_range_in_words(
     assert error_text("en", kind, error).format(**result["description_placeholders"]) == english
     error_text("de", kind, error).format(**result["description_placeholders"])  # every placeholder given
     assert sorted(entry.subentries) == sorted(APPLIANCES)
+
+
+async def test_a_heat_pumps_sensors_are_never_the_integrations_own_planned_values(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """The heat pump form's temperature and power pickers left the integration's own sensors in (its planned
+    temperature is a temperature sensor, its planned power a power sensor): a heat pump measured by its own plan
+    follows itself. The pickers leave them out, and a form given one refuses it with a translated error."""
+    registry = er.async_get(hass)
+    planned = registry.async_get_or_create(
+        "sensor", DOMAIN, "test_planned_temperature", suggested_object_id="agentic_hems_heat_pump_planned_temperature",
+        config_entry=loaded_entry, original_device_class="temperature",
+    ).entity_id
+    own = sorted(e.entity_id for e in er.async_entries_for_config_entry(registry, loaded_entry.entry_id))
+    result = await configure(hass, (await open_form(hass, loaded_entry))["flow_id"], {"name": "Heat pump", "store": "space_heating"})
+    for field in ("temperature_entity", "outdoor_entity", "power_entity"):
+        assert control_exclusions(result, field) == own, field
+    for field in ("temperature_entity", "outdoor_entity", "power_entity"):
+        result = await device_step(hass, (await open_form(hass, loaded_entry))["flow_id"], {**DEVICE, field: planned})
+        assert (result["type"], result["errors"]) == (FlowResultType.FORM, {field: "measurement_entity_own"}), field
+    assert all(error_text(lang, "heat_pump", "measurement_entity_own") for lang in ("en", "de"))
+    assert sorted(loaded_entry.subentries) == sorted(APPLIANCES)

@@ -527,3 +527,24 @@ async def test_the_tariff_step_names_the_range_of_a_number_outside_it(
     assert strings[result["errors"][field]].format(**result["description_placeholders"]) == english
     hass.config_entries.options.async_abort(result["flow_id"])
     assert dict(loaded_entry.options) == before
+
+
+async def test_fee_band_text_with_unquoted_times_and_a_band_named_twice(hass: HomeAssistant) -> None:
+    """``from: 17:00`` unquoted is the time 17:00 (YAML 1.1 read the base-60 number 1020, refused as "'1020' is not a
+    time of day"); a band named twice is an error with its line (PyYAML kept the last fee silently)."""
+    entry = sample_entry(**TARIFF)
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    result = await through_to_tariff(hass, entry)
+    twice = "bands:\n  low: 0.0345\n  low: 0.345\ndefault: low\n"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**TARIFF, "tariff_bands": twice})
+    assert (result["step_id"], result["errors"]) == ("tariff", {"tariff_bands": "yaml_invalid"})
+    assert (result["description_placeholders"]["line"], result["description_placeholders"]["problem"]) == (
+        "3", "found duplicate key 'low'")
+    unquoted = yaml.safe_dump(MODULE3).replace("'", "")
+    assert "from: 17:00" in unquoted and yaml.safe_load(unquoted)["windows"][1]["from"] == 1020  # YAML 1.1's reading
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {**TARIFF, "tariff_bands": unquoted})
+    assert result["step_id"] == "assistant"
+    result = await hass.config_entries.options.async_configure(result["flow_id"], {})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert entry.options["tariff_bands"] == MODULE3

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+import re
 from typing import Any
 import xml.etree.ElementTree as ET
 from zoneinfo import ZoneInfo
@@ -569,3 +570,44 @@ async def test_a_condition_refused_in_yaml_is_a_schema_error(hass: HomeAssistant
         await ha_condition.async_validate_condition_config(
             hass, {"condition": "agentic_hems.price_among_cheapest", "options": {"slots": 101}}
         )
+
+
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        ({"condition": "agentic_hems.price_among_cheapest", "options": {"slots": 2.9}}, "automation_slots"),
+        ({"condition": "agentic_hems.price_among_cheapest", "options": {"slots": True}}, "automation_slots"),
+        ({"condition": "agentic_hems.plan_running", "target": {}}, "automation_target"),
+        ({"condition": "agentic_hems.plan_running", "target": {"entity_id": [], "device_id": []}}, "automation_target"),
+        ({"platform": "agentic_hems.cheapest_window_started", "options": {"minutes": 60.5}}, "automation_minutes"),
+        ({"platform": "agentic_hems.price_crossed_threshold", "options": {"threshold": True, "direction": "above"}},
+         "automation_threshold"),
+        ({"platform": "agentic_hems.plan_started", "target": {"entity_id": []}}, "automation_target"),
+    ],
+    ids=["slots-2.9", "slots-true", "no-target", "empty-target", "minutes-60.5", "threshold-true", "trigger-no-target"],
+)
+async def test_a_fraction_a_boolean_or_an_empty_target_is_refused_not_bent(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry, config: dict, key: str
+) -> None:
+    """``slots: 2.9`` counted as 2, ``true`` as 1 slot or 1.0 per kWh, ``minutes: 60.5`` as 60, and a target of
+    nothing saved a trigger that never fires and a condition that never passes: each is the field's translated error."""
+    expected = EN_EXCEPTIONS[key]["message"].rstrip(".")
+    with pytest.raises(vol.Invalid, match=f"^{re.escape(expected)}"):
+        if "condition" in config:
+            await ha_condition.async_validate_condition_config(hass, config)
+        else:
+            await ha_trigger.async_validate_trigger_config(hass, [config])
+
+
+async def test_whole_numbers_as_text_or_float_and_options_null_are_read_as_meant(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    for slots in ("4", 4.0, 4):
+        valid = await ha_condition.async_validate_condition_config(
+            hass, {"condition": "agentic_hems.price_among_cheapest", "options": {"slots": slots}}
+        )
+        assert valid["options"] == {"slots": 4} and type(valid["options"]["slots"]) is int
+    (valid,) = await ha_trigger.async_validate_trigger_config(
+        hass, [{"platform": "agentic_hems.battery_mode_changed", "options": None}]  # was "expected a mapping"
+    )
+    assert valid["options"] == {}

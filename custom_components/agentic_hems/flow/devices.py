@@ -81,6 +81,19 @@ def soc_errors(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, soc:
     return errors
 
 
+def own_measurement_errors(hass: HomeAssistant, data: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, str]:
+    """Return ``measurement_entity_own`` for each of ``keys`` whose entity in ``data`` is this integration's own.
+
+    Its planned temperature or power is what the plan makes of a measurement, not one: planning from it is a loop.
+    """
+    own = set(own_entity_ids(hass))
+    errors: dict[str, str] = {}
+    for key in keys:
+        if data.get(key) in own:
+            errors[key] = "measurement_entity_own"
+    return errors
+
+
 def device_errors(
     hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, data: Mapping[str, Any], control_key: str
 ) -> dict[str, str]:

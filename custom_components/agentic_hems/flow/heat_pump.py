@@ -70,7 +70,14 @@ from ..const import (
 from ..planning.heat_config import HEAT_PUMP_SCHEMA
 from ..planning.heat_inputs import async_fit
 from ..validation import vol
-from .devices import LooseEntitySelector, device_errors, taken_entities
+from .devices import (
+    ControlEntitySelector,
+    LooseEntitySelector,
+    device_errors,
+    own_entity_ids,
+    own_measurement_errors,
+    taken_entities,
+)
 from .heat_pump_checks import (
     HEAT_NUMBERS,
     form_values,
@@ -103,26 +110,29 @@ def store_schema() -> vol.Schema:
     )
 
 
-def _device_fields(band: tuple[float, float, float, float], controls: list[str], exclude: list[str]) -> dict[Any, Any]:
+def _device_fields(
+    band: tuple[float, float, float, float], controls: list[str], exclude: list[str], own: list[str]
+) -> dict[Any, Any]:
     """Return the device fields of every store: entities, power range, run times, comfort bands, phase.
 
     ``controls`` are the domains the control entity may have, ``exclude`` the entities its picker leaves out (this
-    integration's own and the other devices' controls); ``band`` holds the defaults of the day low and high and the night low and high edges (°C).
+    integration's own and the other devices' controls), the measurement pickers those of ``own`` (this integration's
+    planned temperature and power are no measurement); ``band`` holds the defaults of the day low and high and the night low and high edges (°C).
     The maximum power is optional to the frontend, which would otherwise pre-fill its minimum; the flow asks for it.
     """
     return {
         vol.Required(CONF_CONTROL_ENTITY): LooseEntitySelector(
             EntitySelectorConfig(domain=controls, exclude_entities=exclude)
         ),
-        vol.Required(CONF_TEMPERATURE_ENTITY): EntitySelector(
-            EntitySelectorConfig(domain="sensor", device_class="temperature")
+        vol.Required(CONF_TEMPERATURE_ENTITY): ControlEntitySelector(
+            EntitySelectorConfig(domain="sensor", device_class="temperature", exclude_entities=own)
         ),
         vol.Required(CONF_WEATHER_ENTITY): EntitySelector(EntitySelectorConfig(domain="weather")),
-        vol.Optional(CONF_HEAT_POWER_ENTITY): EntitySelector(
-            EntitySelectorConfig(domain="sensor", device_class="power")
+        vol.Optional(CONF_HEAT_POWER_ENTITY): ControlEntitySelector(
+            EntitySelectorConfig(domain="sensor", device_class="power", exclude_entities=own)
         ),
-        vol.Optional(CONF_OUTDOOR_ENTITY): EntitySelector(
-            EntitySelectorConfig(domain="sensor", device_class="temperature")
+        vol.Optional(CONF_OUTDOOR_ENTITY): ControlEntitySelector(
+            EntitySelectorConfig(domain="sensor", device_class="temperature", exclude_entities=own)
         ),
         vol.Required(CONF_HEAT_MIN_KW, default=0.0): _number(CONF_HEAT_MIN_KW),
         vol.Optional(CONF_HEAT_MAX_KW): _number(CONF_HEAT_MAX_KW),
@@ -138,23 +148,24 @@ def _device_fields(band: tuple[float, float, float, float], controls: list[str],
     }
 
 
-def space_schema(exclude: list[str]) -> vol.Schema:
+def space_schema(exclude: list[str], own: list[str]) -> vol.Schema:
     """Return the device step of space heating: the common fields with a house's comfort band (20-22 °C by day).
 
-    The control entity's picker leaves out the entities ``exclude``.
+    The control entity's picker leaves out the entities ``exclude``, the sensors' pickers those of ``own``.
     """
-    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0), ["climate", "switch"], exclude))
+    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0), ["climate", "switch"], exclude, own))
 
 
-def tank_schema(exclude: list[str]) -> vol.Schema:
+def tank_schema(exclude: list[str], own: list[str]) -> vol.Schema:
     """Return the device step of a hot-water tank: the common fields, a tank's band, its room and hot-water draw.
 
-    Its control entity may also be a water heater; its picker leaves out the entities ``exclude``.
+    Its control entity may also be a water heater; its picker leaves out the entities ``exclude``, the sensors'
+    pickers those of ``own``.
     """
     hours = [SelectOptionDict(value=str(h), label=f"{h:02d}:00") for h in range(24)]
     return vol.Schema(
         {
-            **_device_fields((45.0, 55.0, 40.0, 55.0), ["climate", "switch", "water_heater"], exclude),
+            **_device_fields((45.0, 55.0, 40.0, 55.0), ["climate", "switch", "water_heater"], exclude, own),
             vol.Required(CONF_ROOM_TEMP_C, default=20.0): _number(CONF_ROOM_TEMP_C),
             vol.Required(CONF_HOT_WATER_KWH, default=0.0): _number(CONF_HOT_WATER_KWH),
             vol.Optional(CONF_HOT_WATER_HOURS): SelectSelector(
@@ -219,8 +230,11 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         return self._get_reconfigure_subentry().subentry_id if self.source == "reconfigure" else None
 
     def _taken(self, data: dict[str, Any]) -> dict[str, str]:
-        """Return the errors of ``data``'s name and control entity (each when given) among the entry's devices."""
-        return device_errors(self.hass, self._get_entry(), self._own_id(), data, CONF_CONTROL_ENTITY)
+        """Return the errors of ``data``'s name, control entity and sensors (each when given) among the devices."""
+        errors = own_measurement_errors(
+            self.hass, data, (CONF_TEMPERATURE_ENTITY, CONF_OUTDOOR_ENTITY, CONF_HEAT_POWER_ENTITY)
+        )
+        return device_errors(self.hass, self._get_entry(), self._own_id(), data, CONF_CONTROL_ENTITY) | errors
 
     def _taken_entities(self) -> list[str]:
         """Return what the control picker leaves out: this integration's entities and the other devices' controls."""
@@ -292,7 +306,8 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         return self.async_show_form(
             step_id="space_heating",
             data_schema=self.add_suggested_values_to_schema(
-                space_schema(self._taken_entities()), self._suggested("space_heating", user_input)
+                space_schema(self._taken_entities(), own_entity_ids(self.hass)),
+                self._suggested("space_heating", user_input),
             ),
             errors=errors,
             description_placeholders=limit_placeholders(HEAT_NUMBERS),
@@ -311,7 +326,7 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         return self.async_show_form(
             step_id="hot_water",
             data_schema=self.add_suggested_values_to_schema(
-                tank_schema(self._taken_entities()), self._suggested("hot_water", user_input)
+                tank_schema(self._taken_entities(), own_entity_ids(self.hass)), self._suggested("hot_water", user_input)
             ),
             errors=errors,
             description_placeholders=limit_placeholders(HEAT_NUMBERS),

@@ -135,7 +135,10 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         errors: dict[str, str] = {}
         placeholders: dict[str, str] = {}
         if user_input is not None:
-            errors, placeholders, rules = policy_field(user_input.get(CONF_POLICY_RULES))
+            # Up to 20,000 characters of YAML take PyYAML seconds when nested deeply: parsed off the event loop.
+            errors, placeholders, rules = await self.hass.async_add_executor_job(
+                policy_field, user_input.get(CONF_POLICY_RULES)
+            )
             if not errors:
                 self._options |= {**user_input, CONF_POLICY_RULES: rules}
                 for key in (CONF_NOTIFY_SERVICE, CONF_GATED_ENTITIES):  # cleared: dropped
@@ -196,14 +199,14 @@ class AgenticHemsOptionsFlow(OptionsFlow):
         errors: dict[str, str] = {}
         placeholders = {"error": "", **limit_placeholders(TARIFF_LIMITS)}
         if user_input is not None:
-            errors, placeholders, user_input = check_tariff(user_input)
+            errors, placeholders, checked = await self.hass.async_add_executor_job(check_tariff, user_input)
             if not errors:
                 for key in TARIFF_FIELDS:
-                    if user_input.get(key) in (None, "", [], {}):
-                        user_input.pop(key, None)
+                    if checked.get(key) in (None, "", [], {}):
+                        checked.pop(key, None)
                         self._options.pop(key, None)
                         self._drop.add(key)
-                self._options |= user_input
+                self._options |= checked
                 return await self.async_step_assistant()
         return self.async_show_form(
             step_id="tariff",

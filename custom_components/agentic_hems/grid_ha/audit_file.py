@@ -16,9 +16,34 @@ from typing import Any, Final
 
 from homeassistant.util import dt as dt_util
 
+from ..const import LOGGER
 from ..grid.audit import GENESIS, Anchor, Verdict, append, locked, verify
 
 INCOMPLETE_TAIL: Final = "incomplete_tail"
+ANCHOR_MISSING: Final = "anchor_missing"  # the problem of a file whose anchor Store was missing or unreadable
+CONCURRENT_WRITER: Final = "concurrent_writer"  # the problem (and issue translation key suffix) of another writer
+PROBLEM_TEXT_KEYS: Final = {  # a break's problem -> the exceptions text its repair issue shows for it
+    "edited": "audit_problem_edited",
+    "broken_link": "audit_problem_broken_link",
+    "truncated": "audit_problem_truncated",
+    "incomplete_tail": "audit_problem_incomplete_tail",
+    CONCURRENT_WRITER: "audit_problem_concurrent_writer",
+    ANCHOR_MISSING: "audit_problem_anchor_missing",
+}
+
+
+def anchor_from(data: Any) -> tuple[Anchor, str | None] | None:
+    """Return the stored anchor and write-ahead hash of the anchor Store's ``data``; None when missing or malformed.
+
+    Then the empty anchor applies, and any line in the file is the break ``anchor_missing``.
+    """
+    if not isinstance(data, dict):
+        return None
+    head, count, epoch, pending = data.get("head"), data.get("count"), data.get("epoch"), data.get("pending")
+    if not (isinstance(head, str) and type(count) is int and type(epoch) is int and count >= 0 and epoch >= 0):
+        LOGGER.warning("Ignoring a malformed audit anchor: %s", data)
+        return None
+    return Anchor(head, count, epoch), pending if isinstance(pending, str) else None
 
 
 def stamp() -> str:

@@ -32,7 +32,6 @@ Outcomes of a check:
 - **repair** (:meth:`AuditLog.async_new_epoch`, from the issue's fix flow in :mod:`..repairs`): the broken file is
   renamed to ``<entry_id>.broken-<UTC yyyymmddThhmmss>.jsonl`` (never deleted) and a fresh file starts at epoch + 1,
   sequence 0, from the genesis hash, with a first record citing the anchored (last trusted) head and the archive.
-
 - **another writer** (``concurrent_writer``): the file gained lines this Home Assistant did not write (a second
   Home Assistant on the same configuration folder). The append writes nothing (:func:`~..grid.audit.append` checks
   the file's tail under the folder's lock), and this is a break with its own repair issue
@@ -40,10 +39,9 @@ Outcomes of a check:
   start, and the record is then written.
 
 If :meth:`AuditLog.async_verify` finds a broken chain intact again (the file was restored from a backup), the break
-is cleared, the held records are appended to the chain and the issue is deleted.
-
-Loaded logs are found by entry id through :func:`async_get_audit_log` (a registry in ``hass.data``): the repair flow
-finds a log there whether or not its entry is loaded (the entry's runtime data holds the same log while it is).
+is cleared, the held records are appended to the chain (one that cannot be written stays held) and the issue is
+deleted. An anchor Store that is missing or unreadable while the file has lines is the break ``anchor_missing``.
+Loaded logs are found by entry id through :func:`async_get_audit_log` (a registry in ``hass.data``), loaded or not.
 """
 
 from __future__ import annotations
@@ -55,7 +53,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers import issue_registry as ir, translation
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
 
@@ -64,13 +62,21 @@ from ..const import DOMAIN, LOGGER, STORAGE_VERSION
 from ..gates.models import SOURCE_GRID
 from ..grid.audit import Anchor, ChainConflict, Verdict, line_hash
 from ..storage import async_load_store
-from .audit_file import append_record, inspect_file, restart, stamp
+from .audit_file import (
+    ANCHOR_MISSING,
+    CONCURRENT_WRITER,
+    PROBLEM_TEXT_KEYS,
+    anchor_from,
+    append_record,
+    inspect_file,
+    restart,
+    stamp,
+)
 
 AUDIT_LOGS: Final = f"{DOMAIN}_audit"  # hass.data key: entry_id -> loaded AuditLog
 AUDIT_CHAINS: Final = f"{DOMAIN}_audit_chains"  # hass.data key: entry_id -> _Chain shared by its AuditLogs
 ISSUE_PREFIX: Final = "audit_chain_broken_"
 ISSUE_TRANSLATION_KEY: Final = "audit_chain_broken"
-CONCURRENT_WRITER: Final = "concurrent_writer"  # the problem (and issue translation key suffix) of another writer
 MAX_HELD: Final = 1000  # records held in memory while the chain is broken; later ones are only counted
 
 
@@ -84,21 +90,6 @@ def async_get_audit_log(hass: HomeAssistant, entry_id: str) -> AuditLog | None:
     """Return the loaded :class:`AuditLog` of ``entry_id``, or None (not loaded, or unloaded)."""
     logs: dict[str, AuditLog] = hass.data.get(AUDIT_LOGS, {})
     return logs.get(entry_id)
-
-
-def _anchor_from(data: Any) -> tuple[Anchor, str | None]:
-    """Return the stored anchor and write-ahead hash.
-
-    A missing or malformed Store gives the empty anchor (then any line in the file is reported as a break: lines
-    after the anchored head).
-    """
-    if not isinstance(data, dict):
-        return Anchor(), None
-    head, count, epoch, pending = data.get("head"), data.get("count"), data.get("epoch"), data.get("pending")
-    if not (isinstance(head, str) and type(count) is int and type(epoch) is int and count >= 0 and epoch >= 0):
-        LOGGER.warning("Ignoring a malformed audit anchor: %s", data)
-        return Anchor(), None
-    return Anchor(head, count, epoch), pending if isinstance(pending, str) else None
 
 
 @dataclass
@@ -125,6 +116,8 @@ class AuditLog:
         self._held: list[dict[str, Any]] = []
         self._dropped = 0
         self._suspect = False  # an append failed: check the file before the next one
+        self._replaying = False  # the held records are being written
+        self._no_anchor = False  # the anchor Store was missing or unreadable at the start
         self._chain: _Chain = hass.data.setdefault(AUDIT_CHAINS, {}).setdefault(entry_id, _Chain())
         self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.audit.{entry_id}")
 
@@ -194,7 +187,9 @@ class AuditLog:
         self.hass.data.setdefault(AUDIT_LOGS, {})[self.entry_id] = self
         async with self._chain.lock:
             data = await async_load_store(self._store, f"audit anchor {self._store.key}")
-            self._anchor, self._pending = _anchor_from(data)
+            stored = anchor_from(data)
+            self._anchor, self._pending = stored or (Anchor(), None)
+            self._no_anchor = stored is None
             return await self._async_check()
 
     async def async_unload(self) -> None:
@@ -269,7 +264,7 @@ class AuditLog:
             self._dropped = 0
             self._suspect = False
             if not fresh.ok:  # cannot happen short of a concurrent writer; stay halted
-                self._set_broken(fresh)
+                await self._async_set_broken(fresh)
                 return
             self.verdict = fresh
             ir.async_delete_issue(self.hass, DOMAIN, issue_id(self.entry_id))
@@ -291,17 +286,17 @@ class AuditLog:
             self._dropped += 1
 
     async def _async_save(self) -> None:
-        anchor = self._anchor
+        anchor, self._no_anchor = self._anchor, False
         await self._store.async_save(
             {"head": anchor.head, "count": anchor.count, "epoch": anchor.epoch, "pending": self._pending}
         )
 
-    async def _async_write(self, record: dict[str, Any], *, retry: bool = True) -> dict[str, Any]:
+    async def _async_write(self, record: dict[str, Any], *, retry: bool = True, hold: bool = True) -> dict[str, Any]:
         """Append one record to the intact chain (lock held): intent, line, anchor.
 
         When the file does not end at the anchor (:class:`ChainConflict`), the file is checked: a torn line is cut
         off and recorded, and the write is tried once more (``retry``); foreign lines are a ``concurrent_writer``
-        break, and the record is held.
+        break, and the record is held (unless ``hold`` is False: a held record being written stays where it is).
         """
         anchor = self._anchor
         self._pending = line_hash(anchor.count, anchor.epoch, anchor.head, record)
@@ -311,11 +306,12 @@ class AuditLog:
         except ChainConflict as err:
             verdict = await self._async_check()
             if verdict.ok and retry:
-                return await self._async_write(record, retry=False)
+                return await self._async_write(record, retry=False, hold=hold)
             if verdict.ok or (verdict.problem == "broken_link" and verdict.line == anchor.count):
                 detail = f"the file does not end at the anchored line {anchor.count} ({err.reason})"
-                self._set_broken(Verdict(False, verdict.lines, CONCURRENT_WRITER, anchor.count, detail))
-            self._hold(record)
+                await self._async_set_broken(Verdict(False, verdict.lines, CONCURRENT_WRITER, anchor.count, detail))
+            if hold:
+                self._hold(record)
             return {"record_id": None, "chain_hash": None, "held": True}
         except OSError:
             self._suspect = True
@@ -331,7 +327,9 @@ class AuditLog:
             inspect_file, self.path, self._anchor, self._pending, stamp()
         )
         if not verdict.ok:
-            self._set_broken(verdict)
+            if self._no_anchor and verdict.problem == "broken_link" and verdict.line == 0:
+                verdict = Verdict(False, 0, ANCHOR_MISSING, 0, "no stored chain head to check the file against")
+            await self._async_set_broken(verdict)
             return verdict
         if anchor != self._anchor or self._pending is not None:
             self._anchor, self._pending = anchor, None
@@ -348,18 +346,30 @@ class AuditLog:
             await self._async_write({"at": dt_util.utcnow().isoformat(), **torn})
         if was_broken:
             LOGGER.warning("The audit chain of %s verifies again; writing %s held records", self.entry_id, self.held)
-            if self._dropped:
-                await self._async_write(
-                    {"at": dt_util.utcnow().isoformat(), "type": "held_dropped", "count": self._dropped}
-                )
-            for record in self._held:
-                await self._async_write(record)
-            self._held.clear()
-            self._dropped = 0
-        ir.async_delete_issue(self.hass, DOMAIN, issue_id(self.entry_id))
+        if (was_broken or self._held or self._dropped) and not self._replaying:
+            await self._async_replay()
+        if not self.broken:
+            ir.async_delete_issue(self.hass, DOMAIN, issue_id(self.entry_id))
         return self.verdict
 
-    def _set_broken(self, verdict: Verdict) -> None:
+    async def _async_replay(self) -> None:
+        """Write the held records in order (lock held); one not written stays held with the rest for the next check."""
+        self._replaying = True
+        try:
+            dropped = {"at": dt_util.utcnow().isoformat(), "type": "held_dropped", "count": self._dropped}
+            if self._dropped and not (await self._async_write(dropped, hold=False)).get("held"):
+                self._dropped = 0
+            while (
+                self._held and not self.broken and not (await self._async_write(self._held[0], hold=False)).get("held")
+            ):
+                del self._held[0]
+        finally:
+            self._replaying = False
+
+    async def _async_set_broken(self, verdict: Verdict) -> None:
+        strings = await translation.async_get_translations(self.hass, self.hass.config.language, "exceptions", [DOMAIN])
+        key = PROBLEM_TEXT_KEYS.get(str(verdict.problem))
+        reason = strings.get(f"component.{DOMAIN}.exceptions.{key}.message", verdict.problem)
         if self.verdict != verdict:
             LOGGER.error(
                 "The audit chain of %s is broken: %s at line %s (%s); request tools are halted until it is repaired",
@@ -383,7 +393,7 @@ class AuditLog:
                 "entry_title": entry.title
                 if (entry := self.hass.config_entries.async_get_entry(self.entry_id))
                 else self.entry_id,
-                "problem": str(verdict.problem),
+                "problem": str(reason),
                 "line": str(verdict.line + 1) if verdict.line is not None else "?",  # as editors count
             },
             data={"entry_id": self.entry_id},
