@@ -50,6 +50,8 @@ class HassView:
 
     ``appliance_entity_ids`` returns the controlled entities of the site's appliance subentries; ``gated`` are the
     entities hidden from Assist that the gates may still target (the options' "Devices only Agentic HEMS controls").
+    ``interlocks`` and ``readbacks`` (:func:`..scheduling.program.interlocks`, :func:`..scheduling.program.readbacks`)
+    become the entities' ``requires_on`` and ``confirmed_by``.
     """
 
     def __init__(
@@ -57,11 +59,16 @@ class HassView:
         hass: HomeAssistant,
         appliance_entity_ids: Callable[[], frozenset[str]],
         gated: frozenset[str] = frozenset(),
+        *,
+        interlocks: Mapping[str, tuple[str, ...]] | None = None,
+        readbacks: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
     ) -> None:
         """Read HA's entity and device registries; ``appliance_entity_ids`` is asked on each use."""
         self.hass = hass
         self._appliances = appliance_entity_ids
         self.gated = gated
+        self.interlocks = dict(interlocks or {})
+        self.readbacks = dict(readbacks or {})
         self._entities = er.async_get(hass)
         self._devices = dr.async_get(hass)
         self._areas = ar.async_get(hass)
@@ -129,6 +136,8 @@ class HassView:
             capabilities=capabilities,
             polls=polls,
             pushes=pushes,
+            requires_on=self.interlocks.get(entity_id, ()),
+            confirmed_by=self.readbacks.get(entity_id),
         )
 
     def areas(self) -> Iterable[AreaInfo]:

@@ -18,6 +18,10 @@ holds for push entities too: the device must have reported within 5 s.
 HA's own helpers (``HELPER_DOMAINS``: input_boolean, input_number, ...) have no device behind them: their state is
 held by HA itself and cannot be out of date, so their age is not checked (evidence ``helper: true``). Without this a
 helper that controls an appliance would block every scheduled stop hours after its start.
+
+A button's state (``STATELESS_DOMAINS``) is only the moment it was last pressed, ``unknown`` before the first press:
+it says nothing about the device, so any state but ``unavailable`` passes (evidence ``stateless: true``); what a press
+did is read back by Execution.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from .view import StateInfo
 
 NAME = "freshness"
 UNUSABLE_STATES = frozenset({"unavailable", "unknown"})
+STATELESS_DOMAINS = frozenset({"button", "input_button"})
 STALE_REASON = "stale: refresh and retry"
 HELPER_DOMAINS = frozenset(
     {
@@ -83,6 +88,9 @@ def check(
         "last_reported": state.last_reported,
         "age_s": age.total_seconds(),
     }
+    if state.entity_id.split(".", 1)[0] in STATELESS_DOMAINS and state.state != "unavailable":
+        evidence["stateless"] = True
+        return True, "usable: a button's state is only its last press", evidence
     if state.state in UNUSABLE_STATES:
         return False, f"state is {state.state}", evidence
     if state.entity_id.split(".", 1)[0] in HELPER_DOMAINS:

@@ -43,6 +43,9 @@ class EntityInfo:
         pushes: True for a loaded push-only entity (it does not poll and is not a template): its integration sends
             every change, so its state is current while it is available, however long ago it last changed. False
             when unknown (no entity object, as in a bare view).
+        requires_on: entities that must be ``on`` for a command to this one (an appliance's remote-start sensor).
+        confirmed_by: ``(entity_id, states)`` another entity shows once a command to this one took effect (a start
+            button's program operation sensor), or None.
 
     """
 
@@ -57,6 +60,8 @@ class EntityInfo:
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     polls: bool = False
     pushes: bool = False
+    requires_on: tuple[str, ...] = ()
+    confirmed_by: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def domain(self) -> str:
