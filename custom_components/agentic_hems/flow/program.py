@@ -7,10 +7,25 @@ from typing import Any, Final
 
 from homeassistant.const import CONF_ENTITY_ID
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers.selector import EntitySelector, EntitySelectorConfig, TextSelector
 
 from ..const import CONF_OPERATION_ENTITY, CONF_PROGRAM, CONF_REMOTE_START_ENTITY, CONF_START_ENTITY
+from ..validation import vol
+from .devices import ControlEntitySelector
 
 PROGRAM_ENTITIES: Final = (CONF_START_ENTITY, CONF_REMOTE_START_ENTITY, CONF_OPERATION_ENTITY)
+
+
+def program_fields(exclude: list[str]) -> dict[vol.Optional, Any]:
+    """Return the appliance form's program fields; the start button picker leaves out ``exclude``."""
+    return {
+        vol.Optional(CONF_PROGRAM): TextSelector(),
+        vol.Optional(CONF_START_ENTITY): ControlEntitySelector(
+            EntitySelectorConfig(domain="button", exclude_entities=exclude)
+        ),
+        vol.Optional(CONF_REMOTE_START_ENTITY): EntitySelector(EntitySelectorConfig(domain="binary_sensor")),
+        vol.Optional(CONF_OPERATION_ENTITY): EntitySelector(EntitySelectorConfig(domain="sensor")),
+    }
 
 
 def clean_program(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -38,7 +53,9 @@ def program_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, st
         return {}
     if not control.startswith("select."):
         return dict.fromkeys(given, "program_needs_select")
-    errors = {key: "entity_not_found" for key in PROGRAM_ENTITIES if key in given and hass.states.get(data[key]) is None}
+    errors = {
+        key: "entity_not_found" for key in PROGRAM_ENTITIES if key in given and hass.states.get(data[key]) is None
+    }
     state = hass.states.get(control)
     if state is None:
         errors[CONF_ENTITY_ID] = "entity_not_found"

@@ -56,17 +56,13 @@ from ..const import (
     CONF_MARKUP,
     CONF_NORDPOOL_ENTRY,
     CONF_NOTIFY_SERVICE,
-    CONF_OPERATION_ENTITY,
     CONF_PHASE,
     CONF_POLICY_RULES,
     CONF_POWER_KW,
     CONF_POWER_LIMIT_KW,
     CONF_PRICE_ENTITY,
-    CONF_PROGRAM,
     CONF_PV_PEAK_KW,
-    CONF_REMOTE_START_ENTITY,
     CONF_SHARE_CALENDAR_TITLES,
-    CONF_START_ENTITY,
     CONF_VAT_ON_NEGATIVE,
     CONF_VAT_PERCENT,
     CONF_WAIT_S,
@@ -76,6 +72,7 @@ from ..gates.tables import INTENT_SERVICES
 from ..prices.entsoe import ZONES
 from ..validation import vol
 from .devices import ControlEntitySelector
+from .program import program_fields
 from .yaml_field import as_yaml_text, yaml_selector
 
 
@@ -336,8 +333,6 @@ def appliance_schema(exclude: list[str]) -> vol.Schema:
 
     The numbers have no default (a pre-filled power would be saved unnoticed); the flow asks for the missing ones.
     The switch picker leaves out the entities ``exclude`` (this integration's own and the other devices' controls).
-    A program select as the controlled entity takes its ``program`` option, an optional start button, remote-start
-    binary sensor and operation state sensor (:mod:`..scheduling.program`).
     """
     return vol.Schema(
         {
@@ -360,12 +355,7 @@ def appliance_schema(exclude: list[str]) -> vol.Schema:
             vol.Required(CONF_EARLIEST_START, default="00:00"): MinutesTimeSelector(),
             vol.Required(CONF_DEADLINE, default="07:00"): MinutesTimeSelector(),
             vol.Optional(CONF_PHASE): phase_selector(),
-            vol.Optional(CONF_PROGRAM): TextSelector(),
-            vol.Optional(CONF_START_ENTITY): ControlEntitySelector(
-                EntitySelectorConfig(domain="button", exclude_entities=exclude)
-            ),
-            vol.Optional(CONF_REMOTE_START_ENTITY): EntitySelector(EntitySelectorConfig(domain="binary_sensor")),
-            vol.Optional(CONF_OPERATION_ENTITY): EntitySelector(EntitySelectorConfig(domain="sensor")),
+            **program_fields(exclude),
         }
     )
 

@@ -99,7 +99,9 @@ def evaluate(ctx: GateContext) -> GateResult:
         states = {e: (s.state if (s := ctx.view.state(e)) is not None else None) for e in entity.requires_on}
         evidence["requires_on"] = states
         off = [f"{e} is {state or 'missing'}" for e, state in states.items() if state != "on"]
-        problem = problem or (f"{command.entity_id} does not allow a remote start now: {', '.join(off)}" if off else None)
+        problem = problem or (
+            f"{command.entity_id} does not allow a remote start now: {', '.join(off)}" if off else None
+        )
     if problem:
         return GateResult(NAME, False, problem, evidence)
     return GateResult(NAME, True, f"{command.entity_id} supports {command.intent}", evidence)

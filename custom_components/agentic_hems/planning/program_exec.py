@@ -71,7 +71,8 @@ def _report(hass: HomeAssistant, appliance: Appliance, records: list[dict[str, A
     LOGGER.warning(
         "%s did not start at its planned slot (%s)%s", appliance.name, reason, ": program left selected" * selected
     )
-    placeholders = {"appliance": appliance.name, "program": str(appliance.program), "entity": str(last["entity_id"])}
+    entity = last.get("entity_id") or (last.get("candidate") or {}).get("device_alias")
+    placeholders = {"appliance": appliance.name, "program": str(appliance.program), "entity": str(entity)}
     if off:
         key, placeholders = "program_remote_start_off", placeholders | {"sensor": ", ".join(off)}
     else:

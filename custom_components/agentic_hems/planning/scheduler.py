@@ -40,7 +40,9 @@ def async_track_slots(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> CAL
             if is_program(appliance):  # started in steps; the program ends by itself, so its stop issues nothing
                 if intent == "start":
                     entry.async_create_task(
-                        hass, async_start_program(hass, control, appliance, moment), f"{DOMAIN} program {appliance.name}"
+                        hass,
+                        async_start_program(hass, control, appliance, moment),
+                        f"{DOMAIN} program {appliance.name}",
                     )
                 continue
             entry.async_create_task(
