@@ -51,11 +51,14 @@ def program_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, st
     given = [key for key in (CONF_PROGRAM, *PROGRAM_ENTITIES) if data.get(key)]
     if not given:
         return {}
+    errors: dict[str, str] = {}
+    for key in given:
+        if not control.startswith("select."):
+            errors[key] = "program_needs_select"
+        elif key != CONF_PROGRAM and hass.states.get(data[key]) is None:
+            errors[key] = "entity_not_found"
     if not control.startswith("select."):
-        return dict.fromkeys(given, "program_needs_select")
-    errors = {
-        key: "entity_not_found" for key in PROGRAM_ENTITIES if key in given and hass.states.get(data[key]) is None
-    }
+        return errors
     state = hass.states.get(control)
     if state is None:
         errors[CONF_ENTITY_ID] = "entity_not_found"
