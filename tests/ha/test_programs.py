@@ -48,7 +48,7 @@ TEMPLATES = {
     "select": [
         {
             "name": "Dishwasher program",
-            "state": "{{ states('input_text.dw_program') }}",
+            "state": "{{ states('input_text.dw_program') or None }}",
             "options": f"{{{{ {PROGRAMS} }}}}",
             "select_option": [
                 {"action": "input_text.set_value", "target": {"entity_id": "input_text.dw_program"},
@@ -71,13 +71,17 @@ TEMPLATES = {
 }
 
 
-async def _dishwasher(hass: HomeAssistant, freezer: FrozenDateTimeFactory, *, remote_start: bool) -> MockConfigEntry:
-    """Set up the appliance's entities and an entry whose only appliance is the program dishwasher."""
+async def _dishwasher(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, *, remote_start: bool, program: str = AUTO,
+    appliance: dict[str, Any] = DISHWASHER,
+) -> MockConfigEntry:
+    """Set up the appliance's entities (``program`` selected; empty: none) and an entry whose only appliance is
+    ``appliance``."""
     await hass.config.async_set_time_zone("Europe/Brussels")
     freezer.move_to(NOW)
     assert await async_setup_component(hass, "homeassistant", {})  # update_entity, Assist exposure
     assert await async_setup_component(hass, "input_text", {"input_text": {
-        "dw_program": {"initial": AUTO}, "dw_operation": {"initial": "ready"}}})
+        "dw_program": {"initial": program}, "dw_operation": {"initial": "ready"}}})
     assert await async_setup_component(hass, "input_boolean", {"input_boolean": {
         "dw_remote_start": {"initial": remote_start}}})
     assert await async_setup_component(hass, "template", {"template": [TEMPLATES]})
@@ -85,7 +89,7 @@ async def _dishwasher(hass: HomeAssistant, freezer: FrozenDateTimeFactory, *, re
     entry = MockConfigEntry(
         domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
         options=dict(DEFAULT_OPTIONS), version=1, minor_version=1,
-        subentries_data=[ConfigSubentryData(data=DISHWASHER, subentry_id="dishwasher", subentry_type="appliance",
+        subentries_data=[ConfigSubentryData(data=appliance, subentry_id="dishwasher", subentry_type="appliance",
                                             title="Dishwasher", unique_id=None)],
     )
     entry.add_to_hass(hass)
@@ -158,3 +162,21 @@ async def test_remote_start_off_sends_nothing_and_raises_a_translated_repair(
     assert issue is not None and issue.translation_key == "program_remote_start_off" and issue.is_persistent
     assert issue.translation_placeholders == {
         "appliance": "Dishwasher", "program": ECO, "entity": SELECT, "sensor": REMOTE}
+
+
+async def test_an_active_program_select_without_start_button_starts_from_no_program(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """home_connect's "Active program" select: ``unknown`` while nothing runs, selecting a program starts it."""
+    active = {k: v for k, v in DISHWASHER.items() if k not in ("start_entity", "operation_entity")}
+    entry = await _dishwasher(hass, freezer, remote_start=True, program="", appliance=active)
+    assert hass.states.get(SELECT).state == "unknown"
+    plan = entry.runtime_data.planner.states["dishwasher"].plan
+    assert plan is not None and plan.start is not None
+    events = async_capture_events(hass, "call_service")
+    await _boundary(hass, freezer, plan.start)
+    assert _sent(events) == [("select", "select_option", {"entity_id": SELECT, "option": ECO})]
+    assert hass.states.get(SELECT).state == ECO
+    (trace,) = [t for t in entry.runtime_data.control.traces.values() if t["entity_id"] == SELECT]
+    assert trace["outcome"] == "executed"
+    assert (trace["execution_result"]["state_before"], trace["execution_result"]["state_after"]) == ("unknown", ECO)

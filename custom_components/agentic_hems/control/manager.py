@@ -90,6 +90,7 @@ class ControlManager(ChangeListeners):
             gated,
             interlocks=program.interlocks(self.appliances),
             readbacks=program.readbacks(self.appliances),
+            idle_unknown=program.program_selects(self.appliances),
         )
         self.notify_service = notify_service
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()

@@ -8,7 +8,7 @@ trace_id. Keys of executed commands are remembered for 24 h in an :class:`Idempo
 (:mod:`.keeper`) calls ``remember`` after a call and the HA shell persists the ledger.
 
 The gate fails, with the plan in its evidence, when the entity's state is missing, unavailable or unknown (a button
-never pressed is ``unknown`` and passes), when the
+never pressed, or a program select with no program, is ``unknown`` and passes), when the
 service is not registered (both read again through the view), or when the key was executed within 24 h
 ("duplicate").
 """
@@ -132,8 +132,8 @@ def evaluate(ctx: GateContext) -> GateResult:
         "duplicate": duplicate,
         "executed_at": ledger.executed_at(plan.idempotency_key) if duplicate and ledger is not None else None,
     }
-    stateless = plan.domain in STATELESS_DOMAINS and state is not None and state.state == "unknown"  # never pressed
-    if state is None or (state.state in UNAVAILABLE_STATES and not stateless):
+    idle = plan.domain in STATELESS_DOMAINS or (ctx.entity is not None and ctx.entity.idle_unknown)
+    if state is None or (state.state in UNAVAILABLE_STATES and not (idle and state.state == "unknown")):
         return GateResult(NAME, False, f"{FAIL_PREFIX}{entity_id} is {state.state if state else 'missing'}", evidence)
     if not registered:
         return GateResult(NAME, False, f"{FAIL_PREFIX}service {plan.domain}.{plan.service} is not registered", evidence)

@@ -46,6 +46,8 @@ class EntityInfo:
         requires_on: entities that must be ``on`` for a command to this one (an appliance's remote-start sensor).
         confirmed_by: ``(entity_id, states)`` another entity shows once a command to this one took effect (a start
             button's program operation sensor), or None.
+        idle_unknown: its ``unknown`` state means idle, not unknown (a program select with no program chosen or
+            running, as HA's ``home_connect`` shows it), so commands to it are not refused for it.
 
     """
 
@@ -62,6 +64,7 @@ class EntityInfo:
     pushes: bool = False
     requires_on: tuple[str, ...] = ()
     confirmed_by: tuple[str, tuple[str, ...]] | None = None
+    idle_unknown: bool = False
 
     @property
     def domain(self) -> str:

@@ -61,6 +61,11 @@ def interlocks(appliances: Iterable[Appliance]) -> dict[str, tuple[str, ...]]:
     return locks
 
 
+def program_selects(appliances: Iterable[Appliance]) -> frozenset[str]:
+    """Return the program selects, whose ``unknown`` state means no program is chosen (``EntityInfo.idle_unknown``)."""
+    return frozenset(a.entity_id for a in appliances if is_program(a))
+
+
 def readbacks(appliances: Iterable[Appliance]) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Return start button -> (the operation sensor, its states that show the program started).
 
