@@ -128,3 +128,29 @@ async def test_remote_start_off_sends_nothing() -> None:
         assert record["outcome"] == "blocked" and record["gate_results"][-1]["gate"] == "capability"
     assert actuator.calls == []
     assert view.states[SELECT].state == "auto_2"
+
+
+@pytest.mark.parametrize(("idle_unknown", "passes"), [(True, True), (False, False)])
+async def test_an_unknown_program_select_is_usable_only_where_unknown_means_idle(
+    idle_unknown: bool, passes: bool
+) -> None:
+    view = dishwasher()
+    view.add(EntityInfo(entity_id=SELECT, name="Dishwasher program", capabilities={"options": [ECO, "auto_2"]},
+                        idle_unknown=idle_unknown), "unknown", options=[ECO, "auto_2"])
+    actuator = Dishwasher(view)
+    record = await Gatekeeper(Settings(allow_control=True), lambda: NOW).evaluate(
+        view, actuator, source_agent="scheduler", candidate=SELECT_ECO)
+    if passes:
+        assert record["outcome"] == "executed" and view.states[SELECT].state == ECO
+        assert actuator.calls == [("select", "select_option", SELECT, {"option": ECO})]
+    else:
+        assert record["outcome"] == "blocked" and actuator.calls == []
+        assert (record["gate_results"][-1]["gate"], record["gate_results"][-1]["reason"]) == (
+            "freshness", "state is unknown")
+
+
+def test_an_unavailable_program_select_is_refused_even_where_unknown_means_idle() -> None:
+    view = dishwasher()
+    view.add(EntityInfo(entity_id=SELECT, capabilities={"options": [ECO]}, idle_unknown=True), "unavailable")
+    passed, reason, _ = freshness.check(view.states[SELECT], 2, NOW, idle_unknown=True)
+    assert (passed, reason) == (False, "state is unavailable")
