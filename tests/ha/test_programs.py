@@ -11,12 +11,14 @@ did), the ``call_service`` events (what was sent), and the repair issue registry
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events, async_fire_time_changed
 
-from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.const import CONF_WAIT_S, DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
@@ -64,7 +66,12 @@ TEMPLATES = {
                 {"action": "input_text.set_value", "target": {"entity_id": "input_text.dw_operation"},
                  "data": {"value": "run"}},
             ],
-        }
+        },
+        {  # a start the appliance ignores (its operation state stays "ready")
+            "name": "Dishwasher stuck start",
+            "press": [{"action": "input_text.set_value", "target": {"entity_id": "input_text.dw_operation"},
+                       "data": {"value": "ready"}}],
+        },
     ],
     "binary_sensor": [{"name": "Dishwasher remote start", "state": "{{ is_state('input_boolean.dw_remote_start', 'on') }}"}],
     "sensor": [{"name": "Dishwasher operation state", "state": "{{ states('input_text.dw_operation') }}"}],
@@ -180,3 +187,37 @@ async def test_an_active_program_select_without_start_button_starts_from_no_prog
     (trace,) = [t for t in entry.runtime_data.control.traces.values() if t["entity_id"] == SELECT]
     assert trace["outcome"] == "executed"
     assert (trace["execution_result"]["state_before"], trace["execution_result"]["state_after"]) == ("unknown", ECO)
+
+
+async def test_a_start_the_appliance_ignores_is_a_phantom_success_and_says_the_program_stays_selected(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    stuck = {**DISHWASHER, "start_entity": "button.dishwasher_stuck_start"}
+    entry = await _dishwasher(hass, freezer, remote_start=True, appliance=stuck)
+    plan = entry.runtime_data.planner.states["dishwasher"].plan
+    assert plan is not None and plan.start is not None
+    events = async_capture_events(hass, "call_service")
+    freezer.move_to(plan.start)
+    async_fire_time_changed(hass, plan.start)
+    for _ in range(1000):  # until the press is sent and its read-back waits (HA's clock is frozen meanwhile)
+        if len(_sent(events)) == 2:
+            break
+        await asyncio.sleep(0)
+    wait_s = float(DEFAULT_CONTROL_OPTIONS[CONF_WAIT_S])
+    later = plan.start + timedelta(seconds=wait_s + 1)
+    freezer.move_to(later)
+    async_fire_time_changed(hass, later)  # the read-back's wait runs out
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert _sent(events) == [
+        ("select", "select_option", {"entity_id": SELECT, "option": ECO}),
+        ("button", "press", {"entity_id": "button.dishwasher_stuck_start"}),
+    ]
+    assert hass.states.get(OPERATION).state == "ready"
+    press = list(entry.runtime_data.control.traces.values())[-1]
+    assert press["outcome"] == "failed"
+    assert press["gate_results"][-1]["reason"].startswith(
+        f"phantom success: button.press returned but {OPERATION} did not reach")
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, "program_not_started_dishwasher")
+    assert issue is not None and issue.translation_key == "program_selected_not_started"
+    assert issue.translation_placeholders["entity"] == "button.dishwasher_stuck_start"
+    assert issue.translation_placeholders["reason"] == press["gate_results"][-1]["reason"]
