@@ -111,3 +111,13 @@ async def test_a_switch_appliance_without_program_fields_is_stored_as_before(has
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert not {"program", "start_entity", "remote_start_entity", "operation_entity"} & set(result["data"])
     assert start_steps(Appliance.from_config("x", result["data"])) == []
+
+
+def test_the_program_profile_is_no_plan_setting() -> None:
+    """A plan does not depend on how its run is started: the stored plans' basis stays as it was before profiles."""
+    plain = Appliance.from_config("x", {**PROGRAM, "program": None, "start_entity": None,
+                                        "remote_start_entity": None, "operation_entity": None})
+    profiled = Appliance.from_config("x", PROGRAM)
+    assert profiled.plan_settings() == plain.plan_settings() == (
+        "x", "Bosch dishwasher", "dishwasher", SELECT, 3.0, 90.0, None, True,
+        plain.earliest_start, plain.deadline)

@@ -7,7 +7,7 @@ before the earliest start means the next day. Nothing here imports Home Assistan
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime, time, timedelta, tzinfo
 import math
 from typing import Any
@@ -49,10 +49,11 @@ class Appliance:
     contiguous: bool
     earliest_start: time
     deadline: time
-    program: str | None = None
-    start_entity: str | None = None
-    remote_start_entity: str | None = None
-    operation_entity: str | None = None
+    # How it is started, not what is planned: left out of :meth:`plan_settings`.
+    program: str | None = field(default=None, metadata={"plan": False})
+    start_entity: str | None = field(default=None, metadata={"plan": False})
+    remote_start_entity: str | None = field(default=None, metadata={"plan": False})
+    operation_entity: str | None = field(default=None, metadata={"plan": False})
 
     @classmethod
     def from_config(cls, appliance_id: str, data: Mapping[str, Any]) -> Appliance:
@@ -84,6 +85,10 @@ class Appliance:
             remote_start_entity=_text(data.get("remote_start_entity")),
             operation_entity=_text(data.get("operation_entity")),
         )
+
+    def plan_settings(self) -> tuple[Any, ...]:
+        """Return the settings a plan depends on, in field order (the control profile's fields left out)."""
+        return tuple(getattr(self, f.name) for f in fields(self) if f.metadata.get("plan", True))
 
     @property
     def run_time(self) -> timedelta:
