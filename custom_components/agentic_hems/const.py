@@ -91,6 +91,11 @@ CONF_ENERGY_KWH: Final = "energy_kwh"
 CONF_CONTIGUOUS: Final = "contiguous"
 CONF_EARLIEST_START: Final = "earliest_start"
 CONF_DEADLINE: Final = "deadline"
+# An appliance's program profile: the option of its program select, its start button, remote start and operation state.
+CONF_PROGRAM: Final = "program"
+CONF_START_ENTITY: Final = "start_entity"
+CONF_REMOTE_START_ENTITY: Final = "remote_start_entity"
+CONF_OPERATION_ENTITY: Final = "operation_entity"
 APPLIANCE_KINDS: Final = ["dishwasher", "washing_machine", "ev_charger", "heat_pump", "battery", "generic"]
 
 # ENTSO-E publishes day-ahead results around 12:45-13:00 Europe/Brussels.

@@ -50,6 +50,8 @@ class HassView:
 
     ``appliance_entity_ids`` returns the controlled entities of the site's appliance subentries; ``gated`` are the
     entities hidden from Assist that the gates may still target (the options' "Devices only Agentic HEMS controls").
+    ``interlocks``, ``readbacks`` and ``idle_unknown`` (:mod:`..scheduling.program`) become the entities'
+    ``requires_on``, ``confirmed_by`` and ``idle_unknown``.
     """
 
     def __init__(
@@ -57,11 +59,18 @@ class HassView:
         hass: HomeAssistant,
         appliance_entity_ids: Callable[[], frozenset[str]],
         gated: frozenset[str] = frozenset(),
+        *,
+        interlocks: Mapping[str, tuple[str, ...]] | None = None,
+        readbacks: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
+        idle_unknown: frozenset[str] = frozenset(),
     ) -> None:
         """Read HA's entity and device registries; ``appliance_entity_ids`` is asked on each use."""
         self.hass = hass
         self._appliances = appliance_entity_ids
         self.gated = gated
+        self.interlocks = dict(interlocks or {})
+        self.readbacks = dict(readbacks or {})
+        self.idle_unknown = idle_unknown
         self._entities = er.async_get(hass)
         self._devices = dr.async_get(hass)
         self._areas = ar.async_get(hass)
@@ -129,6 +138,9 @@ class HassView:
             capabilities=capabilities,
             polls=polls,
             pushes=pushes,
+            requires_on=self.interlocks.get(entity_id, ()),
+            confirmed_by=self.readbacks.get(entity_id),
+            idle_unknown=entity_id in self.idle_unknown,
         )
 
     def areas(self) -> Iterable[AreaInfo]:

@@ -42,6 +42,7 @@ from ..listeners import ChangeListeners
 from ..orchestrator.intent import known_devices, requested_actions
 from ..orchestrator.offline import ApplianceRef
 from ..people import async_admin
+from ..scheduling import program
 from ..scheduling.appliance import Appliance
 from ..storage import async_load_store
 from .ha_view import ASSISTANT, HassActuator, HassView, async_refresh
@@ -83,7 +84,14 @@ class ControlManager(ChangeListeners):
         self.keeper = Gatekeeper(
             settings, dt_util.utcnow, halt=halt, setpoints=setpoints, read_request=self.read_request
         )
-        self.view = HassView(hass, lambda: appliance_entity_ids, gated)
+        self.view = HassView(
+            hass,
+            lambda: appliance_entity_ids,
+            gated,
+            interlocks=program.interlocks(self.appliances),
+            readbacks=program.readbacks(self.appliances),
+            idle_unknown=program.program_selects(self.appliances),
+        )
         self.notify_service = notify_service
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
         self.plan_changes = PlanChanges()  # its applier is set by the LLM API

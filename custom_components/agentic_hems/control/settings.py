@@ -27,6 +27,7 @@ from ..const import (
 from ..gates.keeper import Settings
 from ..gates.models import PolicyAction
 from ..gates.tables import MAX_RISK, PolicyRule, effective_policy, validate_rules
+from ..scheduling import program
 from ..scheduling.appliance import Appliance
 from ..validation import vol
 
@@ -44,7 +45,8 @@ def control_settings(hass: HomeAssistant, entry: ConfigEntry, options: Mapping[s
 def controlled_entity_ids(appliances: Iterable[Appliance], options: Mapping[str, Any]) -> frozenset[str]:
     """Return the site's controlled entities: the appliances' and the battery setpoint the grid plans set."""
     setpoint = options.get(MEASUREMENT_OPTIONS["battery.setpoint"])
-    return frozenset(a.entity_id for a in appliances) | frozenset(filter(None, [setpoint]))
+    controlled = frozenset(e for a in appliances for e in program.controlled_entities(a))
+    return controlled | frozenset(filter(None, [setpoint]))
 
 
 def effective_rules(hass: HomeAssistant, entry: ConfigEntry, raw: Any) -> tuple[PolicyRule, ...]:

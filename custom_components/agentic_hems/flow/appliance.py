@@ -9,6 +9,7 @@ from homeassistant.const import CONF_ENTITY_ID, CONF_NAME
 
 from .checks import appliance_placeholders, validate_appliance
 from .devices import device_errors, taken_entities
+from .program import clean_program, program_errors
 from .schemas import appliance_schema
 
 
@@ -20,8 +21,9 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
     """
 
     def _validate(self, user_input: dict[str, Any], own_id: str | None) -> tuple[dict[str, str], dict[str, Any]]:
-        """Return the form's errors and the appliance's data; its name and switch must be no other device's."""
-        errors, data = validate_appliance(user_input)
+        """Return the form's errors and the appliance's data; its name, switch and start button must be no other device's."""
+        errors, data = validate_appliance(clean_program(user_input))
+        errors = program_errors(self.hass, data) | errors
         return device_errors(self.hass, self._get_entry(), own_id, data, CONF_ENTITY_ID) | errors, data
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:

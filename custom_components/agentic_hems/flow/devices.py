@@ -21,6 +21,7 @@ from homeassistant.helpers.selector import EntitySelector, EntitySelectorConfig
 from ..const import (
     CONF_CONTROL_ENTITY,
     CONF_SOC_ENTITY,
+    CONF_START_ENTITY,
     DOMAIN,
     SUBENTRY_APPLIANCE,
     SUBENTRY_BATTERY,
@@ -50,12 +51,18 @@ def _others(entry: ConfigEntry, own_id: str | None, kinds: Mapping[str, str]) ->
     }
 
 
+def _controlled(entry: ConfigEntry, own_id: str | None) -> set[str]:
+    """Return the other devices' control entities and the other program appliances' start buttons."""
+    return _others(entry, own_id, CONTROL_KEYS) | _others(entry, own_id, {SUBENTRY_APPLIANCE: CONF_START_ENTITY})
+
+
 def taken_entities(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
     """Return what the control pickers leave out, sorted: this integration's entities and the other devices' controls.
 
-    ``own_id`` is the reconfigured device's subentry id (its own control entity stays offered), None when adding.
+    The controls include the program appliances' start buttons. ``own_id`` is the reconfigured device's subentry id
+    (its own control entity stays offered), None when adding.
     """
-    return sorted(set(own_entity_ids(hass)) | _others(entry, own_id, CONTROL_KEYS))
+    return sorted(set(own_entity_ids(hass)) | _controlled(entry, own_id))
 
 
 def taken_soc_sensors(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
@@ -101,18 +108,20 @@ def device_errors(
 
     ``data[CONF_NAME]``, when given, must differ (case-insensitive) from every other device's name
     (``name_exists``); ``data[control_key]``, when given and not empty, must not be one of this integration's own
-    entities (``control_entity_own``) nor another device's control entity (``control_entity_in_use``). ``own_id`` is
+    entities (``control_entity_own``) nor another device's control entity or start button (``control_entity_in_use``);
+    the same holds for a program appliance's start button ``data["start_entity"]``. ``own_id`` is
     the reconfigured device's subentry id (its own name and entity pass), None when adding.
     """
     others = [sub for sid, sub in entry.subentries.items() if sid != own_id and sub.subentry_type in CONTROL_KEYS]
     errors: dict[str, str] = {}
     if CONF_NAME in data and str(data[CONF_NAME]).casefold() in {sub.title.casefold() for sub in others}:
         errors[CONF_NAME] = "name_exists"
-    control = data.get(control_key)
-    if control and control in own_entity_ids(hass):
-        errors[control_key] = "control_entity_own"
-    elif control and control in _others(entry, own_id, CONTROL_KEYS):
-        errors[control_key] = "control_entity_in_use"
+    for key in (control_key, CONF_START_ENTITY):
+        control = data.get(key)
+        if control and control in own_entity_ids(hass):
+            errors[key] = "control_entity_own"
+        elif control and control in _controlled(entry, own_id):
+            errors[key] = "control_entity_in_use"
     return errors
 
 

@@ -72,6 +72,7 @@ from ..gates.tables import INTENT_SERVICES
 from ..prices.entsoe import ZONES
 from ..validation import vol
 from .devices import ControlEntitySelector
+from .program import program_fields
 from .yaml_field import as_yaml_text, yaml_selector
 
 
@@ -354,6 +355,7 @@ def appliance_schema(exclude: list[str]) -> vol.Schema:
             vol.Required(CONF_EARLIEST_START, default="00:00"): MinutesTimeSelector(),
             vol.Required(CONF_DEADLINE, default="07:00"): MinutesTimeSelector(),
             vol.Optional(CONF_PHASE): phase_selector(),
+            **program_fields(exclude),
         }
     )
 

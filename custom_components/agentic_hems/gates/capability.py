@@ -6,6 +6,7 @@
 - Params fit the entity's own ranges: brightness 0..100 %, climate and water_heater ``min_temp``..``max_temp``
   (HA's defaults of the domain without them), climate ``hvac_modes``,
   number/input_number ``min``..``max`` on the ``step`` grid from ``min``, select/input_select one of ``options``.
+- Each of the entity's ``requires_on`` entities is ``on`` now (an appliance's remote start is allowed).
 """
 
 from __future__ import annotations
@@ -94,6 +95,13 @@ def evaluate(ctx: GateContext) -> GateResult:
             NAME, False, f"{command.entity_id} does not support {command.intent} (supported_features)", evidence
         )
     problem, evidence["ranges"] = check_params(entity, command.intent, dict(command.params))
+    if entity.requires_on:
+        states = {e: (s.state if (s := ctx.view.state(e)) is not None else None) for e in entity.requires_on}
+        evidence["requires_on"] = states
+        off = [f"{e} is {state or 'missing'}" for e, state in states.items() if state != "on"]
+        problem = problem or (
+            f"{command.entity_id} does not allow a remote start now: {', '.join(off)}" if off else None
+        )
     if problem:
         return GateResult(NAME, False, problem, evidence)
     return GateResult(NAME, True, f"{command.entity_id} supports {command.intent}", evidence)

@@ -1,12 +1,14 @@
 """Gate 7, DryRun: the execution plan, built without executing.
 
 The plan (:class:`.models.DryRunPlan`) names the service, the target, the data, the expected state
-(``tables.expected_state``) and an idempotency key: sha256 over source_agent, entity_id, ``domain.service``, the
+(``tables.expected_state``; for an entity with nothing to read back but a ``confirmed_by`` entity, such as a start
+button, ``{"entity_id": that entity, "states": [...]}``) and an idempotency key: sha256 over source_agent, entity_id, ``domain.service``, the
 canonical JSON of the data, and the plan slot's start when the command carries one (the scheduler), else the
 trace_id. Keys of executed commands are remembered for 24 h in an :class:`IdempotencyLedger`; the gatekeeper
 (:mod:`.keeper`) calls ``remember`` after a call and the HA shell persists the ledger.
 
-The gate fails, with the plan in its evidence, when the entity's state is missing, unavailable or unknown, when the
+The gate fails, with the plan in its evidence, when the entity's state is missing, unavailable or unknown (a button
+never pressed, or a program select with no program, is ``unknown`` and passes), when the
 service is not registered (both read again through the view), or when the key was executed within 24 h
 ("duplicate").
 """
@@ -19,6 +21,7 @@ import hashlib
 from typing import Any
 
 from ..canonical_json import canonical_json
+from .freshness import STATELESS_DOMAINS
 from .models import DryRunPlan, GateContext, GateResult
 from .tables import expected_state
 
@@ -95,12 +98,16 @@ def build_plan(ctx: GateContext) -> DryRunPlan:
     gated = ctx.gated
     data = dict(gated.data)
     anchor: datetime | str = ctx.slot_start if ctx.slot_start is not None else ctx.trace_id
+    expected = expected_state(gated.domain, gated.service, data)
+    if not expected and ctx.entity is not None and ctx.entity.confirmed_by is not None:
+        watched, states = ctx.entity.confirmed_by  # a start button: its appliance's operation state
+        expected = {"entity_id": watched, "states": list(states)}
     return DryRunPlan(
         domain=gated.domain,
         service=gated.service,
         target={"entity_id": gated.entity_id},
         data=data,
-        expected_state=expected_state(gated.domain, gated.service, data),
+        expected_state=expected,
         idempotency_key=idempotency_key(ctx.source_agent, gated.entity_id, gated.backend_action, data, anchor),
         slot_start=ctx.slot_start,
     )
@@ -125,7 +132,8 @@ def evaluate(ctx: GateContext) -> GateResult:
         "duplicate": duplicate,
         "executed_at": ledger.executed_at(plan.idempotency_key) if duplicate and ledger is not None else None,
     }
-    if state is None or state.state in UNAVAILABLE_STATES:
+    idle = plan.domain in STATELESS_DOMAINS or (ctx.entity is not None and ctx.entity.idle_unknown)
+    if state is None or (state.state in UNAVAILABLE_STATES and not (idle and state.state == "unknown")):
         return GateResult(NAME, False, f"{FAIL_PREFIX}{entity_id} is {state.state if state else 'missing'}", evidence)
     if not registered:
         return GateResult(NAME, False, f"{FAIL_PREFIX}service {plan.domain}.{plan.service} is not registered", evidence)

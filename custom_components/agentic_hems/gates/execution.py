@@ -8,6 +8,8 @@ state-change wait); tests use a recorder. Nothing here imports Home Assistant.
 - The call returns but the expected state does not arrive within ``wait_s``: ``failed`` ("phantom success"), never
   success; the key is remembered (something may have happened).
 - A plan with nothing observable (a button press): ``executed`` with ``verified: false``.
+- An expected state with an ``entity_id`` is read back on that entity (a start button's operation sensor), which
+  ``before`` is then the state of.
 """
 
 from __future__ import annotations
@@ -73,12 +75,18 @@ def state_matches(expected: Mapping[str, Any], state: StateInfo | None) -> bool:
     return True
 
 
+def watched(plan: DryRunPlan) -> str:
+    """Return the entity whose state shows that ``plan`` took effect: its expected state's, else its target."""
+    return str(plan.expected_state.get("entity_id") or plan.target["entity_id"])
+
+
 async def execute(
     plan: DryRunPlan, before: StateInfo | None, actuator: Actuator, *, wait_s: float, now: datetime
 ) -> tuple[GateResult, bool]:
     """Execute ``plan`` and verify it; returns (the gate result, whether the key must be remembered).
 
-    ``before`` is the entity's state just before (from the view); ``now`` the aware UTC moment of the call.
+    ``before`` is the :func:`watched` entity's state just before (from the view); ``now`` the aware UTC moment of the
+    call.
     Evidence (the trace's ``execution_result``): ``service``, ``entity_id``, ``data``, ``state_before``,
     ``state_after``, ``no_op``, ``verified``, ``wait_s``, ``error`` and ``executed_at``.
     """
@@ -106,18 +114,18 @@ async def execute(
         return GateResult(NAME, False, f"{service} failed: {err}", evidence), False
     if not plan.expected_state:
         return GateResult(NAME, True, f"executed {service} on {entity_id} (nothing to verify)", evidence), True
-    after = await actuator.async_wait_for(entity_id, plan.expected_state, wait_s)
+    after = await actuator.async_wait_for(watched(plan), plan.expected_state, wait_s)
     if after is None:
         evidence["error"] = "phantom success"
         return (
             GateResult(
                 NAME,
                 False,
-                f"phantom success: {service} returned but {entity_id} did not reach {dict(plan.expected_state)} "
+                f"phantom success: {service} returned but {watched(plan)} did not reach {dict(plan.expected_state)} "
                 f"within {wait_s:g} s",
                 evidence,
             ),
             True,
         )
     evidence |= {"verified": True, "state_after": after.state}
-    return GateResult(NAME, True, f"executed {service}: {entity_id} is {after.state}", evidence), True
+    return GateResult(NAME, True, f"executed {service}: {watched(plan)} is {after.state}", evidence), True

@@ -18,6 +18,11 @@ holds for push entities too: the device must have reported within 5 s.
 HA's own helpers (``HELPER_DOMAINS``: input_boolean, input_number, ...) have no device behind them: their state is
 held by HA itself and cannot be out of date, so their age is not checked (evidence ``helper: true``). Without this a
 helper that controls an appliance would block every scheduled stop hours after its start.
+
+A button's state (``STATELESS_DOMAINS``) is only the moment it was last pressed, ``unknown`` before the first press:
+it says nothing about the device, so any state but ``unavailable`` passes (evidence ``stateless: true``); what a press
+did is read back by Execution. An entity whose ``unknown`` means idle (``EntityInfo.idle_unknown``, a program select
+with no program) is usable while ``unknown``; its age is checked as any other state's.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from .view import StateInfo
 
 NAME = "freshness"
 UNUSABLE_STATES = frozenset({"unavailable", "unknown"})
+STATELESS_DOMAINS = frozenset({"button", "input_button"})
 STALE_REASON = "stale: refresh and retry"
 HELPER_DOMAINS = frozenset(
     {
@@ -64,10 +70,11 @@ def check(
     *,
     refreshed_at: datetime | None = None,
     pushes: bool = False,
+    idle_unknown: bool = False,
 ) -> tuple[bool, str, dict[str, Any]]:
     """Return (passed, reason, evidence) for ``state`` at ``now`` (aware UTC).
 
-    ``pushes``: the entity is push-only (see the module docstring). Evidence: ``state``, ``last_updated``,
+    ``pushes``: the entity is push-only; ``idle_unknown``: ``unknown`` means idle (see the module docstring). Evidence: ``state``, ``last_updated``,
     ``last_reported``, ``age_s`` (seconds, a future stamp counts as 0), ``ttl_s``, ``risk_level``, ``refreshed_at``,
     and ``helper`` or ``push`` when those pass it regardless of age.
     """
@@ -83,7 +90,10 @@ def check(
         "last_reported": state.last_reported,
         "age_s": age.total_seconds(),
     }
-    if state.state in UNUSABLE_STATES:
+    if state.entity_id.split(".", 1)[0] in STATELESS_DOMAINS and state.state != "unavailable":
+        evidence["stateless"] = True
+        return True, "usable: a button's state is only its last press", evidence
+    if state.state in UNUSABLE_STATES and not (idle_unknown and state.state == "unknown"):
         return False, f"state is {state.state}", evidence
     if state.entity_id.split(".", 1)[0] in HELPER_DOMAINS:
         evidence["helper"] = True
@@ -103,8 +113,9 @@ def evaluate(ctx: GateContext, *, refreshed_at: datetime | None = None) -> GateR
     assert ctx.command is not None  # device_resolved ran
     ctx.state = ctx.view.state(ctx.command.entity_id)
     pushes = bool(ctx.entity and ctx.entity.pushes)
+    idle = bool(ctx.entity and ctx.entity.idle_unknown)
     passed, reason, evidence = check(
-        ctx.state, ctx.command.risk_level, ctx.now, refreshed_at=refreshed_at, pushes=pushes
+        ctx.state, ctx.command.risk_level, ctx.now, refreshed_at=refreshed_at, pushes=pushes, idle_unknown=idle
     )
     evidence["entity_id"] = ctx.command.entity_id
     evidence["polls"] = bool(ctx.entity and ctx.entity.polls)

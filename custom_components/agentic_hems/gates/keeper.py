@@ -340,7 +340,7 @@ class Gatekeeper:
         else:
             self.ledger.remember(key, now)  # reserved before the call: concurrent duplicates stop above
             result, remember = await execution.execute(
-                plan, view.state(plan.target["entity_id"]), actuator, wait_s=self.settings.wait_s, now=now
+                plan, view.state(execution.watched(plan)), actuator, wait_s=self.settings.wait_s, now=now
             )
             if not remember:
                 self.ledger.forget(key)

@@ -43,6 +43,11 @@ class EntityInfo:
         pushes: True for a loaded push-only entity (it does not poll and is not a template): its integration sends
             every change, so its state is current while it is available, however long ago it last changed. False
             when unknown (no entity object, as in a bare view).
+        requires_on: entities that must be ``on`` for a command to this one (an appliance's remote-start sensor).
+        confirmed_by: ``(entity_id, states)`` another entity shows once a command to this one took effect (a start
+            button's program operation sensor), or None.
+        idle_unknown: its ``unknown`` state means idle, not unknown (a program select with no program chosen or
+            running, as HA's ``home_connect`` shows it), so commands to it are not refused for it.
 
     """
 
@@ -57,6 +62,9 @@ class EntityInfo:
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     polls: bool = False
     pushes: bool = False
+    requires_on: tuple[str, ...] = ()
+    confirmed_by: tuple[str, tuple[str, ...]] | None = None
+    idle_unknown: bool = False
 
     @property
     def domain(self) -> str:

@@ -6,7 +6,6 @@ Plans are replanned automatically under the main fuse, or stored by the ``schedu
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, time
 from functools import partial
@@ -241,7 +240,7 @@ class PlanManager(ChangeListeners):
         return True
 
     def _basis(self, key: str, appliance_id: str) -> str:
-        appliance = repr(dataclasses.astuple(self.appliances[appliance_id]))
+        appliance = repr(self.appliances[appliance_id].plan_settings())
         return f"{key}|{self.deadline_for(appliance_id).isoformat()}|{self.power_limit_kw}|{appliance}"
 
     async def async_schedule(self, appliance_id: str, load: LoadSpec) -> Plan:

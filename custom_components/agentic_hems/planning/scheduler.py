@@ -17,6 +17,8 @@ from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN
 from ..gates.models import SOURCE_SCHEDULER
+from ..scheduling.program import is_program
+from .program_exec import async_start_program
 
 if TYPE_CHECKING:
     from ..runtime import AgenticHemsConfigEntry
@@ -35,6 +37,14 @@ def async_track_slots(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> CAL
         entry.async_create_task(hass, grid.async_execute_due(moment), f"{DOMAIN} grid slot")
         for appliance_id, intent in planner.transitions_at(moment):
             appliance = planner.appliances[appliance_id]
+            if is_program(appliance):  # started in steps; the program ends by itself, so its stop issues nothing
+                if intent == "start":
+                    entry.async_create_task(
+                        hass,
+                        async_start_program(hass, control, appliance, moment),
+                        f"{DOMAIN} program {appliance.name}",
+                    )
+                continue
             entry.async_create_task(
                 hass,
                 control.async_evaluate(

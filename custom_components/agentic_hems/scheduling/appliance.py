@@ -7,7 +7,7 @@ before the earliest start means the next day. Nothing here imports Home Assistan
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime, time, timedelta, tzinfo
 import math
 from typing import Any
@@ -30,6 +30,12 @@ class Appliance:
         energy_kwh: energy to deliver (non-contiguous loads) or None.
         contiguous: True when a run cannot be interrupted.
         earliest_start, deadline: local times of day of the default window.
+        program: the program option to select when ``entity_id`` is a program ``select`` (the program profile,
+            :mod:`.program`), else None.
+        start_entity: the ``button`` pressed after the program is selected, or None (selecting starts it, as
+            HA's ``home_connect`` active program select does).
+        remote_start_entity: the ``binary_sensor`` that is on while the appliance allows a remote start, or None.
+        operation_entity: the ``sensor`` whose state shows the program running (``run``, ``delayedstart``), or None.
 
     """
 
@@ -43,6 +49,11 @@ class Appliance:
     contiguous: bool
     earliest_start: time
     deadline: time
+    # How it is started, not what is planned: left out of :meth:`plan_settings`.
+    program: str | None = field(default=None, metadata={"plan": False})
+    start_entity: str | None = field(default=None, metadata={"plan": False})
+    remote_start_entity: str | None = field(default=None, metadata={"plan": False})
+    operation_entity: str | None = field(default=None, metadata={"plan": False})
 
     @classmethod
     def from_config(cls, appliance_id: str, data: Mapping[str, Any]) -> Appliance:
@@ -69,7 +80,15 @@ class Appliance:
             contiguous=contiguous,
             earliest_start=time.fromisoformat(str(data["earliest_start"])),
             deadline=time.fromisoformat(str(data["deadline"])),
+            program=_text(data.get("program")),
+            start_entity=_text(data.get("start_entity")),
+            remote_start_entity=_text(data.get("remote_start_entity")),
+            operation_entity=_text(data.get("operation_entity")),
         )
+
+    def plan_settings(self) -> tuple[Any, ...]:
+        """Return the settings a plan depends on, in field order (the control profile's fields left out)."""
+        return tuple(getattr(self, f.name) for f in fields(self) if f.metadata.get("plan", True))
 
     @property
     def run_time(self) -> timedelta:
@@ -79,6 +98,11 @@ class Appliance:
         else:
             minutes = 60.0 * (self.energy_kwh or 0.0) / self.power_kw
         return SLOT * math.ceil(minutes / 15.0 - 1e-9)
+
+
+def _text(value: Any) -> str | None:
+    """``value`` as a non-empty string, or None."""
+    return str(value) if value not in (None, "") else None
 
 
 def _local(day: date, at: time, tz: tzinfo) -> datetime:
