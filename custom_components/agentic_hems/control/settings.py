@@ -42,9 +42,10 @@ def control_settings(hass: HomeAssistant, entry: ConfigEntry, options: Mapping[s
 
 
 def controlled_entity_ids(appliances: Iterable[Appliance], options: Mapping[str, Any]) -> frozenset[str]:
-    """Return the site's controlled entities: the appliances' and the battery setpoint the grid plans set."""
+    """Return the site's controlled entities: the appliances', their chargers' current and the grid's battery setpoint."""
     setpoint = options.get(MEASUREMENT_OPTIONS["battery.setpoint"])
-    return frozenset(a.entity_id for a in appliances) | frozenset(filter(None, [setpoint]))
+    chargers = [a.charger.current_entity for a in appliances if a.charger is not None]
+    return frozenset(a.entity_id for a in appliances) | frozenset(filter(None, [setpoint, *chargers]))
 
 
 def effective_rules(hass: HomeAssistant, entry: ConfigEntry, raw: Any) -> tuple[PolicyRule, ...]:

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from ..prices import SLOT, ceil_slot, ensure_utc, floor_slot
+from .charger import ChargerProfile
 from .plan import LoadSpec
 
 
@@ -30,6 +31,8 @@ class Appliance:
         energy_kwh: energy to deliver (non-contiguous loads) or None.
         contiguous: True when a run cannot be interrupted.
         earliest_start, deadline: local times of day of the default window.
+        charger: an EV charger's control profile (its current setpoint, minimum and step), None for none; the
+            whole-home plan then keeps its power at 0 or between the minimum current's and ``power_kw``.
 
     """
 
@@ -43,6 +46,7 @@ class Appliance:
     contiguous: bool
     earliest_start: time
     deadline: time
+    charger: ChargerProfile | None = None
 
     @classmethod
     def from_config(cls, appliance_id: str, data: Mapping[str, Any]) -> Appliance:
@@ -69,6 +73,7 @@ class Appliance:
             contiguous=contiguous,
             earliest_start=time.fromisoformat(str(data["earliest_start"])),
             deadline=time.fromisoformat(str(data["deadline"])),
+            charger=charger_profile(appliance_id, data),
         )
 
     @property
@@ -79,6 +84,34 @@ class Appliance:
         else:
             minutes = 60.0 * (self.energy_kwh or 0.0) / self.power_kw
         return SLOT * math.ceil(minutes / 15.0 - 1e-9)
+
+
+CHARGER_KEYS = ("charger_unit", "charger_min_a", "charger_step_a", "charger_phases", "charger_voltage_v")
+
+
+def charger_profile(appliance_id: str, data: Mapping[str, Any]) -> ChargerProfile | None:
+    """Return an EV charger's profile from subentry data, None without a ``charger_current_entity``.
+
+    The profile's fields come from ``charger_unit`` (A, W, kW), ``charger_min_a``, ``charger_step_a``,
+    ``charger_phases`` and ``charger_voltage_v`` (its defaults where missing).
+
+    Raises:
+        ValueError: a malformed profile, one on a contiguous load, or a minimum current's power above ``power_kw``.
+
+    """
+    entity = data.get("charger_current_entity")
+    if not entity:
+        return None
+    if bool(data.get("contiguous", True)):
+        raise ValueError(f"appliance {appliance_id}: a charger profile needs an energy load (contiguous off)")
+    given = {key.removeprefix("charger_"): data[key] for key in CHARGER_KEYS if data.get(key) is not None}
+    numbers = {k: int(v) if k == "phases" else float(v) for k, v in given.items() if k != "unit"}
+    profile = ChargerProfile(
+        current_entity=str(entity), **numbers, **({"unit": str(given["unit"])} if "unit" in given else {})
+    )
+    if profile.min_kw > float(data["power_kw"]) + 1e-9:
+        raise ValueError(f"appliance {appliance_id}: the minimum current's {profile.min_kw:.2f} kW exceeds power_kw")
+    return profile
 
 
 def _local(day: date, at: time, tz: tzinfo) -> datetime:
@@ -145,4 +178,5 @@ def appliance_load(appliance: Appliance, *, now: datetime, tz: tzinfo, deadline:
         earliest_start=start,
         deadline=end,
         contiguous=appliance.contiguous,
+        min_power_kw=appliance.charger.min_kw if appliance.charger else 0.0,
     )

@@ -363,7 +363,7 @@ class _Columns:
     loads: list[IntArray]
     slack: dict[Infeasibility, list[IntArray]]
     heat: list[HeatColumns] = field(default_factory=list)
-    on: list[IntArray] = field(default_factory=list)  # the semi-continuous energy loads' on/off binaries
+    on: dict[str, IntArray] = field(default_factory=dict)  # the semi-continuous energy loads' on/off binaries
     devices: dict[str, Entries] = field(default_factory=dict)  # each device's grid-balance entries
 
 
@@ -484,7 +484,7 @@ def _load_columns(model: MilpModel, cols: _Columns, inputs: _Inputs, load: _Load
         k, on = np.arange(size), model.add(size, 1.0, integer=True)
         model.row([(k, x, 1.0), (k, on, -most)], -math.inf, 0.0, size)
         model.row([(k, x, 1.0), (k, on, -least)], 0.0, math.inf, size)
-        cols.on.append(on)
+        cols.on[load.spec.name] = on
     entries: list[tuple[Any, Any, Any]] = [(0, x, h)]
     if relax:
         slack = model.add(1, math.inf)
@@ -632,7 +632,7 @@ def _leaf(
     if _exclusive(inputs, cols, lp) and _whole(lp, np.flatnonzero(integer)):
         return lp
     found = model.solve(objective, upper=_directed(inputs, cols, lp, upper), relax=True)
-    on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None), *cols.on])
+    on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None), *cols.on.values()])
     if found.x is None or not _whole(found.x, on):
         found = model.solve(objective, upper=upper)
     return None if found.x is None else np.asarray(found.x, dtype=np.float64)
@@ -903,8 +903,9 @@ def _extract(inputs: _Inputs, solution: _Solution) -> _Schedule:
         if load.slots:
             start = int(load.keys[int(np.argmax(x[columns]))])
             power[start : start + load.slots] = load.spec.power_kw
-        else:
-            power[load.keys] = x[columns]
+        else:  # a semi-continuous load draws nothing where its (rounded) binary is off, not the solver's noise
+            on = x[cols.on[load.spec.name]] if load.spec.name in cols.on else 1.0
+            power[load.keys] = x[columns] * on
         loads[load.spec.name] = power
     charge = [x[c] for c in cols.charge]
     discharge = [x[d] for d in cols.discharge]

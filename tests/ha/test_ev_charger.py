@@ -1,0 +1,149 @@
+"""An EV charger with a current setpoint follows the whole-home plan's power and the PV surplus, in a real HA.
+
+The charger has the shape of HA core's wallbox: a charging-current number without a unit (min 6, max 16, step 1 A)
+and an on/off charging switch (here input helpers with those attributes). Oracle at each slot boundary: the stored
+plan's own kW for the slot, raised by the grid meter's export, turned into amperes by hand (kW x 1000 / (3 x 230 V),
+rounded down to whole amperes, at least 6, at most 16).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+import math
+from types import SimpleNamespace
+from typing import Any
+
+from freezegun.api import FrozenDateTimeFactory
+import pytest
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    MockModule,
+    async_capture_events,
+    async_fire_time_changed,
+    mock_integration,
+    mock_platform,
+)
+
+from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.planning.ev_exec import planned_kw
+from homeassistant.config_entries import ConfigSubentryData
+from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
+
+from .conftest import APPLIANCES, NOW
+from .test_home_plan import BATTERY, solar_wh
+
+CURRENT = "input_number.ev_current"
+SWITCH = "input_boolean.ev_charger"
+GRID = "sensor.grid_power"
+SLOT = timedelta(minutes=15)
+EV = {**APPLIANCES["ev"], "energy_kwh": 12.0, "charger_current_entity": CURRENT, "charger_min_a": 6,
+      "charger_step_a": 1, "charger_phases": 3, "charger_voltage_v": 230}
+
+
+def amps(kw: float) -> float:
+    """The oracle: whole amperes at or below kW on three phases of 230 V, within 6..16 A; 0 when off."""
+    return 0.0 if kw <= 1e-3 else min(max(math.floor(kw * 1000 / 690 + 1e-9), 6), 16)
+
+
+async def _entry(hass: HomeAssistant, freezer: FrozenDateTimeFactory, **options: Any) -> MockConfigEntry:
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "input_number", {"input_number": {
+        "battery_power": {"min": -5, "max": 5, "step": 0.001, "unit_of_measurement": "kW", "initial": 0},
+        "ev_current": {"min": 6, "max": 16, "step": 1, "initial": 6}}})
+    hass.states.async_set("sensor.battery_soc", "50", {"unit_of_measurement": "%"})
+
+    async def async_get_solar_forecast(hass: HomeAssistant, entry_id: str) -> dict[str, Any] | None:
+        return {"wh_hours": solar_wh(NOW)}
+
+    mock_integration(hass, MockModule("solar_test"))
+    mock_platform(hass, "solar_test.energy", SimpleNamespace(async_get_solar_forecast=async_get_solar_forecast))
+    solar = MockConfigEntry(domain="solar_test", title="roof")
+    solar.add_to_hass(hass)
+    assert await async_setup_component(hass, "input_boolean", {"input_boolean": {"ev_charger": {}}})
+    hass.states.async_set(GRID, "500", {"unit_of_measurement": "W"})
+    subentries = [
+        ConfigSubentryData(data=EV, subentry_id="ev", subentry_type="appliance", title="EV charger", unique_id=None),
+        ConfigSubentryData(data=BATTERY, subentry_id="battery1", subentry_type="battery", title="Home battery",
+                           unique_id=None),
+    ]
+    entry = MockConfigEntry(
+        domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
+        options={**DEFAULT_OPTIONS, "pv_forecast_entries": [solar.entry_id], "export_price_mode": "spot",
+                 "export_spot_factor": 0.8, "export_spot_fee": 0.01, "execution_wait_s": 1,
+                 "battery_control": "automatic", "grid_power_entity": GRID, **options},
+        subentries_data=subentries, version=1, minor_version=1,
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await entry.runtime_data.control.async_set_allow_control(True)
+    return entry
+
+
+async def _boundary(hass: HomeAssistant, freezer: FrozenDateTimeFactory, at: Any) -> None:
+    freezer.move_to(at)
+    async_fire_time_changed(hass, at)
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+
+async def test_the_current_follows_the_plans_power_and_the_pv_surplus_over_the_night(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """Over 40 slots: the switch is on exactly where the plan charges, the current is the oracle's for the planned kW
+    (plus 3 kW exported in two charging slots), and the plan's power varies under a 7 kW fuse."""
+    entry = await _entry(hass, freezer, power_limit_kw=7.0)
+    planner = entry.runtime_data.planner
+    events = async_capture_events(hass, "call_service")
+    first = dt_util.as_utc(NOW).replace(minute=15, second=0)
+    seen: list[tuple[float, float]] = []
+    raised = 0
+    for k in range(40):
+        moment = first + k * SLOT
+        plan = planner.states["ev"].plan
+        kw = planned_kw(plan, moment)
+        export = 3.0 if kw > 0 and raised < 2 and kw + 3.0 <= 11.0 else 0.0
+        raised += export > 0
+        hass.states.async_set(GRID, str(-1000 * export) if export else "500", {"unit_of_measurement": "W"})
+        await _boundary(hass, freezer, moment)
+        assert planner.states["ev"].plan is plan or kw == 0  # a charging plan is the scheduler's, not replanned
+        assert hass.states.get(SWITCH).state == ("on" if kw > 0 else "off"), moment
+        if kw > 0:
+            assert float(hass.states.get(CURRENT).state) == amps(kw + export), (moment, kw, export)
+            seen.append((kw, export))
+    assert raised == 2
+    assert len({round(kw, 3) for kw, _ in seen}) >= 2, seen  # the plan's power varies
+    assert min(kw for kw, _ in seen) >= 6 * 0.69 - 1e-6  # never planned below the minimum current's power
+    sent = [c.data["service_data"]["value"] for c in events
+            if c.data["service"] == "set_value" and c.data["service_data"]["entity_id"] == CURRENT]
+    assert sent and all(6 <= v <= 16 and v == int(v) for v in sent)
+
+
+@pytest.mark.parametrize("fault", ["gone", "max_below_minimum"])
+async def test_a_charger_that_cannot_take_the_current_stays_off_with_a_trace(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, caplog: pytest.LogCaptureFixture, fault: str
+) -> None:
+    """The setpoint is gone (the gates find no fresh state) or its max is 5 A (below the 6 A minimum): no start is issued,
+    the gates' refusal (gone) and a warning naming the cause stay; nothing is half-done."""
+    entry = await _entry(hass, freezer, power_limit_kw=7.0)
+    planner = entry.runtime_data.planner
+    first = dt_util.as_utc(NOW).replace(minute=15, second=0)
+    moment = next(first + k * SLOT for k in range(40) if planned_kw(planner.states["ev"].plan, first + k * SLOT) > 1)
+    if fault == "gone":
+        hass.states.async_remove(CURRENT)
+    else:
+        hass.states.async_set(CURRENT, "6", {"min": 0, "max": 5, "step": 1})
+    await _boundary(hass, freezer, moment)
+    assert hass.states.get(SWITCH).state == "off"
+    traces = list(entry.runtime_data.control.traces.values())
+    assert not [t for t in traces if t.get("entity_id") == SWITCH]
+    refused = [t for t in traces if (t.get("candidate") or {}).get("device_alias") == CURRENT]
+    if fault == "gone":
+        assert refused and refused[-1]["outcome"] == "blocked" and refused[-1]["failed_gate"] == "freshness"
+        assert "the current 10 A was not set (blocked: " in caplog.text
+    else:
+        assert not refused  # nothing could be sent
+        assert "its maximum 5 A is below 6 A" in caplog.text
