@@ -26,12 +26,15 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.planning.ev_exec import planned_kw
+from custom_components.agentic_hems.scheduling.appliance import Appliance
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
-from .conftest import APPLIANCES, NOW
+from .conftest import APPLIANCES, NOW, sample_entry
+from .test_config_flow import add_appliance
 from .test_home_plan import BATTERY, solar_wh
 
 CURRENT = "input_number.ev_current"
@@ -147,3 +150,52 @@ async def test_a_charger_that_cannot_take_the_current_stays_off_with_a_trace(
     else:
         assert not refused  # nothing could be sent
         assert "its maximum 5 A is below 6 A" in caplog.text
+
+
+EV_FORM = {"name": "Wallbox", "kind": "ev_charger", "entity_id": "switch.wallbox_pause_resume", "power_kw": 11.0,
+           "energy_kwh": 20.0, "contiguous": False, "earliest_start": "18:00", "deadline": "07:00"}
+WALLBOX_CURRENT = "number.wallbox_maximum_charging_current"
+STEP = {"charger_current_entity": WALLBOX_CURRENT, "charger_unit": "A", "charger_phases": "3", "charger_min_a": 6,
+        "charger_step_a": 1, "charger_voltage_v": 230}
+
+
+@pytest.mark.parametrize(
+    ("change", "attributes", "errors"),
+    [
+        ({}, {"min": 6, "max": 5}, {"charger_current_entity": "charger_range"}),  # max below the minimum
+        ({"charger_unit": "kW"}, {"min": 6, "max": 32}, {"charger_current_entity": "charger_range"}),  # 4.14 kW < 6
+        ({"charger_min_a": 16.5}, {"min": 6, "max": 32}, {"charger_min_a": "charger_minimum_above_power"}),  # 11.39 kW
+        ({"charger_current_entity": "number.none"}, {}, {"charger_current_entity": "charger_entity_missing"}),
+        ({"charger_current_entity": "switch.wallbox_pause_resume"}, {}, {"charger_current_entity": "charger_entity_in_use"}),
+        ({"charger_voltage_v": 400}, {"min": 6, "max": 32}, {"charger_voltage_v": "charger_number_out_of_range"}),
+    ],
+)
+async def test_the_charger_step_refuses_what_cannot_drive_the_charger(
+    hass: HomeAssistant, change: dict[str, Any], attributes: dict[str, Any], errors: dict[str, str]
+) -> None:
+    """A Wallbox-shaped current number (no unit, min 6, max from the charger) is checked against the profile."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    hass.states.async_set(WALLBOX_CURRENT, "16", attributes)
+    result = await add_appliance(hass, entry, EV_FORM)
+    assert result["type"] is FlowResultType.FORM and result["step_id"] == "charger"
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**STEP, **change})
+    assert result["type"] is FlowResultType.FORM and result["errors"] == errors
+
+
+async def test_the_charger_step_stores_the_profile_or_nothing(hass: HomeAssistant) -> None:
+    """With a setpoint the profile's fields are stored (phases as a number) and read back; without one, none."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    hass.states.async_set(WALLBOX_CURRENT, "16", {"min": 6, "max": 32, "step": 1})
+    result = await add_appliance(hass, entry, EV_FORM)
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], STEP)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"]["charger_phases"] == 3 and result["data"]["charger_current_entity"] == WALLBOX_CURRENT
+    profile = Appliance.from_config("x", result["data"]).charger
+    assert profile is not None and profile.min_kw == pytest.approx(4.14)
+    plain = {k: v for k, v in STEP.items() if k != "charger_current_entity"}
+    result = await add_appliance(hass, entry, {**EV_FORM, "name": "Second", "entity_id": "switch.second"})
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], plain)
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert not [k for k in result["data"] if k.startswith("charger_")]
