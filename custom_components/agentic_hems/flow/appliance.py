@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
+from homeassistant.config_entries import SOURCE_RECONFIGURE, ConfigSubentryFlow, SubentryFlowResult
 from homeassistant.const import CONF_ENTITY_ID, CONF_NAME
 
 from .charger import CHARGER_LIMITS, charger_schema, needs_charger_step, validate_charger
@@ -54,7 +54,7 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
             errors, data = self._validate(user_input, subentry.subentry_id)
             if not errors and needs_charger_step(data):
                 self._appliance = {**{k: v for k, v in subentry.data.items() if k.startswith("charger_")}, **data}
-                return await self.async_step_charger()
+                return await self.async_step_reconfigure_charger()
             if not errors:
                 return self.async_update_and_abort(self._get_entry(), subentry, title=data[CONF_NAME], data=data)
         return self.async_show_form(
@@ -68,24 +68,48 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
         )
 
     async def async_step_charger(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
-        """Ask for the EV charger's current setpoint and limits, then store the appliance (added or changed)."""
-        assert self._appliance is not None
-        reconfiguring = self.source == "reconfigure"
-        own_id = self._get_reconfigure_subentry().subentry_id if reconfiguring else None
+        """Ask for a new EV charger's current setpoint and limits, then store the appliance."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            errors, data = validate_charger(self.hass, self._get_entry(), own_id, self._appliance, user_input)
-            if not errors and reconfiguring:
-                subentry = self._get_reconfigure_subentry()
-                return self.async_update_and_abort(self._get_entry(), subentry, title=data[CONF_NAME], data=data)
+            errors, data = self._validate_charger(user_input)
             if not errors:
                 return self.async_create_entry(title=data[CONF_NAME], data=data)
-        shown = {**self._appliance, "charger_phases": str(self._appliance.get("charger_phases", 3))}
         return self.async_show_form(
             step_id="charger",
             data_schema=self.add_suggested_values_to_schema(
-                charger_schema(taken_entities(self.hass, self._get_entry(), own_id)), user_input or shown
+                charger_schema(taken_entities(self.hass, self._get_entry(), self._own_id())),
+                user_input or self._shown(),
             ),
             errors=errors,
             description_placeholders=limit_placeholders(CHARGER_LIMITS),
         )
+
+    async def async_step_reconfigure_charger(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        """Ask for a reconfigured EV charger's current setpoint and limits, then store the appliance."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors, data = self._validate_charger(user_input)
+            if not errors:
+                subentry = self._get_reconfigure_subentry()
+                return self.async_update_and_abort(self._get_entry(), subentry, title=data[CONF_NAME], data=data)
+        return self.async_show_form(
+            step_id="reconfigure_charger",
+            data_schema=self.add_suggested_values_to_schema(
+                charger_schema(taken_entities(self.hass, self._get_entry(), self._own_id())),
+                user_input or self._shown(),
+            ),
+            errors=errors,
+            description_placeholders=limit_placeholders(CHARGER_LIMITS),
+        )
+
+    def _own_id(self) -> str | None:
+        return self._get_reconfigure_subentry().subentry_id if self.source == SOURCE_RECONFIGURE else None
+
+    def _validate_charger(self, user_input: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+        assert self._appliance is not None
+        return validate_charger(self.hass, self._get_entry(), self._own_id(), self._appliance, user_input)
+
+    def _shown(self) -> dict[str, Any]:
+        """Return the charger step's suggested values: the appliance's stored charger fields."""
+        assert self._appliance is not None
+        return {**self._appliance, "charger_phases": str(self._appliance.get("charger_phases", 3))}

@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import voluptuous as vol
-
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.selector import (
@@ -29,7 +27,7 @@ from homeassistant.helpers.selector import (
 
 from ..const import CONF_CONTIGUOUS, CONF_KIND
 from ..scheduling.appliance import CHARGER_KEYS, charger_profile
-from ..scheduling.charger import UNITS
+from ..validation import vol
 from .devices import LooseEntitySelector, own_entity_ids
 from .schemas import appliance_number
 
@@ -61,20 +59,26 @@ def charger_schema(exclude: list[str]) -> vol.Schema:
     The setpoint picker offers numbers and input_numbers without ``exclude`` (this integration's own entities, other
     devices' controls); the step's checks name any other entity in a translated error.
     """
-    fields: dict[Any, Any] = {
-        vol.Optional(CURRENT): LooseEntitySelector(
-            EntitySelectorConfig(domain=["number", "input_number"], exclude_entities=exclude)
-        ),
-        vol.Required("charger_unit", default="A"): _select(list(UNITS), "charger_unit"),
-        vol.Required("charger_phases", default="3"): _select(["1", "3"], "charger_phases"),
-    }
-    for key, limits in CHARGER_LIMITS.items():
-        fields[vol.Required(key, default=DEFAULTS[key])] = appliance_number(*limits)
-    return vol.Schema(fields)
-
-
-def _select(options: list[str], key: str) -> SelectSelector:
-    return SelectSelector(SelectSelectorConfig(options=options, mode=SelectSelectorMode.DROPDOWN, translation_key=key))
+    return vol.Schema(
+        {
+            vol.Optional(CURRENT): LooseEntitySelector(
+                EntitySelectorConfig(domain=["number", "input_number"], exclude_entities=exclude)
+            ),
+            vol.Required("charger_unit", default="A"): SelectSelector(
+                SelectSelectorConfig(
+                    options=["A", "W", "kW"], mode=SelectSelectorMode.DROPDOWN, translation_key="charger_unit"
+                )
+            ),
+            vol.Required("charger_phases", default="3"): SelectSelector(
+                SelectSelectorConfig(
+                    options=["1", "3"], mode=SelectSelectorMode.DROPDOWN, translation_key="charger_phases"
+                )
+            ),
+            vol.Required("charger_min_a", default=6): appliance_number(*CHARGER_LIMITS["charger_min_a"]),
+            vol.Required("charger_step_a", default=1): appliance_number(*CHARGER_LIMITS["charger_step_a"]),
+            vol.Required("charger_voltage_v", default=230): appliance_number(*CHARGER_LIMITS["charger_voltage_v"]),
+        }
+    )
 
 
 def validate_charger(
@@ -91,9 +95,9 @@ def validate_charger(
             errors[key] = "charger_number_out_of_range"
     data |= {CURRENT: entity, **{key: form[key] for key in CHARGER_KEYS}}
     data["charger_phases"] = int(data["charger_phases"])
-    if errors:
-        return errors, data
-    return _entity_errors(hass, entry, own_id, data), data
+    if not errors:
+        errors = _entity_errors(hass, entry, own_id, data)
+    return errors, data
 
 
 def _entity_errors(

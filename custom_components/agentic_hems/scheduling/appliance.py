@@ -93,7 +93,7 @@ def charger_profile(appliance_id: str, data: Mapping[str, Any]) -> ChargerProfil
     """Return an EV charger's profile from subentry data, None without a ``charger_current_entity``.
 
     The profile's fields come from ``charger_unit`` (A, W, kW), ``charger_min_a``, ``charger_step_a``,
-    ``charger_phases`` and ``charger_voltage_v`` (its defaults where missing).
+    ``charger_phases`` and ``charger_voltage_v`` (A, 6 A, 1 A, 3 and 230 V where missing).
 
     Raises:
         ValueError: a malformed profile, one on a contiguous load, or a minimum current's power above ``power_kw``.
@@ -104,10 +104,13 @@ def charger_profile(appliance_id: str, data: Mapping[str, Any]) -> ChargerProfil
         return None
     if bool(data.get("contiguous", True)):
         raise ValueError(f"appliance {appliance_id}: a charger profile needs an energy load (contiguous off)")
-    given = {key.removeprefix("charger_"): data[key] for key in CHARGER_KEYS if data.get(key) is not None}
-    numbers = {k: int(v) if k == "phases" else float(v) for k, v in given.items() if k != "unit"}
     profile = ChargerProfile(
-        current_entity=str(entity), **numbers, **({"unit": str(given["unit"])} if "unit" in given else {})
+        current_entity=str(entity),
+        unit=str(data.get("charger_unit") or "A"),
+        min_a=float(data.get("charger_min_a") or 6.0),
+        step_a=float(data.get("charger_step_a") or 1.0),
+        phases=int(data.get("charger_phases") or 3),
+        voltage_v=float(data.get("charger_voltage_v") or 230.0),
     )
     if profile.min_kw > float(data["power_kw"]) + 1e-9:
         raise ValueError(f"appliance {appliance_id}: the minimum current's {profile.min_kw:.2f} kW exceeds power_kw")
