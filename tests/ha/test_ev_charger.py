@@ -46,8 +46,8 @@ EV = {**APPLIANCES["ev"], "energy_kwh": 12.0, "charger_current_entity": CURRENT,
 
 
 def amps(kw: float) -> float:
-    """The oracle: whole amperes at or below kW on three phases of 230 V, within 6..16 A; 0 when off."""
-    return 0.0 if kw <= 1e-3 else min(max(math.floor(kw * 1000 / 690 + 1e-9), 6), 16)
+    """The oracle: whole amperes at or below kW on three phases of 230 V (1e-4 A of noise forgiven), within 6..16 A."""
+    return 0.0 if kw <= 1e-3 else min(max(math.floor(kw * 1000 / 690 + 1e-4), 6), 16)
 
 
 async def _entry(hass: HomeAssistant, freezer: FrozenDateTimeFactory, **options: Any) -> MockConfigEntry:

@@ -1,7 +1,8 @@
 """An EV charger's control profile: how a planned power becomes the current (or power) its setpoint is sent.
 
 A charger draws ``amps x phases x voltage_v / 1000`` kW. While it charges the current is whole steps of ``step_a``
-(rounded down, so the plan's power and the fuse are never passed), never below ``min_a`` (the charger would stop or
+(rounded down, so the plan's power and the fuse are never passed by more than ``STEP_SLACK`` of a step, which
+forgives the solver's noise: 4.8299990 kW planned for 7 A on three phases is 7 A, not 6 A), never below ``min_a`` (the charger would stop or
 refuse) and never above ``max_a``. Power setpoints (W or kW numbers) are the rounded current's power in their unit.
 Nothing here imports Home Assistant.
 """
@@ -13,6 +14,7 @@ import math
 
 UNITS = ("A", "W", "kW")
 EPS_KW = 1e-3  # a planned power at or below this is "off"
+STEP_SLACK = 1e-4  # a current this fraction of a step below a whole step counts as that step (the solver's noise)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,8 +70,8 @@ class ChargerProfile:
         if not power_kw > EPS_KW:
             return 0.0
         amps = power_kw * 1000 / (self.phases * self.voltage_v)
-        steps = math.floor(amps / self.step_a + 1e-9) * self.step_a
-        top = math.inf if max_a is None else math.floor(max_a / self.step_a + 1e-9) * self.step_a
+        steps = math.floor(amps / self.step_a + STEP_SLACK) * self.step_a
+        top = math.inf if max_a is None else math.floor(max_a / self.step_a + STEP_SLACK) * self.step_a
         return round(max(min(steps, top), self.min_a), 6)
 
     def setpoint(self, power_kw: float, max_value: float | None = None) -> float:
