@@ -199,3 +199,42 @@ async def test_the_charger_step_stores_the_profile_or_nothing(hass: HomeAssistan
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], plain)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert not [k for k in result["data"] if k.startswith("charger_")]
+
+
+async def test_without_a_whole_home_plan_the_appliance_planners_ev_is_followed(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """No battery, no PV forecast: the appliance planner's plan (full slots and a partial one) drives the current."""
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "input_number", {"input_number": {
+        "ev_current": {"min": 6, "max": 16, "step": 1, "initial": 6}}})
+    assert await async_setup_component(hass, "input_boolean", {"input_boolean": {"ev_charger": {}}})
+    data = {**EV, "energy_kwh": 12.5}  # 4 slots at 11 kW and one at 6 kW
+    entry = MockConfigEntry(
+        domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
+        options={**DEFAULT_OPTIONS, "execution_wait_s": 1},
+        subentries_data=[ConfigSubentryData(data=data, subentry_id="ev", subentry_type="appliance",
+                                            title="EV charger", unique_id=None)],
+        version=1, minor_version=1,
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await entry.runtime_data.control.async_set_allow_control(True)
+    assert entry.runtime_data.home is None
+    planner = entry.runtime_data.planner
+    assert planner.states["ev"].plan.method != "home_milp"
+    first = dt_util.as_utc(NOW).replace(minute=15, second=0)
+    charged = []
+    for k in range(44):
+        moment = first + k * SLOT
+        kw = planned_kw(planner.states["ev"].plan, moment)
+        await _boundary(hass, freezer, moment)
+        assert hass.states.get(SWITCH).state == ("on" if kw > 0 else "off"), moment
+        if kw > 0:
+            assert float(hass.states.get(CURRENT).state) == amps(kw), (moment, kw)
+            charged.append(kw)
+    assert len(set(charged)) >= 2  # a partial slot and full ones: two currents
+    assert sum(charged) * 0.25 == pytest.approx(12.5)
