@@ -238,3 +238,20 @@ async def test_without_a_whole_home_plan_the_appliance_planners_ev_is_followed(
             charged.append(kw)
     assert len(set(charged)) >= 2  # a partial slot and full ones: two currents
     assert sum(charged) * 0.25 == pytest.approx(12.5)
+
+
+async def test_with_device_control_off_the_current_and_the_start_are_dry_runs(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Device control off: the slot's current and start both end as dry runs, in that order; nothing is set."""
+    entry = await _entry(hass, freezer, power_limit_kw=7.0)
+    await entry.runtime_data.control.async_set_allow_control(False)
+    planner = entry.runtime_data.planner
+    first = dt_util.as_utc(NOW).replace(minute=15, second=0)
+    moment = next(first + k * SLOT for k in range(40) if planned_kw(planner.states["ev"].plan, first + k * SLOT) > 1)
+    await _boundary(hass, freezer, moment)
+    ours = [t for t in entry.runtime_data.control.traces.values()
+            if (t.get("candidate") or {}).get("device_alias") in (CURRENT, SWITCH)]
+    assert [(t["candidate"]["intent"], t["outcome"]) for t in ours] == [("set_value", "dry_run"), ("start", "dry_run")]
+    assert hass.states.get(SWITCH).state == "off" and hass.states.get(CURRENT).state == "6.0"
+    assert "not charging" not in caplog.text

@@ -11,8 +11,9 @@ this order and each through the gates (``source_agent="scheduler"``):
 2. the plan's ``start`` or ``stop`` on its switch (or button), as for every appliance.
 
 A start in a slot whose planned power is not above :data:`~..scheduling.charger.EPS_KW` (a solver's remainder) is
-not issued. Nothing is half-done: when the current is not set (the setpoint is unavailable, the gates refuse it, the charger
-does not take it, or its ``max`` lies below the minimum current) the start is not issued; the current's trace says
+not issued. Nothing is half-done: when the current is not set (the setpoint is unavailable, the gates refuse it, it waits for a
+person's confirmation, the charger does not take it, or its ``max`` lies below the minimum current) the start is not
+issued; with device control off both end as dry runs; the current's trace says
 why and a warning is logged. A stop is always issued.
 """
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from ..control.manager import ControlManager
     from ..scheduling.appliance import Appliance
 
-DONE = (Outcome.EXECUTED, Outcome.PENDING_CONFIRMATION)
+DONE = (Outcome.EXECUTED, Outcome.DRY_RUN)  # set, or nothing acts (device control off): the start may follow
 
 
 def planned_kw(plan: Plan | None, moment: datetime) -> float:
