@@ -255,3 +255,29 @@ async def test_with_device_control_off_the_current_and_the_start_are_dry_runs(
     assert [(t["candidate"]["intent"], t["outcome"]) for t in ours] == [("set_value", "dry_run"), ("start", "dry_run")]
     assert hass.states.get(SWITCH).state == "off" and hass.states.get(CURRENT).state == "6.0"
     assert "not charging" not in caplog.text
+
+
+async def test_reconfiguring_a_charger_offers_its_stored_setpoint_and_keeps_it(hass: HomeAssistant) -> None:
+    """The reconfigure step suggests the stored setpoint and limits; submitting them keeps the profile."""
+    stored = {**EV_FORM, "earliest_start": "18:00:00", "deadline": "07:00:00", **STEP, "charger_phases": 1,
+              "charger_min_a": 8}
+    entry = MockConfigEntry(
+        domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
+        options=dict(DEFAULT_OPTIONS),
+        subentries_data=[ConfigSubentryData(data=stored, subentry_id="wb", subentry_type="appliance", title="Wallbox",
+                                            unique_id=None)],
+        version=1, minor_version=1,
+    )
+    entry.add_to_hass(hass)
+    hass.states.async_set(WALLBOX_CURRENT, "16", {"min": 6, "max": 32, "step": 1})
+    result = await entry.start_subentry_reconfigure_flow(hass, "wb")
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**EV_FORM, "power_kw": 7.4})
+    assert result["step_id"] == "reconfigure_charger"
+    suggested = {str(key): key.description["suggested_value"] for key in result["data_schema"].schema
+                 if key.description and "suggested_value" in key.description}
+    assert suggested["charger_current_entity"] == WALLBOX_CURRENT
+    assert suggested["charger_phases"] == "1" and suggested["charger_min_a"] == 8
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], suggested)
+    assert result["reason"] == "reconfigure_successful"
+    data = entry.subentries["wb"].data
+    assert data["power_kw"] == 7.4 and data["charger_phases"] == 1 and data["charger_min_a"] == 8
