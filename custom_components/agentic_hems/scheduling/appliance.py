@@ -57,7 +57,7 @@ class Appliance:
     start_entity: str | None = field(default=None, metadata={"plan": False})
     remote_start_entity: str | None = field(default=None, metadata={"plan": False})
     operation_entity: str | None = field(default=None, metadata={"plan": False})
-    charger: ChargerProfile | None = None
+    charger: ChargerProfile | None = field(default=None, metadata={"plan": False})  # its minimum power is one
 
     @classmethod
     def from_config(cls, appliance_id: str, data: Mapping[str, Any]) -> Appliance:
@@ -92,8 +92,9 @@ class Appliance:
         )
 
     def plan_settings(self) -> tuple[Any, ...]:
-        """Return the settings a plan depends on, in field order (the control profile's fields left out)."""
-        return tuple(getattr(self, f.name) for f in fields(self) if f.metadata.get("plan", True))
+        """Return the settings a plan depends on: fields in order (no control profile), then a charger's minimum kW."""
+        settings = tuple(getattr(self, f.name) for f in fields(self) if f.metadata.get("plan", True))
+        return settings + ((self.charger.min_kw,) if self.charger is not None else ())
 
     @property
     def run_time(self) -> timedelta:
