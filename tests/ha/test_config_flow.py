@@ -1115,6 +1115,8 @@ async def test_reconfigure_appliance_keeps_its_own_name(hass: HomeAssistant) -> 
     result = await entry.start_subentry_reconfigure_flow(hass, "ev")
     new = {**APPLIANCES["ev"], "name": "EV Charger", "power_kw": 7.4}
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], new)
+    assert result["step_id"] == "reconfigure_charger"  # an EV charger that can be split: its setpoint next
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {})
     assert result["reason"] == "reconfigure_successful"
     assert entry.subentries["ev"].title == "EV Charger"
     assert entry.subentries["ev"].data["power_kw"] == 7.4

@@ -43,10 +43,11 @@ def control_settings(hass: HomeAssistant, entry: ConfigEntry, options: Mapping[s
 
 
 def controlled_entity_ids(appliances: Iterable[Appliance], options: Mapping[str, Any]) -> frozenset[str]:
-    """Return the site's controlled entities: the appliances' and the battery setpoint the grid plans set."""
+    """Return the site's controlled entities: the appliances', their chargers' current and the grid's battery setpoint."""
     setpoint = options.get(MEASUREMENT_OPTIONS["battery.setpoint"])
     controlled = frozenset(e for a in appliances for e in program.controlled_entities(a))
-    return controlled | frozenset(filter(None, [setpoint]))
+    chargers = [a.charger.current_entity for a in appliances if a.charger is not None]
+    return controlled | frozenset(filter(None, [setpoint, *chargers]))
 
 
 def effective_rules(hass: HomeAssistant, entry: ConfigEntry, raw: Any) -> tuple[PolicyRule, ...]:

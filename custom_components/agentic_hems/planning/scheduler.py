@@ -2,7 +2,8 @@
 
 Every command goes through the gates: a plan's start or stop with ``source_agent="scheduler"`` (through
 :meth:`.manager.PlanManager.transitions_at`), an approved grid plan's slot command with ``source_agent="grid"``
-(through :meth:`..grid_ha.manager.GridManager.async_execute_due`). Then what has ended is replanned (an ended plan
+(through :meth:`..grid_ha.manager.GridManager.async_execute_due`). An EV charger with a control profile gets its
+slot's charging current before its start, every slot it charges in (:mod:`.ev_exec`). Then what has ended is replanned (an ended plan
 waits for its stop, see :class:`.manager.PlanManager`).
 """
 
@@ -15,9 +16,10 @@ from homeassistant.core import CALLBACK_TYPE, Context, HomeAssistant, callback
 from homeassistant.helpers.event import async_track_time_change
 from homeassistant.util import dt as dt_util
 
-from ..const import DOMAIN
+from ..const import DOMAIN, MEASUREMENT_OPTIONS
 from ..gates.models import SOURCE_SCHEDULER
 from ..scheduling.program import is_program
+from .ev_exec import async_charger_slot
 from .program_exec import async_start_program
 
 if TYPE_CHECKING:
@@ -35,7 +37,22 @@ def async_track_slots(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> CAL
         moment = dt_util.as_utc(now).replace(second=0, microsecond=0)
         grid.expire_requests()
         entry.async_create_task(hass, grid.async_execute_due(moment), f"{DOMAIN} grid slot")
-        for appliance_id, intent in planner.transitions_at(moment):
+        due = dict(planner.transitions_at(moment))
+        grid_entity = entry.options.get(MEASUREMENT_OPTIONS["grid.power"])
+        for appliance_id, appliance in planner.appliances.items():
+            if appliance.charger is None or appliance_id not in planner.states:
+                continue
+            slot = async_charger_slot(
+                hass,
+                control,
+                appliance,
+                plan=planner.states[appliance_id].plan,
+                moment=moment,
+                intent=due.pop(appliance_id, None),
+                grid_entity=grid_entity,
+            )
+            entry.async_create_task(hass, slot, f"{DOMAIN} charger {appliance.name}")
+        for appliance_id, intent in due.items():
             appliance = planner.appliances[appliance_id]
             if is_program(appliance):  # started in steps; the program ends by itself, so its stop issues nothing
                 if intent == "start":

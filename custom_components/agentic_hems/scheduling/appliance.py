@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from ..prices import SLOT, ceil_slot, ensure_utc, floor_slot
+from .charger import ChargerProfile
 from .plan import LoadSpec
 
 
@@ -36,6 +37,8 @@ class Appliance:
             HA's ``home_connect`` active program select does).
         remote_start_entity: the ``binary_sensor`` that is on while the appliance allows a remote start, or None.
         operation_entity: the ``sensor`` whose state shows the program running (``run``, ``delayedstart``), or None.
+        charger: an EV charger's control profile (its current setpoint, minimum and step), None for none; the
+            whole-home plan then keeps its power at 0 or between the minimum current's and ``power_kw``.
 
     """
 
@@ -54,6 +57,7 @@ class Appliance:
     start_entity: str | None = field(default=None, metadata={"plan": False})
     remote_start_entity: str | None = field(default=None, metadata={"plan": False})
     operation_entity: str | None = field(default=None, metadata={"plan": False})
+    charger: ChargerProfile | None = field(default=None, metadata={"plan": False})  # its minimum power is one
 
     @classmethod
     def from_config(cls, appliance_id: str, data: Mapping[str, Any]) -> Appliance:
@@ -84,11 +88,13 @@ class Appliance:
             start_entity=_text(data.get("start_entity")),
             remote_start_entity=_text(data.get("remote_start_entity")),
             operation_entity=_text(data.get("operation_entity")),
+            charger=charger_profile(appliance_id, data),
         )
 
     def plan_settings(self) -> tuple[Any, ...]:
-        """Return the settings a plan depends on, in field order (the control profile's fields left out)."""
-        return tuple(getattr(self, f.name) for f in fields(self) if f.metadata.get("plan", True))
+        """Return the settings a plan depends on: fields in order (no control profile), then a charger's minimum kW."""
+        settings = tuple(getattr(self, f.name) for f in fields(self) if f.metadata.get("plan", True))
+        return settings + ((self.charger.min_kw,) if self.charger is not None else ())
 
     @property
     def run_time(self) -> timedelta:
@@ -103,6 +109,37 @@ class Appliance:
 def _text(value: Any) -> str | None:
     """``value`` as a non-empty string, or None."""
     return str(value) if value not in (None, "") else None
+
+
+CHARGER_KEYS = ("charger_unit", "charger_min_a", "charger_step_a", "charger_phases", "charger_voltage_v")
+
+
+def charger_profile(appliance_id: str, data: Mapping[str, Any]) -> ChargerProfile | None:
+    """Return an EV charger's profile from subentry data, None without a ``charger_current_entity``.
+
+    The profile's fields come from ``charger_unit`` (A, W, kW), ``charger_min_a``, ``charger_step_a``,
+    ``charger_phases`` and ``charger_voltage_v`` (A, 6 A, 1 A, 3 and 230 V where missing).
+
+    Raises:
+        ValueError: a malformed profile, one on a contiguous load, or a minimum current's power above ``power_kw``.
+
+    """
+    entity = data.get("charger_current_entity")
+    if not entity:
+        return None
+    if bool(data.get("contiguous", True)):
+        raise ValueError(f"appliance {appliance_id}: a charger profile needs an energy load (contiguous off)")
+    profile = ChargerProfile(
+        current_entity=str(entity),
+        unit=str(data.get("charger_unit") or "A"),
+        min_a=float(data.get("charger_min_a") or 6.0),
+        step_a=float(data.get("charger_step_a") or 1.0),
+        phases=int(data.get("charger_phases") or 3),
+        voltage_v=float(data.get("charger_voltage_v") or 230.0),
+    )
+    if profile.min_kw > float(data["power_kw"]) + 1e-9:
+        raise ValueError(f"appliance {appliance_id}: the minimum current's {profile.min_kw:.2f} kW exceeds power_kw")
+    return profile
 
 
 def _local(day: date, at: time, tz: tzinfo) -> datetime:
@@ -169,4 +206,5 @@ def appliance_load(appliance: Appliance, *, now: datetime, tz: tzinfo, deadline:
         earliest_start=start,
         deadline=end,
         contiguous=appliance.contiguous,
+        min_power_kw=appliance.charger.min_kw if appliance.charger else 0.0,
     )

@@ -9,6 +9,10 @@ Per slot t of the horizon (h hours), with import price p_t and export price q_t:
          0 <= imp_t <= fuse,  0 <= exp_t <= export limit,  0 <= cur_t <= pv_t (0 when curtailment is off)
          0 <= c_bt <= Pc_b,  0 <= d_bt <= Pd_b
 
+An energy load with a least power m_e > 0 (an EV charger's minimum current) is semi-continuous: an on/off binary
+o_et per usable slot with m_e o_et <= x_et <= P_e o_et, and E_e <= sum_t h x_et <= E_e + h m_e (one slot at m_e
+more, so any E_e fits; at prices >= 0 the least cost delivers exactly E_e wherever that is possible).
+
 Heat pumps (:mod:`.home_heat`) add their power to the balance's right-hand side, their store temperatures, comfort
 bands, on/off binaries and minimum run / off times, and the value of their heat at the end to the objective. Grid
 fees (:mod:`.home_grid`) are part of p_t; the capacity charge adds each billing month's peak above its floor, and
@@ -338,6 +342,8 @@ def _load(curve: PriceCurve, spec: LoadSpec, horizon: int) -> _Load | None:
     if spec.energy_kwh is None or spec.duration_min is not None:
         raise ValueError(f"load {spec.name!r}: a non-contiguous load needs energy_kwh and no duration_min")
     check_positive(**{f"{spec.name}.energy_kwh": spec.energy_kwh})
+    if not (math.isfinite(spec.min_power_kw) and 0 <= spec.min_power_kw <= spec.power_kw):
+        raise ValueError(f"load {spec.name!r}: min_power_kw must lie in 0..power_kw, got {spec.min_power_kw!r}")
     usable = charge_options(curve, window, max_power_kw=spec.power_kw, energy_kwh=spec.energy_kwh).slots
     usable = usable[usable < horizon]
     fits = usable.size * spec.power_kw * slot_hours(curve) >= spec.energy_kwh * (1 - REL_EPS)
@@ -357,6 +363,7 @@ class _Columns:
     loads: list[IntArray]
     slack: dict[Infeasibility, list[IntArray]]
     heat: list[HeatColumns] = field(default_factory=list)
+    on: dict[str, IntArray] = field(default_factory=dict)  # the semi-continuous energy loads' on/off binaries
     devices: dict[str, Entries] = field(default_factory=dict)  # each device's grid-balance entries
 
 
@@ -471,13 +478,19 @@ def _load_columns(model: MilpModel, cols: _Columns, inputs: _Inputs, load: _Load
         cols.loads.append(y)
         covered = load.keys[:, None] + np.arange(load.slots)
         return [(covered, np.repeat(y[:, None], load.slots, axis=1), -load.spec.power_kw)]
-    x = model.add(load.keys.size, load.spec.power_kw)
+    size, least, most = load.keys.size, load.spec.min_power_kw, load.spec.power_kw
+    x = model.add(size, most)
+    if least > 0:
+        k, on = np.arange(size), model.add(size, 1.0, integer=True)
+        model.row([(k, x, 1.0), (k, on, -most)], -math.inf, 0.0, size)
+        model.row([(k, x, 1.0), (k, on, -least)], 0.0, math.inf, size)
+        cols.on[load.spec.name] = on
     entries: list[tuple[Any, Any, Any]] = [(0, x, h)]
     if relax:
         slack = model.add(1, math.inf)
         entries.append((0, slack, 1.0))
         cols.slack[Infeasibility.ENERGY].append(slack)
-    model.row(entries, load.energy_kwh, load.energy_kwh, 1)
+    model.row(entries, load.energy_kwh, load.energy_kwh + h * least, 1)
     cols.loads.append(x)
     return [(load.keys, x, -1.0)]
 
@@ -611,14 +624,15 @@ def _leaf(
     """With every run fixed and ``lp`` that LP's answer, a plan: ``lp`` itself when it needs no binary.
 
     Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
-    direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' on/off binaries come out whole. Else
+    direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' and energy loads' on/off binaries come
+    out whole. Else
     the MILP with the runs fixed; None when that finds no plan.
     """
     integer = np.concatenate(model.integer) > 0
     if _exclusive(inputs, cols, lp) and _whole(lp, np.flatnonzero(integer)):
         return lp
     found = model.solve(objective, upper=_directed(inputs, cols, lp, upper), relax=True)
-    on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None)])
+    on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None), *cols.on.values()])
     if found.x is None or not _whole(found.x, on):
         found = model.solve(objective, upper=upper)
     return None if found.x is None else np.asarray(found.x, dtype=np.float64)
@@ -889,8 +903,9 @@ def _extract(inputs: _Inputs, solution: _Solution) -> _Schedule:
         if load.slots:
             start = int(load.keys[int(np.argmax(x[columns]))])
             power[start : start + load.slots] = load.spec.power_kw
-        else:
-            power[load.keys] = x[columns]
+        else:  # a semi-continuous load draws nothing where its (rounded) binary is off, not the solver's noise
+            on = x[cols.on[load.spec.name]] if load.spec.name in cols.on else 1.0
+            power[load.keys] = x[columns] * on
         loads[load.spec.name] = power
     charge = [x[c] for c in cols.charge]
     discharge = [x[d] for d in cols.discharge]
@@ -952,7 +967,8 @@ def _unmix(
 def _baseline(inputs: _Inputs) -> _Schedule:
     """Return the schedule without optimisation.
 
-    Appliances start at their earliest admissible start, energy loads charge as soon as possible at full power, and
+    Appliances start at their earliest admissible start, energy loads charge as soon as possible at full power (the
+    last slot at least at their least power), and
     heat pumps run as thermostats holding the comfort floor (:func:`~.home_heat.thermostat`), and each battery in
     turn only serves self-consumption: it charges from the PV surplus and discharges to cover the house, within its
     power and SoC limits. Surplus left over is exported up to the limit, then curtailed when allowed (else exported
@@ -966,7 +982,8 @@ def _baseline(inputs: _Inputs) -> _Schedule:
             power[int(load.keys[0]) : int(load.keys[0]) + load.slots] = load.spec.power_kw
         else:
             placed = fill_in_order(np.full(load.keys.size, load.spec.power_kw * hours), load.energy_kwh)
-            power[load.keys] = (placed if placed is not None else np.zeros(load.keys.size)) / hours
+            kw = (placed if placed is not None else np.zeros(load.keys.size)) / hours
+            power[load.keys] = np.where(kw > 0, np.maximum(kw, load.spec.min_power_kw), 0.0)
         loads[load.spec.name] = power
     heat = {pump.name: thermostat(pump, hours, n) for pump in inputs.heat_pumps}
     surplus = inputs.pv - inputs.base - sum(loads.values(), np.zeros(n)) - sum(heat.values(), np.zeros(n))

@@ -36,6 +36,9 @@ class LoadSpec:
         earliest_start: aware datetime; rounded up to a slot boundary.
         deadline: aware datetime by which the load must be done; rounded down to a slot boundary.
         contiguous: True for a run that cannot be interrupted (dishwasher, washing machine, heat-pump block).
+        min_power_kw: energy loads in the whole-home plan only: the least kW while drawing (an EV charger's minimum
+            current), 0 <= min_power_kw <= power_kw; each slot then draws 0 or between it and ``power_kw``, and the
+            energy delivered may exceed ``energy_kwh`` by less than one slot at this power. 0: any power.
 
     """
 
@@ -47,6 +50,7 @@ class LoadSpec:
     earliest_start: datetime
     deadline: datetime
     contiguous: bool = True
+    min_power_kw: float = 0.0
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)

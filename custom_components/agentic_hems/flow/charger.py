@@ -1,0 +1,128 @@
+"""The appliance form's EV charger step: the charging-current setpoint and the charger's limits, checked.
+
+An EV charger that can be split (``contiguous`` off) gets a second step. Without a current setpoint the charger is
+switched on and off as before; with one, the plan's power becomes its current
+(:class:`~..scheduling.charger.ChargerProfile`). The step's checks:
+
+- the setpoint exists (``charger_entity_missing``), is a number or input_number, is none of this integration's own
+  entities nor another device's control or charger setpoint (``control_entity_own``, ``charger_entity_in_use``);
+- its ``min``..``max`` holds the minimum current in its unit (``charger_range``);
+- the minimum current's power is at most the appliance's power (``charger_minimum_above_power``);
+- each number lies within :data:`CHARGER_LIMITS` (``charger_number_out_of_range``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.selector import (
+    EntitySelectorConfig,
+    SelectSelector,
+    SelectSelectorConfig,
+    SelectSelectorMode,
+)
+
+from ..const import CONF_CONTIGUOUS, CONF_KIND
+from ..scheduling.appliance import CHARGER_KEYS, charger_profile
+from ..validation import vol
+from .devices import LooseEntitySelector, own_entity_ids
+from .schemas import appliance_number
+
+CURRENT = "charger_current_entity"
+# field -> (minimum, maximum, step, unit): a charger's current is 1-80 A (IEC 61851: 6 A the usual minimum), its step
+# 0.1-10 A, the phase voltage 100-260 V.
+CHARGER_LIMITS: dict[str, tuple[float, float, float, str]] = {
+    "charger_min_a": (1, 80, 0.1, "A"),
+    "charger_step_a": (0.1, 10, 0.1, "A"),
+    "charger_voltage_v": (100, 260, 1, "V"),
+}
+DEFAULTS: dict[str, Any] = {
+    "charger_unit": "A",
+    "charger_min_a": 6,
+    "charger_step_a": 1,
+    "charger_phases": "3",
+    "charger_voltage_v": 230,
+}
+
+
+def needs_charger_step(data: Mapping[str, Any]) -> bool:
+    """Return True for an EV charger whose load can be split: the form asks for its current setpoint next."""
+    return data.get(CONF_KIND) == "ev_charger" and not data.get(CONF_CONTIGUOUS, True)
+
+
+def charger_schema(exclude: list[str]) -> vol.Schema:
+    """Return the charger step's form (the defaults are those of a 16 A three-phase box).
+
+    The setpoint picker offers numbers and input_numbers without ``exclude`` (this integration's own entities, other
+    devices' controls); the step's checks name any other entity in a translated error.
+    """
+    return vol.Schema(
+        {
+            vol.Optional(CURRENT): LooseEntitySelector(
+                EntitySelectorConfig(domain=["number", "input_number"], exclude_entities=exclude)
+            ),
+            vol.Required("charger_unit", default="A"): SelectSelector(
+                SelectSelectorConfig(
+                    options=["A", "W", "kW"], mode=SelectSelectorMode.DROPDOWN, translation_key="charger_unit"
+                )
+            ),
+            vol.Required("charger_phases", default="3"): SelectSelector(
+                SelectSelectorConfig(
+                    options=["1", "3"], mode=SelectSelectorMode.DROPDOWN, translation_key="charger_phases"
+                )
+            ),
+            vol.Required("charger_min_a", default=6): appliance_number(*CHARGER_LIMITS["charger_min_a"]),
+            vol.Required("charger_step_a", default=1): appliance_number(*CHARGER_LIMITS["charger_step_a"]),
+            vol.Required("charger_voltage_v", default=230): appliance_number(*CHARGER_LIMITS["charger_voltage_v"]),
+        }
+    )
+
+
+def validate_charger(
+    hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, appliance: Mapping[str, Any], form: Mapping[str, Any]
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """Return the step's errors and the appliance's data with the charger fields (none without a setpoint)."""
+    data = {k: v for k, v in appliance.items() if k != CURRENT and k not in CHARGER_KEYS}
+    entity = form.get(CURRENT)
+    if not entity:
+        return {}, data
+    errors: dict[str, str] = {}
+    for key, (low, high, _, _) in CHARGER_LIMITS.items():
+        if not low <= float(form[key]) <= high:
+            errors[key] = "charger_number_out_of_range"
+    data |= {CURRENT: entity, **{key: form[key] for key in CHARGER_KEYS}}
+    data["charger_phases"] = int(data["charger_phases"])
+    if not errors:
+        errors = _entity_errors(hass, entry, own_id, data)
+    return errors, data
+
+
+def _entity_errors(
+    hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, data: Mapping[str, Any]
+) -> dict[str, str]:
+    """Return the setpoint's errors: missing, taken, not holding the minimum current, or a minimum above the power."""
+    entity = str(data[CURRENT])
+    others: set[Any] = set()
+    for sid, sub in entry.subentries.items():
+        if sid != own_id:
+            others |= {sub.data.get(key) for key in (CURRENT, "entity_id", "control_entity")}
+    if entity in own_entity_ids(hass):
+        return {CURRENT: "control_entity_own"}
+    if entity in others or entity == data.get("entity_id"):
+        return {CURRENT: "charger_entity_in_use"}
+    state = hass.states.get(entity)
+    if state is None or entity.split(".", 1)[0] not in ("number", "input_number"):
+        return {CURRENT: "charger_entity_missing"}
+    try:
+        profile = charger_profile("form", data)
+    except ValueError:  # the only one the form's fields leave: the minimum current's power above the power
+        return {"charger_min_a": "charger_minimum_above_power"}
+    assert profile is not None
+    least = profile.setpoint(profile.min_kw)
+    low, high = state.attributes.get("min"), state.attributes.get("max")
+    if not (isinstance(low, (int, float)) and isinstance(high, (int, float)) and low - 1e-9 <= least <= high + 1e-9):
+        return {CURRENT: "charger_range"}
+    return {}

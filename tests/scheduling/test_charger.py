@@ -1,0 +1,63 @@
+"""The EV charger profile's rounding rule against an enumeration of the currents the charger accepts."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, strategies as st
+import pytest
+
+from custom_components.agentic_hems.scheduling.charger import STEP_SLACK, ChargerProfile, follow_surplus
+
+
+def allowed_currents(profile: ChargerProfile, max_a: float) -> list[float]:
+    """Every current the charger may be sent while charging: min_a and the whole steps from it up to max_a."""
+    steps = [k * profile.step_a for k in range(int(max_a / profile.step_a) + 2)]
+    return sorted({profile.min_a, *(a for a in steps if profile.min_a <= a <= max_a + STEP_SLACK * profile.step_a)})
+
+
+@given(
+    power=st.floats(0.0, 30.0),
+    min_a=st.sampled_from([6.0, 8.0, 10.0]),
+    step_a=st.sampled_from([0.1, 0.5, 1.0, 4.0]),
+    phases=st.sampled_from([1, 3]),
+    max_a=st.sampled_from([16.0, 32.0, 13.5]),
+)
+def test_current_is_the_largest_allowed_within_the_power(power, min_a, step_a, phases, max_a):
+    """Off at 0; else the largest allowed current whose power stays within the plan's, the minimum when none."""
+    profile = ChargerProfile(current_entity="number.c", min_a=min_a, step_a=step_a, phases=phases)
+    got = profile.current_a(power, max_a)
+    if power <= 1e-3:
+        assert got == 0.0
+        return
+    allowed = allowed_currents(profile, max_a)
+    within = [a for a in allowed if profile.kw(a) <= power + profile.kw(STEP_SLACK * step_a)]
+    assert got == pytest.approx(max(within) if within else min(allowed), abs=1e-6)
+    assert got >= min_a - 1e-9  # never below the minimum while charging
+
+
+def test_worked_examples_and_units():
+    """11 kW three-phase is 15.94 A -> 15 A; 2 kW asks the 6 A minimum; W and kW setpoints carry the rounded power."""
+    amps = ChargerProfile(current_entity="number.easee_current")
+    assert amps.current_a(11.0) == 15.0
+    assert amps.current_a(2.0) == 6.0
+    assert amps.current_a(40.0, max_a=16.0) == 16.0
+    assert amps.setpoint(0.0) == 0.0
+    watts = ChargerProfile(current_entity="number.c", unit="W", phases=1)
+    assert watts.setpoint(3.0) == pytest.approx(13 * 230.0)
+    assert ChargerProfile(current_entity="number.c", unit="kW").setpoint(7.0, max_value=11.0) == pytest.approx(6.9)
+    with pytest.raises(ValueError, match="below"):
+        amps.current_a(5.0, max_a=5.0)
+    with pytest.raises(ValueError):
+        ChargerProfile(current_entity="number.c", phases=2)
+    assert math.isclose(amps.min_kw, 4.14)
+    assert amps.current_a(4.829999) == 7.0  # solver noise below a whole step
+    assert amps.current_a(4.8299) == 6.0
+
+
+def test_surplus_raises_a_charging_slot_only():
+    """The PV surplus adds to a planned charge up to the maximum; it never starts a slot the plan leaves off."""
+    assert follow_surplus(4.14, 2.0, 11.0) == pytest.approx(6.14)
+    assert follow_surplus(4.14, 20.0, 11.0) == 11.0
+    assert follow_surplus(0.0, 5.0, 11.0) == 0.0
+    assert follow_surplus(6.0, -3.0, 11.0) == 6.0
