@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Error as PlaywrightError, Locator, Page, expect
 
 from .conftest import ARTIFACTS, ROOT, Demo, console_errors, open_page
 
@@ -138,8 +138,14 @@ class Walk:
     def sees(self, text: str | re.Pattern[str], step: str) -> None:
         """Wait for ``text`` in the dialog (an error, an abort's message), then take a screenshot."""
         seen = self.dialog.get_by_text(text)
-        expect(seen).to_be_visible()
-        seen.scroll_into_view_if_needed()
+        for attempt in range(3):  # the dialog may re-render the alert between finding it and scrolling to it
+            expect(seen).to_be_visible()
+            try:
+                seen.scroll_into_view_if_needed()
+                break
+            except PlaywrightError:
+                if attempt == 2:
+                    raise
         self.shot(step)
 
     def submit(self) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Error as PlaywrightError, Locator, Page, expect
 
 from .conftest import CONSOLE, console_errors
 
@@ -46,6 +46,19 @@ X_TICKS = """el => { const s = el._chart.scales.x; return { width: s._labelSizes
 
 # the schedule websocket's answer; while the entry reloads (it refuses then) no home plan
 SCHEDULE_OR_NONE = f"() => {HASS}.callWS({{type: 'agentic_hems/schedule'}}).catch(() => ({{home: null}}))"
+
+
+def read_axes(page: Page, element: Locator) -> dict[str, Any]:
+    """:data:`AXES` once the chart has all its panels (it is rebuilt when a re-plan or a resize comes between)."""
+    ready = f"el => !!el._chart && {list(PANELS)!r}.every(k => !!el._chart.scales[k])"
+    for _ in range(40):
+        if element.evaluate(ready):
+            try:
+                return dict(element.evaluate(AXES))
+            except PlaywrightError:  # rebuilt between the two reads
+                pass
+        page.wait_for_timeout(250)
+    return dict(element.evaluate(AXES))
 
 
 def schedule_card(page: Page) -> Locator:
@@ -269,7 +282,7 @@ def test_home_plan_screenshots(dashboard: Page, artifacts: Path) -> None:
             overflow = element.evaluate("el => { const c = el.shadowRoot.querySelector('.ahems-card');"
                                         " return c.scrollWidth - c.clientWidth; }")
             assert overflow <= 0, (width, overflow)
-            assert_axes_clear(element.evaluate(AXES), width)
+            assert_axes_clear(read_axes(dashboard, element), width)
             assert_time_labels_clear(element, ZoneInfo(dashboard.evaluate(f"() => {HASS}.config.time_zone")), width)
             assert_tooltip_inside(dashboard, element, width, artifacts / f"schedule-card-home-{width}-tooltip.png")
             canvas = element.locator("canvas.price-chart").bounding_box() or {"x": 0.0, "width": -1.0}  # none: fails below
