@@ -13,11 +13,13 @@ from collections.abc import AsyncGenerator
 from datetime import timedelta
 from typing import Any
 
+from awesomeversion import AwesomeVersion
 from freezegun.api import FrozenDateTimeFactory
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity, async_should_expose
+from homeassistant.const import __version__ as HA_VERSION
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.setup import async_setup_component
@@ -268,6 +270,10 @@ async def run_text(ws: Any, pipeline_id: str, text: str) -> dict[str, Any]:
     return events["intent-end"]
 
 
+@pytest.mark.skipif(
+    AwesomeVersion(HA_VERSION) < AwesomeVersion("2026.10.0"),
+    reason="in HA 2026.4 the test's template garage door stays open when its motor switch turns off (the reset step)",
+)
 async def test_assist_acts_on_an_exposed_device_and_reaches_the_gates_once_it_is_hidden(
     hass: HomeAssistant, house: MockConfigEntry, hass_client: Any, hass_ws_client: Any
 ) -> None:

@@ -15,11 +15,14 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
+from awesomeversion import AwesomeVersion
 from freezegun.api import FrozenDateTimeFactory
+import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events, async_fire_time_changed
 
 from custom_components.agentic_hems.const import CONF_WAIT_S, DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
 from homeassistant.config_entries import ConfigSubentryData
+from homeassistant.const import __version__ as HA_VERSION
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
@@ -171,6 +174,10 @@ async def test_remote_start_off_sends_nothing_and_raises_a_translated_repair(
         "appliance": "Dishwasher", "program": ECO, "entity": SELECT, "sensor": REMOTE}
 
 
+@pytest.mark.skipif(
+    AwesomeVersion(HA_VERSION) < AwesomeVersion("2026.10.0"),
+    reason="HA 2026.4 creates no template select whose state template is empty (the Active program stand-in)",
+)
 async def test_an_active_program_select_without_start_button_starts_from_no_program(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory
 ) -> None:
