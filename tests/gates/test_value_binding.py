@@ -160,6 +160,40 @@ def test_a_hostile_value_is_refused_and_names_both_values() -> None:
 
 
 @pytest.mark.parametrize(
+    ("candidate", "text", "source", "key", "placeholders"),
+    [
+        ({**BOILER, "params": {"temperature": 60}}, "Set the boiler to 50 degrees", SOURCE_ORCHESTRATOR,
+         "value_not_requested", {"asked": "50°", "proposed": "60°"}),
+        ({**WALLBOX, "params": {"value": 16}}, "Charge at 10 A on the wallbox", SOURCE_ORCHESTRATOR,
+         "value_not_requested", {"asked": "10 A", "proposed": "16 A"}),
+        ({**BOILER, "params": {"temperature": 60}}, "Set the boiler to 50 degrees and then to 55 degrees",
+         SOURCE_ORCHESTRATOR, "value_not_requested", {"asked": "50° / 55°", "proposed": "60°"}),
+        ({**WALLBOX, "params": {"value": 16}}, "Turn on the kettle", SOURCE_ORCHESTRATOR, "not_requested", {}),
+        ({**WALLBOX, "params": {"value": 16}}, "What do prices look like?", SOURCE_ORCHESTRATOR, "nothing_requested",
+         {}),
+        ({**WALLBOX, "params": {"value": 16}}, f"{plan_text('number.wallbox_current', 10.0, 'A')}: slot",
+         SOURCE_SCHEDULER, "value_not_planned", {"asked": "10 A", "proposed": "16 A"}),
+        ({**WALLBOX, "params": {"value": 16}}, f"{plan_text('number.battery_power', 10.0, 'W')}: slot",
+         SOURCE_SCHEDULER, "plan_no_value", {"asked": "", "proposed": "16 A"}),
+    ],
+)
+def test_a_binding_refusal_names_its_reason_key_and_placeholders(
+    candidate: dict[str, Any], text: str, source: str, key: str, placeholders: dict[str, str]
+) -> None:
+    """The key and placeholders the shell, the trace card and the summaries translate (written out by hand)."""
+    result = decide(candidate, text, source=source)
+    assert not result.passed
+    assert result.evidence["reason_key"] == key
+    assert result.evidence["reason_placeholders"] == {
+        "entity_id": candidate["device_alias"], "intent": candidate["intent"], **placeholders}
+
+
+def test_a_passing_command_names_no_reason_key() -> None:
+    result = decide({**BOILER, "params": {"temperature": 50}}, "Set the boiler to 50 degrees")
+    assert result.passed and "reason_key" not in result.evidence
+
+
+@pytest.mark.parametrize(
     ("candidate", "text", "value"),
     [
         (BOILER, "Set the boiler to 50 degrees", 50),

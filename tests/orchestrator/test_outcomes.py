@@ -58,6 +58,12 @@ UNBOUND = gate("policy", "blocked by policy: the request does not ask to turn_on
          "value_not_requested"),
         (gate("policy", "r", intent_binding={"plan": True, "bound": False, "asked": ["-2000 W"], "proposed": "5000 W"}),
          "value_not_planned"),
+        # a plan that states no value for the entity (a trace stored before the Policy gate named its reason key)
+        (gate("policy", "r", intent_binding={"plan": True, "bound": False, "asked": [], "proposed": "16 A"}),
+         "plan_no_value"),
+        # the Policy gate's own key wins over the reading of its binding
+        (gate("policy", "r", intent_binding={"plan": True, "bound": False, "asked": [], "proposed": "16 A"},
+              reason_key="plan_no_value"), "plan_no_value"),
     ],
 )
 def test_reason_id(last: dict[str, Any], expected: str | None) -> None:
@@ -111,6 +117,11 @@ RULE = {"operation": "open", "device_type": "cover", "risk_min": 0, "risk_max": 
          "Set Battery to 5000: blocked by the policy check (the plan sets -2000 W, not 5000 W).",
          "Battery auf 5000 stellen: von der Prüfung „Richtlinie“ blockiert (der Plan sieht -2000 W vor, nicht "
          "5000 W)."),
+        (outcome("blocked", "blocked by policy: the plan sets no value for number.wallbox", "plan_no_value", "policy",
+                 intent="set_value", target="number.wallbox", name="Wallbox", params={"value": 16}, proposed="16 A"),
+         "Set Wallbox to 16: blocked by the policy check (the plan sets no value for number.wallbox).",
+         "Wallbox auf 16 stellen: von der Prüfung „Richtlinie“ blockiert (der Plan sieht keinen Wert für "
+         "number.wallbox vor)."),
         # no friendly name (no state): the entity id
         (outcome("executed", name=None), "Turn on input_boolean.lamp_2: executed.",
          "input_boolean.lamp_2 einschalten: ausgeführt."),

@@ -42,17 +42,22 @@ _EFFECTIVE = {COMMAND: EFFECTIVE_COMMANDS, PLAN: EFFECTIVE_PLANS, AUTHORIZATION:
 def reason_id(record: Mapping[str, Any]) -> str | None:
     """Return which known reason ended a command, from its trace record's last gate result.
 
-    One of ``nothing_requested``, ``not_requested``, ``value_not_requested`` (intent binding: a value the request
-    does not name), ``value_not_planned`` (a plan's command with another value than its plan's), ``grid_setpoint``, ``pending_limit``, ``control_off``, ``dry_run_requested``,
-    ``policy_deny``; None for any other.
+    One of the Policy gate's intent binding keys (its evidence's ``reason_key``, ``gates.policy.BINDING_KEYS``:
+    ``nothing_requested``, ``not_requested``, ``value_not_requested``, ``value_not_planned``, ``plan_no_value``; read
+    from the binding itself in a trace stored before the key), ``grid_setpoint``, ``pending_limit``, ``control_off``,
+    ``dry_run_requested``, ``policy_deny``; None for any other.
     """
     gates = record.get("gate_results") or []
     last: Mapping[str, Any] = gates[-1] if gates else {}
     evidence = last.get("evidence") or {}
     binding = evidence.get("intent_binding") or {}
+    if isinstance(key := evidence.get("reason_key"), str):
+        return key
     if binding.get("bound") is False:
         if "proposed" in binding:
-            return "value_not_planned" if binding.get("plan") else "value_not_requested"
+            if binding.get("plan"):
+                return "value_not_planned" if binding.get("asked") else "plan_no_value"
+            return "value_not_requested"
         return "not_requested" if binding.get("requested") else "nothing_requested"
     if evidence.get("grid_setpoint"):
         return "grid_setpoint"
