@@ -119,9 +119,7 @@ def same_action(action: str) -> str:
     return _SAME_ACTION.get(action, action)
 
 
-def binding_refusal(
-    ctx: GateContext, command: NormalizedCommand
-) -> tuple[tuple[str, str] | None, dict[str, object]]:
+def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[tuple[str, str] | None, dict[str, object]]:
     """((reason key, why) a command is not what the request asked for or the plan planned, or None; the evidence).
 
     The key is one of :data:`BINDING_KEYS`, why its English sentence. An ``orchestrator`` command is bound to the request by target, action and value; a ``scheduler`` command with a
@@ -190,8 +188,10 @@ def binding_placeholders(command: NormalizedCommand, binding: Mapping[str, objec
     found = {"entity_id": command.entity_id, "intent": command.intent}
     if "proposed" in binding:
         asked = binding.get("asked")
-        found |= {"asked": " / ".join(map(str, asked)) if isinstance(asked, list) else "",
-                  "proposed": str(binding["proposed"])}
+        found |= {
+            "asked": " / ".join(map(str, asked)) if isinstance(asked, list) else "",
+            "proposed": str(binding["proposed"]),
+        }
     return found
 
 
