@@ -44,9 +44,9 @@ def read(view: FakeView, home_unit: str = "°C") -> Any:
 
 
 def decide(candidate: dict[str, Any], request: str, *, source: str = SOURCE_ORCHESTRATOR,
-           home_unit: str = "°C") -> GateResult:
-    """Run ``candidate`` from ``source`` with ``request`` as raw_input through gates 1-6 over :func:`home`."""
-    view = home()
+           home_unit: str = "°C", view: FakeView | None = None) -> GateResult:
+    """Run ``candidate`` from ``source`` with ``request`` as raw_input through gates 1-6 over ``view`` (:func:`home`)."""
+    view = view or home()
     ctx = make_context(view, source_agent=source, raw_input=request, candidate=candidate, now=NOW, trace_id="t1",
                        read_request=read(view, home_unit))
     through(ctx, input_guard.evaluate, schema.evaluate, device_resolved.evaluate, capability.evaluate,
@@ -225,6 +225,27 @@ def test_units_that_do_not_compare_are_refused() -> None:
     # a percentage is no temperature
     result = decide({**BOILER, "params": {"temperature": 40}}, "Set the boiler temperature to 40 %")
     assert not result.passed and "asks for 40 %, not 40°" in result.reason
+
+
+@pytest.mark.parametrize("value_unit", ["A", None])
+def test_a_unitless_charger_current_is_in_its_profiles_unit(value_unit: str | None) -> None:
+    """HA's wallbox shows its maximum charging current without a unit; the charger profile says it is in A."""
+    view = home()
+    view.add(EntityInfo(entity_id="number.wallbox_maximum_charging_current", name="Wallbox Maximum charging current",
+                        area_id="garage", capabilities={"min": 6, "max": 16, "step": 1}, value_unit=value_unit), "6")
+    current = {"intent": "set_value", "device_alias": "number.wallbox_maximum_charging_current"}
+    text = "Set the wallbox maximum charging current to 10 A"
+    asked = decide({**current, "params": {"value": 10}}, text, view=view)
+    hostile = decide({**current, "params": {"value": 16}}, text, view=view)
+    if value_unit == "A":
+        assert asked.passed and asked.evidence["intent_binding"]["proposed"] == "10 A"
+        assert hostile.reason == "blocked by policy: the request asks for 10 A, not 16 A"
+    else:  # no unit known: amperes compare with nothing, so even the asked number is refused
+        assert asked.reason == "blocked by policy: the request asks for 10 A, not 10"
+        assert hostile.reason == "blocked by policy: the request asks for 10 A, not 16"
+    # a bare number is the entity's own unit, whatever it is
+    assert decide({**current, "params": {"value": 10}}, "Set the wallbox maximum charging current to 10",
+                  view=view).passed
 
 
 def test_a_fahrenheit_home_binds_in_fahrenheit() -> None:

@@ -159,9 +159,11 @@ def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[tuple
 
 
 def _entity_unit(ctx: GateContext) -> str | None:
-    """Return the entity's ``unit_of_measurement`` (Freshness read its state), or None."""
+    """Return the entity's ``unit_of_measurement`` (Freshness read its state), else its profile's unit, or None."""
     unit = ctx.state.attributes.get("unit_of_measurement") if ctx.state is not None else None
-    return unit if isinstance(unit, str) else None
+    if isinstance(unit, str) and unit.strip():
+        return unit
+    return ctx.entity.value_unit if ctx.entity is not None else None
 
 
 def _plan_binding(

@@ -26,7 +26,18 @@ from typing import Any
 
 from ..gates.keeper import CONTROL_OFF, PENDING_LIMIT
 from ..gates.words import command_words, rule_words
-from .texts import GATES_DE, GATES_EN, REASONS_DE, REASONS_EN, REFUSED_ACTIONS, TEXTS, local_time, money, say
+from .texts import (
+    GATES_DE,
+    GATES_EN,
+    REASONS_DE,
+    REASONS_EN,
+    REFUSED_ACTIONS,
+    TEXTS,
+    decimal_commas,
+    local_time,
+    money,
+    say,
+)
 
 COMMAND = "command"
 PLAN = "plan"
@@ -169,18 +180,15 @@ def _known(reasons: Mapping[str, str], key: Any, outcome: Mapping[str, Any], lan
     if key == "policy_deny" and "rule" in outcome:  # which rule, in words
         return rule_words(outcome.get("rule"), outcome.get("rule_index"), lang)
     command = _what(outcome, lang)
-    asked = (" oder " if lang == "de" else " or ").join(_number(str(v), lang) for v in outcome.get("asked") or ())
+    asked = (" oder " if lang == "de" else " or ").join(
+        decimal_commas(str(v), lang) for v in outcome.get("asked") or ()
+    )
     return text.format(
         target=outcome.get("target"),
         command=command[:1].lower() + command[1:] if lang != "de" else command,
         asked=asked,
-        proposed=_number(str(outcome.get("proposed")), lang),
+        proposed=decimal_commas(str(outcome.get("proposed")), lang),
     )
-
-
-def _number(text: str, lang: str) -> str:
-    """Return ``text`` with its decimal points as decimal commas in German ("21.5°" → "21,5°")."""
-    return re.sub(r"(?<=\d)\.(?=\d)", ",", text) if lang == "de" else text
 
 
 def _what(outcome: Mapping[str, Any], lang: str) -> str:

@@ -13,6 +13,7 @@ the trace.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..security import DEFINITE, MAX_CHARS, MAX_WORDS, OUT_OF_SCOPE_MESSAGE, Assessment
@@ -238,6 +239,11 @@ def number(value: Any, lang: str) -> str:
     """``value`` as written in ``lang``: a German decimal comma for numbers; anything else unchanged."""
     text = str(value)
     return text.replace(".", ",") if lang == "de" and isinstance(value, int | float) else text
+
+
+def decimal_commas(text: str, lang: str) -> str:
+    """Return ``text`` with its decimal points as decimal commas in German ("21.5°" → "21,5°")."""
+    return re.sub(r"(?<=\d)\.(?=\d)", ",", text) if lang == "de" else text
 
 
 def money(value: Any, currency: Any, lang: str) -> str:
