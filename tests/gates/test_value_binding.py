@@ -144,6 +144,8 @@ def test_requests_carry_their_values() -> None:
         RequestedAction("climate.living", "set_temperature", 21.0, "°")}
     # no value named: the pair carries none; number words are not read, so without a temperature word nothing is asked
     assert reader("Make the thermostat warmer") == {RequestedAction("climate.living", "set_temperature")}
+    for warm in ("Warm the boiler", "Warm up the boiler", "Heize den Boiler auf", "Erwärme den Boiler"):
+        assert reader(warm) == {RequestedAction("water_heater.boiler", "set_temperature")}, warm
     assert reader("Set the thermostat temperature to twenty") == {RequestedAction("climate.living", "set_temperature")}
     assert reader("Set the thermostat to twenty") == frozenset()
     # °F homes read degrees in °F and convert °C
@@ -254,8 +256,10 @@ def test_a_fahrenheit_home_binds_in_fahrenheit() -> None:
     assert decide({**BOILER, "params": {"temperature": 50}}, "Set the boiler to 122 °F").passed
 
 
-def test_a_value_nobody_named_waits_for_a_person() -> None:
-    result = decide({**THERMOSTAT, "params": {"temperature": 24}}, "Make the thermostat warmer")
+@pytest.mark.parametrize(("candidate", "text"), [(THERMOSTAT, "Make the thermostat warmer"),
+                                               (BOILER, "Warm the boiler"), (BOILER, "Heize den Boiler auf")])
+def test_a_value_nobody_named_waits_for_a_person(candidate: dict[str, Any], text: str) -> None:
+    result = decide({**candidate, "params": {"temperature": 24 if candidate is THERMOSTAT else 60}}, text)
     assert result.passed and result.evidence["action"] == "confirm" and result.evidence["override_available"]
     assert result.evidence["intent_binding"]["value_asked"] is False
 
