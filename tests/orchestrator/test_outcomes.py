@@ -104,13 +104,13 @@ RULE = {"operation": "open", "device_type": "cover", "risk_min": 0, "risk_max": 
          "Garage door öffnen: von der Prüfung „Richtlinie“ blockiert (deine Regel 1 verbietet das Öffnen von "
          "Abdeckungen)."),
         (outcome("executed", intent="set_temperature", name="Heat pump", params={"temperature": 21.5}),
-         "Set Heat pump to 21.5 °C: executed.", "Heat pump auf 21,5 °C stellen: ausgeführt."),
+         "Set Heat pump to 21.5°: executed.", "Heat pump auf 21,5° stellen: ausgeführt."),
         # a value nobody asked for: both values, the German with decimal commas
         (outcome("blocked", "blocked by policy: the request asks for 21.5°, not 28.5°", "value_not_requested",
                  "policy", intent="set_temperature", name="Heat pump", params={"temperature": 28.5},
                  asked=["21.5°"], proposed="28.5°"),
-         "Set Heat pump to 28.5 °C: blocked by the policy check (the request asks for 21.5°, not 28.5°).",
-         "Heat pump auf 28,5 °C stellen: von der Prüfung „Richtlinie“ blockiert (die Anfrage verlangt 21,5°, "
+         "Set Heat pump to 28.5°: blocked by the policy check (the request asks for 21.5°, not 28.5°).",
+         "Heat pump auf 28,5° stellen: von der Prüfung „Richtlinie“ blockiert (die Anfrage verlangt 21,5°, "
          "nicht 28,5°)."),
         (outcome("blocked", "blocked by policy: the plan sets -2000 W, not 5000 W", "value_not_planned", "policy",
                  intent="set_value", name="Battery", params={"value": 5000}, asked=["-2000 W"], proposed="5000 W"),

@@ -92,7 +92,7 @@ _ASIDE = re.compile(
 _LATER = re.compile(
     r"\b(?:remind|reminder|erinnere|erinnerung|tomorrow|tonight|later|morgen|später|spaeter|heute abend"
     r"|this (?:evening|afternoon|morning)"
-    r"|(?:at|um)\s+\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|uhr|h))?\b"
+    r"|(?:at|um)\s+\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|uhr|h))?\b(?![.,]\d)"  # "at 6.9 kW" is no time
     r"(?!\s*(?:%|°|(?:percent|prozent|degrees?|grad|a|amps?|amperes?|w|watts?|kw|kilowatts?)\b))"
     r"|in \d+\s*(?:min\w*|hours?|h|stunden?|tagen?|days?))",
     re.IGNORECASE,
