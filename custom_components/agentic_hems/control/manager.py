@@ -170,15 +170,12 @@ class ControlManager(ChangeListeners):
     def read_request(self, text: str) -> frozenset[RequestedAction]:
         """Return what the person's ``text`` asks for (``orchestrator.intent.requested_actions``).
 
-        The text is read against the resolver's candidates, their areas and the site's appliances (an appliance's
-        name and kind words also name its charger's current entity: "charge the car at 10 A"); a temperature in it is
-        in HA's unit system's unit.
+        The text is read against the resolver's candidates, their areas and the site's appliances (which name their
+        chargers' current entities too: "charge the car at 10 A"); a temperature in it is in HA's unit system's unit.
         """
-        appliances = self.appliances
-        names = {a.entity_id: a.name for a in appliances}  # an EV charger's name names its current setpoint too
-        names |= {a.charger.current_entity: a.name for a in appliances if a.charger is not None}
-        devices = known_devices(self.index, names)
-        refs = [ApplianceRef(a.name, a.kind) for a in appliances]
+        names = {a.charger.current_entity: a.name for a in self.appliances if a.charger is not None}
+        devices = known_devices(self.index, names | {a.entity_id: a.name for a in self.appliances})
+        refs = [ApplianceRef(a.name, a.kind) for a in self.appliances]
         return requested_actions(text, devices, refs, home_unit=self.hass.config.units.temperature_unit)
 
     @property

@@ -116,13 +116,17 @@ def _value_refused(hass: HomeAssistant, record: TraceRecord, key: str, found: di
     """Return the translated error of a value refusal: the device's name, both values (HA's language), the trace."""
     lang = language(hass.config.language)
     state = hass.states.get(found["entity_id"])
-    return invalid(
-        key,
-        name=state.name if state is not None else found["entity_id"],
-        asked=decimal_commas(found.get("asked", ""), lang),
-        proposed=decimal_commas(found.get("proposed", ""), lang),
-        trace_id=record["trace_id"],
-    )
+    placeholders = {
+        "name": state.name if state is not None else found["entity_id"],
+        "asked": decimal_commas(found.get("asked", ""), lang),
+        "proposed": decimal_commas(found.get("proposed", ""), lang),
+        "trace_id": record["trace_id"],
+    }
+    if key == VALUE_NOT_PLANNED:
+        return invalid("value_not_planned", **placeholders)
+    if key == PLAN_NO_VALUE:
+        return invalid("plan_no_value", **placeholders)
+    return invalid("value_not_requested", **placeholders)
 
 
 async def _evaluate_command(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
