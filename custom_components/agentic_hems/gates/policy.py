@@ -122,12 +122,12 @@ def same_action(action: str) -> str:
 def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[tuple[str, str] | None, dict[str, object]]:
     """((reason key, why) a command is not what the request asked for or the plan planned, or None; the evidence).
 
-    The key is one of :data:`BINDING_KEYS`, why its English sentence. An ``orchestrator`` command is bound to the request by target, action and value; a ``scheduler`` command with a
-    value to its plan's statement (:func:`.values.planned_value`). Evidence (empty for other sources and a
-    scheduler command without a value): ``request`` (the text matched against), ``requested`` (its pairs), ``bound``
-    (True when the command is among them, its value included), and for a command with a value ``proposed`` (it in
-    words) and ``asked`` (the values asked or planned, in words; empty when none was named: ``value_asked`` False);
-    ``plan`` (True) for a scheduler command.
+    The key is one of :data:`BINDING_KEYS`, why its English sentence. An ``orchestrator`` command is bound to the
+    request by target, action and value; a ``scheduler`` command with a value to its plan's statement
+    (:func:`.values.planned_value`). Evidence (empty for other sources and a scheduler command without a value):
+    ``request`` (the text matched against), ``requested`` (its pairs), ``bound`` (True when the command is among them,
+    its value included), and for a command with a value ``proposed`` (it in words) and ``asked`` (the values asked or
+    planned, in words; empty when none was named: ``value_asked`` False); ``plan`` (True) for a scheduler command.
     """
     proposed = proposed_value(command.intent, command.params)
     if ctx.source_agent == SOURCE_SCHEDULER and proposed is not None:

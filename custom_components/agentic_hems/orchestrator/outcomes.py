@@ -25,6 +25,7 @@ import re
 from typing import Any
 
 from ..gates.keeper import CONTROL_OFF, PENDING_LIMIT
+from ..gates.policy import BINDING_KEYS
 from ..gates.words import command_words, rule_words
 from .texts import (
     GATES_DE,
@@ -62,8 +63,8 @@ def reason_id(record: Mapping[str, Any]) -> str | None:
     last: Mapping[str, Any] = gates[-1] if gates else {}
     evidence = last.get("evidence") or {}
     binding = evidence.get("intent_binding") or {}
-    if isinstance(key := evidence.get("reason_key"), str):
-        return key
+    if (key := evidence.get("reason_key")) in BINDING_KEYS:
+        return str(key)
     if binding.get("bound") is False:
         if "proposed" in binding:
             if binding.get("plan"):
