@@ -135,6 +135,9 @@ def test_requests_carry_their_values() -> None:
         RequestedAction("climate.living", "set_temperature", 21.5, "")}
     assert reader("Dim the lounge ceiling to 40 %") == {RequestedAction("light.living_main", "set_brightness", 40.0, "%")}
     assert reader("Charge at 10 A on the wallbox") == {RequestedAction("number.wallbox_current", "set_value", 10.0, "A")}
+    # "at 6.9" is a value, not a time at 6 (which would put the action off to later)
+    assert reader("Charge at 6.9 kW on the wallbox") == {
+        RequestedAction("number.wallbox_current", "set_value", 6900.0, "W")}
     # a clause that takes the previous clause's verb takes its value too; one with its own value keeps it
     assert reader("Set the boiler to 50 degrees and the thermostat") == {
         RequestedAction("water_heater.boiler", "set_temperature", 50.0, "°"),

@@ -23,7 +23,9 @@ from freezegun.api import FrozenDateTimeFactory
 import pytest
 from pytest_homeassistant_custom_component.common import setup_test_component_platform
 
+from custom_components.agentic_hems.assistant.llm_api import api_id
 from custom_components.agentic_hems.const import DOMAIN
+from homeassistant.components.conversation.const import DATA_COMPONENT
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity
 from homeassistant.components.number import NumberEntity
 from homeassistant.components.water_heater import WaterHeaterEntity, WaterHeaterEntityFeature
@@ -110,10 +112,6 @@ async def offline(hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, 
 
 @pytest.fixture
 async def agent(offline: Home) -> ScriptedAgent:
-    from homeassistant.components.conversation.const import DATA_COMPONENT
-
-    from custom_components.agentic_hems.assistant.llm_api import api_id
-
     scripted = ScriptedAgent(api_id(offline.entry.entry_id))
     await offline.hass.data[DATA_COMPONENT].async_add_entities([scripted])
     return scripted
