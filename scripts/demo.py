@@ -1096,6 +1096,20 @@ class Demo:
             log(f"     decide it (administrators only) before {at(self.pending_expiry(decision), self.tz)}: the Confirm "
                 f"and Reject buttons of the trace card on /{DASHBOARD_URL_PATH} (the notification links there), or "
                 f"action agentic_hems.confirm / agentic_hems.reject with trace_id {decision['trace_id']}")
+        await self.show_value_refused()
+
+    async def show_value_refused(self) -> None:
+        """A value the request did not name is refused with the translated error (report ``gates.value_refused``)."""
+        reply = await self.client.request(
+            "POST", f"/api/services/{DOMAIN}/evaluate_command?return_response", expect=(400,), json={
+                "source_agent": "orchestrator", "raw_input": "Set the heat pump to 21 degrees", "dry_run": True,
+                "model_candidate": {"intent": "set_temperature", "device_alias": HEAT_PUMP_CLIMATE,
+                                    "params": {"temperature": 25}}})
+        message = str((reply or {}).get("message") if isinstance(reply, dict) else reply)
+        self.report["gates"]["value_refused"] = message
+        log(f"GATE a model's 25° for 'Set the heat pump to 21 degrees': {message}")
+        if "the request asks for 21° on Heat pump, not 25°" not in message:
+            self.problems.append(f"a value nobody asked for was not refused with its translated error: {message}")
 
     async def hide_from_assist(self) -> None:
         """Hide the garage door from Assist before the integration is set up: HA's own intents ("Prefer handling

@@ -509,6 +509,45 @@ def test_a_refused_grid_command_names_the_approved_one(dashboard: Page) -> None:
     ]
 
 
+REFUSED_VALUES_JS = """el => {
+    const hass = el.hass, out = [];
+    const boiler = {entity_id: "water_heater.boiler", command: {intent: "set_temperature", data: {temperature: 60}}};
+    const refused = (reason_key, asked, proposed) => ({evidence: {action: "deny", reason_key,
+        reason_placeholders: {entity_id: "water_heater.boiler", intent: "set_temperature", asked, proposed}}});
+    const waits = {evidence: {action: "confirm", intent_binding: {value_asked: false, proposed: "65.5°"}}};
+    for (const [language, number_format] of [["en", "comma_decimal"], ["de", "decimal_comma"]]) {
+        el.hass = {...hass, locale: {...hass.locale, language, number_format}};
+        out.push(el._sentence(boiler, "policy", refused("value_not_requested", "50.5°", "60°"), "failed"),
+                 el._sentence(boiler, "policy", refused("value_not_planned", "6900 W", "16 A"), "failed"),
+                 el._sentence(boiler, "policy", refused("plan_no_value", "", "16 A"), "failed"),
+                 el._sentence(boiler, "policy", refused("not_requested"), "failed"),
+                 el._sentence(boiler, "policy", refused("nothing_requested"), "failed"),
+                 el._sentence(boiler, "policy", waits, "passed"));
+    }
+    el.hass = hass;
+    return out;
+}"""
+
+
+def test_a_value_refusal_says_both_values_in_the_users_language(dashboard: Page) -> None:
+    """Intent binding's refusals by their reason key and placeholders (the Policy gate's evidence), in English and
+    German with the user's number format; a value nobody named waits for an administrator and says so."""
+    assert card(dashboard, "trace").evaluate(REFUSED_VALUES_JS) == [
+        "The request asks for 50.5°, not 60°.",
+        "The plan sets 6,900 W, not 16 A.",
+        "The plan sets no value for water_heater.boiler.",
+        "The request does not ask for this on water_heater.boiler.",
+        "The request asks for no device action.",
+        "The request names no value, so an administrator decides on 65.5°.",
+        "Die Anfrage verlangt 50,5°, nicht 60°.",
+        "Der Plan sieht 6.900 W vor, nicht 16 A.",
+        "Der Plan sieht keinen Wert für water_heater.boiler vor.",
+        "Die Anfrage verlangt das an water_heater.boiler nicht.",
+        "Die Anfrage verlangt keine Geräteaktion.",
+        "Die Anfrage nennt keinen Wert, daher entscheidet ein Administrator über 65,5°.",
+    ]
+
+
 VALUES_JS = """el => {
     const hass = el.hass, out = [];
     const states = {...hass.states, "input_number.setpoint": {entity_id: "input_number.setpoint", state: "0",

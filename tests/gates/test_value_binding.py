@@ -44,9 +44,9 @@ def read(view: FakeView, home_unit: str = "°C") -> Any:
 
 
 def decide(candidate: dict[str, Any], request: str, *, source: str = SOURCE_ORCHESTRATOR,
-           home_unit: str = "°C") -> GateResult:
-    """Run ``candidate`` from ``source`` with ``request`` as raw_input through gates 1-6 over :func:`home`."""
-    view = home()
+           home_unit: str = "°C", view: FakeView | None = None) -> GateResult:
+    """Run ``candidate`` from ``source`` with ``request`` as raw_input through gates 1-6 over ``view`` (:func:`home`)."""
+    view = view or home()
     ctx = make_context(view, source_agent=source, raw_input=request, candidate=candidate, now=NOW, trace_id="t1",
                        read_request=read(view, home_unit))
     through(ctx, input_guard.evaluate, schema.evaluate, device_resolved.evaluate, capability.evaluate,
@@ -135,6 +135,9 @@ def test_requests_carry_their_values() -> None:
         RequestedAction("climate.living", "set_temperature", 21.5, "")}
     assert reader("Dim the lounge ceiling to 40 %") == {RequestedAction("light.living_main", "set_brightness", 40.0, "%")}
     assert reader("Charge at 10 A on the wallbox") == {RequestedAction("number.wallbox_current", "set_value", 10.0, "A")}
+    # "at 6.9" is a value, not a time at 6 (which would put the action off to later)
+    assert reader("Charge at 6.9 kW on the wallbox") == {
+        RequestedAction("number.wallbox_current", "set_value", 6900.0, "W")}
     # a clause that takes the previous clause's verb takes its value too; one with its own value keeps it
     assert reader("Set the boiler to 50 degrees and the thermostat") == {
         RequestedAction("water_heater.boiler", "set_temperature", 50.0, "°"),
@@ -144,6 +147,8 @@ def test_requests_carry_their_values() -> None:
         RequestedAction("climate.living", "set_temperature", 21.0, "°")}
     # no value named: the pair carries none; number words are not read, so without a temperature word nothing is asked
     assert reader("Make the thermostat warmer") == {RequestedAction("climate.living", "set_temperature")}
+    for warm in ("Warm the boiler", "Warm up the boiler", "Heize den Boiler auf", "Erwärme den Boiler"):
+        assert reader(warm) == {RequestedAction("water_heater.boiler", "set_temperature")}, warm
     assert reader("Set the thermostat temperature to twenty") == {RequestedAction("climate.living", "set_temperature")}
     assert reader("Set the thermostat to twenty") == frozenset()
     # °F homes read degrees in °F and convert °C
@@ -157,6 +162,40 @@ def test_a_hostile_value_is_refused_and_names_both_values() -> None:
     assert result.reason == "blocked by policy: the request asks for 50°, not 90°"
     binding = result.evidence["intent_binding"]
     assert binding["bound"] is False and binding["asked"] == ["50°"] and binding["proposed"] == "90°"
+
+
+@pytest.mark.parametrize(
+    ("candidate", "text", "source", "key", "placeholders"),
+    [
+        ({**BOILER, "params": {"temperature": 60}}, "Set the boiler to 50 degrees", SOURCE_ORCHESTRATOR,
+         "value_not_requested", {"asked": "50°", "proposed": "60°"}),
+        ({**WALLBOX, "params": {"value": 16}}, "Charge at 10 A on the wallbox", SOURCE_ORCHESTRATOR,
+         "value_not_requested", {"asked": "10 A", "proposed": "16 A"}),
+        ({**BOILER, "params": {"temperature": 60}}, "Set the boiler to 50 degrees and then to 55 degrees",
+         SOURCE_ORCHESTRATOR, "value_not_requested", {"asked": "50° / 55°", "proposed": "60°"}),
+        ({**WALLBOX, "params": {"value": 16}}, "Turn on the kettle", SOURCE_ORCHESTRATOR, "not_requested", {}),
+        ({**WALLBOX, "params": {"value": 16}}, "What do prices look like?", SOURCE_ORCHESTRATOR, "nothing_requested",
+         {}),
+        ({**WALLBOX, "params": {"value": 16}}, f"{plan_text('number.wallbox_current', 10.0, 'A')}: slot",
+         SOURCE_SCHEDULER, "value_not_planned", {"asked": "10 A", "proposed": "16 A"}),
+        ({**WALLBOX, "params": {"value": 16}}, f"{plan_text('number.battery_power', 10.0, 'W')}: slot",
+         SOURCE_SCHEDULER, "plan_no_value", {"asked": "", "proposed": "16 A"}),
+    ],
+)
+def test_a_binding_refusal_names_its_reason_key_and_placeholders(
+    candidate: dict[str, Any], text: str, source: str, key: str, placeholders: dict[str, str]
+) -> None:
+    """The key and placeholders the shell, the trace card and the summaries translate (written out by hand)."""
+    result = decide(candidate, text, source=source)
+    assert not result.passed
+    assert result.evidence["reason_key"] == key
+    assert result.evidence["reason_placeholders"] == {
+        "entity_id": candidate["device_alias"], "intent": candidate["intent"], **placeholders}
+
+
+def test_a_passing_command_names_no_reason_key() -> None:
+    result = decide({**BOILER, "params": {"temperature": 50}}, "Set the boiler to 50 degrees")
+    assert result.passed and "reason_key" not in result.evidence
 
 
 @pytest.mark.parametrize(
@@ -193,14 +232,37 @@ def test_units_that_do_not_compare_are_refused() -> None:
     assert not result.passed and "asks for 40 %, not 40°" in result.reason
 
 
+@pytest.mark.parametrize("value_unit", ["A", None])
+def test_a_unitless_charger_current_is_in_its_profiles_unit(value_unit: str | None) -> None:
+    """HA's wallbox shows its maximum charging current without a unit; the charger profile says it is in A."""
+    view = home()
+    view.add(EntityInfo(entity_id="number.wallbox_maximum_charging_current", name="Wallbox Maximum charging current",
+                        area_id="garage", capabilities={"min": 6, "max": 16, "step": 1}, value_unit=value_unit), "6")
+    current = {"intent": "set_value", "device_alias": "number.wallbox_maximum_charging_current"}
+    text = "Set the wallbox maximum charging current to 10 A"
+    asked = decide({**current, "params": {"value": 10}}, text, view=view)
+    hostile = decide({**current, "params": {"value": 16}}, text, view=view)
+    if value_unit == "A":
+        assert asked.passed and asked.evidence["intent_binding"]["proposed"] == "10 A"
+        assert hostile.reason == "blocked by policy: the request asks for 10 A, not 16 A"
+    else:  # no unit known: amperes compare with nothing, so even the asked number is refused
+        assert asked.reason == "blocked by policy: the request asks for 10 A, not 10"
+        assert hostile.reason == "blocked by policy: the request asks for 10 A, not 16"
+    # a bare number is the entity's own unit, whatever it is
+    assert decide({**current, "params": {"value": 10}}, "Set the wallbox maximum charging current to 10",
+                  view=view).passed
+
+
 def test_a_fahrenheit_home_binds_in_fahrenheit() -> None:
     assert decide({**BOILER, "params": {"temperature": 122}}, "Set the boiler to 50 °C", home_unit="°F").passed
     assert not decide({**BOILER, "params": {"temperature": 50}}, "Set the boiler to 50 °C", home_unit="°F").passed
     assert decide({**BOILER, "params": {"temperature": 50}}, "Set the boiler to 122 °F").passed
 
 
-def test_a_value_nobody_named_waits_for_a_person() -> None:
-    result = decide({**THERMOSTAT, "params": {"temperature": 24}}, "Make the thermostat warmer")
+@pytest.mark.parametrize(("candidate", "text"), [(THERMOSTAT, "Make the thermostat warmer"),
+                                               (BOILER, "Warm the boiler"), (BOILER, "Heize den Boiler auf")])
+def test_a_value_nobody_named_waits_for_a_person(candidate: dict[str, Any], text: str) -> None:
+    result = decide({**candidate, "params": {"temperature": 24 if candidate is THERMOSTAT else 60}}, text)
     assert result.passed and result.evidence["action"] == "confirm" and result.evidence["override_available"]
     assert result.evidence["intent_binding"]["value_asked"] is False
 

@@ -29,7 +29,7 @@ def test_every_intent_domain_and_param_has_words() -> None:
     [
         ("open", None, "Open Garage door", "Garage door öffnen"),
         ("turn_on", {}, "Turn on Garage door", "Garage door einschalten"),
-        ("set_temperature", {"temperature": 21.5}, "Set Garage door to 21.5 °C", "Garage door auf 21,5 °C stellen"),
+        ("set_temperature", {"temperature": 21.5}, "Set Garage door to 21.5°", "Garage door auf 21,5° stellen"),
         ("set_temperature", {}, "Set the temperature of Garage door", "Temperatur von Garage door einstellen"),
         ("select_option", {"option": "eco"}, "Set Garage door to eco", "Garage door auf eco stellen"),
         ("set_brightness", {"brightness": 40}, "Set Garage door to 40 % brightness",

@@ -16,15 +16,18 @@ from typing import Any
 from awesomeversion import AwesomeVersion
 from freezegun.api import FrozenDateTimeFactory
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry, async_fire_time_changed, get_scheduled_timer_handles,
+)
 
 from homeassistant.components.homeassistant.exposed_entities import async_expose_entity, async_should_expose
-from homeassistant.const import __version__ as HA_VERSION
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP, __version__ as HA_VERSION
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.const import CONF_GATED_ENTITIES, DOMAIN
+from custom_components.agentic_hems.control.assist_exposure import AssistExposureRepairs
 
 from .conftest import NOW, admin_context, sample_entry
 from .test_control import SWITCH, _setup_house
@@ -99,6 +102,32 @@ async def test_a_repair_names_each_exposed_protected_device_and_no_other(
     hass.states.async_remove(GARAGE)  # a device that is gone has no issue
     await settle(hass, freezer)
     assert seen(hass) == expected(house.entry_id, LOCK)
+
+
+def pending_checks(hass: HomeAssistant) -> int:
+    """How many exposure checks wait on the event loop's timers (the debouncer's, not yet cancelled)."""
+    return sum(
+        isinstance(getattr(getattr(getattr(h._callback, "__self__", None), "_function", None), "__self__", None),
+                   AssistExposureRepairs)
+        for h in get_scheduled_timer_handles(hass.loop)
+        if not h.cancelled()
+    )
+
+
+@pytest.mark.parametrize("end", ["unload", "stop"])
+async def test_a_check_pending_when_the_entry_unloads_or_ha_stops_leaves_no_timer(
+    hass: HomeAssistant, house: MockConfigEntry, end: str
+) -> None:
+    """CI once failed at teardown with a lingering Debouncer._on_debounce: a check scheduled within 1 s of the end."""
+    hass.states.async_remove(GARAGE)  # a state gone: a check one second later
+    assert pending_checks(hass) == 1
+    if end == "unload":
+        assert await hass.config_entries.async_unload(house.entry_id)
+    else:  # HA stops without unloading the entry
+        hass.bus.async_fire(EVENT_HOMEASSISTANT_STOP)
+    await hass.async_block_till_done()
+    assert pending_checks(hass) == 0
+    assert (issues(hass) == {}) is (end == "unload")  # an unload deletes the issues; a stop leaves them for the start
 
 
 async def test_a_policy_that_allows_the_device_clears_its_issue_and_unload_clears_all(

@@ -119,10 +119,17 @@ async def test_the_llm_api_refuses_a_value_the_person_did_not_ask_for(offline_ho
 async def test_the_service_binds_an_orchestrator_value_to_the_raw_input(offline_home: Home) -> None:
     home = offline_home
     request = "Set the thermostat to 18 degrees"
-    for value, outcome in ((30, "blocked"), (24, "blocked"), (18, "executed")):
+    for value in (30, 24):  # 30 is outside the thermostat's range (Capability), 24 is no asked value (Policy)
         candidate = {"intent": "set_temperature", "device_alias": THERMOSTAT, "params": {"temperature": value}}
-        response = await home.evaluate("owner", "orchestrator", candidate, request)
-        assert response["outcome"] == outcome, response
+        if value == 30:
+            assert (await home.evaluate("owner", "orchestrator", candidate, request))["outcome"] == "blocked"
+            continue
+        with pytest.raises(ServiceValidationError) as err:
+            await home.evaluate("owner", "orchestrator", candidate, request)
+        assert err.value.translation_key == "value_not_requested"
+    candidate = {"intent": "set_temperature", "device_alias": THERMOSTAT, "params": {"temperature": 18}}
+    response = await home.evaluate("owner", "orchestrator", candidate, request)
+    assert response["outcome"] == "executed", response
     assert target(home) == 18.0
     binding = binding_of(response)
     assert binding["bound"] is True and binding["asked"] == ["18°"] and binding["proposed"] == "18°"

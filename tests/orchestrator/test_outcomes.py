@@ -58,6 +58,12 @@ UNBOUND = gate("policy", "blocked by policy: the request does not ask to turn_on
          "value_not_requested"),
         (gate("policy", "r", intent_binding={"plan": True, "bound": False, "asked": ["-2000 W"], "proposed": "5000 W"}),
          "value_not_planned"),
+        # a plan that states no value for the entity (a trace stored before the Policy gate named its reason key)
+        (gate("policy", "r", intent_binding={"plan": True, "bound": False, "asked": [], "proposed": "16 A"}),
+         "plan_no_value"),
+        # the Policy gate's own key wins over the reading of its binding
+        (gate("policy", "r", intent_binding={"plan": True, "bound": False, "asked": [], "proposed": "16 A"},
+              reason_key="plan_no_value"), "plan_no_value"),
     ],
 )
 def test_reason_id(last: dict[str, Any], expected: str | None) -> None:
@@ -98,19 +104,24 @@ RULE = {"operation": "open", "device_type": "cover", "risk_min": 0, "risk_max": 
          "Garage door öffnen: von der Prüfung „Richtlinie“ blockiert (deine Regel 1 verbietet das Öffnen von "
          "Abdeckungen)."),
         (outcome("executed", intent="set_temperature", name="Heat pump", params={"temperature": 21.5}),
-         "Set Heat pump to 21.5 °C: executed.", "Heat pump auf 21,5 °C stellen: ausgeführt."),
+         "Set Heat pump to 21.5°: executed.", "Heat pump auf 21,5° stellen: ausgeführt."),
         # a value nobody asked for: both values, the German with decimal commas
         (outcome("blocked", "blocked by policy: the request asks for 21.5°, not 28.5°", "value_not_requested",
                  "policy", intent="set_temperature", name="Heat pump", params={"temperature": 28.5},
                  asked=["21.5°"], proposed="28.5°"),
-         "Set Heat pump to 28.5 °C: blocked by the policy check (the request asks for 21.5°, not 28.5°).",
-         "Heat pump auf 28,5 °C stellen: von der Prüfung „Richtlinie“ blockiert (die Anfrage verlangt 21,5°, "
+         "Set Heat pump to 28.5°: blocked by the policy check (the request asks for 21.5°, not 28.5°).",
+         "Heat pump auf 28,5° stellen: von der Prüfung „Richtlinie“ blockiert (die Anfrage verlangt 21,5°, "
          "nicht 28,5°)."),
         (outcome("blocked", "blocked by policy: the plan sets -2000 W, not 5000 W", "value_not_planned", "policy",
                  intent="set_value", name="Battery", params={"value": 5000}, asked=["-2000 W"], proposed="5000 W"),
          "Set Battery to 5000: blocked by the policy check (the plan sets -2000 W, not 5000 W).",
          "Battery auf 5000 stellen: von der Prüfung „Richtlinie“ blockiert (der Plan sieht -2000 W vor, nicht "
          "5000 W)."),
+        (outcome("blocked", "blocked by policy: the plan sets no value for number.wallbox", "plan_no_value", "policy",
+                 intent="set_value", target="number.wallbox", name="Wallbox", params={"value": 16}, proposed="16 A"),
+         "Set Wallbox to 16: blocked by the policy check (the plan sets no value for number.wallbox).",
+         "Wallbox auf 16 stellen: von der Prüfung „Richtlinie“ blockiert (der Plan sieht keinen Wert für "
+         "number.wallbox vor)."),
         # no friendly name (no state): the entity id
         (outcome("executed", name=None), "Turn on input_boolean.lamp_2: executed.",
          "input_boolean.lamp_2 einschalten: ausgeführt."),

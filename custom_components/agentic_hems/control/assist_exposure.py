@@ -6,7 +6,8 @@ the fixable issue ``assist_exposed_<entry_id>_<entity_id>`` for every entity tha
 (``async_should_expose(hass, "conversation", ...)``) and on which the entry's policy holds or refuses some intent
 (:func:`.gates.policy.guarded_intents`); the issue's fix flow (:mod:`..repairs`) un-exposes it. An issue is deleted
 when its entity is no longer exposed, no longer protected or gone, and all of them when the entry unloads. Exposure
-and registry changes, and states that appear, disappear or are renamed, trigger a check one second later.
+and registry changes, and states that appear, disappear or are renamed, trigger a check one second later; a check
+still pending is cancelled when the entry unloads or HA stops (no timer outlives HA).
 :func:`async_follow_gated_renames` keeps the ``gated_entities`` option on an entity whose entity_id changes.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 
 from homeassistant.components.homeassistant.const import DATA_EXPOSED_ENTITIES
 from homeassistant.components.homeassistant.exposed_entities import async_listen_entity_updates, async_should_expose
-from homeassistant.const import EVENT_STATE_CHANGED
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP, EVENT_STATE_CHANGED
 from homeassistant.core import CALLBACK_TYPE, Event, EventStateChangedData, HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from homeassistant.helpers.debounce import Debouncer
@@ -88,8 +89,12 @@ class AssistExposureRepairs:
 
     @callback
     def async_start(self) -> CALLBACK_TYPE:
-        """Check now and after each relevant change; returns the callback that stops and deletes every issue."""
+        """Check now and after each relevant change; returns the callback that stops and deletes every issue.
+
+        HA's stop cancels a pending check (the entry is not unloaded then); the issues stay for the next start's check.
+        """
         unsubs = [
+            self.hass.bus.async_listen(EVENT_HOMEASSISTANT_STOP, self._stopping),
             self.hass.bus.async_listen(er.EVENT_ENTITY_REGISTRY_UPDATED, self._changed),
             self.hass.bus.async_listen(EVENT_STATE_CHANGED, self._changed, event_filter=_appeared_gone_or_renamed),
         ]
@@ -107,6 +112,10 @@ class AssistExposureRepairs:
             self.raised.clear()
 
         return _stop
+
+    @callback
+    def _stopping(self, _: Event) -> None:
+        self._debouncer.async_shutdown()
 
     @callback
     def _changed(self, *_: Any) -> None:

@@ -51,7 +51,8 @@ class HassView:
     ``appliance_entity_ids`` returns the controlled entities of the site's appliance subentries; ``gated`` are the
     entities hidden from Assist that the gates may still target (the options' "Devices only Agentic HEMS controls").
     ``interlocks``, ``readbacks`` and ``idle_unknown`` (:mod:`..scheduling.program`) become the entities'
-    ``requires_on``, ``confirmed_by`` and ``idle_unknown``.
+    ``requires_on``, ``confirmed_by`` and ``idle_unknown``; ``value_units`` (an EV charger's current entity and its
+    profile's unit) their ``value_unit``.
     """
 
     def __init__(
@@ -63,6 +64,7 @@ class HassView:
         interlocks: Mapping[str, tuple[str, ...]] | None = None,
         readbacks: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
         idle_unknown: frozenset[str] = frozenset(),
+        value_units: Mapping[str, str] | None = None,
     ) -> None:
         """Read HA's entity and device registries; ``appliance_entity_ids`` is asked on each use."""
         self.hass = hass
@@ -71,6 +73,7 @@ class HassView:
         self.interlocks = dict(interlocks or {})
         self.readbacks = dict(readbacks or {})
         self.idle_unknown = idle_unknown
+        self.value_units = dict(value_units or {})
         self._entities = er.async_get(hass)
         self._devices = dr.async_get(hass)
         self._areas = ar.async_get(hass)
@@ -141,6 +144,7 @@ class HassView:
             requires_on=self.interlocks.get(entity_id, ()),
             confirmed_by=self.readbacks.get(entity_id),
             idle_unknown=entity_id in self.idle_unknown,
+            value_unit=self.value_units.get(entity_id),
         )
 
     def areas(self) -> Iterable[AreaInfo]:

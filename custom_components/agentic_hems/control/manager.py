@@ -91,6 +91,7 @@ class ControlManager(ChangeListeners):
             interlocks=program.interlocks(self.appliances),
             readbacks=program.readbacks(self.appliances),
             idle_unknown=program.program_selects(self.appliances),
+            value_units={a.charger.current_entity: a.charger.unit for a in self.appliances if a.charger is not None},
         )
         self.notify_service = notify_service
         self.traces: OrderedDict[str, TraceRecord] = OrderedDict()
@@ -169,12 +170,12 @@ class ControlManager(ChangeListeners):
     def read_request(self, text: str) -> frozenset[RequestedAction]:
         """Return what the person's ``text`` asks for (``orchestrator.intent.requested_actions``).
 
-        The text is read against the resolver's candidates, their areas and the site's appliances; a temperature in
-        it is in HA's unit system's unit.
+        The text is read against the resolver's candidates, their areas and the site's appliances (which name their
+        chargers' current entities too: "charge the car at 10 A"); a temperature in it is in HA's unit system's unit.
         """
-        appliances = self.appliances
-        devices = known_devices(self.index, {a.entity_id: a.name for a in appliances})
-        refs = [ApplianceRef(a.name, a.kind) for a in appliances]
+        names = {a.charger.current_entity: a.name for a in self.appliances if a.charger is not None}
+        devices = known_devices(self.index, names | {a.entity_id: a.name for a in self.appliances})
+        refs = [ApplianceRef(a.name, a.kind) for a in self.appliances]
         return requested_actions(text, devices, refs, home_unit=self.hass.config.units.temperature_unit)
 
     @property

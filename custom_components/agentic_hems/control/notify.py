@@ -44,7 +44,7 @@ SOURCES = {
 
 
 def what(pending: Pending, name: str | None = None) -> str:
-    """Return the pending item in words: "Open Garage door", "Set Heat pump to 21.5 °C", "Plan Dishwasher".
+    """Return the pending item in words: "Open Garage door", "Set Heat pump to 21.5°", "Plan Dishwasher".
 
     ``name`` is the device's name as users see it (else its entity id).
     """

@@ -3,7 +3,9 @@
 ``evaluate_command`` is how an outside agent proposes a device command: it calls it through HA's REST API
 (``/api/services/agentic_hems/evaluate_command?return_response``). ``confirm`` and ``reject`` need an administrator
 user; calls without a user (automations, scripts, the orchestrator) and other users get the translated
-``admin_required`` error.
+``admin_required`` error. A command ``evaluate_command`` proposes with a value that the request (``raw_input``, for
+``source_agent: orchestrator``) or the plan does not state is refused with a translated error
+(``value_not_requested``, ``value_not_planned``, ``plan_no_value``) naming both values; its trace is kept.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ import functools
 from typing import Any
 
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse, callback
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
 from ..bounds import MAX_TEXT_CHARS
 from ..gates.keeper import PENDING_LIMIT, NotPending, TraceRecord
 from ..gates.models import SOURCE_SCHEDULER, Outcome
+from ..gates.policy import PLAN_NO_VALUE, VALUE_NOT_PLANNED, VALUE_NOT_REQUESTED
+from ..orchestrator.texts import decimal_commas, language
 from ..people import async_require_admin, async_viewer
 from ..service_helpers import ENTRY_SCHEMA, aware, entry_for_call, invalid, local_text, register
 from ..validation import vol
@@ -59,6 +64,7 @@ TRACES_SCHEMA = vol.Schema(
     }
 )
 STATUS = {Outcome.EXECUTED: "success", Outcome.FAILED: "failure"}
+VALUE_REFUSALS = frozenset({VALUE_NOT_REQUESTED, VALUE_NOT_PLANNED, PLAN_NO_VALUE})
 
 
 def evaluate_response(record: TraceRecord) -> dict[str, Any]:
@@ -93,8 +99,38 @@ def pending_refusal(record: TraceRecord) -> dict[str, Any] | None:
     return evidence if PENDING_LIMIT in evidence else None
 
 
+def value_refusal(record: TraceRecord) -> tuple[str, dict[str, str]] | None:
+    """Return (reason key, placeholders) of a command the Policy gate refused for its value, or None.
+
+    The key is one of :data:`VALUE_REFUSALS`; the placeholders are the gate's (``gates.policy``).
+    """
+    gates = record.get("gate_results") or []
+    if record.get("outcome") != Outcome.BLOCKED or not gates:
+        return None
+    evidence = gates[-1].get("evidence") or {}
+    key = evidence.get("reason_key")
+    return (key, dict(evidence.get("reason_placeholders") or {})) if key in VALUE_REFUSALS else None
+
+
+def _value_refused(hass: HomeAssistant, record: TraceRecord, key: str, found: dict[str, str]) -> ServiceValidationError:
+    """Return the translated error of a value refusal: the device's name, both values (HA's language), the trace."""
+    lang = language(hass.config.language)
+    state = hass.states.get(found["entity_id"])
+    placeholders = {
+        "name": state.name if state is not None else found["entity_id"],
+        "asked": decimal_commas(found.get("asked", ""), lang),
+        "proposed": decimal_commas(found.get("proposed", ""), lang),
+        "trace_id": record["trace_id"],
+    }
+    if key == VALUE_NOT_PLANNED:
+        return invalid("value_not_planned", **placeholders)
+    if key == PLAN_NO_VALUE:
+        return invalid("plan_no_value", **placeholders)
+    return invalid("value_not_requested", **placeholders)
+
+
 async def _evaluate_command(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    """Run a proposed command through the gates; a pending limit reached is a translated error.
+    """Run a proposed command through the gates; a pending limit reached and a value refused are translated errors.
 
     ``scheduler`` is the source of the integration's own planned commands: a caller may name it for a dry run (a
     preview of a scheduled start) only.
@@ -113,6 +149,8 @@ async def _evaluate_command(hass: HomeAssistant, call: ServiceCall) -> ServiceRe
         if refusal[PENDING_LIMIT] == "per_user":
             raise invalid("pending_limit_user", maximum=str(refusal["maximum"]), trace_id=record["trace_id"])
         raise invalid("pending_limit_total", maximum=str(refusal["maximum"]), trace_id=record["trace_id"])
+    if (refused := value_refusal(record)) is not None:
+        raise _value_refused(hass, record, *refused)
     return evaluate_response(record) if call.return_response else None
 
 

@@ -25,7 +25,9 @@ action ("set the boiler to 50 degrees" allows 50 only; the reason names both val
 value ("make it warmer"), the model's value never passes as ``allow``: an ``allow`` rule counts as ``confirm``.
 A ``scheduler`` command with a value is bound to the value its plan states in ``raw_input``
 (``values.plan_text``). Other sources (automations, scripts, outside agents, the grid, and the scheduler's commands
-without a value) are not bound. No user rule can allow what this check refuses.
+without a value) are not bound. No user rule can allow what this check refuses. Such a refusal's evidence names its
+reason for translation: ``reason_key`` (:data:`BINDING_KEYS`) and ``reason_placeholders`` (strings: ``entity_id``,
+``intent``, and for a value ``asked``, the values asked or planned in words joined by " / ", and ``proposed``).
 
 A command with ``ctx.confirm_only`` (a caller without a person's request, e.g. an MCP client) never passes as
 ``allow``: an ``allow`` rule counts as ``confirm``, so it waits for an administrator; ``deny`` still denies.
@@ -33,7 +35,7 @@ A command with ``ctx.confirm_only`` (a caller without a person's request, e.g. a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .models import (
     SOURCE_GRID,
@@ -103,6 +105,13 @@ def setpoint_refusal(ctx: GateContext, command: NormalizedCommand) -> GrantRefus
 
 
 _SAME_ACTION = {"start": "turn_on", "stop": "turn_off"}
+# why intent binding refused a command: a reason key (translated by the shell, the cards and the summaries)
+NOTHING_REQUESTED = "nothing_requested"  # the request asks for no device action
+NOT_REQUESTED = "not_requested"  # it asks for others, not this target and action
+VALUE_NOT_REQUESTED = "value_not_requested"  # it asks for this target and action with another value
+VALUE_NOT_PLANNED = "value_not_planned"  # a plan's command with another value than its plan states
+PLAN_NO_VALUE = "plan_no_value"  # a plan's command whose plan states no value for its entity
+BINDING_KEYS = frozenset({NOTHING_REQUESTED, NOT_REQUESTED, VALUE_NOT_REQUESTED, VALUE_NOT_PLANNED, PLAN_NO_VALUE})
 
 
 def same_action(action: str) -> str:
@@ -110,15 +119,15 @@ def same_action(action: str) -> str:
     return _SAME_ACTION.get(action, action)
 
 
-def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[str | None, dict[str, object]]:
-    """(why a command is not what the request asked for or the plan planned, or None; the binding's evidence).
+def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[tuple[str, str] | None, dict[str, object]]:
+    """((reason key, why) a command is not what the request asked for or the plan planned, or None; the evidence).
 
-    An ``orchestrator`` command is bound to the request by target, action and value; a ``scheduler`` command with a
-    value to its plan's statement (:func:`.values.planned_value`). Evidence (empty for other sources and a
-    scheduler command without a value): ``request`` (the text matched against), ``requested`` (its pairs), ``bound``
-    (True when the command is among them, its value included), and for a command with a value ``proposed`` (it in
-    words) and ``asked`` (the values asked or planned, in words; empty when none was named: ``value_asked`` False);
-    ``plan`` (True) for a scheduler command.
+    The key is one of :data:`BINDING_KEYS`, why its English sentence. An ``orchestrator`` command is bound to the
+    request by target, action and value; a ``scheduler`` command with a value to its plan's statement
+    (:func:`.values.planned_value`). Evidence (empty for other sources and a scheduler command without a value):
+    ``request`` (the text matched against), ``requested`` (its pairs), ``bound`` (True when the command is among them,
+    its value included), and for a command with a value ``proposed`` (it in words) and ``asked`` (the values asked or
+    planned, in words; empty when none was named: ``value_asked`` False); ``plan`` (True) for a scheduler command.
     """
     proposed = proposed_value(command.intent, command.params)
     if ctx.source_agent == SOURCE_SCHEDULER and proposed is not None:
@@ -135,8 +144,8 @@ def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[str |
     }
     if not pairs:
         if not requested:
-            return "the request asks for no device action", evidence
-        return f"the request does not ask to {command.intent} {command.entity_id}", evidence
+            return (NOTHING_REQUESTED, "the request asks for no device action"), evidence
+        return (NOT_REQUESTED, f"the request does not ask to {command.intent} {command.entity_id}"), evidence
     if proposed is None:
         return None, evidence
     unit = _entity_unit(ctx)
@@ -146,18 +155,20 @@ def binding_refusal(ctx: GateContext, command: NormalizedCommand) -> tuple[str |
     if not asked or any(fits(r, command.intent, proposed, unit) for r in pairs):
         return None, evidence
     evidence["bound"] = False
-    return f"the request asks for {' or '.join(asked)}, not {proposed_text}", evidence
+    return (VALUE_NOT_REQUESTED, f"the request asks for {' or '.join(asked)}, not {proposed_text}"), evidence
 
 
 def _entity_unit(ctx: GateContext) -> str | None:
-    """Return the entity's ``unit_of_measurement`` (Freshness read its state), or None."""
+    """Return the entity's ``unit_of_measurement`` (Freshness read its state), else its profile's unit, or None."""
     unit = ctx.state.attributes.get("unit_of_measurement") if ctx.state is not None else None
-    return unit if isinstance(unit, str) else None
+    if isinstance(unit, str) and unit.strip():
+        return unit
+    return ctx.entity.value_unit if ctx.entity is not None else None
 
 
 def _plan_binding(
     ctx: GateContext, command: NormalizedCommand, proposed: float
-) -> tuple[str | None, dict[str, object]]:
+) -> tuple[tuple[str, str] | None, dict[str, object]]:
     """Bind a scheduler command with a value to the value its plan states in ``raw_input``."""
     unit = _entity_unit(ctx)
     planned = planned_value(ctx.raw_input)
@@ -165,13 +176,25 @@ def _plan_binding(
     evidence: dict[str, object] = {"request": ctx.raw_input, "plan": True, "proposed": proposed_text}
     if planned is None or planned[0] != command.entity_id:
         evidence |= {"bound": False, "asked": []}
-        return f"the plan sets no value for {command.entity_id}", evidence
+        return (PLAN_NO_VALUE, f"the plan sets no value for {command.entity_id}"), evidence
     planned_text = proposed_words(command.intent, planned[1], unit)  # stated in the command's unit
     bound = fits(RequestedAction(command.entity_id, command.intent, planned[1]), command.intent, proposed, unit)
     evidence |= {"asked": [planned_text], "bound": bound}
     if bound:
         return None, evidence
-    return f"the plan sets {planned_text}, not {proposed_text}", evidence
+    return (VALUE_NOT_PLANNED, f"the plan sets {planned_text}, not {proposed_text}"), evidence
+
+
+def binding_placeholders(command: NormalizedCommand, binding: Mapping[str, object]) -> dict[str, str]:
+    """Return the placeholders of a binding refusal's reason (see the module docstring)."""
+    found = {"entity_id": command.entity_id, "intent": command.intent}
+    if "proposed" in binding:
+        asked = binding.get("asked")
+        found |= {
+            "asked": " / ".join(map(str, asked)) if isinstance(asked, list) else "",
+            "proposed": str(binding["proposed"]),
+        }
+    return found
 
 
 def _refuse(ctx: GateContext, command: NormalizedCommand, why: str, details: dict[str, object]) -> GateResult:
@@ -208,9 +231,11 @@ def evaluate(ctx: GateContext) -> GateResult:
         grant = ctx.grant.as_dict() if ctx.grant else None
         other = {"approved_command": dict(refusal.approved)} if refusal.approved is not None else {}
         return _refuse(ctx, command, refusal.reason, {"grid_setpoint": True, "grant": grant, **other})
-    why, binding = binding_refusal(ctx, command)
-    if why is not None:
-        return _refuse(ctx, command, why, {"intent_binding": binding})
+    refused, binding = binding_refusal(ctx, command)
+    if refused is not None:
+        key, why = refused
+        keys = {"reason_key": key, "reason_placeholders": binding_placeholders(command, binding)}
+        return _refuse(ctx, command, why, {"intent_binding": binding, **keys})
     index, action = decide(ctx.policy, command.intent, command.domain, command.risk_level)
     rule = ctx.policy[index] if index is not None else None
     approved = ctx.grant if action is PolicyAction.CONFIRM and ctx.source_agent == SOURCE_GRID else None

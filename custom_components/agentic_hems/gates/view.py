@@ -48,6 +48,8 @@ class EntityInfo:
             button's program operation sensor), or None.
         idle_unknown: its ``unknown`` state means idle, not unknown (a program select with no program chosen or
             running, as HA's ``home_connect`` shows it), so commands to it are not refused for it.
+        value_unit: the unit of its value when its state names none ("A" for an EV charger's current number: HA's
+            ``wallbox`` shows its charging current without a unit), from the device's profile; or None.
 
     """
 
@@ -65,6 +67,7 @@ class EntityInfo:
     requires_on: tuple[str, ...] = ()
     confirmed_by: tuple[str, tuple[str, ...]] | None = None
     idle_unknown: bool = False
+    value_unit: str | None = None
 
     @property
     def domain(self) -> str:

@@ -35,7 +35,7 @@ ACTIONS: dict[str, tuple[str, str]] = {
 }
 # intent -> (English, German) with {name} and {value}: the command with its value.
 VALUED: dict[str, tuple[str, str]] = {
-    "set_temperature": ("Set {name} to {value} °C", "{name} auf {value} °C stellen"),
+    "set_temperature": ("Set {name} to {value}°", "{name} auf {value}° stellen"),  # in the home's unit, °C or °F
     "set_brightness": ("Set {name} to {value} % brightness", "{name} auf {value} % Helligkeit stellen"),
     "set_hvac_mode": ("Set {name} to mode {value}", "{name} auf Modus {value} stellen"),
     "set_value": ("Set {name} to {value}", "{name} auf {value} stellen"),
@@ -102,7 +102,8 @@ def command_words(intent: Any, name: Any, params: Mapping[str, Any] | None = Non
     """Return a command in words: ``("open", "Garage door")`` → "Open Garage door" (German "Garage door öffnen").
 
     ``name`` is the device's name as users see it; ``params`` the command's parameters (``{"temperature": 21.5}``
-    gives "Set Heat pump to 21.5 °C"). An intent outside the vocabulary is written with spaces ("Do x Name").
+    gives "Set Heat pump to 21.5°", in the home's unit). An intent outside the vocabulary is written with spaces
+    ("Do x Name").
     """
     key = str(intent)
     value = (params or {}).get(VALUE_PARAMS.get(key, ""))

@@ -38,7 +38,8 @@ tool results), is read here, so nothing can widen it.
   ("set the boiler to 50 degrees": 50 in the home's unit, "dim the light to 40 %", "charge the car at 10 A", "stelle
   das Wohnzimmer auf 21,5"), or the previous clause's when it takes that clause's verb ("set the kitchen light to 40 %
   and the hall light"); a pair without a value ("make it warmer") lets a model's value through only to a person's
-  confirmation (``gates.policy``). A point or comma between digits is a decimal, no clause boundary.
+  confirmation (``gates.policy``), and so does a request to warm it ("warm the boiler", "heize den Boiler auf"). A point
+  or comma between digits is a decimal, no clause boundary.
 - Appliances: "schedule"/"cancel" pairs for the appliances :func:`.offline.understand` finds (by name, kind words
   or "all flexible loads") in the clauses that may plan: not those whose verbs only switch off or stop ("stop
   charging the car"), nor those that name devices and no appliance ("alle Lichter an").
@@ -91,7 +92,7 @@ _ASIDE = re.compile(
 _LATER = re.compile(
     r"\b(?:remind|reminder|erinnere|erinnerung|tomorrow|tonight|later|morgen|später|spaeter|heute abend"
     r"|this (?:evening|afternoon|morning)"
-    r"|(?:at|um)\s+\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|uhr|h))?\b"
+    r"|(?:at|um)\s+\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|uhr|h))?\b(?![.,]\d)"  # "at 6.9 kW" is no time
     r"(?!\s*(?:%|°|(?:percent|prozent|degrees?|grad|a|amps?|amperes?|w|watts?|kw|kilowatts?)\b))"
     r"|in \d+\s*(?:min\w*|hours?|h|stunden?|tagen?|days?))",
     re.IGNORECASE,
@@ -126,7 +127,7 @@ VERBS: dict[str, tuple[str, ...]] = {
     ),
     "set_brightness": (r"\b(dim|dimm|dimme|brighten|brightness|helligkeit)\b", r"\d+\s*(%|percent|prozent)", *_SET_TO),
     "set_temperature": (
-        r"\b(temperature|temperatur|warmer|cooler|wärmer|kühler)\b",
+        r"\b(temperature|temperatur|warmer|cooler|wärmer|kühler|warm|erwärme|erwärmen|aufwärmen|heize)\b",
         r"\d+(?:[.,]\d+)?\s*(°|degrees?|grad)",
         *_SET_TO,
     ),

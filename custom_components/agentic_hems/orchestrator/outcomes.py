@@ -25,8 +25,20 @@ import re
 from typing import Any
 
 from ..gates.keeper import CONTROL_OFF, PENDING_LIMIT
+from ..gates.policy import BINDING_KEYS
 from ..gates.words import command_words, rule_words
-from .texts import GATES_DE, GATES_EN, REASONS_DE, REASONS_EN, REFUSED_ACTIONS, TEXTS, local_time, money, say
+from .texts import (
+    GATES_DE,
+    GATES_EN,
+    REASONS_DE,
+    REASONS_EN,
+    REFUSED_ACTIONS,
+    TEXTS,
+    decimal_commas,
+    local_time,
+    money,
+    say,
+)
 
 COMMAND = "command"
 PLAN = "plan"
@@ -42,17 +54,22 @@ _EFFECTIVE = {COMMAND: EFFECTIVE_COMMANDS, PLAN: EFFECTIVE_PLANS, AUTHORIZATION:
 def reason_id(record: Mapping[str, Any]) -> str | None:
     """Return which known reason ended a command, from its trace record's last gate result.
 
-    One of ``nothing_requested``, ``not_requested``, ``value_not_requested`` (intent binding: a value the request
-    does not name), ``value_not_planned`` (a plan's command with another value than its plan's), ``grid_setpoint``, ``pending_limit``, ``control_off``, ``dry_run_requested``,
-    ``policy_deny``; None for any other.
+    One of the Policy gate's intent binding keys (its evidence's ``reason_key``, ``gates.policy.BINDING_KEYS``:
+    ``nothing_requested``, ``not_requested``, ``value_not_requested``, ``value_not_planned``, ``plan_no_value``; read
+    from the binding itself in a trace stored before the key), ``grid_setpoint``, ``pending_limit``, ``control_off``,
+    ``dry_run_requested``, ``policy_deny``; None for any other.
     """
     gates = record.get("gate_results") or []
     last: Mapping[str, Any] = gates[-1] if gates else {}
     evidence = last.get("evidence") or {}
     binding = evidence.get("intent_binding") or {}
+    if (key := evidence.get("reason_key")) in BINDING_KEYS:
+        return str(key)
     if binding.get("bound") is False:
         if "proposed" in binding:
-            return "value_not_planned" if binding.get("plan") else "value_not_requested"
+            if binding.get("plan"):
+                return "value_not_planned" if binding.get("asked") else "plan_no_value"
+            return "value_not_requested"
         return "not_requested" if binding.get("requested") else "nothing_requested"
     if evidence.get("grid_setpoint"):
         return "grid_setpoint"
@@ -164,18 +181,15 @@ def _known(reasons: Mapping[str, str], key: Any, outcome: Mapping[str, Any], lan
     if key == "policy_deny" and "rule" in outcome:  # which rule, in words
         return rule_words(outcome.get("rule"), outcome.get("rule_index"), lang)
     command = _what(outcome, lang)
-    asked = (" oder " if lang == "de" else " or ").join(_number(str(v), lang) for v in outcome.get("asked") or ())
+    asked = (" oder " if lang == "de" else " or ").join(
+        decimal_commas(str(v), lang) for v in outcome.get("asked") or ()
+    )
     return text.format(
         target=outcome.get("target"),
         command=command[:1].lower() + command[1:] if lang != "de" else command,
         asked=asked,
-        proposed=_number(str(outcome.get("proposed")), lang),
+        proposed=decimal_commas(str(outcome.get("proposed")), lang),
     )
-
-
-def _number(text: str, lang: str) -> str:
-    """Return ``text`` with its decimal points as decimal commas in German ("21.5°" → "21,5°")."""
-    return re.sub(r"(?<=\d)\.(?=\d)", ",", text) if lang == "de" else text
 
 
 def _what(outcome: Mapping[str, Any], lang: str) -> str:

@@ -13,6 +13,7 @@ the trace.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..security import DEFINITE, MAX_CHARS, MAX_WORDS, OUT_OF_SCOPE_MESSAGE, Assessment
@@ -137,6 +138,7 @@ REASONS_DE: dict[str, str] = {
     "not_requested": "die Anfrage verlangt nicht „{command}“",
     "value_not_requested": "die Anfrage verlangt {asked}, nicht {proposed}",
     "value_not_planned": "der Plan sieht {asked} vor, nicht {proposed}",
+    "plan_no_value": "der Plan sieht keinen Wert für {target} vor",
     "grid_setpoint": "ein Netz-Sollwert: nur eine genehmigte Freigabeanfrage setzt ihn",
     "control_off": "die Gerätesteuerung ist aus",
     "dry_run_requested": "ein Probelauf wurde verlangt",
@@ -157,6 +159,7 @@ REASONS_EN: dict[str, str] = {
     "not_requested": "the request does not ask to {command}",
     "value_not_requested": "the request asks for {asked}, not {proposed}",
     "value_not_planned": "the plan sets {asked}, not {proposed}",
+    "plan_no_value": "the plan sets no value for {target}",
     "grid_setpoint": "a grid setpoint: only an approved authorization request sets it",
     "control_off": "device control is off",
     "dry_run_requested": "a dry run was asked for",
@@ -236,6 +239,11 @@ def number(value: Any, lang: str) -> str:
     """``value`` as written in ``lang``: a German decimal comma for numbers; anything else unchanged."""
     text = str(value)
     return text.replace(".", ",") if lang == "de" and isinstance(value, int | float) else text
+
+
+def decimal_commas(text: str, lang: str) -> str:
+    """Return ``text`` with its decimal points as decimal commas in German ("21.5°" → "21,5°")."""
+    return re.sub(r"(?<=\d)\.(?=\d)", ",", text) if lang == "de" else text
 
 
 def money(value: Any, currency: Any, lang: str) -> str:

@@ -5,7 +5,7 @@
 import { LitElement, html, css, nothing } from "lit";
 import {
   DOMAIN, t, localizedErrorText, LiveSubscription, serviceData, cardShell, sharedStyles, registerCard, makeEditor,
-  hassMatters, fmtDateTime, fmtTime, fmtRelative, CARD_PADDING_PX, headerPx, cardSize, gridOptions,
+  hassMatters, fmtDateTime, fmtNumber, fmtTime, fmtRelative, CARD_PADDING_PX, headerPx, cardSize, gridOptions,
 } from "./common.js";
 
 const TAG = "agentic-hems-trace-card";
@@ -271,6 +271,10 @@ class AgenticHemsTraceCard extends LitElement {
     const ev = (r && r.evidence) || {};
     if (gate === "policy") {
       if (state === "failed") return this._policyRefusal(d, ev, vars);
+      const binding = ev.intent_binding || {};
+      if (ev.action === "confirm" && binding.value_asked === false) {
+        return t(hass, "s_policy_confirm_value", { proposed: this._valueWords(binding.proposed) });
+      }
       return t(hass, ev.action === "confirm" ? "s_policy_confirm" : "s_policy_allow");
     }
     if (gate === "dry_run" && state === "failed" && /duplicate/.test((r && r.reason) || "")) {
@@ -281,9 +285,22 @@ class AgenticHemsTraceCard extends LitElement {
     return t(hass, `s_${gate}_${state === "passed" ? "ok" : "fail"}`, vars);
   }
 
-  /** Why Policy refused: a grant for another command (the approved one), a grid setpoint, or the rules. */
+  /** A value in the gates' words ("21.5°", "6900 W") with its numbers in the user's number format ("21,5°"). */
+  _valueWords(text) {
+    return String(text || "").replace(/-?\d+(?:\.\d+)?/g, (n) => fmtNumber(this.hass, Number(n), 3));
+  }
+
+  /**
+   * Why Policy refused: the request or the plan did not ask for it (its reason key: the values asked and proposed),
+   * a grant for another command (the approved one), a grid setpoint, or the rules.
+   */
   _policyRefusal(d, ev, vars) {
     const hass = this.hass;
+    const key = `s_policy_${ev.reason_key}`;
+    if (ev.reason_key && t(hass, key) !== key) {
+      const p = ev.reason_placeholders || {};
+      return t(hass, key, { ...vars, asked: this._valueWords(p.asked), proposed: this._valueWords(p.proposed) });
+    }
     const approved = ev.approved_command;
     if (approved) {
       const asked = d.command || {};
