@@ -11,12 +11,13 @@ power beyond 0.05 kW, the power as |kW| x 1000 on the number's 100 W step, nothi
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 import logging
 from types import SimpleNamespace
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
+import numpy as np
 import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
@@ -29,8 +30,10 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.gates.models import GridGrant
-from custom_components.agentic_hems.planning.home_exec import mode_power_value
+from custom_components.agentic_hems.planning.home_config import HomeConfig, parse_battery
+from custom_components.agentic_hems.planning.home_exec import mode_power_value, plan_actions
 from custom_components.agentic_hems.planning.home_manager import HomePlanManager
+from custom_components.agentic_hems.scheduling.home_model import HomePlan
 from homeassistant.auth.models import User
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.setup import async_setup_component
@@ -261,3 +264,28 @@ async def test_the_power_value_is_in_the_numbers_unit_on_its_step_within_its_ran
 ) -> None:
     hass.states.async_set("number.inverter_power", "0", attributes)
     assert mode_power_value(hass, "number.inverter_power", p_kw) == pytest.approx(value, abs=1e-9)
+
+
+def test_plan_actions_set_the_mode_then_the_power_and_an_idle_slot_only_the_mode() -> None:
+    """A hand-built 4-slot plan (charge 2 kW twice, idle, discharge 1.5 kW): the request actions, written out."""
+    start = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    kw = np.array([2.0, 2.0, 0.01, -1.5])
+    plan = HomePlan(
+        start=start, resolution=SLOT, horizon_end=start + 4 * SLOT, import_kw=np.zeros(4), export_kw=np.zeros(4),
+        curtail_kw=np.zeros(4), pv_kw=np.zeros(4), base_load_kw=np.zeros(4), battery_kw={"b": kw},
+        soc_kwh={"b": np.zeros(5)}, load_kw={}, starts={}, unplanned={}, cost=0.0, net_cost=0.0, baseline_cost=0.0,
+        baseline_net_cost=0.0, currency="EUR",
+    )
+    config = HomeConfig(batteries=(parse_battery("b", MODE_BATTERY),))
+    at = [(start + i * SLOT).isoformat() for i in range(5)]
+    fixed = {"entity_id": POWER, "battery": "b", "type": "home_battery_mode_power", "mode_entity": MODE}
+    assert plan_actions(plan, config, start) == [
+        {"start": at[0], "end": at[2], "type": "home_battery_mode", "entity_id": MODE, "battery": "b",
+         "mode": "charge", "option": "Forcible charge"},
+        {"start": at[2], "end": at[3], "type": "home_battery_mode", "entity_id": MODE, "battery": "b",
+         "mode": "idle", "option": "Self-use"},
+        {"start": at[3], "end": at[4], "type": "home_battery_mode", "entity_id": MODE, "battery": "b",
+         "mode": "discharge", "option": "Forcible discharge"},
+        {"start": at[0], "end": at[2], **fixed, "option": "Forcible charge", "p_kw": 2.0},
+        {"start": at[3], "end": at[4], **fixed, "option": "Forcible discharge", "p_kw": -1.5},
+    ]
