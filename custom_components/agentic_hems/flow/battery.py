@@ -219,21 +219,22 @@ def entity_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> tuple[dict[st
 
 def _power_errors(hass: HomeAssistant, data: Mapping[str, Any], placeholders: dict[str, str]) -> dict[str, str]:
     """Return the power setpoint's error (see :func:`entity_errors`), setting ``power_limit_kw`` for a short range."""
+    errors: dict[str, str] = {}
     state = hass.states.get(str(data[CONF_POWER_SETPOINT]))
+    attributes = state.attributes if state else {}
+    low, high, unit = attributes.get("min"), attributes.get("max"), attributes.get("unit_of_measurement")
     if state is None:
-        return {CONF_POWER_SETPOINT: "battery_entity_missing"}
-    unit = state.attributes.get("unit_of_measurement")
-    if unit not in _KW_PER_UNIT:
-        return {CONF_POWER_SETPOINT: "power_setpoint_unit"}
-    low, high = state.attributes.get("min"), state.attributes.get("max")
-    if not (isinstance(low, (int, float)) and isinstance(high, (int, float))):
-        return {CONF_POWER_SETPOINT: "power_setpoint_range"}
-    per = _KW_PER_UNIT[unit]
-    charge, discharge = high * per, (-low if low < 0 else high) * per
-    if charge + 1e-9 < float(data[CONF_CHARGE_KW]) or discharge + 1e-9 < float(data[CONF_DISCHARGE_KW]):
-        placeholders["power_limit_kw"] = f"{round(min(charge, discharge), 3):g}"
-        return {CONF_POWER_SETPOINT: "power_setpoint_range"}
-    return {}
+        errors[CONF_POWER_SETPOINT] = "battery_entity_missing"
+    elif unit not in _KW_PER_UNIT:
+        errors[CONF_POWER_SETPOINT] = "power_setpoint_unit"
+    elif not (isinstance(low, (int, float)) and isinstance(high, (int, float))):
+        errors[CONF_POWER_SETPOINT] = "power_setpoint_range"
+    else:
+        charge, discharge = high * _KW_PER_UNIT[unit], (-low if low < 0 else high) * _KW_PER_UNIT[unit]
+        if charge + 1e-9 < float(data[CONF_CHARGE_KW]) or discharge + 1e-9 < float(data[CONF_DISCHARGE_KW]):
+            placeholders["power_limit_kw"] = f"{round(min(charge, discharge), 3):g}"
+            errors[CONF_POWER_SETPOINT] = "power_setpoint_range"
+    return errors
 
 
 class BatterySubentryFlow(ConfigSubentryFlow):

@@ -55,9 +55,8 @@ def _others(entry: ConfigEntry, own_id: str | None, kinds: Mapping[str, str]) ->
 
 def _controlled(entry: ConfigEntry, own_id: str | None) -> set[str]:
     """Return the other devices' control entities, program start buttons, charger and battery power setpoints."""
-    extra = {SUBENTRY_APPLIANCE: CONF_START_ENTITY}, {SUBENTRY_APPLIANCE: CHARGER_CURRENT}
-    setpoints = _others(entry, own_id, {SUBENTRY_BATTERY: CONF_POWER_SETPOINT})
-    return _others(entry, own_id, CONTROL_KEYS) | setpoints | {e for kinds in extra for e in _others(entry, own_id, kinds)}
+    kinds = (CONTROL_KEYS, {SUBENTRY_APPLIANCE: CONF_START_ENTITY}, {SUBENTRY_APPLIANCE: CHARGER_CURRENT})
+    return {e for k in (*kinds, {SUBENTRY_BATTERY: CONF_POWER_SETPOINT}) for e in _others(entry, own_id, k)}
 
 
 def taken_entities(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:

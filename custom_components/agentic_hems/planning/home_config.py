@@ -136,9 +136,7 @@ class BatteryConfig:
     """One battery subentry: the :class:`HomeBattery` limits plus where its SoC is read and its power is set.
 
     ``control_entity`` is a number/input_number (setpoint in kW, positive charging) or a select/input_select whose options
-    ``control_modes`` names per mode (charge, discharge, idle); None when the plan only shows the battery. A select
-    battery may also have ``power_setpoint``, a number/input_number (W or kW) set to the planned power after its mode
-    (:mod:`.home_exec`).
+    ``control_modes`` names per mode (charge, discharge, idle); None when the plan only shows the battery.
     """
 
     subentry_id: str
@@ -156,7 +154,7 @@ class BatteryConfig:
     control_entity: str | None
     control_modes: Mapping[str, str] = field(default_factory=dict)
     phase: str = "three-phase"
-    power_setpoint: str | None = None
+    power_setpoint: str | None = None  # a select battery's power number (W or kW), set after its mode (.home_exec)
 
     def battery(self, soc_pct: float) -> HomeBattery:
         """Return the plan's battery at the measured state of charge (percent, clamped to 0-100)."""
@@ -217,8 +215,7 @@ class HomeConfig:
         """Return what the plan's commands set: the batteries' and heat pumps' control entities and the PV limit."""
         limit = {self.curtailment_entity} if self.curtailment_entity else set()
         heat = {h.control_entity for h in self.heat_pumps if h.control_entity}
-        power = {b.power_setpoint for b in self.batteries if b.power_setpoint}
-        return frozenset({b.control_entity for b in self.batteries if b.control_entity} | heat | limit | power)
+        return frozenset({e for b in self.batteries for e in (b.control_entity, b.power_setpoint) if e} | heat | limit)
 
 
 def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
@@ -226,7 +223,7 @@ def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
     valid = BATTERY_SCHEMA(dict(data))
     if valid[CONF_SOC_MIN_PCT] > valid[CONF_SOC_MAX_PCT]:
         raise ValueError("soc_min_pct is above soc_max_pct")
-    is_select = bool(valid[CONF_CONTROL_ENTITY]) and valid[CONF_CONTROL_ENTITY].startswith(("select.", "input_select."))
+    is_select = str(valid[CONF_CONTROL_ENTITY]).startswith(("select.", "input_select."))
     if is_select and not valid[CONF_CONTROL_MODES]:
         raise ValueError("a select control entity needs control_modes")
     if valid.get(CONF_POWER_SETPOINT) and not is_select:
