@@ -258,10 +258,11 @@ BATTERY_SUBENTRY: dict[str, Any] = {
     "soc_entity": "sensor.battery_soc",
     "control_entity": BATTERY_SETPOINT,
 }
-# A second battery driven as inverters such as Huawei Solar's or SolaX's are: a mode select (HA's select shape: its
-# ``options``) plus a power number in W (HA's number shape: min 0, max, step, unit), each slot the mode first, then
-# the planned power's size, through the gates.
-MODE_BATTERY_OPTIONS = {"charge": "Forcible charge", "discharge": "Forcible discharge", "idle": "Self-use"}
+# A second battery in the shape of HA core's homevolt: a mode select (its battery_mode options) plus a power number
+# (its setpoint: 0 to 11000 W in 100 W steps); each slot the mode first, then the planned power's size, through the
+# gates.
+MODE_BATTERY_OPTIONS = {"charge": "inverter_charge", "discharge": "inverter_discharge", "idle": "idle"}
+MODE_BATTERY_MAX_W = 11000
 MODE_BATTERY_SELECT, MODE_BATTERY_POWER = "input_select.inverter_battery_mode", "input_number.inverter_battery_power"
 MODE_BATTERY_SUBENTRY: dict[str, Any] = {
     "name": "Inverter battery",
@@ -276,11 +277,12 @@ MODE_BATTERY_SUBENTRY: dict[str, Any] = {
 }
 MODE_BATTERY_SELECT_YAML = (
     "input_select:\n  inverter_battery_mode:\n    name: Inverter battery mode\n    options:\n"
-    + "".join(f"      - {o}\n" for o in MODE_BATTERY_OPTIONS.values()) + "    initial: Forcible charge\n\n"
+    + "".join(f"      - {o}\n" for o in (*MODE_BATTERY_OPTIONS.values(), "solar_charge", "frequency_reserve"))
+    + "    initial: inverter_charge\n\n"
 )
 MODE_BATTERY_POWER_YAML = (
-    "  inverter_battery_power:\n    name: Inverter battery power\n    min: 0\n    max: 3000\n    step: 100\n"
-    '    initial: 0\n    unit_of_measurement: "W"\n    mode: box'
+    "  inverter_battery_power:\n    name: Inverter battery power\n    min: 0\n"
+    f'    max: {MODE_BATTERY_MAX_W}\n    step: 100\n    initial: 0\n    unit_of_measurement: "W"\n    mode: box'
 )
 HOME_OPTIONS: dict[str, Any] = {"pv_forecast_sensor": PV_FORECAST_SENSOR, "battery_control": "automatic"}
 # The options flow's "tariff" step: a Flemish-style capacity tariff (EUR per kW of the month's highest 15-minute
@@ -1726,7 +1728,7 @@ class Demo:
         if states[MODE_BATTERY_SELECT] != option:
             self.problems.append(f"{MODE_BATTERY_SELECT} shows {states[MODE_BATTERY_SELECT]!r}, not {option!r}")
         power = traces[MODE_BATTERY_POWER]
-        watts = min(round(abs(kw) * 10) * 100.0, 3000.0)  # the power's size in W on the number's 100 W step
+        watts = min(round(abs(kw) * 10) * 100.0, MODE_BATTERY_MAX_W)  # the power's size in W on its 100 W step
         if mode != "idle" and not (
             float(states[MODE_BATTERY_POWER]) == watts
             and (power.get("outcome"), power.get("source_agent")) == ("executed", "scheduler")

@@ -1,8 +1,10 @@
 """A battery driven by a mode select plus a power number follows the whole-home plan through the gates, in a real HA.
 
-The entity shapes are HA core's general ``select`` (``options`` attribute, ``select_option``) and ``number``
-(``min``/``max``/``step``/``unit_of_measurement`` attributes, ``set_value``) as an inverter integration offers them:
-a mode select (here input_select or a template select) and a power number in W (input_number, template number).
+The entities have the shapes of HA core's ``homevolt`` (its ``battery_mode`` select description: options
+``idle``, ``inverter_charge``, ``inverter_discharge``, ``solar_charge``, ``frequency_reserve``; its ``setpoint`` number
+description: 0 to 11000 W in 100 W steps), through the general ``select`` (``options`` attribute, ``select_option``)
+and ``number`` (``min``/``max``/``step``/``unit_of_measurement`` attributes, ``set_value``): here input_select or a
+template select, input_number or a template number.
 
 Oracles: the plan in force at each boundary (its own arrays), mapped by hand: the mode by the sign of the planned
 power beyond 0.05 kW, the power as |kW| x 1000 on the number's 100 W step, nothing set in an idle slot.
@@ -44,7 +46,8 @@ from .test_home_plan import BATTERY, home_entry, solar_wh
 
 MODE = "input_select.inverter_mode"
 POWER = "input_number.inverter_power"
-OPTIONS = {"charge": "Forcible charge", "discharge": "Forcible discharge", "idle": "Self-use"}
+OPTIONS = {"charge": "inverter_charge", "discharge": "inverter_discharge", "idle": "idle"}
+SELECT_OPTIONS = ["idle", "inverter_charge", "inverter_discharge", "solar_charge", "frequency_reserve"]
 MODE_BATTERY = {**BATTERY, "control_entity": MODE, "control_modes": OPTIONS, "power_setpoint_entity": POWER}
 T_MODE, T_POWER = "select.inverter_mode", "number.inverter_power"  # the template entities
 TEMPLATE_BATTERY = {**MODE_BATTERY, "control_entity": T_MODE, "power_setpoint_entity": T_POWER}
@@ -56,8 +59,8 @@ def mode(kw: float) -> str:
 
 
 def watts(kw: float) -> float:
-    """The power number's value for a planned power: its magnitude in W on the 100 W step (min 0, max 5000)."""
-    return min(round(abs(kw) * 10) * 100.0, 5000.0)
+    """The power number's value for a planned power: its magnitude in W on the 100 W step (min 0, max 11000)."""
+    return min(round(abs(kw) * 10) * 100.0, 11000.0)
 
 
 def calls(events: list[Any], entity_id: str) -> list[tuple[str, Any]]:
@@ -77,16 +80,16 @@ async def _house(hass: HomeAssistant, *, template: bool = False, available: bool
     assert await async_setup_component(hass, "homeassistant", {})
     if template:
         assert await async_setup_component(hass, "template", {"template": [{
-            "select": [{"name": "inverter_mode", "state": "Self-use", "options": f"{{{{ {list(OPTIONS.values())} }}}}",
+            "select": [{"name": "inverter_mode", "state": "idle", "options": f"{{{{ {SELECT_OPTIONS} }}}}",
                         "select_option": [], "availability": f"{{{{ {available} }}}}"}],
-            "number": [{"name": "inverter_power", "state": "0", "min": 0, "max": 5000, "step": 100,
+            "number": [{"name": "inverter_power", "state": "0", "min": 0, "max": 11000, "step": 100,
                         "unit_of_measurement": "W", "set_value": []}],
         }]})
     else:
         assert await async_setup_component(hass, "input_select", {"input_select": {"inverter_mode": {
-            "options": list(OPTIONS.values()), "initial": "Self-use"}}})
+            "options": SELECT_OPTIONS, "initial": "idle"}}})
         assert await async_setup_component(hass, "input_number", {"input_number": {"inverter_power": {
-            "min": 0, "max": 5000, "step": 100, "unit_of_measurement": "W", "initial": 0}}})
+            "min": 0, "max": 11000, "step": 100, "unit_of_measurement": "W", "initial": 0}}})
     await hass.async_block_till_done()
     hass.states.async_set("sensor.battery_soc", "50", {"unit_of_measurement": "%"})
 
@@ -147,7 +150,7 @@ async def test_each_slot_sets_the_mode_then_the_planned_power_and_an_idle_slot_t
     manager: HomePlanManager = entry.runtime_data.home
     events = async_capture_events(hass, "call_service")
     first = dt_util.as_utc(NOW).replace(minute=15, second=0)
-    shown, power, expected, modes = "Self-use", 0.0, [], []
+    shown, power, expected, modes = "idle", 0.0, [], []
     for k in range(12):
         await _boundary(hass, freezer, first + k * SLOT)
         plan = manager.result.plan
@@ -205,7 +208,7 @@ async def test_a_power_number_that_does_not_follow_fails_as_a_phantom_success(
     freezer.move_to(NOW)
     solar_id = await _house(hass, template=True)
     assert await async_setup_component(hass, "input_select", {"input_select": {"inverter_mode": {
-        "options": list(OPTIONS.values()), "initial": "Self-use"}}})
+        "options": SELECT_OPTIONS, "initial": "idle"}}})
     entry = await _start(hass, solar_id, {**MODE_BATTERY, "power_setpoint_entity": "number.inverter_power"},
                          "automatic")
     kw, traces = await _execute_now(hass, freezer, entry, 2)
@@ -231,7 +234,7 @@ async def test_approval_mode_asks_for_the_mode_and_the_power_and_sets_only_what_
     assert (at_slot[1]["option"], at_slot[1]["p_kw"], at_slot[1]["mode_entity"]) == (OPTIONS[mode(kw)], round(kw, 3), MODE)
     word = "charge" if kw > 0 else "discharge"
     assert f"- Home battery ({POWER}): {word} {abs(round(kw, 3)):g} kW" in request["summary"]
-    assert (hass.states.get(MODE).state, hass.states.get(POWER).state) == ("Self-use", "0.0")  # nothing yet
+    assert (hass.states.get(MODE).state, hass.states.get(POWER).state) == ("idle", "0.0")  # nothing yet
     await hass.services.async_call(DOMAIN, "approve_authorization", {"request_id": request["request_id"]},
                                    blocking=True, context=Context(user_id=hass_admin_user.id))
     await hass.async_block_till_done(wait_background_tasks=True)
@@ -281,11 +284,11 @@ def test_plan_actions_set_the_mode_then_the_power_and_an_idle_slot_only_the_mode
     fixed = {"entity_id": POWER, "battery": "b", "type": "home_battery_mode_power", "mode_entity": MODE}
     assert plan_actions(plan, config, start) == [
         {"start": at[0], "end": at[2], "type": "home_battery_mode", "entity_id": MODE, "battery": "b",
-         "mode": "charge", "option": "Forcible charge"},
+         "mode": "charge", "option": "inverter_charge"},
         {"start": at[2], "end": at[3], "type": "home_battery_mode", "entity_id": MODE, "battery": "b",
-         "mode": "idle", "option": "Self-use"},
+         "mode": "idle", "option": "idle"},
         {"start": at[3], "end": at[4], "type": "home_battery_mode", "entity_id": MODE, "battery": "b",
-         "mode": "discharge", "option": "Forcible discharge"},
-        {"start": at[0], "end": at[2], **fixed, "option": "Forcible charge", "p_kw": 2.0},
-        {"start": at[3], "end": at[4], **fixed, "option": "Forcible discharge", "p_kw": -1.5},
+         "mode": "discharge", "option": "inverter_discharge"},
+        {"start": at[0], "end": at[2], **fixed, "option": "inverter_charge", "p_kw": 2.0},
+        {"start": at[3], "end": at[4], **fixed, "option": "inverter_discharge", "p_kw": -1.5},
     ]
