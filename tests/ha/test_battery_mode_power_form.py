@@ -116,3 +116,17 @@ async def test_a_select_alone_must_offer_its_options_when_it_exists(hass: HomeAs
     assert result["errors"] == {"discharge_option": "battery_option_unknown"}
     result = await add_battery(hass, entry, {**FORM, "control_entity": "select.not_there_yet"})
     assert result["type"] is FlowResultType.CREATE_ENTRY
+
+
+async def test_an_ev_chargers_current_setpoint_is_no_batterys_power_setpoint(hass: HomeAssistant) -> None:
+    """The EV charger appliance's current number is another device's control: refused, and left out of the picker."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    ev = next(s for s in entry.subentries.values() if s.data["kind"] == "ev_charger")
+    hass.config_entries.async_update_subentry(entry, ev, data={**ev.data, "charger_current_entity": POWER})
+    _entities(hass)
+    result = await add_battery(hass, entry, MODE_POWER_FORM)
+    assert result["errors"] == {"power_setpoint_entity": "control_entity_in_use"}
+    schema = result["data_schema"].schema
+    picker = next(selector for marker, selector in schema.items() if str(marker) == "power_setpoint_entity")
+    assert POWER in picker.config["exclude_entities"]
