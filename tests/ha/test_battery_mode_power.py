@@ -13,6 +13,7 @@ power beyond 0.05 kW, the power as |kW| x 1000 on the number's 100 W step, nothi
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 import logging
 from types import SimpleNamespace
@@ -35,6 +36,7 @@ from custom_components.agentic_hems.gates.models import GridGrant
 from custom_components.agentic_hems.planning.home_config import HomeConfig, parse_battery
 from custom_components.agentic_hems.planning.home_exec import mode_power_value, plan_actions
 from custom_components.agentic_hems.planning.home_manager import HomePlanManager
+from custom_components.agentic_hems.prices.curve import floor_slot
 from custom_components.agentic_hems.scheduling.home_model import HomePlan
 from homeassistant.auth.models import User
 from homeassistant.core import Context, HomeAssistant
@@ -52,6 +54,7 @@ MODE_BATTERY = {**BATTERY, "control_entity": MODE, "control_modes": OPTIONS, "po
 T_MODE, T_POWER = "select.inverter_mode", "number.inverter_power"  # the template entities
 TEMPLATE_BATTERY = {**MODE_BATTERY, "control_entity": T_MODE, "power_setpoint_entity": T_POWER}
 SLOT = timedelta(minutes=15)
+SOC = "50"
 
 
 def mode(kw: float) -> str:
@@ -91,7 +94,7 @@ async def _house(hass: HomeAssistant, *, template: bool = False, available: bool
         assert await async_setup_component(hass, "input_number", {"input_number": {"inverter_power": {
             "min": 0, "max": 11000, "step": 100, "unit_of_measurement": "W", "initial": 0}}})
     await hass.async_block_till_done()
-    hass.states.async_set("sensor.battery_soc", "50", {"unit_of_measurement": "%"})
+    hass.states.async_set("sensor.battery_soc", SOC, {"unit_of_measurement": "%"})
 
     async def async_get_solar_forecast(hass: HomeAssistant, entry_id: str) -> dict[str, Any] | None:
         return {"wh_hours": solar_wh(NOW)}
@@ -183,8 +186,8 @@ async def test_an_unavailable_mode_select_leaves_the_power_unset_with_a_trace_an
     assert calls(events, T_MODE) == [] and calls(events, T_POWER) == []
     assert hass.states.get(T_POWER).state == "0.0"
     assert [(t["entity_id"], t["outcome"]) for t in traces] == [(T_MODE, "blocked")]
-    assert f"{T_POWER} is not set to {watts(kw)}: the battery's mode {T_MODE} shows unavailable, not {OPTIONS[mode(kw)]}" \
-        in caplog.text
+    assert (f"{T_POWER} is not set to {watts(kw)}: the battery's mode {T_MODE} shows unavailable, "
+            f"not {OPTIONS[mode(kw)]}") in caplog.text
 
 
 async def test_a_select_that_does_not_take_the_mode_fails_as_a_phantom_success_and_the_power_is_not_set(
@@ -231,7 +234,8 @@ async def test_approval_mode_asks_for_the_mode_and_the_power_and_sets_only_what_
     at_slot = [a for a in request["actions"] if a["start"] == slot.isoformat() and a["entity_id"] in (MODE, POWER)]
     assert [(a["type"], a["entity_id"]) for a in at_slot] == [
         ("home_battery_mode", MODE), ("home_battery_mode_power", POWER)]
-    assert (at_slot[1]["option"], at_slot[1]["p_kw"], at_slot[1]["mode_entity"]) == (OPTIONS[mode(kw)], round(kw, 3), MODE)
+    assert (at_slot[1]["option"], at_slot[1]["p_kw"], at_slot[1]["mode_entity"]) == (
+        OPTIONS[mode(kw)], round(kw, 3), MODE)
     word = "charge" if kw > 0 else "discharge"
     assert f"- Home battery ({POWER}): {word} {abs(round(kw, 3)):g} kW" in request["summary"]
     assert (hass.states.get(MODE).state, hass.states.get(POWER).state) == ("idle", "0.0")  # nothing yet
@@ -267,6 +271,31 @@ async def test_the_power_value_is_in_the_numbers_unit_on_its_step_within_its_ran
 ) -> None:
     hass.states.async_set("number.inverter_power", "0", attributes)
     assert mode_power_value(hass, "number.inverter_power", p_kw) == pytest.approx(value, abs=1e-9)
+
+
+async def test_a_charge_a_discharge_and_an_idle_slot_of_a_hand_built_plan_through_the_gates(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """Charge 2.04 kW, discharge 1.46 kW, idle: inverter_charge then 2000 W, inverter_discharge then 1500 W, idle."""
+    freezer.move_to(NOW)
+    solar_id = await _house(hass)
+    entry = await _start(hass, solar_id, MODE_BATTERY, "automatic")
+    start = floor_slot(dt_util.utcnow())
+    kw = {"battery1": np.array([2.04, -1.46, 0.0])}
+    plan = replace(entry.runtime_data.home.result.plan, start=start, battery_kw=kw)
+    events = async_capture_events(hass, "call_service")
+    outcomes = []
+    for k in range(3):
+        freezer.move_to(start + k * SLOT)
+        records = await entry.runtime_data.home.executor.async_execute(plan, start + k * SLOT)
+        outcomes.append([(r["entity_id"], r["outcome"]) for r in records])
+    assert [c for e in events for c in calls([e], MODE) + calls([e], POWER)] == [
+        ("select_option", "inverter_charge"), ("set_value", 2000.0),
+        ("select_option", "inverter_discharge"), ("set_value", 1500.0),
+        ("select_option", "idle"),
+    ]
+    assert outcomes == [[(MODE, "executed"), (POWER, "executed")]] * 2 + [[(MODE, "executed")]]
+    assert (hass.states.get(MODE).state, float(hass.states.get(POWER).state)) == ("idle", 1500.0)
 
 
 def test_plan_actions_set_the_mode_then_the_power_and_an_idle_slot_only_the_mode() -> None:
