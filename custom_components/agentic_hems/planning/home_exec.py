@@ -67,8 +67,8 @@ def plan_actions(plan: HomePlan, config: HomeConfig, since: datetime) -> list[di
     (kW, + charging) for a setpoint battery, ``home_battery_mode`` with ``battery``, ``mode`` (charge, discharge,
     idle) and ``option`` (the select's option for it) for a select battery (slots whose mode has no option are left
     out), ``home_battery_mode_power`` with ``battery``, ``mode_entity`` (the select), ``option`` (the mode's) and
-    ``p_kw`` (kW, + charging) for its power setpoint (idle slots left out), ``home_pv_limit`` with ``limit_kw`` (the planned PV production, None for the entity's maximum) for the
-    curtailment entity.
+    ``p_kw`` (kW, + charging) for its power setpoint (idle slots left out), ``home_pv_limit`` with ``limit_kw`` (the
+    planned PV production, None for the entity's maximum) for the curtailment entity.
     """
     actions: list[dict[str, Any]] = []
     for fixed, values in channels(plan, config):
