@@ -1724,6 +1724,10 @@ class Demo:
         for entity_id, trace in traces.items():
             log(f"  {entity_id} = {states[entity_id]}  last trace: {trace.get('outcome', 'none')} "
                 f"{(trace.get('candidate') or {}).get('params', '')}")
+        planned = [(s["start"], float(v)) for s, v in zip(answer["slots"], battery["battery_kw"], strict=False)]
+        if nxt := next(((start, v) for start, v in planned[1:] if abs(v) > 0.05), None):
+            log(f"  next slot that sets the power: {at(datetime.fromisoformat(nxt[0]), self.tz)}, {nxt[1]:+.2f} kW "
+                f"({min(round(abs(nxt[1]) * 10) * 100.0, MODE_BATTERY_MAX_W):g} W after its mode)")
         self.report["mode_battery"] = {"kw": kw, "mode": mode, "states": states, "traces": traces}
         if states[MODE_BATTERY_SELECT] != option:
             self.problems.append(f"{MODE_BATTERY_SELECT} shows {states[MODE_BATTERY_SELECT]!r}, not {option!r}")
