@@ -146,6 +146,7 @@ GRID_OPTIONS: dict[str, Any] = {
 HOUSE_METERS: dict[str, tuple[str, str, float, float, float, float, str]] = {
     "indoor_temperature": ("Indoor temperature", "°C", 0, 40, 0.01, 20.5, "temperature"),
     "heat_pump_power": ("Heat pump power", "kW", 0, 10, 0.01, 0.0, "power"),
+    "inverter_battery_soc": ("Inverter battery SoC", "%", 0, 100, 1, 60, "battery"),
 }
 WEATHER = "weather.house"
 HEAT_PUMP_CLIMATE = "climate.heat_pump"
@@ -233,8 +234,10 @@ def grid_yaml() -> str:
         "  battery_setpoint:\n    name: Battery setpoint\n    min: -5\n    max: 5\n    step: 0.001\n    initial: 0\n"
         '    unit_of_measurement: "kW"\n    mode: box'
     )
+    numbers.append(MODE_BATTERY_POWER_YAML)
     return (
-        "input_number:\n" + "\n".join(numbers) + "\n\ntemplate:\n  - sensor:\n" + "\n".join(sensors) + "\n"
+        MODE_BATTERY_SELECT_YAML
+        + "input_number:\n" + "\n".join(numbers) + "\n\ntemplate:\n  - sensor:\n" + "\n".join(sensors) + "\n"
         + COVER_TEMPLATE_YAML + WEATHER_YAML + FREE_SWITCH_YAML + "\n" + CLIMATE_YAML
     )
 
@@ -255,6 +258,32 @@ BATTERY_SUBENTRY: dict[str, Any] = {
     "soc_entity": "sensor.battery_soc",
     "control_entity": BATTERY_SETPOINT,
 }
+# A second battery in the shape of HA core's homevolt: a mode select (its battery_mode options) plus a power number
+# (its setpoint: 0 to 11000 W in 100 W steps); each slot the mode first, then the planned power's size, through the
+# gates.
+MODE_BATTERY_OPTIONS = {"charge": "inverter_charge", "discharge": "inverter_discharge", "idle": "idle"}
+MODE_BATTERY_MAX_W = 11000
+MODE_BATTERY_SELECT, MODE_BATTERY_POWER = "input_select.inverter_battery_mode", "input_number.inverter_battery_power"
+MODE_BATTERY_SUBENTRY: dict[str, Any] = {
+    "name": "Inverter battery",
+    "capacity_kwh": 5.0,
+    "charge_kw": 2.5,
+    "discharge_kw": 2.5,
+    "reserve_pct": 20.0,
+    "soc_entity": "sensor.inverter_battery_soc",
+    "control_entity": MODE_BATTERY_SELECT,
+    **{f"{mode}_option": option for mode, option in MODE_BATTERY_OPTIONS.items()},
+    "power_setpoint_entity": MODE_BATTERY_POWER,
+}
+MODE_BATTERY_SELECT_YAML = (
+    "input_select:\n  inverter_battery_mode:\n    name: Inverter battery mode\n    options:\n"
+    + "".join(f"      - {o}\n" for o in (*MODE_BATTERY_OPTIONS.values(), "solar_charge", "frequency_reserve"))
+    + "    initial: inverter_charge\n\n"
+)
+MODE_BATTERY_POWER_YAML = (
+    "  inverter_battery_power:\n    name: Inverter battery power\n    min: 0\n"
+    f'    max: {MODE_BATTERY_MAX_W}\n    step: 100\n    initial: 0\n    unit_of_measurement: "W"\n    mode: box'
+)
 HOME_OPTIONS: dict[str, Any] = {"pv_forecast_sensor": PV_FORECAST_SENSOR, "battery_control": "automatic"}
 # The options flow's "tariff" step: a Flemish-style capacity tariff (EUR per kW of the month's highest 15-minute
 # import, at least 2.5 kW billed) on a three-phase 3 x 25 A, 230 V connection (5.75 kW per phase).
@@ -1624,6 +1653,11 @@ class Demo:
             lambda step: fill_form(step, BATTERY_SUBENTRY, "battery"),
         )
         await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
+        await self.client.drive_flow(
+            "battery subentry", "/api/config/config_entries/subentries/flow", [entry_id, "battery"],
+            lambda step: fill_form(step, MODE_BATTERY_SUBENTRY, "battery"),
+        )
+        await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
         result = await self.client.drive_flow(
             "options", "/api/config/config_entries/options/flow", entry_id,
             lambda step: keep_form(
@@ -1682,6 +1716,42 @@ class Demo:
             state = await self.client.request("GET", f"/api/states/{entity_id}", expect=(200, 404))
             if not isinstance(state, dict) or state.get("state") in (None, "unavailable", "unknown"):
                 self.problems.append(f"home entity {entity_id} does not exist or has no state")
+
+    async def show_mode_battery(self) -> None:
+        """With device control on, plan the home again (plan_home): the garage battery's slot goes through the gates,
+        its mode select first, then its power number; check both against the plan and their traces."""
+        answer = await self.client.call_service("plan_home", {"config_entry_id": self.entry_id, "replan": True})
+        battery = next((b for b in answer.get("batteries") or [] if b.get("name") == MODE_BATTERY_SUBENTRY["name"]), {})
+        if not battery.get("battery_kw") or not answer.get("slots"):
+            self.problems.append(f"the home plan has no {MODE_BATTERY_SUBENTRY['name']}: {battery}")
+            return
+        kw = float(battery["battery_kw"][0])
+        mode = "charge" if kw > 0.05 else "discharge" if kw < -0.05 else "idle"
+        option = MODE_BATTERY_OPTIONS[mode]
+        states, traces = {}, {}
+        for entity_id in (MODE_BATTERY_SELECT, MODE_BATTERY_POWER):
+            states[entity_id] = (await self.client.request("GET", f"/api/states/{entity_id}"))["state"]
+            found = await self.client.call_service("get_traces", {"entity_id": entity_id, "limit": 1})
+            traces[entity_id] = (found.get("traces") or [{}])[0]
+        slot = at(datetime.fromisoformat(answer["slots"][0]["start"]), self.tz)
+        log(f"Inverter battery (mode select + power number), slot {slot}: plan {kw:+.2f} kW ({mode})")
+        for entity_id, trace in traces.items():
+            log(f"  {entity_id} = {states[entity_id]}  last trace: {trace.get('outcome', 'none')} "
+                f"{(trace.get('candidate') or {}).get('params', '')}")
+        planned = [(s["start"], float(v)) for s, v in zip(answer["slots"], battery["battery_kw"], strict=False)]
+        if nxt := next(((start, v) for start, v in planned[1:] if abs(v) > 0.05), None):
+            log(f"  next slot that sets the power: {at(datetime.fromisoformat(nxt[0]), self.tz)}, {nxt[1]:+.2f} kW "
+                f"({min(round(abs(nxt[1]) * 10) * 100.0, MODE_BATTERY_MAX_W):g} W after its mode)")
+        self.report["mode_battery"] = {"kw": kw, "mode": mode, "states": states, "traces": traces}
+        if states[MODE_BATTERY_SELECT] != option:
+            self.problems.append(f"{MODE_BATTERY_SELECT} shows {states[MODE_BATTERY_SELECT]!r}, not {option!r}")
+        power = traces[MODE_BATTERY_POWER]
+        watts = min(round(abs(kw) * 10) * 100.0, MODE_BATTERY_MAX_W)  # the power's size in W on its 100 W step
+        if mode != "idle" and not (
+            float(states[MODE_BATTERY_POWER]) == watts
+            and (power.get("outcome"), power.get("source_agent")) == ("executed", "scheduler")
+        ):
+            self.problems.append(f"{MODE_BATTERY_POWER} is not {watts:g} W set through the gates: {power}")
 
     def show_home_grid(self, home: dict[str, Any], currency: str) -> None:
         """Print what the capacity tariff and the phase limit mean for the plan; check the plan keeps the limit."""
@@ -1842,6 +1912,7 @@ class Demo:
         await self.show_plans()
         await self.show_home()
         await self.show_gates()
+        await self.show_mode_battery()
         await self.show_ask()
         await self.show_grid()
         await self.show_entities(ours, subentries)

@@ -144,6 +144,7 @@ CONF_WEAR_COST: Final = "wear_cost"
 CONF_SOC_ENTITY: Final = "soc_entity"
 CONF_CONTROL_ENTITY: Final = "control_entity"
 CONF_CONTROL_MODES: Final = "control_modes"  # a select's options: {"charge": ..., "discharge": ..., "idle": ...}
+CONF_POWER_SETPOINT: Final = "power_setpoint_entity"  # a mode select battery's power number (W or kW)
 CONF_PV_FORECAST_ENTRIES: Final = "pv_forecast_entries"
 CONF_PV_FORECAST_SENSOR: Final = "pv_forecast_sensor"
 CONF_HOUSE_POWER_ENTITY: Final = "house_power_entity"

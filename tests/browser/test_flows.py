@@ -52,6 +52,9 @@ SOC_STATE = {"state": "40", "attributes": {"unit_of_measurement": "%", "device_c
                                           "friendly_name": "Flow test battery SoC"}}
 MODE_STATE = {"state": "Standby", "attributes": {"friendly_name": "Flow test battery mode",
                                                  "options": ["Force charge", "Force discharge", "Standby"]}}
+BATTERY_POWER = "number.flow_test_battery_power"  # an inverter's power number in W that reaches only 3 kW
+POWER_STATE = {"state": "0", "attributes": {"friendly_name": "Flow test battery power", "min": 0, "max": 3000,
+                                            "step": 100, "mode": "box", "unit_of_measurement": "W"}}
 # parse_schedule's message for a band schedule without bands (shown in the translated invalid_tariff error)
 NO_BANDS = "bands must map each band name to its fee per kWh, e.g. {low: 0.03, high: 0.11}"
 HASS = "document.querySelector('home-assistant').hass"
@@ -409,6 +412,17 @@ def battery_mode(page: Page) -> Iterator[str]:
 
 
 @pytest.fixture
+def battery_power(page: Page) -> Iterator[str]:
+    """:data:`BATTERY_POWER`, a number set through the REST API (the demo's are its batteries'), removed at the end."""
+    page.evaluate(f"([id, body]) => {HASS}.callApi('POST', `states/${{id}}`, body)", [BATTERY_POWER, POWER_STATE])
+    page.wait_for_function(f"(id) => !!{HASS}.states[id]", arg=BATTERY_POWER)
+    try:
+        yield BATTERY_POWER
+    finally:
+        page.evaluate(f"(id) => {HASS}.callApi('DELETE', `states/${{id}}`)", BATTERY_POWER)
+
+
+@pytest.fixture
 def soc_sensor(page: Page) -> Iterator[str]:
     """:data:`SOC_SENSOR`, a battery sensor in % set through the REST API, removed at the end: the demo's own
     ``sensor.battery_soc`` is its battery's, which the picker leaves out."""
@@ -421,11 +435,14 @@ def soc_sensor(page: Page) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_add_battery(page: Page, demo: Demo, width: int, battery_mode: str, soc_sensor: str) -> None:
+def test_add_battery(
+    page: Page, demo: Demo, width: int, battery_mode: str, soc_sensor: str, battery_power: str
+) -> None:
     """The form pre-fills no size but the plan's defaults (0-100 %, 95 % efficiency); its SoC picker leaves out the
     demo battery's sensor and the integration's planned SoC; a capacity of 1,000,000,000 kWh, a lowest state of
     charge above the highest, then a reserve above it, and a select without its option names are translated field
-    errors (closed at the end: no battery is added)."""
+    errors; with the option names (one the select lacks) and a power setpoint that reaches only 3 kW, the select's
+    options and the 3 kW the plan would be clipped to are (closed at the end: no battery is added)."""
     walk = Walk(page, demo, width, "add-battery")
     page.get_by_role("button", name=BATTERY["initiate_flow"]["user"]).click()
     labels, errors = BATTERY["step"]["user"]["data"], BATTERY["error"]
@@ -459,6 +476,17 @@ def test_add_battery(page: Page, demo: Demo, width: int, battery_mode: str, soc_
     walk.pick_entity(battery_mode, 1)
     walk.submit()
     walk.sees(errors["select_needs_modes"], "select-without-modes")
+    for key, option in (("charge_option", "Force charge"), ("discharge_option", "Force discharge"),
+                        ("idle_option", "Idle")):
+        walk.field(labels[key]).fill(option)
+    power_picker = walk.dialog.locator("ha-selector-entity").nth(2)
+    excluded = power_picker.evaluate("(e) => e.selector.entity.exclude_entities")
+    assert "input_number.inverter_battery_power" in excluded  # the demo's inverter battery's own
+    walk.pick_entity(battery_power, 2)
+    walk.submit()
+    walk.sees(errors["battery_option_unknown"].format(select_options="Force charge, Force discharge, Standby"),
+              "option-the-select-lacks")
+    walk.sees(errors["power_setpoint_range"].format(power_limit_kw="3"), "power-setpoint-short")
     walk.close()
 
 

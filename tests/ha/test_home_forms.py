@@ -154,7 +154,7 @@ async def test_reconfigure_changes_the_capacity_the_plan_uses(
     suggested = {str(k): (k.description or {}).get("suggested_value") for k in result["data_schema"].schema}
     assert suggested == {**FORM, "soc_min_pct": 10.0, "soc_max_pct": 90.0, "reserve_pct": 20.0,
                          "charge_option": "Force charge", "charge_efficiency": 0.95, "discharge_efficiency": 0.95,
-                         "wear_cost": 0.0, "phase": "three-phase"}
+                         "wear_cost": 0.0, "phase": "three-phase", "power_setpoint_entity": None}
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**FORM, "name": "LOFT battery"})
     assert result["type"] is FlowResultType.FORM and result["errors"] == {"name": "name_exists"}
     result = await hass.config_entries.subentries.async_configure(

@@ -108,7 +108,7 @@ def _entity_errors(
     others: set[Any] = set()
     for sid, sub in entry.subentries.items():
         if sid != own_id:
-            others |= {sub.data.get(key) for key in (CURRENT, "entity_id", "control_entity")}
+            others |= {sub.data.get(key) for key in (CURRENT, "entity_id", "control_entity", "power_setpoint_entity")}
     if entity in own_entity_ids(hass):
         return {CURRENT: "control_entity_own"}
     if entity in others or entity == data.get("entity_id"):

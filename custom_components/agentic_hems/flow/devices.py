@@ -20,6 +20,7 @@ from homeassistant.helpers.selector import EntitySelector, EntitySelectorConfig
 
 from ..const import (
     CONF_CONTROL_ENTITY,
+    CONF_POWER_SETPOINT,
     CONF_SOC_ENTITY,
     CONF_START_ENTITY,
     DOMAIN,
@@ -28,6 +29,7 @@ from ..const import (
     SUBENTRY_HEAT_PUMP,
 )
 
+CHARGER_CURRENT: Final = "charger_current_entity"  # an EV charger appliance's current setpoint (flow/charger.py)
 # Where each device subentry keeps its control entity: an appliance's switch (or another entity it switches), a
 # battery's number or select, a heat pump's climate, switch or water heater.
 CONTROL_KEYS: Final = {
@@ -52,8 +54,9 @@ def _others(entry: ConfigEntry, own_id: str | None, kinds: Mapping[str, str]) ->
 
 
 def _controlled(entry: ConfigEntry, own_id: str | None) -> set[str]:
-    """Return the other devices' control entities and the other program appliances' start buttons."""
-    return _others(entry, own_id, CONTROL_KEYS) | _others(entry, own_id, {SUBENTRY_APPLIANCE: CONF_START_ENTITY})
+    """Return the other devices' control entities, program start buttons, charger and battery power setpoints."""
+    kinds = (CONTROL_KEYS, {SUBENTRY_APPLIANCE: CONF_START_ENTITY}, {SUBENTRY_APPLIANCE: CHARGER_CURRENT})
+    return {e for k in (*kinds, {SUBENTRY_BATTERY: CONF_POWER_SETPOINT}) for e in _others(entry, own_id, k)}
 
 
 def taken_entities(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
@@ -109,14 +112,15 @@ def device_errors(
     ``data[CONF_NAME]``, when given, must differ (case-insensitive) from every other device's name
     (``name_exists``); ``data[control_key]``, when given and not empty, must not be one of this integration's own
     entities (``control_entity_own``) nor another device's control entity or start button (``control_entity_in_use``);
-    the same holds for a program appliance's start button ``data["start_entity"]``. ``own_id`` is
+    the same holds for a program appliance's start button ``data["start_entity"]`` and a battery's power setpoint
+    ``data["power_setpoint_entity"]``. ``own_id`` is
     the reconfigured device's subentry id (its own name and entity pass), None when adding.
     """
     others = [sub for sid, sub in entry.subentries.items() if sid != own_id and sub.subentry_type in CONTROL_KEYS]
     errors: dict[str, str] = {}
     if CONF_NAME in data and str(data[CONF_NAME]).casefold() in {sub.title.casefold() for sub in others}:
         errors[CONF_NAME] = "name_exists"
-    for key in (control_key, CONF_START_ENTITY):
+    for key in (control_key, CONF_START_ENTITY, CONF_POWER_SETPOINT):
         control = data.get(key)
         if control and control in own_entity_ids(hass):
             errors[key] = "control_entity_own"

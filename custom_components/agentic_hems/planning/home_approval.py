@@ -157,6 +157,7 @@ def summary(
     """
     texts = TEXTS[lang]
     names = {b.control_entity: b.name for b in config.batteries if b.control_entity}
+    names |= {b.power_setpoint: b.name for b in config.batteries if b.power_setpoint}
     names |= {h.control_entity: h.name for h in config.heat_pumps}
     lines = [texts["head"].format(end=local_moment(window[1], lang, dt_util.as_local(window[0]).date()))]
     for entity in dict.fromkeys(a["entity_id"] for a in actions):
@@ -174,7 +175,7 @@ def _hhmm(moment: str) -> str:
 def _setting(action: Mapping[str, Any], lang: str, temp_unit: str) -> str:
     """Return a planned setting in words: ``charge 2.5 kW``, ``mode Auto``, ``limit 3 kW``, ``21.5 °C``, ``on``."""
     texts, de = TEXTS[lang], lang == "de"
-    if action["type"] == home_exec.ACTION_TYPE:
+    if action["type"] in (home_exec.ACTION_TYPE, home_exec.MODE_POWER_ACTION):
         kw = action["p_kw"]
         return texts["charge" if kw >= 0 else "discharge"].format(kw=_num(abs(kw), de))
     if action["type"] == home_exec.MODE_ACTION:

@@ -47,6 +47,7 @@ from ..const import (
     CONF_PHASE,
     CONF_PHASE_COUNT,
     CONF_PHASE_CURRENT_A,
+    CONF_POWER_SETPOINT,
     CONF_PV_FORECAST_ENTRIES,
     CONF_PV_FORECAST_SENSOR,
     CONF_RESERVE_PCT,
@@ -91,6 +92,7 @@ BATTERY_SCHEMA = vol.Schema(
         vol.Required(CONF_SOC_ENTITY): _ENTITY,
         vol.Optional(CONF_CONTROL_ENTITY, default=None): _CONTROL,
         vol.Optional(CONF_CONTROL_MODES, default=dict): {vol.Optional(mode): str for mode in MODES},
+        vol.Optional(CONF_POWER_SETPOINT): _LIMIT,
         vol.Optional(CONF_PHASE): vol.In(PHASES),
     },
     extra=vol.ALLOW_EXTRA,
@@ -152,6 +154,7 @@ class BatteryConfig:
     control_entity: str | None
     control_modes: Mapping[str, str] = field(default_factory=dict)
     phase: str = "three-phase"
+    power_setpoint: str | None = None  # a select battery's power number (W or kW), set after its mode (.home_exec)
 
     def battery(self, soc_pct: float) -> HomeBattery:
         """Return the plan's battery at the measured state of charge (percent, clamped to 0-100)."""
@@ -212,7 +215,7 @@ class HomeConfig:
         """Return what the plan's commands set: the batteries' and heat pumps' control entities and the PV limit."""
         limit = {self.curtailment_entity} if self.curtailment_entity else set()
         heat = {h.control_entity for h in self.heat_pumps if h.control_entity}
-        return frozenset({b.control_entity for b in self.batteries if b.control_entity} | heat | limit)
+        return frozenset({e for b in self.batteries for e in (b.control_entity, b.power_setpoint) if e} | heat | limit)
 
 
 def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
@@ -220,12 +223,11 @@ def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
     valid = BATTERY_SCHEMA(dict(data))
     if valid[CONF_SOC_MIN_PCT] > valid[CONF_SOC_MAX_PCT]:
         raise ValueError("soc_min_pct is above soc_max_pct")
-    if (
-        valid[CONF_CONTROL_ENTITY]
-        and valid[CONF_CONTROL_ENTITY].startswith(("select.", "input_select."))
-        and not valid[CONF_CONTROL_MODES]
-    ):
+    is_select = str(valid[CONF_CONTROL_ENTITY]).startswith(("select.", "input_select."))
+    if is_select and not valid[CONF_CONTROL_MODES]:
         raise ValueError("a select control entity needs control_modes")
+    if valid.get(CONF_POWER_SETPOINT) and not is_select:
+        raise ValueError("a power setpoint entity needs a mode select as the control entity")
     return BatteryConfig(
         subentry_id=subentry_id,
         name=valid[CONF_BATTERY_NAME],
@@ -242,6 +244,7 @@ def parse_battery(subentry_id: str, data: Mapping[str, Any]) -> BatteryConfig:
         control_entity=valid[CONF_CONTROL_ENTITY],
         control_modes=dict(valid[CONF_CONTROL_MODES]),
         phase=valid.get(CONF_PHASE, "three-phase"),
+        power_setpoint=valid.get(CONF_POWER_SETPOINT),
     )
 
 

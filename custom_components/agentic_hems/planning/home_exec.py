@@ -6,6 +6,13 @@ The driven entities and what each slot sets (:func:`plan_actions`, :func:`comman
 - a battery with a mode select (select, input_select): ``select_option`` to the option its subentry names for the
   slot's mode (:func:`~..scheduling.home_explain.battery_mode`: charge, discharge or idle); a mode without an option
   sets nothing;
+- a battery with a mode select and a power setpoint (``power_setpoint``, a number or input_number in W or kW): first
+  the mode as above, then ``set_value`` on the setpoint to the planned power in its unit, rounded to its ``step``
+  from its ``min`` and kept within ``min``..``max``. A setpoint whose ``min`` is below 0 is signed as the plan is
+  (+ charging, - discharging); any other takes the power's magnitude (the mode says its direction). An idle slot
+  sets the mode only. The power is set only while the select shows the slot's option: a mode refused, failed or
+  not taken (read back as another option, unavailable) leaves the power as it was, with a warning (the mode's
+  trace says why);
 - the PV limit (the options' curtailment entity, a number or input_number): ``set_value`` to the planned PV
   production (forecast minus curtailment) where the plan curtails, else to the entity's ``max``.
 
@@ -43,8 +50,9 @@ if TYPE_CHECKING:
 
 ACTION_TYPE = "home_battery_power"
 MODE_ACTION = "home_battery_mode"
+MODE_POWER_ACTION = "home_battery_mode_power"  # a mode select battery's power setpoint
 LIMIT_ACTION = "home_pv_limit"
-ACTIONS = frozenset({ACTION_TYPE, MODE_ACTION, LIMIT_ACTION})
+ACTIONS = frozenset({ACTION_TYPE, MODE_ACTION, MODE_POWER_ACTION, LIMIT_ACTION})
 SETPOINT_DOMAINS = ("number", "input_number")
 MODE_DOMAINS = ("select", "input_select")
 CURTAIL_EPS_KW = 1e-3  # below this much planned curtailment the PV limit goes back to its maximum
@@ -58,8 +66,9 @@ def plan_actions(plan: HomePlan, config: HomeConfig, since: datetime) -> list[di
     Each is ``{"start", "end", "type", "entity_id", ...}``: ``home_battery_power`` with ``battery`` and ``p_kw``
     (kW, + charging) for a setpoint battery, ``home_battery_mode`` with ``battery``, ``mode`` (charge, discharge,
     idle) and ``option`` (the select's option for it) for a select battery (slots whose mode has no option are left
-    out), ``home_pv_limit`` with ``limit_kw`` (the planned PV production, None for the entity's maximum) for the
-    curtailment entity.
+    out), ``home_battery_mode_power`` with ``battery``, ``mode_entity`` (the select), ``option`` (the mode's) and
+    ``p_kw`` (kW, + charging) for its power setpoint (idle slots left out), ``home_pv_limit`` with ``limit_kw`` (the
+    planned PV production, None for the entity's maximum) for the curtailment entity.
     """
     actions: list[dict[str, Any]] = []
     for fixed, values in channels(plan, config):
@@ -91,7 +100,15 @@ def channels(plan: HomePlan, config: HomeConfig) -> list[Channel]:
         if _domain(entity) in SETPOINT_DOMAINS:
             out.append(({"type": ACTION_TYPE, **fixed}, [{"p_kw": _kw(v)} for v in series]))
         elif _domain(entity) in MODE_DOMAINS:
-            out.append(({"type": MODE_ACTION, **fixed}, [_mode(bat, float(v)) for v in series]))
+            modes = [_mode(bat, float(v)) for v in series]
+            out.append(({"type": MODE_ACTION, **fixed}, modes))
+            if bat.power_setpoint:
+                power = {"type": MODE_POWER_ACTION, "entity_id": bat.power_setpoint, "battery": bat.subentry_id}
+                values = [
+                    None if m is None or m["mode"] == "idle" else {"option": m["option"], "p_kw": _kw(v)}
+                    for m, v in zip(modes, series, strict=True)
+                ]
+                out.append(({**power, "mode_entity": entity}, values))
     entity = config.curtailment_entity
     if entity and _domain(entity) in SETPOINT_DOMAINS:
         limits = [
@@ -128,6 +145,8 @@ def command_for(hass: HomeAssistant, action: Mapping[str, Any]) -> tuple[str, di
         return "select_option", {"option": action["option"]}
     if action["type"] == ACTION_TYPE:
         return "set_value", {"value": setpoint_value(hass, entity_id, action["p_kw"])}
+    if action["type"] == MODE_POWER_ACTION:
+        return "set_value", {"value": mode_power_value(hass, entity_id, action["p_kw"])}
     state = hass.states.get(entity_id)
     low, high = (state.attributes.get(k) if state else None for k in ("min", "max"))
     if not isinstance(high, (int, float)):
@@ -136,6 +155,21 @@ def command_for(hass: HomeAssistant, action: Mapping[str, Any]) -> tuple[str, di
         return "set_value", {"value": float(high)}
     value = min(setpoint_value(hass, entity_id, action["limit_kw"]), float(high))
     return "set_value", {"value": max(value, float(low)) if isinstance(low, (int, float)) else value}
+
+
+def mode_power_value(hass: HomeAssistant, entity_id: str, p_kw: float) -> float:
+    """Return a mode battery's planned power (kW, + charging) as its setpoint's value (see the module docstring).
+
+    Signed when the setpoint's ``min`` is below 0, else the magnitude; in its unit (W, kW or MW; kW without one), on
+    its step grid from ``min``, within ``min``..``max`` where it has them.
+    """
+    state = hass.states.get(entity_id)
+    low, high = (state.attributes.get(k) if state else None for k in ("min", "max"))
+    signed = isinstance(low, (int, float)) and low < 0
+    value = setpoint_value(hass, entity_id, p_kw if signed else abs(p_kw))
+    if isinstance(high, (int, float)):
+        value = min(value, float(high))
+    return max(value, float(low)) if isinstance(low, (int, float)) else value
 
 
 class HomeExecutor:
@@ -160,9 +194,12 @@ class HomeExecutor:
         """Issue each driven entity's command for the slot at ``now`` when it changed; returns the gates' traces."""
         slot = floor_slot(now)
         records = []
-        for entity, action in self._actions_at(plan, slot).items():
+        actions = self._actions_at(plan, slot)
+        for entity, action in sorted(actions.items(), key=lambda item: bool(item[1] and "mode_entity" in item[1])):
             command = None if action is None else command_for(self.hass, action)
             if command is None or self.issued.get(entity) == command:
+                continue
+            if action and "mode_entity" in action and not self._mode_taken(action, entity, command):
                 continue
             if _holds(self.hass, entity, command):  # already so (e.g. after a reload): nothing to issue
                 self.issued[entity] = command
@@ -174,6 +211,22 @@ class HomeExecutor:
         if records and self.approval:
             await self.approvals.records.async_save()
         return records
+
+    def _mode_taken(self, action: Mapping[str, Any], entity_id: str, command: tuple[str, dict[str, Any]]) -> bool:
+        """Return True when a power setpoint's mode select shows its action's option; else warn why it is not set."""
+        select = str(action["mode_entity"])
+        state = self.hass.states.get(select)
+        if state is not None and state.state == action["option"]:
+            return True
+        LOGGER.warning(
+            "Whole-home plan: %s is not set to %s: the battery's mode %s shows %s, not %s (see its command's trace)",
+            entity_id,
+            command[1]["value"],
+            select,
+            "nothing" if state is None else state.state,
+            action["option"],
+        )
+        return False
 
     def _actions_at(self, plan: HomePlan | None, slot: datetime) -> dict[str, dict[str, Any] | None]:
         """Return per driven entity the action for ``slot``: the approved one (approval mode) or the plan's."""
