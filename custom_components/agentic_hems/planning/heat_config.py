@@ -300,11 +300,7 @@ def parse_heat_pump(subentry_id: str, data: Mapping[str, Any]) -> HeatPumpConfig
     switch or input_boolean or is contact 2.
     """
     valid = HEAT_PUMP_SCHEMA(dict(data))
-    if (contact := valid[CONF_SG_CONTACT_2]) is not None and (
-        contact == valid[CONF_CONTROL_ENTITY]
-        or not valid[CONF_CONTROL_ENTITY].startswith(("switch.", "input_boolean."))
-    ):
-        raise ValueError("SG Ready needs two different switch or input_boolean contacts")
+    _check_contacts(valid[CONF_CONTROL_ENTITY], valid[CONF_SG_CONTACT_2])
     if valid[CONF_HEAT_MIN_KW] > valid[CONF_HEAT_MAX_KW]:
         raise ValueError("min_kw is above max_kw")
     for low, high in ((CONF_DAY_LOW_C, CONF_DAY_HIGH_C), (CONF_NIGHT_LOW_C, CONF_NIGHT_HIGH_C)):
@@ -353,6 +349,12 @@ def parse_heat_pump(subentry_id: str, data: Mapping[str, Any]) -> HeatPumpConfig
         sg_forced=valid[CONF_SG_FORCED],
         sg_max_block_min=valid[CONF_SG_MAX_BLOCK_MIN],
     )
+
+
+def _check_contacts(control: str, contact_2: str | None) -> None:
+    """Raise ValueError when SG Ready's contact 2 is given and contact 1 (``control``) is it or no switch."""
+    if contact_2 is not None and (contact_2 == control or not control.startswith(("switch.", "input_boolean."))):
+        raise ValueError("SG Ready needs two different switch or input_boolean contacts")
 
 
 def heat_pump_configs(hass: HomeAssistant, entry: ConfigEntry) -> tuple[HeatPumpConfig, ...]:
