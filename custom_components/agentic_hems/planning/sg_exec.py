@@ -113,13 +113,15 @@ async def async_switch(
 ) -> tuple[list[dict[str, Any]], bool]:
     """Take the heat pump to the state of ``values`` through ``evaluate`` (one gated command); return its traces.
 
-    The second element is True when every command was executed or nothing was needed. A contact command that is not
-    executed stops the rest; its trace gets ``sg_ready``: the state asked for and the state left (None: unknown).
+    The second element is True when every command was executed or nothing was needed. With a contact in an unknown
+    state both contacts are sent their command, in the switching order. A contact command that is not executed stops
+    the rest; its trace gets ``sg_ready``: the state asked for and the state left (None: unknown).
     """
     target = values_state(hp, values)
     if target is None:
         return [], False
-    current = contacts(hass, hp) or (False, False)  # unknown: the gates refuse the unavailable contact
+    # a contact in an unknown state gets its command too (turns off first): the gates refuse an unavailable one
+    current = contacts(hass, hp) or (not CONTACTS[target][0], not CONTACTS[target][1])
     records = []
     entities = (hp.control_entity, hp.sg_contact_2 or "")
     for contact, on in switching_order(current, target):
