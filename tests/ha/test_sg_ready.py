@@ -26,24 +26,40 @@ from .test_heat_pump import HEAT_ID, HEAT_PUMP, INDOOR, heated_entry, weather_co
 
 RELAY_1, RELAY_2 = "switch.sg_ready_relay_1", "switch.sg_ready_relay_2"
 SHIFT = "number.heating_curve_shift"
-SG_PUMP = {**HEAT_PUMP, "control_entity": RELAY_1, "sg_contact_2_entity": RELAY_2, "sg_offset_entity": SHIFT,
-           "sg_offset_k": 2.0, "sg_max_block_min": 60.0}
+SG_PUMP = {
+    **HEAT_PUMP,
+    "control_entity": RELAY_1,
+    "sg_contact_2_entity": RELAY_2,
+    "sg_offset_entity": SHIFT,
+    "sg_offset_k": 2.0,
+    "sg_max_block_min": 60.0,
+}
 
 
 def relay(n: int) -> dict[str, Any]:
     """A template switch on input_boolean.sg_contact_<n> (the relay's output), available while sg_relay_<n>_online."""
     helper = f"input_boolean.sg_contact_{n}"
-    return {"name": f"SG Ready relay {n}", "state": f"{{{{ is_state('{helper}', 'on') }}}}",
-            "availability": f"{{{{ is_state('input_boolean.sg_relay_{n}_online', 'on') }}}}",
-            "turn_on": {"action": "input_boolean.turn_on", "target": {"entity_id": helper}},
-            "turn_off": {"action": "input_boolean.turn_off", "target": {"entity_id": helper}}}
+    return {
+        "name": f"SG Ready relay {n}",
+        "state": f"{{{{ is_state('{helper}', 'on') }}}}",
+        "availability": f"{{{{ is_state('input_boolean.sg_relay_{n}_online', 'on') }}}}",
+        "turn_on": {"action": "input_boolean.turn_on", "target": {"entity_id": helper}},
+        "turn_off": {"action": "input_boolean.turn_off", "target": {"entity_id": helper}},
+    }
 
 
 SHIFT_NUMBER = {  # ViCare's heating curve shift: °C, -13..40, step 1
-    "name": "Heating curve shift", "state": "{{ states('input_number.curve_shift') | float(0) }}",
-    "set_value": {"action": "input_number.set_value", "target": {"entity_id": "input_number.curve_shift"},
-                  "data": {"value": "{{ value }}"}},
-    "min": -13, "max": 40, "step": 1, "unit_of_measurement": "°C",
+    "name": "Heating curve shift",
+    "state": "{{ states('input_number.curve_shift') | float(0) }}",
+    "set_value": {
+        "action": "input_number.set_value",
+        "target": {"entity_id": "input_number.curve_shift"},
+        "data": {"value": "{{ value }}"},
+    },
+    "min": -13,
+    "max": 40,
+    "step": 1,
+    "unit_of_measurement": "°C",
 }
 
 
@@ -52,9 +68,18 @@ async def _sg_house(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None
     await hass.config.async_set_time_zone("Europe/Brussels")
     freezer.move_to(NOW - timedelta(hours=3))
     assert await async_setup_component(hass, "homeassistant", {})
-    assert await async_setup_component(hass, "input_boolean", {"input_boolean": {
-        "sg_contact_1": {}, "sg_contact_2": {}, "sg_relay_1_online": {"initial": True},
-        "sg_relay_2_online": {"initial": True}}})
+    assert await async_setup_component(
+        hass,
+        "input_boolean",
+        {
+            "input_boolean": {
+                "sg_contact_1": {},
+                "sg_contact_2": {},
+                "sg_relay_1_online": {"initial": True},
+                "sg_relay_2_online": {"initial": True},
+            }
+        },
+    )
     assert await async_setup_component(
         hass, "input_number", {"input_number": {"curve_shift": {"min": -13, "max": 40, "step": 1, "initial": 0}}}
     )
@@ -137,8 +162,11 @@ async def test_the_contacts_follow_the_plan_in_order_and_blocks_end_on_time(
     text = "".join(str(s) for s in states)
     assert all(len(gap) >= 4 for gap in text.split("1")[1:-1] if gap), states  # the release between two blocks
     assert FORCED not in seen and "31" not in "".join(map(str, seen)), seen  # 3 -> 1 passes through 2
-    traces = [t for t in entry.runtime_data.control.traces.values()
-              if any(e in t["raw_input"] for e in (RELAY_1, RELAY_2, SHIFT))]
+    traces = [
+        t
+        for t in entry.runtime_data.control.traces.values()
+        if any(e in t["raw_input"] for e in (RELAY_1, RELAY_2, SHIFT))
+    ]
     assert traces and all(t["outcome"] == "executed" and t["source_agent"] == "scheduler" for t in traces)
 
 
@@ -148,12 +176,14 @@ async def test_a_refused_contact_leaves_the_other_alone_and_says_which_state_is_
     """From 3 (0:1) to 1 (1:0) contact 2 goes off first; unavailable, the gates refuse it, contact 1 is not sent,
     the heat pump stays in 3 and the trace says so; nothing is remembered as done, so the next slot tries again."""
     entry = await _setup(hass, freezer, battery_control="automatic")
-    await hass.services.async_call("input_boolean", "turn_on", {"entity_id": "input_boolean.sg_contact_2"},
-                                   blocking=True)
+    await hass.services.async_call(
+        "input_boolean", "turn_on", {"entity_id": "input_boolean.sg_contact_2"}, blocking=True
+    )
     hp = entry.runtime_data.home.config.heat_pumps[0]
     assert contact_state(hass) == RECOMMENDED
-    await hass.services.async_call("input_boolean", "turn_off", {"entity_id": "input_boolean.sg_relay_2_online"},
-                                   blocking=True)
+    await hass.services.async_call(
+        "input_boolean", "turn_off", {"entity_id": "input_boolean.sg_relay_2_online"}, blocking=True
+    )
     await hass.async_block_till_done()
     assert hass.states.get(RELAY_2).state == "unavailable"
     executor, slot = entry.runtime_data.home.heat, dt_util.utcnow()
@@ -183,19 +213,28 @@ async def test_approval_mode_asks_for_both_contacts_and_the_offset_then_switches
     assert "Heat pump (switch.sg_ready_relay_2)" in request["summary"]
     # a scheduler command on a reserved contact is refused before approval
     record = await entry.runtime_data.control.async_evaluate(
-        source_agent="scheduler", context=Context(), raw_input="turn on the relay",
-        candidate={"intent": "turn_on", "device_alias": RELAY_1})
+        source_agent="scheduler",
+        context=Context(),
+        raw_input="turn on the relay",
+        candidate={"intent": "turn_on", "device_alias": RELAY_1},
+    )
     assert record["outcome"] == "blocked"
-    await hass.services.async_call(DOMAIN, "approve_authorization", {"request_id": request["request_id"]},
-                                   blocking=True, context=Context(user_id=hass_admin_user.id))
+    await hass.services.async_call(
+        DOMAIN,
+        "approve_authorization",
+        {"request_id": request["request_id"]},
+        blocking=True,
+        context=Context(user_id=hass_admin_user.id),
+    )
     await hass.async_block_till_done(wait_background_tasks=True)
     first = manager.result.plan
     seen, checked = watch(hass), 0
     for i in range(4, 10):  # 2 -> 3 -> 1 as approved
         moment = first.start + i * first.resolution
         await step(hass, freezer, entry, moment)
-        approved = {a["entity_id"]: a["value"] for a in request["actions"]
-                    if a["start"] <= moment.isoformat() < a["end"]}
+        approved = {
+            a["entity_id"]: a["value"] for a in request["actions"] if a["start"] <= moment.isoformat() < a["end"]
+        }
         if request["status"] != "approved" or len(approved) < 2:
             continue
         assert hass.states.get(RELAY_1).state == approved[RELAY_1], (moment, approved)

@@ -80,12 +80,17 @@ def sg_section(exclude: list[str]) -> section:
 
 
 def flat(user_input: Mapping[str, Any]) -> dict[str, Any]:
-    """Return a device step's input with the section's fields at the top (the defaults where it was not sent)."""
+    """Return a device step's input with the section's fields at the top (the defaults where it was not sent).
+
+    Without contact 2 and an offset number the section's fields are left out: a heat pump without SG Ready stores none.
+    """
     data = {k: v for k, v in user_input.items() if k != SECTION}
     part = user_input.get(SECTION) or {}
     for key, default in DEFAULTS.items():
         value = part.get(key, data.get(key, default))
         data[key] = default if value in (None, "") and default is None else value
+    if not data[CONF_SG_CONTACT_2] and not data[CONF_SG_OFFSET_ENTITY]:  # no SG Ready: nothing of it is stored
+        data = {k: v for k, v in data.items() if k not in DEFAULTS}
     return data
 
 
@@ -121,7 +126,8 @@ def sg_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, str]:
             return {SECTION: "sg_offset_range"}
         attributes = hass.states.get(offset).attributes  # type: ignore[union-attr]
         low, high, value = attributes.get("min"), attributes.get("max"), float(data[CONF_SG_OFFSET_K])
-        numbers = isinstance(low, (int, float)) and isinstance(high, (int, float))
-        if not numbers or not low - 1e-9 <= min(value, 0.0) <= max(value, 0.0) <= high + 1e-9:
+        if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
+            return {SECTION: "sg_offset_range"}
+        if not low - 1e-9 <= min(value, 0.0) <= max(value, 0.0) <= high + 1e-9:
             return {SECTION: "sg_offset_range"}
     return {}

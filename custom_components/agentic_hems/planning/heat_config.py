@@ -116,16 +116,16 @@ HEAT_PUMP_SCHEMA = vol.Schema(
         vol.Optional(CONF_ROOM_TEMP_C, default=20.0): _TEMP,
         vol.Optional(CONF_HOT_WATER_KWH, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=0, max=1000)),
         vol.Optional(CONF_HOT_WATER_HOURS, default=list): [vol.All(vol.Coerce(int), vol.Range(min=0, max=23))],
-        vol.Optional(CONF_SG_CONTACT_2, default=None): vol.Any(
+        vol.Optional(CONF_SG_CONTACT_2): vol.Any(
             None, vol.All(str, vol.Match(r"^(switch|input_boolean)\.[a-z0-9_]+$"))
         ),
-        vol.Optional(CONF_SG_OFFSET_ENTITY, default=None): vol.Any(
+        vol.Optional(CONF_SG_OFFSET_ENTITY): vol.Any(
             None, vol.All(str, vol.Match(r"^(number|input_number)\.[a-z0-9_]+$"))
         ),
-        vol.Optional(CONF_SG_OFFSET_K, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=-10, max=10)),
-        vol.Optional(CONF_SG_FORCED, default=False): bool,
-        vol.Optional(CONF_SG_MAX_BLOCK_MIN, default=120.0): vol.All(vol.Coerce(float), vol.Range(min=0, max=240)),
-    },
+        vol.Optional(CONF_SG_OFFSET_K): vol.All(vol.Coerce(float), vol.Range(min=-10, max=10)),
+        vol.Optional(CONF_SG_FORCED): bool,
+        vol.Optional(CONF_SG_MAX_BLOCK_MIN): vol.All(vol.Coerce(float), vol.Range(min=0, max=240)),
+    },  # SG Ready's keys (the last five) are stored only for SG Ready: a heat pump without them reads their defaults
     extra=vol.ALLOW_EXTRA,
 )
 
@@ -300,7 +300,7 @@ def parse_heat_pump(subentry_id: str, data: Mapping[str, Any]) -> HeatPumpConfig
     switch or input_boolean or is contact 2.
     """
     valid = HEAT_PUMP_SCHEMA(dict(data))
-    _check_contacts(valid[CONF_CONTROL_ENTITY], valid[CONF_SG_CONTACT_2])
+    _check_contacts(valid[CONF_CONTROL_ENTITY], valid.get(CONF_SG_CONTACT_2, None))
     if valid[CONF_HEAT_MIN_KW] > valid[CONF_HEAT_MAX_KW]:
         raise ValueError("min_kw is above max_kw")
     for low, high in ((CONF_DAY_LOW_C, CONF_DAY_HIGH_C), (CONF_NIGHT_LOW_C, CONF_NIGHT_HIGH_C)):
@@ -343,11 +343,11 @@ def parse_heat_pump(subentry_id: str, data: Mapping[str, Any]) -> HeatPumpConfig
         room_temp_c=valid[CONF_ROOM_TEMP_C],
         hot_water_kwh=valid[CONF_HOT_WATER_KWH],
         hot_water_hours=tuple(sorted(set(valid[CONF_HOT_WATER_HOURS]))),
-        sg_contact_2=valid[CONF_SG_CONTACT_2],
-        sg_offset_entity=valid[CONF_SG_OFFSET_ENTITY],
-        sg_offset_k=valid[CONF_SG_OFFSET_K],
-        sg_forced=valid[CONF_SG_FORCED],
-        sg_max_block_min=valid[CONF_SG_MAX_BLOCK_MIN],
+        sg_contact_2=valid.get(CONF_SG_CONTACT_2, None),
+        sg_offset_entity=valid.get(CONF_SG_OFFSET_ENTITY, None),
+        sg_offset_k=valid.get(CONF_SG_OFFSET_K, 0.0),
+        sg_forced=valid.get(CONF_SG_FORCED, False),
+        sg_max_block_min=valid.get(CONF_SG_MAX_BLOCK_MIN, 120.0),
     )
 
 

@@ -45,7 +45,7 @@ type Evaluate = Callable[[str, float | str], Awaitable[dict[str, Any]]]
 
 def contacts(hass: HomeAssistant, hp: HeatPumpConfig) -> tuple[bool, bool] | None:
     """Return the two contacts' states (True: on), None when one is neither on nor off (unavailable, missing)."""
-    found = [hass.states.get(e) for e in (hp.control_entity, hp.sg_contact_2)]
+    found = [hass.states.get(e) for e in (hp.control_entity, hp.sg_contact_2 or "")]
     if any(s is None or s.state not in (STATE_ON, STATE_OFF) for s in found):
         return None
     return (found[0].state == STATE_ON, found[1].state == STATE_ON)  # type: ignore[union-attr]
