@@ -9,20 +9,38 @@ from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
 import numpy as np
+import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
 from homeassistant.auth.models import User
+from homeassistant.config_entries import SOURCE_RECONFIGURE, ConfigSubentry
+from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from custom_components.agentic_hems.const import DOMAIN
+from custom_components.agentic_hems.planning.home_config import home_config
 from custom_components.agentic_hems.planning.home_manager import planned_temp_c
 from custom_components.agentic_hems.planning.sg_exec import async_switch, state_values
 from custom_components.agentic_hems.scheduling.sg_ready import BLOCKED, CONTACTS, FORCED, NORMAL, RECOMMENDED, state_of
 
-from .conftest import NOW
-from .test_heat_pump import HEAT_ID, HEAT_PUMP, INDOOR, heated_entry, weather_config
+from .conftest import APPLIANCES, NOW, sample_entry
+from .test_heat_pump import (
+    DEVICE,
+    HEAT_ID,
+    HEAT_PUMP,
+    INDOOR,
+    MODEL,
+    add_heat_pump,
+    device_step,
+    error_text,
+    fields,
+    heat_pumps,
+    heated_entry,
+    open_form,
+    weather_config,
+)
 
 RELAY_1, RELAY_2 = "switch.sg_ready_relay_1", "switch.sg_ready_relay_2"
 SHIFT = "number.heating_curve_shift"
@@ -245,3 +263,123 @@ async def test_approval_mode_asks_for_both_contacts_and_the_offset_then_switches
     traces = [t for t in entry.runtime_data.control.traces.values() if RELAY_2 in t["raw_input"]]
     assert traces and all(t["source_agent"] == "grid" and t["outcome"] == "executed" for t in traces)
     assert np.isfinite(first.heat_kw[HEAT_ID]).all() and CONTACTS[NORMAL] == (False, False)
+
+
+SECTION = {
+    "sg_contact_2_entity": RELAY_2,
+    "sg_offset_entity": SHIFT,
+    "sg_offset_k": 2,
+    "sg_forced": True,
+    "sg_max_block_min": 90,
+}
+
+
+def relays(hass: HomeAssistant, shift_range: tuple[float, float] = (-13, 40)) -> None:
+    """The relays and the curve shift as bare states of their integrations' shapes (the form reads them)."""
+    for entity_id in (RELAY_1, RELAY_2, "switch.other_relay"):
+        hass.states.async_set(entity_id, "off")
+    hass.states.async_set(
+        SHIFT,
+        "0",
+        {
+            "min": shift_range[0],
+            "max": shift_range[1],
+            "step": 1,
+            "unit_of_measurement": "°C",
+            "device_class": "temperature",
+        },
+    )
+
+
+async def test_the_form_stores_sg_ready_and_shows_it_again(hass: HomeAssistant) -> None:
+    """The section's fields are stored flat with the control entity as contact 1, read back as SG Ready, and a
+    reconfigure shows them inside the section."""
+    relays(hass)
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    device = {**DEVICE, "control_entity": RELAY_1, "sg_ready": SECTION}
+    result = await add_heat_pump(hass, entry, device, MODEL)
+    assert result["type"] is FlowResultType.CREATE_ENTRY, result.get("errors")
+    stored = heat_pumps(entry)["Heat pump"]
+    assert {k: stored[k] for k in (*SECTION, "control_entity")} == {
+        "sg_contact_2_entity": RELAY_2,
+        "sg_offset_entity": SHIFT,
+        "sg_offset_k": 2.0,
+        "sg_forced": True,
+        "sg_max_block_min": 90.0,
+        "control_entity": RELAY_1,
+    }
+    (hp,) = home_config(hass, entry).heat_pumps
+    assert hp.sg_ready and hp.entities() == (RELAY_1, RELAY_2, SHIFT) and hp.sg_max_block_min == 90.0
+    assert home_config(hass, entry).control_entities() == {RELAY_1, RELAY_2, SHIFT}
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "heat_pump"),
+        context={
+            "source": SOURCE_RECONFIGURE,
+            "subentry_id": next(iter(k for k, s in entry.subentries.items() if s.subentry_type == "heat_pump")),
+        },
+    )
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], {"name": "Heat pump", "store": "space_heating"}
+    )
+    (section,) = [v for k, v in result["data_schema"].schema.items() if str(k) == "sg_ready"]
+    assert fields(result)["control_entity"] == RELAY_1
+    shown = {str(k): (k.description or {}).get("suggested_value") for k in section.schema.schema}
+    assert shown == {
+        "sg_contact_2_entity": RELAY_2,
+        "sg_offset_entity": SHIFT,
+        "sg_offset_k": 2.0,
+        "sg_forced": True,
+        "sg_max_block_min": 90.0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("control", "section", "error"),
+    [
+        (RELAY_1, {"sg_contact_2_entity": RELAY_1}, "sg_contacts_same"),
+        ("climate.heat_pump", {"sg_contact_2_entity": RELAY_2}, "sg_contact_domain"),
+        (RELAY_1, {"sg_contact_2_entity": "switch.not_there"}, "sg_entity_missing"),
+        (RELAY_1, {"sg_offset_entity": SHIFT, "sg_offset_k": 2}, "sg_offset_needs_contacts"),
+        (RELAY_1, {**SECTION, "sg_offset_k": -14.5}, "sg_number_range"),
+        (RELAY_1, {**SECTION, "sg_max_block_min": 50}, "sg_number_range"),
+        (RELAY_1, {**SECTION, "sg_contact_2_entity": "switch.other_relay"}, "control_entity_in_use"),
+    ],
+    ids=["same", "climate", "missing", "offset-alone", "offset-range", "block-slots", "other-device"],
+)
+async def test_bad_sg_ready_input_is_an_error_on_the_section(
+    hass: HomeAssistant, control: str, section: dict[str, Any], error: str
+) -> None:
+    relays(hass)
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    hass.config_entries.async_add_subentry(
+        entry,
+        ConfigSubentry(
+            data={**APPLIANCES["dishwasher"], "name": "Boiler", "entity_id": "switch.other_relay"},
+            subentry_type="appliance",
+            title="Boiler",
+            unique_id=None,
+        ),
+    )
+    result = await device_step(
+        hass, (await open_form(hass, entry))["flow_id"], {**DEVICE, "control_entity": control, "sg_ready": section}
+    )
+    assert (result["step_id"], result["errors"]) == ("space_heating", {"sg_ready": error})
+    assert error_text("en", error) and error_text("de", error)
+
+
+async def test_an_offset_number_whose_range_misses_the_offset_or_zero_is_refused(hass: HomeAssistant) -> None:
+    """The number is set to the offset in states 3 and 4 and to 0 otherwise: its range must hold both."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    for shift_range, k, ok in (((1, 40), 2, False), ((-13, 1), 2, False), ((-13, 40), 2, True), ((0, 5), 5, True)):
+        relays(hass, shift_range)
+        result = await device_step(
+            hass,
+            (await open_form(hass, entry))["flow_id"],
+            {**DEVICE, "control_entity": RELAY_1, "sg_ready": {**SECTION, "sg_offset_k": k}},
+        )
+        assert (result["step_id"] == "model") is ok, (shift_range, k, result.get("errors"))
+        if not ok:
+            assert result["errors"] == {"sg_ready": "sg_offset_range"}
