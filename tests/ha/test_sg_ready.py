@@ -22,8 +22,17 @@ from homeassistant.util import dt as dt_util
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.planning.home_config import home_config
 from custom_components.agentic_hems.planning.home_manager import planned_temp_c
+from custom_components.agentic_hems.planning.home_view import why_now
 from custom_components.agentic_hems.planning.sg_exec import async_switch, state_values
-from custom_components.agentic_hems.scheduling.sg_ready import BLOCKED, CONTACTS, FORCED, NORMAL, RECOMMENDED, state_of
+from custom_components.agentic_hems.scheduling.sg_ready import (
+    BLOCKED,
+    CONTACTS,
+    FORCED,
+    NORMAL,
+    RECOMMENDED,
+    state_of,
+    state_text,
+)
 
 from .conftest import APPLIANCES, NOW, sample_entry
 from .test_heat_pump import (
@@ -173,6 +182,10 @@ async def test_the_contacts_follow_the_plan_in_order_and_blocks_end_on_time(
         else:
             assert state == NORMAL
         assert float(hass.states.get(SHIFT).state) == (2.0 if state == RECOMMENDED else 0.0)
+        freezer.move_to(moment + timedelta(minutes=7))  # the explanation names the state the relays are in
+        for lang in ("en", "de"):
+            answer = why_now(manager, "Heat pump", lang, dt_util.utcnow())
+            assert answer["now"].endswith(f" {state_text(state, lang)}."), (moment, answer)
         states.append(state)
     assert {NORMAL, RECOMMENDED, BLOCKED} <= set(states), states
     runs = "".join(str(s) for s in states).replace("2", " ").replace("3", " ").split()

@@ -2,8 +2,8 @@
 
 :func:`slot_values` reads the plan's heat pump power, PV, prices and temperatures into the per-slot flags of
 :func:`..scheduling.sg_ready.sg_states` (the rule is documented there), with the block history the contacts show
-now: contacts in state 1 count as blocked since their last change; otherwise the slots since contact 1 last changed
-count as free of a block (so after a restart a block waits for the release time). :func:`async_switch` carries one
+now (:func:`block_history`): contacts in state 1 count as blocked since their last change; otherwise the slots since
+contact 1 last changed count as free of a block (so after a restart a block waits for the release time). :func:`async_switch` carries one
 slot's values out through the gates in :func:`..scheduling.sg_ready.switching_order`, and stops at the first contact
 command that is not executed: the trace of that command says which state the heat pump is left in. The offset number
 is set only after both contacts are.
@@ -51,18 +51,21 @@ def contacts(hass: HomeAssistant, hp: HeatPumpConfig) -> tuple[bool, bool] | Non
     return (found[0].state == STATE_ON, found[1].state == STATE_ON)  # type: ignore[union-attr]
 
 
-def block_history(hass: HomeAssistant, hp: HeatPumpConfig, now: datetime, slot: timedelta) -> tuple[int, int]:
-    """Return (slots blocked right before ``now``, slots free of a block since the last one) as the contacts show.
+def block_history(hass: HomeAssistant, hp: HeatPumpConfig, start: datetime, slot: timedelta) -> tuple[int, int | None]:
+    """Return (slots blocked before the slot at ``start``, slots free of a block before it) as the contacts show.
 
-    Unknown contacts count as neither blocked nor free (0, 0): no block starts before they are known.
+    A change at or after ``start`` belongs to that slot: a block that began in it counts as allowed to begin (free
+    None), a block that ended in it leaves no free slot. Unknown contacts count as neither blocked nor free (0, 0):
+    no block starts before they are known.
     """
     pair = contacts(hass, hp)
     one, two = hass.states.get(hp.control_entity), hass.states.get(hp.sg_contact_2 or "")
     if pair is None or one is None or two is None:
         return 0, 0
     if state_of(*pair) == BLOCKED:
-        return max(math.ceil((now - max(one.last_changed, two.last_changed)) / slot), 1), 0
-    return 0, (max(int((now - one.last_changed) / slot), 0) if not pair[0] else 0)
+        since = max(one.last_changed, two.last_changed)
+        return (0, None) if since >= start else (math.ceil((start - since) / slot), 0)
+    return 0, (max(int((start - one.last_changed) / slot), 0) if not pair[0] else 0)
 
 
 def slot_states(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | None, first: int) -> list[int]:
@@ -90,6 +93,18 @@ def slot_states(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | No
         blocked_before=blocked,
         free_before=free,
     )
+
+
+def with_states(
+    hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult, sentences: list[str], language: str
+) -> list[str]:
+    """Return the plan's sentences per slot with the slot's SG Ready state in plain words ("... SG Ready 1, blocked.").
+
+    ``sentences`` has one per slot of the result's plan (:func:`.heat_view.explain_heat_pump`); the states are those
+    the heat pump is driven to from now on (:func:`slot_states`).
+    """
+    states = slot_states(hass, hp, result, 0)
+    return [f"{s} {state_text(state, language)}." for s, state in zip(sentences, states, strict=False)]
 
 
 def state_values(hp: HeatPumpConfig, state: int) -> dict[str, float | str]:
