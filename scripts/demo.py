@@ -148,7 +148,7 @@ GRID_OPTIONS: dict[str, Any] = {
 HOUSE_METERS: dict[str, tuple[str, str, float, float, float, float, str]] = {
     "indoor_temperature": ("Indoor temperature", "°C", 0, 40, 0.01, 20.5, "temperature"),
     "heat_pump_power": ("Heat pump power", "kW", 0, 10, 0.01, 0.0, "power"),
-    "tank_temperature": ("Tank temperature", "°C", 0, 90, 0.1, 47.0, "temperature"),  # the SG Ready tank's
+    "tank_temperature": ("Tank temperature", "°C", 0, 90, 0.1, 44.0, "temperature"),  # the SG Ready tank, below its band: it runs now
 }
 WEATHER = "weather.house"
 HEAT_PUMP_CLIMATE = "climate.heat_pump"
