@@ -151,7 +151,8 @@ async def async_switch(
                 "text": f"{hp.name}: {state_text(target)} not reached, left in "
                 f"{state_text(left) if left is not None else 'an unknown state'}",
             }
-            LOGGER.warning("%s", record["sg_ready"]["text"])
+            dry = record["outcome"] == Outcome.DRY_RUN  # device control off: nothing was meant to act
+            (LOGGER.debug if dry else LOGGER.warning)("%s", record["sg_ready"]["text"])
             return records, False
     offset = hp.sg_offset_entity
     if offset and not _holds(hass, offset, values[offset]):
