@@ -563,9 +563,13 @@ def test_add_heat_pump_sg_ready(page: Page, demo: Demo, width: int) -> None:
     expect(walk.field(section["data"]["sg_max_block_min"], "spinbutton")).to_have_count(0)  # collapsed
     header.click()
     expect(walk.field(section["data"]["sg_max_block_min"], "spinbutton")).to_have_value("120")
-    expect(walk.dialog.get_by_role("switch", name=section["data"]["sg_forced"])).not_to_be_checked()
+    forced = walk.dialog.get_by_role("switch")  # the form's only boolean; its label is the text beside it
+    expect(forced).to_have_count(1)
+    expect(forced).not_to_be_checked()
+    expect(walk.dialog.get_by_text(section["data"]["sg_forced"], exact=True).first).to_be_visible()
     for key in ("sg_contact_2_entity", "sg_offset_entity", "sg_offset_k", "sg_forced", "sg_max_block_min"):
         expect(walk.dialog.get_by_text(section["data_description"][key])).to_be_visible()
+    walk.field(section["data"]["sg_max_block_min"], "spinbutton").scroll_into_view_if_needed()
     walk.shot("sg-ready-open")
     walk.pick_entity(FREE_SWITCH, 5)  # contact 2: the control entity again
     walk.submit()
