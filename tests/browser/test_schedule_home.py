@@ -178,8 +178,8 @@ def test_the_schedule_card_draws_the_heat_pump(dashboard: Page) -> None:
         ".map(d => d.fill)"
     )
     assert fill == [False, "-1", False], fill
-    expect(element.locator('.home-series[data-series="heat_temp"]')).to_contain_text("Heat pump: planned temperature")
-    expect(element.locator('.home-series[data-series="heat_band"]')).to_contain_text("Heat pump: comfort band")
+    expect(element.locator(f'.home-series[data-series="heat_temp"][data-heat-pump="{heat["heat_pump"]}"]')).to_contain_text("Heat pump: planned temperature")
+    expect(element.locator(f'.home-series[data-series="heat_band"][data-heat-pump="{heat["heat_pump"]}"]')).to_contain_text("Heat pump: comfort band")
 
 
 def local_midnight(start: str, zone: ZoneInfo) -> bool:
