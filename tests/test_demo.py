@@ -314,9 +314,8 @@ def _check_home(stdout: str, report: dict[str, Any]) -> None:
     sg = report["sg_ready"]
     running = sg["slots"][0]["kw"] > 1e-3
     assert running and sg["traces"], sg  # the tank starts below its band: the plan runs it now, relay 2 turns on
-    assert sg["state"] == (3 if running else sg["state"]) and sg["state"] in ((3,) if running else (1, 2)), sg
-    assert (sg["states"]["switch.sg_ready_relay_2"] == "on") == running, sg
-    assert float(sg["states"]["number.hot_water_offset"]) == (3.0 if running else 0.0), sg
+    assert sg["state"] == 3 and sg["states"]["switch.sg_ready_relay_1"] == "off", sg  # recommended: 0:1
+    assert sg["states"]["switch.sg_ready_relay_2"] == "on" and float(sg["states"]["number.hot_water_offset"]) == 3, sg
     assert all(t["outcome"] in ("executed", "dry_run") and t["source_agent"] == "scheduler" for t in sg["traces"])
     assert max(sg["traces"], key=lambda t: t["timestamp"])["outcome"] == "executed", sg["traces"]
     assert re.search(r"^SG Ready tank now: .* = state [123], offset", stdout, re.MULTILINE), stdout
