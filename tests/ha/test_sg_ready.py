@@ -5,6 +5,7 @@ Shelly relays wired to the SG Ready terminals) and a heating-curve-shift number 
 from __future__ import annotations
 
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
@@ -23,7 +24,8 @@ from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.planning.home_config import home_config
 from custom_components.agentic_hems.planning.home_manager import planned_temp_c
 from custom_components.agentic_hems.planning.home_view import why_now
-from custom_components.agentic_hems.planning.sg_exec import async_switch, state_values
+from custom_components.agentic_hems.planning.heat_config import parse_heat_pump
+from custom_components.agentic_hems.planning.sg_exec import async_switch, slot_states, state_values
 from custom_components.agentic_hems.scheduling.sg_ready import (
     BLOCKED,
     CONTACTS,
@@ -396,3 +398,35 @@ async def test_an_offset_number_whose_range_misses_the_offset_or_zero_is_refused
         assert (result["step_id"] == "model") is ok, (shift_range, k, result.get("errors"))
         if not ok:
             assert result["errors"] == {"sg_ready": "sg_offset_range"}
+
+
+async def test_a_slot_is_forced_only_on_a_pv_surplus_or_a_negative_price_when_allowed(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """The plan's figures, written out by hand: a PV surplus (the kept PV covers the base load and the heat pump), a
+    negative import price (fee included), a plain running slot, an off slot 0.6 K and one 0.4 K above the floor, a
+    running slot whose PV falls 0.1 kW short. Forced allowed: 4 4 3 1 2 3; not allowed: 3 3 3 1 2 3."""
+    freezer.move_to(NOW - timedelta(hours=3))
+    hass.states.async_set(RELAY_1, "off")
+    hass.states.async_set(RELAY_2, "off")
+    freezer.move_to(NOW)
+    start = dt_util.as_utc(NOW).replace(minute=0)
+    plan = SimpleNamespace(
+        start=start,
+        resolution=timedelta(minutes=15),
+        heat_kw={HEAT_ID: np.array([1.0, 1.0, 1.0, 0.0, 0.0, 1.0])},
+        temp_c={HEAT_ID: np.array([20.5, 20.8, 21.0, 21.2, 20.6, 20.4, 20.7])},
+        pv_kw=np.array([3.0, 0.0, 0.0, 0.0, 0.0, 1.6]),
+        curtail_kw=np.array([0.0, 0, 0, 0, 0, 0.2]),
+        base_load_kw=np.full(6, 0.5),
+    )
+    inputs = SimpleNamespace(
+        heat_pumps=[SimpleNamespace(name=HEAT_ID, comfort_low_c=np.full(6, 20.0), comfort_high_c=np.full(6, 22.0))],
+        curve=SimpleNamespace(prices=np.array([0.2, -0.15, 0.2, 0.2, 0.2, 0.1])),
+        fees=SimpleNamespace(energy_fee=np.full(6, 0.1)),
+    )
+    result = SimpleNamespace(plan=plan, inputs=inputs)
+    for forced, wanted in ((True, [4, 4, 3, 1, 2, 3]), (False, [3, 3, 3, 1, 2, 3])):
+        hp = parse_heat_pump(HEAT_ID, {**SG_PUMP, "sg_forced": forced})
+        assert slot_states(hass, hp, result, 0) == wanted, forced
+        assert slot_states(hass, hp, result, 3) == wanted[3:], forced
