@@ -78,6 +78,8 @@ STAND_INS = {
     "ev_charger": "EV charger",
     "garage_motor": "Garage motor",
     "heat_pump_compressor": "Heat pump compressor",  # the thermostat's heater (the simulated house's heat pump)
+    "sg_contact_1": "SG Ready contact 1",  # the outputs of the tank's SG Ready relays (SG_READY_YAML)
+    "sg_contact_2": "SG Ready contact 2",
 }
 # A garage-door template cover (device class garage, risk 4): opening it needs an administrator's confirmation.
 GARAGE_DOOR = "cover.garage_door"
@@ -147,6 +149,7 @@ HOUSE_METERS: dict[str, tuple[str, str, float, float, float, float, str]] = {
     "indoor_temperature": ("Indoor temperature", "°C", 0, 40, 0.01, 20.5, "temperature"),
     "heat_pump_power": ("Heat pump power", "kW", 0, 10, 0.01, 0.0, "power"),
     "inverter_battery_soc": ("Inverter battery SoC", "%", 0, 100, 1, 60, "battery"),
+    "tank_temperature": ("Tank temperature", "°C", 0, 90, 0.1, 44.0, "temperature"),  # the SG Ready tank, below its band: it runs now
 }
 WEATHER = "weather.house"
 HEAT_PUMP_CLIMATE = "climate.heat_pump"
@@ -203,6 +206,55 @@ HEAT_PUMP_SUBENTRY: dict[str, Any] = {  # the two steps of "Add heat pump"
     "ua_w_per_k": HOUSE_UA_KW_PER_K * 1000, "capacity_kwh_per_k": HOUSE_C_KWH_PER_K,
 }
 HEAT_KEYS = {"heat_pump_planned_power", "heat_pump_planned_temperature"}
+# A hot-water heat pump behind SG Ready: two relays (template switches on the sg_contact stand-ins, named like the
+# Shelly relays wired to its terminals) and a ViCare-shaped setpoint offset (a number in °C, -13..40, step 1) on an
+# input_number; the tank's temperature is a stand-in (HOUSE_METERS). Added through the heat pump form's SG Ready
+# section; after device control is on, a replan (plan_home) drives the relays for the current slot through the gates.
+SG_RELAYS = ("switch.sg_ready_relay_1", "switch.sg_ready_relay_2")
+SG_OFFSET = "number.hot_water_offset"
+SG_READY_YAML = "".join(
+    f"""\
+  - switch:
+      - name: SG Ready relay {n}
+        default_entity_id: {SG_RELAYS[n - 1]}
+        state: "{{{{ is_state('input_boolean.sg_contact_{n}', 'on') }}}}"
+        turn_on:
+          action: input_boolean.turn_on
+          target:
+            entity_id: input_boolean.sg_contact_{n}
+        turn_off:
+          action: input_boolean.turn_off
+          target:
+            entity_id: input_boolean.sg_contact_{n}
+"""
+    for n in (1, 2)
+) + f"""\
+  - number:
+      - name: Hot water offset
+        default_entity_id: {SG_OFFSET}
+        state: "{{{{ states('input_number.hot_water_offset_value') | float(0) }}}}"
+        set_value:
+          action: input_number.set_value
+          target:
+            entity_id: input_number.hot_water_offset_value
+          data:
+            value: "{{{{ value }}}}"
+        min: -13
+        max: 40
+        step: 1
+        unit_of_measurement: "°C"
+"""
+SG_TANK_SUBENTRY: dict[str, Any] = {  # "Add heat pump" for a hot-water tank with the SG Ready section
+    "name": "Hot water tank", "store": "hot_water", "control_entity": SG_RELAYS[0],
+    "temperature_entity": "sensor.tank_temperature", "weather_entity": WEATHER, "min_kw": 0.0, "max_kw": 1.5,
+    "min_run_min": 30, "min_off_min": 15, "day_start": "06:00:00", "day_end": "22:00:00", "day_low_c": 45.0,
+    "day_high_c": 55.0, "night_low_c": 45.0, "night_high_c": 55.0, "phase": "L1", "room_temp_c": 18.0,
+    "hot_water_kwh": 4.0, "hot_water_hours": ["7", "19"],
+    "sg_ready": {"sg_contact_2_entity": SG_RELAYS[1], "sg_offset_entity": SG_OFFSET, "sg_offset_k": 3,
+                 "sg_forced": False, "sg_max_block_min": 120},
+    "cop_mode": "carnot", "carnot_fraction": 0.4, "flow_temp_c": 55, "thermal_model": "manual",
+    "ua_w_per_k": 2.0, "capacity_kwh_per_k": 0.2,
+}
 
 
 def house_step(indoor_c: float, outdoor_c: float, heating: bool, hours: float) -> tuple[float, float]:
@@ -231,6 +283,10 @@ def grid_yaml() -> str:
             f"        availability: \"{{{{ is_number(states('input_number.{oid}_value')) }}}}\""
         )
     numbers.append(
+        "  hot_water_offset_value:\n    name: Hot water offset (stand-in)\n    min: -13\n    max: 40\n    step: 1\n"
+        '    initial: 0\n    unit_of_measurement: "°C"\n    mode: box'
+    )
+    numbers.append(
         "  battery_setpoint:\n    name: Battery setpoint\n    min: -5\n    max: 5\n    step: 0.001\n    initial: 0\n"
         '    unit_of_measurement: "kW"\n    mode: box'
     )
@@ -238,7 +294,7 @@ def grid_yaml() -> str:
     return (
         MODE_BATTERY_SELECT_YAML
         + "input_number:\n" + "\n".join(numbers) + "\n\ntemplate:\n  - sensor:\n" + "\n".join(sensors) + "\n"
-        + COVER_TEMPLATE_YAML + WEATHER_YAML + FREE_SWITCH_YAML + "\n" + CLIMATE_YAML
+        + COVER_TEMPLATE_YAML + WEATHER_YAML + FREE_SWITCH_YAML + SG_READY_YAML + "\n" + CLIMATE_YAML
     )
 
 
@@ -1672,6 +1728,13 @@ class Demo:
             lambda step: {k: v for k, v in HEAT_PUMP_SUBENTRY.items() if k in {f["name"] for f in step["data_schema"]}},
         )
         await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
+        await self.client.drive_flow(
+            "SG Ready tank subentry", "/api/config/config_entries/subentries/flow", [entry_id, "heat_pump"],
+            lambda step: {k: v for k, v in SG_TANK_SUBENTRY.items() if k in {f["name"] for f in step["data_schema"]}},
+        )
+        await self.wait_settled(entry_id, [a["name"] for a in APPLIANCES])
+        log(f"  SG Ready tank: contacts {SG_RELAYS[0]} and {SG_RELAYS[1]}, offset {SG_OFFSET} "
+            f"(+{SG_TANK_SUBENTRY['sg_ready']['sg_offset_k']} K in states 3 and 4), sensor.tank_temperature, 45-55 °C")
         log(f"  heat pump: {HEAT_PUMP_CLIMATE} (generic thermostat) on sensor.indoor_temperature, {WEATHER} hourly "
             f"forecast, UA {HOUSE_UA_KW_PER_K * 1000:g} W/K, C {HOUSE_C_KWH_PER_K:g} kWh/K, {HOUSE_HP_KW:g} kW, "
             f"COP {COP_POINTS}, day 20-22 °C 06:00-22:00, night 17-22 °C")
@@ -1766,7 +1829,7 @@ class Demo:
 
     def show_heat_pump(self, home: dict[str, Any]) -> None:
         """Print the heat pump's first slots and check its plan: the band kept, the power within its range."""
-        heat = home.get("heat_pumps") or []
+        heat = [h for h in home.get("heat_pumps") or [] if h.get("name") == HEAT_PUMP_SUBENTRY["name"]]
         if len(heat) != 1 or not heat[0].get("slots"):
             self.problems.append(f"the home plan has no heat pump plan: {heat}")
             return
@@ -1781,6 +1844,49 @@ class Demo:
             self.problems.append(f"the heat pump plan leaves the comfort band: {outside[1]}")
         if any(not -1e-6 <= s["kw"] <= HOUSE_HP_KW + 1e-6 for s in slots):
             self.problems.append("the heat pump plan leaves its power range")
+
+    def sg_expect(self, ok: bool, what: str) -> None:
+        """Record an SG Ready problem unless ``ok``."""
+        if not ok:
+            self.problems.append(f"SG Ready: {what}")
+
+    async def show_sg_ready(self) -> None:
+        """Replan with device control on and show the SG Ready tank's relays acting for the current slot.
+
+        Checks: the relays are never both on (forced is off), relay 2 is on exactly when the plan runs the tank now
+        (state 3, the offset set), each relay command went through the gates and was executed (a dry run while device
+        control was still off), relay 2's latest one executed.
+        """
+        answer = await self.client.call_service("plan_home", {"replan": True})
+        tank = next((h for h in answer.get("heat_pumps") or [] if h.get("name") == SG_TANK_SUBENTRY["name"]), {})
+        slots = tank.get("slots") or []
+        states = {}
+        for entity_id in (*SG_RELAYS, SG_OFFSET):
+            state = await self.client.request("GET", f"/api/states/{entity_id}", expect=(200, 404))
+            states[entity_id] = state.get("state") if isinstance(state, dict) else None
+        one, two = (states[e] == "on" for e in SG_RELAYS)
+        sg_state = {(True, False): 1, (False, False): 2, (False, True): 3, (True, True): 4}[(one, two)]
+        running = bool(slots) and slots[0]["kw"] > 1e-3
+        log("")
+        log(f"SG Ready tank now: {slots[0]['kw'] if slots else '?'} kW planned, relays {states[SG_RELAYS[0]]}/"
+            f"{states[SG_RELAYS[1]]} = state {sg_state}, offset {states[SG_OFFSET]} °C")
+        traces = []
+        for entity_id in SG_RELAYS:
+            found = await self.client.call_service("get_traces", {"entity_id": entity_id, "limit": 5})
+            traces += found.get("traces") or []
+        for trace in traces:
+            log(f"  gates: {trace.get('raw_input', '')[:90]} -> {trace.get('outcome')}")
+        self.report["sg_ready"] = {"slots": slots[:8], "states": states, "state": sg_state, "traces": traces}
+        self.sg_expect(bool(slots), "the SG Ready tank has a plan")
+        self.sg_expect(sg_state != 4, "the SG Ready relays are not both on (forced is off)")
+        self.sg_expect(two == running, f"relay 2 is on exactly while the plan runs the tank now (state {sg_state})")
+        offset = float(SG_TANK_SUBENTRY["sg_ready"]["sg_offset_k"]) if sg_state == 3 else 0.0
+        self.sg_expect(states[SG_OFFSET] is not None and float(states[SG_OFFSET]) == offset, "the offset follows the state")
+        latest = [max((t for t in traces if SG_RELAYS[1] in t.get("raw_input", "")), key=lambda t: t["timestamp"],
+                      default={})]
+        self.sg_expect(all(t.get("outcome") == "executed" for t in latest), "relay 2's latest command was executed")
+        self.sg_expect(all(t.get("outcome") in ("executed", "dry_run") for t in traces),
+                       "each relay command was executed (a dry run while device control was off)")
 
     async def simulate_house(self) -> None:
         """Move the simulated house every HOUSE_STEP_S: the thermostat's compressor heats, the outdoors cools.
@@ -1913,6 +2019,7 @@ class Demo:
         await self.show_home()
         await self.show_gates()
         await self.show_mode_battery()
+        await self.show_sg_ready()
         await self.show_ask()
         await self.show_grid()
         await self.show_entities(ours, subentries)

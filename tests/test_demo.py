@@ -303,14 +303,23 @@ def _check_home(stdout: str, report: dict[str, Any]) -> None:
     keys = {e["translation_key"] for e in report["entities"] if e["subentry"] == "Home battery"}
     assert {"battery_planned_power", "battery_planned_soc"} <= keys, keys
     # The simulated house's heat pump (generic thermostat, added through "Add heat pump"): planned within its band.
-    (heat,) = home["heat_pumps"]
-    assert heat["name"] == "Heat pump" and len(heat["slots"]) == len(slots), heat
+    (heat,) = [h for h in home["heat_pumps"] if h["name"] == "Heat pump"]
+    assert len(heat["slots"]) == len(slots), heat
     for slot, row in zip(slots, heat["slots"], strict=True):
         assert row["start"] == slot["start"] and 0 <= row["kw"] <= 2.0 + 1e-6 and slot["load_kw"] >= row["kw"] - 1e-3
         assert row["low_c"] in (17.0, 20.0) and row["high_c"] == 22.0, row
     assert re.search(r"^  \w{3} \d\d:\d\d CES?T  heat pump\s+\d+\.\d\d kW  indoor\s+\d+\.\d\d °C", stdout, re.MULTILINE)
     keys = {e["translation_key"] for e in report["entities"] if e["subentry"] == "Heat pump"}
     assert {"heat_pump_planned_power", "heat_pump_planned_temperature"} <= keys, keys
+    # The SG Ready tank (two relays, an offset number): after device control is on, the relays show the slot's state.
+    sg = report["sg_ready"]
+    running = sg["slots"][0]["kw"] > 1e-3
+    assert running and sg["traces"], sg  # the tank starts below its band: the plan runs it now, relay 2 turns on
+    assert sg["state"] == 3 and sg["states"]["switch.sg_ready_relay_1"] == "off", sg  # recommended: 0:1
+    assert sg["states"]["switch.sg_ready_relay_2"] == "on" and float(sg["states"]["number.hot_water_offset"]) == 3, sg
+    assert all(t["outcome"] in ("executed", "dry_run") and t["source_agent"] == "scheduler" for t in sg["traces"])
+    assert max(sg["traces"], key=lambda t: t["timestamp"])["outcome"] == "executed", sg["traces"]
+    assert re.search(r"^SG Ready tank now: .* = state [123], offset", stdout, re.MULTILINE), stdout
 
 
 def test_demo_help_before_anything_is_installed() -> None:

@@ -823,7 +823,12 @@ def test_flow_form_fields_have_labels() -> None:
         for step_id, fields in fields_by_step.items():
             step = en(*flow.section, "step", step_id) or {}
             prefix = f"{dotted(flow.section)}.step.{step_id}"
-            missing += [f"{prefix}.data.{f}" for f in sorted(fields - set(step.get("data") or {}))]
+            sections = step.get("sections") or {}  # a section is labelled by its name, its fields within it
+            labelled = set(step.get("data") or {}) | set(sections)
+            for name, part in sections.items():
+                labelled |= set(part.get("data") or {})
+                extra += [f"{prefix}.sections.{name}.data.{f}" for f in sorted(set(part.get("data") or {}) - fields)]
+            missing += [f"{prefix}.data.{f}" for f in sorted(fields - labelled)]
             extra += [f"{prefix}.data.{f}" for f in sorted(set(step.get("data") or {}) - fields)]
             described = set(step.get("data_description") or {})
             extra += [f"{prefix}.data_description.{f}" for f in sorted(described - fields)]

@@ -199,6 +199,13 @@ CONF_SOLAR_ENTITY: Final = "solar_entity"  # a PV power sensor: the fit's solar 
 CONF_ROOM_TEMP_C: Final = "room_temp_c"  # a hot-water tank's surroundings
 CONF_HOT_WATER_KWH: Final = "hot_water_kwh"  # heat drawn per day from a tank
 CONF_HOT_WATER_HOURS: Final = "hot_water_hours"  # local hours (0-23) the draw is spread over
+# SG Ready (two relay contacts; contact 1 is the control entity): contact 2, an optional setpoint-offset number and
+# its offset (K) in states 3/4, whether state 4 (forced) may be used, the longest block (min)
+CONF_SG_CONTACT_2: Final = "sg_contact_2_entity"
+CONF_SG_OFFSET_ENTITY: Final = "sg_offset_entity"
+CONF_SG_OFFSET_K: Final = "sg_offset_k"
+CONF_SG_FORCED: Final = "sg_forced"
+CONF_SG_MAX_BLOCK_MIN: Final = "sg_max_block_min"
 CONF_MPC_TEMP_THRESHOLD_C: Final = "mpc_temp_threshold_c"  # option: replan when a store's temperature departs
 # Grid tariff and connection (options step "tariff"); the phase of an appliance, EV or battery subentry.
 CONF_TARIFF_BANDS: Final = "tariff_bands"  # a band schedule (prices.tariffs.parse_schedule)

@@ -162,20 +162,24 @@ def test_the_schedule_card_draws_the_heat_pump(dashboard: Page) -> None:
     edges, stepped, the area between them filled) on a °C axis, with two legend entries."""
     element = schedule_card(dashboard)
     home, datasets = read_home(dashboard, element)
-    (heat,) = home["heat_pumps"]
+    (heat,) = [h for h in home["heat_pumps"] if h["name"] == "Heat pump"]  # the demo's SG Ready tank is another
     slots = heat["slots"]
     assert slots, heat
-    temp = [points for label, axis, points in datasets if axis == "temp" and label.endswith("planned temperature (°C)")]
-    band = [points for label, axis, points in datasets if axis == "temp" and label.endswith("comfort band (°C)")]
+    house = [(label, axis, points) for label, axis, points in datasets if label.startswith("Heat pump:")]
+    temp = [points for label, axis, points in house if axis == "temp" and label.endswith("planned temperature (°C)")]
+    band = [points for label, axis, points in house if axis == "temp" and label.endswith("comfort band (°C)")]
     assert len(temp) == 1 and len(band) == 2, [(label, axis) for label, axis, _ in datasets]
     assert [y for _, y in temp[0]] == [s["temp_c"] for s in slots]
     assert temp[0][0][0] - band[0][0][0] == 15 * 60 * 1000  # the temperature at the first slot's end
     assert [y for _, y in band[0][: len(slots)]] == [s["low_c"] for s in slots]
     assert [y for _, y in band[1][: len(slots)]] == [s["high_c"] for s in slots]
-    fill = element.evaluate("el => el._chart.data.datasets.filter(d => d.yAxisID === 'temp').map(d => d.fill)")
+    fill = element.evaluate(
+        "el => el._chart.data.datasets.filter(d => d.yAxisID === 'temp' && d.label.startsWith('Heat pump:'))"
+        ".map(d => d.fill)"
+    )
     assert fill == [False, "-1", False], fill
-    expect(element.locator('.home-series[data-series="heat_temp"]')).to_contain_text("Heat pump: planned temperature")
-    expect(element.locator('.home-series[data-series="heat_band"]')).to_contain_text("Heat pump: comfort band")
+    expect(element.locator(f'.home-series[data-series="heat_temp"][data-heat-pump="{heat["heat_pump"]}"]')).to_contain_text("Heat pump: planned temperature")
+    expect(element.locator(f'.home-series[data-series="heat_band"][data-heat-pump="{heat["heat_pump"]}"]')).to_contain_text("Heat pump: comfort band")
 
 
 def local_midnight(start: str, zone: ZoneInfo) -> bool:

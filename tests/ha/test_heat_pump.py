@@ -240,7 +240,7 @@ async def test_an_empty_name_is_refused_on_the_first_step(hass: HomeAssistant) -
 COMMON_FIELDS = {
     "control_entity", "temperature_entity", "weather_entity", "power_entity", "outdoor_entity", "min_kw", "max_kw",
     "min_run_min", "min_off_min", "day_start", "day_end", "day_low_c", "day_high_c", "night_low_c", "night_high_c",
-    "phase",
+    "phase", "sg_ready",
 }
 TANK_FIELDS = {"room_temp_c", "hot_water_kwh", "hot_water_hours"}
 HOUSE_MODEL_FIELDS = {"gains_kw", "solar_gain", "solar_entity"}
@@ -260,7 +260,8 @@ async def test_each_store_asks_only_for_its_own_fields(hass: HomeAssistant) -> N
         seen[device["store"]] = set(fields(result))
         for lang in ("en", "de"):
             step = strings[lang]["config_subentries"]["heat_pump"]["step"][device["store"]]
-            assert set(step["data"]) == set(step["data_description"]) == set(fields(result))
+            labelled = set(step["data"]) | set(step["sections"])  # the SG Ready section is labelled by its name
+            assert set(step["data"]) == set(step["data_description"]) and labelled == set(fields(result))
         result = await hass.config_entries.subentries.async_configure(
             result["flow_id"], {k: v for k, v in device.items() if k not in FIRST}
         )
@@ -364,7 +365,7 @@ async def test_a_heat_pump_stored_before_the_store_step_reconfigures_unchanged(h
     flow_id = result["flow_id"]
     result = await hass.config_entries.subentries.async_configure(flow_id, {"name": "Heat pump", "store": "space_heating"})
     shown = {k: v for k, v in fields(result).items() if v is not None}
-    assert shown == {k: old[k] for k in COMMON_FIELDS}
+    assert shown == {k: old[k] for k in COMMON_FIELDS - {"sg_ready"}}  # the section has no value of its own
     result = await hass.config_entries.subentries.async_configure(flow_id, shown)
     shown = {k: v for k, v in fields(result).items() if v is not None}
     assert shown == {**{k: old[k] for k in ("cop_mode", "carnot_fraction", "flow_temp_c", "thermal_model",

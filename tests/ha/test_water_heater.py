@@ -83,7 +83,7 @@ async def test_the_form_takes_a_water_heater_for_a_tank_only(hass: HomeAssistant
     entry.add_to_hass(hass)
     flow_id = (await open_form(hass, entry))["flow_id"]
     space = await hass.config_entries.subentries.async_configure(flow_id, {"name": "House", "store": "space_heating"})
-    assert control_domains(space) == ["climate", "switch"]
+    assert control_domains(space) == ["climate", "switch", "input_boolean"]
     result = await hass.config_entries.subentries.async_configure(
         flow_id, {k: v for k, v in {**DEVICE, "control_entity": HEATER}.items() if k not in ("name", "store")})
     assert (result["step_id"], result["errors"]) == ("space_heating", {"control_entity": "water_heater_needs_tank"})
@@ -91,7 +91,7 @@ async def test_the_form_takes_a_water_heater_for_a_tank_only(hass: HomeAssistant
     assert "water heater" in texts["en"] and "Warmwasserbereiter" in texts["de"]
     tank_step = await hass.config_entries.subentries.async_configure(
         (await open_form(hass, entry))["flow_id"], {"name": "Tank", "store": "hot_water"})
-    assert control_domains(tank_step) == ["climate", "switch", "water_heater"]
+    assert control_domains(tank_step) == ["climate", "switch", "input_boolean", "water_heater"]
     result = await add_heat_pump(hass, entry, {**TANK, "control_entity": HEATER}, MODEL)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert heat_pumps(entry)["Tank"]["control_entity"] == HEATER

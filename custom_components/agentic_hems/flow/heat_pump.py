@@ -87,6 +87,7 @@ from .heat_pump_checks import (
     validate_store,
 )
 from .schemas import LooseNumberSelector, MinutesTimeSelector, limit_placeholders, phase_selector
+from .sg_ready import KEYS as SG_KEYS, SECTION, nested, sg_errors, sg_section
 
 
 def _number(key: str) -> LooseNumberSelector:
@@ -145,6 +146,7 @@ def _device_fields(
         vol.Required(CONF_NIGHT_LOW_C, default=band[2]): _number(CONF_NIGHT_LOW_C),
         vol.Required(CONF_NIGHT_HIGH_C, default=band[3]): _number(CONF_NIGHT_HIGH_C),
         vol.Optional(CONF_PHASE, description={"suggested_value": "three-phase"}): phase_selector(),
+        vol.Optional(SECTION): sg_section(exclude),
     }
 
 
@@ -153,7 +155,7 @@ def space_schema(exclude: list[str], own: list[str]) -> vol.Schema:
 
     The control entity's picker leaves out the entities ``exclude``, the sensors' pickers those of ``own``.
     """
-    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0), ["climate", "switch"], exclude, own))
+    return vol.Schema(_device_fields((20.0, 22.0, 17.0, 22.0), ["climate", "switch", "input_boolean"], exclude, own))
 
 
 def tank_schema(exclude: list[str], own: list[str]) -> vol.Schema:
@@ -165,7 +167,9 @@ def tank_schema(exclude: list[str], own: list[str]) -> vol.Schema:
     hours = [SelectOptionDict(value=str(h), label=f"{h:02d}:00") for h in range(24)]
     return vol.Schema(
         {
-            **_device_fields((45.0, 55.0, 40.0, 55.0), ["climate", "switch", "water_heater"], exclude, own),
+            **_device_fields(
+                (45.0, 55.0, 40.0, 55.0), ["climate", "switch", "input_boolean", "water_heater"], exclude, own
+            ),
             vol.Required(CONF_ROOM_TEMP_C, default=20.0): _number(CONF_ROOM_TEMP_C),
             vol.Required(CONF_HOT_WATER_KWH, default=0.0): _number(CONF_HOT_WATER_KWH),
             vol.Optional(CONF_HOT_WATER_HOURS): SelectSelector(
@@ -234,7 +238,10 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         errors = own_measurement_errors(
             self.hass, data, (CONF_TEMPERATURE_ENTITY, CONF_OUTDOOR_ENTITY, CONF_HEAT_POWER_ENTITY)
         )
-        return device_errors(self.hass, self._get_entry(), self._own_id(), data, CONF_CONTROL_ENTITY) | errors
+        sg_ready_errors = sg_errors(self.hass, data)
+        errors |= sg_ready_errors
+        errors = device_errors(self.hass, self._get_entry(), self._own_id(), data, CONF_CONTROL_ENTITY) | errors
+        return {SECTION if key in SG_KEYS else key: error for key, error in errors.items()}
 
     def _taken_entities(self) -> list[str]:
         """Return what the control picker leaves out: this integration's entities and the other devices' controls."""
@@ -307,7 +314,7 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
             step_id="space_heating",
             data_schema=self.add_suggested_values_to_schema(
                 space_schema(self._taken_entities(), own_entity_ids(self.hass)),
-                self._suggested("space_heating", user_input),
+                nested(self._suggested("space_heating", user_input)),
             ),
             errors=errors,
             description_placeholders=limit_placeholders(HEAT_NUMBERS),
@@ -326,7 +333,8 @@ class HeatPumpSubentryFlow(ConfigSubentryFlow):
         return self.async_show_form(
             step_id="hot_water",
             data_schema=self.add_suggested_values_to_schema(
-                tank_schema(self._taken_entities(), own_entity_ids(self.hass)), self._suggested("hot_water", user_input)
+                tank_schema(self._taken_entities(), own_entity_ids(self.hass)),
+                nested(self._suggested("hot_water", user_input)),
             ),
             errors=errors,
             description_placeholders=limit_placeholders(HEAT_NUMBERS),

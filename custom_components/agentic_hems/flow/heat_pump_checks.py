@@ -44,6 +44,7 @@ from ..const import (
 )
 from ..planning.heat_config import HEAT_PUMP_SCHEMA, cop_points_error
 from .schemas import outside_limits, schema_refuses
+from .sg_ready import flat
 
 # The form's numbers: field -> (minimum, maximum, step, unit); the validators check the powers, run times, draw, UA
 # and C against these limits, the rest with HEAT_PUMP_SCHEMA. A home's heat pump draws at most 50 kW; run times are
@@ -146,7 +147,7 @@ def validate_device(user_input: Mapping[str, Any], store: str) -> tuple[dict[str
     only a hot-water tank (:func:`.devices.device_errors` checks the control entity against the other devices').
     """
     tank = store == STORE_HOT_WATER
-    data = dict(user_input)
+    data = flat(user_input)
     if tank:
         data[CONF_HOT_WATER_HOURS] = sorted({int(h) for h in data.get(CONF_HOT_WATER_HOURS) or () if str(h).isdigit()})
     for key in (CONF_HEAT_POWER_ENTITY, CONF_OUTDOOR_ENTITY):

@@ -44,6 +44,11 @@ from ..const import (
     CONF_OUTDOOR_ENTITY,
     CONF_PHASE,
     CONF_ROOM_TEMP_C,
+    CONF_SG_CONTACT_2,
+    CONF_SG_FORCED,
+    CONF_SG_MAX_BLOCK_MIN,
+    CONF_SG_OFFSET_ENTITY,
+    CONF_SG_OFFSET_K,
     CONF_SOLAR_ENTITY,
     CONF_SOLAR_GAIN,
     CONF_TEMPERATURE_ENTITY,
@@ -79,7 +84,9 @@ HEAT_PUMP_SCHEMA = vol.Schema(
     {
         vol.Required(CONF_BATTERY_NAME): vol.All(str, vol.Length(min=1)),
         vol.Optional(CONF_HEAT_STORE, default=STORE_SPACE): vol.In((STORE_SPACE, STORE_HOT_WATER)),
-        vol.Required(CONF_CONTROL_ENTITY): vol.All(str, vol.Match(r"^(climate|switch|water_heater)\.[a-z0-9_]+$")),
+        vol.Required(CONF_CONTROL_ENTITY): vol.All(
+            str, vol.Match(r"^(climate|switch|input_boolean|water_heater)\.[a-z0-9_]+$")
+        ),
         vol.Required(CONF_TEMPERATURE_ENTITY): vol.All(str, vol.Match(r"^sensor\.[a-z0-9_]+$")),
         vol.Required(CONF_WEATHER_ENTITY): vol.All(str, vol.Match(r"^weather\.[a-z0-9_]+$")),
         vol.Optional(CONF_HEAT_POWER_ENTITY, default=None): _ENTITY,
@@ -109,7 +116,16 @@ HEAT_PUMP_SCHEMA = vol.Schema(
         vol.Optional(CONF_ROOM_TEMP_C, default=20.0): _TEMP,
         vol.Optional(CONF_HOT_WATER_KWH, default=0.0): vol.All(vol.Coerce(float), vol.Range(min=0, max=1000)),
         vol.Optional(CONF_HOT_WATER_HOURS, default=list): [vol.All(vol.Coerce(int), vol.Range(min=0, max=23))],
-    },
+        vol.Optional(CONF_SG_CONTACT_2): vol.Any(
+            None, vol.All(str, vol.Match(r"^(switch|input_boolean)\.[a-z0-9_]+$"))
+        ),
+        vol.Optional(CONF_SG_OFFSET_ENTITY): vol.Any(
+            None, vol.All(str, vol.Match(r"^(number|input_number)\.[a-z0-9_]+$"))
+        ),
+        vol.Optional(CONF_SG_OFFSET_K): vol.All(vol.Coerce(float), vol.Range(min=-10, max=10)),
+        vol.Optional(CONF_SG_FORCED): bool,
+        vol.Optional(CONF_SG_MAX_BLOCK_MIN): vol.All(vol.Coerce(float), vol.Range(min=0, max=240)),
+    },  # SG Ready's keys (the last five) are stored only for SG Ready: a heat pump without them reads their defaults
     extra=vol.ALLOW_EXTRA,
 )
 
@@ -129,7 +145,10 @@ class HeatPumpConfig:
     """One heat pump subentry: the :class:`HomeHeatPump`'s model and limits plus where it is read and set.
 
     ``control_entity`` is a climate entity or, for a hot-water tank, a water_heater (the plan sets its target
-    temperature), or a switch (an SG-Ready style boost contact: on while the plan runs the heat pump).
+    temperature), or a switch or input_boolean: one boost contact (on while the plan runs the heat pump) or, with
+    ``sg_contact_2``, SG Ready's contact 1. SG Ready may also set ``sg_offset_entity`` (a number, K or °C) to
+    ``sg_offset_k`` in states 3 and 4 (0 otherwise), uses state 4 only when ``sg_forced``, and blocks (state 1) for
+    at most ``sg_max_block_min`` minutes in a row (0: never).
     ``temperature_entity`` measures the store: the house's indoor temperature, or a hot-water tank's. A house gains
     ``internal_gains_kw`` (people, appliances; kW) plus ``solar_gain`` kW of heat per kW of PV production
     (``solar_entity`` is the PV sensor a fit read, or None); a subentry stored without them has 0. The comfort band
@@ -171,6 +190,21 @@ class HeatPumpConfig:
     room_temp_c: float
     hot_water_kwh: float
     hot_water_hours: tuple[int, ...]
+    sg_contact_2: str | None = None
+    sg_offset_entity: str | None = None
+    sg_offset_k: float = 0.0
+    sg_forced: bool = False
+    sg_max_block_min: float = 120.0
+
+    @property
+    def sg_ready(self) -> bool:
+        """True for SG Ready: ``control_entity`` is contact 1 and ``sg_contact_2`` contact 2 (:mod:`..scheduling.sg_ready`)."""
+        return self.sg_contact_2 is not None
+
+    def entities(self) -> tuple[str, ...]:
+        """Return what the plan's commands set: the control entity, and SG Ready's contact 2 and offset number."""
+        extra = (self.sg_contact_2, self.sg_offset_entity) if self.sg_ready else ()
+        return (self.control_entity, *(e for e in extra if e))
 
     @property
     def hot_water(self) -> bool:
@@ -262,9 +296,11 @@ def parse_heat_pump(subentry_id: str, data: Mapping[str, Any]) -> HeatPumpConfig
     """Return the heat pump of a subentry's data; raises vol.Invalid (a bad value) or ValueError (inconsistent).
 
     Inconsistent: min_kw above max_kw, a comfort band whose low edge is above its high edge, COP points that are
-    fewer than two (with ``cop_mode`` points) or share an outdoor temperature.
+    fewer than two (with ``cop_mode`` points) or share an outdoor temperature; SG Ready whose contact 1 is not a
+    switch or input_boolean or is contact 2.
     """
     valid = HEAT_PUMP_SCHEMA(dict(data))
+    _check_contacts(valid[CONF_CONTROL_ENTITY], valid.get(CONF_SG_CONTACT_2, None))
     if valid[CONF_HEAT_MIN_KW] > valid[CONF_HEAT_MAX_KW]:
         raise ValueError("min_kw is above max_kw")
     for low, high in ((CONF_DAY_LOW_C, CONF_DAY_HIGH_C), (CONF_NIGHT_LOW_C, CONF_NIGHT_HIGH_C)):
@@ -307,7 +343,18 @@ def parse_heat_pump(subentry_id: str, data: Mapping[str, Any]) -> HeatPumpConfig
         room_temp_c=valid[CONF_ROOM_TEMP_C],
         hot_water_kwh=valid[CONF_HOT_WATER_KWH],
         hot_water_hours=tuple(sorted(set(valid[CONF_HOT_WATER_HOURS]))),
+        sg_contact_2=valid.get(CONF_SG_CONTACT_2, None),
+        sg_offset_entity=valid.get(CONF_SG_OFFSET_ENTITY, None),
+        sg_offset_k=valid.get(CONF_SG_OFFSET_K, 0.0),
+        sg_forced=valid.get(CONF_SG_FORCED, False),
+        sg_max_block_min=valid.get(CONF_SG_MAX_BLOCK_MIN, 120.0),
     )
+
+
+def _check_contacts(control: str, contact_2: str | None) -> None:
+    """Raise ValueError when SG Ready's contact 2 is given and contact 1 (``control``) is it or no switch."""
+    if contact_2 is not None and (contact_2 == control or not control.startswith(("switch.", "input_boolean."))):
+        raise ValueError("SG Ready needs two different switch or input_boolean contacts")
 
 
 def heat_pump_configs(hass: HomeAssistant, entry: ConfigEntry) -> tuple[HeatPumpConfig, ...]:

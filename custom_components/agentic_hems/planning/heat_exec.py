@@ -6,7 +6,9 @@ What a slot asks of a heat pump (:func:`slot_command`):
   at the slot's end while the plan runs the heat pump, else to the comfort floor of the slot (the thermostat then
   only heats to keep the floor); in HA's temperature unit, rounded to the entity's ``target_temp_step`` (0.5 without
   one), within its ``min_temp``/``max_temp``;
-- a switch (an SG-Ready style boost contact): ``turn_on`` while the plan runs the heat pump, else ``turn_off``.
+- a switch (an SG-Ready style boost contact): ``turn_on`` while the plan runs the heat pump, else ``turn_off``;
+- SG Ready (two contacts, optionally a setpoint-offset number): the slot's state (:mod:`..scheduling.sg_ready`), each
+  contact ``turn_on``/``turn_off`` in the switching order, then the number's ``set_value`` (:mod:`.sg_exec`).
 
 It goes through the gates like the batteries' commands (:mod:`.home_exec`), under the same option
 (``battery_control``):
@@ -15,7 +17,8 @@ It goes through the gates like the batteries' commands (:mod:`.home_exec`), unde
 - ``approval``: the plan's heat pump commands (actions of type ``home_heat_pump``) are part of the plan's one
   authorization request (:mod:`.home_approval`); the control entities are reserved and only an approved request's
   slot command passes the Policy gate (``source_agent="grid"`` with a grant), exactly as approved: the temperature,
-  or for a switch ``turn_on`` or ``turn_off`` (:class:`.home_approval.HomeSetpoints`).
+  or for a switch ``turn_on`` or ``turn_off``, for an offset number its value (:class:`.home_approval.HomeSetpoints`);
+  SG Ready's two contacts and its number are each an action of the request.
 
 A command is issued only when the heat pump's value changes from the last one carried out (or waiting for a
 confirmation): an unchanged plan issues nothing; a dry run, a refusal or a failure is tried again at the next slot.
@@ -39,6 +42,7 @@ from ..prices.curve import floor_slot
 from .heat_config import HeatPumpConfig
 from .heat_view import EPS_KW, heat_band, heat_kw, temp_c
 from .home_config import HomeConfig
+from .sg_exec import async_switch, slot_states, state_values
 
 if TYPE_CHECKING:
     from ..control.manager import ControlManager
@@ -100,47 +104,64 @@ def slot_command(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | N
     return temperature_target(hass, hp.control_entity, target) if math.isfinite(target) else None
 
 
+def slot_values(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | None, first: int) -> list[dict[str, Any]]:
+    """Return what each slot of the plan from slot ``first`` on asks: ``{entity_id: value}`` per slot.
+
+    One entry (:func:`slot_command`; empty where it asks nothing), or SG Ready's contacts and offset number.
+    """
+    if hp.sg_ready:
+        return [state_values(hp, state) for state in slot_states(hass, hp, result, first)]
+    plan = result.plan if result is not None else None
+    n = plan.import_kw.size if plan is not None else 0
+    commands = (slot_command(hass, hp, result, i) for i in range(first, n))
+    return [{hp.control_entity: value} if value is not None else {} for value in commands]
+
+
 def plan_actions(hass: HomeAssistant, result: HomeResult, config: HomeConfig, since: datetime) -> list[dict[str, Any]]:
     """Return the plan's heat pump commands from slot ``since`` on, as request actions (equal neighbours merged).
 
     Each is ``{"start", "end", "type": "home_heat_pump", "entity_id", "heat_pump", "value"}`` with the target
-    temperature (in HA's temperature unit, a climate or water_heater entity) or "on"/"off" (a switch).
+    temperature (in HA's temperature unit, a climate or water_heater entity), "on"/"off" (a switch, an SG Ready
+    contact) or an SG Ready offset number's value.
     """
     plan = result.plan
     actions: list[dict[str, Any]] = []
     if plan is None:
         return actions
+    first = max(int((floor_slot(since) - plan.start) / plan.resolution), 0)
     for hp in config.heat_pumps:
-        for i in range(plan.import_kw.size):
-            start, end = plan.start + i * plan.resolution, plan.start + (i + 1) * plan.resolution
-            if end <= since or (value := slot_command(hass, hp, result, i)) is None:
-                continue
-            last = actions[-1] if actions else None
-            if (
-                last
-                and last["heat_pump"] == hp.subentry_id
-                and last["value"] == value
-                and last["end"] == start.isoformat()
-            ):
-                last["end"] = end.isoformat()
-                continue
-            actions.append(
-                {
+        per_slot = slot_values(hass, hp, result, first)
+        for entity_id in hp.entities():
+            last: dict[str, Any] | None = None
+            for i, values in enumerate(per_slot, start=first):
+                start, end = plan.start + i * plan.resolution, plan.start + (i + 1) * plan.resolution
+                if (value := values.get(entity_id)) is None:
+                    continue
+                if last and last["value"] == value and last["end"] == start.isoformat():
+                    last["end"] = end.isoformat()
+                    continue
+                last = {
                     "start": max(start, since).isoformat(),
                     "end": end.isoformat(),
                     "type": ACTION_TYPE,
-                    "entity_id": hp.control_entity,
+                    "entity_id": entity_id,
                     "heat_pump": hp.subentry_id,
                     "value": value,
                 }
-            )
+                actions.append(last)
     return actions
 
 
-def heat_command(value: float | str) -> tuple[str, dict[str, Any]]:
-    """Return the intent and params that set a heat pump to ``value``: a temperature (HA's unit) or "on"/"off"."""
+def heat_command(value: float | str, entity_id: str = "") -> tuple[str, dict[str, Any]]:
+    """Return the intent and params that set ``entity_id`` to ``value``.
+
+    "on"/"off" for a switch or contact, a number's value (an SG Ready offset number), else a target temperature
+    (HA's temperature unit).
+    """
     if isinstance(value, str):
         return f"turn_{value}", {}
+    if entity_id.startswith(("number.", "input_number.")):
+        return "set_value", {"value": value}
     return "set_temperature", {"temperature": value}
 
 
@@ -165,8 +186,11 @@ class HeatExecutor:
     async def async_execute(self, result: HomeResult | None, now: datetime) -> list[dict[str, Any]]:
         """Issue each heat pump's command for the slot at ``now`` when it changed; returns the gates' traces."""
         slot = floor_slot(now)
-        records = []
+        records: list[dict[str, Any]] = []
         for hp in self.config.heat_pumps:
+            if hp.sg_ready:
+                records += await self._sg_ready(hp, result, slot)
+                continue
             value = self._value_at(hp, result, slot)
             if value is None or self.issued.get(hp.control_entity) == value:
                 continue
@@ -191,12 +215,33 @@ class HeatExecutor:
             return None
         return slot_command(self.hass, hp, result, int((slot - plan.start) / plan.resolution))
 
+    async def _sg_ready(self, hp: HeatPumpConfig, result: HomeResult | None, slot: datetime) -> list[dict[str, Any]]:
+        """Take an SG Ready heat pump to the slot's state when it changed (:func:`.sg_exec.async_switch`)."""
+        if self.approval:
+            found = {e: self.approvals.action_at(e, slot, ACTIONS) for e in hp.entities()}
+            values = {e: a["value"] for e, a in found.items() if a is not None}
+        else:
+            plan = result.plan if result is not None else None
+            first = int((slot - plan.start) / plan.resolution) if plan is not None else 0
+            values = next(iter(slot_values(self.hass, hp, result, first)), {})
+        key = hp.subentry_id
+        if not values or self.issued.get(key) == repr(sorted(values.items())):
+            return []
+
+        async def evaluate(entity_id: str, value: float | str) -> dict[str, Any]:
+            return await self._command(entity_id, value, slot)
+
+        records, done = await async_switch(self.hass, hp, values, evaluate)
+        if done:
+            self.issued[key] = repr(sorted(values.items()))  # else tried again at the next slot
+        return records
+
     async def _command(self, entity_id: str, value: float | str, slot: datetime) -> dict[str, Any]:
         """Run one command through the gates (with the approved request's grant in approval mode)."""
         grant = self.approvals.grant(slot)
-        intent, params = heat_command(value)
+        intent, params = heat_command(value, entity_id)
         candidate = {"intent": intent, "device_alias": entity_id, "params": params}
-        unit = self.hass.config.units.temperature_unit
+        unit = self.hass.config.units.temperature_unit if intent == "set_temperature" else ""
         what = f"turn {value} {entity_id}" if isinstance(value, str) else plan_text(entity_id, value, unit)
         LOGGER.debug("Whole-home plan: %s for slot %s", what, slot.isoformat())
         return dict(

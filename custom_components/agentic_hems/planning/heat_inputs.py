@@ -59,13 +59,14 @@ async def async_run_state(
 ) -> tuple[int, int]:
     """Return (slots on, slots off) just before ``now``: one of them is 0, the other at least 1.
 
-    A switch is on or off since its ``last_changed``; else the power sensor's recorded history says since when it
+    A switch (SG Ready: contact 2) is on or off since its ``last_changed``; else the power sensor's recorded history says since when it
     runs (above :data:`ON_KW`) or stands; a climate entity without one counts by its ``hvac_action``. Unknown: off.
     """
     cap = max(hp.min_slots(hp.min_run_min, resolution), hp.min_slots(hp.min_off_min, resolution))
     running, since = False, None
-    control = hass.states.get(hp.control_entity)
-    if hp.control_entity.startswith("switch.") and control is not None and control.state in ("on", "off"):
+    switch = hp.sg_contact_2 or hp.control_entity  # SG Ready's contact 2 is on in states 3 and 4, as planned
+    control = hass.states.get(switch)
+    if switch.startswith(("switch.", "input_boolean.")) and control is not None and control.state in ("on", "off"):
         running, since = control.state == "on", control.last_changed
     elif hp.power_entity:
         running, since = await _async_power_run(hass, hp, now - cap * resolution, now)

@@ -93,7 +93,7 @@ def action_at(
 def approved_command(hass: HomeAssistant, action: Mapping[str, Any]) -> Command | None:
     """Return the intent and service data that carry out a whole-home action now, None when nothing can be set."""
     if action["type"] == heat_exec.ACTION_TYPE:
-        return heat_exec.heat_command(action["value"])
+        return heat_exec.heat_command(action["value"], action["entity_id"])
     return home_exec.command_for(hass, action)
 
 
@@ -158,7 +158,7 @@ def summary(
     texts = TEXTS[lang]
     names = {b.control_entity: b.name for b in config.batteries if b.control_entity}
     names |= {b.power_setpoint: b.name for b in config.batteries if b.power_setpoint}
-    names |= {h.control_entity: h.name for h in config.heat_pumps}
+    names |= {e: h.name for h in config.heat_pumps for e in h.entities()}
     lines = [texts["head"].format(end=local_moment(window[1], lang, dt_util.as_local(window[0]).date()))]
     for entity in dict.fromkeys(a["entity_id"] for a in actions):
         mine = [a for a in actions if a["entity_id"] == entity]

@@ -214,7 +214,7 @@ class HomeConfig:
     def control_entities(self) -> frozenset[str]:
         """Return what the plan's commands set: the batteries' and heat pumps' control entities and the PV limit."""
         limit = {self.curtailment_entity} if self.curtailment_entity else set()
-        heat = {h.control_entity for h in self.heat_pumps if h.control_entity}
+        heat = {e for h in self.heat_pumps for e in h.entities() if e}
         return frozenset({e for b in self.batteries for e in (b.control_entity, b.power_setpoint) if e} | heat | limit)
 
 

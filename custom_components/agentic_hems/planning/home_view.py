@@ -18,6 +18,7 @@ from ..scheduling.home_model import HomePlan, PhaseOver, slot_limits
 from .heat_view import explain_heat_pump, explanation_heat_pumps, heat_payload, import_price
 from .home_config import BatteryConfig, HomeConfig
 from .home_manager import HomePlanManager, HomeResult
+from .sg_exec import with_states
 
 
 def slot_index(plan: HomePlan, now: datetime) -> int | None:
@@ -272,6 +273,8 @@ def why_now(home: HomePlanManager, name: str, language: str, now: datetime) -> d
         if batteries
         else explain_heat_pump(result, pumps[0], language)
     )
+    if pumps and pumps[0].sg_ready:
+        why = with_states(home.hass, pumps[0], result, why, language)
     if not why:
         return {"error": "home_plan_not_available", "device": device}
     j = next((k for k in range(i + 1, len(why)) if why[k] != why[i]), None)
