@@ -48,6 +48,8 @@ class EntityInfo:
             button's program operation sensor), or None.
         idle_unknown: its ``unknown`` state means idle, not unknown (a program select with no program chosen or
             running, as HA's ``home_connect`` shows it), so commands to it are not refused for it.
+        platform: the integration that provides it (its entity registry ``platform``), or None.
+        device_id: its device in HA's device registry, or None.
 
     """
 
@@ -65,6 +67,8 @@ class EntityInfo:
     requires_on: tuple[str, ...] = ()
     confirmed_by: tuple[str, tuple[str, ...]] | None = None
     idle_unknown: bool = False
+    platform: str | None = None
+    device_id: str | None = None
 
     @property
     def domain(self) -> str:
