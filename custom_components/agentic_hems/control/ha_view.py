@@ -191,7 +191,9 @@ class HassActuator:
         """
         target = {} if domain in ACTION_DOMAINS else {ATTR_ENTITY_ID: entity_id}
         try:
-            await self.hass.services.async_call(domain, service, {**data, **target}, blocking=True, context=self.context)
+            await self.hass.services.async_call(
+                domain, service, {**data, **target}, blocking=True, context=self.context
+            )
         except (HomeAssistantError, vol.Invalid, ValueError) as err:
             raise ActuationError(str(err) or type(err).__name__) from err
 

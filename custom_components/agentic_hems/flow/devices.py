@@ -20,6 +20,7 @@ from homeassistant.helpers.selector import EntitySelector, EntitySelectorConfig
 
 from ..const import (
     CONF_CONTROL_ENTITY,
+    CONF_DELAY_ENTITY,
     CONF_SOC_ENTITY,
     CONF_START_ENTITY,
     DOMAIN,
@@ -52,8 +53,10 @@ def _others(entry: ConfigEntry, own_id: str | None, kinds: Mapping[str, str]) ->
 
 
 def _controlled(entry: ConfigEntry, own_id: str | None) -> set[str]:
-    """Return the other devices' control entities and the other program appliances' start buttons."""
-    return _others(entry, own_id, CONTROL_KEYS) | _others(entry, own_id, {SUBENTRY_APPLIANCE: CONF_START_ENTITY})
+    """Return the other devices' control entities and the other program appliances' start buttons and delays."""
+    starters = _others(entry, own_id, {SUBENTRY_APPLIANCE: CONF_START_ENTITY})
+    delays = _others(entry, own_id, {SUBENTRY_APPLIANCE: CONF_DELAY_ENTITY})
+    return _others(entry, own_id, CONTROL_KEYS) | starters | delays
 
 
 def taken_entities(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
@@ -109,14 +112,15 @@ def device_errors(
     ``data[CONF_NAME]``, when given, must differ (case-insensitive) from every other device's name
     (``name_exists``); ``data[control_key]``, when given and not empty, must not be one of this integration's own
     entities (``control_entity_own``) nor another device's control entity or start button (``control_entity_in_use``);
-    the same holds for a program appliance's start button ``data["start_entity"]``. ``own_id`` is
+    the same holds for a program appliance's start button ``data["start_entity"]`` and "start in" number
+    ``data["delay_entity"]``. ``own_id`` is
     the reconfigured device's subentry id (its own name and entity pass), None when adding.
     """
     others = [sub for sid, sub in entry.subentries.items() if sid != own_id and sub.subentry_type in CONTROL_KEYS]
     errors: dict[str, str] = {}
     if CONF_NAME in data and str(data[CONF_NAME]).casefold() in {sub.title.casefold() for sub in others}:
         errors[CONF_NAME] = "name_exists"
-    for key in (control_key, CONF_START_ENTITY):
+    for key in (control_key, CONF_START_ENTITY, CONF_DELAY_ENTITY):
         control = data.get(key)
         if control and control in own_entity_ids(hass):
             errors[key] = "control_entity_own"

@@ -52,9 +52,7 @@ def check_params(entity: EntityInfo, intent: str, params: dict[str, Any]) -> tup
         options = [str(o) for o in caps.get("options") or []]
         option = params["option" if intent == "select_option" else "program"]
         ok = option in options
-        return (None if ok else f"option {option!r} is not one of {entity.entity_id}'s {options}"), {
-            "options": options
-        }
+        return (None if ok else f"option {option!r} is not one of {entity.entity_id}'s {options}"), {"options": options}
     if intent == "set_value":
         low, high = _float(caps.get("min"), 0.0), _float(caps.get("max"), 100.0)
         step = _float(caps.get("step"), 1.0)

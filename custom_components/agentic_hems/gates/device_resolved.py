@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import difflib
 import re
 
-from .models import GateContext, GateResult, ModelCandidate, NormalizedCommand
 from .actions import ACTIONS, action_data, action_for
+from .models import GateContext, GateResult, ModelCandidate, NormalizedCommand
 from .tables import risk_level, service_data, service_for
 from .view import EntityInfo, HaView
 

@@ -67,7 +67,13 @@ async def async_start_program(
 
 
 async def _run_steps(
-    control: ControlManager, appliance: Appliance, steps: list[dict[str, Any]], slot: datetime, what: str, unit: str = "s"
+    control: ControlManager,
+    appliance: Appliance,
+    steps: list[dict[str, Any]],
+    slot: datetime,
+    what: str,
+    *,
+    unit: str = "s",
 ) -> list[dict[str, Any]]:
     """Run ``steps`` through the gates as the scheduler until one does not execute; returns their traces.
 
@@ -133,7 +139,7 @@ async def async_delayed_start(
     if value is None or value > limit:
         return []
     steps = delayed_steps(appliance, delay_s, unit)
-    records = await _run_steps(control, appliance, steps, moment, f"delayed start for {planned.isoformat()}", unit)
+    records = await _run_steps(control, appliance, steps, moment, f"delayed start for {planned.isoformat()}", unit=unit)
     if records and all(r.get("outcome") == Outcome.EXECUTED for r in records) and len(records) == len(steps):
         delayed[appliance.appliance_id] = planned
         ir.async_delete_issue(hass, DOMAIN, f"{KEPT_PREFIX}{appliance.appliance_id}")
@@ -159,7 +165,9 @@ async def async_planned_start(
         return []
     assert appliance.operation_entity is not None  # has_delayed_start
     wait_s = control.keeper.settings.wait_s
-    running = await HassActuator(hass, Context()).async_wait_for(appliance.operation_entity, {"states": ["run"]}, wait_s)
+    running = await HassActuator(hass, Context()).async_wait_for(
+        appliance.operation_entity, {"states": ["run"]}, wait_s
+    )
     if running is not None:
         LOGGER.info("%s started by itself at its planned slot %s (delayed start)", appliance.name, slot.isoformat())
         ir.async_delete_issue(hass, DOMAIN, issue_id(appliance))

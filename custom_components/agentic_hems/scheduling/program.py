@@ -56,7 +56,9 @@ def start_steps(appliance: Appliance) -> list[dict[str, Any]]:
     if not is_program(appliance):
         return []
     if uses_action(appliance):
-        return [{"intent": "start_program", "device_alias": appliance.entity_id, "params": {"program": appliance.program}}]
+        return [
+            {"intent": "start_program", "device_alias": appliance.entity_id, "params": {"program": appliance.program}}
+        ]
     steps: list[dict[str, Any]] = [
         {"intent": "select_option", "device_alias": appliance.entity_id, "params": {"option": appliance.program}}
     ]
@@ -92,7 +94,9 @@ def delayed_steps(appliance: Appliance, delay_s: int, unit: str | None = None) -
         return []
     select, program = appliance.entity_id, appliance.program
     if uses_action(appliance):
-        return [{"intent": "start_program", "device_alias": select, "params": {"program": program, "start_in_s": delay_s}}]
+        return [
+            {"intent": "start_program", "device_alias": select, "params": {"program": program, "start_in_s": delay_s}}
+        ]
     value = delay_in(delay_s, unit)
     if value is None or appliance.delay_entity is None or appliance.start_entity is None:
         return []
