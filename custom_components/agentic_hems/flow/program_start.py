@@ -81,7 +81,7 @@ def start_errors(hass: HomeAssistant, data: Mapping[str, Any], select: str) -> d
     errors: dict[str, str] = {}
     action = data.get(CONF_PROGRAM_START) == PROGRAM_START_HOME_CONNECT
     if action:
-        errors |= _device_errors(hass, data.get(CONF_HOME_CONNECT_DEVICE), select)
+        errors = _device_errors(hass, data.get(CONF_HOME_CONNECT_DEVICE), select)
     if not data.get(CONF_DELAYED_START):
         return errors
     if not data.get(CONF_OPERATION_ENTITY):
@@ -90,9 +90,8 @@ def start_errors(hass: HomeAssistant, data: Mapping[str, Any], select: str) -> d
         return errors
     if not data.get(CONF_START_ENTITY):
         errors[CONF_START_ENTITY] = "delay_needs_start_button"
-    if problem := _delay_entity_error(hass, data):
-        errors[CONF_DELAY_ENTITY] = problem
-    return errors
+    delay_errors = _delay_errors(hass, data)
+    return delay_errors | errors
 
 
 def _device_errors(hass: HomeAssistant, device_id: Any, select: str) -> dict[str, str]:
@@ -107,17 +106,19 @@ def _device_errors(hass: HomeAssistant, device_id: Any, select: str) -> dict[str
     return {}
 
 
-def _delay_entity_error(hass: HomeAssistant, data: Mapping[str, Any]) -> str | None:
+def _delay_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, str]:
     entity_id = data.get(CONF_DELAY_ENTITY)
     if not entity_id:
-        return "delay_entity_required"
+        return {CONF_DELAY_ENTITY: "delay_entity_required"}
     state = hass.states.get(str(entity_id))
     if state is None:
-        return "entity_not_found"
+        return {CONF_DELAY_ENTITY: "entity_not_found"}
     factor = DELAY_UNITS.get(str(state.attributes.get("unit_of_measurement") or "s"))
     high = state.attributes.get("max")
     if factor is None or not isinstance(high, int | float):
-        return "delay_entity_unit"
+        return {CONF_DELAY_ENTITY: "delay_entity_unit"}
     window = window_length(time.fromisoformat(str(data["earliest_start"])), time.fromisoformat(str(data["deadline"])))
     needed_s = window.total_seconds() - 60.0 * float(data.get(CONF_DURATION_MIN) or 0.0)
-    return "delay_range_short" if float(high) * factor < needed_s else None
+    if float(high) * factor < needed_s:
+        return {CONF_DELAY_ENTITY: "delay_range_short"}
+    return {}
