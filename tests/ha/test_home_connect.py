@@ -26,7 +26,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 import voluptuous as vol
 
 from custom_components.agentic_hems.const import CONF_WAIT_S, DEFAULT_CONTROL_OPTIONS, DEFAULT_OPTIONS, DOMAIN
-from custom_components.agentic_hems.planning.program_exec import async_delayed_start
+from custom_components.agentic_hems.planning.program_exec import DelayedStarts, async_delayed_start
 from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import HomeAssistant, ServiceCall, callback
 from homeassistant.exceptions import HomeAssistantError
@@ -251,6 +251,27 @@ async def test_remote_start_off_sends_nothing_and_raises_a_translated_repair(
                                               "sensor": REMOTE}
 
 
+async def test_a_delayed_start_that_did_not_execute_is_tried_once_and_the_plan_starts_it(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """With device control off every command is a dry run: the delayed start is tried once, not at every boundary;
+    at the planned start the program is started as without one (a dry run again)."""
+    entry, stand_in = await _dishwasher(hass, freezer, delayed_start=True)
+    control = entry.runtime_data.control
+    await control.async_set_allow_control(False)  # every command a dry run
+    start = _planned_start(entry)
+    first = _first_boundary()
+    for boundary in (first, first + timedelta(minutes=15), first + timedelta(minutes=30)):
+        await _boundary(hass, freezer, boundary)
+    traces = [t for t in control.traces.values() if t["entity_id"] == SELECT]
+    assert [(t["outcome"], t["candidate"]["params"].get("start_in_s")) for t in traces] == [
+        ("dry_run", int((start - first).total_seconds()))]
+    await _boundary(hass, freezer, start)
+    traces = [t for t in control.traces.values() if t["entity_id"] == SELECT]
+    assert [(t["outcome"], t["candidate"]["params"].get("start_in_s")) for t in traces][-1] == ("dry_run", None)
+    assert stand_in.calls == []
+
+
 async def test_a_delayed_start_the_appliance_dropped_is_not_resent_and_says_so(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory
 ) -> None:
@@ -280,13 +301,13 @@ async def test_a_plan_that_moved_after_the_delayed_start_keeps_it_and_says_so(
     entry, stand_in = await _dishwasher(hass, freezer, delayed_start=True)
     start = _planned_start(entry)
     first = _first_boundary()
-    delayed: dict[str, datetime] = {}
+    delayed = DelayedStarts()
     appliance = entry.runtime_data.planner.appliances["dishwasher"]
     control = entry.runtime_data.control
     freezer.move_to(first)
     _set_select(hass, AUTO)
     await async_delayed_start(hass, control, appliance, planned=start, moment=first, delayed=delayed)
-    assert delayed == {"dishwasher": start} and len(stand_in.calls) == 1
+    assert delayed.set_for == {"dishwasher": start} and len(stand_in.calls) == 1
     moved = start + timedelta(hours=1)
     assert await async_delayed_start(hass, control, appliance, planned=moved, moment=first, delayed=delayed) == []
     assert len(stand_in.calls) == 1

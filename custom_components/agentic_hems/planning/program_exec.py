@@ -20,6 +20,7 @@ it was given: nothing is re-sent (the person loaded and armed it for that time) 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,21 @@ if TYPE_CHECKING:
 
 ISSUE_PREFIX = "program_not_started_"
 KEPT_PREFIX = "program_delay_kept_"
+
+
+@dataclass
+class DelayedStarts:
+    """The delayed starts this run of Home Assistant sent (after a restart the operation sensor tells).
+
+    Attributes:
+        set_for: appliance_id -> the planned start (aware UTC) its delayed start was set for.
+        tried: (appliance_id, planned start) pairs sent once: one that did not execute (refused, waiting for a
+            confirmation, a dry run) is not sent again; the planned start then starts the program as without one.
+
+    """
+
+    set_for: dict[str, datetime] = field(default_factory=dict)
+    tried: set[tuple[str, datetime]] = field(default_factory=set)
 
 
 def issue_id(appliance: Appliance) -> str:
@@ -113,20 +129,21 @@ async def async_delayed_start(
     *,
     planned: datetime,
     moment: datetime,
-    delayed: dict[str, datetime],
+    delayed: DelayedStarts,
 ) -> list[dict[str, Any]]:
     """Set the appliance's own delayed start for the planned start ``planned`` at the boundary ``moment`` (aware UTC).
 
     Nothing is sent when the appliance has no delayed start, ``planned`` is not ahead, a program is already started
     (its operation sensor shows ``delayedstart`` or ``run``), the remote start is not on, or the delay is beyond what
-    the appliance takes (a day for home_connect's option, the "start in" number's ``max``). ``delayed`` maps
-    appliance_id -> the planned start its delayed start was set for; it gains the appliance once every step executed.
+    the appliance takes (a day for home_connect's option, the "start in" number's ``max``), or it was tried for
+    ``planned`` already (``delayed.tried``). ``delayed.set_for`` gains the appliance once every step executed.
     Returns the gates' traces (empty when nothing was sent).
     """
-    if not has_delayed_start(appliance) or planned <= moment:
+    key = (appliance.appliance_id, planned)
+    if not has_delayed_start(appliance) or planned <= moment or key in delayed.tried:
         return []
     if _state(hass, appliance.operation_entity) in RUNNING_STATES:
-        _kept(hass, appliance, delayed.get(appliance.appliance_id), planned)
+        _kept(hass, appliance, delayed.set_for.get(appliance.appliance_id), planned)
         return []
     if appliance.remote_start_entity and _state(hass, appliance.remote_start_entity) != "on":
         return []  # set once the person allows the remote start; else it starts at the planned slot
@@ -139,24 +156,25 @@ async def async_delayed_start(
     if value is None or value > limit:
         return []
     steps = delayed_steps(appliance, delay_s, unit)
+    delayed.tried.add(key)
     records = await _run_steps(control, appliance, steps, moment, f"delayed start for {planned.isoformat()}", unit=unit)
     if records and all(r.get("outcome") == Outcome.EXECUTED for r in records) and len(records) == len(steps):
-        delayed[appliance.appliance_id] = planned
+        delayed.set_for[appliance.appliance_id] = planned
         ir.async_delete_issue(hass, DOMAIN, f"{KEPT_PREFIX}{appliance.appliance_id}")
     _report(hass, appliance, records)
     return records
 
 
 async def async_planned_start(
-    hass: HomeAssistant, control: ControlManager, appliance: Appliance, slot: datetime, delayed: dict[str, datetime]
+    hass: HomeAssistant, control: ControlManager, appliance: Appliance, slot: datetime, delayed: DelayedStarts
 ) -> list[dict[str, Any]]:
     """At the planned start ``slot``: read back a delayed start that was set, else start the program now.
 
-    A delayed start counts as set when ``delayed`` has the appliance or the operation sensor shows ``delayedstart``
+    A delayed start counts as set when ``delayed.set_for`` has the appliance or the operation sensor shows ``delayedstart``
     (after a restart). Then nothing is sent (one kept for another start is not read back here): the operation sensor must show ``run`` within the gates' wait, else the
     repair ``program_delayed_not_started`` says so. Returns the gates' traces (empty for a read-back).
     """
-    set_for = delayed.pop(appliance.appliance_id, None)
+    set_for = delayed.set_for.pop(appliance.appliance_id, None)
     operation = _state(hass, appliance.operation_entity)
     if not has_delayed_start(appliance) or (set_for is None and operation != "delayedstart"):
         return await async_start_program(hass, control, appliance, slot)

@@ -21,7 +21,7 @@ from ..const import DOMAIN, MEASUREMENT_OPTIONS
 from ..gates.models import SOURCE_SCHEDULER
 from ..scheduling.program import has_delayed_start, is_program
 from .ev_exec import async_charger_slot
-from .program_exec import async_delayed_start, async_planned_start
+from .program_exec import DelayedStarts, async_delayed_start, async_planned_start
 
 if TYPE_CHECKING:
     from ..runtime import AgenticHemsConfigEntry
@@ -32,7 +32,7 @@ def async_track_slots(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> CAL
     """Run the entry's slot boundaries (minutes 0, 15, 30, 45); returns the callback that stops them."""
     runtime = entry.runtime_data
     planner, control, grid = runtime.planner, runtime.control, runtime.grid
-    delayed: dict[str, datetime] = {}  # appliance_id -> the planned start its own delayed start was set for
+    delayed = DelayedStarts()  # the program appliances' own delayed starts sent
 
     @callback
     def _boundary(now: datetime) -> None:
