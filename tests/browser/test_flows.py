@@ -444,7 +444,9 @@ def test_add_program_appliance_with_a_delayed_start(
     walk.field(labels["power_kw"], "spinbutton").fill("1.8")
     walk.field(labels["duration_min"], "spinbutton").fill("90")
     walk.pick_entity(operation, 3)
-    walk.dialog.get_by_role("switch", name=labels["delayed_start"]).check()
+    toggle = walk.dialog.locator("ha-selector-boolean").nth(1).locator("ha-switch")  # after "Runs without a break"
+    toggle.click()
+    expect(toggle).to_have_js_property("checked", True)
     walk.pick_entity(number, 4)
     walk.shot("delayed-start")
     walk.submit()
