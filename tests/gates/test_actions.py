@@ -152,3 +152,16 @@ async def test_remote_start_off_sends_nothing() -> None:
         view, actuator, source_agent="scheduler", candidate=start())
     assert record["outcome"] == "blocked" and actuator.calls == []
     assert record["gate_results"][-1]["reason"] == f"{SELECT} does not allow a remote start now: {REMOTE} is off"
+
+
+async def test_start_selected_program_sends_only_the_device_and_the_planned_delay() -> None:
+    view = dishwasher()
+    actuator = Dishwasher(view)
+    candidate = {"intent": "start_selected_program", "device_alias": SELECT, "params": {"start_in_s": 1800}}
+    record = await Gatekeeper(Settings(allow_control=True), lambda: NOW).evaluate(
+        view, actuator, source_agent="scheduler", candidate=candidate,
+        raw_input=f"{plan_text(SELECT, 1800, 's')}: delayed start of Dishwasher")
+    assert record["outcome"] == "executed", record
+    assert actuator.calls == [("home_connect", "start_selected_program", SELECT,
+                               {"device_id": "dev-dw", "b_s_h_common_option_start_in_relative": 1800})]
+    assert record["execution_result"]["state_after"] == "delayedstart"
