@@ -159,7 +159,7 @@ async def test_entity_record_from_the_registries(
 ) -> None:
     entry, _ = pump_home
     view = entry.runtime_data.control.view
-    (device,) = [d for d in dr.async_get(hass).devices.values() if ("test", "pump") in d.identifiers]
+    (device,) = [d for d in dr.async_get(hass).devices if ("test", "pump") in d.identifiers]
     assert view.entity(PUMP) == EntityInfo(
         entity_id=PUMP, name="Pump", aliases=frozenset({"circulator"}), area_id="utility_room",
         device_name="Heat pump", device_class=None, supported_features=0, capabilities={}, polls=True,
