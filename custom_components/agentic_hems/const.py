@@ -96,6 +96,14 @@ CONF_PROGRAM: Final = "program"
 CONF_START_ENTITY: Final = "start_entity"
 CONF_REMOTE_START_ENTITY: Final = "remote_start_entity"
 CONF_OPERATION_ENTITY: Final = "operation_entity"
+# How a program appliance is started: its select and start button, or home_connect's start action; and whether the
+# appliance's own delayed start (home_connect's "start in" option, or a "start in" number) is set once ahead.
+CONF_PROGRAM_START: Final = "program_start"
+PROGRAM_START_BUTTON: Final = "button"
+PROGRAM_START_HOME_CONNECT: Final = "home_connect"
+CONF_HOME_CONNECT_DEVICE: Final = "home_connect_device"
+CONF_DELAYED_START: Final = "delayed_start"
+CONF_DELAY_ENTITY: Final = "delay_entity"
 APPLIANCE_KINDS: Final = ["dishwasher", "washing_machine", "ev_charger", "heat_pump", "battery", "generic"]
 
 # ENTSO-E publishes day-ahead results around 12:45-13:00 Europe/Brussels.

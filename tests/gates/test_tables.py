@@ -52,6 +52,7 @@ def test_service_for(domain: str, intent: str, appliance: bool, service: str | N
 
 def test_vocabulary_and_service_data() -> None:
     assert INTENTS == {"turn_on", "turn_off", "set_brightness", "set_temperature", "set_hvac_mode", "set_value",
-                       "open", "close", "lock", "unlock", "press", "start", "stop", "select_option"}
+                       "open", "close", "lock", "unlock", "press", "start", "stop", "select_option",
+                       "start_program", "start_selected_program"}
     assert service_data("set_brightness", {"brightness": 40}) == {"brightness_pct": 40}
     assert service_data("set_temperature", {"temperature": 21}) == {"temperature": 21}

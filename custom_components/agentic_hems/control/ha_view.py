@@ -25,6 +25,7 @@ from homeassistant.helpers.update_coordinator import CoordinatorEntity
 from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN
+from ..gates.actions import ACTION_DOMAINS
 from ..gates.execution import ActuationError, state_matches
 from ..gates.view import AreaInfo, EntityInfo, StateInfo
 from ..validation import vol
@@ -145,6 +146,8 @@ class HassView:
             confirmed_by=self.readbacks.get(entity_id),
             idle_unknown=entity_id in self.idle_unknown,
             value_unit=self.value_units.get(entity_id),
+            platform=entry.platform if entry is not None else None,
+            device_id=entry.device_id if entry is not None else None,
         )
 
     def areas(self) -> Iterable[AreaInfo]:
@@ -186,10 +189,14 @@ class HassActuator:
         self.context = context
 
     async def async_call(self, domain: str, service: str, entity_id: str, data: Mapping[str, Any]) -> None:
-        """Call the service; HA and validation errors become :class:`ActuationError`."""
+        """Call the service; HA and validation errors become :class:`ActuationError`.
+
+        An allow-listed integration action (``gates.actions``) targets the device in its data, not ``entity_id``.
+        """
+        target = {} if domain in ACTION_DOMAINS else {ATTR_ENTITY_ID: entity_id}
         try:
             await self.hass.services.async_call(
-                domain, service, {**data, ATTR_ENTITY_ID: entity_id}, blocking=True, context=self.context
+                domain, service, {**data, **target}, blocking=True, context=self.context
             )
         except (HomeAssistantError, vol.Invalid, ValueError) as err:
             raise ActuationError(str(err) or type(err).__name__) from err

@@ -20,6 +20,7 @@ from homeassistant.helpers.selector import EntitySelector, EntitySelectorConfig
 
 from ..const import (
     CONF_CONTROL_ENTITY,
+    CONF_DELAY_ENTITY,
     CONF_POWER_SETPOINT,
     CONF_SG_CONTACT_2,
     CONF_SG_OFFSET_ENTITY,
@@ -58,12 +59,13 @@ def _others(entry: ConfigEntry, own_id: str | None, kinds: Mapping[str, str]) ->
 def _controlled(entry: ConfigEntry, own_id: str | None) -> set[str]:
     """Return the entities other devices control.
 
-    Their control entities, program start buttons, charger and battery power setpoints, SG Ready's contact 2 and
-    offset number.
+    Their control entities, program start buttons and "start in" numbers, charger and battery power setpoints,
+    SG Ready's contact 2 and offset number.
     """
     kinds = (CONTROL_KEYS, {SUBENTRY_APPLIANCE: CONF_START_ENTITY}, {SUBENTRY_APPLIANCE: CHARGER_CURRENT})
     more = ({SUBENTRY_BATTERY: CONF_POWER_SETPOINT}, {SUBENTRY_HEAT_PUMP: CONF_SG_CONTACT_2})
-    return {e for k in (*kinds, *more, {SUBENTRY_HEAT_PUMP: CONF_SG_OFFSET_ENTITY}) for e in _others(entry, own_id, k)}
+    more += ({SUBENTRY_HEAT_PUMP: CONF_SG_OFFSET_ENTITY}, {SUBENTRY_APPLIANCE: CONF_DELAY_ENTITY})
+    return {e for k in (*kinds, *more) for e in _others(entry, own_id, k)}
 
 
 def taken_entities(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
@@ -119,15 +121,17 @@ def device_errors(
     ``data[CONF_NAME]``, when given, must differ (case-insensitive) from every other device's name
     (``name_exists``); ``data[control_key]``, when given and not empty, must not be one of this integration's own
     entities (``control_entity_own``) nor another device's control entity or start button (``control_entity_in_use``);
-    the same holds for a program appliance's start button ``data["start_entity"]``, a battery's power setpoint
-    ``data["power_setpoint_entity"]`` and SG Ready's contact 2 and offset number. ``own_id`` is
+    the same holds for a program appliance's start button ``data["start_entity"]`` and "start in" number
+    ``data["delay_entity"]``, a battery's power setpoint ``data["power_setpoint_entity"]`` and SG Ready's contact 2
+    and offset number. ``own_id`` is
     the reconfigured device's subentry id (its own name and entity pass), None when adding.
     """
     others = [sub for sid, sub in entry.subentries.items() if sid != own_id and sub.subentry_type in CONTROL_KEYS]
     errors: dict[str, str] = {}
     if CONF_NAME in data and str(data[CONF_NAME]).casefold() in {sub.title.casefold() for sub in others}:
         errors[CONF_NAME] = "name_exists"
-    for key in (control_key, CONF_START_ENTITY, CONF_POWER_SETPOINT, CONF_SG_CONTACT_2, CONF_SG_OFFSET_ENTITY):
+    keys = (CONF_START_ENTITY, CONF_DELAY_ENTITY, CONF_POWER_SETPOINT, CONF_SG_CONTACT_2, CONF_SG_OFFSET_ENTITY)
+    for key in (control_key, *keys):
         control = data.get(key)
         if control and control in own_entity_ids(hass):
             errors[key] = "control_entity_own"

@@ -12,6 +12,7 @@ from homeassistant.helpers.selector import EntitySelector, EntitySelectorConfig,
 from ..const import CONF_OPERATION_ENTITY, CONF_PROGRAM, CONF_REMOTE_START_ENTITY, CONF_START_ENTITY
 from ..validation import vol
 from .devices import ControlEntitySelector
+from .program_start import START_KEYS, is_set, start_errors, start_fields
 
 PROGRAM_ENTITIES: Final = (CONF_START_ENTITY, CONF_REMOTE_START_ENTITY, CONF_OPERATION_ENTITY)
 
@@ -25,12 +26,14 @@ def program_fields(exclude: list[str]) -> dict[vol.Optional, Any]:
         ),
         vol.Optional(CONF_REMOTE_START_ENTITY): EntitySelector(EntitySelectorConfig(domain="binary_sensor")),
         vol.Optional(CONF_OPERATION_ENTITY): EntitySelector(EntitySelectorConfig(domain="sensor")),
+        **start_fields(exclude),
     }
 
 
 def clean_program(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Return ``data`` with the program trimmed and empty program fields left out."""
-    cleaned = {k: v for k, v in data.items() if k not in (CONF_PROGRAM, *PROGRAM_ENTITIES) or v not in (None, "")}
+    """Return ``data`` with the program trimmed and empty program fields (and an unset delayed start) left out."""
+    fields = (CONF_PROGRAM, *PROGRAM_ENTITIES, *START_KEYS)
+    cleaned = {k: v for k, v in data.items() if k not in fields or v not in (None, "", False)}
     if CONF_PROGRAM in cleaned:
         cleaned[CONF_PROGRAM] = str(cleaned[CONF_PROGRAM]).strip() or None
         if cleaned[CONF_PROGRAM] is None:
@@ -45,17 +48,18 @@ def program_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, st
     program and its entities need a ``select`` as the controlled entity (``program_needs_select``) and a program
     (``program_required``) that is one of the select's ``options`` (``program_not_offered``); the select and each
     entity given must exist (``entity_not_found``). Whether the start button is another device's is
-    :func:`.devices.device_errors`'.
+    :func:`.devices.device_errors`'. The start profile's errors are :func:`.program_start.start_errors`'.
     """
     control = str(data.get(CONF_ENTITY_ID) or "")
     given = [key for key in (CONF_PROGRAM, *PROGRAM_ENTITIES) if data.get(key)]
+    given += [key for key in START_KEYS if is_set(data, key)]
     if not given:
         return {}
     errors: dict[str, str] = {}
     for key in given:
         if not control.startswith("select."):
             errors[key] = "program_needs_select"
-        elif key != CONF_PROGRAM and hass.states.get(data[key]) is None:
+        elif key in PROGRAM_ENTITIES and hass.states.get(data[key]) is None:
             errors[key] = "entity_not_found"
     if not control.startswith("select."):
         return errors
@@ -66,4 +70,4 @@ def program_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, st
         errors[CONF_PROGRAM] = "program_required"
     elif data[CONF_PROGRAM] not in [str(o) for o in state.attributes.get("options") or []]:
         errors[CONF_PROGRAM] = "program_not_offered"
-    return errors
+    return start_errors(hass, data, control) | errors

@@ -1,11 +1,13 @@
 """Gate 4, Capability: the resolved entity supports the intent and its params.
 
-- The intent has a service in the entity's domain (``tables.service_for``) and HA has that service registered.
+- The intent has a service in the entity's domain (``tables.service_for``), or is an allow-listed action of the
+  entity's integration (:mod:`.actions`), and HA has that service registered.
 - Lights check brightness through ``supported_color_modes`` (not ``supported_features``); other domains check the
   feature bits in ``tables.REQUIRED_FEATURES``.
 - Params fit the entity's own ranges: brightness 0..100 %, climate and water_heater ``min_temp``..``max_temp``
   (HA's defaults of the domain without them), climate ``hvac_modes``,
-  number/input_number ``min``..``max`` on the ``step`` grid from ``min``, select/input_select one of ``options``.
+  number/input_number ``min``..``max`` on the ``step`` grid from ``min``, select/input_select one of ``options``
+  (a ``start_program`` action's program too: one of its program select's options).
 - Each of the entity's ``requires_on`` entities is ``on`` now (an appliance's remote start is allowed).
 """
 
@@ -46,12 +48,11 @@ def check_params(entity: EntityInfo, intent: str, params: dict[str, Any]) -> tup
         modes = [str(m) for m in caps.get("hvac_modes") or []]
         ok = params["hvac_mode"] in modes
         return (None if ok else f"hvac_mode {params['hvac_mode']} not in {modes}"), {"hvac_modes": modes}
-    if intent == "select_option":
+    if intent in ("select_option", "start_program"):  # an option, or a program of the appliance's program select
         options = [str(o) for o in caps.get("options") or []]
-        ok = params["option"] in options
-        return (None if ok else f"option {params['option']!r} is not one of {entity.entity_id}'s {options}"), {
-            "options": options
-        }
+        option = params["option" if intent == "select_option" else "program"]
+        ok = option in options
+        return (None if ok else f"option {option!r} is not one of {entity.entity_id}'s {options}"), {"options": options}
     if intent == "set_value":
         low, high = _float(caps.get("min"), 0.0), _float(caps.get("max"), 100.0)
         step = _float(caps.get("step"), 1.0)
@@ -78,7 +79,7 @@ def evaluate(ctx: GateContext) -> GateResult:
     evidence: dict[str, Any] = {
         "entity_id": command.entity_id,
         "intent": command.intent,
-        "service": f"{command.domain}.{command.service}" if command.service else None,
+        "service": f"{command.service_domain}.{command.service}" if command.service else None,
         "supported_intents": sorted(INTENT_SERVICES.get(command.domain, {})),
         "supported_features": entity.supported_features,
         "supported_color_modes": sorted(entity.supported_color_modes),
@@ -88,8 +89,10 @@ def evaluate(ctx: GateContext) -> GateResult:
     }
     if command.service is None:
         return GateResult(NAME, False, f"{command.entity_id} does not support {command.intent}", evidence)
-    if not ctx.view.has_service(command.domain, command.service):
-        return GateResult(NAME, False, f"service {command.domain}.{command.service} is not registered", evidence)
+    if not ctx.view.has_service(command.service_domain, command.service):
+        return GateResult(
+            NAME, False, f"service {command.service_domain}.{command.service} is not registered", evidence
+        )
     if required and entity.supported_features & required != required:
         return GateResult(
             NAME, False, f"{command.entity_id} does not support {command.intent} (supported_features)", evidence

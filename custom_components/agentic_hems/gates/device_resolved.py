@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import difflib
 import re
 
+from .actions import ACTIONS, action_data, action_for
 from .models import GateContext, GateResult, ModelCandidate, NormalizedCommand
 from .tables import risk_level, service_data, service_for
 from .view import EntityInfo, HaView
@@ -216,18 +217,31 @@ def resolve(
 def normalize(
     candidate: ModelCandidate, entity: EntityInfo, *, appliance: bool, source_agent: str
 ) -> NormalizedCommand:
-    """Return the trusted command for ``entity``; the risk level comes from ``tables.risk_level``."""
+    """Return the trusted command for ``entity``; the risk level comes from ``tables.risk_level``.
+
+    An allow-listed action's intent (:mod:`.actions`) is that action on the entity's device (``device_id`` from the
+    registry), or no service at all when the entity is not its integration's.
+    """
+    action = action_for(entity, candidate.intent)
+    if action is not None:
+        service, data = action.service, action_data(action, entity, candidate.params)
+    elif candidate.intent in ACTIONS:
+        service, data = None, {}
+    else:
+        service = service_for(entity.domain, candidate.intent, appliance=appliance)
+        data = service_data(candidate.intent, candidate.params)
     return NormalizedCommand(
         intent=candidate.intent,
         entity_id=entity.entity_id,
         domain=entity.domain,
         device_class=entity.device_class,
-        service=service_for(entity.domain, candidate.intent, appliance=appliance),
-        data=service_data(candidate.intent, candidate.params),
+        service=service,
+        data=data,
         params=dict(candidate.params),
         risk_level=risk_level(entity.domain, entity.device_class, appliance=appliance),
         appliance=appliance,
         source_agent=source_agent,
+        action_domain=action.domain if action is not None else None,
     )
 
 

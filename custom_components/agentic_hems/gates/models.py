@@ -114,6 +114,8 @@ class NormalizedCommand:
             read it.
         appliance: True when the entity is a planned appliance's controlled entity.
         source_agent: who proposed the command (``orchestrator``, ``scheduler``, an outside agent's name).
+        action_domain: the domain of an allow-listed integration action (:mod:`.actions`, ``home_connect``) that
+            carries out the intent on the entity's device, else None (``service`` is in ``domain``).
 
     """
 
@@ -127,11 +129,17 @@ class NormalizedCommand:
     risk_level: int
     appliance: bool
     source_agent: str
+    action_domain: str | None = None
 
     @property
     def device_type(self) -> str:
         """The domain, by the policy table's name for it."""
         return self.domain
+
+    @property
+    def service_domain(self) -> str:
+        """The domain ``service`` is in: the allow-listed action's, else the entity's."""
+        return self.action_domain or self.domain
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe form."""
@@ -146,6 +154,7 @@ class NormalizedCommand:
             "risk_level": self.risk_level,
             "appliance": self.appliance,
             "source_agent": self.source_agent,
+            **({"action_domain": self.action_domain} if self.action_domain else {}),
         }
 
 

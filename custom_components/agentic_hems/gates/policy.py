@@ -264,7 +264,7 @@ def evaluate(ctx: GateContext) -> GateResult:
     ctx.gated = GatedCommand(
         intent=command.intent,
         entity_id=command.entity_id,
-        domain=command.domain,
+        domain=command.service_domain,
         service=service,
         data=dict(command.data),
         risk_level=command.risk_level,

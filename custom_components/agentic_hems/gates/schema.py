@@ -36,6 +36,15 @@ def _name(value: Any) -> str:
     return value
 
 
+MAX_DELAY_S = 86_400  # an appliance's own delayed start: at most a day ahead (home_connect: seconds)
+
+
+def _delay(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DELAY_S:
+        raise vol.Invalid(f"expected whole seconds 0..{MAX_DELAY_S}")
+    return value
+
+
 # intent -> params schema (keys and types); intents without an entry take no params.
 PARAMS: dict[str, dict[Any, Any]] = {
     "set_brightness": {vol.Required("brightness"): vol.All(_number, vol.Range(min=0, max=100))},  # percent
@@ -43,6 +52,9 @@ PARAMS: dict[str, dict[Any, Any]] = {
     "set_hvac_mode": {vol.Required("hvac_mode"): vol.In(HVAC_MODES)},
     "set_value": {vol.Required("value"): _number},  # range and step checked by capability
     "select_option": {vol.Required("option"): _name},  # one of the entity's options: checked by capability
+    # allow-listed actions (.actions): a program (one of the select's options) and the appliance's own delay, s
+    "start_program": {vol.Required("program"): _name, vol.Optional("start_in_s"): _delay},
+    "start_selected_program": {vol.Optional("start_in_s"): _delay},
 }
 
 CANDIDATE_SCHEMA = closed(

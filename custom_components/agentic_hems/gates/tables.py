@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..validation import closed, describe, vol
+from .actions import ACTIONS
 from .models import PolicyAction
 
 # domain -> intent -> HA service in that domain (the vocabulary the gates accept).
@@ -50,8 +51,10 @@ EXPECTED_STATES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 DOMAINS: frozenset[str] = frozenset(INTENT_SERVICES)
-INTENTS: frozenset[str] = frozenset(i for services in INTENT_SERVICES.values() for i in services) | frozenset(
-    APPLIANCE_INTENTS
+INTENTS: frozenset[str] = (
+    frozenset(i for services in INTENT_SERVICES.values() for i in services)
+    | frozenset(APPLIANCE_INTENTS)
+    | frozenset(ACTIONS)  # allow-listed integration actions (.actions), on their integration's entities only
 )
 
 # Feature bits a service needs (values of HA's *EntityFeature enums in 2025.4, copied to keep the core HA-free).

@@ -1,8 +1,8 @@
 """Value binding: a command's value against the value a person asked for or a plan planned.
 
 Pure core. The value of a command is its one numeric param (:data:`VALUE_PARAMS`: ``brightness`` in percent,
-``temperature`` in the home's unit, ``value`` in the number entity's unit); a mode or an option is bound by the
-action alone. A :class:`.models.RequestedAction` carries the asked value (``value``) and its unit (``unit``):
+``temperature`` in the home's unit, ``value`` in the number entity's unit, ``start_in_s``, an appliance's own
+delayed start, in seconds); a mode, an option or a program is bound by the action alone. A :class:`.models.RequestedAction` carries the asked value (``value``) and its unit (``unit``):
 
 - ``""``: a bare number ("set the living room to 21.5"): the entity's own unit, whatever it is;
 - ``"%"``: percent; ``"°"``: a temperature in the home's unit (the reader converts °F and °C to it and rounds to a
@@ -26,8 +26,20 @@ from typing import Any
 
 from .models import RequestedAction
 
-VALUE_PARAMS = {"set_brightness": "brightness", "set_temperature": "temperature", "set_value": "value"}
-_UNITS = {"set_brightness": frozenset({"", "%"}), "set_temperature": frozenset({"", "°"})}
+VALUE_PARAMS = {
+    "set_brightness": "brightness",
+    "set_temperature": "temperature",
+    "set_value": "value",
+    "start_program": "start_in_s",  # an appliance's own delayed start (gates.actions), s
+    "start_selected_program": "start_in_s",
+}
+_DELAY = frozenset({"", "s"})
+_UNITS = {
+    "set_brightness": frozenset({"", "%"}),
+    "set_temperature": frozenset({"", "°"}),
+    "start_program": _DELAY,
+    "start_selected_program": _DELAY,
+}
 _WATTS = {"W": 1.0, "kW": 1e3, "MW": 1e6}  # one unit_of_measurement in W
 _TEMPERATURES = frozenset({"°C", "°F", "K"})
 TEMPERATURE_TOLERANCE = 0.05  # degrees: an asked temperature is kept to a tenth
@@ -83,7 +95,9 @@ def asked_words(asked: RequestedAction) -> str:
 
 def proposed_words(intent: str, value: float, entity_unit: str | None) -> str:
     """Return the proposed value in words, in the command's unit ("90°", "40 %", "2300 W")."""
-    unit = {"set_brightness": "%", "set_temperature": "°"}.get(intent, (entity_unit or "").strip())
+    unit = {"set_brightness": "%", "set_temperature": "°", "start_program": "s", "start_selected_program": "s"}.get(
+        intent, (entity_unit or "").strip()
+    )
     return words(value, unit)
 
 

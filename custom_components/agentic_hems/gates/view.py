@@ -50,6 +50,8 @@ class EntityInfo:
             running, as HA's ``home_connect`` shows it), so commands to it are not refused for it.
         value_unit: the unit of its value when its state names none ("A" for an EV charger's current number: HA's
             ``wallbox`` shows its charging current without a unit), from the device's profile; or None.
+        platform: the integration that provides it (its entity registry ``platform``), or None.
+        device_id: its device in HA's device registry, or None.
 
     """
 
@@ -68,6 +70,8 @@ class EntityInfo:
     confirmed_by: tuple[str, tuple[str, ...]] | None = None
     idle_unknown: bool = False
     value_unit: str | None = None
+    platform: str | None = None
+    device_id: str | None = None
 
     @property
     def domain(self) -> str:

@@ -29,6 +29,8 @@ ACTIONS: dict[str, tuple[str, str]] = {
     "set_hvac_mode": ("Set the mode of {name}", "Modus von {name} einstellen"),
     "set_value": ("Set the value of {name}", "Wert von {name} einstellen"),
     "select_option": ("Choose an option of {name}", "Option von {name} wählen"),
+    "start_program": ("Start the program of {name}", "Programm von {name} starten"),
+    "start_selected_program": ("Start the selected program of {name}", "Gewähltes Programm von {name} starten"),
     # an appliance's plan (a change that waits for an administrator)
     "schedule": ("Plan {name}", "{name} planen"),
     "cancel": ("Cancel the plan of {name}", "Plan von {name} löschen"),
@@ -48,6 +50,8 @@ VALUE_PARAMS = {
     "set_hvac_mode": "hvac_mode",
     "set_value": "value",
     "select_option": "option",
+    "start_program": "program",
+    "start_selected_program": "start_in_s",
 }
 # intent -> (English gerund, German noun) for a rule's operation.
 OPERATIONS: dict[str, tuple[str, str]] = {
@@ -66,6 +70,8 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "set_hvac_mode": ("setting the mode of", "das Einstellen des Modus von"),
     "set_value": ("setting the value of", "das Setzen des Werts von"),
     "select_option": ("choosing an option of", "das Wählen einer Option von"),
+    "start_program": ("starting the program of", "das Starten des Programms von"),
+    "start_selected_program": ("starting the selected program of", "das Starten des gewählten Programms von"),
 }
 # HA domain -> (English plural, German dative plural) for a rule's device type.
 DEVICES: dict[str, tuple[str, str]] = {

@@ -2,7 +2,8 @@
 
 Every command goes through the gates: a plan's start or stop with ``source_agent="scheduler"`` (through
 :meth:`.manager.PlanManager.transitions_at`), an approved grid plan's slot command with ``source_agent="grid"``
-(through :meth:`..grid_ha.manager.GridManager.async_execute_due`). An EV charger with a control profile gets its
+(through :meth:`..grid_ha.manager.GridManager.async_execute_due`). A program appliance with its own delayed start
+gets it at a boundary before its planned start (:mod:`.program_exec`). An EV charger with a control profile gets its
 slot's charging current before its start, every slot it charges in (:mod:`.ev_exec`). Then what has ended is replanned (an ended plan
 waits for its stop, see :class:`.manager.PlanManager`).
 """
@@ -18,9 +19,9 @@ from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, MEASUREMENT_OPTIONS
 from ..gates.models import SOURCE_SCHEDULER
-from ..scheduling.program import is_program
+from ..scheduling.program import has_delayed_start, is_program
 from .ev_exec import async_charger_slot
-from .program_exec import async_start_program
+from .program_exec import DelayedStarts, async_delayed_start, async_planned_start
 
 if TYPE_CHECKING:
     from ..runtime import AgenticHemsConfigEntry
@@ -31,6 +32,7 @@ def async_track_slots(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> CAL
     """Run the entry's slot boundaries (minutes 0, 15, 30, 45); returns the callback that stops them."""
     runtime = entry.runtime_data
     planner, control, grid = runtime.planner, runtime.control, runtime.grid
+    delayed = DelayedStarts()  # the program appliances' own delayed starts sent
 
     @callback
     def _boundary(now: datetime) -> None:
@@ -52,13 +54,21 @@ def async_track_slots(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> CAL
                 grid_entity=grid_entity,
             )
             entry.async_create_task(hass, slot, f"{DOMAIN} charger {appliance.name}")
+        for appliance_id, appliance in planner.appliances.items():
+            state = planner.states.get(appliance_id)
+            plan = state.plan if state is not None else None
+            if has_delayed_start(appliance) and plan is not None and plan.start is not None and plan.start > moment:
+                delay = async_delayed_start(
+                    hass, control, appliance, planned=plan.start, moment=moment, delayed=delayed
+                )
+                entry.async_create_task(hass, delay, f"{DOMAIN} delayed start {appliance.name}")
         for appliance_id, intent in due.items():
             appliance = planner.appliances[appliance_id]
             if is_program(appliance):  # started in steps; the program ends by itself, so its stop issues nothing
                 if intent == "start":
                     entry.async_create_task(
                         hass,
-                        async_start_program(hass, control, appliance, moment),
+                        async_planned_start(hass, control, appliance, moment, delayed),
                         f"{DOMAIN} program {appliance.name}",
                     )
                 continue

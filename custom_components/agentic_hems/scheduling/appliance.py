@@ -37,6 +37,11 @@ class Appliance:
             HA's ``home_connect`` active program select does).
         remote_start_entity: the ``binary_sensor`` that is on while the appliance allows a remote start, or None.
         operation_entity: the ``sensor`` whose state shows the program running (``run``, ``delayedstart``), or None.
+        program_start: ``button`` (the select, then the start button) or ``home_connect`` (HA core's
+            ``home_connect.set_program_and_options`` on the select's device, :mod:`..gates.actions`).
+        delayed_start: True when the appliance's own delayed start is set once ahead of the planned start
+            (:mod:`.program`): home_connect's "start in" option, or ``delay_entity``.
+        delay_entity: a "start in" ``number`` (s, min or h) set before the start button is pressed, or None.
         charger: an EV charger's control profile (its current setpoint, minimum and step), None for none; the
             whole-home plan then keeps its power at 0 or between the minimum current's and ``power_kw``.
 
@@ -57,6 +62,9 @@ class Appliance:
     start_entity: str | None = field(default=None, metadata={"plan": False})
     remote_start_entity: str | None = field(default=None, metadata={"plan": False})
     operation_entity: str | None = field(default=None, metadata={"plan": False})
+    program_start: str = field(default="button", metadata={"plan": False})
+    delayed_start: bool = field(default=False, metadata={"plan": False})
+    delay_entity: str | None = field(default=None, metadata={"plan": False})
     charger: ChargerProfile | None = field(default=None, metadata={"plan": False})  # its minimum power is one
 
     @classmethod
@@ -88,6 +96,9 @@ class Appliance:
             start_entity=_text(data.get("start_entity")),
             remote_start_entity=_text(data.get("remote_start_entity")),
             operation_entity=_text(data.get("operation_entity")),
+            program_start=str(data.get("program_start") or "button"),
+            delayed_start=bool(data.get("delayed_start", False)),
+            delay_entity=_text(data.get("delay_entity")),
             charger=charger_profile(appliance_id, data),
         )
 

@@ -1,0 +1,110 @@
+"""A dishwasher whose own delayed start is a "start in" number in minutes, set before its start button, in a real HA.
+
+Template entities over helpers stand in for the appliance, in home_connect's shapes (a program select with program
+keys, a start button, a remote-start binary sensor, an enum-like operation state) plus a "start in" number in minutes
+(0-1440 in steps of 15, as appliances of other integrations offer it). The start button sets the operation state to
+``delayedstart`` while a delay is set and remote start is allowed, else ``run``.
+
+Oracles: the plan's own start (the delay in minutes to it, computed by hand), the ``call_service`` events, the
+helpers' states and the repair issue registry.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from freezegun.api import FrozenDateTimeFactory
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events, async_fire_time_changed
+
+from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from homeassistant.config_entries import ConfigSubentryData
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.setup import async_setup_component
+
+from .conftest import NOW
+from .test_programs import AUTO, BUTTON, DISHWASHER, ECO, OPERATION, SELECT, TEMPLATES
+
+DELAY = "number.dishwasher_start_in"
+DELAYED = {**DISHWASHER, "delayed_start": True, "delay_entity": DELAY}
+START_IN = {
+    "name": "Dishwasher start in",
+    "state": "{{ states('input_number.dw_start_in') }}",
+    "min": 0, "max": 1440, "step": 15, "unit_of_measurement": "min",
+    "set_value": [{"action": "input_number.set_value", "target": {"entity_id": "input_number.dw_start_in"},
+                   "data": {"value": "{{ value }}"}}],
+}
+START = {  # the start button: a delay set means a delayed start
+    "name": "Dishwasher start",
+    "press": [
+        {"condition": "state", "entity_id": "input_boolean.dw_remote_start", "state": "on"},
+        {"action": "input_text.set_value", "target": {"entity_id": "input_text.dw_operation"},
+         "data": {"value": "{{ 'delayedstart' if states('input_number.dw_start_in') | float(0) > 0 else 'run' }}"}},
+    ],
+}
+
+
+async def _dishwasher(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> MockConfigEntry:
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "input_text", {"input_text": {
+        "dw_program": {"initial": AUTO}, "dw_operation": {"initial": "ready"}}})
+    assert await async_setup_component(hass, "input_boolean", {"input_boolean": {"dw_remote_start": {"initial": True}}})
+    assert await async_setup_component(hass, "input_number", {"input_number": {
+        "dw_start_in": {"min": 0, "max": 1440, "step": 15, "initial": 0}}})
+    templates = {**TEMPLATES, "button": [START], "number": [START_IN]}
+    assert await async_setup_component(hass, "template", {"template": [templates]})
+    await hass.async_block_till_done()
+    entry = MockConfigEntry(
+        domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
+        options=dict(DEFAULT_OPTIONS), version=1, minor_version=1,
+        subentries_data=[ConfigSubentryData(data=DELAYED, subentry_id="dishwasher", subentry_type="appliance",
+                                            title="Dishwasher", unique_id=None)],
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await entry.runtime_data.control.async_set_allow_control(True)
+    return entry
+
+
+async def _boundary(hass: HomeAssistant, freezer: FrozenDateTimeFactory, at: datetime) -> None:
+    freezer.move_to(at)
+    async_fire_time_changed(hass, at)
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+
+def _sent(events: list[Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(e.data["domain"], e.data["service"], dict(e.data["service_data"])) for e in events
+            if e.data["domain"] in ("select", "number", "button")]
+
+
+async def test_the_start_in_number_is_set_in_minutes_before_the_press_once_and_the_start_is_read_back(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    entry = await _dishwasher(hass, freezer)
+    assert hass.states.get(DELAY).attributes["unit_of_measurement"] == "min"
+    plan = entry.runtime_data.planner.states["dishwasher"].plan
+    assert plan is not None and plan.start is not None
+    first = NOW.replace(minute=15)  # NOW is 20:05
+    minutes = (plan.start - first).total_seconds() / 60
+    events = async_capture_events(hass, "call_service")
+    await _boundary(hass, freezer, first)
+    assert _sent(events) == [
+        ("select", "select_option", {"entity_id": SELECT, "option": ECO}),
+        ("number", "set_value", {"entity_id": DELAY, "value": minutes}),
+        ("button", "press", {"entity_id": BUTTON}),
+    ]
+    assert float(hass.states.get(DELAY).state) == minutes
+    assert hass.states.get(OPERATION).state == "delayedstart"
+    value_trace = [t for t in entry.runtime_data.control.traces.values() if t["entity_id"] == DELAY][-1]
+    assert value_trace["raw_input"].startswith(f"set {DELAY} to {minutes!r} min")
+    await _boundary(hass, freezer, first + timedelta(minutes=15))
+    assert len(_sent(events)) == 3
+    await hass.services.async_call("input_text", "set_value", {"entity_id": "input_text.dw_operation", "value": "run"},
+                                   blocking=True)  # the appliance starts by itself at the planned time
+    await _boundary(hass, freezer, plan.start)
+    assert len(_sent(events)) == 3  # no second start
+    assert ir.async_get(hass).async_get_issue(DOMAIN, "program_not_started_dishwasher") is None
