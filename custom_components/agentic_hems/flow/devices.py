@@ -64,8 +64,8 @@ def _controlled(entry: ConfigEntry, own_id: str | None) -> set[str]:
     """
     kinds = (CONTROL_KEYS, {SUBENTRY_APPLIANCE: CONF_START_ENTITY}, {SUBENTRY_APPLIANCE: CHARGER_CURRENT})
     more = ({SUBENTRY_BATTERY: CONF_POWER_SETPOINT}, {SUBENTRY_HEAT_PUMP: CONF_SG_CONTACT_2})
-    more += ({SUBENTRY_HEAT_PUMP: CONF_SG_OFFSET_ENTITY}, {SUBENTRY_APPLIANCE: CONF_DELAY_ENTITY})
-    return {e for k in (*kinds, *more) for e in _others(entry, own_id, k)}
+    more_2 = ({SUBENTRY_HEAT_PUMP: CONF_SG_OFFSET_ENTITY}, {SUBENTRY_APPLIANCE: CONF_DELAY_ENTITY})
+    return {e for k in (*kinds, *more, *more_2) for e in _others(entry, own_id, k)}
 
 
 def taken_entities(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
