@@ -13,7 +13,8 @@ switched on and off as before; with one, the plan's power becomes its current
   (``charger_phase_entity_missing``, ``charger_entity_in_use``), needs three phases (``charger_phase_needs_three``)
   and two distinct states it has: a select's options, ``on``/``off`` for a switch, where a switch's default is on for
   one phase (``charger_phase_option_missing``);
-- a reported power or current sensor exists and is in W, kW, A or mA (``charger_power_entity_invalid``).
+- a reported power or current sensor exists and is in W, kW, A or mA (``charger_power_entity_invalid``);
+- neither is given without a current setpoint (``charger_needs_setpoint``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,11 @@ from .devices import LooseEntitySelector, own_entity_ids
 from .schemas import appliance_number
 
 CURRENT = "charger_current_entity"
-PHASE, ONE, THREE, INTERVAL, POWER = CHARGER_OPTIONAL_KEYS
+PHASE = "charger_phase_entity"
+ONE = "charger_phase_one"
+THREE = "charger_phase_three"
+INTERVAL = "charger_phase_interval_min"
+POWER = "charger_power_entity"
 PHASE_DOMAINS = ("select", "input_select", "switch", "input_boolean")
 READ_UNITS = ("W", "kW", "A", "mA")  # a reported charging power's or current's unit
 # field -> (minimum, maximum, step, unit): a charger's current is 1-80 A (IEC 61851: 6 A the usual minimum), its step
@@ -107,9 +112,11 @@ def validate_charger(
     dropped = (CURRENT, *CHARGER_KEYS, *CHARGER_OPTIONAL_KEYS)
     data = {k: v for k, v in appliance.items() if k not in dropped}
     entity = form.get(CURRENT)
-    if not entity:
-        return {}, data
     errors: dict[str, str] = {}
+    if not entity:  # a phase switch or power sensor alone drives nothing: say so rather than drop it
+        for key in (k for k in (PHASE, POWER) if form.get(k)):
+            errors[key] = "charger_needs_setpoint"
+        return errors, data
     for key, (low, high, _, _) in CHARGER_LIMITS.items():
         if not low <= float(form.get(key, DEFAULTS[key])) <= high:
             errors[key] = "charger_number_out_of_range"
@@ -119,7 +126,9 @@ def validate_charger(
     if form.get(PHASE):
         data |= _phase_states(str(form[PHASE]), form) | {INTERVAL: form.get(INTERVAL, DEFAULTS[INTERVAL])}
     if not errors:
-        errors = _phase_errors(hass, data) or _entity_errors(hass, entry, own_id, data)
+        errors = _phase_errors(hass, data)
+    if not errors:
+        errors = _entity_errors(hass, entry, own_id, data)
     return errors, data
 
 
@@ -141,7 +150,8 @@ def _phase_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, str
     entity = str(data[PHASE])
     state = hass.states.get(entity)
     if state is None or entity.split(".", 1)[0] not in PHASE_DOMAINS:
-        return errors | {PHASE: "charger_phase_entity_missing"}
+        errors[PHASE] = "charger_phase_entity_missing"
+        return errors
     if data["charger_phases"] != 3:
         errors["charger_phases"] = "charger_phase_needs_three"
     offered = [str(o) for o in state.attributes.get("options") or []] if "select" in entity else ["on", "off"]
