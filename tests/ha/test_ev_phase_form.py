@@ -100,3 +100,33 @@ async def test_a_phase_switch_without_a_setpoint_is_refused_not_dropped(hass: Ho
     assert result["type"] is FlowResultType.FORM
     assert result["errors"] == {"charger_phase_entity": "charger_needs_setpoint",
                                 "charger_power_entity": "charger_needs_setpoint"}
+
+
+async def test_a_charger_started_by_a_button_needs_its_stop_button_and_setpoint(hass: HomeAssistant) -> None:
+    """A start button is an EV charger's only (split load); its charger step wants the setpoint and the stop button
+    (blue_current's "stop charge session" button shape) and stores them; a stop button with a switch is refused."""
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    for button in ("button.charger_start", "button.charger_stop_charge_session"):
+        hass.states.async_set(button, "unknown")
+    hass.states.async_set(WALLBOX_CURRENT, "16", {"min": 6, "max": 32, "step": 1})
+    dishwasher = {k: v for k, v in EV_FORM.items() if k != "energy_kwh"}
+    result = await add_appliance(hass, entry, {**dishwasher, "kind": "dishwasher", "contiguous": True,
+                                               "duration_min": 60, "entity_id": "button.charger_start"})
+    assert result["errors"] == {"entity_id": "button_needs_charger"}
+    result = await add_appliance(hass, entry, {**EV_FORM, "entity_id": "button.charger_start"})
+    assert result["step_id"] == "charger"
+    flow_id = result["flow_id"]
+    result = await hass.config_entries.subentries.async_configure(flow_id, STEP)
+    assert result["errors"] == {"charger_stop_entity": "charger_buttons_incomplete"}
+    plain = {k: v for k, v in STEP.items() if k != "charger_current_entity"}
+    result = await hass.config_entries.subentries.async_configure(
+        flow_id, {**plain, "charger_stop_entity": "button.charger_stop_charge_session"})
+    assert result["errors"] == {"charger_current_entity": "charger_buttons_incomplete"}
+    result = await hass.config_entries.subentries.async_configure(
+        flow_id, {**STEP, "charger_stop_entity": "button.charger_stop_charge_session"})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    profile = Appliance.from_config("x", result["data"]).charger
+    assert profile is not None and profile.stop_entity == "button.charger_stop_charge_session"
+    result = await _step(hass, {"charger_stop_entity": "button.charger_stop_charge_session"})
+    assert result["errors"] == {"charger_stop_entity": "charger_stop_needs_button"}

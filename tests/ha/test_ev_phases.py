@@ -204,3 +204,34 @@ async def test_a_charger_that_does_not_draw_gets_a_repair_that_goes_when_it_draw
     records = await _drive(hass, freezer, entry, plan, moment, None)
     assert [(r["candidate"]["intent"], r["outcome"]) for r in records] == [("set_value", "executed")]
     assert ir.async_get(hass).async_get_issue(DOMAIN, "charger_not_drawing_ev") is None
+
+
+async def test_a_charger_started_and_stopped_by_buttons_follows_its_plan_and_phases(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """Start and stop buttons (template buttons switching the input_boolean, here the car's charging) in place
+    of a switch: the start presses start, a phase switch presses stop first and start after, the stop presses stop."""
+    ev = {**PHASED, "entity_id": "button.ev_start", "charger_stop_entity": "button.ev_stop"}
+    entry = await _entry(hass, freezer, ev, power_limit_kw=7.0)
+    assert await async_setup_component(hass, "input_select", {"input_select": {
+        "ev_phases": {"options": ["Auto", ONE, THREE], "initial": THREE}}})
+    buttons = [{"name": f"EV {word}", "unique_id": f"ev_{word}", "press": [
+        {"action": f"input_boolean.turn_{state}", "target": {"entity_id": SWITCH}}]}
+        for word, state in (("start", "on"), ("stop", "off"))]
+    assert await async_setup_component(hass, "template", {"template": [{"button": buttons}]})
+    await hass.async_block_till_done()
+    hass.states.async_set(POWER, "9000", {"unit_of_measurement": "W"})
+    first = dt_util.as_utc(NOW).replace(minute=45, second=0)
+    plan = _plan(entry, first, [8.0, 2.0])
+    seen = []
+    for k, intent in enumerate(["start", None, "stop"]):
+        moment = first + k * SLOT
+        freezer.move_to(moment)
+        seen.append(await _slot(hass, freezer, entry, plan, moment, intent))
+        seen.append(hass.states.get(SWITCH).state)
+    start, stop = ("press", "button.ev_start", None), ("press", "button.ev_stop", None)
+    assert seen == [
+        [("set_value", CURRENT, 11), start], "on",
+        [stop, ("select_option", PHASES, ONE), ("set_value", CURRENT, 8), start], "on",
+        [stop], "off",
+    ]

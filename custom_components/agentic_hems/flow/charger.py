@@ -14,7 +14,12 @@ switched on and off as before; with one, the plan's power becomes its current
   and two distinct states it has: a select's options, ``on``/``off`` for a switch, where a switch's default is on for
   one phase (``charger_phase_option_missing``);
 - a reported power or current sensor exists and is in W, kW, A or mA (``charger_power_entity_invalid``);
-- neither is given without a current setpoint (``charger_needs_setpoint``).
+- neither is given without a current setpoint (``charger_needs_setpoint``);
+- a charger started by a button (the appliance's controlled entity) needs the setpoint and its stop button
+  (``charger_buttons_incomplete``); a stop button goes with a start button only (``charger_stop_needs_button``).
+
+A start button as the controlled entity is an EV charger's whose load can be split (:func:`button_errors`,
+``button_needs_charger``).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ ONE = "charger_phase_one"
 THREE = "charger_phase_three"
 INTERVAL = "charger_phase_interval_min"
 POWER = "charger_power_entity"
+STOP = "charger_stop_entity"
 PHASE_DOMAINS = ("select", "input_select", "switch", "input_boolean")
 READ_UNITS = ("W", "kW", "A", "mA")  # a reported charging power's or current's unit
 # field -> (minimum, maximum, step, unit): a charger's current is 1-80 A (IEC 61851: 6 A the usual minimum), its step
@@ -63,6 +69,14 @@ DEFAULTS: dict[str, Any] = {
     "charger_voltage_v": 230,
     INTERVAL: 15,
 }
+
+
+def button_errors(data: Mapping[str, Any]) -> dict[str, str]:
+    """Return the appliance form's error for a start button as the controlled entity of anything but a split EV charge."""
+    errors: dict[str, str] = {}
+    if str(data.get("entity_id") or "").startswith("button.") and not needs_charger_step(data):
+        errors["entity_id"] = "button_needs_charger"
+    return errors
 
 
 def needs_charger_step(data: Mapping[str, Any]) -> bool:
@@ -101,6 +115,7 @@ def charger_schema(exclude: list[str]) -> vol.Schema:
             vol.Optional(THREE): TextSelector(),
             vol.Required(INTERVAL, default=15): appliance_number(*CHARGER_LIMITS[INTERVAL]),
             vol.Optional(POWER): EntitySelector(EntitySelectorConfig(domain="sensor")),
+            vol.Optional(STOP): LooseEntitySelector(EntitySelectorConfig(domain="button", exclude_entities=exclude)),
         }
     )
 
@@ -113,16 +128,22 @@ def validate_charger(
     data = {k: v for k, v in appliance.items() if k not in dropped}
     entity = form.get(CURRENT)
     errors: dict[str, str] = {}
+    button = str(appliance.get("entity_id") or "").startswith("button.")
+    if button and not (entity and form.get(STOP)):
+        errors[STOP if entity else CURRENT] = "charger_buttons_incomplete"
+    elif form.get(STOP) and not button:
+        errors[STOP] = "charger_stop_needs_button"
     if not entity:  # a phase switch or power sensor alone drives nothing: say so rather than drop it
         for key in (k for k in (PHASE, POWER) if form.get(k)):
             errors[key] = "charger_needs_setpoint"
+    if errors or not entity:
         return errors, data
     for key, (low, high, _, _) in CHARGER_LIMITS.items():
         if not low <= float(form.get(key, DEFAULTS[key])) <= high:
             errors[key] = "charger_number_out_of_range"
     data |= {CURRENT: entity, **{key: form[key] for key in CHARGER_KEYS}}
     data["charger_phases"] = int(data["charger_phases"])
-    data |= {key: form[key] for key in (POWER, PHASE) if form.get(key)}
+    data |= {key: form[key] for key in (POWER, PHASE, STOP) if form.get(key)}
     if form.get(PHASE):
         data |= _phase_states(str(form[PHASE]), form) | {INTERVAL: form.get(INTERVAL, DEFAULTS[INTERVAL])}
     if not errors:
@@ -169,13 +190,15 @@ def _entity_errors(
     others: set[Any] = set()
     for sid, sub in entry.subentries.items():
         if sid != own_id:
-            others |= {sub.data.get(key) for key in (CURRENT, PHASE, "entity_id", "control_entity")}
+            others |= {sub.data.get(key) for key in (CURRENT, PHASE, STOP, "entity_id", "control_entity")}
     own = own_entity_ids(hass)
-    for key in (k for k in (CURRENT, PHASE) if data.get(k)):
+    for key in (k for k in (CURRENT, PHASE, STOP) if data.get(k)):
         if data.get(key) in own:
             return {key: "control_entity_own"}
         if data.get(key) in others or data.get(key) == data.get("entity_id") or data.get(PHASE) == entity:
             return {key: "charger_entity_in_use"}
+    if data.get(STOP) and hass.states.get(str(data[STOP])) is None:
+        return {STOP: "entity_not_found"}
     state = hass.states.get(entity)
     if state is None or entity.split(".", 1)[0] not in ("number", "input_number"):
         return {CURRENT: "charger_entity_missing"}

@@ -14,7 +14,10 @@ this order and each through the gates (``source_agent="scheduler"``):
    export (:func:`~..scheduling.charger.follow_surplus`), as whole steps of current on the slot's phases within the
    charger's minimum and its setpoint's ``max`` (:meth:`~..scheduling.charger.ChargerProfile.setpoint`). The
    Execution gate reads the setpoint back and fails a command the charger does not take;
-3. the plan's ``start`` or ``stop`` on its switch, as for every appliance.
+3. the plan's ``start`` or ``stop`` on its switch, as for every appliance, or a ``press`` of its start or stop
+   button when a start button is its controlled entity (chargers whose integrations expose buttons, such as HA
+   core's ``blue_current`` "stop charge session"). A charger started by a button has no on/off state: while its
+   plan charges it is taken to charge (a phase switch then presses stop first).
 
 A start in a slot whose planned power is not above :data:`~..scheduling.charger.EPS_KW` (a solver's remainder) is
 not issued. Nothing is half-done: when the current is not set (the setpoint is unavailable, the gates refuse it, it waits for a
@@ -117,9 +120,7 @@ async def async_charger_slot(
         LOGGER.debug("%s: no start in slot %s, the plan charges nothing there", appliance.name, moment.isoformat())
         return records
     if intent is not None:
-        records.append(
-            await _evaluate(control, intent, appliance.entity_id, {}, text=f"{intent} {appliance.name}", moment=moment)
-        )
+        records.append(await _switch(control, appliance, intent, text=f"{intent} {appliance.name}", moment=moment))
     if asked is not None and profile.power_entity and records and records[-1]["outcome"] == Outcome.EXECUTED:
         await _async_read_back(hass, control, appliance, *asked)
     return records
@@ -150,10 +151,10 @@ async def _async_phases(
     want = profile.next_phases(kw, have, since)
     if want == have:
         return have, False
-    stopped = intent is None and _is_on(hass.states.get(appliance.entity_id))
+    stopped = intent is None and _charging(hass, appliance)
     if stopped:
         text = f"stop {appliance.name} to switch it to {want} phase(s)"
-        out.append(await _evaluate(control, "stop", appliance.entity_id, {}, text=text, moment=moment))
+        out.append(await _switch(control, appliance, "stop", text=text, moment=moment))
         if out[-1]["outcome"] not in DONE:
             LOGGER.warning("%s: phases not switched in slot %s: %s", appliance.name, moment.isoformat(), _why(out[-1]))
             return have, False
@@ -269,9 +270,25 @@ def _why(record: dict[str, Any]) -> str:
     return str(failed[-1] if failed else record["outcome"])
 
 
-def _is_on(state: State | None) -> bool:
-    """Return True when the charger's switch is on."""
+def _charging(hass: HomeAssistant, appliance: Appliance) -> bool:
+    """Return True when the charger's switch is on; a charger started by a button is taken to charge (module docstring)."""
+    if appliance.entity_id.startswith("button."):
+        return True
+    state = hass.states.get(appliance.entity_id)
     return state is not None and state.state == "on"
+
+
+async def _switch(
+    control: ControlManager, appliance: Appliance, intent: str, *, text: str, moment: datetime
+) -> dict[str, Any]:
+    """Start or stop the charger: its switch's ``start``/``stop``, or a press of its start or stop button."""
+    profile = appliance.charger
+    assert profile is not None
+    if not appliance.entity_id.startswith("button."):
+        return await _evaluate(control, intent, appliance.entity_id, {}, text=text, moment=moment)
+    button = appliance.entity_id if intent == "start" else profile.stop_entity
+    assert button is not None  # the charger step stores a stop button with a start button
+    return await _evaluate(control, "press", button, {}, text=text, moment=moment)
 
 
 async def _evaluate(

@@ -124,6 +124,7 @@ CHARGER_OPTIONAL_KEYS = (
     "charger_phase_three",
     "charger_phase_interval_min",
     "charger_power_entity",
+    "charger_stop_entity",
 )
 
 
@@ -132,7 +133,8 @@ def charger_profile(appliance_id: str, data: Mapping[str, Any]) -> ChargerProfil
 
     The profile's fields come from ``charger_unit`` (A, W, kW), ``charger_min_a``, ``charger_step_a``,
     ``charger_phases`` and ``charger_voltage_v`` (A, 6 A, 1 A, 3 and 230 V where missing), and the optional
-    :data:`CHARGER_OPTIONAL_KEYS` (a switch's 1-phase state ``on``, 3-phase ``off``, 15 min between switches).
+    :data:`CHARGER_OPTIONAL_KEYS` (a switch's 1-phase state ``on``, 3-phase ``off``, 15 min between switches; a stop
+    button when the controlled entity is a start button).
 
     Raises:
         ValueError: a malformed profile, one on a contiguous load, or a minimum current's power above ``power_kw``.
@@ -155,6 +157,7 @@ def charger_profile(appliance_id: str, data: Mapping[str, Any]) -> ChargerProfil
         phase_three=str(data.get("charger_phase_three") or "off"),
         phase_interval_min=float(_or(data.get("charger_phase_interval_min"), 15.0)),
         power_entity=_text(data.get("charger_power_entity")),
+        stop_entity=_text(data.get("charger_stop_entity")),
     )
     if profile.min_kw > float(data["power_kw"]) + 1e-9:
         raise ValueError(f"appliance {appliance_id}: the minimum current's {profile.min_kw:.2f} kW exceeds power_kw")

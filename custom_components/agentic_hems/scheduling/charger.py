@@ -40,6 +40,7 @@ class ChargerProfile:
         phase_one, phase_three: the phase entity's state (an option, or ``on``/``off``) for 1 and for 3 phases.
         phase_interval_min: the least time between two phase switches, min, >= 0.
         power_entity: a sensor reporting the charging power (W, kW) or current (A), None for none.
+        stop_entity: the ``button`` that stops the charger when a start ``button`` is its controlled entity, else None.
 
     """
 
@@ -54,6 +55,7 @@ class ChargerProfile:
     phase_three: str = "off"
     phase_interval_min: float = 15.0
     power_entity: str | None = None
+    stop_entity: str | None = None
 
     def __post_init__(self) -> None:
         """Raise ValueError for a malformed profile."""
