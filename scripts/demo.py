@@ -813,6 +813,12 @@ def fill_form(step: dict[str, Any], wanted: dict[str, Any], what: str) -> dict[s
     return {key: value for key, value in wanted.items() if key in names}
 
 
+def step_fields(step: dict[str, Any], appliance: dict[str, Any]) -> dict[str, Any]:
+    """An appliance's fields for its form ``step``: the charger step's (:data:`EV_CHARGER_STEP`) there, the rest else."""
+    charger = step.get("step_id") == "charger"
+    return {key: value for key, value in appliance.items() if (key in EV_CHARGER_STEP) == charger}
+
+
 def keep_form(step: dict[str, Any], wanted: dict[str, Any], what: str) -> dict[str, Any]:
     """Answer a form with its current values (each field's default or suggested value), ``wanted`` overriding them;
     DemoError when ``wanted`` names a field the form does not have."""
@@ -960,7 +966,7 @@ class Demo:
                 "appliance subentry",
                 "/api/config/config_entries/subentries/flow",
                 [entry_id, "appliance"],
-                lambda step, a=appliance: fill_form(step, a, f"appliance {a['name']!r}"),
+                lambda step, a=appliance: fill_form(step, step_fields(step, a), f"appliance {a['name']!r}"),
             )
             # Adding a subentry reloads the entry; wait for that before adding the next one, as a user would.
             done.append(appliance["name"])
