@@ -20,16 +20,17 @@ import numpy as np
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
-from custom_components.agentic_hems.const import DOMAIN
-from custom_components.agentic_hems.planning.ev_exec import async_charger_slot
+from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
+from custom_components.agentic_hems.planning.ev_exec import async_charger_slot, planned_kw
 from custom_components.agentic_hems.scheduling.plan import Plan
+from homeassistant.config_entries import ConfigSubentryData
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
 from .conftest import NOW
-from .test_ev_charger import CURRENT, EV, GRID, SLOT, SWITCH, _entry
+from .test_ev_charger import CURRENT, EV, GRID, SLOT, SWITCH, _boundary, _entry
 
 PHASES = "input_select.ev_phases"
 POWER = "sensor.ev_power"
@@ -235,3 +236,51 @@ async def test_a_charger_started_and_stopped_by_buttons_follows_its_plan_and_pha
         [stop, ("select_option", PHASES, ONE), ("set_value", CURRENT, 8), start], "on",
         [stop], "off",
     ]
+
+
+async def test_the_scheduler_switches_phases_at_its_slot_boundaries(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """No whole-home plan: 11.5 kWh is four 11 kW slots and one 2 kW slot. At each boundary the real scheduler leaves
+    the select, the current and the switch as an oracle walking the same slots says: one phase and 8 A in the 2 kW
+    slot, three phases and 15 A (capped at 16) otherwise, a switch at most once per 30 min from the select's change."""
+    await hass.config.async_set_time_zone("Europe/Brussels")
+    freezer.move_to(NOW)
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "input_number", {"input_number": {
+        "ev_current": {"min": 6, "max": 16, "step": 1, "initial": 6}}})
+    assert await async_setup_component(hass, "input_boolean", {"input_boolean": {"ev_charger": {}}})
+    assert await async_setup_component(hass, "input_select", {"input_select": {
+        "ev_phases": {"options": ["Auto", ONE, THREE], "initial": THREE}}})
+    data = {k: v for k, v in {**PHASED, "energy_kwh": 11.5}.items() if k != "charger_power_entity"}
+    entry = MockConfigEntry(
+        domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
+        options={**DEFAULT_OPTIONS, "execution_wait_s": 1},
+        subentries_data=[ConfigSubentryData(data=data, subentry_id="ev", subentry_type="appliance",
+                                            title="EV charger", unique_id=None)],
+        version=1, minor_version=1,
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await entry.runtime_data.control.async_set_allow_control(True)
+    planner = entry.runtime_data.planner
+    plan = planner.states["ev"].plan
+    assert plan is not None and plan.method != "home_milp"  # replanned before its start on the next day's prices
+    first = dt_util.as_utc(NOW).replace(minute=15, second=0)
+    phases, changed = 3, dt_util.utcnow()  # the oracle's phases and the select's last change
+    charged = []
+    for k in range(44):
+        moment = first + k * SLOT
+        kw = planned_kw(planner.states["ev"].plan, moment)  # the plan in force (a replan may move what is left)
+        await _boundary(hass, freezer, moment)
+        assert hass.states.get(SWITCH).state == ("on" if kw > 0 else "off"), moment
+        if kw > 0:
+            want = 1 if kw < 4.14 else 3
+            if want != phases and moment - changed >= timedelta(minutes=30):
+                phases, changed = want, moment
+            assert hass.states.get(PHASES).state == (ONE if phases == 1 else THREE), moment
+            assert float(hass.states.get(CURRENT).state) == oracle_amps(kw, phases), (moment, kw, phases)
+            charged.append((kw, phases))
+    assert sum(kw for kw, _ in charged) * 0.25 == pytest.approx(11.5), charged
+    assert (2.0, 1) in charged and {p for kw, p in charged if kw > 4.14} == {3}, charged
