@@ -266,7 +266,7 @@ async def test_the_scheduler_switches_phases_at_its_slot_boundaries(
     await entry.runtime_data.control.async_set_allow_control(True)
     planner = entry.runtime_data.planner
     plan = planner.states["ev"].plan
-    assert plan is not None and plan.method != "home_milp"  # replanned before its start on the next day's prices
+    assert plan is not None and plan.method != "home_milp"  # the appliance planner's; read again each slot below
     first = dt_util.as_utc(NOW).replace(minute=15, second=0)
     phases, changed = 3, dt_util.utcnow()  # the oracle's phases and the select's last change
     charged = []
