@@ -1854,7 +1854,7 @@ class Demo:
             traces += [t for t in answer.get("traces") or [] if t.get("source_agent") == "scheduler"]
         self.report["ev_charger"] = {"traces": len(traces), "outcomes": sorted({str(t.get("outcome")) for t in traces})}
         for trace in traces:
-            log(f"  EV charger slot command: {trace.get('raw_input', '')[:90]} -> {trace.get('outcome')}")
+            log(f"  EV charger scheduler command: {trace.get('raw_input', '')[:90]} -> {trace.get('outcome')}")
         if not all(t.get("outcome") in ("executed", "dry_run") for t in traces):
             self.problems.append(f"EV charger: a slot command did not go through: {traces}")
 
