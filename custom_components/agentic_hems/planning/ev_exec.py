@@ -25,6 +25,15 @@ person's confirmation, the charger does not take it, or its ``max`` lies below t
 issued; with device control off every step ends as a dry run; the current's trace says
 why and a warning is logged. A stop is always issued.
 
+Approval mode (the whole-home plan's ``battery_control`` is ``approval``): the charging current of each slot the
+whole-home plan charges in is an action of the plan's authorization request (:func:`.ev_approval.plan_actions`, type
+``ev_current``: the setpoint's value for the planned power on the phases it needs, without the PV surplus, which
+is not known ahead). The current setpoint is then reserved to an approved request: the slot's command carries its
+grant (``source_agent="grid"``) and sends exactly the approved value; a slot without an approved current, or whose
+phases could not be those approved, sets nothing and issues no start (a warning says why). A charger found off in a
+slot with an approved current is started (an approval that came after the plan's start). The start, the stop and
+the phase switch stay the scheduler's.
+
 Read-back of the charge: with a power (W, kW) or current (A, mA) sensor, a slot that set the current or started the
 charger waits up to the gates' ``execution_wait_s`` for the reading to reach half the asked power or current
 (:func:`~..scheduling.charger.drawing`). When it does not (the car is full or not plugged in, the charger is in
@@ -44,15 +53,17 @@ from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, LOGGER
 from ..control.ha_view import async_wait_state
-from ..gates.models import SOURCE_SCHEDULER, Outcome
+from ..gates.models import SOURCE_GRID, SOURCE_SCHEDULER, GridGrant, Outcome
 from ..gates.values import plan_text
 from ..grid_ha.site import to_kw
 from ..scheduling.charger import drawing, follow_surplus
 from ..scheduling.plan import Plan
+from .ev_approval import approved_action
 
 if TYPE_CHECKING:
     from ..control.manager import ControlManager
     from ..scheduling.appliance import Appliance
+    from .home_approval import HomeApprovals
 
 DONE = (Outcome.EXECUTED, Outcome.DRY_RUN)  # set, or nothing acts (device control off): the start may follow
 NOT_DRAWING_PREFIX = "charger_not_drawing_"
@@ -92,23 +103,41 @@ async def async_charger_slot(
     moment: datetime,
     intent: str | None,
     grid_entity: str | None = None,
+    approvals: HomeApprovals | None = None,
 ) -> list[dict[str, Any]]:
     """Carry out the slot at ``moment`` for a charger appliance (module docstring); returns the gates' traces.
 
     ``intent`` is the plan's transition at ``moment`` (``start``, ``stop`` or None); ``grid_entity`` the signed grid
-    power sensor whose export the current follows (None for none).
+    power sensor whose export the current follows (None for none); ``approvals`` the whole-home plan's requests
+    (None without a whole-home plan).
     """
     profile = appliance.charger
     assert profile is not None
     records: list[dict[str, Any]] = []
-    kw = follow_surplus(planned_kw(plan, moment), export_kw(hass, grid_entity), appliance.power_kw)
+    approved, kw = None, follow_surplus(planned_kw(plan, moment), export_kw(hass, grid_entity), appliance.power_kw)
+    if approvals is not None and approvals.active:
+        kw, approved = planned_kw(plan, moment), approved_action(approvals, profile, moment)  # no surplus ahead
+        if kw > 0 and intent != "stop" and approved is None:
+            LOGGER.warning("%s: not charging in slot %s: no approved current", appliance.name, moment.isoformat())
+            return records
+        intent = "start" if approved is not None and intent is None and not _charging(hass, appliance) else intent
     asked: tuple[float, int] | None = None  # the kW and phases the charger is asked to draw this slot
     if kw > 0 and intent != "stop":
         phases, restart = await _async_phases(hass, control, appliance, kw, moment=moment, intent=intent, out=records)
         why = "the phases could not be switched" if phases is None else None
+        if approved is not None and phases != approved["phases"]:
+            phases, why = None, f"it charges on {phases} phase(s), the approved current is for {approved['phases']}"
         if phases is not None:
+            grant = approvals.grant(moment) if approved is not None and approvals is not None else None
             record, why = await _async_current(
-                hass, control, appliance, kw, moment=moment, intent="start" if restart else intent, phases=phases
+                hass,
+                control,
+                appliance,
+                kw,
+                moment=moment,
+                intent="start" if restart else intent,
+                phases=phases,
+                approved=(approved, grant) if approved is not None else None,
             )
             records.extend([record] if record is not None else [])
             asked = (kw, phases) if record is not None or intent == "start" or restart else None
@@ -183,10 +212,12 @@ async def _async_current(
     moment: datetime,
     intent: str | None,
     phases: int,
+    approved: tuple[dict[str, Any], GridGrant | None] | None = None,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """Set the charger's current for ``kw`` on ``phases``; return its trace (None when nothing was sent) and why it failed.
 
-    Between transitions (``intent`` None) a setpoint already at the value is left alone.
+    Between transitions (``intent`` None) a setpoint already at the value is left alone. ``approved`` is the
+    approved action and its grant in approval mode: its value is sent, with the grant.
     """
     profile = appliance.charger
     assert profile is not None
@@ -196,12 +227,17 @@ async def _async_current(
         value = profile.setpoint(kw, float(high) if isinstance(high, (int, float)) else None, phases)
     except ValueError as err:
         return None, str(err)
+    action, grant = approved if approved is not None else (None, None)
+    value = float(action["value"]) if action is not None else value
     if intent is None and state is not None and _equal(state.state, value):
         return None, None  # charging at it already
     # The plan's statement first: the Policy gate binds a scheduler's value to it (gates.values.planned_value).
     text = f"{plan_text(profile.current_entity, value)}: {appliance.name} charging current {value:g} {profile.unit}"
     text += f" on {phases} phase(s) ({kw:.2f} kW planned)"
-    record = await _evaluate(control, "set_value", profile.current_entity, {"value": value}, text=text, moment=moment)
+    params = {"value": value}
+    record = await _evaluate(
+        control, "set_value", profile.current_entity, params, text=text, moment=moment, grant=grant
+    )
     if record["outcome"] in DONE:
         return record, None
     return record, f"the current {value:g} {profile.unit} was not set ({record['outcome']}: {_why(record)})"
@@ -292,19 +328,27 @@ async def _switch(
 
 
 async def _evaluate(
-    control: ControlManager, intent: str, entity_id: str, params: dict[str, Any], *, text: str, moment: datetime
+    control: ControlManager,
+    intent: str,
+    entity_id: str,
+    params: dict[str, Any],
+    *,
+    text: str,
+    moment: datetime,
+    grant: GridGrant | None = None,
 ) -> dict[str, Any]:
-    """Run one scheduler command through the gates; return its trace as a dict."""
+    """Run one scheduler command (an approved one with its ``grant``) through the gates; return its trace as a dict."""
     candidate: dict[str, Any] = {"intent": intent, "device_alias": entity_id}
     if params:
         candidate["params"] = params
     return dict(
         await control.async_evaluate(
-            source_agent=SOURCE_SCHEDULER,
+            source_agent=SOURCE_GRID if grant else SOURCE_SCHEDULER,
             raw_input=f"{text} (plan slot {moment.isoformat()})",
             candidate=candidate,
             context=Context(),
             slot_start=moment,
+            grant=grant,
         )
     )
 
