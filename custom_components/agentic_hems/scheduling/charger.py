@@ -80,7 +80,7 @@ class ChargerProfile:
 
     def phases_for(self, power_kw: float) -> int:
         """Return the phases for ``power_kw``: 1 below the 3-phase minimum when the charger switches, else ``phases``."""
-        if self.phase_entity and power_kw < self.kw(self.min_a, 3) - 1e-9:
+        if self.phase_entity and power_kw < self.kw(self.min_a - STEP_SLACK * self.step_a, 3):  # the solver's noise
             return 1
         return self.phases
 
