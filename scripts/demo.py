@@ -291,8 +291,15 @@ def grid_yaml() -> str:
         '    unit_of_measurement: "kW"\n    mode: box'
     )
     numbers.append(MODE_BATTERY_POWER_YAML)
+    numbers.append(  # the EV charger's current (HA core's wallbox: no unit, 6 A to the charger's maximum, step 1)
+        "  ev_charger_current:\n    name: EV charger current\n    min: 6\n    max: 16\n    step: 1\n    initial: 16\n"
+        "    mode: box"
+    )
+    phases = (  # in the same input_select mapping as the inverter battery's mode
+        '  ev_charger_phases:\n    name: EV charger phases\n    options: ["1-phase", "3-phase"]\n    initial: "3-phase"\n\n'
+    )
     return (
-        MODE_BATTERY_SELECT_YAML
+        MODE_BATTERY_SELECT_YAML + phases
         + "input_number:\n" + "\n".join(numbers) + "\n\ntemplate:\n  - sensor:\n" + "\n".join(sensors) + "\n"
         + COVER_TEMPLATE_YAML + WEATHER_YAML + FREE_SWITCH_YAML + SG_READY_YAML + "\n" + CLIMATE_YAML
     )
@@ -383,6 +390,18 @@ CONFIG_FLOW_STEPS: dict[str, dict[str, Any]] = {
 # The appliance subentries. A deadline at or before the earliest start is on the next day, and each window is the next
 # one that can still hold the run, so every window lies within the sample prices (local today and tomorrow) whenever
 # the demo runs: "ready by 07:00" = any time in the 24 h before the next 07:00, starting now.
+EV_CHARGER_STEP: dict[str, Any] = {
+    "charger_current_entity": "input_number.ev_charger_current",
+    "charger_unit": "A",
+    "charger_phases": "3",
+    "charger_min_a": 6,
+    "charger_step_a": 1,
+    "charger_voltage_v": 230,
+    "charger_phase_entity": "input_select.ev_charger_phases",
+    "charger_phase_one": "1-phase",
+    "charger_phase_three": "3-phase",
+    "charger_phase_interval_min": 15,
+}
 APPLIANCES: list[dict[str, Any]] = [
     {
         "name": "Dishwasher",
@@ -413,8 +432,15 @@ APPLIANCES: list[dict[str, Any]] = [
         "contiguous": False,
         "earliest_start": "18:00:00",
         "deadline": "07:00:00",
+        # the charger step (wallbox shapes: a unitless 6..16 A current number, the stand-in as its pause/resume
+        # switch; a phase select): the plan's power becomes the current and the phases at each slot, through the gates
+        **EV_CHARGER_STEP,
     },
 ]
+
+# The EV charger's control profile: its helpers in grid_yaml, checked in show_entities.
+EV_CURRENT = "input_number.ev_charger_current"
+EV_PHASES = "input_select.ev_charger_phases"
 
 # The Lovelace dashboard with the four cards (issue 6). ``frontend:`` loads ``lovelace`` in its default storage mode,
 # which is what storage dashboards and the cards' resource need; no ``lovelace:`` section is written.
@@ -871,6 +897,12 @@ def fill_form(step: dict[str, Any], wanted: dict[str, Any], what: str) -> dict[s
     return {key: value for key, value in wanted.items() if key in names}
 
 
+def step_fields(step: dict[str, Any], appliance: dict[str, Any]) -> dict[str, Any]:
+    """An appliance's fields for its form ``step``: the charger step's (:data:`EV_CHARGER_STEP`) there, the rest else."""
+    charger = step.get("step_id") == "charger"
+    return {key: value for key, value in appliance.items() if (key in EV_CHARGER_STEP) == charger}
+
+
 def keep_form(step: dict[str, Any], wanted: dict[str, Any], what: str) -> dict[str, Any]:
     """Answer a form with its current values (each field's default or suggested value), ``wanted`` overriding them;
     DemoError when ``wanted`` names a field the form does not have."""
@@ -1018,7 +1050,7 @@ class Demo:
                 "appliance subentry",
                 "/api/config/config_entries/subentries/flow",
                 [entry_id, "appliance"],
-                lambda step, a=appliance: fill_form(step, a, f"appliance {a['name']!r}"),
+                lambda step, a=appliance: fill_form(step, step_fields(step, a), f"appliance {a['name']!r}"),
             )
             # Adding a subentry reloads the entry; wait for that before adding the next one, as a user would.
             done.append(appliance["name"])
@@ -1994,6 +2026,26 @@ class Demo:
             state = await self.client.request("GET", f"/api/states/input_boolean.{oid}", expect=(200, 404))
             if not isinstance(state, dict) or state.get("state") in (None, "unavailable"):
                 self.problems.append(f"stand-in input_boolean.{oid} does not exist")
+        await self.show_ev_charger()
+
+    async def show_ev_charger(self) -> None:
+        """Print the EV charger's current and phases and its last gated commands (at its slot boundaries, as the
+        scheduler's); a problem when a helper is missing, a command went around the gates or one failed."""
+        for entity_id in (EV_CURRENT, EV_PHASES):
+            state = await self.client.request("GET", f"/api/states/{entity_id}", expect=(200, 404))
+            if not isinstance(state, dict) or state.get("state") in (None, "unavailable"):
+                self.problems.append(f"the EV charger's {entity_id} does not exist")
+            else:
+                log(f"  {entity_id:<55} {state.get('state')}")
+        traces: list[dict[str, Any]] = []
+        for entity_id in (EV_CURRENT, EV_PHASES, "input_boolean.ev_charger"):
+            answer = await self.client.call_service("get_traces", {"entity_id": entity_id, "limit": 5})
+            traces += [t for t in answer.get("traces") or [] if t.get("source_agent") == "scheduler"]
+        self.report["ev_charger"] = {"traces": len(traces), "outcomes": sorted({str(t.get("outcome")) for t in traces})}
+        for trace in traces:
+            log(f"  EV charger scheduler command: {trace.get('raw_input', '')[:90]} -> {trace.get('outcome')}")
+        if not all(t.get("outcome") in ("executed", "dry_run") for t in traces):
+            self.problems.append(f"EV charger: a slot command did not go through: {traces}")
 
     async def run(self, hass: HassProcess) -> None:
         deadline = time.monotonic() + START_DEADLINE_S

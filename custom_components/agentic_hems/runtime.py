@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,7 @@ from .planning.manager import PlanManager
 from .planning.scheduler import async_track_slots
 from .planning.switch_ons import async_track_switch_ons
 from .price_sources import source_for_entry
+from .scheduling.appliance import Appliance
 from .security.ratelimit import RateLimiter
 
 
@@ -71,14 +72,17 @@ class RuntimeData:
 type AgenticHemsConfigEntry = ConfigEntry[RuntimeData]
 
 
-def _setpoints(hass: HomeAssistant, records: GridRecords, home: HomeConfig) -> HomeSetpoints:
-    """Return the Policy gate's setpoint authority over the batteries' and heat pumps' control entities.
+def _setpoints(
+    hass: HomeAssistant, records: GridRecords, home: HomeConfig, appliances: Iterable[Appliance]
+) -> HomeSetpoints:
+    """Return the Policy gate's setpoint authority over the batteries', heat pumps' and EV chargers' setpoints.
 
     Approved requests alone set them in approval mode; the home plan's scheduled commands set them in automatic mode.
     """
     controlled = home.control_entities()
-    if home.battery_control == BATTERY_APPROVAL:
-        return HomeSetpoints(hass, records, controlled)
+    if home.battery_control == BATTERY_APPROVAL:  # the whole-home plan's EV currents are asked for too
+        currents = {a.charger.current_entity for a in appliances if a.charger} if home.active else set()
+        return HomeSetpoints(hass, records, controlled | currents)
     return HomeSetpoints(hass, records, frozenset(), automatic=controlled)
 
 
@@ -115,7 +119,7 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
         notify_service=options.get(CONF_NOTIFY_SERVICE) or None,
         audit=audit,
         halt=audit.halts,
-        setpoints=_setpoints(hass, records, home),
+        setpoints=_setpoints(hass, records, home, appliances.values()),
     )
     await control.async_load()
     limits = (int(options[CONF_ASK_DAILY]), int(options[CONF_ASK_HOURLY]), int(options[CONF_ASK_PER_MINUTE]))

@@ -686,3 +686,61 @@ def test_reconfigure_appliance(page: Page, demo: Demo, width: int) -> None:
 def test_no_console_errors(page: Page) -> None:
     """No step logged a console error: every form opened (runs last in this file)."""
     assert not console_errors(CONSOLE), console_errors(CONSOLE)
+
+
+WALLBOX_CURRENT = "number.flow_test_wallbox_current"
+PHASE_SELECT = "select.flow_test_phase_switch"
+CHARGER_STATES = {
+    # HA core's wallbox: a maximum charging current without a unit, 6 A to the charger's maximum, 1 A steps
+    WALLBOX_CURRENT: {"state": "16", "attributes": {"min": 6, "max": 32, "step": 1,
+                                                    "friendly_name": "Flow test wallbox current"}},
+    # a go-e/evcc-style phase select
+    PHASE_SELECT: {"state": "3-phase", "attributes": {"options": ["auto", "1-phase", "3-phase"],
+                                                      "friendly_name": "Flow test phase switch"}},
+}
+
+
+@pytest.fixture
+def charger_entities(page: Page) -> Iterator[None]:
+    """:data:`CHARGER_STATES` set through the REST API (the demo's own charger entities are its EV's), removed after."""
+    for entity_id, body in CHARGER_STATES.items():
+        page.evaluate(f"([id, body]) => {HASS}.callApi('POST', `states/${{id}}`, body)", [entity_id, body])
+        page.wait_for_function(f"(id) => !!{HASS}.states[id]", arg=entity_id)
+    try:
+        yield
+    finally:
+        for entity_id in CHARGER_STATES:
+            page.evaluate(f"(id) => {HASS}.callApi('DELETE', `states/${{id}}`)", entity_id)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_add_ev_charger(page: Page, demo: Demo, width: int, charger_entities: None) -> None:
+    """An EV charger that can be split leads to the *EV charger* step, each field labelled and described; a phase
+    select with a state it does not offer, then with one phase, are translated field errors (closed there: nothing
+    is added)."""
+    walk = Walk(page, demo, width, "add-ev-charger")
+    page.get_by_role("button", name="Add appliance").click()
+    labels, errors = APPLIANCE["step"]["user"]["data"], APPLIANCE["error"]
+    walk.step(APPLIANCE["step"]["user"]["title"], "empty")
+    walk.field(labels["name"]).fill("Flow test wallbox")
+    walk.choose(labels["kind"], EN["selector"]["kind"]["options"]["ev_charger"], "kind")
+    walk.pick_entity(FREE_SWITCH)
+    walk.field(labels["power_kw"], "spinbutton").fill("11")
+    walk.field(labels["energy_kwh"], "spinbutton").fill("20")
+    # "Runs without a break", the form's only boolean, off: the charger step follows only for a split load
+    walk.dialog.locator("ha-selector-boolean ha-switch").click()
+    walk.submit()
+    charger = APPLIANCE["step"]["charger"]
+    walk.step(charger["title"], "charger")
+    walk.labelled(charger, "charger")
+    walk.pick_entity(WALLBOX_CURRENT, 0)
+    walk.pick_entity(PHASE_SELECT, 1)
+    walk.field(charger["data"]["charger_phase_one"]).fill("single")
+    walk.field(charger["data"]["charger_phase_three"]).fill("3-phase")
+    walk.submit()
+    walk.sees(errors["charger_phase_option_missing"], "phase-option")
+    walk.field(charger["data"]["charger_phase_one"]).fill("1-phase")
+    walk.choose(charger["data"]["charger_phases"], EN["selector"]["charger_phases"]["options"]["1"], "one-phase")
+    walk.submit()
+    walk.sees(errors["charger_phase_needs_three"], "needs-three")
+    walk.close()

@@ -50,7 +50,9 @@ def amps(kw: float) -> float:
     return 0.0 if kw <= 1e-3 else min(max(math.floor(kw * 1000 / 690 + 1e-4), 6), 16)
 
 
-async def _entry(hass: HomeAssistant, freezer: FrozenDateTimeFactory, **options: Any) -> MockConfigEntry:
+async def _entry(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, ev: dict[str, Any] | None = None, **options: Any
+) -> MockConfigEntry:
     await hass.config.async_set_time_zone("Europe/Brussels")
     freezer.move_to(NOW)
     assert await async_setup_component(hass, "homeassistant", {})
@@ -69,7 +71,7 @@ async def _entry(hass: HomeAssistant, freezer: FrozenDateTimeFactory, **options:
     assert await async_setup_component(hass, "input_boolean", {"input_boolean": {"ev_charger": {}}})
     hass.states.async_set(GRID, "500", {"unit_of_measurement": "W"})
     subentries = [
-        ConfigSubentryData(data=EV, subentry_id="ev", subentry_type="appliance", title="EV charger", unique_id=None),
+        ConfigSubentryData(data=ev or EV, subentry_id="ev", subentry_type="appliance", title="EV charger", unique_id=None),
         ConfigSubentryData(data=BATTERY, subentry_id="battery1", subentry_type="battery", title="Home battery",
                            unique_id=None),
     ]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 import pytest
 
-from custom_components.agentic_hems.scheduling.charger import STEP_SLACK, ChargerProfile, follow_surplus
+from custom_components.agentic_hems.scheduling.charger import STEP_SLACK, ChargerProfile, drawing, follow_surplus
 
 
 def allowed_currents(profile: ChargerProfile, max_a: float) -> list[float]:
@@ -61,3 +61,47 @@ def test_surplus_raises_a_charging_slot_only():
     assert follow_surplus(4.14, 20.0, 11.0) == 11.0
     assert follow_surplus(0.0, 5.0, 11.0) == 0.0
     assert follow_surplus(6.0, -3.0, 11.0) == 6.0
+
+
+@given(power=st.floats(0.01, 30.0), max_a=st.sampled_from([16.0, 32.0]))
+@example(power=10.349955452917404, max_a=16.0)  # 14.99993 A: 15 A within the solver's noise
+@example(power=4.14 - 0.5e-4, max_a=16.0)  # the three-phase minimum within the noise
+def test_a_phase_switching_charger_takes_one_phase_exactly_below_the_three_phase_minimum(power, max_a):
+    """Oracle by enumeration: of the currents the charger accepts on each phase count (6..max_a A, step 1), the slot
+    charges on one phase iff no three-phase current fits within the power; its current is then the largest one-phase
+    current within the power (the 6 A minimum when none fits), capped at max_a."""
+    profile = ChargerProfile(current_entity="number.c", phase_entity="select.p", phase_one="1", phase_three="3")
+    slack = STEP_SLACK * 1.0  # a current this much of a step below a whole step counts as it (the solver's noise)
+    three = [a for a in range(6, int(max_a) + 1) if (a - slack) * 3 * 0.23 <= power]
+    one = [a for a in range(6, int(max_a) + 1) if (a - slack) * 0.23 <= power]
+    phases = profile.phases_for(power)
+    assert phases == (3 if three else 1)
+    assert profile.current_a(power, max_a, phases) == (max(three) if three else max(one, default=6))
+
+
+def test_phase_switching_bounds_the_plan_at_one_phase_and_waits_for_the_interval():
+    """The least power is 6 A on one phase (1.38 kW); a switch within the interval keeps the phases it has."""
+    profile = ChargerProfile(
+        current_entity="number.c", phase_entity="switch.force_single_phase", phase_interval_min=15
+    )
+    assert profile.min_kw == pytest.approx(1.38)
+    assert ChargerProfile(current_entity="number.c").min_kw == pytest.approx(4.14)
+    assert (profile.phases_of("on"), profile.phases_of("off"), profile.phases_of("unavailable")) == (1, 3, None)
+    assert profile.next_phases(2.0, 3, 14.9) == 3  # too soon: stays on three
+    assert profile.next_phases(2.0, 3, 15.0) == 1
+    assert profile.next_phases(2.0, None, 0.0) == 1  # unknown phases: switch
+    assert profile.next_phases(4.14, 1, 60.0) == 3
+    with pytest.raises(ValueError, match="3 phases"):
+        ChargerProfile(current_entity="number.c", phases=1, phase_entity="select.p")
+    with pytest.raises(ValueError, match="3 phases"):
+        ChargerProfile(current_entity="number.c", phase_entity="select.p", phase_one="x", phase_three="x")
+
+
+def test_drawing_compares_the_reading_with_half_the_asked_value():
+    """W and kW against the asked kW, A against the asked current per phase; other units are refused."""
+    assert drawing(2070.0, "W", 4.14, 6.0)
+    assert not drawing(2069.0, "W", 4.14, 6.0)
+    assert drawing(2.07, "kW", 4.14, 6.0)
+    assert drawing(3.0, "A", 4.14, 6.0) and not drawing(2.9, "A", 4.14, 6.0)
+    with pytest.raises(ValueError):
+        drawing(1.0, "VA", 4.14, 6.0)

@@ -203,31 +203,41 @@ class HassActuator:
 
     async def async_wait_for(self, entity_id: str, expected: Mapping[str, Any], timeout_s: float) -> StateInfo | None:
         """Wait for the first matching state (the current one counts), or None after ``timeout_s``."""
-        current = self.hass.states.get(entity_id)
-        if current is not None and state_matches(expected, info := state_info(current)):
-            return info
-        done: asyncio.Future[StateInfo | None] = self.hass.loop.create_future()
-
-        @callback
-        def _changed(event: Event[EventStateChangedData]) -> None:
-            new = event.data["new_state"]
-            if new is not None and not done.done() and state_matches(expected, info := state_info(new)):
-                done.set_result(info)
-
-        @callback
-        def _timeout(_: datetime) -> None:
-            if not done.done():
-                done.set_result(None)
-
-        unsubs = (
-            async_track_state_change_event(self.hass, [entity_id], _changed),
-            async_call_later(self.hass, timeout_s, _timeout),  # HA's timer: follows HA time, also in tests
+        found = await async_wait_state(
+            self.hass, entity_id, lambda state: state_matches(expected, state_info(state)), timeout_s
         )
-        try:
-            return await done
-        finally:
-            for unsub in unsubs:
-                unsub()
+        return None if found is None else state_info(found)
+
+
+async def async_wait_state(
+    hass: HomeAssistant, entity_id: str, matches: Callable[[State], bool], timeout_s: float
+) -> State | None:
+    """Wait for the first state of ``entity_id`` that ``matches`` (the current one counts), None after ``timeout_s``."""
+    current = hass.states.get(entity_id)
+    if current is not None and matches(current):
+        return current
+    done: asyncio.Future[State | None] = hass.loop.create_future()
+
+    @callback
+    def _changed(event: Event[EventStateChangedData]) -> None:
+        new = event.data["new_state"]
+        if new is not None and not done.done() and matches(new):
+            done.set_result(new)
+
+    @callback
+    def _timeout(_: datetime) -> None:
+        if not done.done():
+            done.set_result(None)
+
+    unsubs = (
+        async_track_state_change_event(hass, [entity_id], _changed),
+        async_call_later(hass, timeout_s, _timeout),  # HA's timer: follows HA time, also in tests
+    )
+    try:
+        return await done
+    finally:
+        for unsub in unsubs:
+            unsub()
 
 
 async def async_refresh(hass: HomeAssistant, entity_id: str) -> datetime:

@@ -43,10 +43,11 @@ def control_settings(hass: HomeAssistant, entry: ConfigEntry, options: Mapping[s
 
 
 def controlled_entity_ids(appliances: Iterable[Appliance], options: Mapping[str, Any]) -> frozenset[str]:
-    """Return the site's controlled entities: the appliances', their chargers' current and the grid's battery setpoint."""
+    """Return the site's controlled entities: the appliances', their chargers' current, phases and stop button, the battery setpoint."""
     setpoint = options.get(MEASUREMENT_OPTIONS["battery.setpoint"])
     controlled = frozenset(e for a in appliances for e in program.controlled_entities(a))
-    chargers = [a.charger.current_entity for a in appliances if a.charger is not None]
+    profiles = [a.charger for a in appliances if a.charger]
+    chargers = [e for c in profiles for e in (c.current_entity, c.phase_entity, c.stop_entity)]
     return controlled | frozenset(filter(None, [setpoint, *chargers]))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from homeassistant.config_entries import SOURCE_RECONFIGURE, ConfigSubentryFlow, SubentryFlowResult
 from homeassistant.const import CONF_ENTITY_ID, CONF_NAME
 
-from .charger import CHARGER_LIMITS, charger_schema, needs_charger_step, validate_charger
+from .charger import CHARGER_LIMITS, button_errors, charger_schema, needs_charger_step, validate_charger
 from .checks import appliance_placeholders, validate_appliance
 from .devices import device_errors, taken_entities
 from .program import clean_program, program_errors
@@ -26,7 +26,7 @@ class ApplianceSubentryFlow(ConfigSubentryFlow):
     def _validate(self, user_input: dict[str, Any], own_id: str | None) -> tuple[dict[str, str], dict[str, Any]]:
         """Return the form's errors and the appliance's data; its name, switch and start button must be no other device's."""
         errors, data = validate_appliance(clean_program(user_input))
-        errors = program_errors(self.hass, data) | errors
+        errors = button_errors(data) | program_errors(self.hass, data) | errors
         return device_errors(self.hass, self._get_entry(), own_id, data, CONF_ENTITY_ID) | errors, data
 
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:

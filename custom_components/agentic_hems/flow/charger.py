@@ -8,7 +8,18 @@ switched on and off as before; with one, the plan's power becomes its current
   entities nor another device's control or charger setpoint (``control_entity_own``, ``charger_entity_in_use``);
 - its ``min``..``max`` holds the minimum current in its unit (``charger_range``);
 - the minimum current's power is at most the appliance's power (``charger_minimum_above_power``);
-- each number lies within :data:`CHARGER_LIMITS` (``charger_number_out_of_range``).
+- each number lies within :data:`CHARGER_LIMITS` (``charger_number_out_of_range``);
+- a phase entity (a select or a switch that switches 1/3 phases) exists and is no other device's
+  (``charger_phase_entity_missing``, ``charger_entity_in_use``), needs three phases (``charger_phase_needs_three``)
+  and two distinct states it has: a select's options, ``on``/``off`` for a switch, where a switch's default is on for
+  one phase (``charger_phase_option_missing``);
+- a reported power or current sensor exists and is in W, kW, A or mA (``charger_power_entity_invalid``);
+- neither is given without a current setpoint (``charger_needs_setpoint``);
+- a charger started by a button (the appliance's controlled entity) needs the setpoint and its stop button
+  (``charger_buttons_incomplete``); a stop button goes with a start button only (``charger_stop_needs_button``).
+
+A start button as the controlled entity is an EV charger's whose load can be split (:func:`button_errors`,
+``button_needs_charger``).
 """
 
 from __future__ import annotations
@@ -19,25 +30,54 @@ from typing import Any
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.selector import (
+    EntitySelector,
     EntitySelectorConfig,
     SelectSelector,
     SelectSelectorConfig,
     SelectSelectorMode,
+    TextSelector,
 )
 
-from ..const import CONF_CONTIGUOUS, CONF_KIND
-from ..scheduling.appliance import CHARGER_KEYS, charger_profile
+from ..const import (
+    CONF_CONTIGUOUS,
+    CONF_DELAY_ENTITY,
+    CONF_KIND,
+    CONF_POWER_SETPOINT,
+    CONF_SG_CONTACT_2,
+    CONF_SG_OFFSET_ENTITY,
+    CONF_START_ENTITY,
+)
+from ..scheduling.appliance import CHARGER_KEYS, CHARGER_OPTIONAL_KEYS, charger_profile
 from ..validation import vol
 from .devices import LooseEntitySelector, own_entity_ids
 from .schemas import appliance_number
 
 CURRENT = "charger_current_entity"
+PHASE = "charger_phase_entity"
+ONE = "charger_phase_one"
+THREE = "charger_phase_three"
+INTERVAL = "charger_phase_interval_min"
+POWER = "charger_power_entity"
+STOP = "charger_stop_entity"
+# Other devices' entities a charger's entities must not be: controls, a battery's power, SG Ready's, a "start in" number.
+OTHER_KEYS = (
+    "entity_id",
+    "control_entity",
+    CONF_POWER_SETPOINT,
+    CONF_SG_CONTACT_2,
+    CONF_SG_OFFSET_ENTITY,
+    CONF_DELAY_ENTITY,
+    CONF_START_ENTITY,
+)
+PHASE_DOMAINS = ("select", "input_select", "switch", "input_boolean")
+READ_UNITS = ("W", "kW", "A", "mA")  # a reported charging power's or current's unit
 # field -> (minimum, maximum, step, unit): a charger's current is 1-80 A (IEC 61851: 6 A the usual minimum), its step
 # 0.1-10 A, the phase voltage 100-260 V.
 CHARGER_LIMITS: dict[str, tuple[float, float, float, str]] = {
     "charger_min_a": (1, 80, 0.1, "A"),
     "charger_step_a": (0.1, 10, 0.1, "A"),
     "charger_voltage_v": (100, 260, 1, "V"),
+    INTERVAL: (0, 120, 1, "min"),
 }
 DEFAULTS: dict[str, Any] = {
     "charger_unit": "A",
@@ -45,7 +85,16 @@ DEFAULTS: dict[str, Any] = {
     "charger_step_a": 1,
     "charger_phases": "3",
     "charger_voltage_v": 230,
+    INTERVAL: 15,
 }
+
+
+def button_errors(data: Mapping[str, Any]) -> dict[str, str]:
+    """Return the appliance form's error for a start button as the controlled entity of anything but a split EV charge."""
+    errors: dict[str, str] = {}
+    if str(data.get("entity_id") or "").startswith("button.") and not needs_charger_step(data):
+        errors["entity_id"] = "button_needs_charger"
+    return errors
 
 
 def needs_charger_step(data: Mapping[str, Any]) -> bool:
@@ -77,6 +126,14 @@ def charger_schema(exclude: list[str]) -> vol.Schema:
             vol.Required("charger_min_a", default=6): appliance_number(*CHARGER_LIMITS["charger_min_a"]),
             vol.Required("charger_step_a", default=1): appliance_number(*CHARGER_LIMITS["charger_step_a"]),
             vol.Required("charger_voltage_v", default=230): appliance_number(*CHARGER_LIMITS["charger_voltage_v"]),
+            vol.Optional(PHASE): LooseEntitySelector(
+                EntitySelectorConfig(domain=list(PHASE_DOMAINS), exclude_entities=exclude)
+            ),
+            vol.Optional(ONE): TextSelector(),
+            vol.Optional(THREE): TextSelector(),
+            vol.Required(INTERVAL, default=15): appliance_number(*CHARGER_LIMITS[INTERVAL]),
+            vol.Optional(POWER): EntitySelector(EntitySelectorConfig(domain="sensor")),
+            vol.Optional(STOP): LooseEntitySelector(EntitySelectorConfig(domain="button", exclude_entities=exclude)),
         }
     )
 
@@ -85,19 +142,62 @@ def validate_charger(
     hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, appliance: Mapping[str, Any], form: Mapping[str, Any]
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """Return the step's errors and the appliance's data with the charger fields (none without a setpoint)."""
-    data = {k: v for k, v in appliance.items() if k != CURRENT and k not in CHARGER_KEYS}
+    dropped = (CURRENT, *CHARGER_KEYS, *CHARGER_OPTIONAL_KEYS)
+    data = {k: v for k, v in appliance.items() if k not in dropped}
     entity = form.get(CURRENT)
-    if not entity:
-        return {}, data
     errors: dict[str, str] = {}
+    button = str(appliance.get("entity_id") or "").startswith("button.")
+    if button and not (entity and form.get(STOP)):
+        errors[STOP if entity else CURRENT] = "charger_buttons_incomplete"
+    elif form.get(STOP) and not button:
+        errors[STOP] = "charger_stop_needs_button"
+    if not entity:  # a phase switch or power sensor alone drives nothing: say so rather than drop it
+        for key in (k for k in (PHASE, POWER) if form.get(k)):
+            errors[key] = "charger_needs_setpoint"
+    if errors or not entity:
+        return errors, data
     for key, (low, high, _, _) in CHARGER_LIMITS.items():
-        if not low <= float(form[key]) <= high:
+        if not low <= float(form.get(key, DEFAULTS[key])) <= high:
             errors[key] = "charger_number_out_of_range"
     data |= {CURRENT: entity, **{key: form[key] for key in CHARGER_KEYS}}
     data["charger_phases"] = int(data["charger_phases"])
+    data |= {key: form[key] for key in (POWER, PHASE, STOP) if form.get(key)}
+    if form.get(PHASE):
+        data |= _phase_states(str(form[PHASE]), form) | {INTERVAL: form.get(INTERVAL, DEFAULTS[INTERVAL])}
+    if not errors:
+        errors = _phase_errors(hass, data)
     if not errors:
         errors = _entity_errors(hass, entry, own_id, data)
     return errors, data
+
+
+def _phase_states(entity: str, form: Mapping[str, Any]) -> dict[str, str]:
+    """Return the phase entity's 1- and 3-phase states as given (trimmed); a switch's default: on for one phase."""
+    switch = entity.split(".", 1)[0] in ("switch", "input_boolean")
+    defaults = ("on", "off") if switch else ("", "")
+    return {key: str(form.get(key) or default).strip() for key, default in zip((ONE, THREE), defaults, strict=True)}
+
+
+def _phase_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, str]:
+    """Return the phase entity's and the power sensor's errors (module docstring)."""
+    errors: dict[str, str] = {}
+    power = hass.states.get(str(data.get(POWER))) if data.get(POWER) else None
+    if data.get(POWER) and (power is None or power.attributes.get("unit_of_measurement") not in READ_UNITS):
+        errors[POWER] = "charger_power_entity_invalid"
+    if not data.get(PHASE):
+        return errors
+    entity = str(data[PHASE])
+    state = hass.states.get(entity)
+    if state is None or entity.split(".", 1)[0] not in PHASE_DOMAINS:
+        errors[PHASE] = "charger_phase_entity_missing"
+        return errors
+    if data["charger_phases"] != 3:
+        errors["charger_phases"] = "charger_phase_needs_three"
+    offered = [str(o) for o in state.attributes.get("options") or []] if "select" in entity else ["on", "off"]
+    for key in (ONE, THREE):
+        if data[key] not in offered or data[ONE] == data[THREE]:
+            errors[key] = "charger_phase_option_missing"
+    return errors
 
 
 def _entity_errors(
@@ -108,11 +208,15 @@ def _entity_errors(
     others: set[Any] = set()
     for sid, sub in entry.subentries.items():
         if sid != own_id:
-            others |= {sub.data.get(key) for key in (CURRENT, "entity_id", "control_entity", "power_setpoint_entity")}
-    if entity in own_entity_ids(hass):
-        return {CURRENT: "control_entity_own"}
-    if entity in others or entity == data.get("entity_id"):
-        return {CURRENT: "charger_entity_in_use"}
+            others |= {sub.data.get(key) for key in (CURRENT, PHASE, STOP, *OTHER_KEYS)}
+    own = own_entity_ids(hass)
+    for key in (k for k in (CURRENT, PHASE, STOP) if data.get(k)):
+        if data.get(key) in own:
+            return {key: "control_entity_own"}
+        if data.get(key) in others or data.get(key) == data.get("entity_id") or data.get(PHASE) == entity:
+            return {key: "charger_entity_in_use"}
+    if data.get(STOP) and hass.states.get(str(data[STOP])) is None:
+        return {STOP: "entity_not_found"}
     state = hass.states.get(entity)
     if state is None or entity.split(".", 1)[0] not in ("number", "input_number"):
         return {CURRENT: "charger_entity_missing"}

@@ -344,7 +344,7 @@ def appliance_schema(exclude: list[str]) -> vol.Schema:
             ),
             vol.Required(CONF_ENTITY_ID): ControlEntitySelector(
                 EntitySelectorConfig(
-                    domain=["switch", "input_boolean", "climate", "water_heater", "number", "select"],
+                    domain=["switch", "input_boolean", "climate", "water_heater", "number", "select", "button"],
                     exclude_entities=exclude,
                 )
             ),

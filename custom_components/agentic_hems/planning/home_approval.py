@@ -2,8 +2,8 @@
 
 Each new plan becomes one authorization request in :class:`~..grid_ha.records.GridRecords` (plan id ``home_<digest>``,
 kind ``home_plan``; repair issue, notification, ``approve_authorization`` by an administrator, audit) holding every
-command of the plan that needs approval: the batteries' and PV limit's (:func:`.home_exec.plan_actions`) and the heat
-pumps' (:func:`.heat_exec.plan_actions`). Its summary lists each device with its settings. A newer plan withdraws the
+command of the plan that needs approval: the batteries' and PV limit's (:func:`.home_exec.plan_actions`), the heat
+pumps' (:func:`.heat_exec.plan_actions`) and the EV chargers' currents (:func:`.ev_approval.plan_actions`). Its summary lists each device with its settings. A newer plan withdraws the
 older request (expired, its issue and notification closed). :class:`HomeApprovals` keeps the request in force; both
 executors read their approved slot actions from it and carry each out with its grant.
 
@@ -31,10 +31,11 @@ from ..grid_ha.records import GridRecords, request_issue_id
 from ..grid_ha.request_text import local_moment
 from ..orchestrator.texts import language as text_language
 from ..prices.curve import floor_slot
-from . import heat_exec, home_exec
+from . import ev_approval, heat_exec, home_exec
 from .home_config import HomeConfig
 
 if TYPE_CHECKING:
+    from ..scheduling.charger import ChargerProfile
     from .home_manager import HomeResult
 
 HOME_PLAN_PREFIX = "home_"
@@ -42,7 +43,7 @@ HOME_PLAN_PREFIX = "home_"
 # request covered the whole plan
 WITHDRAWN_PREFIXES = (HOME_PLAN_PREFIX, "heat_")
 VALUE_TOLERANCE = 1e-6  # how far a number in a command may be from the approved one
-HOME_ACTIONS = home_exec.ACTIONS | heat_exec.ACTIONS
+HOME_ACTIONS = home_exec.ACTIONS | heat_exec.ACTIONS | {ev_approval.ACTION_TYPE}
 SUMMARY_ITEMS = 4  # settings listed per device in a request's summary; the rest are counted
 TEXTS: dict[str, dict[str, str]] = {  # a request's summary, per language
     "en": {
@@ -54,6 +55,7 @@ TEXTS: dict[str, dict[str, str]] = {  # a request's summary, per language
         "mode": "mode {option}",
         "limit": "limit {kw} kW",
         "no_limit": "no limit",
+        "current": "current {value} {unit}",
         "on": "on",
         "off": "off",
     },
@@ -66,6 +68,7 @@ TEXTS: dict[str, dict[str, str]] = {  # a request's summary, per language
         "mode": "Modus {option}",
         "limit": "begrenzen auf {kw} kW",
         "no_limit": "keine Begrenzung",
+        "current": "Ladestrom {value} {unit}",
         "on": "an",
         "off": "aus",
     },
@@ -94,6 +97,8 @@ def approved_command(hass: HomeAssistant, action: Mapping[str, Any]) -> Command 
     """Return the intent and service data that carry out a whole-home action now, None when nothing can be set."""
     if action["type"] == heat_exec.ACTION_TYPE:
         return heat_exec.heat_command(action["value"], action["entity_id"])
+    if action["type"] == ev_approval.ACTION_TYPE:
+        return "set_value", {"value": float(action["value"])}
     return home_exec.command_for(hass, action)
 
 
@@ -145,11 +150,14 @@ def summary(
     window: tuple[datetime, datetime],
     lang: str,
     temp_unit: str = "°C",
+    *,
+    chargers: Mapping[str, str] | None = None,
 ) -> str:
     """Return a request's summary in ``lang`` (``en`` or ``de``): one line per device with its settings.
 
     Times are local; the plan's end (``window[1]``) has its date when it is not on ``window[0]``'s day.
-    ``temp_unit`` is HA's temperature unit, the unit of a heat pump's target temperature.
+    ``temp_unit`` is HA's temperature unit, the unit of a heat pump's target temperature; ``chargers`` maps an EV
+    charger's current setpoint to its name.
 
     Raises:
         KeyError: ``lang`` is neither ``en`` nor ``de``.
@@ -158,7 +166,7 @@ def summary(
     texts = TEXTS[lang]
     names = {b.control_entity: b.name for b in config.batteries if b.control_entity}
     names |= {b.power_setpoint: b.name for b in config.batteries if b.power_setpoint}
-    names |= {e: h.name for h in config.heat_pumps for e in h.entities()}
+    names |= {e: h.name for h in config.heat_pumps for e in h.entities()} | dict(chargers or {})
     lines = [texts["head"].format(end=local_moment(window[1], lang, dt_util.as_local(window[0]).date()))]
     for entity in dict.fromkeys(a["entity_id"] for a in actions):
         mine = [a for a in actions if a["entity_id"] == entity]
@@ -184,6 +192,8 @@ def _setting(action: Mapping[str, Any], lang: str, temp_unit: str) -> str:
         limit = action["limit_kw"]
         return texts["no_limit"] if limit is None else texts["limit"].format(kw=_num(limit, de))
     value = action["value"]
+    if action["type"] == ev_approval.ACTION_TYPE:
+        return texts["current"].format(value=_num(value, de), unit=action["unit"])
     return texts.get(value, value) if isinstance(value, str) else f"{_num(value, de)} {temp_unit}"
 
 
@@ -195,14 +205,22 @@ def _num(value: float, de: bool) -> str:
 class HomeApprovals:
     """The whole-home plan's request in force (approval mode), shared by the battery and heat pump executors."""
 
-    def __init__(self, hass: HomeAssistant, config: HomeConfig, records: GridRecords) -> None:
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        config: HomeConfig,
+        records: GridRecords,
+        chargers: Mapping[str, tuple[str, ChargerProfile]] | None = None,
+    ) -> None:
         """Keep ``config``'s requests in ``records``; the latest live one is in force, also after a restart.
 
+        ``chargers`` maps an appliance id to its name and charger profile (their currents are asked for too).
         Outside approval mode nothing is in force, and the requests left from approval mode are withdrawn.
         """
         self.hass = hass
         self.config = config
         self.records = records
+        self.chargers = dict(chargers or {})
         live = [
             r["request_id"]
             for r in records.requests.values()
@@ -247,6 +265,8 @@ class HomeApprovals:
         slot = floor_slot(now)
         actions = home_exec.plan_actions(plan, self.config, slot)
         actions += heat_exec.plan_actions(self.hass, result, self.config, slot)
+        profiles = {aid: profile for aid, (_, profile) in self.chargers.items()}
+        actions += ev_approval.plan_actions(self.hass, plan, profiles, slot)
         latest = None if self.lapsed() else self.records.requests.get(self.request_id or "")
         if not actions or (latest is not None and remaining(latest, slot) == actions):
             return False
@@ -268,6 +288,7 @@ class HomeApprovals:
                     window,
                     text_language(self.hass.config.language),
                     self.hass.config.units.temperature_unit,
+                    chargers={profile.current_entity: name for name, profile in self.chargers.values()},
                 ),
                 "requested_window": {"start": window[0].isoformat(), "end": window[1].isoformat()},
                 "actions": actions,

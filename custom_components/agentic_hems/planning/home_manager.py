@@ -92,7 +92,8 @@ class HomePlanManager(ChangeListeners):
         self.coordinator = coordinator
         self.planner = planner
         self.grid = grid
-        self.approvals = HomeApprovals(hass, config, records)
+        chargers = {aid: (a.name, a.charger) for aid, a in planner.appliances.items() if a.charger is not None}
+        self.approvals = HomeApprovals(hass, config, records, chargers)
         self.executor = HomeExecutor(hass, config, control, self.approvals)
         self.heat = HeatExecutor(hass, config, control, self.approvals)
         self.result: HomeResult | None = None

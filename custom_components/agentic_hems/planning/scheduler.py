@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 def async_track_slots(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> CALLBACK_TYPE:
     """Run the entry's slot boundaries (minutes 0, 15, 30, 45); returns the callback that stops them."""
     runtime = entry.runtime_data
-    planner, control, grid = runtime.planner, runtime.control, runtime.grid
+    planner, control, grid, home = runtime.planner, runtime.control, runtime.grid, runtime.home
     delayed = DelayedStarts()  # the program appliances' own delayed starts sent
 
     @callback
@@ -52,6 +52,7 @@ def async_track_slots(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> CAL
                 moment=moment,
                 intent=due.pop(appliance_id, None),
                 grid_entity=grid_entity,
+                approvals=home.approvals if home is not None else None,
             )
             entry.async_create_task(hass, slot, f"{DOMAIN} charger {appliance.name}")
         for appliance_id, appliance in planner.appliances.items():

@@ -117,19 +117,35 @@ class Appliance:
         return SLOT * math.ceil(minutes / 15.0 - 1e-9)
 
 
+def _or(value: Any, default: float) -> Any:
+    """``value``, or ``default`` when it is None or empty (0 stays 0)."""
+    return default if value in (None, "") else value
+
+
 def _text(value: Any) -> str | None:
     """``value`` as a non-empty string, or None."""
     return str(value) if value not in (None, "") else None
 
 
 CHARGER_KEYS = ("charger_unit", "charger_min_a", "charger_step_a", "charger_phases", "charger_voltage_v")
+# optional: the phase entity, its 1- and 3-phase states, the least minutes between switches, the reported power sensor
+CHARGER_OPTIONAL_KEYS = (
+    "charger_phase_entity",
+    "charger_phase_one",
+    "charger_phase_three",
+    "charger_phase_interval_min",
+    "charger_power_entity",
+    "charger_stop_entity",
+)
 
 
 def charger_profile(appliance_id: str, data: Mapping[str, Any]) -> ChargerProfile | None:
     """Return an EV charger's profile from subentry data, None without a ``charger_current_entity``.
 
     The profile's fields come from ``charger_unit`` (A, W, kW), ``charger_min_a``, ``charger_step_a``,
-    ``charger_phases`` and ``charger_voltage_v`` (A, 6 A, 1 A, 3 and 230 V where missing).
+    ``charger_phases`` and ``charger_voltage_v`` (A, 6 A, 1 A, 3 and 230 V where missing), and the optional
+    :data:`CHARGER_OPTIONAL_KEYS` (a switch's 1-phase state ``on``, 3-phase ``off``, 15 min between switches; a stop
+    button when the controlled entity is a start button).
 
     Raises:
         ValueError: a malformed profile, one on a contiguous load, or a minimum current's power above ``power_kw``.
@@ -147,6 +163,12 @@ def charger_profile(appliance_id: str, data: Mapping[str, Any]) -> ChargerProfil
         step_a=float(data.get("charger_step_a") or 1.0),
         phases=int(data.get("charger_phases") or 3),
         voltage_v=float(data.get("charger_voltage_v") or 230.0),
+        phase_entity=_text(data.get("charger_phase_entity")),
+        phase_one=str(data.get("charger_phase_one") or "on"),
+        phase_three=str(data.get("charger_phase_three") or "off"),
+        phase_interval_min=float(_or(data.get("charger_phase_interval_min"), 15.0)),
+        power_entity=_text(data.get("charger_power_entity")),
+        stop_entity=_text(data.get("charger_stop_entity")),
     )
     if profile.min_kw > float(data["power_kw"]) + 1e-9:
         raise ValueError(f"appliance {appliance_id}: the minimum current's {profile.min_kw:.2f} kW exceeds power_kw")
