@@ -108,8 +108,10 @@ class OutageSolver:
             except RuntimeError:  # exactly singular
                 self.ready = False
 
-    def _woodbury(self, branch: int) -> tuple[NDArray[np.int64], NDArray[np.float64], Complex] | None:
-        """(rows R, W (m, r), the 2x2 Ybus change) so that ``y - W @ y[R]`` solves with the outage Jacobian."""
+    def _woodbury(
+        self, branch: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], Complex] | None:
+        """(rows R, Z = J0^-1 E_R (m, r), W (m, r), the 2x2 Ybus change): ``y - W @ y[R]`` solves with the outage's J."""
         f, t = self.f[branch], self.t[branch]
         yff, yft, ytf, ytt = self.stamps[branch]
         d_y = -np.array([[yff, yft], [ytf, ytt]])
@@ -123,14 +125,15 @@ class OutageSolver:
         keep = index >= 0
         rows, block = index[keep], block[keep][:, keep]
         if not rows.size:
-            return rows, np.zeros((len(self.pvpq) + len(self.pq), 0)), d_y
+            empty = np.zeros((len(self.pvpq) + len(self.pq), 0))
+            return rows, empty, empty, d_y
         unit_columns = np.zeros((len(self.pvpq) + len(self.pq), rows.size))
         unit_columns[rows, np.arange(rows.size)] = 1
         z = self.lu.solve(unit_columns)
         capacitance = np.eye(rows.size) + z[rows] @ block
         if not np.isfinite(z).all() or np.linalg.cond(capacitance) > 1e12:
             return None
-        return rows, z @ block @ np.linalg.inv(capacitance), d_y
+        return rows, z, z @ block @ np.linalg.inv(capacitance), d_y
 
     def solve(self, branch: int) -> Complex | None:
         """Return the bus voltages (n,) with ``branch`` out of service, or None when the plain solve must decide.
@@ -141,13 +144,13 @@ class OutageSolver:
         update = self._woodbury(branch) if f != t else None
         if update is None:
             return None
-        rows, w, d_y = update
+        rows, z, w, d_y = update
         n_pvpq = len(self.pvpq)
         va, vm = np.angle(self.v0), np.abs(self.v0)
         x = np.r_[va[self.pvpq], vm[self.pq]]
         residuals: list[NDArray[np.float64]] = []
         steps: list[NDArray[np.float64]] = []
-        for _ in range(CHORD_ITERATIONS):
+        for iteration in range(CHORD_ITERATIONS):
             va[self.pvpq], vm[self.pq] = x[:n_pvpq], x[n_pvpq:]
             v = vm * np.exp(1j * va)
             current = self.ybus @ v
@@ -159,7 +162,8 @@ class OutageSolver:
                 return v
             if not np.isfinite(size):
                 return None
-            y = self.lu.solve(mismatch)
+            # At the base solution the mismatch sits at the outage's rows (up to the base tolerance): no solve.
+            y = z @ mismatch[rows] if iteration == 0 else self.lu.solve(mismatch)
             step = -(y - w @ y[rows])
             x = self._anderson(x, step, residuals, steps)
         return None
@@ -181,7 +185,7 @@ class OutageSolver:
             return x + step
         d_res = np.diff(np.array(residuals), axis=0).T
         d_steps = np.diff(np.array(steps), axis=0).T
-        gamma = np.linalg.lstsq(d_res, step, rcond=None)[0]
+        gamma = np.linalg.lstsq(d_res.T @ d_res, d_res.T @ step, rcond=None)[0]  # normal equations, at most 3 x 3
         mixed: NDArray[np.float64] = x + step - d_steps @ gamma
         return mixed
 
