@@ -152,7 +152,7 @@ class OutageSolver:
         steps: list[NDArray[np.float64]] = []
         for iteration in range(CHORD_ITERATIONS):
             va[self.pvpq], vm[self.pq] = x[:n_pvpq], x[n_pvpq:]
-            v = vm * np.exp(1j * va)
+            v: Complex = vm * np.exp(1j * va)
             current = self.ybus @ v
             current[[f, t]] += d_y @ v[[f, t]]
             mis = v * np.conj(current) - self.sbus
