@@ -156,7 +156,7 @@ class OutageSolver:
             current = self.ybus @ v
             current[[f, t]] += d_y @ v[[f, t]]
             mis = v * np.conj(current) - self.sbus
-            mismatch = np.r_[mis[self.pvpq].real, mis[self.pq].imag]
+            mismatch = np.concatenate((mis.real[self.pvpq], mis.imag[self.pq]))
             size = np.abs(mismatch).max()
             if size < self.tol:
                 return v
@@ -185,7 +185,10 @@ class OutageSolver:
             return x + step
         d_res = np.diff(np.array(residuals), axis=0).T
         d_steps = np.diff(np.array(steps), axis=0).T
-        gamma = np.linalg.lstsq(d_res.T @ d_res, d_res.T @ step, rcond=None)[0]  # normal equations, at most 3 x 3
+        try:
+            gamma = np.linalg.solve(d_res.T @ d_res, d_res.T @ step)  # normal equations, at most 3 x 3
+        except np.linalg.LinAlgError:  # repeated residuals: take the plain chord step
+            return x + step
         mixed: NDArray[np.float64] = x + step - d_steps @ gamma
         return mixed
 
