@@ -138,7 +138,9 @@ def run_contingency(
 
     A branch is overloaded above ``100 - limit_margin_pct`` % of RATE_A (apparent power for AC, |P| for DC).
     ``fast`` (default) finds islands from the bridges and solves AC outages from the base factorization; the
-    outcome is the plain one-by-one analysis's (``fast=False``) up to the power flow's tolerance.
+    outcome is the plain one-by-one analysis's (``fast=False``) up to the power flow's tolerance, except where the
+    plain Newton-Raphson from the case's start diverges on an outage that has a solution: the fast path, started from
+    the base solution, reports the solution it found (mismatch below the same tolerance).
     """
     on = network.branch[:, BR_STATUS] > 0
     candidates = list(branches) if branches is not None else [int(i) for i in np.flatnonzero(on)]
