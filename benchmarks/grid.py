@@ -13,7 +13,8 @@ numpy and scipy; the integration's own environment never gets them). Medians of 
   path, ``fast=False``) and a pandapower loop, both on every 50th outage and extrapolated (``--full-plain``: the
   one-by-one path on every outage, about 7 CPU minutes); target: CPU <= 30 s.
   Agreement is checked before the figures count: ours against ours one-by-one on the sample (same islands,
-  non-converged outages and overloads), against pandapower's voltages on the sample and lightsim2grid's on every
+  non-converged outages and overloads; an outage where only the one-by-one Newton diverges is listed, and ours must
+  then match lightsim2grid's solution), against pandapower's voltages on the sample and lightsim2grid's on every
   outage (overloads recomputed from each tool's voltages with the same branch model, 0.01 % of RATE_A slack).
 
 Before timing, ours and PYPOWER are checked to agree on case118 (Vm to 1e-6 pu, Va to 1e-4 degrees).
