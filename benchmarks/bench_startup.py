@@ -10,10 +10,14 @@ interpreters, beside a reference measured in the same run and its target; the ex
   its platforms. Target: none of scipy, openai, pandas, entsoe-py is loaded (they load in the executor jobs that first
   use them).
 - setup: VmRSS before and after setting up an entry with three appliances in a test HA instance, after its first
-  plan, beside the same HA instance with nothing set up. A Nord Pool entry (HA core's ``nordpool`` service, stood in
-  by one with its shape) has the target of at most 20 MB. The sample entry parses its bundled ENTSO-E documents with
-  entsoe-py, which loads pandas, as an ENTSO-E entry does at its first fetch: its figure is reported with the modules
-  each entry loaded.
+  plan, beside the same HA instance with nothing set up. The set-up probes first import the HA modules a default
+  installation (``default_config``) has loaded before a custom integration is set up and that the set-up touches
+  (``SHARED_HA``: http, frontend, recorder, logbook, conversation, person...), for ours and the references alike;
+  numpy counts as ours. A Nord Pool entry (HA core's ``nordpool`` service, stood in by one with its shape) has the
+  target of at most 20 MB; its appliances overlap above the power limit, so the first plan is the joint MILP and
+  loads scipy (whose own share is printed). The sample entry parses its bundled ENTSO-E documents with entsoe-py,
+  which loads pandas, as an ENTSO-E entry does at its first fetch: its figure is reported with the modules each entry
+  loaded.
 """
 
 from __future__ import annotations
@@ -45,6 +49,19 @@ OURS_AT_SETUP = (
     "time",  # the entry's platforms
 )
 UTILITY_METER_AT_SETUP = ("config_flow", "diagnostics", "sensor", "select")
+# HA modules a default installation (default_config) has loaded before any custom integration is set up, and that
+# the set-up touches: imported first by the set-up probes, for ours and the references alike
+SHARED_HA = (
+    "homeassistant.components.http",
+    "homeassistant.components.websocket_api",
+    "homeassistant.components.frontend",
+    "homeassistant.components.recorder",
+    "homeassistant.components.history",
+    "homeassistant.components.logbook",
+    "homeassistant.components.conversation",
+    "homeassistant.components.person",
+    "homeassistant.helpers.llm",
+)
 
 IMPORT_PROBE = """
 import importlib, sys, time, json
@@ -52,6 +69,8 @@ import homeassistant.config_entries, homeassistant.helpers.update_coordinator, h
 import homeassistant.helpers.config_validation, homeassistant.helpers.selector, homeassistant.components.sensor
 import homeassistant.components.binary_sensor, homeassistant.components.switch, homeassistant.components.time
 import homeassistant.helpers.aiohttp_client, homeassistant.helpers.storage, homeassistant.helpers.event
+for name in {shared!r}:
+    importlib.import_module(name)
 start = time.perf_counter()
 importlib.import_module({module!r})
 for name in {submodules!r}:
@@ -75,6 +94,9 @@ from homeassistant import loader
 from homeassistant.config_entries import ConfigEntryState, ConfigSubentryData
 from homeassistant.core import SupportsResponse
 from homeassistant.setup import async_setup_component
+import importlib
+for name in {shared!r}:
+    importlib.import_module(name)
 import custom_components.agentic_hems
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS
 
@@ -142,6 +164,21 @@ asyncio.run(main())
 """
 
 
+SCIPY_PROBE = """
+import importlib, json
+for name in {shared!r} + ("numpy",):
+    importlib.import_module(name)
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+before = rss_mb()
+from scipy.optimize import milp
+import scipy.sparse
+print(json.dumps({{"mb": rss_mb() - before}}))
+"""
+
+
 def probe(code: str) -> dict[str, object]:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     found: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -153,14 +190,17 @@ def median_of(code: str, key: str, runs: int = RUNS) -> tuple[float, dict[str, o
     return statistics.median(float(str(r[key])) for r in results), results[-1]
 
 
-def imports(module: str, submodules: tuple[str, ...] = ()) -> tuple[float, dict[str, object]]:
-    code = IMPORT_PROBE.format(module=module, submodules=submodules, heavy=HEAVY)
+def imports(
+    module: str, submodules: tuple[str, ...] = (), shared: tuple[str, ...] = ()
+) -> tuple[float, dict[str, object]]:
+    code = IMPORT_PROBE.format(module=module, submodules=submodules, heavy=HEAVY, shared=shared)
     return median_of(code, "ms")
 
 
 def set_up(source: str) -> tuple[float, float, dict[str, object]]:
     """Median RSS added (MB), median set-up time (ms) and the last run's result."""
-    results = [probe(SETUP_PROBE.format(root=str(ROOT), source=source, heavy=HEAVY)) for _ in range(SETUP_RUNS)]
+    code = SETUP_PROBE.format(root=str(ROOT), source=source, heavy=HEAVY, shared=SHARED_HA)
+    results = [probe(code) for _ in range(SETUP_RUNS)]
     return (
         statistics.median(float(str(r["mb"])) for r in results),
         statistics.median(float(str(r["ms"])) for r in results),
@@ -176,8 +216,9 @@ def row(case: str, value: float, target: str, reference: str, ref: float | str) 
 def main() -> int:
     ours, ours_last = imports("custom_components.agentic_hems")
     ref, _ = imports("homeassistant.components.utility_meter")
-    ours_all, ours_all_last = imports("custom_components.agentic_hems", OURS_AT_SETUP)
-    ref_all, _ = imports("homeassistant.components.utility_meter", UTILITY_METER_AT_SETUP)
+    ours_all, ours_all_last = imports("custom_components.agentic_hems", OURS_AT_SETUP, SHARED_HA)
+    ref_all, _ = imports("homeassistant.components.utility_meter", UTILITY_METER_AT_SETUP, SHARED_HA)
+    scipy_mb = statistics.median(float(str(probe(SCIPY_PROBE.format(shared=SHARED_HA))["mb"])) for _ in range(RUNS))
     nordpool, nordpool_ms, nordpool_last = set_up("nordpool")
     sample, sample_ms, sample_last = set_up("sample")
     idle, _, _ = set_up("none")
@@ -188,6 +229,7 @@ def main() -> int:
         "RSS added by a Nord Pool entry, 3 appliances (MB)", nordpool, f"<= {RSS_TARGET_MB:.0f}", "nothing set up", idle
     )
     row("RSS added by a sample (ENTSO-E) entry, 3 appliances (MB)", sample, "-", "nothing set up", idle)
+    row("RSS added by importing scipy.optimize.milp and sparse (MB)", scipy_mb, "-", "(in the entries' figures)", "")
     print(
         f"entry set-up with its first prices and plans (median ms): Nord Pool {nordpool_ms:.0f}, sample {sample_ms:.0f}"
     )

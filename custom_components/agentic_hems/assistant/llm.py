@@ -4,11 +4,10 @@ Any server with the OpenAI chat API works (OpenAI, OpenRouter, Cerebras, Ollama,
 ``/v1``. The client is the ``openai`` package at the version Home Assistant pins (2.x on HA 2026.4, 3.x on 2026.10) on
 HA's shared httpx client, which is never closed here, with an explicit timeout and retry count; as HA core's
 ``openai_conversation`` does, the client's platform headers (which read the OS) are computed once in the executor. The
-library (about 0.3-1 s and 30 MB with pydantic) is imported by the first client, in that executor job, never at start-up
-or on the event loop. Every
-failure becomes a :class:`.orchestrator.loop.ModelError` with a clear message; a rejected key becomes
-:class:`ModelAuthError` so the shell can start a reauth flow. Each carries a ``translation_key`` (``exceptions`` in
-translations/) so Assist speaks it in the speaker's language.
+library (about 0.3-1 s and 30 MB with pydantic) and HA's httpx helper are imported by the first client, in executor
+jobs, never at start-up or on the event loop. Every failure becomes a :class:`.orchestrator.loop.ModelError` with a
+clear message; a rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow. Each carries a
+``translation_key`` (``exceptions`` in translations/) so Assist speaks it in the speaker's language.
 
 A provider outage is logged once: :class:`ProviderHealth` (one per site) logs one warning with the reason at the
 first failure, nothing at the next failures, and one info line when a call succeeds again. The API key is never
@@ -21,12 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from importlib import resources
+from importlib import import_module, resources
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers.httpx_client import get_async_client
 
 from ..const import LOGGER
 from ..gates.redact import redact_url
@@ -121,7 +119,11 @@ async def async_client(
 
     A local server without a key gets a placeholder key; ``timeout_s`` defaults to ``TIMEOUT_S``.
     """
-    http_client = get_async_client(hass)
+    if "homeassistant.helpers.httpx_client" not in sys.modules:  # httpx (with its CLI's rich and pygments): 8 MB
+        await hass.async_add_import_executor_job(import_module, "homeassistant.helpers.httpx_client")
+    from homeassistant.helpers.httpx_client import get_async_client  # noqa: PLC0415 - imported above, in the executor
+
+    http_client = get_async_client(hass)  # on the event loop, as HA requires
     return await hass.async_add_import_executor_job(_new_client, http_client, base_url, api_key, timeout_s or TIMEOUT_S)
 
 
