@@ -4,10 +4,10 @@ Any server with the OpenAI chat API works (OpenAI, OpenRouter, Cerebras, Ollama,
 ``/v1``. The client is the ``openai`` package at the version Home Assistant pins (2.x on HA 2026.4, 3.x on 2026.10) on
 HA's shared httpx client, which is never closed here, with an explicit timeout and retry count; as HA core's
 ``openai_conversation`` does, the client's platform headers (which read the OS) are computed once in the executor. The
-library (about 0.3-1 s and 30 MB with pydantic) and HA's httpx helper are imported by the first client, in executor
-jobs, never at start-up or on the event loop. Every failure becomes a :class:`.orchestrator.loop.ModelError` with a
-clear message; a rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow. Each carries a
-``translation_key`` (``exceptions`` in translations/) so Assist speaks it in the speaker's language.
+library (about 35 MB with pydantic) and HA's httpx helper are imported by the first client, in executor jobs, never at
+start-up or on the event loop. Every failure becomes a :class:`.orchestrator.loop.ModelError` with a clear message; a
+rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow. Each carries a ``translation_key``
+(``exceptions`` in translations/) so Assist speaks it in the speaker's language.
 
 A provider outage is logged once: :class:`ProviderHealth` (one per site) logs one warning with the reason at the
 first failure, nothing at the next failures, and one info line when a call succeeds again. The API key is never
