@@ -3,10 +3,11 @@
 Any server with the OpenAI chat API works (OpenAI, OpenRouter, Cerebras, Ollama, LM Studio): the base URL includes
 ``/v1``. The client is the ``openai`` package at the version Home Assistant pins (2.x on HA 2026.4, 3.x on 2026.10) on
 HA's shared httpx client, which is never closed here, with an explicit timeout and retry count; as HA core's
-``openai_conversation`` does, the client's platform headers (which read the OS) are computed once in the executor. Every
-failure becomes a :class:`.orchestrator.loop.ModelError` with a clear message; a rejected key becomes
-:class:`ModelAuthError` so the shell can start a reauth flow. Each carries a ``translation_key`` (``exceptions`` in
-translations/) so Assist speaks it in the speaker's language.
+``openai_conversation`` does, the client's platform headers (which read the OS) are computed once in the executor. The
+library (about 35 MB with pydantic) and HA's httpx helper are imported by the first client, in executor jobs, never at
+start-up or on the event loop. Every failure becomes a :class:`.orchestrator.loop.ModelError` with a clear message; a
+rejected key becomes :class:`ModelAuthError` so the shell can start a reauth flow. Each carries a ``translation_key``
+(``exceptions`` in translations/) so Assist speaks it in the speaker's language.
 
 A provider outage is logged once: :class:`ProviderHealth` (one per site) logs one warning with the reason at the
 first failure, nothing at the next failures, and one info line when a call succeeds again. The API key is never
@@ -19,18 +20,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from importlib import resources
-from typing import Any, cast
-
-import openai
+from importlib import import_module, resources
+import sys
+from typing import TYPE_CHECKING, Any, cast
 
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers.httpx_client import get_async_client
 
 from ..const import LOGGER
 from ..gates.redact import redact_url
 from ..orchestrator.loop import ModelAuthError, ModelError, Usage
 from ..orchestrator.parser import Reply, ToolCall
+
+if TYPE_CHECKING:
+    import httpx
+    import openai
 
 TIMEOUT_S = 60.0
 MAX_RETRIES = 1
@@ -116,26 +119,35 @@ async def async_client(
 
     A local server without a key gets a placeholder key; ``timeout_s`` defaults to ``TIMEOUT_S``.
     """
-    client = openai.AsyncOpenAI(
-        base_url=base_url,
-        api_key=api_key or "not-needed",
-        # openai 3.x types its client for httpx2; HA's shared httpx client is supported at run time.
-        http_client=cast("Any", get_async_client(hass)),
-        timeout=timeout_s or TIMEOUT_S,
-        max_retries=MAX_RETRIES,
-    )
-    await hass.async_add_executor_job(_prepare, client)
-    return client
+    if "homeassistant.helpers.httpx_client" not in sys.modules:  # httpx (with its CLI's rich and pygments): 8 MB
+        await hass.async_add_import_executor_job(import_module, "homeassistant.helpers.httpx_client")
+    from homeassistant.helpers.httpx_client import get_async_client  # noqa: PLC0415 - imported above, in the executor
+
+    http_client = get_async_client(hass)  # on the event loop, as HA requires
+    return await hass.async_add_import_executor_job(_new_client, http_client, base_url, api_key, timeout_s or TIMEOUT_S)
 
 
-def _prepare(client: openai.AsyncOpenAI) -> None:
-    """Prepare the client in the executor: its platform headers and its chat resource.
+def _new_client(
+    http_client: httpx.AsyncClient, base_url: str, api_key: str | None, timeout_s: float
+) -> openai.AsyncOpenAI:
+    """Import the library (the first time), then build and prepare the client: run it in the executor.
 
     The platform headers are cached by the library (they read the OS); the chat resource's first use imports the
     library's chat types (about 0.3 s that would stall the event loop).
     """
+    import openai  # noqa: PLC0415 - heavy (pydantic, its types): imported by the first client, in the executor
+
+    client = openai.AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key or "not-needed",
+        # openai 3.x types its client for httpx2; HA's shared httpx client is supported at run time.
+        http_client=cast("Any", http_client),
+        timeout=timeout_s,
+        max_retries=MAX_RETRIES,
+    )
     client.platform_headers()
     _ = client.chat.completions
+    return client
 
 
 async def async_list_models(hass: HomeAssistant, base_url: str, api_key: str | None) -> list[str]:
@@ -159,6 +171,10 @@ def _retry_after(err: openai.APIStatusError) -> str:
 
 
 def _model_error(err: Exception, base_url: str) -> ModelError:
+    if "openai" not in sys.modules:  # no client was built (the import failed): err is none of the library's errors
+        return ProviderError(f"the provider's answer is not a valid chat response ({type(err).__name__})")
+    import openai  # noqa: PLC0415 - already loaded by the client that failed: a dictionary look-up
+
     if isinstance(err, openai.AuthenticationError | openai.PermissionDeniedError):
         return ProviderAuthError("the provider rejected the API key")
     if isinstance(err, openai.RateLimitError):

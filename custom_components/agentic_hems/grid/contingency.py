@@ -20,8 +20,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from .network import BR_STATUS, F_BUS, RATE_A, T_BUS, Network
 from .outages import OutageSolver, bridges
@@ -73,6 +71,9 @@ class ContingencyResult:
 
 def islands(network: Network) -> int:
     """Return connected components of the buses over the branches in service."""
+    import scipy.sparse as sp  # noqa: PLC0415 - scipy is heavy: loaded by the first analysis, in the executor
+    from scipy.sparse.csgraph import connected_components  # noqa: PLC0415
+
     on = network.branch[:, BR_STATUS] > 0
     f = network.rows(network.branch[on, F_BUS])
     t = network.rows(network.branch[on, T_BUS])

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import Bounds, LinearConstraint, milp
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from scipy.optimize import Bounds, LinearConstraint
+    import scipy.sparse as sp
 
 type Vector = NDArray[np.float64]
 MIP_REL_GAP = 1e-6
@@ -126,6 +128,8 @@ class _Rows:
 
     def add(self, entries: list[tuple[int, Any]], lo: Vector, hi: Vector) -> None:
         """Add the rows ``lo <= sum of the blocks <= hi``; each entry is (first variable, block matrix)."""
+        import scipy.sparse as sp  # noqa: PLC0415 - lazy, as in optimize_dispatch
+
         mats = []
         for offset, mat in entries:
             m = sp.coo_matrix(mat)
@@ -136,6 +140,9 @@ class _Rows:
 
     def constraint(self) -> LinearConstraint:
         """Return every row added as one LinearConstraint."""
+        from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in optimize_dispatch
+        import scipy.sparse as sp  # noqa: PLC0415 - lazy, as in optimize_dispatch
+
         return LinearConstraint(sp.vstack(self.rows).tocsr(), np.concatenate(self.lower), np.concatenate(self.upper))
 
 
@@ -177,6 +184,8 @@ def _cost(problem: DispatchProblem, lay: _Layout, size: int, slack: bool) -> Vec
 
 def _balance_rows(rows: _Rows, problem: DispatchProblem, lay: _Layout, slack: bool) -> None:
     """Add the site balance: import - export - sum(c - d) = load - pv (with slacks: + s_up - s_down)."""
+    import scipy.sparse as sp  # noqa: PLC0415 - lazy, as in optimize_dispatch
+
     steps = lay.t
     eye = sp.eye(steps, format="coo")
     entries: list[tuple[int, Any]] = [(lay.imp, eye), (lay.exp, -eye)]
@@ -190,6 +199,8 @@ def _balance_rows(rows: _Rows, problem: DispatchProblem, lay: _Layout, slack: bo
 
 def _battery_rows(rows: _Rows, bat: Battery, b: int, *, h: float, lay: _Layout, slack: bool) -> None:
     """Add battery ``b``'s SoC dynamics, its charge-xor-discharge rows and its terminal SoC (slack when ``slack``)."""
+    import scipy.sparse as sp  # noqa: PLC0415 - lazy, as in optimize_dispatch
+
     steps = lay.t
     eye = sp.eye(steps, format="coo")
     # SoC dynamics: s_t - s_{t-1} - eta_c h c_t + h/eta_d d_t = 0 (s_0 = initial)
@@ -219,6 +230,8 @@ def _battery_rows(rows: _Rows, bat: Battery, b: int, *, h: float, lay: _Layout, 
 
 def _grid_rows(rows: _Rows, problem: DispatchProblem, lay: _Layout) -> None:
     """Add import xor export (import <= I z, export <= E (1 - z)) and peak >= import."""
+    import scipy.sparse as sp  # noqa: PLC0415 - lazy, as in optimize_dispatch
+
     steps = lay.t
     eye = sp.eye(steps, format="coo")
     free = np.full(steps, -np.inf)
@@ -229,6 +242,8 @@ def _grid_rows(rows: _Rows, problem: DispatchProblem, lay: _Layout) -> None:
 
 def _bounds(problem: DispatchProblem, lay: _Layout, size: int) -> tuple[Bounds, Vector]:
     """Return the variables' bounds (powers, SoC window, binaries in [0, 1]) and integrality (the binaries)."""
+    from scipy.optimize import Bounds  # noqa: PLC0415 - lazy, as in optimize_dispatch
+
     steps = lay.t
     lb, ub = np.zeros(size), np.full(size, np.inf)
     integrality = np.zeros(size)
@@ -248,6 +263,8 @@ def _bounds(problem: DispatchProblem, lay: _Layout, size: int) -> tuple[Bounds, 
 
 def optimize_dispatch(problem: DispatchProblem, *, time_limit_s: float = 10.0) -> DispatchResult:
     """Solve ``problem`` (see the module docstring). Raises ValueError on inconsistent array lengths."""
+    from scipy.optimize import milp  # noqa: PLC0415 - scipy is heavy: loaded by the first solve, in the executor
+
     steps = len(problem.import_price)
     if not all(len(a) == steps for a in (problem.export_price, problem.load_kw, problem.pv_kw)) or steps == 0:
         raise ValueError("prices, load and PV need the same, non-zero number of steps")
@@ -279,6 +296,8 @@ def optimize_dispatch(problem: DispatchProblem, *, time_limit_s: float = 10.0) -
 
 def _certificate(problem: DispatchProblem, time_limit_s: float) -> list[dict[str, Any]]:
     """Return the constraints whose slacks the relaxed problem needs (balance per step, terminal SoC per battery)."""
+    from scipy.optimize import milp  # noqa: PLC0415 - lazy, as in optimize_dispatch
+
     cost, constraints, bounds, integrality, lay, _ = _build(problem, slack=True)
     res = milp(
         cost, constraints=constraints, bounds=bounds, integrality=integrality, options={"time_limit": time_limit_s}

@@ -9,11 +9,10 @@ not enforced (as in the reference results).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
-import scipy.sparse as sp
-from scipy.sparse.linalg import spsolve
 
 from .network import (
     BR_B,
@@ -45,6 +44,9 @@ from .network import (
 type Vector = NDArray[np.float64]
 TOLERANCE = 1e-10  # pu mismatch
 MAX_ITERATIONS = 30
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 class MethodNotAvailable(ValueError):
@@ -97,6 +99,8 @@ def _branch_admittances(net: Network) -> tuple[NDArray[np.complex128], ...]:
 
 def make_ybus(net: Network) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]:
     """(Ybus (n, n), Yf (l, n), Yt (l, n)) in per unit: MATPOWER's ``makeYbus``."""
+    import scipy.sparse as sp  # noqa: PLC0415 - scipy is heavy: loaded by the first power flow, in the executor
+
     n, nl = net.n_bus, net.n_branch
     f, t = net.rows(net.branch[:, F_BUS]), net.rows(net.branch[:, T_BUS])
     yff, yft, ytf, ytt = _branch_admittances(net)
@@ -172,6 +176,8 @@ class _Jacobian:
 
     def at(self, v: NDArray[np.complex128], ibus: NDArray[np.complex128]) -> sp.csc_matrix:
         """Return the Jacobian at voltages ``v`` with bus currents ``ibus``."""
+        import scipy.sparse as sp  # noqa: PLC0415 - lazy, as in make_ybus
+
         vr, yv = v[self.rows], self.y * v[self.cols]
         dva = -1j * vr * np.conj(yv)
         dvm = vr * np.conj(yv / np.abs(v[self.cols]))
@@ -193,6 +199,8 @@ def _newton(
     tol: float,
     max_iter: int,
 ) -> tuple[NDArray[np.complex128], bool, int]:
+    from scipy.sparse.linalg import spsolve  # noqa: PLC0415 - lazy, as in make_ybus
+
     v = v0.copy()
     va, vm = np.angle(v), np.abs(v)
     pvpq = np.r_[pv, pq]
@@ -250,6 +258,8 @@ def _ac(net: Network, tol: float, max_iter: int) -> PowerFlowResult:
 
 def make_bdc(net: Network) -> tuple[sp.csr_matrix, sp.csr_matrix, Vector, Vector]:
     """(Bbus (n, n), Bf (l, n), Pbusinj (n,), Pfinj (l,)) for the DC model (``makeBdc``), per unit."""
+    import scipy.sparse as sp  # noqa: PLC0415 - lazy, as in make_ybus
+
     n, nl = net.n_bus, net.n_branch
     br = net.branch
     on = br[:, BR_STATUS] > 0
@@ -265,6 +275,8 @@ def make_bdc(net: Network) -> tuple[sp.csr_matrix, sp.csr_matrix, Vector, Vector
 
 
 def _dc(net: Network) -> PowerFlowResult:
+    from scipy.sparse.linalg import spsolve  # noqa: PLC0415 - lazy, as in make_ybus
+
     bbus, bf, pbusinj, pfinj = make_bdc(net)
     ref, pv, pq = bus_types(net)
     pvpq = np.r_[pv, pq]
