@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.sparse.linalg import splu
 
 from .network import F_BUS, T_BUS, Network
 from .powerflow import (
@@ -103,6 +102,8 @@ class OutageSolver:
         self.ready = bool(converged)
         if self.ready:
             jacobian = _Jacobian(self.ybus, self.pvpq, pq).at(v0, self.ybus @ v0)
+            from scipy.sparse.linalg import splu  # noqa: PLC0415 - scipy is heavy: loaded with the first N-1
+
             try:
                 self.lu = splu(jacobian, permc_spec="MMD_AT_PLUS_A")
             except RuntimeError:  # exactly singular
