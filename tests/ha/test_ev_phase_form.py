@@ -87,6 +87,14 @@ async def test_the_phase_and_power_fields_are_checked(
     assert result["type"] is FlowResultType.FORM and result["errors"] == errors
 
 
+async def test_a_phase_switch_whose_name_holds_select_is_a_switch(hass: HomeAssistant) -> None:
+    """A switch is read by its domain, not its name: ``switch.wallbox_phase_select`` has on/off, no options."""
+    hass.states.async_set("switch.wallbox_phase_select", "off")
+    result = await _step(hass, {"charger_phase_entity": "switch.wallbox_phase_select"})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert (result["data"]["charger_phase_one"], result["data"]["charger_phase_three"]) == ("on", "off")
+
+
 async def test_a_phase_switch_without_a_setpoint_is_refused_not_dropped(hass: HomeAssistant) -> None:
     """Without the current setpoint the phase switch and the power sensor would drive nothing: an error, not silence."""
     plain = {k: v for k, v in STEP.items() if k != "charger_current_entity"}

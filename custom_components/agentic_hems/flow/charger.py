@@ -199,7 +199,8 @@ def _phase_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, str
         return errors
     if data["charger_phases"] != 3:
         errors["charger_phases"] = "charger_phase_needs_three"
-    offered = [str(o) for o in state.attributes.get("options") or []] if "select" in entity else ["on", "off"]
+    select = entity.split(".", 1)[0] in ("select", "input_select")
+    offered = [str(o) for o in state.attributes.get("options") or []] if select else ["on", "off"]
     for key in (ONE, THREE):
         if data[key] not in offered or data[ONE] == data[THREE]:
             errors[key] = "charger_phase_option_missing"
