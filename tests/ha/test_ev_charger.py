@@ -170,6 +170,11 @@ STEP = {"charger_current_entity": WALLBOX_CURRENT, "charger_unit": "A", "charger
         ({"charger_current_entity": "number.none"}, {}, {"charger_current_entity": "charger_entity_missing"}),
         ({"charger_current_entity": "switch.wallbox_pause_resume"}, {}, {"charger_current_entity": "charger_entity_in_use"}),
         ({"charger_voltage_v": 400}, {"min": 6, "max": 32}, {"charger_voltage_v": "charger_number_out_of_range"}),
+        # 6.5 A (0.5 A steps) is off a 1 A setpoint's grid, 4140 W (6 A x 3 x 230 V) off a 100 W one: the Capability
+        # gate would refuse each such current at its slot boundary
+        ({"charger_step_a": 0.5}, {"min": 6, "max": 32, "step": 1}, {"charger_step_a": "charger_step_grid"}),
+        ({"charger_unit": "W"}, {"min": 0, "max": 22000, "step": 100}, {"charger_step_a": "charger_step_grid"}),
+        ({"charger_min_a": 6.5}, {"min": 6, "max": 32, "step": 1}, {"charger_step_a": "charger_step_grid"}),
     ],
 )
 async def test_the_charger_step_refuses_what_cannot_drive_the_charger(
@@ -196,6 +201,11 @@ async def test_the_charger_step_stores_the_profile_or_nothing(hass: HomeAssistan
     assert result["data"]["charger_phases"] == 3 and result["data"]["charger_current_entity"] == WALLBOX_CURRENT
     profile = Appliance.from_config("x", result["data"]).charger
     assert profile is not None and profile.min_kw == pytest.approx(4.14)
+    watts = {"charger_current_entity": "number.watts", "charger_unit": "W"}  # 4140, 4830, ... W: on a 1 W grid
+    hass.states.async_set("number.watts", "0", {"min": 0, "max": 22000, "step": 1, "unit_of_measurement": "W"})
+    result = await add_appliance(hass, entry, {**EV_FORM, "name": "Watts", "entity_id": "switch.watts"})
+    result = await hass.config_entries.subentries.async_configure(result["flow_id"], {**STEP, **watts})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
     plain = {k: v for k, v in STEP.items() if k != "charger_current_entity"}
     result = await add_appliance(hass, entry, {**EV_FORM, "name": "Second", "entity_id": "switch.second"})
     result = await hass.config_entries.subentries.async_configure(result["flow_id"], plain)

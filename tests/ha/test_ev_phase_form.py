@@ -87,6 +87,14 @@ async def test_the_phase_and_power_fields_are_checked(
     assert result["type"] is FlowResultType.FORM and result["errors"] == errors
 
 
+async def test_a_phase_switch_whose_name_holds_select_is_a_switch(hass: HomeAssistant) -> None:
+    """A switch is read by its domain, not its name: ``switch.wallbox_phase_select`` has on/off, no options."""
+    hass.states.async_set("switch.wallbox_phase_select", "off")
+    result = await _step(hass, {"charger_phase_entity": "switch.wallbox_phase_select"})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert (result["data"]["charger_phase_one"], result["data"]["charger_phase_three"]) == ("on", "off")
+
+
 async def test_a_phase_switch_without_a_setpoint_is_refused_not_dropped(hass: HomeAssistant) -> None:
     """Without the current setpoint the phase switch and the power sensor would drive nothing: an error, not silence."""
     plain = {k: v for k, v in STEP.items() if k != "charger_current_entity"}
@@ -130,3 +138,36 @@ async def test_a_charger_started_by_a_button_needs_its_stop_button_and_setpoint(
     assert profile is not None and profile.stop_entity == "button.charger_stop_charge_session"
     result = await _step(hass, {"charger_stop_entity": "button.charger_stop_charge_session"})
     assert result["errors"] == {"charger_stop_entity": "charger_stop_needs_button"}
+
+
+async def test_a_chargers_phase_entity_and_stop_button_are_no_other_devices_control(hass: HomeAssistant) -> None:
+    """Another device's control that is a stored charger's phase switch, phase select or stop button is refused: two
+    devices would drive one entity (an appliance on the phase switch, a battery's mode on the phase select, another
+    charger's start button on the stop button). Oracle: the stored charger's entities, named by hand."""
+    from homeassistant.config_entries import ConfigSubentry
+
+    from .test_battery_mode_power_form import MODE_POWER_FORM, _entities
+    from .test_home_forms import add_battery
+
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    _entities(hass, ["1-phase", "3-phase"])
+    hass.states.async_set(FORCE, "off")
+    hass.states.async_set("button.charger_stop", "unknown")
+    charger = {**EV_FORM, **STEP, "charger_phases": 3, "charger_phase_one": "on", "charger_phase_three": "off",
+               "charger_phase_interval_min": 15}
+    for n, extra in enumerate(({"charger_phase_entity": FORCE},
+                               {"charger_phase_entity": "select.garage_battery_mode", "charger_phase_one": "1-phase",
+                                "charger_phase_three": "3-phase"},
+                               {"entity_id": "button.charger_start", "charger_stop_entity": "button.charger_stop"})):
+        data = {**charger, "name": f"Charger {n}", "entity_id": f"switch.charger_{n}", **extra}
+        hass.config_entries.async_add_subentry(
+            entry, ConfigSubentry(data=data, subentry_type="appliance", title=data["name"], unique_id=None))
+    dishwasher = {k: v for k, v in EV_FORM.items() if k != "energy_kwh"}
+    other = {**dishwasher, "name": "Other", "kind": "dishwasher", "contiguous": True, "duration_min": 60}
+    for form in ({**other, "entity_id": FORCE}, {**EV_FORM, "name": "Other", "entity_id": "button.charger_stop"}):
+        result = await add_appliance(hass, entry, form)
+        assert result["type"] is FlowResultType.FORM and result["errors"].get("entity_id") == "control_entity_in_use"
+    result = await add_battery(hass, entry, MODE_POWER_FORM)
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"control_entity": "control_entity_in_use"}

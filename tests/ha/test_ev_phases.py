@@ -181,6 +181,26 @@ async def test_a_step_that_does_not_go_through_leaves_nothing_half_done(
     assert ("phases not switched" if broken["entity_id"] != SWITCH else "it stays on 3") in caplog.text
 
 
+@pytest.mark.parametrize("phase_state", ["unavailable", "unknown"])
+async def test_a_phase_entity_that_is_unavailable_does_not_stop_a_charge_it_cannot_switch(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, caplog: pytest.LogCaptureFixture, phase_state: str
+) -> None:
+    """A 2 kW slot while charging, the phase select unavailable (its charger offline to HA): the switch's refusal is
+    known before any stop, so the charger is not stopped for it. The phase command's refusal is the trace, the charge
+    goes on as it was (switch on, 10 A) and a warning says so. Oracle: the states set by hand before the slot."""
+    entry = await _plain(hass, freezer, {**PHASED, "charger_phase_interval_min": 0})
+    await hass.services.async_call("input_number", "set_value", {"entity_id": CURRENT, "value": 10}, blocking=True)
+    await hass.services.async_call("input_boolean", "turn_on", {"entity_id": SWITCH}, blocking=True)
+    assert await async_setup_component(hass, "input_select", {"input_select": {
+        "ev_phases": {"options": ["Auto", ONE, THREE], "initial": THREE}}})
+    hass.states.async_set(PHASES, phase_state, {"options": ["Auto", ONE, THREE]})
+    first = dt_util.as_utc(NOW).replace(minute=45, second=0)
+    steps = await _slot(hass, freezer, entry, _plan(entry, first, [2.0]), first, None)
+    assert steps == [("not executed", PHASES, "blocked")]
+    assert (hass.states.get(SWITCH).state, float(hass.states.get(CURRENT).state)) == ("on", 10.0)
+    assert "the phases could not be switched" in caplog.text
+
+
 async def test_a_charger_that_does_not_draw_gets_a_repair_that_goes_when_it_draws(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory, caplog: pytest.LogCaptureFixture
 ) -> None:

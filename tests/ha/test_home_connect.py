@@ -214,6 +214,29 @@ async def test_a_delayed_start_is_set_once_and_the_planned_start_is_read_back(
     assert ir.async_get(hass).async_get_issue(DOMAIN, "program_not_started_dishwasher") is None
 
 
+async def test_after_a_restart_an_appliance_that_already_runs_by_itself_is_read_back_not_started_again(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """The delayed start was set, HA restarted (what this run sent is gone), and the appliance's own clock started it
+    a moment before the planned slot's tick: the operation sensor shows ``run``. The start step's Execution gate finds
+    it running: nothing is sent a second time and no "did not start" repair is raised. Oracle: the recorded calls (one) and the registry."""
+    entry, stand_in = await _dishwasher(hass, freezer, delayed_start=True)
+    start = _planned_start(entry)
+    await _boundary(hass, freezer, _first_boundary())
+    assert len(stand_in.calls) == 1 and hass.states.get(OPERATION).state == "delayedstart"
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert _planned_start(entry) == start
+    stand_in.cancel()  # its own timer is the appliance's clock: it ran out a second early
+    hass.states.async_set(OPERATION, "run", _OPERATION_ATTRIBUTES)
+    await _boundary(hass, freezer, start)
+    assert len(stand_in.calls) == 1
+    assert hass.states.get(OPERATION).state == "run"
+    trace = list(entry.runtime_data.control.traces.values())[-1]  # the start step finds it running: no call
+    assert (trace["outcome"], trace["execution_result"]["no_op"]) == ("executed", True)
+    assert ir.async_get(hass).async_get_issue(DOMAIN, "program_not_started_dishwasher") is None
+
+
 async def test_without_a_delay_the_action_starts_the_program_at_its_planned_slot(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory
 ) -> None:

@@ -289,7 +289,7 @@ SECTION = {
 }
 
 
-def relays(hass: HomeAssistant, shift_range: tuple[float, float] = (-13, 40)) -> None:
+def relays(hass: HomeAssistant, shift_range: tuple[float, float] = (-13, 40), step: float = 1) -> None:
     """The relays and the curve shift as bare states of their integrations' shapes (the form reads them)."""
     for entity_id in (RELAY_1, RELAY_2, "switch.other_relay"):
         hass.states.async_set(entity_id, "off")
@@ -299,7 +299,7 @@ def relays(hass: HomeAssistant, shift_range: tuple[float, float] = (-13, 40)) ->
         {
             "min": shift_range[0],
             "max": shift_range[1],
-            "step": 1,
+            "step": step,
             "unit_of_measurement": "°C",
             "device_class": "temperature",
         },
@@ -385,11 +385,16 @@ async def test_bad_sg_ready_input_is_an_error_on_the_section(
 
 
 async def test_an_offset_number_whose_range_misses_the_offset_or_zero_is_refused(hass: HomeAssistant) -> None:
-    """The number is set to the offset in states 3 and 4 and to 0 otherwise: its range must hold both."""
+    """The number is set to the offset in states 3 and 4 and to 0 otherwise: its range and step grid must hold both."""
     entry = sample_entry()
     entry.add_to_hass(hass)
-    for shift_range, k, ok in (((1, 40), 2, False), ((-13, 1), 2, False), ((-13, 40), 2, True), ((0, 5), 5, True)):
-        relays(hass, shift_range)
+    # (min, max, step), offset, accepted; off the grid too (the Capability gate refuses such a value at a boundary):
+    # 1.5 K on 1 K steps, and 0 (outside states 3 and 4) on 1 K steps from -12.5
+    cases = [((1, 40, 1), 2, False), ((-13, 1, 1), 2, False), ((-13, 40, 1), 2, True), ((0, 5, 1), 5, True)]
+    cases += [((-13, 40, 1), 1.5, False), ((-12.5, 40, 1), 2.5, False), ((-13, 40, 0.5), 1.5, True)]
+    for (low, high, step), k, ok in cases:
+        shift_range = (low, high)
+        relays(hass, shift_range, step)
         result = await device_step(
             hass,
             (await open_form(hass, entry))["flow_id"],

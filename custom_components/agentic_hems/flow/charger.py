@@ -6,7 +6,8 @@ switched on and off as before; with one, the plan's power becomes its current
 
 - the setpoint exists (``charger_entity_missing``), is a number or input_number, is none of this integration's own
   entities nor another device's control or charger setpoint (``control_entity_own``, ``charger_entity_in_use``);
-- its ``min``..``max`` holds the minimum current in its unit (``charger_range``);
+- its ``min``..``max`` holds the minimum current in its unit (``charger_range``), and its ``step`` grid each current
+  the charger may be sent: ``min_a`` and the whole ``step_a`` above it, on each phase count (``charger_step_grid``);
 - the minimum current's power is at most the appliance's power (``charger_minimum_above_power``);
 - each number lies within :data:`CHARGER_LIMITS` (``charger_number_out_of_range``);
 - a phase entity (a select or a switch that switches 1/3 phases) exists and is no other device's
@@ -25,6 +26,7 @@ A start button as the controlled entity is an EV charger's whose load can be spl
 from __future__ import annotations
 
 from collections.abc import Mapping
+import math
 from typing import Any
 
 from homeassistant.config_entries import ConfigEntry
@@ -47,7 +49,9 @@ from ..const import (
     CONF_SG_OFFSET_ENTITY,
     CONF_START_ENTITY,
 )
+from ..gates.capability import value_error
 from ..scheduling.appliance import CHARGER_KEYS, CHARGER_OPTIONAL_KEYS, charger_profile
+from ..scheduling.charger import ChargerProfile
 from ..validation import vol
 from .devices import LooseEntitySelector, own_entity_ids
 from .schemas import appliance_number
@@ -70,6 +74,8 @@ OTHER_KEYS = (
     CONF_START_ENTITY,
 )
 PHASE_DOMAINS = ("select", "input_select", "switch", "input_boolean")
+BEYOND_KW = 1e6  # more power than any charger draws: its current is the setpoint's max
+MAX_STEPS = 10_000  # more steps of a current than any charger has (80 A in 0.1 A steps is 800)
 READ_UNITS = ("W", "kW", "A", "mA")  # a reported charging power's or current's unit
 # field -> (minimum, maximum, step, unit): a charger's current is 1-80 A (IEC 61851: 6 A the usual minimum), its step
 # 0.1-10 A, the phase voltage 100-260 V.
@@ -193,7 +199,8 @@ def _phase_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, str
         return errors
     if data["charger_phases"] != 3:
         errors["charger_phases"] = "charger_phase_needs_three"
-    offered = [str(o) for o in state.attributes.get("options") or []] if "select" in entity else ["on", "off"]
+    select = entity.split(".", 1)[0] in ("select", "input_select")
+    offered = [str(o) for o in state.attributes.get("options") or []] if select else ["on", "off"]
     for key in (ONE, THREE):
         if data[key] not in offered or data[ONE] == data[THREE]:
             errors[key] = "charger_phase_option_missing"
@@ -229,4 +236,27 @@ def _entity_errors(
     low, high = state.attributes.get("min"), state.attributes.get("max")
     if not (isinstance(low, (int, float)) and isinstance(high, (int, float)) and low - 1e-9 <= least <= high + 1e-9):
         return {CURRENT: "charger_range"}
+    if _off_grid(profile, dict(state.attributes)):
+        return {"charger_step_a": "charger_step_grid"}
     return {}
+
+
+def _off_grid(profile: ChargerProfile, caps: dict[str, Any]) -> bool:
+    """Return True when a current the charger may be sent is off the setpoint's ``step`` grid (``caps``: its attributes).
+
+    The currents are ``min_a`` and each whole ``step_a`` above it up to the setpoint's ``max``, on each phase count
+    it charges on; the Capability gate would refuse any of them off the grid (:func:`..gates.capability.value_error`).
+    """
+    high = float(caps["max"])
+    for phases in {profile.phases, *((1,) if profile.phase_entity else ())}:
+        try:
+            top = profile.setpoint(BEYOND_KW, high, phases)  # the setpoint's max, as the charger's steps reach it
+        except ValueError:  # its max is below the minimum current on these phases: charger_range's, not the grid's
+            continue
+        for k in range(math.floor(profile.min_a / profile.step_a), MAX_STEPS):  # the first: min_a
+            value = profile.setpoint(profile.kw(max(k * profile.step_a, profile.min_a), phases), high, phases)
+            if value_error(caps, value)[0] is not None:
+                return True
+            if value >= top:
+                break
+    return False

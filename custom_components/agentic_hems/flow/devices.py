@@ -33,6 +33,8 @@ from ..const import (
 )
 
 CHARGER_CURRENT: Final = "charger_current_entity"  # an EV charger appliance's current setpoint (flow/charger.py)
+CHARGER_PHASE: Final = "charger_phase_entity"  # its 1/3-phase select or switch
+CHARGER_STOP: Final = "charger_stop_entity"  # its stop button
 # Where each device subentry keeps its control entity: an appliance's switch (or another entity it switches), a
 # battery's number or select, a heat pump's climate, switch or water heater.
 CONTROL_KEYS: Final = {
@@ -59,13 +61,14 @@ def _others(entry: ConfigEntry, own_id: str | None, kinds: Mapping[str, str]) ->
 def _controlled(entry: ConfigEntry, own_id: str | None) -> set[str]:
     """Return the entities other devices control.
 
-    Their control entities, program start buttons and "start in" numbers, charger and battery power setpoints,
-    SG Ready's contact 2 and offset number.
+    Their control entities, program start buttons and "start in" numbers, charger and battery power setpoints, a
+    charger's phase entity and stop button, SG Ready's contact 2 and offset number.
     """
     kinds = (CONTROL_KEYS, {SUBENTRY_APPLIANCE: CONF_START_ENTITY}, {SUBENTRY_APPLIANCE: CHARGER_CURRENT})
     more = ({SUBENTRY_BATTERY: CONF_POWER_SETPOINT}, {SUBENTRY_HEAT_PUMP: CONF_SG_CONTACT_2})
     more_2 = ({SUBENTRY_HEAT_PUMP: CONF_SG_OFFSET_ENTITY}, {SUBENTRY_APPLIANCE: CONF_DELAY_ENTITY})
-    return {e for k in (*kinds, *more, *more_2) for e in _others(entry, own_id, k)}
+    chargers = ({SUBENTRY_APPLIANCE: CHARGER_PHASE}, {SUBENTRY_APPLIANCE: CHARGER_STOP})
+    return {e for k in (*kinds, *more, *more_2, *chargers) for e in _others(entry, own_id, k)}
 
 
 def taken_entities(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
@@ -123,7 +126,7 @@ def device_errors(
     entities (``control_entity_own``) nor another device's control entity or start button (``control_entity_in_use``);
     the same holds for a program appliance's start button ``data["start_entity"]`` and "start in" number
     ``data["delay_entity"]``, a battery's power setpoint ``data["power_setpoint_entity"]`` and SG Ready's contact 2
-    and offset number. ``own_id`` is
+    and offset number; another device's controls include a charger's phase entity and stop button. ``own_id`` is
     the reconfigured device's subentry id (its own name and entity pass), None when adding.
     """
     others = [sub for sid, sub in entry.subentries.items() if sid != own_id and sub.subentry_type in CONTROL_KEYS]

@@ -8,7 +8,8 @@ is stored flat in the subentry (:func:`flat`), the forms show it nested again (:
   both exist (``sg_entity_missing``); being this integration's own or another device's is
   :func:`.devices.device_errors`' (``control_entity_own``, ``control_entity_in_use``);
 - an offset number needs the contacts (``sg_offset_needs_contacts``), exists, is a number or input_number and its
-  ``min``..``max`` holds both the offset and 0, which it is set to outside states 3 and 4 (``sg_offset_range``);
+  ``min``..``max`` and ``step`` grid hold both the offset and 0, which it is set to outside states 3 and 4
+  (``sg_offset_range``);
 - the offset lies within -10..10 K and the longest block within 0..240 minutes in whole 15-minute slots
   (``sg_number_range``).
 """
@@ -35,6 +36,7 @@ from ..const import (
     CONF_SG_OFFSET_ENTITY,
     CONF_SG_OFFSET_K,
 )
+from ..gates.capability import value_error
 from ..validation import vol
 from .devices import LooseEntitySelector
 from .schemas import LooseNumberSelector, outside_limits
@@ -129,5 +131,7 @@ def sg_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, str]:
         if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
             return {SECTION: "sg_offset_range"}
         if not low - 1e-9 <= min(value, 0.0) <= max(value, 0.0) <= high + 1e-9:
+            return {SECTION: "sg_offset_range"}
+        if any(value_error(attributes, v)[0] is not None for v in (value, 0.0)):  # the Capability gate's grid
             return {SECTION: "sg_offset_range"}
     return {}

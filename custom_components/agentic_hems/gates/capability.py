@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 import math
 from typing import Any
 
@@ -54,17 +55,24 @@ def check_params(entity: EntityInfo, intent: str, params: dict[str, Any]) -> tup
         ok = option in options
         return (None if ok else f"option {option!r} is not one of {entity.entity_id}'s {options}"), {"options": options}
     if intent == "set_value":
-        low, high = _float(caps.get("min"), 0.0), _float(caps.get("max"), 100.0)
-        step = _float(caps.get("step"), 1.0)
-        value = params["value"]
-        ranges = {"min": low, "max": high, "step": step}
-        if not low <= value <= high:
-            return f"value {value} outside {low}..{high}", ranges
-        steps = (value - low) / step if step > 0 else 0.0
-        if abs(steps - round(steps)) > STEP_TOLERANCE * max(1.0, abs(steps)) and not math.isclose(value, high):
-            return f"value {value} not on the step {step} from {low}", ranges
-        return None, ranges
+        return value_error(caps, params["value"])
     return None, {}
+
+
+def value_error(caps: Mapping[str, Any], value: float) -> tuple[str | None, dict[str, Any]]:
+    """(None or why a number cannot take ``value``, its range) by its ``min``..``max`` (0..100) and ``step`` (1) grid.
+
+    ``caps`` are the number's attributes; the ``max`` itself passes even off the grid.
+    """
+    low, high = _float(caps.get("min"), 0.0), _float(caps.get("max"), 100.0)
+    step = _float(caps.get("step"), 1.0)
+    ranges = {"min": low, "max": high, "step": step}
+    if not low <= value <= high:
+        return f"value {value} outside {low}..{high}", ranges
+    steps = (value - low) / step if step > 0 else 0.0
+    if abs(steps - round(steps)) > STEP_TOLERANCE * max(1.0, abs(steps)) and not math.isclose(value, high):
+        return f"value {value} not on the step {step} from {low}", ranges
+    return None, ranges
 
 
 def evaluate(ctx: GateContext) -> GateResult:

@@ -8,7 +8,9 @@ this order and each through the gates (``source_agent="scheduler"``):
    switch per ``phase_interval_min``, counted from the phase entity's ``last_changed``), a charger that charges is
    stopped first, then the phase entity is switched (``select_option``, or ``turn_on``/``turn_off`` of a switch), and
    the charger is started again after its current (stop, switch, set the current, start). A stop that does not go
-   through leaves everything as it was; a switch that does not go through leaves the charger on its phases;
+   through leaves everything as it was; a switch that does not go through leaves the charger on its phases; a charge
+   is not stopped for a phase entity that is unavailable or unknown (its refused command is the trace, the charge goes
+   on as it was);
 2. while its plan charges in the slot: ``set_value`` on the current setpoint to the slot's planned power (the
    whole-home plan's, or the appliance planner's without one), raised by the PV surplus the grid meter shows as
    export (:func:`~..scheduling.charger.follow_surplus`), as whole steps of current on the slot's phases within the
@@ -47,6 +49,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from homeassistant.const import STATE_UNAVAILABLE, STATE_UNKNOWN
 from homeassistant.core import Context, HomeAssistant, State
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
@@ -180,7 +183,9 @@ async def _async_phases(
     want = profile.next_phases(kw, have, since)
     if want == have:
         return have, False
-    stopped = intent is None and _charging(hass, appliance)
+    # a phase entity HA cannot reach refuses its command (the gates): a charge is not stopped for such a switch
+    reachable = state is not None and state.state not in (STATE_UNAVAILABLE, STATE_UNKNOWN)
+    stopped = intent is None and reachable and _charging(hass, appliance)
     if stopped:
         text = f"stop {appliance.name} to switch it to {want} phase(s)"
         out.append(await _switch(control, appliance, "stop", text=text, moment=moment))
