@@ -258,7 +258,7 @@ SG_TANK_SUBENTRY: dict[str, Any] = {  # "Add heat pump" for a hot-water tank wit
 
 
 # A second dishwasher in the entity shapes of HA core's home_connect (issue 24): a program select whose options are
-# program keys, a start button, a "Remote start" binary sensor, an "Operation state" sensor (home_connect's enum
+# program keys, a start button, a "Remote start" binary sensor, an "Operation state" enum sensor (home_connect's
 # options: ready, delayedstart, run, finished, ...) and a "Start in" number in seconds (home_connect's
 # start_in_relative option), as template entities over input_text helpers. The start button sets the operation state
 # to delayedstart while a delay is set and remote start is allowed, else run. Added through "Add appliance" with the
@@ -322,6 +322,7 @@ PROGRAM_DW_TEMPLATE_YAML = f"""\
     sensor:
       - name: Bosch dishwasher operation state
         default_entity_id: {PROGRAM_DW_ENTITIES['operation']}
+        device_class: enum
         state: "{{{{ states('input_text.bosch_operation') }}}}"
     number:
       - name: Bosch dishwasher start in
@@ -2014,7 +2015,7 @@ class Demo:
             lambda step: fill_form(step, answers, f"appliance {PROGRAM_DW!r}"),
         )
         await self.wait_settled(self.entry_id, [a["name"] for a in APPLIANCES] + [PROGRAM_DW])
-        plan = await self.client.call_service("plan", {"appliance": PROGRAM_DW})
+        plan = await self.stored_plan(PROGRAM_DW)
         planned = datetime.fromisoformat(plan["start"]) if plan.get("feasible") and plan.get("start") else None
         report: dict[str, Any] = {"subentry": answers, "plan": plan, "boundary": boundary.isoformat(), "previews": []}
         self.report["program_dishwasher"] = report
@@ -2036,6 +2037,12 @@ class Demo:
                 "source_agent": "scheduler", "dry_run": True, "raw_input": raw_input, "model_candidate": candidate})
             report["previews"].append(decision)
             self._log_decision(f"preview {candidate['intent']} {candidate['device_alias']}", decision, "dry_run")
+
+    async def stored_plan(self, name: str) -> dict[str, Any]:
+        """The appliance's stored plan, the one the scheduler acts on (the schedule websocket; the ``plan`` service
+        answers a fresh what-if plan instead)."""
+        (payload,) = await self.client.ws([{"type": f"{DOMAIN}/schedule", "entry_id": self.entry_id}])
+        return next((p for p in (payload or {}).get("plans") or [] if p.get("name") == name), {})
 
     async def check_program_boundary(self) -> None:
         """Wait for the Bosch dishwasher's boundary when it is at most PROGRAM_DW_BOUNDARY_WAIT_S away, then check what the scheduler did: the select, the number and the button each executed
@@ -2068,6 +2075,11 @@ class Demo:
             found = await self.client.call_service("get_traces", {"entity_id": PROGRAM_DW_ENTITIES[key], "limit": 5})
             traces += [t for t in found.get("traces") or [] if t.get("dry_run") is not True
                        and t.get("outcome") != "dry_run"]
+        stored = (await self.stored_plan(PROGRAM_DW)).get("start")
+        if stored and stored != report["planned_start"]:  # replanned before the boundary: the delay follows the plan
+            log(f"{PROGRAM_DW}: its plan moved to {at(datetime.fromisoformat(stored), self.tz)} before the boundary")
+            report |= {"planned_start": stored,
+                       "delay_s": round((datetime.fromisoformat(stored) - boundary).total_seconds())}
         report |= {"states": states, "traces": traces}
         acted = [((t.get("candidate") or {}).get("intent"), t.get("outcome")) for t in sorted(traces, key=lambda t: t["timestamp"])]
         report["acted"] = acted

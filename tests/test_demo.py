@@ -340,7 +340,7 @@ def _check_program_dishwasher(stdout: str, report: dict[str, Any]) -> None:
             ("dry_run", e) for e in entities], dw["previews"]
         assert all(g["passed"] for p in dw["previews"] for g in p["gate_results"]), dw["previews"]
         assert re.search(r"^  planned start \w{3} \d\d:\d\d CES?T; at the next slot boundary \d\d:\d\d CES?T the "
-                         rf"scheduler sets its own delayed start once: {dw['delay_s']} s", stdout, re.MULTILINE), stdout
+                         r"scheduler sets its own delayed start once: \d+ s", stdout, re.MULTILINE), stdout
     if dw.get("acted") is not None:
         assert dw["acted"] == [["select_option", "executed"], ["set_value", "executed"], ["press", "executed"]], dw
         assert dw["states"]["operation"] == "delayedstart" and float(dw["states"]["delay"]) == dw["delay_s"], dw
