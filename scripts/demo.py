@@ -46,7 +46,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from datetime import time as dt_time
 from pathlib import Path
 from typing import Any
@@ -257,6 +257,118 @@ SG_TANK_SUBENTRY: dict[str, Any] = {  # "Add heat pump" for a hot-water tank wit
 }
 
 
+# A second dishwasher in the entity shapes of HA core's home_connect (issue 24): a program select whose options are
+# program keys, a start button, a "Remote start" binary sensor, an "Operation state" enum sensor (home_connect's
+# options: ready, delayedstart, run, finished, ...) and a "Start in" number in seconds (home_connect's
+# start_in_relative option), as template entities over input_text helpers. The start button sets the operation state
+# to delayedstart while a delay is set and remote start is allowed, else run. Added through "Add appliance" with the
+# delayed-start profile after device control is on: at its first slot boundary the scheduler selects the program,
+# sets the delay to the planned start and presses start, each through the gates (planning/program_exec.py).
+PROGRAM_DW = "Bosch dishwasher"
+PROGRAM_DW_OPTIONS = ("dishcare_dishwasher_program_auto_2", "dishcare_dishwasher_program_eco_50",
+                      "dishcare_dishwasher_program_quick_45")
+PROGRAM_DW_ENTITIES = {"select": "select.bosch_dishwasher_program", "button": "button.bosch_dishwasher_start",
+                       "remote": "binary_sensor.bosch_dishwasher_remote_start",
+                       "operation": "sensor.bosch_dishwasher_operation_state",
+                       "delay": "number.bosch_dishwasher_start_in"}
+PROGRAM_DW_MAX_DELAY_S = 86400
+PROGRAM_DW_LEAD = timedelta(hours=2)  # the window opens this long after the demo adds it: the start is ahead
+PROGRAM_DW_WINDOW = timedelta(hours=8)
+PROGRAM_DW_BOUNDARY_WAIT_S = 150  # --check waits for the next slot boundary only when it is this close
+PROGRAM_DW_HELPERS_YAML = """\
+input_text:
+  bosch_program:
+    name: Bosch dishwasher program (stand-in)
+    initial: dishcare_dishwasher_program_auto_2
+  bosch_operation:
+    name: Bosch dishwasher operation (stand-in)
+    initial: ready
+  bosch_remote_start:
+    name: Bosch dishwasher remote start allowed (stand-in)
+    initial: "on"
+  bosch_start_in:
+    name: Bosch dishwasher start in (stand-in)
+    initial: "0"
+
+"""
+PROGRAM_DW_TEMPLATE_YAML = f"""\
+  - select:
+      - name: Bosch dishwasher program
+        default_entity_id: {PROGRAM_DW_ENTITIES['select']}
+        state: "{{{{ states('input_text.bosch_program') }}}}"
+        options: "{{{{ {list(PROGRAM_DW_OPTIONS)} }}}}"
+        select_option:
+          action: input_text.set_value
+          target:
+            entity_id: input_text.bosch_program
+          data:
+            value: "{{{{ option }}}}"
+    button:
+      - name: Bosch dishwasher start
+        default_entity_id: {PROGRAM_DW_ENTITIES['button']}
+        press:
+          - condition: state
+            entity_id: input_text.bosch_remote_start
+            state: "on"
+          - action: input_text.set_value
+            target:
+              entity_id: input_text.bosch_operation
+            data:
+              value: "{{{{ 'delayedstart' if states('input_text.bosch_start_in') | float(0) > 0 else 'run' }}}}"
+    binary_sensor:
+      - name: Bosch dishwasher remote start
+        default_entity_id: {PROGRAM_DW_ENTITIES['remote']}
+        state: "{{{{ is_state('input_text.bosch_remote_start', 'on') }}}}"
+    sensor:
+      - name: Bosch dishwasher operation state
+        default_entity_id: {PROGRAM_DW_ENTITIES['operation']}
+        device_class: enum
+        state: "{{{{ states('input_text.bosch_operation') }}}}"
+    number:
+      - name: Bosch dishwasher start in
+        default_entity_id: {PROGRAM_DW_ENTITIES['delay']}
+        state: "{{{{ states('input_text.bosch_start_in') | float(0) }}}}"
+        set_value:
+          action: input_text.set_value
+          target:
+            entity_id: input_text.bosch_start_in
+          data:
+            value: "{{{{ value | int }}}}"
+        min: 0
+        max: {PROGRAM_DW_MAX_DELAY_S}
+        step: 1
+        unit_of_measurement: "s"
+"""
+
+
+def program_dishwasher(now: datetime) -> dict[str, Any]:
+    """The Bosch dishwasher's "Add appliance" answers: its window opens PROGRAM_DW_LEAD after ``now`` (local, on a
+    slot boundary) and lasts PROGRAM_DW_WINDOW, so its planned start is always ahead (a delayed start to set)."""
+    opens = now + PROGRAM_DW_LEAD + (-now.minute % 15) * timedelta(minutes=1)
+    return {
+        "name": PROGRAM_DW, "kind": "dishwasher", "entity_id": PROGRAM_DW_ENTITIES["select"],
+        "program": PROGRAM_DW_OPTIONS[1], "start_entity": PROGRAM_DW_ENTITIES["button"],
+        "remote_start_entity": PROGRAM_DW_ENTITIES["remote"], "operation_entity": PROGRAM_DW_ENTITIES["operation"],
+        "program_start": "button", "delayed_start": True, "delay_entity": PROGRAM_DW_ENTITIES["delay"],
+        "power_kw": 1.8, "duration_min": 150, "contiguous": True,
+        "earliest_start": f"{opens:%H:%M}:00", "deadline": f"{opens + PROGRAM_DW_WINDOW:%H:%M}:00",
+    }
+
+
+def program_steps(planned: datetime, slot: datetime) -> list[tuple[dict[str, Any], str]]:
+    """The scheduler's three commands for the delayed start at the boundary ``slot`` (planning/program_exec.py's
+    ``_run_steps`` over scheduling/program.py's ``delayed_steps``): (candidate, raw_input) each, the delay in s."""
+    delay = float(round((planned - slot).total_seconds()))
+    what = f"delayed start for {planned.astimezone(UTC).isoformat()} (slot {slot.astimezone(UTC).isoformat()})"
+    return [
+        ({"intent": "select_option", "device_alias": PROGRAM_DW_ENTITIES["select"],
+          "params": {"option": PROGRAM_DW_OPTIONS[1]}}, f"select_option {PROGRAM_DW}: {what}"),
+        ({"intent": "set_value", "device_alias": PROGRAM_DW_ENTITIES["delay"], "params": {"value": delay}},
+         f"set {PROGRAM_DW_ENTITIES['delay']} to {delay!r} s: {PROGRAM_DW}: {what}"),
+        ({"intent": "press", "device_alias": PROGRAM_DW_ENTITIES["button"]}, f"press {PROGRAM_DW}: {what}"),
+    ]
+
+
 def house_step(indoor_c: float, outdoor_c: float, heating: bool, hours: float) -> tuple[float, float]:
     """One step of the simulated house: (new indoor °C, the heat pump's electrical kW) after ``hours``."""
     (t0, c0), (t1, c1) = COP_POINTS
@@ -299,9 +411,9 @@ def grid_yaml() -> str:
         '  ev_charger_phases:\n    name: EV charger phases\n    options: ["1-phase", "3-phase"]\n    initial: "3-phase"\n\n'
     )
     return (
-        MODE_BATTERY_SELECT_YAML + phases
+        MODE_BATTERY_SELECT_YAML + phases + PROGRAM_DW_HELPERS_YAML
         + "input_number:\n" + "\n".join(numbers) + "\n\ntemplate:\n  - sensor:\n" + "\n".join(sensors) + "\n"
-        + COVER_TEMPLATE_YAML + WEATHER_YAML + FREE_SWITCH_YAML + SG_READY_YAML + "\n" + CLIMATE_YAML
+        + COVER_TEMPLATE_YAML + WEATHER_YAML + FREE_SWITCH_YAML + SG_READY_YAML + PROGRAM_DW_TEMPLATE_YAML + "\n" + CLIMATE_YAML
     )
 
 
@@ -1920,6 +2032,98 @@ class Demo:
         self.sg_expect(all(t.get("outcome") in ("executed", "dry_run") for t in traces),
                        "each relay command was executed (a dry run while device control was off)")
 
+    async def show_program_dishwasher(self) -> None:
+        """Add the Bosch dishwasher (delayed-start profile) through "Add appliance" with device control on, print its
+        plan and the scheduler's three commands for its next slot boundary, each previewed through the gates (the
+        ``scheduler`` source may only preview through evaluate_command; the boundary itself runs in HA).
+
+        Report ``program_dishwasher``: the form's answers, the planned start, the delay, the previews, the states.
+        """
+        answers = program_dishwasher(datetime.now(self.tz))
+        added = datetime.now(UTC)  # its first boundary is the next one after it is added
+        boundary = added.replace(second=0, microsecond=0) + timedelta(minutes=15 - added.minute % 15)
+        await self.client.drive_flow(
+            "appliance subentry", "/api/config/config_entries/subentries/flow", [self.entry_id, "appliance"],
+            lambda step: fill_form(step, answers, f"appliance {PROGRAM_DW!r}"),
+        )
+        await self.wait_settled(self.entry_id, [a["name"] for a in APPLIANCES] + [PROGRAM_DW])
+        plan = await self.stored_plan(PROGRAM_DW)
+        planned = datetime.fromisoformat(plan["start"]) if plan.get("feasible") and plan.get("start") else None
+        report: dict[str, Any] = {"subentry": answers, "plan": plan, "boundary": boundary.isoformat(), "previews": []}
+        self.report["program_dishwasher"] = report
+        log("")
+        log(f"{PROGRAM_DW} (home_connect shapes: program select, start button, remote start, operation state, "
+            f"start-in number in s), window {answers['earliest_start'][:5]} to {answers['deadline'][:5]}, "
+            f"program {answers['program']}:")
+        if planned is None or planned <= boundary:
+            self.problems.append(f"{PROGRAM_DW}: no planned start after the next boundary: {plan}")
+            return
+        delay = round((planned - boundary).total_seconds())
+        report |= {"planned_start": planned.isoformat(), "delay_s": delay}
+        log(f"  planned start {at(planned, self.tz)}; at the next slot boundary {at(boundary, self.tz, '%H:%M')} the "
+            f"scheduler sets its own delayed start once: {delay} s ({delay / 3600:.2f} h)")
+        if boundary <= datetime.now(UTC):  # the boundary passed while the form ran: it acted already
+            return
+        for candidate, raw_input in program_steps(planned, boundary):
+            decision = await self.client.call_service("evaluate_command", {
+                "source_agent": "scheduler", "dry_run": True, "raw_input": raw_input, "model_candidate": candidate})
+            report["previews"].append(decision)
+            self._log_decision(f"preview {candidate['intent']} {candidate['device_alias']}", decision, "dry_run")
+
+    async def stored_plan(self, name: str) -> dict[str, Any]:
+        """The appliance's stored plan, the one the scheduler acts on (the schedule websocket; the ``plan`` service
+        answers a fresh what-if plan instead)."""
+        (payload,) = await self.client.ws([{"type": f"{DOMAIN}/schedule", "entry_id": self.entry_id}])
+        return next((p for p in (payload or {}).get("plans") or [] if p.get("name") == name), {})
+
+    async def check_program_boundary(self) -> None:
+        """Wait for the Bosch dishwasher's boundary when it is at most PROGRAM_DW_BOUNDARY_WAIT_S away, then check what the scheduler did: the select, the number and the button each executed
+        through the gates, once, the number at the delay, the operation state ``delayedstart``.
+
+        Report ``program_dishwasher.acted`` (None when the boundary was not waited for) and ``traces``.
+        """
+        report = self.report.get("program_dishwasher") or {}
+        if "delay_s" not in report:
+            return
+        boundary = datetime.fromisoformat(report["boundary"])
+        left = (boundary - datetime.now(UTC)).total_seconds()
+        report["acted"] = None
+        if left > PROGRAM_DW_BOUNDARY_WAIT_S:
+            log(f"{PROGRAM_DW}: the boundary {at(boundary, self.tz, '%H:%M')} is {left:.0f} s away; the demo does not "
+                f"wait for it (the previews above passed every gate; HA runs it at {at(boundary, self.tz, '%H:%M')})")
+            return
+        if left > 0:
+            log(f"{PROGRAM_DW}: waiting {left:.0f} s for the slot boundary {at(boundary, self.tz, '%H:%M')}")
+            await asyncio.sleep(left + 5)
+        states = {}
+        for deadline in range(30):
+            states = {k: ((await self.client.request("GET", f"/api/states/{e}", expect=(200, 404))) or {}).get("state")
+                      for k, e in PROGRAM_DW_ENTITIES.items()}
+            if states["operation"] == "delayedstart" or deadline == 29:
+                break
+            await asyncio.sleep(1)
+        traces = []
+        for key in ("select", "delay", "button"):
+            found = await self.client.call_service("get_traces", {"entity_id": PROGRAM_DW_ENTITIES[key], "limit": 5})
+            traces += [t for t in found.get("traces") or [] if t.get("dry_run") is not True
+                       and t.get("outcome") != "dry_run"]
+        stored = (await self.stored_plan(PROGRAM_DW)).get("start")
+        if stored and stored != report["planned_start"]:  # replanned before the boundary: the delay follows the plan
+            log(f"{PROGRAM_DW}: its plan moved to {at(datetime.fromisoformat(stored), self.tz)} before the boundary")
+            report |= {"planned_start": stored,
+                       "delay_s": round((datetime.fromisoformat(stored) - boundary).total_seconds())}
+        report |= {"states": states, "traces": traces}
+        acted = [((t.get("candidate") or {}).get("intent"), t.get("outcome")) for t in sorted(traces, key=lambda t: t["timestamp"])]
+        report["acted"] = acted
+        log(f"{PROGRAM_DW} at {at(boundary, self.tz, '%H:%M')}: " + ", ".join(f"{i} {o}" for i, o in acted)
+            + f"; start in {states['delay']} s, operation state {states['operation']}")
+        wanted = [("select_option", "executed"), ("set_value", "executed"), ("press", "executed")]
+        if acted != wanted:
+            self.problems.append(f"{PROGRAM_DW}: the scheduler's delayed start did not act once through the gates: "
+                                 f"{acted}")
+        if states["operation"] != "delayedstart" or float(states["delay"] or 0) != report["delay_s"]:
+            self.problems.append(f"{PROGRAM_DW}: not waiting for its start in {report['delay_s']} s: {states}")
+
     async def simulate_house(self) -> None:
         """Move the simulated house every HOUSE_STEP_S: the thermostat's compressor heats, the outdoors cools.
 
@@ -2078,6 +2282,8 @@ class Demo:
         await self.show_dashboard()
         await self.link_notification()
         await self.show_frontend()
+        await self.show_program_dishwasher()
+        await self.check_program_boundary()
 
 
 def print_credentials(base: str) -> None:

@@ -189,6 +189,7 @@ def test_demo_check(tmp_path: Path) -> None:
         assert len(keys) >= 5, (name, keys)
 
     _check_home(proc.stdout, report)
+    _check_program_dishwasher(proc.stdout, report)
 
     # The grid toolkit: every service answered against the home twin (options' grid step) and case9.
     assert "GRID toolkit as the owner (admin)" in output and "GRID FAILED" not in output, output
@@ -320,6 +321,32 @@ def _check_home(stdout: str, report: dict[str, Any]) -> None:
     assert all(t["outcome"] in ("executed", "dry_run") and t["source_agent"] == "scheduler" for t in sg["traces"])
     assert max(sg["traces"], key=lambda t: t["timestamp"])["outcome"] == "executed", sg["traces"]
     assert re.search(r"^SG Ready tank now: .* = state [123], offset", stdout, re.MULTILINE), stdout
+
+
+def _check_program_dishwasher(stdout: str, report: dict[str, Any]) -> None:
+    """The Bosch dishwasher (home_connect's shapes, its own delayed start; added after device control is on): its
+    plan starts ahead, the delay is the planned start less its first boundary (recomputed here), the scheduler's
+    three commands pass every gate (dry-run previews), and when the demo saw the boundary each executed once and
+    the appliance waits in "delayedstart" with that delay."""
+    dw = report["program_dishwasher"]
+    assert dw["subentry"]["delayed_start"] is True and dw["subentry"]["program"] == "dishcare_dishwasher_program_eco_50"
+    planned, boundary = datetime.fromisoformat(dw["planned_start"]), datetime.fromisoformat(dw["boundary"])
+    assert planned.minute % 15 == 0 and boundary.minute % 15 == 0 and boundary.second == 0, dw
+    assert dw["delay_s"] == round((planned - boundary).total_seconds()), dw
+    assert 6300 <= dw["delay_s"] <= 27900, dw  # the window opens 2 h after it is added and lasts 8 h (2.5 h run)
+    entities = ["select.bosch_dishwasher_program", "number.bosch_dishwasher_start_in", "button.bosch_dishwasher_start"]
+    if dw["previews"]:
+        assert [(p["outcome"], p["result"]["entity_id"]) for p in dw["previews"]] == [
+            ("dry_run", e) for e in entities], dw["previews"]
+        assert all(g["passed"] for p in dw["previews"] for g in p["gate_results"]), dw["previews"]
+        assert re.search(r"^  planned start \w{3} \d\d:\d\d CES?T; at the next slot boundary \d\d:\d\d CES?T the "
+                         r"scheduler sets its own delayed start once: \d+ s", stdout, re.MULTILINE), stdout
+    if dw.get("acted") is not None:
+        assert dw["acted"] == [["select_option", "executed"], ["set_value", "executed"], ["press", "executed"]], dw
+        assert dw["states"]["operation"] == "delayedstart" and float(dw["states"]["delay"]) == dw["delay_s"], dw
+    else:
+        assert not dw["previews"] or re.search(r"^Bosch dishwasher: the boundary .* the demo does not wait", stdout,
+                                               re.MULTILINE), stdout
 
 
 def test_demo_help_before_anything_is_installed() -> None:
