@@ -99,7 +99,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     run_dir = tmp_path_factory.mktemp("demo")
     out_path, report_path = run_dir / "demo.out", run_dir / "demo.json"
     command = [str(ROOT / "scripts" / "demo"), "--port", str(_free_port()), "--dir", str(run_dir),
-               "--json", str(report_path)]
+               "--json", str(report_path), "--no-program-dishwasher"]
     if integration := os.environ.get("AGENTIC_HEMS_INTEGRATION"):
         command += ["--integration", integration]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -204,7 +204,7 @@ def test_the_pending_command_reads_as_a_sentence(dashboard: Page, demo: Demo) ->
     assert dashboard.evaluate(f"() => {HASS}.user.name") == OWNER
     expect(pending.locator(".request")).to_have_text(f"{OWNER} asks to open Garage door")
     expiry = demo.report["gates"]["garage door"]["gate_results"][-1]["evidence"]["expires_at"]
-    local = f"{when(expiry).astimezone(HOME_ZONE):%I:%M %p}"  # en-US, 12-hour clock: "06:55 PM"
+    local = f"{when(expiry).astimezone(HOME_ZONE):%I:%M %p}".removeprefix("0")  # en-US, 12-hour clock: "6:55 PM"
     expect(pending.locator(".expires")).to_have_text(re.compile(
         rf"^expires {local} \((in \d+ minutes?|in [12] hours?|now)\)$"))
     decision = element.locator(f'.decision[data-trace-id="{demo.garage_trace_id}"]')

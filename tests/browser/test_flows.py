@@ -727,8 +727,8 @@ def test_add_ev_charger(page: Page, demo: Demo, width: int, charger_entities: No
     walk.pick_entity(FREE_SWITCH)
     walk.field(labels["power_kw"], "spinbutton").fill("11")
     walk.field(labels["energy_kwh"], "spinbutton").fill("20")
-    # "Runs without a break", the form's only boolean, off: the charger step follows only for a split load
-    walk.dialog.locator("ha-selector-boolean ha-switch").click()
+    # "Runs without a break", the form's first boolean, off: the charger step follows only for a split load
+    walk.dialog.locator("ha-selector-boolean").first.locator("ha-switch").click()
     walk.submit()
     charger = APPLIANCE["step"]["charger"]
     walk.step(charger["title"], "charger")

@@ -251,18 +251,21 @@ def assert_time_labels_clear(element: Locator, hass_zone: ZoneInfo, width: str) 
 
 
 def assert_tooltip_inside(dashboard: Page, element: Locator, width: str, shot: Path) -> None:
-    """The tooltip at the chart's right and left edges, with every series' line, stays inside the canvas (``shot``:
+    """The tooltip at the chart's right edge and its left part after now, with every series' line, stays inside the canvas (``shot``:
     a screenshot with the right edge's tooltip)."""
     canvas = element.locator("canvas.price-chart")
     box = canvas.bounding_box()
     assert box is not None, width
-    for fraction in (0.93, 0.35):
+    # The plan starts now: the left point is the later of 35 % across and just after now (past slots show the price).
+    now_x = element.evaluate("el => el._chart.scales.x.getPixelForValue(Date.now())") / box["width"]
+    for fraction in (0.93, max(0.35, now_x + 0.05)):
         canvas.hover(position={"x": box["width"] * fraction, "y": box["height"] * 0.5}, force=True)
         dashboard.wait_for_timeout(200)
         tip = element.evaluate("el => { const t = el._chart.tooltip; return {x: t.x, y: t.y, width: t.width,"
                                " height: t.height, lines: (t.body || []).length, opacity: t.opacity,"
+                               " text: (t.body || []).map(b => b.lines.join(' ')), title: t.title,"
                                " canvas: [el._chart.width, el._chart.height]}; }")
-        assert tip["opacity"] > 0 and tip["lines"] >= 6, (width, fraction, tip)  # price, 3 kW, SoC, heat pump
+        assert tip["opacity"] > 0 and tip["lines"] >= 6, (width, fraction, tip["text"], tip["title"])  # price, 3 kW, SoC, heat pump
         assert 0 <= tip["x"] and tip["x"] + tip["width"] <= tip["canvas"][0], (width, fraction, tip)
         assert 0 <= tip["y"] and tip["y"] + tip["height"] <= tip["canvas"][1], (width, fraction, tip)
         if fraction > 0.5:
