@@ -23,6 +23,7 @@ __all__ = [
     "MAX_ID_CHARS",
     "MAX_ITEMS",
     "MAX_PENDING_PER_USER",
+    "MAX_PLAN_TOTAL_CHARS",
     "MAX_PENDING_TOTAL",
     "MAX_REPLY_CHARS",
     "MAX_TEXT_CHARS",
@@ -39,6 +40,9 @@ MAX_TEXT_CHARS: Final = 2_000
 MAX_TOTAL_CHARS: Final = 4_000
 """Characters of all strings and keys of one input together: word-dense text costs the pattern screening up to
 about 7.5 ms per 1000 characters on a busy 2-core machine, so 4000 stay near 30 ms."""
+MAX_PLAN_TOTAL_CHARS: Final = 20_000
+"""Characters of all strings and keys of one grid toolkit call together: a 24-hour dispatch plan's actions (up to
+96 runs of about 130 characters each) sent back to ``simulate_action`` or ``validate_constraints``."""
 MAX_ITEMS: Final = 1_000
 """Entries of all mappings and lists of one input together."""
 MAX_DEPTH: Final = 8

@@ -20,7 +20,7 @@ from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv, issue_registry as ir, translation
 from homeassistant.util import dt as dt_util
 
-from .bounds import MAX_TEXT_CHARS, TooLarge, check_size
+from .bounds import MAX_TEXT_CHARS, MAX_TOTAL_CHARS, TooLarge, check_size
 from .const import ATTR_CONFIG_ENTRY_ID, DOMAIN
 from .validation import vol
 
@@ -39,8 +39,10 @@ def invalid(key: str, **placeholders: str) -> ServiceValidationError:
     )
 
 
-def bounded(schema: Any, *, max_chars: int = MAX_TEXT_CHARS) -> Any:
-    """Return ``schema`` behind the size caps of :mod:`.bounds` (``max_chars`` characters per string), checked first.
+def bounded(schema: Any, *, max_chars: int = MAX_TEXT_CHARS, max_total_chars: int = MAX_TOTAL_CHARS) -> Any:
+    """Return ``schema`` behind the size caps of :mod:`.bounds`, checked first.
+
+    ``max_chars`` characters per string, ``max_total_chars`` in all.
 
     An input over a cap is refused with the translated ``input_too_large_<limit>`` error before any other
     validation, scanning or parsing looks at it; its cost is bounded by the caps, not by the input's size.
@@ -48,7 +50,7 @@ def bounded(schema: Any, *, max_chars: int = MAX_TEXT_CHARS) -> Any:
 
     def _size(data: Any) -> Any:
         try:
-            check_size(data, max_chars=max_chars)
+            check_size(data, max_chars=max_chars, max_total_chars=max_total_chars)
         except TooLarge as err:
             raise too_large(err) from None
         return data
@@ -153,6 +155,8 @@ def register(
     handler: ServiceHandler,
     schema: Any,
     supports_response: SupportsResponse = SupportsResponse.NONE,
+    *,
+    max_total_chars: int = MAX_TOTAL_CHARS,
 ) -> None:
     """Register ``agentic_hems.<service>``: HA checks the size caps (:func:`bounded`), the handler the fields.
 
@@ -167,7 +171,8 @@ def register(
             raise await field_error(hass, service, schema, call.data, err) from None
         return await handler(ServiceCall(hass, call.domain, call.service, data, call.context, call.return_response))
 
-    hass.services.async_register(DOMAIN, service, _handle, schema=bounded(dict), supports_response=supports_response)
+    schema_bounded = bounded(dict, max_total_chars=max_total_chars)
+    hass.services.async_register(DOMAIN, service, _handle, schema=schema_bounded, supports_response=supports_response)
 
 
 def _mapping_of(validator: Any) -> Mapping[Any, Any]:

@@ -820,3 +820,20 @@ async def test_unreadable_grid_records_are_dropped_not_trusted(
         records = site.runtime_data.grid.records
         assert records.requests == {} and records.incidents == {} and len(records.secret) == 32
         assert records.secret.hex() != good_secret and hass_storage[key]["data"]["secret"] == records.secret.hex()
+
+
+async def test_a_whole_days_plan_actions_fit_simulate_action(hass: HomeAssistant, site: MockConfigEntry) -> None:
+    """A 24-hour plan may have 96 battery runs (~130 characters each): simulate_action takes them and checks them
+    (here: the signature), where the general 4000-character cap refused them as too large."""
+    chain = await plan_chain(hass)
+    plan = chain["plan"]
+    start = datetime.fromisoformat(plan["schedule"][0]["start"])
+    actions = [
+        {"type": "battery_power", "asset_id": "battery", "start": (start + i * timedelta(minutes=15)).isoformat(),
+         "end": (start + (i + 1) * timedelta(minutes=15)).isoformat(), "p_kw": 0.1 * (i % 2)}
+        for i in range(96)
+    ]
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "simulate_action", snapshot_id=chain["snapshot"]["snapshot_id"], actions=actions,
+                   signature=plan["signature"], plan_id=plan["plan_id"], horizon_min=24 * 60)
+    assert err.value.translation_key == "signature_invalid"

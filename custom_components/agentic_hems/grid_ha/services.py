@@ -21,6 +21,7 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv, translation
 from homeassistant.util import dt as dt_util
 
+from ..bounds import MAX_PLAN_TOTAL_CHARS
 from ..const import (
     ATTR_CONFIG_ENTRY_ID,
     CONF_GRID_INCIDENT_USERS,
@@ -284,6 +285,7 @@ def async_setup_grid_services(hass: HomeAssistant) -> None:
             functools.partial(_tool_service, hass),
             accepting_tenant(hass, name, service_schema(name)),
             response,
+            max_total_chars=MAX_PLAN_TOTAL_CHARS,  # a dispatch plan's actions come back in simulate/validate
         )
     for name, handler, schema, response in PEOPLE_SERVICES:
         register(hass, name, functools.partial(handler, hass), accepting_tenant(hass, name, schema), response)
