@@ -159,11 +159,12 @@ async def test_entity_record_from_the_registries(
 ) -> None:
     entry, _ = pump_home
     view = entry.runtime_data.control.view
-    (device,) = [d for d in dr.async_get(hass).devices if ("test", "pump") in d.identifiers]
+    pump_entry = er.async_get(hass).async_get(PUMP)
+    assert pump_entry is not None and pump_entry.device_id is not None  # the pump_home fixture's device
     assert view.entity(PUMP) == EntityInfo(
         entity_id=PUMP, name="Pump", aliases=frozenset({"circulator"}), area_id="utility_room",
         device_name="Heat pump", device_class=None, supported_features=0, capabilities={}, polls=True,
-        platform="test", device_id=device.id,  # the registry's: an allow-listed action targets this device
+        platform="test", device_id=pump_entry.device_id,  # the registry's: an allow-listed action targets this device
     )
     state = view.state(PUMP)
     assert state is not None and state.last_reported is not None

@@ -548,3 +548,5 @@ async def test_fee_band_text_with_unquoted_times_and_a_band_named_twice(hass: Ho
     result = await hass.config_entries.options.async_configure(result["flow_id"], {})
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert entry.options["tariff_bands"] == MODULE3
+    await hass.async_block_till_done()  # the reload the new options start, then an unload: no check left pending
+    assert await hass.config_entries.async_unload(entry.entry_id)
