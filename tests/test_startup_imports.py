@@ -81,6 +81,7 @@ async def main():
     async with async_test_home_assistant() as hass:  # the loop runs on the main thread
         hass.data.pop(loader.DATA_CUSTOM_COMPONENTS)
         assert await async_setup_component(hass, "homeassistant", {})
+        await hass.config.async_set_time_zone("Europe/Brussels")  # the sample prices' zone (the default is US/Pacific)
         # both want the cheapest night slots, together above the 11 kW limit: the joint MILP (scipy) plans them
         loads = [
             dict(name="Dishwasher", kind="dishwasher", entity_id="input_boolean.dw", power_kw=1.8, duration_min=150,
