@@ -60,9 +60,8 @@ def start(delay: int | None = None) -> dict[str, Any]:
 def test_the_action_targets_the_entitys_device_with_home_connects_fields() -> None:
     ctx = through(context(start(3600), dishwasher()), schema.evaluate, device_resolved.evaluate)
     command = ctx.command
-    assert command is not None
-    assert (command.service_domain, command.service, command.domain) == ("home_connect", "set_program_and_options",
-                                                                         "select")
+    expected = ("home_connect", "set_program_and_options", "select")
+    assert command is not None and (command.service_domain, command.service, command.domain) == expected
     assert dict(command.data) == {"device_id": "dev-dw", "affects_to": "active_program", "program": ECO,
                                   "b_s_h_common_option_start_in_relative": 3600}
     assert capability.evaluate(ctx).passed

@@ -73,6 +73,6 @@ def test_the_policy_gate_agrees(
     ctx = through(context({"intent": intents[0], "device_alias": alias}, rules=rules), schema.evaluate,
                   device_resolved.evaluate)
     command = ctx.command
-    assert command is not None
+    assert command is not None and command.domain == {"garage door": "cover", "front door": "lock"}.get(alias, "switch")
     gated = {i: a for i in intents if (a := gate_action(i, alias, rules)) is not PolicyAction.ALLOW}
     assert guarded_intents(rules, command.domain, command.risk_level) == gated and len(gated) == count

@@ -56,7 +56,7 @@ async def _charger(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> MockC
 def _plan(entry: MockConfigEntry, first: datetime, kws: list[float]) -> Plan:
     """The stored plan with ``kws`` from the slot at ``first`` on (0 elsewhere)."""
     plan = entry.runtime_data.planner.states["ev"].plan
-    assert plan is not None
+    assert plan is not None and plan.feasible and plan.power_kw.size > 0, plan
     power = np.zeros(plan.power_kw.size)
     index = (first - plan.curve_start) // plan.resolution
     power[index : index + len(kws)] = kws
@@ -145,7 +145,7 @@ async def _plain(hass: HomeAssistant, freezer: FrozenDateTimeFactory, ev: dict[s
     hass.states.async_set("switch.ev_box", "on")
     hass.states.async_set("select.ev_phases", THREE, {"options": ["Auto", ONE, THREE]})
     hass.states.async_set(POWER, "9000", {"unit_of_measurement": "W"})
-    await hass.async_block_till_done()
+    await hass.async_block_till_done(wait_background_tasks=True)  # a replan these states start has ended
     return entry
 
 
