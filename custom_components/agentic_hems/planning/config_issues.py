@@ -1,4 +1,4 @@
-"""The repair issue of whole-home settings that do not validate (a subentry, or the options)."""
+"""The repair issues of planning: whole-home settings that do not validate, a device that did not follow its plan."""
 
 from __future__ import annotations
 
@@ -26,3 +26,19 @@ def report_invalid(hass: HomeAssistant, key: str, title: str, error: str) -> Non
 def clear_invalid(hass: HomeAssistant, key: str) -> None:
     """Remove the repair issue of ``key`` (its settings validate again)."""
     ir.async_delete_issue(hass, DOMAIN, f"home_config_invalid_{key}")
+
+
+def device_warning(
+    hass: HomeAssistant, issue_id: str, key: str, placeholders: dict[str, str], *, persistent: bool = True
+) -> None:
+    """Raise the warning repair ``issue_id`` (translation ``key``) of a device that did not do what its plan asked."""
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        issue_id,
+        is_fixable=False,
+        is_persistent=persistent,
+        severity=ir.IssueSeverity.WARNING,
+        translation_key=key,
+        translation_placeholders=placeholders,
+    )

@@ -61,6 +61,7 @@ from ..gates.values import plan_text
 from ..grid_ha.site import to_kw
 from ..scheduling.charger import drawing, follow_surplus
 from ..scheduling.plan import Plan
+from .config_issues import device_warning
 from .ev_approval import approved_action
 
 if TYPE_CHECKING:
@@ -277,15 +278,11 @@ async def _async_read_back(
         amps,
         wait_s,
     )
-    ir.async_create_issue(
+    device_warning(
         hass,
-        DOMAIN,
         issue,
-        is_fixable=False,
-        is_persistent=True,
-        severity=ir.IssueSeverity.WARNING,
-        translation_key="charger_not_drawing",
-        translation_placeholders={
+        "charger_not_drawing",
+        {
             "appliance": appliance.name,
             "sensor": profile.power_entity,
             "reading": reading.strip(),

@@ -42,6 +42,7 @@ from ..scheduling.program import (
     start_steps,
     uses_action,
 )
+from .config_issues import device_warning
 
 if TYPE_CHECKING:
     from ..control.manager import ControlManager
@@ -192,15 +193,11 @@ async def async_planned_start(
         return []
     state = _state(hass, appliance.operation_entity) or "missing"
     LOGGER.warning("%s did not start by itself at its planned slot (operation state %s)", appliance.name, state)
-    ir.async_create_issue(
+    device_warning(
         hass,
-        DOMAIN,
         issue_id(appliance),
-        is_fixable=False,
-        is_persistent=True,
-        severity=ir.IssueSeverity.WARNING,
-        translation_key="program_delayed_not_started",
-        translation_placeholders={
+        "program_delayed_not_started",
+        {
             "appliance": appliance.name,
             "program": str(appliance.program),
             "entity": appliance.operation_entity,
@@ -214,19 +211,14 @@ def _kept(hass: HomeAssistant, appliance: Appliance, set_for: datetime | None, p
     """Say (a repair) that the appliance keeps the delayed start it was given for ``set_for`` while the plan moved."""
     if set_for is None or set_for == planned:
         return
-    ir.async_create_issue(
+    moments = {"set_for": set_for, "planned": planned}
+    placeholders = {k: dt_util.as_local(v).strftime("%Y-%m-%d %H:%M") for k, v in moments.items()}
+    device_warning(
         hass,
-        DOMAIN,
         f"{KEPT_PREFIX}{appliance.appliance_id}",
-        is_fixable=False,
-        is_persistent=False,
-        severity=ir.IssueSeverity.WARNING,
-        translation_key="program_delay_kept",
-        translation_placeholders={
-            "appliance": appliance.name,
-            "set_for": dt_util.as_local(set_for).strftime("%Y-%m-%d %H:%M"),
-            "planned": dt_util.as_local(planned).strftime("%Y-%m-%d %H:%M"),
-        },
+        "program_delay_kept",
+        {"appliance": appliance.name, **placeholders},
+        persistent=False,
     )
 
 
@@ -251,13 +243,4 @@ def _report(hass: HomeAssistant, appliance: Appliance, records: list[dict[str, A
     else:
         key = "program_selected_not_started" if selected else "program_not_started"
         placeholders |= {"reason": reason}
-    ir.async_create_issue(
-        hass,
-        DOMAIN,
-        issue_id(appliance),
-        is_fixable=False,
-        is_persistent=True,
-        severity=ir.IssueSeverity.WARNING,
-        translation_key=key,
-        translation_placeholders=placeholders,
-    )
+    device_warning(hass, issue_id(appliance), key, placeholders)
