@@ -11,20 +11,19 @@ helpers' states and the repair issue registry.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events, async_fire_time_changed
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
-from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
-from homeassistant.config_entries import ConfigSubentryData
+from custom_components.agentic_hems.const import DOMAIN
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
-from homeassistant.setup import async_setup_component
 
 from .conftest import NOW
-from .test_programs import AUTO, BUTTON, DISHWASHER, ECO, OPERATION, SELECT, TEMPLATES
+from .test_programs import BUTTON, DISHWASHER, ECO, OPERATION, SELECT, TEMPLATES, _boundary
+from .test_programs import _dishwasher as _programs_dishwasher
 
 DELAY = "number.dishwasher_start_in"
 DELAYED = {**DISHWASHER, "delayed_start": True, "delay_entity": DELAY}
@@ -46,34 +45,11 @@ START = {  # the start button: a delay set means a delayed start
 
 
 async def _dishwasher(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> MockConfigEntry:
-    await hass.config.async_set_time_zone("Europe/Brussels")
-    freezer.move_to(NOW)
-    assert await async_setup_component(hass, "homeassistant", {})
-    assert await async_setup_component(hass, "input_text", {"input_text": {
-        "dw_program": {"initial": AUTO}, "dw_operation": {"initial": "ready"}}})
-    assert await async_setup_component(hass, "input_boolean", {"input_boolean": {"dw_remote_start": {"initial": True}}})
-    assert await async_setup_component(hass, "input_number", {"input_number": {
-        "dw_start_in": {"min": 0, "max": 1440, "step": 15, "initial": 0}}})
+    numbers = {"dw_start_in": {"min": 0, "max": 1440, "step": 15, "initial": 0}}
     templates = {**TEMPLATES, "button": [START], "number": [START_IN]}
-    assert await async_setup_component(hass, "template", {"template": [templates]})
-    await hass.async_block_till_done()
-    entry = MockConfigEntry(
-        domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
-        options=dict(DEFAULT_OPTIONS), version=1, minor_version=1,
-        subentries_data=[ConfigSubentryData(data=DELAYED, subentry_id="dishwasher", subentry_type="appliance",
-                                            title="Dishwasher", unique_id=None)],
+    return await _programs_dishwasher(
+        hass, freezer, remote_start=True, appliance=DELAYED, templates=templates, numbers=numbers
     )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done(wait_background_tasks=True)
-    await entry.runtime_data.control.async_set_allow_control(True)
-    return entry
-
-
-async def _boundary(hass: HomeAssistant, freezer: FrozenDateTimeFactory, at: datetime) -> None:
-    freezer.move_to(at)
-    async_fire_time_changed(hass, at)
-    await hass.async_block_till_done(wait_background_tasks=True)
 
 
 def _sent(events: list[Any]) -> list[tuple[str, str, dict[str, Any]]]:

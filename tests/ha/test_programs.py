@@ -83,10 +83,11 @@ TEMPLATES = {
 
 async def _dishwasher(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory, *, remote_start: bool, program: str = AUTO,
-    appliance: dict[str, Any] = DISHWASHER,
+    appliance: dict[str, Any] = DISHWASHER, templates: dict[str, Any] = TEMPLATES,
+    numbers: dict[str, Any] | None = None,
 ) -> MockConfigEntry:
-    """Set up the appliance's entities (``program`` selected; empty: none) and an entry whose only appliance is
-    ``appliance``."""
+    """Set up the appliance's entities (``program`` selected; empty: none; ``templates``, and ``numbers`` as
+    input_number helpers) and an entry whose only appliance is ``appliance``."""
     await hass.config.async_set_time_zone("Europe/Brussels")
     freezer.move_to(NOW)
     assert await async_setup_component(hass, "homeassistant", {})  # update_entity, Assist exposure
@@ -94,7 +95,9 @@ async def _dishwasher(
         "dw_program": {"initial": program}, "dw_operation": {"initial": "ready"}}})
     assert await async_setup_component(hass, "input_boolean", {"input_boolean": {
         "dw_remote_start": {"initial": remote_start}}})
-    assert await async_setup_component(hass, "template", {"template": [TEMPLATES]})
+    if numbers:
+        assert await async_setup_component(hass, "input_number", {"input_number": numbers})
+    assert await async_setup_component(hass, "template", {"template": [templates]})
     await hass.async_block_till_done()
     entry = MockConfigEntry(
         domain=DOMAIN, title="Sample prices", unique_id="sample", data={"price_source": "sample"},
