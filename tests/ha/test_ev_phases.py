@@ -167,14 +167,15 @@ async def test_a_step_that_does_not_go_through_leaves_nothing_half_done(
 ) -> None:
     """A 2 kW slot while charging on three phases: the stop or the phase switch fails; the charge goes on as it was."""
     entry = await _plain(hass, freezer, {**PHASED, "charger_phase_interval_min": 0, **broken})
+    first = dt_util.as_utc(NOW).replace(minute=45, second=0)
+    plan = _plan(entry, first, [2.0])  # taken first: a switch-on by hand withdraws the waiting plan
     await hass.services.async_call("input_number", "set_value", {"entity_id": CURRENT, "value": 10}, blocking=True)
     if broken["entity_id"] == SWITCH:
         await hass.services.async_call("input_boolean", "turn_on", {"entity_id": SWITCH}, blocking=True)
     if broken["charger_phase_entity"] == PHASES:
         assert await async_setup_component(hass, "input_select", {"input_select": {
             "ev_phases": {"options": ["Auto", ONE, THREE], "initial": THREE}}})
-    first = dt_util.as_utc(NOW).replace(minute=45, second=0)
-    steps = await _slot(hass, freezer, entry, _plan(entry, first, [2.0]), first, None)
+    steps = await _slot(hass, freezer, entry, plan, first, None)
     assert steps == expected
     assert hass.states.get(broken["charger_phase_entity"]).state == THREE
     assert hass.states.get(broken["entity_id"]).state == "on"
@@ -189,13 +190,14 @@ async def test_a_phase_entity_that_is_unavailable_does_not_stop_a_charge_it_cann
     known before any stop, so the charger is not stopped for it. The phase command's refusal is the trace, the charge
     goes on as it was (switch on, 10 A) and a warning says so. Oracle: the states set by hand before the slot."""
     entry = await _plain(hass, freezer, {**PHASED, "charger_phase_interval_min": 0})
+    first = dt_util.as_utc(NOW).replace(minute=45, second=0)
+    plan = _plan(entry, first, [2.0])  # taken first: a switch-on by hand withdraws the waiting plan
     await hass.services.async_call("input_number", "set_value", {"entity_id": CURRENT, "value": 10}, blocking=True)
     await hass.services.async_call("input_boolean", "turn_on", {"entity_id": SWITCH}, blocking=True)
     assert await async_setup_component(hass, "input_select", {"input_select": {
         "ev_phases": {"options": ["Auto", ONE, THREE], "initial": THREE}}})
     hass.states.async_set(PHASES, phase_state, {"options": ["Auto", ONE, THREE]})
-    first = dt_util.as_utc(NOW).replace(minute=45, second=0)
-    steps = await _slot(hass, freezer, entry, _plan(entry, first, [2.0]), first, None)
+    steps = await _slot(hass, freezer, entry, plan, first, None)
     assert steps == [("not executed", PHASES, "blocked")]
     assert (hass.states.get(SWITCH).state, float(hass.states.get(CURRENT).state)) == ("on", 10.0)
     assert "the phases could not be switched" in caplog.text
