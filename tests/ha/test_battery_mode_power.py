@@ -190,6 +190,27 @@ async def test_an_unavailable_mode_select_leaves_the_power_unset_with_a_trace_an
             f"not {OPTIONS[mode(kw)]}") in caplog.text
 
 
+@pytest.mark.parametrize("power_state", ["unavailable", "unknown"])
+async def test_an_unavailable_power_number_leaves_the_mode_as_it_was_with_the_powers_refusal_as_the_trace(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, caplog: pytest.LogCaptureFixture, power_state: str
+) -> None:
+    """The power number is unavailable (its inverter offline to HA): the mode is not changed for a power the gates
+    would refuse, so the battery does not run the slot's mode at the old power. Oracle: the states set by hand."""
+    freezer.move_to(NOW)
+    solar_id = await _house(hass)
+    entry = await _start(hass, solar_id, MODE_BATTERY, "automatic")
+    hass.states.async_set(POWER, power_state, {"min": 0, "max": 11000, "step": 100, "unit_of_measurement": "W"})
+    events = async_capture_events(hass, "call_service")
+    with caplog.at_level(logging.WARNING):
+        kw, traces = await _execute_now(hass, freezer, entry, 0)
+    assert mode(kw) != "idle"  # the evening's first slot moves the battery
+    assert calls(events, MODE) == [] and calls(events, POWER) == []
+    assert (hass.states.get(MODE).state, hass.states.get(POWER).state) == ("idle", power_state)
+    assert [(t["entity_id"], t["outcome"]) for t in traces] == [(POWER, "blocked")]
+    assert (f"the battery's mode {MODE} is not set to {OPTIONS[mode(kw)]}: its power setpoint {POWER} is "
+            f"{power_state}; the battery stays as it was") in caplog.text
+
+
 async def test_a_select_that_does_not_take_the_mode_fails_as_a_phantom_success_and_the_power_is_not_set(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory
 ) -> None:

@@ -12,7 +12,8 @@ The driven entities and what each slot sets (:func:`plan_actions`, :func:`comman
   (+ charging, - discharging); any other takes the power's magnitude (the mode says its direction). An idle slot
   sets the mode only. The power is set only while the select shows the slot's option: a mode refused, failed or
   not taken (read back as another option, unavailable) leaves the power as it was, with a warning (the mode's
-  trace says why);
+  trace says why); a setpoint that is unavailable or unknown leaves the mode as it was too (the setpoint's refused
+  command is the trace), so the battery never runs a new mode at an old power;
 - the PV limit (the options' curtailment entity, a number or input_number): ``set_value`` to the planned PV
   production (forecast minus curtailment) where the plan curtails, else to the entity's ``max``.
 
@@ -195,11 +196,13 @@ class HomeExecutor:
         slot = floor_slot(now)
         records = []
         actions = self._actions_at(plan, slot)
+        held = self._held_modes(actions)
         for entity, action in sorted(actions.items(), key=lambda item: bool(item[1] and "mode_entity" in item[1])):
             command = None if action is None else command_for(self.hass, action)
-            if command is None or self.issued.get(entity) == command:
+            if command is None or self.issued.get(entity) == command or entity in held:
                 continue
-            if action and "mode_entity" in action and not self._mode_taken(action, entity, command):
+            mode_entity = action.get("mode_entity") if action else None
+            if mode_entity and mode_entity not in held and not self._mode_taken(action or {}, entity, command):
                 continue
             if _holds(self.hass, entity, command):  # already so (e.g. after a reload): nothing to issue
                 self.issued[entity] = command
@@ -211,6 +214,26 @@ class HomeExecutor:
         if records and self.approval:
             await self.approvals.records.async_save()
         return records
+
+    def _held_modes(self, actions: Mapping[str, Mapping[str, Any] | None]) -> set[str]:
+        """Return the mode selects left as they are because their power setpoint is unavailable or unknown.
+
+        Such a setpoint's command would be refused (its trace says so), so the mode is not changed for it: the
+        battery keeps its last mode and power instead of running the new mode at the old power.
+        """
+        held = set()
+        for entity, action in actions.items():
+            if not action or not action.get("mode_entity"):
+                continue
+            state = self.hass.states.get(entity)
+            if state is None or state.state in ("unavailable", "unknown"):
+                LOGGER.warning(
+                    "Whole-home plan: the battery's mode %s is not set to %s: its power setpoint %s is %s; "
+                    "the battery stays as it was",
+                    action["mode_entity"], action["option"], entity, "missing" if state is None else state.state,
+                )
+                held.add(str(action["mode_entity"]))
+        return held
 
     def _mode_taken(self, action: Mapping[str, Any], entity_id: str, command: tuple[str, dict[str, Any]]) -> bool:
         """Return True when a power setpoint's mode select shows its action's option; else warn why it is not set."""
