@@ -230,7 +230,10 @@ class HomeExecutor:
                 LOGGER.warning(
                     "Whole-home plan: the battery's mode %s is not set to %s: its power setpoint %s is %s; "
                     "the battery stays as it was",
-                    action["mode_entity"], action["option"], entity, "missing" if state is None else state.state,
+                    action["mode_entity"],
+                    action["option"],
+                    entity,
+                    "missing" if state is None else state.state,
                 )
                 held.add(str(action["mode_entity"]))
         return held
