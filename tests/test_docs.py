@@ -2,7 +2,8 @@
 
 - Every page of docs/ is in mkdocs.yml's nav and linked from the index; every relative link and image of the README
   and the pages resolves to a file, and every anchor to a heading of it (as ``mkdocs build --strict`` checks, which
-  ``scripts/docs`` runs in CI). The README stays short and names its install link and its two commands.
+  ``scripts/docs`` runs in CI), and its lists are lists to Python-Markdown too. The README stays short and names its
+  install link and its two commands.
 - Every service-action example validates against the schema its action is registered with: the YAML examples
   (``action: agentic_hems.x`` with its ``data``) and the REST examples (``curl`` to ``/api/services/agentic_hems/x``
   with a JSON body) each name only fields the action has and every field it requires; an example without templates
@@ -11,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 import re
@@ -168,6 +170,22 @@ def test_every_relative_link_resolves(name: str) -> None:
             assert resolved.is_relative_to(DOCS), (name, target)
         if anchor:
             assert anchor in _anchors(resolved.read_text(encoding="utf-8")), (name, target)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_lists_render_as_lists(page: str) -> None:
+    """Python-Markdown, unlike GitHub, reads a list right after a paragraph line as that paragraph's text, and nests
+    a list (or a list item's code block) only when it is indented by four spaces."""
+    fences = re.findall(r"^( *)```", TEXTS[f"docs/{page}"], re.MULTILINE)
+    assert {len(indent) for indent in fences} <= {0, 4, 8}, (page, "a code block indented by 1-3 spaces")
+    lines = _prose(TEXTS[f"docs/{page}"]).split("\n")
+    for number, (before, line) in enumerate(itertools.pairwise(lines), start=2):
+        item = re.match(r"( *)(?:[-*] |\d+\. )", line)
+        if not item:
+            continue
+        assert len(item.group(1)) in (0, 4, 8), (page, number, line)
+        after_paragraph = before.strip() and not before.startswith((" ", "|")) and not re.match(r"[-*] |\d+\. ", before)
+        assert not (after_paragraph and not item.group(1)), (page, number, line)
 
 
 def test_the_readme_fits_on_a_screen_or_two() -> None:
