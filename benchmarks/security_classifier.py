@@ -16,7 +16,7 @@ Printed per threshold:
 - held out: the model trained on every tuned source, on CyberSecEval's injections and Home Assistant's intents
   sentences, which no part of the filter was written, tuned or chosen from.
 
-Exit status 0; the figures are for the README.
+Exit status 0; the figures are for docs/concepts/safety.md and benchmarks/README.md.
 """
 
 from __future__ import annotations

@@ -42,6 +42,8 @@ from custom_components.agentic_hems.sensor import ENTRY_SENSORS
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "custom_components" / "agentic_hems"
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The documentation site's pages, where the README's reference moved.
+DOCS = {path: path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").rglob("*.md"))}
 
 # Home Assistant's rules by tier (developers.home-assistant.io, "Integration Quality Scale").
 TIERS = {
@@ -68,7 +70,7 @@ TIERS = {
 }  # fmt: skip
 ALL_RULES = [rule for rules in TIERS.values() for rule in rules]
 
-# The README section (a "## " heading) that documents each docs rule.
+# The docs section (a page's "# " title or a "## " heading) that documents each docs rule.
 DOCS_SECTIONS = {
     "docs-actions": "Service actions",
     "docs-data-update": "How the data updates",
@@ -104,10 +106,12 @@ def status(rule: str) -> str:
 
 
 def section(title: str) -> str:
-    """The README's ``## title`` section, up to the next ``## `` heading, with its line breaks as spaces."""
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, re.M | re.S)
-    assert match is not None, f"README.md has no section '## {title}'"
-    return " ".join(match.group(1).split())
+    """The docs page's ``# title`` or ``## title`` section, up to the next ``## `` heading, with its line breaks as
+    spaces."""
+    pattern = re.compile(rf"^##? {re.escape(title)}\n(.*?)(?=^## |\Z)", re.M | re.S)
+    found = [match for text in DOCS.values() if (match := pattern.search(text))]
+    assert len(found) == 1, f"docs/ has {len(found)} sections '{title}'"
+    return " ".join(found[0].group(1).split())
 
 
 # ------------------------------------------------------------------------------------------------- the file
@@ -222,7 +226,7 @@ def _run_config_flow_tests_with_coverage(tmp: Path) -> None:
 def _section_says_something(rule: str, title: str) -> None:
     @evidence(rule)
     def _check() -> None:
-        assert len(section(title).split()) > 60, f"README's '{title}' says almost nothing"
+        assert len(section(title).split()) > 60, f"the docs' '{title}' says almost nothing"
 
 
 for _rule, _title in DOCS_SECTIONS.items():
@@ -234,14 +238,14 @@ def _docs_triggers_and_conditions() -> None:
     documented = section("Automation triggers and conditions")
     keys = [key for kind in ("triggers", "conditions") for key in yaml.safe_load((PACKAGE / f"{kind}.yaml").read_text())]
     missing = [key for key in keys if not key.startswith(".") and f"`agentic_hems.{key}`" not in documented]
-    assert not missing, f"triggers or conditions not in README: {missing}"
+    assert not missing, f"triggers or conditions not in the docs: {missing}"
 
 
 @evidence("docs-actions")
 def _docs_actions() -> None:
     documented = section("Service actions") + section("The grid toolkit")
     missing = [name for name in services_yaml() if f"`{name}`" not in documented and f"agentic_hems.{name}" not in documented]
-    assert not missing, f"actions not in README: {missing}"
+    assert not missing, f"actions not in the docs: {missing}"
 
 
 def _labels(step_section: str, steps: list[str]) -> dict[str, str]:
@@ -255,7 +259,7 @@ def _docs_installation_parameters() -> None:
     labels = _labels("config", ["entsoe", "nordpool", "sensor", "settings"])
     labels |= {f"appliance.{f}": v for f, v in strings("en")["config_subentries"]["appliance"]["step"]["user"]["data"].items()}
     missing = {key: label for key, label in labels.items() if label.casefold() not in text}
-    assert not missing, f"set-up fields not in README's installation section: {missing}"
+    assert not missing, f"set-up fields not in the docs' installation section: {missing}"
 
 
 @evidence("docs-configuration-parameters")
@@ -263,7 +267,7 @@ def _docs_configuration_parameters() -> None:
     text = section("Configuration options").casefold()
     labels = _labels("options", list(strings("en")["options"]["step"]))
     missing = {key: label for key, label in labels.items() if label.casefold() not in text}
-    assert not missing, f"options not in README's configuration section: {missing}"
+    assert not missing, f"options not in the docs' configuration section: {missing}"
 
 
 @evidence("docs-examples")
@@ -272,7 +276,7 @@ def _docs_examples() -> None:
     assert blueprints
     text = section("Examples")
     for path in blueprints:
-        assert f"`{path.name}`" in text and f"%2F{path.name})" in text, f"{path.name} is not linked from README"
+        assert f"`{path.name}`" in text and f"%2F{path.name})" in text, f"{path.name} is not linked from the docs"
         source = yaml.load(path.read_text(), Loader=_BlueprintLoader)["blueprint"]["source_url"]
         assert source.endswith(f"/blueprints/automation/agentic_hems/{path.name}"), source
 

@@ -591,7 +591,9 @@ def test_a_12_hour_clock_has_no_leading_zero(dashboard: Page) -> None:
 
 
 def test_screenshot_dashboard(dashboard: Page, artifacts: Path) -> None:
+    """The whole dashboard, and its first 1000 px as the README and the docs show it (docs/assets/dashboard.png)."""
     dashboard.screenshot(path=str(artifacts / "dashboard.png"), full_page=True)
+    dashboard.screenshot(path=str(artifacts / "dashboard-docs.png"), clip={"x": 0, "y": 0, "width": 1400, "height": 1000})
 
 
 def test_a_reload_shows_the_new_state(dashboard: Page, demo: Demo) -> None:

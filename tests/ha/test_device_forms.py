@@ -215,7 +215,7 @@ async def test_the_integrations_own_entities_and_other_devices_controls_are_left
     hass: HomeAssistant, loaded_entry: MockConfigEntry
 ) -> None:
     """Each control picker leaves out the entities the integration registers (its device control switch among
-    them) and those the entry's other devices control (the README promises it; issue 23, item 6); a form given one
+    them) and those the entry's other devices control (docs/user/installation.md promises it); a form given one
     of its own anyway refuses it with a translated error. A reconfigured device's own entity stays offered."""
     registry = er.async_get(hass)
     registry.async_get_or_create("number", DOMAIN, "test_setpoint", suggested_object_id="agentic_hems_setpoint",

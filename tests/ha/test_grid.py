@@ -467,8 +467,9 @@ TOOLS_NAMES = {"inspect_grid_state", "retrieve_asset", "run_power_flow", "run_co
                "request_authorization", "generate_explanation", "create_incident"}
 
 
-async def test_the_readme_examples_run(hass: HomeAssistant, site: MockConfigEntry, hass_admin_user: User) -> None:
-    """The README's script of every tool call, then the decisions, run as written (a MATPOWER case14 is in place)."""
+async def test_the_docs_examples_run(hass: HomeAssistant, site: MockConfigEntry, hass_admin_user: User) -> None:
+    """The grid toolkit page's script of every tool call, then the decisions, run as written (a MATPOWER case14 is in
+    place)."""
     import re
 
     import yaml
@@ -476,8 +477,7 @@ async def test_the_readme_examples_run(hass: HomeAssistant, site: MockConfigEntr
     from homeassistant.helpers import config_validation as cv
     from homeassistant.helpers.script import Script
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("## The grid toolkit"):readme.index("## Whole-home plan\n")]
+    section = (Path(__file__).resolve().parents[2] / "docs/concepts/grid.md").read_text()
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)]
     assert len(blocks) == 2
     called = {step["action"].split(".")[1] for block in blocks for step in block}

@@ -200,11 +200,10 @@ def test_quarter_hour_peak_averages_five_minute_means() -> None:
 
 
 def test_the_shipped_examples_are_the_module3_table() -> None:
-    """The README's band YAML and the form's example (en, de) parse to the table above: the fees and the bands of a
+    """The docs' band YAML and the form's example (en, de) parse to the table above: the fees and the bands of a
     January and a May evening."""
     root = Path(__file__).resolve().parents[2]
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Grid tariffs and phases"):readme.index("## How the data updates")]
+    section = (root / "docs/user/tariffs.md").read_text(encoding="utf-8")
     texts = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
     for lang in ("en", "de"):
         strings = json.loads((root / "custom_components/agentic_hems/translations" / f"{lang}.json").read_text("utf-8"))

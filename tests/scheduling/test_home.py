@@ -162,7 +162,7 @@ def solver_tolerance(prices, export, wear: float, terminal: float) -> float:
 
 
 # Derandomized: on some draws HiGHS's tolerances leave the home plan's tie stage a 15-minute start or 1e-7 EUR away
-# from plan_joint's (a known limitation, see the README); these 60 fixed draws hold.
+# from plan_joint's (a known limitation, see docs/user/limitations.md); these 60 fixed draws hold.
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), n=st.integers(6, 24))
 def test_reproduces_the_joint_planner_without_battery_pv_or_export(data, n):

@@ -13,7 +13,7 @@ Three measures:
   (``PATTERN_SOURCES``) is that source alone, with the false positives of the same library;
 - held out: the two external sources against the whole library.
 
-Print the README tables with ``.venv/bin/python tests/security/test_corpus.py``.
+Print the tables of docs/concepts/safety.md with ``.venv/bin/python tests/security/test_corpus.py``.
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ def _row(key: str, counts: tuple[int, int], rest: tuple[int, int] | None) -> str
 
 
 def table() -> str:
-    """The README tables: in-sample, leave-one-source-out, held out."""
+    """The tables of docs/concepts/safety.md: in-sample, leave-one-source-out, held out."""
     within, over = measure()
     lines = [
         "In-sample (the sources the patterns were written from):",
