@@ -33,7 +33,7 @@ from home_emhass import emhass_plan  # noqa: E402
 from home_inputs import EXPORT_LIMIT_KW, FUSE_KW, Home, heated, home, price_days  # noqa: E402
 
 from custom_components.agentic_hems.scheduling.home import plan_home  # noqa: E402
-from custom_components.agentic_hems.scheduling.home_model import Evaluation, Tariff, evaluate  # noqa: E402
+from custom_components.agentic_hems.scheduling.home_evaluate import Evaluation, Tariff, evaluate  # noqa: E402
 
 RUNS = 3
 
