@@ -82,8 +82,7 @@ def plan_home(
         fees: the network fee per kWh (part of the import price) and the capacity charge (:mod:`.home_grid`).
         phases: per-phase limits and the devices' phases (loads, fixed loads, batteries, heat pumps, "pv", "base").
         fixed_kw: kW by name of loads it cannot move (running, pinned appliances), as ``pv_kw``, on their own phase.
-        time_limit_s: wall-clock seconds the plan's MILP solves may take together (:class:`~.milp.MilpModel`); then
-            the best plan found by then is returned with ``time_limited`` set and a note in ``detail``.
+        time_limit_s: wall-clock seconds for all the plan's MILP solves; then the best plan so far (``time_limited``).
 
     Returns:
         A :class:`HomePlan`. A load due past the known prices that does not fit in the horizon is left out
@@ -102,9 +101,7 @@ def plan_home(
         base_load_kw=base_load_kw,
         export_price=export_price,
         fuse_kw=fuse_kw,
-        export_limit_kw=export_limit_kw,
-        curtailment=curtailment,
-        extras=Extras(tuple(heat_pumps), fees, phases, terminal_price, fixed_kw or {}),
+        extras=Extras(tuple(heat_pumps), fees, phases, terminal_price, fixed_kw or {}, export_limit_kw, curtailment),
     )
     solution, note = solve(inputs, time_limit_s=time_limit_s)
     return assemble(curve, inputs, solution, unplanned, [*notes, note] if note else notes)

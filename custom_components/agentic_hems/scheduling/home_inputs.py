@@ -85,12 +85,10 @@ def prepare(
     base_load_kw: float | npt.ArrayLike,
     export_price: float | npt.ArrayLike,
     fuse_kw: float | npt.ArrayLike,
-    export_limit_kw: float,
-    curtailment: bool,
     extras: Extras,
 ) -> tuple[Inputs, dict[str, str], list[str]]:
     """Validate the inputs, cut them to the horizon and resolve the loads' windows."""
-    n = len(curve)
+    n, export_limit_kw = len(curve), extras.export_limit_kw
     if not export_limit_kw >= 0:
         raise ValueError(f"export_limit_kw must be >= 0, got {export_limit_kw!r}")
     _check_names(batteries, loads, extras)
@@ -113,7 +111,7 @@ def prepare(
         pv=pv,
         batteries=tuple(batteries),
         loads=placed,
-        curtailment=curtailment,
+        curtailment=extras.curtailment,
         heat_pumps=extras.heat_pumps,
         fixed=fixed,
         start=curve.start,
@@ -132,13 +130,15 @@ def _fuse(fuse_kw: float | npt.ArrayLike, n: int, horizon: int) -> Limit:
 
 @dataclass(frozen=True)
 class Extras:
-    """The heat pumps, grid fees, phase limits, battery terminal price and fixed loads given to :func:`plan_home`."""
+    """What :func:`~.home.plan_home` was given besides the prices, forecasts, loads, batteries and fuse."""
 
     heat_pumps: tuple[HomeHeatPump, ...]
     fees: GridFees | None
     phases: PhaseLimits | None
     terminal_price: float | None
     fixed: Mapping[str, float | npt.ArrayLike]
+    export_limit_kw: float
+    curtailment: bool
 
 
 def _check_names(batteries: Sequence[HomeBattery], loads: Sequence[LoadSpec], extras: Extras) -> None:
