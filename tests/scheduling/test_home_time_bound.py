@@ -10,7 +10,7 @@ import pytest
 
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_evaluate import Tariff, evaluate
-from custom_components.agentic_hems.scheduling.home_model import HomeBattery, HomePlan
+from custom_components.agentic_hems.scheduling.home_model import HomeBattery, HomeHeatPump, HomePlan
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
 from .conftest import T0, make_curve
@@ -75,3 +75,32 @@ def test_a_spent_time_bound_returns_a_feasible_plan_no_cheaper_than_the_optimum_
     assert not exact.time_limited and "time bound" not in exact.detail
     assert bounded.time_limited and "time bound of 0 s reached" in bounded.detail
     assert _cost(home, bounded) >= _cost(home, exact) - 1e-9
+
+
+def test_a_spent_time_bound_still_plans_a_home_the_dive_cannot_plan() -> None:
+    """No runs, so no dive: a fixed-speed heat pump (on/off binaries, 1 h minimum run and off) is planned by the
+    least-cost MILP alone. A spent bound must not leave the home without the plan HiGHS finds: that MILP keeps its
+    own limit, and the plan costs what the unbounded one costs.
+    """
+    n = 48
+    rng = np.random.default_rng(7)
+    pump = HomeHeatPump(
+        name="hp",
+        ua_kw_per_k=0.15,
+        capacity_kwh_per_k=8.0,
+        min_kw=2.0,
+        max_kw=2.0,
+        initial_temp_c=20.0,
+        ambient_c=np.full(n, 3.0),
+        cop=np.full(n, 3.0),
+        comfort_low_c=np.full(n, 19.5),
+        comfort_high_c=np.full(n, 22.0),
+        min_run_slots=4,
+        min_off_slots=4,
+    )
+    home = {"curve": make_curve(np.round(rng.uniform(-0.05, 0.40, n), 4)), "heat_pumps": [pump], "base_load_kw": 0.3}
+    exact = plan_home(**home)
+    bounded = plan_home(**home, time_limit_s=0.0)
+    assert bounded.net_cost == pytest.approx(exact.net_cost, rel=1e-6)
+    running = bounded.heat_kw["hp"] > 0
+    assert np.all(bounded.heat_kw["hp"][running] == pytest.approx(2.0))

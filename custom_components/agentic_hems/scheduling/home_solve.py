@@ -42,7 +42,8 @@ def solve(inputs: Inputs, *, time_limit_s: float = PLAN_TIME_LIMIT_S) -> tuple[S
     is optimal; otherwise starts with L + r_aj > U are fixed to 0 and HiGHS solves the MILP. The tie stage
     (:func:`_earliest`) prunes again with its budget. When the time bound stops a HiGHS call, the best plan found so
     far is used (the MILP's incumbent, else the dive's plan) and the returned note says so
-    (``Solution.model.limited``).
+    (``Solution.model.limited``); with no plan in hand the least-cost MILP still gets its own limit
+    (:func:`_least_cost`).
 
     Raises:
         HomePlanError: no plan exists (the conflicting limits named), or none was found within the time bound.
@@ -82,8 +83,12 @@ def solve(inputs: Inputs, *, time_limit_s: float = PLAN_TIME_LIMIT_S) -> tuple[S
 def _least_cost(
     inputs: Inputs, model: MilpModel, objective: FloatArray, *, upper: FloatArray, dived: FloatArray | None
 ) -> FloatArray:
-    """Return HiGHS's least-cost plan under ``upper``, or the dive's plan when the time bound left HiGHS without one."""
-    found = model.solve(objective, upper=upper)
+    """Return HiGHS's least-cost plan under ``upper``, or the dive's plan when the time bound left HiGHS without one.
+
+    Without a plan from the dive the time bound does not cut this solve (it gets ``milp.TIME_LIMIT_S`` of its own):
+    a spent bound must not leave the home without a plan that HiGHS could still find.
+    """
+    found = model.solve(objective, upper=upper, bounded=dived is not None)
     if found.x is not None:
         return _clean(model, found.x, upper)
     if model.limited and dived is not None:

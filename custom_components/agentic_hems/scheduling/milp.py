@@ -69,13 +69,19 @@ class MilpModel:
         return np.arange(self.n_rows - count, self.n_rows)
 
     def solve(
-        self, objective: FloatArray, extra: list[Any] | None = None, *, relax: bool = False, upper: Any = None
+        self,
+        objective: FloatArray,
+        extra: list[Any] | None = None,
+        *,
+        relax: bool = False,
+        upper: Any = None,
+        bounded: bool = True,
     ) -> Any:
         """Run HiGHS on ``objective`` with the rows plus ``extra`` LinearConstraints; return scipy's result.
 
         ``relax`` solves the LP relaxation; ``upper`` replaces the columns' upper bounds (pruned starts at 0). A MILP
         whose solve fails with HiGHS's status 4 (its presolve breaks down on some models with zero prices) is solved
-        once more without presolve.
+        once more without presolve. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S`` whatever ``deadline``.
         """
         from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy: scipy is heavy
         from scipy.sparse import csr_array  # noqa: PLC0415
@@ -88,9 +94,10 @@ class MilpModel:
         rows = constraints + (extra or [])
         if relax:
             return milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=_LP_OPTIONS)
-        found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=self._cut(_OPTIONS))
+        cut = self._cut if bounded else dict
+        found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=cut(_OPTIONS))
         if found.status == _SOLVE_ERROR:
-            options = self._cut(_LP_OPTIONS)
+            options = cut(_LP_OPTIONS)
             found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=options)
         self.limited |= found.status == _LIMITED
         return found
