@@ -44,7 +44,7 @@ import pathlib
 import time
 from typing import Any
 
-from home_inputs import EXPORT_LIMIT_KW, FUSE_KW, Home
+from home_inputs import Home
 import numpy as np
 import pandas as pd
 
@@ -102,12 +102,13 @@ def _deferrable(home: Home) -> dict[str, list[Any]]:
         ):
             lists[key].append(value)
     count = len(lists["def_load_config"])
+    on_off = [] if pump is None else [pump]
     lists |= {
         "set_deferrable_startup_penalty": [0.0] * count,
         "deferrable_load_max_cost": [0.0] * count,
         "set_deferrable_max_startups": [0] * count,
-        "def_minimum_on_time": [0] * count,
-        "def_minimum_off_time": [0] * count,
+        "def_minimum_on_time": [0] * len(home.loads) + [p.min_run_slots for p in on_off],
+        "def_minimum_off_time": [0] * len(home.loads) + [p.min_off_slots for p in on_off],
         "cost_forecast_per_deferrable_load": [None] * count,
         "is_electric_load": [True] * count,
     }
@@ -142,8 +143,8 @@ def _config(home: Home, gap: float) -> dict[str, Any]:
             "lp_solver_mip_rel_gap": gap,
             "lp_solver_timeout": 60,
             "number_of_deferrable_loads": len(lists["def_load_config"]),
-            "maximum_power_from_grid": FUSE_KW * 1000,
-            "maximum_power_to_grid": EXPORT_LIMIT_KW * 1000,
+            "maximum_power_from_grid": home.fuse_kw * 1000,
+            "maximum_power_to_grid": home.export_limit_kw * 1000,
             "compute_curtailment": True,
             "set_use_battery": True,
             "set_nocharge_from_grid": False,

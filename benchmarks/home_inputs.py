@@ -88,6 +88,8 @@ class Home:
     loads: list[LoadSpec]
     heat_pump: HomeHeatPump | None = None
     fees: GridFees | None = None
+    fuse_kw: float = FUSE_KW
+    export_limit_kw: float = EXPORT_LIMIT_KW
 
 
 def battery(initial_soc_pct: float = 50.0) -> HomeBattery:
@@ -154,3 +156,56 @@ def heated(case: Home, seed: int) -> Home:
     outdoor = 4.0 + 4.0 * np.sin((hours - 9) / 24 * 2 * math.pi) + np.repeat(rng.normal(0.0, 2.0, n // DAY), DAY)
     fees = GridFees(energy_fee=np.zeros(n), capacity_price=CAPACITY_PRICE, peak_floor_kw=(CAPACITY_MIN_KW,))
     return replace(case, heat_pump=heat_pump(outdoor), fees=fees)
+
+
+TOU_PEAK_FEE, TOU_OFF_PEAK_FEE = 0.22, 0.09  # EUR/kWh network fee 07:00-11:00 and 17:00-22:00, and otherwise
+FEED_IN = 0.07  # EUR/kWh, a fixed feed-in tariff
+NEGATIVE_DROP = 0.25  # EUR/kWh taken off the spot price from 10:00 to 16:00 of the second day (a sunny weekend)
+
+
+def small_battery() -> HomeBattery:
+    """A 5 kWh, 2.5 kW battery (10 % reserve, 95 % each way, 2 ct/kWh wear), starting half full."""
+    return replace(battery(50.0), capacity_kwh=5.0, charge_kw=2.5, discharge_kw=2.5, reserve_pct=10.0)
+
+
+def tou_loads(start: datetime) -> list[LoadSpec]:
+    """An EV (20 kWh at up to 7.4 kW, 17:00 to 07:00) and two appliances whose windows overlap (10:00 to 20:00)."""
+    at = lambda hours: start + timedelta(hours=hours)  # noqa: E731
+    return [
+        LoadSpec("dishwasher", power_kw=2.0, duration_min=120, earliest_start=at(10), deadline=at(20)),
+        LoadSpec("washer", power_kw=2.2, duration_min=90, earliest_start=at(10), deadline=at(20)),
+        LoadSpec("ev", power_kw=7.4, energy_kwh=20.0, contiguous=False, earliest_start=at(17), deadline=at(31)),
+    ]
+
+
+def tou_home(spot: np.ndarray, seed: int, *, heat: bool = False) -> Home:
+    """A home of the kinds that were slow: hourly spot prices (the 15-minute days averaged per hour) plus
+    time-of-use fees, a fixed feed-in, a 9 kW fuse, a small battery, an EV and two appliances with overlapping windows.
+
+    Without a heat pump the export limit is 3 kW. With one (``heat``): zero export, the spot price cut by
+    ``NEGATIVE_DROP`` around noon of the second day (import prices below zero there), and a fixed-speed heat pump
+    (:func:`fixed_speed_pump`) heating the house over the 48 hours.
+    """
+    rng = np.random.default_rng(seed)
+    n = spot.size
+    hourly = np.repeat(spot.reshape(-1, 4).mean(axis=1), 4)
+    hours = np.arange(n) / 4 % 24
+    if heat:
+        hourly = hourly - np.where((np.arange(n) >= DAY) & (hours >= 10) & (hours < 16), NEGATIVE_DROP, 0.0)
+    fee = np.where(((hours >= 7) & (hours < 11)) | ((hours >= 17) & (hours < 22)), TOU_PEAK_FEE, TOU_OFF_PEAK_FEE)
+    start = datetime(2026, 1, 5, tzinfo=UTC)
+    curve = PriceCurve(start=start, resolution=SLOT, prices=np.round(hourly + fee, 6), source="bench")
+    pv = np.concatenate([pv_day(rng, 5.0) for _ in range(n // DAY)])
+    base = np.concatenate([load_day(rng) for _ in range(n // DAY)])
+    case = Home(curve, np.full(n, FEED_IN), pv, base, small_battery(), tou_loads(start), fuse_kw=9.0)
+    if not heat:
+        return replace(case, export_limit_kw=3.0)
+    outdoor = 3.0 + 4.0 * np.sin((np.arange(n) / 4 - 9) / 24 * 2 * math.pi) + rng.normal(0.0, 1.0)
+    return replace(case, export_limit_kw=0.0, heat_pump=fixed_speed_pump(outdoor))
+
+
+def fixed_speed_pump(outdoor_c: np.ndarray) -> HomeHeatPump:
+    """The house's heat pump at one speed: off or 2 kW electrical (COP 3.0), running and resting >= 1 h each time."""
+    return replace(
+        heat_pump(outdoor_c), min_kw=2.0, max_kw=2.0, cop=np.full(outdoor_c.size, 3.0), min_run_slots=4, min_off_slots=4
+    )

@@ -41,14 +41,8 @@ from home_inputs import DAY, EXPORT_LIMIT_KW, FUSE_KW, SLOT, battery, home, pric
 
 from custom_components.agentic_hems.prices.curve import PriceCurve  # noqa: E402
 from custom_components.agentic_hems.scheduling.home import plan_home  # noqa: E402
-from custom_components.agentic_hems.scheduling.home_model import (  # noqa: E402
-    GridFees,
-    HomeBattery,
-    HomeHeatPump,
-    HomePlan,
-    Tariff,
-    evaluate,
-)
+from custom_components.agentic_hems.scheduling.home_evaluate import Tariff, evaluate  # noqa: E402
+from custom_components.agentic_hems.scheduling.home_model import GridFees, HomeBattery, HomeHeatPump, HomePlan  # noqa: E402
 from custom_components.agentic_hems.scheduling.plan import LoadSpec  # noqa: E402
 
 PV_SD, LOAD_SD, OUTDOOR_SD = 0.30, 0.15, 1.0

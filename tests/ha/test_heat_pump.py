@@ -655,6 +655,7 @@ async def test_the_heat_pump_sensors_and_the_schedule_payload(
     entry = entity_registry.async_get("sensor.heat_pump_planned_power")
     assert entry is not None and entry.config_subentry_id == HEAT_ID and entry.unique_id == f"{HEAT_ID}_heat_pump_planned_power"
     payload = home_payload(result, automatic.runtime_data.home.config)
+    assert payload["time_limited"] is plan.time_limited is False  # proven optimal, within the plan's time bound
     (heat,) = payload["heat_pumps"]
     assert heat["slots"] == slots and heat["measured_c"] == 20.5
     for slot, row in zip(payload["slots"], slots, strict=True):  # the heat pump's power is part of the house load

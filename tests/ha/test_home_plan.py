@@ -37,14 +37,8 @@ from custom_components.agentic_hems.planning.home_manager import (
 from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_grid import fuse_over_fixed
-from custom_components.agentic_hems.scheduling.home_model import (
-    HomeHeatPump,
-    HomePlanError,
-    Infeasibility,
-    PhaseLimits,
-    Tariff,
-    evaluate,
-)
+from custom_components.agentic_hems.scheduling.home_evaluate import Tariff, evaluate
+from custom_components.agentic_hems.scheduling.home_model import HomeHeatPump, HomePlanError, Infeasibility, PhaseLimits
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigSubentryData

@@ -13,6 +13,7 @@ from scipy.optimize import linprog
 
 from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling.home import plan_home
+from custom_components.agentic_hems.scheduling.home_evaluate import Tariff, evaluate
 from custom_components.agentic_hems.scheduling.home_model import (
     TOL_KW,
     GridFees,
@@ -20,8 +21,6 @@ from custom_components.agentic_hems.scheduling.home_model import (
     HomePlanError,
     Infeasibility,
     PhaseLimits,
-    Tariff,
-    evaluate,
 )
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 

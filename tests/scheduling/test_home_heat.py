@@ -14,13 +14,8 @@ from scipy.optimize import linprog
 from custom_components.agentic_hems.planning.heat_view import EPS_KW
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_heat import heat_reasons
-from custom_components.agentic_hems.scheduling.home_model import (
-    HomeHeatPump,
-    HomePlanError,
-    Infeasibility,
-    Tariff,
-    evaluate,
-)
+from custom_components.agentic_hems.scheduling.home_evaluate import Tariff, evaluate
+from custom_components.agentic_hems.scheduling.home_model import HomeHeatPump, HomePlanError, Infeasibility
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
 from .conftest import SLOT, T0, make_curve

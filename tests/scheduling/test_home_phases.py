@@ -6,14 +6,8 @@ import numpy as np
 import pytest
 
 from custom_components.agentic_hems.scheduling.home import plan_home
-from custom_components.agentic_hems.scheduling.home_model import (
-    HomePlanError,
-    Infeasibility,
-    PhaseLimits,
-    PhaseOver,
-    Tariff,
-    evaluate,
-)
+from custom_components.agentic_hems.scheduling.home_evaluate import Tariff, evaluate
+from custom_components.agentic_hems.scheduling.home_model import HomePlanError, Infeasibility, PhaseLimits, PhaseOver
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
 from .conftest import SLOT, T0, make_curve

@@ -13,7 +13,8 @@ import pytest
 
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_grid import cut_phases, phases_over_fixed
-from custom_components.agentic_hems.scheduling.home_model import HomePlanError, PhaseLimits, Tariff, evaluate
+from custom_components.agentic_hems.scheduling.home_evaluate import Tariff, evaluate
+from custom_components.agentic_hems.scheduling.home_model import HomePlanError, PhaseLimits
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
 from .conftest import SLOT, T0, make_curve

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 import numpy as np
 import pytest
 
-from custom_components.agentic_hems.scheduling import home
+from custom_components.agentic_hems.scheduling import home_solve
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
@@ -70,7 +70,7 @@ def test_tie_stage_takes_the_earliest_starts_with_and_without_its_lp_proof(data,
 
     with_proof = plan()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(home, "_runs_earliest", lambda *_, **__: None)
+        patch.setattr(home_solve, "_runs_earliest", lambda *_, **__: None)
         without = plan()
     for result in (with_proof, without):
         assert result.net_cost == pytest.approx(best, abs=1e-7)

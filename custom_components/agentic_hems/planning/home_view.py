@@ -45,18 +45,18 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
 
     ``{"slots": [{start, pv_kw, load_kw, battery_kw, soc_pct, import_kw, export_kw, curtail_kw}], "cost",
     "baseline", "saving", "net_cost", "baseline_net_cost", "currency", "horizon_end", "reason", "detail",
-    "heat_pumps"}`` (``saving`` is ``baseline_net_cost - net_cost``: the energy stored at the end counts; ``heat_pumps``:
+    "heat_pumps", "time_limited"}`` (``saving`` is ``baseline_net_cost - net_cost``: the energy stored at the end counts; ``heat_pumps``:
     :func:`.heat_view.heat_payload`): ``load_kw`` is the house's base load plus
     the planned appliances and heat pumps, ``battery_kw`` and ``soc_pct`` (at the slot's start) are over all batteries (+ charging);
     without a plan ``slots`` is empty and ``reason`` says why, and ``phase_over`` (:func:`phase_over_payload`) which
-    phase and devices when a phase limit left no plan.
+    phase and devices when a phase limit left no plan; ``time_limited``: the best plan found within the time bound.
     """
     if result is None:
         return None
     plan = result.plan
     if plan is None:
         empty: dict[str, Any] = {"slots": [], "cost": None, "baseline": None, "saving": None, "currency": None}
-        empty |= {"net_cost": None, "baseline_net_cost": None}
+        empty |= {"net_cost": None, "baseline_net_cost": None, "time_limited": None}
         return {
             **empty,
             "horizon_end": None,
@@ -67,8 +67,7 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
             "phase_over": phase_over_payload(result.phase_over),
         }
     n = plan.import_kw.size
-    load = plan.base_load_kw + sum(plan.load_kw.values(), np.zeros(n))
-    load = load + sum(plan.heat_kw.values(), np.zeros(n))  # the heat pumps draw too
+    load = plan.base_load_kw + sum([*plan.load_kw.values(), *plan.heat_kw.values()], np.zeros(n))  # heat pumps draw too
     battery = sum(plan.battery_kw.values(), np.zeros(n))
     capacity = sum(b.capacity_kwh for b in config.batteries if b.subentry_id in plan.soc_kwh)
     stored = sum(plan.soc_kwh.values(), np.zeros(n + 1))
@@ -97,6 +96,7 @@ def home_payload(result: HomeResult | None, config: HomeConfig) -> dict[str, Any
         "horizon_end": plan.horizon_end.isoformat(),
         "reason": result.reason,
         "detail": result.detail,
+        "time_limited": plan.time_limited,  # the best plan found within the time bound, not a proven optimum
         "heat_pumps": heat_payload(result, config.heat_pumps),  # the heat pumps' power, temperature and band
         "grid": grid_payload(plan, config),
     }

@@ -31,7 +31,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..prices.curve import FloatArray, PriceCurve
-from .home_model import PHASES, GridFees, Limit, PhaseLimits, Tariff, phase_power
+from .home_evaluate import Tariff
+from .home_model import PHASES, GridFees, Limit, PhaseLimits, phase_power
 from .milp import MilpModel
 from .windows import IntArray
 

@@ -5,6 +5,7 @@ scipy is imported lazily, inside the solving methods: importing this module stay
 
 from __future__ import annotations
 
+import time
 from typing import Any, Final
 
 import numpy as np
@@ -18,13 +19,22 @@ _OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
 # LPs skip HiGHS's presolve: on these small, sparse models it costs more than the simplex saves.
 _LP_OPTIONS: Final = {**_OPTIONS, "presolve": False}
 _SOLVE_ERROR = 4  # scipy.optimize.milp status: HiGHS stopped with an error (not infeasible, unbounded or limited)
+_LIMITED = 1  # scipy's milp and linprog status: HiGHS stopped at its time (or iteration) limit
+_LEAST_S = 1e-3  # a solve after the deadline still gets this long: HiGHS then returns its limit status
 
 
 class MilpModel:
-    """Columns (bounds, cost, integrality) and sparse rows of a MILP, added block by block."""
+    """Columns (bounds, cost, integrality) and sparse rows of a MILP, added block by block.
+
+    ``deadline`` (``time.monotonic()`` seconds, None for none) bounds the MILP solves together: each gets at most the
+    time left (never more than ``TIME_LIMIT_S``, never less than 1 ms); ``limited`` turns True once a solve stops at
+    its limit. LPs (relaxations, bounds) are polynomial and a handful per plan, so they are not cut.
+    """
 
     def __init__(self) -> None:
         """Start with no columns and no rows."""
+        self.deadline: float | None = None
+        self.limited = False
         self.lower: list[FloatArray] = []
         self.upper: list[FloatArray] = []
         self.cost: list[FloatArray] = []
@@ -59,13 +69,19 @@ class MilpModel:
         return np.arange(self.n_rows - count, self.n_rows)
 
     def solve(
-        self, objective: FloatArray, extra: list[Any] | None = None, *, relax: bool = False, upper: Any = None
+        self,
+        objective: FloatArray,
+        extra: list[Any] | None = None,
+        *,
+        relax: bool = False,
+        upper: Any = None,
+        bounded: bool = True,
     ) -> Any:
         """Run HiGHS on ``objective`` with the rows plus ``extra`` LinearConstraints; return scipy's result.
 
         ``relax`` solves the LP relaxation; ``upper`` replaces the columns' upper bounds (pruned starts at 0). A MILP
         whose solve fails with HiGHS's status 4 (its presolve breaks down on some models with zero prices) is solved
-        once more without presolve.
+        once more without presolve. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S`` whatever ``deadline``.
         """
         from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy: scipy is heavy
         from scipy.sparse import csr_array  # noqa: PLC0415
@@ -76,11 +92,22 @@ class MilpModel:
         integrality = np.zeros(self.size) if relax else np.concatenate(self.integer)
         bounds = Bounds(np.concatenate(self.lower), self.upper_bounds() if upper is None else upper)
         rows = constraints + (extra or [])
-        options = _LP_OPTIONS if relax else _OPTIONS
-        found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=options)
-        if found.status == _SOLVE_ERROR and not relax:
-            found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=_LP_OPTIONS)
+        if relax:
+            return milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=_LP_OPTIONS)
+        cut = self._cut if bounded else dict
+        found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=cut(_OPTIONS))
+        if found.status == _SOLVE_ERROR:
+            options = cut(_LP_OPTIONS)
+            found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=options)
+        self.limited |= found.status == _LIMITED
         return found
+
+    def _cut(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Return ``options`` with the time limit cut to what is left before ``deadline``."""
+        if self.deadline is None:
+            return options
+        left = max(self.deadline - time.monotonic(), _LEAST_S)
+        return {**options, "time_limit": min(TIME_LIMIT_S, left)}
 
     def upper_bounds(self) -> FloatArray:
         """Return the columns' upper bounds."""

@@ -1,0 +1,394 @@
+"""The whole-home MILP solved: least cost, then the earliest plan among the ties; the diagnosis when none exists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import time
+
+import numpy as np
+
+from ..prices.curve import FloatArray
+from .home_build import Columns, build, cost_scale, dump_pays
+from .home_heat import heat_tie
+from .home_inputs import Inputs, Load
+from .home_model import PHASES, TOL_KW, HomePlanError, Infeasibility, PhaseOver, slot_limits
+from .milp import MilpModel
+from .ties import TIE_REL
+from .windows import IntArray
+
+COST_SCALE = 1e4  # the objective is scaled to this size so HiGHS's absolute gap (1e-6) stays negligible
+# Reduced-cost pruning keeps a start whose bound exceeds the threshold by less than this (scaled cost units, 1e-7 of
+# the cost scale): far above HiGHS's dual tolerance (1e-7) summed over the columns.
+PRUNE_MARGIN = 1e-3
+PLAN_TIME_LIMIT_S = 10.0  # default bound of one plan's HiGHS calls together, seconds (wall clock)
+LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under milp.MIP_REL_GAP
+
+
+@dataclass
+class Solution:
+    """Cleaned column values and the columns' layout."""
+
+    x: FloatArray
+    cols: Columns
+    model: MilpModel
+
+
+def solve(inputs: Inputs, *, time_limit_s: float = PLAN_TIME_LIMIT_S) -> tuple[Solution, str]:
+    """Least cost, then the earliest plan among the ties, its MILP solves within ``time_limit_s`` seconds in all.
+
+    The LP relaxation gives a lower bound L and reduced costs r: a plan that starts run a at j costs at least
+    L + r_aj. A dive (:func:`_dive`) gives a plan and its cost U. When U <= L (to ``PRUNE_MARGIN``) the dive's plan
+    is optimal; otherwise starts with L + r_aj > U are fixed to 0 and HiGHS solves the MILP. The tie stage
+    (:func:`_earliest`) prunes again with its budget. When the time bound stops a HiGHS call, the best plan found so
+    far is used (the MILP's incumbent, else the dive's plan) and the returned note says so
+    (``Solution.model.limited``); with no plan in hand the least-cost MILP still gets its own limit
+    (:func:`_least_cost`).
+
+    Raises:
+        HomePlanError: no plan exists (the conflicting limits named), or none was found within the time bound.
+
+    """
+    model, cols = build(inputs)
+    model.deadline = time.monotonic() + time_limit_s
+    scale = cost_scale(inputs)
+    factor = COST_SCALE / scale
+    cost = model.objective()
+    runs: IntArray = np.concatenate(
+        [np.zeros(0, dtype=np.intp), *(c for c, load in zip(cols.loads, inputs.loads, strict=True) if load.slots)]
+    )
+    relaxed = model.reduced_costs(cost * factor) if runs.size else None
+    upper = model.upper_bounds()
+    x: FloatArray | None = None
+    dived: FloatArray | None = None
+    if relaxed is not None:
+        dived, bound = _dive(inputs, model, cols, relaxed, cost * factor)
+        upper = _pruned(upper, runs, relaxed, bound)
+        if dived is not None and bound <= relaxed[0] + PRUNE_MARGIN:
+            x = _clean(model, dived, model.upper_bounds())
+    if x is None:
+        x = _least_cost(inputs, model, cost * factor, upper=upper, dived=dived)
+    budget = float(cost @ x) + TIE_REL * scale
+    if relaxed is not None:
+        upper = _pruned(upper, runs, relaxed, budget * factor)
+        upper[x > 0] = np.maximum(upper[x > 0], x[x > 0])  # the plan in hand stays feasible whatever the rounding
+    lower_bound = -math.inf if relaxed is None else relaxed[0]
+    x = _earliest(inputs, model, cols, x, budget=budget, scale=scale, upper=upper, lower_bound=lower_bound)
+    note = ""
+    if model.limited:
+        note = f"time bound of {time_limit_s:g} s reached: the best plan found by then is used, not a proven optimum"
+    return Solution(x, cols, model), note
+
+
+def _least_cost(
+    inputs: Inputs, model: MilpModel, objective: FloatArray, *, upper: FloatArray, dived: FloatArray | None
+) -> FloatArray:
+    """Return HiGHS's least-cost plan under ``upper``, or the dive's plan when the time bound left HiGHS without one.
+
+    Without a plan from the dive the time bound does not cut this solve (it gets ``milp.TIME_LIMIT_S`` of its own):
+    a spent bound must not leave the home without a plan that HiGHS could still find.
+    """
+    found = model.solve(objective, upper=upper, bounded=dived is not None)
+    if found.x is not None:
+        return _clean(model, found.x, upper)
+    if model.limited and dived is not None:
+        return _clean(model, dived, model.upper_bounds())
+    if found.status == 2:
+        raise _diagnose(inputs)
+    raise HomePlanError((), f"HiGHS found no plan: {found.message}")
+
+
+def _dive(
+    inputs: Inputs,
+    model: MilpModel,
+    cols: Columns,
+    relaxed: tuple[float, FloatArray, FloatArray],
+    objective: FloatArray,
+) -> tuple[FloatArray | None, float]:
+    """Return a plan and its scaled cost found by fixing the runs one by one at their largest LP fraction.
+
+    ``relaxed`` is the LP relaxation (optimum, reduced costs, solution). The LP is solved again after fixing a run
+    it had split (fixing one it had whole leaves its answer optimal); with every run fixed, :func:`_leaf` turns
+    the LP's answer into a plan. (None, inf) when no plan is found.
+    """
+    lower_bound, _, lp = relaxed
+    upper = model.upper_bounds()
+    for load, columns in zip(inputs.loads, cols.loads, strict=True):
+        if load.slots:
+            keep = columns[int(np.argmax(lp[columns]))]
+            split = lp[keep] < 1 - 1e-9
+            upper[columns] = 0.0
+            upper[keep] = 1.0
+            if split:
+                found = model.solve(objective, upper=upper, relax=True)
+                if found.x is None:
+                    return None, math.inf
+                lp = found.x
+    x = _leaf(inputs, model, cols, objective, upper=upper, lp=lp)
+    return (None, math.inf) if x is None else (x, float(objective @ x))
+
+
+def _leaf(
+    inputs: Inputs, model: MilpModel, cols: Columns, objective: FloatArray, *, upper: FloatArray, lp: FloatArray
+) -> FloatArray | None:
+    """With every run fixed and ``lp`` that LP's answer, a plan: ``lp`` itself when it needs no binary.
+
+    Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
+    direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' and energy loads' on/off binaries come
+    out whole. Else
+    the MILP with the runs fixed; None when that finds no plan.
+    """
+    integer = np.concatenate(model.integer) > 0
+    if _exclusive(inputs, cols, lp) and _whole(lp, np.flatnonzero(integer)):
+        return lp
+    found = model.solve(objective, upper=_directed(inputs, cols, lp, upper), relax=True)
+    on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None), *cols.on.values()])
+    if found.x is None or not _whole(found.x, on):
+        found = model.solve(objective, upper=upper)
+    return None if found.x is None else np.asarray(found.x, dtype=np.float64)
+
+
+def _whole(x: FloatArray, columns: IntArray) -> bool:
+    """Return True when ``x`` is within 1e-9 of an integer on every one of ``columns``."""
+    return bool(np.all(np.abs(x[columns] - np.round(x[columns])) <= 1e-9))
+
+
+def _directed(inputs: Inputs, cols: Columns, x: FloatArray, upper: FloatArray) -> FloatArray:
+    """Return ``upper`` with one side of each pair that has a binary at 0, in every slot: the side smaller in ``x``.
+
+    The pairs are charge and discharge, import and export; any answer is then exclusive there and its binaries can
+    be set to match.
+    """
+    out = upper.copy()
+    tariff = inputs.tariff
+    pairs = [(c, d, dump_pays(inputs)) for c, d in zip(cols.charge, cols.discharge, strict=True)]
+    pairs.append((cols.imp, cols.exp, tariff.export_price > tariff.import_price))
+    for first, second, has_binary in pairs:
+        favours_first = x[first] >= x[second]
+        out[first[has_binary & ~favours_first]] = 0.0
+        out[second[has_binary & favours_first]] = 0.0
+    return out
+
+
+def _exclusive(inputs: Inputs, cols: Columns, x: FloatArray) -> bool:
+    """Return True when no slot with a binary both charges and discharges a battery, or both imports and exports."""
+    dump = dump_pays(inputs)
+    both = [(x[c] > TOL_KW) & (x[d] > TOL_KW) & dump for c, d in zip(cols.charge, cols.discharge, strict=True)]
+    grid = (x[cols.imp] > TOL_KW) & (x[cols.exp] > TOL_KW) & (inputs.tariff.export_price > inputs.tariff.import_price)
+    return not (grid.any() or any(b.any() for b in both))
+
+
+def _pruned(
+    upper: FloatArray, runs: IntArray, relaxed: tuple[float, FloatArray, FloatArray], bound: float
+) -> FloatArray:
+    """``upper`` with the run starts whose Lagrangian bound exceeds ``bound`` (scaled) fixed to 0."""
+    lower_bound, reduced, _ = relaxed
+    out = upper.copy()
+    out[runs[lower_bound + reduced[runs] > bound + PRUNE_MARGIN]] = 0.0
+    return out
+
+
+def _earliest(
+    inputs: Inputs,
+    model: MilpModel,
+    cols: Columns,
+    x: FloatArray,
+    *,
+    budget: float,
+    scale: float,
+    upper: FloatArray,
+    lower_bound: float,
+) -> FloatArray:
+    """Among plans costing at most ``budget``, the earliest: runs first, then energy loads, each in caller's order.
+
+    When :func:`_runs_earliest` proves that no such plan starts a run earlier than ``x`` does, the runs stay; ``x``
+    is the answer when nothing else (energy loads, heat pumps) counts in the placement objective
+    (:func:`_tie_objective`), else the rest is placed with the runs fixed. Otherwise one more HiGHS call minimises the placement objective under
+    ``cost <= budget``; placements differ there by whole slots, far above HiGHS's tolerances. Its result is kept
+    only when its recomputed cost stays within ``budget`` plus what HiGHS's feasibility tolerance may add (limits
+    met to ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of the scale); else ``x`` stays.
+    ``lower_bound`` is the LP relaxation's scaled optimum (-inf when not known).
+    """
+    from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in MilpModel.solve
+
+    if not inputs.loads and not inputs.heat_pumps:
+        return x
+    tariff = inputs.tariff
+    tie = _tie_objective(inputs, cols, model.size)
+    cost = model.objective()
+    factor = COST_SCALE / scale
+    fixed = _runs_earliest(
+        inputs,
+        model,
+        cols,
+        x,
+        upper=upper,
+        tie=tie,
+        factor=factor,
+        limit=budget * factor,
+        tight=float(cost @ x) * factor <= lower_bound + PRUNE_MARGIN,
+    )
+    if fixed is not None:
+        rest = tie.copy()
+        for load, columns in zip(inputs.loads, cols.loads, strict=True):
+            if load.slots:
+                rest[columns] = 0.0
+        if not rest.any():
+            return x
+        upper = fixed
+    noise = TOL_KW * tariff.hours * float(np.sum(np.abs(tariff.import_price) + np.abs(tariff.export_price)))
+    row = [LinearConstraint(cost[None, :] * factor, -np.inf, budget * factor)]
+    found = model.solve(tie, row, upper=upper)
+    if found.x is None:
+        return x
+    better = _clean(model, found.x, upper)
+    return better if float(cost @ better) <= budget + TIE_REL * scale + noise else x
+
+
+def _runs_earliest(
+    inputs: Inputs,
+    model: MilpModel,
+    cols: Columns,
+    x: FloatArray,
+    *,
+    upper: FloatArray,
+    tie: FloatArray,
+    factor: float,
+    limit: float,
+    tight: bool,
+) -> FloatArray | None:
+    """Return ``upper`` with every run fixed at its start in ``x`` when no run can start earlier within ``limit``.
+
+    "Earlier within the limit": a plan of cost x ``factor`` <= ``limit`` whose run starts before ``x``'s, the runs
+    before it (in tie order) at their starts in ``x``. None when that is not proven.
+
+    Earlier starts already at 0 in ``upper`` (pruned by the budget) need no proof; otherwise the LP relaxation with
+    the run forced earlier must exceed ``limit``, by a bound that holds whatever HiGHS's tolerances
+    (:meth:`MilpModel.lower_bound`). That LP is only tried when ``tight`` (``x`` costs the relaxation's optimum):
+    under a gap it cannot exceed the limit, so HiGHS's tie solve decides.
+    """
+    objective = model.objective() * factor
+    fixed = upper.copy()
+    for load, columns in zip(inputs.loads, cols.loads, strict=True):
+        if not load.slots:
+            continue
+        start = int(np.argmax(x[columns]))
+        if tie[columns].any() and fixed[columns[:start]].any():
+            if not tight:
+                return None
+            trial = fixed.copy()
+            trial[columns[start:]] = 0.0
+            if model.lower_bound(objective, trial) <= limit:
+                return None
+        fixed[columns] = 0.0
+        fixed[columns[start]] = 1.0
+    return fixed
+
+
+def _tie_objective(inputs: Inputs, cols: Columns, size: int) -> FloatArray:
+    """Lexicographic placement objective: the runs' start offsets, the energy loads' mean slots, then heat pumps.
+
+    Each term lies in [0, span): a run's start offset, an energy load's mean slot, a heat pump's
+    :func:`~.home_heat.heat_tie` (span n; smallest when it runs as late as possible). Weighted so that one slot of
+    a term outweighs every later term; terms whose weight would pass ``LEX_LIMIT`` are left out (HiGHS's gap must
+    still tell one slot apart).
+    """
+    pairs = list(zip(inputs.loads, cols.loads, strict=True))
+    terms = [(float(load.keys[-1] - load.keys[0]) + 1, _load_tie(inputs, load, c, size)) for load, c in pairs]
+    terms = [term for term, (load, _) in zip(terms, pairs, strict=True) if load.slots] + [
+        term for term, (load, _) in zip(terms, pairs, strict=True) if not load.slots
+    ]
+    terms += [(float(inputs.n), heat_tie(p, c, size)) for p, c in zip(inputs.heat_pumps, cols.heat, strict=True)]
+    spans: list[float] = []
+    weight = 1.0
+    for span, _ in terms:
+        if weight * span > LEX_LIMIT:
+            break
+        spans.append(span)
+        weight *= span
+    tie = np.zeros(size)
+    for (_, term), span in zip(terms, spans, strict=False):
+        weight /= span
+        tie += weight * term
+    return tie
+
+
+def _load_tie(inputs: Inputs, load: Load, columns: IntArray, size: int) -> FloatArray:
+    """Return a load's placement term: its start offset (runs) or its energy's mean slot offset (energy loads)."""
+    tie = np.zeros(size)
+    offsets = (load.keys - load.keys[0]).astype(np.float64)
+    per_slot = 1.0 if load.slots else inputs.tariff.hours / load.energy_kwh  # x is kW: mean slot = sum(t x h) / E
+    tie[columns] = offsets * per_slot
+    return tie
+
+
+def _clean(model: MilpModel, x: FloatArray, upper: FloatArray) -> FloatArray:
+    """Binaries rounded, values clipped to their bounds, solver noise below TOL_KW / 100 zeroed."""
+    lower = np.concatenate(model.lower)
+    x = np.clip(x, lower, upper)
+    integer = np.concatenate(model.integer) > 0
+    x[integer] = np.round(x[integer])
+    x[(np.abs(x) < TOL_KW / 100) & (lower <= 0)] = 0.0
+    return x
+
+
+def _diagnose(inputs: Inputs) -> HomePlanError:
+    """Re-solve with slacks on every relaxable limit; name those the slacks use.
+
+    The limits: fuse, export limit, energy targets, reserves, comfort bands and phase limits (a phase's conflict
+    names the phase and its devices, :func:`_phase_over`). The LP relaxation is tried first; when it needs no slack (the conflict lies in the runs or the heat pumps'
+    on/off and minimum times), the MILP with slacks is solved.
+    """
+    model, cols = build(inputs, relax=True)
+    objective = np.zeros(model.size)
+    for slacks in cols.slack.values():
+        for slack in slacks:
+            objective[slack] = 1.0
+    found = model.solve(objective, relax=True)
+    used = _slacks_used(cols, found.x)
+    if found.x is not None and not used:
+        found = model.solve(objective)
+        used = _slacks_used(cols, found.x)
+    if found.x is None:
+        return HomePlanError((), f"no plan exists and HiGHS could not say why: {found.message}")
+    short = tuple(
+        load.spec.name
+        for load, slack in zip(
+            (ld for ld in inputs.loads if not ld.slots), cols.slack[Infeasibility.ENERGY], strict=True
+        )
+        if float(found.x[slack][0]) > TOL_KW
+    )
+    names = ", ".join(str(kind) for kind in used) or "unknown"
+    over = _phase_over(inputs, cols, found.x) if Infeasibility.PHASE in used else None
+    return HomePlanError(used, f"no plan satisfies every constraint; conflicting: {names}", short, over)
+
+
+def _phase_over(inputs: Inputs, cols: Columns, x: FloatArray) -> PhaseOver:
+    """Return the phase and slot where ``x`` (the plan with slacks) passes a phase limit most, and what is on it.
+
+    The devices are those whose kW on that phase (their share of their planned or fixed power) pushes it the way it
+    passes the limit: drawing above it, or feeding in below minus it.
+    """
+    phases, n = inputs.tariff.phases, inputs.n
+    assert phases is not None
+    slacks = cols.slack[Infeasibility.PHASE]  # per phase: up, down
+    worst = int(np.argmax([float(np.max(x[s])) for s in slacks]))
+    t, phase = int(np.argmax(x[slacks[worst]])), PHASES[worst // 2]
+    drawn = {name: kw.copy() for name, kw in inputs.constant().items()}
+    for name, entries in cols.devices.items():
+        power = drawn.setdefault(name, np.zeros(n))
+        for rows, columns, vals in entries:
+            r, c, v = np.broadcast_arrays(rows, columns, vals)
+            np.add.at(power, r, -v * x[c])
+    on = {name: phases.shares(name)[phase] * float(kw[t]) for name, kw in drawn.items()}
+    sign = 1.0 if worst % 2 == 0 else -1.0
+    pushing = sorted(((name, sign * kw) for name, kw in on.items() if sign * kw > TOL_KW), key=lambda d: -d[1])
+    start, limit = inputs.start + t * inputs.resolution, float(slot_limits(phases.limit(phase), n)[t])
+    return PhaseOver(phase=phase, start=start, limit_kw=limit, power_kw=sum(on.values()), devices=tuple(pushing))
+
+
+def _slacks_used(cols: Columns, x: FloatArray | None) -> tuple[Infeasibility, ...]:
+    """Return the kinds whose slacks ``x`` uses (none when ``x`` is None)."""
+    if x is None:
+        return ()
+    return tuple(kind for kind, slacks in cols.slack.items() if any(float(np.max(x[s])) > TOL_KW for s in slacks))
