@@ -126,7 +126,7 @@ async def test_schedule_all_flexible_loads_in_three_round_trips(
     assert observation.startswith('Observation: {"action":"GET_PRICES","unit":"EUR/kWh"') and len(observation) < 400
     run = llm_entry.runtime_data.assistant.runs[-1]
     assert run["round_trips"] == 3 and run["total_tokens"] == response["tokens"] > 0
-    assert run["total_tokens"] <= 2000  # issue 4: <= 4 round trips and <= 2,000 tokens (counted as characters / 4)
+    assert run["total_tokens"] <= 2000  # the target: <= 4 round trips and <= 2,000 tokens (counted as characters / 4)
     assert run["total_cost"] == pytest.approx((run["prompt_tokens"] * 2.0 + run["completion_tokens"] * 8.0) / 1e6)
 
 
