@@ -419,6 +419,29 @@ def _repair_issues() -> None:
     assert families and not unnamed, f"repair issues the comment does not name: {unnamed}"
 
 
+def _annotations(tree: ast.AST) -> Iterator[ast.expr]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]
+            yield from (a.annotation for a in arguments if a is not None and a.annotation is not None)
+            if node.returns is not None:
+                yield node.returns
+        elif isinstance(node, ast.AnnAssign):
+            yield node.annotation
+
+
+@evidence("strict-typing")
+def _typed_entry_throughout() -> None:
+    """No annotation names the plain ConfigEntry: the integration's entries are AgenticHemsConfigEntry everywhere."""
+    plain = [
+        f"{path.relative_to(PACKAGE)}:{annotation.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for annotation in _annotations(ast.parse(path.read_text(encoding="utf-8")))
+        if re.search(r"(?<!AgenticHems)\bConfigEntry\b", ast.unparse(annotation))
+    ]
+    assert not plain, f"annotated with the plain ConfigEntry: {plain}"
+
+
 @evidence("integration-owner")
 def _integration_owner() -> None:
     owners = json.loads((PACKAGE / "manifest.json").read_text())["codeowners"]
