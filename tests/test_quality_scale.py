@@ -422,7 +422,8 @@ def _repair_issues() -> None:
 def _annotations(tree: ast.AST) -> Iterator[ast.expr]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]
+            args = node.args
+            arguments = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
             yield from (a.annotation for a in arguments if a is not None and a.annotation is not None)
             if node.returns is not None:
                 yield node.returns
