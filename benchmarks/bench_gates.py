@@ -1,4 +1,4 @@
-"""Latency of the gate pipeline (gates 1-7, through DryRun) on a house of 5,000 entities in 200 areas (issue 3).
+"""Latency of the gate pipeline (gates 1-7, through DryRun) on a house of 5,000 entities in 200 areas.
 
 Run: ``.venv/bin/python benchmarks/bench_gates.py``. Builds a plain-data view (no Home Assistant) of 5,000 entities
 (lights, switches, covers, climate, locks, numbers, sensors) spread over 200 areas with names, aliases and device

@@ -1,14 +1,14 @@
-"""Model round trips and tokens for "Schedule all flexible loads" (three appliances), issue 4's benchmark.
+"""Model round trips and tokens for "Schedule all flexible loads" (three appliances) against a per-appliance flow.
 
 Run: ``.venv/bin/python benchmarks/bench_orchestrator.py``. No tokenizer is available offline, so tokens are counted
 as characters / 4 of the JSON messages sent (prompt) and received (completion), as the scripted server of
 ``tests/ha/test_llm.py`` counts them. Two conversations go through the real loop, system prompt and parser:
 
 - this integration: compact observations (a price summary, never the table) and one joint SCHEDULE;
-- the reference, seed 000's flow as it reports it (7 iterations): the 96-slot price table in the first observation
-  and re-sent with every agent call, one CALL_AGENT and one SCHEDULE per appliance.
+- the reference, the per-appliance flow of the design this project started from (7 iterations): the 96-slot price
+  table in the first observation and re-sent with every agent call, one CALL_AGENT and one SCHEDULE per appliance.
 
-The seed reports 7 iterations and 3,245 tokens; the target is <= 4 round trips and <= 2,000 tokens.
+That design reports 7 iterations and 3,245 tokens; the target is <= 4 round trips and <= 2,000 tokens.
 Exit status 1 when the target is missed. Not a test: pytest never collects this directory.
 """
 
@@ -58,7 +58,7 @@ class Counting:
 
 @dataclass
 class Stub:
-    """Observations shaped like the HA tools' (``assistant.HassTools``), or the seed's with the full table."""
+    """Observations shaped like the HA tools' (``assistant.HassTools``), or the reference's with the full table."""
 
     full_table: bool
     ran: list[str] = field(default_factory=list)
@@ -92,7 +92,7 @@ async def main() -> int:
         f"Thought: plan all three together.\nACTION: SCHEDULE | appliance={', '.join(APPLIANCES)}",
         "Thought: done.\nACTION: FINISH | summary=Dishwasher, washing machine and EV are planned in the cheapest slots.",
     ], full_table=False)
-    seed = await conversation([
+    reference = await conversation([
         "Thought: prices first.\nACTION: GET_PRICES",
         *[f"Thought: ask the agent.\nACTION: CALL_AGENT | appliance={name}" for name in APPLIANCES[:2]],
         *[f"Thought: store it.\nACTION: SCHEDULE | appliance={name}" for name in APPLIANCES],
@@ -100,10 +100,11 @@ async def main() -> int:
     ], full_table=True)
     print(f"{'conversation':<56} {'round trips':>11} {'prompt':>8} {'completion':>10} {'tokens':>8}")
     for label, run in (("this integration (compact observations, joint SCHEDULE)", ours),
-                       ("reference: seed-style flow, price table re-sent", seed)):
+                       ("reference: per-appliance flow, price table re-sent", reference)):
         total = run.prompt_tokens + run.completion_tokens
         print(f"{label:<56} {run.round_trips:>11} {run.prompt_tokens:>8} {run.completion_tokens:>10} {total:>8}")
-    print("seed 000 reports 7 iterations and 3,245 tokens; tokens here are characters / 4 (no tokenizer offline)")
+    print("the reference design reports 7 iterations and 3,245 tokens; tokens here are characters / 4 (no tokenizer "
+          "offline)")
     ok = ours.round_trips <= 4 and ours.prompt_tokens + ours.completion_tokens <= 2000
     print(f"target <= 4 round trips and <= 2,000 tokens: {'pass' if ok else 'FAIL'}")
     return 0 if ok else 1

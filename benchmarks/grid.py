@@ -1,4 +1,4 @@
-"""Grid benchmark (issue 5): ours against PYPOWER and pandapower, measured side by side in the same run.
+"""Grid benchmark: ours against PYPOWER and pandapower, measured side by side in the same run.
 
 Run: ``benchmarks/grid`` (it builds ``.venv-bench`` with pandapower 3.5.6 (with numba) and PYPOWER 5.1.21 on the integration's
 numpy and scipy; the integration's own environment never gets them). Medians of wall time (``time.perf_counter``):

@@ -7,9 +7,9 @@ subentry flows are in :mod:`.flow`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from homeassistant.config_entries import ConfigEntry, ConfigFlow, ConfigFlowResult, ConfigSubentryFlow, OptionsFlow
+from homeassistant.config_entries import ConfigFlow, ConfigFlowResult, ConfigSubentryFlow, OptionsFlow
 from homeassistant.const import CONF_API_KEY
 from homeassistant.core import callback
 from homeassistant.helpers.selector import SelectSelector, SelectSelectorConfig, SelectSelectorMode
@@ -60,6 +60,9 @@ from .flow.schemas import (
 )
 from .validation import vol
 
+if TYPE_CHECKING:
+    from .runtime import AgenticHemsConfigEntry
+
 
 class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
     """Set up a price source: user → source step → settings."""
@@ -73,13 +76,15 @@ class AgenticHemsConfigFlow(ConfigFlow, domain=DOMAIN):
 
     @staticmethod
     @callback
-    def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
+    def async_get_options_flow(config_entry: AgenticHemsConfigEntry) -> OptionsFlow:
         """Return the options flow (price formula and power limit)."""
         return AgenticHemsOptionsFlow()
 
     @classmethod
     @callback
-    def async_get_supported_subentry_types(cls, config_entry: ConfigEntry) -> dict[str, type[ConfigSubentryFlow]]:
+    def async_get_supported_subentry_types(
+        cls, config_entry: AgenticHemsConfigEntry
+    ) -> dict[str, type[ConfigSubentryFlow]]:
         """Appliances and the whole-home plan's batteries and heat pumps are subentries."""
         return {
             SUBENTRY_APPLIANCE: ApplianceSubentryFlow,

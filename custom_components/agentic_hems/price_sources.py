@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import ATTR_UNIT_OF_MEASUREMENT, CONF_API_KEY
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
@@ -26,6 +25,9 @@ from .const import (
     SOURCE_SENSOR,
 )
 from .prices import CannotConnect, PriceCurve, PriceError, PriceSourceError, PricesRefused
+
+if TYPE_CHECKING:
+    from .runtime import AgenticHemsConfigEntry
 
 
 class PriceSource(Protocol):
@@ -177,7 +179,7 @@ class SensorSource:
         return curve.replace(source=SOURCE_SENSOR, fetched_at=dt_util.utcnow())
 
 
-def source_for_entry(hass: HomeAssistant, entry: ConfigEntry) -> PriceSource:
+def source_for_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> PriceSource:
     """Return the price source configured in ``entry.data``."""
     data = entry.data
     source = data[CONF_PRICE_SOURCE]

@@ -194,7 +194,9 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
         entry.async_create_background_task(hass, runtime.home.async_replan(execute=True), f"{DOMAIN} home plan")
 
 
-def reload_on_change(entry: ConfigEntry) -> Callable[[HomeAssistant, ConfigEntry], Coroutine[Any, Any, None]]:
+def reload_on_change(
+    entry: AgenticHemsConfigEntry,
+) -> Callable[[HomeAssistant, AgenticHemsConfigEntry], Coroutine[Any, Any, None]]:
     """Return the entry's update listener, which reloads the entry once when it changed.
 
     A change is one of its data (reconfigure, reauth, the options flow's provider), options or appliance
@@ -206,7 +208,7 @@ def reload_on_change(entry: ConfigEntry) -> Callable[[HomeAssistant, ConfigEntry
     """
     settings = _settings(entry)
 
-    async def _async_changed(hass: HomeAssistant, updated: ConfigEntry) -> None:
+    async def _async_changed(hass: HomeAssistant, updated: AgenticHemsConfigEntry) -> None:
         nonlocal settings
         if (current := _settings(updated)) != settings:
             settings = current  # the options flow updates data and options: one reload for both
@@ -215,7 +217,7 @@ def reload_on_change(entry: ConfigEntry) -> Callable[[HomeAssistant, ConfigEntry
     return _async_changed
 
 
-def _settings(entry: ConfigEntry) -> tuple[object, ...]:
+def _settings(entry: AgenticHemsConfigEntry) -> tuple[object, ...]:
     """Return what the flows change and a loaded entry runs with: data, options and the appliance subentries."""
     return (
         dict(entry.data),

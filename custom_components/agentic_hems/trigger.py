@@ -16,7 +16,7 @@ from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from homeassistant.config_entries import ConfigEntry, ConfigEntryState
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_OPTIONS, CONF_TARGET
 from homeassistant.core import CALLBACK_TYPE, HassJob, HomeAssistant, callback
 from homeassistant.helpers import config_validation as cv
@@ -50,7 +50,7 @@ from .prices import SLOT, PriceCurve, local_day_bounds
 from .validation import vol
 
 if TYPE_CHECKING:
-    from .runtime import RuntimeData
+    from .runtime import AgenticHemsConfigEntry, RuntimeData
 
 CONF_MINUTES = "minutes"
 CONF_SCOPE = "scope"
@@ -158,7 +158,7 @@ class TimedTrigger(Trigger):
         return _detach
 
     @callback
-    def _follow(self, entry: ConfigEntry) -> None:
+    def _follow(self, entry: AgenticHemsConfigEntry) -> None:
         """Listen to the entry's runtime while it is loaded."""
         if (unsub := self._followed.pop(entry.entry_id, None)) is not None:
             unsub()

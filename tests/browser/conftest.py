@@ -1,4 +1,4 @@
-"""Browser tests of the Lovelace cards (issue 6): a real Home Assistant (``scripts/demo``) and Debian's Chromium.
+"""Browser tests of the Lovelace cards: a real Home Assistant (``scripts/demo``) and Debian's Chromium.
 
 Run them on their own, without pytest-homeassistant-custom-component's plugin (it blocks sockets and patches HA):
 

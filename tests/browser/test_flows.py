@@ -343,7 +343,7 @@ def save_options(walk: Walk, rules: str) -> None:
 
 
 def test_options_policy_rules_typo_keeps_the_saved_rules(page: Page, demo: Demo) -> None:
-    """Issue 23, item 5: rules saved, then text that is not YAML typed over them: the form names the line and the
+    """Rules saved, then text that is not YAML typed over them: the form names the line and the
     problem, keeps the text, and the saved rules are still there when the options open again (removed at the end)."""
     walk = Walk(page, demo, 1280, "policy")
     control = OPTIONS["step"]["control"]

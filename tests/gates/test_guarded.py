@@ -1,7 +1,7 @@
 """Which intents the policy holds or refuses on one entity (what the Assist exposure repair names).
 
-Two oracles: the default table read by hand (seed 001 section 6), and the Policy gate itself, run on the fake house's
-entities for each intent.
+Two oracles: the default table (``tables.DEFAULT_POLICY``) read by hand, and the Policy gate itself, run on the fake
+house's entities for each intent.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Gate 6, Policy: the first-match table, its defaults (seed 001 section 6) and validated user rules."""
+"""Gate 6, Policy: the first-match table, its defaults (``tables.DEFAULT_POLICY``) and validated user rules."""
 
 from __future__ import annotations
 

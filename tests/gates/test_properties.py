@@ -1,4 +1,4 @@
-"""Property tests over arbitrary candidates and policies (issue 3, "Property tests"; pure core only).
+"""Property tests over arbitrary candidates and policies (pure core only).
 
 - No actuating call reaches any entity unless every gate passed and policy allowed or an admin confirmed
   (calls are counted by a recording actuator, not by mocking gates).

@@ -94,8 +94,8 @@ async def test_a_missing_output_is_a_failure() -> None:
     assert err.value.key == "tool_failed"
 
 
-def test_the_seed_contracts() -> None:
-    """Seed 002's side effects, scopes and timeouts, tool by tool; system scope is never a user's."""
+def test_the_contract_table() -> None:
+    """Each grid tool's side effect, scope and timeout, tool by tool; system scope is never a user's."""
     expected = {
         "inspect_grid_state": ("read", "tenant:read", 2000),
         "retrieve_asset": ("read", "tenant:read", 1000),

@@ -1,4 +1,4 @@
-"""generate_explanation (seed 002; issue 5): figures, merged ranges and rejected alternatives against numbers worked out
+"""generate_explanation: figures, merged ranges and rejected alternatives against numbers worked out
 by hand for an 8-step plan, the three audiences in English and German, determinism, infeasible plans, bad arguments."""
 
 from __future__ import annotations

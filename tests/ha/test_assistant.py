@@ -132,7 +132,7 @@ async def test_rejected_before_anything_runs(
     assert record["refused"] and record["error"] == reason and record["user_request"] is None
 
 
-async def test_out_of_scope_gets_the_seed_message(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+async def test_out_of_scope_gets_the_fixed_message(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
     response = await ask(hass, "What is the capital of France?")
     assert response["summary"] == OUT_OF_SCOPE_MESSAGE and response["actions"] == [] and response["iterations"] == 0
 

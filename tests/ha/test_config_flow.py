@@ -164,7 +164,7 @@ async def test_sample_creates_entry(hass: HomeAssistant, mock_setup_entry: Async
 @pytest.mark.parametrize("flow", ["config", "options"])
 async def test_settings_out_of_range_rejected(hass: HomeAssistant, mock_setup_entry: AsyncMock, flow: str) -> None:
     """VAT is a percentage from 0 to 100, the power limit 0.5-100 kW, markup and fee -10-10 per kWh: the rest is a
-    field error naming the range in words (issue 23, item 6), the typed value kept; nothing is created or saved."""
+    field error naming the range in words, the typed value kept; nothing is created or saved."""
     en = json.loads((Path(__file__).parents[2] / "custom_components" / DOMAIN / "translations" / "en.json").read_text())
     entry = sample_entry()
     if flow == "config":
@@ -602,7 +602,7 @@ async def test_a_typo_in_the_policy_rules_keeps_the_saved_rules(
     hass: HomeAssistant, text: str, line: str, problem: str
 ) -> None:
     """Text that is not YAML is an error naming its line, the form keeps the typed text, and the saved rules stay
-    (issue 23, item 5: the object selector sent nothing for it, and the step saved no rules)."""
+    (an object selector would send nothing for such text, and the step would save no rules)."""
     entry = sample_entry(policy_rules=DENY_COVERS)
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)
@@ -1297,7 +1297,7 @@ def test_policy_rules_example_is_a_valid_policy(language: str) -> None:
 async def test_the_grid_step_names_the_range_of_a_home_twin_number(
     hass: HomeAssistant, loaded_entry: MockConfigEntry, typed: dict[str, float], english: str
 ) -> None:
-    """Issue 23, item 6: the home twin's numbers have a home's ranges, named in the translated error; the form keeps
+    """The home twin's numbers have a home's ranges, named in the translated error; the form keeps
     what was typed; nothing is saved."""
     before = dict(loaded_entry.options)
     result = await hass.config_entries.options.async_init(loaded_entry.entry_id)

@@ -405,7 +405,7 @@ async def test_invalid_stored_rules_deny_everything(hass: HomeAssistant, tz: str
 async def test_the_trace_ring_keeps_the_newest(
     hass: HomeAssistant, house: MockConfigEntry, monkeypatch: pytest.MonkeyPatch, hass_storage: dict[str, Any]
 ) -> None:
-    assert MAX_TRACES >= 500  # issue 3: at least the last 500; shrunk here to see the ring turn
+    assert MAX_TRACES >= 500  # the ring keeps at least the last 500; shrunk here to see it turn
     monkeypatch.setattr("custom_components.agentic_hems.control.manager.MAX_TRACES", 3)
     ids = [(await evaluate(hass, {"intent": "turn_on", "device_alias": f"lamp {i}"}))["trace_id"] for i in range(5)]
     control = house.runtime_data.control

@@ -1,5 +1,5 @@
 """Property test in a real HA: no actuating service call reaches an entity unless every gate passed and policy
-allowed or an administrator confirmed (issue 3, "Property tests").
+allowed or an administrator confirmed.
 
 Calls are counted by a recorder of ``call_service`` events on the bus, not by mocking gates. A call counts as an
 actuation when it targets one of the house's nameable entities with anything but ``homeassistant.update_entity``

@@ -250,7 +250,7 @@ async def test_a_state_of_charge_sensor_is_one_batterys_own_and_never_the_integr
 ) -> None:
     """The SoC picker leaves out the integration's entities (its "Planned state of charge" sensor among them) and
     the other batteries' SoC sensors; a form given one anyway refuses it, translated; the battery's own passes on
-    reconfigure (issue 23, item 6: two batteries shared one sensor, the picker offered the planned SoC)."""
+    reconfigure (so that two batteries cannot share one sensor, and the planned SoC is never offered as a reading)."""
     for soc in (NUMBER_ONLY["soc_entity"], "sensor.loft_soc"):
         hass.states.async_set(soc, "40", {"unit_of_measurement": "%", "device_class": "battery"})
     first = await add_battery(hass, loaded_entry, NUMBER_ONLY)
@@ -298,9 +298,9 @@ async def test_a_state_of_charge_sensor_is_one_batterys_own_and_never_the_integr
 async def test_an_absurd_number_is_refused_with_its_range_in_words(
     hass: HomeAssistant, kind: str, changes: dict[str, Any], field: str, english: str
 ) -> None:
-    """Issue 23, item 6: a battery of 1,000,000,000 kWh was stored, a 1,000,000 kW heat pump refused with "Enter a
-    number above 0.", a 7-minute shortest run taken. The error, filled in with the form's placeholders as the
-    frontend does, names the range."""
+    """Out-of-range numbers are refused with their range: a battery of 1,000,000,000 kWh, a 1,000,000 kW heat pump
+    (not just "Enter a number above 0."), a 7-minute shortest run. The error, filled in with the form's placeholders
+    as the frontend does, names the range."""
     entry = sample_entry()
     entry.add_to_hass(hass)
     if kind == "battery":

@@ -138,7 +138,7 @@ async def test_an_added_heat_pump_is_stored_and_read_back(hass: HomeAssistant) -
     [
         ({"min_kw": 4.0}, {"max_kw": "max_below_min"}),
         ({"max_kw": 0}, {"max_kw": "max_power_range"}),
-        ({"max_kw": 1_000_000}, {"max_kw": "max_power_range"}),  # issue 23, item 6: refused, but "above 0"
+        ({"max_kw": 1_000_000}, {"max_kw": "max_power_range"}),  # refused with its range, not just "above 0"
         ({"max_kw": 50.01, "min_kw": 50.5}, {"max_kw": "max_power_range", "min_kw": "min_power_range"}),
         ({"day_low_c": 23}, {"day_high_c": "band_inverted"}),
         ({"night_high_c": 120}, {"night_high_c": "temperature_range"}),

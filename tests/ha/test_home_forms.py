@@ -89,7 +89,7 @@ NUMBER_ONLY = {k: v for k, v in FORM.items() if k not in ("control_entity", "cha
         ({"soc_min_pct": 80, "soc_max_pct": 20}, {"soc_max_pct": "soc_max_below_min"}),
         ({"soc_max_pct": 80, "reserve_pct": 85}, {"reserve_pct": "reserve_above_max"}),
         ({"capacity_kwh": 0, "discharge_kw": -1}, {"capacity_kwh": "capacity_range", "discharge_kw": "power_range"}),
-        # issue 23, item 6: a battery of 1,000,000,000 kWh was stored (and the plan's cost fell by 85 %)
+        # a battery of 1,000,000,000 kWh is not a home's (stored, it would cut the plan's cost by 85 %)
         ({"capacity_kwh": 1e9, "charge_kw": 1e6}, {"capacity_kwh": "capacity_range", "charge_kw": "power_range"}),
         ({"capacity_kwh": 250.01, "charge_kw": 50.01}, {"capacity_kwh": "capacity_range", "charge_kw": "power_range"}),
         ({"capacity_kwh": float("nan")}, {"capacity_kwh": "capacity_range"}),

@@ -484,8 +484,8 @@ async def test_holidays_are_clipped_to_the_horizon(hass: HomeAssistant, tz: str)
 
 
 async def test_a_typo_in_the_fee_bands_keeps_the_saved_bands(hass: HomeAssistant) -> None:
-    """Band text that is not YAML is an error naming its line; the form keeps the text, the saved bands stay (issue
-    23, item 5: the object selector sent nothing, and the step dropped the bands)."""
+    """Band text that is not YAML is an error naming its line; the form keeps the text, the saved bands stay (an
+    object selector would send nothing for such text, and the step would drop the bands)."""
     entry = sample_entry(**TARIFF)
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)
@@ -517,7 +517,7 @@ async def test_a_typo_in_the_fee_bands_keeps_the_saved_bands(hass: HomeAssistant
 async def test_the_tariff_step_names_the_range_of_a_number_outside_it(
     hass: HomeAssistant, loaded_entry: MockConfigEntry, changes: dict[str, Any], field: str, english: str
 ) -> None:
-    """Issue 23, item 6: each number of the step has a home's range, named in its translated error; nothing is
+    """Each number of the step has a home's range, named in its translated error; nothing is
     stored."""
     before = dict(loaded_entry.options)
     result = await through_to_tariff(hass, loaded_entry)

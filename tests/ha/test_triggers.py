@@ -490,8 +490,8 @@ EN_EXCEPTIONS = json_file("translations/en.json")["exceptions"]
 async def test_the_editor_live_test_names_what_to_fill_in(
     hass: HomeAssistant, loaded_entry: MockConfigEntry, hass_ws_client: Any, condition: dict, key: str, command: str
 ) -> None:
-    """The automation editor's live test of a condition not filled in yet gets the field's translated error (issue
-    23, item 11), as a schema error: what HA's editor, its live tests and YAML loaders expect."""
+    """The automation editor's live test of a condition not filled in yet gets the field's translated error, as a
+    schema error: what HA's editor, its live tests and YAML loaders expect."""
     assert await async_setup_component(hass, "automation", {})
     client = await hass_ws_client(hass)
     body = {"sequence": [condition]} if command == "execute_script" else {"condition": condition}
@@ -541,7 +541,7 @@ async def test_the_editor_names_a_trigger_field_out_of_range(
     hass: HomeAssistant, loaded_entry: MockConfigEntry, hass_ws_client: Any, trigger: dict, key: str
 ) -> None:
     """The editor's check of a trigger (``validate_config``) names the field and its range in the translated text
-    (issue 23, item 6: a window length of -30 was refused only on save, without saying why)."""
+    (a window length of -30 is refused at once, saying why, not only on save)."""
     assert await async_setup_component(hass, "automation", {})
     client = await hass_ws_client(hass)
     await client.send_json_auto_id({"type": "validate_config", "triggers": [trigger]})

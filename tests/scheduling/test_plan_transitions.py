@@ -1,4 +1,4 @@
-"""Plan.transition_at: the slot boundaries where the scheduler issues start and stop (issue 3)."""
+"""Plan.transition_at: the slot boundaries where the scheduler issues start and stop."""
 
 from __future__ import annotations
 

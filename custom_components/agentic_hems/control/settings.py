@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
@@ -31,8 +30,11 @@ from ..scheduling import program
 from ..scheduling.appliance import Appliance
 from ..validation import vol
 
+if TYPE_CHECKING:
+    from ..runtime import AgenticHemsConfigEntry
 
-def control_settings(hass: HomeAssistant, entry: ConfigEntry, options: Mapping[str, Any]) -> Settings:
+
+def control_settings(hass: HomeAssistant, entry: AgenticHemsConfigEntry, options: Mapping[str, Any]) -> Settings:
     """Return the gatekeeper's settings from ``options`` (the entry's options over the defaults)."""
     return Settings(
         wait_s=float(options[CONF_WAIT_S]),
@@ -51,7 +53,7 @@ def controlled_entity_ids(appliances: Iterable[Appliance], options: Mapping[str,
     return controlled | frozenset(filter(None, [setpoint, *chargers]))
 
 
-def effective_rules(hass: HomeAssistant, entry: ConfigEntry, raw: Any) -> tuple[PolicyRule, ...]:
+def effective_rules(hass: HomeAssistant, entry: AgenticHemsConfigEntry, raw: Any) -> tuple[PolicyRule, ...]:
     """Return the effective policy of the stored rules ``raw``.
 
     Deny-all, with a repair issue, when they do not validate.

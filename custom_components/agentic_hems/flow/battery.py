@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from homeassistant.config_entries import ConfigEntry, ConfigSubentryFlow, SubentryFlowResult
+from homeassistant.config_entries import ConfigSubentryFlow, SubentryFlowResult
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.selector import EntitySelectorConfig, NumberSelectorConfig, NumberSelectorMode, TextSelector
 
@@ -42,6 +42,9 @@ from .devices import (
     taken_soc_sensors,
 )
 from .schemas import LooseNumberSelector, limit_placeholders, outside_limits, phase_selector, schema_refuses
+
+if TYPE_CHECKING:
+    from ..runtime import AgenticHemsConfigEntry
 
 # The form's numbers: field -> (minimum, maximum, step, unit), the ranges of a home battery (a vehicle's battery
 # used from home included: up to 250 kWh, an inverter of up to 50 kW, a round trip above 50 %, wear below 1 per
@@ -254,7 +257,7 @@ class BatterySubentryFlow(ConfigSubentryFlow):
         (:func:`entity_errors`).
         """
         errors, data = validate_battery(user_input)
-        entry: ConfigEntry = self._get_entry()
+        entry: AgenticHemsConfigEntry = self._get_entry()
         taken = device_errors(self.hass, entry, own_id, data, CONF_CONTROL_ENTITY)
         errors = taken | soc_errors(self.hass, entry, own_id, data.get(CONF_SOC_ENTITY)) | errors
         if not errors:

@@ -27,9 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.selector import (
     EntitySelector,
@@ -55,6 +54,9 @@ from ..scheduling.charger import ChargerProfile
 from ..validation import vol
 from .devices import LooseEntitySelector, own_entity_ids
 from .schemas import appliance_number
+
+if TYPE_CHECKING:
+    from ..runtime import AgenticHemsConfigEntry
 
 CURRENT = "charger_current_entity"
 PHASE = "charger_phase_entity"
@@ -145,7 +147,11 @@ def charger_schema(exclude: list[str]) -> vol.Schema:
 
 
 def validate_charger(
-    hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, appliance: Mapping[str, Any], form: Mapping[str, Any]
+    hass: HomeAssistant,
+    entry: AgenticHemsConfigEntry,
+    own_id: str | None,
+    appliance: Mapping[str, Any],
+    form: Mapping[str, Any],
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """Return the step's errors and the appliance's data with the charger fields (none without a setpoint)."""
     dropped = (CURRENT, *CHARGER_KEYS, *CHARGER_OPTIONAL_KEYS)
@@ -208,7 +214,7 @@ def _phase_errors(hass: HomeAssistant, data: Mapping[str, Any]) -> dict[str, str
 
 
 def _entity_errors(
-    hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, data: Mapping[str, Any]
+    hass: HomeAssistant, entry: AgenticHemsConfigEntry, own_id: str | None, data: Mapping[str, Any]
 ) -> dict[str, str]:
     """Return the setpoint's errors: missing, taken, not holding the minimum current, or a minimum above the power."""
     entity = str(data[CURRENT])

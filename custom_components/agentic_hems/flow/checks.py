@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import time, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import ATTR_UNIT_OF_MEASUREMENT, CONF_API_KEY, CONF_NAME
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
@@ -49,6 +48,9 @@ from ..prices.entsoe import async_fetch_day_ahead
 from ..prices.errors import InvalidAuth
 from ..scheduling.appliance import Appliance, window_length
 from .schemas import APPLIANCE_LIMITS, GRID_LIMITS, SETTINGS_LIMITS, limit_placeholders, outside_limits
+
+if TYPE_CHECKING:
+    from ..runtime import AgenticHemsConfigEntry
 
 
 def validate_sensor(hass: HomeAssistant, entity_id: str) -> dict[str, str]:
@@ -223,7 +225,7 @@ def source_title(data: Mapping[str, Any]) -> str:
     return "Sample prices"
 
 
-def reloads_itself(entry: ConfigEntry) -> bool:
+def reloads_itself(entry: AgenticHemsConfigEntry) -> bool:
     """Return whether the entry reloads by itself when a flow updates it.
 
     A loaded entry has an update listener (``async_setup_entry``), and then a flow must only update it (HA 2026.10

@@ -10,9 +10,8 @@ a device in between.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import CONF_ENTITY_ID, CONF_NAME
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import config_validation as cv, entity_registry as er
@@ -32,6 +31,9 @@ from ..const import (
     SUBENTRY_HEAT_PUMP,
 )
 
+if TYPE_CHECKING:
+    from ..runtime import AgenticHemsConfigEntry
+
 CHARGER_CURRENT: Final = "charger_current_entity"  # an EV charger appliance's current setpoint (flow/charger.py)
 CHARGER_PHASE: Final = "charger_phase_entity"  # its 1/3-phase select or switch
 CHARGER_STOP: Final = "charger_stop_entity"  # its stop button
@@ -49,7 +51,7 @@ def own_entity_ids(hass: HomeAssistant) -> list[str]:
     return sorted(e.entity_id for e in er.async_get(hass).entities.values() if e.platform == DOMAIN)
 
 
-def _others(entry: ConfigEntry, own_id: str | None, kinds: Mapping[str, str]) -> set[str]:
+def _others(entry: AgenticHemsConfigEntry, own_id: str | None, kinds: Mapping[str, str]) -> set[str]:
     """Return what the entry's other devices of ``kinds`` (subentry type -> data key) keep under their key."""
     return {
         str(sub.data[kinds[sub.subentry_type]])
@@ -58,7 +60,7 @@ def _others(entry: ConfigEntry, own_id: str | None, kinds: Mapping[str, str]) ->
     }
 
 
-def _controlled(entry: ConfigEntry, own_id: str | None) -> set[str]:
+def _controlled(entry: AgenticHemsConfigEntry, own_id: str | None) -> set[str]:
     """Return the entities other devices control.
 
     Their control entities, program start buttons and "start in" numbers, charger and battery power setpoints, a
@@ -71,7 +73,7 @@ def _controlled(entry: ConfigEntry, own_id: str | None) -> set[str]:
     return {e for k in (*kinds, *more, *more_2, *chargers) for e in _others(entry, own_id, k)}
 
 
-def taken_entities(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
+def taken_entities(hass: HomeAssistant, entry: AgenticHemsConfigEntry, own_id: str | None) -> list[str]:
     """Return what the control pickers leave out, sorted: this integration's entities and the other devices' controls.
 
     The controls include the program appliances' start buttons. ``own_id`` is the reconfigured device's subentry id
@@ -80,7 +82,7 @@ def taken_entities(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) 
     return sorted(set(own_entity_ids(hass)) | _controlled(entry, own_id))
 
 
-def taken_soc_sensors(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None) -> list[str]:
+def taken_soc_sensors(hass: HomeAssistant, entry: AgenticHemsConfigEntry, own_id: str | None) -> list[str]:
     """Return what the state of charge picker leaves out, sorted.
 
     This integration's entities and the other batteries' state of charge sensors (``own_id`` as in
@@ -89,7 +91,7 @@ def taken_soc_sensors(hass: HomeAssistant, entry: ConfigEntry, own_id: str | Non
     return sorted(set(own_entity_ids(hass)) | _others(entry, own_id, {SUBENTRY_BATTERY: CONF_SOC_ENTITY}))
 
 
-def soc_errors(hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, soc: Any) -> dict[str, str]:
+def soc_errors(hass: HomeAssistant, entry: AgenticHemsConfigEntry, own_id: str | None, soc: Any) -> dict[str, str]:
     """Return the error of a battery's state of charge sensor ``soc``, if any.
 
     One of this integration's own entities is ``soc_entity_own`` (its planned state of charge is no measurement),
@@ -117,7 +119,7 @@ def own_measurement_errors(hass: HomeAssistant, data: Mapping[str, Any], keys: t
 
 
 def device_errors(
-    hass: HomeAssistant, entry: ConfigEntry, own_id: str | None, data: Mapping[str, Any], control_key: str
+    hass: HomeAssistant, entry: AgenticHemsConfigEntry, own_id: str | None, data: Mapping[str, Any], control_key: str
 ) -> dict[str, str]:
     """Return the errors (field -> translation key) of ``data``'s name and control entity among the entry's devices.
 

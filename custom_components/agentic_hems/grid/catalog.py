@@ -1,6 +1,6 @@
 """The grid tools' contracts: name, side effect, scope, timeout, input schema and output keys.
 
-The seed's table as data; :mod:`.tools` pairs each contract with its handler. ``generate_audit_record``'s contract
+The contract table as data; :mod:`.tools` pairs each contract with its handler. ``generate_audit_record``'s contract
 lives in :mod:`.contracts`, beside the ``invoke`` that uses it for every call.
 """
 

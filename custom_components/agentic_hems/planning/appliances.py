@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from homeassistant.config_entries import ConfigEntry
+from typing import TYPE_CHECKING
+
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
 from ..const import DOMAIN, LOGGER, SUBENTRY_APPLIANCE
 from ..scheduling.appliance import Appliance
 
+if TYPE_CHECKING:
+    from ..runtime import AgenticHemsConfigEntry
 
-def configured_appliances(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, Appliance]:
+
+def configured_appliances(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> dict[str, Appliance]:
     """Return the configured appliances by subentry id.
 
     A subentry whose data cannot be read is skipped with the repair issue ``appliance_invalid_<subentry_id>``

@@ -10,11 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 
 from ..const import (
@@ -69,6 +68,9 @@ from ..scheduling.home_model import HomeHeatPump
 from ..scheduling.thermal import cop_carnot, cop_from_points
 from ..validation import describe, vol
 from .config_issues import clear_invalid, report_invalid
+
+if TYPE_CHECKING:
+    from ..runtime import AgenticHemsConfigEntry
 
 _POSITIVE = vol.All(vol.Coerce(float), vol.Range(min=0, min_included=False))
 _EFFICIENCY = vol.All(vol.Coerce(float), vol.Range(min=0, max=1, min_included=False))
@@ -357,7 +359,7 @@ def _check_contacts(control: str, contact_2: str | None) -> None:
         raise ValueError("SG Ready needs two different switch or input_boolean contacts")
 
 
-def heat_pump_configs(hass: HomeAssistant, entry: ConfigEntry) -> tuple[HeatPumpConfig, ...]:
+def heat_pump_configs(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> tuple[HeatPumpConfig, ...]:
     """Return the entry's heat pumps; one that does not validate is left out with the repair issue."""
     found = []
     for subentry_id, subentry in entry.subentries.items():

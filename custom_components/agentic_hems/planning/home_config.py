@@ -1,9 +1,8 @@
 """The whole-home plan's configuration: battery subentries (type ``battery``) and the entry options it reads.
 
-:func:`home_config` reads them into a :class:`HomeConfig`. A battery subentry that does not validate is left out of
-the plan, and an option that does not validate falls back to its default; each raises the repair issue
-``home_config_invalid_<id>`` (the subentry id, or ``options``) with the error, which goes when it reads again.
-Nothing here raises on stored data.
+:func:`home_config` reads them into a :class:`HomeConfig`. An invalid battery subentry is left out of the plan and an
+invalid option falls back to its default; each raises the repair issue ``home_config_invalid_<id>`` (the subentry id,
+or ``options``) with the error, which goes when it reads again. Nothing here raises on stored data.
 """
 
 from __future__ import annotations
@@ -11,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
@@ -69,6 +67,8 @@ from ..validation import describe, vol
 from .config_issues import report_invalid as _report
 from .heat_config import HeatPumpConfig, heat_pump_configs
 
+if TYPE_CHECKING:
+    from ..runtime import AgenticHemsConfigEntry
 MODES = ("charge", "discharge", "idle")
 _PCT = vol.All(vol.Coerce(float), vol.Range(min=0, max=100))
 _POSITIVE = vol.All(vol.Coerce(float), vol.Range(min=0, min_included=False))
@@ -261,7 +261,7 @@ def parse_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]
     return values, errors
 
 
-def home_config(hass: HomeAssistant, entry: ConfigEntry) -> HomeConfig:
+def home_config(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> HomeConfig:
     """Return the entry's whole-home settings; what does not validate is reported (see the module docstring)."""
     batteries = []
     for subentry_id, subentry in entry.subentries.items():
@@ -359,7 +359,7 @@ def parse_connection(options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def grid_settings(hass: HomeAssistant, entry: ConfigEntry) -> tuple[dict[str, Any], dict[str, Any]]:
+def grid_settings(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> tuple[dict[str, Any], dict[str, Any]]:
     """Return the fee and connection fields; a part that does not validate is reported and left at no fees / phases.
 
     Stored options are whatever an older version or a hand edit left, so any error a value can cause (a wrong type,
@@ -380,7 +380,7 @@ def grid_settings(hass: HomeAssistant, entry: ConfigEntry) -> tuple[dict[str, An
     return parts[0], parts[1]
 
 
-def appliance_phases(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, str]:
+def appliance_phases(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> dict[str, str]:
     """Return each appliance subentry's phase: as stored, or three-phase for an EV charger and L1 for the others.
 
     A stored phase that is not one of :data:`PHASES` is reported and the default is used.

@@ -4,13 +4,14 @@ Two public entry points share one pattern library (:mod:`.patterns`):
 
 - :func:`screen` ``(text) -> flags``: the library with no length cap (the InputGuard gate applies it to model output);
 - :func:`assess` ``(text) -> Assessment``: the length caps (150 characters, 30 words, not empty), then ``screen``,
-  a risk level with the seed's action, and the sanitized text.
+  a risk level with its action, and the sanitized text.
 
 Risk: ``none`` (clean) and ``low`` (one sanitizable finding: stray delimiters, invisible or control
 characters, removed) are processed; ``medium`` (several sanitizable findings) is processed with a warning; ``high``
 (a constraint violation or a definite injection category) is rejected. :func:`wrap` puts accepted text between
-``<user_request>`` tags with the seed's note; :func:`in_scope` is the keyword scope check (it warns, never rejects)
-and :func:`clearly_out_of_scope` the offline classifier for requests that are plainly not about home energy.
+``<user_request>`` tags with a note that it is untrusted input; :func:`in_scope` is the keyword scope check (it warns,
+never rejects) and :func:`clearly_out_of_scope` the offline classifier for requests that are plainly not about home
+energy.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def assess(text: str) -> Assessment:
 
 
 def wrap(sanitized: str) -> str:
-    """Return the seed's privilege separation: the request between ``<user_request>`` tags, then the note."""
+    """Return the privilege separation: the request between ``<user_request>`` tags, then the note."""
     return f"<user_request>\n{sanitized}\n</user_request>\n\n{UNTRUSTED_NOTE}"
 
 
@@ -152,7 +153,7 @@ _OFF_TOPIC = re.compile(
 
 
 def in_scope(text: str) -> bool:
-    """Return the seed's keyword check: True when the text names something of home energy management (warns only)."""
+    """Return the keyword scope check: True when the text names something of home energy management (warns only)."""
     return bool(_HEMS.search(text))
 
 
