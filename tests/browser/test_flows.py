@@ -296,7 +296,7 @@ def test_options_flow(page: Page, demo: Demo, width: int) -> None:
     expect(walk.field(home["export_fixed_price"], "spinbutton")).to_be_visible()
     walk.step(steps["home"]["title"], "home")
     expect(walk.dialog.get_by_text(steps["home"]["data_description"]["pv_forecast_entries"])).to_be_visible()
-    # the demo's simulated home runs its battery automatically (scripts/demo.py): the step shows the stored choice
+    # the demo's simulated home runs its battery automatically (scripts/hems_demo): the step shows the stored choice
     expect(walk.dialog.get_by_role("radio", name=EN["selector"]["battery_control"]["options"]["automatic"])).to_be_checked()
     expect(walk.field(home["mpc_soc_threshold_pct"], "spinbutton")).to_have_value("5")
     walk.dialog.get_by_text(steps["home"]["data_description"]["mpc_pv_threshold_kw"]).scroll_into_view_if_needed()
@@ -578,7 +578,7 @@ def start_heat_pump(walk: Walk, page: Page, name: str, store: str, control: str)
     return device["data"]
 
 
-# A switch no subentry of the demo controls (scripts/demo.py's FREE_SWITCH; the demo's heat pump has its only climate
+# A switch no subentry of the demo controls (scripts/hems_demo/constants.py's FREE_SWITCH; the demo's heat pump has its only climate
 # entity, and the integration's own switches are left out of the control picker).
 FREE_SWITCH = "switch.hot_water_boost"
 
