@@ -101,7 +101,7 @@ COVER_TEMPLATE_YAML = """\
 """
 
 
-# The grid toolkit's home twin (issue 5): input_number stand-ins for the meters, exposed as template sensors (the
+# The grid toolkit's home twin: input_number stand-ins for the meters, exposed as template sensors (the
 # options' measurement selectors take sensors), and the battery's setpoint (kW, positive = charging) the approved grid
 # plan sets through the gates. Values: 2 kW import, 3 kW PV, the battery charging at 1 kW at 50 %; so the house draws
 # 2 - (-3) - 1 = 4 kW. (object id -> name, unit, min, max, step, initial value, sensor device class)

@@ -13,7 +13,7 @@ except ModuleNotFoundError:  # only for `--help`, which scripts/demo prints with
 
 from .constants import BATTERY_SETPOINT, DOMAIN
 
-# A second dishwasher in the entity shapes of HA core's home_connect (issue 24): a program select whose options are
+# A second dishwasher in the entity shapes of HA core's home_connect: a program select whose options are
 # program keys, a start button, a "Remote start" binary sensor, an "Operation state" enum sensor (home_connect's
 # options: ready, delayedstart, run, finished, ...) and a "Start in" number in seconds (home_connect's
 # start_in_relative option), as template entities over input_text helpers. The start button sets the operation state
@@ -264,7 +264,7 @@ EV_CURRENT = "input_number.ev_charger_current"
 EV_PHASES = "input_select.ev_charger_phases"
 
 
-# The Lovelace dashboard with the four cards (issue 6). ``frontend:`` loads ``lovelace`` in its default storage mode,
+# The Lovelace dashboard with the four cards. ``frontend:`` loads ``lovelace`` in its default storage mode,
 # which is what storage dashboards and the cards' resource need; no ``lovelace:`` section is written.
 DASHBOARD_URL_PATH = "energy-plan"
 

@@ -19,7 +19,7 @@ class FrontendMixin:
     """Scenario: the Lovelace dashboard, what the frontend loads, and the brand icons. A mixin of :class:`~.demo.Demo`."""
 
     async def show_dashboard(self) -> None:
-        """Check the bundle's Lovelace resource, then create the storage-mode dashboard with the four cards (issue 6)
+        """Check the bundle's Lovelace resource, then create the storage-mode dashboard with the four cards
         over the websocket API and read its config back."""
         log("")
         resources = (await self.client.ws([{"type": "lovelace/resources"}]))[0] or []
