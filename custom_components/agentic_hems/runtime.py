@@ -105,6 +105,7 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     await planner.async_load()
     audit = AuditLog(hass, entry.entry_id)
     await audit.async_load()
+    entry.async_on_unload(audit.async_unload)
     site = home_site(options, appliances)
     records = GridRecords(hass, entry.entry_id, audit, site.entities.get(SETPOINT))
     home = home_config(hass, entry)

@@ -194,6 +194,11 @@ class AuditLog:
             self._no_anchor = stored is None
             return await self._async_check()
 
+    async def async_unload(self) -> None:
+        """Wait for an append in progress to finish (the anchor is on disk after every append)."""
+        async with self._chain.lock:
+            return
+
     async def async_verify(self) -> Verdict:
         """Verify the whole file now (the admin service); updates :attr:`broken` and the repair issue."""
         async with self._chain.lock:
