@@ -17,7 +17,7 @@ Run through ``scripts/demo`` (which builds the venv first). The driver
 6. previews the gates, asks the offline planner, and calls every grid toolkit service as the owner on the home twin
    and on case9, from a snapshot through an approved plan (one gated setpoint command) to the audit chain's check;
 7. checks that every agentic_hems entity exists and is not unavailable, and that every appliance has all its entities;
-8. checks that the cards' bundle is a Lovelace resource and creates the storage-mode dashboard "Energy plan"
+8. checks that the frontend imports the cards' bundle as an extra module and creates the storage-mode dashboard "Energy plan"
    (``/energy-plan``) with the four cards, over the websocket API; then checks what the frontend needs besides (the
    websocket commands it sends on every page load, the dashboard's panel, no pending HTTP settings) and that HA
    serves the integration's brand icons from its ``brand/`` folder;
@@ -1751,17 +1751,17 @@ class Demo:
             self.problems.append(f"gate decision for {what}: {decision.get('outcome')}, expected {wanted}")
 
     async def show_dashboard(self) -> None:
-        """Check the bundle's Lovelace resource, then create the storage-mode dashboard with the four cards (issue 6)
-        over the websocket API and read its config back."""
+        """Check that the frontend loads the bundle as an extra module (imported by its index page), then create the
+        storage-mode dashboard with the four cards (issue 6) over the websocket API and read its config back."""
         log("")
-        resources = (await self.client.ws([{"type": "lovelace/resources"}]))[0] or []
-        ours = [r for r in resources if str(r.get("url", "")).split("?")[0] == BUNDLE_URL]
-        self.report["resource"] = ours[0] if ours else None
-        if len(ours) == 1 and ours[0].get("type") == "module":
-            log(f"LOVELACE resource: {ours[0]['url']} (module, storage mode)")
+        page = str(await self.client.request("GET", "/"))
+        ours = re.findall(rf'import\("({re.escape(BUNDLE_URL)}\?v=[^"]*)"\)', page)
+        self.report["resource"] = {"type": "module", "url": ours[0]} if len(ours) == 1 else None
+        if len(ours) == 1:
+            log(f"LOVELACE bundle: {ours[0]} (a frontend extra module, every dashboard)")
         else:
-            log(f"LOVELACE resource: MISSING ({len(ours)} items for {BUNDLE_URL})")
-            self.problems.append(f"the cards' bundle is not one Lovelace module resource: {resources}")
+            log(f"LOVELACE bundle: MISSING ({len(ours)} imports of {BUNDLE_URL} in the frontend's page)")
+            self.problems.append(f"the frontend does not import the cards' bundle once as an extra module: {ours}")
         dashboard, _, saved = await self.client.ws([
             {"type": "lovelace/dashboards/create", "url_path": DASHBOARD_URL_PATH, "title": DASHBOARD_TITLE,
              "icon": "mdi:calendar-clock", "mode": "storage", "show_in_sidebar": True, "require_admin": False},
