@@ -536,8 +536,8 @@ async def test_west_of_brussels_the_unpublished_last_hour_is_not_chased(
 async def test_an_outage_is_logged_once_and_its_end_once(
     hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """One warning when fetching starts to fail, none at the retries, one info line when it works again; the next
-    outage is logged again."""
+    """DataUpdateCoordinator's own logging: one error when fetching starts to fail (translated, while the cached
+    price stays shown), none at the retries, one info line when it works again; the next outage is logged again."""
     freezer.move_to(NOW)
     api.serve(TODAY_ONLY)  # tomorrow is late: retries at 20:10, 20:20, 20:40, 21:20, 22:20
     entry = await set_up(hass)
@@ -549,24 +549,21 @@ async def test_an_outage_is_logged_once_and_its_end_once(
     api.serve(HTML_503, status=503)
     await advance(hass, freezer, local(21, 30), timedelta(minutes=5))
     assert api.calls[1:] == [local(20, 10), local(20, 20), local(20, 40), local(21, 20)]
-    assert ours(logging.WARNING) == [
-        "Could not fetch the prices of ENTSO-E BE: ENTSO-E answered HTTP 503 (keeping the cached prices; retrying with "
-        "backoff, further failures are not logged until it recovers)"
-    ]
-    assert [m for m in ours(logging.DEBUG) if "failed again" in m] == ["Price fetch of ENTSO-E BE failed again: "
-                                                                       "ENTSO-E answered HTTP 503"] * 3
-    assert ours(logging.INFO) == []
+    assert ours(logging.ERROR) == ["Error fetching ENTSO-E BE prices data: Could not reach the price source"]
+    assert ours(logging.WARNING) == [] and ours(logging.INFO) == []
+    assert not entry.runtime_data.coordinator.last_update_success
+    assert price(hass) == pytest.approx(kwh(TODAY_EUR_MWH[21]))  # the cached price, still available
 
     api.serve(BOTH_DAYS)
     await advance(hass, freezer, local(22, 30), timedelta(minutes=5))
     assert api.calls[5:] == [local(22, 20)]
-    assert ours(logging.INFO) == ["Fetching the prices of ENTSO-E BE works again"]
-    assert len(ours(logging.WARNING)) == 1
+    assert ours(logging.INFO) == ["Fetching ENTSO-E BE prices data recovered"]
+    assert len(ours(logging.ERROR)) == 1
 
     api.serve(HTML_503, status=503)  # the next day's publication fails again: a new outage
     await advance(hass, freezer, local(12, 45, day=30), timedelta(minutes=5))
     assert api.calls[6:] == [local(12, 45, day=30)]
-    assert len(ours(logging.WARNING)) == 2 and len(ours(logging.INFO)) == 1
+    assert len(ours(logging.ERROR)) == 2 and len(ours(logging.INFO)) == 1
     assert entry.state is ConfigEntryState.LOADED
 
 
