@@ -124,7 +124,7 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
     - keeps the last good curve when a fetch fails, so entities stay available while it covers now
       (:meth:`has_price_now`, not ``last_update_success``): a failed fetch is an ``UpdateFailed``, which the helper
       logs once, and its recovery once;
-    - at set-up (:meth:`async_first_refresh`), a market source without a cached price for now fetches before the
+    - at set-up (:meth:`async_load`), a market source without a cached price for now fetches before the
       entities start, through the helper's first refresh: ``ConfigEntryNotReady`` when that fails (Home Assistant
       retries the set-up), ``ConfigEntryAuthFailed`` when the key is rejected;
     - persists the spot curve with ``Store`` so a restart without network still has today's prices;
@@ -155,8 +155,12 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         self.day_issues = PriceDayIssues(hass, entry.entry_id, entry.title)
 
     async def async_load(self) -> None:
-        """Load the cached spot curve, if any (a corrupt cache is dropped with a warning, never trusted)."""
+        """Load the cached spot curve, if any (a corrupt cache is dropped with a warning, never trusted), then refresh.
+
+        Call it while the entry sets up, before the entities start; see :meth:`_async_first_refresh` for what it raises.
+        """
         await self._async_load_cache()
+        await self._async_first_refresh()
 
     async def _async_load_cache(self) -> None:
         try:
@@ -177,8 +181,8 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             return
         self.spot = spot
 
-    async def async_first_refresh(self) -> None:
-        """Refresh before the entities start (call after :meth:`async_load`).
+    async def _async_first_refresh(self) -> None:
+        """Refresh before the entities start.
 
         A market source (ENTSO-E, Nord Pool) goes through the helper's first refresh: with a price for now cached it
         does not wait for the network (the fetch then runs in the background); without one it fetches, and a failure

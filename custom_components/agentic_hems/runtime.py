@@ -98,7 +98,6 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     options = {**DEFAULT_CONTROL_OPTIONS, **DEFAULT_ASSISTANT_OPTIONS, **entry.options}
     coordinator = PriceCoordinator(hass, entry, source_for_entry(hass, entry))
     await coordinator.async_load()
-    await coordinator.async_first_refresh()
     appliances = configured_appliances(hass, entry)
     planner = PlanManager(
         hass, entry.entry_id, coordinator, appliances, power_limit_kw=float(options[CONF_POWER_LIMIT_KW])
