@@ -367,17 +367,25 @@ async def test_fetches_tomorrow_after_publication_with_backoff(
 async def test_backoff_restarts_at_five_minutes_after_a_success(
     hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe
 ) -> None:
-    """A fetch that brings today but not tomorrow counts as "not published": the backoff goes on; success resets it."""
+    """A fetch that brings today but not tomorrow counts as "not published": the backoff goes on; success resets it.
+
+    The retries are DataUpdateCoordinator's own refresh timer: its update_interval is the backoff's next delay while
+    it backs off, and None (no polling) once everything is there.
+    """
     freezer.move_to(local(13, 1))
     api.serve(TODAY_ONLY)
     entry = await set_up(hass)
+    coordinator = entry.runtime_data.coordinator
+    assert coordinator.update_interval == timedelta(minutes=5)
     await advance(hass, freezer, local(13, 31), timedelta(minutes=1))
     # 13:01 brought today only (tomorrow late): 13:06, 13:16 keep asking.
     assert api.calls == [local(13, 1), local(13, 6), local(13, 16)]
+    assert coordinator.update_interval == timedelta(minutes=20)
 
     api.serve(BOTH_DAYS)
     await advance(hass, freezer, local(23, 59), timedelta(minutes=5))
     assert api.calls[3:] == [local(13, 36)]  # +20, then tomorrow is there
+    assert coordinator.update_interval is None
 
     # The next day's publication starts the backoff from 5 minutes again.
     api.serve(NOT_PUBLISHED)
