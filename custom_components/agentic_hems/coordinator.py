@@ -208,7 +208,8 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             # The new slot's price from the cache at once, and a fetch in the background when one is due. A sensor
             # is read at every slot instead, and that refresh publishes.
             self.day_issues.async_prune(dt_util.utcnow())
-            backing_off = self.update_interval is not None  # the helper's retry timer fetches next
+            # The helper's retry timer fetches next; it never runs with polling disabled, so then slots retry.
+            backing_off = self.update_interval is not None and not self.config_entry.pref_disable_polling
             due = not (self._stopped or backing_off or self._fetch_lock.locked()) and self._fetch_due(dt_util.utcnow())
             if not (due and self.source.read_every_slot):
                 self._async_serve_cache()

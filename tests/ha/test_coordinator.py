@@ -397,6 +397,26 @@ async def test_backoff_restarts_at_five_minutes_after_a_success(
     assert isinstance(entry.runtime_data.coordinator.last_error, PricesNotPublished)
 
 
+async def test_with_polling_disabled_the_slot_boundaries_retry(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe
+) -> None:
+    """The backoff's retries are the helper's refresh timer, which never runs when the user disables polling for the
+    entry: then each slot boundary retries, and tomorrow's prices still come."""
+    freezer.move_to(local(13, 1))
+    api.serve(TODAY_ONLY)
+    entry = entsoe_entry()
+    entry.add_to_hass(hass)
+    hass.config_entries.async_update_entry(entry, pref_disable_polling=True)
+    await set_up(hass, entry)
+    await advance(hass, freezer, local(13, 50), timedelta(minutes=1))
+    assert api.calls == [local(13, 1), local(13, 15), local(13, 30), local(13, 45)]
+
+    api.serve(BOTH_DAYS)
+    await advance(hass, freezer, local(15, 0), timedelta(minutes=1))
+    assert api.calls[4:] == [local(14, 0)]
+    assert hass.states.get(TOMORROW_KNOWN).state == STATE_ON
+
+
 # --- 4. failures keep the last good curve ------------------------------------------------------------------------
 
 
