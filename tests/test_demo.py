@@ -240,7 +240,7 @@ def test_demo_check(tmp_path: Path) -> None:
     assert set(GRID_TOOLS) <= set(records), records
     assert records["authorization"] == 1 and records["incident_acknowledged"] == 1
 
-    # The cards: the bundle is one Lovelace module resource, and the storage-mode dashboard "Energy plan"
+    # The cards: the frontend imports the bundle as one extra module, and the storage-mode dashboard "Energy plan"
     # holds the four cards.
     assert report["resource"]["type"] == "module", report["resource"]
     assert report["resource"]["url"].startswith("/agentic_hems_frontend/agentic-hems-cards.js?v="), report["resource"]

@@ -1,4 +1,10 @@
-"""The price coordinator: cached curve, slot-boundary refresh, publication-time fetches with backoff."""
+"""The price coordinator: cached curve, slot-boundary refresh, publication-time fetches with backoff.
+
+It leans on ``DataUpdateCoordinator`` for what the helper does: the set-up's first refresh
+(``async_config_entry_first_refresh``: ``ConfigEntryNotReady`` with the failure's translated message, or
+``ConfigEntryAuthFailed`` and reauth), the retry timer (``update_interval``, set to the backoff's delay while it
+backs off) and the logging (a failure logged once, its recovery once).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from homeassistant.core import CALLBACK_TYPE, HassJob, HomeAssistant, callback
+from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryNotReady, HomeAssistantError
-from homeassistant.helpers.event import async_call_later, async_track_time_change
+from homeassistant.helpers.event import async_track_time_change
 from homeassistant.helpers.storage import Store
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 from homeassistant.util import dt as dt_util
@@ -115,14 +121,16 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
       slot is known; a success that makes them known resets the backoff, and the listeners (the planner) replan;
     - keeps the days a source refused as unknown slots with their notes, and raises a repair issue per local day and
       reason while the source keeps delivering a day unusable (:class:`.price_trust.PriceDayIssues`);
-    - keeps the last good curve when a fetch fails, so entities stay available while it covers now; logs an outage
-      once (a warning at its first failure) and its end once (an info line at the next success);
-    - at set-up, a market source without a cached price for now fetches before the entities start and raises
-      ``ConfigEntryNotReady`` when that fails (Home Assistant retries the set-up), ``ConfigEntryAuthFailed`` when the
-      key is rejected;
+    - keeps the last good curve when a fetch fails, so entities stay available while it covers now
+      (:meth:`has_price_now`, not ``last_update_success``): a failed fetch is an ``UpdateFailed``, which the helper
+      logs once, and its recovery once;
+    - at set-up (:meth:`async_load`), a market source without a cached price for now fetches before the
+      entities start, through the helper's first refresh: ``ConfigEntryNotReady`` when that fails (Home Assistant
+      retries the set-up), ``ConfigEntryAuthFailed`` when the key is rejected;
     - persists the spot curve with ``Store`` so a restart without network still has today's prices;
     - runs one fetch at a time: a refresh that finds a fetch running serves the cache instead of waiting for it;
-    - after a rejected API key starts reauth and stops fetching (reauth reloads the entry).
+    - after a rejected API key (``ConfigEntryAuthFailed``: the helper starts reauth) stops fetching (reauth reloads
+      the entry).
 
     A slot boundary publishes the cache at once; fetches run as the entry's background tasks (as HA's own scheduled
     refreshes do), so a slow fetch never holds up a slot, start-up or unload.
@@ -132,7 +140,7 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
 
     def __init__(self, hass: HomeAssistant, entry: AgenticHemsConfigEntry, source: PriceSource) -> None:
         """Set up with an empty cache; call :meth:`async_load` before the first refresh."""
-        super().__init__(hass, LOGGER, config_entry=entry, name=DOMAIN, update_interval=None)
+        super().__init__(hass, LOGGER, config_entry=entry, name=f"{entry.title} prices", update_interval=None)
         self.source = source
         # Which source the cache belongs to: a reconfigured zone, area or sensor must not reuse the old prices.
         self.source_id = entry.unique_id or ""
@@ -140,27 +148,19 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         self.store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.prices")
         self.spot: PriceCurve | None = None
         self.last_error: PriceError | None = None
-        self._attempts = 0
-        self._next_attempt: datetime | None = None
-        self._retry_unsub: CALLBACK_TYPE | None = None
-        self._retry_job = HassJob(self._async_retry, f"{DOMAIN} price retry", cancel_on_shutdown=True)
+        self._attempts = 0  # failed or incomplete fetches in a row (the backoff's step)
         self._fetch_lock = asyncio.Lock()
         self._auth_failed = False
         self._stopped = False
-        self._outage = False  # a fetch failed and no fetch has succeeded since (logged once)
         self.day_issues = PriceDayIssues(hass, entry.entry_id, entry.title)
 
     async def async_load(self) -> None:
-        """Load the cached spot curve, if any (a corrupt cache is dropped with a warning, never trusted).
+        """Load the cached spot curve, if any (a corrupt cache is dropped with a warning, never trusted), then refresh.
 
-        A market source (ENTSO-E, Nord Pool) whose cache has no price for now then fetches at once, so that set-up
-        fails rather than loading an entry without prices: ``ConfigEntryNotReady`` (translated; Home Assistant retries
-        the set-up and logs each retry) or ``ConfigEntryAuthFailed`` (reauth). With a price for now cached, the
-        network never blocks set-up. A sensor or the bundled sample is read later, by the first refresh.
+        Call it while the entry sets up, before the entities start; see :meth:`_async_first_refresh` for what it raises.
         """
         await self._async_load_cache()
-        if self.source.daily_publication and self.cached_data() is None:
-            await self._async_fetch_for_setup()
+        await self._async_first_refresh()
 
     async def _async_load_cache(self) -> None:
         try:
@@ -181,21 +181,23 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             return
         self.spot = spot
 
-    async def _async_fetch_for_setup(self) -> None:
-        """Fetch once before the entities start; raise when the entry would have no price for now."""
-        async with self._fetch_lock:
-            await self._async_fetch(dt_util.utcnow(), at_setup=True)
-        if self.cached_data() is not None:
+    async def _async_first_refresh(self) -> None:
+        """Refresh before the entities start.
+
+        A market source (ENTSO-E, Nord Pool) goes through the helper's first refresh: with a price for now cached it
+        does not wait for the network (the fetch then runs in the background); without one it fetches, and a failure
+        fails the set-up (``ConfigEntryNotReady``, translated, retried and logged by Home Assistant) or starts reauth
+        (``ConfigEntryAuthFailed``). A local sensor or the bundled sample is read by a plain refresh: a sensor that
+        appears after set-up must not hold the entry back.
+        """
+        if not self.source.daily_publication:
+            await self.async_refresh()
             return
-        self._reset_backoff()  # set-up fails: Home Assistant retries it with a new coordinator
-        if self._auth_failed:
-            raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="invalid_auth")
-        cause = self._no_prices_cause()
-        raise ConfigEntryNotReady(
-            translation_domain=DOMAIN,
-            translation_key=cause.translation_key if cause else "no_prices",
-            translation_placeholders=self._placeholders(cause),
-        )
+        try:
+            await self.async_config_entry_first_refresh()
+        except ConfigEntryNotReady:
+            self._reset_backoff()  # Home Assistant retries the set-up with a new coordinator
+            raise
 
     @callback
     def async_start(self) -> Callable[[], None]:
@@ -206,7 +208,9 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             # The new slot's price from the cache at once, and a fetch in the background when one is due. A sensor
             # is read at every slot instead, and that refresh publishes.
             self.day_issues.async_prune(dt_util.utcnow())
-            due = not self._stopped and not self._fetch_lock.locked() and self._fetch_due(dt_util.utcnow())
+            # The helper's retry timer fetches next; it never runs with polling disabled, so then slots retry.
+            backing_off = self.update_interval is not None and not self.config_entry.pref_disable_polling
+            due = not (self._stopped or backing_off or self._fetch_lock.locked()) and self._fetch_due(dt_util.utcnow())
             if not (due and self.source.read_every_slot):
                 self._async_serve_cache()
             if due:
@@ -214,21 +218,26 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
 
         unsub_slots = async_track_time_change(self.hass, _on_slot, minute=(0, 15, 30, 45), second=0)
 
-        def _stop() -> None:
+        def _stop() -> None:  # the helper's retry timer stops with the entry (async_shutdown)
             self._stopped = True
             unsub_slots()
-            self._cancel_retry()
             self.day_issues.async_clear()
 
         return _stop
 
     @callback
     def _async_serve_cache(self) -> None:
-        """Publish the cached prices for now (no I/O), or the error when the cache does not cover now."""
-        if (data := self.cached_data()) is not None:
-            self.async_set_updated_data(data)
-        else:
-            self.async_set_update_error(self._no_prices_error())
+        """Tell the listeners that the slot changed (no I/O), or set the error when the cache does not cover now.
+
+        The data (whole curves) is unchanged, and so is the last update's outcome: a failed fetch stays logged once.
+        """
+        if not self.has_price_now():
+            self.async_set_update_error(self._no_prices_error())  # the helper logs it unless an error is logged
+        self.async_update_listeners()
+
+    def has_price_now(self) -> bool:
+        """Tell whether the published prices know the price of now (entities that show prices are available)."""
+        return self.data is not None and self.data.spot.price_at(dt_util.utcnow()) is not None
 
     def _no_prices_error(self) -> UpdateFailed:
         """Why there is no price for now, translated (see :meth:`_no_prices_cause`; ``no_prices`` without one)."""
@@ -256,27 +265,13 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             return
         self.config_entry.async_create_background_task(self.hass, self.async_refresh(), f"{DOMAIN} price refresh")
 
-    @callback
-    def _async_retry(self, _now: datetime) -> None:
-        self._retry_unsub = None
-        # Due now, whatever utcnow() says: call_later runs on the loop's monotonic clock, which may be a hair early.
-        self._next_attempt = None
-        self._async_spawn_refresh()
-
-    def _cancel_retry(self) -> None:
-        if self._retry_unsub:
-            self._retry_unsub()
-            self._retry_unsub = None
-
     def _reset_backoff(self) -> None:
-        self._attempts, self._next_attempt = 0, None
-        self._cancel_retry()
+        self._attempts = 0
+        self.update_interval = None
 
     def _fetch_due(self, now: datetime) -> bool:
         if self._auth_failed:
             return False  # the key was rejected: wait for reauth (it reloads the entry) or async_fetch_now
-        if self._next_attempt is not None and now < self._next_attempt:
-            return False
         if self.source.read_every_slot:
             return True  # a local sensor: reading is cheap and its attributes may have changed
         if self.source.daily_publication:
@@ -284,40 +279,30 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         return not covers(self.spot, *local_days(now, 2))  # the sample: re-date when the local day turns
 
     def _back_off(self) -> None:
-        """Try again after 5, 10, 20, 40, then every 60 minutes, counted from now (the end of the failed attempt)."""
-        delay = timedelta(minutes=BACKOFF_MIN[min(self._attempts, len(BACKOFF_MIN) - 1)])
-        self._attempts += 1
-        self._next_attempt = dt_util.utcnow() + delay
-        self._cancel_retry()
-        if not self._stopped:
-            self._retry_unsub = async_call_later(self.hass, delay, self._retry_job)
+        """Try again after 5, 10, 20, 40, then every 60 minutes.
 
-    async def _async_fetch(self, now: datetime, *, at_setup: bool = False) -> None:
-        """Fetch the local today and tomorrow and merge them into the cache; a failure is kept in ``last_error``.
-
-        ``at_setup``: a failure is not logged here (Home Assistant logs the set-up retry it causes).
+        The helper's refresh timer fetches then; it starts when the refresh ends (the delay is counted from then).
         """
+        self.update_interval = timedelta(minutes=BACKOFF_MIN[min(self._attempts, len(BACKOFF_MIN) - 1)])
+        self._attempts += 1
+
+    async def _async_fetch(self, now: datetime) -> None:
+        """Fetch the local today and tomorrow and merge them into the cache; a failure is kept in ``last_error``."""
         start, end = local_days(now, 2)
         try:
             fresh = await self.source.async_fetch(start, end)
         except InvalidAuth as err:
-            # Keep the cached curve (entities stay available while it covers now) and ask for a new key.
-            if not at_setup:
-                LOGGER.warning("%s rejected the credentials (%s); starting reauth", self.config_entry.title, err)
+            # Keep the cached curve (entities stay available while it covers now); the update raises for reauth.
             self.last_error = err
             self._auth_failed = True
             self._reset_backoff()
-            self.config_entry.async_start_reauth(self.hass)
             return
         except PriceError as err:
             if isinstance(err, PricesRefused):  # keep why the days are unknown; cached prices stay
                 await self._async_keep(err.curve, now, whole=False)
             self.last_error = err
-            if not at_setup:
-                self._log_outage(err)
             self._back_off()
             return
-        self._log_recovery()
         self.last_error = None
         # A market's publications add up; a sensor or the sample is read whole each time (a stale "tomorrow" of a
         # sensor that had not rolled over yet must not survive).
@@ -342,27 +327,6 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             except (HomeAssistantError, OSError) as err:  # the curve in memory is still good
                 LOGGER.warning("Could not store the price cache: %s", err)
 
-    def _log_outage(self, err: PriceError) -> None:
-        """Log a warning at the first failure of an outage, with what the entities keep; nothing at the next ones."""
-        if self._outage:
-            LOGGER.debug("Price fetch of %s failed again: %s", self.config_entry.title, err)
-            return
-        self._outage = True
-        kept = "keeping the cached prices" if self.cached_data() else "no cached price for now"
-        LOGGER.warning(
-            "Could not fetch the prices of %s: %s (%s; retrying with backoff, further failures are not logged until "
-            "it recovers)",
-            self.config_entry.title,
-            err,
-            kept,
-        )
-
-    def _log_recovery(self) -> None:
-        """Log an info line at the first success after an outage."""
-        if self._outage:
-            self._outage = False
-            LOGGER.info("Fetching the prices of %s works again", self.config_entry.title)
-
     def cached_data(self) -> PriceData | None:
         """Prices from the cache alone (no I/O), or None when the cache does not cover now."""
         if self.spot is None or self.spot.price_at(dt_util.utcnow()) is None:
@@ -376,14 +340,37 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
         await self.async_refresh()
 
     async def _async_update_data(self) -> PriceData:
+        """Fetch when due and return the cached prices; raise when the fetch failed or nothing covers now.
+
+        A failed fetch raises ``UpdateFailed`` (translated; the helper logs it once) or ``ConfigEntryAuthFailed``
+        (reauth) even while the cache covers now: the cached prices stay published (:meth:`has_price_now`). At the
+        first refresh a market source with a price for now cached does not fetch (the fetch runs in the background).
+        """
         now = dt_util.utcnow()
+        first = self.data is None and self.source.daily_publication and self.cached_data() is not None
         # One fetch at a time. A refresh that finds one running (a slot boundary during a slow download) serves
         # the cache at once; the running fetch settles the backoff. Acquiring a free lock does not yield.
-        if not self._fetch_lock.locked() and self._fetch_due(now):
+        fetched = not first and not self._fetch_lock.locked() and self._fetch_due(now)
+        if fetched:
             async with self._fetch_lock:
                 await self._async_fetch(now)
-        if (data := self.cached_data()) is None:
-            if self._auth_failed:
-                raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="invalid_auth")
+        data = self.cached_data()
+        if fetched and self.last_error is not None and data is not None:
+            self.data = data  # what the fetch kept (a refusal's unknown days) is published with the error
+        if self._auth_failed:
+            raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="invalid_auth")
+        if data is None:
             raise self._no_prices_error()
+        if fetched and self.last_error is not None:
+            raise self._fetch_error(self.last_error)
         return data
+
+    def _fetch_error(self, err: PriceError) -> UpdateFailed:
+        """Return the failed fetch's error while the cache still covers now, translated (caused by ``err``)."""
+        failed = UpdateFailed(
+            translation_domain=DOMAIN,
+            translation_key=err.translation_key,
+            translation_placeholders=self._placeholders(err),
+        )
+        failed.__cause__ = err
+        return failed

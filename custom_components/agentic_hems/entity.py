@@ -85,8 +85,8 @@ def via_entry_device(entry: AgenticHemsConfigEntry) -> DeviceInfo:
 
 
 def prices_available(runtime: RuntimeData) -> bool:
-    """Tell whether the last price update succeeded (an entity that shows prices is unavailable otherwise)."""
-    return runtime.coordinator.last_update_success
+    """Tell whether the price of now is known (cached prices count while a fetch fails); unavailable otherwise."""
+    return runtime.coordinator.has_price_now()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -151,8 +151,8 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
 async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
     """Start device control, the slot scheduler and the prices, and plan.
 
-    A market source (ENTSO-E, Nord Pool) fetches in the background, so the network never blocks start-up; a local
-    sensor or the bundled sample is read before the entities start (the sample parses its documents in an executor).
+    A market source (ENTSO-E, Nord Pool) whose first refresh served the cache fetches what is due in the background,
+    so the network never blocks start-up; a local sensor or the bundled sample was read by the first refresh.
     """
     runtime = entry.runtime_data
     coordinator, planner = runtime.coordinator, runtime.planner
@@ -166,8 +166,6 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     entry.async_on_unload(lambda: async_entry_unloaded(hass, entry.entry_id))
     entry.async_on_unload(async_track_slots(hass, entry))
     entry.async_on_unload(async_track_switch_ons(hass, planner))
-    if (cached := coordinator.cached_data()) is not None:
-        coordinator.async_set_updated_data(cached)
     entry.async_on_unload(coordinator.async_start())
 
     @callback
@@ -183,11 +181,9 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
 
         entry.async_on_unload(async_track_state_change_event(hass, [entry.data[CONF_PRICE_ENTITY]], _sensor_changed))
 
-    # network: fetch what is still due in the background (without a cached price for now, async_load fetched first)
-    if coordinator.source.daily_publication:
+    # network: fetch what is still due in the background, unless the first refresh fetched and backs off
+    if coordinator.source.daily_publication and coordinator.update_interval is None:
         entry.async_create_background_task(hass, coordinator.async_refresh(), f"{DOMAIN} first refresh")
-    else:  # a local sensor or the bundled sample: cheap, so entities start with prices
-        await coordinator.async_refresh()
     await planner.async_replan_due()
     if runtime.home is not None:
         entry.async_on_unload(runtime.home.async_start())

@@ -17,7 +17,7 @@ Run through ``scripts/demo`` (which builds the venv first). The driver
 6. previews the gates, asks the offline planner, and calls every grid toolkit service as the owner on the home twin
    and on case9, from a snapshot through an approved plan (one gated setpoint command) to the audit chain's check;
 7. checks that every agentic_hems entity exists and is not unavailable, and that every appliance has all its entities;
-8. checks that the cards' bundle is a Lovelace resource and creates the storage-mode dashboard "Energy plan"
+8. checks that the frontend imports the cards' bundle as an extra module and creates the storage-mode dashboard "Energy plan"
    (``/energy-plan``) with the four cards, over the websocket API; then checks what the frontend needs besides (the
    websocket commands it sends on every page load, the dashboard's panel, no pending HTTP settings) and that HA
    serves the integration's brand icons from its ``brand/`` folder;

@@ -265,7 +265,7 @@ EV_PHASES = "input_select.ev_charger_phases"
 
 
 # The Lovelace dashboard with the four cards. ``frontend:`` loads ``lovelace`` in its default storage mode,
-# which is what storage dashboards and the cards' resource need; no ``lovelace:`` section is written.
+# which is what storage dashboards need; no ``lovelace:`` section is written.
 DASHBOARD_URL_PATH = "energy-plan"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+import re
 
 try:
     import aiohttp
@@ -19,17 +20,17 @@ class FrontendMixin:
     """Scenario: the Lovelace dashboard, what the frontend loads, and the brand icons. A mixin of :class:`~.demo.Demo`."""
 
     async def show_dashboard(self) -> None:
-        """Check the bundle's Lovelace resource, then create the storage-mode dashboard with the four cards
-        over the websocket API and read its config back."""
+        """Check that the frontend loads the bundle as an extra module (imported by its index page), then create the
+        storage-mode dashboard with the four cards over the websocket API and read its config back."""
         log("")
-        resources = (await self.client.ws([{"type": "lovelace/resources"}]))[0] or []
-        ours = [r for r in resources if str(r.get("url", "")).split("?")[0] == BUNDLE_URL]
-        self.report["resource"] = ours[0] if ours else None
-        if len(ours) == 1 and ours[0].get("type") == "module":
-            log(f"LOVELACE resource: {ours[0]['url']} (module, storage mode)")
+        page = str(await self.client.request("GET", "/"))
+        ours = re.findall(rf'import\("({re.escape(BUNDLE_URL)}\?v=[^"]*)"\)', page)
+        self.report["resource"] = {"type": "module", "url": ours[0]} if len(ours) == 1 else None
+        if len(ours) == 1:
+            log(f"LOVELACE bundle: {ours[0]} (a frontend extra module, every dashboard)")
         else:
-            log(f"LOVELACE resource: MISSING ({len(ours)} items for {BUNDLE_URL})")
-            self.problems.append(f"the cards' bundle is not one Lovelace module resource: {resources}")
+            log(f"LOVELACE bundle: MISSING ({len(ours)} imports of {BUNDLE_URL} in the frontend's page)")
+            self.problems.append(f"the frontend does not import the cards' bundle once as an extra module: {ours}")
         dashboard, _, saved = await self.client.ws([
             {"type": "lovelace/dashboards/create", "url_path": DASHBOARD_URL_PATH, "title": DASHBOARD_TITLE,
              "icon": "mdi:calendar-clock", "mode": "storage", "show_in_sidebar": True, "require_admin": False},

@@ -8,7 +8,6 @@ Python process stands for another writer, or for one killed mid-line. The repair
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
 from datetime import UTC
 import functools
 import hashlib
@@ -16,6 +15,7 @@ import json
 from pathlib import Path
 import subprocess
 import sys
+from types import SimpleNamespace
 from typing import Any
 from unittest.mock import patch
 
@@ -30,7 +30,7 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
 from custom_components.agentic_hems.grid_ha import audit_log as audit_log_module
-from custom_components.agentic_hems.grid_ha.audit_log import AUDIT_LOGS, AuditLog, async_get_audit_log, issue_id
+from custom_components.agentic_hems.grid_ha.audit_log import AuditLog, async_get_audit_log, issue_id
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.grid.audit import GENESIS, Anchor, append, line_hash, tail, verify
 
@@ -43,7 +43,7 @@ TRANSLATIONS = Path(__file__).resolve().parents[2] / "custom_components" / "agen
 @pytest.fixture
 async def entry(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory, tmp_path: Path
-) -> AsyncGenerator[MockConfigEntry]:
+) -> MockConfigEntry:
     """A sample entry that is known to HA but not set up (the audit log is constructed by the tests).
 
     The test ``hass`` shares one config dir (inside the installed test package) between all tests: give each test
@@ -53,9 +53,7 @@ async def entry(
     freezer.move_to(NOW)
     entry = sample_entry()
     entry.add_to_hass(hass)
-    yield entry
-    for log in list(hass.data.get(AUDIT_LOGS, {}).values()):
-        await log.async_unload()
+    return entry
 
 
 def request(i: int) -> dict[str, Any]:
@@ -132,11 +130,8 @@ async def test_a_record_that_is_not_json_is_refused_before_anything_is_written(
 
 async def test_the_anchor_survives_a_restart(hass: HomeAssistant, entry: MockConfigEntry) -> None:
     first, results = await with_records(hass, entry.entry_id, 3)
-    await first.async_unload()
-    assert async_get_audit_log(hass, entry.entry_id) is None
 
     second = await started(hass, entry.entry_id)
-    assert async_get_audit_log(hass, entry.entry_id) is second
     assert not second.broken and second.anchor == Anchor(results[-1]["chain_hash"], 3, 0)
     assert (await second.async_append(request(3)))["record_id"] == "0-3"
     assert verify(second.path, second.anchor).ok and len(rows(second.path)) == 4
@@ -149,7 +144,6 @@ async def test_a_file_without_its_anchor_is_a_break_that_says_so(
     """An anchor Store that is gone (HA renames a torn one and starts empty) or malformed cannot vouch for the file:
     a break, named as such (it was "broken_link at line 1", as if the file had been tampered with)."""
     first, _ = await with_records(hass, entry.entry_id, 3)
-    await first.async_unload()
     key = f"{DOMAIN}.audit.{entry.entry_id}"
     del hass_storage[key]
     if stored is not None:
@@ -166,7 +160,6 @@ async def test_a_line_written_before_a_crash_that_kept_the_old_anchor_is_adopted
 ) -> None:
     """The write-ahead intent: the line reached the disk, the new anchor did not."""
     first, results = await with_records(hass, entry.entry_id, 3)
-    await first.async_unload()
     key = f"agentic_hems.audit.{entry.entry_id}"
     hass_storage[key]["data"] = {"head": results[1]["chain_hash"], "count": 2, "epoch": 0,
                                  "pending": results[2]["chain_hash"]}
@@ -180,7 +173,6 @@ async def test_an_intent_for_another_line_does_not_excuse_an_extra_line(
     hass: HomeAssistant, entry: MockConfigEntry, hass_storage: dict[str, Any]
 ) -> None:
     first, results = await with_records(hass, entry.entry_id, 3)
-    await first.async_unload()
     hass_storage[f"agentic_hems.audit.{entry.entry_id}"]["data"] = {
         "head": results[1]["chain_hash"], "count": 2, "epoch": 0, "pending": "f" * 64,
     }
@@ -227,7 +219,6 @@ async def test_tampering_between_two_starts_halts_and_raises_the_repair_issue(
     hass: HomeAssistant, entry: MockConfigEntry, how: str, problem: str, line: int
 ) -> None:
     first, results = await with_records(hass, entry.entry_id)
-    await first.async_unload()
     tamper(first.path, how)
     evidence = first.path.read_bytes()
 
@@ -257,7 +248,6 @@ async def test_a_restored_file_clears_the_break_and_writes_the_held_records(
     hass: HomeAssistant, entry: MockConfigEntry
 ) -> None:
     first, _ = await with_records(hass, entry.entry_id)
-    await first.async_unload()
     original = first.path.read_bytes()
     tamper(first.path, "edit")
     log = await started(hass, entry.entry_id)
@@ -277,7 +267,6 @@ async def test_held_records_a_full_disk_stops_midway_are_written_later_once_each
     """Writing the held records after a restore stops at a full disk: the written one is not held again, the
     unwritten one is not lost (the old code cleared none, then never wrote the rest: 100 was gone)."""
     first, _ = await with_records(hass, entry.entry_id)
-    await first.async_unload()
     original = first.path.read_bytes()
     tamper(first.path, "edit")
     log = await started(hass, entry.entry_id)
@@ -308,7 +297,6 @@ async def test_a_torn_last_line_is_cut_off_kept_and_recorded_without_halting(
     hass: HomeAssistant, entry: MockConfigEntry
 ) -> None:
     first, results = await with_records(hass, entry.entry_id, 3)
-    await first.async_unload()
     # Power lost in the middle of the fourth append: the anchor was never advanced for it.
     whole = json.dumps({"seq": 3, "epoch": 0, "prev": results[-1]["chain_hash"], "hash": "ab" * 32, "record": {}})
     fragment = whole[: len(whole) // 2].encode()
@@ -337,7 +325,6 @@ async def test_a_torn_line_after_a_broken_chain_is_a_break_and_the_file_stays_as
     hass: HomeAssistant, entry: MockConfigEntry
 ) -> None:
     first, _ = await with_records(hass, entry.entry_id)
-    await first.async_unload()
     lines = rows(first.path)
     first.path.write_bytes(("".join(line + "\n" for line in lines[:2]) + lines[2][:40]).encode())
     evidence = first.path.read_bytes()
@@ -381,10 +368,10 @@ async def test_the_repair_flow_starts_a_new_epoch_citing_the_broken_head(
     hass: HomeAssistant, entry: MockConfigEntry, client: Any
 ) -> None:
     first, results = await with_records(hass, entry.entry_id)
-    await first.async_unload()
     tamper(first.path, "delete")
     evidence = first.path.read_bytes()
     log = await started(hass, entry.entry_id)
+    entry.runtime_data = SimpleNamespace(audit=log)  # where async_build_runtime puts it; the entry stays unloaded
     held = [await log.async_append(request(90 + i)) for i in range(2)]
     assert log.broken and all(h["held"] for h in held)
 
@@ -414,7 +401,6 @@ async def test_the_repair_flow_starts_a_new_epoch_citing_the_broken_head(
     # Cleared: no issue, appends chain on in the new epoch, and the next start verifies.
     assert not log.broken and issue(hass, entry.entry_id) is None and log.status()["held"] == 0
     assert (await log.async_append(request(5)))["record_id"] == "1-3"
-    await log.async_unload()
     again = await started(hass, entry.entry_id)
     assert not again.broken and again.anchor.count == 4 and again.anchor.epoch == 1
 
@@ -423,7 +409,6 @@ async def test_a_second_repair_in_the_same_second_keeps_both_archives(
     hass: HomeAssistant, entry: MockConfigEntry
 ) -> None:
     first, _ = await with_records(hass, entry.entry_id)
-    await first.async_unload()
     tamper(first.path, "edit")
     log = await started(hass, entry.entry_id)
     await log.async_new_epoch("test")
@@ -443,7 +428,6 @@ async def test_a_second_repair_in_the_same_second_keeps_both_archives(
 
 async def test_a_deleted_file_is_a_break_and_the_repair_starts_afresh(hass: HomeAssistant, entry: MockConfigEntry) -> None:
     first, results = await with_records(hass, entry.entry_id)
-    await first.async_unload()
     first.path.unlink()
     log = await started(hass, entry.entry_id)
     assert log.broken and log.verdict is not None and (log.verdict.problem, log.verdict.line) == ("truncated", 0)
@@ -462,10 +446,8 @@ async def test_the_repair_flow_aborts_when_the_log_is_not_loaded(
     hass: HomeAssistant, entry: MockConfigEntry, client: Any
 ) -> None:
     first, _ = await with_records(hass, entry.entry_id)
-    await first.async_unload()
     tamper(first.path, "edit")
-    log = await started(hass, entry.entry_id)
-    await log.async_unload()
+    log = await started(hass, entry.entry_id)  # not in a runtime: the entry is not loaded
 
     _, done = await repair(hass, client, entry.entry_id)
 
@@ -538,7 +520,6 @@ async def test_the_old_log_of_a_reload_and_the_new_one_write_one_chain(
     """A reload unloads the old log and loads a new one while tasks of the old runtime (a gate decision's audit
     task, a tool call) may still append through the old log: both write one chain (once this broke at line 1+)."""
     old, _ = await with_records(hass, entry.entry_id, 2)
-    await old.async_unload()
     new = await started(hass, entry.entry_id)
 
     results = await asyncio.gather(
@@ -574,6 +555,19 @@ async def test_tasks_of_the_old_runtime_appending_after_a_real_reload_keep_one_c
     assert all(r["record_id"] is not None for r in results)
     assert len({r["record_id"] for r in results}) == 6
     assert (await new.async_verify()).ok and not new.broken and issue(hass, loaded_entry.entry_id) is None
+
+
+async def test_the_loaded_log_lives_in_runtime_data_alone(hass: HomeAssistant, loaded_entry: MockConfigEntry) -> None:
+    """The repair flow finds the entry's log through its runtime_data: the reloaded one, none once unloaded, and no
+    second registry of logs in hass.data."""
+    first = loaded_entry.runtime_data.audit
+    assert async_get_audit_log(hass, loaded_entry.entry_id) is first
+    assert not [key for key, value in hass.data.items() if isinstance(value, dict) and first in value.values()]
+    assert await hass.config_entries.async_reload(loaded_entry.entry_id)
+    assert async_get_audit_log(hass, loaded_entry.entry_id) is loaded_entry.runtime_data.audit is not first
+    assert await hass.config_entries.async_unload(loaded_entry.entry_id)
+    assert async_get_audit_log(hass, loaded_entry.entry_id) is None
+    assert async_get_audit_log(hass, "no such entry") is None
 
 
 async def test_two_entries_append_side_by_side(hass: HomeAssistant, entry: MockConfigEntry) -> None:

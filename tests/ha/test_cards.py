@@ -16,10 +16,11 @@ import numpy as np
 
 from homeassistant.auth.models import User
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.loader import async_get_integration
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 
-from custom_components.agentic_hems.cards.frontend import BUNDLE_PATH, BUNDLE_URL, _async_lovelace_resource
+from custom_components.agentic_hems.cards.frontend import BUNDLE_PATH, BUNDLE_URL
 from custom_components.agentic_hems.cards.websocket import async_labels
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.coordinator import PriceData
@@ -120,22 +121,26 @@ async def test_the_bundle_is_served(hass: HomeAssistant, hass_client: ClientSess
         assert name.encode() in BUNDLE_PATH.read_bytes()
 
 
-async def test_the_lovelace_resource_is_added_once_and_updated(hass: HomeAssistant) -> None:
-    """Storage mode: one resource item, its ?v= updated on a version change, never a second item."""
-    from homeassistant.components.lovelace.const import LOVELACE_DATA
+@pytest.mark.parametrize("lovelace", [{}, {"lovelace": {"resource_mode": "yaml"}}], ids=["storage", "yaml"])
+async def test_every_dashboard_loads_the_bundle_as_an_extra_module(
+    hass: HomeAssistant, hass_storage: dict[str, Any], lovelace: dict[str, Any], tz: str
+) -> None:
+    """The bundle is a frontend extra module at ``?v=<version>`` in storage and YAML mode alike, and Lovelace's
+    resources (the user's) are left as they were: no resource is written (it was one in storage mode)."""
+    from homeassistant.components.frontend import DATA_EXTRA_MODULE_URL
 
-    assert await async_setup_component(hass, "lovelace", {})
-    assert await _async_lovelace_resource(hass, f"{BUNDLE_URL}?v=0.1.0")
-    assert await _async_lovelace_resource(hass, f"{BUNDLE_URL}?v=0.1.0")
-    assert await _async_lovelace_resource(hass, f"{BUNDLE_URL}?v=0.2.0")
-    items = hass.data[LOVELACE_DATA].resources.async_items()
-    assert [(i["url"], i["type"]) for i in items] == [(f"{BUNDLE_URL}?v=0.2.0", "module")]
-
-
-async def test_yaml_mode_is_not_a_resource(hass: HomeAssistant) -> None:
-    # resource_mode: HA 2026.2 split resources' mode from the dashboards' (mode: yaml is deprecated)
-    assert await async_setup_component(hass, "lovelace", {"lovelace": {"resource_mode": "yaml"}})
-    assert not await _async_lovelace_resource(hass, f"{BUNDLE_URL}?v=0.1.0")
+    assert await async_setup_component(hass, "http", {})
+    assert await async_setup_component(hass, "frontend", {})
+    assert await async_setup_component(hass, "lovelace", lovelace)
+    assert await async_setup_component(hass, "homeassistant", {})
+    entry = sample_entry()
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    version = (await async_get_integration(hass, DOMAIN)).version
+    ours = [url for url in hass.data[DATA_EXTRA_MODULE_URL].urls if url.startswith(BUNDLE_URL)]
+    assert ours == [f"{BUNDLE_URL}?v={version}"]
+    assert "lovelace_resources" not in hass_storage
 
 
 async def test_subscribers_hear_an_entry_reload(hass: HomeAssistant, loaded_entry: MockConfigEntry,

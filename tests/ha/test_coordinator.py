@@ -367,17 +367,25 @@ async def test_fetches_tomorrow_after_publication_with_backoff(
 async def test_backoff_restarts_at_five_minutes_after_a_success(
     hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe
 ) -> None:
-    """A fetch that brings today but not tomorrow counts as "not published": the backoff goes on; success resets it."""
+    """A fetch that brings today but not tomorrow counts as "not published": the backoff goes on; success resets it.
+
+    The retries are DataUpdateCoordinator's own refresh timer: its update_interval is the backoff's next delay while
+    it backs off, and None (no polling) once everything is there.
+    """
     freezer.move_to(local(13, 1))
     api.serve(TODAY_ONLY)
     entry = await set_up(hass)
+    coordinator = entry.runtime_data.coordinator
+    assert coordinator.update_interval == timedelta(minutes=5)
     await advance(hass, freezer, local(13, 31), timedelta(minutes=1))
     # 13:01 brought today only (tomorrow late): 13:06, 13:16 keep asking.
     assert api.calls == [local(13, 1), local(13, 6), local(13, 16)]
+    assert coordinator.update_interval == timedelta(minutes=20)
 
     api.serve(BOTH_DAYS)
     await advance(hass, freezer, local(23, 59), timedelta(minutes=5))
     assert api.calls[3:] == [local(13, 36)]  # +20, then tomorrow is there
+    assert coordinator.update_interval is None
 
     # The next day's publication starts the backoff from 5 minutes again.
     api.serve(NOT_PUBLISHED)
@@ -387,6 +395,26 @@ async def test_backoff_restarts_at_five_minutes_after_a_success(
     assert api.calls[4:] == [local(12, 45, day=30), local(12, 50, day=30), local(13, 0, day=30)]
     assert price(hass) == pytest.approx(kwh(TOMORROW_EUR_MWH[13]))  # Nov 30 13:00, cached since yesterday
     assert isinstance(entry.runtime_data.coordinator.last_error, PricesNotPublished)
+
+
+async def test_with_polling_disabled_the_slot_boundaries_retry(
+    hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe
+) -> None:
+    """The backoff's retries are the helper's refresh timer, which never runs when the user disables polling for the
+    entry: then each slot boundary retries, and tomorrow's prices still come."""
+    freezer.move_to(local(13, 1))
+    api.serve(TODAY_ONLY)
+    entry = entsoe_entry()
+    entry.add_to_hass(hass)
+    hass.config_entries.async_update_entry(entry, pref_disable_polling=True)
+    await set_up(hass, entry)
+    await advance(hass, freezer, local(13, 50), timedelta(minutes=1))
+    assert api.calls == [local(13, 1), local(13, 15), local(13, 30), local(13, 45)]
+
+    api.serve(BOTH_DAYS)
+    await advance(hass, freezer, local(15, 0), timedelta(minutes=1))
+    assert api.calls[4:] == [local(14, 0)]
+    assert hass.states.get(TOMORROW_KNOWN).state == STATE_ON
 
 
 # --- 4. failures keep the last good curve ------------------------------------------------------------------------
@@ -536,8 +564,8 @@ async def test_west_of_brussels_the_unpublished_last_hour_is_not_chased(
 async def test_an_outage_is_logged_once_and_its_end_once(
     hass: HomeAssistant, tz: str, freezer: FrozenDateTimeFactory, api: FakeEntsoe, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """One warning when fetching starts to fail, none at the retries, one info line when it works again; the next
-    outage is logged again."""
+    """DataUpdateCoordinator's own logging: one error when fetching starts to fail (translated, while the cached
+    price stays shown), none at the retries, one info line when it works again; the next outage is logged again."""
     freezer.move_to(NOW)
     api.serve(TODAY_ONLY)  # tomorrow is late: retries at 20:10, 20:20, 20:40, 21:20, 22:20
     entry = await set_up(hass)
@@ -549,24 +577,21 @@ async def test_an_outage_is_logged_once_and_its_end_once(
     api.serve(HTML_503, status=503)
     await advance(hass, freezer, local(21, 30), timedelta(minutes=5))
     assert api.calls[1:] == [local(20, 10), local(20, 20), local(20, 40), local(21, 20)]
-    assert ours(logging.WARNING) == [
-        "Could not fetch the prices of ENTSO-E BE: ENTSO-E answered HTTP 503 (keeping the cached prices; retrying with "
-        "backoff, further failures are not logged until it recovers)"
-    ]
-    assert [m for m in ours(logging.DEBUG) if "failed again" in m] == ["Price fetch of ENTSO-E BE failed again: "
-                                                                       "ENTSO-E answered HTTP 503"] * 3
-    assert ours(logging.INFO) == []
+    assert ours(logging.ERROR) == ["Error fetching ENTSO-E BE prices data: Could not reach the price source"]
+    assert ours(logging.WARNING) == [] and ours(logging.INFO) == []
+    assert not entry.runtime_data.coordinator.last_update_success
+    assert price(hass) == pytest.approx(kwh(TODAY_EUR_MWH[21]))  # the cached price, still available
 
     api.serve(BOTH_DAYS)
     await advance(hass, freezer, local(22, 30), timedelta(minutes=5))
     assert api.calls[5:] == [local(22, 20)]
-    assert ours(logging.INFO) == ["Fetching the prices of ENTSO-E BE works again"]
-    assert len(ours(logging.WARNING)) == 1
+    assert ours(logging.INFO) == ["Fetching ENTSO-E BE prices data recovered"]
+    assert len(ours(logging.ERROR)) == 1
 
     api.serve(HTML_503, status=503)  # the next day's publication fails again: a new outage
     await advance(hass, freezer, local(12, 45, day=30), timedelta(minutes=5))
     assert api.calls[6:] == [local(12, 45, day=30)]
-    assert len(ours(logging.WARNING)) == 2 and len(ours(logging.INFO)) == 1
+    assert len(ours(logging.ERROR)) == 2 and len(ours(logging.INFO)) == 1
     assert entry.state is ConfigEntryState.LOADED
 
 

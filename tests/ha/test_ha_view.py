@@ -176,6 +176,31 @@ async def test_entity_record_from_the_registries(
     assert view.entity("switch.nothing") is None
 
 
+async def test_update_modes_come_from_public_interfaces_not_the_entity_components(
+    hass: HomeAssistant, pump_home: tuple[MockConfigEntry, PollingSwitch]
+) -> None:
+    """Whether an entity polls is read through ``entity_platform.async_get_platforms``: with HA's private registry of
+    entity components hidden, a registered polling switch, a push-only fan and an unregistered YAML template switch
+    (no unique_id: found through ``hass.config.components``) keep their update modes."""
+    entry, _ = pump_home
+    setup_test_component_platform(hass, "fan", [PushFan()])
+    assert await async_setup_component(hass, "fan", {"fan": {"platform": "test"}})
+    assert await async_setup_component(hass, "template", {"template": [{"switch": [{
+        "name": "Kettle", "default_entity_id": "switch.kettle", "state": "{{ true }}",
+        "turn_on": {"delay": 0}, "turn_off": {"delay": 0}}]}]})
+    await hass.async_block_till_done()
+    assert er.async_get(hass).async_get("switch.kettle") is None
+    view = entry.runtime_data.control.view
+    expected = {PUMP: (True, False), "fan.attic_fan": (False, True), "switch.kettle": (True, False),
+                "switch.nothing": (False, False)}
+    components = hass.data.pop("entity_components")
+    try:
+        modes = {entity_id: view._update_mode(entity_id) for entity_id in expected}
+    finally:
+        hass.data["entity_components"] = components
+    assert modes == expected
+
+
 async def test_room_alias_device_name_and_index_invalidation(
     hass: HomeAssistant, pump_home: tuple[MockConfigEntry, PollingSwitch]
 ) -> None:

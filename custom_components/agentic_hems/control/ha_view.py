@@ -19,7 +19,8 @@ from homeassistant.const import ATTR_ENTITY_ID, ATTR_SUPPORTED_FEATURES
 from homeassistant.core import Context, Event, EventStateChangedData, HomeAssistant, State, callback
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import area_registry as ar, device_registry as dr, entity_registry as er
-from homeassistant.helpers.entity_component import DATA_INSTANCES
+from homeassistant.helpers.entity import Entity
+from homeassistant.helpers.entity_platform import async_get_platforms
 from homeassistant.helpers.event import async_call_later, async_track_state_change_event
 from homeassistant.helpers.update_coordinator import CoordinatorEntity
 from homeassistant.util import dt as dt_util
@@ -85,6 +86,25 @@ class HassView:
         ids.update(e.entity_id for e in self._entities.entities.values() if e.disabled_by is None)
         return ids
 
+    def _entity_object(self, entity_id: str) -> Entity | None:
+        """Return the loaded entity object of ``entity_id`` (of any integration), or None.
+
+        HA documents no interface to another integration's entity objects, and only they tell whether an entity
+        polls. The public helper ``entity_platform.async_get_platforms`` (HA's reload and template use it) gives an
+        integration's platforms; the integration is the registry entry's, or for an entity without one each that set
+        up a platform of its domain (``hass.config.components`` lists them as ``<integration>.<domain>``).
+        """
+        domain = entity_id.split(".", 1)[0]
+        if (entry := self._entities.async_get(entity_id)) is not None:
+            integrations: Iterable[str] = (entry.platform,)
+        else:
+            integrations = {c.split(".", 1)[0] for c in self.hass.config.components if c.endswith(f".{domain}")}
+        for integration in integrations:
+            for platform in async_get_platforms(self.hass, integration):
+                if platform.domain == domain and (entity := platform.entities.get(entity_id)) is not None:
+                    return entity
+        return None
+
     def _update_mode(self, entity_id: str) -> tuple[bool, bool]:
         """Return ``(polls, pushes)`` for a loaded entity; ``(False, False)`` when HA has no entity object for it.
 
@@ -94,10 +114,7 @@ class HassView:
         rewrite its cached state, and its integration sends every change), unless its state is assumed (an RF or IR
         device, an optimistic MQTT entity): nothing reports its changes, so it is neither.
         """
-        domain = entity_id.split(".", 1)[0]
-        component = self.hass.data.get(DATA_INSTANCES, {}).get(domain)
-        entity = component.get_entity(entity_id) if component is not None else None
-        if entity is None:
+        if (entity := self._entity_object(entity_id)) is None:
             return False, False
         platform = entity.platform.platform_name if entity.platform is not None else None
         coordinated = isinstance(entity, CoordinatorEntity) and entity.coordinator.update_interval is not None

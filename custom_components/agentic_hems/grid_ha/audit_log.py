@@ -41,7 +41,7 @@ Outcomes of a check:
 If :meth:`AuditLog.async_verify` finds a broken chain intact again (the file was restored from a backup), the break
 is cleared, the held records are appended to the chain (one that cannot be written stays held) and the issue is
 deleted. An anchor Store that is missing or unreadable while the file has lines is the break ``anchor_missing``.
-Loaded logs are found by entry id through :func:`async_get_audit_log` (a registry in ``hass.data``), loaded or not.
+A loaded entry's log is found by entry id through :func:`async_get_audit_log`, in the entry's ``runtime_data``.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir, translation
 from homeassistant.helpers.storage import Store
 from homeassistant.util import dt as dt_util
+from homeassistant.util.hass_dict import HassKey
 
 from ..canonical_json import canonical_json
 from ..const import DOMAIN, LOGGER, STORAGE_VERSION
@@ -73,8 +74,9 @@ from .audit_file import (
     stamp,
 )
 
-AUDIT_LOGS: Final = f"{DOMAIN}_audit"  # hass.data key: entry_id -> loaded AuditLog
-AUDIT_CHAINS: Final = f"{DOMAIN}_audit_chains"  # hass.data key: entry_id -> _Chain shared by its AuditLogs
+# entry_id -> the _Chain every AuditLog of the entry shares. In hass.data, not runtime_data: a chain outlives its
+# entry's runtime (a reload deletes runtime_data while tasks of the old runtime still append through the old log).
+AUDIT_CHAINS: Final[HassKey[dict[str, _Chain]]] = HassKey(f"{DOMAIN}_audit_chains")
 ISSUE_PREFIX: Final = "audit_chain_broken_"
 ISSUE_TRANSLATION_KEY: Final = "audit_chain_broken"
 MAX_HELD: Final = 1000  # records held in memory while the chain is broken; later ones are only counted
@@ -87,9 +89,10 @@ def issue_id(entry_id: str) -> str:
 
 @callback
 def async_get_audit_log(hass: HomeAssistant, entry_id: str) -> AuditLog | None:
-    """Return the loaded :class:`AuditLog` of ``entry_id``, or None (not loaded, or unloaded)."""
-    logs: dict[str, AuditLog] = hass.data.get(AUDIT_LOGS, {})
-    return logs.get(entry_id)
+    """Return the :class:`AuditLog` in the ``runtime_data`` of the entry ``entry_id``, or None (not loaded)."""
+    runtime = getattr(hass.config_entries.async_get_entry(entry_id), "runtime_data", None)
+    log = getattr(runtime, "audit", None)
+    return log if isinstance(log, AuditLog) else None
 
 
 @dataclass
@@ -179,12 +182,11 @@ class AuditLog:
     # ------------------------------------------------------------------------------------------ life cycle
 
     async def async_load(self) -> Verdict:
-        """Read the anchor, register the log, and verify the file in the executor (see the module docstring).
+        """Read the anchor and verify the file in the executor (see the module docstring).
 
         A break sets :attr:`broken` and raises the repair issue; a torn last line is cut off and recorded. Raises
         ``OSError`` when the file cannot be read.
         """
-        self.hass.data.setdefault(AUDIT_LOGS, {})[self.entry_id] = self
         async with self._chain.lock:
             data = await async_load_store(self._store, f"audit anchor {self._store.key}")
             stored = anchor_from(data)
@@ -193,11 +195,9 @@ class AuditLog:
             return await self._async_check()
 
     async def async_unload(self) -> None:
-        """Forget this log in the registry (the anchor is already on disk after every append)."""
+        """Wait for an append in progress to finish (the anchor is on disk after every append)."""
         async with self._chain.lock:
-            logs: dict[str, AuditLog] = self.hass.data.get(AUDIT_LOGS, {})
-            if logs.get(self.entry_id) is self:
-                del logs[self.entry_id]
+            return
 
     async def async_verify(self) -> Verdict:
         """Verify the whole file now (the admin service); updates :attr:`broken` and the repair issue."""
