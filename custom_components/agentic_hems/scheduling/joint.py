@@ -16,11 +16,13 @@ import numpy.typing as npt
 from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import run_options, run_power
 from .energy import charge_options, cheapest_fill
+from .joint_few import best_combination, few_combinations
 from .joint_model import (
     MILP_OPTIONS,
     ChargeLoad,
     JointLoad,
     JointModel,
+    LpBound,
     RunLoad,
     build_model,
     clean_solution,
@@ -51,6 +53,8 @@ TIE_SLACK = TIE_REL
 PIN_SLOTS = 1e-6
 # Largest weighted objective of a stage of runs: integers this large stay apart under MIP_REL_GAP (1e-3 here).
 LEX_LIMIT = 1e6
+# Try every start combination when few remain (:mod:`.joint_few`); tests turn it off to check the MILP path alone.
+FEW_COMBINATIONS = True
 
 
 def _validate(spec: LoadSpec) -> float:
@@ -228,37 +232,28 @@ def _solve(
 
     Pruning. Every other load costs at least its own optimum, so in a schedule costing at most B a run cannot cost
     more than its own optimum + (B - sum of own optima). Stage 0 drops such starts with B the cost of a quick
-    feasible schedule (:func:`_heuristic`), later stages with B = C0. Small models matter: scipy 1.15.0-1.15.2
-    spend O(variables^2) after each HiGHS call (scipy#22655), about 85 ms at 600 variables.
+    feasible schedule (:func:`_heuristic`), later stages with B = C0. Then the LP relaxation's duals
+    (:class:`~.joint_model.LpBound`, one LP) drop every start that no schedule within B can use: on the benchmark's
+    instances they leave stage 0 a third fewer binaries and the tie stages a few, or none (no stage runs).
     """
     from scipy.optimize import Bounds, milp  # noqa: PLC0415 - lazy, as in build_model
 
-    hours = slot_hours(curve)
-    energy = sum(load_energy(load, hours) for load in fitting)
-    spans = [
-        curve.prices[load.starts[0] : load.starts[-1] + load.options.slots]
-        if isinstance(load, RunLoad)
-        else curve.prices[load.slots]
-        for load in fitting
-    ]
-    scale = max(float(np.nanmax(np.abs(span))) for span in spans) * energy or energy
+    scale = _cost_scale(curve, fitting)
     slack = TIE_SLACK * scale
-
-    def within(budget: float) -> list[BoolArray]:
-        """Return the columns that can be part of a schedule costing at most ``budget`` (+ slack).
-
-        Every other load costs at least its own optimum, so a run dearer than its own optimum + (budget - sum of own
-        optima) cannot.
-        """
-        extra = max(budget - sum(own_costs), 0.0) + slack  # >= 0 exactly; HiGHS's rounding can end a bit below
-        return [
-            load.cost - own <= extra if isinstance(load, RunLoad) else np.ones(load.slots.size, dtype=bool)
-            for load, own in zip(fitting, own_costs, strict=True)
-        ]
-
-    model = build_model(curve, fitting, within(_heuristic(curve, fitting, headroom)), headroom)
+    factor = COST_SCALE / scale
+    upper = _heuristic(curve, fitting, headroom)
+    keep = _within(fitting, own_costs, upper, slack)
+    if FEW_COMBINATIONS and few_combinations(fitting, keep):
+        return best_combination(curve, fitting, keep, headroom, slack), ""
+    model = build_model(curve, fitting, keep, headroom)
+    bound = LpBound.of(model, factor)
+    if bound is not None and math.isfinite(upper):
+        keep = bound.prune(fitting, keep, upper + slack)
+        if FEW_COMBINATIONS and few_combinations(fitting, keep):
+            return best_combination(curve, fitting, keep, headroom, slack), ""
+        model = build_model(curve, fitting, keep, headroom)
     first = milp(
-        model.cost * (COST_SCALE / scale),
+        model.cost * factor,
         integrality=model.integrality,
         bounds=Bounds(0, model.upper),
         constraints=model_constraints(model),
@@ -269,10 +264,38 @@ def _solve(
     note = "" if first.status == 0 else f"solver stopped early ({first.message}); best schedule found"
     x = clean_solution(model, first.x)
     cost = float(model.cost @ x)
-    stages = _TieStages(curve, fitting, headroom, within(cost), cost + slack, scale, model, x)
+    keep = _within(fitting, own_costs, cost, slack)
+    if bound is not None:
+        keep = bound.prune(fitting, keep, cost + slack)
+    stages = _TieStages(curve, fitting, headroom, keep, cost + slack, scale, model, x)
     stages.run()
     powers = _powers(curve, fitting, stages.model, stages.x, headroom)
     return _canonical(curve, fitting, powers, headroom, stages.budget) or powers, note
+
+
+def _cost_scale(curve: PriceCurve, fitting: list[JointLoad]) -> float:
+    """Return the cost scale S (currency): max |price| the loads can meet x their total energy (energy if 0)."""
+    energy = sum(load_energy(load, slot_hours(curve)) for load in fitting)
+    spans = [
+        curve.prices[load.starts[0] : load.starts[-1] + load.options.slots]
+        if isinstance(load, RunLoad)
+        else curve.prices[load.slots]
+        for load in fitting
+    ]
+    return max(float(np.nanmax(np.abs(span))) for span in spans) * energy or energy
+
+
+def _within(fitting: list[JointLoad], own_costs: list[float], budget: float, slack: float) -> list[BoolArray]:
+    """Return the columns that can be part of a schedule costing at most ``budget`` (+ ``slack``).
+
+    Every other load costs at least its own optimum, so a run dearer than its own optimum + (budget - sum of own
+    optima) cannot.
+    """
+    extra = max(budget - sum(own_costs), 0.0) + slack  # >= 0 exactly; HiGHS's rounding can end a bit below
+    return [
+        load.cost - own <= extra if isinstance(load, RunLoad) else np.ones(load.slots.size, dtype=bool)
+        for load, own in zip(fitting, own_costs, strict=True)
+    ]
 
 
 @dataclass
