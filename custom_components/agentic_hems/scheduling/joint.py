@@ -267,6 +267,10 @@ def _solve(
     keep = _within(fitting, own_costs, cost, slack)
     if bound is not None:
         keep = bound.prune(fitting, keep, cost + slack)
+    if FEW_COMBINATIONS and few_combinations(fitting, keep):  # the ties among few combinations: no stage
+        few = best_combination(curve, fitting, keep, headroom, slack)
+        if few is not None:
+            return few, note
     stages = _TieStages(curve, fitting, headroom, keep, cost + slack, scale, model, x)
     stages.run()
     powers = _powers(curve, fitting, stages.model, stages.x, headroom)
