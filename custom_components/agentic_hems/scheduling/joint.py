@@ -120,10 +120,11 @@ def plan_joint(
             wrong shape or not finite, or a naive datetime.
         TypeError: a power, duration, energy or limit that is not a real number (bool included).
 
-    The model is in the module docstring. Starts whose run meets a slot with ``base + P > limit`` are dropped first. The
-    limit is the only coupling, so when the loads' own optima (:func:`plan_contiguous`, :func:`plan_energy` under the
-    limit) fit together they are the optimum and HiGHS is not called. Otherwise HiGHS solves the MILP with explicit
-    ``mip_rel_gap`` and ``time_limit``. Ties (costs within the tolerance of :mod:`.ties`) are broken lexicographically
+    The model is in :mod:`.joint_model`. Starts whose run meets a slot with ``base + P > limit`` are dropped first.
+    The limit is the only coupling, so when the loads' own optima (:func:`plan_contiguous`, :func:`plan_energy` under
+    the limit) fit together they are the optimum and HiGHS is not called. Otherwise starts that no schedule within a
+    known cost can use are pruned (see :func:`_solve`); when few start combinations remain each is tried
+    (:mod:`.joint_few`), else HiGHS solves the MILP with explicit ``mip_rel_gap`` and ``time_limit``. Ties (costs within the tolerance of :mod:`.ties`) are broken lexicographically
     in the order of ``loads``: the first load as early as it can be, then the second, and so on (see :func:`_solve`),
     whatever HiGHS's rounding; the same inputs give the same plans. A plan that uses doubtful slots has reason
     DOUBTFUL_PRICES.
