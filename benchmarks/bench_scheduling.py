@@ -1,9 +1,11 @@
 """Timing of the scheduling planners on a 192-slot (two-day) curve, each beside a naive reference.
 
-Run: ``.venv/bin/python benchmarks/bench_scheduling.py``. Prints one table row per case: the median wall time
-(time.perf_counter, after warm-up) of the planner and of its reference measured in the same run, the target and
-pass/fail. Every reference is checked to reach the same answer (or, for the joint case, shown to break the limit).
-Exit status 1 when a target is missed. Not a test: pytest never collects this directory.
+Run: ``.venv-bench/bin/python benchmarks/bench_scheduling.py`` (``benchmarks/setup_emhass.sh`` builds .venv-bench,
+which has cvxpy and HiGHS). Prints one table row per case: the median wall time (time.perf_counter, after warm-up) of
+the planner and of its reference measured in the same run, the target and pass/fail. Every reference is checked to
+reach the same answer (or, for the joint case, shown to break the limit). Then the joint planner against the same
+MILP in CVXPY + HiGHS on 30 instances (:mod:`joint_cvxpy`; target 40x in CPU time). Exit status 1 when a target is
+missed, or when cvxpy is missing and that comparison cannot run. Not a test: pytest never collects this directory.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from timing import median_s  # benchmarks/ is the script's folder, first on sys.path
+import joint_cvxpy  # benchmarks/ is the script's folder, first on sys.path; it makes the core importable without HA
+from timing import median_s
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
@@ -170,7 +173,22 @@ def main() -> int:
     for case, ours, reference, ref, target, ok in rows:
         print(f"{case:<50} {ours:>10.3f}  {reference:<32} {ref:>9.3f}  {target:<10} {'pass' if ok else 'FAIL'}")
     print("* the per-load plans break the 12 kW limit; they time the work the MILP replaces, not an equal answer.")
-    return 0 if all(row[-1] for row in rows) else 1
+    print()
+    compared = _cvxpy_comparison()
+    return 0 if all(row[-1] for row in rows) and compared else 1
+
+
+def _cvxpy_comparison() -> bool:
+    """Print the joint planner against CVXPY + HiGHS (:mod:`joint_cvxpy`); False when missed or not measured."""
+    try:
+        import cvxpy  # noqa: F401, PLC0415 - only in .venv-bench
+    except ImportError:
+        print("joint planner vs CVXPY+HiGHS: not measured, cvxpy is missing (benchmarks/setup_emhass.sh builds")
+        print(".venv-bench with it; run this script with .venv-bench/bin/python): FAIL")
+        return False
+    lines, ok = joint_cvxpy.compare(START)
+    print("\n".join(lines))
+    return ok
 
 
 def _brute_force(curve: PriceCurve, runs: list[LoadSpec], limit_kw: float) -> float:

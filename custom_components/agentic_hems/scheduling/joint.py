@@ -1,27 +1,34 @@
 """Several loads at once under the household power limit: a MILP solved by HiGHS (scipy.optimize.milp).
 
-The model, with binary start variables y for contiguous loads and continuous kW x for energy loads:
-
-    min  sum_l sum_j P_l h W_lj y_lj + sum_l sum_t h p_t x_lt                (W_lj: window sum of the run at j)
-    s.t. sum_j y_lj = 1                           for each contiguous load
-         sum_t h x_lt = E_l,  0 <= x_lt <= min(P_l, limit - base_t)   for each energy load
-         sum_l P_l sum_{j <= t < j + k_l} y_lj + sum_l x_lt <= limit - base_t   for every slot t
+The model and its parts are in :mod:`.joint_model`; this module plans: each load's options, the shortcut when the
+loads' own optima fit together, the MILP's least cost, and the tie stages that place loads as early as they can be.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
 import math
-from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from ..prices.curve import FloatArray, PriceCurve
-from .contiguous import RunOptions, run_options, run_power
-from .energy import ChargeOptions, charge_options, cheapest_fill
+from .contiguous import run_options, run_power
+from .energy import charge_options, cheapest_fill
+from .joint_few import best_combination, few_combinations
+from .joint_model import (
+    MILP_OPTIONS,
+    ChargeLoad,
+    JointLoad,
+    JointModel,
+    LpBound,
+    RunLoad,
+    build_model,
+    clean_solution,
+    load_energy,
+    model_constraints,
+)
 from .plan import LoadSpec, Plan, Reason
 from .ties import TIE_REL, earliest_cheapest, tie_tolerance
 from .windows import (
@@ -37,44 +44,17 @@ from .windows import (
 )
 
 METHOD = "milp"
-# HiGHS stops when (primal - dual bound) / |primal| <= MIP_REL_GAP. Its absolute gap is fixed at 1e-6 (scipy does not
-# expose it), so the cost objective is scaled to COST_SCALE: 1e-6 is then 1e-10 of the cost scale.
-MIP_REL_GAP = 1e-9
+# HiGHS's absolute gap is fixed at 1e-6 (scipy does not expose it), so the cost objective is scaled to COST_SCALE:
+# 1e-6 is then 1e-10 of the cost scale.
 COST_SCALE = 1e4
-# Wall-clock cap per HiGHS call; a 192-slot, 4-load problem takes tens of milliseconds.
-TIME_LIMIT_S = 10.0
 # The tie-break may spend this fraction of the cost scale (max |price| x total energy) to move loads earlier.
 TIE_SLACK = TIE_REL
 # Later tie stages keep an energy load's mean slot index within this of its least value (absorbs HiGHS's noise).
 PIN_SLOTS = 1e-6
 # Largest weighted objective of a stage of runs: integers this large stay apart under MIP_REL_GAP (1e-3 here).
 LEX_LIMIT = 1e6
-
-
-@dataclass
-class _Run:
-    """A contiguous load: one binary variable per start its window and the limit allow."""
-
-    index: int  # position in the caller's list
-    spec: LoadSpec
-    options: RunOptions
-    starts: IntArray  # allowed starts, ascending
-    cost: FloatArray  # cost of the run at each start (currency)
-
-
-@dataclass
-class _Charge:
-    """An energy load: one continuous kW variable per known slot of its window with headroom."""
-
-    index: int
-    spec: LoadSpec
-    options: ChargeOptions
-    slots: IntArray  # usable slots, ascending
-    caps_kw: FloatArray  # per-slot cap: min(max power, headroom)
-    energy_kwh: float
-
-
-type _Load = _Run | _Charge
+# Try every start combination when few remain (:mod:`.joint_few`); tests turn it off to check the MILP path alone.
+FEW_COMBINATIONS = True
 
 
 def _validate(spec: LoadSpec) -> float:
@@ -140,10 +120,11 @@ def plan_joint(
             wrong shape or not finite, or a naive datetime.
         TypeError: a power, duration, energy or limit that is not a real number (bool included).
 
-    The model is in the module docstring. Starts whose run meets a slot with ``base + P > limit`` are dropped first. The
-    limit is the only coupling, so when the loads' own optima (:func:`plan_contiguous`, :func:`plan_energy` under the
-    limit) fit together they are the optimum and HiGHS is not called. Otherwise HiGHS solves the MILP with explicit
-    ``mip_rel_gap`` and ``time_limit``. Ties (costs within the tolerance of :mod:`.ties`) are broken lexicographically
+    The model is in :mod:`.joint_model`. Starts whose run meets a slot with ``base + P > limit`` are dropped first.
+    The limit is the only coupling, so when the loads' own optima (:func:`plan_contiguous`, :func:`plan_energy` under
+    the limit) fit together they are the optimum and HiGHS is not called. Otherwise starts that no schedule within a
+    known cost can use are pruned (see :func:`_solve`); when few start combinations remain each is tried
+    (:mod:`.joint_few`), else HiGHS solves the MILP with explicit ``mip_rel_gap`` and ``time_limit``. Ties (costs within the tolerance of :mod:`.ties`) are broken lexicographically
     in the order of ``loads``: the first load as early as it can be, then the second, and so on (see :func:`_solve`),
     whatever HiGHS's rounding; the same inputs give the same plans. A plan that uses doubtful slots has reason
     DOUBTFUL_PRICES.
@@ -154,7 +135,7 @@ def plan_joint(
     base = _base_load(base_load_kw, len(curve))
     headroom = power_limit_kw * (1 + REL_EPS) - base  # kW left for the loads per slot; REL_EPS absorbs float noise
     plans: list[Plan | None] = [None] * len(loads)
-    fitting: list[_Load] = []
+    fitting: list[JointLoad] = []
     for index, (spec, amount) in enumerate(zip(loads, amounts, strict=True)):
         option = _option(curve, index, spec, amount, headroom)
         if isinstance(option, Plan):
@@ -172,7 +153,7 @@ def _check_limit(power_limit_kw: float) -> None:
         raise ValueError(f"power_limit_kw must be > 0, got {power_limit_kw!r}")
 
 
-def _option(curve: PriceCurve, index: int, spec: LoadSpec, amount: float, headroom: FloatArray) -> _Load | Plan:
+def _option(curve: PriceCurve, index: int, spec: LoadSpec, amount: float, headroom: FloatArray) -> JointLoad | Plan:
     """Return the load's variables (starts or slots with room for it alone), or its unplanned Plan when none fit."""
     window = resolve_window(curve, spec.earliest_start, spec.deadline)
     if spec.contiguous:
@@ -180,20 +161,20 @@ def _option(curve: PriceCurve, index: int, spec: LoadSpec, amount: float, headro
         run = run_options(curve, window, power_kw=spec.power_kw, slots=slots)
         if run.feasible:
             ok = _fits(run.starts, slots, spec.power_kw, headroom)  # room for this load alone
-            return _Run(index, spec, run, run.starts[ok], spec.power_kw * slot_hours(curve) * run.sums[ok])
+            return RunLoad(index, spec, run, run.starts[ok], spec.power_kw * slot_hours(curve) * run.sums[ok])
         reason, detail = run.reason, run.detail
     else:
         charge = charge_options(curve, window, max_power_kw=spec.power_kw, energy_kwh=amount)
         if charge.feasible:
             caps = np.minimum(spec.power_kw, headroom[charge.slots])
             keep = caps > 0
-            return _Charge(index, spec, charge, charge.slots[keep], caps[keep], amount)
+            return ChargeLoad(index, spec, charge, charge.slots[keep], caps[keep], amount)
         reason, detail = charge.reason, charge.detail
     return unplanned(curve, spec.name, method=METHOD, reason=reason, detail=detail)
 
 
 def _schedule(
-    curve: PriceCurve, plans: list[Plan | None], fitting: list[_Load], headroom: FloatArray, power_limit_kw: float
+    curve: PriceCurve, plans: list[Plan | None], fitting: list[JointLoad], headroom: FloatArray, power_limit_kw: float
 ) -> list[Plan]:
     """Plan the fitting loads into ``plans``: their own optima when these fit together, else the MILP's schedule."""
     # Each load's own optimum under the limit: the same choice plan_contiguous / plan_energy make.
@@ -228,7 +209,7 @@ def _schedule(
     return [plan for plan in plans if plan is not None]
 
 
-def _blocked(curve: PriceCurve, plans: list[Plan | None], fitting: list[_Load], detail: str) -> list[Plan]:
+def _blocked(curve: PriceCurve, plans: list[Plan | None], fitting: list[JointLoad], detail: str) -> list[Plan]:
     for load in fitting:
         plans[load.index] = unplanned(
             curve,
@@ -241,114 +222,8 @@ def _blocked(curve: PriceCurve, plans: list[Plan | None], fitting: list[_Load], 
     return [plan for plan in plans if plan is not None]
 
 
-@dataclass
-class _Model:
-    """The MILP over a subset of the variables (see :func:`_build`)."""
-
-    cost: FloatArray  # currency per unit of each variable
-    tie: FloatArray  # kWh x slot index per unit of each variable
-    upper: FloatArray
-    integrality: FloatArray
-    limit_matrix: Any  # scipy.sparse csr (slots touched, variables)
-    limit_rhs: FloatArray
-    equality_matrix: Any  # scipy.sparse csr (loads, variables)
-    equality_rhs: FloatArray
-    columns: list[slice]  # each load's variables
-    keys: list[IntArray]  # each load's starts (runs) or slots (energy loads), one per variable
-    energy: list[float]  # each load's kWh
-
-
-@dataclass
-class _Columns:
-    """One load's variables: objective, bounds, and its entries in the limit rows and its equality row."""
-
-    keys: IntArray  # starts (runs) or slots (energy loads), one per variable
-    cost: FloatArray
-    tie: FloatArray
-    upper: FloatArray
-    integrality: FloatArray
-    rows: IntArray  # limit rows (curve slots) of the load's sparse entries
-    cols: IntArray  # their variables, counted from the load's first
-    vals: FloatArray
-    eq_vals: FloatArray
-    eq_rhs: float
-
-
-def _run_columns(load: _Run, mask: BoolArray, hours: float) -> _Columns:
-    """Return a contiguous load's binary start variables: one row entry per slot its run covers."""
-    starts, slots, power = load.starts[mask], load.options.slots, load.spec.power_kw
-    count = starts.size
-    return _Columns(
-        keys=starts,
-        cost=load.cost[mask],
-        tie=power * hours * slots * (starts.astype(np.float64) + (slots - 1) / 2),
-        upper=np.ones(count),
-        integrality=np.ones(count),
-        rows=(starts[:, None] + np.arange(slots)).ravel(),
-        cols=np.repeat(np.arange(count), slots),
-        vals=np.full(count * slots, power),
-        eq_vals=np.ones(count),
-        eq_rhs=1.0,
-    )
-
-
-def _charge_columns(curve: PriceCurve, load: _Charge, mask: BoolArray, hours: float) -> _Columns:
-    """Return an energy load's continuous kW variables, one per slot, and its energy row."""
-    slots_used = load.slots[mask]
-    count = slots_used.size
-    return _Columns(
-        keys=slots_used,
-        cost=hours * curve.prices[slots_used],
-        tie=hours * slots_used.astype(np.float64),
-        upper=load.caps_kw[mask],
-        integrality=np.zeros(count),
-        rows=slots_used,
-        cols=np.arange(count),
-        vals=np.ones(count),
-        eq_vals=np.full(count, hours),
-        eq_rhs=load.energy_kwh,
-    )
-
-
-def _build(curve: PriceCurve, fitting: list[_Load], keep: list[BoolArray], headroom: FloatArray) -> _Model:
-    """Return the MILP with the variables ``keep[l]`` selects of load l (a mask over its starts or slots)."""
-    from scipy.sparse import coo_array  # noqa: PLC0415 - lazy: scipy is heavy, and plan_joint runs in an executor job
-
-    hours = slot_hours(curve)
-    parts = [
-        _run_columns(load, mask, hours) if isinstance(load, _Run) else _charge_columns(curve, load, mask, hours)
-        for load, mask in zip(fitting, keep, strict=True)
-    ]
-    sizes = [part.keys.size for part in parts]
-    firsts = [0, *accumulate(sizes)]  # each load's first variable; the last entry is the number of variables
-    column = firsts[-1]
-    limit_rows = np.concatenate([part.rows for part in parts])
-    limit_cols = np.concatenate([part.cols + first for part, first in zip(parts, firsts, strict=False)])
-    used = np.unique(limit_rows)
-    eq_rows = np.repeat(np.arange(len(fitting)), sizes)
-    return _Model(
-        cost=np.concatenate([part.cost for part in parts]),
-        tie=np.concatenate([part.tie for part in parts]),
-        upper=np.concatenate([part.upper for part in parts]),
-        integrality=np.concatenate([part.integrality for part in parts]),
-        limit_matrix=coo_array(
-            (np.concatenate([part.vals for part in parts]), (np.searchsorted(used, limit_rows), limit_cols)),
-            shape=(used.size, column),
-        ).tocsr(),
-        limit_rhs=headroom[used],
-        equality_matrix=coo_array(
-            (np.concatenate([part.eq_vals for part in parts]), (eq_rows, np.arange(column))),
-            shape=(len(fitting), column),
-        ).tocsr(),
-        equality_rhs=np.array([part.eq_rhs for part in parts]),
-        columns=[slice(first, first + size) for first, size in zip(firsts, sizes, strict=False)],
-        keys=[part.keys for part in parts],
-        energy=[_energy(load, hours) for load in fitting],
-    )
-
-
 def _solve(
-    curve: PriceCurve, fitting: list[_Load], headroom: FloatArray, own_costs: list[float]
+    curve: PriceCurve, fitting: list[JointLoad], headroom: FloatArray, own_costs: list[float]
 ) -> tuple[list[FloatArray] | None, str]:
     """Solve the MILP; per-load kW arrays (None when no schedule exists) and a note for ``detail``.
 
@@ -358,63 +233,73 @@ def _solve(
 
     Pruning. Every other load costs at least its own optimum, so in a schedule costing at most B a run cannot cost
     more than its own optimum + (B - sum of own optima). Stage 0 drops such starts with B the cost of a quick
-    feasible schedule (:func:`_heuristic`), later stages with B = C0. Small models matter: scipy 1.15.0-1.15.2
-    spend O(variables^2) after each HiGHS call (scipy#22655), about 85 ms at 600 variables.
+    feasible schedule (:func:`_heuristic`), later stages with B = C0. Then the LP relaxation's duals
+    (:class:`~.joint_model.LpBound`, one LP) drop every start that no schedule within B can use: on the benchmark's
+    instances they leave stage 0 a third fewer binaries and the tie stages a few, or none (no stage runs).
     """
-    from scipy.optimize import Bounds, milp  # noqa: PLC0415 - lazy, as in _build
+    from scipy.optimize import Bounds, milp  # noqa: PLC0415 - lazy, as in build_model
 
-    hours = slot_hours(curve)
-    energy = sum(_energy(load, hours) for load in fitting)
-    spans = [
-        curve.prices[load.starts[0] : load.starts[-1] + load.options.slots]
-        if isinstance(load, _Run)
-        else curve.prices[load.slots]
-        for load in fitting
-    ]
-    scale = max(float(np.nanmax(np.abs(span))) for span in spans) * energy or energy
+    scale = _cost_scale(curve, fitting)
     slack = TIE_SLACK * scale
-
-    def within(budget: float) -> list[BoolArray]:
-        """Return the columns that can be part of a schedule costing at most ``budget`` (+ slack).
-
-        Every other load costs at least its own optimum, so a run dearer than its own optimum + (budget - sum of own
-        optima) cannot.
-        """
-        extra = max(budget - sum(own_costs), 0.0) + slack  # >= 0 exactly; HiGHS's rounding can end a bit below
-        return [
-            load.cost - own <= extra if isinstance(load, _Run) else np.ones(load.slots.size, dtype=bool)
-            for load, own in zip(fitting, own_costs, strict=True)
-        ]
-
-    model = _build(curve, fitting, within(_heuristic(curve, fitting, headroom)), headroom)
+    factor = COST_SCALE / scale
+    upper = _heuristic(curve, fitting, headroom)
+    keep = _within(fitting, own_costs, upper, slack)
+    if FEW_COMBINATIONS and few_combinations(fitting, keep):
+        return best_combination(curve, fitting, keep, headroom, slack), ""
+    model = build_model(curve, fitting, keep, headroom)
+    bound = LpBound.of(model, factor)
+    if bound is not None and math.isfinite(upper):
+        keep = bound.prune(fitting, keep, upper + slack)
+        if FEW_COMBINATIONS and few_combinations(fitting, keep):
+            return best_combination(curve, fitting, keep, headroom, slack), ""
+        model = build_model(curve, fitting, keep, headroom)
     first = milp(
-        model.cost * (COST_SCALE / scale),
+        model.cost * factor,
         integrality=model.integrality,
         bounds=Bounds(0, model.upper),
-        constraints=_constraints(model),
-        options=_OPTIONS,
+        constraints=model_constraints(model),
+        options=MILP_OPTIONS,
     )
     if first.x is None:
         return None, "" if first.status == 2 else f" (no schedule found: {first.message})"
     note = "" if first.status == 0 else f"solver stopped early ({first.message}); best schedule found"
-    x = _clean(model, first.x)
+    x = clean_solution(model, first.x)
     cost = float(model.cost @ x)
-    stages = _TieStages(curve, fitting, headroom, within(cost), cost + slack, scale, model, x)
+    keep = _within(fitting, own_costs, cost, slack)
+    if bound is not None:
+        keep = bound.prune(fitting, keep, cost + slack)
+    if FEW_COMBINATIONS and few_combinations(fitting, keep):  # the ties among few combinations: no stage
+        few = best_combination(curve, fitting, keep, headroom, slack)
+        if few is not None:
+            return few, note
+    stages = _TieStages(curve, fitting, headroom, keep, cost + slack, scale, model, x)
     stages.run()
     powers = _powers(curve, fitting, stages.model, stages.x, headroom)
     return _canonical(curve, fitting, powers, headroom, stages.budget) or powers, note
 
 
-_OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
+def _cost_scale(curve: PriceCurve, fitting: list[JointLoad]) -> float:
+    """Return the cost scale S (currency): max |price| the loads can meet x their total energy (energy if 0)."""
+    energy = sum(load_energy(load, slot_hours(curve)) for load in fitting)
+    spans = [
+        curve.prices[load.starts[0] : load.starts[-1] + load.options.slots]
+        if isinstance(load, RunLoad)
+        else curve.prices[load.slots]
+        for load in fitting
+    ]
+    return max(float(np.nanmax(np.abs(span))) for span in spans) * energy or energy
 
 
-def _constraints(model: _Model) -> list[Any]:
-    """Return the power limit per slot and each load's placement (one start, or its energy) as LinearConstraints."""
-    from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in _build
+def _within(fitting: list[JointLoad], own_costs: list[float], budget: float, slack: float) -> list[BoolArray]:
+    """Return the columns that can be part of a schedule costing at most ``budget`` (+ ``slack``).
 
+    Every other load costs at least its own optimum, so a run dearer than its own optimum + (budget - sum of own
+    optima) cannot.
+    """
+    extra = max(budget - sum(own_costs), 0.0) + slack  # >= 0 exactly; HiGHS's rounding can end a bit below
     return [
-        LinearConstraint(model.limit_matrix, -np.inf, model.limit_rhs),
-        LinearConstraint(model.equality_matrix, model.equality_rhs, model.equality_rhs),
+        load.cost - own <= extra if isinstance(load, RunLoad) else np.ones(load.slots.size, dtype=bool)
+        for load, own in zip(fitting, own_costs, strict=True)
     ]
 
 
@@ -435,12 +320,12 @@ class _TieStages:
     """
 
     curve: PriceCurve
-    fitting: list[_Load]
+    fitting: list[JointLoad]
     headroom: FloatArray
     keep: list[BoolArray]  # each load's usable columns (runs: a mask over its starts)
     budget: float
     scale: float
-    model: _Model
+    model: JointModel
     x: FloatArray
     pins: list[tuple[int, float]] = field(default_factory=list)  # (energy load, its least mean slot)
 
@@ -449,7 +334,7 @@ class _TieStages:
         group: list[int] = []
         weight = 1
         for number, load in enumerate(self.fitting):
-            if isinstance(load, _Charge):
+            if isinstance(load, ChargeLoad):
                 if not self._flush(group):
                     return
                 group, weight = [], 1
@@ -474,7 +359,7 @@ class _TieStages:
         those can improve on it.
         """
         load = self.fitting[number]
-        assert isinstance(load, _Run)
+        assert isinstance(load, RunLoad)
         if first:
             current = self.model.keys[number][int(np.argmax(self.x[self.model.columns[number]]))]
             self.keep[number] &= load.starts <= current
@@ -486,8 +371,8 @@ class _TieStages:
 
     def _last_energy_load(self, number: int) -> bool:
         """Return True when load ``number`` is the only energy load and no run follows it."""
-        return all(isinstance(load, _Run) for i, load in enumerate(self.fitting) if i != number) and not any(
-            isinstance(load, _Run) for load in self.fitting[number + 1 :]
+        return all(isinstance(load, RunLoad) for i, load in enumerate(self.fitting) if i != number) and not any(
+            isinstance(load, RunLoad) for load in self.fitting[number + 1 :]
         )
 
     def _stage(self, numbers: list[int]) -> bool:
@@ -495,9 +380,9 @@ class _TieStages:
 
         Return False when HiGHS found nothing better within the budget (the schedule in hand stays).
         """
-        from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy, as in _build
+        from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy, as in build_model
 
-        model = _build(self.curve, self.fitting, self.keep, self.headroom)
+        model = build_model(self.curve, self.fitting, self.keep, self.headroom)
         rows = [
             LinearConstraint(
                 model.cost[None, :] * (COST_SCALE / self.scale), -np.inf, self.budget * COST_SCALE / self.scale
@@ -508,23 +393,23 @@ class _TieStages:
             self._objective(model, numbers),
             integrality=model.integrality,
             bounds=Bounds(0, model.upper),
-            constraints=[*_constraints(model), *rows],
-            options=_OPTIONS,
+            constraints=[*model_constraints(model), *rows],
+            options=MILP_OPTIONS,
         )
-        if found.x is None or float(model.cost @ _clean(model, found.x)) > self.budget + TIE_SLACK * self.scale:
+        if found.x is None or float(model.cost @ clean_solution(model, found.x)) > self.budget + TIE_SLACK * self.scale:
             return False
-        self.model, self.x = model, _clean(model, found.x)
+        self.model, self.x = model, clean_solution(model, found.x)
         for number in numbers:
             load = self.fitting[number]
-            if isinstance(load, _Run):
+            if isinstance(load, RunLoad):
                 self.keep[number] = load.starts == model.keys[number][int(np.argmax(self.x[model.columns[number]]))]
             else:
                 self.pins.append((number, float(_mean_slot(model, number) @ self.x)))
         return True
 
-    def _objective(self, model: _Model, numbers: list[int]) -> FloatArray:
+    def _objective(self, model: JointModel, numbers: list[int]) -> FloatArray:
         """Return an energy load's mean slot, or the runs' start offsets weighted lexicographically (first heaviest)."""
-        if isinstance(self.fitting[numbers[0]], _Charge):
+        if isinstance(self.fitting[numbers[0]], ChargeLoad):
             return _mean_slot(model, numbers[0])
         row = np.zeros(model.cost.size)
         weight = 1.0
@@ -535,7 +420,7 @@ class _TieStages:
         return row
 
 
-def _mean_slot(model: _Model, number: int) -> FloatArray:
+def _mean_slot(model: JointModel, number: int) -> FloatArray:
     """Objective row (over all variables) of load ``number``'s energy-weighted mean slot index, from its first."""
     columns = model.columns[number]
     row = np.zeros(model.cost.size)
@@ -545,18 +430,18 @@ def _mean_slot(model: _Model, number: int) -> FloatArray:
 
 
 def _canonical(
-    curve: PriceCurve, fitting: list[_Load], powers: list[FloatArray], headroom: FloatArray, budget: float
+    curve: PriceCurve, fitting: list[JointLoad], powers: list[FloatArray], headroom: FloatArray, budget: float
 ) -> list[FloatArray] | None:
     """Keep the runs of ``powers`` and place each energy load again, in order, at its cheapest in the room left.
 
     Energy loads go earliest on ties (:func:`~.energy.cheapest_fill`). Return None when that does not fit or costs
     more than ``budget``.
     """
-    runs = [power for power, load in zip(powers, fitting, strict=True) if isinstance(load, _Run)]
+    runs = [power for power, load in zip(powers, fitting, strict=True) if isinstance(load, RunLoad)]
     room = headroom - sum(runs, np.zeros(len(curve)))
     placed = list(powers)
     for number, load in enumerate(fitting):
-        if isinstance(load, _Charge):
+        if isinstance(load, ChargeLoad):
             caps = np.minimum(load.caps_kw, np.maximum(room[load.slots], 0.0))
             power = cheapest_fill(curve, load.slots, caps, load.energy_kwh)
             if power is None:
@@ -567,13 +452,6 @@ def _canonical(
     return placed if cost <= budget else None
 
 
-def _energy(load: _Load, hours: float) -> float:
-    """KWh a load draws (a run: power x whole slots)."""
-    if isinstance(load, _Run):
-        return load.options.slots * load.spec.power_kw * hours
-    return load.energy_kwh
-
-
 def _fits(starts: IntArray, slots: int, power_kw: float, room: FloatArray) -> BoolArray:
     """Mask of the ``starts`` whose run of ``slots`` slots at ``power_kw`` stays within ``room`` (kW per slot)."""
     over = np.concatenate(([0], np.cumsum(power_kw > room)))  # integer prefix counts: exact
@@ -581,9 +459,9 @@ def _fits(starts: IntArray, slots: int, power_kw: float, room: FloatArray) -> Bo
     return fits
 
 
-def _place(curve: PriceCurve, load: _Load, room: FloatArray) -> tuple[FloatArray, float] | None:
+def _place(curve: PriceCurve, load: JointLoad, room: FloatArray) -> tuple[FloatArray, float] | None:
     """``load`` at its cheapest place within ``room`` (kW per slot): per-slot kW and cost, None if it does not fit."""
-    if isinstance(load, _Run):
+    if isinstance(load, RunLoad):
         ok = np.flatnonzero(_fits(load.starts, load.options.slots, load.spec.power_kw, room))
         if ok.size == 0:
             return None
@@ -601,7 +479,7 @@ def _place(curve: PriceCurve, load: _Load, room: FloatArray) -> tuple[FloatArray
     return power, float(np.dot(curve.prices[used], power[used])) * slot_hours(curve)
 
 
-def _heuristic(curve: PriceCurve, fitting: list[_Load], headroom: FloatArray) -> float:
+def _heuristic(curve: PriceCurve, fitting: list[JointLoad], headroom: FloatArray) -> float:
     """Cost of a quick feasible schedule: an upper bound that lets :func:`_solve` drop hopeless starts.
 
     The loads go one at a time, most energy first, each to its cheapest place in the room the others left; then
@@ -612,7 +490,7 @@ def _heuristic(curve: PriceCurve, fitting: list[_Load], headroom: FloatArray) ->
     room = headroom.copy()
     placed: dict[int, tuple[FloatArray, float]] = {}
     for number in sorted(
-        range(len(fitting)), key=lambda i: (isinstance(fitting[i], _Charge), -_energy(fitting[i], hours))
+        range(len(fitting)), key=lambda i: (isinstance(fitting[i], ChargeLoad), -load_energy(fitting[i], hours))
     ):
         spot = _place(curve, fitting[number], room)
         if spot is None:
@@ -633,30 +511,22 @@ def _heuristic(curve: PriceCurve, fitting: list[_Load], headroom: FloatArray) ->
     return sum(cost for _, cost in placed.values())
 
 
-def _clean(model: _Model, x: FloatArray) -> FloatArray:
-    """Binaries rounded, continuous values clipped to their bounds with solver noise below REL_EPS x bound zeroed."""
-    x = np.clip(x, 0.0, model.upper)
-    x[model.integrality > 0] = np.round(x[model.integrality > 0])
-    x[x <= REL_EPS * model.upper] = 0.0
-    return x
-
-
 def _powers(
-    curve: PriceCurve, fitting: list[_Load], model: _Model, x: FloatArray, headroom: FloatArray
+    curve: PriceCurve, fitting: list[JointLoad], model: JointModel, x: FloatArray, headroom: FloatArray
 ) -> list[FloatArray]:
     """Per-slot kW of each load from a cleaned solution, kept exactly within the limit."""
     n = len(curve)
     powers: list[FloatArray] = []
     for load, columns, keys in zip(fitting, model.columns, model.keys, strict=True):
         power: FloatArray = np.zeros(n)
-        if isinstance(load, _Run):
+        if isinstance(load, RunLoad):
             power = run_power(n, int(keys[int(np.argmax(x[columns]))]), load.options.slots, load.spec.power_kw)
         else:
             power[keys] = x[columns]
         powers.append(power)
-    runs = sum((p for p, load in zip(powers, fitting, strict=True) if isinstance(load, _Run)), np.zeros(n))
-    flexible = sum((p for p, load in zip(powers, fitting, strict=True) if isinstance(load, _Charge)), np.zeros(n))
+    runs = sum((p for p, load in zip(powers, fitting, strict=True) if isinstance(load, RunLoad)), np.zeros(n))
+    flexible = sum((p for p, load in zip(powers, fitting, strict=True) if isinstance(load, ChargeLoad)), np.zeros(n))
     # Feasibility tolerances (~1e-7 kW) may overshoot the limit; scale energy loads back into the headroom exactly.
     room = np.maximum(headroom - runs, 0.0)
     factor = np.where(flexible > room, room / np.where(flexible > 0, flexible, 1.0), 1.0)
-    return [p * factor if isinstance(load, _Charge) else p for p, load in zip(powers, fitting, strict=True)]
+    return [p * factor if isinstance(load, ChargeLoad) else p for p, load in zip(powers, fitting, strict=True)]

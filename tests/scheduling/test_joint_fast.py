@@ -1,0 +1,188 @@
+"""The joint planner's fast paths against brute force and against its plain MILP path, on random instances.
+
+The LP-dual pruning (joint_model.LpBound) may drop a start only when no schedule that uses it costs at most the
+budget: the oracle computes, for every start of every run, the least cost of a schedule using it (runs by brute
+force, one energy load filled by price). Trying every combination (joint_few) must give the MILP path's plans.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from unittest.mock import patch
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from custom_components.agentic_hems.prices.curve import PriceCurve
+from custom_components.agentic_hems.scheduling import LoadSpec, Reason, joint, plan_joint
+from custom_components.agentic_hems.scheduling.joint import _option
+from custom_components.agentic_hems.scheduling.joint_model import LpBound, RunLoad, build_model
+from custom_components.agentic_hems.scheduling.windows import REL_EPS
+
+from .conftest import SLOT, curves, dyadic_price, noisy
+from .oracles import _fill, brute_joint, hours_per_slot, run_cost, run_slots, run_starts
+from .test_scheduling_joint import wide_windows
+
+
+def _least_with(
+    curve: PriceCurve, loads: list[LoadSpec], limit: float, base: np.ndarray
+) -> dict[tuple[int, int], float]:
+    """(run number, start) -> least cost of a schedule within the limit that starts that run there (inf: none)."""
+    h = hours_per_slot(curve)
+    prices = [float(p) for p in curve.prices]
+    runs = [spec for spec in loads if spec.contiguous]
+    options = [
+        run_starts(curve, run_slots(int(spec.duration_min)), spec.earliest_start, spec.deadline) for spec in runs
+    ]
+    charge = [spec for spec in loads if not spec.contiguous]
+    least: dict[tuple[int, int], float] = {
+        (number, start): math.inf for number, starts in enumerate(options) for start in starts
+    }
+    for combo in itertools.product(*options):
+        load = base.copy()
+        cost = 0.0
+        for spec, start in zip(runs, combo, strict=True):
+            slots = run_slots(int(spec.duration_min))
+            load[start : start + slots] += spec.power_kw
+            cost += run_cost(curve, start, slots, spec.power_kw)
+        if np.any(load > limit * (1 + REL_EPS)):
+            continue
+        if charge:
+            (spec,) = charge
+            slots = [i for i in range(len(curve)) if i in _usable(curve, spec)]
+            power = _fill(prices, spec, slots, np.maximum(limit - load, 0.0), h)
+            if power is None:
+                continue
+            cost += math.fsum(prices[i] * power[i] * h for i in range(len(curve)) if power[i] > 0)
+        for number, start in enumerate(combo):
+            least[number, start] = min(least[number, start], cost)
+    return least
+
+
+def _usable(curve: PriceCurve, spec: LoadSpec) -> set[int]:
+    return {
+        i
+        for i in range(len(curve))
+        if curve.slot_start(i) >= spec.earliest_start
+        and curve.slot_start(i) + SLOT <= spec.deadline
+        and not math.isnan(curve.prices[i])
+    }
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(data=st.data())
+def test_pruning_keeps_every_start_a_schedule_within_the_budget_uses(data: st.DataObject) -> None:
+    """No start that some schedule within the budget uses is dropped; and the bound does drop starts."""
+    curve = data.draw(
+        curves(
+            min_slots=8,
+            max_slots=20,
+            price=st.sampled_from([dyadic_price, st.floats(-0.2, 0.8)]).flatmap(lambda s: s),
+            nan=False,
+        )
+    )
+    loads = [
+        LoadSpec(
+            f"run{number}",
+            power_kw=data.draw(st.sampled_from([1.0, 1.5, 2.0, 3.0])),
+            duration_min=data.draw(st.integers(15, 75)),
+            earliest_start=curve.start,
+            deadline=curve.end,
+        )
+        for number in range(data.draw(st.integers(2, 3)))
+    ]
+    if data.draw(st.booleans()):
+        loads.append(
+            LoadSpec(
+                "ev",
+                power_kw=data.draw(st.floats(1.0, 5.0)),
+                energy_kwh=data.draw(st.floats(0.5, 4.0)),
+                earliest_start=curve.start,
+                deadline=curve.end,
+                contiguous=False,
+            )
+        )
+    base = np.full(len(curve), data.draw(st.sampled_from([0.0, 0.5])))
+    limit = float(base[0]) + max(spec.power_kw for spec in loads) + data.draw(st.sampled_from([0.5, 1.0, 2.0, 3.0]))
+    least = _least_with(curve, loads, limit, base)
+    optimum = min(least.values(), default=math.inf)
+    if not math.isfinite(optimum):
+        return
+    headroom = limit * (1 + REL_EPS) - base
+    amounts = [spec.duration_min if spec.contiguous else spec.energy_kwh for spec in loads]
+    fitting = [
+        _option(curve, number, spec, amount, headroom)
+        for number, (spec, amount) in enumerate(zip(loads, amounts, strict=True))
+    ]
+    assert all(not hasattr(load, "feasible") for load in fitting)  # every load fits alone (no Plan returned)
+    keep = [np.ones(load.starts.size if isinstance(load, RunLoad) else load.slots.size, dtype=bool) for load in fitting]
+    model = build_model(curve, fitting, keep, headroom)
+    bound = LpBound.of(model, 1e4 / max(abs(optimum), 1.0))
+    assert bound is not None
+    assert bound.base <= optimum + 1e-9 * max(abs(optimum), 1.0)  # a lower bound
+    budget = optimum + data.draw(st.sampled_from([0.0, 1e-9, 0.01, 0.1]))
+    pruned = bound.prune(fitting, keep, budget)
+    dropped = 0
+    for number, load in enumerate(fitting):
+        if not isinstance(load, RunLoad):
+            assert pruned[number].all()
+            continue
+        for start, kept in zip(load.starts, pruned[number], strict=True):
+            if not kept:
+                dropped += 1
+                assert least[number, int(start)] > budget, (number, int(start))
+    event("some starts dropped" if dropped else "none dropped")
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(data=st.data())
+def test_few_combinations_give_the_milp_paths_plans(data: st.DataObject) -> None:
+    """The shortcut that tries every start combination (joint_few) returns the plans of the MILP path and its tie
+    stages, and the brute-force canonical schedule, on random instances with float-noisy prices."""
+    exact = data.draw(curves(min_slots=8, max_slots=32, nan=data.draw(st.booleans())))
+    curve = exact.replace(prices=noisy(exact.prices, data))
+    loads = []
+    for number in range(data.draw(st.integers(2, 3))):
+        earliest, deadline = data.draw(wide_windows(curve))
+        loads.append(
+            LoadSpec(
+                f"run{number}",
+                power_kw=data.draw(st.sampled_from([1.0, 1.5, 2.0, 3.0])),
+                duration_min=data.draw(st.integers(10, 90)),
+                earliest_start=earliest,
+                deadline=deadline,
+            )
+        )
+    if data.draw(st.booleans()):
+        earliest, deadline = data.draw(wide_windows(curve))
+        loads.append(
+            LoadSpec(
+                "ev",
+                power_kw=data.draw(st.sampled_from([1.0, 2.0, 3.5])),
+                energy_kwh=data.draw(st.sampled_from([0.25, 0.5, 1.0, 2.0])),
+                earliest_start=earliest,
+                deadline=deadline,
+                contiguous=False,
+            )
+        )
+    base = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=len(curve), max_size=len(curve))))
+    limit = max(spec.power_kw for spec in loads) + data.draw(st.sampled_from([0.5, 1.0, 2.0]))
+    with patch.object(joint, "best_combination", wraps=joint.best_combination) as tried:
+        fast = plan_joint(curve, loads, power_limit_kw=limit, base_load_kw=base)
+    event("combinations tried" if tried.called else "no combinations tried (shortcut, or too many)")
+    with patch.object(joint, "FEW_COMBINATIONS", False):
+        plain = plan_joint(curve, loads, power_limit_kw=limit, base_load_kw=base)
+    for ours, theirs in zip(fast, plain, strict=True):
+        assert (ours.feasible, ours.reason, ours.start) == (theirs.feasible, theirs.reason, theirs.start)
+        np.testing.assert_allclose(ours.power_kw, theirs.power_kw, atol=1e-6)
+    expected = brute_joint(curve, loads, power_limit_kw=limit, base_load_kw=base, prices=exact.prices)
+    placed = [plan for plan in fast if plan.reason not in (Reason.WINDOW_TOO_SHORT, Reason.NO_PRICES)]
+    event("no schedule" if expected is None else f"{len(placed)} loads placed")
+    if expected is not None:
+        assert all(plan.feasible for plan in placed)
+        assert sum(plan.cost for plan in placed) == pytest.approx(expected.cost, rel=1e-6, abs=1e-7)  # noisy prices
+        starts = tuple(curve.index_of(plan.start) for plan in placed if plan.name.startswith("run"))
+        assert starts == expected.starts
