@@ -14,14 +14,14 @@ from custom_components.agentic_hems.security import (
     screen,
     wrap,
 )
-from custom_components.agentic_hems.security.patterns import PATTERNS, SEED_CATEGORIES
+from custom_components.agentic_hems.security.patterns import PATTERNS, CORE_CATEGORIES
 
 
 def test_library_size_and_categories() -> None:
     """50+ compiled, case-insensitive patterns in the six categories the security layer was specified with."""
-    specified = [p for category, p in PATTERNS if category in SEED_CATEGORIES]
+    specified = [p for category, p in PATTERNS if category in CORE_CATEGORIES]
     assert len(specified) >= 50
-    assert {category for category, _ in PATTERNS} >= set(SEED_CATEGORIES)
+    assert {category for category, _ in PATTERNS} >= set(CORE_CATEGORIES)
     assert all(p.flags & 2 for _, p in PATTERNS)  # re.IGNORECASE
 
 

@@ -16,7 +16,7 @@ CREDENTIAL_LEAK = "credential_leak"
 ROLE_MANIPULATION = "role_manipulation"
 DELIMITER_INJECTION = "delimiter_injection"
 BEHAVIOUR_MODIFICATION = "behaviour_modification"
-SEED_CATEGORIES = (
+CORE_CATEGORIES = (
     INSTRUCTION_OVERRIDE,
     SYSTEM_PROMPT_LEAK,
     CREDENTIAL_LEAK,

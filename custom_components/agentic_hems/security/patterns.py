@@ -1,6 +1,6 @@
 """The pattern library: one set of compiled, case-insensitive patterns for user requests and model output.
 
-Six categories of prompt injection (:data:`SEED_CATEGORIES`, the ones the security layer was specified with), plus
+Six categories of prompt injection (:data:`CORE_CATEGORIES`, the ones the security layer was specified with), plus
 command smuggling for the InputGuard gate. :func:`screen` applies every pattern with no length cap and returns the
 matched categories; the security layer's ``assess`` adds the length caps, and the InputGuard gate screens model output
 with it.
@@ -34,7 +34,7 @@ from .pattern_terms import (
     INSTRUCTION_OVERRIDE,
     INVISIBLE_CHARACTERS,
     ROLE_MANIPULATION,
-    SEED_CATEGORIES,
+    CORE_CATEGORIES,
     SERVICE_SMUGGLING,
     SYSTEM_PROMPT_LEAK,
     TEMPLATE_INJECTION,
@@ -59,7 +59,7 @@ __all__ = [
     "PATTERNS",
     "PATTERN_SOURCES",
     "ROLE_MANIPULATION",
-    "SEED_CATEGORIES",
+    "CORE_CATEGORIES",
     "SERVICE_SMUGGLING",
     "SYSTEM_PROMPT_LEAK",
     "TEMPLATE_INJECTION",
