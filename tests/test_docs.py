@@ -189,12 +189,15 @@ def test_lists_render_as_lists(page: str) -> None:
 
 
 def test_the_readme_fits_on_a_screen_or_two() -> None:
-    """At most about 12 KB; the HACS link opens this repository (manifest.json's documentation URL); the Development
-    heading keeps the two commands, the test command that .ci/run calls among them."""
+    """At most about 12 KB; the HACS link opens this repository (manifest.json's issue tracker's), and the manifest's
+    documentation URL is the site's (mkdocs.yml); the Development heading keeps the two commands, the test command
+    that .ci/run calls among them."""
     readme = TEXTS["README.md"]
     assert len(readme.encode()) <= 12 * 1024, len(readme.encode())
     manifest = json.loads((ROOT / "custom_components/agentic_hems/manifest.json").read_text(encoding="utf-8"))
-    owner, repository = manifest["documentation"].removeprefix("https://github.com/").split("/")[:2]
+    owner, repository = manifest["issue_tracker"].removeprefix("https://github.com/").split("/")[:2]
+    site = re.search(r"^site_url: (\S+)$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.MULTILINE)
+    assert site is not None and manifest["documentation"] == site[1] == f"https://{owner}.github.io/{repository}/"
     assert (f"https://my.home-assistant.io/redirect/hacs_repository/?owner={owner}&repository={repository}"
             "&category=integration") in readme
     development = readme.split("\n## Development\n", 1)[1]
