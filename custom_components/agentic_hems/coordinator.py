@@ -195,8 +195,16 @@ class PriceCoordinator(DataUpdateCoordinator[PriceData]):
             return
         try:
             await self.async_config_entry_first_refresh()
-        except ConfigEntryNotReady:
+        except ConfigEntryNotReady as err:
             self._reset_backoff()  # Home Assistant retries the set-up with a new coordinator
+            cause = self.last_exception
+            if err.translation_key is None and isinstance(cause, HomeAssistantError) and cause.translation_key:
+                # Version-specific: HA 2026.4's helper raises it without the failure's translation; newer ones copy it
+                raise ConfigEntryNotReady(
+                    translation_domain=cause.translation_domain,
+                    translation_key=cause.translation_key,
+                    translation_placeholders=cause.translation_placeholders,
+                ) from cause
             raise
 
     @callback

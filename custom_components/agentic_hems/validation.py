@@ -17,7 +17,7 @@ from typing import Any
 # Version-specific: HA 2026.9+ ships probatio; HA 2026.4 to 2026.8 ship voluptuous. Drop the fallback
 # when the oldest supported HA is 2026.9 or newer.
 try:
-    import probatio as vol
+    import probatio as vol  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # HA before 2026.9
     import voluptuous as vol  # type: ignore[no-redef, unused-ignore]
 
