@@ -57,6 +57,27 @@ def _sent(events: list[Any]) -> list[tuple[str, str, dict[str, Any]]]:
             if e.data["domain"] in ("select", "number", "button")]
 
 
+async def test_a_plan_made_mid_slot_waits_for_the_boundary_when_the_delay_is_off_the_numbers_step(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """At 20:07:42 the planner notifies; the delay from 20:07 is 7 min off the number's 15 min step, so nothing is sent
+    until the 20:15 boundary, which sets the exact delay."""
+    entry = await _dishwasher(hass, freezer)
+    planner = entry.runtime_data.planner
+    plan = planner.states["dishwasher"].plan
+    assert plan is not None and plan.start is not None
+    events = async_capture_events(hass, "call_service")
+    freezer.move_to(NOW.replace(minute=7, second=42))
+    await planner.async_set_auto("dishwasher", False)
+    await planner.async_set_auto("dishwasher", True)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert _sent(events) == []
+    first = NOW.replace(minute=15)
+    await _boundary(hass, freezer, first)
+    assert ("number", "set_value", {"entity_id": DELAY, "value": (plan.start - first).total_seconds() / 60}) in _sent(
+        events)
+
+
 async def test_the_start_in_number_is_set_in_minutes_before_the_press_once_and_the_start_is_read_back(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory
 ) -> None:

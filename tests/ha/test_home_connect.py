@@ -274,6 +274,30 @@ async def test_remote_start_off_sends_nothing_and_raises_a_translated_repair(
                                               "sensor": REMOTE}
 
 
+async def test_a_plan_made_mid_slot_with_device_control_on_sets_the_delayed_start_at_once(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """No boundary passes: at 20:07:42 the planner notifies (automatic planning turned off and on), and the delay is
+    the planned start minus 20:07:00 (the whole minute: the appliance starts at most 59 s after the planned start).
+    Later boundaries send nothing again; the appliance runs from 42 s after the planned start."""
+    entry, stand_in = await _dishwasher(hass, freezer, delayed_start=True)
+    start, planner = _planned_start(entry), entry.runtime_data.planner
+    freezer.move_to(NOW.replace(minute=7, second=42))
+    _set_select(hass, hass.states.get(SELECT).state)  # the stand-in's states are fresh, as at a boundary
+    await planner.async_set_auto("dishwasher", False)
+    await planner.async_set_auto("dishwasher", True)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert _planned_start(entry) == start
+    device_id = entry.subentries["dishwasher"].data["home_connect_device"]
+    assert stand_in.calls == [("set_program_and_options", {
+        "device_id": device_id, "affects_to": "active_program", "program": ECO,
+        START_IN: int((start - NOW.replace(minute=7, second=0)).total_seconds())})]
+    assert hass.states.get(OPERATION).state == "delayedstart"
+    await _boundary(hass, freezer, _first_boundary())
+    await _boundary(hass, freezer, start + timedelta(seconds=42))  # the appliance starts by itself, 42 s late
+    assert len(stand_in.calls) == 1 and hass.states.get(OPERATION).state == "run"
+
+
 async def test_a_delayed_start_that_did_not_execute_is_tried_once_and_the_plan_starts_it(
     hass: HomeAssistant, freezer: FrozenDateTimeFactory
 ) -> None:

@@ -7,9 +7,10 @@ issue ``program_not_started_<appliance_id>``, which names the step that stopped 
 was left selected; a remote start that is not allowed gets its own text (``program_remote_start_off``). A run that
 starts removes both.
 
-An appliance with its own delayed start (:func:`..scheduling.program.has_delayed_start`) gets it at the first slot
-boundary before its planned start at which its remote start is allowed and its operation sensor shows no program
-started (:func:`async_delayed_start`): the delay is the time to the planned start. From then on the appliance starts
+An appliance with its own delayed start (:func:`..scheduling.program.has_delayed_start`) gets it as soon as it is
+planned, when the delay from that minute lies on its "start in" number's step (seconds always do), else at the first
+slot boundary before its planned start; either way only while its remote start is allowed and its operation sensor
+shows no program started (:func:`async_delayed_start`): the delay is the time to the planned start. From then on the appliance starts
 by itself, whatever happens to Home Assistant. At the planned start nothing is sent again: the operation sensor is
 read back (:func:`async_planned_start`), and an appliance that does not show ``run`` raises the repair
 ``program_delayed_not_started``. A delayed start never set (remote start off until the planned start) is a start at
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.core import Context, HomeAssistant, State
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
@@ -118,6 +119,14 @@ async def _run_steps(
     return records
 
 
+def _on_step(number: State | None, value: float) -> bool:
+    """Return True when ``value`` lies on the number's ``step`` from its ``min`` (no step: any value does)."""
+    if number is None:
+        return False
+    step, low = float(number.attributes.get("step") or 0.0), float(number.attributes.get("min") or 0.0)
+    return step <= 0 or abs((value - low) / step - round((value - low) / step)) < 1e-9
+
+
 def _state(hass: HomeAssistant, entity_id: str | None) -> str | None:
     state = hass.states.get(entity_id) if entity_id else None
     return state.state if state is not None else None
@@ -131,8 +140,13 @@ async def async_delayed_start(
     planned: datetime,
     moment: datetime,
     delayed: DelayedStarts,
+    on_step_only: bool = False,
 ) -> list[dict[str, Any]]:
-    """Set the appliance's own delayed start for the planned start ``planned`` at the boundary ``moment`` (aware UTC).
+    """Set the appliance's own delayed start for the planned start ``planned`` at ``moment`` (aware UTC).
+
+    ``moment`` is a slot boundary, or with ``on_step_only`` the whole minute a new plan was made in: then the delay is
+    set only when it lies on the "start in" number's ``step`` (an action's seconds always do), so the appliance starts
+    at most a minute after the planned start; otherwise the next boundary sets it.
 
     Nothing is sent when the appliance has no delayed start, ``planned`` is not ahead, a program is already started
     (its operation sensor shows ``delayedstart`` or ``run``), the remote start is not on, or the delay is beyond what
@@ -155,6 +169,12 @@ async def async_delayed_start(
         limit = float(number.attributes.get("max") or 0.0)
     value = delay_in(delay_s, unit)
     if value is None or value > limit:
+        return []
+    if (
+        on_step_only
+        and not uses_action(appliance)
+        and not _on_step(hass.states.get(str(appliance.delay_entity)), value)
+    ):
         return []
     steps = delayed_steps(appliance, delay_s, unit)
     delayed.tried.add(key)
