@@ -12,7 +12,7 @@ import os
 import re
 import subprocess
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -324,29 +324,26 @@ def _check_home(stdout: str, report: dict[str, Any]) -> None:
 
 
 def _check_program_dishwasher(stdout: str, report: dict[str, Any]) -> None:
-    """The Bosch dishwasher (home_connect's shapes, its own delayed start; added after device control is on): its
-    plan starts ahead, the delay is the planned start less its first boundary (recomputed here), the scheduler's
-    three commands pass every gate (dry-run previews), and when the demo saw the boundary each executed once and
-    the appliance waits in "delayedstart" with that delay."""
+    """The Bosch dishwasher (home_connect's shapes, its own delayed start in seconds; added after device control is
+    on): its plan starts ahead on a slot boundary, and the new plan set the delayed start at once, each of the three
+    commands executed once through the gates, and the appliance waits in "delayedstart". The delay is the planned
+    start less a whole minute between the one the form was sent in and the check (recomputed here)."""
     dw = report["program_dishwasher"]
     assert dw["subentry"]["delayed_start"] is True and dw["subentry"]["program"] == "dishcare_dishwasher_program_eco_50"
-    planned, boundary = datetime.fromisoformat(dw["planned_start"]), datetime.fromisoformat(dw["boundary"])
-    assert planned.minute % 15 == 0 and boundary.minute % 15 == 0 and boundary.second == 0, dw
-    assert dw["delay_s"] == round((planned - boundary).total_seconds()), dw
-    assert 6300 <= dw["delay_s"] <= 27900, dw  # the window opens 2 h after it is added and lasts 8 h (2.5 h run)
-    entities = ["select.bosch_dishwasher_program", "number.bosch_dishwasher_start_in", "button.bosch_dishwasher_start"]
-    if dw["previews"]:
-        assert [(p["outcome"], p["result"]["entity_id"]) for p in dw["previews"]] == [
-            ("dry_run", e) for e in entities], dw["previews"]
-        assert all(g["passed"] for p in dw["previews"] for g in p["gate_results"]), dw["previews"]
-        assert re.search(r"^  planned start \w{3} \d\d:\d\d CES?T; at the next slot boundary \d\d:\d\d CES?T the "
-                         r"scheduler sets its own delayed start once: \d+ s", stdout, re.MULTILINE), stdout
-    if dw.get("acted") is not None:
-        assert dw["acted"] == [["select_option", "executed"], ["set_value", "executed"], ["press", "executed"]], dw
-        assert dw["states"]["operation"] == "delayedstart" and float(dw["states"]["delay"]) == dw["delay_s"], dw
-    else:
-        assert not dw["previews"] or re.search(r"^Bosch dishwasher: the boundary .* the demo does not wait", stdout,
-                                               re.MULTILINE), stdout
+    planned, armed = datetime.fromisoformat(dw["planned_start"]), datetime.fromisoformat(dw["armed_at"])
+    assert planned.minute % 15 == 0 and planned.second == 0 and armed.second == 0, dw
+    assert datetime.fromisoformat(dw["added"]) <= armed <= datetime.now(UTC), dw
+    assert dw["delay_s"] == (planned - armed).total_seconds(), dw
+    assert 7080 <= dw["delay_s"] <= 27960, dw  # the window opens 2 h after it is added and lasts 8 h (2.5 h run)
+    assert dw["acted"] == [["select_option", "executed"], ["set_value", "executed"], ["press", "executed"]], dw
+    assert [t["entity_id"] for t in sorted(dw["traces"], key=lambda t: t["timestamp"])] == [
+        "select.bosch_dishwasher_program", "number.bosch_dishwasher_start_in", "button.bosch_dishwasher_start"], dw
+    assert all(t["source_agent"] == "scheduler" for t in dw["traces"]), dw
+    assert dw["states"]["operation"] == "delayedstart" and float(dw["states"]["delay"]) == dw["delay_s"], dw
+    assert re.search(r"^  planned start \w{3} \d\d:\d\d CES?T; the new plan sets its own delayed start at once$",
+                     stdout, re.MULTILINE), stdout
+    assert re.search(r"^Bosch dishwasher: select_option executed, set_value executed, press executed; start in \d+ s",
+                     stdout, re.MULTILINE), stdout
 
 
 def test_demo_help_before_anything_is_installed() -> None:

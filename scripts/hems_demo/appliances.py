@@ -13,8 +13,8 @@ except ModuleNotFoundError:  # only for `--help`, which scripts/demo prints with
 
 from .client import fill_form
 from .constants import DOMAIN
-from .devices import APPLIANCES, EV_CURRENT, EV_PHASES, PROGRAM_DW, PROGRAM_DW_BOUNDARY_WAIT_S, PROGRAM_DW_ENTITIES
-from .fixtures import program_dishwasher, program_steps
+from .devices import APPLIANCES, EV_CURRENT, EV_PHASES, PROGRAM_DW, PROGRAM_DW_ENTITIES
+from .fixtures import program_dishwasher
 from .process import log
 from .timefmt import at
 
@@ -23,15 +23,15 @@ class AppliancesMixin:
     """Scenario: the Bosch dishwasher's delayed start and the EV charger's slot commands. A mixin of :class:`~.demo.Demo`."""
 
     async def show_program_dishwasher(self) -> None:
-        """Add the Bosch dishwasher (delayed-start profile) through "Add appliance" with device control on, print its
-        plan and the scheduler's three commands for its next slot boundary, each previewed through the gates (the
-        ``scheduler`` source may only preview through evaluate_command; the boundary itself runs in HA).
+        """Add the Bosch dishwasher (delayed-start profile) through "Add appliance" with device control on and print its
+        plan. The new plan sets the appliance's own delayed start at once (its "start in" number is in seconds): the
+        program select, the number and the start button, each through the gates as the scheduler's.
 
-        Report ``program_dishwasher``: the form's answers, the planned start, the delay, the previews, the states.
+        Report ``program_dishwasher``: the form's answers, the plan, the planned start and ``added`` (the whole minute
+        before the form was sent).
         """
         answers = program_dishwasher(datetime.now(self.tz))
-        added = datetime.now(UTC)  # its first boundary is the next one after it is added
-        boundary = added.replace(second=0, microsecond=0) + timedelta(minutes=15 - added.minute % 15)
+        added = datetime.now(UTC).replace(second=0, microsecond=0)
         await self.client.drive_flow(
             "appliance subentry", "/api/config/config_entries/subentries/flow", [self.entry_id, "appliance"],
             lambda step: fill_form(step, answers, f"appliance {PROGRAM_DW!r}"),
@@ -39,26 +39,17 @@ class AppliancesMixin:
         await self.wait_settled(self.entry_id, [a["name"] for a in APPLIANCES] + [PROGRAM_DW])
         plan = await self.stored_plan(PROGRAM_DW)
         planned = datetime.fromisoformat(plan["start"]) if plan.get("feasible") and plan.get("start") else None
-        report: dict[str, Any] = {"subentry": answers, "plan": plan, "boundary": boundary.isoformat(), "previews": []}
+        report: dict[str, Any] = {"subentry": answers, "plan": plan, "added": added.isoformat()}
         self.report["program_dishwasher"] = report
         log("")
         log(f"{PROGRAM_DW} (home_connect shapes: program select, start button, remote start, operation state, "
             f"start-in number in s), window {answers['earliest_start'][:5]} to {answers['deadline'][:5]}, "
             f"program {answers['program']}:")
-        if planned is None or planned <= boundary:
-            self.problems.append(f"{PROGRAM_DW}: no planned start after the next boundary: {plan}")
+        if planned is None or planned <= datetime.now(UTC):
+            self.problems.append(f"{PROGRAM_DW}: no planned start ahead: {plan}")
             return
-        delay = round((planned - boundary).total_seconds())
-        report |= {"planned_start": planned.isoformat(), "delay_s": delay}
-        log(f"  planned start {at(planned, self.tz)}; at the next slot boundary {at(boundary, self.tz, '%H:%M')} the "
-            f"scheduler sets its own delayed start once: {delay} s ({delay / 3600:.2f} h)")
-        if boundary <= datetime.now(UTC):  # the boundary passed while the form ran: it acted already
-            return
-        for candidate, raw_input in program_steps(planned, boundary):
-            decision = await self.client.call_service("evaluate_command", {
-                "source_agent": "scheduler", "dry_run": True, "raw_input": raw_input, "model_candidate": candidate})
-            report["previews"].append(decision)
-            self._log_decision(f"preview {candidate['intent']} {candidate['device_alias']}", decision, "dry_run")
+        report["planned_start"] = planned.isoformat()
+        log(f"  planned start {at(planned, self.tz)}; the new plan sets its own delayed start at once")
 
     async def stored_plan(self, name: str) -> dict[str, Any]:
         """The appliance's stored plan, the one the scheduler acts on (the schedule websocket; the ``plan`` service
@@ -67,29 +58,21 @@ class AppliancesMixin:
         return next((p for p in (payload or {}).get("plans") or [] if p.get("name") == name), {})
 
     async def check_program_boundary(self) -> None:
-        """Wait for the Bosch dishwasher's boundary when it is at most PROGRAM_DW_BOUNDARY_WAIT_S away, then check what the scheduler did: the select, the number and the button each executed
-        through the gates, once, the number at the delay, the operation state ``delayedstart``.
+        """Check what the new plan did: the select, the number and the button each executed through the gates, once,
+        the number at the time from the minute the plan was made to the planned start, the operation state
+        ``delayedstart`` (read back from HA's states within 30 s).
 
-        Report ``program_dishwasher.acted`` (None when the boundary was not waited for) and ``traces``.
+        Report ``program_dishwasher``: ``delay_s`` (the number), ``armed_at`` (the planned start less it), ``states``,
+        ``traces`` and ``acted`` (intent and outcome of each command, in order).
         """
         report = self.report.get("program_dishwasher") or {}
-        if "delay_s" not in report:
+        if "planned_start" not in report:
             return
-        boundary = datetime.fromisoformat(report["boundary"])
-        left = (boundary - datetime.now(UTC)).total_seconds()
-        report["acted"] = None
-        if left > PROGRAM_DW_BOUNDARY_WAIT_S:
-            log(f"{PROGRAM_DW}: the boundary {at(boundary, self.tz, '%H:%M')} is {left:.0f} s away; the demo does not "
-                f"wait for it (the previews above passed every gate; HA runs it at {at(boundary, self.tz, '%H:%M')})")
-            return
-        if left > 0:
-            log(f"{PROGRAM_DW}: waiting {left:.0f} s for the slot boundary {at(boundary, self.tz, '%H:%M')}")
-            await asyncio.sleep(left + 5)
-        states = {}
-        for deadline in range(30):
+        states: dict[str, Any] = {}
+        for attempt in range(30):
             states = {k: ((await self.client.request("GET", f"/api/states/{e}", expect=(200, 404))) or {}).get("state")
                       for k, e in PROGRAM_DW_ENTITIES.items()}
-            if states["operation"] == "delayedstart" or deadline == 29:
+            if states["operation"] == "delayedstart" or attempt == 29:
                 break
             await asyncio.sleep(1)
         traces = []
@@ -97,22 +80,19 @@ class AppliancesMixin:
             found = await self.client.call_service("get_traces", {"entity_id": PROGRAM_DW_ENTITIES[key], "limit": 5})
             traces += [t for t in found.get("traces") or [] if t.get("dry_run") is not True
                        and t.get("outcome") != "dry_run"]
-        stored = (await self.stored_plan(PROGRAM_DW)).get("start")
-        if stored and stored != report["planned_start"]:  # replanned before the boundary: the delay follows the plan
-            log(f"{PROGRAM_DW}: its plan moved to {at(datetime.fromisoformat(stored), self.tz)} before the boundary")
-            report |= {"planned_start": stored,
-                       "delay_s": round((datetime.fromisoformat(stored) - boundary).total_seconds())}
-        report |= {"states": states, "traces": traces}
-        acted = [((t.get("candidate") or {}).get("intent"), t.get("outcome")) for t in sorted(traces, key=lambda t: t["timestamp"])]
-        report["acted"] = acted
-        log(f"{PROGRAM_DW} at {at(boundary, self.tz, '%H:%M')}: " + ", ".join(f"{i} {o}" for i, o in acted)
-            + f"; start in {states['delay']} s, operation state {states['operation']}")
-        wanted = [("select_option", "executed"), ("set_value", "executed"), ("press", "executed")]
-        if acted != wanted:
-            self.problems.append(f"{PROGRAM_DW}: the scheduler's delayed start did not act once through the gates: "
-                                 f"{acted}")
-        if states["operation"] != "delayedstart" or float(states["delay"] or 0) != report["delay_s"]:
-            self.problems.append(f"{PROGRAM_DW}: not waiting for its start in {report['delay_s']} s: {states}")
+        acted = [((t.get("candidate") or {}).get("intent"), t.get("outcome"))
+                 for t in sorted(traces, key=lambda t: t["timestamp"])]
+        delay = float(states["delay"] or 0)
+        armed = datetime.fromisoformat(report["planned_start"]) - timedelta(seconds=delay)
+        report |= {"states": states, "traces": traces, "acted": acted, "delay_s": delay, "armed_at": armed.isoformat()}
+        log(f"{PROGRAM_DW}: " + ", ".join(f"{i} {o}" for i, o in acted) + f"; start in {delay:.0f} s (from "
+            f"{at(armed, self.tz, '%H:%M:%S')}), operation state {states['operation']}")
+        if acted != [("select_option", "executed"), ("set_value", "executed"), ("press", "executed")]:
+            self.problems.append(f"{PROGRAM_DW}: the new plan's delayed start did not act once through the gates: {acted}")
+        now = datetime.now(UTC)
+        if states["operation"] != "delayedstart" or not datetime.fromisoformat(report["added"]) <= armed <= now:
+            self.problems.append(f"{PROGRAM_DW}: not waiting for its planned start {report['planned_start']} from the "
+                                 f"minute it was planned: {states}")
 
     async def show_ev_charger(self) -> None:
         """Print the EV charger's current and phases and its last gated commands (at its slot boundaries, as the

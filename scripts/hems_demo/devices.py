@@ -42,7 +42,6 @@ PROGRAM_DW_LEAD = timedelta(hours=2)  # the window opens this long after the dem
 PROGRAM_DW_WINDOW = timedelta(hours=8)
 
 
-PROGRAM_DW_BOUNDARY_WAIT_S = 150  # --check waits for the next slot boundary only when it is this close
 
 
 PROGRAM_DW_HELPERS_YAML = """\

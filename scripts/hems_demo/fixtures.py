@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 try:
@@ -52,20 +52,6 @@ def program_dishwasher(now: datetime) -> dict[str, Any]:
         "power_kw": 1.8, "duration_min": 150, "contiguous": True,
         "earliest_start": f"{opens:%H:%M}:00", "deadline": f"{opens + PROGRAM_DW_WINDOW:%H:%M}:00",
     }
-
-
-def program_steps(planned: datetime, slot: datetime) -> list[tuple[dict[str, Any], str]]:
-    """The scheduler's three commands for the delayed start at the boundary ``slot`` (planning/program_exec.py's
-    ``_run_steps`` over scheduling/program.py's ``delayed_steps``): (candidate, raw_input) each, the delay in s."""
-    delay = float(round((planned - slot).total_seconds()))
-    what = f"delayed start for {planned.astimezone(UTC).isoformat()} (slot {slot.astimezone(UTC).isoformat()})"
-    return [
-        ({"intent": "select_option", "device_alias": PROGRAM_DW_ENTITIES["select"],
-          "params": {"option": PROGRAM_DW_OPTIONS[1]}}, f"select_option {PROGRAM_DW}: {what}"),
-        ({"intent": "set_value", "device_alias": PROGRAM_DW_ENTITIES["delay"], "params": {"value": delay}},
-         f"set {PROGRAM_DW_ENTITIES['delay']} to {delay!r} s: {PROGRAM_DW}: {what}"),
-        ({"intent": "press", "device_alias": PROGRAM_DW_ENTITIES["button"]}, f"press {PROGRAM_DW}: {what}"),
-    ]
 
 
 def house_step(indoor_c: float, outdoor_c: float, heating: bool, hours: float) -> tuple[float, float]:
