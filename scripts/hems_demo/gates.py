@@ -55,12 +55,14 @@ class GatesMixin:
 
     async def show_value_refused(self) -> None:
         """A value the request did not name is refused with the translated error (report ``gates.value_refused``)."""
-        reply = await self.client.request(
-            "POST", f"/api/services/{DOMAIN}/evaluate_command?return_response", expect=(400,), json={
+        # Over the websocket: HA 2026.4's REST API answers a service's validation error with a bare HTTP 500
+        (reply,) = await self.client.ws_replies([{
+            "type": "call_service", "domain": DOMAIN, "service": "evaluate_command", "return_response": True,
+            "service_data": {
                 "source_agent": "orchestrator", "raw_input": "Set the heat pump to 21 degrees", "dry_run": True,
                 "model_candidate": {"intent": "set_temperature", "device_alias": HEAT_PUMP_CLIMATE,
-                                    "params": {"temperature": 25}}})
-        message = str((reply or {}).get("message") if isinstance(reply, dict) else reply)
+                                    "params": {"temperature": 25}}}}])
+        message = str((reply.get("error") or {}).get("message")) if not reply.get("success") else f"accepted: {reply}"
         self.report["gates"]["value_refused"] = message
         log(f"GATE a model's 25° for 'Set the heat pump to 21 degrees': {message}")
         if "the request asks for 21° on Heat pump, not 25°" not in message:
