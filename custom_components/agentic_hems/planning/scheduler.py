@@ -3,9 +3,9 @@
 Every command goes through the gates: a plan's start or stop with ``source_agent="scheduler"`` (through
 :meth:`.manager.PlanManager.transitions_at`), an approved grid plan's slot command with ``source_agent="grid"``
 (through :meth:`..grid_ha.manager.GridManager.async_execute_due`). A program appliance with its own delayed start
-gets it when it is planned or at a boundary before its planned start (:mod:`.program_exec`). An EV charger with a control profile gets its
-slot's charging current before its start, every slot it charges in (:mod:`.ev_exec`). Then what has ended is replanned (an ended plan
-waits for its stop, see :class:`.manager.PlanManager`).
+gets it when it is planned or at a boundary before its planned start (:mod:`.program_exec`). An EV charger with a
+control profile gets its slot's charging current before its start, every slot it charges in (:mod:`.ev_exec`). Then
+what has ended is replanned (an ended plan waits for its stop, see :class:`.manager.PlanManager`).
 """
 
 from __future__ import annotations
@@ -112,15 +112,16 @@ def _charger_slots(hass: HomeAssistant, entry: AgenticHemsConfigEntry, moment: d
 def _delayed_starts(
     hass: HomeAssistant, entry: AgenticHemsConfigEntry, delayed: DelayedStarts, moment: datetime, *, on_step_only: bool
 ) -> list[tuple[Appliance, Coroutine[Any, Any, list[dict[str, Any]]]]]:
-    """Return each program appliance's delayed start to set at ``moment`` for its planned start (not yet tried)."""
+    """Return each program appliance's delayed start to set at ``moment`` for its planned start.
+
+    One already tried for that start sends nothing (:func:`.program_exec.async_delayed_start`).
+    """
     planner, control = entry.runtime_data.planner, entry.runtime_data.control
     out = []
     for appliance_id, appliance in planner.appliances.items():
         state = planner.states.get(appliance_id)
         plan = state.plan if state is not None else None
         if not has_delayed_start(appliance) or plan is None or plan.start is None or plan.start <= moment:
-            continue
-        if (appliance_id, plan.start) in delayed.tried:
             continue
         delay = async_delayed_start(
             hass, control, appliance, planned=plan.start, moment=moment, delayed=delayed, on_step_only=on_step_only
