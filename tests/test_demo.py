@@ -321,6 +321,13 @@ def _check_home(stdout: str, report: dict[str, Any]) -> None:
     assert all(t["outcome"] in ("executed", "dry_run") and t["source_agent"] == "scheduler" for t in sg["traces"])
     assert max(sg["traces"], key=lambda t: t["timestamp"])["outcome"] == "executed", sg["traces"]
     assert re.search(r"^SG Ready tank now: .* = state [123], offset", stdout, re.MULTILINE), stdout
+    # The thermostat shows the current slot's target: the temperature at the slot's end while the plan heats, else the
+    # comfort floor, on its 0.5 °C step within 15-25 °C.
+    climate = report["climate"]
+    slot = climate["slot"]
+    wanted = min(max(round((slot["temp_c"] if slot["kw"] > 1e-3 else slot["low_c"]) * 2) / 2, 15.0), 25.0)
+    assert climate["shown_c"] == wanted == climate["wanted_c"], climate
+    assert climate["latest"].get("outcome", "executed") in ("executed", "dry_run"), climate
 
 
 def _check_program_dishwasher(stdout: str, report: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ try:
 except ModuleNotFoundError:  # only for `--help`, which scripts/demo prints with any python3 before it builds the venv
     aiohttp = None  # type: ignore[assignment]
 
-from .constants import HEAT_PUMP_SUBENTRY, HOUSE_HP_KW, SG_OFFSET, SG_RELAYS, SG_TANK_SUBENTRY
+from .constants import HEAT_PUMP_CLIMATE, HEAT_PUMP_SUBENTRY, HOUSE_HP_KW, SG_OFFSET, SG_RELAYS, SG_TANK_SUBENTRY
 from .process import log
 from .timefmt import at
 
@@ -78,3 +78,30 @@ class HeatMixin:
         self.sg_expect(all(t.get("outcome") == "executed" for t in latest), "relay 2's latest command was executed")
         self.sg_expect(all(t.get("outcome") in ("executed", "dry_run") for t in traces),
                        "each relay command was executed (a dry run while device control was off)")
+        await self.check_climate(answer)
+
+    async def check_climate(self, answer: dict[str, Any]) -> None:
+        """Check the heat pump's thermostat after the replan: its target is the current slot's command.
+
+        The command (as the integration's heat pump profile computes it): the temperature at the slot's end while the
+        plan runs the heat pump, else the slot's comfort floor, on the thermostat's 0.5 °C step within 15-25 °C. The
+        thermostat must show it, and its latest scheduler command (none when it already showed it) must be executed,
+        or a dry run from before device control was on.
+        """
+        heat = next((h for h in answer.get("heat_pumps") or [] if h.get("name") == HEAT_PUMP_SUBENTRY["name"]), {})
+        slot = (heat.get("slots") or [{}])[0]
+        if "kw" not in slot:
+            self.problems.append(f"the heat pump has no plan for the current slot: {heat}")
+            return
+        wanted = slot["temp_c"] if slot["kw"] > 1e-3 else slot["low_c"]
+        wanted = min(max(round(wanted / 0.5) * 0.5, 15.0), 25.0)
+        state = await self.client.request("GET", f"/api/states/{HEAT_PUMP_CLIMATE}")
+        shown = (state.get("attributes") or {}).get("temperature")
+        found = await self.client.call_service("get_traces", {"entity_id": HEAT_PUMP_CLIMATE, "limit": 5})
+        ours = [t for t in found.get("traces") or [] if t.get("source_agent") == "scheduler"]
+        latest = max(ours, key=lambda t: t["timestamp"], default={})
+        log(f"Heat pump thermostat now: target {shown} °C, the plan's slot asks {wanted:g} °C "
+            f"({slot['kw']:.2f} kW); last scheduler command: {latest.get('outcome', 'none (it already showed it)')}")
+        self.report["climate"] = {"slot": slot, "wanted_c": wanted, "shown_c": shown, "latest": latest}
+        if shown != wanted or latest.get("outcome", "executed") not in ("executed", "dry_run"):
+            self.problems.append(f"{HEAT_PUMP_CLIMATE}: target {shown} °C, the plan asks {wanted:g} °C: {latest}")
