@@ -89,7 +89,8 @@ def _setpoints(
 async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> RuntimeData:
     """Construct every manager with its collaborators, load what it stored and register the entry's device.
 
-    What is stored: cached prices, plans, device control and traces, runs, the audit chain, grid requests.
+    What is stored: cached prices, plans, device control and traces, runs, the audit chain, grid requests, SG Ready
+    block times.
 
     Raises:
         OSError: the audit file cannot be read.
@@ -136,6 +137,9 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
         if home.active
         else None
     )
+    if home_plan is not None:  # the SG Ready heat pumps' block times, kept across restarts
+        await home_plan.sg_blocks.async_load()
+        entry.async_on_unload(home_plan.sg_blocks.async_flush)
     return RuntimeData(
         home=home_plan,
         coordinator=coordinator,
