@@ -85,8 +85,8 @@ async def async_remove_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry)
     """Delete the entry's Stores.
 
     They hold cached prices, plans, device-control state, traces, runs, the grid toolkit's requests, incidents
-    and secret, and the SG Ready heat pumps' block times. The audit log (``<config>/agentic_hems/audit/``) and its anchor stay as
-    evidence.
+    and secret, and the SG Ready heat pumps' block times. The audit log (``<config>/agentic_hems/audit/``) and its
+    anchor stay as evidence.
     """
     for name in STORES:
         await Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.{name}").async_remove()

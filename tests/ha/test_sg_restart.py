@@ -24,7 +24,7 @@ from homeassistant.util import dt as dt_util
 from custom_components.agentic_hems.const import DOMAIN
 from custom_components.agentic_hems.planning.sg_blocks import SgTimes
 from custom_components.agentic_hems.planning.sg_exec import slot_states
-from custom_components.agentic_hems.scheduling.sg_ready import BLOCKED, NORMAL
+from custom_components.agentic_hems.scheduling.sg_ready import BLOCKED, NORMAL, RECOMMENDED
 
 from .conftest import NOW
 from .test_heat_pump import HEAT_ID, INDOOR, heated_entry
@@ -53,15 +53,17 @@ async def restart(
     contact_1: bool,
     indoor_c: float = 21.9,
     control: bool = True,
+    contact_2: bool = False,
 ) -> MockConfigEntry:
-    """HA comes up at NOW: the relays show contact 1 ``contact_1`` and contact 2 off, changed at NOW; the Store file
-    ``file`` (None: none) is there; the entry is set up, device control on with ``control``. At 21.9 °C indoors the
-    plan keeps the heat pump off for hours (it would block from 20:00 to 21:45 without a block before)."""
+    """HA comes up at NOW: the relays show contact 1 ``contact_1`` and contact 2 ``contact_2``, changed at NOW; the
+    Store file ``file`` (None: none) is there; the entry is set up, device control on with ``control``. At 21.9 °C
+    indoors the plan keeps the heat pump off for hours (it would block from 20:00 to 21:45 without a block before)."""
     await _sg_house(hass, freezer)
-    if contact_1:
-        await hass.services.async_call(
-            "input_boolean", "turn_on", {"entity_id": "input_boolean.sg_contact_1"}, blocking=True
-        )
+    for n, on in ((1, contact_1), (2, contact_2)):
+        if on:
+            await hass.services.async_call(
+                "input_boolean", "turn_on", {"entity_id": f"input_boolean.sg_contact_{n}"}, blocking=True
+            )
     for entity_id in (RELAY_1, RELAY_2):  # restored at the restart: last_changed is now
         state = hass.states.get(entity_id)
         hass.states.async_set(entity_id, state.state, state.attributes, force_update=True)
@@ -251,3 +253,29 @@ async def test_changes_by_other_hands_are_kept_across_a_reload_and_the_store_goe
     await hass.config_entries.async_remove(entry.entry_id)
     await hass.async_block_till_done()
     assert key not in hass_storage
+
+
+async def test_a_kept_block_end_is_not_carried_past_contacts_that_changed_unseen(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, hass_storage: dict[str, Any]
+) -> None:
+    """Kept: state 2, the last block ended at 19:35. The relays come up in state 3 (they changed while HA was down, so
+    a block may have come and gone); at 20:10 a person opens contact 2 (state 2 again). The kept end is not carried
+    on: the release counts from contact 1's last change (the restart, 20:05), so on a plan that may block in every
+    slot the next block begins at 22:15 (from 19:35 it would be 21:45)."""
+    file = file_of({"state": NORMAL, "block_start": None, "block_end": ago(30).isoformat()})
+    entry = await restart(hass, freezer, hass_storage, file, contact_1=False, contact_2=True, control=False)
+    assert contact_state(hass) == RECOMMENDED
+    freezer.move_to(FIRST + timedelta(minutes=10))
+    await hass.services.async_call("input_boolean", "turn_off", {"entity_id": "input_boolean.sg_contact_2"})
+    await hass.async_block_till_done()
+    assert contact_state(hass) == NORMAL
+    home = entry.runtime_data.home
+    hp = home.config.heat_pumps[0]
+    states = slot_states(hass, hp, hand_plan(16), 1, home.sg_blocks.times.get(HEAT_ID))
+    restart_slot = slot_of(dt_util.as_utc(NOW))
+    assert blocked_slots([0] + states)[0] == restart_slot + SLOT + 8 * SLOT == FIRST + 9 * SLOT
+    key = f"{DOMAIN}.{entry.entry_id}.sg_ready"
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    assert hass_storage[key]["data"] == {
+        "heat_pumps": {HEAT_ID: {"state": NORMAL, "block_start": None, "block_end": None}}
+    }

@@ -8,8 +8,9 @@ while the contacts still show the state kept, and falls back to ``last_changed``
 
 A change is recorded at the changed contact's ``last_changed``. A contact that is unknown (unavailable, missing)
 records nothing; a state seen after an unknown contact that differs from the state kept counts from the moment it is
-seen, as ``last_changed`` would. A store that cannot be read counts as empty (the contacts' ``last_changed`` alone,
-as without it).
+seen, as ``last_changed`` would. The last block's end is kept only while the contacts are seen to go on from the state
+kept: after a change from another state (they changed unseen, while Home Assistant was down) it is unknown. A store
+that cannot be read counts as empty (the contacts' ``last_changed`` alone, as without it).
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ class SgBlocks:
             if before == state:
                 continue
             when = new.last_changed
-            end = when if before == BLOCKED else (kept.block_end if kept else None)
+            # the last end carries on only from the state kept: contacts that changed unseen may have blocked since
+            end = when if before == BLOCKED else (kept.block_end if kept and kept.state == before else None)
             self.times[hp.subentry_id] = SgTimes(
                 state=state, block_start=when if state == BLOCKED else None, block_end=end
             )
