@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .runtime import AgenticHemsConfigEntry
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
-STORES = ("prices", "plans", "control", "traces", "runs", "grid")  # agentic_hems.<entry_id>.<name>
+STORES = ("prices", "plans", "control", "traces", "runs", "grid", "sg_ready")  # agentic_hems.<entry_id>.<name>
 SETUP_MODULES = ("services", "cards.frontend", "cards.websocket", "runtime", "assistant.llm_api")
 
 
@@ -84,9 +84,9 @@ async def async_unload_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry)
 async def async_remove_entry(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
     """Delete the entry's Stores.
 
-    They hold cached prices, plans, device-control state, traces, runs, and the grid toolkit's requests, incidents
-    and secret. The audit log (``<config>/agentic_hems/audit/``) and its anchor stay as
-    evidence.
+    They hold cached prices, plans, device-control state, traces, runs, the grid toolkit's requests, incidents
+    and secret, and the SG Ready heat pumps' block times. The audit log (``<config>/agentic_hems/audit/``) and its
+    anchor stay as evidence.
     """
     for name in STORES:
         await Store(hass, STORAGE_VERSION, f"{DOMAIN}.{entry.entry_id}.{name}").async_remove()

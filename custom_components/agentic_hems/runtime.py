@@ -149,7 +149,7 @@ async def async_build_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
 
 
 async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry) -> None:
-    """Start device control, the slot scheduler and the prices, and plan.
+    """Start device control, the slot scheduler and the prices, load the SG Ready heat pumps' block times, and plan.
 
     A market source (ENTSO-E, Nord Pool) whose first refresh served the cache fetches what is due in the background,
     so the network never blocks start-up; a local sensor or the bundled sample was read by the first refresh.
@@ -185,7 +185,9 @@ async def async_start_runtime(hass: HomeAssistant, entry: AgenticHemsConfigEntry
     if coordinator.source.daily_publication and coordinator.update_interval is None:
         entry.async_create_background_task(hass, coordinator.async_refresh(), f"{DOMAIN} first refresh")
     await planner.async_replan_due()
-    if runtime.home is not None:
+    if runtime.home is not None:  # the SG Ready heat pumps' block times, kept across restarts, before the first plan
+        await runtime.home.sg_blocks.async_load()
+        entry.async_on_unload(runtime.home.sg_blocks.async_flush)
         entry.async_on_unload(runtime.home.async_start())
         entry.async_create_background_task(hass, runtime.home.async_replan(execute=True), f"{DOMAIN} home plan")
 

@@ -45,9 +45,12 @@ from .home_config import HomeConfig
 from .sg_exec import async_switch, slot_states, state_values
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..control.manager import ControlManager
     from .home_approval import HomeApprovals
     from .home_manager import HomeResult
+    from .sg_blocks import SgTimes
 
 ACTION_TYPE = "home_heat_pump"
 ACTIONS = frozenset({ACTION_TYPE})
@@ -104,21 +107,32 @@ def slot_command(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | N
     return temperature_target(hass, hp.control_entity, target) if math.isfinite(target) else None
 
 
-def slot_values(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | None, first: int) -> list[dict[str, Any]]:
+def slot_values(
+    hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | None, first: int, stored: SgTimes | None = None
+) -> list[dict[str, Any]]:
     """Return what each slot of the plan from slot ``first`` on asks: ``{entity_id: value}`` per slot.
 
-    One entry (:func:`slot_command`; empty where it asks nothing), or SG Ready's contacts and offset number.
+    One entry (:func:`slot_command`; empty where it asks nothing), or SG Ready's contacts and offset number (with
+    the heat pump's ``stored`` block times, :func:`.sg_exec.slot_states`).
     """
     if hp.sg_ready:
-        return [state_values(hp, state) for state in slot_states(hass, hp, result, first)]
+        return [state_values(hp, state) for state in slot_states(hass, hp, result, first, stored)]
     plan = result.plan if result is not None else None
     n = plan.import_kw.size if plan is not None else 0
     commands = (slot_command(hass, hp, result, i) for i in range(first, n))
     return [{hp.control_entity: value} if value is not None else {} for value in commands]
 
 
-def plan_actions(hass: HomeAssistant, result: HomeResult, config: HomeConfig, since: datetime) -> list[dict[str, Any]]:
+def plan_actions(
+    hass: HomeAssistant,
+    result: HomeResult,
+    config: HomeConfig,
+    since: datetime,
+    sg_times: Mapping[str, SgTimes] | None = None,
+) -> list[dict[str, Any]]:
     """Return the plan's heat pump commands from slot ``since`` on, as request actions (equal neighbours merged).
+
+    ``sg_times`` maps an SG Ready heat pump's subentry id to its block times kept across restarts (:mod:`.sg_blocks`).
 
     Each is ``{"start", "end", "type": "home_heat_pump", "entity_id", "heat_pump", "value"}`` with the target
     temperature (in HA's temperature unit, a climate or water_heater entity), "on"/"off" (a switch, an SG Ready
@@ -130,7 +144,7 @@ def plan_actions(hass: HomeAssistant, result: HomeResult, config: HomeConfig, si
         return actions
     first = max(int((floor_slot(since) - plan.start) / plan.resolution), 0)
     for hp in config.heat_pumps:
-        per_slot = slot_values(hass, hp, result, first)
+        per_slot = slot_values(hass, hp, result, first, (sg_times or {}).get(hp.subentry_id))
         for entity_id in hp.entities():
             last: dict[str, Any] | None = None
             for i, values in enumerate(per_slot, start=first):
@@ -169,13 +183,22 @@ class HeatExecutor:
     """Issues the plan's heat pump commands (see the module docstring)."""
 
     def __init__(
-        self, hass: HomeAssistant, config: HomeConfig, control: ControlManager, approvals: HomeApprovals
+        self,
+        hass: HomeAssistant,
+        config: HomeConfig,
+        control: ControlManager,
+        approvals: HomeApprovals,
+        sg_times: Mapping[str, SgTimes] | None = None,
     ) -> None:
-        """Drive ``config``'s heat pumps through ``control``; in approval mode as ``approvals`` approved."""
+        """Drive ``config``'s heat pumps through ``control``; in approval mode as ``approvals`` approved.
+
+        ``sg_times``: the SG Ready heat pumps' block times kept across restarts, by subentry id (:mod:`.sg_blocks`).
+        """
         self.hass = hass
         self.config = config
         self.control = control
         self.approvals = approvals
+        self.sg_times = sg_times if sg_times is not None else {}
         self.issued: dict[str, float | str] = {}  # control entity -> the last value issued
 
     @property
@@ -223,7 +246,7 @@ class HeatExecutor:
         else:
             plan = result.plan if result is not None else None
             first = int((slot - plan.start) / plan.resolution) if plan is not None else 0
-            values = next(iter(slot_values(self.hass, hp, result, first)), {})
+            values = next(iter(slot_values(self.hass, hp, result, first, self.sg_times.get(hp.subentry_id))), {})
         key = hp.subentry_id
         if not values or self.issued.get(key) == repr(sorted(values.items())):
             return []

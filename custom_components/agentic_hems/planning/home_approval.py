@@ -37,6 +37,7 @@ from .home_config import HomeConfig
 if TYPE_CHECKING:
     from ..scheduling.charger import ChargerProfile
     from .home_manager import HomeResult
+    from .sg_blocks import SgTimes
 
 HOME_PLAN_PREFIX = "home_"
 # plan id prefixes of the requests a new plan withdraws: ``heat_`` was a heat pump's own request, stored before one
@@ -211,16 +212,20 @@ class HomeApprovals:
         config: HomeConfig,
         records: GridRecords,
         chargers: Mapping[str, tuple[str, ChargerProfile]] | None = None,
+        *,
+        sg_times: Mapping[str, SgTimes] | None = None,
     ) -> None:
         """Keep ``config``'s requests in ``records``; the latest live one is in force, also after a restart.
 
-        ``chargers`` maps an appliance id to its name and charger profile (their currents are asked for too).
+        ``chargers`` maps an appliance id to its name and charger profile (their currents are asked for too);
+        ``sg_times`` an SG Ready heat pump's subentry id to its block times kept across restarts (:mod:`.sg_blocks`).
         Outside approval mode nothing is in force, and the requests left from approval mode are withdrawn.
         """
         self.hass = hass
         self.config = config
         self.records = records
         self.chargers = dict(chargers or {})
+        self.sg_times = sg_times if sg_times is not None else {}
         live = [
             r["request_id"]
             for r in records.requests.values()
@@ -264,7 +269,7 @@ class HomeApprovals:
             return False
         slot = floor_slot(now)
         actions = home_exec.plan_actions(plan, self.config, slot)
-        actions += heat_exec.plan_actions(self.hass, result, self.config, slot)
+        actions += heat_exec.plan_actions(self.hass, result, self.config, slot, self.sg_times)
         profiles = {aid: profile for aid, (_, profile) in self.chargers.items()}
         actions += ev_approval.plan_actions(self.hass, plan, profiles, slot)
         latest = None if self.lapsed() else self.records.requests.get(self.request_id or "")

@@ -46,6 +46,7 @@ from .home_approval import HomeApprovals
 from .home_config import HomeConfig
 from .home_exec import HomeExecutor
 from .home_inputs import HomeInputs, async_inputs, phases_of
+from .sg_blocks import SgBlocks
 from .solar_source import sensor_forecast
 
 if TYPE_CHECKING:
@@ -93,9 +94,10 @@ class HomePlanManager(ChangeListeners):
         self.planner = planner
         self.grid = grid
         chargers = {aid: (a.name, a.charger) for aid, a in planner.appliances.items() if a.charger is not None}
-        self.approvals = HomeApprovals(hass, config, records, chargers)
+        self.sg_blocks = SgBlocks(hass, planner.entry_id, config.heat_pumps)  # loaded by the runtime
+        self.approvals = HomeApprovals(hass, config, records, chargers, sg_times=self.sg_blocks.times)
         self.executor = HomeExecutor(hass, config, control, self.approvals)
-        self.heat = HeatExecutor(hass, config, control, self.approvals)
+        self.heat = HeatExecutor(hass, config, control, self.approvals, self.sg_blocks.times)
         self.result: HomeResult | None = None
         self._lock = asyncio.Lock()
 
@@ -106,6 +108,7 @@ class HomePlanManager(ChangeListeners):
             async_track_utc_time_change(self.hass, self._boundary, minute=range(0, 60, 15), second=0),
             self.coordinator.async_add_listener(self._prices_updated),
             self.hass.bus.async_listen(ir.EVENT_REPAIRS_ISSUE_REGISTRY_UPDATED, self._issue_changed),
+            self.sg_blocks.async_start(),
         ]
         watched = [b.soc_entity for b in self.config.batteries if b.soc_entity]
         watched += [self.config.pv_forecast_sensor] if self.config.pv_forecast_sensor else []

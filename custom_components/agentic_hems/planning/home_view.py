@@ -274,7 +274,9 @@ def why_now(home: HomePlanManager, name: str, language: str, now: datetime) -> d
         else explain_heat_pump(result, pumps[0], language)
     )
     if pumps and pumps[0].sg_ready:
-        why = with_states(home.hass, pumps[0], result, why, language)
+        why = with_states(
+            home.hass, pumps[0], result, why, language, stored=home.sg_blocks.times.get(pumps[0].subentry_id)
+        )
     if not why:
         return {"error": "home_plan_not_available", "device": device}
     j = next((k for k in range(i + 1, len(why)) if why[k] != why[i]), None)

@@ -2,11 +2,13 @@
 
 :func:`slot_values` reads the plan's heat pump power, PV, prices and temperatures into the per-slot flags of
 :func:`..scheduling.sg_ready.sg_states` (the rule is documented there), with the block history the contacts show
-now (:func:`block_history`): contacts in state 1 count as blocked since their last change; otherwise the slots since
-contact 1 last changed count as free of a block (so after a restart a block waits for the release time). :func:`async_switch` carries one
-slot's values out through the gates in :func:`..scheduling.sg_ready.switching_order`, and stops at the first contact
-command that is not executed: the trace of that command says which state the heat pump is left in. The offset number
-is set only after both contacts are.
+now (:func:`block_history`): contacts in state 1 count as blocked since the block began, otherwise the slots since
+the last block ended count as free of one. Both times come from the Store that keeps them across restarts
+(:mod:`.sg_blocks`) while the contacts still show the state stored, else from the contacts' ``last_changed`` (then
+after a restart a block in progress counts from the restart, and a new block waits for the release time).
+:func:`async_switch` carries one slot's values out through the gates in
+:func:`..scheduling.sg_ready.switching_order`, and stops at the first contact command that is not executed: the trace
+of that command says which state the heat pump is left in. The offset number is set only after both contacts are.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from .heat_view import EPS_KW, heat_band, heat_kw, import_price, temp_c
 
 if TYPE_CHECKING:
     from .home_manager import HomeResult
+    from .sg_blocks import SgTimes
 
 type Evaluate = Callable[[str, float | str], Awaitable[dict[str, Any]]]
 
@@ -51,25 +54,42 @@ def contacts(hass: HomeAssistant, hp: HeatPumpConfig) -> tuple[bool, bool] | Non
     return (found[0].state == STATE_ON, found[1].state == STATE_ON)  # type: ignore[union-attr]
 
 
-def block_history(hass: HomeAssistant, hp: HeatPumpConfig, start: datetime, slot: timedelta) -> tuple[int, int | None]:
+def block_history(
+    hass: HomeAssistant, hp: HeatPumpConfig, start: datetime, slot: timedelta, stored: SgTimes | None = None
+) -> tuple[int, int | None]:
     """Return (slots blocked before the slot at ``start``, slots free of a block before it) as the contacts show.
 
-    A change at or after ``start`` belongs to that slot: a block that began in it counts as allowed to begin (free
-    None), a block that ended in it leaves no free slot. Unknown contacts count as neither blocked nor free (0, 0):
-    no block starts before they are known.
+    The times are the ``stored`` ones (:class:`.sg_blocks.SgTimes`, kept across restarts) while the contacts show
+    the state stored, else the contacts' ``last_changed``: contacts in state 1 count as blocked since they changed;
+    otherwise the slots since contact 1 last changed count as free of a block (none while it is on). A change at or
+    after ``start`` belongs to that slot: a block that began in it counts as allowed to begin (free None), a block
+    that ended in it leaves no free slot. Unknown contacts count as neither blocked nor free (0, 0): no block starts
+    before they are known.
     """
     pair = contacts(hass, hp)
     one, two = hass.states.get(hp.control_entity), hass.states.get(hp.sg_contact_2 or "")
     if pair is None or one is None or two is None:
         return 0, 0
-    if state_of(*pair) == BLOCKED:
-        since = max(one.last_changed, two.last_changed)
+    state = state_of(*pair)
+    kept = stored if stored is not None and stored.state == state else None
+    LOGGER.debug(
+        "SG Ready %s: state %s counted from %s", hp.name, state, "the stored times" if kept else "last_changed"
+    )
+    if state == BLOCKED:
+        since = kept.block_start if kept and kept.block_start else max(one.last_changed, two.last_changed)
         return (0, None) if since >= start else (math.ceil((start - since) / slot), 0)
+    if kept and kept.block_end:
+        return 0, max(int((start - kept.block_end) / slot), 0)
     return 0, (max(int((start - one.last_changed) / slot), 0) if not pair[0] else 0)
 
 
-def slot_states(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | None, first: int) -> list[int]:
-    """Return the SG Ready state of each slot of the result's plan from slot ``first`` on ([] without a plan)."""
+def slot_states(
+    hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | None, first: int, stored: SgTimes | None = None
+) -> list[int]:
+    """Return the SG Ready state of each slot of the result's plan from slot ``first`` on ([] without a plan).
+
+    ``stored``: the heat pump's block times kept across restarts (:func:`block_history`).
+    """
     plan = result.plan if result is not None else None
     inputs = result.inputs if result is not None else None
     power, temps = heat_kw(plan, hp.subentry_id), temp_c(plan, hp.subentry_id)
@@ -82,7 +102,7 @@ def slot_states(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | No
     surplus = kept_pv >= np.asarray(plan.base_load_kw, dtype=np.float64) + power - EPS_KW
     negative = import_price(inputs)[:n] < 0
     can_block = ~running & (temps[1:] >= np.asarray(band[0], dtype=np.float64)[:n] + BLOCK_MARGIN_C)
-    blocked, free = block_history(hass, hp, plan.start + first * plan.resolution, plan.resolution)
+    blocked, free = block_history(hass, hp, plan.start + first * plan.resolution, plan.resolution, stored)
     return sg_states(
         running[first:].tolist(),
         surplus[first:].tolist(),
@@ -96,14 +116,20 @@ def slot_states(hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult | No
 
 
 def with_states(
-    hass: HomeAssistant, hp: HeatPumpConfig, result: HomeResult, sentences: list[str], language: str
+    hass: HomeAssistant,
+    hp: HeatPumpConfig,
+    result: HomeResult,
+    sentences: list[str],
+    language: str,
+    *,
+    stored: SgTimes | None = None,
 ) -> list[str]:
     """Return the plan's sentences per slot with the slot's SG Ready state in plain words ("... SG Ready 1, blocked.").
 
     ``sentences`` has one per slot of the result's plan (:func:`.heat_view.explain_heat_pump`); the states are those
-    the heat pump is driven to from now on (:func:`slot_states`).
+    the heat pump is driven to from now on (:func:`slot_states`, with the ``stored`` block times).
     """
-    states = slot_states(hass, hp, result, 0)
+    states = slot_states(hass, hp, result, 0, stored)
     return [f"{s} {state_text(state, language)}." for s, state in zip(sentences, states, strict=False)]
 
 
