@@ -380,6 +380,7 @@ def _check_home_connect_dishwasher(stdout: str, report: dict[str, Any]) -> None:
         "ready", "delayedstart"), trace
     assert dw["states"]["operation"] == "delayedstart" and dw["states"]["remote"] == "on", dw
     assert float(dw["states"]["start_in"]) == dw["delay_s"], dw
+    assert dw["issues"] == [], dw  # no program_not_started_ / program_delay_kept_ repair for it
     assert "home_connect: the demo's stand-in integration" in stdout, stdout
     assert re.search(r"^Siemens dishwasher: scheduler home_connect\.set_program_and_options executed; start in \d+ s "
                      r"\(from \d\d:\d\d:00 CES?T\), operation state delayedstart, remote start on$", stdout, re.MULTILINE), stdout

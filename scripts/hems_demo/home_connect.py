@@ -20,6 +20,7 @@ except ModuleNotFoundError:  # only for `--help`, which scripts/demo prints with
     aiohttp = None  # type: ignore[assignment]
 
 from .client import fill_form
+from .constants import DOMAIN
 from .devices import APPLIANCES, PROGRAM_DW
 from .process import DemoError, log
 from .timefmt import at
@@ -87,11 +88,12 @@ class HomeConnectMixin:
             "appliance subentry", "/api/config/config_entries/subentries/flow", [self.entry_id, "appliance"],
             lambda step: fill_form(step, answers, f"appliance {HC_DW!r}"),
         )
-        await self.wait_settled(self.entry_id, [a["name"] for a in APPLIANCES] + [PROGRAM_DW, HC_DW])
+        _, subentries = await self.wait_settled(self.entry_id, [a["name"] for a in APPLIANCES] + [PROGRAM_DW, HC_DW])
         plan = await self.stored_plan(HC_DW)
         planned = datetime.fromisoformat(plan["start"]) if plan.get("feasible") and plan.get("start") else None
         report: dict[str, Any] = {"entities": entities, "device_id": device_id, "subentry": answers, "plan": plan,
-                                  "added": added.isoformat()}
+                                  "added": added.isoformat(),
+                                  "subentry_id": next(s["subentry_id"] for s in subentries if s["title"] == HC_DW)}
         self.report["home_connect_dishwasher"] = report
         log(f"{HC_DW} (Home Connect action {HC_ACTION} on the stand-in's device, its own delayed start), window "
             f"{answers['earliest_start'][:5]} to {answers['deadline'][:5]}, program {HC_PROGRAM}:")
@@ -107,8 +109,9 @@ class HomeConnectMixin:
         scheduler's, its start-in option the time from the minute the plan was made to the planned start, read back
         from the stand-in (operation state ``delayedstart``, the "Start in relative" number) within 30 s.
 
-        Report ``home_connect_dishwasher``: ``states``, ``traces`` (not dry runs), ``delay_s`` (the option sent) and
-        ``armed_at`` (the planned start less it).
+        Report ``home_connect_dishwasher``: ``states``, ``traces`` (not dry runs), ``delay_s`` (the option sent),
+        ``armed_at`` (the planned start less it) and ``issues``: the integration's repair issues about its program
+        (``program_*_<subentry id>``: none when it was set as planned; None without the frontend's repairs).
         """
         entities = report["entities"]
         states: dict[str, Any] = {}
@@ -123,7 +126,14 @@ class HomeConnectMixin:
         sent = [(t.get("command") or {}).get("data") or {} for t in traces]
         delay = float(sent[0].get(START_IN, 0)) if len(sent) == 1 else 0.0
         armed = datetime.fromisoformat(report["planned_start"]) - timedelta(seconds=delay)
-        report |= {"states": states, "traces": traces, "delay_s": delay, "armed_at": armed.isoformat()}
+        repairs = (await self.client.ws_replies([{"type": "repairs/list_issues"}]))[0]  # with the frontend only
+        program_issues = [i["issue_id"] for i in (repairs.get("result") or {}).get("issues") or []
+                          if i.get("domain") == DOMAIN and i["issue_id"].startswith("program_")]
+        issues = [i for i in program_issues if i.endswith(report["subentry_id"])] if repairs.get("success") else None
+        for other in sorted(set(program_issues) - set(issues or [])):
+            log(f"NOTE repair issue {other} (another program appliance's)")
+        report |= {"states": states, "traces": traces, "delay_s": delay, "armed_at": armed.isoformat(),
+                   "issues": issues}
         acted = [(t.get("source_agent"), (t.get("command") or {}).get("backend_action"), t.get("outcome"))
                  for t in traces]
         log(f"{HC_DW}: " + ", ".join(f"{a} {b} {o}" for a, b, o in acted) + f"; start in {delay:.0f} s (from "
@@ -135,5 +145,7 @@ class HomeConnectMixin:
         if states["operation"] != "delayedstart" or not datetime.fromisoformat(report["added"]) <= armed <= now:
             self.problems.append(f"{HC_DW}: not waiting for its planned start {report['planned_start']} from the "
                                  f"minute it was planned: {states}, start in {delay} s")
-        elif float(states["start_in"] or -1) != delay:
+        if issues:
+            self.problems.append(f"{HC_DW}: repair issues about its program: {issues}")
+        if float(states["start_in"] or -1) != delay:
             self.problems.append(f"{HC_DW}: the appliance's start-in {states['start_in']} s is not the {delay} s sent")
