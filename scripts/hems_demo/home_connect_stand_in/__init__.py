@@ -6,7 +6,7 @@ has the shapes of HA core 2026.10's home_connect: one dishwasher device (identif
 sensor, a "Start in relative" number (s) and the actions ``set_program_and_options`` (``device_id``, ``affects_to``,
 ``program``, ``b_s_h_common_option_start_in_relative``) and ``start_selected_program``. No code of HA core's is copied;
 the appliance is :class:`Dishwasher`, which moves its operation state as a real one would: ``delayedstart`` with a
-start-in delay, then ``run`` when the delay runs out.
+start-in delay, then ``run`` when the delay runs out, and ``finished`` after :data:`RUN_TIME`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from datetime import datetime, timedelta
 import logging
 from typing import Any
 
-import voluptuous as vol  # HA 2026.9+ registers probatio under this name
-
 from homeassistant.config_entries import ConfigEntry, ConfigEntryState
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, ServiceCall, callback
@@ -26,6 +24,11 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv, device_registry as dr
 from homeassistant.helpers.event import async_track_point_in_utc_time
 from homeassistant.util import dt as dt_util
+
+try:  # HA 2026.9+ validates with probatio (voluptuous' API); older releases with voluptuous
+    import probatio as vol  # type: ignore[import-not-found, unused-ignore]
+except ImportError:
+    import voluptuous as vol  # type: ignore[no-redef, unused-ignore]
 
 DOMAIN = "home_connect"
 LOGGER = logging.getLogger(__name__)
@@ -39,10 +42,20 @@ PROGRAMS = [
     "dishcare_dishwasher_program_intensiv_70",
     "dishcare_dishwasher_program_quick_45",
 ]
-OPERATION_STATES = ["inactive", "ready", "delayedstart", "run", "pause", "actionrequired", "finished", "error",
-                    "aborting"]
+OPERATION_STATES = [
+    "inactive",
+    "ready",
+    "delayedstart",
+    "run",
+    "pause",
+    "actionrequired",
+    "finished",
+    "error",
+    "aborting",
+]
 START_IN, FINISH_IN = "b_s_h_common_option_start_in_relative", "b_s_h_common_option_finish_in_relative"
 MAX_START_IN_S = 86_400
+RUN_TIME = timedelta(hours=2)  # every program of the stand-in runs this long, then shows "finished"
 DELAY = vol.All(int, vol.Range(min=0))
 
 
@@ -53,18 +66,24 @@ def _program_or_option(data: dict[str, Any]) -> dict[str, Any]:
 
 
 SET_PROGRAM_AND_OPTIONS = vol.All(
-    vol.Schema({
-        vol.Required("device_id"): str,
-        vol.Required("affects_to"): vol.In(["active_program", "selected_program"]),
-        vol.Optional("program"): vol.In(PROGRAMS),
-        vol.Optional(START_IN): DELAY,
-        vol.Optional(FINISH_IN): DELAY,
-    }),
+    vol.Schema(
+        {
+            vol.Required("device_id"): str,
+            vol.Required("affects_to"): vol.In(["active_program", "selected_program"]),
+            vol.Optional("program"): vol.In(PROGRAMS),
+            vol.Optional(START_IN): DELAY,
+            vol.Optional(FINISH_IN): DELAY,
+        }
+    ),
     _program_or_option,
 )
-START_SELECTED_PROGRAM = vol.Schema({
-    vol.Required("device_id"): str, vol.Optional(START_IN): DELAY, vol.Optional(FINISH_IN): DELAY,
-})
+START_SELECTED_PROGRAM = vol.Schema(
+    {
+        vol.Required("device_id"): str,
+        vol.Optional(START_IN): DELAY,
+        vol.Optional(FINISH_IN): DELAY,
+    }
+)
 
 
 @dataclass
@@ -93,8 +112,9 @@ class Dishwasher:
             update()
 
     def start(self, program: str | None, start_in_s: int | None) -> None:
-        """Start ``program`` (None: the selected one) in ``start_in_s`` seconds (0: now; None: the selected program's
-        start-in option), as the appliance does.
+        """Start ``program`` (None: the selected one) as the appliance does.
+
+        ``start_in_s``: the delay in s (0: now; None: the selected program's start-in option).
 
         Raises HomeAssistantError while remote start is not allowed or a program is already started.
         """
@@ -109,14 +129,21 @@ class Dishwasher:
             at = dt_util.utcnow() + timedelta(seconds=self.start_in_s)
             self.timer = async_track_point_in_utc_time(self.hass, self._runs, at)
             LOGGER.info("Demo stand-in dishwasher: %s starts by itself at %s", self.selected_program, at.isoformat())
+            self.changed()
         else:
-            self.operation = "run"
+            self._runs(dt_util.utcnow())
+
+    @callback
+    def _runs(self, now: datetime) -> None:
+        """Run the program for RUN_TIME: its delay ran out, or there was none."""
+        self.operation, self.start_in_s = "run", 0
+        self.timer = async_track_point_in_utc_time(self.hass, self._finished, now + RUN_TIME)
         self.changed()
 
     @callback
-    def _runs(self, _now: datetime) -> None:
-        """The delay ran out: the program runs."""
-        self.timer, self.operation, self.start_in_s = None, "run", 0
+    def _finished(self, _now: datetime) -> None:
+        """End the program."""
+        self.timer, self.operation = None, "finished"
         self.changed()
 
     def stop(self) -> None:
@@ -130,7 +157,7 @@ type StandInConfigEntry = ConfigEntry[Dishwasher]
 
 
 def _dishwasher(hass: HomeAssistant, device_id: str) -> Dishwasher:
-    """The appliance of ``device_id``; ServiceValidationError for any other device."""
+    """Return the appliance of ``device_id``; raise ServiceValidationError for any other device."""
     device = dr.async_get(hass).async_get(device_id)
     if device is None or (DOMAIN, HA_ID) not in device.identifiers:
         raise ServiceValidationError(f"{device_id} is not the stand-in's Home Connect appliance")
@@ -158,21 +185,28 @@ async def _start_selected_program(call: ServiceCall) -> None:
 
 async def async_setup(hass: HomeAssistant, config: dict[str, Any]) -> bool:
     """Register the two program actions (as HA core's home_connect does, in async_setup)."""
-    hass.services.async_register(DOMAIN, "set_program_and_options", _set_program_and_options,
-                                 schema=SET_PROGRAM_AND_OPTIONS)
-    hass.services.async_register(DOMAIN, "start_selected_program", _start_selected_program,
-                                 schema=START_SELECTED_PROGRAM)
+    hass.services.async_register(
+        DOMAIN, "set_program_and_options", _set_program_and_options, schema=SET_PROGRAM_AND_OPTIONS
+    )
+    hass.services.async_register(
+        DOMAIN, "start_selected_program", _start_selected_program, schema=START_SELECTED_PROGRAM
+    )
     return True
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: StandInConfigEntry) -> bool:
     """Set up the dishwasher's device and entities."""
-    LOGGER.warning("home_connect here is agentic_hems' demo stand-in (scripts/hems_demo/home_connect_stand_in), "
-                   "not Home Assistant's Home Connect integration: it simulates one Siemens dishwasher")
+    LOGGER.warning(
+        "home_connect here is agentic_hems' demo stand-in (scripts/hems_demo/home_connect_stand_in), "
+        "not Home Assistant's Home Connect integration: it simulates one Siemens dishwasher"
+    )
     entry.runtime_data = Dishwasher(hass)
     dr.async_get(hass).async_get_or_create(
-        config_entry_id=entry.entry_id, identifiers={(DOMAIN, HA_ID)}, name="Siemens dishwasher",
-        manufacturer="Siemens", model="SN65ZX49CE (demo stand-in)",
+        config_entry_id=entry.entry_id,
+        identifiers={(DOMAIN, HA_ID)},
+        name="Siemens dishwasher",
+        manufacturer="Siemens",
+        model="SN65ZX49CE (demo stand-in)",
     )
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True

@@ -16,9 +16,7 @@ async def async_setup_entry(
     hass: HomeAssistant, entry: StandInConfigEntry, async_add_entities: AddConfigEntryEntitiesCallback
 ) -> None:
     """Add the binary sensor."""
-    async_add_entities(
-        [RemoteStart(entry.runtime_data, "BSH.Common.Status.RemoteControlStartAllowed", "remote_start")]
-    )
+    async_add_entities([RemoteStart(entry.runtime_data, "BSH.Common.Status.RemoteControlStartAllowed", "remote_start")])
 
 
 class RemoteStart(StandInEntity, BinarySensorEntity):

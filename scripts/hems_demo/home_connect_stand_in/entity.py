@@ -15,6 +15,7 @@ class StandInEntity(Entity):
     _attr_should_poll = False
 
     def __init__(self, dishwasher: Dishwasher, key: str, translation_key: str) -> None:
+        """Name it by ``translation_key``; its unique id is the appliance's id and ``key``."""
         self.dishwasher = dishwasher
         self._attr_unique_id = f"{HA_ID}-{key}"
         self._attr_translation_key = translation_key
