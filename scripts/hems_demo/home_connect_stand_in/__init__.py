@@ -4,9 +4,9 @@ It is linked into the demo's ``custom_components/home_connect``, which HA lets r
 has the shapes of HA core 2026.10's home_connect: one dishwasher device (identifier ``("home_connect", haId)``), a
 "Selected program" select whose options are program keys, a "Remote start" binary sensor, an "Operation state" enum
 sensor, a "Start in relative" number (s) and the actions ``set_program_and_options`` (``device_id``, ``affects_to``,
-``program``, ``b_s_h_common_option_start_in_relative``) and ``start_selected_program``. No code of HA core's is copied;
-the appliance is :class:`Dishwasher`, which moves its operation state as a real one would: ``delayedstart`` with a
-start-in delay, then ``run`` when the delay runs out, and ``finished`` after :data:`RUN_TIME`.
+``program``, ``b_s_h_common_option_start_in_relative``; no other option) and ``start_selected_program``. No code of
+HA core's is copied; the appliance is :class:`Dishwasher`, which moves its operation state as a real one would:
+``delayedstart`` with a start-in delay, then ``run`` when the delay runs out, and ``finished`` after :data:`RUN_TIME`.
 """
 
 from __future__ import annotations
@@ -53,14 +53,14 @@ OPERATION_STATES = [
     "error",
     "aborting",
 ]
-START_IN, FINISH_IN = "b_s_h_common_option_start_in_relative", "b_s_h_common_option_finish_in_relative"
+START_IN = "b_s_h_common_option_start_in_relative"  # of core's options, the only one the stand-in takes (s)
 MAX_START_IN_S = 86_400
 RUN_TIME = timedelta(hours=2)  # every program of the stand-in runs this long, then shows "finished"
 DELAY = vol.All(int, vol.Range(min=0))
 
 
 def _program_or_option(data: dict[str, Any]) -> dict[str, Any]:
-    if "program" not in data and not {START_IN, FINISH_IN} & set(data):
+    if "program" not in data and START_IN not in data:
         raise ServiceValidationError("set_program_and_options needs a program or at least one option")
     return data
 
@@ -72,23 +72,16 @@ SET_PROGRAM_AND_OPTIONS = vol.All(
             vol.Required("affects_to"): vol.In(["active_program", "selected_program"]),
             vol.Optional("program"): vol.In(PROGRAMS),
             vol.Optional(START_IN): DELAY,
-            vol.Optional(FINISH_IN): DELAY,
         }
     ),
     _program_or_option,
 )
-START_SELECTED_PROGRAM = vol.Schema(
-    {
-        vol.Required("device_id"): str,
-        vol.Optional(START_IN): DELAY,
-        vol.Optional(FINISH_IN): DELAY,
-    }
-)
+START_SELECTED_PROGRAM = vol.Schema({vol.Required("device_id"): str, vol.Optional(START_IN): DELAY})
 
 
 @dataclass
 class Dishwasher:
-    """The simulated appliance: its selected program, operation state, start-in option and remote start.
+    """The simulated appliance: its selected program, operation state and start-in option (remote start always on).
 
     Entities subscribe with :meth:`listen` and are told after every change.
     """
@@ -97,7 +90,6 @@ class Dishwasher:
     selected_program: str = PROGRAMS[0]
     operation: str = "ready"
     start_in_s: int = 0
-    remote_start: bool = True
     listeners: list[Callable[[], None]] = field(default_factory=list)
     timer: Callable[[], None] | None = None
 
@@ -116,10 +108,8 @@ class Dishwasher:
 
         ``start_in_s``: the delay in s (0: now; None: the selected program's start-in option).
 
-        Raises HomeAssistantError while remote start is not allowed or a program is already started.
+        Raises HomeAssistantError while a program is already started.
         """
-        if not self.remote_start:
-            raise HomeAssistantError("Remote start is not allowed on the Siemens dishwasher (stand-in)")
         if self.operation in ("delayedstart", "run", "pause"):
             raise HomeAssistantError(f"The Siemens dishwasher (stand-in) is busy: {self.operation}")
         self.selected_program = program or self.selected_program

@@ -22,7 +22,4 @@ async def async_setup_entry(
 class RemoteStart(StandInEntity, BinarySensorEntity):
     """Remote start allowed."""
 
-    @property
-    def is_on(self) -> bool:
-        """True while a start from Home Assistant is allowed."""
-        return self.dishwasher.remote_start
+    _attr_is_on = True  # the demo shows the allowed path; agentic_hems' tests cover a refused one
