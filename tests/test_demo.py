@@ -190,6 +190,7 @@ def test_demo_check(tmp_path: Path) -> None:
 
     _check_home(proc.stdout, report)
     _check_program_dishwasher(proc.stdout, report)
+    _check_home_connect_dishwasher(proc.stdout, report)
 
     # The grid toolkit: every service answered against the home twin (options' grid step) and case9.
     assert "GRID toolkit as the owner (admin)" in output and "GRID FAILED" not in output, output
@@ -351,6 +352,45 @@ def _check_program_dishwasher(stdout: str, report: dict[str, Any]) -> None:
                      stdout, re.MULTILINE), stdout
     assert re.search(r"^Bosch dishwasher: select_option executed, set_value executed, press executed; start in \d+ s",
                      stdout, re.MULTILINE), stdout
+
+
+def _check_home_connect_dishwasher(stdout: str, report: dict[str, Any]) -> None:
+    """The Siemens dishwasher on the demo's home_connect stand-in (HA core's shapes; added through its config flow,
+    then "Add appliance" with the Home Connect action and its own delayed start, device control on): the new plan sent
+    one ``home_connect.set_program_and_options`` through all eight gates as the scheduler's, with the device from HA's
+    registry, the program and a start-in option that is the planned start less a whole minute between the one the form
+    was sent in and the check (recomputed here); the stand-in reads back ``delayedstart`` and that start-in."""
+    dw = report["home_connect_dishwasher"]
+    entities = dw["entities"]
+    assert entities == {"select": "select.siemens_dishwasher_selected_program",
+                        "remote": "binary_sensor.siemens_dishwasher_remote_start",
+                        "operation": "sensor.siemens_dishwasher_operation_state",
+                        "start_in": "number.siemens_dishwasher_start_in_relative"}, entities
+    answers = dw["subentry"]
+    assert (answers["program_start"], answers["home_connect_device"], answers["delayed_start"]) == (
+        "home_connect", dw["device_id"], True), answers
+    planned, armed = datetime.fromisoformat(dw["planned_start"]), datetime.fromisoformat(dw["armed_at"])
+    assert planned == datetime.fromisoformat(dw["plan"]["start"]) and dw["plan"]["feasible"] is True, dw["plan"]
+    assert planned.minute % 15 == 0 and planned.second == 0 and armed.second == 0 and armed.microsecond == 0, dw
+    assert datetime.fromisoformat(dw["added"]) <= armed <= datetime.now(UTC), dw
+    assert dw["delay_s"] == (planned - armed).total_seconds(), dw
+    assert 7080 <= dw["delay_s"] <= 29760, dw  # the window opens 2 to 2 h 16 min after the minute added, 8 h long (2 h run)
+    (trace,) = dw["traces"]
+    assert (trace["source_agent"], trace["outcome"], trace["entity_id"]) == (
+        "scheduler", "executed", entities["select"]), trace
+    assert [g["passed"] for g in trace["gate_results"]] == [True] * 8, trace
+    assert trace["command"]["backend_action"] == "home_connect.set_program_and_options", trace
+    assert trace["command"]["data"] == {
+        "device_id": dw["device_id"], "affects_to": "active_program", "program": "dishcare_dishwasher_program_eco_50",
+        "b_s_h_common_option_start_in_relative": dw["delay_s"]}, trace
+    assert (trace["execution_result"]["state_before"], trace["execution_result"]["state_after"]) == (
+        "ready", "delayedstart"), trace
+    assert dw["states"]["operation"] == "delayedstart" and dw["states"]["remote"] == "on", dw
+    assert float(dw["states"]["start_in"]) == dw["delay_s"], dw
+    assert dw["issues"] == [], dw  # no program_not_started_ / program_delay_kept_ repair for it
+    assert "home_connect: the demo's stand-in integration" in stdout, stdout
+    assert re.search(r"^Siemens dishwasher: scheduler home_connect\.set_program_and_options executed; start in \d+ s "
+                     r"\(from \d\d:\d\d:00 CES?T\), operation state delayedstart, remote start on$", stdout, re.MULTILINE), stdout
 
 
 def test_demo_help_before_anything_is_installed() -> None:

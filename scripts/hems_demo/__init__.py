@@ -6,7 +6,7 @@ Run through ``scripts/demo`` (which builds the venv first). The driver
    ``input_boolean`` stand-ins, a template garage door, ``input_number`` stand-ins for the grid, PV and battery meters
    read by template sensors, the battery's setpoint, a recorder committing every second; the HTTP settings (127.0.0.1
    and the port) in ``.storage/http``; the MATPOWER case ``case9.m`` in ``agentic_hems/networks/``, and
-   ``custom_components/agentic_hems`` linked to this checkout);
+   ``custom_components/agentic_hems`` linked to this checkout, ``custom_components/home_connect`` to the stand-in);
 2. starts the venv's ``hass -c .demo/config`` on 127.0.0.1:8123 and waits for it (180 s deadline);
 3. completes onboarding over the REST API (an owner account whose credentials are printed);
 4. sets agentic_hems up through HA's own config flow and appliance subentry flows over REST, then maps the home twin
@@ -29,7 +29,9 @@ Only the standard library and aiohttp (which Home Assistant ships) are used.
 
 The package: ``process`` (the HA process and its config directory), ``client`` (REST, websocket, flow forms),
 ``constants``, ``devices`` and ``fixtures`` (the home's names, YAML and form answers), one scenario module per feature
-(``plans``, ``gates``, ``grid``, ``frontend``, ``home``, ``heat``, ``appliances``: mixins of ``demo.Demo``, which runs
-them in order) and ``main`` (options, the run, the JSON report). ``python -m hems_demo`` with ``scripts/`` on the path
+(``plans``, ``gates``, ``grid``, ``frontend``, ``home``, ``heat``, ``appliances``, ``home_connect``: mixins of
+``demo.Demo``, which runs them in order), ``home_connect_stand_in/`` (the demo's stand-in for HA core's home_connect
+integration, linked into the config's ``custom_components/home_connect``) and ``main`` (options, the run, the JSON
+report). ``python -m hems_demo`` with ``scripts/`` on the path
 runs it; ``scripts/demo`` does that.
 """

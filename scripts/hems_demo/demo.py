@@ -22,11 +22,14 @@ from .gates import GatesMixin
 from .grid import GridMixin
 from .heat import HeatMixin
 from .home import HomeMixin
+from .home_connect import HomeConnectMixin
 from .plans import PlansMixin
 from .process import DemoError, HassProcess, log
 
 
-class Demo(PlansMixin, GatesMixin, GridMixin, FrontendMixin, HomeMixin, HeatMixin, AppliancesMixin):
+class Demo(
+    PlansMixin, GatesMixin, GridMixin, FrontendMixin, HomeMixin, HeatMixin, AppliancesMixin, HomeConnectMixin
+):
     """The steps after HA answers: onboarding, setup, plans, checks."""
 
     def __init__(self, client: HassClient, args: argparse.Namespace) -> None:
@@ -86,3 +89,4 @@ class Demo(PlansMixin, GatesMixin, GridMixin, FrontendMixin, HomeMixin, HeatMixi
         if not self.args.no_program_dishwasher:
             await self.show_program_dishwasher()
             await self.check_program_boundary()
+            await self.show_home_connect_dishwasher()

@@ -110,7 +110,8 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--no-program-dishwasher", action="store_true",
-        help="leave out the Bosch dishwasher with its own delayed start (the browser tests count the other appliances)",
+        help="leave out the two program dishwashers with their own delayed start (the Bosch through its start-in number "
+        "and start button, the Siemens through the home_connect stand-in's action; the browser tests count the others)",
     )
     parser.add_argument(
         "--integration",

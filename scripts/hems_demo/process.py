@@ -122,6 +122,9 @@ def prepare_config(config_dir: Path, port: int, integration: Path) -> None:
         shutil.rmtree(config_dir)
     (config_dir / "custom_components").mkdir(parents=True)
     (config_dir / "custom_components" / DOMAIN).symlink_to(integration.resolve())
+    # The Siemens dishwasher's integration: the demo's stand-in for HA core's home_connect (home_connect.py).
+    stand_in = Path(__file__).resolve().parent / "home_connect_stand_in"
+    (config_dir / "custom_components" / "home_connect").symlink_to(stand_in)
     stand_ins = "\n".join(f"  {oid}:\n    name: {name}" for oid, name in STAND_INS.items())
     if importlib.util.find_spec("hass_frontend") is not None:
         frontend = "frontend:"
