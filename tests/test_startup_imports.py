@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 ROOT = Path(__file__).parent.parent
-HEAVY = ("scipy", "openai", "pandas", "entsoe")
+HEAVY = ("scipy", "openai", "pandas", "entsoe", "highspy")
 
 PROBE = """
 import importlib, json, pkgutil, sys
