@@ -28,7 +28,10 @@ def _model(seed: int) -> tuple[Rows, np.ndarray, np.ndarray, np.ndarray]:
     k = int(rng.integers(1, n * m + 1))
     lo = np.where(rng.random(m) < 0.5, -np.inf, rng.integers(-5, 1, m).astype(np.float64))
     rows = Rows(
-        rng.integers(0, m, k), rng.integers(0, n, k), rng.integers(-3, 5, k).astype(np.float64), lo,
+        rng.integers(0, m, k),
+        rng.integers(0, n, k),
+        rng.integers(-3, 5, k).astype(np.float64),
+        lo,
         rng.integers(0, 10, m).astype(np.float64),
     )
     return rows, rng.normal(size=n), rng.integers(1, 4, n).astype(np.float64), (rng.random(n) < 0.5).astype(float)
@@ -43,8 +46,13 @@ def test_milp_matches_scipy(seed: int) -> None:
     rows, cost, upper, integer = _model(seed)
     n = cost.size
     a = _matrix(rows, n)
-    expected = milp(cost, integrality=integer, bounds=Bounds(0, upper),
-                    constraints=[LinearConstraint(a, rows.lo, rows.hi)], options={"mip_rel_gap": 1e-9})
+    expected = milp(
+        cost,
+        integrality=integer,
+        bounds=Bounds(0, upper),
+        constraints=[LinearConstraint(a, rows.lo, rows.hi)],
+        options={"mip_rel_gap": 1e-9},
+    )
     found = solve(cost, np.zeros(n), upper, rows, integer=integer, options={"mip_rel_gap": 1e-9, "presolve": "off"})
     assert found.status == expected.status
     if expected.status == OPTIMAL:
@@ -60,9 +68,14 @@ def test_lp_duals_match_linprog(seed: int) -> None:
     n = cost.size
     a = _matrix(rows, n)
     upper_rows, lower_rows = np.isfinite(rows.hi), np.isfinite(rows.lo)
-    expected = linprog(cost, A_ub=np.vstack([a[upper_rows], -a[lower_rows]]),
-                       b_ub=np.concatenate([rows.hi[upper_rows], -rows.lo[lower_rows]]),
-                       bounds=np.column_stack([np.zeros(n), upper]), method="highs", options={"presolve": False})
+    expected = linprog(
+        cost,
+        A_ub=np.vstack([a[upper_rows], -a[lower_rows]]),
+        b_ub=np.concatenate([rows.hi[upper_rows], -rows.lo[lower_rows]]),
+        bounds=np.column_stack([np.zeros(n), upper]),
+        method="highs",
+        options={"presolve": False},
+    )
     found = solve(cost, np.zeros(n), upper, rows, options={"presolve": "off"})
     assert found.status == expected.status
     if expected.status == OPTIMAL:
@@ -119,8 +132,9 @@ print(json.dumps({{"loaded": sorted(m for m in ("scipy", "highspy") if m in sys.
 
 
 def _plan_in_fresh_process(few: bool) -> dict[str, object]:
-    out = subprocess.run([sys.executable, "-c", PROBE.format(few=few)], cwd=ROOT, capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(few=few)], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     found: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
     return found
 

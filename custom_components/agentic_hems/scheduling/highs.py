@@ -59,13 +59,11 @@ class Rows:
 
     def dot(self, x: FloatArray) -> FloatArray:
         """Return ``A x`` (one value per row)."""
-        product: FloatArray = np.bincount(self.rows, weights=self.vals * x[self.cols], minlength=self.count)
-        return product
+        return np.bincount(self.rows, weights=self.vals * x[self.cols], minlength=self.count).astype(np.float64)
 
     def transpose_dot(self, y: FloatArray, size: int) -> FloatArray:
         """Return ``A^T y`` over ``size`` columns."""
-        product: FloatArray = np.bincount(self.cols, weights=self.vals * y[self.rows], minlength=size)
-        return product
+        return np.bincount(self.cols, weights=self.vals * y[self.rows], minlength=size).astype(np.float64)
 
     def select(self, mask: npt.NDArray[np.bool_], sign: float = 1.0) -> Rows:
         """Return the rows ``mask`` selects, renumbered in order, with their entries and bounds times ``sign``."""
@@ -130,7 +128,9 @@ def solve(
     """Minimise ``cost @ x`` subject to ``rows`` and ``lower <= x <= upper``, ``x[integer > 0]`` integral.
 
     Args:
-        cost, lower, upper: one value per column (bounds may be -inf and inf).
+        cost: the objective, one value per column.
+        lower: the columns' lower bounds (-inf for none).
+        upper: the columns' upper bounds (inf for none).
         rows: the constraints, over the same columns.
         integer: nonzero where a column is integral; None (or all zero) for an LP.
         options: HiGHS options by name (``presolve`` is "on" or "off"); HiGHS's output is always off.
@@ -141,15 +141,17 @@ def solve(
 
     Raises:
         ValueError: an option HiGHS does not know or whose value it refuses.
+
     """
     import highspy  # noqa: PLC0415 - lazy: the planners run in executor jobs, and most plans need no solver
 
     size = int(cost.size)
-    highs = highspy._Highs()  # the bare solver: highspy.Highs's callbacks print HiGHS's banner before any option
+    # the bare solver, as scipy uses it: highspy.Highs's callbacks print HiGHS's banner before any option is set
+    highs = highspy._core._Highs()  # noqa: SLF001
     highs.setOptionValue("output_flag", False)
-    for name, value in (options or {}).items():
-        if highs.setOptionValue(name, value) != highspy.HighsStatus.kOk:
-            raise ValueError(f"HiGHS refused option {name}={value!r}")
+    for name, setting in (options or {}).items():
+        if highs.setOptionValue(name, setting) != highspy.HighsStatus.kOk:
+            raise ValueError(f"HiGHS refused option {name}={setting!r}")
     mip = integer is not None and bool(np.any(integer))
     starts, index, value = columnwise(rows, size)
     status = highs.passModel(
@@ -203,5 +205,10 @@ def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:
     at_lower = np.array([status == highspy.HighsBasisStatus.kLower for status in highs.getBasis().col_status])
     lower_dual = np.where(at_lower, np.array(solution.col_dual, dtype=np.float64), 0.0) if x.size else x
     return Result(
-        code, message, x, float(info.objective_function_value), np.array(solution.row_dual, dtype=np.float64), lower_dual
+        code,
+        message,
+        x,
+        float(info.objective_function_value),
+        np.array(solution.row_dual, dtype=np.float64),
+        lower_dual,
     )

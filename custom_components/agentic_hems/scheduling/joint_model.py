@@ -32,7 +32,11 @@ MIP_REL_GAP = 1e-9
 TIME_LIMIT_S = 10.0
 # Without HiGHS's presolve: on the benchmark's 30 joint instances (bench_scheduling.py) it took 1.8x the CPU time of
 # the solves it served (0.92 s against 0.50 s in all, the slowest 250 ms against 106 ms), for the same plans.
-MILP_OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S, "presolve": "off"}
+MILP_OPTIONS: Final[dict[str, float | str]] = {
+    "mip_rel_gap": MIP_REL_GAP,
+    "time_limit": TIME_LIMIT_S,
+    "presolve": "off",
+}
 
 
 @dataclass
