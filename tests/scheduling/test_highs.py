@@ -139,6 +139,29 @@ def _plan_in_fresh_process(few: bool) -> dict[str, object]:
     return found
 
 
+HOME_PROBE = """
+import json, sys
+from datetime import UTC, datetime, timedelta
+import numpy as np
+from custom_components.agentic_hems.prices.curve import PriceCurve
+from custom_components.agentic_hems.scheduling import LoadSpec
+from custom_components.agentic_hems.scheduling.home import plan_home
+t0 = datetime(2026, 1, 5, tzinfo=UTC)
+curve = PriceCurve(start=t0, resolution=timedelta(minutes=15), prices=np.tile([0.3, 0.1, 0.2, 0.25], 24), source="t")
+loads = [LoadSpec(name, power_kw=2.0, duration_min=60, earliest_start=t0, deadline=t0 + timedelta(hours=6))
+         for name in ("a", "b")]
+plan = plan_home(curve, loads, base_load_kw=0.5, fuse_kw=3.0)
+print(json.dumps({"loaded": sorted(m for m in ("scipy", "highspy") if m in sys.modules)}))
+"""
+
+
+def test_the_home_plan_solves_with_highspy_alone() -> None:
+    """Two runs under a 3 kW fuse beside 0.5 kW of base load: the whole-home MILP loads highspy, never scipy."""
+    out = subprocess.run([sys.executable, "-c", HOME_PROBE], cwd=ROOT, capture_output=True, text=True, check=True)
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found["loaded"] == ["highspy"]
+
+
 def test_joint_plans_load_neither_scipy_nor_more_than_they_need() -> None:
     """Two runs that cannot overlap: few start combinations, so no solver is loaded; the MILP loads highspy alone.
 
