@@ -14,8 +14,10 @@ interpreters, beside a reference measured in the same run and its target; the ex
   installation (``default_config``) has loaded before a custom integration is set up and that the set-up touches
   (``SHARED_HA``: http, frontend, recorder, logbook, conversation, person, stream...), for ours and the references
   alike; stream brings numpy (whose own share, for an installation without ``default_config``, is printed). A Nord Pool entry (HA core's ``nordpool`` service, stood in by one with its shape) has the
-  target of at most 20 MB; its appliances overlap above the power limit, so the first plan is the joint MILP and
-  loads scipy (whose own share is printed). The sample entry parses its bundled ENTSO-E documents with entsoe-py,
+  target of at most 20 MB; its appliances overlap above the power limit, so the first plan is the joint planner's: few
+  start combinations remain, so it tries each and needs no solver. The same entry with that search turned off
+  (``joint.FEW_COMBINATIONS``) solves the MILP and loads highspy (whose own share is printed, beside scipy.optimize's,
+  which the planners loaded until highspy replaced it). The sample entry parses its bundled ENTSO-E documents with entsoe-py,
   which loads pandas, as an ENTSO-E entry does at its first fetch: its figure is reported with the modules each entry
   loaded.
 """
@@ -33,7 +35,7 @@ RUNS = 7
 SETUP_RUNS = 5
 IMPORT_TARGET_MS = 100.0
 RSS_TARGET_MB = 20.0
-HEAVY = ("scipy", "openai", "pandas", "entsoe")
+HEAVY = ("scipy", "openai", "pandas", "entsoe", "highspy")
 PRELOADED = ("config_flow", "condition", "diagnostics", "logbook", "repairs", "trigger")  # HA's BASE_PRELOAD_PLATFORMS
 OURS_AT_SETUP = (
     *PRELOADED,
@@ -130,12 +132,15 @@ async def main():
         await hass.config.async_set_time_zone(TZ)
         assert await async_setup_component(hass, "homeassistant", {{}})  # exposure, which Assist's agent reads
         await hass.async_block_till_done()
-        data = nordpool_stand_in(hass) if SOURCE == "nordpool" else {{"price_source": "sample"}}
+        data = nordpool_stand_in(hass) if SOURCE.startswith("nordpool") else {{"price_source": "sample"}}
         before = rss_mb()
         setup_ms = 0.0
         if SOURCE != "none":
             start = time.perf_counter()  # the set-up time counts the integration's imports too
             from custom_components.agentic_hems.const import DEFAULT_OPTIONS  # counted: the entry imports it all
+            if SOURCE == "nordpool-milp":
+                from custom_components.agentic_hems.scheduling import joint
+                joint.FEW_COMBINATIONS = False
             appliances = [
                 dict(name="Dishwasher", kind="dishwasher", entity_id="input_boolean.dw", power_kw=1.8,
                      duration_min=150, contiguous=True, earliest_start="18:00:00", deadline="07:00:00"),
@@ -220,9 +225,11 @@ def main() -> int:
     ref, _ = imports("homeassistant.components.utility_meter")
     ours_all, ours_all_last = imports("custom_components.agentic_hems", OURS_AT_SETUP, SHARED_HA)
     ref_all, _ = imports("homeassistant.components.utility_meter", UTILITY_METER_AT_SETUP, SHARED_HA)
+    highspy_mb, _ = median_of(MODULES_PROBE.format(shared=SHARED_HA, modules=("highspy",)), "mb")
     scipy_mb, _ = median_of(MODULES_PROBE.format(shared=SHARED_HA, modules=("scipy.optimize", "scipy.sparse")), "mb")
     numpy_mb, _ = median_of(MODULES_PROBE.format(shared=(), modules=("numpy",)), "mb")
     nordpool, nordpool_ms, nordpool_last = set_up("nordpool")
+    milp, _, milp_last = set_up("nordpool-milp")
     sample, sample_ms, sample_last = set_up("sample")
     idle, _, _ = set_up("none")
     print(f"{'case':<56}{'median':>9}  {'target':<10}{'reference, same run':<46}{'ref':>10}")
@@ -231,8 +238,10 @@ def main() -> int:
     row(
         "RSS added by a Nord Pool entry, 3 appliances (MB)", nordpool, f"<= {RSS_TARGET_MB:.0f}", "nothing set up", idle
     )
+    row("... the same entry solving the MILP (MB)", milp, "-", "nothing set up", idle)
     row("RSS added by a sample (ENTSO-E) entry, 3 appliances (MB)", sample, "-", "nothing set up", idle)
-    row("RSS added by importing scipy.optimize and sparse (MB)", scipy_mb, "-", "(in the entries' figures)", "")
+    row("RSS added by importing highspy (MB)", highspy_mb, "-", "(in the MILP entry's figure)", "")
+    row("RSS added by importing scipy.optimize and sparse (MB)", scipy_mb, "-", "(no entry loads them now)", "")
     row("RSS added by numpy where stream did not load it (MB)", numpy_mb, "-", "(not in the entries' figures)", "")
     print(
         f"entry set-up with its imports, first prices and plans (median ms): Nord Pool {nordpool_ms:.0f}, sample {sample_ms:.0f}"
@@ -243,7 +252,7 @@ def main() -> int:
     )
     print(
         f"heavy modules loaded by the Nord Pool entry (executor jobs): {nordpool_last['heavy'] or 'none'}; "
-        f"by the sample entry: {sample_last['heavy'] or 'none'}"
+        f"solving the MILP: {milp_last['heavy'] or 'none'}; by the sample entry: {sample_last['heavy'] or 'none'}"
     )
     missed = [
         name

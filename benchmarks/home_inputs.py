@@ -2,7 +2,7 @@
 
 Importing this module makes the integration's pure core importable without Home Assistant (the package's
 ``__init__`` imports it): ``custom_components.agentic_hems`` is registered as a bare package over its folder, so
-``scheduling`` and ``prices`` load on any Python >= 3.12 with numpy and scipy (also in ``.venv-bench``).
+``scheduling`` and ``prices`` load on any Python >= 3.12 with numpy and highspy (also in ``.venv-bench``).
 """
 
 from __future__ import annotations

@@ -21,4 +21,6 @@ PY="$(find_python)"
 "$VENV/bin/python" -m pip install -q "emhass==0.18.7"
 # The benchmark reads the bundled ENTSO-E price days with the integration's parser, which needs its entsoe-py pin.
 "$VENV/bin/python" -m pip install -q "$(grep -o 'entsoe-py==[0-9.]*' "$REPO/custom_components/agentic_hems/manifest.json")"
+# The planners call HiGHS through highspy: the manifest's range.
+"$VENV/bin/python" -m pip install -q "$(grep -o 'highspy[^"]*' "$REPO/custom_components/agentic_hems/manifest.json")"
 "$VENV/bin/python" -c 'import emhass, cvxpy, scipy, numpy, sys; from importlib.metadata import version as v; print("python", sys.version.split()[0], "emhass", v("emhass"), "cvxpy", cvxpy.__version__, "scipy", scipy.__version__, "numpy", numpy.__version__)'

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 ROOT = Path(__file__).parent.parent
-HEAVY = ("scipy", "openai", "pandas", "entsoe")
+HEAVY = ("scipy", "openai", "pandas", "entsoe", "highspy")
 
 PROBE = """
 import importlib, json, pkgutil, sys
@@ -76,13 +76,15 @@ sys.meta_path.insert(0, Watch())
 import custom_components.agentic_hems  # watched: a module-level import of a heavy library counts as on the loop
 from custom_components.agentic_hems.assistant.llm import async_client
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS
+from custom_components.agentic_hems.scheduling import joint
+joint.FEW_COMBINATIONS = False  # the MILP plans the two loads, not the search over few start combinations
 
 async def main():
     async with async_test_home_assistant() as hass:  # the loop runs on the main thread
         hass.data.pop(loader.DATA_CUSTOM_COMPONENTS)
         assert await async_setup_component(hass, "homeassistant", {})
         await hass.config.async_set_time_zone("Europe/Brussels")  # the sample prices' zone (the default is US/Pacific)
-        # both want the cheapest night slots, together above the 11 kW limit: the joint MILP (scipy) plans them
+        # both want the cheapest night slots, together above the 11 kW limit: the joint MILP (highspy) plans them
         loads = [
             dict(name="Dishwasher", kind="dishwasher", entity_id="input_boolean.dw", power_kw=1.8, duration_min=150,
                  contiguous=True, earliest_start="18:00:00", deadline="07:00:00"),
@@ -94,7 +96,7 @@ async def main():
                                                 unique_id=None) for load in loads])
         entry.add_to_hass(hass)
         assert await hass.config_entries.async_setup(entry.entry_id)
-        await hass.async_block_till_done(wait_background_tasks=True)  # sample prices (entsoe-py), a plan (scipy)
+        await hass.async_block_till_done(wait_background_tasks=True)  # sample prices (entsoe-py), a plan (highspy)
         assert entry.state is ConfigEntryState.LOADED
         await async_client(hass, "http://127.0.0.1:9/v1", None)  # builds the client only: nothing is sent
         plan = hass.states.get("sensor.dishwasher_planned_cost")
@@ -107,10 +109,10 @@ asyncio.run(main())
 
 
 def test_heavy_libraries_are_first_imported_in_the_executor() -> None:
-    """Setting up a sample entry (entsoe-py, pandas, a joint plan with scipy) and a model client (openai) imports each
-    heavy library in an executor thread, never on the event loop's thread."""
+    """Setting up a sample entry (entsoe-py, pandas, a joint MILP with highspy) and a model client (openai) imports each
+    heavy library in an executor thread, never on the event loop's thread; the planners load no scipy."""
     code = f"HEAVY = {HEAVY!r}\n{SETUP_PROBE}"
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     found = json.loads(result.stdout.strip().splitlines()[-1])
     assert found["planned"] is True
-    assert found["first"] == dict.fromkeys(HEAVY, False)
+    assert found["first"] == dict.fromkeys(("openai", "pandas", "entsoe", "highspy"), False)

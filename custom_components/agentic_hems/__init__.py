@@ -4,8 +4,8 @@ This module sets an entry up (its runtime is built and started in :mod:`.runtime
 it; the service actions, the cards' websocket commands and their bundle are registered once for all entries.
 
 Importing this module stays cheap (HA's own modules and :mod:`.const`): the rest of the integration (numpy, the
-planners, the assistant, the grid toolkit) is imported by :func:`async_setup` in one import executor job. scipy,
-openai, pandas and entsoe-py are imported later still, in the executor jobs that first use them.
+planners, the assistant, the grid toolkit) is imported by :func:`async_setup` in one import executor job. highspy,
+scipy, openai, pandas and entsoe-py are imported later still, in the executor jobs that first use them.
 """
 
 from __future__ import annotations

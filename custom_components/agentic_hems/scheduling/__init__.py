@@ -2,10 +2,10 @@
 
 - :func:`plan_contiguous`: one uninterrupted run (dishwasher, washing machine, heat-pump block), by window sums.
 - :func:`plan_energy`: an amount of energy in any slots at up to a maximum power (EV), greedy on sorted prices.
-- :func:`plan_joint`: several loads under the household power limit, a MILP (scipy.optimize.milp, HiGHS).
+- :func:`plan_joint`: several loads under the household power limit, a MILP (HiGHS through highspy).
 
 Every plan's ``power_kw`` array is aligned with the whole input curve. Nothing here imports Home Assistant, and
-scipy is imported only inside :func:`plan_joint`.
+highspy is imported only inside :func:`plan_joint`'s solves.
 """
 
 from .contiguous import plan_contiguous

@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from ..prices.curve import FloatArray
+from .highs import Rows
 from .home_build import Columns, build, cost_scale, dump_pays
 from .home_heat import heat_tie
 from .home_inputs import Inputs, Load
@@ -209,8 +210,6 @@ def _earliest(
     met to ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of the scale); else ``x`` stays.
     ``lower_bound`` is the LP relaxation's scaled optimum (-inf when not known).
     """
-    from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy, as in MilpModel.solve
-
     if not inputs.loads and not inputs.heat_pumps:
         return x
     tariff = inputs.tariff
@@ -237,7 +236,7 @@ def _earliest(
             return x
         upper = fixed
     noise = TOL_KW * tariff.hours * float(np.sum(np.abs(tariff.import_price) + np.abs(tariff.export_price)))
-    row = [LinearConstraint(cost[None, :] * factor, -np.inf, budget * factor)]
+    row = [Rows.dense(cost * factor, -np.inf, budget * factor)]
     found = model.solve(tie, row, upper=upper)
     if found.x is None:
         return x

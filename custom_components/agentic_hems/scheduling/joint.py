@@ -1,4 +1,4 @@
-"""Several loads at once under the household power limit: a MILP solved by HiGHS (scipy.optimize.milp).
+"""Several loads at once under the household power limit: a MILP solved by HiGHS (highspy, :mod:`.highs`).
 
 The model and its parts are in :mod:`.joint_model`; this module plans: each load's options, the shortcut when the
 loads' own optima fit together, the MILP's least cost, and the tie stages that place loads as early as they can be.
@@ -16,6 +16,7 @@ import numpy.typing as npt
 from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import run_options, run_power
 from .energy import charge_options, cheapest_fill
+from .highs import INFEASIBLE, OPTIMAL, Rows, solve, stack
 from .joint_few import best_combination, few_combinations
 from .joint_model import (
     MILP_OPTIONS,
@@ -44,7 +45,7 @@ from .windows import (
 )
 
 METHOD = "milp"
-# HiGHS's absolute gap is fixed at 1e-6 (scipy does not expose it), so the cost objective is scaled to COST_SCALE:
+# HiGHS's absolute gap stays at its default 1e-6, so the cost objective is scaled to COST_SCALE:
 # 1e-6 is then 1e-10 of the cost scale.
 COST_SCALE = 1e4
 # The tie-break may spend this fraction of the cost scale (max |price| x total energy) to move loads earlier.
@@ -237,8 +238,6 @@ def _solve(
     (:class:`~.joint_model.LpBound`, one LP) drop every start that no schedule within B can use: on the benchmark's
     instances they leave stage 0 a third fewer binaries and the tie stages a few, or none (no stage runs).
     """
-    from scipy.optimize import Bounds, milp  # noqa: PLC0415 - lazy, as in build_model
-
     scale = _cost_scale(curve, fitting)
     slack = TIE_SLACK * scale
     factor = COST_SCALE / scale
@@ -253,16 +252,17 @@ def _solve(
         if FEW_COMBINATIONS and few_combinations(fitting, keep):
             return best_combination(curve, fitting, keep, headroom, slack), ""
         model = build_model(curve, fitting, keep, headroom)
-    first = milp(
+    first = solve(
         model.cost * factor,
-        integrality=model.integrality,
-        bounds=Bounds(0, model.upper),
-        constraints=model_constraints(model),
+        np.zeros(model.cost.size),
+        model.upper,
+        stack(model_constraints(model)),
+        integer=model.integrality,
         options=MILP_OPTIONS,
     )
     if first.x is None:
-        return None, "" if first.status == 2 else f" (no schedule found: {first.message})"
-    note = "" if first.status == 0 else f"solver stopped early ({first.message}); best schedule found"
+        return None, "" if first.status == INFEASIBLE else f" (no schedule found: {first.message})"
+    note = "" if first.status == OPTIMAL else f"solver stopped early ({first.message}); best schedule found"
     x = clean_solution(model, first.x)
     cost = float(model.cost @ x)
     keep = _within(fitting, own_costs, cost, slack)
@@ -308,7 +308,7 @@ class _TieStages:
     """Among schedules costing at most ``budget``: the first load as early as it can be, then the second, and so on.
 
     Each stage minimises an objective in slots, where different placements differ by far more than HiGHS's
-    tolerances (absolute gap 1e-6, not settable through scipy; feasibility 1e-7), which a penalty folded into the
+    tolerances (absolute gap 1e-6; feasibility 1e-7), which a penalty folded into the
     cost objective (below 1e-9 of the cost scale) could never be; so HiGHS's rounding decides nothing. Consecutive
     runs share a stage: their starts (offsets from their earliest candidate) weighted so that one slot of a run
     outweighs every later run of the stage, while the weighted objective stays below ``LEX_LIMIT``. An energy load
@@ -380,20 +380,15 @@ class _TieStages:
 
         Return False when HiGHS found nothing better within the budget (the schedule in hand stays).
         """
-        from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy, as in build_model
-
         model = build_model(self.curve, self.fitting, self.keep, self.headroom)
-        rows = [
-            LinearConstraint(
-                model.cost[None, :] * (COST_SCALE / self.scale), -np.inf, self.budget * COST_SCALE / self.scale
-            )
-        ]
-        rows += [LinearConstraint(_mean_slot(model, j)[None, :], -np.inf, mean + PIN_SLOTS) for j, mean in self.pins]
-        found = milp(
+        rows = [Rows.dense(model.cost * (COST_SCALE / self.scale), -np.inf, self.budget * COST_SCALE / self.scale)]
+        rows += [Rows.dense(_mean_slot(model, j), -np.inf, mean + PIN_SLOTS) for j, mean in self.pins]
+        found = solve(
             self._objective(model, numbers),
-            integrality=model.integrality,
-            bounds=Bounds(0, model.upper),
-            constraints=[*model_constraints(model), *rows],
+            np.zeros(model.cost.size),
+            model.upper,
+            stack([*model_constraints(model), *rows]),
+            integer=model.integrality,
             options=MILP_OPTIONS,
         )
         if found.x is None or float(model.cost @ clean_solution(model, found.x)) > self.budget + TIE_SLACK * self.scale:

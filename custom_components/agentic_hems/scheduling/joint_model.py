@@ -7,31 +7,36 @@ The model, with binary start variables y for contiguous loads and continuous kW 
          sum_t h x_lt = E_l,  0 <= x_lt <= min(P_l, limit - base_t)   for each energy load
          sum_l P_l sum_{j <= t < j + k_l} y_lj + sum_l x_lt <= limit - base_t   for every slot t
 
-scipy is imported lazily, inside the functions that need it: importing this module stays cheap.
+HiGHS is called through :mod:`.highs` (highspy, imported lazily): importing this module stays cheap.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
 from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import RunOptions
 from .energy import ChargeOptions
+from .highs import OPTIMAL, Rows, solve, stack
 from .plan import LoadSpec
 from .windows import REL_EPS, BoolArray, IntArray, slot_hours
 
-# HiGHS stops when (primal - dual bound) / |primal| <= MIP_REL_GAP. Its absolute gap is fixed at 1e-6 (scipy does not
-# expose it), so the joint planner scales the cost objective to a fixed size (its COST_SCALE).
+# HiGHS stops when (primal - dual bound) / |primal| <= MIP_REL_GAP. Its absolute gap stays at its default 1e-6, so the
+# joint planner scales the cost objective to a fixed size (its COST_SCALE).
 MIP_REL_GAP = 1e-9
 # Wall-clock cap per HiGHS call; a 192-slot, 4-load problem takes tens of milliseconds.
 TIME_LIMIT_S = 10.0
 # Without HiGHS's presolve: on the benchmark's 30 joint instances (bench_scheduling.py) it took 1.8x the CPU time of
 # the solves it served (0.92 s against 0.50 s in all, the slowest 250 ms against 106 ms), for the same plans.
-MILP_OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S, "presolve": False}
+MILP_OPTIONS: Final[dict[str, float | str]] = {
+    "mip_rel_gap": MIP_REL_GAP,
+    "time_limit": TIME_LIMIT_S,
+    "presolve": "off",
+}
 
 
 @dataclass
@@ -68,10 +73,8 @@ class JointModel:
     tie: FloatArray  # kWh x slot index per unit of each variable
     upper: FloatArray
     integrality: FloatArray
-    limit_matrix: Any  # scipy.sparse csr (slots touched, variables)
-    limit_rhs: FloatArray
-    equality_matrix: Any  # scipy.sparse csr (loads, variables)
-    equality_rhs: FloatArray
+    limit: Rows  # the power limit of every slot touched: sum of kW <= headroom
+    equality: Rows  # each load's placement: one start, or its energy
     columns: list[slice]  # each load's variables
     keys: list[IntArray]  # each load's starts (runs) or slots (energy loads), one per variable
     energy: list[float]  # each load's kWh
@@ -131,8 +134,6 @@ def _charge_columns(curve: PriceCurve, load: ChargeLoad, mask: BoolArray, hours:
 
 def build_model(curve: PriceCurve, fitting: list[JointLoad], keep: list[BoolArray], headroom: FloatArray) -> JointModel:
     """Return the MILP with the variables ``keep[l]`` selects of load l (a mask over its starts or slots)."""
-    from scipy.sparse import coo_array  # noqa: PLC0415 - lazy: scipy is heavy, and plan_joint runs in an executor job
-
     hours = slot_hours(curve)
     parts = [
         _run_columns(load, mask, hours) if isinstance(load, RunLoad) else _charge_columns(curve, load, mask, hours)
@@ -145,35 +146,29 @@ def build_model(curve: PriceCurve, fitting: list[JointLoad], keep: list[BoolArra
     limit_cols = np.concatenate([part.cols + first for part, first in zip(parts, firsts, strict=False)])
     used = np.unique(limit_rows)
     eq_rows = np.repeat(np.arange(len(fitting)), sizes)
+    rhs = np.array([part.eq_rhs for part in parts])
     return JointModel(
         cost=np.concatenate([part.cost for part in parts]),
         tie=np.concatenate([part.tie for part in parts]),
         upper=np.concatenate([part.upper for part in parts]),
         integrality=np.concatenate([part.integrality for part in parts]),
-        limit_matrix=coo_array(
-            (np.concatenate([part.vals for part in parts]), (np.searchsorted(used, limit_rows), limit_cols)),
-            shape=(used.size, column),
-        ).tocsr(),
-        limit_rhs=headroom[used],
-        equality_matrix=coo_array(
-            (np.concatenate([part.eq_vals for part in parts]), (eq_rows, np.arange(column))),
-            shape=(len(fitting), column),
-        ).tocsr(),
-        equality_rhs=np.array([part.eq_rhs for part in parts]),
+        limit=Rows(
+            np.searchsorted(used, limit_rows),
+            limit_cols,
+            np.concatenate([part.vals for part in parts]),
+            np.full(used.size, -np.inf),
+            headroom[used],
+        ),
+        equality=Rows(eq_rows, np.arange(column), np.concatenate([part.eq_vals for part in parts]), rhs, rhs),
         columns=[slice(first, first + size) for first, size in zip(firsts, sizes, strict=False)],
         keys=[part.keys for part in parts],
         energy=[load_energy(load, hours) for load in fitting],
     )
 
 
-def model_constraints(model: JointModel) -> list[Any]:
-    """Return the power limit per slot and each load's placement (one start, or its energy) as LinearConstraints."""
-    from scipy.optimize import LinearConstraint  # noqa: PLC0415 - lazy: scipy is heavy
-
-    return [
-        LinearConstraint(model.limit_matrix, -np.inf, model.limit_rhs),
-        LinearConstraint(model.equality_matrix, model.equality_rhs, model.equality_rhs),
-    ]
+def model_constraints(model: JointModel) -> list[Rows]:
+    """Return the power limit per slot and each load's placement (one start, or its energy)."""
+    return [model.limit, model.equality]
 
 
 def load_energy(load: JointLoad, hours: float) -> float:
@@ -209,25 +204,15 @@ class LpBound:
     @classmethod
     def of(cls, model: JointModel, factor: float) -> LpBound | None:
         """Solve ``model``'s LP relaxation with its cost times ``factor`` (conditioning); None without an optimum."""
-        from scipy.optimize import linprog  # noqa: PLC0415 - lazy: scipy is heavy
-
         cost = model.cost * factor
-        found = linprog(
-            cost,
-            A_ub=model.limit_matrix,
-            b_ub=model.limit_rhs,
-            A_eq=model.equality_matrix,
-            b_eq=model.equality_rhs,
-            bounds=np.column_stack([np.zeros(cost.size), model.upper]),
-            method="highs",
-            options={"presolve": False},
-        )
-        if found.status != 0:
+        rows = stack([model.limit, model.equality])
+        found = solve(cost, np.zeros(cost.size), model.upper, rows, options={"presolve": "off"})
+        if found.status != OPTIMAL or found.row_dual is None:
             return None
-        y_ub = np.minimum(np.asarray(found.ineqlin.marginals, dtype=np.float64), 0.0)
-        y_eq = np.asarray(found.eqlin.marginals, dtype=np.float64)
-        reduced = cost - model.limit_matrix.T @ y_ub - model.equality_matrix.T @ y_eq
-        base = y_ub @ model.limit_rhs + y_eq @ model.equality_rhs + np.sum(np.minimum(reduced, 0.0) * model.upper)
+        y_ub = np.minimum(found.row_dual[: model.limit.count], 0.0)
+        y_eq = found.row_dual[model.limit.count :]
+        reduced = cost - model.limit.transpose_dot(y_ub, cost.size) - model.equality.transpose_dot(y_eq, cost.size)
+        base = y_ub @ model.limit.hi + y_eq @ model.equality.hi + np.sum(np.minimum(reduced, 0.0) * model.upper)
         return cls(model.keys, model.columns, float(base) / factor, reduced / factor)
 
     def prune(self, fitting: list[JointLoad], keep: list[BoolArray], budget: float) -> list[BoolArray]:

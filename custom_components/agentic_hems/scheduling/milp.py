@@ -1,6 +1,6 @@
-"""A MILP built block by block (columns with bounds, cost and integrality; sparse rows), solved by HiGHS via scipy.
+"""A MILP built block by block (columns with bounds, cost and integrality; sparse rows), solved by HiGHS.
 
-scipy is imported lazily, inside the solving methods: importing this module stays cheap.
+HiGHS is called through :mod:`.highs` (highspy, imported lazily): importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -11,15 +11,14 @@ from typing import Any, Final
 import numpy as np
 
 from ..prices.curve import FloatArray
+from .highs import FAILED, INFEASIBLE, LIMITED, OPTIMAL, Result, Rows, solve, stack
 from .windows import IntArray
 
 MIP_REL_GAP = 1e-9
 TIME_LIMIT_S = 10.0
-_OPTIONS: Final = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
+_OPTIONS: Final[dict[str, float | str]] = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
 # LPs skip HiGHS's presolve: on these small, sparse models it costs more than the simplex saves.
-_LP_OPTIONS: Final = {**_OPTIONS, "presolve": False}
-_SOLVE_ERROR = 4  # scipy.optimize.milp status: HiGHS stopped with an error (not infeasible, unbounded or limited)
-_LIMITED = 1  # scipy's milp and linprog status: HiGHS stopped at its time (or iteration) limit
+_LP_OPTIONS: Final[dict[str, float | str]] = {**_OPTIONS, "presolve": "off"}
 _LEAST_S = 1e-3  # a solve after the deadline still gets this long: HiGHS then returns its limit status
 
 
@@ -71,38 +70,32 @@ class MilpModel:
     def solve(
         self,
         objective: FloatArray,
-        extra: list[Any] | None = None,
+        extra: list[Rows] | None = None,
         *,
         relax: bool = False,
         upper: Any = None,
         bounded: bool = True,
-    ) -> Any:
-        """Run HiGHS on ``objective`` with the rows plus ``extra`` LinearConstraints; return scipy's result.
+    ) -> Result:
+        """Run HiGHS on ``objective`` with the rows plus ``extra`` rows; return its :class:`~.highs.Result`.
 
         ``relax`` solves the LP relaxation; ``upper`` replaces the columns' upper bounds (pruned starts at 0). A MILP
-        whose solve fails with HiGHS's status 4 (its presolve breaks down on some models with zero prices) is solved
+        whose solve fails (status FAILED: HiGHS's presolve breaks down on some models with zero prices) is solved
         once more without presolve. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S`` whatever ``deadline``.
         """
-        from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415 - lazy: scipy is heavy
-        from scipy.sparse import csr_array  # noqa: PLC0415
-
-        constraints = [
-            LinearConstraint(self._matrix(csr_array), np.concatenate(self.row_lo), np.concatenate(self.row_hi))
-        ]
-        integrality = np.zeros(self.size) if relax else np.concatenate(self.integer)
-        bounds = Bounds(np.concatenate(self.lower), self.upper_bounds() if upper is None else upper)
-        rows = constraints + (extra or [])
+        rows = stack([self.constraints(), *(extra or [])])
+        lower = np.concatenate(self.lower)
+        bounds = self.upper_bounds() if upper is None else np.asarray(upper, dtype=np.float64)
         if relax:
-            return milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=_LP_OPTIONS)
+            return solve(objective, lower, bounds, rows, options=_LP_OPTIONS)
         cut = self._cut if bounded else dict
-        found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=cut(_OPTIONS))
-        if found.status == _SOLVE_ERROR:
-            options = cut(_LP_OPTIONS)
-            found = milp(objective, integrality=integrality, bounds=bounds, constraints=rows, options=options)
-        self.limited |= found.status == _LIMITED
+        integer = np.concatenate(self.integer)
+        found = solve(objective, lower, bounds, rows, integer=integer, options=cut(_OPTIONS))
+        if found.status == FAILED:
+            found = solve(objective, lower, bounds, rows, integer=integer, options=cut(_LP_OPTIONS))
+        self.limited |= found.status == LIMITED
         return found
 
-    def _cut(self, options: dict[str, Any]) -> dict[str, Any]:
+    def _cut(self, options: dict[str, float | str]) -> dict[str, float | str]:
         """Return ``options`` with the time limit cut to what is left before ``deadline``."""
         if self.deadline is None:
             return options
@@ -113,72 +106,57 @@ class MilpModel:
         """Return the columns' upper bounds."""
         return np.concatenate(self.upper)
 
+    def constraints(self) -> Rows:
+        """Return the rows added so far."""
+        return Rows(
+            np.concatenate([np.zeros(0, dtype=np.intp), *self.rows]),
+            np.concatenate([np.zeros(0, dtype=np.intp), *self.cols]),
+            np.concatenate([np.zeros(0), *self.vals]),
+            np.concatenate([np.zeros(0), *self.row_lo]),
+            np.concatenate([np.zeros(0), *self.row_hi]),
+        )
+
     def reduced_costs(self, objective: FloatArray) -> tuple[float, FloatArray, FloatArray] | None:
-        """Return the LP relaxation's optimum, its reduced costs at the lower bounds and its solution (linprog).
+        """Return the LP relaxation's optimum, its reduced costs at the lower bounds and its solution.
 
         Any solution with column j at value v costs at least ``optimum + reduced[j] * (v - lower[j])`` (Lagrangian
         bound: every other term of the dual is >= 0). None when HiGHS reports no optimum.
         """
-        found, _ = self._linprog(objective, self.upper_bounds())
-        if found.status != 0:
+        found = self._lp(objective, self.upper_bounds())
+        if found.status != OPTIMAL or found.x is None or found.lower_dual is None or found.fun is None:
             return None
-        return float(found.fun), np.asarray(found.lower.marginals, dtype=np.float64), np.asarray(found.x)
+        return found.fun, found.lower_dual, found.x
 
     def lower_bound(self, objective: FloatArray, upper: FloatArray) -> float:
         """Return a lower bound of ``objective`` over the LP relaxation with ``upper``, exact whatever HiGHS's tolerances.
 
-        The bound is the Lagrangian of the LP's row duals (inequality duals clipped to their sign): ``y . b`` plus,
-        per column, its reduced cost times the bound that minimises it. It holds for any duals, so a tolerance in
-        HiGHS's answer can only lower it; an unbounded column with the wrong sign makes it -inf. inf when HiGHS
-        proves the LP infeasible, -inf when it reports neither.
+        The bound is the Lagrangian of the LP's row duals, each clipped to the sign its row allows (<= 0 where the
+        row's upper side is finite, >= 0 where its lower side is, free for an equality): ``y . b`` (b the side each
+        dual's sign picks) plus, per column, its reduced cost times the bound that minimises it. It holds for any
+        duals, so a tolerance in HiGHS's answer can only lower it; an unbounded column with the wrong sign makes it
+        -inf. inf when HiGHS proves the LP infeasible, -inf when it reports neither.
         """
-        found, (a_ub, b_ub, a_eq, b_eq) = self._linprog(objective, upper)
-        if found.status == 2:
+        found = self._lp(objective, upper)
+        if found.status == INFEASIBLE:
             return np.inf
-        if found.status != 0:
+        if found.status != OPTIMAL or found.row_dual is None:
             return -np.inf
-        y_ub = np.minimum(np.asarray(found.ineqlin.marginals, dtype=np.float64), 0.0)
-        y_eq = np.asarray(found.eqlin.marginals, dtype=np.float64)
-        reduced = objective - a_ub.T @ y_ub - a_eq.T @ y_eq
+        rows = self.constraints()
+        lo, hi = rows.lo, rows.hi
+        y = np.where(lo == hi, found.row_dual, 0.0)
+        y = np.where((lo != hi) & np.isfinite(hi), np.minimum(found.row_dual, 0.0), y)
+        y = np.where((lo != hi) & np.isfinite(lo), y + np.maximum(found.row_dual, 0.0), y)
+        reduced = objective - rows.transpose_dot(y, self.size)
+        side = np.where(y < 0, hi, np.where(y > 0, lo, 0.0))
         lower = np.concatenate(self.lower)
         at = np.where(reduced > 0, lower, np.where(reduced < 0, upper, 0.0))
         with np.errstate(invalid="ignore"):
             terms = np.where(reduced == 0, 0.0, reduced * at)
-        return float(y_ub @ b_ub + y_eq @ b_eq + np.sum(terms))
+        return float(y @ side + np.sum(terms))
 
-    def _linprog(self, objective: FloatArray, upper: FloatArray) -> tuple[Any, tuple[Any, FloatArray, Any, FloatArray]]:
-        """Solve the LP relaxation with linprog (rows split into A_ub x <= b_ub and A_eq x = b_eq); return both."""
-        from scipy.optimize import linprog  # noqa: PLC0415 - lazy, as in solve
-        from scipy.sparse import csr_array, vstack  # noqa: PLC0415
-
-        matrix = self._matrix(csr_array)
-        lo, hi = np.concatenate(self.row_lo), np.concatenate(self.row_hi)
-        eq, upper_rows = lo == hi, np.isfinite(hi) & (lo != hi)
-        lower_rows = np.isfinite(lo) & (lo != hi)
-        system = (
-            vstack([matrix[upper_rows], -matrix[lower_rows]]).tocsr(),
-            np.concatenate([hi[upper_rows], -lo[lower_rows]]),
-            matrix[eq],
-            lo[eq],
-        )
-        found = linprog(
-            objective,
-            A_ub=system[0],
-            b_ub=system[1],
-            A_eq=system[2],
-            b_eq=system[3],
-            bounds=np.column_stack([np.concatenate(self.lower), upper]),
-            method="highs",
-            options={"presolve": False},
-        )
-        return found, system
-
-    def _matrix(self, csr_array: Any) -> Any:
-        """Return the rows as a sparse (rows, columns) matrix."""
-        return csr_array(
-            (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
-            shape=(self.n_rows, self.size),
-        )
+    def _lp(self, objective: FloatArray, upper: FloatArray) -> Result:
+        """Solve the LP relaxation with ``upper`` (no time limit, no presolve), its duals included."""
+        return solve(objective, np.concatenate(self.lower), upper, self.constraints(), options={"presolve": "off"})
 
     def objective(self) -> FloatArray:
         """Return the cost of every column."""

@@ -1,0 +1,214 @@
+"""HiGHS through its own Python API (highspy) for the planners' MILPs and LPs, from plain numpy arrays.
+
+The rows come in coordinates (:class:`Rows`) and go to HiGHS as a column-wise matrix built here, so neither
+scipy.sparse nor scipy.optimize is loaded: on this project's benchmark (``benchmarks/bench_startup.py``) they added
+about 35 MB of resident memory to an entry, highspy about 8 MB. highspy is imported lazily, inside :func:`solve`.
+Status numbers are scipy.optimize.milp's, which the planners compare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..prices.curve import FloatArray
+from .windows import IntArray
+
+OPTIMAL: Final = 0
+LIMITED: Final = 1  # stopped at its time (or iteration) limit; ``x`` is the best solution found, if any
+INFEASIBLE: Final = 2
+UNBOUNDED: Final = 3
+FAILED: Final = 4  # any other end (a solver error, an empty model...)
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Sparse rows ``lo <= A x <= hi`` in coordinates: entry k adds ``vals[k] * x[cols[k]]`` to row ``rows[k]``.
+
+    Entries at the same place add up. ``lo`` and ``hi`` have one value per row (-inf or inf for none).
+    """
+
+    rows: IntArray
+    cols: IntArray
+    vals: FloatArray
+    lo: FloatArray
+    hi: FloatArray
+
+    @classmethod
+    def dense(cls, matrix: npt.ArrayLike, lo: npt.ArrayLike, hi: npt.ArrayLike) -> Rows:
+        """Return the rows of a dense (rows, columns) matrix; ``lo`` and ``hi`` broadcast to one per row."""
+        array = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
+        rows, cols = np.nonzero(array)
+        count = array.shape[0]
+        return cls(
+            rows.astype(np.intp),
+            cols.astype(np.intp),
+            array[rows, cols],
+            np.broadcast_to(np.asarray(lo, dtype=np.float64), (count,)),
+            np.broadcast_to(np.asarray(hi, dtype=np.float64), (count,)),
+        )
+
+    @property
+    def count(self) -> int:
+        """Return the number of rows."""
+        return int(self.lo.size)
+
+    def dot(self, x: FloatArray) -> FloatArray:
+        """Return ``A x`` (one value per row)."""
+        return np.bincount(self.rows, weights=self.vals * x[self.cols], minlength=self.count).astype(np.float64)
+
+    def transpose_dot(self, y: FloatArray, size: int) -> FloatArray:
+        """Return ``A^T y`` over ``size`` columns."""
+        return np.bincount(self.cols, weights=self.vals * y[self.rows], minlength=size).astype(np.float64)
+
+    def select(self, mask: npt.NDArray[np.bool_], sign: float = 1.0) -> Rows:
+        """Return the rows ``mask`` selects, renumbered in order, with their entries and bounds times ``sign``."""
+        number = np.cumsum(mask) - 1
+        keep = mask[self.rows]
+        lo, hi = (self.lo[mask], self.hi[mask]) if sign > 0 else (-self.hi[mask], -self.lo[mask])
+        return Rows(number[self.rows[keep]], self.cols[keep], sign * self.vals[keep], lo, hi)
+
+
+def stack(parts: Sequence[Rows]) -> Rows:
+    """Return the rows of ``parts`` one below the other."""
+    offsets = np.cumsum([0, *(part.count for part in parts)])
+    return Rows(
+        np.concatenate([np.zeros(0, dtype=np.intp), *(p.rows + o for p, o in zip(parts, offsets, strict=False))]),
+        np.concatenate([np.zeros(0, dtype=np.intp), *(p.cols for p in parts)]),
+        np.concatenate([np.zeros(0), *(p.vals for p in parts)]),
+        np.concatenate([np.zeros(0), *(p.lo for p in parts)]),
+        np.concatenate([np.zeros(0), *(p.hi for p in parts)]),
+    )
+
+
+def columnwise(rows: Rows, size: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], FloatArray]:
+    """Return ``rows``' matrix over ``size`` columns as HiGHS's column-wise arrays (starts, row indices, values).
+
+    Row indices ascend within each column and entries at the same place are summed, as scipy's CSC form has them.
+    """
+    order = np.lexsort((rows.rows, rows.cols))
+    cols, rws, vals = rows.cols[order], rows.rows[order], rows.vals[order]
+    first = np.ones(cols.size, dtype=bool)
+    first[1:] = (cols[1:] != cols[:-1]) | (rws[1:] != rws[:-1])
+    at = np.flatnonzero(first)
+    summed = np.add.reduceat(vals, at) if at.size else vals
+    starts = np.concatenate(([0], np.cumsum(np.bincount(cols[at], minlength=size))))
+    return starts.astype(np.int32), rws[at].astype(np.int32), summed.astype(np.float64)
+
+
+@dataclass(frozen=True)
+class Result:
+    """What HiGHS found: scipy's status number, a message, and the solution where there is one.
+
+    ``row_dual`` (one per row) and ``lower_dual`` (each column's dual where the column is nonbasic at its lower
+    bound, else 0: scipy linprog's ``lower.marginals``) are given for an optimal LP only.
+    """
+
+    status: int
+    message: str
+    x: FloatArray | None = None
+    fun: float | None = None
+    row_dual: FloatArray | None = None
+    lower_dual: FloatArray | None = None
+
+
+def solve(
+    cost: FloatArray,
+    lower: FloatArray,
+    upper: FloatArray,
+    rows: Rows,
+    *,
+    integer: npt.NDArray[Any] | None = None,
+    options: Mapping[str, float | str] | None = None,
+) -> Result:
+    """Minimise ``cost @ x`` subject to ``rows`` and ``lower <= x <= upper``, ``x[integer > 0]`` integral.
+
+    Args:
+        cost: the objective, one value per column.
+        lower: the columns' lower bounds (-inf for none).
+        upper: the columns' upper bounds (inf for none).
+        rows: the constraints, over the same columns.
+        integer: nonzero where a column is integral; None (or all zero) for an LP.
+        options: HiGHS options by name (``presolve`` is "on" or "off"); HiGHS's output is always off.
+
+    Returns:
+        The :class:`Result`: a MILP that stops at its limit keeps its best solution (status LIMITED), an LP gives
+        its duals; no ``x`` when nothing was found.
+
+    Raises:
+        ValueError: an option HiGHS does not know or whose value it refuses.
+
+    """
+    import highspy  # noqa: PLC0415 - lazy: the planners run in executor jobs, and most plans need no solver
+
+    size = int(cost.size)
+    # the bare solver, as scipy uses it: highspy.Highs's callbacks print HiGHS's banner before any option is set
+    highs = highspy._core._Highs()  # noqa: SLF001
+    highs.setOptionValue("output_flag", False)
+    for name, setting in (options or {}).items():
+        if highs.setOptionValue(name, setting) != highspy.HighsStatus.kOk:
+            raise ValueError(f"HiGHS refused option {name}={setting!r}")
+    mip = integer is not None and bool(np.any(integer))
+    starts, index, value = columnwise(rows, size)
+    status = highs.passModel(
+        size,
+        rows.count,
+        int(value.size),
+        int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMinimize),
+        0.0,
+        np.asarray(cost, dtype=np.float64),
+        np.asarray(lower, dtype=np.float64),
+        np.asarray(upper, dtype=np.float64),
+        np.asarray(rows.lo, dtype=np.float64),
+        np.asarray(rows.hi, dtype=np.float64),
+        starts,
+        index,
+        value,
+        (np.asarray(integer) > 0).astype(np.int32) if mip else np.zeros(size, dtype=np.int32),
+    )
+    if status == highspy.HighsStatus.kError:
+        return Result(FAILED, "HiGHS refused the model")
+    highs.run()
+    return _result(highspy, highs, mip=mip)
+
+
+def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:
+    """Read the run's status and solution as scipy's milp and linprog do."""
+    model = highs.getModelStatus()
+    kind = highspy.HighsModelStatus
+    code = {
+        kind.kOptimal: OPTIMAL,
+        kind.kTimeLimit: LIMITED,
+        kind.kIterationLimit: LIMITED,
+        kind.kInfeasible: INFEASIBLE,
+        kind.kModelError: INFEASIBLE,
+        kind.kUnbounded: UNBOUNDED,
+    }.get(model, FAILED)
+    message = f"{highs.modelStatusToString(model)} (HiGHS status {int(model)})"
+    info = highs.getInfo()
+    found = model == kind.kOptimal or (
+        mip
+        and model in (kind.kTimeLimit, kind.kIterationLimit, kind.kSolutionLimit)
+        and info.objective_function_value != highspy.kHighsInf
+    )
+    if not found:
+        return Result(code, message)
+    solution = highs.getSolution()
+    x = np.array(solution.col_value, dtype=np.float64)
+    if mip:
+        return Result(code, message, x, float(info.objective_function_value))
+    at_lower = np.array([status == highspy.HighsBasisStatus.kLower for status in highs.getBasis().col_status])
+    lower_dual = np.where(at_lower, np.array(solution.col_dual, dtype=np.float64), 0.0) if x.size else x
+    return Result(
+        code,
+        message,
+        x,
+        float(info.objective_function_value),
+        np.array(solution.row_dual, dtype=np.float64),
+        lower_dual,
+    )
