@@ -12,7 +12,7 @@ import os
 import re
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -96,7 +96,7 @@ def test_demo_check(tmp_path: Path) -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1500,  # set-up, then up to 16.5 min until the EV charger's slot boundary (scripts/hems_demo/ev.py)
         cwd=ROOT,
         env=env,
         check=False,
@@ -190,6 +190,7 @@ def test_demo_check(tmp_path: Path) -> None:
 
     _check_home(proc.stdout, report)
     _check_program_dishwasher(proc.stdout, report)
+    _check_ev_boundary(proc.stdout, report)
 
     # The grid toolkit: every service answered against the home twin (options' grid step) and case9.
     assert "GRID toolkit as the owner (admin)" in output and "GRID FAILED" not in output, output
@@ -344,6 +345,40 @@ def _check_program_dishwasher(stdout: str, report: dict[str, Any]) -> None:
                      stdout, re.MULTILINE), stdout
     assert re.search(r"^Bosch dishwasher: select_option executed, set_value executed, press executed; start in \d+ s",
                      stdout, re.MULTILINE), stdout
+
+
+def _check_ev_boundary(stdout: str, report: dict[str, Any]) -> None:
+    """The EV charger at its slot boundary: asked for 3 kWh in the two slots from the next boundary at least 90 s
+    ahead (at most 7 kW, 1.75 kWh a slot), its plan charges in both and nowhere else, the first at 5 kW or more; at
+    the boundary the scheduler set the current number to the slot's power (raised by any grid export, at most 7 kW) as
+    whole amps on three phases at 230 V, within 6..16 A, kept the phase select at "3-phase" and started the charger,
+    each executed through the gates and read back (recomputed here from the plan and the report's grid reading)."""
+    ev = report["ev_boundary"]
+    boundary, deadline = datetime.fromisoformat(ev["boundary"]), datetime.fromisoformat(ev["deadline"])
+    assert boundary.minute % 15 == 0 and boundary.second == 0 and deadline - boundary == timedelta(minutes=30), ev
+    plan = ev["plan"]
+    starts = [datetime.fromisoformat(slot["start"]) for slot in plan["slots"]]
+    slots = [slot["power_kw"] for slot in plan["slots"]]
+    assert plan["feasible"] and starts == [boundary, boundary + timedelta(minutes=15)], plan
+    assert abs(sum(slots) * 0.25 - 3.0) < 1e-3 and all(5.0 - 1e-3 <= p <= 7.0 + 1e-6 for p in slots), slots
+    kw = min(slots[0] + ev["export_kw"], max(7.0, slots[0]))
+    amps = min(max(int(kw * 1000 / (3 * 230) + 1e-4), 6), 16)
+    assert ev["expected"] == {"kw": round(kw, 6), "phases": 3, "amps": amps, "option": "3-phase"}, ev["expected"]
+    by_entity = {t["entity_id"]: t for t in ev["traces"]}
+    current, switch = by_entity["input_number.ev_charger_current"], by_entity["input_boolean.ev_charger"]
+    assert current["candidate"]["intent"] == "set_value" and current["candidate"]["params"] == {"value": amps}, current
+    assert switch["candidate"]["intent"] == "start" and current["timestamp"] < switch["timestamp"], ev["traces"]
+    assert set(by_entity) <= {"input_number.ev_charger_current", "input_boolean.ev_charger",
+                              "input_select.ev_charger_phases"}, ev["traces"]
+    for trace in ev["traces"]:
+        assert (trace["outcome"], trace["source_agent"]) == ("executed", "scheduler"), trace
+        (execution,) = [g for g in trace["gate_results"] if g["gate"] == "execution"]
+        assert execution["passed"] and execution["evidence"]["verified"] is True, trace
+    assert ev["states"] == {"input_number.ev_charger_current": f"{amps:.1f}",
+                            "input_select.ev_charger_phases": "3-phase", "input_boolean.ev_charger": "on"}, ev
+    assert 0 < ev["waited_s"] <= 15 * 60 + 90 + 60, ev["waited_s"]
+    assert re.search(r"^EV charger: waiting until \d\d:\d\d:00 CES?T \(the slot boundary\)", stdout, re.MULTILINE), stdout
+    assert re.search(rf"^  plan {kw:.2f} kW on 3 phases = {amps} A; ", stdout, re.MULTILINE), stdout
 
 
 def test_demo_help_before_anything_is_installed() -> None:

@@ -17,6 +17,7 @@ from .appliances import AppliancesMixin
 from .client import HassClient
 from .constants import START_DEADLINE_S
 from .devices import APPLIANCES
+from .ev import EvMixin
 from .frontend import FrontendMixin
 from .gates import GatesMixin
 from .grid import GridMixin
@@ -26,7 +27,7 @@ from .plans import PlansMixin
 from .process import DemoError, HassProcess, log
 
 
-class Demo(PlansMixin, GatesMixin, GridMixin, FrontendMixin, HomeMixin, HeatMixin, AppliancesMixin):
+class Demo(PlansMixin, GatesMixin, GridMixin, FrontendMixin, HomeMixin, HeatMixin, AppliancesMixin, EvMixin):
     """The steps after HA answers: onboarding, setup, plans, checks."""
 
     def __init__(self, client: HassClient, args: argparse.Namespace) -> None:
@@ -86,3 +87,6 @@ class Demo(PlansMixin, GatesMixin, GridMixin, FrontendMixin, HomeMixin, HeatMixi
         if not self.args.no_program_dishwasher:
             await self.show_program_dishwasher()
             await self.check_program_boundary()
+        await self.show_ev_boundary()
+        if self.args.check:
+            await self.check_ev_boundary()
