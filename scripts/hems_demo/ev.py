@@ -44,16 +44,22 @@ def ev_amps(kw: float, phases: int) -> float:
     return float(min(max(amps, low), 16))
 
 
-def ev_expected(planned_kw: float, export_kw: float) -> dict[str, Any]:
+def ev_expected(planned_kw: float, export_kw: float, before: dict[str, Any]) -> dict[str, Any]:
     """What the scheduler sends at the boundary for the slot's ``planned_kw`` with the grid exporting ``export_kw``:
-    the power raised by the PV surplus up to the charger's power, its phases (one below the 3-phase minimum, 4.14 kW)
-    and the amps. The demo's plan charges at least 5 kW in its first slot, so three phases, as the select stands."""
+    the power raised by the PV surplus up to the charger's power, its phases and the amps.
+
+    It wants one phase below the 3-phase minimum (4.14 kW), else three; ``before`` is the phase select just before the
+    boundary (``option``, and ``since_min``, the minutes since it last changed): within 15 min of a change it stays.
+    """
     top = next(a["power_kw"] for a in APPLIANCES if a["name"] == EV_NAME)
     kw = min(planned_kw + max(export_kw, 0.0), max(top, planned_kw))
     low = EV_CHARGER_STEP["charger_min_a"] * 3 * EV_CHARGER_STEP["charger_voltage_v"] / 1000
-    phases = 3 if kw >= low - 1e-6 else 1
+    options = {EV_CHARGER_STEP["charger_phase_one"]: 1, EV_CHARGER_STEP["charger_phase_three"]: 3}
+    have, phases = options.get(before["option"]), 3 if kw >= low - 1e-6 else 1
+    if have is not None and have != phases and before["since_min"] < EV_CHARGER_STEP["charger_phase_interval_min"]:
+        phases = have
     return {"kw": round(kw, 6), "phases": phases, "amps": ev_amps(kw, phases),
-            "option": EV_CHARGER_STEP["charger_phase_three" if phases == 3 else "charger_phase_one"]}
+            "option": next(option for option, count in options.items() if count == phases)}
 
 
 class EvMixin:
@@ -90,7 +96,8 @@ class EvMixin:
         planned, the current number at the slot's amps (:func:`ev_expected`), the switch on, each executed by the
         scheduler with its read-back verified.
 
-        Report ``ev_boundary``: ``waited_s``, ``export_kw`` (the grid meter's export at the boundary), ``expected``,
+        Report ``ev_boundary``: ``waited_s``, ``phases_before`` (the phase select 2 s before the boundary, see
+        :func:`ev_expected`), ``export_kw`` (the grid meter's export at the boundary), ``expected``,
         ``states`` and ``traces`` (the slot's, in order).
         """
         report = self.report.get("ev_boundary") or {}
@@ -100,10 +107,14 @@ class EvMixin:
         log(f"{EV_NAME}: waiting until {at(boundary, self.tz, '%H:%M:%S')} (the slot boundary) and up to "
             f"{EV_SETTLE_S} s for its commands")
         started = datetime.now(UTC)
-        await asyncio.sleep(max((boundary - started).total_seconds(), 0))
+        await asyncio.sleep(max((boundary - started).total_seconds() - 2, 0))
+        select = await self.client.request("GET", f"/api/states/{EV_PHASES}")  # as the scheduler will find it
+        since = (boundary - datetime.fromisoformat(select["last_changed"])).total_seconds() / 60
+        before = {"option": select["state"], "since_min": round(since, 3)}
+        await asyncio.sleep(max((boundary - datetime.now(UTC)).total_seconds(), 0))
         grid = await self.client.request("GET", "/api/states/sensor.grid_power")
         export_kw = max(-float(grid["state"]) / 1000, 0.0)  # a signed W meter, negative exporting
-        expected = ev_expected(slot_kw(report["plan"], boundary), export_kw)
+        expected = ev_expected(slot_kw(report["plan"], boundary), export_kw, before)
         traces: list[dict[str, Any]] = []
         for _ in range(EV_SETTLE_S):
             await asyncio.sleep(1)
@@ -113,8 +124,8 @@ class EvMixin:
         states = {e: ((await self.client.request("GET", f"/api/states/{e}", expect=(200, 404))) or {}).get("state")
                   for e in (EV_CURRENT, EV_PHASES, EV_SWITCH)}
         waited = (datetime.now(UTC) - started).total_seconds()
-        report |= {"waited_s": round(waited, 1), "export_kw": export_kw, "expected": expected, "states": states,
-                   "traces": traces}
+        report |= {"waited_s": round(waited, 1), "phases_before": before, "export_kw": export_kw, "expected": expected,
+                   "states": states, "traces": traces}
         acted = [(t.get("entity_id"), (t.get("candidate") or {}).get("intent"),
                   (t.get("candidate") or {}).get("params"), t.get("outcome")) for t in traces]
         log(f"{EV_NAME} at {at(boundary, self.tz)} (after {waited:.0f} s): " + "; ".join(
