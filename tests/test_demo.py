@@ -362,6 +362,8 @@ def _check_ev_boundary(stdout: str, report: dict[str, Any]) -> None:
     slots = [slot["power_kw"] for slot in plan["slots"]]
     assert plan["feasible"] and starts == [boundary, boundary + timedelta(minutes=15)], plan
     assert abs(sum(slots) * 0.25 - 3.0) < 1e-3 and all(5.0 - 1e-3 <= p <= 7.0 + 1e-6 for p in slots), slots
+    drawn = ev["appliances_kw"]  # every appliance's plan in those slots: the EV's and the rest, under the 11 kW fuse
+    assert len(drawn) == 2 and all(p - 1e-6 <= kw <= 11.0 + 1e-6 for p, kw in zip(slots, drawn, strict=True)), ev
     kw = min(slots[0] + ev["export_kw"], max(7.0, slots[0]))
     before = ev["phases_before"]  # at 5 kW and more it wants 3 phases, but a select on 1 changed within 15 min stays
     phases = 1 if before["option"] == "1-phase" and before["since_min"] < 15 else 3

@@ -23,8 +23,8 @@ try:
 except ModuleNotFoundError:  # only for `--help`, which scripts/demo prints with any python3 before it builds the venv
     aiohttp = None  # type: ignore[assignment]
 
-from .constants import SLOT
-from .devices import APPLIANCES, EV_CHARGER_STEP, EV_CURRENT, EV_PHASES
+from .constants import DOMAIN, SLOT
+from .devices import APPLIANCES, CONFIG_FLOW_STEPS, EV_CHARGER_STEP, EV_CURRENT, EV_PHASES
 from .process import log
 from .timefmt import at
 
@@ -33,6 +33,7 @@ EV_SWITCH = "input_boolean.ev_charger"
 EV_KWH = 3.0  # over two 15-minute slots of at most 7 kW (3.5 kWh): at least 1.25 kWh (5 kW) in each
 EV_SLOTS = 2
 EV_LEAD = timedelta(seconds=90)  # the schedule is made (and the whole-home plan settles) before the boundary
+FUSE_KW = CONFIG_FLOW_STEPS["settings"]["power_limit_kw"]
 EV_SETTLE_S = 60  # after the boundary: the slot's commands (each waits for its read-back) and their traces
 
 
@@ -69,7 +70,8 @@ class EvMixin:
         """Ask for :data:`EV_KWH` by :data:`EV_SLOTS` slots after the next boundary at least :data:`EV_LEAD` ahead and
         print the stored plan's slots there.
 
-        Report ``ev_boundary``: ``boundary`` and ``deadline`` (UTC ISO), ``energy_kwh`` and ``plan`` (the stored plan).
+        Report ``ev_boundary``: ``boundary`` and ``deadline`` (UTC ISO), ``energy_kwh``, ``plan`` (the stored plan) and
+        ``appliances_kw`` (every appliance's planned kW summed, per slot of the request).
         """
         now = datetime.now(UTC)
         boundary = datetime.fromtimestamp(math.ceil((now + EV_LEAD).timestamp() / 900) * 900, UTC)
@@ -78,9 +80,13 @@ class EvMixin:
             "appliance": EV_NAME, "energy_kwh": EV_KWH, "earliest_start": boundary.isoformat(),
             "deadline": deadline.isoformat(),
         })
-        plan = await self.stored_plan(EV_NAME)
+        (payload,) = await self.client.ws([{"type": f"{DOMAIN}/schedule", "entry_id": self.entry_id}])
+        plans = (payload or {}).get("plans") or []
+        plan = next((p for p in plans if p.get("name") == EV_NAME), {})
+        # every stored plan's kW in the EV's slots, which the appliance planner keeps under the 11 kW fuse
+        drawn = [sum(slot_kw(p, boundary + index * SLOT) for p in plans) for index in range(EV_SLOTS)]
         report: dict[str, Any] = {"boundary": boundary.isoformat(), "deadline": deadline.isoformat(),
-                                  "energy_kwh": EV_KWH, "plan": plan}
+                                  "energy_kwh": EV_KWH, "plan": plan, "appliances_kw": drawn}
         self.report["ev_boundary"] = report
         log("")
         log(f"{EV_NAME} (wallbox shapes: current number 6..16 A, phase select, charging switch): asked for {EV_KWH:g} "
@@ -90,6 +96,8 @@ class EvMixin:
             log(f"  {at(boundary + index * SLOT, self.tz)}  {kw:5.2f} kW  = {ev_amps(kw, 3):g} A on 3 phases")
         if not plan.get("feasible") or slot_kw(plan, boundary) <= 0:
             self.problems.append(f"{EV_NAME}: the plan does not charge from {boundary.isoformat()}: {plan}")
+        if max(drawn) > FUSE_KW + 1e-6:
+            self.problems.append(f"{EV_NAME}: the appliances draw {drawn} kW in its slots, over the {FUSE_KW:g} kW fuse")
 
     async def check_ev_boundary(self) -> None:
         """Wait for the boundary, then check the slot's commands from HA's states and the traces: the phases as
