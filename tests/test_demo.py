@@ -12,7 +12,7 @@ import os
 import re
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -96,7 +96,7 @@ def test_demo_check(tmp_path: Path) -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1500,  # set-up, then up to 16.5 min until the EV charger's slot boundary (scripts/hems_demo/ev.py)
         cwd=ROOT,
         env=env,
         check=False,
@@ -191,6 +191,7 @@ def test_demo_check(tmp_path: Path) -> None:
     _check_home(proc.stdout, report)
     _check_program_dishwasher(proc.stdout, report)
     _check_home_connect_dishwasher(proc.stdout, report)
+    _check_ev_boundary(proc.stdout, report)
 
     # The grid toolkit: every service answered against the home twin (options' grid step) and case9.
     assert "GRID toolkit as the owner (admin)" in output and "GRID FAILED" not in output, output
@@ -391,6 +392,46 @@ def _check_home_connect_dishwasher(stdout: str, report: dict[str, Any]) -> None:
     assert "home_connect: the demo's stand-in integration" in stdout, stdout
     assert re.search(r"^Siemens dishwasher: scheduler home_connect\.set_program_and_options executed; start in \d+ s "
                      r"\(from \d\d:\d\d:00 CES?T\), operation state delayedstart, remote start on$", stdout, re.MULTILINE), stdout
+
+
+def _check_ev_boundary(stdout: str, report: dict[str, Any]) -> None:
+    """The EV charger at its slot boundary: asked for 3 kWh in the two slots from the next boundary at least 90 s
+    ahead (at most 7 kW, 1.75 kWh a slot), its plan charges in both and nowhere else, the first at 5 kW or more; at
+    the boundary the scheduler set the current number to the slot's power (raised by any grid export, at most 7 kW) as
+    whole amps on its phases at 230 V (three at 4.14 kW and more, unless the select changed within 15 min), within
+    6..16 A, set the phase select to them and started the charger,
+    each executed through the gates and read back (recomputed here from the plan and the report's grid reading)."""
+    ev = report["ev_boundary"]
+    boundary, deadline = datetime.fromisoformat(ev["boundary"]), datetime.fromisoformat(ev["deadline"])
+    assert boundary.minute % 15 == 0 and boundary.second == 0 and deadline - boundary == timedelta(minutes=30), ev
+    plan = ev["plan"]
+    starts = [datetime.fromisoformat(slot["start"]) for slot in plan["slots"]]
+    slots = [slot["power_kw"] for slot in plan["slots"]]
+    assert plan["feasible"] and starts == [boundary, boundary + timedelta(minutes=15)], plan
+    assert abs(sum(slots) * 0.25 - 3.0) < 1e-3 and all(5.0 - 1e-3 <= p <= 7.0 + 1e-6 for p in slots), slots
+    drawn = ev["appliances_kw"]  # every appliance's plan in those slots: the EV's and the rest, under the 11 kW fuse
+    assert len(drawn) == 2 and all(p - 1e-6 <= kw <= 11.0 + 1e-6 for p, kw in zip(slots, drawn, strict=True)), ev
+    kw = min(slots[0] + ev["export_kw"], max(7.0, slots[0]))
+    before = ev["phases_before"]  # at 5 kW and more it wants 3 phases, but a select on 1 changed within 15 min stays
+    phases = 1 if before["option"] == "1-phase" and before["since_min"] < 15 else 3
+    option = f"{phases}-phase"
+    amps = min(max(int(kw * 1000 / (phases * 230) + 1e-4), 6), 16)
+    assert ev["expected"] == {"kw": round(kw, 6), "phases": phases, "amps": amps, "option": option}, ev["expected"]
+    by_entity = {t["entity_id"]: t for t in ev["traces"]}
+    current, switch = by_entity["input_number.ev_charger_current"], by_entity["input_boolean.ev_charger"]
+    assert current["candidate"]["intent"] == "set_value" and current["candidate"]["params"] == {"value": amps}, current
+    assert switch["candidate"]["intent"] == "start" and current["timestamp"] < switch["timestamp"], ev["traces"]
+    assert set(by_entity) <= {"input_number.ev_charger_current", "input_boolean.ev_charger",
+                              "input_select.ev_charger_phases"}, ev["traces"]
+    for trace in ev["traces"]:
+        assert (trace["outcome"], trace["source_agent"]) == ("executed", "scheduler"), trace
+        (execution,) = [g for g in trace["gate_results"] if g["gate"] == "execution"]
+        assert execution["passed"] and execution["evidence"]["verified"] is True, trace
+    assert ev["states"] == {"input_number.ev_charger_current": f"{amps:.1f}",
+                            "input_select.ev_charger_phases": option, "input_boolean.ev_charger": "on"}, ev
+    assert 0 < ev["waited_s"] <= 15 * 60 + 90 + 90, ev["waited_s"]  # to the boundary, then its commands
+    assert re.search(r"^EV charger: waiting until \d\d:\d\d:00 CES?T \(the slot boundary\)", stdout, re.MULTILINE), stdout
+    assert re.search(rf"^  plan {kw:.2f} kW on {phases} phases = {amps} A; ", stdout, re.MULTILINE), stdout
 
 
 def test_demo_help_before_anything_is_installed() -> None:

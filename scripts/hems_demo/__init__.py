@@ -21,7 +21,9 @@ Run through ``scripts/demo`` (which builds the venv first). The driver
    (``/energy-plan``) with the four cards, over the websocket API; then checks what the frontend needs besides (the
    websocket commands it sends on every page load, the dashboard's panel, no pending HTTP settings) and that HA
    serves the integration's brand icons from its ``brand/`` folder;
-9. then either leaves HA running for the browser until Ctrl-C, or (``--check``) stops HA and exits 0 only when every
+9. asks for an EV charge from the next slot boundary at least 90 s ahead and prints its plan (``ev``); with
+   ``--check`` waits for that boundary (up to 16.5 min) and checks the charger's current, phases and start there;
+10. then either leaves HA running for the browser until Ctrl-C, or (``--check``) stops HA and exits 0 only when every
    plan is feasible and every check passed.
 
 Home Assistant always stops when the driver ends (normal exit, error, Ctrl-C, SIGTERM; PDEATHSIG covers SIGKILL).
@@ -29,9 +31,8 @@ Only the standard library and aiohttp (which Home Assistant ships) are used.
 
 The package: ``process`` (the HA process and its config directory), ``client`` (REST, websocket, flow forms),
 ``constants``, ``devices`` and ``fixtures`` (the home's names, YAML and form answers), one scenario module per feature
-(``plans``, ``gates``, ``grid``, ``frontend``, ``home``, ``heat``, ``appliances``, ``home_connect``: mixins of
-``demo.Demo``, which runs them in order), ``home_connect_stand_in/`` (the demo's stand-in for HA core's home_connect
-integration, linked into the config's ``custom_components/home_connect``) and ``main`` (options, the run, the JSON
-report). ``python -m hems_demo`` with ``scripts/`` on the path
-runs it; ``scripts/demo`` does that.
+(``plans``, ``gates``, ``grid``, ``frontend``, ``home``, ``heat``, ``appliances``, ``home_connect``, ``ev``: mixins
+of ``demo.Demo``, which runs them in order), ``home_connect_stand_in/`` (the demo's stand-in for HA core's
+home_connect integration, linked into the config's ``custom_components/home_connect``) and ``main`` (options, the
+run, the JSON report). ``python -m hems_demo`` with ``scripts/`` on the path runs it; ``scripts/demo`` does that.
 """

@@ -17,6 +17,7 @@ from .appliances import AppliancesMixin
 from .client import HassClient
 from .constants import START_DEADLINE_S
 from .devices import APPLIANCES
+from .ev import EvMixin
 from .frontend import FrontendMixin
 from .gates import GatesMixin
 from .grid import GridMixin
@@ -28,7 +29,7 @@ from .process import DemoError, HassProcess, log
 
 
 class Demo(
-    PlansMixin, GatesMixin, GridMixin, FrontendMixin, HomeMixin, HeatMixin, AppliancesMixin, HomeConnectMixin
+    PlansMixin, GatesMixin, GridMixin, FrontendMixin, HomeMixin, HeatMixin, AppliancesMixin, HomeConnectMixin, EvMixin
 ):
     """The steps after HA answers: onboarding, setup, plans, checks."""
 
@@ -90,3 +91,6 @@ class Demo(
             await self.show_program_dishwasher()
             await self.check_program_boundary()
             await self.show_home_connect_dishwasher()
+        await self.show_ev_boundary()
+        if self.args.check:
+            await self.check_ev_boundary()

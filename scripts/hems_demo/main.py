@@ -95,7 +95,9 @@ def parse_args() -> argparse.Namespace:
         "runs the oldest supported Home Assistant release. The first run installs the venv (scripts/bootstrap).",
     )
     parser.add_argument(
-        "--check", action="store_true", help="headless: print the plans, stop HA, exit 0 only if all is well"
+        "--check", action="store_true",
+        help="headless: print the plans, wait for the EV charger's next slot boundary (up to 16.5 min), stop HA, "
+        "exit 0 only if all is well"
     )
     parser.add_argument(
         "--port", type=int, default=int(os.environ.get("DEMO_PORT", "8123")),
