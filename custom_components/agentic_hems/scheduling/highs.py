@@ -124,6 +124,7 @@ def solve(
     *,
     integer: npt.NDArray[Any] | None = None,
     options: Mapping[str, float | str] | None = None,
+    start: FloatArray | None = None,
 ) -> Result:
     """Minimise ``cost @ x`` subject to ``rows`` and ``lower <= x <= upper``, ``x[integer > 0]`` integral.
 
@@ -134,6 +135,8 @@ def solve(
         rows: the constraints, over the same columns.
         integer: nonzero where a column is integral; None (or all zero) for an LP.
         options: HiGHS options by name (``presolve`` is "on" or "off"); HiGHS's output is always off.
+        start: a MIP start, one value per column (a MILP only): HiGHS takes it as its first incumbent when it is
+            feasible and ignores it otherwise, so a wrong or stale start costs time, never the optimum.
 
     Returns:
         The :class:`Result`: a MILP that stops at its limit keeps its best solution (status LIMITED), an LP gives
@@ -173,6 +176,11 @@ def solve(
     )
     if status == highspy.HighsStatus.kError:
         return Result(FAILED, "HiGHS refused the model")
+    if mip and start is not None and start.size == size and np.all(np.isfinite(start)):
+        given = highspy.HighsSolution()
+        given.col_value = np.asarray(start, dtype=np.float64).tolist()
+        given.value_valid = True
+        highs.setSolution(given)
     highs.run()
     return _result(highspy, highs, mip=mip)
 
