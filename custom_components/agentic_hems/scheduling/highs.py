@@ -135,8 +135,9 @@ def solve(
         rows: the constraints, over the same columns.
         integer: nonzero where a column is integral; None (or all zero) for an LP.
         options: HiGHS options by name (``presolve`` is "on" or "off"); HiGHS's output is always off.
-        start: a MIP start, one value per column (a MILP only): HiGHS takes it as its first incumbent when it is
-            feasible and ignores it otherwise, so a wrong or stale start costs time, never the optimum.
+        start: a MIP start, one value per column (a MILP only; NaN or another size: none). Only its integer
+            columns (rounded) are given: HiGHS completes them with an LP and takes the result as its first incumbent
+            when that is feasible, else ignores it, so a wrong or stale start costs time, never the optimum.
 
     Returns:
         The :class:`Result`: a MILP that stops at its limit keeps its best solution (status LIMITED), an LP gives
@@ -177,10 +178,8 @@ def solve(
     if status == highspy.HighsStatus.kError:
         return Result(FAILED, "HiGHS refused the model")
     if mip and start is not None and start.size == size and np.all(np.isfinite(start)):
-        given = highspy.HighsSolution()
-        given.col_value = np.asarray(start, dtype=np.float64).tolist()
-        given.value_valid = True
-        highs.setSolution(given)
+        whole = np.flatnonzero(np.asarray(integer) > 0).astype(np.int32)
+        highs.setSolution(int(whole.size), whole, np.round(np.asarray(start, dtype=np.float64)[whole]))
     highs.run()
     return _result(highspy, highs, mip=mip)
 

@@ -238,7 +238,7 @@ def _earliest(
         upper = fixed
     noise = TOL_KW * tariff.hours * float(np.sum(np.abs(tariff.import_price) + np.abs(tariff.export_price)))
     row = [Rows.dense(cost * factor, -np.inf, budget * factor)]
-    found = model.solve(tie, row, upper=upper, start=x)
+    found = model.solve(tie, row, upper=upper)
     if found.x is None:
         return x
     better = _clean(model, found.x, upper)
