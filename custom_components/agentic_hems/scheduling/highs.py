@@ -157,8 +157,21 @@ def solve(
         if highs.setOptionValue(name, setting) != highspy.HighsStatus.kOk:
             raise ValueError(f"HiGHS refused option {name}={setting!r}")
     mip = integer is not None and bool(np.any(integer))
+    whole = (np.asarray(integer) > 0).astype(np.int32) if mip else np.zeros(size, dtype=np.int32)
+    if _pass(highspy, highs, (cost, lower, upper), rows, whole) == highspy.HighsStatus.kError:
+        return Result(FAILED, "HiGHS refused the model")
+    if mip and start is not None and start.size == size and np.all(np.isfinite(start)):
+        _start(highs, start, np.asarray(integer))
+    highs.run()
+    return _result(highspy, highs, mip=mip)
+
+
+def _pass(highspy: Any, highs: Any, columns: tuple[FloatArray, FloatArray, FloatArray], rows: Rows, whole: Any) -> Any:
+    """Pass HiGHS the model: ``columns`` (cost, lower, upper), ``rows`` and ``whole`` (1 per integer column)."""
+    cost, lower, upper = columns
+    size = int(cost.size)
     starts, index, value = columnwise(rows, size)
-    status = highs.passModel(
+    return highs.passModel(
         size,
         rows.count,
         int(value.size),
@@ -173,15 +186,14 @@ def solve(
         starts,
         index,
         value,
-        (np.asarray(integer) > 0).astype(np.int32) if mip else np.zeros(size, dtype=np.int32),
+        whole,
     )
-    if status == highspy.HighsStatus.kError:
-        return Result(FAILED, "HiGHS refused the model")
-    if mip and start is not None and start.size == size and np.all(np.isfinite(start)):
-        whole = np.flatnonzero(np.asarray(integer) > 0).astype(np.int32)
-        highs.setSolution(int(whole.size), whole, np.round(np.asarray(start, dtype=np.float64)[whole]))
-    highs.run()
-    return _result(highspy, highs, mip=mip)
+
+
+def _start(highs: Any, start: FloatArray, integer: npt.NDArray[Any]) -> None:
+    """Give HiGHS ``start``'s integer columns, rounded, as a partial MIP start (HiGHS completes the rest)."""
+    whole = np.flatnonzero(integer > 0).astype(np.int32)
+    highs.setSolution(int(whole.size), whole, np.round(np.asarray(start, dtype=np.float64)[whole]))
 
 
 def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:
