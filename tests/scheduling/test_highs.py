@@ -170,3 +170,28 @@ def test_joint_plans_load_neither_scipy_nor_more_than_they_need() -> None:
     few, solved = _plan_in_fresh_process(True), _plan_in_fresh_process(False)
     assert few["loaded"] == [] and solved["loaded"] == ["highspy"]
     assert few["starts"] == solved["starts"] and few["costs"] == pytest.approx(solved["costs"], abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_mip_start_keeps_the_optimum(seed: int) -> None:
+    """A feasible start (another objective's optimum), an infeasible one and a stale one: the cold solve's optimum."""
+    rows, cost, upper, integer = _model(seed)
+    n = cost.size
+    options = {"mip_rel_gap": 1e-9}
+    cold = solve(cost, np.zeros(n), upper, rows, integer=integer, options=options)
+    other = solve(-cost, np.zeros(n), upper, rows, integer=integer, options=options)
+    rng = np.random.default_rng(seed)
+    starts = [
+        other.x,
+        upper + rng.integers(1, 3, n),  # above every bound
+        np.full(n, np.nan),
+        np.zeros(n + 1),  # a stale start from a larger model
+    ]
+    for start in starts:
+        warm = solve(cost, np.zeros(n), upper, rows, integer=integer, options=options, start=start)
+        assert warm.status == cold.status
+        if cold.status == OPTIMAL:
+            assert cold.fun is not None and warm.fun == pytest.approx(cold.fun, rel=1e-9, abs=1e-9)
+            a = _matrix(rows, n)
+            assert warm.x is not None and np.all(a @ warm.x <= rows.hi + 1e-7)
+            assert np.all(a @ warm.x >= rows.lo - 1e-7)

@@ -124,6 +124,7 @@ def solve(
     *,
     integer: npt.NDArray[Any] | None = None,
     options: Mapping[str, float | str] | None = None,
+    start: FloatArray | None = None,
 ) -> Result:
     """Minimise ``cost @ x`` subject to ``rows`` and ``lower <= x <= upper``, ``x[integer > 0]`` integral.
 
@@ -134,6 +135,9 @@ def solve(
         rows: the constraints, over the same columns.
         integer: nonzero where a column is integral; None (or all zero) for an LP.
         options: HiGHS options by name (``presolve`` is "on" or "off"); HiGHS's output is always off.
+        start: a MIP start, one value per column (a MILP only; NaN or another size: none). Only its integer
+            columns (rounded) are given: HiGHS completes them with an LP and takes the result as its first incumbent
+            when that is feasible, else ignores it, so a wrong or stale start costs time, never the optimum.
 
     Returns:
         The :class:`Result`: a MILP that stops at its limit keeps its best solution (status LIMITED), an LP gives
@@ -153,8 +157,21 @@ def solve(
         if highs.setOptionValue(name, setting) != highspy.HighsStatus.kOk:
             raise ValueError(f"HiGHS refused option {name}={setting!r}")
     mip = integer is not None and bool(np.any(integer))
+    whole = (np.asarray(integer) > 0).astype(np.int32) if mip else np.zeros(size, dtype=np.int32)
+    if _pass(highspy, highs, (cost, lower, upper), rows, whole) == highspy.HighsStatus.kError:
+        return Result(FAILED, "HiGHS refused the model")
+    if mip and start is not None and start.size == size and np.all(np.isfinite(start)):
+        _start(highs, start, np.asarray(integer))
+    highs.run()
+    return _result(highspy, highs, mip=mip)
+
+
+def _pass(highspy: Any, highs: Any, columns: tuple[FloatArray, FloatArray, FloatArray], rows: Rows, whole: Any) -> Any:
+    """Pass HiGHS the model: ``columns`` (cost, lower, upper), ``rows`` and ``whole`` (1 per integer column)."""
+    cost, lower, upper = columns
+    size = int(cost.size)
     starts, index, value = columnwise(rows, size)
-    status = highs.passModel(
+    return highs.passModel(
         size,
         rows.count,
         int(value.size),
@@ -169,12 +186,14 @@ def solve(
         starts,
         index,
         value,
-        (np.asarray(integer) > 0).astype(np.int32) if mip else np.zeros(size, dtype=np.int32),
+        whole,
     )
-    if status == highspy.HighsStatus.kError:
-        return Result(FAILED, "HiGHS refused the model")
-    highs.run()
-    return _result(highspy, highs, mip=mip)
+
+
+def _start(highs: Any, start: FloatArray, integer: npt.NDArray[Any]) -> None:
+    """Give HiGHS ``start``'s integer columns, rounded, as a partial MIP start (HiGHS completes the rest)."""
+    whole = np.flatnonzero(integer > 0).astype(np.int32)
+    highs.setSolution(int(whole.size), whole, np.round(np.asarray(start, dtype=np.float64)[whole]))
 
 
 def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:

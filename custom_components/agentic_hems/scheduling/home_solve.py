@@ -86,10 +86,11 @@ def _least_cost(
 ) -> FloatArray:
     """Return HiGHS's least-cost plan under ``upper``, or the dive's plan when the time bound left HiGHS without one.
 
-    Without a plan from the dive the time bound does not cut this solve (it gets ``milp.TIME_LIMIT_S`` of its own):
-    a spent bound must not leave the home without a plan that HiGHS could still find.
+    The dive's plan is HiGHS's MIP start. Without it the time bound does not cut this solve (it gets
+    ``milp.TIME_LIMIT_S`` of its own): a spent bound must not leave the home without a plan that HiGHS could still
+    find.
     """
-    found = model.solve(objective, upper=upper, bounded=dived is not None)
+    found = model.solve(objective, upper=upper, bounded=dived is not None, start=dived)
     if found.x is not None:
         return _clean(model, found.x, upper)
     if model.limited and dived is not None:

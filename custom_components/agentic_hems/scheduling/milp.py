@@ -75,12 +75,14 @@ class MilpModel:
         relax: bool = False,
         upper: Any = None,
         bounded: bool = True,
+        start: FloatArray | None = None,
     ) -> Result:
         """Run HiGHS on ``objective`` with the rows plus ``extra`` rows; return its :class:`~.highs.Result`.
 
         ``relax`` solves the LP relaxation; ``upper`` replaces the columns' upper bounds (pruned starts at 0). A MILP
         whose solve fails (status FAILED: HiGHS's presolve breaks down on some models with zero prices) is solved
         once more without presolve. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S`` whatever ``deadline``.
+        ``start`` is a MIP start (a plan believed feasible; HiGHS ignores it when it is not).
         """
         rows = stack([self.constraints(), *(extra or [])])
         lower = np.concatenate(self.lower)
@@ -89,9 +91,9 @@ class MilpModel:
             return solve(objective, lower, bounds, rows, options=_LP_OPTIONS)
         cut = self._cut if bounded else dict
         integer = np.concatenate(self.integer)
-        found = solve(objective, lower, bounds, rows, integer=integer, options=cut(_OPTIONS))
+        found = solve(objective, lower, bounds, rows, integer=integer, options=cut(_OPTIONS), start=start)
         if found.status == FAILED:
-            found = solve(objective, lower, bounds, rows, integer=integer, options=cut(_LP_OPTIONS))
+            found = solve(objective, lower, bounds, rows, integer=integer, options=cut(_LP_OPTIONS), start=start)
         self.limited |= found.status == LIMITED
         return found
 
