@@ -55,5 +55,6 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the demo's check first: most of its time is a wait for a slot boundary, which then overlaps the other tests
-    (pytest-xdist hands the first item to the first worker at once)."""
+    (pytest-xdist hands the first item to the first worker at once; with ``--dist worksteal`` the other worker takes
+    the tests queued behind it)."""
     items.sort(key=lambda item: item.nodeid != "tests/test_demo.py::test_demo_check")
