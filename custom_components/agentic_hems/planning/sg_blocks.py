@@ -90,7 +90,12 @@ class SgBlocks:
         self._dirty = False
 
     async def async_load(self) -> None:
-        """Load the stored times of the configured SG Ready heat pumps; an unreadable record is dropped, logged."""
+        """Load the stored times of the configured SG Ready heat pumps; an unreadable record is dropped, logged.
+
+        Without an SG Ready heat pump nothing is read.
+        """
+        if not self._pumps:
+            return
         data = await async_load_store(self._store, "SG Ready block times") or {}
         stored = data.get("heat_pumps")
         for subentry_id, record in (stored if isinstance(stored, dict) else {}).items():

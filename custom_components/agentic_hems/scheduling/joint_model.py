@@ -205,7 +205,7 @@ class LpBound:
     def of(cls, model: JointModel, factor: float) -> LpBound | None:
         """Solve ``model``'s LP relaxation with its cost times ``factor`` (conditioning); None without an optimum."""
         cost = model.cost * factor
-        rows = stack([model.limit, model.equality])
+        rows = stack(model_constraints(model))
         found = solve(cost, np.zeros(cost.size), model.upper, rows, options={"presolve": "off"})
         if found.status != OPTIMAL or found.row_dual is None:
             return None
