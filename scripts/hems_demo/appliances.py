@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -68,13 +67,7 @@ class AppliancesMixin:
         report = self.report.get("program_dishwasher") or {}
         if "planned_start" not in report:
             return
-        states: dict[str, Any] = {}
-        for attempt in range(30):
-            states = {k: ((await self.client.request("GET", f"/api/states/{e}", expect=(200, 404))) or {}).get("state")
-                      for k, e in PROGRAM_DW_ENTITIES.items()}
-            if states["operation"] == "delayedstart" or attempt == 29:
-                break
-            await asyncio.sleep(1)
+        states = await self.client.wait_states(PROGRAM_DW_ENTITIES, "operation", "delayedstart")
         traces = []
         for key in ("select", "delay", "button"):
             found = await self.client.call_service("get_traces", {"entity_id": PROGRAM_DW_ENTITIES[key], "limit": 5})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 try:
@@ -172,6 +172,19 @@ class HassClient:
                     hint = " (a voluptuous error escaped the flow's step handler, e.g. an invalid selector config)"
                 raise DemoError(f"{kind} flow step {step.get('step_id')!r} rejected {data}: {result}{hint}")
         raise DemoError(f"{kind} flow did not finish within 10 steps")
+
+    async def states(self, entities: Mapping[str, str]) -> dict[str, Any]:
+        """Each entity's state under its name in ``entities`` (name -> entity id); None for one that does not exist."""
+        return {name: ((await self.request("GET", f"/api/states/{e}", expect=(200, 404))) or {}).get("state")
+                for name, e in entities.items()}
+
+    async def wait_states(self, entities: Mapping[str, str], name: str, wanted: str, seconds: int = 30) -> dict[str, Any]:
+        """:meth:`states`, read each second until the one under ``name`` is ``wanted`` or ``seconds`` have passed."""
+        for _ in range(seconds - 1):
+            if (found := await self.states(entities))[name] == wanted:
+                return found
+            await asyncio.sleep(1)
+        return await self.states(entities)
 
     async def call_service(self, service: str, data: dict[str, Any]) -> Any:
         """Call agentic_hems.<service> for its response."""

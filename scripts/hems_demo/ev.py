@@ -129,8 +129,7 @@ class EvMixin:
             traces = await self.slot_traces(boundary)
             if any(t.get("entity_id") == EV_SWITCH for t in traces):
                 break
-        states = {e: ((await self.client.request("GET", f"/api/states/{e}", expect=(200, 404))) or {}).get("state")
-                  for e in (EV_CURRENT, EV_PHASES, EV_SWITCH)}
+        states = await self.client.states({e: e for e in (EV_CURRENT, EV_PHASES, EV_SWITCH)})
         waited = (datetime.now(UTC) - started).total_seconds()
         report |= {"waited_s": round(waited, 1), "phases_before": before, "export_kw": export_kw, "expected": expected,
                    "states": states, "traces": traces}

@@ -114,13 +114,7 @@ class HomeConnectMixin:
         (``program_*_<subentry id>``: none when it was set as planned; None without the frontend's repairs).
         """
         entities = report["entities"]
-        states: dict[str, Any] = {}
-        for attempt in range(30):
-            states = {k: ((await self.client.request("GET", f"/api/states/{e}", expect=(200, 404))) or {}).get("state")
-                      for k, e in entities.items()}
-            if states["operation"] == "delayedstart" or attempt == 29:
-                break
-            await asyncio.sleep(1)
+        states = await self.client.wait_states(entities, "operation", "delayedstart")
         found = await self.client.call_service("get_traces", {"entity_id": entities["select"], "limit": 5})
         traces = [t for t in found.get("traces") or [] if not t.get("dry_run") and t.get("outcome") != "dry_run"]
         sent = [(t.get("command") or {}).get("data") or {} for t in traces]
