@@ -202,8 +202,10 @@ def test_the_visual_editor_edits_the_card(owner: Page, picker_dashboard: str) ->
     entry_id = ws(owner, {"type": "agentic_hems/schedule"})["entry_id"]
     set_cards(owner, [{"type": "custom:agentic-hems-schedule-card", "entry_id": entry_id}])
     edit_view(owner, picker_dashboard)
-    owner.locator("hui-card-options").filter(has=owner.locator("agentic-hems-schedule-card")).get_by_text(
-        "Edit", exact=True).click()
+    # The options' "Edit" button (HA labels it from the lovelace translations, which can arrive after the options
+    # render: the button is then there without its label until the next render).
+    owner.locator("hui-card-options").filter(has=owner.locator("agentic-hems-schedule-card")).locator(
+        ".card-actions > ha-button").click()
     dialog = owner.locator("hui-dialog-edit-card")
     editor = dialog.locator("agentic-hems-schedule-card-editor")
     expect(editor).to_be_visible()
