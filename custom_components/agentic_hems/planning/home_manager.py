@@ -240,6 +240,7 @@ class HomePlanManager(ChangeListeners):
             fees=inputs.fees,
             phases=phases,
             heat_pumps=heat,
+            previous=self.result.plan if self.result else None,  # the replan's warm start
         )
         started = time.monotonic()
         try:

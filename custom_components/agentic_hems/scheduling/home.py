@@ -20,6 +20,8 @@ phase limits bound each phase's net power. base_t holds the house's base load an
 appliances); on the phases each fixed load counts on its own phase, the base load on that of "base" (both spread
 over the three when not named).
 
+Cost ties (1e-9 of the cost scale) go to the earliest starts (:func:`~.home_solve._earliest`).
+
 Horizon: the plan covers the curve's slots from its first up to (not including) the first slot whose import or
 export price is unknown (NaN); a NaN is never read as zero and no slot after it is used, even when later prices
 are known, because the batteries' state of charge cannot be carried across an unpriced slot.
@@ -62,14 +64,14 @@ def plan_home(
     phases: PhaseLimits | None = None,
     fixed_kw: Mapping[str, float | npt.ArrayLike] | None = None,
     time_limit_s: float = PLAN_TIME_LIMIT_S,
+    previous: HomePlan | None = None,
 ) -> HomePlan:
     """Plan every flexible load, battery and grid flow of the home at least cost (model in the module docstring).
 
     Args:
         curve: import prices per kWh (NaN = unknown); the horizon: its leading slots with known import and export prices.
         loads: appliances (``contiguous=True``: one run of ``duration_min`` at ``power_kw``) and energy loads
-            (``contiguous=False``: ``energy_kwh`` at 0 to ``power_kw`` kW per slot, e.g. the EV), with windows as in
-            :func:`~.joint.plan_joint`.
+            (``contiguous=False``: ``energy_kwh`` at up to ``power_kw``, e.g. the EV), windows as in :func:`~.joint.plan_joint`.
         batteries: the stationary batteries.
         pv_kw: PV forecast in kW, a number or an array (len(curve),), finite and >= 0 over the horizon.
         base_load_kw: house base load forecast in kW, the same way.
@@ -83,10 +85,10 @@ def plan_home(
         phases: per-phase limits and the devices' phases (loads, fixed loads, batteries, heat pumps, "pv", "base").
         fixed_kw: kW by name of loads it cannot move (running, pinned appliances), as ``pv_kw``, on their own phase.
         time_limit_s: wall-clock seconds for all the plan's MILP solves; then the best plan so far (``time_limited``).
+        previous: the home's last plan, as a replan's warm start (:mod:`.home_warm`): same cost, less time.
 
     Returns:
-        A :class:`HomePlan`. A load due past the known prices that does not fit in the horizon is left out
-        (``unplanned`` says why). Cost ties (1e-9 of the cost scale) go to the earliest starts (:func:`~.home_solve._earliest`).
+        A :class:`HomePlan`; a load that does not fit before the first unknown price is left out (``unplanned``).
 
     Raises:
         HomePlanError: no plan exists; ``constraints`` names the conflicting :class:`~.home_model.Infeasibility`.
@@ -103,5 +105,5 @@ def plan_home(
         fuse_kw=fuse_kw,
         extras=Extras(tuple(heat_pumps), fees, phases, terminal_price, fixed_kw or {}, export_limit_kw, curtailment),
     )
-    solution, note = solve(inputs, time_limit_s=time_limit_s)
+    solution, note = solve(inputs, time_limit_s=time_limit_s, previous=previous)
     return assemble(curve, inputs, solution, unplanned, [*notes, note] if note else notes)

@@ -13,7 +13,8 @@ from .highs import Rows
 from .home_build import Columns, build, cost_scale, dump_pays
 from .home_heat import heat_tie
 from .home_inputs import Inputs, Load
-from .home_model import PHASES, TOL_KW, HomePlanError, Infeasibility, PhaseOver, slot_limits
+from .home_model import PHASES, TOL_KW, HomePlan, HomePlanError, Infeasibility, PhaseOver, slot_limits
+from .home_warm import carried, warm_start
 from .milp import MilpModel
 from .ties import TIE_REL
 from .windows import IntArray
@@ -35,7 +36,9 @@ class Solution:
     model: MilpModel
 
 
-def solve(inputs: Inputs, *, time_limit_s: float = PLAN_TIME_LIMIT_S) -> tuple[Solution, str]:
+def solve(
+    inputs: Inputs, *, time_limit_s: float = PLAN_TIME_LIMIT_S, previous: HomePlan | None = None
+) -> tuple[Solution, str]:
     """Least cost, then the earliest plan among the ties, its MILP solves within ``time_limit_s`` seconds in all.
 
     The LP relaxation gives a lower bound L and reduced costs r: a plan that starts run a at j costs at least
@@ -44,7 +47,9 @@ def solve(inputs: Inputs, *, time_limit_s: float = PLAN_TIME_LIMIT_S) -> tuple[S
     (:func:`_earliest`) prunes again with its budget. When the time bound stops a HiGHS call, the best plan found so
     far is used (the MILP's incumbent, else the dive's plan) and the returned note says so
     (``Solution.model.limited``); with no plan in hand the least-cost MILP still gets its own limit
-    (:func:`_least_cost`).
+    (:func:`_least_cost`). ``previous`` (the last plan of the same home, a replan's warm start) gives a second plan
+    in hand: its binaries carried onto this horizon (:mod:`.home_warm`); the cheaper of it and the dive's plan is
+    used as the dive's is, so a replan whose previous plan is still optimal needs no MILP.
 
     Raises:
         HomePlanError: no plan exists (the conflicting limits named), or none was found within the time bound.
@@ -62,8 +67,12 @@ def solve(inputs: Inputs, *, time_limit_s: float = PLAN_TIME_LIMIT_S) -> tuple[S
     upper = model.upper_bounds()
     x: FloatArray | None = None
     dived: FloatArray | None = None
+    bound = math.inf
     if relaxed is not None:
         dived, bound = _dive(inputs, model, cols, relaxed, cost * factor)
+    if previous is not None:
+        dived, bound = _warmer(inputs, model, cols, objective=cost * factor, previous=previous, dived=(dived, bound))
+    if relaxed is not None:
         upper = _pruned(upper, runs, relaxed, bound)
         if dived is not None and bound <= relaxed[0] + PRUNE_MARGIN:
             x = _clean(model, dived, model.upper_bounds())
@@ -79,6 +88,25 @@ def solve(inputs: Inputs, *, time_limit_s: float = PLAN_TIME_LIMIT_S) -> tuple[S
     if model.limited:
         note = f"time bound of {time_limit_s:g} s reached: the best plan found by then is used, not a proven optimum"
     return Solution(x, cols, model), note
+
+
+def _warmer(
+    inputs: Inputs,
+    model: MilpModel,
+    cols: Columns,
+    *,
+    objective: FloatArray,
+    previous: HomePlan,
+    dived: tuple[FloatArray | None, float],
+) -> tuple[FloatArray | None, float]:
+    """Return the cheaper of the dive's plan (``dived``: plan and scaled cost) and ``previous`` carried over."""
+    decided = carried(inputs, cols, model.size, previous)
+    if np.all(np.isnan(decided)):
+        return dived
+    warm = warm_start(model, objective, decided, dived[0], model.upper_bounds())
+    if warm is None or float(objective @ warm) >= dived[1]:
+        return dived
+    return warm, float(objective @ warm)
 
 
 def _least_cost(

@@ -74,18 +74,20 @@ class MilpModel:
         *,
         relax: bool = False,
         upper: Any = None,
+        lower: Any = None,
         bounded: bool = True,
         start: FloatArray | None = None,
     ) -> Result:
         """Run HiGHS on ``objective`` with the rows plus ``extra`` rows; return its :class:`~.highs.Result`.
 
-        ``relax`` solves the LP relaxation; ``upper`` replaces the columns' upper bounds (pruned starts at 0). A MILP
+        ``relax`` solves the LP relaxation; ``upper`` and ``lower`` replace the columns' bounds (pruned starts at 0,
+        fixed binaries). A MILP
         whose solve fails (status FAILED: HiGHS's presolve breaks down on some models with zero prices) is solved
         once more without presolve. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S`` whatever ``deadline``.
         ``start`` is a MIP start (a plan believed feasible; HiGHS ignores it when it is not).
         """
         rows = stack([self.constraints(), *(extra or [])])
-        lower = np.concatenate(self.lower)
+        lower = np.concatenate(self.lower) if lower is None else np.asarray(lower, dtype=np.float64)
         bounds = self.upper_bounds() if upper is None else np.asarray(upper, dtype=np.float64)
         if relax:
             return solve(objective, lower, bounds, rows, options=_LP_OPTIONS)

@@ -1,0 +1,151 @@
+"""A replan warm-started from the previous plan (``plan_home(previous=...)``) against the same replan cold.
+
+The oracle is the cold plan of the same inputs: both are exact, so their net costs agree; the warm start may only
+change the time (and, at a spent time bound, which plan is found).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+import math
+
+import numpy as np
+import pytest
+
+from custom_components.agentic_hems.scheduling.home import plan_home
+from custom_components.agentic_hems.scheduling.home_build import build
+from custom_components.agentic_hems.scheduling.home_inputs import Extras, prepare
+from custom_components.agentic_hems.scheduling.home_model import HomeBattery, HomeHeatPump, HomePlan
+from custom_components.agentic_hems.scheduling.home_warm import carried
+from custom_components.agentic_hems.scheduling.plan import LoadSpec
+
+from .conftest import SLOT, T0, make_curve
+from .test_home_time_bound import _home as runs_home
+
+N = 48
+
+
+def _home(seed: int, *, ev: bool = True) -> dict:
+    """Half a day: random prices, PV, a battery, two runs, an EV with a least power, a fixed-speed heat pump."""
+    rng = np.random.default_rng(seed)
+    hours = np.arange(N) / 4
+    loads = [
+        LoadSpec(name, power_kw=kw, duration_min=minutes, earliest_start=T0, deadline=T0 + timedelta(hours=12))
+        for name, kw, minutes in (("dishwasher", 2.0, 60), ("washer", 2.2, 45))
+    ]
+    if ev:
+        loads.append(
+            LoadSpec("ev", power_kw=7.4, min_power_kw=4.1, energy_kwh=6.0, contiguous=False, earliest_start=T0,
+                     deadline=T0 + timedelta(hours=12))
+        )
+    pump = HomeHeatPump(
+        name="hp", ua_kw_per_k=0.25, capacity_kwh_per_k=8.0, min_kw=2.0, max_kw=2.0, initial_temp_c=20.5,
+        ambient_c=np.full(N, 2.0), cop=np.full(N, 3.0), comfort_low_c=np.full(N, 19.5),
+        comfort_high_c=np.full(N, 23.0), min_run_slots=3, min_off_slots=2,
+    )
+    return {
+        "curve": make_curve(np.round(rng.uniform(-0.05, 0.40, N), 4)),
+        "loads": loads,
+        "batteries": [HomeBattery(name="b", capacity_kwh=5.0, charge_kw=2.5, discharge_kw=2.5, initial_soc_pct=50.0)],
+        "pv_kw": 5.0 * np.clip(np.sin(hours / 12 * math.pi), 0.0, None) * rng.uniform(0.4, 1.0, N),
+        "base_load_kw": np.round(rng.uniform(0.2, 0.8, N), 3),
+        "export_price": 0.05,
+        "fuse_kw": 11.0,
+        "heat_pumps": [pump],
+    }
+
+
+def _next(home: dict, plan: HomePlan) -> dict:
+    """The same home one slot later, from the state ``plan`` leaves after its first slot (a run started stays)."""
+    pump = home["heat_pumps"][0]
+    running = plan.heat_kw["hp"][0] > 1e-6
+    loads = [replace(spec, earliest_start=T0 + SLOT) for spec in home["loads"] if plan.starts.get(spec.name) != T0]
+    for spec in loads:
+        if not spec.contiguous:
+            loads[loads.index(spec)] = replace(spec, energy_kwh=spec.energy_kwh - 0.25 * plan.load_kw["ev"][0])
+    fixed = {
+        spec.name: np.where(np.arange(N - 1) < spec.duration_min // 15 - 1, spec.power_kw, 0.0)
+        for spec in home["loads"]
+        if plan.starts.get(spec.name) == T0
+    }
+    return {
+        **home,
+        "curve": make_curve(home["curve"].prices[1:], T0 + SLOT),
+        "loads": loads,
+        "batteries": [replace(home["batteries"][0], initial_soc_pct=20.0 * float(plan.soc_kwh["b"][1]))],
+        "pv_kw": home["pv_kw"][1:],
+        "base_load_kw": home["base_load_kw"][1:],
+        "heat_pumps": [
+            replace(
+                pump, initial_temp_c=float(plan.temp_c["hp"][1]), ambient_c=pump.ambient_c[1:], cop=pump.cop[1:],
+                comfort_low_c=pump.comfort_low_c[1:], comfort_high_c=pump.comfort_high_c[1:],
+                initial_on_slots=1 if running else 0, initial_off_slots=0 if running else 1,
+            )
+        ],
+        "fixed_kw": fixed or None,
+    }
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_warm_replan_costs_what_the_cold_replan_costs(seed: int) -> None:
+    """Replan one slot on, from the state the first plan leaves: warm from it or cold, the same net cost."""
+    home = _home(seed)
+    first = plan_home(**home)
+    following = _next(home, first)
+    cold = plan_home(**following)
+    warm = plan_home(**following, previous=first)
+    assert not cold.time_limited and not warm.time_limited
+    assert warm.net_cost == pytest.approx(cold.net_cost, rel=1e-9, abs=1e-9)
+    assert warm.starts == cold.starts  # the earliest among the ties, whatever plan was in hand
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_stale_previous_plan_changes_nothing(seed: int) -> None:
+    """A previous plan of other prices, another day or another resolution: the replan costs what the cold one does."""
+    home = _home(seed)
+    cold = plan_home(**home)
+    other = plan_home(**{**home, "curve": make_curve(home["curve"].prices[::-1])})
+    later = replace(other, start=other.start + timedelta(days=1))
+    hourly = replace(other, resolution=timedelta(hours=1))
+    for previous in (other, later, hourly):
+        warm = plan_home(**home, previous=previous)
+        assert warm.net_cost == pytest.approx(cold.net_cost, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", [1, 3, 6])
+def test_at_a_spent_time_bound_the_previous_optimum_is_kept(seed: int) -> None:
+    """With no time left, a replan of unchanged inputs warm-started from their optimum returns that optimum; cold,
+    it returns a dearer plan (a day whose LP relaxation splits the runs: the dive's plan is not optimal)."""
+    home = runs_home(seed)
+    exact = plan_home(**home)
+    warm = plan_home(**home, time_limit_s=0.0, previous=exact)
+    cold = plan_home(**home, time_limit_s=0.0)
+    assert warm.time_limited and cold.time_limited
+    assert warm.net_cost == pytest.approx(exact.net_cost, abs=1e-6)  # HiGHS's tolerances
+    assert cold.net_cost > exact.net_cost + 1e-3
+
+
+def test_the_previous_plan_is_carried_one_slot_on() -> None:
+    """The binaries read off a plan one slot earlier: the heat pump's on/off and the EV's, one slot on; each run's
+    start binary at its planned start; nothing for slots past the previous plan."""
+    home = _home(3)
+    first = plan_home(**home)
+    following = _next(home, first)
+    inputs, _, _ = prepare(
+        following["curve"], following["loads"], batteries=following["batteries"], pv_kw=following["pv_kw"],
+        base_load_kw=following["base_load_kw"], export_price=following["export_price"], fuse_kw=following["fuse_kw"],
+        extras=Extras(tuple(following["heat_pumps"]), None, None, None, following["fixed_kw"] or {}, math.inf, True),
+    )
+    model, cols = build(inputs)
+    decided = carried(inputs, cols, model.size, first)
+    on = decided[cols.heat[0].on]
+    assert np.array_equal(on, (first.heat_kw["hp"][1:] > 1e-6).astype(float))
+    ev = next(load for load in inputs.loads if load.spec.name == "ev")
+    assert np.array_equal(decided[cols.on["ev"]], (first.load_kw["ev"][ev.keys + 1] > 4.1 - 1e-6).astype(float))
+    for load, columns in zip(inputs.loads, cols.loads, strict=True):
+        if load.slots:
+            at = int((first.starts[load.spec.name] - inputs.start) / SLOT)
+            assert np.array_equal(decided[columns], (load.keys == at).astype(float))
+    moved = carried(inputs, cols, model.size, replace(first, start=first.start - timedelta(hours=11)))
+    assert np.isnan(moved[cols.heat[0].on][4:]).all()  # 11 h earlier: the previous plan covers 4 of these slots
