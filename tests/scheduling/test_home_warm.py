@@ -17,6 +17,7 @@ from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_build import build
 from custom_components.agentic_hems.scheduling.home_inputs import Extras, prepare
 from custom_components.agentic_hems.scheduling.home_model import HomeBattery, HomeHeatPump, HomePlan
+from custom_components.agentic_hems.scheduling.highs import solve
 from custom_components.agentic_hems.scheduling.home_warm import carried
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
@@ -149,3 +150,30 @@ def test_the_previous_plan_is_carried_one_slot_on() -> None:
             assert np.array_equal(decided[columns], (load.keys == at).astype(float))
     moved = carried(inputs, cols, model.size, replace(first, start=first.start - timedelta(hours=11)))
     assert np.isnan(moved[cols.heat[0].on][4:]).all()  # 11 h earlier: the previous plan covers 4 of these slots
+
+
+@pytest.mark.parametrize("seed", [1, 3, 6])
+def test_a_milp_stopped_at_once_returns_a_feasible_plan_or_none(seed: int) -> None:
+    """HiGHS given a MIP start, without presolve and a millisecond: what ``highs.solve`` returns as a plan meets every
+    row and bound (HiGHS then reports the objective of an infeasible point, which must not pass for a plan)."""
+    home = runs_home(seed)
+    inputs, _, _ = prepare(
+        home["curve"], home["loads"], batteries=home["batteries"], pv_kw=home["pv_kw"],
+        base_load_kw=home["base_load_kw"], export_price=home["export_price"], fuse_kw=home["fuse_kw"],
+        extras=Extras((), None, None, None, {}, home["export_limit_kw"], True),
+    )
+    model, _ = build(inputs)
+    objective = model.objective()
+    exact = model.solve(objective)
+    assert exact.x is not None
+    rows, lower, upper = model.constraints(), np.concatenate(model.lower), model.upper_bounds()
+    integer = np.concatenate(model.integer)
+    for limit in (1e-4, 1e-3, 1e-2):
+        options = {"presolve": "off", "time_limit": limit, "mip_rel_gap": 1e-9}
+        found = solve(objective, lower, upper, rows, integer=integer, options=options, start=exact.x)
+        if found.x is None:
+            continue
+        activity = rows.dot(found.x)
+        assert np.all(activity >= rows.lo - 1e-6) and np.all(activity <= rows.hi + 1e-6)
+        assert np.all(found.x >= lower - 1e-6) and np.all(found.x <= upper + 1e-6)
+        assert found.fun == pytest.approx(float(objective @ found.x), abs=1e-6)

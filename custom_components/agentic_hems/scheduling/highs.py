@@ -210,10 +210,13 @@ def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:
     }.get(model, FAILED)
     message = f"{highs.modelStatusToString(model)} (HiGHS status {int(model)})"
     info = highs.getInfo()
+    # A MILP stopped at its limit has a plan only when HiGHS marks its primal solution feasible: without presolve and
+    # with a MIP start, HiGHS stopped within a millisecond reports the objective of an infeasible point.
     found = model == kind.kOptimal or (
         mip
         and model in (kind.kTimeLimit, kind.kIterationLimit, kind.kSolutionLimit)
         and info.objective_function_value != highspy.kHighsInf
+        and info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
     )
     if not found:
         return Result(code, message)

@@ -24,6 +24,7 @@ COST_SCALE = 1e4  # the objective is scaled to this size so HiGHS's absolute gap
 # the cost scale): far above HiGHS's dual tolerance (1e-7) summed over the columns.
 PRUNE_MARGIN = 1e-3
 PLAN_TIME_LIMIT_S = 10.0  # default bound of one plan's HiGHS calls together, seconds (wall clock)
+DIVE_TRIES = 4  # the dive tries a split run at up to this many of the starts the LP uses
 LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under milp.MIP_REL_GAP
 
 
@@ -112,17 +113,17 @@ def _warmer(
 def _least_cost(
     inputs: Inputs, model: MilpModel, objective: FloatArray, *, upper: FloatArray, dived: FloatArray | None
 ) -> FloatArray:
-    """Return HiGHS's least-cost plan under ``upper``, or the dive's plan when the time bound left HiGHS without one.
+    """Return HiGHS's least-cost plan under ``upper``, or the plan in hand when HiGHS stopped without a cheaper one.
 
-    The dive's plan is HiGHS's MIP start. Without it the time bound does not cut this solve (it gets
-    ``milp.TIME_LIMIT_S`` of its own): a spent bound must not leave the home without a plan that HiGHS could still
-    find.
+    The plan in hand (the dive's, or the previous plan carried over) is ``dived``; it is HiGHS's MIP start. Without
+    it the time bound does not cut this solve (it gets ``milp.TIME_LIMIT_S`` of its own): a spent bound must not
+    leave the home without a plan that HiGHS could still find.
     """
     found = model.solve(objective, upper=upper, bounded=dived is not None, start=dived)
+    if model.limited and dived is not None and (found.x is None or objective @ found.x > objective @ dived):
+        return _clean(model, dived, model.upper_bounds())
     if found.x is not None:
         return _clean(model, found.x, upper)
-    if model.limited and dived is not None:
-        return _clean(model, dived, model.upper_bounds())
     if found.status == 2:
         raise _diagnose(inputs)
     raise HomePlanError((), f"HiGHS found no plan: {found.message}")
@@ -141,21 +142,45 @@ def _dive(
     it had split (fixing one it had whole leaves its answer optimal); with every run fixed, :func:`_leaf` turns
     the LP's answer into a plan. (None, inf) when no plan is found.
     """
-    lower_bound, _, lp = relaxed
+    value, _, lp = relaxed
     upper = model.upper_bounds()
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
         if load.slots:
-            keep = columns[int(np.argmax(lp[columns]))]
-            split = lp[keep] < 1 - 1e-9
-            upper[columns] = 0.0
-            upper[keep] = 1.0
-            if split:
-                found = model.solve(objective, upper=upper, relax=True)
-                if found.x is None:
-                    return None, math.inf
-                lp = found.x
+            fixed = _fix_run(model, objective, upper, columns, (value, lp))
+            if fixed is None:
+                return None, math.inf
+            upper, value, lp = fixed
     x = _leaf(inputs, model, cols, objective, upper=upper, lp=lp)
     return (None, math.inf) if x is None else (x, float(objective @ x))
+
+
+def _fix_run(
+    model: MilpModel, objective: FloatArray, upper: FloatArray, columns: IntArray, relaxed: tuple[float, FloatArray]
+) -> tuple[FloatArray, float, FloatArray] | None:
+    """Fix one run's start; return the new upper bounds and the LP's optimum and answer, None when no LP is feasible.
+
+    ``relaxed`` is the LP's optimum and answer so far. A run the LP holds whole stays (the LP is unchanged). A run it
+    splits is tried at each start it uses, largest fraction first, at most ``DIVE_TRIES``: the first whose LP does
+    not rise above ``relaxed``'s optimum (to ``PRUNE_MARGIN``) is kept, else the one whose LP rose least.
+    """
+    value, lp = relaxed
+    used = columns[np.argsort(-lp[columns], kind="stable")]
+    used = used[lp[used] > 1e-9][:DIVE_TRIES] if lp[used[0]] < 1 - 1e-9 else used[:1]
+    best: tuple[FloatArray, float, FloatArray] | None = None
+    for keep in used:
+        trial = upper.copy()
+        trial[columns] = 0.0
+        trial[keep] = 1.0
+        if keep == used[0] and lp[keep] >= 1 - 1e-9:
+            return trial, value, lp
+        found = model.solve(objective, upper=trial, relax=True)
+        if found.x is None or found.fun is None:
+            continue
+        if best is None or found.fun < best[1]:
+            best = (trial, found.fun, found.x)
+        if found.fun <= value + PRUNE_MARGIN:
+            break
+    return best
 
 
 def _leaf(

@@ -19,6 +19,9 @@ TIME_LIMIT_S = 10.0
 _OPTIONS: Final[dict[str, float | str]] = {"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S}
 # LPs skip HiGHS's presolve: on these small, sparse models it costs more than the simplex saves.
 _LP_OPTIONS: Final[dict[str, float | str]] = {**_OPTIONS, "presolve": "off"}
+# A MILP given a MIP start also skips presolve: with the start, HiGHS's presolve made the least-cost MILP of one
+# benchmark home 6x slower (1.04 s against 0.17 s of CPU) and never paid on the others (benchmarks/README.md).
+_STARTED_OPTIONS: Final[dict[str, float | str]] = _LP_OPTIONS
 _LEAST_S = 1e-3  # a solve after the deadline still gets this long: HiGHS then returns its limit status
 
 
@@ -81,10 +84,10 @@ class MilpModel:
         """Run HiGHS on ``objective`` with the rows plus ``extra`` rows; return its :class:`~.highs.Result`.
 
         ``relax`` solves the LP relaxation; ``upper`` and ``lower`` replace the columns' bounds (pruned starts at 0,
-        fixed binaries). A MILP
-        whose solve fails (status FAILED: HiGHS's presolve breaks down on some models with zero prices) is solved
-        once more without presolve. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S`` whatever ``deadline``.
-        ``start`` is a MIP start (a plan believed feasible; HiGHS ignores it when it is not).
+        fixed binaries). A MILP whose solve fails (status FAILED: HiGHS's presolve breaks down on some models with
+        zero prices) is solved once more without presolve. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S`` whatever ``deadline``.
+        ``start`` is a MIP start (a plan believed feasible; HiGHS ignores it when it is not); such a MILP is solved
+        without presolve.
         """
         rows = stack([self.constraints(), *(extra or [])])
         lower = np.concatenate(self.lower) if lower is None else np.asarray(lower, dtype=np.float64)
@@ -93,7 +96,8 @@ class MilpModel:
             return solve(objective, lower, bounds, rows, options=_LP_OPTIONS)
         cut = self._cut if bounded else dict
         integer = np.concatenate(self.integer)
-        found = solve(objective, lower, bounds, rows, integer=integer, options=cut(_OPTIONS), start=start)
+        options = _OPTIONS if start is None else _STARTED_OPTIONS
+        found = solve(objective, lower, bounds, rows, integer=integer, options=cut(options), start=start)
         if found.status == FAILED:
             found = solve(objective, lower, bounds, rows, integer=integer, options=cut(_LP_OPTIONS), start=start)
         self.limited |= found.status == LIMITED
