@@ -29,6 +29,7 @@ from syrupy.filters import props
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS, DOMAIN
 from custom_components.agentic_hems.gates.models import GridGrant
 from custom_components.agentic_hems.planning.home_config import parse_options
+from custom_components.agentic_hems.planning import home_manager
 from custom_components.agentic_hems.planning.home_manager import (
     HomePlanManager,
     plan_leaving_out,
@@ -522,3 +523,22 @@ async def test_a_pv_forecast_change_beyond_its_threshold_replans(
     hass.states.async_set("sensor.solcast", "10", {"detailedForecast": solcast(3.0)})  # 1 kW: beyond
     await hass.async_block_till_done(wait_background_tasks=True)
     assert manager.result.made_at > made and manager.result.plan.pv_kw.max() == pytest.approx(3.0)
+
+
+async def test_a_replan_is_warm_started_from_the_last_plan(
+    hass: HomeAssistant, automatic: MockConfigEntry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each replan hands plan_home the entry's last plan as its warm start; unchanged inputs give the same cost."""
+    manager = home(automatic)
+    given: list[Any] = []
+
+    def spy(curve: PriceCurve, loads: list[LoadSpec], **kwargs: Any) -> Any:
+        given.append(kwargs.get("previous"))
+        return plan_home(curve, loads, **kwargs)
+
+    monkeypatch.setattr(home_manager, "plan_home", spy)
+    first = await manager.async_replan()
+    second = await manager.async_replan()
+    assert first is not None and first.plan is not None and second is not None and second.plan is not None
+    assert given[-1] is first.plan
+    assert second.plan.net_cost == pytest.approx(first.plan.net_cost, abs=1e-6)
