@@ -136,11 +136,11 @@ def _dive(
     relaxed: tuple[float, FloatArray, FloatArray],
     objective: FloatArray,
 ) -> tuple[FloatArray | None, float]:
-    """Return a plan and its scaled cost found by fixing the runs one by one at their largest LP fraction.
+    """Return a plan and its scaled cost found by fixing the runs one by one (:func:`_fix_run`).
 
-    ``relaxed`` is the LP relaxation (optimum, reduced costs, solution). The LP is solved again after fixing a run
-    it had split (fixing one it had whole leaves its answer optimal); with every run fixed, :func:`_leaf` turns
-    the LP's answer into a plan. (None, inf) when no plan is found.
+    ``relaxed`` is the LP relaxation (optimum, reduced costs, solution). The LP is solved again for a run it had
+    split (fixing one it had whole leaves its answer optimal); with every run fixed, :func:`_leaf` turns the LP's
+    answer into a plan. (None, inf) when no plan is found.
     """
     value, _, lp = relaxed
     upper = model.upper_bounds()
@@ -165,13 +165,12 @@ def _fix_run(
     """
     value, lp = relaxed
     used = columns[np.argsort(-lp[columns], kind="stable")]
-    used = used[lp[used] > 1e-9][:DIVE_TRIES] if lp[used[0]] < 1 - 1e-9 else used[:1]
     best: tuple[FloatArray, float, FloatArray] | None = None
-    for keep in used:
+    for keep in used[lp[used] > 1e-9][:DIVE_TRIES]:
         trial = upper.copy()
         trial[columns] = 0.0
         trial[keep] = 1.0
-        if keep == used[0] and lp[keep] >= 1 - 1e-9:
+        if lp[keep] >= 1 - 1e-9:  # the LP holds the run whole: its answer stands
             return trial, value, lp
         found = model.solve(objective, upper=trial, relax=True)
         if found.x is None or found.fun is None:
