@@ -18,7 +18,7 @@ from custom_components.agentic_hems.scheduling.home_build import build
 from custom_components.agentic_hems.scheduling.home_inputs import Extras, prepare
 from custom_components.agentic_hems.scheduling.home_model import HomeBattery, HomeHeatPump, HomePlan
 from custom_components.agentic_hems.scheduling.highs import solve
-from custom_components.agentic_hems.scheduling.home_warm import carried
+from custom_components.agentic_hems.scheduling.home_warm import carried, warm_start
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
 from .conftest import SLOT, T0, make_curve
@@ -177,3 +177,30 @@ def test_a_milp_stopped_at_once_returns_a_feasible_plan_or_none(seed: int) -> No
         assert np.all(activity >= rows.lo - 1e-6) and np.all(activity <= rows.hi + 1e-6)
         assert np.all(found.x >= lower - 1e-6) and np.all(found.x <= upper + 1e-6)
         assert found.fun == pytest.approx(float(objective @ found.x), abs=1e-6)
+
+
+def test_a_previous_plan_that_breaks_a_run_in_progress_is_not_used() -> None:
+    """The heat pump has just started and must run two more slots; a previous plan with it off there is refused
+    (fixing its binaries would lift the minimum run), and the replan keeps the pump on at the cold replan's cost."""
+    home = _home(2)
+    wide = np.full(N, 15.0), np.full(N, 25.0)  # a band the pump's later runs need not follow the two slots off
+    pump = replace(home["heat_pumps"][0], initial_on_slots=1, comfort_low_c=wide[0], comfort_high_c=wide[1])
+    prices = np.where(np.arange(N) < 2, 1.0, np.random.default_rng(2).uniform(0.25, 0.35, N))
+    running = {**home, "heat_pumps": [pump], "curve": make_curve(np.round(prices, 4))}
+    cold = plan_home(**running)
+    assert cold.heat_kw["hp"][:2] == pytest.approx([2.0, 2.0])
+    heat = cold.heat_kw["hp"].copy()
+    heat[:2] = 0.0
+    previous = replace(cold, heat_kw={"hp": heat})
+    inputs, _, _ = prepare(
+        running["curve"], running["loads"], batteries=running["batteries"], pv_kw=running["pv_kw"],
+        base_load_kw=running["base_load_kw"], export_price=running["export_price"], fuse_kw=running["fuse_kw"],
+        extras=Extras((pump,), None, None, None, {}, math.inf, True),
+    )
+    model, cols = build(inputs)
+    decided = carried(inputs, cols, model.size, previous)
+    assert decided[cols.heat[0].on][:2] == pytest.approx([0.0, 0.0])
+    assert warm_start(model, model.objective(), decided, None, model.upper_bounds()) is None
+    warm = plan_home(**running, previous=previous)
+    assert warm.heat_kw["hp"][:2] == pytest.approx([2.0, 2.0])
+    assert warm.net_cost == pytest.approx(cold.net_cost, rel=1e-9, abs=1e-9)

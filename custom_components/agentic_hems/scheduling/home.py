@@ -71,7 +71,7 @@ def plan_home(
     Args:
         curve: import prices per kWh (NaN = unknown); the horizon: its leading slots with known import and export prices.
         loads: appliances (``contiguous=True``: one run of ``duration_min`` at ``power_kw``) and energy loads
-            (``contiguous=False``: ``energy_kwh`` at up to ``power_kw``, e.g. the EV), windows as in :func:`~.joint.plan_joint`.
+            (``contiguous=False``: ``energy_kwh`` at up to ``power_kw``, the EV); windows: :func:`~.joint.plan_joint`.
         batteries: the stationary batteries.
         pv_kw: PV forecast in kW, a number or an array (len(curve),), finite and >= 0 over the horizon.
         base_load_kw: house base load forecast in kW, the same way.

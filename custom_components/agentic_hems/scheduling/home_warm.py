@@ -59,8 +59,9 @@ def warm_start(
     """Return the least-``objective`` plan with the binaries at ``decided`` (else ``fill``), or None.
 
     ``decided`` is :func:`carried`'s answer; ``fill`` a whole plan of the same model (None: the undecided binaries
-    are left to the LP, and a fractional answer there is None). The binaries are fixed (within ``upper``; a value
-    outside it is None) and the LP is solved; None when it is infeasible.
+    are left to the LP, and a fractional answer there is None). The binaries are fixed (a value outside the
+    model's lower bounds or ``upper``, such as a heat pump off where it must still run, is None) and the LP is
+    solved; None when it is infeasible.
     """
     integer = np.flatnonzero(np.concatenate(model.integer) > 0)
     values = decided[integer]
@@ -69,7 +70,8 @@ def warm_start(
     known = ~np.isnan(values)
     lower = np.concatenate(model.lower).copy()
     bounds = upper.copy()
-    if np.any(values[known] > bounds[integer[known]]):
+    at = integer[known]
+    if np.any(values[known] > bounds[at]) or np.any(values[known] < lower[at]):
         return None
     lower[integer[known]] = values[known]
     bounds[integer[known]] = values[known]

@@ -85,9 +85,9 @@ class MilpModel:
 
         ``relax`` solves the LP relaxation; ``upper`` and ``lower`` replace the columns' bounds (pruned starts at 0,
         fixed binaries). A MILP whose solve fails (status FAILED: HiGHS's presolve breaks down on some models with
-        zero prices) is solved once more without presolve. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S`` whatever ``deadline``.
-        ``start`` is a MIP start (a plan believed feasible; HiGHS ignores it when it is not); such a MILP is solved
-        without presolve.
+        zero prices) is solved once more without presolve. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S``
+        whatever ``deadline``. ``start`` is a MIP start (a plan believed feasible; HiGHS ignores it when it is not);
+        such a MILP is solved without presolve.
         """
         rows = stack([self.constraints(), *(extra or [])])
         lower = np.concatenate(self.lower) if lower is None else np.asarray(lower, dtype=np.float64)
