@@ -27,7 +27,7 @@ from .test_home_time_bound import _home as runs_home
 N = 48
 
 
-def _home(seed: int, *, ev: bool = True) -> dict:
+def _home(seed: int) -> dict:
     """Half a day: random prices, PV, a battery, two runs, an EV with a least power, a fixed-speed heat pump."""
     rng = np.random.default_rng(seed)
     hours = np.arange(N) / 4
@@ -35,11 +35,10 @@ def _home(seed: int, *, ev: bool = True) -> dict:
         LoadSpec(name, power_kw=kw, duration_min=minutes, earliest_start=T0, deadline=T0 + timedelta(hours=12))
         for name, kw, minutes in (("dishwasher", 2.0, 60), ("washer", 2.2, 45))
     ]
-    if ev:
-        loads.append(
-            LoadSpec("ev", power_kw=7.4, min_power_kw=4.1, energy_kwh=6.0, contiguous=False, earliest_start=T0,
-                     deadline=T0 + timedelta(hours=12))
-        )
+    loads.append(
+        LoadSpec("ev", power_kw=7.4, min_power_kw=4.1, energy_kwh=6.0, contiguous=False, earliest_start=T0,
+                 deadline=T0 + timedelta(hours=12))
+    )
     pump = HomeHeatPump(
         name="hp", ua_kw_per_k=0.25, capacity_kwh_per_k=8.0, min_kw=2.0, max_kw=2.0, initial_temp_c=20.5,
         ambient_c=np.full(N, 2.0), cop=np.full(N, 3.0), comfort_low_c=np.full(N, 19.5),
