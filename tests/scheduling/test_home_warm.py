@@ -199,7 +199,7 @@ def test_a_previous_plan_that_breaks_a_run_in_progress_is_not_used() -> None:
     model, cols = build(inputs)
     decided = carried(inputs, cols, model.size, previous)
     assert decided[cols.heat[0].on][:2] == pytest.approx([0.0, 0.0])
-    assert warm_start(model, model.objective(), decided, None, model.upper_bounds()) is None
+    assert warm_start(model, model.objective(), decided, None) is None
     warm = plan_home(**running, previous=previous)
     assert warm.heat_kw["hp"][:2] == pytest.approx([2.0, 2.0])
     assert warm.net_cost == pytest.approx(cold.net_cost, rel=1e-9, abs=1e-9)

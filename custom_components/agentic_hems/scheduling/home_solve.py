@@ -15,7 +15,7 @@ from .home_heat import heat_tie
 from .home_inputs import Inputs, Load
 from .home_model import PHASES, TOL_KW, HomePlan, HomePlanError, Infeasibility, PhaseOver, slot_limits
 from .home_warm import carried, warm_start
-from .milp import MilpModel
+from .milp import MilpModel, whole
 from .ties import TIE_REL
 from .windows import IntArray
 
@@ -104,10 +104,9 @@ def _warmer(
     decided = carried(inputs, cols, model.size, previous)
     if np.all(np.isnan(decided)):
         return dived
-    warm = warm_start(model, objective, decided, dived[0], model.upper_bounds())
-    if warm is None or float(objective @ warm) >= dived[1]:
-        return dived
-    return warm, float(objective @ warm)
+    warm = warm_start(model, objective, decided, dived[0])
+    cost = math.inf if warm is None else float(objective @ warm)
+    return (warm, cost) if cost < dived[1] else dived
 
 
 def _least_cost(
@@ -189,22 +188,15 @@ def _leaf(
 
     Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
     direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' and energy loads' on/off binaries come
-    out whole. Else
-    the MILP with the runs fixed; None when that finds no plan.
+    out whole. Else the MILP with the runs fixed; None when that finds no plan.
     """
-    integer = np.concatenate(model.integer) > 0
-    if _exclusive(inputs, cols, lp) and _whole(lp, np.flatnonzero(integer)):
+    if _exclusive(inputs, cols, lp) and whole(lp, model.integer_columns()):
         return lp
     found = model.solve(objective, upper=_directed(inputs, cols, lp, upper), relax=True)
     on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None), *cols.on.values()])
-    if found.x is None or not _whole(found.x, on):
+    if found.x is None or not whole(found.x, on):
         found = model.solve(objective, upper=upper)
     return None if found.x is None else np.asarray(found.x, dtype=np.float64)
-
-
-def _whole(x: FloatArray, columns: IntArray) -> bool:
-    """Return True when ``x`` is within 1e-9 of an integer on every one of ``columns``."""
-    return bool(np.all(np.abs(x[columns] - np.round(x[columns])) <= 1e-9))
 
 
 def _directed(inputs: Inputs, cols: Columns, x: FloatArray, upper: FloatArray) -> FloatArray:
@@ -378,7 +370,7 @@ def _clean(model: MilpModel, x: FloatArray, upper: FloatArray) -> FloatArray:
     """Binaries rounded, values clipped to their bounds, solver noise below TOL_KW / 100 zeroed."""
     lower = np.concatenate(model.lower)
     x = np.clip(x, lower, upper)
-    integer = np.concatenate(model.integer) > 0
+    integer = model.integer_columns()
     x[integer] = np.round(x[integer])
     x[(np.abs(x) < TOL_KW / 100) & (lower <= 0)] = 0.0
     return x

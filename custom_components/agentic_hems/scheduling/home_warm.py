@@ -15,7 +15,7 @@ from ..prices.curve import FloatArray
 from .home_build import Columns
 from .home_inputs import Inputs
 from .home_model import TOL_KW, HomePlan
-from .milp import MilpModel
+from .milp import MilpModel, whole
 from .windows import IntArray
 
 
@@ -54,31 +54,27 @@ def _per_slot(out: FloatArray, columns: IntArray, at: IntArray, kw: FloatArray, 
 
 
 def warm_start(
-    model: MilpModel, objective: FloatArray, decided: FloatArray, fill: FloatArray | None, upper: FloatArray
+    model: MilpModel, objective: FloatArray, decided: FloatArray, fill: FloatArray | None
 ) -> FloatArray | None:
     """Return the least-``objective`` plan with the binaries at ``decided`` (else ``fill``), or None.
 
     ``decided`` is :func:`carried`'s answer; ``fill`` a whole plan of the same model (None: the undecided binaries
     are left to the LP, and a fractional answer there is None). The binaries are fixed (a value outside the
-    model's lower bounds or ``upper``, such as a heat pump off where it must still run, is None) and the LP is
-    solved; None when it is infeasible.
+    model's bounds, such as a heat pump off where it must still run, is None) and the LP is solved; None when it is
+    infeasible.
     """
-    integer = np.flatnonzero(np.concatenate(model.integer) > 0)
+    integer = model.integer_columns()
     values = decided[integer]
     if fill is not None:
         values = np.where(np.isnan(values), np.round(fill[integer]), values)
     known = ~np.isnan(values)
-    lower = np.concatenate(model.lower).copy()
-    bounds = upper.copy()
-    at = integer[known]
-    if np.any(values[known] > bounds[at]) or np.any(values[known] < lower[at]):
+    at, values = integer[known], values[known]
+    lower, upper = np.concatenate(model.lower).copy(), model.upper_bounds()
+    if np.any(values > upper[at]) or np.any(values < lower[at]):
         return None
-    lower[integer[known]] = values[known]
-    bounds[integer[known]] = values[known]
-    found = model.solve(objective, upper=bounds, lower=lower, relax=True)
-    if found.x is None:
+    lower[at] = values
+    upper[at] = values
+    found = model.solve(objective, upper=upper, lower=lower, relax=True)
+    if found.x is None or not whole(found.x, integer):
         return None
-    x = found.x
-    if np.any(np.abs(x[integer] - np.round(x[integer])) > 1e-9):
-        return None
-    return np.asarray(x, dtype=np.float64)
+    return np.asarray(found.x, dtype=np.float64)

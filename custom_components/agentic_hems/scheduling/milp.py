@@ -84,10 +84,10 @@ class MilpModel:
         """Run HiGHS on ``objective`` with the rows plus ``extra`` rows; return its :class:`~.highs.Result`.
 
         ``relax`` solves the LP relaxation; ``upper`` and ``lower`` replace the columns' bounds (pruned starts at 0,
-        fixed binaries). A MILP whose solve fails (status FAILED: HiGHS's presolve breaks down on some models with
-        zero prices) is solved once more without presolve. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S``
-        whatever ``deadline``. ``start`` is a MIP start (a plan believed feasible; HiGHS ignores it when it is not);
-        such a MILP is solved without presolve.
+        fixed binaries). ``start`` is a MIP start (a plan believed feasible; HiGHS ignores it when it is not); such a
+        MILP is solved without presolve. A MILP solved with presolve that fails (status FAILED: HiGHS's presolve
+        breaks down on some models with zero prices) is solved once more without it. ``bounded=False`` gives a MILP
+        its own ``TIME_LIMIT_S`` whatever ``deadline``.
         """
         rows = stack([self.constraints(), *(extra or [])])
         lower = np.concatenate(self.lower) if lower is None else np.asarray(lower, dtype=np.float64)
@@ -98,7 +98,7 @@ class MilpModel:
         integer = np.concatenate(self.integer)
         options = _OPTIONS if start is None else _STARTED_OPTIONS
         found = solve(objective, lower, bounds, rows, integer=integer, options=cut(options), start=start)
-        if found.status == FAILED:
+        if found.status == FAILED and options is _OPTIONS:  # a started MILP ran without presolve already
             found = solve(objective, lower, bounds, rows, integer=integer, options=cut(_LP_OPTIONS), start=start)
         self.limited |= found.status == LIMITED
         return found
@@ -109,6 +109,10 @@ class MilpModel:
             return options
         left = max(self.deadline - time.monotonic(), _LEAST_S)
         return {**options, "time_limit": min(TIME_LIMIT_S, left)}
+
+    def integer_columns(self) -> IntArray:
+        """Return the indices of the integer columns."""
+        return np.flatnonzero(np.concatenate(self.integer) > 0)
 
     def upper_bounds(self) -> FloatArray:
         """Return the columns' upper bounds."""
@@ -169,3 +173,8 @@ class MilpModel:
     def objective(self) -> FloatArray:
         """Return the cost of every column."""
         return np.concatenate(self.cost)
+
+
+def whole(x: FloatArray, columns: IntArray) -> bool:
+    """Return True when ``x`` is within 1e-9 of an integer on every one of ``columns``."""
+    return bool(np.all(np.abs(x[columns] - np.round(x[columns])) <= 1e-9))
