@@ -32,6 +32,8 @@ class Columns:
     slack: dict[Infeasibility, list[IntArray]]
     heat: list[HeatColumns] = field(default_factory=list)
     on: dict[str, IntArray] = field(default_factory=dict)  # the semi-continuous energy loads' on/off binaries
+    # direction binaries and the flow each lets run when 1 (charge, import); the other flow needs them at 0
+    switches: list[tuple[IntArray, IntArray]] = field(default_factory=list)
     devices: dict[str, Entries] = field(default_factory=dict)  # each device's grid-balance entries
 
 
@@ -100,6 +102,7 @@ def _battery(model: MilpModel, cols: Columns, inputs: Inputs, bat: HomeBattery, 
         k = np.arange(risky.size)
         model.row([(k, charge[risky], 1.0), (k, u, -bat.charge_kw)], -math.inf, 0.0, risky.size)
         model.row([(k, discharge[risky], 1.0), (k, u, bat.discharge_kw)], -math.inf, bat.discharge_kw, risky.size)
+        cols.switches.append((u, charge[risky]))
     cols.charge.append(charge)
     cols.discharge.append(discharge)
     cols.soc.append(soc)
@@ -175,6 +178,7 @@ def _grid_binaries(model: MilpModel, cols: Columns, inputs: Inputs) -> None:
     k = np.arange(risky.size)
     model.row([(k, cols.imp[risky], 1.0), (k, z, -big_imp)], -math.inf, 0.0, risky.size)
     model.row([(k, cols.exp[risky], 1.0), (k, z, big_exp)], -math.inf, big_exp, risky.size)
+    cols.switches.append((z, cols.imp[risky]))
 
 
 def _most_import(inputs: Inputs) -> FloatArray:

@@ -7,9 +7,10 @@ import math
 import time
 
 import numpy as np
+import numpy.typing as npt
 
 from ..prices.curve import FloatArray
-from .highs import Rows
+from .highs import OPTIMAL, Rows
 from .home_build import Columns, build, cost_scale, dump_pays
 from .home_heat import heat_tie
 from .home_inputs import Inputs, Load
@@ -23,7 +24,13 @@ COST_SCALE = 1e4  # the objective is scaled to this size so HiGHS's absolute gap
 # Reduced-cost pruning keeps a start whose bound exceeds the threshold by less than this (scaled cost units, 1e-7 of
 # the cost scale): far above HiGHS's dual tolerance (1e-7) summed over the columns.
 PRUNE_MARGIN = 1e-3
+# A plan is least-cost to within this (scaled cost units, 1e-6 of the cost scale: 0.014 cents over a home whose scale
+# is 140 EUR): HiGHS's absolute gap and the margin under which the dive's plan is taken as the optimum. Closing the
+# last part of a gap this size took HiGHS 7 s of CPU on the demo home and ended at the time bound.
+PLAN_GAP = 1e-2
 PLAN_TIME_LIMIT_S = 10.0  # default bound of one plan's HiGHS calls together, seconds (wall clock)
+# The tie stage's MILP gets at most this long (wall clock): it starts from a least-cost plan, which stays if it stops.
+TIE_LIMIT_S = 0.5
 DIVE_TRIES = 4  # the dive tries a split run at up to this many of the starts the LP uses
 LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under milp.MIP_REL_GAP
 
@@ -43,8 +50,9 @@ def solve(
     """Least cost, then the earliest plan among the ties, its MILP solves within ``time_limit_s`` seconds in all.
 
     The LP relaxation gives a lower bound L and reduced costs r: a plan that starts run a at j costs at least
-    L + r_aj. A dive (:func:`_dive`) gives a plan and its cost U. When U <= L (to ``PRUNE_MARGIN``) the dive's plan
-    is optimal; otherwise starts with L + r_aj > U are fixed to 0 and HiGHS solves the MILP. The tie stage
+    L + r_aj. A dive (:func:`_dive`) gives a plan and its cost U. When U <= L + ``PLAN_GAP`` the dive's plan is
+    taken as the optimum; otherwise starts with L + r_aj > U are fixed to 0 and HiGHS solves the MILP to an absolute
+    gap of ``PLAN_GAP`` (scaled: 1e-6 of the cost scale, far below a cent on any home). The tie stage
     (:func:`_earliest`) prunes again with its budget. When the time bound stops a HiGHS call, the best plan found so
     far is used (the MILP's incumbent, else the dive's plan) and the returned note says so
     (``Solution.model.limited``); with no plan in hand the least-cost MILP still gets its own limit
@@ -61,9 +69,7 @@ def solve(
     scale = cost_scale(inputs)
     factor = COST_SCALE / scale
     cost = model.objective()
-    runs: IntArray = np.concatenate(
-        [np.zeros(0, dtype=np.intp), *(c for c, load in zip(cols.loads, inputs.loads, strict=True) if load.slots)]
-    )
+    runs: IntArray = np.concatenate(_run_columns(inputs, cols))
     relaxed = model.reduced_costs(cost * factor) if runs.size else None
     upper = model.upper_bounds()
     x: FloatArray | None = None
@@ -75,7 +81,7 @@ def solve(
         dived, bound = _warmer(inputs, model, cols, objective=cost * factor, previous=previous, dived=(dived, bound))
     if relaxed is not None:
         upper = _pruned(upper, runs, relaxed, bound)
-        if dived is not None and bound <= relaxed[0] + PRUNE_MARGIN:
+        if dived is not None and bound <= relaxed[0] + PLAN_GAP:
             x = _clean(model, dived, model.upper_bounds())
     if x is None:
         x = _least_cost(inputs, model, cost * factor, upper=upper, dived=dived)
@@ -118,7 +124,7 @@ def _least_cost(
     it the time bound does not cut this solve (it gets ``milp.TIME_LIMIT_S`` of its own): a spent bound must not
     leave the home without a plan that HiGHS could still find.
     """
-    found = model.solve(objective, upper=upper, bounded=dived is not None, start=dived)
+    found = model.solve(objective, upper=upper, bounded=dived is not None, start=dived, gap=PLAN_GAP)
     if model.limited and dived is not None and (found.x is None or objective @ found.x > objective @ dived):
         return _clean(model, dived, model.upper_bounds())
     if found.x is not None:
@@ -188,15 +194,71 @@ def _leaf(
 
     Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
     direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' and energy loads' on/off binaries come
-    out whole. Else the MILP with the runs fixed; None when that finds no plan.
+    out whole. Else that LP once more with those binaries fixed as :func:`_rounded` sets them, kept when it costs at
+    most ``PLAN_GAP`` more. Else the MILP with the runs fixed; None when that finds no plan.
     """
     if _exclusive(inputs, cols, lp) and whole(lp, model.integer_columns()):
         return lp
-    found = model.solve(objective, upper=_directed(inputs, cols, lp, upper), relax=True)
-    on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None), *cols.on.values()])
+    directed = _directed(inputs, cols, lp, upper)
+    found = model.solve(objective, upper=directed, relax=True)
+    on = _on_columns(cols)
+    if found.x is not None and found.fun is not None and not whole(found.x, on):
+        lower, fixed = _rounded(inputs, cols, model, np.asarray(found.x, dtype=np.float64), directed)
+        again = model.solve(objective, upper=fixed, lower=lower, relax=True)
+        if again.x is not None and again.fun is not None and again.fun <= found.fun + PLAN_GAP:
+            found = again
     if found.x is None or not whole(found.x, on):
-        found = model.solve(objective, upper=upper)
-    return None if found.x is None else np.asarray(found.x, dtype=np.float64)
+        found = model.solve(objective, upper=upper, gap=PLAN_GAP)
+    return None if found.x is None else _matched(cols, np.asarray(found.x, dtype=np.float64))
+
+
+def _rounded(
+    inputs: Inputs, cols: Columns, model: MilpModel, x: FloatArray, upper: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Return (lower, upper) bounds that fix the on/off binaries on wherever ``x`` runs, runs and pauses made long.
+
+    A heat pump is on where its power exceeds ``TOL_KW``, a run shorter than its minimum run goes on into the
+    following slots and a pause shorter than its minimum off time is filled (:func:`_lengthened`); an energy load is
+    on where it draws at least its least power. The LP under them is a plan when it is feasible.
+    """
+    lower = np.concatenate(model.lower).copy()
+    upper = upper.copy()
+    for pump, heat in zip(inputs.heat_pumps, cols.heat, strict=True):
+        if heat.on is not None:
+            lower[heat.on] = upper[heat.on] = _lengthened(
+                x[heat.power] > TOL_KW, pump.min_run_slots, pump.min_off_slots
+            )
+    for load, columns in zip(inputs.loads, cols.loads, strict=True):
+        if load.spec.name in cols.on:
+            on = cols.on[load.spec.name]
+            lower[on] = upper[on] = x[columns] >= load.spec.min_power_kw - TOL_KW
+    return lower, upper
+
+
+def _lengthened(on: npt.NDArray[np.bool_], run: int, rest: int) -> npt.NDArray[np.bool_]:
+    """Return ``on`` (per slot) with runs of at least ``run`` slots and pauses between runs of at least ``rest``.
+
+    A shorter run goes on into the slots after it; a shorter pause is filled.
+    """
+    out, n, t = on.copy(), on.size, 0
+    while t < n:
+        if not out[t]:
+            t += 1
+            continue
+        start = t
+        while True:
+            while t < n and out[t]:
+                t += 1
+            if t < min(start + run, n):
+                out[t : start + run] = True
+                continue
+            after = t
+            while after < n and not out[after]:
+                after += 1
+            if after == n or after - t >= rest:
+                break
+            out[t:after] = True
+    return out
 
 
 def _directed(inputs: Inputs, cols: Columns, x: FloatArray, upper: FloatArray) -> FloatArray:
@@ -249,10 +311,13 @@ def _earliest(
 
     When :func:`_runs_earliest` proves that no such plan starts a run earlier than ``x`` does, the runs stay; ``x``
     is the answer when nothing else (energy loads, heat pumps) counts in the placement objective
-    (:func:`_tie_objective`), else the rest is placed with the runs fixed. Otherwise one more HiGHS call minimises the placement objective under
-    ``cost <= budget``; placements differ there by whole slots, far above HiGHS's tolerances. Its result is kept
-    only when its recomputed cost stays within ``budget`` plus what HiGHS's feasibility tolerance may add (limits
-    met to ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of the scale); else ``x`` stays.
+    (:func:`_tie_objective`), else the rest is placed with the runs fixed. A HiGHS call minimises the placement
+    objective under ``cost <= budget`` for at most ``TIE_LIMIT_S``; placements differ there by whole slots, far above
+    HiGHS's tolerances. Its pattern (binaries) is then placed by an LP (:func:`_placed`), which also cleans the
+    binaries HiGHS leaves within its integrality tolerance; when it stopped at its cap, ``x``'s own pattern placed the
+    same way competes. A placement is kept only when its recomputed cost stays within ``budget`` plus what HiGHS's
+    feasibility tolerance may add (limits met to ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of
+    the scale); else ``x`` stays. A stop at the cap keeps the least cost and does not mark the plan time-limited.
     ``lower_bound`` is the LP relaxation's scaled optimum (-inf when not known).
     """
     if not inputs.loads and not inputs.heat_pumps:
@@ -270,23 +335,66 @@ def _earliest(
         tie=tie,
         factor=factor,
         limit=budget * factor,
-        tight=float(cost @ x) * factor <= lower_bound + PRUNE_MARGIN,
+        tight=float(cost @ x) * factor <= lower_bound + PLAN_GAP,
     )
     if fixed is not None:
-        rest = tie.copy()
-        for load, columns in zip(inputs.loads, cols.loads, strict=True):
-            if load.slots:
-                rest[columns] = 0.0
-        if not rest.any():
+        if not np.delete(tie, np.concatenate(_run_columns(inputs, cols))).any():
             return x
         upper = fixed
     noise = TOL_KW * tariff.hours * float(np.sum(np.abs(tariff.import_price) + np.abs(tariff.export_price)))
     row = [Rows.dense(cost * factor, -np.inf, budget * factor)]
-    found = model.solve(tie, row, upper=upper)
-    if found.x is None:
-        return x
-    better = _clean(model, found.x, upper)
-    return better if float(cost @ better) <= budget + TIE_REL * scale + noise else x
+    found = model.solve(tie, row, upper=upper, cap_s=TIE_LIMIT_S)
+    patterns = [x] if found.x is None else [np.asarray(found.x, dtype=np.float64)]
+    if found.status != OPTIMAL and found.x is not None:  # stopped at its cap: x's own placement may still be earlier
+        patterns.append(x)
+    best = x
+    for pattern in patterns:
+        placed = _placed(inputs, model, cols, tie, row, upper=upper, x=pattern)
+        if placed is not None and float(cost @ placed) <= budget + TIE_REL * scale + noise:
+            best = placed if best is x or tie @ placed < tie @ best else best
+    return best
+
+
+def _placed(
+    inputs: Inputs,
+    model: MilpModel,
+    cols: Columns,
+    tie: FloatArray,
+    row: list[Rows],
+    *,
+    upper: FloatArray,
+    x: FloatArray,
+) -> FloatArray | None:
+    """Return the tie stage's LP answer with ``x``'s run starts, on/off pattern and flow directions kept.
+
+    That is the earliest placement of ``x``'s pattern within the budget ``row``; None when HiGHS finds none.
+    """
+    lower = np.concatenate(model.lower)
+    fixed = _directed(inputs, cols, x, upper)
+    decided = np.concatenate([_on_columns(cols), *_run_columns(inputs, cols)])
+    lower[decided] = fixed[decided] = np.round(x[decided])
+    found = model.solve(tie, row, upper=fixed, lower=lower, relax=True)
+    return None if found.x is None else _clean(model, _matched(cols, np.asarray(found.x, dtype=np.float64)), upper)
+
+
+def _run_columns(inputs: Inputs, cols: Columns) -> list[IntArray]:
+    """Return each run's start binaries."""
+    return [np.zeros(0, dtype=np.intp), *(c for c, load in zip(cols.loads, inputs.loads, strict=True) if load.slots)]
+
+
+def _on_columns(cols: Columns) -> IntArray:
+    """Return the on/off binaries of the heat pumps and the energy loads with a least power."""
+    return np.concatenate(
+        [np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None), *cols.on.values()]
+    )
+
+
+def _matched(cols: Columns, x: FloatArray) -> FloatArray:
+    """Return ``x`` with each direction binary set to the flow it allows (1 where it charges or imports)."""
+    x = x.copy()
+    for switch, flow in cols.switches:
+        x[switch] = x[flow] > 0
+    return x
 
 
 def _runs_earliest(

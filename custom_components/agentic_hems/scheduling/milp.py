@@ -25,6 +25,11 @@ _STARTED_OPTIONS: Final[dict[str, float | str]] = _LP_OPTIONS
 _LEAST_S = 1e-3  # a solve after the deadline still gets this long: HiGHS then returns its limit status
 
 
+def _merged(options: dict[str, float | str], extra: dict[str, float]) -> dict[str, float | str]:
+    """Return ``options`` updated with ``extra`` (an unbounded solve: no deadline)."""
+    return {**options, **extra}
+
+
 class MilpModel:
     """Columns (bounds, cost, integrality) and sparse rows of a MILP, added block by block.
 
@@ -80,6 +85,8 @@ class MilpModel:
         lower: Any = None,
         bounded: bool = True,
         start: FloatArray | None = None,
+        gap: float = 0.0,
+        cap_s: float | None = None,
     ) -> Result:
         """Run HiGHS on ``objective`` with the rows plus ``extra`` rows; return its :class:`~.highs.Result`.
 
@@ -87,28 +94,36 @@ class MilpModel:
         fixed binaries). ``start`` is a MIP start (a plan believed feasible; HiGHS ignores it when it is not); such a
         MILP is solved without presolve. A MILP solved with presolve that fails (status FAILED: HiGHS's presolve
         breaks down on some models with zero prices) is solved once more without it. ``bounded=False`` gives a MILP
-        its own ``TIME_LIMIT_S`` whatever ``deadline``.
+        its own ``TIME_LIMIT_S`` whatever ``deadline``. ``gap`` is an absolute optimality gap in objective units
+        (HiGHS's ``mip_abs_gap``; 0 leaves only ``MIP_REL_GAP``). ``cap_s`` (seconds) caps an optional solve, one
+        whose caller keeps a plan in hand: it also ends at ``deadline``, and a stop at either never sets ``limited``.
         """
         rows = stack([self.constraints(), *(extra or [])])
         lower = np.concatenate(self.lower) if lower is None else np.asarray(lower, dtype=np.float64)
         bounds = self.upper_bounds() if upper is None else np.asarray(upper, dtype=np.float64)
         if relax:
             return solve(objective, lower, bounds, rows, options=_LP_OPTIONS)
-        cut = self._cut if bounded else dict
+        cut = self._cut if bounded else _merged
         integer = np.concatenate(self.integer)
         options = _OPTIONS if start is None else _STARTED_OPTIONS
-        found = solve(objective, lower, bounds, rows, integer=integer, options=cut(options), start=start)
+        extra_options = {"mip_abs_gap": gap} if gap > 0 else {}
+        if cap_s is not None:
+            extra_options["time_limit"] = cap_s
+        found = solve(objective, lower, bounds, rows, integer=integer, options=cut(options, extra_options), start=start)
         if found.status == FAILED and options is _OPTIONS:  # a started MILP ran without presolve already
-            found = solve(objective, lower, bounds, rows, integer=integer, options=cut(_LP_OPTIONS), start=start)
-        self.limited |= found.status == LIMITED
+            found = solve(
+                objective, lower, bounds, rows, integer=integer, options=cut(_LP_OPTIONS, extra_options), start=start
+            )
+        self.limited |= found.status == LIMITED and cap_s is None
         return found
 
-    def _cut(self, options: dict[str, float | str]) -> dict[str, float | str]:
-        """Return ``options`` with the time limit cut to what is left before ``deadline``."""
+    def _cut(self, options: dict[str, float | str], extra: dict[str, float]) -> dict[str, float | str]:
+        """Return ``options`` updated with ``extra``, the time limit cut to what is left before ``deadline``."""
+        options = {**options, **extra}
         if self.deadline is None:
             return options
         left = max(self.deadline - time.monotonic(), _LEAST_S)
-        return {**options, "time_limit": min(TIME_LIMIT_S, left)}
+        return {**options, "time_limit": min(float(options["time_limit"]), left)}
 
     def integer_columns(self) -> IntArray:
         """Return the indices of the integer columns."""

@@ -1,0 +1,96 @@
+"""The home plan's fast paths against the plain MILP of the same model.
+
+The fast paths: the plan gap (``PLAN_GAP``: HiGHS's absolute gap and the margin under which the dive's plan is taken),
+the leaf's rounding of the on/off binaries (``_rounded``) and the tie stage's cap (``TIE_LIMIT_S``). The oracle is
+HiGHS on the whole model at ``MIP_REL_GAP`` (1e-9) with no dive, no gap and no tie stage: the least cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+import itertools
+
+from hypothesis import given, settings, strategies as st
+import numpy as np
+import pytest
+
+from custom_components.agentic_hems.scheduling import home_solve
+from custom_components.agentic_hems.scheduling.home import plan_home
+from custom_components.agentic_hems.scheduling.home_build import build, cost_scale
+from custom_components.agentic_hems.scheduling.home_inputs import Extras, prepare
+from custom_components.agentic_hems.scheduling.home_model import HomeBattery
+from custom_components.agentic_hems.scheduling.home_solve import COST_SCALE, PLAN_GAP, _lengthened, solve
+
+from .test_home_warm import _home
+
+
+def _demo_like(seed: int) -> dict:
+    """``_home(seed)`` with the demo's kind of heat pump (0-2 kW, runs >= 2 slots, pauses >= 1) and two batteries."""
+    home = _home(seed)
+    variable = replace(home["heat_pumps"][0], min_kw=0.0, min_run_slots=2, min_off_slots=1)
+    second = HomeBattery(name="b2", capacity_kwh=3.0, charge_kw=1.5, discharge_kw=1.5, initial_soc_pct=30.0)
+    return {**home, "heat_pumps": [variable], "batteries": [*home["batteries"], second]}
+
+
+def _inputs(home: dict):
+    inputs, _, _ = prepare(
+        home["curve"],
+        home["loads"],
+        batteries=home["batteries"],
+        pv_kw=home["pv_kw"],
+        base_load_kw=home["base_load_kw"],
+        export_price=home["export_price"],
+        fuse_kw=home["fuse_kw"],
+        extras=Extras(tuple(home["heat_pumps"]), None, None, None, {}, float("inf"), True),
+    )
+    return inputs
+
+
+@pytest.mark.parametrize(("kind", "seed"), [(kind, seed) for kind in (_home, _demo_like) for seed in range(6)])
+def test_the_fast_paths_cost_the_plain_milps_least_cost_within_the_plan_gap(kind, seed: int) -> None:
+    """Fixed-speed and variable-speed heat pumps with minimum times, an EV with a least power, runs, batteries with
+    direction binaries (negative prices): the plan costs the plain MILP's optimum, at most ``PLAN_GAP`` more."""
+    inputs = _inputs(kind(seed))
+    scale = cost_scale(inputs)
+    model, _ = build(inputs)
+    plain = model.solve(model.objective() * COST_SCALE / scale)
+    assert plain.status == 0 and plain.x is not None
+    least = float(model.objective() @ plain.x)
+    solution, note = solve(inputs)
+    cost = float(solution.model.objective() @ solution.x)
+    assert not note
+    assert least - 1e-6 <= cost <= least + PLAN_GAP * scale / COST_SCALE + 1e-6
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_tie_stage_stopped_at_once_keeps_the_least_cost_and_is_not_time_limited(seed: int) -> None:
+    """With no time for the tie stage's MILP the plan keeps the least cost and says nothing of a time bound: the
+    placement is then the earliest of the least-cost plan's own pattern, never earlier than the uncapped one."""
+    home = _demo_like(seed)
+    full = plan_home(**home)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(home_solve, "TIE_LIMIT_S", 0.0)
+        capped = plan_home(**home)
+    assert not capped.time_limited and not full.time_limited
+    assert capped.net_cost == pytest.approx(full.net_cost, abs=1e-6)
+    earliest = [min(capped.starts[name], full.starts[name]) for name in full.starts]
+    assert earliest == list(full.starts.values())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    on=st.lists(st.booleans(), min_size=1, max_size=14),
+    run=st.integers(1, 4),
+    rest=st.integers(1, 4),
+)
+def test_lengthened_runs_meet_their_minimum_run_and_pause_and_only_add_slots(on, run, rest) -> None:
+    """Every run is at least ``run`` slots unless the horizon cuts it; every pause between runs at least ``rest``."""
+    out = _lengthened(np.array(on), run, rest)
+    assert np.all(out >= np.array(on))
+    periods = [(value, len(list(group))) for value, group in itertools.groupby(out.tolist())]
+    for k, (value, length) in enumerate(periods):
+        last = k == len(periods) - 1
+        if value and not last:
+            assert length >= run
+        if not value and 0 < k and not last:
+            assert length >= rest
