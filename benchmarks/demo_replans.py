@@ -10,8 +10,8 @@ minimum run and off times, an SG Ready tank, phases and grid fees over the sampl
 up, then calls ``agentic_hems.plan_home`` with ``replan: true`` ``--replans`` times in a row. Each replan is
 warm-started from the plan before it, as every slot's replan is. The time of each plan is the integration's own log
 line "Whole-home plan: N slots in X s" (the executor job that runs the planner, wall clock). ``--cgroup DIR`` moves
-Home Assistant into that cgroup before the replans, for a simulated Raspberry Pi (benchmarks/README.md). Exit status 1
-when the median exceeds ``TARGET_S`` or a replan fails.
+Home Assistant into that cgroup before the replans, for a simulated Raspberry Pi (benchmarks/README.md); its figures
+are reported, not judged. Exit status 1 when the median exceeds ``TARGET_S`` without ``--cgroup``, or a replan fails.
 """
 
 from __future__ import annotations
@@ -134,13 +134,15 @@ def main() -> int:
         demo.send_signal(signal.SIGTERM)
         demo.wait(timeout=120)
     median, worst = statistics.median(times), max(times)
+    judged = not args.cgroup  # the target is this machine's; a simulated Pi is reported beside it
+    verdict = ("pass" if median <= TARGET_S else "FAIL") if judged else "reported, not judged"
     where = f"in cgroup {args.cgroup}" if args.cgroup else "unconstrained"
     print(
         f"demo home, {len(times)} replans ({where}): median {median:.2f} s, worst {worst:.2f} s "
-        f"(target: median <= {TARGET_S:g} s): {'pass' if median <= TARGET_S else 'FAIL'}"
+        f"(target: median <= {TARGET_S:g} s unconstrained): {verdict}"
     )
     print("each:", " ".join(f"{t:.2f}" for t in times))
-    return 0 if median <= TARGET_S else 1
+    return 1 if judged and median > TARGET_S else 0
 
 
 if __name__ == "__main__":
