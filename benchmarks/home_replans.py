@@ -18,6 +18,7 @@ from pathlib import Path
 import statistics
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,10 @@ from home_vs_emhass import HEAT_PUMP_CPU_S, cases  # noqa: E402
 
 from custom_components.agentic_hems.prices.curve import PriceCurve  # noqa: E402
 from custom_components.agentic_hems.scheduling.home import plan_home  # noqa: E402
+from custom_components.agentic_hems.scheduling.home_build import cost_scale  # noqa: E402
+from custom_components.agentic_hems.scheduling.home_inputs import Extras, prepare  # noqa: E402
 from custom_components.agentic_hems.scheduling.home_model import HomePlan  # noqa: E402
+from custom_components.agentic_hems.scheduling.home_solve import COST_SCALE, PLAN_GAP  # noqa: E402
 from custom_components.agentic_hems.scheduling.plan import LoadSpec  # noqa: E402
 
 REPLANS = 20
@@ -68,6 +72,30 @@ def _loads(case: Home, state: State, now: int) -> tuple[list[LoadSpec], dict[str
 
 def _plan(case: Home, state: State, now: int, previous: HomePlan | None = None) -> HomePlan:
     """plan_home from slot ``now`` on, from ``state``, warm-started from ``previous`` when given."""
+    return plan_home(**_arguments(case, state, now), previous=previous)
+
+
+def _gap(case: Home, state: State, now: int) -> float:
+    """Return the plan gap in currency of the replan at ``now``: how far from the least cost a plan may stop."""
+    args = _arguments(case, state, now)
+    extras = Extras(
+        tuple(args["heat_pumps"]), args["fees"], None, None, args["fixed_kw"] or {}, args["export_limit_kw"], True
+    )
+    inputs, _, _ = prepare(
+        args["curve"],
+        args["loads"],
+        batteries=args["batteries"],
+        pv_kw=args["pv_kw"],
+        base_load_kw=args["base_load_kw"],
+        export_price=args["export_price"],
+        fuse_kw=args["fuse_kw"],
+        extras=extras,
+    )
+    return PLAN_GAP / COST_SCALE * cost_scale(inputs)
+
+
+def _arguments(case: Home, state: State, now: int) -> dict[str, Any]:
+    """plan_home's arguments for the replan at slot ``now`` from ``state``."""
     specs, fixed = _loads(case, state, now)
     curve = PriceCurve(start=case.curve.start + SLOT * now, resolution=SLOT, prices=case.curve.prices[now:], source="r")
     bat = replace(case.battery, initial_soc_pct=100 * state.soc_kwh / case.battery.capacity_kwh)
@@ -86,20 +114,19 @@ def _plan(case: Home, state: State, now: int, previous: HomePlan | None = None) 
                 initial_off_slots=state.off,
             )
         ]
-    return plan_home(
-        curve,
-        specs,
-        batteries=[bat],
-        pv_kw=case.pv_kw[now:],
-        base_load_kw=case.base_kw[now:],
-        export_price=case.export_price[now:],
-        fuse_kw=case.fuse_kw,
-        export_limit_kw=case.export_limit_kw,
-        heat_pumps=pumps,
-        fees=None if case.fees is None else replace(case.fees, energy_fee=case.fees.energy_fee[now:]),
-        fixed_kw=fixed or None,
-        previous=previous,
-    )
+    return {
+        "curve": curve,
+        "loads": specs,
+        "batteries": [bat],
+        "pv_kw": case.pv_kw[now:],
+        "base_load_kw": case.base_kw[now:],
+        "export_price": case.export_price[now:],
+        "fuse_kw": case.fuse_kw,
+        "export_limit_kw": case.export_limit_kw,
+        "heat_pumps": pumps,
+        "fees": None if case.fees is None else replace(case.fees, energy_fee=case.fees.energy_fee[now:]),
+        "fixed_kw": fixed or None,
+    }
 
 
 def _step(case: Home, state: State, plan: HomePlan, now: int) -> None:
@@ -132,7 +159,8 @@ def replans(case: Home) -> tuple[list[tuple[float, float]], list[tuple[float, fl
 
     Returns the (wall, CPU) seconds of the cold and of the warm plans, for each replan where either plan reached its
     time bound the warm plan's net cost minus the cold one's, and the replans where neither did and their net costs
-    differ by more than 1e-6 of the cold one (0 when the warm start changes nothing but the time).
+    differ by more than the plan gap (``home_solve.PLAN_GAP`` in currency, plus 1e-6 for HiGHS's tolerances): both
+    are within that gap of the least cost, so a larger difference is a defect.
     """
     _plan(case, State(case), 0)
     state, cold, warm, limited, differ = State(case), [], [], [], 0
@@ -144,7 +172,7 @@ def replans(case: Home) -> tuple[list[tuple[float, float]], list[tuple[float, fl
         warm.append((warm_s[0], warm_s[1]))
         if plain.time_limited or plan.time_limited:
             limited.append(plan.net_cost - plain.net_cost)
-        elif abs(plan.net_cost - plain.net_cost) > 1e-6 * max(1.0, abs(plain.net_cost)):
+        elif abs(plan.net_cost - plain.net_cost) > _gap(case, state, now) + 1e-6:
             differ += 1
         _step(case, state, plan, now)
         previous = plan
