@@ -315,8 +315,8 @@ def _earliest(
     (:func:`_tie_objective`), else the rest is placed with the runs fixed. A HiGHS call minimises the placement
     objective under ``cost <= budget`` for at most ``TIE_LIMIT_S``; placements differ there by whole slots, far above
     HiGHS's tolerances. Its pattern (binaries) is then placed by an LP (:func:`_placed`), which also cleans the
-    binaries HiGHS leaves within its integrality tolerance; when it stopped at its cap, ``x``'s own pattern placed the
-    same way competes. A placement is kept only when its recomputed cost stays within ``budget`` plus what HiGHS's
+    binaries HiGHS leaves within its integrality tolerance (an optimum with every binary within 1e-9 of whole needs
+    no LP); when it stopped at its cap, ``x``'s own pattern placed the same way competes. A placement is kept only when its recomputed cost stays within ``budget`` plus what HiGHS's
     feasibility tolerance may add (limits met to ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of
     the scale); else ``x`` stays. A stop at the cap keeps the least cost and does not mark the plan time-limited.
     ``lower_bound`` is the LP relaxation's scaled optimum (-inf when not known).
@@ -350,7 +350,10 @@ def _earliest(
         patterns.append(x)
     best = x
     for pattern in patterns:
-        placed = _placed(inputs, model, cols, tie, row, upper=upper, x=pattern)
+        exact = pattern is not x and found.status == OPTIMAL and whole(pattern, model.integer_columns())
+        placed = (
+            _clean(model, pattern, upper) if exact else _placed(inputs, model, cols, tie, row, upper=upper, x=pattern)
+        )
         if placed is not None and float(cost @ placed) <= budget + TIE_REL * scale + noise:
             best = placed if best is x or tie @ placed < tie @ best else best
     return best
