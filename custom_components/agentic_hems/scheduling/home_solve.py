@@ -316,9 +316,10 @@ def _earliest(
     objective under ``cost <= budget`` for at most ``TIE_LIMIT_S``; placements differ there by whole slots, far above
     HiGHS's tolerances. Its pattern (binaries) is then placed by an LP (:func:`_placed`), which also cleans the
     binaries HiGHS leaves within its integrality tolerance (an optimum with every binary within 1e-9 of whole needs
-    no LP); when it stopped at its cap, ``x``'s own pattern placed the same way competes. A placement is kept only when its recomputed cost stays within ``budget`` plus what HiGHS's
-    feasibility tolerance may add (limits met to ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of
-    the scale); else ``x`` stays. A stop at the cap keeps the least cost and does not mark the plan time-limited.
+    no LP); when it stopped at its cap, ``x``'s own pattern placed the same way competes. A placement is kept only
+    when its recomputed cost stays within ``budget`` plus what HiGHS's feasibility tolerance may add (limits met to
+    ``TOL_KW``: ``TOL_KW`` x h x sum of |prices|, plus ``TIE_REL`` of the scale); else ``x`` stays. A stop at the cap
+    keeps the least cost and does not mark the plan time-limited.
     ``lower_bound`` is the LP relaxation's scaled optimum (-inf when not known).
     """
     if not inputs.loads and not inputs.heat_pumps:
