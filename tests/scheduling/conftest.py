@@ -10,6 +10,7 @@ import pytest
 from hypothesis import strategies as st
 
 from custom_components.agentic_hems.prices.curve import PriceCurve, local_day_bounds
+from custom_components.agentic_hems.scheduling.home_inputs import Extras, Inputs, prepare
 
 SLOT = timedelta(minutes=15)
 BRUSSELS = ZoneInfo("Europe/Brussels")
@@ -75,3 +76,27 @@ def noisy(prices: np.ndarray, data: st.DataObject) -> np.ndarray:
     for i in data.draw(st.lists(st.integers(0, out.size - 1), max_size=out.size)) if out.size else []:
         out[i] = (out[i] + 0.1) - 0.1 if data.draw(st.booleans()) else (out[i] - 0.7) + 0.7
     return out
+
+
+def home_inputs(home: dict) -> Inputs:
+    """The validated inputs ``plan_home(**home)`` plans (``home``: plan_home's arguments by name)."""
+    extras = Extras(
+        tuple(home.get("heat_pumps", ())),
+        home.get("fees"),
+        home.get("phases"),
+        home.get("terminal_price"),
+        home.get("fixed_kw") or {},
+        home.get("export_limit_kw", float("inf")),
+        home.get("curtailment", True),
+    )
+    inputs, _, _ = prepare(
+        home["curve"],
+        home.get("loads", ()),
+        batteries=home.get("batteries", ()),
+        pv_kw=home.get("pv_kw", 0.0),
+        base_load_kw=home.get("base_load_kw", 0.0),
+        export_price=home.get("export_price", 0.0),
+        fuse_kw=home.get("fuse_kw", float("inf")),
+        extras=extras,
+    )
+    return inputs

@@ -17,10 +17,10 @@ import pytest
 from custom_components.agentic_hems.scheduling import home_solve
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_build import build, cost_scale
-from custom_components.agentic_hems.scheduling.home_inputs import Extras, prepare
 from custom_components.agentic_hems.scheduling.home_model import HomeBattery
 from custom_components.agentic_hems.scheduling.home_solve import COST_SCALE, PLAN_GAP, _lengthened, solve
 
+from .conftest import home_inputs
 from .test_home_warm import _home
 
 
@@ -32,25 +32,11 @@ def _demo_like(seed: int) -> dict:
     return {**home, "heat_pumps": [variable], "batteries": [*home["batteries"], second]}
 
 
-def _inputs(home: dict):
-    inputs, _, _ = prepare(
-        home["curve"],
-        home["loads"],
-        batteries=home["batteries"],
-        pv_kw=home["pv_kw"],
-        base_load_kw=home["base_load_kw"],
-        export_price=home["export_price"],
-        fuse_kw=home["fuse_kw"],
-        extras=Extras(tuple(home["heat_pumps"]), None, None, None, {}, float("inf"), True),
-    )
-    return inputs
-
-
 @pytest.mark.parametrize(("kind", "seed"), [(kind, seed) for kind in (_home, _demo_like) for seed in range(6)])
 def test_the_fast_paths_cost_the_plain_milps_least_cost_within_the_plan_gap(kind, seed: int) -> None:
     """Fixed-speed and variable-speed heat pumps with minimum times, an EV with a least power, runs, batteries with
     direction binaries (negative prices): the plan costs the plain MILP's optimum, at most ``PLAN_GAP`` more."""
-    inputs = _inputs(kind(seed))
+    inputs = home_inputs(kind(seed))
     scale = cost_scale(inputs)
     model, _ = build(inputs)
     plain = model.solve(model.objective() * COST_SCALE / scale)

@@ -15,13 +15,12 @@ import pytest
 
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_build import build
-from custom_components.agentic_hems.scheduling.home_inputs import Extras, prepare
 from custom_components.agentic_hems.scheduling.home_model import HomeBattery, HomeHeatPump, HomePlan
 from custom_components.agentic_hems.scheduling.highs import solve
 from custom_components.agentic_hems.scheduling.home_warm import carried, warm_start
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
-from .conftest import SLOT, T0, make_curve
+from .conftest import SLOT, T0, home_inputs, make_curve
 from .test_home_time_bound import _home as runs_home
 
 N = 48
@@ -134,11 +133,7 @@ def test_the_previous_plan_is_carried_one_slot_on() -> None:
     home = _home(3)
     first = plan_home(**home)
     following = _next(home, first)
-    inputs, _, _ = prepare(
-        following["curve"], following["loads"], batteries=following["batteries"], pv_kw=following["pv_kw"],
-        base_load_kw=following["base_load_kw"], export_price=following["export_price"], fuse_kw=following["fuse_kw"],
-        extras=Extras(tuple(following["heat_pumps"]), None, None, None, following["fixed_kw"] or {}, math.inf, True),
-    )
+    inputs = home_inputs(following)
     model, cols = build(inputs)
     decided = carried(inputs, cols, model.size, first)
     on = decided[cols.heat[0].on]
@@ -158,11 +153,7 @@ def test_a_milp_stopped_at_once_returns_a_feasible_plan_or_none(seed: int) -> No
     """HiGHS given a MIP start, without presolve and a millisecond: what ``highs.solve`` returns as a plan meets every
     row and bound (HiGHS then reports the objective of an infeasible point, which must not pass for a plan)."""
     home = runs_home(seed)
-    inputs, _, _ = prepare(
-        home["curve"], home["loads"], batteries=home["batteries"], pv_kw=home["pv_kw"],
-        base_load_kw=home["base_load_kw"], export_price=home["export_price"], fuse_kw=home["fuse_kw"],
-        extras=Extras((), None, None, None, {}, home["export_limit_kw"], True),
-    )
+    inputs = home_inputs(home)
     model, _ = build(inputs)
     objective = model.objective()
     exact = model.solve(objective)
@@ -193,11 +184,7 @@ def test_a_previous_plan_that_breaks_a_run_in_progress_is_not_used() -> None:
     heat = cold.heat_kw["hp"].copy()
     heat[:2] = 0.0
     previous = replace(cold, heat_kw={"hp": heat})
-    inputs, _, _ = prepare(
-        running["curve"], running["loads"], batteries=running["batteries"], pv_kw=running["pv_kw"],
-        base_load_kw=running["base_load_kw"], export_price=running["export_price"], fuse_kw=running["fuse_kw"],
-        extras=Extras((pump,), None, None, None, {}, math.inf, True),
-    )
+    inputs = home_inputs(running)
     model, cols = build(inputs)
     decided = carried(inputs, cols, model.size, previous)
     assert decided[cols.heat[0].on][:2] == pytest.approx([0.0, 0.0])

@@ -204,7 +204,7 @@ def _leaf(
     found = model.solve(objective, upper=directed, relax=True)
     on = _on_columns(cols)
     if found.x is not None and found.fun is not None and not whole(found.x, on):
-        lower, fixed = _rounded(inputs, cols, model, np.asarray(found.x, dtype=np.float64), directed)
+        lower, fixed = model.pinned(on, _rounded(inputs, cols, np.asarray(found.x, dtype=np.float64))[on], directed)
         again = model.solve(objective, upper=fixed, lower=lower, relax=True)
         if again.x is not None and again.fun is not None and again.fun <= found.fun + PLAN_GAP:
             found = again
@@ -213,27 +213,21 @@ def _leaf(
     return None if found.x is None else _matched(cols, np.asarray(found.x, dtype=np.float64))
 
 
-def _rounded(
-    inputs: Inputs, cols: Columns, model: MilpModel, x: FloatArray, upper: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """Return (lower, upper) bounds that fix the on/off binaries on wherever ``x`` runs, runs and pauses made long.
+def _rounded(inputs: Inputs, cols: Columns, x: FloatArray) -> FloatArray:
+    """Return ``x`` with the on/off binaries on wherever it runs, runs and pauses made long enough.
 
     A heat pump is on where its power exceeds ``TOL_KW``, a run shorter than its minimum run goes on into the
     following slots and a pause shorter than its minimum off time is filled (:func:`_lengthened`); an energy load is
-    on where it draws at least its least power. The LP under them is a plan when it is feasible.
+    on where it draws at least its least power. The LP with those binaries fixed is a plan when it is feasible.
     """
-    lower = np.concatenate(model.lower).copy()
-    upper = upper.copy()
+    x = x.copy()
     for pump, heat in zip(inputs.heat_pumps, cols.heat, strict=True):
         if heat.on is not None:
-            lower[heat.on] = upper[heat.on] = _lengthened(
-                x[heat.power] > TOL_KW, pump.min_run_slots, pump.min_off_slots
-            )
+            x[heat.on] = _lengthened(x[heat.power] > TOL_KW, pump.min_run_slots, pump.min_off_slots)
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
         if load.spec.name in cols.on:
-            on = cols.on[load.spec.name]
-            lower[on] = upper[on] = x[columns] >= load.spec.min_power_kw - TOL_KW
-    return lower, upper
+            x[cols.on[load.spec.name]] = x[columns] >= load.spec.min_power_kw - TOL_KW
+    return x
 
 
 def _lengthened(on: npt.NDArray[np.bool_], run: int, rest: int) -> npt.NDArray[np.bool_]:
@@ -346,18 +340,17 @@ def _earliest(
     noise = TOL_KW * tariff.hours * float(np.sum(np.abs(tariff.import_price) + np.abs(tariff.export_price)))
     row = [Rows.dense(cost * factor, -np.inf, budget * factor)]
     found = model.solve(tie, row, upper=upper, cap_s=TIE_LIMIT_S)
-    patterns = [x] if found.x is None else [np.asarray(found.x, dtype=np.float64)]
-    if found.status != OPTIMAL and found.x is not None:  # stopped at its cap: x's own placement may still be earlier
-        patterns.append(x)
-    best = x
-    for pattern in patterns:
-        exact = pattern is not x and found.status == OPTIMAL and whole(pattern, model.integer_columns())
-        placed = (
-            _clean(model, pattern, upper) if exact else _placed(inputs, model, cols, tie, row, upper=upper, x=pattern)
+    placements = []
+    if found.x is not None:
+        mine = np.asarray(found.x, dtype=np.float64)
+        done = found.status == OPTIMAL and whole(mine, model.integer_columns())
+        placements.append(
+            _clean(model, mine, upper) if done else _placed(inputs, model, cols, tie, row, upper=upper, x=mine)
         )
-        if placed is not None and float(cost @ placed) <= budget + TIE_REL * scale + noise:
-            best = placed if best is x or tie @ placed < tie @ best else best
-    return best
+    if found.status != OPTIMAL:  # stopped at its cap: x's own placement may still be earlier
+        placements.append(_placed(inputs, model, cols, tie, row, upper=upper, x=x))
+    kept = [p for p in placements if p is not None and float(cost @ p) <= budget + TIE_REL * scale + noise]
+    return min(kept, key=lambda p: float(tie @ p), default=x)
 
 
 def _placed(
@@ -374,10 +367,8 @@ def _placed(
 
     That is the earliest placement of ``x``'s pattern within the budget ``row``; None when HiGHS finds none.
     """
-    lower = np.concatenate(model.lower)
-    fixed = _directed(inputs, cols, x, upper)
     decided = np.concatenate([_on_columns(cols), *_run_columns(inputs, cols)])
-    lower[decided] = fixed[decided] = np.round(x[decided])
+    lower, fixed = model.pinned(decided, np.round(x[decided]), _directed(inputs, cols, x, upper))
     found = model.solve(tie, row, upper=fixed, lower=lower, relax=True)
     return None if found.x is None else _clean(model, _matched(cols, np.asarray(found.x, dtype=np.float64)), upper)
 

@@ -69,11 +69,10 @@ def warm_start(
         values = np.where(np.isnan(values), np.round(fill[integer]), values)
     known = ~np.isnan(values)
     at, values = integer[known], values[known]
-    lower, upper = np.concatenate(model.lower).copy(), model.upper_bounds()
-    if np.any(values > upper[at]) or np.any(values < lower[at]):
+    upper = model.upper_bounds()
+    if np.any(values > upper[at]) or np.any(values < np.concatenate(model.lower)[at]):
         return None
-    lower[at] = values
-    upper[at] = values
+    lower, upper = model.pinned(at, values, upper)
     found = model.solve(objective, upper=upper, lower=lower, relax=True)
     if found.x is None or not whole(found.x, integer):
         return None

@@ -25,11 +25,6 @@ _STARTED_OPTIONS: Final[dict[str, float | str]] = _LP_OPTIONS
 _LEAST_S = 1e-3  # a solve after the deadline still gets this long: HiGHS then returns its limit status
 
 
-def _merged(options: dict[str, float | str], extra: dict[str, float]) -> dict[str, float | str]:
-    """Return ``options`` updated with ``extra`` (an unbounded solve: no deadline)."""
-    return {**options, **extra}
-
-
 class MilpModel:
     """Columns (bounds, cost, integrality) and sparse rows of a MILP, added block by block.
 
@@ -103,27 +98,32 @@ class MilpModel:
         bounds = self.upper_bounds() if upper is None else np.asarray(upper, dtype=np.float64)
         if relax:
             return solve(objective, lower, bounds, rows, options=_LP_OPTIONS)
-        cut = self._cut if bounded else _merged
+        cut = self._cut if bounded else dict
         integer = np.concatenate(self.integer)
-        options = _OPTIONS if start is None else _STARTED_OPTIONS
-        extra_options = {"mip_abs_gap": gap} if gap > 0 else {}
-        if cap_s is not None:
-            extra_options["time_limit"] = cap_s
-        found = solve(objective, lower, bounds, rows, integer=integer, options=cut(options, extra_options), start=start)
-        if found.status == FAILED and options is _OPTIONS:  # a started MILP ran without presolve already
-            found = solve(
-                objective, lower, bounds, rows, integer=integer, options=cut(_LP_OPTIONS, extra_options), start=start
-            )
+        options = {
+            **(_OPTIONS if start is None else _STARTED_OPTIONS),
+            "time_limit": TIME_LIMIT_S if cap_s is None else cap_s,
+        }
+        if gap > 0:
+            options["mip_abs_gap"] = gap
+        found = solve(objective, lower, bounds, rows, integer=integer, options=cut(options), start=start)
+        if found.status == FAILED and start is None:  # a started MILP ran without presolve already
+            found = solve(objective, lower, bounds, rows, integer=integer, options=cut({**options, "presolve": "off"}))
         self.limited |= found.status == LIMITED and cap_s is None
         return found
 
-    def _cut(self, options: dict[str, float | str], extra: dict[str, float]) -> dict[str, float | str]:
-        """Return ``options`` updated with ``extra``, the time limit cut to what is left before ``deadline``."""
-        options = {**options, **extra}
+    def _cut(self, options: dict[str, float | str]) -> dict[str, float | str]:
+        """Return ``options`` with the time limit cut to what is left before ``deadline``."""
         if self.deadline is None:
             return options
         left = max(self.deadline - time.monotonic(), _LEAST_S)
         return {**options, "time_limit": min(float(options["time_limit"]), left)}
+
+    def pinned(self, columns: IntArray, values: Any, upper: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Return (lower, upper) column bounds: the model's lower bounds and ``upper``, ``columns`` fixed at ``values``."""
+        lower, upper = np.concatenate(self.lower), upper.copy()
+        lower[columns] = upper[columns] = values
+        return lower, upper
 
     def integer_columns(self) -> IntArray:
         """Return the indices of the integer columns."""
