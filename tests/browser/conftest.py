@@ -31,6 +31,7 @@ import signal
 import socket
 import subprocess
 import time
+import warnings
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,10 +227,36 @@ def dashboard(browser: Any, demo: Demo, artifacts: Path) -> Iterator[Any]:
     context, page = open_page(browser, demo.dashboard, demo.username, demo.password, timezone_id="Europe/Brussels",
                               console=CONSOLE)
     try:
+        _cards_defined(page, artifacts)
         yield page
     finally:
         (artifacts / "console.log").write_text("\n".join(CONSOLE) + "\n")
         context.close()
+
+
+CARDS = ("schedule", "trace", "ask", "runs")  # the bundle's cards, agentic-hems-<name>-card
+DEFINED = "names => names.every(name => customElements.get(`agentic-hems-${name}-card`))"
+
+
+def _cards_defined(page: Any, artifacts: Path) -> None:
+    """Wait until the page has defined the four cards; if it has not within UI_TIMEOUT_MS, reload it once.
+
+    Twice on a loaded machine the session's first page showed HA's "Configuration error" for every card (the bundle's
+    module never ran) and a reload was not tried. The first load's console moves to artifacts/console-first-load.log
+    with a warning, so that the cause is on record, and the cards' own tests judge the reloaded page.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: PLC0415 - only in this suite
+
+    try:
+        page.wait_for_function(DEFINED, arg=list(CARDS), timeout=UI_TIMEOUT_MS)
+        return
+    except PlaywrightTimeout:
+        (artifacts / "console-first-load.log").write_text("\n".join(CONSOLE) + "\n")
+        CONSOLE.clear()
+    warnings.warn("the cards were not defined on the first load of the dashboard; reloaded once (the first load's "
+                  "console: tests/browser/artifacts/console-first-load.log)", stacklevel=1)
+    page.reload()
+    page.wait_for_function(DEFINED, arg=list(CARDS), timeout=UI_TIMEOUT_MS)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -18,9 +18,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import CONSOLE, Demo, console_errors, settles
+from .conftest import CARDS, CONSOLE, Demo, console_errors, settles
 
-CARDS = ("schedule", "trace", "ask", "runs")
 APPLIANCES = ("Dishwasher", "Washing machine", "EV charger")
 ASK_REQUEST = "Schedule all flexible loads"
 # What each card shows once it has loaded (the cards' DOM contract).
