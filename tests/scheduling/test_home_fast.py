@@ -8,6 +8,7 @@ HiGHS on the whole model at ``MIP_REL_GAP`` (1e-9) with no dive, no gap and no t
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 import itertools
 
 from hypothesis import given, settings, strategies as st
@@ -18,10 +19,11 @@ from custom_components.agentic_hems.scheduling import home_solve
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_build import build, cost_scale
 from custom_components.agentic_hems.scheduling.home_model import HomeBattery
-from custom_components.agentic_hems.scheduling.home_solve import COST_SCALE, PLAN_GAP, _lengthened, solve
+from custom_components.agentic_hems.scheduling.home_solve import COST_SCALE, PLAN_GAP, _dive, _lengthened, solve
+from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
-from .conftest import home_inputs
-from .test_home_warm import _home
+from .conftest import T0, home_inputs, make_curve
+from .test_home_warm import N, _home
 
 
 def _demo_like(seed: int) -> dict:
@@ -46,6 +48,40 @@ def test_the_fast_paths_cost_the_plain_milps_least_cost_within_the_plan_gap(kind
     cost = float(solution.model.objective() @ solution.x)
     assert not note
     assert least - 1e-6 <= cost <= least + PLAN_GAP * scale / COST_SCALE + 1e-6
+
+
+def _degenerate(seed: int) -> dict:
+    """Three runs, hourly price blocks, a 10 kWh battery and a 5 kW fuse: many placements cost the LP's optimum."""
+    rng = np.random.default_rng(seed)
+    loads = [
+        LoadSpec(f"run{i}", power_kw=float(rng.choice([1.5, 2.0, 2.5])), duration_min=int(rng.choice([45, 60, 90])),
+                 earliest_start=T0, deadline=T0 + timedelta(hours=12))
+        for i in range(3)
+    ]
+    battery = HomeBattery(name="b", capacity_kwh=10.0, charge_kw=3.0, discharge_kw=3.0, initial_soc_pct=50.0)
+    return {"curve": make_curve(np.repeat(np.round(rng.uniform(0.05, 0.40, N // 8), 3), 8)), "loads": loads,
+            "batteries": [battery], "base_load_kw": np.round(rng.uniform(0.2, 0.8, N), 3), "fuse_kw": 5.0}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_dives_plan_is_feasible_and_costs_no_less_than_the_plain_milps_least_cost(seed: int) -> None:
+    """The dive (runs fixed one by one, at starts the LP uses or leaves idle at a zero reduced cost) gives a plan of
+    the model: every row and bound met, binaries whole, its stated cost its own, no lower than the plain MILP's least
+    cost (itself no lower than the LP's optimum)."""
+    inputs = home_inputs(_degenerate(seed))
+    model, cols = build(inputs)
+    objective = model.objective() * COST_SCALE / cost_scale(inputs)
+    relaxed = model.reduced_costs(objective)
+    plain = model.solve(objective)
+    assert relaxed is not None and plain.fun is not None
+    x, cost = _dive(inputs, model, cols, relaxed, objective)
+    assert x is not None
+    rows = model.constraints()
+    assert np.all(rows.dot(x) >= rows.lo - 1e-6) and np.all(rows.dot(x) <= rows.hi + 1e-6)
+    assert np.all(x >= np.concatenate(model.lower) - 1e-9) and np.all(x <= model.upper_bounds() + 1e-9)
+    assert np.allclose(x[model.integer_columns()], np.round(x[model.integer_columns()]))
+    assert cost == pytest.approx(float(objective @ x)) and cost >= plain.fun - 1e-6
+    assert relaxed[0] - 1e-6 <= plain.fun
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -32,7 +32,7 @@ PLAN_TIME_LIMIT_S = 10.0  # default bound of one plan's HiGHS calls together, se
 # The tie stage's MILP gets at most this long (wall clock); a least-cost plan is in hand, which stays if it stops.
 # On the demo home it never finished (7-10 s); 0.5 s made "days 2-3" of the benchmark stop just short of it.
 TIE_LIMIT_S = 0.25
-DIVE_TRIES = 4  # the dive tries a split run at up to this many of the starts the LP uses
+DIVE_TRIES = 4  # the dive tries a split run at up to this many starts the LP uses, and as many it leaves
 LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under milp.MIP_REL_GAP
 
 
@@ -148,44 +148,60 @@ def _dive(
     split (fixing one it had whole leaves its answer optimal); with every run fixed, :func:`_leaf` turns the LP's
     answer into a plan. (None, inf) when no plan is found.
     """
-    value, _, lp = relaxed
+    value, reduced, lp = relaxed
     upper = model.upper_bounds()
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
         if load.slots:
-            fixed = _fix_run(model, objective, upper, columns, (value, lp))
+            fixed = _fix_run(model, objective, upper, columns, (value, reduced, lp))
             if fixed is None:
                 return None, math.inf
-            upper, value, lp = fixed
+            upper, (value, reduced, lp) = fixed
     x = _leaf(inputs, model, cols, objective, upper=upper, lp=lp)
     return (None, math.inf) if x is None else (x, float(objective @ x))
 
 
 def _fix_run(
-    model: MilpModel, objective: FloatArray, upper: FloatArray, columns: IntArray, relaxed: tuple[float, FloatArray]
-) -> tuple[FloatArray, float, FloatArray] | None:
-    """Fix one run's start; return the new upper bounds and the LP's optimum and answer, None when no LP is feasible.
+    model: MilpModel,
+    objective: FloatArray,
+    upper: FloatArray,
+    columns: IntArray,
+    relaxed: tuple[float, FloatArray, FloatArray],
+) -> tuple[FloatArray, tuple[float, FloatArray, FloatArray]] | None:
+    """Fix one run's start; return the new upper bounds and that LP (optimum, reduced costs, answer), None if none.
 
-    ``relaxed`` is the LP's optimum and answer so far. A run the LP holds whole stays (the LP is unchanged). A run it
-    splits is tried at each start it uses, largest fraction first, at most ``DIVE_TRIES``: the first whose LP does
-    not rise above ``relaxed``'s optimum (to ``PRUNE_MARGIN``) is kept, else the one whose LP rose least.
+    ``relaxed`` is the LP so far (optimum, reduced costs, answer). A run the LP holds whole stays (the LP is
+    unchanged). A run it splits is tried at the ``DIVE_TRIES`` starts it uses most and at the ``DIVE_TRIES`` starts
+    nearest those that it leaves at 0 with a zero reduced cost (with a battery the LP is degenerate: many placements
+    cost the same, and the one a plan needs is often unused), earliest first: the first whose LP does not rise above
+    ``relaxed``'s optimum (to ``PRUNE_MARGIN``) is kept, else the one whose LP rose least. Earliest first leaves the
+    tie stage a plan whose runs it can often prove earliest without a MILP.
     """
-    value, lp = relaxed
+    value, reduced, lp = relaxed
     used = columns[np.argsort(-lp[columns], kind="stable")]
-    best: tuple[FloatArray, float, FloatArray] | None = None
-    for keep in used[lp[used] > 1e-9][:DIVE_TRIES]:
-        trial = upper.copy()
-        trial[columns] = 0.0
-        trial[keep] = 1.0
-        if lp[keep] >= 1 - 1e-9:  # the LP holds the run whole: its answer stands
-            return trial, value, lp
+    used = used[lp[used] > 1e-9]
+    if used.size and lp[used[0]] >= 1 - 1e-9:  # the LP holds the run whole: its answer stands
+        return _started(upper, columns, used[0]), relaxed
+    idle = columns[(lp[columns] <= 1e-9) & (reduced[columns] <= PRUNE_MARGIN) & (upper[columns] > 0)]
+    near = np.min(np.abs(idle[:, None] - used[None, :]), axis=1) if used.size else np.zeros(idle.size)
+    best: tuple[FloatArray, tuple[float, FloatArray, FloatArray]] | None = None
+    for keep in np.sort(np.concatenate([used[:DIVE_TRIES], idle[np.argsort(near, kind="stable")][:DIVE_TRIES]])):
+        trial = _started(upper, columns, keep)
         found = model.solve(objective, upper=trial, relax=True)
-        if found.x is None or found.fun is None:
+        if found.x is None or found.fun is None or found.lower_dual is None:
             continue
-        if best is None or found.fun < best[1]:
-            best = (trial, found.fun, found.x)
+        if best is None or found.fun < best[1][0]:
+            best = (trial, (found.fun, found.lower_dual, found.x))
         if found.fun <= value + PRUNE_MARGIN:
             break
     return best
+
+
+def _started(upper: FloatArray, columns: IntArray, start: int) -> FloatArray:
+    """Return ``upper`` with the run whose start binaries are ``columns`` allowed only its binary ``start``."""
+    out = upper.copy()
+    out[columns] = 0.0
+    out[start] = 1.0
+    return out
 
 
 def _leaf(
