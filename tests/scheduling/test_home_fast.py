@@ -23,7 +23,7 @@ from custom_components.agentic_hems.scheduling.home_solve import COST_SCALE, PLA
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
 from .conftest import T0, home_inputs, make_curve
-from .test_home_warm import N, _home
+from .test_home_warm import N, _home, _next
 
 
 def _demo_like(seed: int) -> dict:
@@ -48,6 +48,21 @@ def test_the_fast_paths_cost_the_plain_milps_least_cost_within_the_plan_gap(kind
     cost = float(solution.model.objective() @ solution.x)
     assert not note
     assert least - 1e-6 <= cost <= least + PLAN_GAP * scale / COST_SCALE + 1e-6
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_warm_replan_of_a_demo_like_home_costs_what_the_cold_replan_costs(seed: int) -> None:
+    """A replan with the previous plan in hand returns the leaf's rounded plan instead of solving the leaf's MILP
+    (the previous plan carried over, or the least-cost MILP started from the better of the two, settles the cost):
+    the same net cost and starts as the cold replan, which solves the leaf's MILP."""
+    home = _demo_like(seed)
+    first = plan_home(**home)
+    following = _next(home, first)
+    cold = plan_home(**following)
+    warm = plan_home(**following, previous=first)
+    assert not cold.time_limited and not warm.time_limited
+    assert warm.net_cost == pytest.approx(cold.net_cost, rel=1e-9, abs=1e-9)
+    assert warm.starts == cold.starts
 
 
 def _degenerate(seed: int) -> dict:

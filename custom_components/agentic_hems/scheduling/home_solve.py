@@ -77,7 +77,7 @@ def solve(
     dived: FloatArray | None = None
     bound = math.inf
     if relaxed is not None:
-        dived, bound = _dive(inputs, model, cols, relaxed, cost * factor)
+        dived, bound = _dive(inputs, model, cols, relaxed, cost * factor, defer=previous is not None)
     if previous is not None:
         dived, bound = _warmer(inputs, model, cols, objective=cost * factor, previous=previous, dived=(dived, bound))
     if relaxed is not None:
@@ -141,12 +141,14 @@ def _dive(
     cols: Columns,
     relaxed: tuple[float, FloatArray, FloatArray],
     objective: FloatArray,
+    *,
+    defer: bool = False,
 ) -> tuple[FloatArray | None, float]:
     """Return a plan and its scaled cost found by fixing the runs one by one (:func:`_fix_run`).
 
     ``relaxed`` is the LP relaxation (optimum, reduced costs, solution). The LP is solved again for a run it had
     split (fixing one it had whole leaves its answer optimal); with every run fixed, :func:`_leaf` turns the LP's
-    answer into a plan. (None, inf) when no plan is found.
+    answer into a plan (``defer``: see there). (None, inf) when no plan is found.
     """
     value, reduced, lp = relaxed
     upper = model.upper_bounds()
@@ -156,7 +158,7 @@ def _dive(
             if fixed is None:
                 return None, math.inf
             upper, (value, reduced, lp) = fixed
-    x = _leaf(inputs, model, cols, objective, upper=upper, lp=lp)
+    x = _leaf(inputs, model, cols, objective, upper=upper, lp=lp, defer=defer)
     return (None, math.inf) if x is None else (x, float(objective @ x))
 
 
@@ -205,14 +207,23 @@ def _started(upper: FloatArray, columns: IntArray, start: int) -> FloatArray:
 
 
 def _leaf(
-    inputs: Inputs, model: MilpModel, cols: Columns, objective: FloatArray, *, upper: FloatArray, lp: FloatArray
+    inputs: Inputs,
+    model: MilpModel,
+    cols: Columns,
+    objective: FloatArray,
+    *,
+    upper: FloatArray,
+    lp: FloatArray,
+    defer: bool = False,
 ) -> FloatArray | None:
     """With every run fixed and ``lp`` that LP's answer, a plan: ``lp`` itself when it needs no binary.
 
     Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
     direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' and energy loads' on/off binaries come
     out whole. Else that LP once more with those binaries fixed as :func:`_rounded` sets them, kept when it costs at
-    most ``PLAN_GAP`` more. Else the MILP with the runs fixed; None when that finds no plan.
+    most ``PLAN_GAP`` more. Else the MILP with the runs fixed; None when that finds no plan. With ``defer`` (a
+    replan: the previous plan carried over may reach the optimum in one LP) the rounded plan is returned instead of
+    solving that MILP, and :func:`_least_cost` starts from the best plan in hand if neither reaches it.
     """
     if _exclusive(inputs, cols, lp) and whole(lp, model.integer_columns()):
         return lp
@@ -222,7 +233,7 @@ def _leaf(
     if found.x is not None and found.fun is not None and not whole(found.x, on):
         lower, fixed = model.pinned(on, _rounded(inputs, cols, np.asarray(found.x, dtype=np.float64))[on], directed)
         again = model.solve(objective, upper=fixed, lower=lower, relax=True)
-        if again.x is not None and again.fun is not None and again.fun <= found.fun + PLAN_GAP:
+        if again.x is not None and again.fun is not None and (defer or again.fun <= found.fun + PLAN_GAP):
             found = again
     if found.x is None or not whole(found.x, on):
         found = model.solve(objective, upper=upper, gap=PLAN_GAP)
