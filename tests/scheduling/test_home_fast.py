@@ -34,10 +34,19 @@ def _demo_like(seed: int) -> dict:
     return {**home, "heat_pumps": [variable], "batteries": [*home["batteries"], second]}
 
 
-@pytest.mark.parametrize(("kind", "seed"), [(kind, seed) for kind in (_home, _demo_like) for seed in range(6)])
+def _running(seed: int) -> dict:
+    """``_demo_like(seed)`` with its heat pump one slot into a run at the horizon's start (one more slot to run)."""
+    home = _demo_like(seed)
+    return {**home, "heat_pumps": [replace(home["heat_pumps"][0], initial_on_slots=1)]}
+
+
+@pytest.mark.parametrize(
+    ("kind", "seed"), [(kind, seed) for kind in (_home, _demo_like, _running) for seed in range(6)]
+)
 def test_the_fast_paths_cost_the_plain_milps_least_cost_within_the_plan_gap(kind, seed: int) -> None:
-    """Fixed-speed and variable-speed heat pumps with minimum times, an EV with a least power, runs, batteries with
-    direction binaries (negative prices): the plan costs the plain MILP's optimum, at most ``PLAN_GAP`` more."""
+    """Fixed-speed and variable-speed heat pumps with minimum times (one of them running into the horizon), an EV
+    with a least power, runs, batteries with direction binaries (negative prices): the plan costs the plain MILP's
+    optimum, at most ``PLAN_GAP`` more."""
     inputs = home_inputs(kind(seed))
     scale = cost_scale(inputs)
     model, _ = build(inputs)
@@ -113,6 +122,22 @@ def test_a_tie_stage_stopped_at_once_keeps_the_least_cost_and_is_not_time_limite
     assert capped.net_cost == pytest.approx(full.net_cost, abs=1e-6)
     runs = [spec.name for spec in home["loads"] if spec.contiguous]
     assert [full.starts[name] for name in runs] <= [capped.starts[name] for name in runs]  # lexicographic
+
+
+def test_the_leaf_rounds_a_run_begun_before_the_horizon_to_its_remaining_minimum_run() -> None:
+    """A heat pump one slot into a two-slot minimum run needs one more slot, not two: with the on/off binaries the
+    rounding sets, the run it continues is on only where the LP runs it (here at least the forced first slot)."""
+    inputs = home_inputs(_running(0))
+    model, cols = build(inputs)
+    pump, heat = inputs.heat_pumps[0], cols.heat[0]
+    assert pump.forced_slots() == (1, 0) and heat.on is not None
+    x = np.zeros(model.size)
+    x[heat.power[[0, 3, 4]]] = 1.0  # on in slot 0 (the run carried in), then a run of two from slot 3
+    rounded = home_solve._rounded(inputs, cols, x)
+    assert rounded[heat.on][:6].tolist() == [1, 0, 0, 1, 1, 0]
+    x[heat.power[3:5]] = 0.0
+    x[heat.power[2]] = 1.0  # a one-slot pause after the carried run: min_off_slots == 1 keeps it
+    assert home_solve._rounded(inputs, cols, x)[heat.on][:4].tolist() == [1, 0, 1, 1]
 
 
 @settings(max_examples=200, deadline=None)

@@ -244,13 +244,17 @@ def _rounded(inputs: Inputs, cols: Columns, x: FloatArray) -> FloatArray:
     """Return ``x`` with the on/off binaries on wherever it runs, runs and pauses made long enough.
 
     A heat pump is on where its power exceeds ``TOL_KW``, a run shorter than its minimum run goes on into the
-    following slots and a pause shorter than its minimum off time is filled (:func:`_lengthened`); an energy load is
-    on where it draws at least its least power. The LP with those binaries fixed is a plan when it is feasible.
+    following slots and a pause shorter than its minimum off time is filled (:func:`_lengthened`), counting the
+    slots it ran before the horizon (a run it continues needs only the rest of its minimum run, and a pause at the
+    start follows that run); an energy load is on where it draws at least its least power. The LP with those
+    binaries fixed is a plan when it is feasible.
     """
     x = x.copy()
     for pump, heat in zip(inputs.heat_pumps, cols.heat, strict=True):
         if heat.on is not None:
-            x[heat.on] = _lengthened(x[heat.power] > TOL_KW, pump.min_run_slots, pump.min_off_slots)
+            ran = np.ones(min(pump.initial_on_slots, pump.min_run_slots), dtype=bool)
+            on = np.concatenate([ran, x[heat.power] > TOL_KW])
+            x[heat.on] = _lengthened(on, pump.min_run_slots, pump.min_off_slots)[ran.size :]
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
         if load.spec.name in cols.on:
             x[cols.on[load.spec.name]] = x[columns] >= load.spec.min_power_kw - TOL_KW
