@@ -105,7 +105,8 @@ class Result:
     """What HiGHS found: scipy's status number, a message, and the solution where there is one.
 
     ``row_dual`` (one per row) and ``lower_dual`` (each column's dual where the column is nonbasic at its lower
-    bound, else 0: scipy linprog's ``lower.marginals``) are given for an optimal LP only.
+    bound, else 0: scipy linprog's ``lower.marginals``) and ``basis`` (HiGHS's, a start for a like LP) are given
+    for an optimal LP only.
     """
 
     status: int
@@ -114,6 +115,7 @@ class Result:
     fun: float | None = None
     row_dual: FloatArray | None = None
     lower_dual: FloatArray | None = None
+    basis: Any = None
 
 
 def solve(
@@ -125,6 +127,7 @@ def solve(
     integer: npt.NDArray[Any] | None = None,
     options: Mapping[str, float | str] | None = None,
     start: FloatArray | None = None,
+    basis: Any = None,
 ) -> Result:
     """Minimise ``cost @ x`` subject to ``rows`` and ``lower <= x <= upper``, ``x[integer > 0]`` integral.
 
@@ -138,6 +141,7 @@ def solve(
         start: a MIP start, one value per column (a MILP only; NaN or another size: none). Only its integer
             columns (rounded) are given: HiGHS completes them with an LP and takes the result as its first incumbent
             when that is feasible, else ignores it, so a wrong or stale start costs time, never the optimum.
+        basis: an LP's start (an LP only): a ``Result.basis`` of an LP with the same columns and rows.
 
     Returns:
         The :class:`Result`: a MILP that stops at its limit keeps its best solution (status LIMITED), an LP gives
@@ -162,6 +166,8 @@ def solve(
         return Result(FAILED, "HiGHS refused the model")
     if mip and start is not None and start.size == size and np.all(np.isfinite(start)):
         _start(highs, start, np.asarray(integer))
+    if basis is not None and not mip:
+        highs.setBasis(basis)  # a basis HiGHS finds invalid is dropped (HiGHS starts from scratch)
     highs.run()
     return _result(highspy, highs, mip=mip)
 
@@ -233,4 +239,5 @@ def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:
         float(info.objective_function_value),
         np.array(solution.row_dual, dtype=np.float64),
         lower_dual,
+        highs.getBasis(),
     )

@@ -37,6 +37,7 @@ class MilpModel:
         """Start with no columns and no rows."""
         self.deadline: float | None = None
         self.limited = False
+        self._bases: dict[int, Any] = {}  # the last optimal LP basis by number of rows (see _relaxed)
         self.lower: list[FloatArray] = []
         self.upper: list[FloatArray] = []
         self.cost: list[FloatArray] = []
@@ -85,19 +86,20 @@ class MilpModel:
     ) -> Result:
         """Run HiGHS on ``objective`` with the rows plus ``extra`` rows; return its :class:`~.highs.Result`.
 
-        ``relax`` solves the LP relaxation; ``upper`` and ``lower`` replace the columns' bounds (pruned starts at 0,
-        fixed binaries). ``start`` is a MIP start (a plan believed feasible; HiGHS ignores it when it is not); such a
-        MILP is solved without presolve. A MILP solved with presolve that fails (status FAILED: HiGHS's presolve
-        breaks down on some models with zero prices) is solved once more without it. ``bounded=False`` gives a MILP
-        its own ``TIME_LIMIT_S`` whatever ``deadline``. ``gap`` is an absolute optimality gap in objective units
-        (HiGHS's ``mip_abs_gap``; 0 leaves only ``MIP_REL_GAP``). ``cap_s`` (seconds) caps an optional solve, one
-        whose caller keeps a plan in hand: it also ends at ``deadline``, and a stop at either never sets ``limited``.
+        ``relax`` solves the LP relaxation (from the last basis: :meth:`_relaxed`); ``upper`` and ``lower`` replace
+        the columns' bounds (pruned starts at 0, fixed binaries). ``start`` is a MIP start (a plan believed feasible;
+        HiGHS ignores it when it is not); such a MILP is solved without presolve. A MILP solved with presolve that
+        fails (status FAILED: HiGHS's presolve breaks down on some models with zero prices) is solved once more
+        without it. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S`` whatever ``deadline``. ``gap`` is an
+        absolute optimality gap in objective units (HiGHS's ``mip_abs_gap``; 0 leaves only ``MIP_REL_GAP``).
+        ``cap_s`` (seconds) caps an optional solve, one whose caller keeps a plan in hand: it also ends at
+        ``deadline``, and a stop at either never sets ``limited``.
         """
-        rows = stack([self.constraints(), *(extra or [])])
         lower = np.concatenate(self.lower) if lower is None else np.asarray(lower, dtype=np.float64)
         bounds = self.upper_bounds() if upper is None else np.asarray(upper, dtype=np.float64)
         if relax:
-            return solve(objective, lower, bounds, rows, options=_LP_OPTIONS)
+            return self._relaxed(objective, lower, bounds, extra)
+        rows = stack([self.constraints(), *(extra or [])])
         cut = self._cut if bounded else dict
         integer = np.concatenate(self.integer)
         options = {
@@ -183,7 +185,27 @@ class MilpModel:
 
     def _lp(self, objective: FloatArray, upper: FloatArray) -> Result:
         """Solve the LP relaxation with ``upper`` (no time limit, no presolve), its duals included."""
-        return solve(objective, np.concatenate(self.lower), upper, self.constraints(), options={"presolve": "off"})
+        return self._relaxed(objective, np.concatenate(self.lower), upper, None, options={"presolve": "off"})
+
+    def _relaxed(
+        self,
+        objective: FloatArray,
+        lower: FloatArray,
+        upper: FloatArray,
+        extra: list[Rows] | None,
+        options: dict[str, float | str] = _LP_OPTIONS,
+    ) -> Result:
+        """Solve an LP of the model (plus ``extra`` rows) from the last optimal basis of an LP with as many rows.
+
+        The model's LPs differ in bounds and objective only (a dive fixes one run after another), so the last basis
+        is a valid start and the simplex needs a few iterations instead of a solve from scratch (about 10 against
+        40 ms on the demo home); the optimum is the same, its vertex may differ where the LP is degenerate.
+        """
+        rows = stack([self.constraints(), *(extra or [])])
+        found = solve(objective, lower, upper, rows, options=options, basis=self._bases.get(rows.count))
+        if found.basis is not None and found.status == OPTIMAL:
+            self._bases[rows.count] = found.basis
+        return found
 
     def objective(self) -> FloatArray:
         """Return the cost of every column."""
