@@ -172,6 +172,20 @@ def solve(
     return _result(highspy, highs, mip=mip)
 
 
+def widened(basis: Any, count: int) -> Any:
+    """Return ``basis`` (a :attr:`Result.basis`) for ``count`` rows: the rows it lacks basic (their slacks); None
+    when ``basis`` is None. A start for an LP that adds rows to the one whose basis it was."""
+    if basis is None:
+        return None
+    import highspy  # noqa: PLC0415 - lazy, as in solve
+
+    out = highspy.HighsBasis()
+    out.col_status = list(basis.col_status)
+    out.row_status = [*basis.row_status, *[highspy.HighsBasisStatus.kBasic] * (count - len(basis.row_status))]
+    out.valid = True
+    return out
+
+
 def _pass(highspy: Any, highs: Any, columns: tuple[FloatArray, FloatArray, FloatArray], rows: Rows, whole: Any) -> Any:
     """Pass HiGHS the model: ``columns`` (cost, lower, upper), ``rows`` and ``whole`` (1 per integer column)."""
     cost, lower, upper = columns
