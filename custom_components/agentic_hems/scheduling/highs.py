@@ -173,8 +173,10 @@ def solve(
 
 
 def widened(basis: Any, count: int) -> Any:
-    """Return ``basis`` (a :attr:`Result.basis`) for ``count`` rows: the rows it lacks basic (their slacks); None
-    when ``basis`` is None. A start for an LP that adds rows to the one whose basis it was."""
+    """Return ``basis`` (a :attr:`Result.basis`) for ``count`` rows, the rows it lacks basic; None for None.
+
+    A start for an LP that adds rows (their slacks basic) to the one whose basis it was.
+    """
     if basis is None:
         return None
     import highspy  # noqa: PLC0415 - lazy, as in solve

@@ -219,4 +219,3 @@ class MilpModel:
 def whole(x: FloatArray, columns: IntArray) -> bool:
     """Return True when ``x`` is within 1e-9 of an integer on every one of ``columns``."""
     return bool(np.all(np.abs(x[columns] - np.round(x[columns])) <= 1e-9))
-
