@@ -32,6 +32,11 @@ PLAN_TIME_LIMIT_S = 10.0  # default bound of one plan's HiGHS calls together, se
 # The tie stage's MILP gets at most this long (wall clock); a least-cost plan is in hand, which stays if it stops.
 # On the demo home it never finished (7-10 s); 0.5 s made "days 2-3" of the benchmark stop just short of it.
 TIE_LIMIT_S = 0.25
+# A plan in hand within this of the LP bound (scaled, 1e-5 of the cost scale: 0.14 cents on the demo home) caps the
+# least-cost MILP at NEAR_LIMIT_S (wall clock): the demo home's dive once ended 0.0101 above the bound, just over
+# PLAN_GAP, and HiGHS took 8 s of CPU to close the last 0.0001.
+NEAR_GAP = 10 * PLAN_GAP
+NEAR_LIMIT_S = 0.25
 DIVE_TRIES = 4  # the dive tries a split run at up to this many starts the LP uses, and as many it leaves
 LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under milp.MIP_REL_GAP
 
@@ -53,7 +58,8 @@ def solve(
     The LP relaxation gives a lower bound L and reduced costs r: a plan that starts run a at j costs at least
     L + r_aj. A dive (:func:`_dive`) gives a plan and its cost U. When U <= L + ``PLAN_GAP`` the dive's plan is
     taken as the optimum; otherwise starts with L + r_aj > U are fixed to 0 and HiGHS solves the MILP to an absolute
-    gap of ``PLAN_GAP`` (scaled: 1e-6 of the cost scale, far below a cent on any home). The tie stage
+    gap of ``PLAN_GAP`` (scaled: 1e-6 of the cost scale, far below a cent on any home), for at most ``NEAR_LIMIT_S``
+    when U <= L + ``NEAR_GAP`` (the plan is then least-cost to within 1e-5 of the cost scale). The tie stage
     (:func:`_earliest`) prunes again with its budget. When the time bound stops a HiGHS call, the best plan found so
     far is used (the MILP's incumbent, else the dive's plan) and the returned note says so
     (``Solution.model.limited``); with no plan in hand the least-cost MILP still gets its own limit
@@ -85,7 +91,8 @@ def solve(
         if dived is not None and bound <= relaxed[0] + PLAN_GAP:
             x = _clean(model, dived, model.upper_bounds())
     if x is None:
-        x = _least_cost(inputs, model, cost * factor, upper=upper, dived=dived)
+        near = relaxed is not None and bound <= relaxed[0] + NEAR_GAP
+        x = _least_cost(inputs, model, cost * factor, upper=upper, dived=dived, near=near)
     budget = float(cost @ x) + TIE_REL * scale
     if relaxed is not None:
         upper = _pruned(upper, runs, relaxed, budget * factor)
@@ -117,16 +124,35 @@ def _warmer(
 
 
 def _least_cost(
-    inputs: Inputs, model: MilpModel, objective: FloatArray, *, upper: FloatArray, dived: FloatArray | None
+    inputs: Inputs,
+    model: MilpModel,
+    objective: FloatArray,
+    *,
+    upper: FloatArray,
+    dived: FloatArray | None,
+    near: bool = False,
 ) -> FloatArray:
     """Return HiGHS's least-cost plan under ``upper``, or the plan in hand when HiGHS stopped without a cheaper one.
 
     The plan in hand (the dive's, or the previous plan carried over) is ``dived``; it is HiGHS's MIP start. Without
     it the time bound does not cut this solve (it gets ``milp.TIME_LIMIT_S`` of its own): a spent bound must not
-    leave the home without a plan that HiGHS could still find.
+    leave the home without a plan that HiGHS could still find. ``near`` (``dived`` within ``NEAR_GAP`` of the LP
+    bound) caps the solve at ``NEAR_LIMIT_S``; a stop there keeps the better plan and is not a time bound reached
+    (a stop at the plan's own time bound still is).
     """
-    found = model.solve(objective, upper=upper, bounded=dived is not None, start=dived, gap=PLAN_GAP)
-    if model.limited and dived is not None and (found.x is None or objective @ found.x > objective @ dived):
+    capped = near and dived is not None
+    found = model.solve(
+        objective,
+        upper=upper,
+        bounded=dived is not None,
+        start=dived,
+        gap=PLAN_GAP,
+        cap_s=NEAR_LIMIT_S if capped else None,
+    )
+    if capped and found.status != OPTIMAL and model.deadline is not None and time.monotonic() >= model.deadline:
+        model.limited = True  # the plan's own time bound stopped it, not the cap
+    stopped = model.limited or (capped and found.status != OPTIMAL)
+    if stopped and dived is not None and (found.x is None or objective @ found.x > objective @ dived):
         return _clean(model, dived, model.upper_bounds())
     if found.x is not None:
         return _clean(model, found.x, upper)
@@ -221,7 +247,8 @@ def _leaf(
     Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
     direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' and energy loads' on/off binaries come
     out whole. Else that LP once more with those binaries fixed as :func:`_rounded` sets them, kept when it costs at
-    most ``PLAN_GAP`` more. Else the MILP with the runs fixed; None when that finds no plan. With ``defer`` (a
+    most ``PLAN_GAP`` more. Else the MILP with the runs fixed, started from that rounded plan when it is feasible;
+    None when that finds no plan. With ``defer`` (a
     replan: the previous plan carried over may reach the optimum in one LP) the rounded plan is returned instead of
     solving that MILP, and :func:`_least_cost` starts from the best plan in hand if neither reaches it.
     """
@@ -230,13 +257,16 @@ def _leaf(
     directed = _directed(inputs, cols, lp, upper)
     found = model.solve(objective, upper=directed, relax=True)
     on = _on_columns(cols)
+    rounded = None
     if found.x is not None and found.fun is not None and not whole(found.x, on):
         lower, fixed = model.pinned(on, _rounded(inputs, cols, np.asarray(found.x, dtype=np.float64))[on], directed)
         again = model.solve(objective, upper=fixed, lower=lower, relax=True)
         if again.x is not None and again.fun is not None and (defer or again.fun <= found.fun + PLAN_GAP):
             found = again
+        elif again.x is not None:
+            rounded = _matched(cols, np.asarray(again.x, dtype=np.float64))
     if found.x is None or not whole(found.x, on):
-        found = model.solve(objective, upper=upper, gap=PLAN_GAP)
+        found = model.solve(objective, upper=upper, gap=PLAN_GAP, start=rounded)
     return None if found.x is None else _matched(cols, np.asarray(found.x, dtype=np.float64))
 
 
