@@ -61,9 +61,9 @@ def test_the_fast_paths_cost_the_plain_milps_least_cost_within_the_plan_gap(kind
 
 @pytest.mark.parametrize("seed", range(6))
 def test_a_warm_replan_of_a_demo_like_home_costs_what_the_cold_replan_costs(seed: int) -> None:
-    """A replan with the previous plan in hand returns the leaf's rounded plan instead of solving the leaf's MILP
+    """A replan with the previous plan in hand may take the leaf's rounded plan instead of solving the leaf's MILP
     (the previous plan carried over, or the least-cost MILP started from the better of the two, settles the cost):
-    the same net cost and starts as the cold replan, which solves the leaf's MILP."""
+    it costs what the cold replan costs and starts its runs at the same slots."""
     home = _demo_like(seed)
     first = plan_home(**home)
     following = _next(home, first)

@@ -249,9 +249,9 @@ def _leaf(
     direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' and energy loads' on/off binaries come
     out whole. Else that LP once more with those binaries fixed as :func:`_rounded` sets them, kept when it costs at
     most ``PLAN_GAP`` more. Else the MILP with the runs fixed, started from that rounded plan when it is feasible;
-    None when that finds no plan. With ``defer`` (a
-    replan: the previous plan carried over may reach the optimum in one LP) the rounded plan is returned instead of
-    solving that MILP, and :func:`_least_cost` starts from the best plan in hand if neither reaches it.
+    None when that finds no plan. With ``defer`` (a replan: the previous plan carried over may reach the optimum in
+    one LP) the rounded plan is returned instead of solving that MILP, and :func:`_least_cost` starts from the best
+    plan in hand if neither reaches it.
     """
     if _exclusive(inputs, cols, lp) and whole(lp, model.integer_columns()):
         return lp
