@@ -63,15 +63,16 @@ def test_the_fast_paths_cost_the_plain_milps_least_cost_within_the_plan_gap(kind
 def test_a_warm_replan_of_a_demo_like_home_costs_what_the_cold_replan_costs(seed: int) -> None:
     """A replan with the previous plan in hand may take the leaf's rounded plan instead of solving the leaf's MILP
     (the previous plan carried over, or the least-cost MILP started from the better of the two, settles the cost):
-    it costs what the cold replan costs and starts its runs at the same slots."""
+    it costs what the cold replan costs, to the plan gap. Their ties may differ: at its 0.1 s cap a loaded machine
+    may stop one replan's tie MILP and not the other's."""
     home = _demo_like(seed)
     first = plan_home(**home)
     following = _next(home, first)
     cold = plan_home(**following)
     warm = plan_home(**following, previous=first)
     assert not cold.time_limited and not warm.time_limited
-    assert warm.net_cost == pytest.approx(cold.net_cost, rel=1e-9, abs=1e-9)
-    assert warm.starts == cold.starts
+    gap = PLAN_GAP * cost_scale(home_inputs(following)) / COST_SCALE
+    assert warm.net_cost == pytest.approx(cold.net_cost, abs=gap)
 
 
 def _degenerate(seed: int) -> dict:
