@@ -86,14 +86,17 @@ def _next(home: dict, plan: HomePlan) -> dict:
     }
 
 
+def replans(home: dict) -> tuple[dict, HomePlan, HomePlan]:
+    """Plan ``home``, then replan one slot on (:func:`_next`) cold and warm from that plan: (arguments, cold, warm)."""
+    first = plan_home(**home)
+    following = _next(home, first)
+    return following, plan_home(**following), plan_home(**following, previous=first)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_a_warm_replan_costs_what_the_cold_replan_costs(seed: int) -> None:
     """Replan one slot on, from the state the first plan leaves: warm from it or cold, the same net cost."""
-    home = _home(seed)
-    first = plan_home(**home)
-    following = _next(home, first)
-    cold = plan_home(**following)
-    warm = plan_home(**following, previous=first)
+    _, cold, warm = replans(_home(seed))
     assert not cold.time_limited and not warm.time_limited
     assert warm.net_cost == pytest.approx(cold.net_cost, rel=1e-9, abs=1e-9)
     assert warm.starts == cold.starts  # the earliest among the ties, whatever plan was in hand

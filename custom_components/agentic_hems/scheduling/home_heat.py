@@ -116,6 +116,32 @@ def _on_off(model: MilpModel, pump: HomeHeatPump, power: IntArray, n: int) -> In
     return u
 
 
+def lengthened(on: npt.NDArray[np.bool_], run: int, rest: int) -> npt.NDArray[np.bool_]:
+    """Return ``on`` (per slot) with runs of at least ``run`` slots and pauses between runs of at least ``rest``.
+
+    A shorter run goes on into the slots after it; a shorter pause is filled.
+    """
+    out, n, t = on.copy(), on.size, 0
+    while t < n:
+        if not out[t]:
+            t += 1
+            continue
+        start = t
+        while True:
+            while t < n and out[t]:
+                t += 1
+            if t < min(start + run, n):
+                out[t : start + run] = True
+                continue
+            after = t
+            while after < n and not out[after]:
+                after += 1
+            if after == n or after - t >= rest:
+                break
+            out[t:after] = True
+    return out
+
+
 def heat_tie(pump: HomeHeatPump, columns: HeatColumns, size: int) -> FloatArray:
     """Return the tie-break objective of a heat pump: (n - 1 - t) / n per kW of max_kw, so later running wins.
 

@@ -7,12 +7,11 @@ import math
 import time
 
 import numpy as np
-import numpy.typing as npt
 
 from ..prices.curve import FloatArray
 from .highs import OPTIMAL, Rows
 from .home_build import Columns, build, cost_scale, dump_pays
-from .home_heat import heat_tie
+from .home_heat import heat_tie, lengthened
 from .home_inputs import Inputs, Load
 from .home_model import PHASES, TOL_KW, HomePlan, HomePlanError, Infeasibility, PhaseOver, slot_limits
 from .home_warm import carried, warm_start
@@ -275,7 +274,7 @@ def _rounded(inputs: Inputs, cols: Columns, x: FloatArray) -> FloatArray:
     """Return ``x`` with the on/off binaries on wherever it runs, runs and pauses made long enough.
 
     A heat pump is on where its power exceeds ``TOL_KW``, a run shorter than its minimum run goes on into the
-    following slots and a pause shorter than its minimum off time is filled (:func:`_lengthened`), counting the
+    following slots and a pause shorter than its minimum off time is filled (:func:`~.home_heat.lengthened`), counting the
     slots it ran before the horizon (a run it continues needs only the rest of its minimum run, and a pause at the
     start follows that run); an energy load is on where it draws at least its least power. The LP with those
     binaries fixed is a plan when it is feasible.
@@ -285,37 +284,11 @@ def _rounded(inputs: Inputs, cols: Columns, x: FloatArray) -> FloatArray:
         if heat.on is not None:
             ran = np.ones(min(pump.initial_on_slots, pump.min_run_slots), dtype=bool)
             on = np.concatenate([ran, x[heat.power] > TOL_KW])
-            x[heat.on] = _lengthened(on, pump.min_run_slots, pump.min_off_slots)[ran.size :]
+            x[heat.on] = lengthened(on, pump.min_run_slots, pump.min_off_slots)[ran.size :]
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
         if load.spec.name in cols.on:
             x[cols.on[load.spec.name]] = x[columns] >= load.spec.min_power_kw - TOL_KW
     return x
-
-
-def _lengthened(on: npt.NDArray[np.bool_], run: int, rest: int) -> npt.NDArray[np.bool_]:
-    """Return ``on`` (per slot) with runs of at least ``run`` slots and pauses between runs of at least ``rest``.
-
-    A shorter run goes on into the slots after it; a shorter pause is filled.
-    """
-    out, n, t = on.copy(), on.size, 0
-    while t < n:
-        if not out[t]:
-            t += 1
-            continue
-        start = t
-        while True:
-            while t < n and out[t]:
-                t += 1
-            if t < min(start + run, n):
-                out[t : start + run] = True
-                continue
-            after = t
-            while after < n and not out[after]:
-                after += 1
-            if after == n or after - t >= rest:
-                break
-            out[t:after] = True
-    return out
 
 
 def _directed(inputs: Inputs, cols: Columns, x: FloatArray, upper: FloatArray) -> FloatArray:
