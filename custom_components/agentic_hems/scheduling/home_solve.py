@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from ..prices.curve import FloatArray
-from .highs import OPTIMAL, Rows
+from .highs import OPTIMAL, Result, Rows
 from .home_build import Columns, build, cost_scale, dump_pays
 from .home_heat import heat_tie, lengthened
 from .home_inputs import Inputs, Load
@@ -246,8 +246,8 @@ def _leaf(
 
     Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
     direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' and energy loads' on/off binaries come
-    out whole. Else that LP once more with those binaries fixed as :func:`_rounded` sets them, kept when it costs at
-    most ``PLAN_GAP`` more. Else the MILP with the runs fixed, started from that rounded plan when it is feasible;
+    out whole. Else the LP with those binaries rounded (:func:`_rounded_lp`), kept when it costs at most
+    ``PLAN_GAP`` more. Else the MILP with the runs fixed, started from that rounded plan when it is feasible;
     None when that finds no plan. With ``defer`` (a replan: the previous plan carried over may reach the optimum in
     one LP) the rounded plan is returned instead of solving that MILP, and :func:`_least_cost` starts from the best
     plan in hand if neither reaches it.
@@ -259,8 +259,7 @@ def _leaf(
     on = _on_columns(cols)
     rounded = None
     if found.x is not None and found.fun is not None and not whole(found.x, on):
-        lower, fixed = model.pinned(on, _rounded(inputs, cols, np.asarray(found.x, dtype=np.float64))[on], directed)
-        again = model.solve(objective, upper=fixed, lower=lower, relax=True)
+        again = _rounded_lp(inputs, model, cols, objective, upper=upper, x=np.asarray(found.x, dtype=np.float64))
         if again.x is not None and again.fun is not None and (defer or again.fun <= found.fun + PLAN_GAP):
             found = again
         elif again.x is not None:
@@ -270,14 +269,37 @@ def _leaf(
     return None if found.x is None else _matched(cols, np.asarray(found.x, dtype=np.float64))
 
 
+def _rounded_lp(
+    inputs: Inputs, model: MilpModel, cols: Columns, objective: FloatArray, *, upper: FloatArray, x: FloatArray
+) -> Result:
+    """Return the LP with every on/off binary fixed as :func:`_rounded` sets them, in two steps.
+
+    First the energy loads' binaries, rounded from ``x``, under ``upper`` (each battery and the grid may still take
+    either direction: kept to ``x``'s, an EV moved to a slot where ``x`` drew little often has no plan as cheap).
+    Then the heat pumps' binaries, rounded from that LP's answer, with the directions it favours
+    (:func:`_directed`). With no heat pump binary and an answer already exclusive, the first LP is returned.
+    """
+    loads = np.concatenate([np.zeros(0, dtype=np.intp), *cols.on.values()])
+    if loads.size:
+        lower, fixed = model.pinned(loads, _rounded(inputs, cols, x)[loads], upper)
+        first = model.solve(objective, upper=fixed, lower=lower, relax=True)
+        if first.x is not None:
+            x = np.asarray(first.x, dtype=np.float64)
+            if all(h.on is None for h in cols.heat) and _exclusive(inputs, cols, x):
+                return first
+    on = _on_columns(cols)
+    lower, fixed = model.pinned(on, _rounded(inputs, cols, x)[on], _directed(inputs, cols, x, upper))
+    return model.solve(objective, upper=fixed, lower=lower, relax=True)
+
+
 def _rounded(inputs: Inputs, cols: Columns, x: FloatArray) -> FloatArray:
     """Return ``x`` with the on/off binaries on wherever it runs, runs and pauses made long enough.
 
     A heat pump is on where its power exceeds ``TOL_KW``, a run shorter than its minimum run goes on into the
     following slots and a pause shorter than its minimum off time is filled (:func:`~.home_heat.lengthened`), counting the
     slots it ran before the horizon (a run it continues needs only the rest of its minimum run, and a pause at the
-    start follows that run); an energy load is on where it draws at least its least power. The LP with those
-    binaries fixed is a plan when it is feasible.
+    start follows that run); an energy load is on where it draws at least half its least power (the nearer of off
+    and its least power). The LP with those binaries fixed is a plan when it is feasible.
     """
     x = x.copy()
     for pump, heat in zip(inputs.heat_pumps, cols.heat, strict=True):
@@ -287,7 +309,7 @@ def _rounded(inputs: Inputs, cols: Columns, x: FloatArray) -> FloatArray:
             x[heat.on] = lengthened(on, pump.min_run_slots, pump.min_off_slots)[ran.size :]
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
         if load.spec.name in cols.on:
-            x[cols.on[load.spec.name]] = x[columns] >= load.spec.min_power_kw - TOL_KW
+            x[cols.on[load.spec.name]] = x[columns] >= load.spec.min_power_kw / 2
     return x
 
 
