@@ -107,15 +107,19 @@ def test_the_dives_plan_is_feasible_and_costs_no_less_than_the_plain_milps_least
     assert relaxed[0] - 1e-6 <= plain.fun
 
 
+@pytest.mark.parametrize(("name", "value"), [("TIE_LIMIT_S", 0.0), ("TIE_BINARIES", 0)])
 @pytest.mark.parametrize("seed", range(4))
-def test_a_tie_stage_stopped_at_once_keeps_the_least_cost_and_is_not_time_limited(seed: int) -> None:
-    """With no time for the tie stage's MILP the plan keeps the least cost and says nothing of a time bound: the
-    placement is then the earliest of the least-cost plan's own pattern: its runs start no earlier, in the loads'
-    order, than the uncapped tie stage's."""
+def test_a_tie_stage_stopped_at_once_keeps_the_least_cost_and_is_not_time_limited(
+    seed: int, name: str, value: float
+) -> None:
+    """With no time for the tie stage's MILP, or too many binaries for it, the plan keeps the least cost and says
+    nothing of a time bound: the placement is then the earliest of the least-cost plan's own pattern: its runs start
+    no earlier, in the loads' order, than the full tie stage's."""
     home = _demo_like(seed)
-    full = plan_home(**home)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(home_solve, "TIE_LIMIT_S", 0.0)
+        patch.setattr(home_solve, "TIE_LIMIT_S", 60.0)
+        full = plan_home(**home)
+        patch.setattr(home_solve, name, value)
         capped = plan_home(**home)
     assert not capped.time_limited and not full.time_limited
     assert capped.net_cost == pytest.approx(full.net_cost, abs=1e-6)
