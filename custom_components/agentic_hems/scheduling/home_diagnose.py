@@ -14,8 +14,8 @@ def diagnose(inputs: Inputs) -> HomePlanError:
     """Re-solve with slacks on every relaxable limit; name those the slacks use.
 
     The limits: fuse, export limit, energy targets, reserves, comfort bands and phase limits (a phase's conflict
-    names the phase and its devices, :func:`phase_over`). The LP relaxation is tried first; when it needs no slack (the conflict lies in the runs or the heat pumps'
-    on/off and minimum times), the MILP with slacks is solved.
+    names the phase and its devices, :func:`phase_over`). The LP relaxation is tried first; when it needs no slack
+    (the conflict lies in the runs or the heat pumps' on/off and minimum times), the MILP with slacks is solved.
     """
     model, cols = build(inputs, relax=True)
     objective = np.zeros(model.size)

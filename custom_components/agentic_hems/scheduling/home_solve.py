@@ -24,11 +24,10 @@ COST_SCALE = 1e4  # the objective is scaled to this size so HiGHS's absolute gap
 # Reduced-cost pruning keeps a start whose bound exceeds the threshold by less than this (scaled cost units, 1e-7 of
 # the cost scale): far above HiGHS's dual tolerance (1e-7) summed over the columns.
 PRUNE_MARGIN = 1e-3
-# A plan is least-cost to within this (scaled cost units, 1e-5 of the cost scale: 0.14 cents over a home whose scale
-# is 140 EUR; HiGHS's own default relative gap is 1e-4): HiGHS's absolute gap and the margin under which a plan in
-# hand (the dive's, or the previous one carried over) is taken as the optimum. At 1e-6 the demo home's dive once
-# ended 0.0101 scaled units above the LP bound, and HiGHS took 8 s of CPU to close the last 0.0001.
-PLAN_GAP = 1e-1
+# A plan is least-cost to within this (scaled cost units, 1e-6 of the cost scale: 0.014 cents over a home whose scale
+# is 140 EUR): HiGHS's absolute gap and the margin under which the dive's plan is taken as the optimum. Closing the
+# last part of a gap this size took HiGHS 7 s of CPU on the demo home and ended at the time bound.
+PLAN_GAP = 1e-2
 PLAN_TIME_LIMIT_S = 10.0  # default bound of one plan's HiGHS calls together, seconds (wall clock)
 # The tie stage's MILP gets at most this long (wall clock); a least-cost plan is in hand, which stays if it stops.
 # On the demo home it never finished (7-10 s) and found no placement in 0.25 s; the benchmark's ToU homes finish it in
@@ -40,6 +39,11 @@ TIE_LIMIT_S = 0.1
 # 408-776 (the demo home with its heat pumps, 13 captured states) it never found one. Skipping makes those ties the
 # same on every machine.
 TIE_BINARIES = 64
+# A plan in hand within this of the LP bound (scaled, 1e-5 of the cost scale: 0.14 cents on the demo home) caps the
+# least-cost MILP at NEAR_LIMIT_S (wall clock): the demo home's dive once ended 0.0101 above the bound, just over
+# PLAN_GAP, and HiGHS took 8 s of CPU to close the last 0.0001.
+NEAR_GAP = 10 * PLAN_GAP
+NEAR_LIMIT_S = 0.25
 DIVE_TRIES = 4  # the dive tries a split run at up to this many starts the LP uses, and as many it leaves
 LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under milp.MIP_REL_GAP
 
@@ -61,7 +65,8 @@ def solve(
     The LP relaxation gives a lower bound L and reduced costs r: a plan that starts run a at j costs at least
     L + r_aj. A dive (:func:`_dive`) gives a plan and its cost U. When U <= L + ``PLAN_GAP`` the dive's plan is
     taken as the optimum; otherwise starts with L + r_aj > U are fixed to 0 and HiGHS solves the MILP to an absolute
-    gap of ``PLAN_GAP`` (scaled: 1e-5 of the cost scale, below a cent on any home). The tie stage
+    gap of ``PLAN_GAP`` (scaled: 1e-6 of the cost scale, far below a cent on any home), for at most ``NEAR_LIMIT_S``
+    when U <= L + ``NEAR_GAP`` (the plan is then least-cost to within 1e-5 of the cost scale). The tie stage
     (:func:`_earliest`) prunes again with its budget. When the time bound stops a HiGHS call, the best plan found so
     far is used (the MILP's incumbent, else the dive's plan) and the returned note says so
     (``Solution.model.limited``); with no plan in hand the least-cost MILP still gets its own limit
@@ -93,7 +98,8 @@ def solve(
         if dived is not None and bound <= relaxed[0] + PLAN_GAP:
             x = _clean(model, dived, model.upper_bounds())
     if x is None:
-        x = _least_cost(inputs, model, cost * factor, upper=upper, dived=dived)
+        near = relaxed is not None and bound <= relaxed[0] + NEAR_GAP
+        x = _least_cost(inputs, model, cost * factor, upper=upper, dived=dived, near=near)
     budget = float(cost @ x) + TIE_REL * scale
     if relaxed is not None:
         upper = _pruned(upper, runs, relaxed, budget * factor)
@@ -131,15 +137,29 @@ def _least_cost(
     *,
     upper: FloatArray,
     dived: FloatArray | None,
+    near: bool = False,
 ) -> FloatArray:
     """Return HiGHS's least-cost plan under ``upper``, or the plan in hand when HiGHS stopped without a cheaper one.
 
     The plan in hand (the dive's, or the previous plan carried over) is ``dived``; it is HiGHS's MIP start. Without
     it the time bound does not cut this solve (it gets ``milp.TIME_LIMIT_S`` of its own): a spent bound must not
-    leave the home without a plan that HiGHS could still find.
+    leave the home without a plan that HiGHS could still find. ``near`` (``dived`` within ``NEAR_GAP`` of the LP
+    bound) caps the solve at ``NEAR_LIMIT_S``; a stop there keeps the better plan and is not a time bound reached
+    (a stop at the plan's own time bound still is).
     """
-    found = model.solve(objective, upper=upper, bounded=dived is not None, start=dived, gap=PLAN_GAP)
-    if model.limited and dived is not None and (found.x is None or objective @ found.x > objective @ dived):
+    capped = near and dived is not None
+    found = model.solve(
+        objective,
+        upper=upper,
+        bounded=dived is not None,
+        start=dived,
+        gap=PLAN_GAP,
+        cap_s=NEAR_LIMIT_S if capped else None,
+    )
+    if capped and found.status != OPTIMAL and model.deadline is not None and time.monotonic() >= model.deadline:
+        model.limited = True  # the plan's own time bound stopped it, not the cap
+    stopped = model.limited or (capped and found.status != OPTIMAL)
+    if stopped and dived is not None and (found.x is None or objective @ found.x > objective @ dived):
         return _clean(model, dived, model.upper_bounds())
     if found.x is not None:
         return _clean(model, found.x, upper)
