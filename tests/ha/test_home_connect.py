@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -74,6 +75,7 @@ class HomeConnectStandIn:
     def __init__(self, hass: HomeAssistant, device_id: str, *, follows: bool = True) -> None:
         self.hass, self.device_id, self.follows = hass, device_id, follows
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.answer: asyncio.Event | None = None  # when given, a call is recorded, then answered once it is set
         self._timer: Callable[[], None] | None = None
         hass.services.async_register("home_connect", "set_program_and_options", self._set,
                                      schema=SET_PROGRAM_AND_OPTIONS)
@@ -82,6 +84,8 @@ class HomeConnectStandIn:
 
     async def _set(self, call: ServiceCall) -> None:
         self.calls.append(("set_program_and_options", dict(call.data)))
+        if self.answer is not None:
+            await self.answer.wait()
         if call.data["affects_to"] == "active_program":
             self._run(call.data.get("program"), call.data.get(START_IN, 0))
 
@@ -365,3 +369,45 @@ async def test_a_plan_that_moved_after_the_delayed_start_keeps_it_and_says_so(
     assert issue.translation_placeholders == {
         "appliance": "Dishwasher", "set_for": local.strftime("%Y-%m-%d %H:%M"),
         "planned": (local + timedelta(hours=1)).strftime("%Y-%m-%d %H:%M")}
+
+
+async def test_once_the_delayed_start_is_set_the_plan_keeps_that_start_across_replans_and_a_restart(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """The appliance starts by itself at the start it was given, so planning keeps that start. The whole-home plan
+    moves the plan an hour later before any delayed start is set: taken, and the new plan sets its delayed start at
+    once. A placement back is refused while that is under way and after, a change of prices replans nothing, and after a restart the start is
+    still kept; no ``program_delay_kept`` repair follows. Oracles: the stored plan's start, the recorded calls (the
+    delay to the moved start) and the issue registry."""
+    entry, stand_in = await _dishwasher(hass, freezer, delayed_start=True)
+    planner = entry.runtime_data.planner
+    plan = planner.states["dishwasher"].plan
+    assert plan is not None and plan.start is not None and plan.end is not None
+    moved = replace(plan, start=plan.start + timedelta(hours=1), end=plan.end + timedelta(hours=1))
+    load = planner.load_for("dishwasher", NOW)
+    stand_in.answer = asyncio.Event()
+    assert await planner.async_adopt({"dishwasher": (moved, load)}, NOW) == set()  # not armed yet: it moves
+    for _ in range(100):  # the new plan's delayed start goes through the gates to the action, which waits
+        if stand_in.calls:
+            break
+        await asyncio.sleep(0)
+    minute = NOW.replace(second=0, microsecond=0)
+    assert [c[1][START_IN] for c in stand_in.calls] == [int((moved.start - minute).total_seconds())]
+    assert await planner.async_adopt({"dishwasher": (plan, load)}, NOW) == {"dishwasher"}  # while it is being set
+    stand_in.answer.set()
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert _planned_start(entry) == moved.start and planner.states["dishwasher"].armed_for == moved.start
+    assert await planner.async_adopt({"dishwasher": (plan, load)}, NOW) == {"dishwasher"}
+    assert _planned_start(entry) == moved.start
+    planner.states["dishwasher"].basis = ""  # as after new prices: an automatic plan would be made again
+    await planner.async_replan_due()
+    assert planner.states["dishwasher"].plan is moved
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    planner = entry.runtime_data.planner
+    assert planner.states["dishwasher"].armed()
+    assert await planner.async_adopt({"dishwasher": (plan, load)}, NOW) == {"dishwasher"}
+    await _boundary(hass, freezer, moved.start)
+    assert len(stand_in.calls) == 1 and hass.states.get(OPERATION).state == "run"
+    for prefix in ("program_delay_kept_", "program_not_started_"):
+        assert ir.async_get(hass).async_get_issue(DOMAIN, f"{prefix}dishwasher") is None

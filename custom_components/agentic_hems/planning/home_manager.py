@@ -187,8 +187,9 @@ class HomePlanManager(ChangeListeners):
             since = result.plan.start if result.plan is not None else now
             changed = self.result is None or _fingerprint(self.result, since) != _fingerprint(result, since)
             self.result = result
-            if result.plan is not None and changed:
-                await self._async_write_back(result.plan, now)
+            if result.plan is not None and changed and await self._async_write_back(result.plan, now):
+                # An appliance kept its plan (armed or started during the solve): plan the rest around it.
+                self.hass.async_create_background_task(self.async_replan(), f"{DOMAIN} home replan")
             if result.plan is not None and (changed or self.approvals.lapsed()):  # an unanswered request: ask again
                 await self.approvals.async_plan_changed(result, now)
         self.async_notify_listeners()
@@ -284,21 +285,21 @@ class HomePlanManager(ChangeListeners):
         return names | {hp.subentry_id: hp.name for hp in self.config.heat_pumps}
 
     def movable(self, now: datetime) -> list[str]:
-        """Return the automatic appliances the home plan places: not pinned and not started."""
+        """Return the automatic appliances the home plan places: not pinned, not armed and not started."""
         out = []
         for appliance_id, state in self.planner.states.items():
             plan = state.plan
             started = plan is not None and plan.start is not None and plan.start <= now
-            if state.auto and not state.pinned and not started:
+            if state.auto and not state.pinned and not state.armed() and not started:
                 out.append(appliance_id)
         return out
 
-    async def _async_write_back(self, plan: HomePlan, now: datetime) -> None:
-        """Hand the appliances' placements to the PlanManager (its scheduler issues their starts)."""
+    async def _async_write_back(self, plan: HomePlan, now: datetime) -> set[str]:
+        """Hand the appliances' placements to the PlanManager (its scheduler issues their starts); return those kept."""
         placed: dict[str, tuple[Plan, LoadSpec]] = {}
         curve = self.result.inputs.curve if self.result and self.result.inputs else None
         if curve is None:
-            return
+            return set()
         for appliance_id, power in plan.load_kw.items():
             if appliance_id not in self.planner.states or plan.starts.get(appliance_id, True) is None:
                 continue
@@ -307,8 +308,7 @@ class HomePlanManager(ChangeListeners):
             name = self.planner.appliances[appliance_id].name
             built = build_plan(curve, name, padded, baseline_cost=None, method="home_milp", reason=Reason.OPTIMAL)
             placed[appliance_id] = (built, self.planner.load_for(appliance_id, now))
-        if placed:
-            await self.planner.async_adopt(placed, now)
+        return await self.planner.async_adopt(placed, now) if placed else set()
 
 
 def plan_leaving_out(

@@ -6,6 +6,8 @@ Plans are replanned automatically under the main fuse, or stored by the ``schedu
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, time
 from functools import partial
@@ -37,7 +39,8 @@ class ApplianceState:
     replan. ``window_end`` is the end (UTC) of the window the plan serves; ``done_until`` is the end of the last window
     in which the appliance ran: later plans go into the windows after it, not into what is left of it. ``ready_by_for``
     is the appliance's configured deadline when the user set ``ready_by``; reconfiguring the appliance's deadline drops
-    the override.
+    the override. ``armed_for`` is the start (UTC) the appliance's own delayed start was set for: while the plan
+    starts then (:meth:`armed`), planning keeps it, since the appliance starts then by itself.
     """
 
     auto: bool = True
@@ -48,6 +51,11 @@ class ApplianceState:
     basis: str = ""
     window_end: datetime | None = None
     done_until: datetime | None = None
+    armed_for: datetime | None = None
+
+    def armed(self) -> bool:
+        """Return True while the plan starts when the appliance's own delayed start was set for (``armed_for``)."""
+        return self.armed_for is not None and self.plan is not None and self.plan.start == self.armed_for
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe form for the Store."""
@@ -60,6 +68,7 @@ class ApplianceState:
             "basis": self.basis,
             "window_end": self.window_end.isoformat() if self.window_end else None,
             "done_until": self.done_until.isoformat() if self.done_until else None,
+            "armed_for": self.armed_for.isoformat() if self.armed_for else None,
         }
 
     @classmethod
@@ -74,6 +83,7 @@ class ApplianceState:
             basis=str(data.get("basis", "")),
             window_end=datetime.fromisoformat(data["window_end"]) if data.get("window_end") else None,
             done_until=datetime.fromisoformat(data["done_until"]) if data.get("done_until") else None,
+            armed_for=datetime.fromisoformat(data["armed_for"]) if data.get("armed_for") else None,
         )
 
 
@@ -223,7 +233,7 @@ class PlanManager(ChangeListeners):
                 # A scheduled plan that no longer fits under the (lowered) fuse is planned again.
                 LOGGER.warning("The scheduled plan of %s exceeds the power limit; replanning", plan.name)
                 state.pinned, state.basis = False, ""
-            if not state.auto or running or (state.pinned and not ended):
+            if not state.auto or running or ((state.pinned or state.armed()) and not ended):
                 continue
             basis = self._basis(key, appliance_id)
             if plan is None or ended or state.basis != basis:
@@ -273,22 +283,48 @@ class PlanManager(ChangeListeners):
             self.async_notify_listeners()
         return dict(zip(loads, plans, strict=True))
 
-    async def async_adopt(self, plans: dict[str, tuple[Plan, LoadSpec]], now: datetime) -> None:
+    async def async_adopt(self, plans: dict[str, tuple[Plan, LoadSpec]], now: datetime) -> set[str]:
         """Store plans made elsewhere (the whole-home plan) as automatic plans on the current prices.
 
         ``plans`` maps an appliance to its plan and the load it serves; an appliance that is no longer automatic, is
-        pinned, or whose plan has started meanwhile keeps its plan.
+        pinned, armed (:meth:`ApplianceState.armed`) or whose plan has started meanwhile keeps its plan. Returns those
+        that kept theirs.
         """
+        kept = set()
         async with self._lock:
             key = curve_key(self.coordinator.data.total) if self.coordinator.data else ""
             for appliance_id, (plan, load) in plans.items():
                 state = self.states[appliance_id]
-                current = state.plan
-                if not state.auto or state.pinned or (current and current.start and current.start <= now):
+                started = state.plan is not None and state.plan.start is not None and state.plan.start <= now
+                if not state.auto or state.pinned or state.armed() or started:
+                    kept.add(appliance_id)
                     continue
                 state.plan, state.basis, state.window_end = plan, self._basis(key, appliance_id), load.deadline
             await self._async_save()
         self.async_notify_listeners()
+        return kept
+
+    @asynccontextmanager
+    async def async_keeping(
+        self, appliance_id: str, planned: datetime, is_set: Callable[[], bool]
+    ) -> AsyncIterator[None]:
+        """Keep the appliance's plan at ``planned`` (UTC) while its own delayed start is sent, and from then on if set.
+
+        Meanwhile a whole-home plan or a replan keeps that start, so the plan cannot move under the commands. Afterwards
+        ``is_set()`` tells whether the delayed start was set: then ``armed_for`` stays (saved), else it is as before.
+        """
+        state = self.states.get(appliance_id)
+        before = state.armed_for if state is not None else None
+        if state is not None and state.plan is not None and state.plan.start == planned:
+            state.armed_for = planned
+        try:
+            yield
+        finally:
+            if state is not None and is_set():
+                state.armed_for = planned
+                await self._async_save()
+            elif state is not None and state.armed_for == planned:
+                state.armed_for = before
 
     async def async_clear_plan(self, appliance_id: str) -> None:
         """Forget the appliance's plan; automatic planning (if on) makes a new one."""

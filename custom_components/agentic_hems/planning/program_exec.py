@@ -14,8 +14,9 @@ shows no program started (:func:`async_delayed_start`): the delay is the time to
 by itself, whatever happens to Home Assistant. At the planned start nothing is sent again: the operation sensor is
 read back (:func:`async_planned_start`), and an appliance that does not show ``run`` raises the repair
 ``program_delayed_not_started``. A delayed start never set (remote start off until the planned start) is a start at
-the planned slot as without one. When the plan moves after the delayed start was set, the appliance keeps the start
-it was given: nothing is re-sent (the person loaded and armed it for that time) and the repair
+the planned slot as without one. Once set, automatic planning keeps that start (the scheduler tells
+:meth:`.manager.PlanManager.async_keeping`). When a plan a person set moves it anyway, the appliance keeps the start it
+was given: nothing is re-sent (the person loaded and armed it for that time) and the repair
 ``program_delay_kept_<appliance_id>`` says which start it keeps and what the plan now says.
 """
 

@@ -3,7 +3,8 @@
 Every command goes through the gates: a plan's start or stop with ``source_agent="scheduler"`` (through
 :meth:`.manager.PlanManager.transitions_at`), an approved grid plan's slot command with ``source_agent="grid"``
 (through :meth:`..grid_ha.manager.GridManager.async_execute_due`). A program appliance with its own delayed start
-gets it when it is planned or at a boundary before its planned start (:mod:`.program_exec`). An EV charger with a
+gets it when it is planned or at a boundary before its planned start (:mod:`.program_exec`); from then on planning
+keeps that start (:meth:`.manager.PlanManager.async_keeping`). An EV charger with a
 control profile gets its slot's charging current before its start, every slot it charges in (:mod:`.ev_exec`). Then
 what has ended is replanned (an ended plan waits for its stop, see :class:`.manager.PlanManager`).
 """
@@ -27,6 +28,7 @@ from .program_exec import DelayedStarts, async_delayed_start, async_planned_star
 
 if TYPE_CHECKING:
     from ..runtime import AgenticHemsConfigEntry
+    from .manager import PlanManager
 
 
 @callback
@@ -114,7 +116,8 @@ def _delayed_starts(
 ) -> list[tuple[Appliance, Coroutine[Any, Any, list[dict[str, Any]]]]]:
     """Return each program appliance's delayed start to set at ``moment`` for its planned start.
 
-    One already tried for that start sends nothing (:func:`.program_exec.async_delayed_start`).
+    One already tried for that start sends nothing (:func:`.program_exec.async_delayed_start`); one set tells the
+    planner, which keeps that start from then on.
     """
     planner, control = entry.runtime_data.planner, entry.runtime_data.control
     out = []
@@ -126,5 +129,17 @@ def _delayed_starts(
         delay = async_delayed_start(
             hass, control, appliance, planned=plan.start, moment=moment, delayed=delayed, on_step_only=on_step_only
         )
-        out.append((appliance, delay))
+        out.append((appliance, _armed(planner, appliance_id, plan.start, delay, delayed)))
     return out
+
+
+async def _armed(
+    planner: PlanManager,
+    appliance_id: str,
+    planned: datetime,
+    delay: Coroutine[Any, Any, list[dict[str, Any]]],
+    delayed: DelayedStarts,
+) -> list[dict[str, Any]]:
+    """Await the delayed start ``delay`` with the plan kept at ``planned``; once it is set, the planner keeps it."""
+    async with planner.async_keeping(appliance_id, planned, lambda: delayed.set_for.get(appliance_id) == planned):
+        return await delay
