@@ -9,11 +9,12 @@ import time
 import numpy as np
 
 from ..prices.curve import FloatArray
-from .highs import OPTIMAL, Rows
+from .highs import OPTIMAL, Result, Rows
 from .home_build import Columns, build, cost_scale, dump_pays
+from .home_diagnose import diagnose
 from .home_heat import heat_tie, lengthened
 from .home_inputs import Inputs, Load
-from .home_model import PHASES, TOL_KW, HomePlan, HomePlanError, Infeasibility, PhaseOver, slot_limits
+from .home_model import TOL_KW, HomePlan, HomePlanError
 from .home_warm import carried, warm_start
 from .milp import MilpModel, whole
 from .ties import TIE_REL
@@ -32,6 +33,12 @@ PLAN_TIME_LIMIT_S = 10.0  # default bound of one plan's HiGHS calls together, se
 # On the demo home it never finished (7-10 s) and found no placement in 0.25 s; the benchmark's ToU homes finish it in
 # 30-60 ms; 0.5 s made "days 2-3" stop just short of it.
 TIE_LIMIT_S = 0.1
+# With more binaries left free than this, the tie stage places the least-cost plan's own pattern and skips its MILP.
+# Measured here: the benchmark's ToU homes leave 2-44 free and finish it in 30-100 ms; with 70-90 ("days 2-3", the
+# demo home's first plans) it stopped at its cap, found a placement only sometimes, and never proved one; with
+# 408-776 (the demo home with its heat pumps, 13 captured states) it never found one. Skipping makes those ties the
+# same on every machine.
+TIE_BINARIES = 64
 # A plan in hand within this of the LP bound (scaled, 1e-5 of the cost scale: 0.14 cents on the demo home) caps the
 # least-cost MILP at NEAR_LIMIT_S (wall clock): the demo home's dive once ended 0.0101 above the bound, just over
 # PLAN_GAP, and HiGHS took 8 s of CPU to close the last 0.0001.
@@ -157,7 +164,7 @@ def _least_cost(
     if found.x is not None:
         return _clean(model, found.x, upper)
     if found.status == 2:
-        raise _diagnose(inputs)
+        raise diagnose(inputs)
     raise HomePlanError((), f"HiGHS found no plan: {found.message}")
 
 
@@ -246,8 +253,8 @@ def _leaf(
 
     Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
     direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' and energy loads' on/off binaries come
-    out whole. Else that LP once more with those binaries fixed as :func:`_rounded` sets them, kept when it costs at
-    most ``PLAN_GAP`` more. Else the MILP with the runs fixed, started from that rounded plan when it is feasible;
+    out whole. Else the LP with those binaries rounded (:func:`_rounded_lp`), kept when it costs at most
+    ``PLAN_GAP`` more. Else the MILP with the runs fixed, started from that rounded plan when it is feasible;
     None when that finds no plan. With ``defer`` (a replan: the previous plan carried over may reach the optimum in
     one LP) the rounded plan is returned instead of solving that MILP, and :func:`_least_cost` starts from the best
     plan in hand if neither reaches it.
@@ -259,8 +266,7 @@ def _leaf(
     on = _on_columns(cols)
     rounded = None
     if found.x is not None and found.fun is not None and not whole(found.x, on):
-        lower, fixed = model.pinned(on, _rounded(inputs, cols, np.asarray(found.x, dtype=np.float64))[on], directed)
-        again = model.solve(objective, upper=fixed, lower=lower, relax=True)
+        again = _rounded_lp(inputs, model, cols, objective, upper=upper, x=np.asarray(found.x, dtype=np.float64))
         if again.x is not None and again.fun is not None and (defer or again.fun <= found.fun + PLAN_GAP):
             found = again
         elif again.x is not None:
@@ -270,14 +276,37 @@ def _leaf(
     return None if found.x is None else _matched(cols, np.asarray(found.x, dtype=np.float64))
 
 
+def _rounded_lp(
+    inputs: Inputs, model: MilpModel, cols: Columns, objective: FloatArray, *, upper: FloatArray, x: FloatArray
+) -> Result:
+    """Return the LP with every on/off binary fixed as :func:`_rounded` sets them, in two steps.
+
+    First the energy loads' binaries, rounded from ``x``, under ``upper`` (each battery and the grid may still take
+    either direction: kept to ``x``'s, an EV moved to a slot where ``x`` drew little often has no plan as cheap).
+    Then the heat pumps' binaries, rounded from that LP's answer, with the directions it favours
+    (:func:`_directed`). With no heat pump binary and an answer already exclusive, the first LP is returned.
+    """
+    loads = np.concatenate([np.zeros(0, dtype=np.intp), *cols.on.values()])
+    if loads.size:
+        lower, fixed = model.pinned(loads, _rounded(inputs, cols, x)[loads], upper)
+        first = model.solve(objective, upper=fixed, lower=lower, relax=True)
+        if first.x is not None:
+            x = np.asarray(first.x, dtype=np.float64)
+            if all(h.on is None for h in cols.heat) and _exclusive(inputs, cols, x):
+                return first
+    on = _on_columns(cols)
+    lower, fixed = model.pinned(on, _rounded(inputs, cols, x)[on], _directed(inputs, cols, x, upper))
+    return model.solve(objective, upper=fixed, lower=lower, relax=True)
+
+
 def _rounded(inputs: Inputs, cols: Columns, x: FloatArray) -> FloatArray:
     """Return ``x`` with the on/off binaries on wherever it runs, runs and pauses made long enough.
 
     A heat pump is on where its power exceeds ``TOL_KW``, a run shorter than its minimum run goes on into the
     following slots and a pause shorter than its minimum off time is filled (:func:`~.home_heat.lengthened`), counting the
     slots it ran before the horizon (a run it continues needs only the rest of its minimum run, and a pause at the
-    start follows that run); an energy load is on where it draws at least its least power. The LP with those
-    binaries fixed is a plan when it is feasible.
+    start follows that run); an energy load is on where it draws at least half its least power (the nearer of off
+    and its least power). The LP with those binaries fixed is a plan when it is feasible.
     """
     x = x.copy()
     for pump, heat in zip(inputs.heat_pumps, cols.heat, strict=True):
@@ -287,7 +316,7 @@ def _rounded(inputs: Inputs, cols: Columns, x: FloatArray) -> FloatArray:
             x[heat.on] = lengthened(on, pump.min_run_slots, pump.min_off_slots)[ran.size :]
     for load, columns in zip(inputs.loads, cols.loads, strict=True):
         if load.spec.name in cols.on:
-            x[cols.on[load.spec.name]] = x[columns] >= load.spec.min_power_kw - TOL_KW
+            x[cols.on[load.spec.name]] = x[columns] >= load.spec.min_power_kw / 2
     return x
 
 
@@ -342,7 +371,8 @@ def _earliest(
     When :func:`_runs_earliest` proves that no such plan starts a run earlier than ``x`` does, the runs stay; ``x``
     is the answer when nothing else (energy loads, heat pumps) counts in the placement objective
     (:func:`_tie_objective`), else the rest is placed with the runs fixed. A HiGHS call minimises the placement
-    objective under ``cost <= budget`` for at most ``TIE_LIMIT_S``; placements differ there by whole slots, far above
+    objective under ``cost <= budget`` for at most ``TIE_LIMIT_S`` (none when more than ``TIE_BINARIES`` binaries are
+    left free: then ``x``'s own pattern is placed as below); placements differ there by whole slots, far above
     HiGHS's tolerances. Its pattern (binaries) is then placed by an LP (:func:`_placed`), which also cleans the
     binaries HiGHS leaves within its integrality tolerance (an optimum with every binary within 1e-9 of whole needs
     no LP); when it stopped at its cap, ``x``'s own pattern placed the same way competes. A placement is kept only
@@ -374,18 +404,35 @@ def _earliest(
         upper = fixed
     noise = TOL_KW * tariff.hours * float(np.sum(np.abs(tariff.import_price) + np.abs(tariff.export_price)))
     row = [Rows.dense(cost * factor, -np.inf, budget * factor)]
-    found = model.solve(tie, row, upper=upper, cap_s=TIE_LIMIT_S)
+    placements = _placements(inputs, model, cols, tie, row, upper=upper, x=x)
+    kept = [p for p in placements if p is not None and float(cost @ p) <= budget + TIE_REL * scale + noise]
+    return min(kept, key=lambda p: float(tie @ p), default=x)
+
+
+def _placements(
+    inputs: Inputs,
+    model: MilpModel,
+    cols: Columns,
+    tie: FloatArray,
+    row: list[Rows],
+    *,
+    upper: FloatArray,
+    x: FloatArray,
+) -> list[FloatArray | None]:
+    """Return the tie MILP's placement and, when it was skipped or stopped at its cap, ``x``'s own pattern placed."""
+    integers = model.integer_columns()
+    free = np.count_nonzero(upper[integers] > np.concatenate(model.lower)[integers])
+    found = model.solve(tie, row, upper=upper, cap_s=TIE_LIMIT_S) if free <= TIE_BINARIES else None
     placements = []
-    if found.x is not None:
+    if found is not None and found.x is not None:
         mine = np.asarray(found.x, dtype=np.float64)
-        done = found.status == OPTIMAL and whole(mine, model.integer_columns())
+        done = found.status == OPTIMAL and whole(mine, integers)
         placements.append(
             _clean(model, mine, upper) if done else _placed(inputs, model, cols, tie, row, upper=upper, x=mine)
         )
-    if found.status != OPTIMAL:  # stopped at its cap: x's own placement may still be earlier
+    if found is None or found.status != OPTIMAL:  # x's own placement may be earlier
         placements.append(_placed(inputs, model, cols, tie, row, upper=upper, x=x))
-    kept = [p for p in placements if p is not None and float(cost @ p) <= budget + TIE_REL * scale + noise]
-    return min(kept, key=lambda p: float(tie @ p), default=x)
+    return placements
 
 
 def _placed(
@@ -513,65 +560,3 @@ def _clean(model: MilpModel, x: FloatArray, upper: FloatArray) -> FloatArray:
     x[integer] = np.round(x[integer])
     x[(np.abs(x) < TOL_KW / 100) & (lower <= 0)] = 0.0
     return x
-
-
-def _diagnose(inputs: Inputs) -> HomePlanError:
-    """Re-solve with slacks on every relaxable limit; name those the slacks use.
-
-    The limits: fuse, export limit, energy targets, reserves, comfort bands and phase limits (a phase's conflict
-    names the phase and its devices, :func:`_phase_over`). The LP relaxation is tried first; when it needs no slack (the conflict lies in the runs or the heat pumps'
-    on/off and minimum times), the MILP with slacks is solved.
-    """
-    model, cols = build(inputs, relax=True)
-    objective = np.zeros(model.size)
-    for slacks in cols.slack.values():
-        for slack in slacks:
-            objective[slack] = 1.0
-    found = model.solve(objective, relax=True)
-    used = _slacks_used(cols, found.x)
-    if found.x is not None and not used:
-        found = model.solve(objective)
-        used = _slacks_used(cols, found.x)
-    if found.x is None:
-        return HomePlanError((), f"no plan exists and HiGHS could not say why: {found.message}")
-    short = tuple(
-        load.spec.name
-        for load, slack in zip(
-            (ld for ld in inputs.loads if not ld.slots), cols.slack[Infeasibility.ENERGY], strict=True
-        )
-        if float(found.x[slack][0]) > TOL_KW
-    )
-    names = ", ".join(str(kind) for kind in used) or "unknown"
-    over = _phase_over(inputs, cols, found.x) if Infeasibility.PHASE in used else None
-    return HomePlanError(used, f"no plan satisfies every constraint; conflicting: {names}", short, over)
-
-
-def _phase_over(inputs: Inputs, cols: Columns, x: FloatArray) -> PhaseOver:
-    """Return the phase and slot where ``x`` (the plan with slacks) passes a phase limit most, and what is on it.
-
-    The devices are those whose kW on that phase (their share of their planned or fixed power) pushes it the way it
-    passes the limit: drawing above it, or feeding in below minus it.
-    """
-    phases, n = inputs.tariff.phases, inputs.n
-    assert phases is not None
-    slacks = cols.slack[Infeasibility.PHASE]  # per phase: up, down
-    worst = int(np.argmax([float(np.max(x[s])) for s in slacks]))
-    t, phase = int(np.argmax(x[slacks[worst]])), PHASES[worst // 2]
-    drawn = {name: kw.copy() for name, kw in inputs.constant().items()}
-    for name, entries in cols.devices.items():
-        power = drawn.setdefault(name, np.zeros(n))
-        for rows, columns, vals in entries:
-            r, c, v = np.broadcast_arrays(rows, columns, vals)
-            np.add.at(power, r, -v * x[c])
-    on = {name: phases.shares(name)[phase] * float(kw[t]) for name, kw in drawn.items()}
-    sign = 1.0 if worst % 2 == 0 else -1.0
-    pushing = sorted(((name, sign * kw) for name, kw in on.items() if sign * kw > TOL_KW), key=lambda d: -d[1])
-    start, limit = inputs.start + t * inputs.resolution, float(slot_limits(phases.limit(phase), n)[t])
-    return PhaseOver(phase=phase, start=start, limit_kw=limit, power_kw=sum(on.values()), devices=tuple(pushing))
-
-
-def _slacks_used(cols: Columns, x: FloatArray | None) -> tuple[Infeasibility, ...]:
-    """Return the kinds whose slacks ``x`` uses (none when ``x`` is None)."""
-    if x is None:
-        return ()
-    return tuple(kind for kind, slacks in cols.slack.items() if any(float(np.max(x[s])) > TOL_KW for s in slacks))
