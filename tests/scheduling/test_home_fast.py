@@ -42,13 +42,19 @@ def _running(seed: int) -> dict:
     return {**home, "heat_pumps": [replace(home["heat_pumps"][0], initial_on_slots=1)]}
 
 
+def _no_runs(seed: int) -> dict:
+    """``_demo_like(seed)`` without its two runs (the appliances planned already): binaries, but no run to dive on."""
+    home = _demo_like(seed)
+    return {**home, "loads": [load for load in home["loads"] if not load.contiguous]}
+
+
 @pytest.mark.parametrize(
-    ("kind", "seed"), [(kind, seed) for kind in (_home, _demo_like, _running) for seed in range(6)]
+    ("kind", "seed"), [(kind, seed) for kind in (_home, _demo_like, _running, _no_runs) for seed in range(6)]
 )
 def test_the_fast_paths_cost_the_plain_milps_least_cost_within_the_plan_gap(kind, seed: int) -> None:
     """Fixed-speed and variable-speed heat pumps with minimum times (one of them running into the horizon), an EV
-    with a least power, runs, batteries with direction binaries (negative prices): the plan costs the plain MILP's
-    optimum, at most ``PLAN_GAP`` more."""
+    with a least power, runs or none (then the leaf alone rounds the binaries), batteries with direction binaries
+    (negative prices): the plan costs the plain MILP's optimum, at most ``PLAN_GAP`` more."""
     inputs = home_inputs(kind(seed))
     scale = cost_scale(inputs)
     model, _ = build(inputs)
@@ -215,3 +221,19 @@ def test_the_leafs_rounded_lp_is_a_plan_of_the_model_when_feasible(seed: int) ->
     assert np.all(x >= np.concatenate(model.lower) - 1e-9) and np.all(x <= model.upper_bounds() + 1e-9)
     assert np.allclose(x[model.integer_columns()], np.round(x[model.integer_columns()]))
     assert float(objective @ x) >= plain.fun - 1e-6
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 3))
+def test_a_home_with_no_run_plans_through_the_leaf_at_the_plain_milps_least_cost(seed: int) -> None:
+    """The EV homes have binaries but no run: the plan goes through the LP relaxation and the leaf (one least-cost
+    MILP at most, started from the rounded plan) and costs the plain MILP's optimum, at most ``PLAN_GAP`` more."""
+    inputs = home_inputs(_ev_home(seed))
+    scale = cost_scale(inputs)
+    model, _ = build(inputs)
+    plain = model.solve(model.objective() * COST_SCALE / scale)
+    assert plain.status == 0 and plain.x is not None
+    least = float(model.objective() @ plain.x)
+    solution, note = solve(inputs)
+    assert not note
+    cost = float(solution.model.objective() @ solution.x)
+    assert least - 1e-6 <= cost <= least + PLAN_GAP * scale / COST_SCALE + 1e-6

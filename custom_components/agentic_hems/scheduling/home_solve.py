@@ -63,7 +63,8 @@ def solve(
     """Least cost, then the earliest plan among the ties, its MILP solves within ``time_limit_s`` seconds in all.
 
     The LP relaxation gives a lower bound L and reduced costs r: a plan that starts run a at j costs at least
-    L + r_aj. A dive (:func:`_dive`) gives a plan and its cost U. When U <= L + ``PLAN_GAP`` the dive's plan is
+    L + r_aj. A dive (:func:`_dive`) gives a plan and its cost U (with no run, the leaf alone rounds the on/off and
+    direction binaries; a model without binaries is one LP). When U <= L + ``PLAN_GAP`` the dive's plan is
     taken as the optimum; otherwise starts with L + r_aj > U are fixed to 0 and HiGHS solves the MILP to an absolute
     gap of ``PLAN_GAP`` (scaled: 1e-6 of the cost scale, far below a cent on any home), for at most ``NEAR_LIMIT_S``
     when U <= L + ``NEAR_GAP`` (the plan is then least-cost to within 1e-5 of the cost scale). The tie stage
@@ -84,7 +85,7 @@ def solve(
     factor = COST_SCALE / scale
     cost = model.objective()
     runs: IntArray = np.concatenate(_run_columns(inputs, cols))
-    relaxed = model.reduced_costs(cost * factor) if runs.size else None
+    relaxed = model.reduced_costs(cost * factor) if runs.size or model.integer_columns().size else None
     upper = model.upper_bounds()
     x: FloatArray | None = None
     dived: FloatArray | None = None
