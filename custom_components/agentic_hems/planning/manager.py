@@ -311,7 +311,8 @@ class PlanManager(ChangeListeners):
         """Keep the appliance's plan at ``planned`` (UTC) while its own delayed start is sent, and from then on if set.
 
         Meanwhile a whole-home plan or a replan keeps that start, so the plan cannot move under the commands. Afterwards
-        ``is_set()`` tells whether the delayed start was set: then ``armed_for`` stays (saved), else it is as before.
+        ``is_set()`` tells whether the delayed start was set: then ``armed_for`` stays (saved once), else it is as
+        before.
         """
         state = self.states.get(appliance_id)
         before = state.armed_for if state is not None else None
@@ -322,7 +323,8 @@ class PlanManager(ChangeListeners):
         finally:
             if state is not None and is_set():
                 state.armed_for = planned
-                await self._async_save()
+                if before != planned:
+                    await self._async_save()
             elif state is not None and state.armed_for == planned:
                 state.armed_for = before
 
