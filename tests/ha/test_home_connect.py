@@ -178,6 +178,19 @@ async def _boundary(hass: HomeAssistant, freezer: FrozenDateTimeFactory, at: dat
     await hass.async_block_till_done(wait_background_tasks=True)
 
 
+async def _boundary_under_way(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory, at: datetime, done: Callable[[], Any]
+) -> None:
+    """Fire the slot boundary ``at`` and run the loop until ``done()`` (while another task still waits)."""
+    freezer.move_to(at)
+    _set_select(hass, hass.states.get(SELECT).state)
+    async_fire_time_changed(hass, at)
+    for _ in range(2000):
+        if done():
+            return
+        await asyncio.sleep(0)
+
+
 def _planned_start(entry: MockConfigEntry) -> datetime:
     plan = entry.runtime_data.planner.states["dishwasher"].plan
     assert plan is not None and plan.feasible and plan.start is not None
@@ -411,3 +424,64 @@ async def test_once_the_delayed_start_is_set_the_plan_keeps_that_start_across_re
     assert len(stand_in.calls) == 1 and hass.states.get(OPERATION).state == "run"
     for prefix in ("program_delay_kept_", "program_not_started_"):
         assert ir.async_get(hass).async_get_issue(DOMAIN, f"{prefix}dishwasher") is None
+
+
+async def test_a_delayed_start_set_while_the_appliance_planner_solves_keeps_its_start(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """A replan (new prices) is solving when the slot boundary sets the delayed start for the current plan; the
+    solve's answer (an hour later) is not stored, and the appliance is planned again around its start. Oracles: the
+    stored plan's start, the one recorded call and the issue registry."""
+    entry, stand_in = await _dishwasher(hass, freezer, delayed_start=True)
+    planner = entry.runtime_data.planner
+    start = _planned_start(entry)
+    answer, solve = asyncio.Event(), planner.async_plan_loads
+
+    async def slow(curve: Any, loads: Any, *, exclude: set[str], now: datetime) -> list[Any]:
+        plans = await solve(curve, loads, exclude=exclude, now=now)
+        await answer.wait()
+        return [replace(p, start=p.start + timedelta(hours=1), end=p.end + timedelta(hours=1)) for p in plans]
+
+    planner.async_plan_loads = slow
+    planner.states["dishwasher"].basis = ""  # as after new prices
+    replan = hass.async_create_task(planner.async_replan_due())
+    await asyncio.sleep(0)
+    await _boundary_under_way(hass, freezer, _first_boundary(), lambda: planner.states["dishwasher"].armed_for)
+    assert len(stand_in.calls) == 1 and planner.states["dishwasher"].armed_for == start
+    planner.async_plan_loads = solve
+    answer.set()
+    await replan
+    assert _planned_start(entry) == start
+    await _boundary(hass, freezer, start)
+    assert len(stand_in.calls) == 1 and hass.states.get(OPERATION).state == "run"
+    assert ir.async_get(hass).async_get_issue(DOMAIN, "program_delay_kept_dishwasher") is None
+
+
+async def test_a_start_held_while_its_delayed_start_failed_is_not_kept_after_a_restart(
+    hass: HomeAssistant, freezer: FrozenDateTimeFactory
+) -> None:
+    """While the delayed start is being sent a placement elsewhere is refused (and the plans saved); the action then
+    refuses (remote start turned off). Nothing was set, so nothing is kept: not in memory, not after a restart.
+    Oracles: ``armed()`` and ``armed_for`` before and after the reload."""
+    entry, stand_in = await _dishwasher(hass, freezer, delayed_start=True)
+    planner = entry.runtime_data.planner
+    plan = planner.states["dishwasher"].plan
+    assert plan is not None and plan.start is not None and plan.end is not None
+    load = planner.load_for("dishwasher", NOW)
+    moved = replace(plan, start=plan.start + timedelta(hours=1), end=plan.end + timedelta(hours=1))
+    stand_in.answer = asyncio.Event()
+    assert await planner.async_adopt({"dishwasher": (moved, load)}, NOW) == set()
+    for _ in range(100):
+        if stand_in.calls:
+            break
+        await asyncio.sleep(0)
+    assert await planner.async_adopt({"dishwasher": (plan, load)}, NOW) == {"dishwasher"}
+    await planner._async_save()  # a save while the start is held
+    hass.states.async_set(REMOTE, "off", {"friendly_name": "Remote start"})  # the action then refuses
+    stand_in.answer.set()
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert not planner.states["dishwasher"].armed() and planner.states["dishwasher"].armed_for is None
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    state = entry.runtime_data.planner.states["dishwasher"]
+    assert not state.armed() and state.armed_for is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -165,3 +166,23 @@ async def test_malformed_appliance_is_skipped_with_a_repair_issue(
     assert issue is not None and issue.is_persistent and issue.translation_placeholders["appliance"] == "Dryer"
     assert set(entry.runtime_data.planner.appliances) == {"dishwasher", "washer", "ev"}
     assert plan_of(hass, "dishwasher")[1] - plan_of(hass, "dishwasher")[0] == timedelta(minutes=150)
+
+
+async def test_placements_made_together_are_taken_together_or_not_at_all(
+    hass: HomeAssistant, loaded_entry: MockConfigEntry
+) -> None:
+    """The whole-home plan places the dishwasher and the EV together; when the dishwasher's plan may no longer move
+    (pinned meanwhile), neither placement is taken and both are returned for a new plan; else both are taken."""
+    planner = loaded_entry.runtime_data.planner
+    before = {aid: planner.states[aid].plan for aid in ("dishwasher", "ev")}
+    moved = {}
+    for aid, plan in before.items():
+        assert plan is not None and plan.start is not None and plan.end is not None and plan.start > NOW
+        later = replace(plan, start=plan.start + timedelta(minutes=15), end=plan.end + timedelta(minutes=15))
+        moved[aid] = (later, planner.load_for(aid, NOW))
+    planner.states["dishwasher"].pinned = True
+    assert await planner.async_adopt(moved, NOW) == {"dishwasher"}
+    assert all(planner.states[aid].plan is before[aid] for aid in before)
+    planner.states["dishwasher"].pinned = False
+    assert await planner.async_adopt(moved, NOW) == set()
+    assert all(planner.states[aid].plan is moved[aid][0] for aid in before)

@@ -188,7 +188,7 @@ class HomePlanManager(ChangeListeners):
             changed = self.result is None or _fingerprint(self.result, since) != _fingerprint(result, since)
             self.result = result
             if result.plan is not None and changed and await self._async_write_back(result.plan, now):
-                # An appliance kept its plan (armed or started during the solve): plan the rest around it.
+                # One kept its plan (armed or started during the solve), so none was taken: plan again around it.
                 self.hass.async_create_background_task(self.async_replan(), f"{DOMAIN} home replan")
             if result.plan is not None and (changed or self.approvals.lapsed()):  # an unanswered request: ask again
                 await self.approvals.async_plan_changed(result, now)

@@ -39,8 +39,9 @@ class ApplianceState:
     replan. ``window_end`` is the end (UTC) of the window the plan serves; ``done_until`` is the end of the last window
     in which the appliance ran: later plans go into the windows after it, not into what is left of it. ``ready_by_for``
     is the appliance's configured deadline when the user set ``ready_by``; reconfiguring the appliance's deadline drops
-    the override. ``armed_for`` is the start (UTC) the appliance's own delayed start was set for: while the plan
-    starts then (:meth:`armed`), planning keeps it, since the appliance starts then by itself.
+    the override. ``armed_for`` is the start (UTC) the appliance's own delayed start was set for, ``holding`` (not
+    saved) the one it is being set for: while the plan starts then (:meth:`armed`), planning keeps it, since the
+    appliance starts then by itself.
     """
 
     auto: bool = True
@@ -52,10 +53,12 @@ class ApplianceState:
     window_end: datetime | None = None
     done_until: datetime | None = None
     armed_for: datetime | None = None
+    holding: datetime | None = field(default=None, repr=False)
 
     def armed(self) -> bool:
-        """Return True while the plan starts when the appliance's own delayed start was set for (``armed_for``)."""
-        return self.armed_for is not None and self.plan is not None and self.plan.start == self.armed_for
+        """Return True while the plan starts when its delayed start was set for (``armed_for``) or is being set for."""
+        start = self.plan.start if self.plan is not None else None
+        return start is not None and start in (self.armed_for, self.holding)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe form for the Store."""
@@ -242,6 +245,8 @@ class PlanManager(ChangeListeners):
             return False
         loads = {appliance_id: self.load_for(appliance_id, now) for appliance_id in bases}
         plans = await self.async_plan_loads(curve, list(loads.values()), exclude=set(bases), now=now)
+        if any(self.states[appliance_id].armed() for appliance_id in loads):
+            return await self._async_replan_due()  # one got its delayed start meanwhile: plan the rest around it
         for (appliance_id, load), plan in zip(loads.items(), plans, strict=True):
             state = self.states[appliance_id]
             state.plan, state.basis, state.pinned = plan, bases[appliance_id], False
@@ -286,23 +291,27 @@ class PlanManager(ChangeListeners):
     async def async_adopt(self, plans: dict[str, tuple[Plan, LoadSpec]], now: datetime) -> set[str]:
         """Store plans made elsewhere (the whole-home plan) as automatic plans on the current prices.
 
-        ``plans`` maps an appliance to its plan and the load it serves; an appliance that is no longer automatic, is
-        pinned, armed (:meth:`ApplianceState.armed`) or whose plan has started meanwhile keeps its plan. Returns those
-        that kept theirs.
+        ``plans`` maps an appliance to its plan and the load it serves. When one of them is no longer automatic, is
+        pinned, armed (:meth:`ApplianceState.armed`) or its plan has started meanwhile, every appliance keeps its plan
+        (the placements were made together) and those are returned, for the caller to plan again; else an empty set.
         """
-        kept = set()
         async with self._lock:
             key = curve_key(self.coordinator.data.total) if self.coordinator.data else ""
+            kept = {appliance_id for appliance_id in plans if not self._adoptable(appliance_id, now)}
+            if kept:  # the placements were made together, assuming these would move: none is taken
+                return kept
             for appliance_id, (plan, load) in plans.items():
                 state = self.states[appliance_id]
-                started = state.plan is not None and state.plan.start is not None and state.plan.start <= now
-                if not state.auto or state.pinned or state.armed() or started:
-                    kept.add(appliance_id)
-                    continue
                 state.plan, state.basis, state.window_end = plan, self._basis(key, appliance_id), load.deadline
             await self._async_save()
         self.async_notify_listeners()
         return kept
+
+    def _adoptable(self, appliance_id: str, now: datetime) -> bool:
+        """Return True when the appliance is automatic, not pinned, not armed and its plan has not started."""
+        state = self.states[appliance_id]
+        started = state.plan is not None and state.plan.start is not None and state.plan.start <= now
+        return state.auto and not state.pinned and not state.armed() and not started
 
     @asynccontextmanager
     async def async_keeping(
@@ -310,23 +319,24 @@ class PlanManager(ChangeListeners):
     ) -> AsyncIterator[None]:
         """Keep the appliance's plan at ``planned`` (UTC) while its own delayed start is sent, and from then on if set.
 
-        Meanwhile a whole-home plan or a replan keeps that start, so the plan cannot move under the commands. Afterwards
-        ``is_set()`` tells whether the delayed start was set: then ``armed_for`` stays (saved once), else it is as
-        before.
+        Meanwhile (``ApplianceState.holding``, never saved) a whole-home plan or a replan keeps that start, so the plan
+        cannot move under the commands. Afterwards ``is_set()`` tells whether the delayed start was set: then
+        ``armed_for`` becomes ``planned`` (saved).
         """
         state = self.states.get(appliance_id)
-        before = state.armed_for if state is not None else None
-        if state is not None and state.plan is not None and state.plan.start == planned:
-            state.armed_for = planned
+        if state is None:
+            yield
+            return
+        before = state.holding
+        if state.plan is not None and state.plan.start == planned:
+            state.holding = planned
         try:
             yield
         finally:
-            if state is not None and is_set():
+            state.holding = before
+            if is_set() and state.armed_for != planned:
                 state.armed_for = planned
-                if before != planned:
-                    await self._async_save()
-            elif state is not None and state.armed_for == planned:
-                state.armed_for = before
+                await self._async_save()
 
     async def async_clear_plan(self, appliance_id: str) -> None:
         """Forget the appliance's plan; automatic planning (if on) makes a new one."""

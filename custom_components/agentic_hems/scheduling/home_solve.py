@@ -192,7 +192,8 @@ def _dive(
             if fixed is None:
                 return None, math.inf
             upper, (value, reduced, lp) = fixed
-    x = _leaf(inputs, model, cols, objective, upper=upper, lp=lp, defer=defer)
+    milp = any(load.slots for load in inputs.loads)  # without a run, the leaf's MILP would be the least-cost one
+    x = _leaf(inputs, model, cols, objective, upper=upper, lp=lp, defer=defer, milp=milp)
     return (None, math.inf) if x is None else (x, float(objective @ x))
 
 
@@ -249,6 +250,7 @@ def _leaf(
     upper: FloatArray,
     lp: FloatArray,
     defer: bool = False,
+    milp: bool = True,
 ) -> FloatArray | None:
     """With every run fixed and ``lp`` that LP's answer, a plan: ``lp`` itself when it needs no binary.
 
@@ -258,7 +260,8 @@ def _leaf(
     ``PLAN_GAP`` more. Else the MILP with the runs fixed, started from that rounded plan when it is feasible;
     None when that finds no plan. With ``defer`` (a replan: the previous plan carried over may reach the optimum in
     one LP) the rounded plan is returned instead of solving that MILP, and :func:`_least_cost` starts from the best
-    plan in hand if neither reaches it.
+    plan in hand if neither reaches it. Without ``milp`` (no run was fixed: that MILP is :func:`_least_cost`'s own)
+    the rounded plan, or None, is returned instead of solving it.
     """
     if _exclusive(inputs, cols, lp) and whole(lp, model.integer_columns()):
         return lp
@@ -273,6 +276,8 @@ def _leaf(
         elif again.x is not None:
             rounded = _matched(cols, np.asarray(again.x, dtype=np.float64))
     if found.x is None or not whole(found.x, on):
+        if not milp:
+            return rounded
         found = model.solve(objective, upper=upper, gap=PLAN_GAP, start=rounded)
     return None if found.x is None else _matched(cols, np.asarray(found.x, dtype=np.float64))
 
