@@ -286,13 +286,7 @@ class HomePlanManager(ChangeListeners):
 
     def movable(self, now: datetime) -> list[str]:
         """Return the automatic appliances the home plan places: not pinned, not armed and not started."""
-        out = []
-        for appliance_id, state in self.planner.states.items():
-            plan = state.plan
-            started = plan is not None and plan.start is not None and plan.start <= now
-            if state.auto and not state.pinned and not state.armed() and not started:
-                out.append(appliance_id)
-        return out
+        return [appliance_id for appliance_id in self.planner.states if self.planner.adoptable(appliance_id, now)]
 
     async def _async_write_back(self, plan: HomePlan, now: datetime) -> set[str]:
         """Hand the appliances' placements to the PlanManager (its scheduler issues their starts); return those kept."""

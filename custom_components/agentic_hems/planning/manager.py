@@ -297,7 +297,7 @@ class PlanManager(ChangeListeners):
         """
         async with self._lock:
             key = curve_key(self.coordinator.data.total) if self.coordinator.data else ""
-            kept = {appliance_id for appliance_id in plans if not self._adoptable(appliance_id, now)}
+            kept = {appliance_id for appliance_id in plans if not self.adoptable(appliance_id, now)}
             if kept:  # the placements were made together, assuming these would move: none is taken
                 return kept
             for appliance_id, (plan, load) in plans.items():
@@ -307,8 +307,11 @@ class PlanManager(ChangeListeners):
         self.async_notify_listeners()
         return kept
 
-    def _adoptable(self, appliance_id: str, now: datetime) -> bool:
-        """Return True when the appliance is automatic, not pinned, not armed and its plan has not started."""
+    def adoptable(self, appliance_id: str, now: datetime) -> bool:
+        """Return True when a plan made elsewhere may replace the appliance's.
+
+        That is: automatic, not pinned, not armed (:meth:`ApplianceState.armed`) and its plan not started.
+        """
         state = self.states[appliance_id]
         started = state.plan is not None and state.plan.start is not None and state.plan.start <= now
         return state.auto and not state.pinned and not state.armed() and not started
