@@ -77,7 +77,7 @@ import custom_components.agentic_hems  # watched: a module-level import of a hea
 from custom_components.agentic_hems.assistant.llm import async_client
 from custom_components.agentic_hems.const import DEFAULT_OPTIONS
 from custom_components.agentic_hems.scheduling import joint
-joint.FEW_COMBINATIONS = False  # the MILP plans the two loads, not the search over few start combinations
+joint.SEARCH = False  # the MILP plans the two loads, not the search over few start combinations
 
 async def main():
     async with async_test_home_assistant() as hass:  # the loop runs on the main thread

@@ -120,7 +120,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling import LoadSpec, joint, plan_joint
-joint.FEW_COMBINATIONS = {few}
+joint.SEARCH = {few}
 t0 = datetime(2026, 1, 5, tzinfo=UTC)
 curve = PriceCurve(start=t0, resolution=timedelta(minutes=15), prices=np.tile([0.3, 0.1, 0.2, 0.25], 24), source="t")
 loads = [LoadSpec(name, power_kw=2.0, duration_min=60, earliest_start=t0, deadline=t0 + timedelta(minutes=150))

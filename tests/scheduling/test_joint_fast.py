@@ -2,7 +2,7 @@
 
 The LP-dual pruning (joint_model.LpBound) may drop a start only when no schedule that uses it costs at most the
 budget: the oracle computes, for every start of every run, the least cost of a schedule using it (runs by brute
-force, one energy load filled by price). Trying every combination (joint_few) must give the MILP path's plans.
+force, one energy load filled by price). The branch and bound over the runs' starts (joint_search) must give the MILP path's plans.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from custom_components.agentic_hems.prices.curve import PriceCurve
-from custom_components.agentic_hems.scheduling import LoadSpec, Reason, joint, plan_joint
+from custom_components.agentic_hems.scheduling import LoadSpec, Reason, joint, joint_search, plan_joint
 from custom_components.agentic_hems.scheduling.joint import _option
 from custom_components.agentic_hems.scheduling.joint_model import LpBound, RunLoad, build_model
 from custom_components.agentic_hems.scheduling.windows import REL_EPS
 
-from .conftest import SLOT, curves, dyadic_price, noisy
+from .conftest import SLOT, T0, curves, dyadic_price, noisy
 from .oracles import _fill, brute_joint, hours_per_slot, run_cost, run_slots, run_starts
 from .test_scheduling_joint import wide_windows
 
@@ -120,7 +120,7 @@ def test_pruning_keeps_every_start_a_schedule_within_the_budget_uses(data: st.Da
     assert all(not hasattr(load, "feasible") for load in fitting)  # every load fits alone (no Plan returned)
     keep = [np.ones(load.starts.size if isinstance(load, RunLoad) else load.slots.size, dtype=bool) for load in fitting]
     model = build_model(curve, fitting, keep, headroom)
-    bound = LpBound.of(model, 1e4 / max(abs(optimum), 1.0))
+    bound = LpBound.of(model, 1e4 / max(abs(optimum), 1.0), len(curve))
     # the relaxation of a feasible instance solves, and its dual bound lies at or below the MILP's optimum
     assert bound is not None and bound.base <= optimum + 1e-9 * max(abs(optimum), 1.0)
     budget = optimum + data.draw(st.sampled_from([0.0, 1e-9, 0.01, 0.1]))
@@ -139,8 +139,8 @@ def test_pruning_keeps_every_start_a_schedule_within_the_budget_uses(data: st.Da
 
 @settings(derandomize=True, max_examples=150, deadline=None)
 @given(data=st.data())
-def test_few_combinations_give_the_milp_paths_plans(data: st.DataObject) -> None:
-    """The shortcut that tries every start combination (joint_few) returns the plans of the MILP path and its tie
+def test_the_search_gives_the_milp_paths_plans(data: st.DataObject) -> None:
+    """The branch and bound over the runs' starts (joint_search) returns the plans of the MILP path and its tie
     stages, and the brute-force canonical schedule, on random instances with float-noisy prices."""
     exact = data.draw(curves(min_slots=8, max_slots=32, nan=data.draw(st.booleans())))
     curve = exact.replace(prices=noisy(exact.prices, data))
@@ -170,10 +170,10 @@ def test_few_combinations_give_the_milp_paths_plans(data: st.DataObject) -> None
         )
     base = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=len(curve), max_size=len(curve))))
     limit = max(spec.power_kw for spec in loads) + data.draw(st.sampled_from([0.5, 1.0, 2.0]))
-    with patch.object(joint, "best_combination", wraps=joint.best_combination) as tried:
+    with patch.object(joint, "search_schedule", wraps=joint.search_schedule) as tried:
         fast = plan_joint(curve, loads, power_limit_kw=limit, base_load_kw=base)
-    event("combinations tried" if tried.called else "no combinations tried (shortcut, or too many)")
-    with patch.object(joint, "FEW_COMBINATIONS", False):
+    event("searched" if tried.called else "not searched (the loads' own optima fit)")
+    with patch.object(joint, "SEARCH", False):
         plain = plan_joint(curve, loads, power_limit_kw=limit, base_load_kw=base)
     for ours, theirs in zip(fast, plain, strict=True):
         assert (ours.feasible, ours.reason, ours.start) == (theirs.feasible, theirs.reason, theirs.start)
@@ -186,3 +186,72 @@ def test_few_combinations_give_the_milp_paths_plans(data: st.DataObject) -> None
         assert sum(plan.cost for plan in placed) == pytest.approx(expected.cost, rel=1e-6, abs=1e-7)  # noisy prices
         starts = tuple(curve.index_of(plan.start) for plan in placed if plan.name.startswith("run"))
         assert starts == expected.starts
+
+
+def _two_day_instance(seed: int) -> tuple[PriceCurve, list[LoadSpec], float]:
+    """A 192-slot curve with a daily shape and noise, two to four runs and mostly an EV, under a fuse that binds."""
+    rng = np.random.default_rng(seed)
+    hours = np.arange(192) / 4
+    daily = 0.18 + 0.06 * np.sin((hours % 24 - 9) / 24 * 2 * math.pi) + 0.08 * np.exp(-(((hours % 24) - 19) ** 2) / 4)
+    curve = PriceCurve(start=T0, resolution=SLOT, prices=np.round(daily + rng.normal(0, 0.015, 192), 5), source="t")
+    loads = []
+    for number in range(int(rng.integers(2, 5))):
+        first = int(rng.integers(0, 120))
+        loads.append(
+            LoadSpec(
+                f"run{number}",
+                power_kw=float(rng.choice([1.0, 1.5, 2.0, 2.2, 3.0, 3.5])),
+                duration_min=int(rng.choice([45, 60, 90, 120, 150, 180, 240])),
+                earliest_start=T0 + SLOT * first,
+                deadline=T0 + SLOT * int(rng.integers(first + 24, 193)),
+            )
+        )
+    if rng.random() < 0.8:
+        first = int(rng.integers(0, 96))
+        loads.append(
+            LoadSpec(
+                "ev",
+                power_kw=float(rng.choice([7.4, 11.0])),
+                energy_kwh=float(rng.integers(10, 41)),
+                earliest_start=T0 + SLOT * first,
+                deadline=T0 + SLOT * int(rng.integers(first + 48, 193)),
+                contiguous=False,
+            )
+        )
+    return curve, loads, max(spec.power_kw for spec in loads) + 0.5 + float(rng.choice([1.0, 2.0, 3.0, 4.0]))
+
+
+def test_the_search_on_two_day_homes_gives_the_milp_paths_plans() -> None:
+    """Benchmark-sized instances: the search's plans (and those after it gives up at once) are the MILP path's.
+
+    The search must also finish on most of them (a search that always gave up would pass the first check).
+    """
+    finished = 0
+
+    def counted(*args: object, **kwargs: object) -> object:
+        nonlocal finished
+        found = search(*args, **kwargs)
+        finished += 1
+        return found
+
+    search = joint.search_schedule
+    for seed in range(24):
+        curve, loads, limit = _two_day_instance(seed)
+        with patch.object(joint, "search_schedule", counted):
+            fast = plan_joint(curve, loads, power_limit_kw=limit, base_load_kw=0.5)
+        before = finished
+        with (
+            patch.object(joint, "search_schedule", counted),
+            patch.object(joint_search, "MAX_NODES", 1),
+            patch.object(joint, "QUICK_NODES", 1),
+        ):
+            given_up = plan_joint(curve, loads, power_limit_kw=limit, base_load_kw=0.5)
+        assert finished == before
+        with patch.object(joint, "SEARCH", False):
+            plain = plan_joint(curve, loads, power_limit_kw=limit, base_load_kw=0.5)
+        for ours in (fast, given_up):
+            assert [p.start for p in ours] == [p.start for p in plain], seed
+            assert [p.cost for p in ours] == pytest.approx([p.cost for p in plain], rel=1e-9, abs=1e-12)
+            for mine, theirs in zip(ours, plain, strict=True):
+                np.testing.assert_allclose(mine.power_kw, theirs.power_kw, atol=1e-6)
+    assert finished >= 12, finished

@@ -17,7 +17,6 @@ from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import run_options, run_power
 from .energy import charge_options, cheapest_fill
 from .highs import INFEASIBLE, OPTIMAL, Rows, solve, stack
-from .joint_few import best_combination, few_combinations
 from .joint_model import (
     MILP_OPTIONS,
     ChargeLoad,
@@ -30,6 +29,7 @@ from .joint_model import (
     load_energy,
     model_constraints,
 )
+from .joint_search import SearchLimit, search_applies, search_schedule
 from .plan import LoadSpec, Plan, Reason
 from .ties import TIE_REL, earliest_cheapest, tie_tolerance
 from .windows import (
@@ -54,8 +54,10 @@ TIE_SLACK = TIE_REL
 PIN_SLOTS = 1e-6
 # Largest weighted objective of a stage of runs: integers this large stay apart under MIP_REL_GAP (1e-3 here).
 LEX_LIMIT = 1e6
-# Try every start combination when few remain (:mod:`.joint_few`); tests turn it off to check the MILP path alone.
-FEW_COMBINATIONS = True
+# Search the start combinations without a solver (:mod:`.joint_search`); tests turn it off to check the MILP path.
+SEARCH = True
+# Nodes the search may visit before the LP relaxation (whose duals then tighten its bounds) is solved.
+QUICK_NODES = 20
 
 
 def _validate(spec: LoadSpec) -> float:
@@ -124,9 +126,10 @@ def plan_joint(
     The model is in :mod:`.joint_model`. Starts whose run meets a slot with ``base + P > limit`` are dropped first.
     The limit is the only coupling, so when the loads' own optima (:func:`plan_contiguous`, :func:`plan_energy` under
     the limit) fit together they are the optimum and HiGHS is not called. Otherwise starts that no schedule within a
-    known cost can use are pruned (see :func:`_solve`); when few start combinations remain each is tried
-    (:mod:`.joint_few`), else HiGHS solves the MILP with explicit ``mip_rel_gap`` and ``time_limit``. Ties (costs within the tolerance of :mod:`.ties`) are broken lexicographically
-    in the order of ``loads``: the first load as early as it can be, then the second, and so on (see :func:`_solve`),
+    known cost can use are pruned, and a branch and bound of its own searches the start combinations
+    (:mod:`.joint_search`, runs followed by at most one energy load); when it gives up, or for other loads, HiGHS
+    solves the MILP with explicit ``mip_rel_gap`` and ``time_limit`` (see :func:`_solve`). Ties (costs within the
+    tolerance of :mod:`.ties`) are broken lexicographically in the order of ``loads``: the first load as early as it can be, then the second, and so on (see :func:`_solve`),
     whatever HiGHS's rounding; the same inputs give the same plans. A plan that uses doubtful slots has reason
     DOUBTFUL_PRICES.
 
@@ -228,7 +231,9 @@ def _solve(
 ) -> tuple[list[FloatArray] | None, str]:
     """Solve the MILP; per-load kW arrays (None when no schedule exists) and a note for ``detail``.
 
-    Stage 0 minimises cost alone, giving C0. Every later stage (:class:`_TieStages`) keeps ``cost <= B`` with
+    Where the loads are runs followed by at most one energy load, :mod:`.joint_search` solves it: first with
+    ``QUICK_NODES`` nodes, then (after the LP relaxation, whose duals tighten its bounds) with ``MAX_NODES``, and for
+    the ties after HiGHS's stage 0. Otherwise, and whenever it gives up, HiGHS does, in stages. Stage 0 minimises cost alone, giving C0. Every later stage (:class:`_TieStages`) keeps ``cost <= B`` with
     B = C0 + TIE_SLACK x S (S = max|price| x total energy, the tie tolerance of :mod:`.ties`) and moves loads
     earlier, lexicographically in the caller's order.
 
@@ -237,20 +242,23 @@ def _solve(
     feasible schedule (:func:`_heuristic`), later stages with B = C0. Then the LP relaxation's duals
     (:class:`~.joint_model.LpBound`, one LP) drop every start that no schedule within B can use: on the benchmark's
     instances they leave stage 0 a third fewer binaries and the tie stages a few, or none (no stage runs).
+
     """
     scale = _cost_scale(curve, fitting)
     slack = TIE_SLACK * scale
     factor = COST_SCALE / scale
     upper = _heuristic(curve, fitting, headroom)
     keep = _within(fitting, own_costs, upper, slack)
-    if FEW_COMBINATIONS and few_combinations(fitting, keep):
-        return best_combination(curve, fitting, keep, headroom, slack), ""
+    searched = _search(curve, fitting, keep, headroom, slack=slack, upper=upper, max_nodes=QUICK_NODES)
+    if searched is not None:
+        return searched[0], ""
     model = build_model(curve, fitting, keep, headroom)
-    bound = LpBound.of(model, factor)
+    bound = LpBound.of(model, factor, len(curve))
     if bound is not None and math.isfinite(upper):
         keep = bound.prune(fitting, keep, upper + slack)
-        if FEW_COMBINATIONS and few_combinations(fitting, keep):
-            return best_combination(curve, fitting, keep, headroom, slack), ""
+        searched = _search(curve, fitting, keep, headroom, slack=slack, upper=upper, limit_price=bound.limit_price)
+        if searched is not None:
+            return searched[0], ""
         model = build_model(curve, fitting, keep, headroom)
     first = solve(
         model.cost * factor,
@@ -268,14 +276,38 @@ def _solve(
     keep = _within(fitting, own_costs, cost, slack)
     if bound is not None:
         keep = bound.prune(fitting, keep, cost + slack)
-    if FEW_COMBINATIONS and few_combinations(fitting, keep):  # the ties among few combinations: no stage
-        few = best_combination(curve, fitting, keep, headroom, slack)
-        if few is not None:
-            return few, note
+    prices = bound.limit_price if bound is not None else None  # the ties, without the stages:
+    searched = _search(curve, fitting, keep, headroom, slack=slack, upper=cost, limit_price=prices)
+    if searched is not None and searched[0] is not None:
+        return searched[0], note
     stages = _TieStages(curve, fitting, headroom, keep, cost + slack, scale, model, x)
     stages.run()
     powers = _powers(curve, fitting, stages.model, stages.x, headroom)
     return _canonical(curve, fitting, powers, headroom, stages.budget) or powers, note
+
+
+def _search(
+    curve: PriceCurve,
+    fitting: list[JointLoad],
+    keep: list[BoolArray],
+    headroom: FloatArray,
+    *,
+    slack: float,
+    upper: float,
+    limit_price: FloatArray | None = None,
+    max_nodes: int | None = None,
+) -> tuple[list[FloatArray] | None] | None:
+    """Return the search's answer (:mod:`.joint_search`) in a 1-tuple, or None when it does not apply or gives up."""
+    if not (SEARCH and search_applies(fitting)):
+        return None
+    try:
+        return (
+            search_schedule(
+                curve, fitting, keep, headroom, slack=slack, upper=upper, limit_price=limit_price, max_nodes=max_nodes
+            ),
+        )
+    except SearchLimit:
+        return None
 
 
 def _cost_scale(curve: PriceCurve, fitting: list[JointLoad]) -> float:

@@ -74,6 +74,7 @@ class JointModel:
     upper: FloatArray
     integrality: FloatArray
     limit: Rows  # the power limit of every slot touched: sum of kW <= headroom
+    limit_slots: IntArray  # the curve slot of each limit row
     equality: Rows  # each load's placement: one start, or its energy
     columns: list[slice]  # each load's variables
     keys: list[IntArray]  # each load's starts (runs) or slots (energy loads), one per variable
@@ -159,6 +160,7 @@ def build_model(curve: PriceCurve, fitting: list[JointLoad], keep: list[BoolArra
             np.full(used.size, -np.inf),
             headroom[used],
         ),
+        limit_slots=used,
         equality=Rows(eq_rows, np.arange(column), np.concatenate([part.eq_vals for part in parts]), rhs, rhs),
         columns=[slice(first, first + size) for first, size in zip(firsts, sizes, strict=False)],
         keys=[part.keys for part in parts],
@@ -200,10 +202,14 @@ class LpBound:
     columns: list[slice]
     base: float  # currency
     reduced: FloatArray  # currency per unit of each column
+    limit_price: FloatArray  # (n,) -dual of each slot's limit row, >= 0 (currency per kW); 0 where no row
 
     @classmethod
-    def of(cls, model: JointModel, factor: float) -> LpBound | None:
-        """Solve ``model``'s LP relaxation with its cost times ``factor`` (conditioning); None without an optimum."""
+    def of(cls, model: JointModel, factor: float, slots: int) -> LpBound | None:
+        """Solve ``model``'s LP relaxation with its cost times ``factor`` (conditioning); None without an optimum.
+
+        ``slots`` is the curve's length (the size of ``limit_price``).
+        """
         cost = model.cost * factor
         rows = stack(model_constraints(model))
         found = solve(cost, np.zeros(cost.size), model.upper, rows, options={"presolve": "off"})
@@ -213,7 +219,9 @@ class LpBound:
         y_eq = found.row_dual[model.limit.count :]
         reduced = cost - model.limit.transpose_dot(y_ub, cost.size) - model.equality.transpose_dot(y_eq, cost.size)
         base = y_ub @ model.limit.hi + y_eq @ model.equality.hi + np.sum(np.minimum(reduced, 0.0) * model.upper)
-        return cls(model.keys, model.columns, float(base) / factor, reduced / factor)
+        limit_price = np.zeros(slots)
+        limit_price[model.limit_slots] = -y_ub / factor
+        return cls(model.keys, model.columns, float(base) / factor, reduced / factor, limit_price)
 
     def prune(self, fitting: list[JointLoad], keep: list[BoolArray], budget: float) -> list[BoolArray]:
         """Return ``keep`` (masks over each load's starts or slots) less the run starts that cost more than ``budget``.

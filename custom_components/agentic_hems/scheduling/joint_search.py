@@ -1,0 +1,316 @@
+"""The joint MILP without a solver: a branch and bound over the runs' starts, with at most one energy load after them.
+
+The runs are placed one at a time, in the caller's order; a node is the room the placed runs leave. Its lower bound
+adds to their cost each later run's cheapest start that fits that room alone and the energy load's cheapest fill of
+it (less room never costs less, to the fill's tie tolerance). Given prices on the limit (the LP relaxation's duals), a
+Lagrangian bound of the same node is taken too, and the higher one prunes. A first pass finds the least cost C, taking each run's
+cheaper starts first; a second pass walks the starts in ascending order and returns the first schedule costing at
+most C + slack: the canonical ties of :func:`~.joint._solve` (each run in order as early as it can be). Both passes
+give up after ``MAX_NODES`` nodes (:class:`SearchLimit`), and HiGHS solves the MILP instead.
+
+A leaf is costed as the MILP path costs a plan: the runs' window sums added in order, then the energy load filled by
+:func:`~.energy.cheapest_fill` in the room they leave; so the search and the MILP path pick the same schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..prices.curve import FloatArray, PriceCurve
+from .contiguous import run_power
+from .energy import fill_in_order
+from .joint_model import ChargeLoad, JointLoad, RunLoad
+from .ties import fill_order, tie_tolerance
+from .windows import BoolArray, IntArray, slot_hours
+
+# Nodes visited (both passes) before HiGHS takes over; a node costs about 0.03-0.1 ms of CPU.
+MAX_NODES = 1000
+
+
+class SearchLimit(Exception):
+    """The search visited ``MAX_NODES`` nodes without an answer."""
+
+
+def search_applies(fitting: list[JointLoad]) -> bool:
+    """Return True when the loads are runs followed by at most one energy load, the shape the search handles."""
+    charges = [number for number, load in enumerate(fitting) if isinstance(load, ChargeLoad)]
+    return not charges or charges == [len(fitting) - 1]
+
+
+def search_schedule(
+    curve: PriceCurve,
+    fitting: list[JointLoad],
+    keep: list[BoolArray],
+    headroom: FloatArray,
+    *,
+    slack: float,
+    upper: float,
+    limit_price: FloatArray | None = None,
+    max_nodes: int | None = None,
+) -> list[FloatArray] | None:
+    """Per-load kW arrays (n,) of the canonical least-cost schedule among the kept starts; None when none fits.
+
+    Args:
+        curve: the prices.
+        fitting: runs, then at most one energy load (:func:`search_applies`).
+        keep: a mask over each load's starts (runs) or slots (ignored for the energy load).
+        headroom: kW left for the loads per slot (n,).
+        slack: tie tolerance (currency): schedules within it of the least cost are equal, the earliest wins.
+        upper: the cost of a known schedule (``math.inf`` when none is known); only cheaper ones are searched.
+        limit_price: (n,) prices >= 0 (currency per kW) on each slot's limit, such as the LP relaxation's duals
+            (:class:`~.joint_model.LpBound`); they add a Lagrangian bound to each node (the better one prunes).
+        max_nodes: the nodes visited (both passes) before giving up; ``MAX_NODES`` when None.
+
+    Raises:
+        SearchLimit: more than ``max_nodes`` nodes, or no schedule found within ``upper`` (which a known schedule
+            contradicts; HiGHS decides then).
+
+    """
+    search = _Search.of(curve, fitting, keep, headroom, slack)
+    search.max_nodes = MAX_NODES if max_nodes is None else max_nodes
+    if limit_price is not None:
+        search.lagrange = _Lagrange.of(search, limit_price)
+    least = search.least(upper)
+    if least is None:
+        if np.isfinite(upper):
+            raise SearchLimit
+        return None
+    combo = search.first(least + slack)
+    if combo is None:  # the least schedule is within the budget: only float noise gets here
+        raise SearchLimit
+    return search.powers(combo)
+
+
+@dataclass
+class _Search:
+    curve: PriceCurve
+    runs: list[RunLoad]
+    starts: list[IntArray]  # each run's kept starts, ascending
+    costs: list[FloatArray]  # their costs (currency)
+    charge: ChargeLoad | None
+    headroom: FloatArray
+    room: FloatArray  # kW the runs may draw per slot: the headroom, none where the base load fills it
+    slack: float
+    order: IntArray  # positions of the energy load's slots in fill order
+    lagrange: _Lagrange | None = None
+    max_nodes: int = MAX_NODES
+    nodes: int = 0
+    best: float = np.inf
+    chosen: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(
+        cls, curve: PriceCurve, fitting: list[JointLoad], keep: list[BoolArray], headroom: FloatArray, slack: float
+    ) -> _Search:
+        runs = [load for load in fitting if isinstance(load, RunLoad)]
+        masks = [mask for load, mask in zip(fitting, keep, strict=True) if isinstance(load, RunLoad)]
+        charge = fitting[-1] if isinstance(fitting[-1], ChargeLoad) else None
+        order = np.zeros(0, dtype=np.int64)
+        if charge is not None:
+            prices = curve.prices[charge.slots]
+            gap = tie_tolerance(prices, charge.energy_kwh) / (charge.energy_kwh * max(charge.slots.size, 1))
+            order = fill_order(prices, gap)
+        return cls(
+            curve,
+            runs,
+            [load.starts[mask] for load, mask in zip(runs, masks, strict=True)],
+            [load.cost[mask] for load, mask in zip(runs, masks, strict=True)],
+            charge,
+            headroom,
+            np.maximum(headroom, 0.0),
+            slack,
+            order,
+        )
+
+    def least(self, upper: float) -> float | None:
+        """Return the least cost of a schedule costing at most ``upper`` (+ the margin); None when there is none."""
+        self.best = upper + self._margin(upper) if np.isfinite(upper) else np.inf
+        found = self._least(_Node.root(len(self.curve)))
+        return self.best if found else None
+
+    def first(self, budget: float) -> list[int] | None:
+        """Return the first schedule (ascending starts, run by run) within ``budget``: an index into each run's starts."""
+        self.chosen = []
+        return self.chosen if self._first(_Node.root(len(self.curve)), budget) else None
+
+    def powers(self, combo: list[int]) -> list[FloatArray]:
+        """Per-load kW (n,) of the runs at ``combo`` and the energy load filled in the room they leave."""
+        n = len(self.curve)
+        drawn = np.zeros(n)
+        powers = []
+        for run, starts, index in zip(self.runs, self.starts, combo, strict=True):
+            power = run_power(n, int(starts[index]), run.options.slots, run.spec.power_kw)
+            drawn[power > 0] += run.spec.power_kw
+            powers.append(power)
+        if self.charge is not None:
+            placed = self.fill(drawn, self.order)
+            assert placed is not None  # the search placed it
+            power = np.zeros(n)
+            power[self.charge.slots[self.order]] = placed / slot_hours(self.curve)
+            powers.append(power)
+        return powers
+
+    def _least(self, node: _Node) -> bool:
+        """Depth-first, cheaper starts first; lower ``best`` to each clearly cheaper leaf; True when one was found.
+
+        Only a clearly lower bound is followed, so ties are not explored; ``best`` ends within the energy fill's tie
+        tolerance (and float noise) of the least cost, which the second pass's slack covers.
+        """
+        self._visit()
+        if node.depth == len(self.runs):
+            cost = self._leaf(node)
+            if cost is None or cost >= self.best - _noise(self.best):
+                return False
+            self.best = cost
+            return True
+        candidates = self._candidates(node)
+        if candidates is None:
+            return False
+        ok, bounds = candidates
+        found = False
+        for position in np.argsort(bounds, kind="stable"):
+            if bounds[position] >= self.best - _noise(self.best):
+                break
+            found |= self._least(self._child(node, int(ok[position])))
+        return found
+
+    def _first(self, node: _Node, budget: float) -> bool:
+        """Depth-first in ascending starts; record in ``chosen`` the first leaf within ``budget``."""
+        self._visit()
+        if node.depth == len(self.runs):
+            cost = self._leaf(node)
+            return cost is not None and cost <= budget
+        candidates = self._candidates(node)
+        if candidates is None:
+            return False
+        ok, bounds = candidates
+        for position in np.flatnonzero(bounds <= budget + self._margin(budget)):
+            index = int(ok[position])
+            self.chosen.append(index)
+            if self._first(self._child(node, index), budget):
+                return True
+            self.chosen.pop()
+        return False
+
+    def _candidates(self, node: _Node) -> tuple[IntArray, FloatArray] | None:
+        """Return the starts of the node's run that fit beside its draw and their lower bounds; None when a load cannot."""
+        fits = [self._fits(number, node.drawn) for number in range(node.depth, len(self.runs))]
+        if not all(mask.any() for mask in fits):
+            return None
+        depth = node.depth
+        rest = sum(float(costs[mask].min()) for costs, mask in zip(self.costs[depth + 1 :], fits[1:], strict=True))
+        if self.charge is not None:
+            filled = self._fill_cost(node.drawn)
+            if filled is None:
+                return None
+            rest += filled
+        ok = np.flatnonzero(fits[0])
+        bounds = node.cost + self.costs[depth][ok] + rest
+        if self.lagrange is not None:
+            bounds = np.maximum(bounds, self.lagrange.bounds(self, node, fits, ok))
+        return ok, bounds
+
+    def _child(self, node: _Node, index: int) -> _Node:
+        run, depth = self.runs[node.depth], node.depth
+        start = int(self.starts[depth][index])
+        drawn = node.drawn.copy()
+        drawn[start : start + run.options.slots] += run.spec.power_kw
+        priced = node.priced + (float(self.lagrange.costs[depth][index]) if self.lagrange is not None else 0.0)
+        return _Node(depth + 1, drawn, node.cost + float(self.costs[depth][index]), priced)
+
+    def _fits(self, number: int, drawn: FloatArray) -> BoolArray:
+        """Mask of run ``number``'s starts whose run keeps ``drawn`` within :attr:`room`."""
+        run = self.runs[number]
+        counts = np.zeros(drawn.size + 1, dtype=np.int64)
+        np.cumsum(drawn + run.spec.power_kw > self.room, out=counts[1:])
+        starts = self.starts[number]
+        fits: BoolArray = counts[starts + run.options.slots] == counts[starts]
+        return fits
+
+    def _leaf(self, node: _Node) -> float | None:
+        if self.charge is None:
+            return node.cost
+        filled = self._fill_cost(node.drawn)
+        return None if filled is None else node.cost + filled
+
+    def _fill_cost(self, drawn: FloatArray) -> float | None:
+        """Cost of the energy load filled beside ``drawn`` (as :func:`~.energy.cheapest_fill`); None when it cannot."""
+        assert self.charge is not None
+        placed = self.fill(drawn, self.order)
+        return None if placed is None else float(self.curve.prices[self.charge.slots[self.order]] @ placed)
+
+    def fill(self, drawn: FloatArray, order: IntArray) -> FloatArray | None:
+        """KWh of the energy load in each of its slots, in ``order``, filled in that order beside ``drawn``."""
+        charge = self.charge
+        assert charge is not None
+        slots = charge.slots[order]
+        caps = np.minimum(charge.caps_kw[order], np.maximum(self.headroom[slots] - drawn[slots], 0.0))
+        return fill_in_order(caps * slot_hours(self.curve), charge.energy_kwh)
+
+    def _margin(self, budget: float) -> float:
+        """Return the allowance on a bound: the energy fill's ties and float noise (a bound may exceed a leaf by that)."""
+        return self.slack + _noise(budget)
+
+    def _visit(self) -> None:
+        self.nodes += 1
+        if self.nodes > self.max_nodes:
+            raise SearchLimit
+
+
+def _noise(value: float) -> float:
+    """Float noise of sums near ``value`` (currency)."""
+    return 1e-9 * abs(value) + 1e-12
+
+
+@dataclass(frozen=True)
+class _Node:
+    """The first ``depth`` runs placed: their draw (kW per slot), their cost and their priced cost (:class:`_Lagrange`)."""
+
+    depth: int
+    drawn: FloatArray
+    cost: float
+    priced: float
+
+    @classmethod
+    def root(cls, n: int) -> _Node:
+        return cls(0, np.zeros(n), 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class _Lagrange:
+    """The limit priced at ``lam`` (currency per kW per slot, >= 0) instead of enforced: a second lower bound.
+
+    A schedule within the limit costs at least its cost plus ``lam . (draw - room)``, whose least over each load on
+    its own is a bound: the runs' costs plus ``lam`` over their slots, the energy load filled in the order of its
+    slots' price plus ``lam`` per kWh, less ``lam . room``.
+    """
+
+    costs: list[FloatArray]  # each run's kept starts: cost + lam over the run's slots x its kW
+    unit: FloatArray  # the energy load's slots: currency per kWh, price + lam / hours
+    order: IntArray  # those slots, cheapest first
+    offset: float  # lam . room
+
+    @classmethod
+    def of(cls, search: _Search, lam: FloatArray) -> _Lagrange:
+        sums = np.concatenate(([0.0], np.cumsum(lam)))
+        costs = [
+            cost + run.spec.power_kw * (sums[starts + run.options.slots] - sums[starts])
+            for run, starts, cost in zip(search.runs, search.starts, search.costs, strict=True)
+        ]
+        unit = np.zeros(0)
+        if search.charge is not None:
+            slots = search.charge.slots
+            unit = search.curve.prices[slots] + lam[slots] / slot_hours(search.curve)
+        order: IntArray = np.argsort(unit, kind="stable")
+        return cls(costs, unit, order, float(lam @ search.room))
+
+    def bounds(self, search: _Search, node: _Node, fits: list[BoolArray], ok: IntArray) -> FloatArray:
+        """Each start ``ok`` of the node's run: the Lagrangian bound of the schedules that place it there."""
+        depth = node.depth
+        rest = sum(float(costs[mask].min()) for costs, mask in zip(self.costs[depth + 1 :], fits[1:], strict=True))
+        if search.charge is not None:
+            placed = search.fill(node.drawn, self.order)
+            rest += float(self.unit[self.order] @ placed) if placed is not None else np.inf
+        return node.priced + self.costs[depth][ok] + rest - self.offset
