@@ -93,7 +93,7 @@ class _Search:
     headroom: FloatArray
     room: FloatArray  # kW the runs may draw per slot: the headroom, none where the base load fills it
     slack: float
-    order: IntArray  # positions of the energy load's slots in fill order
+    filling: _Fill | None  # the energy load, filled by price as cheapest_fill does
     lagrange: _Lagrange | None = None
     max_nodes: int = MAX_NODES
     nodes: int = 0
@@ -107,11 +107,11 @@ class _Search:
         runs = [load for load in fitting if isinstance(load, RunLoad)]
         masks = [mask for load, mask in zip(fitting, keep, strict=True) if isinstance(load, RunLoad)]
         charge = fitting[-1] if isinstance(fitting[-1], ChargeLoad) else None
-        order = np.zeros(0, dtype=np.int64)
+        filling = None
         if charge is not None:
             prices = curve.prices[charge.slots]
             gap = tie_tolerance(prices, charge.energy_kwh) / (charge.energy_kwh * max(charge.slots.size, 1))
-            order = fill_order(prices, gap)
+            filling = _Fill.of(charge, headroom, fill_order(prices, gap), prices, slot_hours(curve))
         return cls(
             curve,
             runs,
@@ -121,7 +121,7 @@ class _Search:
             headroom,
             np.maximum(headroom, 0.0),
             slack,
-            order,
+            filling,
         )
 
     def least(self, upper: float) -> float | None:
@@ -144,11 +144,11 @@ class _Search:
             power = run_power(n, int(starts[index]), run.options.slots, run.spec.power_kw)
             drawn[power > 0] += run.spec.power_kw
             powers.append(power)
-        if self.charge is not None:
-            placed = self.fill(drawn, self.order)
+        if self.filling is not None:
+            placed = self.filling.placed(drawn)
             assert placed is not None  # the search placed it
             power = np.zeros(n)
-            power[self.charge.slots[self.order]] = placed / slot_hours(self.curve)
+            power[self.filling.slots] = placed / self.filling.hours
             powers.append(power)
         return powers
 
@@ -201,8 +201,8 @@ class _Search:
             return None
         depth = node.depth
         rest = sum(float(costs[mask].min()) for costs, mask in zip(self.costs[depth + 1 :], fits[1:], strict=True))
-        if self.charge is not None:
-            filled = self._fill_cost(node.drawn)
+        if self.filling is not None:
+            filled = self.filling.cost(node.drawn)
             if filled is None:
                 return None
             rest += filled
@@ -230,24 +230,10 @@ class _Search:
         return fits
 
     def _leaf(self, node: _Node) -> float | None:
-        if self.charge is None:
+        if self.filling is None:
             return node.cost
-        filled = self._fill_cost(node.drawn)
+        filled = self.filling.cost(node.drawn)
         return None if filled is None else node.cost + filled
-
-    def _fill_cost(self, drawn: FloatArray) -> float | None:
-        """Cost of the energy load filled beside ``drawn`` (as :func:`~.energy.cheapest_fill`); None when it cannot."""
-        assert self.charge is not None
-        placed = self.fill(drawn, self.order)
-        return None if placed is None else float(self.curve.prices[self.charge.slots[self.order]] @ placed)
-
-    def fill(self, drawn: FloatArray, order: IntArray) -> FloatArray | None:
-        """KWh of the energy load in each of its slots, in ``order``, filled in that order beside ``drawn``."""
-        charge = self.charge
-        assert charge is not None
-        slots = charge.slots[order]
-        caps = np.minimum(charge.caps_kw[order], np.maximum(self.headroom[slots] - drawn[slots], 0.0))
-        return fill_in_order(caps * slot_hours(self.curve), charge.energy_kwh)
 
     def _margin(self, budget: float) -> float:
         """Return the allowance on a bound: the energy fill's ties and float noise (a bound may exceed a leaf by that)."""
@@ -279,6 +265,34 @@ class _Node:
 
 
 @dataclass(frozen=True)
+class _Fill:
+    """The energy load filled in one order of its slots beside the runs' draw, costed at ``price`` per kWh."""
+
+    slots: IntArray  # the load's slots, in the order they fill
+    caps_kw: FloatArray  # the most each takes alone
+    headroom: FloatArray  # their headroom (kW)
+    price: FloatArray  # currency per kWh
+    energy_kwh: float
+    hours: float
+
+    @classmethod
+    def of(cls, charge: ChargeLoad, headroom: FloatArray, order: IntArray, price: FloatArray, hours: float) -> _Fill:
+        """``order``: positions in ``charge.slots``; ``price``: per kWh in each of those slots (ascending slots)."""
+        slots = charge.slots[order]
+        return cls(slots, charge.caps_kw[order], headroom[slots], price[order], charge.energy_kwh, hours)
+
+    def placed(self, drawn: FloatArray) -> FloatArray | None:
+        """Return the kWh in each slot (fill order) beside ``drawn`` (kW per slot, (n,)); None when it cannot fit."""
+        caps = np.minimum(self.caps_kw, np.maximum(self.headroom - drawn[self.slots], 0.0))
+        return fill_in_order(caps * self.hours, self.energy_kwh)
+
+    def cost(self, drawn: FloatArray) -> float | None:
+        """Return the cost of :meth:`placed` (currency); None when it cannot fit."""
+        placed = self.placed(drawn)
+        return None if placed is None else float(self.price @ placed)
+
+
+@dataclass(frozen=True)
 class _Lagrange:
     """The limit priced at ``lam`` (currency per kW per slot, >= 0) instead of enforced: a second lower bound.
 
@@ -288,8 +302,7 @@ class _Lagrange:
     """
 
     costs: list[FloatArray]  # each run's kept starts: cost + lam over the run's slots x its kW
-    unit: FloatArray  # the energy load's slots: currency per kWh, price + lam / hours
-    order: IntArray  # those slots, cheapest first
+    filling: _Fill | None  # the energy load at price + lam / hours per kWh, cheapest first
     offset: float  # lam . room
 
     @classmethod
@@ -299,18 +312,19 @@ class _Lagrange:
             cost + run.spec.power_kw * (sums[starts + run.options.slots] - sums[starts])
             for run, starts, cost in zip(search.runs, search.starts, search.costs, strict=True)
         ]
-        unit = np.zeros(0)
+        filling = None
         if search.charge is not None:
+            hours = slot_hours(search.curve)
             slots = search.charge.slots
-            unit = search.curve.prices[slots] + lam[slots] / slot_hours(search.curve)
-        order: IntArray = np.argsort(unit, kind="stable")
-        return cls(costs, unit, order, float(lam @ search.room))
+            unit = search.curve.prices[slots] + lam[slots] / hours
+            filling = _Fill.of(search.charge, search.headroom, np.argsort(unit, kind="stable"), unit, hours)
+        return cls(costs, filling, float(lam @ search.room))
 
     def bounds(self, search: _Search, node: _Node, fits: list[BoolArray], ok: IntArray) -> FloatArray:
         """Each start ``ok`` of the node's run: the Lagrangian bound of the schedules that place it there."""
         depth = node.depth
         rest = sum(float(costs[mask].min()) for costs, mask in zip(self.costs[depth + 1 :], fits[1:], strict=True))
-        if search.charge is not None:
-            placed = search.fill(node.drawn, self.order)
-            rest += float(self.unit[self.order] @ placed) if placed is not None else np.inf
+        if self.filling is not None:
+            filled = self.filling.cost(node.drawn)
+            rest += np.inf if filled is None else filled
         return node.priced + self.costs[depth][ok] + rest - self.offset
