@@ -14,9 +14,9 @@ interpreters, beside a reference measured in the same run and its target; the ex
   installation (``default_config``) has loaded before a custom integration is set up and that the set-up touches
   (``SHARED_HA``: http, frontend, recorder, logbook, conversation, person, stream...), for ours and the references
   alike; stream brings numpy (whose own share, for an installation without ``default_config``, is printed). A Nord Pool entry (HA core's ``nordpool`` service, stood in by one with its shape) has the
-  target of at most 20 MB; its appliances overlap above the power limit, so the first plan is the joint planner's: few
-  start combinations remain, so it tries each and needs no solver. The same entry with that search turned off
-  (``joint.FEW_COMBINATIONS``) solves the MILP and loads highspy (whose own share is printed, beside scipy.optimize's,
+  target of at most 20 MB; its appliances overlap above the power limit, so the first plan is the joint planner's: its own
+  search over the runs' starts (``joint_search``) settles it within ``QUICK_NODES`` nodes and needs no solver. The same entry with that search turned off
+  (``joint.SEARCH``) solves the MILP and loads highspy (whose own share is printed, beside scipy.optimize's,
   which the planners loaded until highspy replaced it). The sample entry parses its bundled ENTSO-E documents with entsoe-py,
   which loads pandas, as an ENTSO-E entry does at its first fetch: its figure is reported with the modules each entry
   loaded.
@@ -140,7 +140,7 @@ async def main():
             from custom_components.agentic_hems.const import DEFAULT_OPTIONS  # counted: the entry imports it all
             if SOURCE == "nordpool-milp":
                 from custom_components.agentic_hems.scheduling import joint
-                joint.FEW_COMBINATIONS = False
+                joint.SEARCH = False
             appliances = [
                 dict(name="Dishwasher", kind="dishwasher", entity_id="input_boolean.dw", power_kw=1.8,
                      duration_min=150, contiguous=True, earliest_start="18:00:00", deadline="07:00:00"),
