@@ -1,6 +1,6 @@
 """Grid benchmark: ours against PYPOWER and pandapower, measured side by side in the same run.
 
-Run: ``benchmarks/grid`` (it builds ``.venv-bench`` with pandapower 3.5.6 (with numba) and PYPOWER 5.1.21 on the integration's
+Run: ``benchmarks/grid`` (it builds ``.venv-grid`` with pandapower 3.5.6 (with numba) and PYPOWER 5.1.21 on the integration's
 numpy and scipy; the integration's own environment never gets them). Medians of wall time (``time.perf_counter``):
 
 - AC power flow on case118: ours vs PYPOWER ``runpf`` vs pandapower ``runpp``; target: at least as fast as PYPOWER;
