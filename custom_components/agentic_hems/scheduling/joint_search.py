@@ -161,7 +161,7 @@ class _Search:
         self._visit()
         if node.depth == len(self.runs):
             cost = self._leaf(node)
-            if cost is None or cost >= self.best - _noise(self.best):
+            if cost is None or cost >= self._improving():
                 return False
             self.best = cost
             return True
@@ -171,7 +171,7 @@ class _Search:
         ok, bounds = candidates
         found = False
         for position in np.argsort(bounds, kind="stable"):
-            if bounds[position] >= self.best - _noise(self.best):
+            if bounds[position] >= self._improving():
                 break
             found |= self._least(self._child(node, int(ok[position])))
         return found
@@ -234,6 +234,10 @@ class _Search:
             return node.cost
         filled = self.filling.cost(node.drawn)
         return None if filled is None else node.cost + filled
+
+    def _improving(self) -> float:
+        """Return the bound a node or leaf must stay below to be clearly cheaper than ``best`` (inf: none yet)."""
+        return self.best - _noise(self.best) if np.isfinite(self.best) else np.inf
 
     def _margin(self, budget: float) -> float:
         """Return the allowance on a bound: the energy fill's ties and float noise (a bound may exceed a leaf by that)."""
