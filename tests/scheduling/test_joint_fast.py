@@ -255,3 +255,28 @@ def test_the_search_on_two_day_homes_gives_the_milp_paths_plans() -> None:
             for mine, theirs in zip(ours, plain, strict=True):
                 np.testing.assert_allclose(mine.power_kw, theirs.power_kw, atol=1e-6)
     assert finished >= 12, finished
+
+
+def test_an_energy_load_with_no_room_in_its_window_is_refused_not_raised() -> None:
+    """Every slot of the EV's window is full of base load: POWER_LIMIT, not a ValueError from an empty fill order."""
+    curve = PriceCurve(start=T0, resolution=SLOT, prices=np.array([0.1, 0.2, 0.3, 0.4]), source="t")
+    ev = LoadSpec("ev", power_kw=1.0, energy_kwh=0.25, earliest_start=T0, deadline=T0 + 2 * SLOT, contiguous=False)
+    (plan,) = plan_joint(curve, [ev], power_limit_kw=3.0, base_load_kw=[5.0, 5.0, 0.0, 0.0])
+    assert not plan.feasible and plan.reason is Reason.POWER_LIMIT and "'ev'" in plan.detail
+
+
+def test_the_tie_stages_keep_the_milps_own_starts() -> None:
+    """HiGHS leaves the EV a little short, so its plan costs less than the LP bound allows: its starts must stay
+    candidates of the tie stages (they were pruned, and the stages raised on an empty set). Both paths agree."""
+    curve = PriceCurve(start=T0, resolution=SLOT, prices=np.full(7, 0.3), source="t")
+    loads = [
+        LoadSpec("run0", power_kw=1.5, duration_min=45, earliest_start=T0, deadline=T0 + 7 * SLOT),
+        LoadSpec("run1", power_kw=0.5, duration_min=45, earliest_start=T0, deadline=T0 + 7 * SLOT),
+        LoadSpec("ev", power_kw=3.5, energy_kwh=2.0, earliest_start=T0 + SLOT, deadline=T0 + 7 * SLOT, contiguous=False),
+    ]
+    base = [0.5, 1.0, 4.75, 0.0, 0.0, 0.0, 4.75]
+    fast = plan_joint(curve, loads, power_limit_kw=3.75, base_load_kw=base)
+    with patch.object(joint, "SEARCH", False):
+        plain = plan_joint(curve, loads, power_limit_kw=3.75, base_load_kw=base)
+    assert all(plan.feasible for plan in fast)
+    assert [p.start for p in plain] == [p.start for p in fast]

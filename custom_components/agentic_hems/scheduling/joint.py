@@ -276,6 +276,7 @@ def _solve(
     keep = _within(fitting, own_costs, cost, slack)
     if bound is not None:
         keep = bound.prune(fitting, keep, cost + slack)
+    keep = _with_starts(model, fitting, keep, x)  # HiGHS's tolerances can put its own plan below the LP's bound
     prices = bound.limit_price if bound is not None else None  # the ties, without the stages:
     searched = _search(curve, fitting, keep, headroom, slack=slack, upper=cost, limit_price=prices)
     if searched is not None and searched[0] is not None:
@@ -308,6 +309,17 @@ def _search(
         )
     except SearchLimit:
         return None
+
+
+def _with_starts(model: JointModel, fitting: list[JointLoad], keep: list[BoolArray], x: FloatArray) -> list[BoolArray]:
+    """Return ``keep`` with each run's start in the schedule ``x`` (a solution of ``model``) kept."""
+    kept = []
+    for number, (load, mask) in enumerate(zip(fitting, keep, strict=True)):
+        if isinstance(load, RunLoad):
+            chosen = model.keys[number][int(np.argmax(x[model.columns[number]]))]
+            mask = mask | (load.starts == chosen)
+        kept.append(mask)
+    return kept
 
 
 def _cost_scale(curve: PriceCurve, fitting: list[JointLoad]) -> float:

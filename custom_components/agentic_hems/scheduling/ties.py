@@ -36,6 +36,8 @@ def fill_order(prices: FloatArray, gap: float) -> IntArray:
     (energy x len(prices))`` the filled plan costs at most ``tolerance`` more than filling by exact price.
     """
     by_price = np.argsort(prices, kind="stable")
+    if by_price.size == 0:  # no slot: nothing to order (the fill then finds no room)
+        return by_price
     classes = np.concatenate(([0], np.cumsum(np.diff(prices[by_price]) > gap)))
     order: IntArray = by_price[np.lexsort((by_price, classes))]
     return order
