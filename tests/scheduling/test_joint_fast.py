@@ -280,3 +280,28 @@ def test_the_tie_stages_keep_the_milps_own_starts() -> None:
         plain = plan_joint(curve, loads, power_limit_kw=3.75, base_load_kw=base)
     assert all(plan.feasible for plan in fast)
     assert [p.start for p in plain] == [p.start for p in fast]
+
+
+def test_the_tie_stages_take_the_earliest_of_equal_schedules() -> None:
+    """HiGHS's stage answer had a start at 0.99999993; rounded, it cost more than the tie tolerance allows and the
+    stage was refused, leaving a later schedule. The MILP path now places the runs as early as brute force does."""
+    curve = PriceCurve(
+        start=T0,
+        resolution=SLOT,
+        prices=np.array([0.125, 0.3125, 0.1875, -0.015625, -0.140625, 0.328125, 0.40625]),
+        source="t",
+    )
+    end = T0 + 7 * SLOT
+    loads = [
+        LoadSpec("run0", power_kw=1.5, duration_min=60, earliest_start=T0, deadline=end),
+        LoadSpec("run1", power_kw=3.0, duration_min=45, earliest_start=T0, deadline=end),
+        LoadSpec("run2", power_kw=1.5, duration_min=30, earliest_start=T0 + 2 * SLOT, deadline=end),
+        LoadSpec("run3", power_kw=1.5, duration_min=15, earliest_start=T0 + SLOT, deadline=end),
+        LoadSpec("ev", power_kw=3.5, energy_kwh=1.0, earliest_start=T0, deadline=end, contiguous=False),
+    ]
+    expected = brute_joint(curve, loads, power_limit_kw=4.0, base_load_kw=np.zeros(7))
+    assert expected is not None and expected.starts == (3, 0, 3, 5)
+    for search in (True, False):
+        with patch.object(joint, "SEARCH", search):
+            plans = plan_joint(curve, loads, power_limit_kw=4.0)
+        assert tuple(curve.index_of(plan.start) for plan in plans[:4]) == expected.starts, search

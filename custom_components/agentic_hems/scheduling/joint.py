@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 import math
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +55,9 @@ TIE_SLACK = TIE_REL
 PIN_SLOTS = 1e-6
 # Largest weighted objective of a stage of runs: integers this large stay apart under MIP_REL_GAP (1e-3 here).
 LEX_LIMIT = 1e6
+# The tie stages' binaries integral to 1e-9 (HiGHS's default 1e-6): rounding a start at 0.99999993 to 1 can cost more
+# than the tie tolerance (1e-9 of the cost scale), and the stage's schedule was then refused.
+STAGE_OPTIONS: Final[dict[str, float | str]] = {**MILP_OPTIONS, "mip_feasibility_tolerance": 1e-9}
 # Search the start combinations without a solver (:mod:`.joint_search`); tests turn it off to check the MILP path.
 SEARCH = True
 # Nodes the search may visit before the LP relaxation (whose duals then tighten its bounds) is solved.
@@ -433,7 +437,7 @@ class _TieStages:
             model.upper,
             stack([*model_constraints(model), *rows]),
             integer=model.integrality,
-            options=MILP_OPTIONS,
+            options=STAGE_OPTIONS,
         )
         if found.x is None or float(model.cost @ clean_solution(model, found.x)) > self.budget + TIE_SLACK * self.scale:
             return False
