@@ -2,7 +2,8 @@
 
 The LP-dual pruning (joint_model.LpBound) may drop a start only when no schedule that uses it costs at most the
 budget: the oracle computes, for every start of every run, the least cost of a schedule using it (runs by brute
-force, one energy load filled by price). The branch and bound over the runs' starts (joint_search) must give the MILP path's plans.
+force, one energy load filled by price). The branch and bound over the runs' starts (joint_search) must give the
+MILP path's plans.
 """
 
 from __future__ import annotations
@@ -269,10 +270,11 @@ def test_the_tie_stages_keep_the_milps_own_starts() -> None:
     """HiGHS leaves the EV a little short, so its plan costs less than the LP bound allows: its starts must stay
     candidates of the tie stages (they were pruned, and the stages raised on an empty set). Both paths agree."""
     curve = PriceCurve(start=T0, resolution=SLOT, prices=np.full(7, 0.3), source="t")
+    end = T0 + 7 * SLOT
     loads = [
-        LoadSpec("run0", power_kw=1.5, duration_min=45, earliest_start=T0, deadline=T0 + 7 * SLOT),
-        LoadSpec("run1", power_kw=0.5, duration_min=45, earliest_start=T0, deadline=T0 + 7 * SLOT),
-        LoadSpec("ev", power_kw=3.5, energy_kwh=2.0, earliest_start=T0 + SLOT, deadline=T0 + 7 * SLOT, contiguous=False),
+        LoadSpec("run0", power_kw=1.5, duration_min=45, earliest_start=T0, deadline=end),
+        LoadSpec("run1", power_kw=0.5, duration_min=45, earliest_start=T0, deadline=end),
+        LoadSpec("ev", power_kw=3.5, energy_kwh=2.0, earliest_start=T0 + SLOT, deadline=end, contiguous=False),
     ]
     base = [0.5, 1.0, 4.75, 0.0, 0.0, 0.0, 4.75]
     fast = plan_joint(curve, loads, power_limit_kw=3.75, base_load_kw=base)

@@ -133,8 +133,9 @@ def plan_joint(
     known cost can use are pruned, and a branch and bound of its own searches the start combinations
     (:mod:`.joint_search`, runs followed by at most one energy load); when it gives up, or for other loads, HiGHS
     solves the MILP with explicit ``mip_rel_gap`` and ``time_limit`` (see :func:`_solve`). Ties (costs within the
-    tolerance of :mod:`.ties`) are broken lexicographically in the order of ``loads``: the first load as early as it can be, then the second, and so on (see :func:`_solve`),
-    whatever HiGHS's rounding; the same inputs give the same plans. A plan that uses doubtful slots has reason
+    tolerance of :mod:`.ties`) are broken lexicographically in the order of ``loads``: the first load as early as it
+    can be, then the second, and so on (see :func:`_solve`), whatever HiGHS's rounding; the same inputs give the
+    same plans. A plan that uses doubtful slots has reason
     DOUBTFUL_PRICES.
 
     """
@@ -237,9 +238,10 @@ def _solve(
 
     Where the loads are runs followed by at most one energy load, :mod:`.joint_search` solves it: first with
     ``QUICK_NODES`` nodes, then (after the LP relaxation, whose duals tighten its bounds) with ``MAX_NODES``, and for
-    the ties after HiGHS's stage 0. Otherwise, and whenever it gives up, HiGHS does, in stages. Stage 0 minimises cost alone, giving C0. Every later stage (:class:`_TieStages`) keeps ``cost <= B`` with
-    B = C0 + TIE_SLACK x S (S = max|price| x total energy, the tie tolerance of :mod:`.ties`) and moves loads
-    earlier, lexicographically in the caller's order.
+    the ties after HiGHS's stage 0. Otherwise, and whenever it gives up, HiGHS does, in stages. Stage 0 minimises
+    cost alone, giving C0. Every later stage (:class:`_TieStages`) keeps ``cost <= B`` with B = C0 + TIE_SLACK x S
+    (S = max|price| x total energy, the tie tolerance of :mod:`.ties`) and moves loads earlier, lexicographically in
+    the caller's order.
 
     Pruning. Every other load costs at least its own optimum, so in a schedule costing at most B a run cannot cost
     more than its own optimum + (B - sum of own optima). Stage 0 drops such starts with B the cost of a quick

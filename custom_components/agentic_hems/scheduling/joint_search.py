@@ -2,11 +2,12 @@
 
 The runs are placed one at a time, in the caller's order; a node is the room the placed runs leave. Its lower bound
 adds to their cost each later run's cheapest start that fits that room alone and the energy load's cheapest fill of
-it (less room never costs less, to the fill's tie tolerance). Given prices on the limit (the LP relaxation's duals), a
-Lagrangian bound of the same node is taken too, and the higher one prunes. A first pass finds the least cost C, taking each run's
-cheaper starts first; a second pass walks the starts in ascending order and returns the first schedule costing at
-most C + slack: the canonical ties of :func:`~.joint._solve` (each run in order as early as it can be). Both passes
-give up after ``MAX_NODES`` nodes (:class:`SearchLimit`), and HiGHS solves the MILP instead.
+it (less room never costs less, to the fill's tie tolerance). Given prices on the limit (the LP relaxation's
+duals), a Lagrangian bound of the same node is taken too, and the higher one prunes. A first pass finds the least
+cost C, taking each run's cheaper starts first; a second pass walks the starts in ascending order and returns the
+first schedule costing at most C + slack: the canonical ties of :func:`~.joint._solve` (each run in order as early
+as it can be). Both passes give up after ``MAX_NODES`` nodes (:class:`SearchLimit`), and HiGHS solves the MILP
+instead.
 
 A leaf is costed as the MILP path costs a plan: the runs' window sums added in order, then the energy load filled by
 :func:`~.energy.cheapest_fill` in the room they leave; so the search and the MILP path pick the same schedule.
@@ -132,7 +133,7 @@ class _Search:
         return self.best if found else None
 
     def first(self, budget: float) -> list[int] | None:
-        """Return the first schedule (ascending starts, run by run) within ``budget``: an index into each run's starts."""
+        """Return the first schedule (ascending starts, run by run) within ``budget``: an index per run's starts."""
         self.chosen = []
         return self.chosen if self._first(_Node.root(len(self.curve)), budget) else None
 
@@ -196,7 +197,7 @@ class _Search:
         return False
 
     def _candidates(self, node: _Node) -> tuple[IntArray, FloatArray] | None:
-        """Return the starts of the node's run that fit beside its draw and their lower bounds; None when a load cannot."""
+        """Return the node's run's starts that fit beside its draw and their lower bounds; None when a load cannot."""
         fits = [self._fits(number, node.drawn) for number in range(node.depth, len(self.runs))]
         if not all(mask.any() for mask in fits):
             return None
@@ -241,7 +242,7 @@ class _Search:
         return self.best - _noise(self.best) if np.isfinite(self.best) else np.inf
 
     def _margin(self, budget: float) -> float:
-        """Return the allowance on a bound: the energy fill's ties and float noise (a bound may exceed a leaf by that)."""
+        """Return the allowance on a bound: the energy fill's ties and float noise (a bound may exceed a leaf so)."""
         return self.slack + _noise(budget)
 
     def _visit(self) -> None:
@@ -257,7 +258,7 @@ def _noise(value: float) -> float:
 
 @dataclass(frozen=True)
 class _Node:
-    """The first ``depth`` runs placed: their draw (kW per slot), their cost and their priced cost (:class:`_Lagrange`)."""
+    """The first ``depth`` runs placed: their draw (kW per slot), cost and priced cost (:class:`_Lagrange`)."""
 
     depth: int
     drawn: FloatArray
