@@ -15,7 +15,7 @@ interpreters, beside a reference measured in the same run and its target; the ex
   (``SHARED_HA``: http, frontend, recorder, logbook, conversation, person, stream...), for ours and the references
   alike; stream brings numpy (whose own share, for an installation without ``default_config``, is printed). A Nord Pool entry (HA core's ``nordpool`` service, stood in by one with its shape) has the
   target of at most 20 MB; its appliances overlap above the power limit, so the first plan is the joint planner's: its own
-  search over the runs' starts (``joint_search``) settles it within ``QUICK_NODES`` nodes and needs no solver. The same entry with that search turned off
+  search over the runs' starts (``joint_search``) settles it within ``QUICK_WORK`` of work and needs no solver. The same entry with that search turned off
   (``joint.SEARCH``) solves the MILP and loads highspy (whose own share is printed, beside scipy.optimize's,
   which the planners loaded until highspy replaced it). The sample entry parses its bundled ENTSO-E documents with entsoe-py,
   which loads pandas, as an ENTSO-E entry does at its first fetch: its figure is reported with the modules each entry

@@ -243,8 +243,8 @@ def test_the_search_on_two_day_homes_gives_the_milp_paths_plans() -> None:
         before = finished
         with (
             patch.object(joint, "search_schedule", counted),
-            patch.object(joint_search, "MAX_NODES", 1),
-            patch.object(joint, "QUICK_NODES", 1),
+            patch.object(joint_search, "MAX_WORK", 1),
+            patch.object(joint, "QUICK_WORK", 1),
         ):
             given_up = plan_joint(curve, loads, power_limit_kw=limit, base_load_kw=0.5)
         assert finished == before

@@ -60,8 +60,8 @@ LEX_LIMIT = 1e6
 STAGE_OPTIONS: Final[dict[str, float | str]] = {**MILP_OPTIONS, "mip_feasibility_tolerance": 1e-9}
 # Search the start combinations without a solver (:mod:`.joint_search`); tests turn it off to check the MILP path.
 SEARCH = True
-# Nodes the search may visit before the LP relaxation (whose duals then tighten its bounds) is solved.
-QUICK_NODES = 20
+# The search's work (:mod:`.joint_search`) before the LP relaxation, whose duals then tighten its bounds, is solved.
+QUICK_WORK = 60
 
 
 def _validate(spec: LoadSpec) -> float:
@@ -237,7 +237,7 @@ def _solve(
     """Solve the MILP; per-load kW arrays (None when no schedule exists) and a note for ``detail``.
 
     Where the loads are runs followed by at most one energy load, :mod:`.joint_search` solves it: first with
-    ``QUICK_NODES`` nodes, then (after the LP relaxation, whose duals tighten its bounds) with ``MAX_NODES``, and for
+    ``QUICK_WORK`` of work, then (after the LP relaxation, whose duals tighten its bounds) with ``MAX_WORK``, and for
     the ties after HiGHS's stage 0. Otherwise, and whenever it gives up, HiGHS does, in stages. Stage 0 minimises
     cost alone, giving C0. Every later stage (:class:`_TieStages`) keeps ``cost <= B`` with B = C0 + TIE_SLACK x S
     (S = max|price| x total energy, the tie tolerance of :mod:`.ties`) and moves loads earlier, lexicographically in
@@ -255,16 +255,18 @@ def _solve(
     factor = COST_SCALE / scale
     upper = _heuristic(curve, fitting, headroom)
     keep = _within(fitting, own_costs, upper, slack)
-    searched = _search(curve, fitting, keep, headroom, slack=slack, upper=upper, max_nodes=QUICK_NODES)
+    searched = _search(curve, fitting, keep, headroom, slack=slack, upper=upper, max_work=QUICK_WORK)
     if searched is not None:
         return searched[0], ""
     model = build_model(curve, fitting, keep, headroom)
     bound = LpBound.of(model, factor, len(curve))
+    tie_work = None  # the search for the ties after HiGHS: MAX_WORK, or QUICK_WORK once a full search gave up
     if bound is not None and math.isfinite(upper):
         keep = bound.prune(fitting, keep, upper + slack)
         searched = _search(curve, fitting, keep, headroom, slack=slack, upper=upper, limit_price=bound.limit_price)
         if searched is not None:
             return searched[0], ""
+        tie_work = QUICK_WORK
         model = build_model(curve, fitting, keep, headroom)
     first = solve(
         model.cost * factor,
@@ -284,7 +286,7 @@ def _solve(
         keep = bound.prune(fitting, keep, cost + slack)
     keep = _with_starts(model, fitting, keep, x)  # HiGHS's tolerances can put its own plan below the LP's bound
     prices = bound.limit_price if bound is not None else None  # the ties, without the stages:
-    searched = _search(curve, fitting, keep, headroom, slack=slack, upper=cost, limit_price=prices)
+    searched = _search(curve, fitting, keep, headroom, slack=slack, upper=cost, limit_price=prices, max_work=tie_work)
     if searched is not None and searched[0] is not None:
         return searched[0], note
     stages = _TieStages(curve, fitting, headroom, keep, cost + slack, scale, model, x)
@@ -302,7 +304,7 @@ def _search(
     slack: float,
     upper: float,
     limit_price: FloatArray | None = None,
-    max_nodes: int | None = None,
+    max_work: int | None = None,
 ) -> tuple[list[FloatArray] | None] | None:
     """Return the search's answer (:mod:`.joint_search`) in a 1-tuple, or None when it does not apply or gives up."""
     if not (SEARCH and search_applies(fitting)):
@@ -310,7 +312,7 @@ def _search(
     try:
         return (
             search_schedule(
-                curve, fitting, keep, headroom, slack=slack, upper=upper, limit_price=limit_price, max_nodes=max_nodes
+                curve, fitting, keep, headroom, slack=slack, upper=upper, limit_price=limit_price, max_work=max_work
             ),
         )
     except SearchLimit:

@@ -6,8 +6,8 @@ it (less room never costs less, to the fill's tie tolerance). Given prices on th
 duals), a Lagrangian bound of the same node is taken too, and the higher one prunes. A first pass finds the least
 cost C, taking each run's cheaper starts first; a second pass walks the starts in ascending order and returns the
 first schedule costing at most C + slack: the canonical ties of :func:`~.joint._solve` (each run in order as early
-as it can be). Both passes give up after ``MAX_NODES`` nodes (:class:`SearchLimit`), and HiGHS solves the MILP
-instead.
+as it can be). Both passes give up after ``MAX_WORK`` units of work (:class:`SearchLimit`), and HiGHS solves the
+MILP instead: a node counts one unit per run still to place, and one (its runs' fits and its energy load's fills).
 
 A leaf is costed as the MILP path costs a plan: the runs' window sums added in order, then the energy load filled by
 :func:`~.energy.cheapest_fill` in the room they leave; so the search and the MILP path pick the same schedule.
@@ -26,13 +26,13 @@ from .joint_model import ChargeLoad, JointLoad, RunLoad
 from .ties import fill_order, tie_tolerance
 from .windows import BoolArray, IntArray, slot_hours
 
-# Nodes visited (both passes) before HiGHS takes over; a node costs about 0.03-0.1 ms of CPU. On 300 random two-day
-# homes with four runs and an EV the slowest searches needed 7-8k nodes (0.2-0.3 s), where HiGHS took about 1 s.
-MAX_NODES = 10_000
+# Work (see the module docstring) before HiGHS takes over: a unit costs about 20-40 us of CPU here. On 300 random
+# two-day homes with four runs and an EV the slowest searches took 0.2-0.3 s, where HiGHS took about 1 s.
+MAX_WORK = 30_000
 
 
 class SearchLimit(Exception):
-    """The search visited ``MAX_NODES`` nodes without an answer."""
+    """The search spent its work limit (``MAX_WORK`` by default) without an answer."""
 
 
 def search_applies(fitting: list[JointLoad]) -> bool:
@@ -50,7 +50,7 @@ def search_schedule(
     slack: float,
     upper: float,
     limit_price: FloatArray | None = None,
-    max_nodes: int | None = None,
+    max_work: int | None = None,
 ) -> list[FloatArray] | None:
     """Per-load kW arrays (n,) of the canonical least-cost schedule among the kept starts; None when none fits.
 
@@ -63,15 +63,15 @@ def search_schedule(
         upper: the cost of a known schedule (``math.inf`` when none is known); only cheaper ones are searched.
         limit_price: (n,) prices >= 0 (currency per kW) on each slot's limit, such as the LP relaxation's duals
             (:class:`~.joint_model.LpBound`); they add a Lagrangian bound to each node (the better one prunes).
-        max_nodes: the nodes visited (both passes) before giving up; ``MAX_NODES`` when None.
+        max_work: the work (both passes; see the module docstring) before giving up; ``MAX_WORK`` when None.
 
     Raises:
-        SearchLimit: more than ``max_nodes`` nodes, or no schedule found within ``upper`` (which a known schedule
+        SearchLimit: more than ``max_work`` of work, or no schedule found within ``upper`` (which a known schedule
             contradicts; HiGHS decides then).
 
     """
     search = _Search.of(curve, fitting, keep, headroom, slack)
-    search.max_nodes = MAX_NODES if max_nodes is None else max_nodes
+    search.max_work = MAX_WORK if max_work is None else max_work
     if limit_price is not None:
         search.lagrange = _Lagrange.of(search, limit_price)
     least = search.least(upper)
@@ -97,9 +97,11 @@ class _Search:
     slack: float
     filling: _Fill | None  # the energy load, filled by price as cheapest_fill does
     lagrange: _Lagrange | None = None
-    max_nodes: int = MAX_NODES
-    nodes: int = 0
+    max_work: int = MAX_WORK
+    work: int = 0
     best: float = np.inf
+    found: bool = False
+    floors: dict[tuple[int, ...], float] = field(default_factory=dict)  # the first pass's bound below each node
     chosen: list[int] = field(default_factory=list)
 
     @classmethod
@@ -129,8 +131,8 @@ class _Search:
     def least(self, upper: float) -> float | None:
         """Return the least cost of a schedule costing at most ``upper`` (+ the margin); None when there is none."""
         self.best = upper + self._margin(upper) if np.isfinite(upper) else np.inf
-        found = self._least(_Node.root(len(self.curve)))
-        return self.best if found else None
+        self._least(_Node.root(len(self.curve)))
+        return self.best if self.found else None
 
     def first(self, budget: float) -> list[int] | None:
         """Return the first schedule (ascending starts, run by run) within ``budget``: an index per run's starts."""
@@ -154,33 +156,38 @@ class _Search:
             powers.append(power)
         return powers
 
-    def _least(self, node: _Node) -> bool:
-        """Depth-first, cheaper starts first; lower ``best`` to each clearly cheaper leaf; True when one was found.
+    def _least(self, node: _Node) -> float:
+        """Depth-first, cheaper starts first; lower ``best`` to each clearly cheaper leaf (``found``).
 
         Only a clearly lower bound is followed, so ties are not explored; ``best`` ends within the energy fill's tie
-        tolerance (and float noise) of the least cost, which the second pass's slack covers.
+        tolerance (and float noise) of the least cost, which the second pass's slack covers. Return a lower bound on
+        every schedule below ``node`` (inf: none): the least of its leaves' costs and its pruned children's bounds,
+        kept in ``floors`` for the second pass.
         """
-        self._visit()
+        self._visit(node)
         if node.depth == len(self.runs):
             cost = self._leaf(node)
-            if cost is None or cost >= self._improving():
-                return False
-            self.best = cost
-            return True
+            if cost is not None and cost < self._improving():
+                self.best, self.found = cost, True
+            return np.inf if cost is None else cost
+        floor = np.inf
         candidates = self._candidates(node)
-        if candidates is None:
-            return False
-        ok, bounds = candidates
-        found = False
-        for position in np.argsort(bounds, kind="stable"):
-            if bounds[position] >= self._improving():
-                break
-            found |= self._least(self._child(node, int(ok[position])))
-        return found
+        if candidates is not None:
+            ok, bounds = candidates
+            for position in np.argsort(bounds, kind="stable"):
+                if bounds[position] >= self._improving():  # so are the rest
+                    floor = min(floor, float(bounds[position]))
+                    break
+                floor = min(floor, self._least(self._child(node, int(ok[position]))))
+        self.floors[node.path] = floor
+        return floor
 
     def _first(self, node: _Node, budget: float) -> bool:
-        """Depth-first in ascending starts; record in ``chosen`` the first leaf within ``budget``."""
-        self._visit()
+        """Depth-first in ascending starts; record in ``chosen`` the first leaf within ``budget``.
+
+        A child whose first-pass bound (``floors``) exceeds the budget is skipped: no schedule below it is within.
+        """
+        self._visit(node)
         if node.depth == len(self.runs):
             cost = self._leaf(node)
             return cost is not None and cost <= budget
@@ -188,8 +195,11 @@ class _Search:
         if candidates is None:
             return False
         ok, bounds = candidates
-        for position in np.flatnonzero(bounds <= budget + self._margin(budget)):
+        limit = budget + self._margin(budget)
+        for position in np.flatnonzero(bounds <= limit):
             index = int(ok[position])
+            if self.floors.get((*node.path, index), -np.inf) > limit:
+                continue
             self.chosen.append(index)
             if self._first(self._child(node, index), budget):
                 return True
@@ -220,7 +230,7 @@ class _Search:
         drawn = node.drawn.copy()
         drawn[start : start + run.options.slots] += run.spec.power_kw
         priced = node.priced + (float(self.lagrange.costs[depth][index]) if self.lagrange is not None else 0.0)
-        return _Node(depth + 1, drawn, node.cost + float(self.costs[depth][index]), priced)
+        return _Node(depth + 1, drawn, node.cost + float(self.costs[depth][index]), priced, (*node.path, index))
 
     def _fits(self, number: int, drawn: FloatArray) -> BoolArray:
         """Mask of run ``number``'s starts whose run keeps ``drawn`` within :attr:`room`."""
@@ -245,9 +255,10 @@ class _Search:
         """Return the allowance on a bound: the energy fill's ties and float noise (a bound may exceed a leaf so)."""
         return self.slack + _noise(budget)
 
-    def _visit(self) -> None:
-        self.nodes += 1
-        if self.nodes > self.max_nodes:
+    def _visit(self, node: _Node) -> None:
+        """Count the node's work (its run fits and fills: one per run still to place, and one) against the limit."""
+        self.work += 1 + len(self.runs) - node.depth
+        if self.work > self.max_work:
             raise SearchLimit
 
 
@@ -264,10 +275,11 @@ class _Node:
     drawn: FloatArray
     cost: float
     priced: float
+    path: tuple[int, ...]  # each placed run's index into its starts
 
     @classmethod
     def root(cls, n: int) -> _Node:
-        return cls(0, np.zeros(n), 0.0, 0.0)
+        return cls(0, np.zeros(n), 0.0, 0.0, ())
 
 
 @dataclass(frozen=True)
