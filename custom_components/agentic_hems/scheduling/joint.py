@@ -281,10 +281,7 @@ def _solve(
     note = "" if first.status == OPTIMAL else f"solver stopped early ({first.message}); best schedule found"
     x = clean_solution(model, first.x)
     cost = float(model.cost @ x)
-    keep = _within(fitting, own_costs, cost, slack)
-    if bound is not None:
-        keep = bound.prune(fitting, keep, cost + slack)
-    keep = _with_starts(model, fitting, keep, x)  # HiGHS's tolerances can put its own plan below the LP's bound
+    keep = _tie_candidates(fitting, own_costs, cost=cost, slack=slack, bound=bound, solved=(model, x))
     prices = bound.limit_price if bound is not None else None  # the ties, without the stages:
     searched = _search(curve, fitting, keep, headroom, slack=slack, upper=cost, limit_price=prices, max_work=tie_work)
     if searched is not None and searched[0] is not None:
@@ -319,15 +316,28 @@ def _search(
         return None
 
 
-def _with_starts(model: JointModel, fitting: list[JointLoad], keep: list[BoolArray], x: FloatArray) -> list[BoolArray]:
-    """Return ``keep`` with each run's start in the schedule ``x`` (a solution of ``model``) kept."""
-    kept = []
-    for number, (load, mask) in enumerate(zip(fitting, keep, strict=True)):
+def _tie_candidates(
+    fitting: list[JointLoad],
+    own_costs: list[float],
+    *,
+    cost: float,
+    slack: float,
+    bound: LpBound | None,
+    solved: tuple[JointModel, FloatArray],
+) -> list[BoolArray]:
+    """Return the columns a schedule within ``cost + slack`` can use, and each run's start in ``solved``'s schedule.
+
+    The starts of the schedule in hand stay: HiGHS's tolerances can put its cost below the LP bound of its starts.
+    """
+    keep = _within(fitting, own_costs, cost, slack)
+    if bound is not None:
+        keep = bound.prune(fitting, keep, cost + slack)
+    model, x = solved
+    for number, load in enumerate(fitting):
         if isinstance(load, RunLoad):
             chosen = model.keys[number][int(np.argmax(x[model.columns[number]]))]
-            mask = mask | (load.starts == chosen)
-        kept.append(mask)
-    return kept
+            keep[number] = keep[number] | (load.starts == chosen)
+    return keep
 
 
 def _cost_scale(curve: PriceCurve, fitting: list[JointLoad]) -> float:
