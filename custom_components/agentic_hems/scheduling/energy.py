@@ -111,6 +111,11 @@ def charge_options(curve: PriceCurve, window: LoadWindow, *, max_power_kw: float
     return ChargeOptions(slots=slots, reason=reason, detail=detail, baseline_cost=baseline)
 
 
+def fill_positions(prices: FloatArray, energy_kwh: float) -> IntArray:
+    """Positions of ``prices`` (one per slot, ascending slots) in the order :func:`cheapest_fill` fills them."""
+    return fill_order(prices, tie_tolerance(prices, energy_kwh) / (energy_kwh * max(prices.size, 1)))
+
+
 def cheapest_fill(curve: PriceCurve, slots: IntArray, caps_kw: FloatArray, energy_kwh: float) -> FloatArray | None:
     """Per-slot kW (n,) placing ``energy_kwh`` in the cheapest of ``slots`` (ascending) at up to ``caps_kw`` each.
 
@@ -119,7 +124,7 @@ def cheapest_fill(curve: PriceCurve, slots: IntArray, caps_kw: FloatArray, energ
     """
     hours = slot_hours(curve)
     prices = curve.prices[slots]
-    order = fill_order(prices, tie_tolerance(prices, energy_kwh) / (energy_kwh * max(slots.size, 1)))
+    order = fill_positions(prices, energy_kwh)
     placed = fill_in_order(caps_kw[order] * hours, energy_kwh)
     if placed is None:
         return None

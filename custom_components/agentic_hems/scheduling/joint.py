@@ -27,6 +27,7 @@ from .joint_model import (
     RunLoad,
     build_model,
     clean_solution,
+    clear_starts,
     load_energy,
     model_constraints,
 )
@@ -36,7 +37,6 @@ from .ties import TIE_REL, earliest_cheapest, tie_tolerance
 from .windows import (
     REL_EPS,
     BoolArray,
-    IntArray,
     build_plan,
     check_positive,
     resolve_window,
@@ -169,7 +169,7 @@ def _option(curve: PriceCurve, index: int, spec: LoadSpec, amount: float, headro
         slots = slots_for_duration(amount, curve.resolution)
         run = run_options(curve, window, power_kw=spec.power_kw, slots=slots)
         if run.feasible:
-            ok = _fits(run.starts, slots, spec.power_kw, headroom)  # room for this load alone
+            ok = clear_starts(run.starts, slots, spec.power_kw > headroom)  # room for this load alone
             return RunLoad(index, spec, run, run.starts[ok], spec.power_kw * slot_hours(curve) * run.sums[ok])
         reason, detail = run.reason, run.detail
     else:
@@ -509,17 +509,10 @@ def _canonical(
     return placed if cost <= budget else None
 
 
-def _fits(starts: IntArray, slots: int, power_kw: float, room: FloatArray) -> BoolArray:
-    """Mask of the ``starts`` whose run of ``slots`` slots at ``power_kw`` stays within ``room`` (kW per slot)."""
-    over = np.concatenate(([0], np.cumsum(power_kw > room)))  # integer prefix counts: exact
-    fits: BoolArray = over[starts + slots] == over[starts]
-    return fits
-
-
 def _place(curve: PriceCurve, load: JointLoad, room: FloatArray) -> tuple[FloatArray, float] | None:
     """``load`` at its cheapest place within ``room`` (kW per slot): per-slot kW and cost, None if it does not fit."""
     if isinstance(load, RunLoad):
-        ok = np.flatnonzero(_fits(load.starts, load.options.slots, load.spec.power_kw, room))
+        ok = np.flatnonzero(clear_starts(load.starts, load.options.slots, load.spec.power_kw > room))
         if ok.size == 0:
             return None
         energy = load.spec.power_kw * slot_hours(curve) * load.options.slots

@@ -21,9 +21,8 @@ import numpy as np
 
 from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import run_power
-from .energy import fill_in_order
-from .joint_model import ChargeLoad, JointLoad, RunLoad
-from .ties import fill_order, tie_tolerance
+from .energy import fill_in_order, fill_positions
+from .joint_model import ChargeLoad, JointLoad, RunLoad, clear_starts
 from .windows import BoolArray, IntArray, slot_hours
 
 # Work (see the module docstring) before HiGHS takes over; a unit costs about 20-40 us of CPU here. On 300 random
@@ -115,8 +114,7 @@ class _Search:
         filling = None
         if charge is not None:
             prices = curve.prices[charge.slots]
-            gap = tie_tolerance(prices, charge.energy_kwh) / (charge.energy_kwh * max(charge.slots.size, 1))
-            filling = _Fill.of(charge, headroom, fill_order(prices, gap), prices, slot_hours(curve))
+            filling = _Fill.of(charge, headroom, fill_positions(prices, charge.energy_kwh), prices, slot_hours(curve))
         return cls(
             curve,
             runs,
@@ -143,14 +141,15 @@ class _Search:
     def powers(self, combo: list[int]) -> list[FloatArray]:
         """Per-load kW (n,) of the runs at ``combo`` and the energy load filled in the room they leave."""
         n = len(self.curve)
-        drawn = np.zeros(n)
-        powers = []
-        for run, starts, index in zip(self.runs, self.starts, combo, strict=True):
-            power = run_power(n, int(starts[index]), run.options.slots, run.spec.power_kw)
-            drawn[power > 0] += run.spec.power_kw
-            powers.append(power)
+        node = _Node.root(n)
+        for index in combo:
+            node = self._child(node, index)  # the draw the search costed
+        powers = [
+            run_power(n, int(starts[index]), run.options.slots, run.spec.power_kw)
+            for run, starts, index in zip(self.runs, self.starts, combo, strict=True)
+        ]
         if self.filling is not None:
-            placed = self.filling.placed(drawn)
+            placed = self.filling.placed(node.drawn)
             assert placed is not None  # the search placed it
             power = np.zeros(n)
             power[self.filling.slots] = placed / self.filling.hours
@@ -236,11 +235,7 @@ class _Search:
     def _fits(self, number: int, drawn: FloatArray) -> BoolArray:
         """Mask of run ``number``'s starts whose run keeps ``drawn`` within :attr:`room`."""
         run = self.runs[number]
-        counts = np.zeros(drawn.size + 1, dtype=np.int64)
-        np.cumsum(drawn + run.spec.power_kw > self.room, out=counts[1:])
-        starts = self.starts[number]
-        fits: BoolArray = counts[starts + run.options.slots] == counts[starts]
-        return fits
+        return clear_starts(self.starts[number], run.options.slots, drawn + run.spec.power_kw > self.room)
 
     def _leaf(self, node: _Node) -> float | None:
         if self.filling is None:
