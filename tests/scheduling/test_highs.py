@@ -10,13 +10,14 @@ import json
 from pathlib import Path
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import coo_array
 
-from custom_components.agentic_hems.scheduling.highs import OPTIMAL, Rows, columnwise, solve, stack
+from custom_components.agentic_hems.scheduling.highs import LIMITED, OPTIMAL, Rows, columnwise, solve, stack
 
 ROOT = Path(__file__).parent.parent.parent
 
@@ -195,3 +196,37 @@ def test_mip_start_keeps_the_optimum(seed: int) -> None:
             a = _matrix(rows, n)
             assert warm.x is not None and np.all(a @ warm.x <= rows.hi + 1e-7)
             assert np.all(a @ warm.x >= rows.lo - 1e-7)
+
+
+def _knapsack(seed: int) -> tuple[Rows, np.ndarray, np.ndarray]:
+    """50 binaries, three weight rows: least ``cost`` (negative values), a MILP HiGHS does not settle at its root."""
+    rng = np.random.default_rng(seed)
+    n, m = 50, 3
+    weights = rng.integers(5, 40, (m, n)).astype(np.float64)
+    rows = Rows(
+        np.repeat(np.arange(m), n),
+        np.tile(np.arange(n), m),
+        weights.ravel(),
+        np.full(m, -np.inf),
+        weights.sum(axis=1) / 3,
+    )
+    return rows, -(weights.mean(axis=0) + rng.integers(0, 10, n)), np.ones(n)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_passed_stop_at_keeps_the_plan_in_hand_and_finds_one_without(seed: int) -> None:
+    """Past ``stop_at`` HiGHS stops as soon as it holds a plan: given a feasible start (take nothing) it returns at
+    once, LIMITED, a feasible plan no cheaper than the optimum; with no start it goes on to a plan of its own."""
+    rows, cost, upper = _knapsack(seed)
+    n, a = cost.size, _matrix(rows, cost.size)
+    options = {"mip_rel_gap": 1e-9, "presolve": "off"}
+    exact = solve(cost, np.zeros(n), upper, rows, integer=upper, options=options)
+    assert exact.status == OPTIMAL and exact.fun is not None and exact.fun < -1
+    past = time.monotonic() - 1.0
+    kept = solve(cost, np.zeros(n), upper, rows, integer=upper, options=options, start=np.zeros(n), stop_at=past)
+    found = solve(cost, np.zeros(n), upper, rows, integer=upper, options=options, stop_at=past)
+    assert kept.status == LIMITED and kept.fun is not None and kept.fun >= exact.fun - 1e-9
+    assert found.status in (OPTIMAL, LIMITED) and found.fun is not None and found.fun >= exact.fun - 1e-9
+    for plan in (kept.x, found.x):
+        assert plan is not None and np.all(a @ plan <= rows.hi + 1e-7)
+        assert np.all(np.abs(plan - np.round(plan)) <= 1e-7)

@@ -24,7 +24,7 @@ from custom_components.agentic_hems.scheduling.home_heat import lengthened
 from custom_components.agentic_hems.scheduling.home_solve import COST_SCALE, PLAN_GAP, _dive, solve
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
-from .conftest import T0, home_inputs, make_curve
+from .conftest import EXACT_S, T0, home_inputs, make_curve
 from .test_home_warm import N, _home, replans
 
 
@@ -66,7 +66,7 @@ def _assert_within_the_plan_gap(home: dict) -> None:
     plain = model.solve(model.objective() * COST_SCALE / scale)
     assert plain.status == 0 and plain.x is not None
     least = float(model.objective() @ plain.x)
-    solution, note = solve(inputs)
+    solution, note = solve(inputs, time_limit_s=EXACT_S)
     cost = float(solution.model.objective() @ solution.x)
     assert not note
     assert least - 1e-6 <= cost <= least + PLAN_GAP * scale / COST_SCALE + 1e-6
@@ -78,7 +78,7 @@ def test_a_warm_replan_of_a_demo_like_home_costs_what_the_cold_replan_costs(seed
     (the previous plan carried over, or the least-cost MILP started from the better of the two, settles the cost):
     it costs what the cold replan costs, to the plan gap. Their ties may differ: at its 0.1 s cap a loaded machine
     may stop one replan's tie MILP and not the other's."""
-    following, cold, warm = replans(_demo_like(seed))
+    following, cold, warm = replans(_demo_like(seed), time_limit_s=EXACT_S)
     assert not cold.time_limited and not warm.time_limited
     gap = PLAN_GAP * cost_scale(home_inputs(following)) / COST_SCALE
     assert warm.net_cost == pytest.approx(cold.net_cost, abs=gap)
@@ -129,9 +129,9 @@ def test_a_tie_stage_stopped_at_once_keeps_the_least_cost_and_is_not_time_limite
     home = _demo_like(seed)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(home_solve, "TIE_LIMIT_S", 60.0)
-        full = plan_home(**home)
+        full = plan_home(**home, time_limit_s=EXACT_S)
         patch.setattr(home_solve, name, value)
-        capped = plan_home(**home)
+        capped = plan_home(**home, time_limit_s=EXACT_S)
     assert not capped.time_limited and not full.time_limited
     assert capped.net_cost == pytest.approx(full.net_cost, abs=1e-6)
     runs = [spec.name for spec in home["loads"] if spec.contiguous]

@@ -20,7 +20,7 @@ from custom_components.agentic_hems.scheduling.highs import solve
 from custom_components.agentic_hems.scheduling.home_warm import carried, warm_start
 from custom_components.agentic_hems.scheduling.plan import LoadSpec
 
-from .conftest import SLOT, T0, home_inputs, make_curve
+from .conftest import EXACT_S, SLOT, T0, home_inputs, make_curve
 from .test_home_time_bound import _home as runs_home
 
 N = 48
@@ -86,11 +86,12 @@ def _next(home: dict, plan: HomePlan) -> dict:
     }
 
 
-def replans(home: dict) -> tuple[dict, HomePlan, HomePlan]:
+def replans(home: dict, time_limit_s: float = EXACT_S) -> tuple[dict, HomePlan, HomePlan]:
     """Plan ``home``, then replan one slot on (:func:`_next`) cold and warm from that plan: (arguments, cold, warm)."""
-    first = plan_home(**home)
+    first = plan_home(**home, time_limit_s=time_limit_s)
     following = _next(home, first)
-    return following, plan_home(**following), plan_home(**following, previous=first)
+    cold = plan_home(**following, time_limit_s=time_limit_s)
+    return following, cold, plan_home(**following, previous=first, time_limit_s=time_limit_s)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -106,12 +107,12 @@ def test_a_warm_replan_costs_what_the_cold_replan_costs(seed: int) -> None:
 def test_a_stale_previous_plan_changes_nothing(seed: int) -> None:
     """A previous plan of other prices, another day or another resolution: the replan costs what the cold one does."""
     home = _home(seed)
-    cold = plan_home(**home)
+    cold = plan_home(**home, time_limit_s=EXACT_S)
     other = plan_home(**{**home, "curve": make_curve(home["curve"].prices[::-1])})
     later = replace(other, start=other.start + timedelta(days=1))
     hourly = replace(other, resolution=timedelta(hours=1))
     for previous in (other, later, hourly):
-        warm = plan_home(**home, previous=previous)
+        warm = plan_home(**home, previous=previous, time_limit_s=EXACT_S)
         assert warm.net_cost == pytest.approx(cold.net_cost, rel=1e-9, abs=1e-9)
 
 
@@ -122,7 +123,7 @@ def test_at_a_spent_time_bound_the_previous_optimum_is_kept(seed: int) -> None:
     replan needs no MILP where the optimum lies within the plan gap of the LP bound (seeds 1 and 6), so it is not
     time-limited there."""
     home = runs_home(seed)
-    exact = plan_home(**home)
+    exact = plan_home(**home, time_limit_s=EXACT_S)
     warm = plan_home(**home, time_limit_s=0.0, previous=exact)
     cold = plan_home(**home, time_limit_s=0.0)
     assert cold.time_limited and warm.time_limited == (seed == 3)
@@ -182,7 +183,7 @@ def test_a_previous_plan_that_breaks_a_run_in_progress_is_not_used() -> None:
     pump = replace(home["heat_pumps"][0], initial_on_slots=1, comfort_low_c=wide[0], comfort_high_c=wide[1])
     prices = np.where(np.arange(N) < 2, 1.0, np.random.default_rng(2).uniform(0.25, 0.35, N))
     running = {**home, "heat_pumps": [pump], "curve": make_curve(np.round(prices, 4))}
-    cold = plan_home(**running)
+    cold = plan_home(**running, time_limit_s=EXACT_S)
     assert cold.heat_kw["hp"][:2] == pytest.approx([2.0, 2.0])
     heat = cold.heat_kw["hp"].copy()
     heat[:2] = 0.0
@@ -192,6 +193,6 @@ def test_a_previous_plan_that_breaks_a_run_in_progress_is_not_used() -> None:
     decided = carried(inputs, cols, model.size, previous)
     assert decided[cols.heat[0].on][:2] == pytest.approx([0.0, 0.0])
     assert warm_start(model, model.objective(), decided, None) is None
-    warm = plan_home(**running, previous=previous)
+    warm = plan_home(**running, previous=previous, time_limit_s=EXACT_S)
     assert warm.heat_kw["hp"][:2] == pytest.approx([2.0, 2.0])
     assert warm.net_cost == pytest.approx(cold.net_cost, rel=1e-9, abs=1e-9)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+import time
 from typing import Any, Final
 
 import numpy as np
@@ -19,7 +20,9 @@ from ..prices.curve import FloatArray
 from .windows import IntArray
 
 OPTIMAL: Final = 0
-LIMITED: Final = 1  # stopped at its time (or iteration) limit; ``x`` is the best solution found, if any
+LIMITED: Final = (
+    1  # stopped at its time or iteration limit, or at ``stop_at``; ``x`` is the best solution found, if any
+)
 INFEASIBLE: Final = 2
 UNBOUNDED: Final = 3
 FAILED: Final = 4  # any other end (a solver error, an empty model...)
@@ -128,6 +131,7 @@ def solve(
     options: Mapping[str, float | str] | None = None,
     start: FloatArray | None = None,
     basis: Any = None,
+    stop_at: float | None = None,
 ) -> Result:
     """Minimise ``cost @ x`` subject to ``rows`` and ``lower <= x <= upper``, ``x[integer > 0]`` integral.
 
@@ -142,6 +146,8 @@ def solve(
             columns (rounded) are given: HiGHS completes them with an LP and takes the result as its first incumbent
             when that is feasible, else ignores it, so a wrong or stale start costs time, never the optimum.
         basis: an LP's start (an LP only): a ``Result.basis`` of an LP with the same columns and rows.
+        stop_at: a ``time.monotonic()`` instant (a MILP only) after which HiGHS stops as soon as it has a plan
+            (status LIMITED); before its first plan it goes on, to its ``time_limit``.
 
     Returns:
         The :class:`Result`: a MILP that stops at its limit keeps its best solution (status LIMITED), an LP gives
@@ -168,6 +174,8 @@ def solve(
         _start(highs, start, np.asarray(integer))
     if basis is not None and not mip:
         highs.setBasis(basis)  # a basis HiGHS finds invalid is dropped (HiGHS starts from scratch)
+    if mip and stop_at is not None:
+        _stop_with_a_plan(highspy, highs, stop_at)
     highs.run()
     return _result(highspy, highs, mip=mip)
 
@@ -212,6 +220,17 @@ def _pass(highspy: Any, highs: Any, columns: tuple[FloatArray, FloatArray, Float
     )
 
 
+def _stop_with_a_plan(highspy: Any, highs: Any, stop_at: float) -> None:
+    """Have HiGHS's MIP interrupt itself once ``stop_at`` (``time.monotonic()``) has passed and it holds a plan."""
+
+    def interrupt(_kind: int, _message: str, out: Any, answer: Any, _data: Any) -> None:
+        if out.mip_primal_bound < highspy.kHighsInf and time.monotonic() >= stop_at:
+            answer.user_interrupt = True
+
+    highs.setCallback(interrupt, None)
+    highs.startCallback(highspy.cb.HighsCallbackType.kCallbackMipInterrupt)
+
+
 def _start(highs: Any, start: FloatArray, integer: npt.NDArray[Any]) -> None:
     """Give HiGHS ``start``'s integer columns, rounded, as a partial MIP start (HiGHS completes the rest)."""
     whole = np.flatnonzero(integer > 0).astype(np.int32)
@@ -226,6 +245,7 @@ def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:
         kind.kOptimal: OPTIMAL,
         kind.kTimeLimit: LIMITED,
         kind.kIterationLimit: LIMITED,
+        kind.kInterrupt: LIMITED,  # stop_at passed with a plan in hand
         kind.kInfeasible: INFEASIBLE,
         kind.kModelError: INFEASIBLE,
         kind.kUnbounded: UNBOUNDED,
@@ -236,7 +256,7 @@ def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:
     # with a MIP start, HiGHS stopped within a millisecond reports the objective of an infeasible point.
     found = model == kind.kOptimal or (
         mip
-        and model in (kind.kTimeLimit, kind.kIterationLimit, kind.kSolutionLimit)
+        and model in (kind.kTimeLimit, kind.kIterationLimit, kind.kSolutionLimit, kind.kInterrupt)
         and info.objective_function_value != highspy.kHighsInf
         and info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
     )

@@ -28,7 +28,11 @@ PRUNE_MARGIN = 1e-3
 # is 140 EUR): HiGHS's absolute gap and the margin under which the dive's plan is taken as the optimum. Closing the
 # last part of a gap this size took HiGHS 7 s of CPU on the demo home and ended at the time bound.
 PLAN_GAP = 1e-2
-PLAN_TIME_LIMIT_S = 10.0  # default bound of one plan's HiGHS calls together, seconds (wall clock)
+# Default bound of one plan's MILP solves together, seconds (wall clock). Past it a MILP stops once it holds a plan
+# (one without a plan goes on to its first: ``milp.MilpModel``). Measured on the benchmark's fixed-speed heat-pump homes (the only
+# ones that reach it here), the plan at 1 s (1.1 s of CPU) was within 0.4 % of the plan at 10 s and cheaper than
+# EMHASS's; the other homes finish in 0.03-0.2 s (benchmarks/README.md).
+PLAN_TIME_LIMIT_S = 1.0
 # The tie stage's MILP gets at most this long (wall clock); a least-cost plan is in hand, which stays if it stops.
 # On the demo home it never finished (7-10 s) and found no placement in 0.25 s; the benchmark's ToU homes finish it in
 # 30-60 ms; 0.5 s made "days 2-3" stop just short of it.
@@ -70,8 +74,8 @@ def solve(
     when U <= L + ``NEAR_GAP`` (the plan is then least-cost to within 1e-5 of the cost scale). The tie stage
     (:func:`_earliest`) prunes again with its budget. When the time bound stops a HiGHS call, the best plan found so
     far is used (the MILP's incumbent, else the dive's plan) and the returned note says so
-    (``Solution.model.limited``); with no plan in hand the least-cost MILP still gets its own limit
-    (:func:`_least_cost`). ``previous`` (the last plan of the same home, a replan's warm start) gives a second plan
+    (``Solution.model.limited``); a MILP with no plan in hand goes on past the bound to its first plan
+    (:class:`~.milp.MilpModel`). ``previous`` (the last plan of the same home, a replan's warm start) gives a second plan
     in hand: its binaries carried onto this horizon (:mod:`.home_warm`); the cheaper of it and the dive's plan is
     used as the dive's is, so a replan whose previous plan is still optimal needs no MILP.
 
@@ -143,20 +147,13 @@ def _least_cost(
     """Return HiGHS's least-cost plan under ``upper``, or the plan in hand when HiGHS stopped without a cheaper one.
 
     The plan in hand (the dive's, or the previous plan carried over) is ``dived``; it is HiGHS's MIP start. Without
-    it the time bound does not cut this solve (it gets ``milp.TIME_LIMIT_S`` of its own): a spent bound must not
+    it, the solve goes on past the time bound to its first plan (:class:`~.milp.MilpModel`): a spent bound must not
     leave the home without a plan that HiGHS could still find. ``near`` (``dived`` within ``NEAR_GAP`` of the LP
     bound) caps the solve at ``NEAR_LIMIT_S``; a stop there keeps the better plan and is not a time bound reached
     (a stop at the plan's own time bound still is).
     """
     capped = near and dived is not None
-    found = model.solve(
-        objective,
-        upper=upper,
-        bounded=dived is not None,
-        start=dived,
-        gap=PLAN_GAP,
-        cap_s=NEAR_LIMIT_S if capped else None,
-    )
+    found = model.solve(objective, upper=upper, start=dived, gap=PLAN_GAP, cap_s=NEAR_LIMIT_S if capped else None)
     if capped and found.status != OPTIMAL and model.deadline is not None and time.monotonic() >= model.deadline:
         model.limited = True  # the plan's own time bound stopped it, not the cap
     stopped = model.limited or (capped and found.status != OPTIMAL)

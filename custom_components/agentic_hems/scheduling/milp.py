@@ -28,9 +28,10 @@ _LEAST_S = 1e-3  # a solve after the deadline still gets this long: HiGHS then r
 class MilpModel:
     """Columns (bounds, cost, integrality) and sparse rows of a MILP, added block by block.
 
-    ``deadline`` (``time.monotonic()`` seconds, None for none) bounds the MILP solves together: each gets at most the
-    time left (never more than ``TIME_LIMIT_S``, never less than 1 ms); ``limited`` turns True once a solve stops at
-    its limit. LPs (relaxations, bounds) are polynomial and a handful per plan, so they are not cut.
+    ``deadline`` (``time.monotonic()`` seconds, None for none) bounds the MILP solves together: past it, a solve
+    stops as soon as it holds a plan (one without a plan goes on to its first, within ``TIME_LIMIT_S``, so a spent
+    deadline never leaves a model without a plan HiGHS could find); ``limited`` turns True once a solve stops at
+    either. LPs (relaxations, bounds) are polynomial and a handful per plan, so they are not cut.
     """
 
     def __init__(self) -> None:
@@ -79,7 +80,6 @@ class MilpModel:
         relax: bool = False,
         upper: Any = None,
         lower: Any = None,
-        bounded: bool = True,
         start: FloatArray | None = None,
         gap: float = 0.0,
         cap_s: float | None = None,
@@ -90,17 +90,17 @@ class MilpModel:
         the columns' bounds (pruned starts at 0, fixed binaries). ``start`` is a MIP start (a plan believed feasible;
         HiGHS ignores it when it is not); such a MILP is solved without presolve. A MILP solved with presolve that
         fails (status FAILED: HiGHS's presolve breaks down on some models with zero prices) is solved once more
-        without it. ``bounded=False`` gives a MILP its own ``TIME_LIMIT_S`` whatever ``deadline``. ``gap`` is an
-        absolute optimality gap in objective units (HiGHS's ``mip_abs_gap``; 0 leaves only ``MIP_REL_GAP``).
-        ``cap_s`` (seconds) caps an optional solve, one whose caller keeps a plan in hand: it also ends at
-        ``deadline``, and a stop at either never sets ``limited``.
+        without it. ``gap`` is an absolute optimality gap in objective units (HiGHS's ``mip_abs_gap``; 0 leaves only
+        ``MIP_REL_GAP``). ``cap_s`` (seconds) caps an optional solve, one whose caller keeps a plan in hand: it also
+        ends at ``deadline``, with or without a plan, and a stop at either never sets ``limited``.
         """
         lower = np.concatenate(self.lower) if lower is None else np.asarray(lower, dtype=np.float64)
         bounds = self.upper_bounds() if upper is None else np.asarray(upper, dtype=np.float64)
         if relax:
             return self._relaxed(objective, lower, bounds, extra)
         rows = stack([self.constraints(), *(extra or [])])
-        cut = self._cut if bounded else dict
+        cut = dict if cap_s is None else self._cut
+        stop_at = self.deadline if cap_s is None else None
         integer = np.concatenate(self.integer)
         options = {
             **(_OPTIONS if start is None else _STARTED_OPTIONS),
@@ -108,9 +108,12 @@ class MilpModel:
         }
         if gap > 0:
             options["mip_abs_gap"] = gap
-        found = solve(objective, lower, bounds, rows, integer=integer, options=cut(options), start=start)
+        found = solve(
+            objective, lower, bounds, rows, integer=integer, options=cut(options), start=start, stop_at=stop_at
+        )
         if found.status == FAILED and start is None:  # a started MILP ran without presolve already
-            found = solve(objective, lower, bounds, rows, integer=integer, options=cut({**options, "presolve": "off"}))
+            again = cut({**options, "presolve": "off"})
+            found = solve(objective, lower, bounds, rows, integer=integer, options=again, stop_at=stop_at)
         self.limited |= found.status == LIMITED and cap_s is None
         return found
 
