@@ -20,9 +20,8 @@ from ..prices.curve import FloatArray
 from .windows import IntArray
 
 OPTIMAL: Final = 0
-LIMITED: Final = (
-    1  # stopped at its time or iteration limit, or at ``stop_at``; ``x`` is the best solution found, if any
-)
+# stopped at its time or iteration limit, or past ``stop_at``; ``x`` is the best solution found, if any
+LIMITED: Final = 1
 INFEASIBLE: Final = 2
 UNBOUNDED: Final = 3
 FAILED: Final = 4  # any other end (a solver error, an empty model...)

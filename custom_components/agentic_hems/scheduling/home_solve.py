@@ -29,9 +29,9 @@ PRUNE_MARGIN = 1e-3
 # last part of a gap this size took HiGHS 7 s of CPU on the demo home and ended at the time bound.
 PLAN_GAP = 1e-2
 # Default bound of one plan's MILP solves together, seconds (wall clock). Past it a MILP stops once it holds a plan
-# (one without a plan goes on to its first: ``milp.MilpModel``). Measured on the benchmark's fixed-speed heat-pump homes (the only
-# ones that reach it here), the plan at 1 s (1.1 s of CPU) was within 0.4 % of the plan at 10 s and cheaper than
-# EMHASS's; the other homes finish in 0.03-0.2 s (benchmarks/README.md).
+# (one without a plan goes on to its first: ``milp.MilpModel``). Only the benchmark's fixed-speed heat-pump homes reach
+# it here: their plans at 1 s (1.2-1.7 s of CPU) were within 0.3 % of their plans at 10 s and cheaper than EMHASS's;
+# the other homes finish in 0.03-0.25 s (benchmarks/README.md).
 PLAN_TIME_LIMIT_S = 1.0
 # The tie stage's MILP gets at most this long (wall clock); a least-cost plan is in hand, which stays if it stops.
 # On the demo home it never finished (7-10 s) and found no placement in 0.25 s; the benchmark's ToU homes finish it in
@@ -75,9 +75,9 @@ def solve(
     (:func:`_earliest`) prunes again with its budget. When the time bound stops a HiGHS call, the best plan found so
     far is used (the MILP's incumbent, else the dive's plan) and the returned note says so
     (``Solution.model.limited``); a MILP with no plan in hand goes on past the bound to its first plan
-    (:class:`~.milp.MilpModel`). ``previous`` (the last plan of the same home, a replan's warm start) gives a second plan
-    in hand: its binaries carried onto this horizon (:mod:`.home_warm`); the cheaper of it and the dive's plan is
-    used as the dive's is, so a replan whose previous plan is still optimal needs no MILP.
+    (:class:`~.milp.MilpModel`). ``previous`` (the last plan of the same home, a replan's warm start) gives a
+    second plan in hand: its binaries carried onto this horizon (:mod:`.home_warm`); the cheaper of it and the
+    dive's plan is used as the dive's is, so a replan whose previous plan is still optimal needs no MILP.
 
     Raises:
         HomePlanError: no plan exists (the conflicting limits named), or none was found within the time bound.
