@@ -28,10 +28,11 @@ _LEAST_S = 1e-3  # a solve after the deadline still gets this long: HiGHS then r
 class MilpModel:
     """Columns (bounds, cost, integrality) and sparse rows of a MILP, added block by block.
 
-    ``deadline`` (``time.monotonic()`` seconds, None for none) bounds the MILP solves together: past it, a solve
-    stops as soon as it holds a plan (one without a plan goes on to its first, within ``TIME_LIMIT_S``, so a spent
-    deadline never leaves a model without a plan HiGHS could find); ``limited`` turns True once a solve stops at
-    either. LPs (relaxations, bounds) are polynomial and a handful per plan, so they are not cut.
+    ``deadline`` (``time.monotonic()`` seconds, None for none) bounds the MILP solves together. A solve given a plan
+    (a MIP start, which its caller keeps) gets at most the time left, never less than 1 ms; one without a plan goes
+    past the deadline to its first plan (within ``TIME_LIMIT_S``), so a spent deadline never leaves a model without a
+    plan HiGHS could find. ``limited`` turns True once a solve stops at either. LPs (relaxations, bounds) are
+    polynomial and a handful per plan, so they are not cut.
     """
 
     def __init__(self) -> None:
@@ -99,8 +100,9 @@ class MilpModel:
         if relax:
             return self._relaxed(objective, lower, bounds, extra)
         rows = stack([self.constraints(), *(extra or [])])
-        cut = dict if cap_s is None else self._cut
-        stop_at = self.deadline if cap_s is None else None
+        planless = start is None and cap_s is None  # past the deadline, it stops at its first plan
+        cut = dict if planless else self._cut
+        stop_at = self.deadline if planless else None
         integer = np.concatenate(self.integer)
         options = {
             **(_OPTIONS if start is None else _STARTED_OPTIONS),
