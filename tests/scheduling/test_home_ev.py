@@ -14,7 +14,7 @@ from custom_components.agentic_hems.scheduling import LoadSpec
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_model import HomePlanError
 
-from .conftest import SLOT, T0, make_curve
+from .conftest import EXACT_S, SLOT, T0, make_curve
 
 H = 0.25
 
@@ -76,7 +76,8 @@ def test_semi_continuous_ev_matches_brute_force(data):
         with pytest.raises(HomePlanError):
             plan_home(make_curve(prices), [ev], base_load_kw=base, pv_kw=pv, export_price=export, fuse_kw=fuse)
         return
-    plan = plan_home(make_curve(prices), [ev], base_load_kw=base, pv_kw=pv, export_price=export, fuse_kw=fuse)
+    curve = make_curve(prices)
+    plan = plan_home(curve, [ev], base_load_kw=base, pv_kw=pv, export_price=export, fuse_kw=fuse, time_limit_s=EXACT_S)
     assert plan.cost == pytest.approx(oracle, abs=1e-6)
     power = plan.load_kw["ev"]
     on = power > 1e-6

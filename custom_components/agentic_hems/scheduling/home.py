@@ -84,7 +84,7 @@ def plan_home(
         fees: the network fee per kWh (part of the import price) and the capacity charge (:mod:`.home_grid`).
         phases: per-phase limits and the devices' phases (loads, fixed loads, batteries, heat pumps, "pv", "base").
         fixed_kw: kW by name of loads it cannot move (running, pinned appliances), as ``pv_kw``, on their own phase.
-        time_limit_s: wall-clock seconds for all the plan's MILP solves; then the best plan so far (``time_limited``).
+        time_limit_s: wall-clock seconds for the MILP solves; past it, each stops once it has a plan (``time_limited``).
         previous: the home's last plan, as a replan's warm start (:mod:`.home_warm`): same cost, less time.
 
     Returns:
