@@ -1,4 +1,4 @@
-"""The whole-home plan's time bound: when it stops HiGHS, the best plan found by then is used and the plan says so."""
+"""The whole-home plan's time bound: when it stops HiGHS, the best plan found is used and the plan says so."""
 
 from __future__ import annotations
 

@@ -415,7 +415,7 @@ class HomePlan:
             ``baseline_cost``).
         fixed_kw: per fixed load (running, pinned appliances, part of ``base_load_kw``) (n,) kW.
         fuse_kw: the most import per slot the plan kept, kW: a number, or (n,) one per slot.
-        time_limited: True when the plan's time bound stopped the solver: the best plan found by then, not a proven
+        time_limited: True when the plan's time bound stopped the solver: the best plan it found, not a proven
             optimum (``detail`` says so).
 
     """

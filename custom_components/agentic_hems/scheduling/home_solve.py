@@ -113,7 +113,7 @@ def solve(
     x = _earliest(inputs, model, cols, x, budget=budget, scale=scale, upper=upper, lower_bound=lower_bound)
     note = ""
     if model.limited:
-        note = f"time bound of {time_limit_s:g} s reached: the best plan found by then is used, not a proven optimum"
+        note = f"time bound of {time_limit_s:g} s reached: the best plan found is used, not a proven optimum"
     return Solution(x, cols, model), note
 
 
