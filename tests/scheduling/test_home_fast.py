@@ -78,7 +78,7 @@ def test_a_warm_replan_of_a_demo_like_home_costs_what_the_cold_replan_costs(seed
     (the previous plan carried over, or the least-cost MILP started from the better of the two, settles the cost):
     it costs what the cold replan costs, to the plan gap. Their ties may differ: at its 0.1 s cap a loaded machine
     may stop one replan's tie MILP and not the other's."""
-    following, cold, warm = replans(_demo_like(seed), time_limit_s=EXACT_S)
+    following, cold, warm = replans(_demo_like(seed))
     assert not cold.time_limited and not warm.time_limited
     gap = PLAN_GAP * cost_scale(home_inputs(following)) / COST_SCALE
     assert warm.net_cost == pytest.approx(cold.net_cost, abs=gap)
