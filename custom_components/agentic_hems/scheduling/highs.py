@@ -265,7 +265,8 @@ def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:
     x = np.array(solution.col_value, dtype=np.float64)
     if mip:
         return Result(code, message, x, float(info.objective_function_value))
-    at_lower = np.array([status == highspy.HighsBasisStatus.kLower for status in highs.getBasis().col_status])
+    basis = highs.getBasis()
+    at_lower = np.array([status == highspy.HighsBasisStatus.kLower for status in basis.col_status])
     lower_dual = np.where(at_lower, np.array(solution.col_dual, dtype=np.float64), 0.0) if x.size else x
     return Result(
         code,
@@ -274,5 +275,5 @@ def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:
         float(info.objective_function_value),
         np.array(solution.row_dual, dtype=np.float64),
         lower_dual,
-        highs.getBasis(),
+        basis,
     )

@@ -62,6 +62,9 @@ STAGE_OPTIONS: Final[dict[str, float | str]] = {**MILP_OPTIONS, "mip_feasibility
 SEARCH = True
 # The search's work (:mod:`.joint_search`) before the LP relaxation, whose duals then tighten its bounds, is solved.
 QUICK_WORK = 60
+# That first search runs only up to this many combinations of the runs' starts: on the benchmark's 30 instances
+# (bench_scheduling.py) it finished on every one with at most 60 and on none with 80 or more, where it only cost time.
+QUICK_COMBINATIONS = 64
 
 
 def _validate(spec: LoadSpec) -> float:
@@ -237,32 +240,33 @@ def _solve(
     """Solve the MILP; per-load kW arrays (None when no schedule exists) and a note for ``detail``.
 
     Where the loads are runs followed by at most one energy load, :mod:`.joint_search` solves it: first with
-    ``QUICK_WORK`` of work, then (after the LP relaxation, whose duals tighten its bounds) with ``MAX_WORK``, and for
-    the ties after HiGHS's stage 0. Otherwise, and whenever it gives up, HiGHS does, in stages. Stage 0 minimises
-    cost alone, giving C0. Every later stage (:class:`_TieStages`) keeps ``cost <= B`` with B = C0 + TIE_SLACK x S
-    (S = max|price| x total energy, the tie tolerance of :mod:`.ties`) and moves loads earlier, lexicographically in
-    the caller's order.
+    ``QUICK_WORK`` of work when the runs' starts give at most ``QUICK_COMBINATIONS`` combinations, then (after the LP
+    relaxation, whose duals tighten its bounds) with ``MAX_WORK``, and for the ties after HiGHS's stage 0. Otherwise,
+    and whenever it gives up, HiGHS does, in stages: stage 0 minimises cost alone, giving C0; every later stage
+    (:class:`_TieStages`) keeps ``cost <= B`` with B = C0 + TIE_SLACK x S (S = max|price| x total energy, the tie
+    tolerance of :mod:`.ties`) and moves loads earlier, lexicographically in the caller's order.
 
-    Pruning. Every other load costs at least its own optimum, so in a schedule costing at most B a run cannot cost
-    more than its own optimum + (B - sum of own optima). Stage 0 drops such starts with B the cost of a quick
-    feasible schedule (:func:`_heuristic`), later stages with B = C0. Then the LP relaxation's duals
-    (:class:`~.joint_model.LpBound`, one LP) drop every start that no schedule within B can use: on the benchmark's
-    instances they leave stage 0 a third fewer binaries and the tie stages a few, or none (no stage runs).
-
+    Pruning (:func:`_within`, then :meth:`~.joint_model.LpBound.prune` with the LP's duals) drops the starts that no
+    schedule costing at most B can use: B is first the least of a quick schedule (:func:`_heuristic`) and the LP
+    relaxation rounded (:func:`_rounded`), then C0. On the benchmark's instances the tie stages keep a few binaries,
+    or none (no stage runs).
     """
     scale = _cost_scale(curve, fitting)
     slack = TIE_SLACK * scale
     factor = COST_SCALE / scale
     upper = _heuristic(curve, fitting, headroom)
     keep = _within(fitting, own_costs, upper, slack)
-    searched = _search(curve, fitting, keep, headroom, slack=slack, upper=upper, max_work=QUICK_WORK)
-    if searched is not None:
-        return searched[0], ""
+    if _combinations(fitting, keep) <= QUICK_COMBINATIONS:  # few: no solver is loaded when the search settles it
+        searched = _search(curve, fitting, keep, headroom, slack=slack, upper=upper, max_work=QUICK_WORK)
+        if searched is not None:
+            return searched[0], ""
     model = build_model(curve, fitting, keep, headroom)
     bound = LpBound.of(model, factor, len(curve))
+    if bound is not None:
+        upper = min(upper, _rounded(curve, fitting, model, bound.solution, headroom))
     tie_work = None  # the search for the ties after HiGHS: MAX_WORK, or QUICK_WORK once a full search gave up
     if bound is not None and math.isfinite(upper):
-        keep = bound.prune(fitting, keep, upper + slack)
+        keep = bound.prune(fitting, _within(fitting, own_costs, upper, slack), upper + slack)
         searched = _search(curve, fitting, keep, headroom, slack=slack, upper=upper, limit_price=bound.limit_price)
         if searched is not None:
             return searched[0], ""
@@ -314,6 +318,11 @@ def _search(
         )
     except SearchLimit:
         return None
+
+
+def _combinations(fitting: list[JointLoad], keep: list[BoolArray]) -> int:
+    """Return how many combinations of the runs' kept starts there are."""
+    return math.prod(int(mask.sum()) for load, mask in zip(fitting, keep, strict=True) if isinstance(load, RunLoad))
 
 
 def _tie_candidates(
@@ -532,33 +541,52 @@ def _place(curve: PriceCurve, load: JointLoad, room: FloatArray) -> tuple[FloatA
 def _heuristic(curve: PriceCurve, fitting: list[JointLoad], headroom: FloatArray) -> float:
     """Cost of a quick feasible schedule: an upper bound that lets :func:`_solve` drop hopeless starts.
 
-    The loads go one at a time, most energy first, each to its cheapest place in the room the others left; then
-    each load in turn is lifted out and put back at its cheapest place, while that lowers the cost (at most
-    ``len(fitting)`` rounds). ``math.inf`` when the first pass cannot place every load.
+    The loads go one at a time, most energy first, each to its cheapest place in the room the others left (rounds
+    that lift each load out and put it back cost more time than their lower bound saved in the search).
+    ``math.inf`` when that cannot place every load.
     """
     hours = slot_hours(curve)
     room = headroom.copy()
-    placed: dict[int, tuple[FloatArray, float]] = {}
+    costs = []
     for number in sorted(
         range(len(fitting)), key=lambda i: (isinstance(fitting[i], ChargeLoad), -load_energy(fitting[i], hours))
     ):
         spot = _place(curve, fitting[number], room)
         if spot is None:
             return math.inf
-        placed[number] = spot
         room -= spot[0]
-    for _ in range(len(fitting)):
-        improved = False
-        for number, load in enumerate(fitting):
-            power, cost = placed[number]
-            spot = _place(curve, load, room + power)
-            if spot is not None and spot[1] < cost:
-                room += power - spot[0]
-                placed[number] = spot
-                improved = True
-        if not improved:
-            break
-    return sum(cost for _, cost in placed.values())
+        costs.append(spot[1])
+    return sum(costs)
+
+
+def _rounded(
+    curve: PriceCurve, fitting: list[JointLoad], model: JointModel, x: FloatArray, headroom: FloatArray
+) -> float:
+    """Cost of ``x`` (the LP relaxation's optimum) rounded: each run at its largest start, the energy loads after.
+
+    The runs go in order while they fit in the room left, then each energy load to its cheapest place there
+    (:func:`_place`). An upper bound like :func:`_heuristic`'s, often the least cost; ``math.inf`` when it breaks
+    the limit.
+    """
+    drawn = np.zeros(len(curve))
+    total = 0.0
+    for number, load in enumerate(fitting):
+        if isinstance(load, RunLoad):
+            start = int(model.keys[number][int(np.argmax(x[model.columns[number]]))])
+            run = slice(start, start + load.options.slots)
+            drawn[run] += load.spec.power_kw
+            if np.any(drawn[run] > np.maximum(headroom[run], 0.0)):  # the search's test (joint_search)
+                return math.inf
+            total += float(load.cost[np.searchsorted(load.starts, start)])
+    room = headroom - drawn
+    for load in fitting:
+        if isinstance(load, ChargeLoad):
+            spot = _place(curve, load, room)
+            if spot is None:
+                return math.inf
+            room -= spot[0]
+            total += spot[1]
+    return total
 
 
 def _powers(

@@ -211,6 +211,7 @@ class LpBound:
     base: float  # currency
     reduced: FloatArray  # currency per unit of each column
     limit_price: FloatArray  # (n,) -dual of each slot's limit row, >= 0 (currency per kW); 0 where no row
+    solution: FloatArray  # the relaxation's optimum, one value per column
 
     @classmethod
     def of(cls, model: JointModel, factor: float, slots: int) -> LpBound | None:
@@ -221,7 +222,7 @@ class LpBound:
         cost = model.cost * factor
         rows = stack(model_constraints(model))
         found = solve(cost, np.zeros(cost.size), model.upper, rows, options={"presolve": "off"})
-        if found.status != OPTIMAL or found.row_dual is None:
+        if found.status != OPTIMAL or found.row_dual is None or found.x is None:
             return None
         y_ub = np.minimum(found.row_dual[: model.limit.count], 0.0)
         y_eq = found.row_dual[model.limit.count :]
@@ -229,7 +230,7 @@ class LpBound:
         base = y_ub @ model.limit.hi + y_eq @ model.equality.hi + np.sum(np.minimum(reduced, 0.0) * model.upper)
         limit_price = np.zeros(slots)
         limit_price[model.limit_slots] = -y_ub / factor
-        return cls(model.keys, model.columns, float(base) / factor, reduced / factor, limit_price)
+        return cls(model.keys, model.columns, float(base) / factor, reduced / factor, limit_price, found.x)
 
     def prune(self, fitting: list[JointLoad], keep: list[BoolArray], budget: float) -> list[BoolArray]:
         """Return ``keep`` (masks over each load's starts or slots) less the run starts that cost more than ``budget``.
