@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling import LoadSpec, Reason, joint, joint_search, plan_joint
-from custom_components.agentic_hems.scheduling.joint import _option
+from custom_components.agentic_hems.scheduling.joint import _option, _rounded
 from custom_components.agentic_hems.scheduling.joint_model import LpBound, RunLoad, build_model
 from custom_components.agentic_hems.scheduling.windows import REL_EPS
 
@@ -76,7 +76,11 @@ def _usable(curve: PriceCurve, spec: LoadSpec) -> set[int]:
 @settings(derandomize=True, max_examples=200, deadline=None)
 @given(data=st.data())
 def test_pruning_keeps_every_start_a_schedule_within_the_budget_uses(data: st.DataObject) -> None:
-    """No start that some schedule within the budget uses is dropped; and the bound does drop starts."""
+    """No start that some schedule within the budget uses is dropped; and the bound does drop starts.
+
+    The LP relaxation rounded (joint._rounded, an upper bound for the search) never costs less than the brute-force
+    least cost.
+    """
     curve = data.draw(
         curves(
             min_slots=8,
@@ -124,6 +128,10 @@ def test_pruning_keeps_every_start_a_schedule_within_the_budget_uses(data: st.Da
     bound = LpBound.of(model, 1e4 / max(abs(optimum), 1.0), len(curve))
     # the relaxation of a feasible instance solves, and its dual bound lies at or below the MILP's optimum
     assert bound is not None and bound.base <= optimum + 1e-9 * max(abs(optimum), 1.0)
+    # the relaxation rounded is a schedule within the limit: it costs no less than the least (inf when it breaks it)
+    rounded = _rounded(curve, fitting, model, bound.solution, headroom)
+    assert rounded >= optimum - 1e-9 * max(abs(optimum), 1.0)
+    event("rounded: the least cost" if math.isclose(rounded, optimum, abs_tol=1e-9) else "rounded: dearer or none")
     budget = optimum + data.draw(st.sampled_from([0.0, 1e-9, 0.01, 0.1]))
     pruned = bound.prune(fitting, keep, budget)
     dropped = 0
