@@ -41,8 +41,8 @@ def fill_in_order(caps_kwh: FloatArray, energy_kwh: float) -> FloatArray | None:
         sliver slots appear.
 
     """
-    cumulative = np.cumsum(caps_kwh)
-    last = int(np.searchsorted(cumulative, energy_kwh * (1 - REL_EPS)))
+    cumulative = caps_kwh.cumsum()  # array methods: no numpy wrapper call (this runs per node of joint_search)
+    last = int(cumulative.searchsorted(energy_kwh * (1 - REL_EPS)))
     if last == caps_kwh.size:
         return None
     placed = np.zeros(caps_kwh.size)

@@ -521,7 +521,7 @@ def _canonical(
 def _place(curve: PriceCurve, load: JointLoad, room: FloatArray) -> tuple[FloatArray, float] | None:
     """``load`` at its cheapest place within ``room`` (kW per slot): per-slot kW and cost, None if it does not fit."""
     if isinstance(load, RunLoad):
-        ok = np.flatnonzero(clear_starts(load.starts, load.options.slots, load.spec.power_kw > room))
+        ok = clear_starts(load.starts, load.options.slots, load.spec.power_kw > room).nonzero()[0]
         if ok.size == 0:
             return None
         energy = load.spec.power_kw * slot_hours(curve) * load.options.slots

@@ -171,7 +171,7 @@ def build_model(curve: PriceCurve, fitting: list[JointLoad], keep: list[BoolArra
 def clear_starts(starts: IntArray, slots: int, over: BoolArray) -> BoolArray:
     """Mask of the ``starts`` whose run of ``slots`` slots meets no slot of ``over`` (a run there breaks the limit)."""
     counts = np.zeros(over.size + 1, dtype=np.int64)
-    np.cumsum(over, out=counts[1:])  # integer prefix counts: exact
+    over.cumsum(out=counts[1:])  # integer prefix counts: exact
     clear: BoolArray = counts[starts + slots] == counts[starts]
     return clear
 

@@ -174,7 +174,7 @@ class _Search:
         candidates = self._candidates(node)
         if candidates is not None:
             ok, bounds = candidates
-            for position in np.argsort(bounds, kind="stable"):
+            for position in bounds.argsort(kind="stable"):
                 if bounds[position] >= self._improving():  # so are the rest
                     floor = min(floor, float(bounds[position]))
                     break
@@ -196,7 +196,7 @@ class _Search:
             return False
         ok, bounds = candidates
         limit = budget + self._margin(budget)
-        for position in np.flatnonzero(bounds <= limit):
+        for position in (bounds <= limit).nonzero()[0]:
             index = int(ok[position])
             if self.floors.get((*node.path, index), -np.inf) > limit:
                 continue
@@ -218,7 +218,7 @@ class _Search:
             if filled is None:
                 return None
             rest += filled
-        ok = np.flatnonzero(fits[0])
+        ok = fits[0].nonzero()[0]
         bounds = node.cost + self.costs[depth][ok] + rest
         if self.lagrange is not None:
             bounds = np.maximum(bounds, self.lagrange.bounds(self, node, fits, ok))

@@ -25,7 +25,7 @@ def tie_tolerance(prices: FloatArray, energy_kwh: float) -> float:
 
 def earliest_cheapest(costs: FloatArray, tolerance: float) -> int:
     """Index of the first of ``costs`` (ascending candidates, no NaN) within ``tolerance`` of the least one."""
-    return int(np.flatnonzero(costs <= costs.min() + tolerance)[0])
+    return int((costs <= costs.min() + tolerance).nonzero()[0][0])
 
 
 def fill_order(prices: FloatArray, gap: float) -> IntArray:
