@@ -1,8 +1,9 @@
 """The joint MILP without a solver: a branch and bound over the runs' starts, with at most one energy load after them.
 
-The runs are placed one at a time, in the caller's order; a node is the room the placed runs leave. Its lower bound
-adds to their cost each later run's cheapest start that fits that room alone and the energy load's cheapest fill of
-it (less room never costs less, to the fill's tie tolerance). Given prices on the limit (the LP relaxation's
+The runs are placed one at a time, in the caller's order; a node is the room the placed runs leave. The lower bound
+of placing its run at a start adds to their cost each later run's cheapest start that fits that room alone and the
+energy load's cheapest fill of it (less room never costs less, to the fill's tie tolerance), raised by what the run
+there takes from that fill (:meth:`_Fill.costs`). Given prices on the limit (the LP relaxation's
 duals), a Lagrangian bound of the same node is taken too, and the higher one prunes. A first pass finds the least
 cost C, taking each run's cheaper starts first; a second pass walks the starts in ascending order and returns the
 first schedule costing at most C + slack: the canonical ties of :func:`~.joint._solve` (each run in order as early
@@ -213,13 +214,11 @@ class _Search:
             return None
         depth = node.depth
         rest = sum(float(costs[mask].min()) for costs, mask in zip(self.costs[depth + 1 :], fits[1:], strict=True))
-        if self.filling is not None:
-            filled = self.filling.cost(node.drawn)
-            if filled is None:
-                return None
-            rest += filled
         ok = fits[0].nonzero()[0]
         bounds = node.cost + self.costs[depth][ok] + rest
+        if self.filling is not None:
+            run = self.runs[depth]
+            bounds += self.filling.costs(node.drawn, self.starts[depth][ok], run.options.slots, run.spec.power_kw)
         if self.lagrange is not None:
             bounds = np.maximum(bounds, self.lagrange.bounds(self, node, fits, ok))
         return ok, bounds
@@ -305,6 +304,26 @@ class _Fill:
         placed = self.placed(drawn)
         return None if placed is None else float(self.price @ placed)
 
+    def costs(self, drawn: FloatArray, starts: IntArray, slots: int, power_kw: float) -> FloatArray:
+        """Return a lower bound on :meth:`cost` with a run of ``slots`` slots at ``power_kw`` added at each start.
+
+        One value per start, (k,), all inf when the load does not fit beside ``drawn`` alone. The run lowers the
+        caps of some slots the fill uses; that energy then goes to slots at least as dear as the fill's last one, so
+        each kWh lost in slot t costs at least (price of the last - price of t) more, to the fill's tie tolerance.
+        """
+        caps = np.minimum(self.caps_kw, np.maximum(self.headroom - drawn[self.slots], 0.0)) * self.hours
+        placed = fill_in_order(caps, self.energy_kwh)
+        if placed is None:
+            return np.full(starts.size, np.inf)
+        used = int(placed.nonzero()[0][-1]) + 1 if placed.any() else 0
+        order = self.slots[:used]
+        lower = np.minimum(self.caps_kw[:used], np.maximum(self.headroom[:used] - (drawn[order] + power_kw), 0.0))
+        rise = np.zeros(drawn.size + 1)
+        rise[order + 1] = (caps[:used] - lower * self.hours) * (self.price[used - 1] - self.price[:used])
+        rises = rise.cumsum()
+        bounds: FloatArray = float(self.price @ placed) + (rises[starts + slots] - rises[starts])
+        return bounds
+
 
 @dataclass(frozen=True)
 class _Lagrange:
@@ -338,7 +357,8 @@ class _Lagrange:
         """Each start ``ok`` of the node's run: the Lagrangian bound of the schedules that place it there."""
         depth = node.depth
         rest = sum(float(costs[mask].min()) for costs, mask in zip(self.costs[depth + 1 :], fits[1:], strict=True))
+        bounds = node.priced + self.costs[depth][ok] + rest - self.offset
         if self.filling is not None:
-            filled = self.filling.cost(node.drawn)
-            rest += np.inf if filled is None else filled
-        return node.priced + self.costs[depth][ok] + rest - self.offset
+            run = search.runs[depth]
+            bounds += self.filling.costs(node.drawn, search.starts[depth][ok], run.options.slots, run.spec.power_kw)
+        return bounds
