@@ -116,15 +116,19 @@ def fill_positions(prices: FloatArray, energy_kwh: float) -> IntArray:
     return fill_order(prices, tie_tolerance(prices, energy_kwh) / (energy_kwh * max(prices.size, 1)))
 
 
-def cheapest_fill(curve: PriceCurve, slots: IntArray, caps_kw: FloatArray, energy_kwh: float) -> FloatArray | None:
+def cheapest_fill(
+    curve: PriceCurve, slots: IntArray, caps_kw: FloatArray, energy_kwh: float, order: IntArray | None = None
+) -> FloatArray | None:
     """Per-slot kW (n,) placing ``energy_kwh`` in the cheapest of ``slots`` (ascending) at up to ``caps_kw`` each.
 
     Slots fill in :func:`~.ties.fill_order`: prices closer than the tie tolerance spread over the slots count as
-    equal and the earliest slot goes first. None when the caps cannot hold the energy.
+    equal and the earliest slot goes first. ``order``, when given, is that order (:func:`fill_positions` of the
+    slots' prices and the energy), computed once by a caller that fills the same slots often. None when the caps
+    cannot hold the energy.
     """
     hours = slot_hours(curve)
-    prices = curve.prices[slots]
-    order = fill_positions(prices, energy_kwh)
+    if order is None:
+        order = fill_positions(curve.prices[slots], energy_kwh)
     placed = fill_in_order(caps_kw[order] * hours, energy_kwh)
     if placed is None:
         return None

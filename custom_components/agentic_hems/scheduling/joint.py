@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import run_options, run_power
-from .energy import charge_options, cheapest_fill
+from .energy import charge_options, cheapest_fill, fill_positions
 from .highs import INFEASIBLE, OPTIMAL, Rows, solve, stack
 from .joint_model import (
     MILP_OPTIONS,
@@ -173,14 +173,19 @@ def _option(curve: PriceCurve, index: int, spec: LoadSpec, amount: float, headro
         run = run_options(curve, window, power_kw=spec.power_kw, slots=slots)
         if run.feasible:
             ok = clear_starts(run.starts, slots, spec.power_kw > headroom)  # room for this load alone
-            return RunLoad(index, spec, run, run.starts[ok], spec.power_kw * slot_hours(curve) * run.sums[ok])
+            starts = run.starts[ok]
+            energy = spec.power_kw * slot_hours(curve) * slots
+            tolerance = tie_tolerance(curve.prices[starts[0] : starts[-1] + slots], energy) if starts.size else 0.0
+            return RunLoad(index, spec, run, starts, spec.power_kw * slot_hours(curve) * run.sums[ok], tolerance)
         reason, detail = run.reason, run.detail
     else:
         charge = charge_options(curve, window, max_power_kw=spec.power_kw, energy_kwh=amount)
         if charge.feasible:
             caps = np.minimum(spec.power_kw, headroom[charge.slots])
             keep = caps > 0
-            return ChargeLoad(index, spec, charge, charge.slots[keep], caps[keep], amount)
+            usable = charge.slots[keep]
+            order = fill_positions(curve.prices[usable], amount)
+            return ChargeLoad(index, spec, charge, usable, caps[keep], amount, order)
         reason, detail = charge.reason, charge.detail
     return unplanned(curve, spec.name, method=METHOD, reason=reason, detail=detail)
 
@@ -509,7 +514,7 @@ def _canonical(
     for number, load in enumerate(fitting):
         if isinstance(load, ChargeLoad):
             caps = np.minimum(load.caps_kw, np.maximum(room[load.slots], 0.0))
-            power = cheapest_fill(curve, load.slots, caps, load.energy_kwh)
+            power = cheapest_fill(curve, load.slots, caps, load.energy_kwh, load.order)
             if power is None:
                 return None
             placed[number] = power
@@ -524,14 +529,12 @@ def _place(curve: PriceCurve, load: JointLoad, room: FloatArray) -> tuple[FloatA
         ok = clear_starts(load.starts, load.options.slots, load.spec.power_kw > room).nonzero()[0]
         if ok.size == 0:
             return None
-        energy = load.spec.power_kw * slot_hours(curve) * load.options.slots
-        tolerance = tie_tolerance(curve.prices[load.starts[0] : load.starts[-1] + load.options.slots], energy)
-        best = int(ok[earliest_cheapest(load.cost[ok], tolerance)])
+        best = int(ok[earliest_cheapest(load.cost[ok], load.tolerance)])
         return run_power(len(curve), int(load.starts[best]), load.options.slots, load.spec.power_kw), float(
             load.cost[best]
         )
     caps = np.minimum(load.caps_kw, np.maximum(room[load.slots], 0.0))
-    power = cheapest_fill(curve, load.slots, caps, load.energy_kwh)
+    power = cheapest_fill(curve, load.slots, caps, load.energy_kwh, load.order)
     if power is None:
         return None
     used = power > 0

@@ -48,6 +48,7 @@ class RunLoad:
     options: RunOptions
     starts: IntArray  # allowed starts, ascending
     cost: FloatArray  # cost of the run at each start (currency)
+    tolerance: float  # costs closer than this are equal (:func:`~.ties.tie_tolerance` over the starts' span)
 
 
 @dataclass
@@ -60,6 +61,9 @@ class ChargeLoad:
     slots: IntArray  # usable slots, ascending
     caps_kw: FloatArray  # per-slot cap: min(max power, headroom)
     energy_kwh: float
+    order: (
+        IntArray  # positions of ``slots`` in the order the cheapest fill takes them (:func:`~.energy.fill_positions`)
+    )
 
 
 type JointLoad = RunLoad | ChargeLoad

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import run_power
-from .energy import fill_in_order, fill_positions
+from .energy import fill_in_order
 from .joint_model import ChargeLoad, JointLoad, RunLoad, clear_starts
 from .windows import BoolArray, IntArray, slot_hours
 
@@ -114,8 +114,7 @@ class _Search:
         charge = fitting[-1] if isinstance(fitting[-1], ChargeLoad) else None
         filling = None
         if charge is not None:
-            prices = curve.prices[charge.slots]
-            filling = _Fill.of(charge, headroom, fill_positions(prices, charge.energy_kwh), prices, slot_hours(curve))
+            filling = _Fill.of(charge, headroom, charge.order, curve.prices[charge.slots], slot_hours(curve))
         return cls(
             curve,
             runs,
