@@ -103,6 +103,7 @@ class _Search:
     best: float = np.inf
     found: bool = False
     floors: dict[tuple[int, ...], float] = field(default_factory=dict)  # the first pass's bound below each node
+    seen: dict[tuple[int, ...], tuple[IntArray, FloatArray] | None] = field(default_factory=dict)  # its candidates
     chosen: list[int] = field(default_factory=list)
 
     @classmethod
@@ -172,6 +173,7 @@ class _Search:
             return np.inf if cost is None else cost
         floor = np.inf
         candidates = self._candidates(node)
+        self.seen[node.path] = candidates
         if candidates is not None:
             ok, bounds = candidates
             for position in bounds.argsort(kind="stable"):
@@ -186,12 +188,13 @@ class _Search:
         """Depth-first in ascending starts; record in ``chosen`` the first leaf within ``budget``.
 
         A child whose first-pass bound (``floors``) exceeds the budget is skipped: no schedule below it is within.
+        A node the first pass visited keeps its candidates (``seen``).
         """
         self._visit(node)
         if node.depth == len(self.runs):
             cost = self._leaf(node)
             return cost is not None and cost <= budget
-        candidates = self._candidates(node)
+        candidates = self.seen[node.path] if node.path in self.seen else self._candidates(node)
         if candidates is None:
             return False
         ok, bounds = candidates
@@ -218,7 +221,7 @@ class _Search:
         if self.filling is not None:
             run = self.runs[depth]
             bounds += self.filling.costs(node.drawn, self.starts[depth][ok], run.options.slots, run.spec.power_kw)
-        if self.lagrange is not None:
+        if self.lagrange is not None and bounds.size and bounds.min() < self._improving():  # else all are pruned
             bounds = np.maximum(bounds, self.lagrange.bounds(self, node, fits, ok))
         return ok, bounds
 
