@@ -24,7 +24,7 @@ from ..prices.curve import FloatArray, PriceCurve
 from .contiguous import run_power
 from .energy import fill_in_order
 from .joint_model import ChargeLoad, JointLoad, RunLoad, clear_starts
-from .windows import BoolArray, IntArray, slot_hours
+from .windows import REL_EPS, BoolArray, IntArray, slot_hours
 
 # Work (see the module docstring) before HiGHS takes over; a unit costs about 20-40 us of CPU here. On 300 random
 # two-day homes with four runs and an EV the slowest searches took 0.25-0.35 s, where HiGHS took 1.3 s; a home with six
@@ -313,17 +313,20 @@ class _Fill:
         caps of some slots the fill uses; that energy then goes to slots at least as dear as the fill's last one, so
         each kWh lost in slot t costs at least (price of the last - price of t) more, to the fill's tie tolerance.
         """
-        caps = np.minimum(self.caps_kw, np.maximum(self.headroom - drawn[self.slots], 0.0)) * self.hours
-        placed = fill_in_order(caps, self.energy_kwh)
-        if placed is None:
+        free = self.headroom - drawn[self.slots]
+        caps = np.minimum(self.caps_kw, np.maximum(free, 0.0)) * self.hours
+        cumulative = caps.cumsum()
+        last = int(cumulative.searchsorted(self.energy_kwh * (1 - REL_EPS)))  # as fill_in_order fills
+        if last == caps.size:
             return np.full(starts.size, np.inf)
-        used = int(placed.nonzero()[0][-1]) + 1 if placed.any() else 0
-        order = self.slots[:used]
-        lower = np.minimum(self.caps_kw[:used], np.maximum(self.headroom[:used] - (drawn[order] + power_kw), 0.0))
+        rest = self.energy_kwh - (float(cumulative[last - 1]) if last else 0.0)
+        cost = float(self.price[:last] @ caps[:last]) + float(self.price[last]) * min(rest, float(caps[last]))
+        used = last + 1
+        lower = np.minimum(self.caps_kw[:used], np.maximum(free[:used] - power_kw, 0.0)) * self.hours
         rise = np.zeros(drawn.size + 1)
-        rise[order + 1] = (caps[:used] - lower * self.hours) * (self.price[used - 1] - self.price[:used])
+        rise[self.slots[:used] + 1] = (caps[:used] - lower) * (self.price[last] - self.price[:used])
         rises = rise.cumsum()
-        bounds: FloatArray = float(self.price @ placed) + (rises[starts + slots] - rises[starts])
+        bounds: FloatArray = cost + (rises[starts + slots] - rises[starts])
         return bounds
 
 
