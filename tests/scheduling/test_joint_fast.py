@@ -18,9 +18,10 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from custom_components.agentic_hems.prices.curve import PriceCurve
-from custom_components.agentic_hems.scheduling import LoadSpec, Reason, joint, joint_search, plan_joint
+from custom_components.agentic_hems.scheduling import LoadSpec, Plan, Reason, joint, joint_search, plan_joint
 from custom_components.agentic_hems.scheduling.joint import _option, _rounded
 from custom_components.agentic_hems.scheduling.joint_model import LpBound, RunLoad, build_model
+from custom_components.agentic_hems.scheduling.ties import tie_tolerance
 from custom_components.agentic_hems.scheduling.windows import REL_EPS
 
 from .conftest import SLOT, T0, curves, dyadic_price, noisy
@@ -146,6 +147,48 @@ def test_pruning_keeps_every_start_a_schedule_within_the_budget_uses(data: st.Da
                 dropped += 1
                 assert least[number, int(start)] > budget, (number, int(start))
     event("some starts dropped" if dropped else "none dropped")
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(data=st.data())
+def test_a_childs_fill_bound_never_exceeds_its_fill(data: st.DataObject) -> None:
+    """The search's bound on the energy load's fill beside a run at each start (joint_search._Fill.costs) stays at
+    or below the fill's exact cost with the run drawn there, to the fill's tie tolerance; inf only where the load
+    cannot fit even without the run."""
+    price = st.sampled_from([dyadic_price, st.floats(-0.2, 0.8)]).flatmap(lambda s: s)
+    curve = data.draw(curves(min_slots=8, max_slots=32, price=price, nan=False))
+    spec = LoadSpec(
+        "ev",
+        power_kw=data.draw(st.sampled_from([1.0, 2.0, 3.5])),
+        energy_kwh=data.draw(st.sampled_from([0.25, 0.5, 1.0, 2.0, 4.0])),
+        earliest_start=curve.start,
+        deadline=curve.end,
+        contiguous=False,
+    )
+    n = len(curve)
+    headroom = np.array(data.draw(st.lists(st.sampled_from([0.5, 1.5, 3.0, 4.0]), min_size=n, max_size=n)))
+    charge = _option(curve, 0, spec, float(spec.energy_kwh), headroom)
+    if isinstance(charge, Plan):
+        return
+    hours = hours_per_slot(curve)
+    fill = joint_search._Fill.of(charge, headroom, charge.order, curve.prices[charge.slots], hours)
+    drawn = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=n, max_size=n)))
+    power, slots = data.draw(st.sampled_from([0.5, 1.0, 2.0])), data.draw(st.integers(1, 6))
+    starts = np.arange(n - slots + 1)
+    bounds = fill.costs(drawn, starts, slots, power)
+    alone = fill.cost(drawn)
+    tolerance = tie_tolerance(curve.prices[charge.slots], float(spec.energy_kwh)) + 1e-12
+    tight = 0
+    for start, bound in zip(starts, bounds, strict=True):
+        child = drawn.copy()
+        child[start : start + slots] += power
+        exact = fill.cost(child)
+        if alone is None:
+            assert exact is None and bound == math.inf
+        elif exact is not None:
+            assert alone <= bound + tolerance and bound <= exact + tolerance, (int(start), bound, exact)
+            tight += bool(math.isclose(bound, exact, abs_tol=tolerance))
+    event("some bounds exact" if tight else "no bound exact")
 
 
 @settings(derandomize=True, max_examples=150, deadline=None)
