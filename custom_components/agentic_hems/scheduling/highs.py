@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 import time
 from typing import Any, Final
 
@@ -106,9 +107,9 @@ def columnwise(rows: Rows, size: int) -> tuple[npt.NDArray[np.int32], npt.NDArra
 class Result:
     """What HiGHS found: scipy's status number, a message, and the solution where there is one.
 
-    ``row_dual`` (one per row) and ``lower_dual`` (each column's dual where the column is nonbasic at its lower
-    bound, else 0: scipy linprog's ``lower.marginals``) and ``basis`` (HiGHS's, a start for a like LP) are given
-    for an optimal LP only.
+    ``row_dual`` (one per row), ``col_dual`` (one per column), :attr:`lower_dual` (each column's dual where the
+    column is nonbasic at its lower bound, else 0: scipy linprog's ``lower.marginals``) and ``basis`` (HiGHS's, a
+    start for a like LP) are given for an optimal LP only.
     """
 
     status: int
@@ -116,8 +117,24 @@ class Result:
     x: FloatArray | None = None
     fun: float | None = None
     row_dual: FloatArray | None = None
-    lower_dual: FloatArray | None = None
+    col_dual: FloatArray | None = None  # every column's dual (an optimal LP)
     basis: Any = None
+
+    @cached_property
+    def lower_dual(self) -> FloatArray | None:
+        """Return ``col_dual`` where the column is nonbasic at its lower bound, else 0; None without an LP basis.
+
+        Read from the basis on first use only: on a planner's small LPs it cost about as much as HiGHS's own
+        reading of the solution.
+        """
+        if self.col_dual is None or self.basis is None or not self.col_dual.size:
+            return self.col_dual
+        import highspy  # noqa: PLC0415 - loaded already: a basis comes from it
+
+        lower = highspy.HighsBasisStatus.kLower
+        at_lower = np.array([status == lower for status in self.basis.col_status])
+        dual: FloatArray = np.where(at_lower, self.col_dual, 0.0)
+        return dual
 
 
 def solve(
@@ -265,15 +282,12 @@ def _result(highspy: Any, highs: Any, *, mip: bool) -> Result:
     x = np.array(solution.col_value, dtype=np.float64)
     if mip:
         return Result(code, message, x, float(info.objective_function_value))
-    basis = highs.getBasis()
-    at_lower = np.array([status == highspy.HighsBasisStatus.kLower for status in basis.col_status])
-    lower_dual = np.where(at_lower, np.array(solution.col_dual, dtype=np.float64), 0.0) if x.size else x
     return Result(
         code,
         message,
         x,
         float(info.objective_function_value),
         np.array(solution.row_dual, dtype=np.float64),
-        lower_dual,
-        basis,
+        np.array(solution.col_dual, dtype=np.float64),
+        highs.getBasis(),
     )
