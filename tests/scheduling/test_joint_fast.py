@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from custom_components.agentic_hems.prices.curve import PriceCurve
 from custom_components.agentic_hems.scheduling import LoadSpec, Plan, Reason, joint, joint_search, plan_joint
-from custom_components.agentic_hems.scheduling.joint import _option, _rounded
+from custom_components.agentic_hems.scheduling.joint import _option
 from custom_components.agentic_hems.scheduling.joint_model import LpBound, RunLoad, build_model
+from custom_components.agentic_hems.scheduling.joint_place import rounded
 from custom_components.agentic_hems.scheduling.ties import tie_tolerance
 from custom_components.agentic_hems.scheduling.windows import REL_EPS
 
@@ -79,7 +80,7 @@ def _usable(curve: PriceCurve, spec: LoadSpec) -> set[int]:
 def test_pruning_keeps_every_start_a_schedule_within_the_budget_uses(data: st.DataObject) -> None:
     """No start that some schedule within the budget uses is dropped; and the bound does drop starts.
 
-    The LP relaxation rounded (joint._rounded, an upper bound for the search) never costs less than the brute-force
+    The LP relaxation rounded (joint_place.rounded, an upper bound for the search) never costs less than the brute-force
     least cost.
     """
     curve = data.draw(
@@ -130,11 +131,11 @@ def test_pruning_keeps_every_start_a_schedule_within_the_budget_uses(data: st.Da
     # the relaxation of a feasible instance solves, and its dual bound lies at or below the MILP's optimum
     assert bound is not None and bound.base <= optimum + 1e-9 * max(abs(optimum), 1.0)
     # the relaxation rounded is a schedule within the limit: it costs no less than the least (inf when it breaks it)
-    rounded = _rounded(curve, fitting, model, bound.solution, headroom)
+    cost = rounded(curve, fitting, model, bound.solution, headroom)
     energy = sum(spec.energy_kwh or 0.0 for spec in loads)  # a fill counts energy within REL_EPS as placed:
     noise = REL_EPS * float(np.max(np.abs(curve.prices))) * energy + 1e-9 * max(abs(optimum), 1.0)
-    assert rounded >= optimum - noise
-    event("rounded: the least cost" if math.isclose(rounded, optimum, abs_tol=1e-9) else "rounded: dearer or none")
+    assert cost >= optimum - noise
+    event("rounded: the least cost" if math.isclose(cost, optimum, abs_tol=1e-9) else "rounded: dearer or none")
     budget = optimum + data.draw(st.sampled_from([0.0, 1e-9, 0.01, 0.1]))
     pruned = bound.prune(fitting, keep, budget)
     dropped = 0

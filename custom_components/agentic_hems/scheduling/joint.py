@@ -31,9 +31,10 @@ from .joint_model import (
     load_energy,
     model_constraints,
 )
+from .joint_place import heuristic, place, rounded
 from .joint_search import SearchLimit, search_applies, search_schedule
 from .plan import LoadSpec, Plan, Reason
-from .ties import TIE_REL, earliest_cheapest, tie_tolerance
+from .ties import TIE_REL, tie_tolerance
 from .windows import (
     REL_EPS,
     BoolArray,
@@ -195,7 +196,7 @@ def _schedule(
 ) -> list[Plan]:
     """Plan the fitting loads into ``plans``: their own optima when these fit together, else the MILP's schedule."""
     # Each load's own optimum under the limit: the same choice plan_contiguous / plan_energy make.
-    alone = [_place(curve, load, headroom) for load in fitting]
+    alone = [place(curve, load, headroom) for load in fitting]
     blocked_names = [repr(load.spec.name) for load, best in zip(fitting, alone, strict=True) if best is None]
     if blocked_names:
         detail = (
@@ -252,14 +253,14 @@ def _solve(
     tolerance of :mod:`.ties`) and moves loads earlier, lexicographically in the caller's order.
 
     Pruning (:func:`_within`, then :meth:`~.joint_model.LpBound.prune` with the LP's duals) drops the starts that no
-    schedule costing at most B can use: B is first the least of a quick schedule (:func:`_heuristic`) and the LP
-    relaxation rounded (:func:`_rounded`), then C0. On the benchmark's instances the tie stages keep a few binaries,
-    or none (no stage runs).
+    schedule costing at most B can use: B is first the least of a quick schedule (:func:`~.joint_place.heuristic`)
+    and the LP relaxation rounded (:func:`~.joint_place.rounded`), then C0. On the benchmark's instances the tie
+    stages keep a few binaries, or none (no stage runs).
     """
     scale = _cost_scale(curve, fitting)
     slack = TIE_SLACK * scale
     factor = COST_SCALE / scale
-    upper = _heuristic(curve, fitting, headroom)
+    upper = heuristic(curve, fitting, headroom)
     keep = _within(fitting, own_costs, upper, slack)
     if _combinations(fitting, keep) <= QUICK_COMBINATIONS:  # few: no solver is loaded when the search settles it
         searched = _search(curve, fitting, keep, headroom, slack=slack, upper=upper, max_work=QUICK_WORK)
@@ -268,7 +269,7 @@ def _solve(
     model = build_model(curve, fitting, keep, headroom)
     bound = LpBound.of(model, factor, len(curve))
     if bound is not None:
-        upper = min(upper, _rounded(curve, fitting, model, bound.solution, headroom))
+        upper = min(upper, rounded(curve, fitting, model, bound.solution, headroom))
     tie_work = None  # the search for the ties after HiGHS: MAX_WORK, or QUICK_WORK once a full search gave up
     if bound is not None and math.isfinite(upper):
         keep = bound.prune(fitting, _within(fitting, own_costs, upper, slack), upper + slack)
@@ -521,75 +522,6 @@ def _canonical(
             room = room - power
     cost = sum(float(np.dot(curve.prices[p > 0], p[p > 0])) for p in placed) * slot_hours(curve)
     return placed if cost <= budget else None
-
-
-def _place(curve: PriceCurve, load: JointLoad, room: FloatArray) -> tuple[FloatArray, float] | None:
-    """``load`` at its cheapest place within ``room`` (kW per slot): per-slot kW and cost, None if it does not fit."""
-    if isinstance(load, RunLoad):
-        ok = clear_starts(load.starts, load.options.slots, load.spec.power_kw > room).nonzero()[0]
-        if ok.size == 0:
-            return None
-        best = int(ok[earliest_cheapest(load.cost[ok], load.tolerance)])
-        return run_power(len(curve), int(load.starts[best]), load.options.slots, load.spec.power_kw), float(
-            load.cost[best]
-        )
-    caps = np.minimum(load.caps_kw, np.maximum(room[load.slots], 0.0))
-    power = cheapest_fill(curve, load.slots, caps, load.energy_kwh, load.order)
-    if power is None:
-        return None
-    used = power > 0
-    return power, float(np.dot(curve.prices[used], power[used])) * slot_hours(curve)
-
-
-def _heuristic(curve: PriceCurve, fitting: list[JointLoad], headroom: FloatArray) -> float:
-    """Cost of a quick feasible schedule: an upper bound that lets :func:`_solve` drop hopeless starts.
-
-    The loads go one at a time, most energy first, each to its cheapest place in the room the others left (rounds
-    that lift each load out and put it back cost more time than their lower bound saved in the search).
-    ``math.inf`` when that cannot place every load.
-    """
-    hours = slot_hours(curve)
-    room = headroom.copy()
-    costs = []
-    for number in sorted(
-        range(len(fitting)), key=lambda i: (isinstance(fitting[i], ChargeLoad), -load_energy(fitting[i], hours))
-    ):
-        spot = _place(curve, fitting[number], room)
-        if spot is None:
-            return math.inf
-        room -= spot[0]
-        costs.append(spot[1])
-    return sum(costs)
-
-
-def _rounded(
-    curve: PriceCurve, fitting: list[JointLoad], model: JointModel, x: FloatArray, headroom: FloatArray
-) -> float:
-    """Cost of ``x`` (the LP relaxation's optimum) rounded: each run at its largest start, the energy loads after.
-
-    The runs go in order while they fit in the room left, then each energy load to its cheapest place there
-    (:func:`_place`). An upper bound like :func:`_heuristic`'s, often the least cost; ``math.inf`` when it breaks
-    the limit.
-    """
-    drawn = np.zeros(len(curve))
-    total = 0.0
-    for number, load in enumerate(fitting):
-        if isinstance(load, RunLoad):
-            start = int(model.keys[number][int(np.argmax(x[model.columns[number]]))])
-            run = slice(start, start + load.options.slots)
-            drawn[run] += load.spec.power_kw
-            if np.any(drawn[run] > np.maximum(headroom[run], 0.0)):  # the search's test (joint_search)
-                return math.inf
-            total += float(load.cost[np.searchsorted(load.starts, start)])
-    room = headroom - drawn
-    for load in fitting:
-        if isinstance(load, ChargeLoad):
-            spot = _place(curve, load, room)
-            if spot is None:
-                return math.inf
-            room -= spot[0]
-            total += spot[1]
-    return total
 
 
 def _powers(

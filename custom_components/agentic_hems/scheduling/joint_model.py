@@ -61,9 +61,7 @@ class ChargeLoad:
     slots: IntArray  # usable slots, ascending
     caps_kw: FloatArray  # per-slot cap: min(max power, headroom)
     energy_kwh: float
-    order: (
-        IntArray  # positions of ``slots`` in the order the cheapest fill takes them (:func:`~.energy.fill_positions`)
-    )
+    order: IntArray  # positions of ``slots`` in the cheapest fill's order (:func:`~.energy.fill_positions`)
 
 
 type JointLoad = RunLoad | ChargeLoad

@@ -210,7 +210,10 @@ class _Search:
         return False
 
     def _candidates(self, node: _Node) -> tuple[IntArray, FloatArray] | None:
-        """Return the node's run's starts that fit beside its draw and their lower bounds; None when a load cannot."""
+        """Return the node's run's starts that fit beside its draw and their lower bounds.
+
+        None when a run cannot fit; every bound inf when the energy load cannot.
+        """
         fits = [self._fits(number, node.drawn) for number in range(node.depth, len(self.runs))]
         if not all(mask.any() for mask in fits):
             return None
