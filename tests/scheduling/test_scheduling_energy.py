@@ -105,6 +105,20 @@ def test_whole_slots_despite_float_noise() -> None:
     assert plan.feasible and np.count_nonzero(plan.power_kw) == 3  # exactly the window's capacity
 
 
+def test_an_energy_just_over_whole_slots_takes_the_next_slot_not_a_crash() -> None:
+    """0.8750000008750001 kWh at 3.5 kW (0.875 kWh a slot): 1e-9 relative over one slot, which the fill does not
+    count as exact. The slot count used to say one and the baseline's fill then found no room (an AssertionError);
+    now both say two, and the plan is feasible with all the energy. In a one-slot window it is too short."""
+    curve = make_curve(np.full(8, 0.2))
+    energy = 0.8750000008750001
+    plan = plan_energy(curve, max_power_kw=3.5, energy_kwh=energy, earliest_start=T0, deadline=T0 + 8 * SLOT)
+    assert plan.feasible and plan.reason is Reason.OPTIMAL and plan.energy_kwh == pytest.approx(energy, rel=1e-12)
+    assert np.count_nonzero(plan.power_kw) == 2 and plan.baseline_cost == pytest.approx(0.2 * energy, rel=1e-12)
+    short = plan_energy(curve, max_power_kw=3.5, energy_kwh=energy, earliest_start=T0, deadline=T0 + SLOT)
+    _assert_unplanned(short, Reason.WINDOW_TOO_SHORT)
+    assert "needs 2" in short.detail
+
+
 def test_ties_go_to_the_earliest_slots() -> None:
     curve = make_curve([0.3, 0.1, 0.2, 0.1, 0.1, 0.3])
     plan = plan_energy(curve, max_power_kw=4.0, energy_kwh=1.5, earliest_start=T0, deadline=T0 + 6 * SLOT)
