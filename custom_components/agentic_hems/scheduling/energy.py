@@ -80,8 +80,10 @@ def charge_options(curve: PriceCurve, window: LoadWindow, *, max_power_kw: float
     """Usable slots for delivering ``energy_kwh`` at up to ``max_power_kw`` inside ``window``."""
     per_slot = max_power_kw * slot_hours(curve)
     needed = max(math.ceil(energy_kwh / per_slot - REL_EPS), 1)
-    if fill_in_order(np.full(needed, per_slot), energy_kwh) is None:  # the fill's tolerance is relative, not absolute
-        needed += 1  # (0.8750000008750001 kWh at 3.5 kW: one slot by the count, two by the fill)
+    # The fill's tolerance is relative, the count's absolute: 0.8750000008750001 kWh at 3.5 kW is one slot by the
+    # count, two by the fill. (More slots than the curve holds are too many either way; no such array is built.)
+    if needed <= len(curve) and fill_in_order(np.full(needed, per_slot), energy_kwh) is None:
+        needed += 1
     slots = np.flatnonzero(window.known)
 
     baseline = None
