@@ -1,7 +1,7 @@
 """The home plan's fast paths against the plain MILP of the same model.
 
 The fast paths: the plan gap (``PLAN_GAP``: HiGHS's absolute gap and the margin under which the dive's plan is taken),
-the leaf's rounding of the on/off binaries (``_rounded``) and the tie stage's cap (``TIE_LIMIT_S``). The oracle is
+the leaf's rounding of the on/off binaries (``home_round``) and the tie stage's cap (``TIE_LIMIT_S``). The oracle is
 HiGHS on the whole model at ``MIP_REL_GAP`` (1e-9) with no dive, no gap and no tie stage: the least cost.
 """
 
@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
 
-from custom_components.agentic_hems.scheduling import home_solve
+from custom_components.agentic_hems.scheduling import home_round, home_solve
 from custom_components.agentic_hems.scheduling.home import plan_home
 from custom_components.agentic_hems.scheduling.home_build import build, cost_scale
 from custom_components.agentic_hems.scheduling.home_model import HomeBattery
@@ -147,11 +147,11 @@ def test_the_leaf_rounds_a_run_begun_before_the_horizon_to_its_remaining_minimum
     assert pump.forced_slots() == (1, 0) and heat.on is not None
     x = np.zeros(model.size)
     x[heat.power[[0, 3, 4]]] = 1.0  # on in slot 0 (the run carried in), then a run of two from slot 3
-    rounded = home_solve._rounded(inputs, cols, x)
+    rounded = home_round.rounded(inputs, cols, x)
     assert rounded[heat.on][:6].tolist() == [1, 0, 0, 1, 1, 0]
     x[heat.power[3:5]] = 0.0
     x[heat.power[2]] = 1.0  # a one-slot pause after the carried run: min_off_slots == 1 keeps it
-    assert home_solve._rounded(inputs, cols, x)[heat.on][:4].tolist() == [1, 0, 1, 1]
+    assert home_round.rounded(inputs, cols, x)[heat.on][:4].tolist() == [1, 0, 1, 1]
 
 
 @settings(max_examples=200, deadline=None)
@@ -196,9 +196,9 @@ def _rounded_and_plain(seed: int) -> tuple:
     lp = model.solve(objective, relax=True)
     assert lp.x is not None
     upper = model.upper_bounds()
-    directed = model.solve(objective, upper=home_solve._directed(inputs, cols, np.asarray(lp.x), upper), relax=True)
+    directed = model.solve(objective, upper=home_round.directed(inputs, cols, np.asarray(lp.x), upper), relax=True)
     assert directed.x is not None
-    rounded = home_solve._rounded_lp(inputs, model, cols, objective, upper=upper, x=np.asarray(directed.x))
+    rounded = home_round.rounded_lp(inputs, model, cols, objective, upper=upper, x=np.asarray(directed.x))
     return model, cols, objective, rounded, model.solve(objective)
 
 
@@ -220,7 +220,7 @@ def test_the_leafs_rounded_lp_is_a_plan_of_the_model_when_feasible(seed: int) ->
     model, cols, objective, rounded, plain = _rounded_and_plain(seed)
     if rounded.x is None:
         return
-    x = home_solve._matched(cols, np.asarray(rounded.x))
+    x = home_round.matched(cols, np.asarray(rounded.x))
     rows = model.constraints()
     assert np.all(rows.dot(x) >= rows.lo - 1e-6) and np.all(rows.dot(x) <= rows.hi + 1e-6)
     assert np.all(x >= np.concatenate(model.lower) - 1e-9) and np.all(x <= model.upper_bounds() + 1e-9)

@@ -9,12 +9,13 @@ import time
 import numpy as np
 
 from ..prices.curve import FloatArray
-from .highs import OPTIMAL, Result, Rows
-from .home_build import Columns, build, cost_scale, dump_pays
+from .highs import OPTIMAL, Rows
+from .home_build import Columns, build, cost_scale
 from .home_diagnose import diagnose
-from .home_heat import heat_tie, lengthened
+from .home_heat import heat_tie
 from .home_inputs import Inputs, Load
 from .home_model import TOL_KW, HomePlan, HomePlanError
+from .home_round import directed, exclusive, matched, on_columns, rounded_lp
 from .home_warm import carried, warm_start
 from .milp import MilpModel, whole
 from .ties import TIE_REL
@@ -252,100 +253,30 @@ def _leaf(
     """With every run fixed and ``lp`` that LP's answer, a plan: ``lp`` itself when it needs no binary.
 
     Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
-    direction ``lp`` favours (:func:`_directed`): a plan when the heat pumps' and energy loads' on/off binaries come
-    out whole. Else the LP with those binaries rounded (:func:`_rounded_lp`), kept when it costs at most
+    direction ``lp`` favours (:func:`~.home_round.directed`): a plan when the heat pumps' and energy loads' on/off binaries come
+    out whole. Else the LP with those binaries rounded (:func:`~.home_round.rounded_lp`), kept when it costs at most
     ``PLAN_GAP`` more. Else the MILP with the runs fixed, started from that rounded plan when it is feasible;
     None when that finds no plan. With ``defer`` (a replan: the previous plan carried over may reach the optimum in
     one LP) the rounded plan is returned instead of solving that MILP, and :func:`_least_cost` starts from the best
     plan in hand if neither reaches it. Without ``milp`` (no run was fixed: that MILP is :func:`_least_cost`'s own)
     the rounded plan, or None, is returned instead of solving it.
     """
-    if _exclusive(inputs, cols, lp) and whole(lp, model.integer_columns()):
+    if exclusive(inputs, cols, lp) and whole(lp, model.integer_columns()):
         return lp
-    directed = _directed(inputs, cols, lp, upper)
-    found = model.solve(objective, upper=directed, relax=True)
-    on = _on_columns(cols)
+    found = model.solve(objective, upper=directed(inputs, cols, lp, upper), relax=True)
+    on = on_columns(cols)
     rounded = None
     if found.x is not None and found.fun is not None and not whole(found.x, on):
-        again = _rounded_lp(inputs, model, cols, objective, upper=upper, x=np.asarray(found.x, dtype=np.float64))
+        again = rounded_lp(inputs, model, cols, objective, upper=upper, x=np.asarray(found.x, dtype=np.float64))
         if again.x is not None and again.fun is not None and (defer or again.fun <= found.fun + PLAN_GAP):
             found = again
         elif again.x is not None:
-            rounded = _matched(cols, np.asarray(again.x, dtype=np.float64))
+            rounded = matched(cols, np.asarray(again.x, dtype=np.float64))
     if found.x is None or not whole(found.x, on):
         if not milp:
             return rounded
         found = model.solve(objective, upper=upper, gap=PLAN_GAP, start=rounded)
-    return None if found.x is None else _matched(cols, np.asarray(found.x, dtype=np.float64))
-
-
-def _rounded_lp(
-    inputs: Inputs, model: MilpModel, cols: Columns, objective: FloatArray, *, upper: FloatArray, x: FloatArray
-) -> Result:
-    """Return the LP with every on/off binary fixed as :func:`_rounded` sets them, in two steps.
-
-    First the energy loads' binaries, rounded from ``x``, under ``upper`` (each battery and the grid may still take
-    either direction: kept to ``x``'s, an EV moved to a slot where ``x`` drew little often has no plan as cheap).
-    Then the heat pumps' binaries, rounded from that LP's answer, with the directions it favours
-    (:func:`_directed`). With no heat pump binary and an answer already exclusive, the first LP is returned.
-    """
-    loads = np.concatenate([np.zeros(0, dtype=np.intp), *cols.on.values()])
-    if loads.size:
-        lower, fixed = model.pinned(loads, _rounded(inputs, cols, x)[loads], upper)
-        first = model.solve(objective, upper=fixed, lower=lower, relax=True)
-        if first.x is not None:
-            x = np.asarray(first.x, dtype=np.float64)
-            if all(h.on is None for h in cols.heat) and _exclusive(inputs, cols, x):
-                return first
-    on = _on_columns(cols)
-    lower, fixed = model.pinned(on, _rounded(inputs, cols, x)[on], _directed(inputs, cols, x, upper))
-    return model.solve(objective, upper=fixed, lower=lower, relax=True)
-
-
-def _rounded(inputs: Inputs, cols: Columns, x: FloatArray) -> FloatArray:
-    """Return ``x`` with the on/off binaries on wherever it runs, runs and pauses made long enough.
-
-    A heat pump is on where its power exceeds ``TOL_KW``, a run shorter than its minimum run goes on into the
-    following slots and a pause shorter than its minimum off time is filled (:func:`~.home_heat.lengthened`), counting the
-    slots it ran before the horizon (a run it continues needs only the rest of its minimum run, and a pause at the
-    start follows that run); an energy load is on where it draws at least half its least power (the nearer of off
-    and its least power). The LP with those binaries fixed is a plan when it is feasible.
-    """
-    x = x.copy()
-    for pump, heat in zip(inputs.heat_pumps, cols.heat, strict=True):
-        if heat.on is not None:
-            ran = np.ones(min(pump.initial_on_slots, pump.min_run_slots), dtype=bool)
-            on = np.concatenate([ran, x[heat.power] > TOL_KW])
-            x[heat.on] = lengthened(on, pump.min_run_slots, pump.min_off_slots)[ran.size :]
-    for load, columns in zip(inputs.loads, cols.loads, strict=True):
-        if load.spec.name in cols.on:
-            x[cols.on[load.spec.name]] = x[columns] >= load.spec.min_power_kw / 2
-    return x
-
-
-def _directed(inputs: Inputs, cols: Columns, x: FloatArray, upper: FloatArray) -> FloatArray:
-    """Return ``upper`` with one side of each pair that has a binary at 0, in every slot: the side smaller in ``x``.
-
-    The pairs are charge and discharge, import and export; any answer is then exclusive there and its binaries can
-    be set to match.
-    """
-    out = upper.copy()
-    tariff = inputs.tariff
-    pairs = [(c, d, dump_pays(inputs)) for c, d in zip(cols.charge, cols.discharge, strict=True)]
-    pairs.append((cols.imp, cols.exp, tariff.export_price > tariff.import_price))
-    for first, second, has_binary in pairs:
-        favours_first = x[first] >= x[second]
-        out[first[has_binary & ~favours_first]] = 0.0
-        out[second[has_binary & favours_first]] = 0.0
-    return out
-
-
-def _exclusive(inputs: Inputs, cols: Columns, x: FloatArray) -> bool:
-    """Return True when no slot with a binary both charges and discharges a battery, or both imports and exports."""
-    dump = dump_pays(inputs)
-    both = [(x[c] > TOL_KW) & (x[d] > TOL_KW) & dump for c, d in zip(cols.charge, cols.discharge, strict=True)]
-    grid = (x[cols.imp] > TOL_KW) & (x[cols.exp] > TOL_KW) & (inputs.tariff.export_price > inputs.tariff.import_price)
-    return not (grid.any() or any(b.any() for b in both))
+    return None if found.x is None else matched(cols, np.asarray(found.x, dtype=np.float64))
 
 
 def _pruned(
@@ -452,30 +383,15 @@ def _placed(
 
     That is the earliest placement of ``x``'s pattern within the budget ``row``; None when HiGHS finds none.
     """
-    decided = np.concatenate([_on_columns(cols), *_run_columns(inputs, cols)])
-    lower, fixed = model.pinned(decided, np.round(x[decided]), _directed(inputs, cols, x, upper))
+    decided = np.concatenate([on_columns(cols), *_run_columns(inputs, cols)])
+    lower, fixed = model.pinned(decided, np.round(x[decided]), directed(inputs, cols, x, upper))
     found = model.solve(tie, row, upper=fixed, lower=lower, relax=True)
-    return None if found.x is None else _clean(model, _matched(cols, np.asarray(found.x, dtype=np.float64)), upper)
+    return None if found.x is None else _clean(model, matched(cols, np.asarray(found.x, dtype=np.float64)), upper)
 
 
 def _run_columns(inputs: Inputs, cols: Columns) -> list[IntArray]:
     """Return each run's start binaries."""
     return [np.zeros(0, dtype=np.intp), *(c for c, load in zip(cols.loads, inputs.loads, strict=True) if load.slots)]
-
-
-def _on_columns(cols: Columns) -> IntArray:
-    """Return the on/off binaries of the heat pumps and the energy loads with a least power."""
-    return np.concatenate(
-        [np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None), *cols.on.values()]
-    )
-
-
-def _matched(cols: Columns, x: FloatArray) -> FloatArray:
-    """Return ``x`` with each direction binary set to the flow it allows (1 where it charges or imports)."""
-    x = x.copy()
-    for switch, flow in cols.switches:
-        x[switch] = x[flow] > 0
-    return x
 
 
 def _runs_earliest(
