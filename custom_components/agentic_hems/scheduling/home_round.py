@@ -39,18 +39,19 @@ def rounded_lp(
     answer already exclusive, the first LP is returned.
     """
     loads = np.concatenate([np.zeros(0, dtype=np.intp), *cols.on.values()])
+    bounds = (np.concatenate(model.lower), upper)
     if loads.size:
         lower, fixed = model.pinned(loads, rounded(inputs, cols, x)[loads], upper)
         first = model.solve(objective, upper=fixed, lower=lower, relax=True)
         if first.x is not None:
-            x = np.asarray(first.x, dtype=np.float64)
+            x, bounds = np.asarray(first.x, dtype=np.float64), (lower, fixed)
             if all(h.on is None for h in cols.heat) and exclusive(inputs, cols, x):
                 return first
     on = on_columns(cols)
     lower, fixed = model.pinned(on, rounded(inputs, cols, x)[on], directed(inputs, cols, x, upper))
     found = model.solve(objective, upper=fixed, lower=lower, relax=True)
     if found.x is None and any(h.on is not None for h in cols.heat):
-        return priced(inputs, model, cols, objective, upper=upper) or found
+        return priced(inputs, model, cols, objective, bounds=bounds) or found
     return found
 
 
@@ -76,25 +77,26 @@ def rounded(inputs: Inputs, cols: Columns, x: FloatArray) -> FloatArray:
 
 
 def priced(
-    inputs: Inputs, model: MilpModel, cols: Columns, objective: FloatArray, *, upper: FloatArray
+    inputs: Inputs, model: MilpModel, cols: Columns, objective: FloatArray, *, bounds: tuple[FloatArray, FloatArray]
 ) -> Result | None:
     """Return the LP with the heat pumps' on/off as each one alone would run, or None when none fits.
 
-    From the LP under ``upper``, in rounds (at most ``PRICED_ROUNDS``): each heat pump's pattern is
-    :func:`~.heat_pattern.priced_power`'s at the cost of its power in each slot with the rest of the home as that
-    LP runs it (:func:`slot_cost`), and the heat it leaves valued as the objective values it; the LP with those
-    patterns fixed gives the next round its home. The rounds stop when the LP no longer falls; the cheapest
-    patterns are fixed with the other binaries (:func:`rounded`) and the directions that LP favours.
+    From the LP under ``bounds`` (the columns' lower and upper bounds), in rounds (at most ``PRICED_ROUNDS``): each
+    heat pump's pattern is :func:`~.heat_pattern.priced_power`'s at the cost of its power in each slot with the rest
+    of the home as that LP runs it (:func:`slot_cost`), and the heat it leaves valued as the objective values it;
+    the LP with those patterns fixed gives the next round its home. The rounds stop when that LP no longer falls.
+    The cheapest one's patterns are then fixed with the other on/off binaries (:func:`rounded`) and the directions
+    its answer favours (:func:`directed`).
     """
     heat_on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None)])
-    found = model.solve(objective, upper=upper, relax=True)
+    found = model.solve(objective, upper=bounds[1], lower=bounds[0], relax=True)
     best: tuple[float, FloatArray] | None = None  # the cheapest LP with patterns fixed: optimum, answer
     for _ in range(PRICED_ROUNDS):
-        values = None if found.x is None else _patterns(inputs, cols, objective, upper, np.asarray(found.x))
+        values = None if found.x is None else _patterns(inputs, cols, objective, bounds[1], np.asarray(found.x))
         if values is None:
             break
-        lower, fixed = model.pinned(heat_on, values[heat_on], upper)
-        found = model.solve(objective, upper=fixed, lower=lower, relax=True)
+        lower, upper = _pinned(bounds, heat_on, values)
+        found = model.solve(objective, upper=upper, lower=lower, relax=True)
         if found.x is None or found.fun is None or (best is not None and found.fun >= best[0]):
             break
         best = (found.fun, np.asarray(found.x, dtype=np.float64))
@@ -103,9 +105,17 @@ def priced(
     x = best[1]
     values = rounded(inputs, cols, x)
     values[heat_on] = np.round(x[heat_on])
-    on = on_columns(cols)
-    lower, fixed = model.pinned(on, values[on], directed(inputs, cols, x, upper))
-    return model.solve(objective, upper=fixed, lower=lower, relax=True)
+    lower, upper = _pinned(bounds, on_columns(cols), values)
+    return model.solve(objective, upper=directed(inputs, cols, x, upper), lower=lower, relax=True)
+
+
+def _pinned(
+    bounds: tuple[FloatArray, FloatArray], columns: IntArray, values: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Return copies of ``bounds`` (lower, upper) with ``columns`` fixed at ``values[columns]``."""
+    lower, upper = bounds[0].copy(), bounds[1].copy()
+    lower[columns] = upper[columns] = values[columns]
+    return lower, upper
 
 
 def _patterns(
