@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 import itertools
 import math
+from types import SimpleNamespace
 
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 import numpy as np
@@ -27,9 +28,9 @@ dyadic = st.integers(-16, 40).map(lambda k: k / 64)
 _PRICED = home_round.priced  # the spy below wraps it
 
 
-def eighths(low: int, high: int) -> st.SearchStrategy[float]:
-    """Multiples of 1/8 from ``low`` / 8 to ``high`` / 8."""
-    return st.integers(low, high).map(lambda k: k / 8)
+def eighths(low: int, high: int) -> st.SearchStrategy[int]:
+    """Integers from ``low`` to ``high``: eighths of the test's units (the test divides them by 8)."""
+    return st.integers(low, high)
 
 
 def _brute_force(hp, price: np.ndarray, end_value: float, levels: list[float]) -> tuple[float, np.ndarray | None]:
@@ -111,22 +112,28 @@ def test_priced_power_at_its_own_buckets_keeps_the_band_and_the_minimum_times_ov
 @settings(max_examples=200, deadline=None)
 @given(
     rest=eighths(-64, 64), curtail=eighths(0, 48), fuse=eighths(0, 80), export=eighths(0, 48),
-    price_in=eighths(-3, 5), price_out=eighths(-2, 4), kw=eighths(0, 24),
+    price_in=eighths(-3, 5), price_out=eighths(-2, 4), kw=eighths(0, 24), movable=st.tuples(*[eighths(0, 24)] * 3),
 )
-@example(rest=-1.0, curtail=3.0, fuse=10.0, export=6.0, price_in=0.2, price_out=-0.1, kw=0.0)  # least at no flow
-def test_slot_cost_is_the_least_cost_of_the_grid_and_curtailment_that_meet_the_rest(
-    rest, curtail, fuse, export, price_in, price_out, kw
+@example(rest=-8, curtail=24, fuse=80, export=48, price_in=2, price_out=-1, kw=0, movable=(0, 0, 0))  # least at no flow
+def test_slot_cost_is_the_least_cost_of_the_grid_and_curtailment_that_meet_the_fixed_demand(
+    rest, curtail, fuse, export, price_in, price_out, kw, movable
 ) -> None:
-    """One slot: the home needs ``rest`` kW besides the heat pump (negative: a surplus), PV can be curtailed by up to
-    ``curtail``. The cost of the heat pump drawing ``kw`` is the least of two LPs (import only, export only: a
-    binary keeps them apart where exporting pays more than importing costs), each solved by scipy; inf when neither
-    is feasible. (Multiples of 1/8: no case lies within the cost's feasibility tolerance, ``TOL_KW``.)"""
-    cols = Columns(np.array([0]), np.array([1]), np.array([2]), [], [], [], [], {})
+    """One slot: the home's fixed demand is ``rest`` kW (negative: a surplus), PV can be curtailed by up to
+    ``curtail``; the battery and the EV (``movable``: charge, discharge, EV kW in the LP's answer) do not count.
+    The cost of the heat pump drawing ``kw`` is the least of two LPs (import only, export only: a binary keeps them
+    apart where exporting pays more than importing costs), each solved by scipy; inf when neither is feasible.
+    (Multiples of 1/8: no case lies within the cost's feasibility tolerance, ``TOL_KW``.)"""
+    rest, curtail, fuse, export, price_in, price_out, kw = (v / 8 for v in (rest, curtail, fuse, export, price_in,
+                                                                            price_out, kw))
+    charge, discharge, ev = (v / 8 for v in movable)
+    cols = Columns(np.array([0]), np.array([1]), np.array([2]), [np.array([5])], [np.array([6])], [], [np.array([7])], {})
     heat = HeatColumns(np.array([3]), np.array([4]), None)
-    objective = np.array([price_in, -price_out, 0.0, 0.0, 0.0])
-    upper = np.array([fuse, export, curtail, 3.0, 30.0])
-    x = np.array([max(rest, 0.0), max(-rest, 0.0), 0.0, 0.0, 0.0])  # the pump off, nothing curtailed
-    got = float(home_round.slot_cost(cols, objective, upper, x, heat)(np.array([kw]))[0, 0])
+    inputs = SimpleNamespace(loads=[SimpleNamespace(slots=0, keys=np.array([0]))])
+    objective = np.array([price_in, -price_out, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    upper = np.array([fuse, export, curtail, 3.0, 30.0, 3.0, 3.0, 3.0])
+    grid = rest + charge - discharge + ev  # what the LP's answer imports (negative: exports), the pump off
+    x = np.array([max(grid, 0.0), max(-grid, 0.0), 0.0, 0.0, 0.0, charge, discharge, ev])
+    got = float(home_round.slot_cost(inputs, cols, objective, upper, x=x, heat=heat, movable=False)(np.array([kw]))[0, 0])
     best = math.inf
     for side in ("import", "export"):
         bounds = [(0, fuse if side == "import" else 0), (0, export if side == "export" else 0), (0, curtail)]

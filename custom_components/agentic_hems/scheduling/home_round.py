@@ -82,24 +82,30 @@ def priced(
     """Return the LP with the heat pumps' on/off as each one alone would run, or None when none fits.
 
     From the LP under ``bounds`` (the columns' lower and upper bounds), in rounds (at most ``PRICED_ROUNDS``): each
-    heat pump's pattern is :func:`~.heat_pattern.priced_power`'s at the cost of its power in each slot with the rest
-    of the home as that LP runs it (:func:`slot_cost`), and the heat it leaves valued as the objective values it;
-    the LP with those patterns fixed gives the next round its home. The rounds stop when that LP no longer falls.
-    The cheapest one's patterns are then fixed with the other on/off binaries (:func:`rounded`) and the directions
-    its answer favours (:func:`directed`).
+    heat pump's pattern is :func:`~.heat_pattern.priced_power`'s at the cost of its power in each slot beside the
+    rest of the home as that LP runs it (:func:`slot_cost`), and the heat it leaves valued as the objective values
+    it; the LP with those patterns fixed gives the next round its home. The rounds stop when that LP no longer
+    falls. Two such chains run: with the batteries and energy loads in "the rest" and with them left out (they can
+    move). The cheapest LP's patterns are then fixed with the other on/off binaries (:func:`rounded`) and the
+    directions its answer favours (:func:`directed`).
     """
     heat_on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None)])
-    found = model.solve(objective, upper=bounds[1], lower=bounds[0], relax=True)
+    relaxed = model.solve(objective, upper=bounds[1], lower=bounds[0], relax=True)
     best: tuple[float, FloatArray] | None = None  # the cheapest LP with patterns fixed: optimum, answer
-    for _ in range(PRICED_ROUNDS):
-        values = None if found.x is None else _patterns(inputs, cols, objective, bounds[1], np.asarray(found.x))
-        if values is None:
-            break
-        lower, upper = _pinned(bounds, heat_on, values)
-        found = model.solve(objective, upper=upper, lower=lower, relax=True)
-        if found.x is None or found.fun is None or (best is not None and found.fun >= best[0]):
-            break
-        best = (found.fun, np.asarray(found.x, dtype=np.float64))
+    for movable in (True, False):
+        found = relaxed
+        for _ in range(PRICED_ROUNDS):
+            x = None if found.x is None else np.asarray(found.x, dtype=np.float64)
+            values = None if x is None else _patterns(inputs, cols, objective, bounds[1], x, movable=movable)
+            if values is None:
+                break
+            lower, upper = _pinned(bounds, heat_on, values)
+            trial = model.solve(objective, upper=upper, lower=lower, relax=True)
+            if trial.x is None or trial.fun is None or (found is not relaxed and trial.fun >= found.fun):
+                break
+            found = trial
+            if best is None or trial.fun < best[0]:
+                best = (trial.fun, np.asarray(trial.x, dtype=np.float64))
     if best is None:
         return None
     x = best[1]
@@ -119,17 +125,17 @@ def _pinned(
 
 
 def _patterns(
-    inputs: Inputs, cols: Columns, objective: FloatArray, upper: FloatArray, x: FloatArray
+    inputs: Inputs, cols: Columns, objective: FloatArray, upper: FloatArray, x: FloatArray, *, movable: bool
 ) -> FloatArray | None:
     """Return ``x`` with each heat pump's on/off binaries as :func:`~.heat_pattern.priced_power` runs it alone.
 
-    Its cost per slot is :func:`slot_cost`'s with the rest of the home as in ``x``, the heat it leaves valued as
+    Its cost per slot is :func:`slot_cost`'s (``movable`` passed on) with the home as in ``x``, the heat it leaves valued as
     ``objective`` values the store's last temperature. None when some heat pump finds no pattern.
     """
     out = x.copy()
     for pump, heat in zip(inputs.heat_pumps, cols.heat, strict=True):
         if heat.on is not None:
-            cost = slot_cost(cols, objective, upper, x, heat)
+            cost = slot_cost(inputs, cols, objective, upper, x=x, heat=heat, movable=movable)
             power = priced_power(pump, inputs.tariff.hours, cost, float(-objective[heat.temp[-1]]))
             if power is None:
                 return None
@@ -138,15 +144,29 @@ def _patterns(
 
 
 def slot_cost(
-    cols: Columns, objective: FloatArray, upper: FloatArray, x: FloatArray, heat: HeatColumns
+    inputs: Inputs,
+    cols: Columns,
+    objective: FloatArray,
+    upper: FloatArray,
+    *,
+    x: FloatArray,
+    heat: HeatColumns,
+    movable: bool = True,
 ) -> Callable[[FloatArray], FloatArray]:
-    """Return the cost of the heat pump ``heat`` drawing given kW in each slot, the rest of the home as in ``x``.
+    """Return the cost of the heat pump ``heat`` drawing given kW in each slot, beside the rest of the home.
 
-    The function maps (m,) kW to (n, m) costs (``objective``'s units): with the batteries and loads as in ``x``,
-    the grid and curtailment meet the rest at least cost under ``upper`` (import up to the fuse, export up to its
-    limit, PV curtailed up to what may be): inf where they cannot.
+    The function maps (m,) kW to (n, m) costs (``objective``'s units): the grid and curtailment meet the heat
+    pump's power plus the rest of the home's demand as in ``x`` (without ``movable``: only what cannot move, the
+    base load less PV, the runs and the other heat pumps; the batteries and energy loads left out) at least cost
+    under ``upper`` (import up to the fuse, export up to its limit, PV curtailed up to what may be): inf where
+    they cannot.
     """
-    rest = x[cols.imp] - x[cols.exp] - x[cols.cur] - x[heat.power]  # kW the home needs without it, before curtailing
+    rest = x[cols.imp] - x[cols.exp] - x[cols.cur] - x[heat.power]  # kW the home draws without it, before curtailing
+    for load, columns in zip(inputs.loads, cols.loads, strict=True):
+        if not (movable or load.slots):
+            rest[load.keys] -= x[columns]
+    for charge, discharge in zip(cols.charge, cols.discharge, strict=True) if not movable else ():
+        rest -= x[charge] - x[discharge]
     curtail, fuse, export = (upper[c][:, None] for c in (cols.cur, cols.imp, cols.exp))
     price_in, price_out = objective[cols.imp][:, None], objective[cols.exp][:, None]
     own = objective[heat.power][:, None]
