@@ -250,3 +250,38 @@ def test_a_spent_deadline_stops_a_planless_milp_at_its_first_plan_and_marks_it_l
     model.limited = False
     again = model.solve(cost, start=first.x)
     assert model.limited and again.fun is not None and again.fun >= exact.fun - 1e-9
+
+
+POOL_PROBE = """
+import json, sys
+import numpy as np, highspy
+from custom_components.agentic_hems.scheduling.highs import Rows, solve
+
+def foreign(threads):
+    h = highspy._core._Highs()
+    h.setOptionValue("output_flag", False)
+    if threads:
+        h.setOptionValue("threads", threads)
+    h.addVar(0, 1)
+    h.changeColIntegrality(0, highspy.HighsVarType.kInteger)
+    h.changeColCost(0, -1)
+    return h.run() == highspy.HighsStatus.kOk
+
+first = int(sys.argv[1])
+before = foreign(first) if first else None
+rows = Rows(np.array([0, 0]), np.array([0, 1]), np.array([1.0, 1.0]), np.array([-np.inf]), np.array([1.5]))
+found = solve(np.array([-1.0, -2.0]), np.zeros(2), np.ones(2), rows, integer=np.array([1, 1]))
+print(json.dumps({"before": before, "status": found.status, "x": found.x.tolist(), "after": foreign(0)}))
+"""
+
+
+@pytest.mark.parametrize("first", [0, 2])
+def test_a_solve_runs_on_one_thread_or_on_the_pool_another_highspy_user_started(first: int) -> None:
+    """HiGHS keeps one thread pool per process. A solve asks for one thread; where another user of highspy started a
+    pool of two threads first (``first``), HiGHS refuses that and the solve runs again on the pool: the optimum
+    (x = [0, 1], cost -2) either way, and a later user with HiGHS's default threads still runs."""
+    out = subprocess.run(
+        [sys.executable, "-c", POOL_PROBE, str(first)], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found == {"before": True if first else None, "status": OPTIMAL, "x": [0.0, 1.0], "after": True}

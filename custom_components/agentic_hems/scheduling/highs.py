@@ -26,6 +26,10 @@ LIMITED: Final = 1
 INFEASIBLE: Final = 2
 UNBOUNDED: Final = 3
 FAILED: Final = 4  # any other end (a solver error, an empty model...)
+# HiGHS's threads. Its parallel MILP search saved no wall clock on the benchmark's homes and cost up to 30 % more CPU
+# (benchmarks/README.md). HiGHS starts one thread pool per process: where another user of highspy started it with
+# more threads first, HiGHS refuses a run asking for one, and the solve runs again on that pool.
+THREADS: Final = 1
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,7 @@ def solve(
     # the bare solver, as scipy uses it: highspy.Highs's callbacks print HiGHS's banner before any option is set
     highs = highspy._core._Highs()  # noqa: SLF001
     highs.setOptionValue("output_flag", False)
+    highs.setOptionValue("threads", THREADS)
     for name, setting in (options or {}).items():
         if highs.setOptionValue(name, setting) != highspy.HighsStatus.kOk:
             raise ValueError(f"HiGHS refused option {name}={setting!r}")
@@ -192,7 +197,9 @@ def solve(
         highs.setBasis(basis)  # a basis HiGHS finds invalid is dropped (HiGHS starts from scratch)
     if mip and stop_at is not None:
         _stop_with_a_plan(highspy, highs, stop_at)
-    highs.run()
+    if highs.run() == highspy.HighsStatus.kError and highs.getModelStatus() == highspy.HighsModelStatus.kNotset:
+        highs.setOptionValue("threads", 0)  # another pool started first (above): use it
+        highs.run()
     return _result(highspy, highs, mip=mip)
 
 

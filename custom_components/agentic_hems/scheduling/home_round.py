@@ -86,24 +86,25 @@ def priced(
     rest of the home as that LP runs it (:func:`slot_cost`), and the heat it leaves valued as the objective values
     it; the LP with those patterns fixed gives the next round its home. The rounds stop when that LP no longer
     falls. Two such chains run: with the batteries and energy loads in "the rest" and with them left out (they can
-    move). The cheapest LP's patterns are then fixed with the other on/off binaries (:func:`rounded`) and the
+    move; with one heat pump on/off, that chain is one round). The cheapest LP's patterns are then fixed with the other on/off binaries (:func:`rounded`) and the
     directions its answer favours (:func:`directed`).
     """
     heat_on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None)])
     relaxed = model.solve(objective, upper=bounds[1], lower=bounds[0], relax=True)
     best: tuple[float, FloatArray] | None = None  # the cheapest LP with patterns fixed: optimum, answer
+    several = sum(h.on is not None for h in cols.heat) > 1  # else, without the movable devices, x does not count
     for movable in (True, False):
-        found = relaxed
-        for _ in range(PRICED_ROUNDS):
+        found, last = relaxed, math.inf
+        for _ in range(PRICED_ROUNDS if movable or several else 1):
             x = None if found.x is None else np.asarray(found.x, dtype=np.float64)
             values = None if x is None else _patterns(inputs, cols, objective, bounds[1], x, movable=movable)
             if values is None:
                 break
             lower, upper = _pinned(bounds, heat_on, values)
             trial = model.solve(objective, upper=upper, lower=lower, relax=True)
-            if trial.x is None or trial.fun is None or (found is not relaxed and trial.fun >= found.fun):
+            if trial.x is None or trial.fun is None or trial.fun >= last:
                 break
-            found = trial
+            found, last = trial, trial.fun
             if best is None or trial.fun < best[0]:
                 best = (trial.fun, np.asarray(trial.x, dtype=np.float64))
     if best is None:
