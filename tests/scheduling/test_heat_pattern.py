@@ -17,7 +17,9 @@ from custom_components.agentic_hems.scheduling import heat_pattern, home_round
 from custom_components.agentic_hems.scheduling.heat_pattern import priced_power
 from custom_components.agentic_hems.scheduling.home_build import Columns, build, cost_scale
 from custom_components.agentic_hems.scheduling.home_heat import HeatColumns
+from custom_components.agentic_hems.scheduling.highs import LIMITED, Result
 from custom_components.agentic_hems.scheduling.home_solve import COST_SCALE, PLAN_GAP, solve
+from custom_components.agentic_hems.scheduling.milp import MilpModel
 
 from .conftest import EXACT_S, home_inputs
 from .test_home_fast import _demo_like
@@ -26,6 +28,7 @@ from .test_home_warm import _home
 
 dyadic = st.integers(-16, 40).map(lambda k: k / 64)
 _PRICED = home_round.priced  # the spy below wraps it
+_SOLVE = MilpModel.solve
 
 
 def eighths(low: int, high: int) -> st.SearchStrategy[int]:
@@ -126,14 +129,16 @@ def test_slot_cost_is_the_least_cost_of_the_grid_and_curtailment_that_meet_the_f
     rest, curtail, fuse, export, price_in, price_out, kw = (v / 8 for v in (rest, curtail, fuse, export, price_in,
                                                                             price_out, kw))
     charge, discharge, ev = (v / 8 for v in movable)
-    cols = Columns(np.array([0]), np.array([1]), np.array([2]), [np.array([5])], [np.array([6])], [], [np.array([7])], {})
+    one = [np.array([k]) for k in range(8)]
+    cols = Columns(one[0], one[1], one[2], [one[5]], [one[6]], [], [one[7]], {})
     heat = HeatColumns(np.array([3]), np.array([4]), None)
     inputs = SimpleNamespace(loads=[SimpleNamespace(slots=0, keys=np.array([0]))])
     objective = np.array([price_in, -price_out, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     upper = np.array([fuse, export, curtail, 3.0, 30.0, 3.0, 3.0, 3.0])
     grid = rest + charge - discharge + ev  # what the LP's answer imports (negative: exports), the pump off
     x = np.array([max(grid, 0.0), max(-grid, 0.0), 0.0, 0.0, 0.0, charge, discharge, ev])
-    got = float(home_round.slot_cost(inputs, cols, objective, upper, x=x, heat=heat, movable=False)(np.array([kw]))[0, 0])
+    cost = home_round.slot_cost(inputs, cols, objective, upper, x=x, heat=heat, movable=False)
+    got = float(cost(np.array([kw]))[0, 0])
     best = math.inf
     for side in ("import", "export"):
         bounds = [(0, fuse if side == "import" else 0), (0, export if side == "export" else 0), (0, curtail)]
@@ -187,3 +192,29 @@ def test_the_priced_plan_in_hand_is_a_plan_of_the_model_near_the_least_cost(kind
     assert not note
     assert float(objective @ solution.x) == pytest.approx(plain.fun, abs=PLAN_GAP + 1e-6)
 
+
+
+def test_a_leaf_milp_cut_before_it_takes_its_start_leaves_the_priced_plan() -> None:
+    """On a slow machine the bound can be spent before the leaf's MILP takes its start, and HiGHS then ends with no
+    plan (simulated: every MILP given a start ends at its limit with none). The plan is then the priced plan in hand,
+    marked time-limited, and no MILP runs without a plan in hand (one would go on to its first plan, for seconds)."""
+    inputs = home_inputs(_fixed_speed(3))
+    started = []
+
+    def cut(self, objective, extra=None, **kwargs):
+        if kwargs.get("relax") or extra:  # LPs and the tie stage's MILP (its own rows) run as they are
+            return _SOLVE(self, objective, extra, **kwargs)
+        started.append(kwargs.get("start") is not None)
+        self.limited = True
+        return Result(LIMITED, "time limit")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(MilpModel, "solve", cut)
+        solution, note = solve(inputs, time_limit_s=EXACT_S)
+    assert started and all(started)
+    assert note.startswith("time bound of 10 s reached")
+    model, _ = build(inputs)
+    objective = model.objective() * COST_SCALE / cost_scale(inputs)
+    plain = model.solve(objective)
+    assert plain.fun is not None
+    assert plain.fun - 1e-6 <= float(objective @ solution.x) <= plain.fun + 0.01 * abs(plain.fun)

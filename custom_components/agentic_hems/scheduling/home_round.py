@@ -86,8 +86,8 @@ def priced(
     rest of the home as that LP runs it (:func:`slot_cost`), and the heat it leaves valued as the objective values
     it; the LP with those patterns fixed gives the next round its home. The rounds stop when that LP no longer
     falls. Two such chains run: with the batteries and energy loads in "the rest" and with them left out (they can
-    move; with one heat pump on/off, that chain is one round). The cheapest LP's patterns are then fixed with the other on/off binaries (:func:`rounded`) and the
-    directions its answer favours (:func:`directed`).
+    move; with one heat pump on/off, that chain is one round). The cheapest LP's patterns are then fixed with the
+    other on/off binaries (:func:`rounded`) and the directions its answer favours (:func:`directed`).
     """
     heat_on = np.concatenate([np.zeros(0, dtype=np.intp), *(h.on for h in cols.heat if h.on is not None)])
     relaxed = model.solve(objective, upper=bounds[1], lower=bounds[0], relax=True)
@@ -130,8 +130,8 @@ def _patterns(
 ) -> FloatArray | None:
     """Return ``x`` with each heat pump's on/off binaries as :func:`~.heat_pattern.priced_power` runs it alone.
 
-    Its cost per slot is :func:`slot_cost`'s (``movable`` passed on) with the home as in ``x``, the heat it leaves valued as
-    ``objective`` values the store's last temperature. None when some heat pump finds no pattern.
+    Its cost per slot is :func:`slot_cost`'s (``movable`` passed on) with the home as in ``x``, the heat it leaves
+    valued as ``objective`` values the store's last temperature. None when some heat pump finds no pattern.
     """
     out = x.copy()
     for pump, heat in zip(inputs.heat_pumps, cols.heat, strict=True):

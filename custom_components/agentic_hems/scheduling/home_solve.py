@@ -31,12 +31,12 @@ PRUNE_MARGIN = 1e-3
 PLAN_GAP = 1e-2
 # Default bound of one plan's MILP solves together, seconds (wall clock). Past it a MILP stops once it holds a plan
 # (one without a plan goes on to its first: ``milp.MilpModel``). Only the benchmark's fixed-speed heat-pump homes reach
-# it here: their plans at 1 s (1.2-1.7 s of CPU) were within 0.3 % of their plans at 10 s and cheaper than EMHASS's;
-# the other homes finish in 0.03-0.25 s (benchmarks/README.md).
+# it here: about 1.05 s of CPU, from the leaf's priced plan in hand (``home_round.priced``), within 1.1 % of their
+# plans at 10 s and cheaper than EMHASS's; the other homes finish in 0.03-0.25 s (benchmarks/README.md).
 PLAN_TIME_LIMIT_S = 1.0
 # The tie stage's MILP gets at most this long (wall clock); a least-cost plan is in hand, which stays if it stops.
 # On the demo home it never finished (7-10 s) and found no placement in 0.25 s; the benchmark's ToU homes finish it in
-# 30-60 ms; 0.5 s made "days 2-3" stop just short of it.
+# 30-110 ms, depending on the machine; 0.5 s made "days 2-3" stop just short of it.
 TIE_LIMIT_S = 0.1
 # With more binaries left free than this, the tie stage places the least-cost plan's own pattern and skips its MILP.
 # Measured here: the benchmark's ToU homes leave 2-44 free and finish it in 30-100 ms; with 70-90 ("days 2-3", the
@@ -253,13 +253,14 @@ def _leaf(
     """With every run fixed and ``lp`` that LP's answer, a plan: ``lp`` itself when it needs no binary.
 
     Otherwise the LP solved again with each slot that has a charge/discharge or import/export binary kept to the
-    direction ``lp`` favours (:func:`~.home_round.directed`): a plan when the heat pumps' and energy loads' on/off binaries come
-    out whole. Else the LP with those binaries rounded (:func:`~.home_round.rounded_lp`), kept when it costs at most
-    ``PLAN_GAP`` more. Else the MILP with the runs fixed, started from that rounded plan when it is feasible;
-    None when that finds no plan. With ``defer`` (a replan: the previous plan carried over may reach the optimum in
-    one LP) the rounded plan is returned instead of solving that MILP, and :func:`_least_cost` starts from the best
-    plan in hand if neither reaches it. Without ``milp`` (no run was fixed: that MILP is :func:`_least_cost`'s own)
-    the rounded plan, or None, is returned instead of solving it.
+    direction ``lp`` favours (:func:`~.home_round.directed`): a plan when the heat pumps' and energy loads' on/off
+    binaries come out whole. Else the LP with those binaries rounded (:func:`~.home_round.rounded_lp`), kept when it
+    costs at most ``PLAN_GAP`` more. Else the MILP with the runs fixed, started from that rounded plan when it is
+    feasible; the rounded plan when that MILP ends without a plan (a spent time bound can stop it before it takes
+    its start), None when there is neither. With ``defer`` (a replan: the previous plan carried over may reach the
+    optimum in one LP) the rounded plan is returned instead of solving that MILP, and :func:`_least_cost` starts
+    from the best plan in hand if neither reaches it. Without ``milp`` (no run was fixed: that MILP is
+    :func:`_least_cost`'s own) the rounded plan, or None, is returned instead of solving it.
     """
     if exclusive(inputs, cols, lp) and whole(lp, model.integer_columns()):
         return lp
@@ -276,7 +277,9 @@ def _leaf(
         if not milp:
             return rounded
         found = model.solve(objective, upper=upper, gap=PLAN_GAP, start=rounded)
-    return None if found.x is None else matched(cols, np.asarray(found.x, dtype=np.float64))
+        if found.x is None:  # no plan, or the time bound cut it before it took its start
+            return rounded
+    return matched(cols, np.asarray(found.x, dtype=np.float64))
 
 
 def _pruned(
