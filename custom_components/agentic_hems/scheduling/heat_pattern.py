@@ -1,11 +1,11 @@
 """A heat pump's run pattern priced alone, by dynamic programming: a plan in hand for the whole-home MILP.
 
-Given a price per kW of electrical power in each slot (the whole home's marginal price of electricity there, from
-its LP) and a value per °C of the store at the horizon's end, a heat pump's least-cost schedule is a shortest path
-over the states (running or not, slots held so, store temperature) under the comfort band and the minimum run and
-off times. The temperature is continuous: of the states whose temperatures fall into one bucket (``BUCKETS`` across
-the band) only the cheapest is kept, with its exact temperature. The schedule found thus keeps the store in the band
-exactly, and is least-cost to within the bucketing.
+Given the cost of drawing each power level in each slot (``slot_cost``: the grid meeting the heat pump beside the
+rest of the home, :func:`~.home_round.slot_cost`) and a value per °C of the store at the horizon's end, a heat
+pump's least-cost schedule is a shortest path over the states (running or not, slots held so, store temperature)
+under the comfort band and the minimum run and off times. The temperature is continuous: of the states whose
+temperatures fall into one bucket (``BUCKETS`` across the band) only the cheapest is kept, with its exact
+temperature. The schedule found thus keeps the store in the band exactly, and is least-cost to within the bucketing.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ _BAND_TOL = 1e-9  # °C: a store this far outside the band still counts as in it
 def priced_power(
     pump: HomeHeatPump, hours: float, slot_cost: Callable[[FloatArray], FloatArray], end_value: float
 ) -> FloatArray | None:
-    """Return (n,) electrical kW of the heat pump that costs least at ``price``, or None when none keeps the band.
+    """Return (n,) electrical kW of the heat pump that costs least, or None when no schedule keeps the band.
 
     Args:
         pump: the heat pump (its initial state, band, minimum run and off times).
@@ -45,8 +45,10 @@ def priced_power(
     width = max(float(np.max(high) - min(float(np.min(low)), pump.initial_temp_c)) / BUCKETS, 1e-9)
     base = min(float(np.min(low)), pump.initial_temp_c)
     running = pump.initial_on_slots > 0
-    held = min(pump.initial_on_slots, pump.min_run_slots) if running else pump.initial_off_slots or pump.min_off_slots
-    held = min(held, pump.min_off_slots) if not running else held
+    if running:  # slots held so before the horizon, capped at the minimum time (off: 0 is "long enough")
+        held = min(pump.initial_on_slots, pump.min_run_slots)
+    else:
+        held = min(pump.initial_off_slots or pump.min_off_slots, pump.min_off_slots)
     state = _State(np.array([pump.initial_temp_c]), np.zeros(1), np.array([running]), np.array([held]))
     steps: list[tuple[np.ndarray, FloatArray]] = []
     for t in range(n):

@@ -35,7 +35,6 @@ class Columns:
     # direction binaries and the flow each lets run when 1 (charge, import); the other flow needs them at 0
     switches: list[tuple[IntArray, IntArray]] = field(default_factory=list)
     devices: dict[str, Entries] = field(default_factory=dict)  # each device's grid-balance entries
-    balance: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))  # the grid-balance rows (n,)
 
 
 def build(inputs: Inputs, *, relax: bool = False) -> tuple[MilpModel, Columns]:
@@ -69,7 +68,7 @@ def build(inputs: Inputs, *, relax: bool = False) -> tuple[MilpModel, Columns]:
             slack = model.add(n, math.inf)
             model.row([(t, column, 1.0), (t, slack, -1.0)], -math.inf, limit, n)
             cols.slack[kind].append(slack)
-    cols.balance = model.row(balance, inputs.base - inputs.pv, inputs.base - inputs.pv, n)
+    model.row(balance, inputs.base - inputs.pv, inputs.base - inputs.pv, n)
     if not relax:
         _grid_binaries(model, cols, inputs)
     return model, cols
