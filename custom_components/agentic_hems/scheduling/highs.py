@@ -28,7 +28,8 @@ UNBOUNDED: Final = 3
 FAILED: Final = 4  # any other end (a solver error, an empty model...)
 # HiGHS's threads. Its parallel MILP search saved no wall clock on the benchmark's homes and cost up to 30 % more CPU
 # (benchmarks/README.md). HiGHS starts one thread pool per process: where another user of highspy started it with
-# more threads first, HiGHS refuses a run asking for one, and the solve runs again on that pool.
+# more threads first, HiGHS refuses a run asking for one, and the solve runs again on that pool. (In turn, a user that
+# asks HiGHS for more threads after this pool started is refused; one on HiGHS's default runs on it.)
 THREADS: Final = 1
 
 
