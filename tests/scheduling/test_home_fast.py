@@ -233,3 +233,48 @@ def test_a_home_with_no_run_plans_through_the_leaf_at_the_plain_milps_least_cost
     """The EV homes have binaries but no run: the plan goes through the LP relaxation and the leaf (one least-cost
     MILP at most, started from the rounded plan) and costs the plain MILP's optimum, at most ``PLAN_GAP`` more."""
     _assert_within_the_plan_gap(_ev_home(seed))
+
+
+def _tou_day(seed: int, n: int = 96) -> dict:
+    """A day of hourly prices plus time-of-use fees, a fixed feed-in, a 3 kW export limit, a small battery, an EV and
+    two appliances whose windows overlap (the benchmark's "ToU" homes, on one day)."""
+    rng = np.random.default_rng(seed)
+    hours = np.arange(n) / 4 % 24
+    spot = np.repeat(rng.uniform(0.0, 0.25, n // 4), 4)
+    fee = np.where(((hours >= 7) & (hours < 11)) | ((hours >= 17) & (hours < 22)), 0.22, 0.09)
+    at = lambda h: T0 + timedelta(hours=h)  # noqa: E731
+    loads = [LoadSpec("dishwasher", power_kw=2.0, duration_min=120, earliest_start=at(10), deadline=at(20)),
+             LoadSpec("washer", power_kw=2.2, duration_min=90, earliest_start=at(10), deadline=at(20)),
+             LoadSpec("ev", power_kw=7.4, energy_kwh=10.0, contiguous=False, earliest_start=at(17), deadline=at(24))]
+    battery = HomeBattery(name="b", capacity_kwh=5.0, charge_kw=2.5, discharge_kw=2.5, initial_soc_pct=50.0,
+                          reserve_pct=10.0)
+    return {"curve": make_curve(np.round(spot + fee, 6)), "loads": loads, "batteries": [battery],
+            "pv_kw": 5.0 * np.clip(np.sin((hours - 6) / 12 * math.pi), 0, None) * rng.uniform(0.5, 1.0, n),
+            "base_load_kw": np.round(rng.uniform(0.2, 0.8, n), 3), "export_price": 0.07, "fuse_kw": 9.0,
+            "export_limit_kw": 3.0}
+
+
+@pytest.mark.parametrize("seed", [33, 34, 41, 55, 59, 24, 35])
+def test_a_run_proved_earliest_start_by_start_is_where_the_tie_milp_puts_it(seed: int) -> None:
+    """Where the LP with the washer forced earlier stays under the budget only as a mixture of starts, the LP with it
+    fixed at each earlier start in turn exceeds it (seeds 33-59; 24 and 35 fail that proof and leave it to the tie
+    MILP). The plan has the starts and the cost of the plan whose ties HiGHS's tie MILP alone settles (no proof, no
+    cap)."""
+    home = _tou_day(seed)
+    proofs = []
+    each = home_solve._each_above
+
+    def spy(*args, **kwargs):
+        proofs.append(each(*args, **kwargs))
+        return proofs[-1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(home_solve, "_each_above", spy)
+        fast = plan_home(**home, time_limit_s=EXACT_S)
+        patch.setattr(home_solve, "EACH_STARTS", -1)
+        patch.setattr(home_solve, "TIE_LIMIT_S", 60.0)
+        plain = plan_home(**home, time_limit_s=EXACT_S)
+    assert proofs[0] == (seed not in (24, 35))
+    assert not fast.time_limited and not plain.time_limited
+    assert fast.starts == plain.starts
+    assert fast.net_cost == pytest.approx(plain.net_cost, abs=1e-9)

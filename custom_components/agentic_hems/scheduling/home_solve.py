@@ -51,6 +51,7 @@ NEAR_GAP = 10 * PLAN_GAP
 NEAR_LIMIT_S = 0.25
 DIVE_TRIES = 4  # the dive tries a split run at up to this many starts the LP uses, and as many it leaves
 LEX_LIMIT = 1e6  # largest tie-break weight: whole slots stay apart under milp.MIP_REL_GAP
+EACH_STARTS = 16  # the tie stage's proof that a run starts earliest tries at most this many earlier starts one by one
 
 
 @dataclass
@@ -416,8 +417,9 @@ def _runs_earliest(
 
     Earlier starts already at 0 in ``upper`` (pruned by the budget) need no proof; otherwise the LP relaxation with
     the run forced earlier must exceed ``limit``, by a bound that holds whatever HiGHS's tolerances
-    (:meth:`MilpModel.lower_bound`). That LP is only tried when ``tight`` (``x`` costs the relaxation's optimum):
-    under a gap it cannot exceed the limit, so HiGHS's tie solve decides.
+    (:meth:`MilpModel.lower_bound`), or failing that, the LP with the run fixed at each earlier start in turn
+    (:func:`_each_above`). Those LPs are only tried when ``tight`` (``x`` costs the relaxation's optimum: under a gap
+    the first cannot exceed the limit); otherwise HiGHS's tie solve decides.
     """
     objective = model.objective() * factor
     fixed = upper.copy()
@@ -430,11 +432,33 @@ def _runs_earliest(
                 return None
             trial = fixed.copy()
             trial[columns[start:]] = 0.0
-            if model.lower_bound(objective, trial) <= limit:
+            proved = model.lower_bound(objective, trial) > limit
+            if not (proved or _each_above(model, objective, fixed, columns=columns, start=start, limit=limit)):
                 return None
         fixed[columns] = 0.0
         fixed[columns[start]] = 1.0
     return fixed
+
+
+def _each_above(
+    model: MilpModel, objective: FloatArray, upper: FloatArray, *, columns: IntArray, start: int, limit: float
+) -> bool:
+    """Return True when each start before ``start`` still allowed by ``upper`` has an LP bound above ``limit``.
+
+    The run (start binaries ``columns``) is fixed at each such start in turn (:meth:`MilpModel.lower_bound`, exact
+    whatever HiGHS's tolerances); False past ``EACH_STARTS`` of them. The run forced to start earlier may have a
+    bound under the limit only as a mixture of starts, while each start alone exceeds it.
+    """
+    earlier = columns[:start][upper[columns[:start]] > 0]
+    if earlier.size > EACH_STARTS:
+        return False
+    for column in earlier:
+        trial = upper.copy()
+        trial[columns] = 0.0
+        trial[column] = 1.0
+        if model.lower_bound(objective, trial) <= limit:
+            return False
+    return True
 
 
 def _tie_objective(inputs: Inputs, cols: Columns, size: int) -> FloatArray:
